@@ -1,0 +1,346 @@
+/**
+ * The evalpipe command line: `run`, `score` and `aggregate`.
+ *
+ * Stdout carries data only (NDJSON); everything for people goes to stderr.
+ * Exit codes: 0 success, 1 the run finished but a gate failed, 2 usage,
+ * config or input error.
+ *
+ * @module
+ */
+
+import {
+  Aggregator,
+  looksLikeAggregate,
+  parseAggregate,
+} from "./src/aggregate.ts";
+import { parseArgs, UsageError } from "./src/_args.ts";
+import { ConfigError } from "./src/config.ts";
+import { DatasetError } from "./src/dataset.ts";
+import { LineStream } from "./src/line_stream.ts";
+import {
+  type ByteWriter,
+  NdjsonParseStream,
+  ndjsonSink,
+} from "./src/ndjson.ts";
+import { formatSummary } from "./src/report.ts";
+import { runSuite } from "./src/run.ts";
+import { parseScore } from "./src/score.ts";
+import { scoreUnits } from "./src/score_units.ts";
+import type { Scorer } from "./src/scorer.ts";
+import { subprocessScorer } from "./src/subprocess_scorer.ts";
+import { readUnits } from "./src/unit.ts";
+
+const HELP: Record<string, string> = {
+  main: `evalpipe: evaluate LLM systems as streams
+
+Usage: evalpipe <command> [options]
+
+Commands:
+  run CONFIG.yaml   Run a suite; Scores (NDJSON) on stdout, a summary on stderr
+  score             Score unit records (NDJSON on stdin) with subprocess scorers
+  aggregate         Aggregate Scores (NDJSON on stdin) per metric
+
+Run "evalpipe <command> --help" for a command's options.
+Exit codes: 0 success, 1 a gate failed, 2 usage, config or input error.`,
+  run: `Usage: evalpipe run CONFIG.yaml [options]
+
+Runs the suite the config describes: dataset -> target -> scorers. Writes one
+Score per unit and metric as NDJSON on stdout (or to --out) as they are made,
+and a summary table on stderr.
+
+Options:
+  --out FILE          Write Scores to FILE instead of stdout
+  --concurrency N     Units in flight at once (default: the config's, else 8)
+  --timeout SECONDS   Every scorer's timeout (default: the config's, else 60)
+  --help              Show this help`,
+  score:
+    `Usage: evalpipe score --scorer CMD [--scorer CMD ...] [options] < units.ndjson
+
+Reads unit records (NDJSON: input, output, expected?, context?, example_id?,
+unit_id?) on stdin and runs each subprocess scorer (protocol v0) on each.
+Writes Scores on stdout: units in input order, scorers in the order given.
+
+Options:
+  --scorer CMD        A scorer command, run via sh -c once per unit (repeatable)
+  --name NAME         The metric name of the scorer at the same position
+                      (repeatable; default: the script's file name)
+  --timeout SECONDS   Each scorer run's timeout (default 60)
+  --concurrency N     Units scored at once (default 4)
+  --help              Show this help`,
+  aggregate: `Usage: evalpipe aggregate < scores.ndjson
+
+Reads Scores (NDJSON) on stdin and writes one Aggregate per metric, sorted by
+metric: counts by status, mean over scored and valid Scores, its standard
+error and 95% interval, pass rate and its Wilson interval. Aggregate lines
+in the input (from shards) are merged exactly.
+
+Options:
+  --help              Show this help`,
+};
+
+const encoder = new TextEncoder();
+
+function say(message: string): void {
+  Deno.stderr.writeSync(encoder.encode(`${message}\n`));
+}
+
+function isBrokenPipe(error: unknown): boolean {
+  return error instanceof Deno.errors.BrokenPipe;
+}
+
+/** Opens the destination of Scores: a file, or stdout. */
+async function openOut(
+  path: string | undefined,
+): Promise<ByteWriter & { close(): void }> {
+  if (path === undefined) {
+    return { write: (p) => Deno.stdout.write(p), close: () => {} };
+  }
+  return await Deno.open(path, { write: true, create: true, truncate: true });
+}
+
+/** Aborts `controller` on SIGINT and SIGTERM until `dispose` is called. */
+function onInterrupt(
+  controller: AbortController,
+): { dispose(): void; signal(): Deno.Signal | undefined } {
+  let received: Deno.Signal | undefined;
+  const handlers = (["SIGINT", "SIGTERM"] as const).map((sig) => {
+    const handler = () => {
+      received ??= sig;
+      controller.abort(new Error(`Interrupted by ${sig}`));
+    };
+    Deno.addSignalListener(sig, handler);
+    return [sig, handler] as const;
+  });
+  return {
+    dispose: () =>
+      handlers.forEach(([sig, handler]) =>
+        Deno.removeSignalListener(sig, handler)
+      ),
+    signal: () => received,
+  };
+}
+
+function progress(): { tick(): void; done(): void } {
+  if (!Deno.stderr.isTerminal()) return { tick() {}, done() {} };
+  let count = 0;
+  let last = 0;
+  return {
+    tick() {
+      count++;
+      const now = performance.now();
+      if (now - last < 100) return;
+      last = now;
+      Deno.stderr.writeSync(encoder.encode(`\r\x1b[K${count} scores…`));
+    },
+    done() {
+      Deno.stderr.writeSync(encoder.encode("\r\x1b[K"));
+    },
+  };
+}
+
+async function run(args: string[]): Promise<number> {
+  const { flags, positionals } = parseArgs(args, {
+    out: { type: "string" },
+    concurrency: { type: "number" },
+    timeout: { type: "number" },
+    help: { type: "boolean" },
+  });
+  if (flags.help) return help("run");
+  if (positionals.length !== 1) {
+    throw new UsageError("run takes one config file");
+  }
+  const out = await openOut(flags.out as string | undefined);
+  const controller = new AbortController();
+  const interrupt = onInterrupt(controller);
+  const bar = progress();
+  try {
+    const summary = await runSuite(positionals[0]!, {
+      sink: ndjsonSink(out),
+      signal: controller.signal,
+      ...(flags.concurrency !== undefined
+        ? { concurrency: Math.floor(flags.concurrency as number) }
+        : {}),
+      ...(flags.timeout !== undefined
+        ? { timeout: flags.timeout as number }
+        : {}),
+      onInvalidRecord: (message) => say(`evalpipe: ${message}`),
+      onScore: () => bar.tick(),
+    });
+    bar.done();
+    say(formatSummary(summary.aggregates));
+    say(
+      `${summary.scores} scores${
+        flags.out !== undefined ? ` written to ${flags.out}` : ""
+      }`,
+    );
+    return summary.invalidRecords > 0 ? 2 : 0;
+  } catch (error) {
+    bar.done();
+    const sig = interrupt.signal();
+    if (sig !== undefined) {
+      say(`evalpipe: interrupted by ${sig}`);
+      return sig === "SIGINT" ? 130 : 143;
+    }
+    // A reader that went away (`| head`) ends the run; stop its children too.
+    if (isBrokenPipe(error)) {
+      controller.abort(error);
+      return 0;
+    }
+    throw error;
+  } finally {
+    interrupt.dispose();
+    out.close();
+  }
+}
+
+async function score(args: string[]): Promise<number> {
+  const { flags } = parseArgs(args, {
+    scorer: { type: "string", multiple: true },
+    name: { type: "string", multiple: true },
+    timeout: { type: "number" },
+    concurrency: { type: "number" },
+    help: { type: "boolean" },
+  });
+  if (flags.help) return help("score");
+  const cmds = (flags.scorer ?? []) as string[];
+  const names = (flags.name ?? []) as string[];
+  if (cmds.length === 0) {
+    throw new UsageError("score needs at least one --scorer CMD");
+  }
+  if (names.length > cmds.length) {
+    throw new UsageError("There are more --name than --scorer options");
+  }
+  const seen = new Set<string>();
+  const scorers: Scorer[] = cmds.map((cmd, i) => {
+    const scorer = subprocessScorer(cmd, {
+      ...(names[i] !== undefined ? { name: names[i] } : {}),
+      ...(flags.timeout !== undefined
+        ? { timeout: flags.timeout as number }
+        : {}),
+    });
+    if (seen.has(scorer.name)) {
+      throw new UsageError(
+        `Two scorers are named ${
+          JSON.stringify(scorer.name)
+        }: give one a --name`,
+      );
+    }
+    seen.add(scorer.name);
+    return scorer;
+  });
+  const controller = new AbortController();
+  const interrupt = onInterrupt(controller);
+  let malformed = 0;
+  try {
+    await readUnits(Deno.stdin.readable, "stdin", ({ line, message }) => {
+      malformed++;
+      say(`evalpipe: Malformed unit record on stdin line ${line}: ${message}`);
+    })
+      .pipeThrough(scoreUnits(scorers, {
+        concurrency: Math.floor((flags.concurrency as number | undefined) ?? 4),
+        signal: controller.signal,
+      }))
+      .pipeTo(ndjsonSink(Deno.stdout), { signal: controller.signal });
+    return malformed > 0 ? 2 : 0;
+  } catch (error) {
+    const sig = interrupt.signal();
+    if (sig !== undefined) return sig === "SIGINT" ? 130 : 143;
+    if (isBrokenPipe(error)) {
+      controller.abort(error);
+      return 0;
+    }
+    throw error;
+  } finally {
+    interrupt.dispose();
+  }
+}
+
+async function aggregateCommand(args: string[]): Promise<number> {
+  const { flags } = parseArgs(args, { help: { type: "boolean" } });
+  if (flags.help) return help("aggregate");
+  const aggregator = new Aggregator();
+  let malformed = 0;
+  const report = (line: number, message: string) => {
+    malformed++;
+    say(`evalpipe: Malformed Score on stdin line ${line}: ${message}`);
+  };
+  await Deno.stdin.readable
+    .pipeThrough(new LineStream())
+    .pipeThrough(new NdjsonParseStream())
+    .pipeTo(
+      new WritableStream({
+        write(parsed) {
+          if (parsed.error !== undefined) {
+            return report(parsed.line, parsed.error);
+          }
+          try {
+            if (looksLikeAggregate(parsed.value)) {
+              aggregator.mergeAggregate(parseAggregate(parsed.value));
+            } else aggregator.add(parseScore(parsed.value));
+          } catch (error) {
+            if (!(error instanceof SyntaxError)) throw error;
+            report(parsed.line, error.message);
+          }
+        },
+      }),
+    );
+  try {
+    await ReadableStream.from(aggregator.results()).pipeTo(
+      ndjsonSink(Deno.stdout),
+    );
+  } catch (error) {
+    if (!isBrokenPipe(error)) throw error;
+  }
+  return malformed > 0 ? 2 : 0;
+}
+
+function help(topic: string): number {
+  Deno.stdout.writeSync(encoder.encode(`${HELP[topic]}\n`));
+  return 0;
+}
+
+/**
+ * Runs the command line.
+ *
+ * @param args The arguments, without the program name.
+ * @returns The exit code.
+ */
+export async function main(args: string[]): Promise<number> {
+  const [command, ...rest] = args;
+  try {
+    switch (command) {
+      case "run":
+        return await run(rest);
+      case "score":
+        return await score(rest);
+      case "aggregate":
+        return await aggregateCommand(rest);
+      case "help":
+      case "--help":
+      case "-h":
+        return help("main");
+      case undefined:
+        say(HELP.main!);
+        return 2;
+      default:
+        throw new UsageError(`Unknown command ${JSON.stringify(command)}`);
+    }
+  } catch (error) {
+    if (error instanceof UsageError) {
+      say(`evalpipe: ${error.message}`);
+      say(
+        `Run "evalpipe ${
+          command !== undefined && command in HELP ? `${command} ` : ""
+        }--help" for usage.`,
+      );
+      return 2;
+    }
+    if (error instanceof ConfigError || error instanceof DatasetError) {
+      say(`evalpipe: ${error.message}`);
+      return 2;
+    }
+    throw error;
+  }
+}
+
+if (import.meta.main) Deno.exit(await main(Deno.args));

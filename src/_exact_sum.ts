@@ -1,0 +1,84 @@
+/**
+ * Exact floating-point summation (Shewchuk's non-overlapping partials).
+ *
+ * The partials represent the sum of every added number without rounding, so
+ * adding the same numbers in any order, or merging the partials of shards,
+ * gives bit-identical totals: what makes aggregates mergeable exactly.
+ *
+ * @module
+ */
+
+/** An exact running sum, kept as non-overlapping partials. */
+export class ExactSum {
+  #partials: number[];
+
+  /**
+   * Creates the instance.
+   *
+   * @param partials Partials from {@linkcode ExactSum.partials} of another sum.
+   */
+  constructor(partials: readonly number[] = []) {
+    this.#partials = [];
+    for (const p of partials) this.add(p);
+  }
+
+  /**
+   * Adds a finite number.
+   *
+   * @param x The number.
+   */
+  add(x: number): void {
+    const partials = this.#partials;
+    let i = 0;
+    for (const p of partials) {
+      let y = p;
+      if (Math.abs(x) < Math.abs(y)) [x, y] = [y, x];
+      const hi = x + y;
+      const lo = y - (hi - x);
+      if (lo !== 0) partials[i++] = lo;
+      x = hi;
+    }
+    partials.length = i;
+    partials.push(x);
+  }
+
+  /**
+   * Adds every partial of another sum.
+   *
+   * @param other The other sum.
+   */
+  merge(other: ExactSum): void {
+    for (const p of other.#partials) this.add(p);
+  }
+
+  /** The partials, to serialise and merge later. */
+  get partials(): number[] {
+    return [...this.#partials];
+  }
+
+  /** The exact sum, correctly rounded to a double. */
+  get value(): number {
+    const partials = this.#partials;
+    let n = partials.length;
+    if (n === 0) return 0;
+    let hi = partials[--n]!;
+    let lo = 0;
+    while (n > 0) {
+      const x = hi;
+      const y = partials[--n]!;
+      hi = x + y;
+      lo = y - (hi - x);
+      if (lo !== 0) break;
+    }
+    // Round half-way cases the way the exact sum says (as Python's fsum does).
+    if (
+      n > 0 &&
+      ((lo < 0 && partials[n - 1]! < 0) || (lo > 0 && partials[n - 1]! > 0))
+    ) {
+      const y = lo * 2;
+      const x = hi + y;
+      if (y === x - hi) hi = x;
+    }
+    return hi;
+  }
+}

@@ -1,0 +1,246 @@
+/**
+ * Running one shell command per case, safely: in its own process group, its
+ * stdin written while stdout and stderr are read, with a timeout and output
+ * caps, and nothing of it left running afterwards.
+ *
+ * @module
+ */
+
+/** Options of {@linkcode runCommand}. */
+export interface RunCommandOptions {
+  /** The folder the command runs in. */
+  cwd?: string;
+  /** What to write on the command's stdin. */
+  stdin: Uint8Array;
+  /** How long the command may run, in milliseconds. */
+  timeoutMs: number;
+  /** The most stdout kept; more is an overflow. */
+  maxStdoutBytes: number;
+  /** The most stderr kept; more is an overflow. */
+  maxStderrBytes: number;
+  /** Aborting kills the command. */
+  signal?: AbortSignal;
+}
+
+/** How a command ended. */
+export type RunResult =
+  | {
+    kind: "exited";
+    /** The exit code (128 + n when killed by signal n). */
+    code: number;
+    /** The signal that killed it, if one did. */
+    signal: Deno.Signal | null;
+    stdout: Uint8Array;
+    stderr: Uint8Array;
+    /** Wall time from spawn to the end of its output. */
+    ms: number;
+  }
+  | { kind: "timeout"; ms: number }
+  | { kind: "overflow"; stream: "stdout" | "stderr"; limit: number; ms: number }
+  | { kind: "spawn_failed"; message: string }
+  | { kind: "aborted" };
+
+/**
+ * Kills a process group and its leader. The leader is killed by pid too, in
+ * case it has not yet made itself a group leader.
+ *
+ * @param pid The leader's pid, which is also the group's id.
+ */
+export function killGroup(pid: number): void {
+  for (const target of [-pid, pid]) {
+    try {
+      Deno.kill(target, "SIGKILL");
+    } catch (error) {
+      // ESRCH: the group or the process is already gone, which is the goal.
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+    }
+  }
+}
+
+const STOPPED = Symbol("stopped");
+
+/** Reads a stream to its end, or until `limit` bytes are exceeded, or until stopped. */
+async function readCapped(
+  stream: ReadableStream<Uint8Array>,
+  limit: number,
+  stop: AbortSignal,
+): Promise<Uint8Array | "overflow" | typeof STOPPED> {
+  const reader = stream.getReader();
+  const onStop = () => {
+    reader.cancel().catch(
+      () => {/* cancelling a finished reader has nothing to undo */},
+    );
+  };
+  stop.addEventListener("abort", onStop, { once: true });
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      total += value.length;
+      if (total > limit) {
+        await reader.cancel();
+        return "overflow";
+      }
+      chunks.push(value);
+    }
+  } finally {
+    stop.removeEventListener("abort", onStop);
+  }
+  if (stop.aborted) return STOPPED;
+  if (chunks.length === 1) return chunks[0]!;
+  const out = new Uint8Array(total);
+  let offset = 0;
+  for (const c of chunks) {
+    out.set(c, offset);
+    offset += c.length;
+  }
+  return out;
+}
+
+/** Writes all of `bytes` to the child's stdin and closes it; a closed pipe is not an error. */
+async function writeStdin(
+  stdin: WritableStream<Uint8Array>,
+  bytes: Uint8Array,
+): Promise<void> {
+  const writer = stdin.getWriter();
+  try {
+    if (bytes.length > 0) await writer.write(bytes);
+    await writer.close();
+  } catch (error) {
+    // The child exited, or was killed, without reading all of its stdin. The
+    // protocol judges it by its exit status and output, so the pipe is done.
+    if (!(error instanceof Deno.errors.BrokenPipe)) throw error;
+    await writer.abort().catch(
+      () => {/* already closed by the failed write */},
+    );
+  }
+}
+
+/**
+ * Runs `sh -c cmd` in a new process group (through `setsid`), writing stdin
+ * while reading stdout and stderr. On exit, timeout, overflow or abort, the
+ * whole group is killed, so no descendant outlives the call.
+ *
+ * @param cmd The shell command.
+ * @param options Input, limits and folder.
+ * @returns How it ended, with its output.
+ */
+export async function runCommand(
+  cmd: string,
+  options: RunCommandOptions,
+): Promise<RunResult> {
+  if (options.signal?.aborted) return { kind: "aborted" };
+  const started = performance.now();
+  let child: Deno.ChildProcess;
+  try {
+    child = new Deno.Command("setsid", {
+      args: ["sh", "-c", cmd],
+      ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+  } catch (error) {
+    return {
+      kind: "spawn_failed",
+      message: error instanceof Error ? error.message : String(error),
+    };
+  }
+  const pid = child.pid;
+  const stop = new AbortController();
+  let ending: "timeout" | "aborted" | "stdout" | "stderr" | undefined;
+  const end = (why: NonNullable<typeof ending>) => {
+    ending ??= why;
+    killGroup(pid);
+    stop.abort();
+  };
+  const timer = setTimeout(() => end("timeout"), options.timeoutMs);
+  const onAbort = () => end("aborted");
+  options.signal?.addEventListener("abort", onAbort, { once: true });
+  try {
+    const [status, stdout, stderr] = await Promise.all([
+      child.status.then((status) => {
+        // Whatever the command left behind in its group dies with it; this
+        // also closes pipes that a background descendant still holds.
+        killGroup(pid);
+        return status;
+      }),
+      readCapped(child.stdout, options.maxStdoutBytes, stop.signal).then(
+        (r) => {
+          if (r === "overflow") end("stdout");
+          return r;
+        },
+      ),
+      readCapped(child.stderr, options.maxStderrBytes, stop.signal).then(
+        (r) => {
+          if (r === "overflow") end("stderr");
+          return r;
+        },
+      ),
+      writeStdin(child.stdin, options.stdin),
+    ]);
+    const ms = performance.now() - started;
+    if (ending === "aborted") return { kind: "aborted" };
+    if (ending === "timeout") return { kind: "timeout", ms };
+    if (ending === "stdout" || ending === "stderr") {
+      const limit = ending === "stdout"
+        ? options.maxStdoutBytes
+        : options.maxStderrBytes;
+      return { kind: "overflow", stream: ending, limit, ms };
+    }
+    return {
+      kind: "exited",
+      code: status.code,
+      signal: status.signal,
+      stdout: stdout as Uint8Array,
+      stderr: stderr as Uint8Array,
+      ms,
+    };
+  } finally {
+    clearTimeout(timer);
+    options.signal?.removeEventListener("abort", onAbort);
+  }
+}
+
+const decoder = new TextDecoder();
+
+function clip(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text;
+}
+
+/**
+ * The message for a run that did not end in exit status 0, in the words of
+ * the subprocess scorer protocol v0 (`role` is `scorer` or `target`).
+ *
+ * @param role What the command is.
+ * @param cmd The command.
+ * @param result How it ended.
+ * @param timeoutS The timeout it had, in seconds.
+ * @returns The message, or `undefined` when it exited 0.
+ */
+export function failureMessage(
+  role: "scorer" | "target",
+  cmd: string,
+  result: RunResult,
+  timeoutS: number,
+): string | undefined {
+  const label = `${role} ${JSON.stringify(cmd)}`;
+  switch (result.kind) {
+    case "spawn_failed":
+      return `failed to spawn subprocess ${role}: ${cmd}`;
+    case "timeout":
+      return `${label} timed out after ${timeoutS} s (its process group was killed)`;
+    case "overflow":
+      return `${label} printed more than ${result.limit} bytes on ${result.stream}`;
+    case "aborted":
+      return `${label} was interrupted`;
+  }
+  if (result.code === 0 && result.signal === null) return undefined;
+  const how = result.signal !== null
+    ? `was killed by ${result.signal}`
+    : `exited with status ${result.code}`;
+  const stderr = decoder.decode(result.stderr).trim();
+  return `${label} ${how}${stderr === "" ? "" : `: ${clip(stderr, 2000)}`}`;
+}

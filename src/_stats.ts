@@ -1,0 +1,126 @@
+/**
+ * The few distributions aggregation needs: Student's t quantiles and the
+ * Wilson score interval.
+ *
+ * @module
+ */
+
+/** The standard normal quantile for a two-sided 95% interval. */
+export const Z95 = 1.959963984540054;
+
+const LANCZOS = [
+  676.5203681218851,
+  -1259.1392167224028,
+  771.3234287776531,
+  -176.6150291621406,
+  12.507343278686905,
+  -0.13857109526572012,
+  9.984369578019572e-6,
+  1.5056327351493116e-7,
+];
+
+function logGamma(x: number): number {
+  if (x < 0.5) {
+    return Math.log(Math.PI / Math.sin(Math.PI * x)) - logGamma(1 - x);
+  }
+  x -= 1;
+  let a = 0.9999999999998099;
+  const t = x + 7.5;
+  for (let i = 0; i < LANCZOS.length; i++) a += LANCZOS[i]! / (x + i + 1);
+  return 0.5 * Math.log(2 * Math.PI) + (x + 0.5) * Math.log(t) - t +
+    Math.log(a);
+}
+
+/** Continued fraction of the incomplete beta function (modified Lentz). */
+function betaFraction(x: number, a: number, b: number): number {
+  const tiny = 1e-300;
+  let c = 1;
+  let d = 1 - ((a + b) * x) / (a + 1);
+  if (Math.abs(d) < tiny) d = tiny;
+  d = 1 / d;
+  let h = d;
+  for (let m = 1; m <= 300; m++) {
+    const m2 = 2 * m;
+    let aa = (m * (b - m) * x) / ((a + m2 - 1) * (a + m2));
+    d = 1 + aa * d;
+    if (Math.abs(d) < tiny) d = tiny;
+    c = 1 + aa / c;
+    if (Math.abs(c) < tiny) c = tiny;
+    d = 1 / d;
+    h *= d * c;
+    aa = (-(a + m) * (a + b + m) * x) / ((a + m2) * (a + m2 + 1));
+    d = 1 + aa * d;
+    if (Math.abs(d) < tiny) d = tiny;
+    c = 1 + aa / c;
+    if (Math.abs(c) < tiny) c = tiny;
+    d = 1 / d;
+    const delta = d * c;
+    h *= delta;
+    if (Math.abs(delta - 1) < 1e-15) break;
+  }
+  return h;
+}
+
+/** The regularised incomplete beta function I_x(a, b). */
+function incompleteBeta(x: number, a: number, b: number): number {
+  if (x <= 0) return 0;
+  if (x >= 1) return 1;
+  const front = Math.exp(
+    logGamma(a + b) - logGamma(a) - logGamma(b) + a * Math.log(x) +
+      b * Math.log(1 - x),
+  );
+  if (x < (a + 1) / (a + b + 2)) return (front * betaFraction(x, a, b)) / a;
+  return 1 - (front * betaFraction(1 - x, b, a)) / b;
+}
+
+/**
+ * The upper-tail probability of Student's t with `df` degrees of freedom,
+ * two-sided: P(|T| > t).
+ */
+function twoSidedTail(t: number, df: number): number {
+  return incompleteBeta(df / (df + t * t), df / 2, 0.5);
+}
+
+const quantileCache = new Map<number, number>();
+
+/**
+ * The critical value t such that P(|T| > t) = 0.05 for Student's t with `df`
+ * degrees of freedom (12.706 for df = 1, 2.262 for df = 9).
+ *
+ * @param df Degrees of freedom, at least 1.
+ * @returns The two-sided 95% critical value.
+ */
+export function tCritical95(df: number): number {
+  const cached = quantileCache.get(df);
+  if (cached !== undefined) return cached;
+  let lo = 0;
+  let hi = 1000;
+  for (let i = 0; i < 200 && hi - lo > 1e-13; i++) {
+    const mid = (lo + hi) / 2;
+    if (twoSidedTail(mid, df) > 0.05) lo = mid;
+    else hi = mid;
+  }
+  const t = (lo + hi) / 2;
+  if (quantileCache.size < 10_000) quantileCache.set(df, t);
+  return t;
+}
+
+/**
+ * The Wilson score interval for `k` successes in `n` trials at 95%.
+ *
+ * @param k Successes.
+ * @param n Trials, at least 1.
+ * @returns `[low, high]`, both within 0..1.
+ */
+export function wilson95(k: number, n: number): [number, number] {
+  const z = Z95;
+  const p = k / n;
+  const z2 = z * z;
+  const denom = 1 + z2 / n;
+  const centre = p + z2 / (2 * n);
+  const margin = z * Math.sqrt((p * (1 - p)) / n + z2 / (4 * n * n));
+  return [
+    Math.max(0, (centre - margin) / denom),
+    Math.min(1, (centre + margin) / denom),
+  ];
+}

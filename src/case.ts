@@ -1,0 +1,212 @@
+/**
+ * Cases (dataset records), examples (cases with their identity) and the
+ * verbatim text of `expected`.
+ *
+ * @module
+ */
+
+import { compactJson, memberSpan } from "./_json_scan.ts";
+
+/** One dataset record. */
+export interface Case {
+  /** The case's own id; without one, its line or position stands in. */
+  id?: string | number;
+  /** What is sent to the target: a prompt, or a list of chat messages. */
+  input: string | unknown[];
+  /** The reference answer, any JSON value. */
+  expected?: unknown;
+  /** Retrieved context chunks (RAG). */
+  context?: string[];
+  /** Anything else the target or a scorer may use. */
+  metadata?: Record<string, unknown>;
+  /** A recorded output, read by the `replay` target. */
+  output?: string;
+}
+
+/** A dataset record with its identity: what flows out of a loader. */
+export interface Example {
+  /** `<dataset path as written>#<id>`, e.g. `datasets/grounded.jsonl#1`. */
+  example_id: string;
+  /** The 1-based line (JSONL) or position (JSON, YAML, CSV) of the record. */
+  line: number;
+  /** The case; `null` when the record is malformed. */
+  case: Case | null;
+  /** Why the record is malformed; its Scores become `invalid case` errors. */
+  invalid?: string;
+}
+
+const VERBATIM = Symbol.for("evalpipe.verbatim_expected");
+
+interface Verbatim {
+  value: unknown;
+  text: string;
+}
+
+/**
+ * Attaches the verbatim JSON text of `expected` to a record, so that it
+ * reaches scorers as it was written. Object spread copies it along.
+ *
+ * @param record A case or unit record.
+ * @param text The compact source text of its `expected` value.
+ */
+export function attachVerbatimExpected(
+  record: { expected?: unknown },
+  text: string,
+): void {
+  (record as Record<symbol, Verbatim>)[VERBATIM] = {
+    value: record.expected,
+    text,
+  };
+}
+
+/**
+ * Copies `expected`, with its verbatim text, from one record to another.
+ *
+ * @param to The record to set.
+ * @param from The record to read.
+ */
+export function copyExpected(
+  to: { expected?: unknown },
+  from: { expected?: unknown },
+): void {
+  if (from.expected === undefined) return;
+  to.expected = from.expected;
+  const verbatim = (from as Record<symbol, Verbatim | undefined>)[VERBATIM];
+  if (verbatim !== undefined) {
+    (to as Record<symbol, Verbatim>)[VERBATIM] = verbatim;
+  }
+}
+
+/**
+ * The JSON text of a record's `expected`: verbatim when a loader read it from
+ * JSON source, `null` when absent.
+ *
+ * @param record A case or unit record.
+ * @returns Compact JSON text.
+ *
+ * @example
+ * ```ts
+ * import { expectedJson } from "./case.ts";
+ * if (expectedJson({}) !== "null") throw new Error();
+ * if (expectedJson({ expected: { b: 1, a: 2 } }) !== '{"b":1,"a":2}') throw new Error();
+ * ```
+ */
+export function expectedJson(record: { expected?: unknown }): string {
+  const verbatim = (record as Record<symbol, Verbatim | undefined>)[VERBATIM];
+  // A verbatim text only stands while `expected` is still the value it was read as.
+  if (verbatim !== undefined && Object.is(verbatim.value, record.expected)) {
+    return verbatim.text;
+  }
+  return record.expected === undefined
+    ? "null"
+    : JSON.stringify(record.expected) ?? "null";
+}
+
+/**
+ * Keeps the verbatim text of a JSON object's `expected` member, when the
+ * parsed value could differ from it once re-serialised.
+ *
+ * @param record The parsed object.
+ * @param source The JSON text it was parsed from.
+ * @param start Where the object starts in `source`.
+ */
+export function keepVerbatimExpected(
+  record: { expected?: unknown },
+  source: string,
+  start = 0,
+): void {
+  const expected = record.expected;
+  if (
+    expected === undefined || expected === null || typeof expected === "boolean"
+  ) return;
+  // A string without escapes in the source re-serialises to the same bytes.
+  if (typeof expected === "string" && !source.includes("\\", start)) return;
+  const span = memberSpan(source, "expected", start);
+  if (span !== undefined) {
+    attachVerbatimExpected(record, compactJson(source.slice(span[0], span[1])));
+  }
+}
+
+/** Thrown by {@linkcode parseCase} for a record that is not a valid case. */
+export class CaseError extends TypeError {
+  /** The field at fault, when one is. */
+  readonly field: string | undefined;
+
+  /**
+   * Creates the instance.
+   *
+   * @param message What is wrong.
+   * @param field The field at fault.
+   */
+  constructor(message: string, field?: string) {
+    super(message);
+    this.name = "CaseError";
+    this.field = field;
+  }
+}
+
+function typeName(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "a list";
+  return typeof value === "object" ? "an object" : `a ${typeof value}`;
+}
+
+/**
+ * Validates a parsed dataset record as a case. Keys beyond the case's own are
+ * ignored, so logs with extra fields load as they are.
+ *
+ * @param value A parsed record.
+ * @returns The case (the same object, so verbatim `expected` stays attached).
+ * @throws {CaseError} Naming the field that is wrong.
+ *
+ * @example
+ * ```ts
+ * import { parseCase } from "./case.ts";
+ * const c = parseCase({ input: "2+2?", expected: "4" });
+ * if (c.input !== "2+2?") throw new Error();
+ * ```
+ */
+export function parseCase(value: unknown): Case {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new CaseError(`A case must be an object, not ${typeName(value)}`);
+  }
+  const record = value as Record<string, unknown>;
+  const { id, input, context, metadata, output } = record;
+  if (id !== undefined && typeof id !== "string" && typeof id !== "number") {
+    throw new CaseError(
+      `"id" must be a string or a number, not ${typeName(id)}`,
+      "id",
+    );
+  }
+  if (input === undefined) throw new CaseError('"input" is missing', "input");
+  if (typeof input !== "string" && !Array.isArray(input)) {
+    throw new CaseError(
+      `"input" must be a string or a list of messages, not ${typeName(input)}`,
+      "input",
+    );
+  }
+  if (context === null) delete record.context;
+  else if (
+    context !== undefined &&
+    (!Array.isArray(context) || !context.every((c) => typeof c === "string"))
+  ) {
+    throw new CaseError('"context" must be a list of strings', "context");
+  }
+  if (
+    metadata !== undefined &&
+    (typeof metadata !== "object" || metadata === null ||
+      Array.isArray(metadata))
+  ) {
+    throw new CaseError(
+      `"metadata" must be an object, not ${typeName(metadata)}`,
+      "metadata",
+    );
+  }
+  if (output !== undefined && typeof output !== "string") {
+    throw new CaseError(
+      `"output" must be a string, not ${typeName(output)}`,
+      "output",
+    );
+  }
+  return record as unknown as Case;
+}

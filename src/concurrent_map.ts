@@ -1,0 +1,155 @@
+/**
+ * A bounded, order-preserving concurrent map over a stream.
+ *
+ * @module
+ */
+
+/** Options of {@linkcode concurrentMap}. */
+export interface ConcurrentMapOptions {
+  /**
+   * How many calls may run at once.
+   * @default {1}
+   */
+  concurrency?: number;
+  /**
+   * How many results may wait behind a slow earlier one before intake pauses.
+   * @default {concurrency * 4}
+   */
+  window?: number;
+}
+
+interface Slot<O> {
+  done: boolean;
+  value?: O;
+}
+
+/**
+ * Maps each chunk through an async function with at most `concurrency` calls
+ * in flight, emitting results in input order as soon as they are ready.
+ * Intake pauses while `concurrency` calls run or `window` results wait, so
+ * memory stays bounded however long the stream. A call that throws errors the
+ * stream: map failures to data inside `fn`.
+ *
+ * @param fn The function.
+ * @param options Concurrency and window.
+ * @returns The stage.
+ *
+ * @example
+ * ```ts
+ * import { concurrentMap } from "./concurrent_map.ts";
+ * const out = await Array.fromAsync(
+ *   ReadableStream.from([30, 10, 20]).pipeThrough(
+ *     concurrentMap(async (ms: number) => {
+ *       await new Promise((r) => setTimeout(r, ms));
+ *       return ms;
+ *     }, { concurrency: 3 }),
+ *   ),
+ * );
+ * if (out.join() !== "30,10,20") throw new Error("order lost");
+ * ```
+ */
+export function concurrentMap<I, O>(
+  fn: (chunk: I) => Promise<O> | O,
+  options: ConcurrentMapOptions = {},
+): TransformStream<I, O> {
+  return orderedPool<I, O, O>(fn, options, (value, enqueue) => enqueue(value));
+}
+
+/**
+ * Like {@linkcode concurrentMap}, but `fn` returns a list whose items are
+ * emitted one by one, in order.
+ *
+ * @param fn The function.
+ * @param options Concurrency and window.
+ * @returns The stage.
+ *
+ * @example
+ * ```ts
+ * import { concurrentFlatMap } from "./concurrent_map.ts";
+ * const out = await Array.fromAsync(
+ *   ReadableStream.from([1, 2]).pipeThrough(concurrentFlatMap((n: number) => [n, n * 10])),
+ * );
+ * if (out.join() !== "1,10,2,20") throw new Error();
+ * ```
+ */
+export function concurrentFlatMap<I, O>(
+  fn: (chunk: I) => Promise<readonly O[]> | readonly O[],
+  options: ConcurrentMapOptions = {},
+): TransformStream<I, O> {
+  return orderedPool<I, readonly O[], O>(fn, options, (values, enqueue) => {
+    for (const v of values) enqueue(v);
+  });
+}
+
+function orderedPool<I, R, O>(
+  fn: (chunk: I) => Promise<R> | R,
+  options: ConcurrentMapOptions,
+  emit: (result: R, enqueue: (value: O) => void) => void,
+): TransformStream<I, O> {
+  const concurrency = Math.max(1, options.concurrency ?? 1);
+  const window = Math.max(concurrency, options.window ?? concurrency * 4);
+  const queue: Slot<R>[] = [];
+  let running = 0;
+  let failed = false;
+  let wake: (() => void) | undefined;
+  let controller!: TransformStreamDefaultController<O>;
+  const enqueue = (value: O) => controller.enqueue(value);
+
+  const drain = () => {
+    while (queue.length > 0 && queue[0]!.done) {
+      emit(queue.shift()!.value as R, enqueue);
+    }
+  };
+  const signal = () => {
+    const w = wake;
+    wake = undefined;
+    w?.();
+  };
+  const waitForChange = () => new Promise<void>((resolve) => (wake = resolve));
+
+  return new TransformStream<I, O>({
+    start(c) {
+      controller = c;
+    },
+    async transform(chunk) {
+      while (running >= concurrency || queue.length >= window) {
+        await waitForChange();
+        if (failed) return;
+      }
+      const slot: Slot<R> = { done: false };
+      queue.push(slot);
+      running++;
+      Promise.resolve()
+        .then(() => fn(chunk))
+        .then(
+          (value) => {
+            slot.value = value;
+            slot.done = true;
+            running--;
+            try {
+              drain();
+            } catch (error) {
+              // Enqueue throws TypeError once the reader has cancelled: nobody
+              // wants the results any more, so stop taking input.
+              if (!(error instanceof TypeError)) throw error;
+              failed = true;
+            }
+            signal();
+          },
+          (error) => {
+            failed = true;
+            running--;
+            controller.error(error);
+            signal();
+          },
+        );
+    },
+    async flush() {
+      while (queue.length > 0 && !failed) await waitForChange();
+    },
+    cancel() {
+      failed = true;
+      signal();
+    },
+  });
+}

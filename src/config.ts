@@ -1,0 +1,372 @@
+/**
+ * Suite configuration: the YAML file that names a dataset, a target and
+ * scorers. Unknown keys and wrong types are errors that name the key, the
+ * file and the line.
+ *
+ * @module
+ */
+
+import { z } from "zod";
+import { parseYaml } from "./_yaml.ts";
+import { contains, exactMatch } from "./builtin_scorers.ts";
+import type { Scorer } from "./scorer.ts";
+import { defaultScorerName, subprocessScorer } from "./subprocess_scorer.ts";
+import type { Target } from "./target.ts";
+import { replayTarget } from "./targets/replay_target.ts";
+import { subprocessTarget } from "./targets/subprocess_target.ts";
+
+/** The `subprocess` target: the system under test as a command. */
+export interface SubprocessTargetConfig {
+  /** The kind of target. */
+  type: "subprocess";
+  /** The command, run via `sh -c` in the config file's folder. */
+  cmd: string;
+  /** Seconds a call may take. */
+  timeout?: number;
+}
+
+/** The `replay` target: outputs recorded in the dataset's `output` field. */
+export interface ReplayTargetConfig {
+  /** The kind of target. */
+  type: "replay";
+}
+
+/** A target's configuration. */
+export type TargetConfig = SubprocessTargetConfig | ReplayTargetConfig;
+
+/** A subprocess scorer's configuration (protocol v0). */
+export interface SubprocessScorerConfig {
+  /** The kind of scorer. */
+  type: "subprocess";
+  /** The command, run via `sh -c` in the config file's folder. */
+  cmd: string;
+  /** The metric name; by default the script's file name without extension. */
+  name?: string;
+  /** Seconds a run may take. */
+  timeout?: number;
+  /** The most stdout read from one run. */
+  max_output_bytes?: number;
+}
+
+/** A built-in text scorer's configuration. */
+export interface BuiltinScorerConfig {
+  /** The built-in scorer. */
+  type: "exact_match" | "contains";
+  /** The metric name; by default the type. */
+  name?: string;
+  /** Compare without regard to letter case. */
+  ignore_case?: boolean;
+}
+
+/** A scorer's configuration. */
+export type ScorerConfig = SubprocessScorerConfig | BuiltinScorerConfig;
+
+/** A suite, as written in its YAML file. */
+export interface SuiteConfig {
+  /** The dataset's path, relative to the config file's folder. */
+  dataset: string;
+  /** The system under test. */
+  target: TargetConfig;
+  /** The scorers, in output order. */
+  scorers: ScorerConfig[];
+  /** Units in flight at once. */
+  concurrency?: number;
+  /** The default scorer timeout, in seconds. */
+  timeout?: number;
+}
+
+const seconds = z.number().positive().max(86_400);
+
+const TargetSchema = z.discriminatedUnion("type", [
+  z.strictObject({
+    type: z.literal("subprocess"),
+    cmd: z.string().min(1),
+    timeout: seconds.optional(),
+  }),
+  z.strictObject({ type: z.literal("replay") }),
+]);
+
+const ScorerSchema = z.discriminatedUnion("type", [
+  z.strictObject({
+    type: z.literal("subprocess"),
+    cmd: z.string().min(1),
+    name: z.string().min(1).optional(),
+    timeout: seconds.optional(),
+    max_output_bytes: z.number().int().positive().optional(),
+  }),
+  z.strictObject({
+    type: z.enum(["exact_match", "contains"]),
+    name: z.string().min(1).optional(),
+    ignore_case: z.boolean().optional(),
+  }),
+]);
+
+const SuiteSchema: z.ZodType<SuiteConfig> = z.strictObject({
+  dataset: z.string().min(1),
+  target: TargetSchema,
+  scorers: z.array(ScorerSchema).min(1),
+  concurrency: z.number().int().min(1).max(1024).optional(),
+  timeout: seconds.optional(),
+}) as z.ZodType<SuiteConfig>;
+
+/** A config file that cannot be used, with where the problem is. */
+export class ConfigError extends SyntaxError {
+  /** The config file. */
+  readonly file: string;
+  /** The 1-based line of the problem, when known. */
+  readonly line: number | undefined;
+
+  /**
+   * Creates the instance.
+   *
+   * @param file The config file.
+   * @param line The line.
+   * @param detail What is wrong.
+   */
+  constructor(file: string, line: number | undefined, detail: string) {
+    super(
+      `Invalid config ${JSON.stringify(file)}${
+        line !== undefined ? ` line ${line}` : ""
+      }: ${detail}`,
+    );
+    this.name = "ConfigError";
+    this.file = file;
+    this.line = line;
+  }
+}
+
+function pathText(path: readonly PropertyKey[]): string {
+  return path.reduce<string>(
+    (out, key) =>
+      typeof key === "number"
+        ? `${out}[${key}]`
+        : out === ""
+        ? String(key)
+        : `${out}.${String(key)}`,
+    "",
+  );
+}
+
+function typeName(value: unknown): string {
+  if (value === undefined) return "nothing";
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "a list";
+  return typeof value === "object"
+    ? "a mapping"
+    : `${typeof value} ${JSON.stringify(value)}`;
+}
+
+function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
+  let v: unknown = root;
+  for (const key of path) {
+    v = (v as Record<PropertyKey, unknown> | null | undefined)?.[key];
+  }
+  return v;
+}
+
+/** Turns the first zod issue into a sentence and the path it is about. */
+function describe(
+  issue: z.core.$ZodIssue,
+  root: unknown,
+): [readonly PropertyKey[], string] {
+  const path = issue.path;
+  const where = pathText(path);
+  const actual = valueAt(root, path);
+  switch (issue.code) {
+    case "unrecognized_keys": {
+      const key = issue.keys[0]!;
+      return [
+        [...path, key],
+        `unknown key ${JSON.stringify(pathText([...path, key]))}`,
+      ];
+    }
+    case "invalid_union": {
+      const choices = (issue as { options?: unknown[] }).options;
+      if (Array.isArray(choices)) {
+        const is = actual === undefined
+          ? "is missing"
+          : `is ${typeName(actual)}`;
+        return [
+          path,
+          `${JSON.stringify(where)} ${is}; expected one of ${
+            choices.join(", ")
+          }`,
+        ];
+      }
+      return [path, `${JSON.stringify(where)} is not valid`];
+    }
+    case "invalid_type":
+      if (actual === undefined) {
+        return [path.slice(0, -1), `${JSON.stringify(where)} is missing`];
+      }
+      return [
+        path,
+        `${JSON.stringify(where)} must be ${
+          issue.expected === "object"
+            ? "a mapping"
+            : issue.expected === "array"
+            ? "a list"
+            : `a ${issue.expected}`
+        }, not ${typeName(actual)}`,
+      ];
+    default:
+      return [path, `${JSON.stringify(where)}: ${issue.message}`];
+  }
+}
+
+/**
+ * Validates a parsed config, naming the file and line of the first problem.
+ *
+ * @param value The parsed YAML.
+ * @param file The file's path, for messages.
+ * @param lineOf Finds the line of a path.
+ * @returns The config.
+ * @throws {ConfigError} On the first problem.
+ */
+export function parseConfig(
+  value: unknown,
+  file: string,
+  lineOf: (path: readonly PropertyKey[]) => number | undefined = () =>
+    undefined,
+): SuiteConfig {
+  const result = SuiteSchema.safeParse(value);
+  if (!result.success) {
+    const [path, detail] = describe(result.error.issues[0]!, value);
+    throw new ConfigError(file, lineOf(path), detail);
+  }
+  const config = result.data;
+  const seen = new Map<string, number>();
+  config.scorers.forEach((scorer, i) => {
+    const name = scorer.name ??
+      (scorer.type === "subprocess" ? undefined : scorer.type);
+    if (name === undefined) return; // subprocess names are checked once resolved
+    if (seen.has(name)) {
+      throw new ConfigError(
+        file,
+        lineOf(["scorers", i]),
+        `two scorers are named ${JSON.stringify(name)}; give one a "name"`,
+      );
+    }
+    seen.set(name, i);
+  });
+  return config;
+}
+
+/**
+ * Reads and validates a suite's YAML config file.
+ *
+ * @param path The file.
+ * @returns The config.
+ * @throws {ConfigError} When the file cannot be read, parsed or validated.
+ */
+export async function loadConfig(path: string): Promise<SuiteConfig> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(path);
+  } catch (error) {
+    throw new ConfigError(
+      path,
+      undefined,
+      error instanceof Error ? error.message : String(error),
+    );
+  }
+  let located;
+  try {
+    located = parseYaml(text, path);
+  } catch (error) {
+    const mark = (error as { mark?: { line: number } }).mark;
+    const reason = (error as { reason?: string }).reason ?? String(error);
+    throw new ConfigError(
+      path,
+      mark !== undefined ? mark.line + 1 : undefined,
+      reason,
+    );
+  }
+  return parseConfig(located.value, path, located.lineOf);
+}
+
+/**
+ * The folder of a file path, for resolving what the config names.
+ *
+ * @param path A file path.
+ * @returns Its folder (`.` for a bare name).
+ */
+export function folderOf(path: string): string {
+  const slash = path.lastIndexOf("/");
+  return slash < 0 ? "." : slash === 0 ? "/" : path.slice(0, slash);
+}
+
+/** Options of {@linkcode buildScorers}. */
+export interface BuildOptions {
+  /** The folder commands run in: the config file's. */
+  cwd: string;
+  /** Overrides every scorer's timeout (the CLI's `--timeout`). */
+  timeout?: number;
+}
+
+/**
+ * Builds the scorers a config names, checking that their metric names are
+ * distinct once subprocess names are resolved.
+ *
+ * @param config The config.
+ * @param file The config file, for messages.
+ * @param options The folder and timeout override.
+ * @returns The scorers, in config order.
+ * @throws {ConfigError} When two scorers share a name.
+ */
+export function buildScorers(
+  config: SuiteConfig,
+  file: string,
+  options: BuildOptions,
+): Scorer[] {
+  const names = new Set<string>();
+  return config.scorers.map((sc) => {
+    let scorer: Scorer;
+    if (sc.type === "subprocess") {
+      const timeout = options.timeout ?? sc.timeout ?? config.timeout;
+      scorer = subprocessScorer(sc.cmd, {
+        cwd: options.cwd,
+        name: sc.name ?? defaultScorerName(sc.cmd, options.cwd),
+        ...(timeout !== undefined ? { timeout } : {}),
+        ...(sc.max_output_bytes !== undefined
+          ? { maxStdoutBytes: sc.max_output_bytes }
+          : {}),
+      });
+    } else {
+      const make = sc.type === "exact_match" ? exactMatch : contains;
+      scorer = make({
+        ...(sc.name !== undefined ? { name: sc.name } : {}),
+        ...(sc.ignore_case !== undefined
+          ? { ignore_case: sc.ignore_case }
+          : {}),
+      });
+    }
+    if (names.has(scorer.name)) {
+      throw new ConfigError(
+        file,
+        undefined,
+        `two scorers are named ${
+          JSON.stringify(scorer.name)
+        }; give one a "name"`,
+      );
+    }
+    names.add(scorer.name);
+    return scorer;
+  });
+}
+
+/**
+ * Builds the target a config names.
+ *
+ * @param config The config.
+ * @param cwd The folder commands run in.
+ * @returns The target.
+ */
+export function buildTarget(config: SuiteConfig, cwd: string): Target {
+  const t = config.target;
+  if (t.type === "replay") return replayTarget();
+  return subprocessTarget(t.cmd, {
+    cwd,
+    ...(t.timeout !== undefined ? { timeout: t.timeout } : {}),
+  });
+}

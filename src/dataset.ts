@@ -1,0 +1,303 @@
+/**
+ * Loading datasets: JSONL/NDJSON (streamed), JSON arrays, YAML lists, CSV,
+ * and NDJSON on stdin, as a stream of examples.
+ *
+ * @module
+ */
+
+import * as yaml from "js-yaml";
+import {
+  type Case,
+  CaseError,
+  type Example,
+  keepVerbatimExpected,
+  parseCase,
+} from "./case.ts";
+import { elementSpans } from "./_json_scan.ts";
+import { parseCsv } from "./_csv.ts";
+import { type Line, LineStream } from "./line_stream.ts";
+
+/** The dataset formats, by file extension. */
+export type DatasetFormat = "jsonl" | "json" | "yaml" | "csv";
+
+/** A problem with a dataset as a whole: nothing can be loaded from it. */
+export class DatasetError extends Error {
+  /**
+   * Creates the instance.
+   *
+   * @param message What is wrong, naming the file.
+   */
+  constructor(message: string) {
+    super(message);
+    this.name = "DatasetError";
+  }
+}
+
+/** Options of {@linkcode loadDataset}. */
+export interface LoadDatasetOptions {
+  /**
+   * The dataset's name in example ids, as written in the config.
+   * @default {the path as given, or `stdin` for `-`}
+   */
+  name?: string;
+  /**
+   * The format.
+   * @default {from the extension; NDJSON for `-`}
+   */
+  format?: DatasetFormat;
+  /**
+   * Where `-` reads from.
+   * @default {Deno.stdin.readable}
+   */
+  stdin?: ReadableStream<Uint8Array>;
+}
+
+/**
+ * The format of a dataset path, from its extension.
+ *
+ * @param path The path.
+ * @returns The format, or `undefined` when the extension is unknown.
+ */
+export function formatOf(path: string): DatasetFormat | undefined {
+  if (path === "-") return "jsonl";
+  const ext = path.slice(path.lastIndexOf(".") + 1).toLowerCase();
+  if (ext === "jsonl" || ext === "ndjson") return "jsonl";
+  if (ext === "json") return "json";
+  if (ext === "yaml" || ext === "yml") return "yaml";
+  if (ext === "csv") return "csv";
+  return undefined;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * Builds the example for a parsed record: a case with its id, or an invalid
+ * record that says why.
+ */
+function toExample(name: string, position: number, value: unknown): Example {
+  let testCase: Case;
+  try {
+    testCase = parseCase(value);
+  } catch (error) {
+    if (!(error instanceof CaseError)) throw error;
+    const id = (value as { id?: unknown } | null)?.id;
+    const suffix = typeof id === "string" || typeof id === "number"
+      ? id
+      : position;
+    return {
+      example_id: `${name}#${suffix}`,
+      line: position,
+      case: null,
+      invalid: error.message,
+    };
+  }
+  return {
+    example_id: `${name}#${testCase.id ?? position}`,
+    line: position,
+    case: testCase,
+  };
+}
+
+/**
+ * Parses one JSONL line into an example. Blank lines give `undefined`.
+ *
+ * @param name The dataset's name.
+ * @param line The line.
+ * @returns The example.
+ */
+export function exampleFromLine(name: string, line: Line): Example | undefined {
+  if (line.error !== undefined) {
+    return {
+      example_id: `${name}#${line.line}`,
+      line: line.line,
+      case: null,
+      invalid: line.error,
+    };
+  }
+  if (line.text.trim() === "") return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(line.text);
+  } catch (error) {
+    if (!(error instanceof SyntaxError)) throw error;
+    return {
+      example_id: `${name}#${line.line}`,
+      line: line.line,
+      case: null,
+      invalid: `Cannot parse JSON: ${error.message}`,
+    };
+  }
+  if (typeof value === "object" && value !== null) {
+    keepVerbatimExpected(value, line.text);
+  }
+  return toExample(name, line.line, value);
+}
+
+async function openBytes(path: string): Promise<ReadableStream<Uint8Array>> {
+  try {
+    const file = await Deno.open(path);
+    return file.readable;
+  } catch (error) {
+    throw new DatasetError(
+      `Cannot open dataset ${JSON.stringify(path)}: ${messageOf(error)}`,
+    );
+  }
+}
+
+async function readText(path: string): Promise<string> {
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(
+      await Deno.readFile(path),
+    );
+  } catch (error) {
+    throw new DatasetError(
+      `Cannot read dataset ${JSON.stringify(path)}: ${messageOf(error)}`,
+    );
+  }
+}
+
+function fromList(
+  name: string,
+  values: readonly unknown[],
+  source?: string,
+): ReadableStream<Example> {
+  const spans = source !== undefined ? elementSpans(source) : undefined;
+  let i = 0;
+  return new ReadableStream<Example>({
+    pull(controller) {
+      if (i >= values.length) {
+        controller.close();
+        return;
+      }
+      const value = values[i];
+      const span = spans?.[i];
+      if (
+        source !== undefined && span !== undefined &&
+        typeof value === "object" && value !== null
+      ) {
+        keepVerbatimExpected(value, source, span[0]);
+      }
+      controller.enqueue(toExample(name, ++i, value));
+    },
+  });
+}
+
+/**
+ * Opens a dataset as a stream of examples. JSONL is streamed line by line;
+ * JSON, YAML and CSV are read whole. A malformed record becomes an example
+ * with `case: null` and `invalid` set, and the stream goes on; a problem with
+ * the file as a whole (missing, not a list) throws before any record.
+ *
+ * Example ids are `<name>#<id>`, where a case without an `id` is numbered by
+ * its 1-based line (JSONL) or position (JSON, YAML, CSV without header).
+ *
+ * @param path The file, or `-` for NDJSON on stdin.
+ * @param options Name, format and stdin.
+ * @returns The examples.
+ * @throws {DatasetError} When the file cannot be read or is not a list.
+ *
+ * @example
+ * ```ts
+ * import { loadDataset } from "./dataset.ts";
+ * const path = await Deno.makeTempFile({ suffix: ".jsonl" });
+ * await Deno.writeTextFile(path, '{"input":"a"}\n{"id":"x","input":"b"}\n');
+ * const ids = (await Array.fromAsync(await loadDataset(path, { name: "d.jsonl" }))).map((e) => e.example_id);
+ * await Deno.remove(path);
+ * if (ids.join() !== "d.jsonl#1,d.jsonl#x") throw new Error(ids.join());
+ * ```
+ */
+export async function loadDataset(
+  path: string,
+  options: LoadDatasetOptions = {},
+): Promise<ReadableStream<Example>> {
+  const name = options.name ?? (path === "-" ? "stdin" : path);
+  const format = options.format ?? formatOf(path);
+  if (format === undefined) {
+    throw new DatasetError(
+      `Cannot tell the format of dataset ${JSON.stringify(path)}: ` +
+        "use .jsonl, .ndjson, .json, .yaml, .yml or .csv",
+    );
+  }
+  if (format === "jsonl") {
+    const bytes = path === "-"
+      ? (options.stdin ?? Deno.stdin.readable)
+      : await openBytes(path);
+    return bytes.pipeThrough(new LineStream()).pipeThrough(
+      new TransformStream<Line, Example>({
+        transform(line, controller) {
+          const example = exampleFromLine(name, line);
+          if (example !== undefined) controller.enqueue(example);
+        },
+      }),
+    );
+  }
+  const text = await readText(path);
+  if (format === "json") {
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (error) {
+      if (!(error instanceof SyntaxError)) throw error;
+      throw new DatasetError(
+        `Cannot parse dataset ${JSON.stringify(path)}: ${error.message}`,
+      );
+    }
+    if (!Array.isArray(value)) {
+      throw new DatasetError(
+        `Dataset ${JSON.stringify(path)} must hold a JSON array of cases`,
+      );
+    }
+    return fromList(name, value, text);
+  }
+  if (format === "yaml") {
+    let value: unknown;
+    try {
+      value = yaml.load(text, { filename: path, maxAliases: 100 });
+    } catch (error) {
+      throw new DatasetError(
+        `Cannot parse dataset ${JSON.stringify(path)}: ${messageOf(error)}`,
+      );
+    }
+    if (!Array.isArray(value)) {
+      throw new DatasetError(
+        `Dataset ${JSON.stringify(path)} must hold a YAML list of cases`,
+      );
+    }
+    return fromList(name, value);
+  }
+  let rows: Record<string, string>[];
+  try {
+    rows = parseCsv(text);
+  } catch (error) {
+    if (!(error instanceof SyntaxError)) throw error;
+    throw new DatasetError(
+      `Cannot parse dataset ${JSON.stringify(path)}: ${error.message}`,
+    );
+  }
+  return fromList(name, rows.map(caseFromRow));
+}
+
+/** A CSV row as a case: known columns by name, the rest as metadata. */
+function caseFromRow(row: Record<string, string>): Record<string, unknown> {
+  const record: Record<string, unknown> = {};
+  const metadata: Record<string, string> = {};
+  for (const [key, cell] of Object.entries(row)) {
+    if (key === "input" || key === "id" || key === "output") record[key] = cell;
+    else if (key === "expected") {
+      if (cell !== "") record.expected = cell;
+    } else if (key === "context") {
+      if (cell.trim().startsWith("[")) {
+        try {
+          record.context = JSON.parse(cell);
+        } catch (error) {
+          if (!(error instanceof SyntaxError)) throw error;
+          record.context = [cell]; // not JSON after all: one chunk of text
+        }
+      } else if (cell !== "") record.context = [cell];
+    } else metadata[key] = cell;
+  }
+  if (Object.keys(metadata).length > 0) record.metadata = metadata;
+  return record;
+}

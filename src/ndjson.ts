@@ -1,0 +1,145 @@
+/**
+ * NDJSON: parsing numbered lines into values, and a sink that writes one
+ * value per line as they come, in few system calls.
+ *
+ * @module
+ */
+
+import type { Line } from "./line_stream.ts";
+
+/** One parsed NDJSON line: its value, or why it could not be parsed. */
+export type ParsedLine =
+  | { line: number; text: string; value: unknown; error?: undefined }
+  | { line: number; text: string; value?: undefined; error: string };
+
+/**
+ * Parses each non-blank line as JSON; a line that is not JSON (or not UTF-8,
+ * or too long) becomes an entry with `error`, and the stream goes on.
+ *
+ * @example
+ * ```ts
+ * import { LineStream } from "./line_stream.ts";
+ * import { NdjsonParseStream } from "./ndjson.ts";
+ * const bytes = new TextEncoder().encode('{"a":1}\n\nnope\n');
+ * const out = await Array.fromAsync(
+ *   ReadableStream.from([bytes]).pipeThrough(new LineStream()).pipeThrough(new NdjsonParseStream()),
+ * );
+ * if (out.length !== 2 || out[1]?.error === undefined || out[1].line !== 3) throw new Error();
+ * ```
+ */
+export class NdjsonParseStream extends TransformStream<Line, ParsedLine> {
+  constructor() {
+    super({
+      transform(line, controller) {
+        if (line.error !== undefined) {
+          controller.enqueue({
+            line: line.line,
+            text: line.text,
+            error: line.error,
+          });
+          return;
+        }
+        if (line.text.trim() === "") return;
+        try {
+          controller.enqueue({
+            line: line.line,
+            text: line.text,
+            value: JSON.parse(line.text),
+          });
+        } catch (error) {
+          if (!(error instanceof SyntaxError)) throw error;
+          controller.enqueue({
+            line: line.line,
+            text: line.text,
+            error: `Cannot parse JSON: ${error.message}`,
+          });
+        }
+      },
+    });
+  }
+}
+
+/** Where bytes go: `Deno.stdout`, a `Deno.FsFile`, or anything with `write`. */
+export interface ByteWriter {
+  /** Writes some of `p`, resolving to how many bytes were written. */
+  write(p: Uint8Array): Promise<number>;
+}
+
+/** Options of {@linkcode ndjsonSink}. */
+export interface NdjsonSinkOptions {
+  /**
+   * Buffered text that forces a write before the next value is taken.
+   * @default {65536}
+   */
+  flushChars?: number;
+}
+
+const encoder = new TextEncoder();
+
+async function writeAll(dest: ByteWriter, bytes: Uint8Array): Promise<void> {
+  let offset = 0;
+  while (offset < bytes.length) {
+    offset += await dest.write(bytes.subarray(offset));
+  }
+}
+
+/**
+ * A sink writing each value as one line of compact JSON. Lines that arrive
+ * together are written together; a lone line is written as soon as the
+ * event loop turns, so output appears as it is produced. Only whole lines
+ * are ever written.
+ *
+ * @param dest Where to write.
+ * @param options The buffer size.
+ * @returns The sink.
+ *
+ * @example
+ * ```ts
+ * import { ndjsonSink } from "./ndjson.ts";
+ * const chunks: Uint8Array[] = [];
+ * const dest = { write: (p: Uint8Array) => (chunks.push(p.slice()), Promise.resolve(p.length)) };
+ * await ReadableStream.from([{ a: 1 }, { b: 2 }]).pipeTo(ndjsonSink(dest));
+ * const text = new TextDecoder().decode(new Uint8Array(chunks.flatMap((c) => [...c])));
+ * if (text !== '{"a":1}\n{"b":2}\n') throw new Error(text);
+ * ```
+ */
+export function ndjsonSink(
+  dest: ByteWriter,
+  options: NdjsonSinkOptions = {},
+): WritableStream<unknown> {
+  const flushChars = options.flushChars ?? 65536;
+  let pending = "";
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let chain: Promise<void> = Promise.resolve();
+  let failure: unknown;
+  const flush = (): Promise<void> => {
+    if (timer !== undefined) clearTimeout(timer);
+    timer = undefined;
+    if (pending !== "") {
+      const bytes = encoder.encode(pending);
+      pending = "";
+      chain = chain.then(() => writeAll(dest, bytes));
+    }
+    return chain;
+  };
+  return new WritableStream<unknown>({
+    write(value) {
+      if (failure !== undefined) throw failure;
+      pending += JSON.stringify(value) + "\n";
+      if (pending.length >= flushChars) return flush();
+      timer ??= setTimeout(() => {
+        // A failed background write is reported by the next write or close.
+        flush().catch((error) => (failure = error));
+      }, 0);
+    },
+    async close() {
+      await flush();
+      if (failure !== undefined) throw failure;
+    },
+    abort() {
+      if (timer !== undefined) clearTimeout(timer);
+      timer = undefined;
+      pending = "";
+    },
+  });
+}

@@ -1,0 +1,475 @@
+/**
+ * The Score model: one metric result, its value separated from its meaning.
+ *
+ * A Score has a `status` (does a value exist?) and a `validity` (can it be
+ * trusted?). Only a `scored` Score carries a number, and only a `scored` and
+ * `valid` Score enters aggregation. Anything else carries `value: null`: an
+ * error is never a 0.0.
+ *
+ * @module
+ */
+
+import { z } from "zod";
+
+/** Whether a value exists: `scored` is the only status that carries one. */
+export type ScoreStatus = "scored" | "skipped" | "not_applicable" | "error";
+
+/** Whether a value can be trusted: only `valid` values are aggregated. */
+export type ScoreValidity = "valid" | "invalid";
+
+/** The statuses, in the order the design lists them. */
+export const SCORE_STATUSES: readonly ScoreStatus[] = [
+  "scored",
+  "skipped",
+  "not_applicable",
+  "error",
+];
+
+/** The validities, in the order the design lists them. */
+export const SCORE_VALIDITIES: readonly ScoreValidity[] = ["valid", "invalid"];
+
+/** A note attached to a Score, such as the message of the error behind it. */
+export interface Diagnostic {
+  /** How serious the note is. */
+  level: "error" | "warning" | "info";
+  /** What happened, for a person. */
+  message: string;
+}
+
+/** One metric result for one unit. */
+export interface Score {
+  /** The metric's name, e.g. `exact_match` or `faithfulness`. */
+  metric: string;
+  /** Whether a value exists. */
+  status: ScoreStatus;
+  /** Whether the value can be trusted. */
+  validity: ScoreValidity;
+  /** A finite number exactly when `status` is `scored`, else `null`. */
+  value: number | null;
+  /** The verdict; `false` for an error, `null` when skipped or not applicable. */
+  passed: boolean | null;
+  /** A human-readable explanation, present only when known. */
+  reason?: string;
+  /** The evaluator and its version, never empty, e.g. `exact_match@1`. */
+  evaluator_version: string;
+  /** The example this Score measured, stamped by the pipeline. */
+  example_id?: string;
+  /** The unit (one target call) this Score measured, stamped by the pipeline. */
+  unit_id?: string;
+  /** Notes on how the Score came about. */
+  diagnostics: Diagnostic[];
+  /** References to evidence behind the Score (trace ids, file paths). */
+  evidence_refs: string[];
+  /** Where the Score came from (judge model, prompt hash, ...), when known. */
+  provenance?: Record<string, unknown>;
+}
+
+/** Several related Scores from one pass of one evaluator, each independently statused. */
+export interface ScoreBatch {
+  /** The Scores, one per declared metric. */
+  scores: Score[];
+}
+
+/** Thrown when a Score would break the Score rules. */
+export class ScoreError extends TypeError {
+  /**
+   * Creates the instance.
+   *
+   * @param message What rule was broken.
+   */
+  constructor(message: string) {
+    super(message);
+    this.name = "ScoreError";
+  }
+}
+
+/** The fields every constructor takes besides the metric and the value. */
+export interface ScoreOptions {
+  /**
+   * The evaluator and its version.
+   * @default {`${metric}@1`}
+   */
+  evaluator_version?: string;
+  /**
+   * A human-readable explanation.
+   * @default {undefined}
+   */
+  reason?: string;
+  /**
+   * The example this Score measured.
+   * @default {undefined}
+   */
+  example_id?: string;
+  /**
+   * The unit this Score measured.
+   * @default {undefined}
+   */
+  unit_id?: string;
+  /**
+   * Notes on how the Score came about.
+   * @default {[]}
+   */
+  diagnostics?: Diagnostic[];
+  /**
+   * References to evidence.
+   * @default {[]}
+   */
+  evidence_refs?: string[];
+  /**
+   * Where the Score came from.
+   * @default {undefined}
+   */
+  provenance?: Record<string, unknown>;
+}
+
+/** Options of {@linkcode scored}. */
+export interface ScoredOptions extends ScoreOptions {
+  /**
+   * The verdict.
+   * @default {value >= 0.5}
+   */
+  passed?: boolean;
+  /**
+   * Whether the value can be trusted.
+   * @default {"valid"}
+   */
+  validity?: ScoreValidity;
+}
+
+const DiagnosticSchema: z.ZodType<Diagnostic> = z.object({
+  level: z.enum(["error", "warning", "info"]),
+  message: z.string(),
+});
+
+const ScoreSchema: z.ZodType<Score> = z
+  .object({
+    metric: z.string().min(1),
+    status: z.enum(["scored", "skipped", "not_applicable", "error"]),
+    validity: z.enum(["valid", "invalid"]),
+    // z.number() rejects NaN and ±Infinity; booleans are not numbers.
+    value: z.number().nullable(),
+    passed: z.boolean().nullable(),
+    reason: z.string().optional(),
+    evaluator_version: z.string().min(1),
+    example_id: z.string().optional(),
+    unit_id: z.string().optional(),
+    diagnostics: z.array(DiagnosticSchema).default([]),
+    evidence_refs: z.array(z.string()).default([]),
+    provenance: z.record(z.string(), z.unknown()).optional(),
+  })
+  .superRefine((s, ctx) => {
+    const problem = ruleViolation(s);
+    if (problem !== undefined) {
+      ctx.addIssue({
+        code: "custom",
+        message: problem,
+        path: [problemPath(s)],
+      });
+    }
+  }) as z.ZodType<Score>;
+
+function problemPath(s: { status: ScoreStatus; value: number | null }): string {
+  if (s.status === "scored" && s.value === null) return "value";
+  if (s.status !== "scored" && s.value !== null) return "value";
+  return "passed";
+}
+
+/** The no-0.0 rule and its companions, on an object whose field types are right. */
+function ruleViolation(
+  s: { status: ScoreStatus; value: number | null; passed: boolean | null },
+): string | undefined {
+  if (s.status === "scored") {
+    if (s.value === null) return 'A "scored" Score must carry a finite number';
+    if (s.passed === null) {
+      return 'A "scored" Score must carry a boolean "passed"';
+    }
+  } else if (s.value !== null) {
+    return `A "${s.status}" Score must carry a null value, not ${s.value}`;
+  }
+  if (s.status === "error" && s.passed !== false) {
+    return 'An "error" Score must carry "passed": false';
+  }
+  return undefined;
+}
+
+/**
+ * Builds a Score in the canonical key order, checking every rule.
+ *
+ * @param fields The Score's fields.
+ * @returns The Score.
+ * @throws {ScoreError} When the fields break a Score rule.
+ *
+ * @example Build a Score by hand
+ * ```ts
+ * import { makeScore } from "./score.ts";
+ * const s = makeScore({ metric: "m", status: "skipped", validity: "valid", value: null,
+ *   passed: null, evaluator_version: "m@1", diagnostics: [], evidence_refs: [] });
+ * if (s.value !== null) throw new Error("unreachable");
+ * ```
+ */
+export function makeScore(fields: Score): Score {
+  const result = ScoreSchema.safeParse(fields);
+  if (!result.success) throw new ScoreError(describeIssues(result.error));
+  return canonical(result.data);
+}
+
+/** Rebuilds a Score with its keys in the canonical order, dropping absent optionals. */
+function canonical(s: Score): Score {
+  // Insertion order is serialisation order: optionals go in their places.
+  return {
+    metric: s.metric,
+    status: s.status,
+    validity: s.validity,
+    value: s.value,
+    passed: s.passed,
+    ...(s.reason !== undefined ? { reason: s.reason } : {}),
+    evaluator_version: s.evaluator_version,
+    ...(s.example_id !== undefined ? { example_id: s.example_id } : {}),
+    ...(s.unit_id !== undefined ? { unit_id: s.unit_id } : {}),
+    diagnostics: s.diagnostics,
+    evidence_refs: s.evidence_refs,
+    ...(s.provenance !== undefined ? { provenance: s.provenance } : {}),
+  };
+}
+
+function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .map((issue) => {
+      const path = issue.path.map(String).join(".");
+      return path === "" ? issue.message : `"${path}": ${issue.message}`;
+    })
+    .join("; ");
+}
+
+function base(metric: string, options: ScoreOptions) {
+  return {
+    metric,
+    evaluator_version: options.evaluator_version ?? `${metric}@1`,
+    diagnostics: options.diagnostics ?? [],
+    evidence_refs: options.evidence_refs ?? [],
+    ...(options.reason !== undefined ? { reason: options.reason } : {}),
+    ...(options.example_id !== undefined
+      ? { example_id: options.example_id }
+      : {}),
+    ...(options.unit_id !== undefined ? { unit_id: options.unit_id } : {}),
+    ...(options.provenance !== undefined
+      ? { provenance: options.provenance }
+      : {}),
+  };
+}
+
+/**
+ * Builds a `scored` Score: a finite number that exists.
+ *
+ * @param metric The metric's name.
+ * @param value A finite number; NaN, ±Infinity and booleans are rejected.
+ * @param options The verdict, validity, reason and provenance.
+ * @returns The Score.
+ * @throws {ScoreError} When `value` is not a finite number.
+ *
+ * @example A passing Score
+ * ```ts
+ * import { scored } from "./score.ts";
+ * const s = scored("exact_match", 1);
+ * if (!s.passed || s.value !== 1) throw new Error("unexpected");
+ * ```
+ */
+export function scored(
+  metric: string,
+  value: number,
+  options: ScoredOptions = {},
+): Score {
+  if (typeof value !== "number" || !Number.isFinite(value)) {
+    throw new ScoreError(
+      `A "scored" Score must carry a finite number, not ${
+        describeValue(value)
+      }`,
+    );
+  }
+  return makeScore({
+    ...base(metric, options),
+    status: "scored",
+    validity: options.validity ?? "valid",
+    value,
+    passed: options.passed ?? value >= 0.5,
+  });
+}
+
+/**
+ * Builds an `error` Score: no value, a failed verdict, the message as reason
+ * and as an error diagnostic.
+ *
+ * @param metric The metric's name.
+ * @param message The full reason, e.g. `scorer error: ...`.
+ * @param options Version, identity and further diagnostics.
+ * @returns The Score.
+ *
+ * @example A scorer that crashed
+ * ```ts
+ * import { errored } from "./score.ts";
+ * const s = errored("faithfulness", "scorer error: exit status 1");
+ * if (s.value !== null || s.passed !== false) throw new Error("unexpected");
+ * ```
+ */
+export function errored(
+  metric: string,
+  message: string,
+  options: Omit<ScoreOptions, "reason"> = {},
+): Score {
+  return makeScore({
+    ...base(metric, { ...options, reason: message }),
+    diagnostics: [...(options.diagnostics ?? []), { level: "error", message }],
+    status: "error",
+    validity: "valid",
+    value: null,
+    passed: false,
+  });
+}
+
+/**
+ * Builds a `skipped` Score: the evaluator chose not to measure this unit.
+ *
+ * @param metric The metric's name.
+ * @param options Reason, version and identity.
+ * @returns The Score.
+ *
+ * @example
+ * ```ts
+ * import { skipped } from "./score.ts";
+ * if (skipped("m", { reason: "sampled out" }).value !== null) throw new Error();
+ * ```
+ */
+export function skipped(metric: string, options: ScoreOptions = {}): Score {
+  return makeScore({
+    ...base(metric, options),
+    status: "skipped",
+    validity: "valid",
+    value: null,
+    passed: null,
+  });
+}
+
+/**
+ * Builds a `not_applicable` Score: the metric does not apply to this unit
+ * (say, `exact_match` on a case without `expected`).
+ *
+ * @param metric The metric's name.
+ * @param options Reason, version and identity.
+ * @returns The Score.
+ *
+ * @example
+ * ```ts
+ * import { notApplicable } from "./score.ts";
+ * if (notApplicable("m").status !== "not_applicable") throw new Error();
+ * ```
+ */
+export function notApplicable(
+  metric: string,
+  options: ScoreOptions = {},
+): Score {
+  return makeScore({
+    ...base(metric, options),
+    status: "not_applicable",
+    validity: "valid",
+    value: null,
+    passed: null,
+  });
+}
+
+/**
+ * Builds a batch of related Scores from one evaluator pass.
+ *
+ * @param scores The Scores.
+ * @returns The batch.
+ *
+ * @example
+ * ```ts
+ * import { scoreBatch, scored } from "./score.ts";
+ * const batch = scoreBatch([scored("precision", 0.5), scored("recall", 1)]);
+ * if (batch.scores.length !== 2) throw new Error();
+ * ```
+ */
+export function scoreBatch(scores: Score[]): ScoreBatch {
+  return { scores };
+}
+
+/**
+ * Tells whether a value is a {@linkcode ScoreBatch}.
+ *
+ * @param value Anything.
+ * @returns `true` for an object with a `scores` array.
+ *
+ * @example
+ * ```ts
+ * import { isScoreBatch } from "./score.ts";
+ * if (!isScoreBatch({ scores: [] })) throw new Error();
+ * ```
+ */
+export function isScoreBatch(value: unknown): value is ScoreBatch {
+  return typeof value === "object" && value !== null &&
+    Array.isArray((value as { scores?: unknown }).scores);
+}
+
+/**
+ * Tells whether a Score enters aggregation: `scored` and `valid`.
+ *
+ * @param score The Score.
+ * @returns `true` only for a scored and valid Score.
+ *
+ * @example
+ * ```ts
+ * import { aggregatable, errored, scored } from "./score.ts";
+ * if (!aggregatable(scored("m", 0)) || aggregatable(errored("m", "boom"))) throw new Error();
+ * ```
+ */
+export function aggregatable(score: Score): boolean {
+  return score.status === "scored" && score.validity === "valid";
+}
+
+/** Thrown by {@linkcode parseScore} for a value that is not a valid Score. */
+export class ScoreSyntaxError extends SyntaxError {
+  /**
+   * Creates the instance.
+   *
+   * @param message What is wrong.
+   */
+  constructor(message: string) {
+    super(message);
+    this.name = "ScoreSyntaxError";
+  }
+}
+
+/**
+ * Validates an untrusted value (a parsed NDJSON line, a function scorer's
+ * return) as a Score. Unknown keys are dropped; `diagnostics` and
+ * `evidence_refs` default to empty lists.
+ *
+ * @param value Anything.
+ * @returns The Score, keys in canonical order.
+ * @throws {ScoreSyntaxError} Naming the field and the rule broken.
+ *
+ * @example
+ * ```ts
+ * import { parseScore } from "./score.ts";
+ * const s = parseScore(JSON.parse('{"metric":"m","status":"error","validity":"valid","value":null,"passed":false,"evaluator_version":"m@1"}'));
+ * if (s.status !== "error") throw new Error();
+ * ```
+ */
+export function parseScore(value: unknown): Score {
+  const result = ScoreSchema.safeParse(value);
+  if (!result.success) throw new ScoreSyntaxError(describeIssues(result.error));
+  return canonical(result.data);
+}
+
+/**
+ * Describes a value for an error message without dumping it whole.
+ *
+ * @param value Anything.
+ * @returns A short description such as `NaN`, `true` or `"0.5"`.
+ */
+function describeValue(value: unknown): string {
+  if (typeof value === "number") return String(value);
+  if (typeof value === "string") return JSON.stringify(value.slice(0, 40));
+  if (value === null || typeof value === "boolean") return String(value);
+  return typeof value;
+}

@@ -1,0 +1,118 @@
+/**
+ * The target stage: one call of the system under test per example, with
+ * bounded concurrency, results in input order, failures recorded on the unit.
+ *
+ * @module
+ */
+
+import { type Case, copyExpected, type Example } from "./case.ts";
+import { concurrentMap } from "./concurrent_map.ts";
+import type { TargetInfo, Unit } from "./unit.ts";
+
+/** What a target returns for one case. */
+export interface TargetResult {
+  /** The output text. */
+  output: string;
+  /** What to record under the unit's `target` (model, usage, ...). */
+  info?: Record<string, unknown>;
+}
+
+/** The system under test. */
+export interface Target {
+  /**
+   * Calls the system for one case. Throwing is a target error, recorded on
+   * the unit as `target.error`; it never stops the run.
+   */
+  call(
+    testCase: Case,
+    context: { signal?: AbortSignal },
+  ): Promise<TargetResult>;
+}
+
+/** Options of {@linkcode runTarget}. */
+export interface RunTargetOptions {
+  /**
+   * How many calls may be in flight.
+   * @default {4}
+   */
+  concurrency?: number;
+  /**
+   * Aborting stops the calls that are running (they become target errors).
+   * @default {undefined}
+   */
+  signal?: AbortSignal;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * Calls the target once per example and emits a unit per call, in input
+ * order. The target sees the case's `input`, `context` and `metadata`; the
+ * unit carries `expected` on to the scorers (verbatim). A failed call gives
+ * a unit with `target.error` and `output: null`; a malformed record gives a
+ * unit marked `invalid`, without a call.
+ *
+ * @param target The system under test.
+ * @param options Concurrency and abort signal.
+ * @returns The stage.
+ *
+ * @example
+ * ```ts
+ * import { runTarget } from "./target.ts";
+ * import { functionTarget } from "./targets/function_target.ts";
+ * const echo = functionTarget((c) => String(c.input).toUpperCase());
+ * const units = await Array.fromAsync(
+ *   ReadableStream.from([{ example_id: "d#1", line: 1, case: { input: "hi" } }]).pipeThrough(runTarget(echo)),
+ * );
+ * if (units[0]?.output !== "HI") throw new Error("unexpected");
+ * ```
+ */
+export function runTarget(
+  target: Target,
+  options: RunTargetOptions = {},
+): TransformStream<Example, Unit> {
+  const signal = options.signal;
+  return concurrentMap(async (example: Example): Promise<Unit> => {
+    const testCase = example.case;
+    const id = example.example_id;
+    if (testCase === null) {
+      return {
+        example_id: id,
+        unit_id: id,
+        input: "",
+        output: null,
+        invalid: example.invalid ?? "",
+      };
+    }
+    const unit: Unit = {
+      example_id: id,
+      unit_id: id,
+      input: testCase.input,
+      output: null,
+    };
+    copyExpected(unit, testCase);
+    if (testCase.context !== undefined) unit.context = testCase.context;
+    const started = performance.now();
+    let info: TargetInfo;
+    try {
+      const result = await target.call(
+        testCase,
+        signal !== undefined ? { signal } : {},
+      );
+      unit.output = result.output;
+      info = {
+        latency_ms: Math.round(performance.now() - started),
+        ...result.info,
+      };
+    } catch (error) {
+      info = {
+        latency_ms: Math.round(performance.now() - started),
+        error: messageOf(error),
+      };
+    }
+    unit.target = info;
+    return unit;
+  }, { concurrency: options.concurrency ?? 4 });
+}

@@ -1,0 +1,40 @@
+/**
+ * TypeScript function targets, for library users.
+ *
+ * @module
+ */
+
+import type { Case } from "../case.ts";
+import type { Target, TargetResult } from "../target.ts";
+
+/**
+ * Wraps a function as a target. It returns the output text, or an object
+ * with `output` and `info` to record; throwing is a target error.
+ *
+ * @param fn The system under test.
+ * @returns The target.
+ *
+ * @example
+ * ```ts
+ * import { functionTarget } from "./function_target.ts";
+ * const t = functionTarget((c) => `echo: ${c.input}`);
+ * if ((await t.call({ input: "x" }, {})).output !== "echo: x") throw new Error();
+ * ```
+ */
+export function functionTarget(
+  fn: (
+    testCase: Case,
+    context: { signal?: AbortSignal },
+  ) => string | TargetResult | Promise<string | TargetResult>,
+): Target {
+  return {
+    async call(testCase, context) {
+      const result = await fn(testCase, context);
+      if (typeof result === "string") return { output: result };
+      if (typeof result?.output !== "string") {
+        throw new TypeError("The target function returned no output text");
+      }
+      return result;
+    },
+  };
+}

@@ -1,0 +1,31 @@
+/**
+ * The replay target: the output is already in the case, as when scoring the
+ * logs of a live system.
+ *
+ * @module
+ */
+
+import type { Target } from "../target.ts";
+
+/**
+ * A target that returns each case's recorded `output` field. A case without
+ * one is a target error.
+ *
+ * @returns The target.
+ *
+ * @example
+ * ```ts
+ * import { replayTarget } from "./replay_target.ts";
+ * if ((await replayTarget().call({ input: "q", output: "a" }, {})).output !== "a") throw new Error();
+ * ```
+ */
+export function replayTarget(): Target {
+  return {
+    call(testCase) {
+      if (typeof testCase.output !== "string") {
+        return Promise.reject(new Error('The case has no "output" to replay'));
+      }
+      return Promise.resolve({ output: testCase.output });
+    },
+  };
+}

@@ -1,0 +1,96 @@
+/**
+ * The subprocess target: the system under test as a command, the case on
+ * stdin, the output text on stdout.
+ *
+ * @module
+ */
+
+import type { Case } from "../case.ts";
+import { failureMessage, runCommand } from "../_process.ts";
+import type { Target } from "../target.ts";
+
+/** Options of {@linkcode subprocessTarget}. */
+export interface SubprocessTargetOptions {
+  /**
+   * The folder the command runs in.
+   * @default {Deno.cwd()}
+   */
+  cwd?: string;
+  /**
+   * Seconds a call may take before its process group is killed.
+   * @default {120}
+   */
+  timeout?: number;
+  /**
+   * The most output read from one call; more is a target error.
+   * @default {16777216}
+   */
+  maxOutputBytes?: number;
+}
+
+/**
+ * The target's stdin: compact JSON with `context` (when the case has one),
+ * `input` and `metadata` (when it has one), in that order. Never `expected`:
+ * the system under test must not see the answer.
+ *
+ * @param testCase The case.
+ * @returns The JSON text.
+ *
+ * @example
+ * ```ts
+ * import { targetPayload } from "./subprocess_target.ts";
+ * if (targetPayload({ input: "q", expected: "secret" }) !== '{"input":"q"}') throw new Error();
+ * ```
+ */
+export function targetPayload(testCase: Case): string {
+  return JSON.stringify({
+    ...(testCase.context !== undefined ? { context: testCase.context } : {}),
+    input: testCase.input,
+    ...(testCase.metadata !== undefined ? { metadata: testCase.metadata } : {}),
+  });
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/**
+ * A target that runs `cmd` via `sh -c` once per case, in its own process
+ * group, with the case on stdin (see {@linkcode targetPayload}). Its stdout,
+ * without trailing newlines, is the output. A non-zero exit, a timeout or
+ * too much output is a target error.
+ *
+ * @param cmd The command.
+ * @param options Folder, timeout and output cap.
+ * @returns The target.
+ *
+ * @example
+ * ```ts
+ * import { subprocessTarget } from "./subprocess_target.ts";
+ * const t = subprocessTarget("cat >/dev/null; echo 42");
+ * if ((await t.call({ input: "6*7?" }, {})).output !== "42") throw new Error();
+ * ```
+ */
+export function subprocessTarget(
+  cmd: string,
+  options: SubprocessTargetOptions = {},
+): Target {
+  const timeout = options.timeout ?? 120;
+  const maxOutputBytes = options.maxOutputBytes ?? 16 * 1024 * 1024;
+  return {
+    async call(testCase, context) {
+      const result = await runCommand(cmd, {
+        ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
+        stdin: encoder.encode(targetPayload(testCase)),
+        timeoutMs: timeout * 1000,
+        maxStdoutBytes: maxOutputBytes,
+        maxStderrBytes: 1024 * 1024,
+        ...(context.signal !== undefined ? { signal: context.signal } : {}),
+      });
+      const failure = failureMessage("target", cmd, result, timeout);
+      if (failure !== undefined || result.kind !== "exited") {
+        throw new Error(failure);
+      }
+      return { output: decoder.decode(result.stdout).replace(/(\r?\n)+$/, "") };
+    },
+  };
+}

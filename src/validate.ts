@@ -1,0 +1,73 @@
+/**
+ * The validation stage: every Score that crosses a boundary obeys the Score
+ * rules, or becomes an `error` Score that says why.
+ *
+ * @module
+ */
+
+import { errored, parseScore, type Score, ScoreSyntaxError } from "./score.ts";
+
+function field(candidate: unknown, key: string): string | undefined {
+  if (typeof candidate !== "object" || candidate === null) return undefined;
+  const value = (candidate as Record<string, unknown>)[key];
+  return typeof value === "string" && value !== "" ? value : undefined;
+}
+
+/**
+ * Validates one candidate Score. A violation becomes an `error` Score whose
+ * reason and diagnostic name the broken rule, keeping whatever metric,
+ * version and identity the candidate carried.
+ *
+ * @param candidate Anything claiming to be a Score.
+ * @returns A valid Score.
+ *
+ * @example A NaN value never becomes a number
+ * ```ts
+ * import { validateScore } from "./validate.ts";
+ * const s = validateScore({ metric: "m", status: "scored", validity: "valid", value: NaN,
+ *   passed: false, evaluator_version: "m@1", diagnostics: [], evidence_refs: [] });
+ * if (s.status !== "error" || s.value !== null) throw new Error("unexpected");
+ * ```
+ */
+export function validateScore(candidate: unknown): Score {
+  try {
+    return parseScore(candidate);
+  } catch (error) {
+    if (!(error instanceof ScoreSyntaxError)) throw error;
+    const exampleId = field(candidate, "example_id");
+    const unitId = field(candidate, "unit_id");
+    return errored(
+      field(candidate, "metric") ?? "unknown",
+      `invalid Score: ${error.message}`,
+      {
+        evaluator_version: field(candidate, "evaluator_version") ?? "unknown",
+        ...(exampleId !== undefined ? { example_id: exampleId } : {}),
+        ...(unitId !== undefined ? { unit_id: unitId } : {}),
+      },
+    );
+  }
+}
+
+/**
+ * A stage that validates every Score passing through (see
+ * {@linkcode validateScore}): it never errors and never emits a Score that
+ * breaks the rules.
+ *
+ * @returns The stage.
+ *
+ * @example
+ * ```ts
+ * import { validateScores } from "./validate.ts";
+ * const out = await Array.fromAsync(
+ *   ReadableStream.from([{ metric: "m", status: "error", value: 0 }]).pipeThrough(validateScores()),
+ * );
+ * if (out[0]?.value !== null) throw new Error("a 0.0 slipped through");
+ * ```
+ */
+export function validateScores(): TransformStream<unknown, Score> {
+  return new TransformStream({
+    transform(candidate, controller) {
+      controller.enqueue(validateScore(candidate));
+    },
+  });
+}
