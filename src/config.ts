@@ -253,6 +253,25 @@ export function parseConfig(
 }
 
 /**
+ * A file-system error in a few plain words, without the OS's decoration.
+ *
+ * @param error What `Deno.readFile` and friends threw.
+ * @returns E.g. `no such file`.
+ */
+export function osErrorText(error: unknown): string {
+  if (error instanceof Deno.errors.NotFound) return "no such file";
+  if (error instanceof Deno.errors.PermissionDenied) return "permission denied";
+  if (error instanceof Deno.errors.IsADirectory) return "it is a folder";
+  if (
+    error instanceof TypeError &&
+    /invalid utf-8|stream did not contain valid UTF-8/i.test(error.message)
+  ) {
+    return "not valid UTF-8";
+  }
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
  * Reads and validates a suite's YAML config file.
  *
  * @param path The file.
@@ -267,7 +286,7 @@ export async function loadConfig(path: string): Promise<SuiteConfig> {
     throw new ConfigError(
       path,
       undefined,
-      error instanceof Error ? error.message : String(error),
+      `cannot read it: ${osErrorText(error)}`,
     );
   }
   let located;
