@@ -1,0 +1,81 @@
+// `deno bench -A bench/`: the per-Score and per-case hot functions.
+import {
+  Aggregator,
+  LineStream,
+  NdjsonParseStream,
+  parseScore,
+  scored,
+  scorerPayload,
+  validateScore,
+} from "../mod.ts";
+import { keepVerbatimExpected } from "../src/case.ts";
+
+const score = scored("exact_match", 1, {
+  example_id: "d.jsonl#1",
+  unit_id: "d.jsonl#1",
+});
+const scoreJson = JSON.stringify(score);
+const unit = {
+  example_id: "d.jsonl#1",
+  unit_id: "d.jsonl#1",
+  input: "How long do refunds take?",
+  output: "Refunds are processed within 30 days.",
+  expected: "30 days",
+  context: [
+    "Refunds are processed within 30 days.",
+    "Shipping takes 3-5 business days.",
+  ],
+};
+const line =
+  '{"id":7,"input":"How long?","expected":{"b":1,"10":2,"big":12345678901234567890},"output":"30 days"}';
+
+Deno.bench(
+  "Score: build with scored()",
+  { group: "score", baseline: true },
+  () => {
+    scored("exact_match", 0.5, { example_id: "d#1", unit_id: "d#1" });
+  },
+);
+Deno.bench(
+  "Score: validateScore() of a parsed line",
+  { group: "score" },
+  () => {
+    validateScore(JSON.parse(scoreJson));
+  },
+);
+Deno.bench("Score: parseScore()", { group: "score" }, () => {
+  parseScore(score);
+});
+Deno.bench(
+  "JSON.stringify(Score) (floor)",
+  { group: "ndjson", baseline: true },
+  () => {
+    JSON.stringify(score);
+  },
+);
+Deno.bench(
+  "JSON.parse + verbatim expected of a case line",
+  { group: "ndjson" },
+  () => {
+    keepVerbatimExpected(JSON.parse(line), line);
+  },
+);
+Deno.bench("scorerPayload()", { group: "payload" }, () => {
+  scorerPayload(unit);
+});
+Deno.bench("Aggregator.add() x1000", { group: "aggregate" }, () => {
+  const agg = new Aggregator();
+  for (let i = 0; i < 1000; i++) agg.add(score);
+  agg.results();
+});
+
+const ndjson = new TextEncoder().encode((scoreJson + "\n").repeat(10_000));
+Deno.bench(
+  "LineStream + NdjsonParseStream, 10,000 lines",
+  { group: "streams" },
+  async () => {
+    const stream = ReadableStream.from([ndjson]).pipeThrough(new LineStream())
+      .pipeThrough(new NdjsonParseStream());
+    for await (const _ of stream) { /* drain */ }
+  },
+);
