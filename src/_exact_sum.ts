@@ -51,9 +51,23 @@ export class ExactSum {
     for (const p of other.#partials) this.add(p);
   }
 
-  /** The partials, to serialise and merge later. */
+  /**
+   * The partials, to serialise and merge later: one list for one sum, in
+   * whatever order its numbers were added.
+   */
   get partials(): number[] {
-    return [...this.#partials];
+    // Non-overlapping partials of a sum are not unique; its greedy expansion
+    // (the rounded sum, then the rounded remainder, ...) is.
+    const rest = new ExactSum();
+    rest.#partials = [...this.#partials];
+    const expansion: number[] = [];
+    for (let v = rest.value; v !== 0; v = rest.value) {
+      // An overflowed sum has no exact expansion to give.
+      if (!Number.isFinite(v)) return [...this.#partials];
+      expansion.unshift(v);
+      rest.add(-v);
+    }
+    return expansion;
   }
 
   /** The exact sum, correctly rounded to a double. */

@@ -103,7 +103,8 @@ class MetricState {
   result(): Aggregate {
     const k = this.aggregatable;
     const sum = this.sum.value;
-    const mean = k > 0 ? sum / k : null;
+    // Sums of huge values can overflow: what cannot be computed is null, never NaN.
+    const mean = k > 0 && Number.isFinite(sum) ? sum / k : null;
     let stderr: number | null = null;
     let ci95: [number, number] | null = null;
     if (k >= 2 && mean !== null) {
@@ -112,9 +113,12 @@ class MetricState {
         0,
         (this.square.value - (sum * sum) / k) / (k - 1),
       );
-      stderr = Math.sqrt(variance / k);
-      const half = tCritical95(k - 1) * stderr;
-      ci95 = [mean - half, mean + half];
+      const se = Math.sqrt(variance / k);
+      const half = tCritical95(k - 1) * se;
+      if (Number.isFinite(mean - half) && Number.isFinite(mean + half)) {
+        stderr = se;
+        ci95 = [mean - half, mean + half];
+      }
     }
     const trials = k + this.errors;
     return {

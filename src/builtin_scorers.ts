@@ -40,6 +40,7 @@ function builtin(
   judge: (
     output: string,
     refs: string[],
+    norm: (text: string) => string,
     metric: string,
     version: string,
   ) => Score,
@@ -62,7 +63,7 @@ function builtin(
         );
       }
       return Promise.resolve(
-        judge(norm(unit.output ?? ""), refs.map(norm), name, version),
+        judge(norm(unit.output ?? ""), refs, norm, name, version),
       );
     },
   };
@@ -85,16 +86,20 @@ function builtin(
  * ```
  */
 export function exactMatch(options: TextScorerOptions = {}): Scorer {
-  return builtin("exact_match", options, (output, refs, metric, version) => {
-    const got = output.trim();
-    const hit = refs.some((r) => r.trim() === got);
-    return scored(metric, hit ? 1 : 0, {
-      evaluator_version: version,
-      ...(hit ? {} : {
-        reason: `expected ${JSON.stringify(refs[0]!.trim().slice(0, 200))}`,
-      }),
-    });
-  });
+  return builtin(
+    "exact_match",
+    options,
+    (output, refs, norm, metric, version) => {
+      const got = output.trim();
+      const hit = refs.some((r) => norm(r).trim() === got);
+      return scored(metric, hit ? 1 : 0, {
+        evaluator_version: version,
+        ...(hit ? {} : {
+          reason: `expected ${JSON.stringify(refs[0]!.trim().slice(0, 200))}`,
+        }),
+      });
+    },
+  );
 }
 
 /**
@@ -114,8 +119,9 @@ export function exactMatch(options: TextScorerOptions = {}): Scorer {
  * ```
  */
 export function contains(options: TextScorerOptions = {}): Scorer {
-  return builtin("contains", options, (output, refs, metric, version) => {
-    const missing = refs.filter((r) => !output.includes(r));
+  return builtin("contains", options, (output, refs, norm, metric, version) => {
+    // Reasons quote the expected texts as written, not as folded.
+    const missing = refs.filter((r) => !output.includes(norm(r)));
     const value = (refs.length - missing.length) / refs.length;
     return scored(metric, value, {
       evaluator_version: version,

@@ -178,6 +178,9 @@ export function parseCase(value: unknown): Case {
       "id",
     );
   }
+  if (id === "") {
+    throw new CaseError('"id" must not be empty', "id");
+  }
   if (input === undefined) throw new CaseError('"input" is missing', "input");
   if (typeof input !== "string" && !Array.isArray(input)) {
     throw new CaseError(

@@ -60,7 +60,9 @@ export interface LoadDatasetOptions {
  */
 export function formatOf(path: string): DatasetFormat | undefined {
   if (path === "-") return "jsonl";
-  const ext = path.slice(path.lastIndexOf(".") + 1).toLowerCase();
+  const dot = path.lastIndexOf(".");
+  if (dot < 0 || dot < path.lastIndexOf("/")) return undefined; // no extension
+  const ext = path.slice(dot + 1).toLowerCase();
   if (ext === "jsonl" || ext === "ndjson") return "jsonl";
   if (ext === "json") return "json";
   if (ext === "yaml" || ext === "yml") return "yaml";
@@ -83,9 +85,10 @@ function toExample(name: string, position: number, value: unknown): Example {
   } catch (error) {
     if (!(error instanceof CaseError)) throw error;
     const id = (value as { id?: unknown } | null)?.id;
-    const suffix = typeof id === "string" || typeof id === "number"
-      ? id
-      : position;
+    const suffix =
+      (typeof id === "string" && id !== "") || typeof id === "number"
+        ? id
+        : position;
     return {
       example_id: `${name}#${suffix}`,
       line: position,
@@ -284,8 +287,10 @@ function caseFromRow(row: Record<string, string>): Record<string, unknown> {
   const record: Record<string, unknown> = {};
   const metadata: Record<string, string> = {};
   for (const [key, cell] of Object.entries(row)) {
-    if (key === "input" || key === "id" || key === "output") record[key] = cell;
-    else if (key === "expected") {
+    if (key === "input" || key === "output") record[key] = cell;
+    else if (key === "id") {
+      if (cell !== "") record.id = cell; // an empty cell: numbered by position
+    } else if (key === "expected") {
       if (cell !== "") record.expected = cell;
     } else if (key === "context") {
       if (cell.trim().startsWith("[")) {

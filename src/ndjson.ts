@@ -122,10 +122,30 @@ export function ndjsonSink(
     }
     return chain;
   };
+  const stop = () => {
+    if (timer !== undefined) clearTimeout(timer);
+    timer = undefined;
+    pending = "";
+  };
   return new WritableStream<unknown>({
     write(value) {
-      if (failure !== undefined) throw failure;
-      pending += JSON.stringify(value) + "\n";
+      // A throw errors the stream without a call to abort(): stop the timer first.
+      if (failure !== undefined) {
+        stop();
+        throw failure;
+      }
+      let line: string | undefined;
+      try {
+        line = JSON.stringify(value);
+        // undefined, functions and symbols have no JSON text: never write "undefined".
+        if (line === undefined) {
+          throw new TypeError(`Cannot write ${typeof value} as NDJSON`);
+        }
+      } catch (error) {
+        stop();
+        throw error;
+      }
+      pending += line + "\n";
       if (pending.length >= flushChars) return flush();
       timer ??= setTimeout(() => {
         // A failed background write is reported by the next write or close.
@@ -137,9 +157,7 @@ export function ndjsonSink(
       if (failure !== undefined) throw failure;
     },
     abort() {
-      if (timer !== undefined) clearTimeout(timer);
-      timer = undefined;
-      pending = "";
+      stop();
     },
   });
 }

@@ -155,7 +155,13 @@ const ScoreSchema: z.ZodType<Score> = z
     unit_id: z.string().optional(),
     diagnostics: z.array(DiagnosticSchema).default([]),
     evidence_refs: z.array(z.string()).default([]),
-    provenance: z.record(z.string(), z.unknown()).optional(),
+    provenance: z
+      .record(z.string(), z.unknown())
+      .refine(
+        (p) => isJsonValue(p, new Set()),
+        "Must hold JSON values only: no NaN, ±Infinity, undefined, BigInt, functions, class instances, holes or cycles",
+      )
+      .optional(),
   })
   .superRefine((s, ctx) => {
     const problem = ruleViolation(s);
@@ -167,6 +173,34 @@ const ScoreSchema: z.ZodType<Score> = z
       });
     }
   }) as z.ZodType<Score>;
+
+/** Whether JSON carries `value` unchanged, so a Score survives its own NDJSON line. */
+function isJsonValue(value: unknown, ancestors: Set<object>): boolean {
+  if (
+    value === null || typeof value === "string" || typeof value === "boolean"
+  ) return true;
+  if (typeof value === "number") return Number.isFinite(value);
+  // The depth bound keeps a hostile value from overflowing the stack.
+  if (
+    typeof value !== "object" || ancestors.has(value) || ancestors.size >= 1000
+  ) return false;
+  const proto = Object.getPrototypeOf(value);
+  const isArray = Array.isArray(value);
+  if (!isArray && proto !== Object.prototype && proto !== null) return false;
+  ancestors.add(value);
+  let ok = true;
+  if (isArray) {
+    for (let i = 0; ok && i < value.length; i++) {
+      ok = i in value && isJsonValue(value[i], ancestors);
+    }
+  } else {
+    for (const v of Object.values(value)) {
+      if (!(ok = isJsonValue(v, ancestors))) break;
+    }
+  }
+  ancestors.delete(value);
+  return ok;
+}
 
 function problemPath(s: { status: ScoreStatus; value: number | null }): string {
   if (s.status === "scored" && s.value === null) return "value";
@@ -220,7 +254,8 @@ function canonical(s: Score): Score {
     metric: s.metric,
     status: s.status,
     validity: s.validity,
-    value: s.value,
+    // JSON has no -0: carry 0, so the Score reads back equal from its NDJSON.
+    value: s.value === 0 ? 0 : s.value,
     passed: s.passed,
     ...(s.reason !== undefined ? { reason: s.reason } : {}),
     evaluator_version: s.evaluator_version,
@@ -228,7 +263,10 @@ function canonical(s: Score): Score {
     ...(s.unit_id !== undefined ? { unit_id: s.unit_id } : {}),
     diagnostics: s.diagnostics,
     evidence_refs: s.evidence_refs,
-    ...(s.provenance !== undefined ? { provenance: s.provenance } : {}),
+    // A JSON copy: validated JSON-safe, it no longer aliases the caller's object.
+    ...(s.provenance !== undefined
+      ? { provenance: JSON.parse(JSON.stringify(s.provenance)) }
+      : {}),
   };
 }
 
