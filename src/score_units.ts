@@ -28,60 +28,100 @@ function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** What a failed Score of a scorer looks like: one per metric it declares. */
+/** The metrics a scorer declares: its `metrics`, else its name. */
+function declaredMetrics(scorer: Scorer): readonly string[] {
+  return scorer.metrics !== undefined && scorer.metrics.length > 0
+    ? scorer.metrics
+    : [scorer.name];
+}
+
+/** What a scorer failing on a unit gives: an error Score per declared metric. */
 function failure(scorer: Scorer, reason: string, unit: Unit): Score[] {
-  const metrics = scorer.metrics ?? [scorer.name];
-  return metrics.map((metric) =>
-    errored(metric, reason, {
-      evaluator_version: scorer.version,
-      example_id: unit.example_id,
-      unit_id: unit.unit_id,
-    })
+  return declaredMetrics(scorer).map((metric) =>
+    errorScore(scorer, metric, reason, unit)
   );
 }
 
-/**
- * Checks one candidate Score from a scorer against the Score rules and the
- * scorer's declared metrics, and stamps the unit's identity on it. A
- * violation becomes an `error` Score with the violation as its reason: never
- * a crash, never a 0.0.
- *
- * @param candidate What the scorer returned.
- * @param scorer The scorer.
- * @param unit The unit scored.
- * @returns A valid Score, keys in canonical order.
- */
-export function checkScore(
-  candidate: unknown,
+function errorScore(
   scorer: Scorer,
+  metric: string,
+  reason: string,
   unit: Unit,
 ): Score {
-  const declared = scorer.metrics ?? [scorer.name];
-  let score: Score;
-  try {
-    score = parseScore(
-      typeof candidate === "object" && candidate !== null
-        ? { ...candidate, example_id: unit.example_id, unit_id: unit.unit_id }
-        : candidate,
-    );
-  } catch (error) {
-    if (!(error instanceof SyntaxError)) throw error;
-    return failure(
-      scorer,
-      `scorer error: invalid Score: ${error.message}`,
-      unit,
-    )[0]!;
+  return errored(metric, reason, {
+    evaluator_version: scorer.version,
+    example_id: unit.example_id,
+    unit_id: unit.unit_id,
+  });
+}
+
+/**
+ * Checks what a scorer returned for a unit (a Score or a batch) against the
+ * Score rules and the scorer's declared metrics, and stamps the unit's
+ * identity. The result has exactly one Score per declared metric, in the
+ * declared order: a candidate that breaks a rule, a metric given twice, or a
+ * declared metric left out becomes an `error` Score that says so. Never a
+ * crash, never a 0.0.
+ *
+ * @param result What the scorer returned.
+ * @param scorer The scorer.
+ * @param unit The unit scored.
+ * @returns One valid Score per declared metric, keys in canonical order.
+ */
+export function checkScores(
+  result: unknown,
+  scorer: Scorer,
+  unit: Unit,
+): Score[] {
+  const declared = declaredMetrics(scorer);
+  const candidates: unknown[] = isScoreBatch(result) ? result.scores : [result];
+  const found = new Map<string, Score>();
+  const broken = new Map<string, string>();
+  const strays: string[] = [];
+  for (const candidate of candidates) {
+    const claimed = typeof candidate === "object" && candidate !== null
+      ? (candidate as { metric?: unknown }).metric
+      : undefined;
+    let score: Score;
+    try {
+      score = parseScore(
+        typeof candidate === "object" && candidate !== null
+          ? { ...candidate, example_id: unit.example_id, unit_id: unit.unit_id }
+          : candidate,
+      );
+    } catch (error) {
+      if (!(error instanceof SyntaxError)) throw error;
+      const message = `invalid Score: ${error.message}`;
+      if (typeof claimed === "string" && declared.includes(claimed)) {
+        broken.set(claimed, message);
+      } else strays.push(message);
+      continue;
+    }
+    if (!declared.includes(score.metric)) {
+      strays.push(
+        `Score for undeclared metric ${JSON.stringify(score.metric)}`,
+      );
+    } else if (found.has(score.metric) || broken.has(score.metric)) {
+      broken.set(
+        score.metric,
+        `two Scores for metric ${JSON.stringify(score.metric)}`,
+      );
+    } else {
+      found.set(score.metric, score);
+    }
   }
-  if (!declared.includes(score.metric)) {
-    return failure(
-      scorer,
-      `scorer error: Score for undeclared metric ${
-        JSON.stringify(score.metric)
-      }`,
-      unit,
-    )[0]!;
-  }
-  return score;
+  return declared.map((metric) => {
+    const problem = broken.get(metric);
+    if (problem !== undefined) {
+      return errorScore(scorer, metric, `scorer error: ${problem}`, unit);
+    }
+    const score = found.get(metric);
+    if (score !== undefined) return score;
+    const why = strays.length > 0
+      ? strays.join("; ")
+      : `no Score for metric ${JSON.stringify(metric)}`;
+    return errorScore(scorer, metric, `scorer error: ${why}`, unit);
+  });
 }
 
 async function runScorer(
@@ -103,8 +143,7 @@ async function runScorer(
     // Any throw is the scorer's failure, and failures are data.
     return failure(scorer, `scorer error: ${messageOf(error)}`, unit);
   }
-  const candidates = isScoreBatch(result) ? result.scores : [result];
-  return candidates.map((c) => checkScore(c, scorer, unit));
+  return checkScores(result, scorer, unit);
 }
 
 /**
