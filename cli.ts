@@ -14,7 +14,7 @@ import {
   parseAggregate,
 } from "./src/aggregate.ts";
 import { parseArgs, UsageError } from "./src/_args.ts";
-import { ConfigError } from "./src/config.ts";
+import { ConfigError, osErrorText } from "./src/config.ts";
 import { DatasetError } from "./src/dataset.ts";
 import { LineStream } from "./src/line_stream.ts";
 import {
@@ -22,7 +22,16 @@ import {
   NdjsonParseStream,
   ndjsonSink,
 } from "./src/ndjson.ts";
-import { formatSummary } from "./src/report.ts";
+import { formatDiff, formatSummary } from "./src/report.ts";
+import { diffScores, significantlyWorse } from "./src/diff.ts";
+import { RunRecordError } from "./src/run_record.ts";
+import {
+  readScoresFile,
+  type ScoresFile,
+  ScoresFileError,
+} from "./src/scores_file.ts";
+import { TextWriter } from "./src/_text_writer.ts";
+import { groupByCall, renderByCall } from "./src/view.ts";
 import { runSuite } from "./src/run.ts";
 import { parseScore } from "./src/score.ts";
 import { scoreUnits } from "./src/score_units.ts";
@@ -39,6 +48,8 @@ Commands:
   run CONFIG.yaml   Run a suite; Scores (NDJSON) on stdout, a summary on stderr
   score             Score unit records (NDJSON on stdin) with subprocess scorers
   aggregate         Aggregate Scores (NDJSON on stdin) per metric
+  view FILE         Show a RunRecord or Scores file: a summary, or --by-call
+  diff A B          Compare two runs case by case (paired differences)
 
 Run "evalpipe <command> --help" for a command's options.
 Exit codes: 0 success, 1 a gate failed, 2 usage, config or input error.`,
@@ -50,6 +61,8 @@ and a summary table on stderr.
 
 Options:
   --out FILE          Write Scores to FILE instead of stdout
+  --record FILE       Write the RunRecord (config, fingerprints, Scores,
+                      aggregates) to FILE, as the run goes
   --concurrency N     Units in flight at once (default: the config's, else 8)
   --timeout SECONDS   Every scorer's timeout (default: the config's, else 60)
   --help              Show this help`,
@@ -76,6 +89,30 @@ in the input (from shards) are merged exactly.
 
 Options:
   --help              Show this help`,
+  view: `Usage: evalpipe view RECORD_OR_SCORES [--by-call] [--json] [--width N]
+
+Shows a RunRecord (--record) or an NDJSON file of Scores. Without --by-call,
+the summary table per metric. With --by-call, the Scores grouped by example
+and unit, each metric's status, value, verdict and reason side by side,
+failing units first. Control characters in model output are escaped.
+
+Options:
+  --by-call           Group Scores by the unit they measured
+  --json              With --by-call: one JSON object per unit (NDJSON)
+  --width N           Columns to fit (default: the terminal's, else 120)
+  --help              Show this help`,
+  diff: `Usage: evalpipe diff A B [--fail-on-regression]
+
+Compares two runs (RunRecords or Scores files), pairing Scores by example id
+and metric (epochs averaged per example). Writes one NDJSON line per metric
+on stdout (pairs, mean_a, mean_b, delta = B - A, its paired stderr and ci95,
+improved, regressed, newly_passing, newly_failing, only_a, only_b,
+regressions) and a table on stderr.
+
+Options:
+  --fail-on-regression  Exit 1 when a metric got significantly worse (the
+                        95% interval of delta lies below 0)
+  --help                Show this help`,
 };
 
 const encoder = new TextEncoder();
@@ -95,7 +132,13 @@ async function openOut(
   if (path === undefined) {
     return { write: (p) => Deno.stdout.write(p), close: () => {} };
   }
-  return await Deno.open(path, { write: true, create: true, truncate: true });
+  try {
+    return await Deno.open(path, { write: true, create: true, truncate: true });
+  } catch (error) {
+    throw new UsageError(
+      `Cannot write ${JSON.stringify(path)}: ${osErrorText(error)}`,
+    );
+  }
 }
 
 /** Aborts `controller` on SIGINT and SIGTERM until `dispose` is called. */
@@ -141,6 +184,7 @@ function progress(): { tick(): void; done(): void } {
 async function run(args: string[]): Promise<number> {
   const { flags, positionals } = parseArgs(args, {
     out: { type: "string" },
+    record: { type: "string" },
     concurrency: { type: "number" },
     timeout: { type: "number" },
     help: { type: "boolean" },
@@ -150,12 +194,16 @@ async function run(args: string[]): Promise<number> {
     throw new UsageError("run takes one config file");
   }
   const out = await openOut(flags.out as string | undefined);
+  const record = flags.record === undefined
+    ? undefined
+    : await openOut(flags.record as string);
   const controller = new AbortController();
   const interrupt = onInterrupt(controller);
   const bar = progress();
   try {
     const summary = await runSuite(positionals[0]!, {
       sink: ndjsonSink(out),
+      ...(record !== undefined ? { record } : {}),
       signal: controller.signal,
       ...(flags.concurrency !== undefined
         ? { concurrency: Math.floor(flags.concurrency as number) }
@@ -173,7 +221,11 @@ async function run(args: string[]): Promise<number> {
         flags.out !== undefined ? ` written to ${flags.out}` : ""
       }`,
     );
-    return summary.invalidRecords > 0 ? 2 : 0;
+    for (const failure of summary.gateFailures) {
+      say(`evalpipe: gate failed: ${failure.message}`);
+    }
+    if (summary.invalidRecords > 0) return 2;
+    return summary.gateFailures.length > 0 ? 1 : 0;
   } catch (error) {
     bar.done();
     const sig = interrupt.signal();
@@ -190,6 +242,7 @@ async function run(args: string[]): Promise<number> {
   } finally {
     interrupt.dispose();
     out.close();
+    record?.close();
   }
 }
 
@@ -294,6 +347,94 @@ async function aggregateCommand(args: string[]): Promise<number> {
   return malformed > 0 ? 2 : 0;
 }
 
+async function readResults(path: string): Promise<ScoresFile> {
+  const file = await readScoresFile(path);
+  for (const p of file.problems) {
+    say(
+      `evalpipe: Malformed Score in ${
+        JSON.stringify(path)
+      } line ${p.line}: ${p.message}`,
+    );
+  }
+  if (file.record !== undefined && !file.record.complete) {
+    say(
+      `evalpipe: ${
+        JSON.stringify(path)
+      } is the record of a run that did not finish`,
+    );
+  }
+  return file;
+}
+
+async function writeStdout(text: string): Promise<void> {
+  try {
+    const w = new TextWriter(Deno.stdout);
+    w.write(text);
+    await w.flush();
+  } catch (error) {
+    if (!isBrokenPipe(error)) throw error;
+  }
+}
+
+async function view(args: string[]): Promise<number> {
+  const { flags, positionals } = parseArgs(args, {
+    "by-call": { type: "boolean" },
+    json: { type: "boolean" },
+    width: { type: "number" },
+    help: { type: "boolean" },
+  });
+  if (flags.help) return help("view");
+  if (positionals.length !== 1) {
+    throw new UsageError("view takes one RunRecord or Scores file");
+  }
+  const file = await readResults(positionals[0]!);
+  const status = file.problems.length > 0 ? 2 : 0;
+  if (!flags["by-call"]) {
+    const aggregator = new Aggregator();
+    for (const s of file.scores) aggregator.add(s);
+    await writeStdout(`${formatSummary(aggregator.results())}\n`);
+    return status;
+  }
+  const units = groupByCall(file.scores);
+  if (flags.json) {
+    await writeStdout(units.map((u) => JSON.stringify(u) + "\n").join(""));
+    return status;
+  }
+  const width = (flags.width as number | undefined) ??
+    (Deno.stdout.isTerminal() ? Deno.consoleSize().columns : 120);
+  const failed = units.filter((u) => u.failed).length;
+  const lines = renderByCall(units, Math.max(20, Math.floor(width)));
+  await writeStdout(
+    `${lines.join("\n")}\n\n${units.length} units, ${failed} with a failure\n`,
+  );
+  return status;
+}
+
+async function diff(args: string[]): Promise<number> {
+  const { flags, positionals } = parseArgs(args, {
+    "fail-on-regression": { type: "boolean" },
+    help: { type: "boolean" },
+  });
+  if (flags.help) return help("diff");
+  if (positionals.length !== 2) {
+    throw new UsageError("diff takes two files: A (baseline) and B");
+  }
+  const [a, b] = await Promise.all(positionals.map(readResults));
+  const lines = diffScores(a!.scores, b!.scores);
+  await writeStdout(lines.map((l) => JSON.stringify(l) + "\n").join(""));
+  say(formatDiff(lines));
+  if (a!.problems.length + b!.problems.length > 0) return 2;
+  const worse = lines.filter(significantlyWorse);
+  for (const l of worse) {
+    say(
+      `evalpipe: ${l.metric} got significantly worse: delta ${
+        l.delta!.toFixed(3)
+      }, 95% CI [${l.ci95![0].toFixed(3)}, ${l.ci95![1].toFixed(3)}]`,
+    );
+  }
+  return flags["fail-on-regression"] && worse.length > 0 ? 1 : 0;
+}
+
 function help(topic: string): number {
   Deno.stdout.writeSync(encoder.encode(`${HELP[topic]}\n`));
   return 0;
@@ -315,6 +456,10 @@ export async function main(args: string[]): Promise<number> {
         return await score(rest);
       case "aggregate":
         return await aggregateCommand(rest);
+      case "view":
+        return await view(rest);
+      case "diff":
+        return await diff(rest);
       case "help":
       case "--help":
       case "-h":
@@ -335,7 +480,10 @@ export async function main(args: string[]): Promise<number> {
       );
       return 2;
     }
-    if (error instanceof ConfigError || error instanceof DatasetError) {
+    if (
+      error instanceof ConfigError || error instanceof DatasetError ||
+      error instanceof ScoresFileError || error instanceof RunRecordError
+    ) {
       say(`evalpipe: ${error.message}`);
       return 2;
     }

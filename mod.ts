@@ -45,3 +45,8 @@ export * from "./src/concurrent_map.ts";
 export * from "./src/config.ts";
 export * from "./src/run.ts";
 export * from "./src/report.ts";
+export * from "./src/run_record.ts";
+export * from "./src/gates.ts";
+export * from "./src/diff.ts";
+export * from "./src/view.ts";
+export * from "./src/scores_file.ts";

@@ -44,6 +44,12 @@ export interface Aggregate {
   pass_rate: number | null;
   /** The Wilson 95% interval of `pass_rate`. */
   pass_rate_ci95: [number, number] | null;
+  /**
+   * The mean over aggregatable Scores and errors if every error had scored
+   * 0, and if every error had scored 1: how far the errors could move the
+   * mean. `null` when there are neither.
+   */
+  mean_bounds: [number, number] | null;
   /** Exact partial sums of the values and their squares, so aggregates merge exactly. */
   sums: { value: number[]; square: number[] };
 }
@@ -136,6 +142,9 @@ class MetricState {
       passed: this.passed,
       pass_rate: trials > 0 ? this.passed / trials : null,
       pass_rate_ci95: trials > 0 ? wilson95(this.passed, trials) : null,
+      mean_bounds: trials > 0 && Number.isFinite(sum)
+        ? [sum / trials, (sum + this.errors) / trials]
+        : null,
       sums: { value: this.sum.partials, square: this.square.partials },
     };
   }

@@ -9,6 +9,7 @@
 import { z } from "zod";
 import { parseYaml } from "./_yaml.ts";
 import { contains, exactMatch } from "./builtin_scorers.ts";
+import type { Gate } from "./gates.ts";
 import type { Scorer } from "./scorer.ts";
 import { defaultScorerName, subprocessScorer } from "./subprocess_scorer.ts";
 import type { Target } from "./target.ts";
@@ -73,6 +74,8 @@ export interface SuiteConfig {
   concurrency?: number;
   /** The default scorer timeout, in seconds. */
   timeout?: number;
+  /** Thresholds per metric; `run` exits 1 when one fails. */
+  gates?: Record<string, Gate>;
 }
 
 const seconds = z.number().positive().max(86_400);
@@ -107,6 +110,16 @@ const SuiteSchema: z.ZodType<SuiteConfig> = z.strictObject({
   scorers: z.array(ScorerSchema).min(1),
   concurrency: z.number().int().min(1).max(1024).optional(),
   timeout: seconds.optional(),
+  gates: z.record(
+    z.string(),
+    z.strictObject({
+      min_mean: z.number().optional(),
+      min_mean_lower_bound: z.number().optional(),
+      min_pass_rate: z.number().min(0).max(1).optional(),
+      min_coverage: z.number().min(0).max(1).optional(),
+      max_errors: z.number().int().min(0).optional(),
+    }),
+  ).optional(),
 }) as z.ZodType<SuiteConfig>;
 
 /** A config file that cannot be used, with where the problem is. */
@@ -264,7 +277,9 @@ export function osErrorText(error: unknown): string {
   if (error instanceof Deno.errors.IsADirectory) return "it is a folder";
   if (
     error instanceof TypeError &&
-    /invalid utf-8|stream did not contain valid UTF-8/i.test(error.message)
+    /invalid utf-8|did not contain valid UTF-8|encoded data is not valid/i.test(
+      error.message,
+    )
   ) {
     return "not valid UTF-8";
   }
@@ -272,23 +287,14 @@ export function osErrorText(error: unknown): string {
 }
 
 /**
- * Reads and validates a suite's YAML config file.
+ * Parses and validates a suite's YAML config text.
  *
- * @param path The file.
+ * @param text The YAML.
+ * @param path The file it came from, for messages.
  * @returns The config.
- * @throws {ConfigError} When the file cannot be read, parsed or validated.
+ * @throws {ConfigError} When it cannot be parsed or validated.
  */
-export async function loadConfig(path: string): Promise<SuiteConfig> {
-  let text: string;
-  try {
-    text = await Deno.readTextFile(path);
-  } catch (error) {
-    throw new ConfigError(
-      path,
-      undefined,
-      `cannot read it: ${osErrorText(error)}`,
-    );
-  }
+export function parseConfigText(text: string, path: string): SuiteConfig {
   let located;
   try {
     located = parseYaml(text, path);
@@ -302,6 +308,36 @@ export async function loadConfig(path: string): Promise<SuiteConfig> {
     );
   }
   return parseConfig(located.value, path, located.lineOf);
+}
+
+/**
+ * Reads a suite's YAML config file.
+ *
+ * @param path The file.
+ * @returns Its text.
+ * @throws {ConfigError} When it cannot be read.
+ */
+export async function readConfigText(path: string): Promise<string> {
+  try {
+    return await Deno.readTextFile(path);
+  } catch (error) {
+    throw new ConfigError(
+      path,
+      undefined,
+      `cannot read it: ${osErrorText(error)}`,
+    );
+  }
+}
+
+/**
+ * Reads and validates a suite's YAML config file.
+ *
+ * @param path The file.
+ * @returns The config.
+ * @throws {ConfigError} When the file cannot be read, parsed or validated.
+ */
+export async function loadConfig(path: string): Promise<SuiteConfig> {
+  return parseConfigText(await readConfigText(path), path);
 }
 
 /**

@@ -6,6 +6,9 @@
  */
 
 import type { Line } from "./line_stream.ts";
+import { type ByteWriter, TextWriter } from "./_text_writer.ts";
+
+export type { ByteWriter } from "./_text_writer.ts";
 
 /** One parsed NDJSON line: its value, or why it could not be parsed. */
 export type ParsedLine =
@@ -59,12 +62,6 @@ export class NdjsonParseStream extends TransformStream<Line, ParsedLine> {
   }
 }
 
-/** Where bytes go: `Deno.stdout`, a `Deno.FsFile`, or anything with `write`. */
-export interface ByteWriter {
-  /** Writes some of `p`, resolving to how many bytes were written. */
-  write(p: Uint8Array): Promise<number>;
-}
-
 /** Options of {@linkcode ndjsonSink}. */
 export interface NdjsonSinkOptions {
   /**
@@ -72,15 +69,6 @@ export interface NdjsonSinkOptions {
    * @default {65536}
    */
   flushChars?: number;
-}
-
-const encoder = new TextEncoder();
-
-async function writeAll(dest: ByteWriter, bytes: Uint8Array): Promise<void> {
-  let offset = 0;
-  while (offset < bytes.length) {
-    offset += await dest.write(bytes.subarray(offset));
-  }
 }
 
 /**
@@ -107,33 +95,9 @@ export function ndjsonSink(
   dest: ByteWriter,
   options: NdjsonSinkOptions = {},
 ): WritableStream<unknown> {
-  const flushChars = options.flushChars ?? 65536;
-  let pending = "";
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let chain: Promise<void> = Promise.resolve();
-  let failure: unknown;
-  const flush = (): Promise<void> => {
-    if (timer !== undefined) clearTimeout(timer);
-    timer = undefined;
-    if (pending !== "") {
-      const bytes = encoder.encode(pending);
-      pending = "";
-      chain = chain.then(() => writeAll(dest, bytes));
-    }
-    return chain;
-  };
-  const stop = () => {
-    if (timer !== undefined) clearTimeout(timer);
-    timer = undefined;
-    pending = "";
-  };
+  const out = new TextWriter(dest, options.flushChars);
   return new WritableStream<unknown>({
     write(value) {
-      // A throw errors the stream without a call to abort(): stop the timer first.
-      if (failure !== undefined) {
-        stop();
-        throw failure;
-      }
       let line: string | undefined;
       try {
         line = JSON.stringify(value);
@@ -141,23 +105,18 @@ export function ndjsonSink(
         if (line === undefined) {
           throw new TypeError(`Cannot write ${typeof value} as NDJSON`);
         }
+        return out.write(line + "\n");
       } catch (error) {
-        stop();
+        // A throw errors the stream without a call to abort(): stop the timer here.
+        out.discard();
         throw error;
       }
-      pending += line + "\n";
-      if (pending.length >= flushChars) return flush();
-      timer ??= setTimeout(() => {
-        // A failed background write is reported by the next write or close.
-        flush().catch((error) => (failure = error));
-      }, 0);
     },
-    async close() {
-      await flush();
-      if (failure !== undefined) throw failure;
+    close() {
+      return out.flush();
     },
     abort() {
-      stop();
+      out.discard();
     },
   });
 }

@@ -10,18 +10,33 @@ import {
   buildScorers,
   buildTarget,
   folderOf,
-  loadConfig,
+  parseConfigText,
+  readConfigText,
   type SuiteConfig,
 } from "./config.ts";
-import { formatOf, loadDataset } from "./dataset.ts";
+import { DatasetError, formatOf, loadDataset } from "./dataset.ts";
+import {
+  commandFingerprint,
+  fileFingerprint,
+  fingerprint,
+} from "./_fingerprint.ts";
+import { checkGates, type GateFailure } from "./gates.ts";
+import { type Fingerprints, newRunId, RunRecordWriter } from "./run_record.ts";
 import type { Score } from "./score.ts";
+import type { Scorer } from "./scorer.ts";
 import { scoreUnits } from "./score_units.ts";
 import { runTarget } from "./target.ts";
+import type { ByteWriter } from "./_text_writer.ts";
 
 /** Options of {@linkcode runSuite}. */
 export interface RunSuiteOptions {
   /** Where Scores go, one at a time, as they are produced. */
   sink: WritableStream<Score>;
+  /**
+   * Where the RunRecord goes, written as the run goes.
+   * @default {undefined}
+   */
+  record?: ByteWriter;
   /**
    * Units in flight at once; overrides the config's `concurrency`.
    * @default {the config's, else 8}
@@ -57,40 +72,98 @@ export interface RunSuiteOptions {
 
 /** What a finished run reports. */
 export interface RunSummary {
+  /** The run's id (as in its RunRecord). */
+  runId: string;
   /** The aggregates, one per metric, sorted by metric. */
   aggregates: Aggregate[];
   /** Scores written. */
   scores: number;
   /** Malformed dataset records seen. */
   invalidRecords: number;
+  /** The config's gates that did not hold. */
+  gateFailures: GateFailure[];
 }
 
-/**
- * Runs the suite a config file describes: load the dataset, call the target,
- * run the scorers, validate every Score, write it to the sink, aggregate.
- * Paths and commands resolve against the config file's folder.
- *
- * @param configPath The YAML config file.
- * @param options The sink and overrides.
- * @returns The summary.
- * @throws {import("./config.ts").ConfigError} For a config that cannot be used.
- * @throws {import("./dataset.ts").DatasetError} For a dataset that cannot be read at all.
- */
-export async function runSuite(
+/** A suite ready to run: its config resolved and its parts built. */
+interface Prepared {
+  config: SuiteConfig;
+  cwd: string;
+  scorers: Scorer[];
+  datasetPath: string;
+  datasetName: string;
+  fingerprints: Fingerprints;
+}
+
+async function prepare(
   configPath: string,
   options: RunSuiteOptions,
-): Promise<RunSummary> {
-  const config: SuiteConfig = await loadConfig(configPath);
+): Promise<Prepared> {
+  const text = await readConfigText(configPath);
+  const config = parseConfigText(text, configPath);
   const cwd = folderOf(configPath);
   const scorers = buildScorers(config, configPath, {
     cwd,
     ...(options.timeout !== undefined ? { timeout: options.timeout } : {}),
   });
-  const target = buildTarget(config, cwd);
-  const datasetPath = config.dataset === "-" || config.dataset.startsWith("/")
+  const fromStdin = config.dataset === "-";
+  const datasetPath = fromStdin || config.dataset.startsWith("/")
     ? config.dataset
     : `${cwd}/${config.dataset}`;
-  const datasetName = config.dataset === "-" ? "stdin" : config.dataset;
+  let dataset: string | null = null;
+  if (!fromStdin && options.record !== undefined) {
+    try {
+      dataset = await fileFingerprint(datasetPath);
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+      throw new DatasetError(
+        `Cannot open dataset ${JSON.stringify(datasetPath)}: no such file`,
+      );
+    }
+  }
+  const target = config.target;
+  return {
+    config,
+    cwd,
+    scorers,
+    datasetPath,
+    datasetName: fromStdin ? "stdin" : config.dataset,
+    fingerprints: {
+      config: fingerprint(text),
+      dataset,
+      target: target.type === "subprocess"
+        ? fingerprint(
+          JSON.stringify(target),
+          commandFingerprint(target.cmd, cwd),
+        )
+        : fingerprint(JSON.stringify(target)),
+      scorers: Object.fromEntries(scorers.map((s) => [s.name, s.version])),
+    },
+  };
+}
+
+/**
+ * Runs the suite a config file describes: load the dataset, call the target,
+ * run the scorers, validate every Score, write it to the sink (and the
+ * RunRecord), aggregate, check the gates. Paths and commands resolve against
+ * the config file's folder.
+ *
+ * @param configPath The YAML config file.
+ * @param options The sink, the record and overrides.
+ * @returns The summary.
+ * @throws {import("./config.ts").ConfigError} For a config that cannot be used.
+ * @throws {DatasetError} For a dataset that cannot be read at all.
+ */
+export async function runSuite(
+  configPath: string,
+  options: RunSuiteOptions,
+): Promise<RunSummary> {
+  const started = new Date();
+  const runId = newRunId(started);
+  const { config, cwd, scorers, datasetPath, datasetName, fingerprints } =
+    await prepare(
+      configPath,
+      options,
+    );
   const where = formatOf(config.dataset) === "jsonl" ? "line" : "record";
   const examples = await loadDataset(datasetPath, {
     name: datasetName,
@@ -98,42 +171,73 @@ export async function runSuite(
   });
   const concurrency = options.concurrency ?? config.concurrency ?? 8;
   const signal = options.signal;
+  const record = options.record === undefined
+    ? undefined
+    : new RunRecordWriter(options.record, {
+      run_id: runId,
+      started_at: started.toISOString(),
+      config_path: configPath,
+      config: {
+        ...config,
+        concurrency,
+        ...(options.timeout !== undefined ? { timeout: options.timeout } : {}),
+      } as unknown as Record<string, unknown>,
+      fingerprints,
+    });
   const aggregator = new Aggregator();
   let invalidRecords = 0;
   let scores = 0;
-  await examples
-    .pipeThrough(
-      new TransformStream<Example, Example>({
-        transform(example, controller) {
-          if (example.invalid !== undefined) {
-            invalidRecords++;
-            options.onInvalidRecord?.(
-              `Invalid case in ${
-                JSON.stringify(datasetName)
-              } ${where} ${example.line}: ${example.invalid}`,
-              example,
-            );
-          }
-          controller.enqueue(example);
-        },
-      }),
-    )
-    .pipeThrough(
-      runTarget(target, { concurrency, ...(signal ? { signal } : {}) }),
-    )
-    .pipeThrough(
-      scoreUnits(scorers, { concurrency, ...(signal ? { signal } : {}) }),
-    )
-    .pipeThrough(
-      new TransformStream<Score, Score>({
-        transform(score, controller) {
-          scores++;
-          aggregator.add(score);
-          options.onScore?.(score);
-          controller.enqueue(score);
-        },
-      }),
-    )
-    .pipeTo(options.sink, signal !== undefined ? { signal } : {});
-  return { aggregates: aggregator.results(), scores, invalidRecords };
+  try {
+    await examples
+      .pipeThrough(
+        new TransformStream<Example, Example>({
+          transform(example, controller) {
+            if (example.invalid !== undefined) {
+              invalidRecords++;
+              options.onInvalidRecord?.(
+                `Invalid case in ${
+                  JSON.stringify(datasetName)
+                } ${where} ${example.line}: ${example.invalid}`,
+                example,
+              );
+            }
+            controller.enqueue(example);
+          },
+        }),
+      )
+      .pipeThrough(
+        runTarget(buildTarget(config, cwd), {
+          concurrency,
+          ...(signal ? { signal } : {}),
+        }),
+      )
+      .pipeThrough(
+        scoreUnits(scorers, { concurrency, ...(signal ? { signal } : {}) }),
+      )
+      .pipeThrough(
+        new TransformStream<Score, Score>({
+          async transform(score, controller) {
+            scores++;
+            aggregator.add(score);
+            options.onScore?.(score);
+            controller.enqueue(score);
+            await record?.add(score);
+          },
+        }),
+      )
+      .pipeTo(options.sink, signal !== undefined ? { signal } : {});
+  } catch (error) {
+    // Keep what was computed: the record ends, marked incomplete.
+    await record?.finish(aggregator.results(), false);
+    throw error;
+  }
+  const aggregates = aggregator.results();
+  await record?.finish(aggregates, true);
+  return {
+    runId,
+    aggregates,
+    scores,
+    invalidRecords,
+    gateFailures: checkGates(config.gates ?? {}, aggregates),
+  };
 }

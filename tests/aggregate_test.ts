@@ -119,6 +119,8 @@ Deno.test("Aggregator averages aggregatable Scores only and counts the rest", ()
       passed: 2,
       pass_rate: 0.5,
       pass_rate_ci95: null,
+      // Errors as 0: (0 + 0.5 + 1 + 0)/4 = 0.375; as 1: (0 + 0.5 + 1 + 1)/4 = 0.625.
+      mean_bounds: [0.375, 0.625],
       sums: accuracy!.sums,
     },
   );
@@ -135,6 +137,8 @@ Deno.test("Aggregator averages aggregatable Scores only and counts the rest", ()
   assert.equal(brevity!.ci95, null);
   assert.equal(brevity!.pass_rate, 0.5);
   assert.equal(brevity!.coverage, 0.5);
+  // Errors as 0: 0.8/2 = 0.4; as 1: 1.8/2 = 0.9.
+  assert.deepEqual(brevity!.mean_bounds, [0.4, 0.9]);
   // zeta: nothing aggregatable and nothing that passes or fails.
   assert.deepEqual(
     { ...zeta!, sums: null },
@@ -153,6 +157,7 @@ Deno.test("Aggregator averages aggregatable Scores only and counts the rest", ()
       passed: 0,
       pass_rate: null,
       pass_rate_ci95: null,
+      mean_bounds: null,
       sums: null,
     },
   );

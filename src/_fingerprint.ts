@@ -1,0 +1,51 @@
+/**
+ * Fingerprints: short, stable hashes of what a run depended on, so two runs
+ * can tell whether they measured the same thing.
+ *
+ * @module
+ */
+
+import { createHash } from "node:crypto";
+import { scriptOf } from "./subprocess_scorer.ts";
+
+/**
+ * The SHA-256 of some text or bytes, as `sha256:<hex>`.
+ *
+ * @param parts Texts or bytes, hashed in order with a separator.
+ * @returns The fingerprint.
+ */
+export function fingerprint(...parts: Array<string | Uint8Array>): string {
+  const hash = createHash("sha256");
+  for (const part of parts) hash.update(part).update("\0");
+  return `sha256:${hash.digest("hex")}`;
+}
+
+/**
+ * The fingerprint of a file's content, read as a stream.
+ *
+ * @param path The file.
+ * @returns The fingerprint.
+ */
+export async function fileFingerprint(path: string): Promise<string> {
+  const hash = createHash("sha256");
+  const file = await Deno.open(path); // its readable closes it at the end
+  for await (const chunk of file.readable) hash.update(chunk);
+  return `sha256:${hash.update("\0").digest("hex")}`;
+}
+
+/**
+ * The fingerprint of a command and of the script file it runs, so editing
+ * the script changes it.
+ *
+ * @param cmd The command.
+ * @param cwd The folder it runs in.
+ * @returns The fingerprint.
+ */
+export function commandFingerprint(cmd: string, cwd: string): string {
+  const script = scriptOf(cmd, cwd);
+  if (script === undefined) return fingerprint(cmd);
+  return fingerprint(
+    cmd,
+    Deno.readFileSync(script.startsWith("/") ? script : `${cwd}/${script}`),
+  );
+}

@@ -1,0 +1,87 @@
+/**
+ * Buffered text output: text that arrives together is written together, and
+ * a lone piece is written as soon as the event loop turns, so output appears
+ * as it is produced in few system calls.
+ *
+ * @module
+ */
+
+/** Where bytes go: `Deno.stdout`, a `Deno.FsFile`, or anything with `write`. */
+export interface ByteWriter {
+  /** Writes some of `p`, resolving to how many bytes were written. */
+  write(p: Uint8Array): Promise<number>;
+}
+
+const encoder = new TextEncoder();
+
+async function writeAll(dest: ByteWriter, bytes: Uint8Array): Promise<void> {
+  let offset = 0;
+  while (offset < bytes.length) {
+    offset += await dest.write(bytes.subarray(offset));
+  }
+}
+
+/** A text buffer in front of a {@linkcode ByteWriter}; each `write` lands whole. */
+export class TextWriter {
+  #dest: ByteWriter;
+  #flushChars: number;
+  #pending = "";
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #chain: Promise<void> = Promise.resolve();
+  #failure: unknown;
+
+  /**
+   * Creates the writer.
+   *
+   * @param dest Where the bytes go.
+   * @param flushChars Buffered text that forces a write.
+   */
+  constructor(dest: ByteWriter, flushChars = 65536) {
+    this.#dest = dest;
+    this.#flushChars = flushChars;
+  }
+
+  /**
+   * Appends text. Returns a promise when the buffer was full and is being
+   * written (await it for backpressure), else `undefined`.
+   *
+   * @param text Whole lines (or whatever unit must not be torn).
+   * @returns The pending write, when there is one to wait for.
+   * @throws What an earlier background write failed with.
+   */
+  write(text: string): Promise<void> | undefined {
+    if (this.#failure !== undefined) throw this.#failure;
+    this.#pending += text;
+    if (this.#pending.length >= this.#flushChars) return this.flush();
+    this.#timer ??= setTimeout(() => {
+      // A failed background write is reported by the next write or flush.
+      this.flush().catch((error) => (this.#failure = error));
+    }, 0);
+    return undefined;
+  }
+
+  /**
+   * Writes everything buffered.
+   *
+   * @returns When it is written.
+   */
+  flush(): Promise<void> {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    if (this.#pending !== "") {
+      const bytes = encoder.encode(this.#pending);
+      this.#pending = "";
+      this.#chain = this.#chain.then(() => writeAll(this.#dest, bytes));
+    }
+    return this.#chain.then(() => {
+      if (this.#failure !== undefined) throw this.#failure;
+    });
+  }
+
+  /** Drops what is buffered and stops the timer: for a stream that failed. */
+  discard(): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#pending = "";
+  }
+}
