@@ -64,6 +64,7 @@ Options:
   --record FILE       Write the RunRecord (config, fingerprints, Scores,
                       aggregates) to FILE, as the run goes
   --concurrency N     Units in flight at once (default: the config's, else 8)
+  --epochs N          Run each example N times (default: the config's, else 1)
   --timeout SECONDS   Every scorer's timeout (default: the config's, else 60)
   --help              Show this help`,
   score:
@@ -186,6 +187,7 @@ async function run(args: string[]): Promise<number> {
     out: { type: "string" },
     record: { type: "string" },
     concurrency: { type: "number" },
+    epochs: { type: "number" },
     timeout: { type: "number" },
     help: { type: "boolean" },
   });
@@ -210,6 +212,9 @@ async function run(args: string[]): Promise<number> {
         : {}),
       ...(flags.timeout !== undefined
         ? { timeout: flags.timeout as number }
+        : {}),
+      ...(flags.epochs !== undefined
+        ? { epochs: Math.floor(flags.epochs as number) }
         : {}),
       onInvalidRecord: (message) => say(`evalpipe: ${message}`),
       onScore: () => bar.tick(),

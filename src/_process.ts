@@ -156,6 +156,9 @@ export async function runCommand(
     killGroup(pid);
     stop.abort();
   };
+  const stopped = new Promise<void>((resolve) =>
+    stop.signal.addEventListener("abort", () => resolve(), { once: true })
+  );
   const timer = setTimeout(() => end("timeout"), options.timeoutMs);
   const onAbort = () => end("aborted");
   options.signal?.addEventListener("abort", onAbort, { once: true });
@@ -179,7 +182,9 @@ export async function runCommand(
           return r;
         },
       ),
-      writeStdin(child.stdin, options.stdin),
+      // A process that left the group may hold stdin open without reading
+      // it; once the run is stopped, that pending write must not hold the call.
+      Promise.race([writeStdin(child.stdin, options.stdin), stopped]),
     ]);
     const ms = performance.now() - started;
     if (ending === "aborted") return { kind: "aborted" };

@@ -14,7 +14,30 @@ import { ExactSum } from "./_exact_sum.ts";
 import { tCritical95, wilson95 } from "./_stats.ts";
 import { aggregatable, type Score } from "./score.ts";
 
-/** The summary of one metric's Scores. Undefined statistics are `null`, never NaN. */
+/** The exact partial sums and counts an Aggregate carries so that it can be merged. */
+export interface AggregateSums {
+  /** Σ of each example's mean value (its aggregatable Scores averaged). */
+  value: number[];
+  /** Σ of the squares of those means. */
+  square: number[];
+  /** Σ of each example's mean with its errors counted as 0. */
+  low: number[];
+  /** Σ of each example's mean with its errors counted as 1. */
+  high: number[];
+  /** Examples with at least one aggregatable Score or error. */
+  tried: number;
+  /** Of those, examples where at least one unit passed. */
+  passed_any: number;
+  /** Of those, examples where every unit passed (no error, no failure). */
+  passed_all: number;
+}
+
+/**
+ * The summary of one metric's Scores. Undefined statistics are `null`, never
+ * NaN. Scores are reduced per example first (the units of one example, as
+ * with epochs, are averaged), then summarised across examples, so the
+ * standard error is clustered by example.
+ */
 export interface Aggregate {
   /** The metric. */
   metric: string;
@@ -32,39 +55,66 @@ export interface Aggregate {
   invalid: number;
   /** `aggregatable / n`: how much of the suite the mean covers; `null` when n is 0. */
   coverage: number | null;
-  /** The mean over aggregatable Scores; `null` when there are none. */
+  /** Examples with at least one aggregatable Score: the sample size of the mean. */
+  examples: number;
+  /** The mean across examples of each example's mean; `null` when there are none. */
   mean: number | null;
-  /** The standard error of the mean; `null` below two values. */
+  /** The standard error of the mean, across examples; `null` below two. */
   stderr: number | null;
-  /** The 95% interval of the mean (Student's t); `null` below two values. */
+  /** The 95% interval of the mean (Student's t); `null` below two examples. */
   ci95: [number, number] | null;
+  /**
+   * The mean if every error had scored 0, and if every error had scored 1:
+   * how far the errors could move it. `null` when there are neither values
+   * nor errors.
+   */
+  mean_bounds: [number, number] | null;
   /** Aggregatable Scores that passed. */
   passed: number;
   /** `passed / (aggregatable + errors)`: an error fails; `null` when that is 0. */
   pass_rate: number | null;
   /** The Wilson 95% interval of `pass_rate`. */
   pass_rate_ci95: [number, number] | null;
-  /**
-   * The mean over aggregatable Scores and errors if every error had scored
-   * 0, and if every error had scored 1: how far the errors could move the
-   * mean. `null` when there are neither.
-   */
-  mean_bounds: [number, number] | null;
-  /** Exact partial sums of the values and their squares, so aggregates merge exactly. */
-  sums: { value: number[]; square: number[] };
+  /** The share of examples where at least one unit (epoch) passed; errors fail. */
+  pass_at_k: number | null;
+  /** The share of examples where every unit (epoch) passed; errors fail. */
+  pass_hat_k: number | null;
+  /** What merging needs: exact partial sums and counts. */
+  sums: AggregateSums;
 }
+
+const count = z.number().int().nonnegative();
 
 const AggregateSchema = z.object({
   metric: z.string().min(1),
-  n: z.number().int().nonnegative(),
-  aggregatable: z.number().int().nonnegative(),
-  errors: z.number().int().nonnegative(),
-  skipped: z.number().int().nonnegative(),
-  not_applicable: z.number().int().nonnegative(),
-  invalid: z.number().int().nonnegative(),
-  passed: z.number().int().nonnegative(),
-  sums: z.object({ value: z.array(z.number()), square: z.array(z.number()) }),
+  n: count,
+  aggregatable: count,
+  errors: count,
+  skipped: count,
+  not_applicable: count,
+  invalid: count,
+  examples: count,
+  passed: count,
+  sums: z.object({
+    value: z.array(z.number()),
+    square: z.array(z.number()),
+    low: z.array(z.number()),
+    high: z.array(z.number()),
+    tried: count,
+    passed_any: count,
+    passed_all: count,
+  }),
 });
+
+/** The units of one example seen so far, for one metric. */
+interface Cluster {
+  id: string | undefined;
+  sum: number;
+  count: number;
+  errors: number;
+  anyPassed: boolean;
+  allPassed: boolean;
+}
 
 /** The running state of one metric. */
 class MetricState {
@@ -75,26 +125,84 @@ class MetricState {
   not_applicable = 0;
   invalid = 0;
   passed = 0;
-  sum = new ExactSum();
+  examples = 0;
+  tried = 0;
+  passedAny = 0;
+  passedAll = 0;
+  value = new ExactSum();
   square = new ExactSum();
+  low = new ExactSum();
+  high = new ExactSum();
+  open: Cluster | undefined;
 
   constructor(readonly metric: string) {}
 
   add(score: Score): void {
     this.n++;
+    // The units of one example arrive together: a new id closes the cluster.
+    const id = score.example_id ?? score.unit_id;
+    if (this.open !== undefined && (id === undefined || id !== this.open.id)) {
+      this.close();
+    }
+    const c = this.open ??= {
+      id,
+      sum: 0,
+      count: 0,
+      errors: 0,
+      anyPassed: false,
+      allPassed: true,
+    };
     if (aggregatable(score)) {
-      const v = score.value as number;
       this.aggregatable++;
-      this.sum.add(v);
-      this.square.add(v * v);
-      if (score.passed === true) this.passed++;
-    } else if (score.status === "error") this.errors++;
-    else if (score.status === "skipped") this.skipped++;
+      c.sum += score.value as number;
+      c.count++;
+      if (score.passed === true) {
+        this.passed++;
+        c.anyPassed = true;
+      } else c.allPassed = false;
+    } else if (score.status === "error") {
+      this.errors++;
+      c.errors++;
+      c.allPassed = false;
+    } else if (score.status === "skipped") this.skipped++;
     else if (score.status === "not_applicable") this.not_applicable++;
     else this.invalid++;
   }
 
-  merge(other: MetricState): void {
+  /** Folds the open cluster into the sums. */
+  close(): void {
+    const c = this.open;
+    this.open = undefined;
+    if (c === undefined) return;
+    if (c.count > 0) {
+      const mean = c.sum / c.count;
+      this.examples++;
+      this.value.add(mean);
+      this.square.add(mean * mean);
+    }
+    const trials = c.count + c.errors;
+    if (trials > 0) {
+      this.tried++;
+      this.low.add(c.sum / trials);
+      this.high.add((c.sum + c.errors) / trials);
+      if (c.anyPassed) this.passedAny++;
+      if (c.allPassed) this.passedAll++;
+    }
+  }
+
+  /** A copy with its open cluster closed, for results and merges. */
+  closed(): MetricState {
+    const copy = new MetricState(this.metric);
+    copy.absorb(this);
+    if (this.open !== undefined) {
+      copy.open = { ...this.open };
+      copy.close();
+    }
+    return copy;
+  }
+
+  /** Adds another state's closed counts and sums (not its open cluster). */
+  absorb(other: MetricState): void {
     this.n += other.n;
     this.aggregatable += other.aggregatable;
     this.errors += other.errors;
@@ -102,13 +210,25 @@ class MetricState {
     this.not_applicable += other.not_applicable;
     this.invalid += other.invalid;
     this.passed += other.passed;
-    this.sum.merge(other.sum);
+    this.examples += other.examples;
+    this.tried += other.tried;
+    this.passedAny += other.passedAny;
+    this.passedAll += other.passedAll;
+    this.value.merge(other.value);
     this.square.merge(other.square);
+    this.low.merge(other.low);
+    this.high.merge(other.high);
+  }
+
+  merge(other: MetricState): void {
+    this.close();
+    this.absorb(other.closed());
   }
 
   result(): Aggregate {
-    const k = this.aggregatable;
-    const sum = this.sum.value;
+    const s = this.closed();
+    const k = s.examples;
+    const sum = s.value.value;
     // Sums of huge values can overflow: what cannot be computed is null, never NaN.
     const mean = k > 0 && Number.isFinite(sum) ? sum / k : null;
     let stderr: number | null = null;
@@ -117,7 +237,7 @@ class MetricState {
       // Exact sums keep the cancellation error at one rounding of each total.
       const variance = Math.max(
         0,
-        (this.square.value - (sum * sum) / k) / (k - 1),
+        (s.square.value - (sum * sum) / k) / (k - 1),
       );
       const se = Math.sqrt(variance / k);
       const half = tCritical95(k - 1) * se;
@@ -126,26 +246,39 @@ class MetricState {
         ci95 = [mean - half, mean + half];
       }
     }
-    const trials = k + this.errors;
+    const trials = s.aggregatable + s.errors;
+    const low = s.low.value;
+    const high = s.high.value;
     return {
-      metric: this.metric,
-      n: this.n,
-      aggregatable: k,
-      errors: this.errors,
-      skipped: this.skipped,
-      not_applicable: this.not_applicable,
-      invalid: this.invalid,
-      coverage: this.n > 0 ? k / this.n : null,
+      metric: s.metric,
+      n: s.n,
+      aggregatable: s.aggregatable,
+      errors: s.errors,
+      skipped: s.skipped,
+      not_applicable: s.not_applicable,
+      invalid: s.invalid,
+      coverage: s.n > 0 ? s.aggregatable / s.n : null,
+      examples: k,
       mean,
       stderr,
       ci95,
-      passed: this.passed,
-      pass_rate: trials > 0 ? this.passed / trials : null,
-      pass_rate_ci95: trials > 0 ? wilson95(this.passed, trials) : null,
-      mean_bounds: trials > 0 && Number.isFinite(sum)
-        ? [sum / trials, (sum + this.errors) / trials]
+      mean_bounds: s.tried > 0 && Number.isFinite(low) && Number.isFinite(high)
+        ? [low / s.tried, high / s.tried]
         : null,
-      sums: { value: this.sum.partials, square: this.square.partials },
+      passed: s.passed,
+      pass_rate: trials > 0 ? s.passed / trials : null,
+      pass_rate_ci95: trials > 0 ? wilson95(s.passed, trials) : null,
+      pass_at_k: s.tried > 0 ? s.passedAny / s.tried : null,
+      pass_hat_k: s.tried > 0 ? s.passedAll / s.tried : null,
+      sums: {
+        value: s.value.partials,
+        square: s.square.partials,
+        low: s.low.partials,
+        high: s.high.partials,
+        tried: s.tried,
+        passed_any: s.passedAny,
+        passed_all: s.passedAll,
+      },
     };
   }
 }
@@ -209,8 +342,14 @@ export class Aggregator {
     state.not_applicable = aggregate.not_applicable;
     state.invalid = aggregate.invalid;
     state.passed = aggregate.passed;
-    state.sum = new ExactSum(aggregate.sums.value);
+    state.examples = aggregate.examples;
+    state.tried = aggregate.sums.tried;
+    state.passedAny = aggregate.sums.passed_any;
+    state.passedAll = aggregate.sums.passed_all;
+    state.value = new ExactSum(aggregate.sums.value);
     state.square = new ExactSum(aggregate.sums.square);
+    state.low = new ExactSum(aggregate.sums.low);
+    state.high = new ExactSum(aggregate.sums.high);
     this.#state(aggregate.metric).merge(state);
   }
 
@@ -248,6 +387,7 @@ export type PartialAggregate = Pick<
   | "skipped"
   | "not_applicable"
   | "invalid"
+  | "examples"
   | "passed"
   | "sums"
 >;

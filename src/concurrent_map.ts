@@ -52,7 +52,11 @@ export function concurrentMap<I, O>(
   fn: (chunk: I) => Promise<O> | O,
   options: ConcurrentMapOptions = {},
 ): TransformStream<I, O> {
-  return orderedPool<I, O, O>(fn, options, (value, enqueue) => enqueue(value));
+  return orderedPool<I, I, O, O>(
+    fn,
+    options,
+    (value, enqueue) => enqueue(value),
+  );
 }
 
 /**
@@ -76,15 +80,56 @@ export function concurrentFlatMap<I, O>(
   fn: (chunk: I) => Promise<readonly O[]> | readonly O[],
   options: ConcurrentMapOptions = {},
 ): TransformStream<I, O> {
-  return orderedPool<I, readonly O[], O>(fn, options, (values, enqueue) => {
+  return orderedPool<I, I, readonly O[], O>(fn, options, (values, enqueue) => {
     for (const v of values) enqueue(v);
   });
 }
 
-function orderedPool<I, R, O>(
-  fn: (chunk: I) => Promise<R> | R,
+/**
+ * Like {@linkcode concurrentMap}, but each chunk is split into several tasks
+ * (say, one per epoch) that run concurrently like separate chunks; results
+ * come out in input order, a chunk's tasks in the order split gave them.
+ *
+ * @param split Turns a chunk into its tasks.
+ * @param fn The function, per task.
+ * @param options Concurrency (counted in tasks) and window.
+ * @returns The stage.
+ *
+ * @example
+ * ```ts
+ * import { concurrentMapTasks } from "./concurrent_map.ts";
+ * const out = await Array.fromAsync(
+ *   ReadableStream.from(["a", "b"]).pipeThrough(
+ *     concurrentMapTasks((s: string) => [1, 2].map((k) => `${s}@${k}`), (t) => t.toUpperCase(), { concurrency: 4 }),
+ *   ),
+ * );
+ * if (out.join() !== "A@1,A@2,B@1,B@2") throw new Error(out.join());
+ * ```
+ */
+export function concurrentMapTasks<I, T, O>(
+  split: (chunk: I) => Iterable<T>,
+  fn: (task: T) => Promise<O> | O,
+  options: ConcurrentMapOptions = {},
+): TransformStream<I, O> {
+  return orderedPool<I, T, O, O>(
+    fn,
+    options,
+    (value, enqueue) => enqueue(value),
+    split,
+  );
+}
+
+function single<I>(chunk: I): Iterable<I> {
+  return [chunk];
+}
+
+function orderedPool<I, T, R, O>(
+  fn: (task: T) => Promise<R> | R,
   options: ConcurrentMapOptions,
   emit: (result: R, enqueue: (value: O) => void) => void,
+  split: (chunk: I) => Iterable<T> = single as unknown as (
+    chunk: I,
+  ) => Iterable<T>,
 ): TransformStream<I, O> {
   const concurrency = Math.max(1, options.concurrency ?? 1);
   const window = Math.max(concurrency, options.window ?? concurrency * 4);
@@ -112,37 +157,13 @@ function orderedPool<I, R, O>(
       controller = c;
     },
     async transform(chunk) {
-      while (running >= concurrency || queue.length >= window) {
-        await waitForChange();
-        if (failed) return;
+      for (const task of split(chunk)) {
+        while (running >= concurrency || queue.length >= window) {
+          await waitForChange();
+          if (failed) return;
+        }
+        start(task);
       }
-      const slot: Slot<R> = { done: false };
-      queue.push(slot);
-      running++;
-      Promise.resolve()
-        .then(() => fn(chunk))
-        .then(
-          (value) => {
-            slot.value = value;
-            slot.done = true;
-            running--;
-            try {
-              drain();
-            } catch (error) {
-              // Enqueue throws TypeError once the reader has cancelled: nobody
-              // wants the results any more, so stop taking input.
-              if (!(error instanceof TypeError)) throw error;
-              failed = true;
-            }
-            signal();
-          },
-          (error) => {
-            failed = true;
-            running--;
-            controller.error(error);
-            signal();
-          },
-        );
     },
     async flush() {
       while (queue.length > 0 && !failed) await waitForChange();
@@ -152,4 +173,34 @@ function orderedPool<I, R, O>(
       signal();
     },
   });
+
+  function start(task: T): void {
+    const slot: Slot<R> = { done: false };
+    queue.push(slot);
+    running++;
+    Promise.resolve()
+      .then(() => fn(task))
+      .then(
+        (value) => {
+          slot.value = value;
+          slot.done = true;
+          running--;
+          try {
+            drain();
+          } catch (error) {
+            // Enqueue throws TypeError once the reader has cancelled: nobody
+            // wants the results any more, so stop taking input.
+            if (!(error instanceof TypeError)) throw error;
+            failed = true;
+          }
+          signal();
+        },
+        (error) => {
+          failed = true;
+          running--;
+          controller.error(error);
+          signal();
+        },
+      );
+  }
 }

@@ -72,6 +72,8 @@ export interface SuiteConfig {
   scorers: ScorerConfig[];
   /** Units in flight at once. */
   concurrency?: number;
+  /** How many times each example is run (units `<example_id>@<epoch>`). */
+  epochs?: number;
   /** The default scorer timeout, in seconds. */
   timeout?: number;
   /** Thresholds per metric; `run` exits 1 when one fails. */
@@ -109,6 +111,7 @@ const SuiteSchema: z.ZodType<SuiteConfig> = z.strictObject({
   target: TargetSchema,
   scorers: z.array(ScorerSchema).min(1),
   concurrency: z.number().int().min(1).max(1024).optional(),
+  epochs: z.number().int().min(1).max(1000).optional(),
   timeout: seconds.optional(),
   gates: z.record(
     z.string(),

@@ -43,6 +43,11 @@ export interface RunSuiteOptions {
    */
   concurrency?: number;
   /**
+   * How many times each example is run; overrides the config's `epochs`.
+   * @default {the config's, else 1}
+   */
+  epochs?: number;
+  /**
    * Every scorer's timeout in seconds; overrides the config.
    * @default {the config's}
    */
@@ -170,6 +175,7 @@ export async function runSuite(
     ...(options.stdin !== undefined ? { stdin: options.stdin } : {}),
   });
   const concurrency = options.concurrency ?? config.concurrency ?? 8;
+  const epochs = options.epochs ?? config.epochs ?? 1;
   const signal = options.signal;
   const record = options.record === undefined
     ? undefined
@@ -180,6 +186,7 @@ export async function runSuite(
       config: {
         ...config,
         concurrency,
+        epochs,
         ...(options.timeout !== undefined ? { timeout: options.timeout } : {}),
       } as unknown as Record<string, unknown>,
       fingerprints,
@@ -208,6 +215,7 @@ export async function runSuite(
       .pipeThrough(
         runTarget(buildTarget(config, cwd), {
           concurrency,
+          epochs,
           ...(signal ? { signal } : {}),
         }),
       )

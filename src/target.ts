@@ -6,7 +6,7 @@
  */
 
 import { type Case, copyExpected, type Example } from "./case.ts";
-import { concurrentMap } from "./concurrent_map.ts";
+import { concurrentMapTasks } from "./concurrent_map.ts";
 import type { TargetInfo, Unit } from "./unit.ts";
 
 /** What a target returns for one case. */
@@ -17,16 +17,21 @@ export interface TargetResult {
   info?: Record<string, unknown>;
 }
 
+/** What a target is given besides the case. */
+export interface TargetContext {
+  /** Aborted when the run stops. */
+  signal?: AbortSignal;
+  /** Which repetition of the example this call is, from 1 (see `epochs`). */
+  epoch?: number;
+}
+
 /** The system under test. */
 export interface Target {
   /**
    * Calls the system for one case. Throwing is a target error, recorded on
    * the unit as `target.error`; it never stops the run.
    */
-  call(
-    testCase: Case,
-    context: { signal?: AbortSignal },
-  ): Promise<TargetResult>;
+  call(testCase: Case, context: TargetContext): Promise<TargetResult>;
 }
 
 /** Options of {@linkcode runTarget}. */
@@ -36,6 +41,12 @@ export interface RunTargetOptions {
    * @default {4}
    */
   concurrency?: number;
+  /**
+   * How many times each example is run. With more than one, unit ids are
+   * `<example_id>@<epoch>`, epochs counted from 1.
+   * @default {1}
+   */
+  epochs?: number;
   /**
    * Aborting stops the calls that are running (they become target errors).
    * @default {undefined}
@@ -48,14 +59,15 @@ function messageOf(error: unknown): string {
 }
 
 /**
- * Calls the target once per example and emits a unit per call, in input
- * order. The target sees the case's `input`, `context` and `metadata`; the
- * unit carries `expected` on to the scorers (verbatim). A failed call gives
- * a unit with `target.error` and `output: null`; a malformed record gives a
- * unit marked `invalid`, without a call.
+ * Calls the target once per example and epoch and emits a unit per call, in
+ * input order (an example's epochs together, in order). The target sees the
+ * case's `input`, `context` and `metadata`; the unit carries `expected` on to
+ * the scorers (verbatim). A failed call gives a unit with `target.error` and
+ * `output: null`; a malformed record gives units marked `invalid`, without a
+ * call.
  *
  * @param target The system under test.
- * @param options Concurrency and abort signal.
+ * @param options Concurrency, epochs and abort signal.
  * @returns The stage.
  *
  * @example
@@ -74,45 +86,53 @@ export function runTarget(
   options: RunTargetOptions = {},
 ): TransformStream<Example, Unit> {
   const signal = options.signal;
-  return concurrentMap(async (example: Example): Promise<Unit> => {
-    const testCase = example.case;
-    const id = example.example_id;
-    if (testCase === null) {
-      return {
+  const epochs = Math.max(1, Math.floor(options.epochs ?? 1));
+  const tasks = (example: Example) =>
+    Array.from({ length: epochs }, (_, i) => ({ example, epoch: i + 1 }));
+  return concurrentMapTasks(
+    tasks,
+    async ({ example, epoch }): Promise<Unit> => {
+      const testCase = example.case;
+      const id = example.example_id;
+      const unitId = epochs > 1 ? `${id}@${epoch}` : id;
+      if (testCase === null) {
+        return {
+          example_id: id,
+          unit_id: unitId,
+          input: "",
+          output: null,
+          invalid: example.invalid ?? "",
+        };
+      }
+      const unit: Unit = {
         example_id: id,
-        unit_id: id,
-        input: "",
+        unit_id: unitId,
+        input: testCase.input,
         output: null,
-        invalid: example.invalid ?? "",
       };
-    }
-    const unit: Unit = {
-      example_id: id,
-      unit_id: id,
-      input: testCase.input,
-      output: null,
-    };
-    copyExpected(unit, testCase);
-    if (testCase.context !== undefined) unit.context = testCase.context;
-    const started = performance.now();
-    let info: TargetInfo;
-    try {
-      const result = await target.call(
-        testCase,
-        signal !== undefined ? { signal } : {},
-      );
-      unit.output = result.output;
-      info = {
-        latency_ms: Math.round(performance.now() - started),
-        ...result.info,
-      };
-    } catch (error) {
-      info = {
-        latency_ms: Math.round(performance.now() - started),
-        error: messageOf(error),
-      };
-    }
-    unit.target = info;
-    return unit;
-  }, { concurrency: options.concurrency ?? 4 });
+      copyExpected(unit, testCase);
+      if (testCase.context !== undefined) unit.context = testCase.context;
+      const started = performance.now();
+      let info: TargetInfo;
+      try {
+        const result = await target.call(
+          testCase,
+          signal !== undefined ? { signal, epoch } : { epoch },
+        );
+        unit.output = result.output;
+        info = {
+          latency_ms: Math.round(performance.now() - started),
+          ...result.info,
+        };
+      } catch (error) {
+        info = {
+          latency_ms: Math.round(performance.now() - started),
+          error: messageOf(error),
+        };
+      }
+      unit.target = info;
+      return unit;
+    },
+    { concurrency: options.concurrency ?? 4 },
+  );
 }

@@ -113,6 +113,8 @@ Deno.test("Aggregator averages aggregatable Scores only and counts the rest", ()
       not_applicable: 1,
       invalid: 1,
       coverage: 3 / 7,
+      // Scores without ids are examples of their own: 3 with values.
+      examples: 3,
       mean: 0,
       stderr: 0,
       ci95: null,
@@ -121,6 +123,9 @@ Deno.test("Aggregator averages aggregatable Scores only and counts the rest", ()
       pass_rate_ci95: null,
       // Errors as 0: (0 + 0.5 + 1 + 0)/4 = 0.375; as 1: (0 + 0.5 + 1 + 1)/4 = 0.625.
       mean_bounds: [0.375, 0.625],
+      // One epoch each: pass@k and pass^k are the pass rate, 2 of 4 tried.
+      pass_at_k: 0.5,
+      pass_hat_k: 0.5,
       sums: accuracy!.sums,
     },
   );
@@ -151,6 +156,7 @@ Deno.test("Aggregator averages aggregatable Scores only and counts the rest", ()
       not_applicable: 0,
       invalid: 0,
       coverage: 0,
+      examples: 0,
       mean: null,
       stderr: null,
       ci95: null,
@@ -158,6 +164,8 @@ Deno.test("Aggregator averages aggregatable Scores only and counts the rest", ()
       pass_rate: null,
       pass_rate_ci95: null,
       mean_bounds: null,
+      pass_at_k: null,
+      pass_hat_k: null,
       sums: null,
     },
   );
@@ -205,8 +213,17 @@ Deno.test("Aggregator gives null, never NaN, below two values and for empty metr
     skipped: 0,
     not_applicable: 0,
     invalid: 0,
+    examples: 0,
     passed: 0,
-    sums: { value: [], square: [] },
+    sums: {
+      value: [],
+      square: [],
+      low: [],
+      high: [],
+      tried: 0,
+      passed_any: 0,
+      passed_all: 0,
+    },
   });
   const byMetric = Object.fromEntries(
     agg.results().map((a) => [a.metric, a]),
@@ -450,8 +467,17 @@ Deno.test("parseAggregate names the wrong field", () => {
         skipped: 0,
         not_applicable: 0,
         invalid: 0,
+        examples: 0,
         passed: 0,
-        sums: { value: [], square: [] },
+        sums: {
+          value: [],
+          square: [],
+          low: [],
+          high: [],
+          tried: 0,
+          passed_any: 0,
+          passed_all: 0,
+        },
       }),
     (error) => error instanceof SyntaxError && /"n"/.test(error.message),
   );
@@ -465,8 +491,17 @@ Deno.test("parseAggregate names the wrong field", () => {
         skipped: 0,
         not_applicable: 0,
         invalid: 0,
+        examples: 1,
         passed: 0,
-        sums: { value: [null], square: [] },
+        sums: {
+          value: [null],
+          square: [],
+          low: [],
+          high: [],
+          tried: 1,
+          passed_any: 0,
+          passed_all: 0,
+        },
       }),
     (error) =>
       error instanceof SyntaxError && /sums\.value/.test(error.message),
@@ -615,4 +650,48 @@ Deno.test("cli aggregate never prints NaN", async () => {
       );
     }
   }
+});
+
+Deno.test("Aggregator reduces epochs per example first and clusters the standard error by example", () => {
+  const ids = (e: string, k: number) => ({
+    example_id: `d#${e}`,
+    unit_id: `d#${e}@${k}`,
+  });
+  const scores = [
+    scored("m", 1, ids("a", 1)),
+    scored("m", 0, ids("a", 2)),
+    scored("m", 1, ids("b", 1)),
+    scored("m", 1, ids("b", 2)),
+    scored("m", 0, ids("c", 1)),
+    errored("m", "scorer error: boom", ids("c", 2)),
+  ];
+  const [m] = aggregateAll(scores).results();
+  // Per example: a = (1 + 0)/2 = 0.5, b = 1, c = 0 (its error is not a value).
+  //   examples = 3, mean = (0.5 + 1 + 0)/3 = 0.5
+  //   variance across examples = (0² + 0.5² + 0.5²)/2 = 0.25, stderr = √(0.25/3) = 0.2886751
+  //   t(df 2) = 4.3026527, ci95 = 0.5 ± 1.2420689
+  assert.equal(m!.examples, 3);
+  assert.equal(m!.aggregatable, 5);
+  assert.equal(m!.mean, 0.5);
+  close(m!.stderr, 0.2886751, 1e-7);
+  closePair(m!.ci95, [-0.7420689, 1.7420689], 1e-7);
+  // Errors as 0: c = (0 + 0)/2 = 0 → (0.5 + 1 + 0)/3 = 0.5; as 1: c = (0 + 1)/2 = 0.5 → 2/3.
+  assert.deepEqual(m!.mean_bounds, [0.5, 2 / 3]);
+  // pass@k: a and b had a passing epoch, c did not: 2/3. pass^k: only b passed every epoch: 1/3.
+  assert.equal(m!.pass_at_k, 2 / 3);
+  assert.equal(m!.pass_hat_k, 1 / 3);
+  // The pass rate stays per Score: 3 passed of 5 aggregatable + 1 error.
+  assert.equal(m!.pass_rate, 0.5);
+  // Shards split between examples merge into exactly the whole.
+  const left = aggregateAll(scores.slice(0, 2));
+  const right = aggregateAll(scores.slice(2));
+  left.merge(right);
+  assert.deepStrictEqual(left.results(), aggregateAll(scores).results());
+  const viaJson = new Aggregator();
+  for (const shard of [scores.slice(0, 4), scores.slice(4)]) {
+    for (const a of aggregateAll(shard).results()) {
+      viaJson.mergeAggregate(parseAggregate(JSON.parse(JSON.stringify(a))));
+    }
+  }
+  assert.deepStrictEqual(viaJson.results(), aggregateAll(scores).results());
 });

@@ -103,7 +103,7 @@ Deno.test("cli run --record writes a complete record with fingerprints, config, 
         Date.parse(record.finished_at) >= Date.parse(record.started_at),
       );
       assert.equal(record.config_path, "suite.yaml");
-      // The resolved config: the file's, with the concurrency in effect.
+      // The resolved config: the file's, with the concurrency and epochs in effect.
       assert.deepEqual(record.config, {
         dataset: "data.jsonl",
         target: { type: "replay" },
@@ -112,6 +112,7 @@ Deno.test("cli run --record writes a complete record with fingerprints, config, 
           name: "mentions",
         }],
         concurrency: 3,
+        epochs: 1,
       });
       const fp = record.fingerprints;
       assert.match(fp.config, SHA256);

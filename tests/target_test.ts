@@ -411,3 +411,48 @@ Deno.test("runTarget with subprocessTarget keeps order, marks invalid examples a
     assertLatency(units[0]!);
   });
 });
+
+Deno.test("runTarget with epochs calls each example N times, unit ids <example_id>@<epoch>, in order", async () => {
+  const calls: string[] = [];
+  const target = functionTarget(async (c, context) => {
+    // Later epochs answer first: the output order must not follow completion order.
+    await new Promise((r) => setTimeout(r, (4 - (context.epoch ?? 0)) * 3));
+    calls.push(`${c.input}@${context.epoch}`);
+    return `${c.input}#${context.epoch}`;
+  });
+  const examples = [
+    { example_id: "d#1", line: 1, case: { input: "a" } },
+    { example_id: "d#2", line: 2, case: null, invalid: "bad" },
+    { example_id: "d#3", line: 3, case: { input: "c" } },
+  ];
+  const units = await Array.fromAsync(
+    ReadableStream.from(examples).pipeThrough(
+      runTarget(target, { epochs: 3, concurrency: 4 }),
+    ),
+  );
+  assert.deepEqual(units.map((u) => u.unit_id), [
+    "d#1@1",
+    "d#1@2",
+    "d#1@3",
+    "d#2@1",
+    "d#2@2",
+    "d#2@3",
+    "d#3@1",
+    "d#3@2",
+    "d#3@3",
+  ]);
+  assert.deepEqual(units.map((u) => u.output), [
+    "a#1",
+    "a#2",
+    "a#3",
+    null,
+    null,
+    null,
+    "c#1",
+    "c#2",
+    "c#3",
+  ]);
+  assert.ok(units.every((u) => u.example_id === u.unit_id.split("@")[0]));
+  assert.equal(units[3]!.invalid, "bad");
+  assert.equal(calls.length, 6, "invalid records are not sent to the target");
+});

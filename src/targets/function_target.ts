@@ -5,7 +5,7 @@
  */
 
 import type { Case } from "../case.ts";
-import type { Target, TargetResult } from "../target.ts";
+import type { Target, TargetContext, TargetResult } from "../target.ts";
 
 /**
  * Wraps a function as a target. It returns the output text, or an object
@@ -24,7 +24,7 @@ import type { Target, TargetResult } from "../target.ts";
 export function functionTarget(
   fn: (
     testCase: Case,
-    context: { signal?: AbortSignal },
+    context: TargetContext,
   ) => string | TargetResult | Promise<string | TargetResult>,
 ): Target {
   return {
