@@ -41,13 +41,16 @@ export type RunResult =
   | { kind: "aborted" };
 
 /**
- * Kills a process group and its leader. The leader is killed by pid too, in
- * case it has not yet made itself a group leader.
+ * Kills a process group and, while it has not been reaped, its leader: the
+ * leader is killed by pid too, in case it has not yet made itself a group
+ * leader. Once reaped, its pid may belong to another process, so only the
+ * group (whose id stays reserved while it has members) is killed.
  *
  * @param pid The leader's pid, which is also the group's id.
+ * @param leaderReaped Whether the leader has exited and been reaped.
  */
-export function killGroup(pid: number): void {
-  for (const target of [-pid, pid]) {
+export function killGroup(pid: number, leaderReaped = false): void {
+  for (const target of leaderReaped ? [-pid] : [-pid, pid]) {
     try {
       Deno.kill(target, "SIGKILL");
     } catch (error) {
@@ -151,9 +154,10 @@ export async function runCommand(
   const pid = child.pid;
   const stop = new AbortController();
   let ending: "timeout" | "aborted" | "stdout" | "stderr" | undefined;
+  let reaped = false;
   const end = (why: NonNullable<typeof ending>) => {
     ending ??= why;
-    killGroup(pid);
+    killGroup(pid, reaped);
     stop.abort();
   };
   const stopped = new Promise<void>((resolve) =>
@@ -165,9 +169,10 @@ export async function runCommand(
   try {
     const [status, stdout, stderr] = await Promise.all([
       child.status.then((status) => {
+        reaped = true;
         // Whatever the command left behind in its group dies with it; this
         // also closes pipes that a background descendant still holds.
-        killGroup(pid);
+        killGroup(pid, true);
         return status;
       }),
       readCapped(child.stdout, options.maxStdoutBytes, stop.signal).then(

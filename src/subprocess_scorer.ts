@@ -135,9 +135,36 @@ export function parseVerdict(cmd: string, stdout: string): Verdict {
   };
 }
 
+/** Splits a command into words as a shell would, honouring quotes and backslashes. */
 function tokens(cmd: string): string[] {
-  return cmd.trim().split(/\s+/).map((t) => t.replace(/^(['"])(.*)\1$/, "$2"))
-    .filter((t) => t !== "");
+  const words: string[] = [];
+  let word = "";
+  let inWord = false;
+  let quote = "";
+  for (let i = 0; i < cmd.length; i++) {
+    const c = cmd[i]!;
+    if (quote !== "") {
+      if (c === quote) quote = "";
+      else if (c === "\\" && quote === '"' && i + 1 < cmd.length) {
+        word += cmd[++i]!;
+      } else word += c;
+    } else if (c === "'" || c === '"') {
+      quote = c;
+      inWord = true;
+    } else if (c === "\\" && i + 1 < cmd.length) {
+      word += cmd[++i]!;
+      inWord = true;
+    } else if (/\s/.test(c)) {
+      if (inWord) words.push(word);
+      word = "";
+      inWord = false;
+    } else {
+      word += c;
+      inWord = true;
+    }
+  }
+  if (inWord) words.push(word);
+  return words;
 }
 
 function isFile(path: string): boolean {
@@ -229,6 +256,11 @@ export function subprocessScorer(
   const name = options.name ?? defaultScorerName(cmd, cwd);
   const version = versionOf(name, cmd, cwd);
   const timeout = options.timeout ?? 60;
+  if (!(timeout > 0) || !Number.isFinite(timeout)) {
+    throw new RangeError(
+      `The timeout must be a positive number of seconds, not ${timeout}`,
+    );
+  }
   const maxStdoutBytes = options.maxStdoutBytes ?? 1024 * 1024;
   const maxStderrBytes = options.maxStderrBytes ?? 1024 * 1024;
   return {
