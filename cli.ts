@@ -65,6 +65,8 @@ Options:
                       aggregates) to FILE, as the run goes
   --concurrency N     Units in flight at once (default: the config's, else 8)
   --epochs N          Run each example N times (default: the config's, else 1)
+  --no-cache          Call network targets even when a cached answer exists
+  --cache-dir DIR     The target cache's folder (default .evalpipe/cache)
   --timeout SECONDS   Every scorer's timeout (default: the config's, else 60)
   --help              Show this help`,
   score:
@@ -188,6 +190,8 @@ async function run(args: string[]): Promise<number> {
     record: { type: "string" },
     concurrency: { type: "number" },
     epochs: { type: "number" },
+    "no-cache": { type: "boolean" },
+    "cache-dir": { type: "string" },
     timeout: { type: "number" },
     help: { type: "boolean" },
   });
@@ -216,6 +220,11 @@ async function run(args: string[]): Promise<number> {
       ...(flags.epochs !== undefined
         ? { epochs: Math.floor(flags.epochs as number) }
         : {}),
+      ...(flags["no-cache"]
+        ? { cacheDir: null }
+        : flags["cache-dir"] !== undefined
+        ? { cacheDir: flags["cache-dir"] as string }
+        : {}),
       onInvalidRecord: (message) => say(`evalpipe: ${message}`),
       onScore: () => bar.tick(),
     });
@@ -226,6 +235,16 @@ async function run(args: string[]): Promise<number> {
         flags.out !== undefined ? ` written to ${flags.out}` : ""
       }`,
     );
+    if (summary.cache !== undefined) {
+      const c = summary.cache;
+      say(
+        `target cache: ${c.hits} hits, ${c.misses} calls${
+          c.writeErrors > 0
+            ? `, ${c.writeErrors} answers could not be cached`
+            : ""
+        }`,
+      );
+    }
     for (const failure of summary.gateFailures) {
       say(`evalpipe: gate failed: ${failure.message}`);
     }

@@ -13,6 +13,13 @@ import type { Gate } from "./gates.ts";
 import type { Scorer } from "./scorer.ts";
 import { defaultScorerName, subprocessScorer } from "./subprocess_scorer.ts";
 import type { Target } from "./target.ts";
+import { cachedTarget, type TargetCache } from "./cache.ts";
+import { llmJudge, type LlmJudgeSettings } from "./scorers/llm_judge.ts";
+import { httpTarget, type HttpTargetSettings } from "./targets/http_target.ts";
+import {
+  openaiTarget,
+  type OpenAITargetSettings,
+} from "./targets/openai_target.ts";
 import { replayTarget } from "./targets/replay_target.ts";
 import { subprocessTarget } from "./targets/subprocess_target.ts";
 
@@ -32,8 +39,39 @@ export interface ReplayTargetConfig {
   type: "replay";
 }
 
+/** The `openai` target: a chat completions API (OpenAI, Ollama, vLLM, llama.cpp). */
+export interface OpenAITargetConfig
+  extends OpenAITargetSettings, GenerationKeys {
+  /** The kind of target. */
+  type: "openai";
+}
+
+/** The `http` target: any HTTP service. */
+export interface HttpTargetConfig extends HttpTargetSettings {
+  /** The kind of target. */
+  type: "http";
+}
+
 /** A target's configuration. */
-export type TargetConfig = SubprocessTargetConfig | ReplayTargetConfig;
+export type TargetConfig =
+  | SubprocessTargetConfig
+  | ReplayTargetConfig
+  | OpenAITargetConfig
+  | HttpTargetConfig;
+
+/** Common generation parameters, accepted beside `params` and merged into it. */
+export interface GenerationKeys {
+  /** Sampling temperature. */
+  temperature?: number;
+  /** The most tokens to generate. */
+  max_tokens?: number;
+  /** A seed, where the server supports one. */
+  seed?: number;
+  /** Nucleus sampling. */
+  top_p?: number;
+  /** Stop sequences. */
+  stop?: string | string[];
+}
 
 /** A subprocess scorer's configuration (protocol v0). */
 export interface SubprocessScorerConfig {
@@ -59,8 +97,17 @@ export interface BuiltinScorerConfig {
   ignore_case?: boolean;
 }
 
+/** The `llm_judge` scorer's configuration. */
+export interface LlmJudgeConfig extends LlmJudgeSettings, GenerationKeys {
+  /** The kind of scorer. */
+  type: "llm_judge";
+}
+
 /** A scorer's configuration. */
-export type ScorerConfig = SubprocessScorerConfig | BuiltinScorerConfig;
+export type ScorerConfig =
+  | SubprocessScorerConfig
+  | BuiltinScorerConfig
+  | LlmJudgeConfig;
 
 /** A suite, as written in its YAML file. */
 export interface SuiteConfig {
@@ -82,7 +129,60 @@ export interface SuiteConfig {
 
 const seconds = z.number().positive().max(86_400);
 
+const network = {
+  timeout: seconds.optional(),
+  retries: z.number().int().min(0).max(100).optional(),
+  rate_limit: z.number().positive().optional(),
+  max_total_retries: z.number().int().min(0).optional(),
+  retry_delay: z.number().min(0).max(600).optional(),
+};
+
+const generation = {
+  params: z.record(z.string(), z.unknown()).optional(),
+  temperature: z.number().optional(),
+  max_tokens: z.number().int().positive().optional(),
+  seed: z.number().int().optional(),
+  top_p: z.number().optional(),
+  stop: z.union([z.string(), z.array(z.string())]).optional(),
+};
+
+const chat = {
+  base_url: z.url().optional(),
+  model: z.string().min(1),
+  api_key_env: z.string().regex(
+    /^[A-Za-z_][A-Za-z0-9_]*$/,
+    "must be an environment variable's name",
+  )
+    .optional(),
+  ...generation,
+  ...network,
+};
+
 const TargetSchema = z.discriminatedUnion("type", [
+  z.strictObject({
+    type: z.literal("openai"),
+    ...chat,
+    system: z.string().optional(),
+    prompt: z.string().optional(),
+  }),
+  z.strictObject({
+    type: z.literal("http"),
+    url: z.string().min(1),
+    method: z.enum([
+      "GET",
+      "POST",
+      "PUT",
+      "PATCH",
+      "get",
+      "post",
+      "put",
+      "patch",
+    ]).optional(),
+    headers: z.record(z.string(), z.string()).optional(),
+    body: z.unknown().optional(),
+    output: z.string().optional(),
+    ...network,
+  }),
   z.strictObject({
     type: z.literal("subprocess"),
     cmd: z.string().min(1),
@@ -103,6 +203,14 @@ const ScorerSchema = z.discriminatedUnion("type", [
     type: z.enum(["exact_match", "contains"]),
     name: z.string().min(1).optional(),
     ignore_case: z.boolean().optional(),
+  }),
+  z.strictObject({
+    type: z.literal("llm_judge"),
+    name: z.string().min(1).optional(),
+    rubric: z.string().min(1).optional(),
+    system: z.string().min(1).optional(),
+    pass_threshold: z.number().optional(),
+    ...chat,
   }),
 ]);
 
@@ -390,6 +498,8 @@ export function buildScorers(
           ? { maxStdoutBytes: sc.max_output_bytes }
           : {}),
       });
+    } else if (sc.type === "llm_judge") {
+      scorer = llmJudge(withParams(sc));
     } else {
       const make = sc.type === "exact_match" ? exactMatch : contains;
       scorer = make({
@@ -420,11 +530,52 @@ export function buildScorers(
  * @param cwd The folder commands run in.
  * @returns The target.
  */
-export function buildTarget(config: SuiteConfig, cwd: string): Target {
+export function buildTarget(
+  config: SuiteConfig,
+  cwd: string,
+  cache?: TargetCache,
+): Target {
   const t = config.target;
-  if (t.type === "replay") return replayTarget();
-  return subprocessTarget(t.cmd, {
-    cwd,
-    ...(t.timeout !== undefined ? { timeout: t.timeout } : {}),
-  });
+  switch (t.type) {
+    case "replay":
+      return replayTarget();
+    case "subprocess":
+      return subprocessTarget(t.cmd, {
+        cwd,
+        ...(t.timeout !== undefined ? { timeout: t.timeout } : {}),
+      });
+    case "openai": {
+      const { type: _type, ...settings } = withParams(t);
+      const target = openaiTarget(settings);
+      return cache !== undefined ? cachedTarget(target, cache) : target;
+    }
+    case "http": {
+      const { type: _type, ...settings } = t;
+      const target = httpTarget(settings);
+      return cache !== undefined ? cachedTarget(target, cache) : target;
+    }
+  }
 }
+
+/** Moves the generation keys written beside `params` into it. */
+function withParams<
+  T extends GenerationKeys & { params?: Record<string, unknown> },
+>(config: T): WithParams<T> {
+  const { temperature, max_tokens, seed, top_p, stop, params, ...rest } =
+    config;
+  const merged = {
+    ...(temperature !== undefined ? { temperature } : {}),
+    ...(max_tokens !== undefined ? { max_tokens } : {}),
+    ...(seed !== undefined ? { seed } : {}),
+    ...(top_p !== undefined ? { top_p } : {}),
+    ...(stop !== undefined ? { stop } : {}),
+    ...params,
+  };
+  return (Object.keys(merged).length > 0
+    ? { ...rest, params: merged }
+    : rest) as WithParams<T>;
+}
+
+type WithParams<T> = Omit<T, keyof GenerationKeys | "params"> & {
+  params?: Record<string, unknown>;
+};

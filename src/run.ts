@@ -6,9 +6,12 @@
 
 import { type Aggregate, Aggregator } from "./aggregate.ts";
 import type { Example } from "./case.ts";
+import { TargetCache } from "./cache.ts";
+import { TemplateError } from "./_template.ts";
 import {
   buildScorers,
   buildTarget,
+  ConfigError,
   folderOf,
   parseConfigText,
   readConfigText,
@@ -69,6 +72,12 @@ export interface RunSuiteOptions {
    */
   onScore?: (score: Score) => void;
   /**
+   * The folder of the target cache (network targets only); `null` turns the
+   * cache off.
+   * @default {".evalpipe/cache"}
+   */
+  cacheDir?: string | null;
+  /**
    * Where `-` as the dataset reads from.
    * @default {Deno.stdin.readable}
    */
@@ -87,6 +96,12 @@ export interface RunSummary {
   invalidRecords: number;
   /** The config's gates that did not hold. */
   gateFailures: GateFailure[];
+  /** Target cache hits and misses, when the target was cached. */
+  cache?: { hits: number; misses: number; writeErrors: number };
+}
+
+function isNetwork(config: SuiteConfig): boolean {
+  return config.target.type === "openai" || config.target.type === "http";
 }
 
 /** A suite ready to run: its config resolved and its parts built. */
@@ -106,10 +121,17 @@ async function prepare(
   const text = await readConfigText(configPath);
   const config = parseConfigText(text, configPath);
   const cwd = folderOf(configPath);
-  const scorers = buildScorers(config, configPath, {
-    cwd,
-    ...(options.timeout !== undefined ? { timeout: options.timeout } : {}),
-  });
+  let scorers: Scorer[];
+  try {
+    scorers = buildScorers(config, configPath, {
+      cwd,
+      ...(options.timeout !== undefined ? { timeout: options.timeout } : {}),
+    });
+  } catch (error) {
+    // A judge whose API key variable is not set cannot run: a config error.
+    if (!(error instanceof TemplateError)) throw error;
+    throw new ConfigError(configPath, undefined, error.message);
+  }
   const fromStdin = config.dataset === "-";
   const datasetPath = fromStdin || config.dataset.startsWith("/")
     ? config.dataset
@@ -191,6 +213,16 @@ export async function runSuite(
       } as unknown as Record<string, unknown>,
       fingerprints,
     });
+  const cache = options.cacheDir === null || !isNetwork(config)
+    ? undefined
+    : new TargetCache(options.cacheDir ?? ".evalpipe/cache");
+  let target;
+  try {
+    target = buildTarget(config, cwd, cache);
+  } catch (error) {
+    if (!(error instanceof TemplateError)) throw error;
+    throw new ConfigError(configPath, undefined, error.message);
+  }
   const aggregator = new Aggregator();
   let invalidRecords = 0;
   let scores = 0;
@@ -213,7 +245,7 @@ export async function runSuite(
         }),
       )
       .pipeThrough(
-        runTarget(buildTarget(config, cwd), {
+        runTarget(target, {
           concurrency,
           epochs,
           ...(signal ? { signal } : {}),
@@ -247,5 +279,14 @@ export async function runSuite(
     scores,
     invalidRecords,
     gateFailures: checkGates(config.gates ?? {}, aggregates),
+    ...(cache !== undefined
+      ? {
+        cache: {
+          hits: cache.hits,
+          misses: cache.misses,
+          writeErrors: cache.writeErrors,
+        },
+      }
+      : {}),
   };
 }

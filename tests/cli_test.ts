@@ -158,7 +158,7 @@ const BAD_CONFIGS: Array<[string, string, RegExp]> = [
   [
     "unknown target type",
     "dataset: d.jsonl\ntarget:\n  type: carrier_pigeon\nscorers: [{ type: exact_match }]\n",
-    /Invalid config "suite\.yaml" line 3: "target\.type" is string "carrier_pigeon"; expected one of subprocess, replay/,
+    /Invalid config "suite\.yaml" line 3: "target\.type" is string "carrier_pigeon"; expected one of openai, http, subprocess, replay/,
   ],
   [
     "wrong type",

@@ -1,0 +1,141 @@
+/**
+ * A disk cache of target outputs, so a suite re-run with changed scorers does
+ * not pay for the model calls again.
+ *
+ * @module
+ */
+
+import { fingerprint } from "./_fingerprint.ts";
+import type { Case } from "./case.ts";
+import type { Target, TargetContext, TargetResult } from "./target.ts";
+import type { CacheableTarget } from "./targets/openai_target.ts";
+
+/** A folder of cached target results, one file per key. */
+export class TargetCache {
+  /** The folder. */
+  readonly dir: string;
+  /** Results read from the cache. */
+  hits = 0;
+  /** Calls that had to be made. */
+  misses = 0;
+  /** Results that could not be stored. */
+  writeErrors = 0;
+
+  /**
+   * Creates the cache.
+   *
+   * @param dir The folder; created on the first write.
+   */
+  constructor(dir: string) {
+    this.dir = dir;
+  }
+
+  #path(key: string): string {
+    return `${this.dir}/${key.slice(0, 2)}/${key}.json`;
+  }
+
+  /**
+   * Reads a result. An entry that is missing, torn, corrupt or for another
+   * key is a miss, never trusted.
+   *
+   * @param key The key.
+   * @returns The result, or `undefined`.
+   */
+  async get(key: string): Promise<TargetResult | undefined> {
+    let text: string;
+    try {
+      text = await Deno.readTextFile(this.#path(key));
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) return undefined;
+      throw error;
+    }
+    try {
+      const entry = JSON.parse(text);
+      if (entry?.key === key && typeof entry.result?.output === "string") {
+        return entry.result as TargetResult;
+      }
+    } catch (error) {
+      // A torn or corrupt entry is a miss; the next write replaces it.
+      if (!(error instanceof SyntaxError)) throw error;
+    }
+    return undefined;
+  }
+
+  /**
+   * Writes a result atomically: to a temporary file, then renamed, so that
+   * readers and concurrent writers never see a torn entry.
+   *
+   * @param key The key.
+   * @param result The result.
+   */
+  async set(key: string, result: TargetResult): Promise<void> {
+    const path = this.#path(key);
+    await Deno.mkdir(path.slice(0, path.lastIndexOf("/")), { recursive: true });
+    const tmp = `${path}.${crypto.randomUUID()}.tmp`;
+    await Deno.writeTextFile(tmp, JSON.stringify({ key, result }));
+    await Deno.rename(tmp, path);
+  }
+}
+
+function isFsError(error: unknown): boolean {
+  return Object.values(Deno.errors).some((E) => error instanceof E);
+}
+
+/**
+ * The cache key of one call: a fingerprint of the target's identity (its
+ * settings, secrets only as names), the request the case becomes, and the
+ * epoch, so repeats stay independent.
+ *
+ * @param target The target.
+ * @param testCase The case.
+ * @param epoch The epoch.
+ * @returns A hex key.
+ */
+export function cacheKey(
+  target: CacheableTarget,
+  testCase: Case,
+  epoch: number,
+): string {
+  return fingerprint(
+    JSON.stringify(target.identity),
+    JSON.stringify(target.request(testCase)),
+    String(epoch),
+  )
+    .slice("sha256:".length);
+}
+
+/**
+ * Wraps a target with a cache: a hit returns the stored output (its `info`
+ * marked `cached: true`) without calling; a successful call is stored; a
+ * failed one is not.
+ *
+ * @param target The target.
+ * @param cache The cache.
+ * @returns The cached target.
+ */
+export function cachedTarget(
+  target: CacheableTarget,
+  cache: TargetCache,
+): Target {
+  return {
+    async call(testCase: Case, context: TargetContext): Promise<TargetResult> {
+      const key = cacheKey(target, testCase, context.epoch ?? 1);
+      const hit = await cache.get(key);
+      if (hit !== undefined) {
+        cache.hits++;
+        return { output: hit.output, info: { ...hit.info, cached: true } };
+      }
+      cache.misses++;
+      const result = await target.call(testCase, context);
+      try {
+        await cache.set(key, result);
+      } catch (error) {
+        // A cache that cannot be written (disk full, no permission) must not
+        // turn a paid-for answer into an error: keep the answer, count it.
+        if (!isFsError(error)) throw error;
+        cache.writeErrors++;
+      }
+      return result;
+    },
+  };
+}

@@ -1,0 +1,72 @@
+/**
+ * What every network target and judge shares: its flow control settings and
+ * the call loop around one HTTP exchange.
+ *
+ * @module
+ */
+
+import { RateLimiter, RetryBudget, withRetries } from "./flow.ts";
+
+/** Flow control settings of a network target or judge (config keys). */
+export interface NetworkSettings {
+  /** Seconds one call may take (per attempt). Default 60. */
+  timeout?: number;
+  /** Retries of one call after its first attempt. Default 4. */
+  retries?: number;
+  /** Requests per minute, spaced evenly. Default: no limit. */
+  rate_limit?: number;
+  /** Retries the whole run may make, across all calls. Default 1000. */
+  max_total_retries?: number;
+  /** Seconds of the first backoff; each retry doubles it, with jitter. Default 0.5. */
+  retry_delay?: number;
+}
+
+/** Runs calls with the settings' timeout, rate limit and retries. */
+export class NetworkFlow {
+  /** How long one attempt may take, in ms. */
+  readonly timeoutMs: number;
+  #retries: number;
+  #limiter: RateLimiter | undefined;
+  #budget: RetryBudget;
+  #baseDelayMs: number;
+
+  /**
+   * Creates the flow.
+   *
+   * @param settings The settings.
+   */
+  constructor(settings: NetworkSettings = {}) {
+    this.timeoutMs = (settings.timeout ?? 60) * 1000;
+    this.#retries = settings.retries ?? 4;
+    this.#limiter = settings.rate_limit !== undefined
+      ? new RateLimiter({ perMinute: settings.rate_limit })
+      : undefined;
+    this.#budget = new RetryBudget(settings.max_total_retries ?? 1000);
+    this.#baseDelayMs = (settings.retry_delay ?? 0.5) * 1000;
+  }
+
+  /**
+   * Runs one call: paced by the rate limit, retried on retryable failures.
+   *
+   * @param attempt One try.
+   * @param signal Aborting stops it.
+   * @returns The result and how many attempts it took.
+   */
+  async run<T>(
+    attempt: () => Promise<T>,
+    signal?: AbortSignal,
+  ): Promise<{ result: T; attempts: number }> {
+    let attempts = 0;
+    const result = await withRetries(() => {
+      attempts++;
+      return attempt();
+    }, {
+      retries: this.#retries,
+      baseDelayMs: this.#baseDelayMs,
+      budget: this.#budget,
+      ...(this.#limiter !== undefined ? { limiter: this.#limiter } : {}),
+      ...(signal !== undefined ? { signal } : {}),
+    });
+    return { result, attempts };
+  }
+}

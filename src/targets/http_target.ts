@@ -1,0 +1,134 @@
+/**
+ * The `http` target: any HTTP service, a JSON body template over the case,
+ * the output read from the JSON response (or the raw body).
+ *
+ * @module
+ */
+
+import type { Case } from "../case.ts";
+import { send } from "../_http.ts";
+import { fillEnv, renderJsonTemplate, renderTemplate } from "../_template.ts";
+import type { TargetContext, TargetResult } from "../target.ts";
+import { NetworkFlow, type NetworkSettings } from "../network.ts";
+import { type CacheableTarget, targetVars } from "./openai_target.ts";
+
+/** Settings of the `http` target (config keys). */
+export interface HttpTargetSettings extends NetworkSettings {
+  /** The URL; may hold `{{field}}` placeholders (filled URL-encoded). */
+  url: string;
+  /** The method. Default `POST`. */
+  method?: string;
+  /** Headers; values may name environment variables as `${NAME}`. */
+  headers?: Record<string, string>;
+  /** A JSON body template over the case. Default `{"input": "{{input}}"}`; none for GET. */
+  body?: unknown;
+  /** A dot path into the JSON response for the output text (`choices.0.message.content`); default: the raw body. */
+  output?: string;
+}
+
+/**
+ * Reads a dot path (`a.b.0.c`, a leading `$.` allowed) in a JSON value.
+ *
+ * @param value The value.
+ * @param path The path.
+ * @returns What is there, or `undefined`.
+ */
+export function atPath(value: unknown, path: string): unknown {
+  let v = value;
+  for (
+    const key of path.replace(/^\$\.?/, "").split(".").filter((k) => k !== "")
+  ) {
+    if (typeof v !== "object" || v === null) return undefined;
+    v = (v as Record<string, unknown>)[key];
+  }
+  return v;
+}
+
+/**
+ * A target that sends each case to an HTTP service. A non-2xx answer is a
+ * target error with its status and a trimmed body; 429, 5xx, resets and
+ * timeouts are retried first.
+ *
+ * @param settings URL, method, headers, body template, output path, flow control.
+ * @param env Reads an environment variable (for `${NAME}` in headers).
+ * @returns The target.
+ */
+export function httpTarget(
+  settings: HttpTargetSettings,
+  env?: (name: string) => string | undefined,
+): CacheableTarget {
+  const method = (settings.method ?? "POST").toUpperCase();
+  const headers: Record<string, string> = {};
+  const secrets: string[] = [];
+  for (const [name, value] of Object.entries(settings.headers ?? {})) {
+    const filled = fillEnv(value, env);
+    headers[name.toLowerCase()] = filled.text;
+    secrets.push(...filled.secrets);
+  }
+  const template = settings.body ??
+    (method === "GET" ? undefined : { input: "{{input}}" });
+  if (template !== undefined) headers["content-type"] ??= "application/json";
+  const flow = new NetworkFlow(settings);
+  const request = (testCase: Case) => {
+    const vars = targetVars(testCase);
+    const url = settings.url.replace(
+      /\{\{\s*([\w.-]+)\s*\}\}/g,
+      (placeholder) => encodeURIComponent(renderTemplate(placeholder, vars)),
+    );
+    return {
+      method,
+      url,
+      ...(template !== undefined
+        ? { body: renderJsonTemplate(template, vars) }
+        : {}),
+    };
+  };
+  return {
+    identity: { type: "http", ...settings },
+    request,
+    async call(testCase: Case, context: TargetContext): Promise<TargetResult> {
+      const req = request(testCase);
+      const body = req.body !== undefined
+        ? JSON.stringify(req.body)
+        : undefined;
+      const { result, attempts } = await flow.run(
+        () =>
+          send(
+            {
+              method,
+              url: req.url,
+              headers,
+              ...(body !== undefined ? { body } : {}),
+            },
+            flow.timeoutMs,
+            secrets,
+            context.signal,
+          ),
+        context.signal,
+      );
+      const info = { status: result.status, attempts };
+      if (settings.output === undefined) return { output: result.text, info };
+      let json: unknown;
+      try {
+        json = JSON.parse(result.text);
+      } catch (error) {
+        if (!(error instanceof SyntaxError)) throw error;
+        throw new Error(
+          `${req.url} answered with invalid JSON: ${
+            JSON.stringify(result.text.slice(0, 200))
+          }`,
+        );
+      }
+      const output = atPath(json, settings.output);
+      if (output === undefined || output === null) {
+        throw new Error(
+          `${req.url} answered without ${JSON.stringify(settings.output)}`,
+        );
+      }
+      return {
+        output: typeof output === "string" ? output : JSON.stringify(output),
+        info,
+      };
+    },
+  };
+}
