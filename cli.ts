@@ -31,8 +31,9 @@ import {
   ScoresFileError,
 } from "./src/scores_file.ts";
 import { TextWriter } from "./src/_text_writer.ts";
-import { groupByCall, renderByCall } from "./src/view.ts";
+import { escapeControl, groupByCall, renderByCall } from "./src/view.ts";
 import { runSuite } from "./src/run.ts";
+import { prepareResume, ResumeError } from "./src/resume.ts";
 import { parseScore } from "./src/score.ts";
 import { scoreUnits } from "./src/score_units.ts";
 import type { Scorer } from "./src/scorer.ts";
@@ -61,6 +62,12 @@ and a summary table on stderr.
 
 Options:
   --out FILE          Write Scores to FILE instead of stdout
+  --resume            Continue the run whose Scores are in --out: units
+                      already scored are skipped, the rest appended
+  --force             With --resume: continue even if the config or dataset
+                      changed since the file was started
+  --grace SECONDS     After SIGINT/SIGTERM, how long running units may finish
+                      before they are killed (default 10)
   --record FILE       Write the RunRecord (config, fingerprints, Scores,
                       aggregates) to FILE, as the run goes
   --concurrency N     Units in flight at once (default: the config's, else 8)
@@ -120,8 +127,10 @@ Options:
 
 const encoder = new TextEncoder();
 
+/** Writes a message for people on stderr; text from cases cannot drive the terminal. */
 function say(message: string): void {
-  Deno.stderr.writeSync(encoder.encode(`${message}\n`));
+  const safe = message.split("\n").map(escapeControl).join("\n");
+  Deno.stderr.writeSync(encoder.encode(`${safe}\n`));
 }
 
 function isBrokenPipe(error: unknown): boolean {
@@ -131,12 +140,18 @@ function isBrokenPipe(error: unknown): boolean {
 /** Opens the destination of Scores: a file, or stdout. */
 async function openOut(
   path: string | undefined,
+  append = false,
 ): Promise<ByteWriter & { close(): void }> {
   if (path === undefined) {
     return { write: (p) => Deno.stdout.write(p), close: () => {} };
   }
   try {
-    return await Deno.open(path, { write: true, create: true, truncate: true });
+    return await Deno.open(
+      path,
+      append
+        ? { append: true, create: true }
+        : { write: true, create: true, truncate: true },
+    );
   } catch (error) {
     throw new UsageError(
       `Cannot write ${JSON.stringify(path)}: ${osErrorText(error)}`,
@@ -145,23 +160,48 @@ async function openOut(
 }
 
 /** Aborts `controller` on SIGINT and SIGTERM until `dispose` is called. */
+/**
+ * The first SIGINT or SIGTERM stops the intake (`stop`) and, after `graceMs`,
+ * aborts what still runs (`abort`, which kills every child process group).
+ * A second signal aborts at once and exits, leaving no child behind.
+ */
 function onInterrupt(
-  controller: AbortController,
+  stop: AbortController,
+  abort: AbortController,
+  graceMs: number,
 ): { dispose(): void; signal(): Deno.Signal | undefined } {
   let received: Deno.Signal | undefined;
+  let grace: ReturnType<typeof setTimeout> | undefined;
   const handlers = (["SIGINT", "SIGTERM"] as const).map((sig) => {
     const handler = () => {
-      received ??= sig;
-      controller.abort(new Error(`Interrupted by ${sig}`));
+      const code = sig === "SIGINT" ? 130 : 143;
+      if (received !== undefined) {
+        abort.abort(new Error(`Interrupted twice by ${sig}`));
+        say(`evalpipe: interrupted again by ${sig}: stopped at once`);
+        Deno.exit(code);
+      }
+      received = sig;
+      if (stop !== abort) {
+        say(
+          `evalpipe: ${sig}: taking no new cases, finishing the ones running (again to stop at once)`,
+        );
+      }
+      stop.abort(new Error(`Interrupted by ${sig}`));
+      grace = setTimeout(
+        () => abort.abort(new Error(`Interrupted by ${sig}`)),
+        graceMs,
+      );
     };
     Deno.addSignalListener(sig, handler);
     return [sig, handler] as const;
   });
   return {
-    dispose: () =>
+    dispose: () => {
+      if (grace !== undefined) clearTimeout(grace);
       handlers.forEach(([sig, handler]) =>
         Deno.removeSignalListener(sig, handler)
-      ),
+      );
+    },
     signal: () => received,
   };
 }
@@ -188,29 +228,62 @@ async function run(args: string[]): Promise<number> {
   const { flags, positionals } = parseArgs(args, {
     out: { type: "string" },
     record: { type: "string" },
+    resume: { type: "boolean" },
+    force: { type: "boolean" },
     concurrency: { type: "number" },
     epochs: { type: "number" },
     "no-cache": { type: "boolean" },
     "cache-dir": { type: "string" },
     timeout: { type: "number" },
+    grace: { type: "number" },
     help: { type: "boolean" },
   });
   if (flags.help) return help("run");
   if (positionals.length !== 1) {
     throw new UsageError("run takes one config file");
   }
-  const out = await openOut(flags.out as string | undefined);
+  const configPath = positionals[0]!;
+  const outPath = flags.out as string | undefined;
+  if (flags.resume && outPath === undefined) {
+    throw new UsageError("--resume continues the Scores file given with --out");
+  }
+  if (flags.force && !flags.resume) {
+    throw new UsageError("--force goes with --resume");
+  }
+  const plan = flags.resume ? await prepareResume(outPath!) : undefined;
+  if (plan?.dropped !== undefined) {
+    say(
+      `evalpipe: dropped a torn last line of ${
+        JSON.stringify(outPath)
+      } (${plan.dropped.length} characters)`,
+    );
+  }
+  const out = await openOut(outPath, plan !== undefined);
   const record = flags.record === undefined
     ? undefined
     : await openOut(flags.record as string);
-  const controller = new AbortController();
-  const interrupt = onInterrupt(controller);
+  const stop = new AbortController();
+  const abort = new AbortController();
+  const interrupt = onInterrupt(
+    stop,
+    abort,
+    ((flags.grace as number | undefined) ?? 10) * 1000,
+  );
   const bar = progress();
+  const resumeHint = () =>
+    outPath !== undefined
+      ? `evalpipe: resume with: evalpipe run ${configPath} --out ${outPath} --resume`
+      : "evalpipe: to be able to resume a run, give it --out FILE";
   try {
-    const summary = await runSuite(positionals[0]!, {
+    const summary = await runSuite(configPath, {
       sink: ndjsonSink(out),
       ...(record !== undefined ? { record } : {}),
-      signal: controller.signal,
+      ...(outPath !== undefined ? { outPath } : {}),
+      ...(plan !== undefined
+        ? { resume: plan, force: flags.force === true }
+        : {}),
+      stop: stop.signal,
+      signal: abort.signal,
       ...(flags.concurrency !== undefined
         ? { concurrency: Math.floor(flags.concurrency as number) }
         : {}),
@@ -230,10 +303,13 @@ async function run(args: string[]): Promise<number> {
     });
     bar.done();
     say(formatSummary(summary.aggregates));
+    const resumed = plan !== undefined && plan.scores > 0
+      ? ` (after ${plan.scores} already there)`
+      : "";
     say(
       `${summary.scores} scores${
-        flags.out !== undefined ? ` written to ${flags.out}` : ""
-      }`,
+        outPath !== undefined ? ` written to ${outPath}` : ""
+      }${resumed}`,
     );
     if (summary.cache !== undefined) {
       const c = summary.cache;
@@ -245,6 +321,12 @@ async function run(args: string[]): Promise<number> {
         }`,
       );
     }
+    const sig = interrupt.signal();
+    if (sig !== undefined) {
+      say(`evalpipe: interrupted by ${sig}; the run is incomplete`);
+      say(resumeHint());
+      return sig === "SIGINT" ? 130 : 143;
+    }
     for (const failure of summary.gateFailures) {
       say(`evalpipe: gate failed: ${failure.message}`);
     }
@@ -254,12 +336,15 @@ async function run(args: string[]): Promise<number> {
     bar.done();
     const sig = interrupt.signal();
     if (sig !== undefined) {
-      say(`evalpipe: interrupted by ${sig}`);
+      say(
+        `evalpipe: interrupted by ${sig}; running commands were stopped, the run is incomplete`,
+      );
+      say(resumeHint());
       return sig === "SIGINT" ? 130 : 143;
     }
     // A reader that went away (`| head`) ends the run; stop its children too.
     if (isBrokenPipe(error)) {
-      controller.abort(error);
+      abort.abort(error);
       return 0;
     }
     throw error;
@@ -306,7 +391,7 @@ async function score(args: string[]): Promise<number> {
     return scorer;
   });
   const controller = new AbortController();
-  const interrupt = onInterrupt(controller);
+  const interrupt = onInterrupt(controller, controller, 0);
   let malformed = 0;
   try {
     await readUnits(Deno.stdin.readable, "stdin", ({ line, message }) => {
@@ -506,7 +591,8 @@ export async function main(args: string[]): Promise<number> {
     }
     if (
       error instanceof ConfigError || error instanceof DatasetError ||
-      error instanceof ScoresFileError || error instanceof RunRecordError
+      error instanceof ScoresFileError || error instanceof RunRecordError ||
+      error instanceof ResumeError
     ) {
       say(`evalpipe: ${error.message}`);
       return 2;

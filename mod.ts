@@ -57,3 +57,4 @@ export * from "./src/targets/http_target.ts";
 export * from "./src/scorers/llm_judge.ts";
 export * from "./src/network.ts";
 export * from "./src/chat_client.ts";
+export * from "./src/resume.ts";

@@ -56,15 +56,26 @@ export async function send(
     ? AbortSignal.any([signal, timeout])
     : timeout;
   const where = `${request.method} ${redact(request.url, secrets)}`;
-  let response: Response;
-  let text: string;
+  let prepared: Request;
   try {
-    response = await fetch(request.url, {
+    prepared = new Request(request.url, {
       method: request.method,
       headers: request.headers,
       ...(request.body !== undefined ? { body: request.body } : {}),
       signal: both,
     });
+  } catch (error) {
+    // An invalid request (a GET with a body, a bad URL or header value) fails
+    // the same way every time: final, unlike the TypeErrors of fetch below.
+    if (!(error instanceof TypeError)) throw error;
+    throw new Error(
+      `${where} cannot be sent: ${redact(error.message, secrets)}`,
+    );
+  }
+  let response: Response;
+  let text: string;
+  try {
+    response = await fetch(prepared);
     text = await response.text();
   } catch (error) {
     if (signal?.aborted) throw new Error(`${where} was interrupted`);

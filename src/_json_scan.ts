@@ -149,3 +149,29 @@ export function compactJson(text: string): string {
   }
   return out;
 }
+
+/**
+ * Tells whether valid JSON text nests arrays and objects deeper than `limit`.
+ *
+ * @param text Valid JSON text.
+ * @param limit The deepest nesting allowed.
+ * @param start Where to start.
+ * @param end Where to stop.
+ * @returns Whether it is deeper.
+ */
+export function nestedDeeperThan(
+  text: string,
+  limit: number,
+  start = 0,
+  end = text.length,
+): boolean {
+  let depth = 0;
+  for (let i = start; i < end; i++) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) i = skipString(text, i) - 1;
+    else if (c === 123 || c === 91) {
+      if (++depth > limit) return true;
+    } else if (c === 125 || c === 93) depth--;
+  }
+  return false;
+}

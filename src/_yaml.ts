@@ -81,6 +81,7 @@ export function parseYaml(text: string, filename: string): LocatedYaml {
       stack.push({ kind: "seq", path, index: 0 });
     }
   }
+  checkExpansion(text, events, MAX_NODES);
   const value = yaml.constructFromEvents(events, {
     source: text,
     filename,
@@ -109,4 +110,92 @@ export function parseYaml(text: string, filename: string): LocatedYaml {
       return undefined;
     },
   };
+}
+
+/** The most nodes a document may expand to, aliases followed. */
+export const MAX_NODES = 1_000_000;
+
+/** A YAML document whose aliases expand past the limit (a "billion laughs"). */
+export class YamlBombError extends Error {
+  /**
+   * Creates the error.
+   *
+   * @param message What the document expands to.
+   */
+  constructor(message: string) {
+    super(message);
+    this.name = "YamlBombError";
+  }
+}
+
+/**
+ * Counts the nodes a document expands to when every alias is replaced by what
+ * it names, and refuses one past `limit`: aliases cost nothing to parse but
+ * multiply on every later use (serialisation, comparison).
+ *
+ * @param text The YAML text.
+ * @param events Its parser events.
+ * @param limit The most nodes allowed.
+ * @throws {YamlBombError} When the expansion is larger.
+ */
+function checkExpansion(
+  text: string,
+  events: readonly yaml.Event[],
+  limit: number,
+): void {
+  const { DOCUMENT, SEQUENCE, MAPPING, SCALAR, ALIAS, POP } = yaml.EVENT_ID;
+  const sizes = new Map<string, number>();
+  const stack: Array<{ size: number; anchor: string | undefined }> = [];
+  const nameOf = (start: number, end: number) =>
+    start < 0 ? undefined : text.slice(start, end).replace(/^[&*]/, "");
+  let total = 0;
+  const add = (n: number) => {
+    const top = stack[stack.length - 1];
+    if (top !== undefined) top.size += n;
+    else total += n;
+    if (total > limit || (top !== undefined && top.size > limit)) {
+      throw new YamlBombError(
+        `its aliases expand to more than ${limit} nodes (a YAML bomb?)`,
+      );
+    }
+  };
+  for (const event of events) {
+    if (event.type === DOCUMENT) continue;
+    if (event.type === MAPPING || event.type === SEQUENCE) {
+      stack.push({
+        size: 1,
+        anchor: nameOf(event.anchorStart, event.anchorEnd),
+      });
+    } else if (event.type === SCALAR) {
+      const anchor = nameOf(event.anchorStart, event.anchorEnd);
+      if (anchor !== undefined) sizes.set(anchor, 1);
+      add(1);
+    } else if (event.type === ALIAS) {
+      add(sizes.get(nameOf(event.anchorStart, event.anchorEnd) ?? "") ?? 1);
+    } else if (event.type === POP) {
+      const frame = stack.pop();
+      if (frame === undefined) continue; // the document's own end
+      if (frame.anchor !== undefined) sizes.set(frame.anchor, frame.size);
+      add(frame.size);
+    }
+  }
+}
+
+/**
+ * Loads a YAML document, refusing deep nesting and alias bombs.
+ *
+ * @param text The YAML text.
+ * @param filename For the parser's messages.
+ * @returns The value.
+ * @throws {yaml.YAMLException} On a syntax error or nesting past 256 levels.
+ * @throws {YamlBombError} When aliases expand past {@linkcode MAX_NODES} nodes.
+ */
+export function loadYaml(text: string, filename: string): unknown {
+  const events = yaml.parseEvents(text, { filename, maxDepth: 256 });
+  checkExpansion(text, events, MAX_NODES);
+  return yaml.constructFromEvents(events, {
+    source: text,
+    filename,
+    maxAliases: -1,
+  })[0];
 }

@@ -116,6 +116,10 @@ interface Cluster {
   allPassed: boolean;
 }
 
+function newCluster(id: string | undefined): Cluster {
+  return { id, sum: 0, count: 0, errors: 0, anyPassed: false, allPassed: true };
+}
+
 /** The running state of one metric. */
 class MetricState {
   n = 0;
@@ -134,24 +138,29 @@ class MetricState {
   low = new ExactSum();
   high = new ExactSum();
   open: Cluster | undefined;
+  /** In grouped mode, every example's cluster until the results are asked for. */
+  pending: Map<string, Cluster> | undefined;
 
-  constructor(readonly metric: string) {}
+  constructor(readonly metric: string, grouped = false) {
+    if (grouped) this.pending = new Map();
+  }
 
   add(score: Score): void {
     this.n++;
-    // The units of one example arrive together: a new id closes the cluster.
     const id = score.example_id ?? score.unit_id;
-    if (this.open !== undefined && (id === undefined || id !== this.open.id)) {
-      this.close();
+    let c: Cluster;
+    if (this.pending !== undefined && id !== undefined) {
+      c = this.pending.get(id) ?? newCluster(id);
+      this.pending.set(id, c);
+    } else {
+      // The units of one example arrive together: a new id closes the cluster.
+      if (
+        this.open !== undefined && (id === undefined || id !== this.open.id)
+      ) {
+        this.close();
+      }
+      c = this.open ??= newCluster(id);
     }
-    const c = this.open ??= {
-      id,
-      sum: 0,
-      count: 0,
-      errors: 0,
-      anyPassed: false,
-      allPassed: true,
-    };
     if (aggregatable(score)) {
       this.aggregatable++;
       c.sum += score.value as number;
@@ -169,11 +178,15 @@ class MetricState {
     else this.invalid++;
   }
 
-  /** Folds the open cluster into the sums. */
+  /** Folds the open cluster (and, grouped, every pending one) into the sums. */
   close(): void {
-    const c = this.open;
+    if (this.open !== undefined) this.fold(this.open);
     this.open = undefined;
-    if (c === undefined) return;
+    for (const c of this.pending?.values() ?? []) this.fold(c);
+    this.pending?.clear();
+  }
+
+  fold(c: Cluster): void {
     if (c.count > 0) {
       const mean = c.sum / c.count;
       this.examples++;
@@ -190,14 +203,12 @@ class MetricState {
     }
   }
 
-  /** A copy with its open cluster closed, for results and merges. */
+  /** A copy with its open clusters closed, for results and merges. */
   closed(): MetricState {
     const copy = new MetricState(this.metric);
     copy.absorb(this);
-    if (this.open !== undefined) {
-      copy.open = { ...this.open };
-      copy.close();
-    }
+    if (this.open !== undefined) copy.fold(this.open);
+    for (const c of this.pending?.values() ?? []) copy.fold(c);
     return copy;
   }
 
@@ -298,11 +309,24 @@ class MetricState {
  */
 export class Aggregator {
   #metrics = new Map<string, MetricState>();
+  #grouped: boolean;
+
+  /**
+   * Creates an aggregator.
+   *
+   * @param options `grouped: true` gathers the Scores of each example wherever
+   *   they come in the stream (memory grows with the examples); by default
+   *   the Scores of one example must be adjacent, as evalpipe writes them,
+   *   and memory stays flat.
+   */
+  constructor(options: { grouped?: boolean } = {}) {
+    this.#grouped = options.grouped ?? false;
+  }
 
   #state(metric: string): MetricState {
     let state = this.#metrics.get(metric);
     if (state === undefined) {
-      state = new MetricState(metric);
+      state = new MetricState(metric, this.#grouped);
       this.#metrics.set(metric, state);
     }
     return state;

@@ -46,7 +46,9 @@ export class TargetCache {
     try {
       text = await Deno.readTextFile(this.#path(key));
     } catch (error) {
-      if (error instanceof Deno.errors.NotFound) return undefined;
+      // An entry that cannot be read (missing, a file where a folder should
+      // be, no permission) is a miss: the cache must not fail the call.
+      if (isFsError(error)) return undefined;
       throw error;
     }
     try {

@@ -7,7 +7,7 @@
 
 import { send } from "./_http.ts";
 import { NetworkFlow, type NetworkSettings } from "./network.ts";
-import { TemplateError } from "./_template.ts";
+import { redact, TemplateError } from "./_template.ts";
 
 /** The settings of a chat client (config keys). */
 export interface ChatSettings extends NetworkSettings {
@@ -118,7 +118,7 @@ export class ChatClient {
       if (!(error instanceof SyntaxError)) throw error;
       throw new Error(
         `${this.url} answered with invalid JSON: ${
-          JSON.stringify(result.text.slice(0, 200))
+          JSON.stringify(redact(result.text, secrets).slice(0, 200))
         }`,
       );
     }

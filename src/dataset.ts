@@ -5,7 +5,8 @@
  * @module
  */
 
-import * as yaml from "js-yaml";
+import { YAMLException } from "js-yaml";
+import { loadYaml, YamlBombError } from "./_yaml.ts";
 import {
   type Case,
   CaseError,
@@ -13,7 +14,7 @@ import {
   keepVerbatimExpected,
   parseCase,
 } from "./case.ts";
-import { elementSpans } from "./_json_scan.ts";
+import { elementSpans, nestedDeeperThan } from "./_json_scan.ts";
 import { parseCsv } from "./_csv.ts";
 import { type Line, LineStream } from "./line_stream.ts";
 
@@ -74,6 +75,18 @@ function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** A file-system error in plain words. */
+function fileErrorText(error: unknown): string {
+  if (error instanceof Deno.errors.NotFound) return "no such file";
+  if (error instanceof Deno.errors.PermissionDenied) return "permission denied";
+  if (error instanceof Deno.errors.IsADirectory) return "it is a folder";
+  if (error instanceof TypeError) return "not valid UTF-8";
+  return messageOf(error);
+}
+
+/** The deepest nesting of arrays and objects a record may have. */
+export const MAX_DEPTH = 256;
+
 /**
  * Builds the example for a parsed record: a case with its id, or an invalid
  * record that says why.
@@ -132,6 +145,14 @@ export function exampleFromLine(name: string, line: Line): Example | undefined {
       invalid: `Cannot parse JSON: ${error.message}`,
     };
   }
+  if (nestedDeeperThan(line.text, MAX_DEPTH)) {
+    return {
+      example_id: `${name}#${line.line}`,
+      line: line.line,
+      case: null,
+      invalid: `The record is nested deeper than ${MAX_DEPTH} levels`,
+    };
+  }
   if (typeof value === "object" && value !== null) {
     keepVerbatimExpected(value, line.text);
   }
@@ -144,7 +165,7 @@ async function openBytes(path: string): Promise<ReadableStream<Uint8Array>> {
     return file.readable;
   } catch (error) {
     throw new DatasetError(
-      `Cannot open dataset ${JSON.stringify(path)}: ${messageOf(error)}`,
+      `Cannot open dataset ${JSON.stringify(path)}: ${fileErrorText(error)}`,
     );
   }
 }
@@ -156,7 +177,7 @@ async function readText(path: string): Promise<string> {
     );
   } catch (error) {
     throw new DatasetError(
-      `Cannot read dataset ${JSON.stringify(path)}: ${messageOf(error)}`,
+      `Cannot read dataset ${JSON.stringify(path)}: ${fileErrorText(error)}`,
     );
   }
 }
@@ -176,11 +197,19 @@ function fromList(
       }
       const value = values[i];
       const span = spans?.[i];
-      if (
-        source !== undefined && span !== undefined &&
-        typeof value === "object" && value !== null
-      ) {
-        keepVerbatimExpected(value, source, span[0]);
+      if (source !== undefined && span !== undefined) {
+        if (nestedDeeperThan(source, MAX_DEPTH, span[0], span[1])) {
+          controller.enqueue({
+            example_id: `${name}#${++i}`,
+            line: i,
+            case: null,
+            invalid: `The record is nested deeper than ${MAX_DEPTH} levels`,
+          });
+          return;
+        }
+        if (typeof value === "object" && value !== null) {
+          keepVerbatimExpected(value, source, span[0]);
+        }
       }
       controller.enqueue(toExample(name, ++i, value));
     },
@@ -214,6 +243,65 @@ function fromList(
 export async function loadDataset(
   path: string,
   options: LoadDatasetOptions = {},
+): Promise<ReadableStream<Example>> {
+  const name = options.name ?? (path === "-" ? "stdin" : path);
+  const unit = (options.format ?? formatOf(path)) === "jsonl"
+    ? "line"
+    : "record";
+  return (await openRecords(path, options)).pipeThrough(
+    checkIdentity(name, path, unit),
+  );
+}
+
+/**
+ * Makes ids unambiguous and refuses an empty dataset: a record whose `id` was
+ * seen before is an invalid case (named by its line, so its Scores cannot be
+ * mistaken for the first one's); a dataset without a single record errors the
+ * stream with a {@linkcode DatasetError}.
+ */
+function checkIdentity(
+  name: string,
+  path: string,
+  unit: string,
+): TransformStream<Example, Example> {
+  // Only explicit ids can collide: line and position numbers are unique.
+  const seen = new Map<string, number>();
+  let count = 0;
+  return new TransformStream({
+    transform(example, controller) {
+      count++;
+      const id = example.case?.id;
+      if (id !== undefined) {
+        const key = String(id);
+        const first = seen.get(key);
+        if (first !== undefined) {
+          controller.enqueue({
+            example_id: `${name}#${example.line}`,
+            line: example.line,
+            case: null,
+            invalid: `Duplicate id ${
+              JSON.stringify(key)
+            } (first at ${unit} ${first}): ids must be unique`,
+          });
+          return;
+        }
+        seen.set(key, example.line);
+      }
+      controller.enqueue(example);
+    },
+    flush(controller) {
+      if (count === 0) {
+        controller.error(
+          new DatasetError(`Dataset ${JSON.stringify(path)} has no cases`),
+        );
+      }
+    },
+  });
+}
+
+async function openRecords(
+  path: string,
+  options: LoadDatasetOptions,
 ): Promise<ReadableStream<Example>> {
   const name = options.name ?? (path === "-" ? "stdin" : path);
   const format = options.format ?? formatOf(path);
@@ -257,8 +345,11 @@ export async function loadDataset(
   if (format === "yaml") {
     let value: unknown;
     try {
-      value = yaml.load(text, { filename: path, maxAliases: 100 });
+      value = loadYaml(text, path);
     } catch (error) {
+      if (!(error instanceof YAMLException || error instanceof YamlBombError)) {
+        throw error;
+      }
       throw new DatasetError(
         `Cannot parse dataset ${JSON.stringify(path)}: ${messageOf(error)}`,
       );

@@ -24,6 +24,12 @@ import {
   fingerprint,
 } from "./_fingerprint.ts";
 import { checkGates, type GateFailure } from "./gates.ts";
+import {
+  checkResume,
+  readScoreLines,
+  type ResumePlan,
+  writeMeta,
+} from "./resume.ts";
 import { type Fingerprints, newRunId, RunRecordWriter } from "./run_record.ts";
 import type { Score } from "./score.ts";
 import type { Scorer } from "./scorer.ts";
@@ -78,6 +84,30 @@ export interface RunSuiteOptions {
    */
   cacheDir?: string | null;
   /**
+   * Aborting stops the intake of new cases; units already in flight finish
+   * and are written, and the summary says the run is not complete.
+   * @default {undefined}
+   */
+  stop?: AbortSignal;
+  /**
+   * The file the sink writes to, if it is one: the run writes its metadata
+   * (fingerprints) beside it, `<outPath>.meta.json`, so it can be resumed.
+   * @default {undefined}
+   */
+  outPath?: string;
+  /**
+   * Continue the run whose Scores file this plan describes: units whose
+   * Scores are all there are not run, Scores already there are not written
+   * again, and the summary covers old and new.
+   * @default {undefined}
+   */
+  resume?: ResumePlan;
+  /**
+   * Resume even when the config or dataset changed since the file started.
+   * @default {false}
+   */
+  force?: boolean;
+  /**
    * Where `-` as the dataset reads from.
    * @default {Deno.stdin.readable}
    */
@@ -94,6 +124,8 @@ export interface RunSummary {
   scores: number;
   /** Malformed dataset records seen. */
   invalidRecords: number;
+  /** Whether every unit was run (`false` when `stop` ended the intake early). */
+  complete: boolean;
   /** The config's gates that did not hold. */
   gateFailures: GateFailure[];
   /** Target cache hits and misses, when the target was cached. */
@@ -137,7 +169,10 @@ async function prepare(
     ? config.dataset
     : `${cwd}/${config.dataset}`;
   let dataset: string | null = null;
-  if (!fromStdin && options.record !== undefined) {
+  if (
+    !fromStdin &&
+    (options.record !== undefined || options.outPath !== undefined)
+  ) {
     try {
       dataset = await fileFingerprint(datasetPath);
     } catch (error) {
@@ -191,6 +226,8 @@ export async function runSuite(
       configPath,
       options,
     );
+  const resume = options.resume;
+  if (resume !== undefined && !options.force) checkResume(resume, fingerprints);
   const where = formatOf(config.dataset) === "jsonl" ? "line" : "record";
   const examples = await loadDataset(datasetPath, {
     name: datasetName,
@@ -199,6 +236,23 @@ export async function runSuite(
   const concurrency = options.concurrency ?? config.concurrency ?? 8;
   const epochs = options.epochs ?? config.epochs ?? 1;
   const signal = options.signal;
+  const cache = options.cacheDir === null || !isNetwork(config)
+    ? undefined
+    : new TargetCache(options.cacheDir ?? ".evalpipe/cache");
+  let target;
+  try {
+    target = buildTarget(config, cwd, cache);
+  } catch (error) {
+    if (!(error instanceof TemplateError)) throw error;
+    throw new ConfigError(configPath, undefined, error.message);
+  }
+  if (options.outPath !== undefined && resume === undefined) {
+    await writeMeta(options.outPath, {
+      run_id: runId,
+      started_at: started.toISOString(),
+      fingerprints,
+    });
+  }
   const record = options.record === undefined
     ? undefined
     : new RunRecordWriter(options.record, {
@@ -213,21 +267,29 @@ export async function runSuite(
       } as unknown as Record<string, unknown>,
       fingerprints,
     });
-  const cache = options.cacheDir === null || !isNetwork(config)
-    ? undefined
-    : new TargetCache(options.cacheDir ?? ".evalpipe/cache");
-  let target;
-  try {
-    target = buildTarget(config, cwd, cache);
-  } catch (error) {
-    if (!(error instanceof TemplateError)) throw error;
-    throw new ConfigError(configPath, undefined, error.message);
+  // A resumed run's Scores join the earlier ones, wherever each example's
+  // epochs fell: gather them by example rather than by adjacency.
+  const aggregator = new Aggregator({ grouped: resume !== undefined });
+  if (resume !== undefined) {
+    for await (const score of readScoreLines(resume.path)) {
+      aggregator.add(score);
+      await record?.add(score);
+    }
   }
-  const aggregator = new Aggregator();
+  const done = resume?.done;
+  const metrics = scorers.flatMap((s) =>
+    s.metrics !== undefined && s.metrics.length > 0 ? s.metrics : [s.name]
+  );
+  const unitDone = (unitId: string) => {
+    const have = done?.get(unitId);
+    return have !== undefined && metrics.every((m) => have.has(m));
+  };
   let invalidRecords = 0;
   let scores = 0;
+  let stopped = false;
   try {
     await examples
+      .pipeThrough(intakeGate(options.stop, () => (stopped = true)))
       .pipeThrough(
         new TransformStream<Example, Example>({
           transform(example, controller) {
@@ -248,6 +310,7 @@ export async function runSuite(
         runTarget(target, {
           concurrency,
           epochs,
+          ...(done !== undefined ? { skip: unitDone } : {}),
           ...(signal ? { signal } : {}),
         }),
       )
@@ -257,6 +320,8 @@ export async function runSuite(
       .pipeThrough(
         new TransformStream<Score, Score>({
           async transform(score, controller) {
+            // Resuming: a Score the file already has is not written twice.
+            if (done?.get(score.unit_id!)?.has(score.metric)) return;
             scores++;
             aggregator.add(score);
             options.onScore?.(score);
@@ -272,11 +337,12 @@ export async function runSuite(
     throw error;
   }
   const aggregates = aggregator.results();
-  await record?.finish(aggregates, true);
+  await record?.finish(aggregates, !stopped);
   return {
     runId,
     aggregates,
     scores,
+    complete: !stopped,
     invalidRecords,
     gateFailures: checkGates(config.gates ?? {}, aggregates),
     ...(cache !== undefined
@@ -289,4 +355,34 @@ export async function runSuite(
       }
       : {}),
   };
+}
+
+/**
+ * Passes examples on until `stop` aborts, then ends the stream: no new case is
+ * taken, and the stages after it finish the ones in flight.
+ */
+function intakeGate(
+  stop: AbortSignal | undefined,
+  onStop: () => void,
+): TransformStream<Example, Example> {
+  let controller!: TransformStreamDefaultController<Example>;
+  const end = () => {
+    onStop();
+    // Closing the readable side lets the later stages flush; the dataset
+    // behind the gate is cancelled, which closes its file.
+    controller.terminate();
+  };
+  return new TransformStream<Example, Example>({
+    start(c) {
+      controller = c;
+      if (stop?.aborted) end();
+      else stop?.addEventListener("abort", end, { once: true });
+    },
+    transform(example, c) {
+      c.enqueue(example);
+    },
+    flush() {
+      stop?.removeEventListener("abort", end);
+    },
+  });
 }

@@ -52,6 +52,11 @@ export interface RunTargetOptions {
    * @default {undefined}
    */
   signal?: AbortSignal;
+  /**
+   * Units (by unit id) not to run at all, as when resuming.
+   * @default {undefined}
+   */
+  skip?: (unitId: string) => boolean;
 }
 
 function messageOf(error: unknown): string {
@@ -87,14 +92,24 @@ export function runTarget(
 ): TransformStream<Example, Unit> {
   const signal = options.signal;
   const epochs = Math.max(1, Math.floor(options.epochs ?? 1));
-  const tasks = (example: Example) =>
-    Array.from({ length: epochs }, (_, i) => ({ example, epoch: i + 1 }));
+  const unitIdOf = (id: string, epoch: number) =>
+    epochs > 1 ? `${id}@${epoch}` : id;
+  const skip = options.skip;
+  const tasks = (example: Example) => {
+    const all = Array.from(
+      { length: epochs },
+      (_, i) => ({ example, epoch: i + 1 }),
+    );
+    return skip === undefined
+      ? all
+      : all.filter((t) => !skip(unitIdOf(example.example_id, t.epoch)));
+  };
   return concurrentMapTasks(
     tasks,
     async ({ example, epoch }): Promise<Unit> => {
       const testCase = example.case;
       const id = example.example_id;
-      const unitId = epochs > 1 ? `${id}@${epoch}` : id;
+      const unitId = unitIdOf(id, epoch);
       if (testCase === null) {
         return {
           example_id: id,

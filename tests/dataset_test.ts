@@ -211,7 +211,8 @@ Deno.test("loadDataset reads CSV without counting the header, with a BOM and a f
     const examples = await load(dir, "d.csv", "\ufeffinput\nx\n\ny\nz");
     assert.deepEqual(ids(examples), ["d.csv#1", "d.csv#2", "d.csv#3"]);
     assert.deepEqual(examples.map((e) => e.case?.input), ["x", "y", "z"]);
-    assert.deepEqual(await load(dir, "empty.csv", "input\n"), []);
+    // A header without records is an empty dataset: an error, not a silent pass.
+    await assert.rejects(load(dir, "empty.csv", "input\n"), DatasetError);
   });
 });
 
@@ -482,10 +483,10 @@ function spread(compact: string): string {
 
 Deno.test("expectedJson returns the JSONL source of expected, compacted", async () => {
   await withTempDir(async (dir) => {
-    const lines = VERBATIM_VALUES.map((v) =>
+    const lines = VERBATIM_VALUES.map((v, i) =>
       `{ "input" : "q", "expected" :  ${
         spread(v).replaceAll("\n", " ")
-      } , "id": 1 }`
+      } , "id": ${i + 1} }`
     );
     const examples = await load(dir, "d.jsonl", lines.join("\n"));
     assert.equal(examples.length, VERBATIM_VALUES.length);

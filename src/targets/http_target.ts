@@ -7,7 +7,12 @@
 
 import type { Case } from "../case.ts";
 import { send } from "../_http.ts";
-import { fillEnv, renderJsonTemplate, renderTemplate } from "../_template.ts";
+import {
+  fillEnv,
+  redact,
+  renderJsonTemplate,
+  renderTemplate,
+} from "../_template.ts";
 import type { TargetContext, TargetResult } from "../target.ts";
 import { NetworkFlow, type NetworkSettings } from "../network.ts";
 import { type CacheableTarget, targetVars } from "./openai_target.ts";
@@ -115,7 +120,7 @@ export function httpTarget(
         if (!(error instanceof SyntaxError)) throw error;
         throw new Error(
           `${req.url} answered with invalid JSON: ${
-            JSON.stringify(result.text.slice(0, 200))
+            JSON.stringify(redact(result.text, secrets).slice(0, 200))
           }`,
         );
       }
