@@ -66,6 +66,7 @@ Options:
                       already scored are skipped, the rest appended
   --force             With --resume: continue even if the config or dataset
                       changed since the file was started
+  --max-processes N   The most child processes at once (default 64)
   --grace SECONDS     After SIGINT/SIGTERM, how long running units may finish
                       before they are killed (default 10)
   --record FILE       Write the RunRecord (config, fingerprints, Scores,
@@ -236,6 +237,7 @@ async function run(args: string[]): Promise<number> {
     "cache-dir": { type: "string" },
     timeout: { type: "number" },
     grace: { type: "number" },
+    "max-processes": { type: "number" },
     help: { type: "boolean" },
   });
   if (flags.help) return help("run");
@@ -292,6 +294,9 @@ async function run(args: string[]): Promise<number> {
         : {}),
       ...(flags.epochs !== undefined
         ? { epochs: Math.floor(flags.epochs as number) }
+        : {}),
+      ...(flags["max-processes"] !== undefined
+        ? { maxProcesses: Math.floor(flags["max-processes"] as number) }
         : {}),
       ...(flags["no-cache"]
         ? { cacheDir: null }

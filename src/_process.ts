@@ -60,6 +60,74 @@ export function killGroup(pid: number, leaderReaped = false): void {
   }
 }
 
+/**
+ * The cap on child processes running at once, across every target and
+ * scorer of this process: children are a process-wide resource.
+ */
+class ProcessSlots {
+  #limit: number;
+  #running = 0;
+  #waiting: Array<() => void> = [];
+
+  constructor(limit: number) {
+    this.#limit = limit;
+  }
+
+  set limit(limit: number) {
+    this.#limit = limit;
+    this.#wake();
+  }
+
+  get limit(): number {
+    return this.#limit;
+  }
+
+  async acquire(signal?: AbortSignal): Promise<boolean> {
+    while (this.#running >= this.#limit) {
+      if (signal?.aborted) return false;
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          signal?.removeEventListener("abort", done);
+          resolve();
+        };
+        this.#waiting.push(done);
+        signal?.addEventListener("abort", done, { once: true });
+      });
+    }
+    if (signal?.aborted) return false;
+    this.#running++;
+    return true;
+  }
+
+  release(): void {
+    this.#running--;
+    this.#wake();
+  }
+
+  /** Wakes every waiter; each checks again whether a slot is free. */
+  #wake(): void {
+    const waiting = this.#waiting;
+    this.#waiting = [];
+    for (const wake of waiting) wake();
+  }
+}
+
+const slots = new ProcessSlots(64);
+
+/**
+ * Sets the most child processes that may run at once (default 64).
+ *
+ * @param limit At least 1.
+ */
+export function setMaxProcesses(limit: number): void {
+  if (!Number.isInteger(limit) || limit < 1) {
+    throw new RangeError(
+      `The process limit must be a whole number of at least 1, not ${limit}`,
+    );
+  }
+  slots.limit = limit;
+}
+
 const STOPPED = Symbol("stopped");
 
 /** Reads a stream to its end, or until `limit` bytes are exceeded, or until stopped. */
@@ -131,6 +199,18 @@ async function writeStdin(
  * @returns How it ended, with its output.
  */
 export async function runCommand(
+  cmd: string,
+  options: RunCommandOptions,
+): Promise<RunResult> {
+  if (!(await slots.acquire(options.signal))) return { kind: "aborted" };
+  try {
+    return await runCommandNow(cmd, options);
+  } finally {
+    slots.release();
+  }
+}
+
+async function runCommandNow(
   cmd: string,
   options: RunCommandOptions,
 ): Promise<RunResult> {

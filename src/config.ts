@@ -121,6 +121,8 @@ export interface SuiteConfig {
   concurrency?: number;
   /** How many times each example is run (units `<example_id>@<epoch>`). */
   epochs?: number;
+  /** The most child processes (targets and scorers together) at once. */
+  max_processes?: number;
   /** The default scorer timeout, in seconds. */
   timeout?: number;
   /** Thresholds per metric; `run` exits 1 when one fails. */
@@ -220,6 +222,7 @@ const SuiteSchema: z.ZodType<SuiteConfig> = z.strictObject({
   scorers: z.array(ScorerSchema).min(1),
   concurrency: z.number().int().min(1).max(1024).optional(),
   epochs: z.number().int().min(1).max(1000).optional(),
+  max_processes: z.number().int().min(1).max(4096).optional(),
   timeout: seconds.optional(),
   gates: z.record(
     z.string(),

@@ -24,6 +24,7 @@ import {
   fingerprint,
 } from "./_fingerprint.ts";
 import { checkGates, type GateFailure } from "./gates.ts";
+import { setMaxProcesses } from "./_process.ts";
 import {
   checkResume,
   readScoreLines,
@@ -51,6 +52,11 @@ export interface RunSuiteOptions {
    * @default {the config's, else 8}
    */
   concurrency?: number;
+  /**
+   * The most child processes at once; overrides the config's `max_processes`.
+   * @default {the config's, else 64}
+   */
+  maxProcesses?: number;
   /**
    * How many times each example is run; overrides the config's `epochs`.
    * @default {the config's, else 1}
@@ -235,6 +241,8 @@ export async function runSuite(
   });
   const concurrency = options.concurrency ?? config.concurrency ?? 8;
   const epochs = options.epochs ?? config.epochs ?? 1;
+  const maxProcesses = options.maxProcesses ?? config.max_processes;
+  if (maxProcesses !== undefined) setMaxProcesses(maxProcesses);
   const signal = options.signal;
   const cache = options.cacheDir === null || !isNetwork(config)
     ? undefined
