@@ -19,6 +19,7 @@ import { DatasetError } from "./src/dataset.ts";
 import { LineStream } from "./src/line_stream.ts";
 import {
   type ByteWriter,
+  ndjsonBatchSink,
   NdjsonParseStream,
   ndjsonSink,
 } from "./src/ndjson.ts";
@@ -278,7 +279,7 @@ async function run(args: string[]): Promise<number> {
       : "evalpipe: to be able to resume a run, give it --out FILE";
   try {
     const summary = await runSuite(configPath, {
-      sink: ndjsonSink(out),
+      sink: ndjsonBatchSink(out),
       ...(record !== undefined ? { record } : {}),
       ...(outPath !== undefined ? { outPath } : {}),
       ...(plan !== undefined

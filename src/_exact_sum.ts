@@ -52,6 +52,15 @@ export class ExactSum {
   }
 
   /**
+   * Subtracts every partial of another sum.
+   *
+   * @param other The other sum.
+   */
+  subtract(other: ExactSum): void {
+    for (const p of other.#partials) this.add(-p);
+  }
+
+  /**
    * The partials, to serialise and merge later: one list for one sum, in
    * whatever order its numbers were added.
    */

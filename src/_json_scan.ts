@@ -165,6 +165,8 @@ export function nestedDeeperThan(
   start = 0,
   end = text.length,
 ): boolean {
+  // Nesting deeper than `limit` takes more than 2 * limit bracket characters.
+  if (end - start <= 2 * limit) return false;
   let depth = 0;
   for (let i = start; i < end; i++) {
     const c = text.charCodeAt(i);

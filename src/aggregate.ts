@@ -135,8 +135,11 @@ class MetricState {
   passedAll = 0;
   value = new ExactSum();
   square = new ExactSum();
+  // The error bounds differ from the mean only for examples with errors, so
+  // only those are summed: low and high hold their bounds, meanErr their means.
   low = new ExactSum();
   high = new ExactSum();
+  meanErr = new ExactSum();
   open: Cluster | undefined;
   /** In grouped mode, every example's cluster until the results are asked for. */
   pending: Map<string, Cluster> | undefined;
@@ -196,8 +199,11 @@ class MetricState {
     const trials = c.count + c.errors;
     if (trials > 0) {
       this.tried++;
-      this.low.add(c.sum / trials);
-      this.high.add((c.sum + c.errors) / trials);
+      if (c.errors > 0) {
+        this.low.add(c.sum / trials);
+        this.high.add((c.sum + c.errors) / trials);
+        if (c.count > 0) this.meanErr.add(c.sum / c.count);
+      }
       if (c.anyPassed) this.passedAny++;
       if (c.allPassed) this.passedAll++;
     }
@@ -229,6 +235,7 @@ class MetricState {
     this.square.merge(other.square);
     this.low.merge(other.low);
     this.high.merge(other.high);
+    this.meanErr.merge(other.meanErr);
   }
 
   merge(other: MetricState): void {
@@ -258,8 +265,16 @@ class MetricState {
       }
     }
     const trials = s.aggregatable + s.errors;
-    const low = s.low.value;
-    const high = s.high.value;
+    // Σ bound = Σ mean − Σ mean of examples with errors + Σ their bounds, exactly.
+    const lowSum = new ExactSum();
+    lowSum.merge(s.value);
+    lowSum.subtract(s.meanErr);
+    const highSum = new ExactSum();
+    highSum.merge(lowSum);
+    lowSum.merge(s.low);
+    highSum.merge(s.high);
+    const low = lowSum.value;
+    const high = highSum.value;
     return {
       metric: s.metric,
       n: s.n,
@@ -284,8 +299,8 @@ class MetricState {
       sums: {
         value: s.value.partials,
         square: s.square.partials,
-        low: s.low.partials,
-        high: s.high.partials,
+        low: lowSum.partials,
+        high: highSum.partials,
         tried: s.tried,
         passed_any: s.passedAny,
         passed_all: s.passedAll,
@@ -372,8 +387,10 @@ export class Aggregator {
     state.passedAll = aggregate.sums.passed_all;
     state.value = new ExactSum(aggregate.sums.value);
     state.square = new ExactSum(aggregate.sums.square);
+    // Serialised bounds are whole sums: as if every example had errors.
     state.low = new ExactSum(aggregate.sums.low);
     state.high = new ExactSum(aggregate.sums.high);
+    state.meanErr = new ExactSum(aggregate.sums.value);
     this.#state(aggregate.metric).merge(state);
   }
 

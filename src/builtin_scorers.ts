@@ -55,16 +55,12 @@ function builtin(
     score(unit) {
       const refs = references(unit);
       if (refs === undefined || refs.length === 0) {
-        return Promise.resolve(
-          notApplicable(name, {
-            evaluator_version: version,
-            reason: "the case has no expected",
-          }),
-        );
+        return notApplicable(name, {
+          evaluator_version: version,
+          reason: "the case has no expected",
+        });
       }
-      return Promise.resolve(
-        judge(norm(unit.output ?? ""), refs, norm, name, version),
-      );
+      return judge(norm(unit.output ?? ""), refs, norm, name, version);
     },
   };
 }

@@ -120,3 +120,43 @@ export function ndjsonSink(
     },
   });
 }
+
+/**
+ * Like {@linkcode ndjsonSink}, for a stream of batches: each value of each
+ * batch becomes one line, and a batch is written in one go.
+ *
+ * @param dest Where to write.
+ * @param options The buffer size.
+ * @returns The sink.
+ */
+export function ndjsonBatchSink(
+  dest: ByteWriter,
+  options: NdjsonSinkOptions = {},
+): WritableStream<readonly unknown[]> {
+  const out = new TextWriter(dest, options.flushChars);
+  return new WritableStream<readonly unknown[]>({
+    write(batch) {
+      let text = "";
+      try {
+        for (const value of batch) {
+          const line = JSON.stringify(value);
+          if (line === undefined) {
+            throw new TypeError(`Cannot write ${typeof value} as NDJSON`);
+          }
+          text += line + "\n";
+        }
+        return out.write(text);
+      } catch (error) {
+        // A throw errors the stream without a call to abort(): stop the timer here.
+        out.discard();
+        throw error;
+      }
+    },
+    close() {
+      return out.flush();
+    },
+    abort() {
+      out.discard();
+    },
+  });
+}

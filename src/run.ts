@@ -13,11 +13,12 @@ import {
   buildTarget,
   ConfigError,
   folderOf,
+  osErrorText,
   parseConfigText,
   readConfigText,
   type SuiteConfig,
 } from "./config.ts";
-import { DatasetError, formatOf, loadDataset } from "./dataset.ts";
+import { DatasetError, formatOf, loadDatasetBatches } from "./dataset.ts";
 import {
   commandFingerprint,
   fileFingerprint,
@@ -34,14 +35,15 @@ import {
 import { type Fingerprints, newRunId, RunRecordWriter } from "./run_record.ts";
 import type { Score } from "./score.ts";
 import type { Scorer } from "./scorer.ts";
-import { scoreUnits } from "./score_units.ts";
-import { runTarget } from "./target.ts";
+import { scoreUnit } from "./score_units.ts";
+import { callUnit, unitIdOf } from "./target.ts";
+import { concurrentBatches } from "./concurrent_map.ts";
 import type { ByteWriter } from "./_text_writer.ts";
 
 /** Options of {@linkcode runSuite}. */
 export interface RunSuiteOptions {
-  /** Where Scores go, one at a time, as they are produced. */
-  sink: WritableStream<Score>;
+  /** Where Scores go as they are produced, in batches of those ready together. */
+  sink: WritableStream<Score[]>;
   /**
    * Where the RunRecord goes, written as the run goes.
    * @default {undefined}
@@ -182,9 +184,16 @@ async function prepare(
     try {
       dataset = await fileFingerprint(datasetPath);
     } catch (error) {
-      if (!(error instanceof Deno.errors.NotFound)) throw error;
+      // Linux opens a folder for reading: only reading it fails.
+      if (
+        !(error instanceof Deno.errors.NotFound ||
+          error instanceof Deno.errors.PermissionDenied ||
+          error instanceof Deno.errors.IsADirectory)
+      ) throw error;
       throw new DatasetError(
-        `Cannot open dataset ${JSON.stringify(datasetPath)}: no such file`,
+        `Cannot open dataset ${JSON.stringify(datasetPath)}: ${
+          osErrorText(error)
+        }`,
       );
     }
   }
@@ -235,7 +244,7 @@ export async function runSuite(
   const resume = options.resume;
   if (resume !== undefined && !options.force) checkResume(resume, fingerprints);
   const where = formatOf(config.dataset) === "jsonl" ? "line" : "record";
-  const examples = await loadDataset(datasetPath, {
+  const examples = await loadDatasetBatches(datasetPath, {
     name: datasetName,
     ...(options.stdin !== undefined ? { stdin: options.stdin } : {}),
   });
@@ -254,7 +263,12 @@ export async function runSuite(
     if (!(error instanceof TemplateError)) throw error;
     throw new ConfigError(configPath, undefined, error.message);
   }
-  if (options.outPath !== undefined && resume === undefined) {
+  // A resume with no Scores to continue starts the file afresh: without its
+  // metadata, the next interruption could not be resumed.
+  if (
+    options.outPath !== undefined &&
+    (resume === undefined || resume.scores === 0)
+  ) {
     await writeMeta(options.outPath, {
       run_id: runId,
       started_at: started.toISOString(),
@@ -294,47 +308,63 @@ export async function runSuite(
   };
   let invalidRecords = 0;
   let scores = 0;
-  let stopped = false;
+  let stopped = options.stop?.aborted ?? false;
+  const onStop = () => (stopped = true);
+  options.stop?.addEventListener("abort", onStop, { once: true });
+  // Tasks are taken lazily, one example epoch at a time: once `stop` aborts,
+  // no new case starts, and the ones in flight finish.
+  function* tasks(
+    batch: Example[],
+  ): Generator<{ example: Example; epoch: number }> {
+    for (const example of batch) {
+      if (stopped) return;
+      if (example.invalid !== undefined) {
+        invalidRecords++;
+        options.onInvalidRecord?.(
+          `Invalid case in ${
+            JSON.stringify(datasetName)
+          } ${where} ${example.line}: ${example.invalid}`,
+          example,
+        );
+      }
+      for (let epoch = 1; epoch <= epochs; epoch++) {
+        if (!unitDone(unitIdOf(example.example_id, epoch, epochs))) {
+          yield { example, epoch };
+        }
+      }
+    }
+  }
   try {
     await examples
-      .pipeThrough(intakeGate(options.stop, () => (stopped = true)))
       .pipeThrough(
-        new TransformStream<Example, Example>({
-          transform(example, controller) {
-            if (example.invalid !== undefined) {
-              invalidRecords++;
-              options.onInvalidRecord?.(
-                `Invalid case in ${
-                  JSON.stringify(datasetName)
-                } ${where} ${example.line}: ${example.invalid}`,
-                example,
-              );
-            }
-            controller.enqueue(example);
+        concurrentBatches(
+          tasks,
+          ({ example, epoch }) => {
+            const unit = callUnit(target, example, epoch, epochs, signal);
+            // Synchronous targets and scorers stay synchronous end to end.
+            return unit instanceof Promise
+              ? unit.then((u) => scoreUnit(scorers, u, signal))
+              : scoreUnit(scorers, unit, signal);
           },
-        }),
+          { concurrency, window: Math.max(concurrency * 4, 4096) },
+        ),
       )
       .pipeThrough(
-        runTarget(target, {
-          concurrency,
-          epochs,
-          ...(done !== undefined ? { skip: unitDone } : {}),
-          ...(signal ? { signal } : {}),
-        }),
-      )
-      .pipeThrough(
-        scoreUnits(scorers, { concurrency, ...(signal ? { signal } : {}) }),
-      )
-      .pipeThrough(
-        new TransformStream<Score, Score>({
-          async transform(score, controller) {
+        new TransformStream<Score[], Score[]>({
+          async transform(batch, controller) {
             // Resuming: a Score the file already has is not written twice.
-            if (done?.get(score.unit_id!)?.has(score.metric)) return;
-            scores++;
-            aggregator.add(score);
-            options.onScore?.(score);
-            controller.enqueue(score);
-            await record?.add(score);
+            const fresh = done === undefined
+              ? batch
+              : batch.filter((s) => !done.get(s.unit_id!)?.has(s.metric));
+            for (const score of fresh) {
+              aggregator.add(score);
+              options.onScore?.(score);
+              // Await only a real write: an await per Score costs a turn each.
+              const pending = record?.add(score);
+              if (pending !== undefined) await pending;
+            }
+            scores += fresh.length;
+            if (fresh.length > 0) controller.enqueue(fresh);
           },
         }),
       )
@@ -343,6 +373,8 @@ export async function runSuite(
     // Keep what was computed: the record ends, marked incomplete.
     await record?.finish(aggregator.results(), false);
     throw error;
+  } finally {
+    options.stop?.removeEventListener("abort", onStop);
   }
   const aggregates = aggregator.results();
   await record?.finish(aggregates, !stopped);
@@ -363,34 +395,4 @@ export async function runSuite(
       }
       : {}),
   };
-}
-
-/**
- * Passes examples on until `stop` aborts, then ends the stream: no new case is
- * taken, and the stages after it finish the ones in flight.
- */
-function intakeGate(
-  stop: AbortSignal | undefined,
-  onStop: () => void,
-): TransformStream<Example, Example> {
-  let controller!: TransformStreamDefaultController<Example>;
-  const end = () => {
-    onStop();
-    // Closing the readable side lets the later stages flush; the dataset
-    // behind the gate is cancelled, which closes its file.
-    controller.terminate();
-  };
-  return new TransformStream<Example, Example>({
-    start(c) {
-      controller = c;
-      if (stop?.aborted) end();
-      else stop?.addEventListener("abort", end, { once: true });
-    },
-    transform(example, c) {
-      c.enqueue(example);
-    },
-    flush() {
-      stop?.removeEventListener("abort", end);
-    },
-  });
 }

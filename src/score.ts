@@ -242,6 +242,8 @@ function ruleViolation(
  * ```
  */
 export function makeScore(fields: Score): Score {
+  const quick = quickScore(fields);
+  if (quick !== undefined) return quick;
   const result = ScoreSchema.safeParse(fields);
   if (!result.success) throw new ScoreError(describeIssues(result.error));
   return canonical(result.data);
@@ -250,24 +252,128 @@ export function makeScore(fields: Score): Score {
 /** Rebuilds a Score with its keys in the canonical order, dropping absent optionals. */
 function canonical(s: Score): Score {
   // Insertion order is serialisation order: optionals go in their places.
-  return {
+  // JSON has no -0: carry 0, so the Score reads back equal from its NDJSON.
+  const out = {
     metric: s.metric,
     status: s.status,
     validity: s.validity,
-    // JSON has no -0: carry 0, so the Score reads back equal from its NDJSON.
     value: s.value === 0 ? 0 : s.value,
     passed: s.passed,
-    ...(s.reason !== undefined ? { reason: s.reason } : {}),
-    evaluator_version: s.evaluator_version,
-    ...(s.example_id !== undefined ? { example_id: s.example_id } : {}),
-    ...(s.unit_id !== undefined ? { unit_id: s.unit_id } : {}),
-    diagnostics: s.diagnostics,
-    evidence_refs: s.evidence_refs,
-    // A JSON copy: validated JSON-safe, it no longer aliases the caller's object.
-    ...(s.provenance !== undefined
-      ? { provenance: JSON.parse(JSON.stringify(s.provenance)) }
-      : {}),
-  };
+  } as Score;
+  if (s.reason !== undefined) out.reason = s.reason;
+  out.evaluator_version = s.evaluator_version;
+  if (s.example_id !== undefined) out.example_id = s.example_id;
+  if (s.unit_id !== undefined) out.unit_id = s.unit_id;
+  out.diagnostics = s.diagnostics;
+  out.evidence_refs = s.evidence_refs;
+  // A JSON copy: validated JSON-safe, it no longer aliases the caller's object.
+  if (s.provenance !== undefined) {
+    out.provenance = JSON.parse(JSON.stringify(s.provenance));
+  }
+  return out;
+}
+
+/**
+ * The common case, checked by hand: a plain Score without provenance. It
+ * returns what the schema would (copies of the lists, unknown keys dropped),
+ * or `undefined` to let the schema decide and explain.
+ */
+function quickScore(v: unknown, identity?: Identity): Score | undefined {
+  if (typeof v !== "object" || v === null) return undefined;
+  const s = v as Record<string, unknown>;
+  const { metric, status, validity, value, passed, reason, evaluator_version } =
+    s;
+  if (typeof metric !== "string" || metric === "") return undefined;
+  if (typeof evaluator_version !== "string" || evaluator_version === "") {
+    return undefined;
+  }
+  if (validity !== "valid" && validity !== "invalid") return undefined;
+  if (status === "scored") {
+    if (
+      typeof value !== "number" || !Number.isFinite(value) ||
+      typeof passed !== "boolean"
+    ) {
+      return undefined;
+    }
+  } else if (status === "error") {
+    if (value !== null || passed !== false) return undefined;
+  } else if (status === "skipped" || status === "not_applicable") {
+    if (value !== null || (passed !== null && typeof passed !== "boolean")) {
+      return undefined;
+    }
+  } else return undefined;
+  if (reason !== undefined && typeof reason !== "string") return undefined;
+  const { example_id, unit_id, diagnostics, evidence_refs, provenance } = s;
+  if (example_id !== undefined && typeof example_id !== "string") {
+    return undefined;
+  }
+  if (unit_id !== undefined && typeof unit_id !== "string") return undefined;
+  if (provenance !== undefined) return undefined;
+  const diags: Diagnostic[] = [];
+  if (diagnostics !== undefined) {
+    if (!Array.isArray(diagnostics)) return undefined;
+    for (const d of diagnostics) {
+      if (typeof d !== "object" || d === null) return undefined;
+      const { level, message } = d as Record<string, unknown>;
+      if (level !== "error" && level !== "warning" && level !== "info") {
+        return undefined;
+      }
+      if (typeof message !== "string") return undefined;
+      diags.push({ level, message });
+    }
+  }
+  let refs: string[] = [];
+  if (evidence_refs !== undefined) {
+    if (
+      !Array.isArray(evidence_refs) ||
+      !evidence_refs.every((r) => typeof r === "string")
+    ) {
+      return undefined;
+    }
+    refs = [...evidence_refs];
+  }
+  // Built in the canonical key order, once.
+  const out = {
+    metric,
+    status,
+    validity,
+    value: value === 0 ? 0 : value as number | null,
+    passed: passed as boolean | null,
+  } as Score;
+  if (reason !== undefined) out.reason = reason;
+  out.evaluator_version = evaluator_version;
+  const exampleId = identity !== undefined ? identity.example_id : example_id;
+  const unitId = identity !== undefined ? identity.unit_id : unit_id;
+  if (exampleId !== undefined) out.example_id = exampleId;
+  if (unitId !== undefined) out.unit_id = unitId;
+  out.diagnostics = diags;
+  out.evidence_refs = refs;
+  return out;
+}
+
+/** Which unit a Score measured. */
+interface Identity {
+  example_id: string;
+  unit_id: string;
+}
+
+/**
+ * Validates a Score and stamps a unit's identity on it, replacing whatever
+ * ids it carried: what the pipeline does with every Score a scorer returns.
+ *
+ * @param value Anything claiming to be a Score.
+ * @param identity The unit's ids.
+ * @returns The Score with those ids, keys in canonical order.
+ * @throws {ScoreSyntaxError} Naming the field and the rule broken.
+ */
+export function parseScoreFor(value: unknown, identity: Identity): Score {
+  const quick = quickScore(value, identity);
+  if (quick !== undefined) return quick;
+  return parseScore(
+    typeof value === "object" && value !== null
+      ? { ...value, example_id: identity.example_id, unit_id: identity.unit_id }
+      : value,
+  );
 }
 
 function describeIssues(error: z.ZodError): string {
@@ -279,21 +385,23 @@ function describeIssues(error: z.ZodError): string {
     .join("; ");
 }
 
-function base(metric: string, options: ScoreOptions) {
-  return {
-    metric,
-    evaluator_version: options.evaluator_version ?? `${metric}@1`,
-    diagnostics: options.diagnostics ?? [],
-    evidence_refs: options.evidence_refs ?? [],
-    ...(options.reason !== undefined ? { reason: options.reason } : {}),
-    ...(options.example_id !== undefined
-      ? { example_id: options.example_id }
-      : {}),
-    ...(options.unit_id !== undefined ? { unit_id: options.unit_id } : {}),
-    ...(options.provenance !== undefined
-      ? { provenance: options.provenance }
-      : {}),
-  };
+function base(
+  metric: string,
+  status: ScoreStatus,
+  validity: ScoreValidity,
+  value: number | null,
+  passed: boolean | null,
+  options: ScoreOptions,
+): Score {
+  const fields = { metric, status, validity, value, passed } as Score;
+  if (options.reason !== undefined) fields.reason = options.reason;
+  fields.evaluator_version = options.evaluator_version ?? `${metric}@1`;
+  if (options.example_id !== undefined) fields.example_id = options.example_id;
+  if (options.unit_id !== undefined) fields.unit_id = options.unit_id;
+  fields.diagnostics = options.diagnostics ?? [];
+  fields.evidence_refs = options.evidence_refs ?? [];
+  if (options.provenance !== undefined) fields.provenance = options.provenance;
+  return fields;
 }
 
 /**
@@ -324,13 +432,16 @@ export function scored(
       }`,
     );
   }
-  return makeScore({
-    ...base(metric, options),
-    status: "scored",
-    validity: options.validity ?? "valid",
-    value,
-    passed: options.passed ?? value >= 0.5,
-  });
+  return makeScore(
+    base(
+      metric,
+      "scored",
+      options.validity ?? "valid",
+      value,
+      options.passed ?? value >= 0.5,
+      options,
+    ),
+  );
 }
 
 /**
@@ -354,14 +465,16 @@ export function errored(
   message: string,
   options: Omit<ScoreOptions, "reason"> = {},
 ): Score {
-  return makeScore({
-    ...base(metric, { ...options, reason: message }),
-    diagnostics: [...(options.diagnostics ?? []), { level: "error", message }],
-    status: "error",
-    validity: "valid",
-    value: null,
-    passed: false,
-  });
+  return makeScore(
+    base(metric, "error", "valid", null, false, {
+      ...options,
+      reason: message,
+      diagnostics: [...(options.diagnostics ?? []), {
+        level: "error",
+        message,
+      }],
+    }),
+  );
 }
 
 /**
@@ -378,13 +491,7 @@ export function errored(
  * ```
  */
 export function skipped(metric: string, options: ScoreOptions = {}): Score {
-  return makeScore({
-    ...base(metric, options),
-    status: "skipped",
-    validity: "valid",
-    value: null,
-    passed: null,
-  });
+  return makeScore(base(metric, "skipped", "valid", null, null, options));
 }
 
 /**
@@ -405,13 +512,9 @@ export function notApplicable(
   metric: string,
   options: ScoreOptions = {},
 ): Score {
-  return makeScore({
-    ...base(metric, options),
-    status: "not_applicable",
-    validity: "valid",
-    value: null,
-    passed: null,
-  });
+  return makeScore(
+    base(metric, "not_applicable", "valid", null, null, options),
+  );
 }
 
 /**
@@ -494,6 +597,8 @@ export class ScoreSyntaxError extends SyntaxError {
  * ```
  */
 export function parseScore(value: unknown): Score {
+  const quick = quickScore(value);
+  if (quick !== undefined) return quick;
   const result = ScoreSchema.safeParse(value);
   if (!result.success) throw new ScoreSyntaxError(describeIssues(result.error));
   return canonical(result.data);

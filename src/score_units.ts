@@ -6,7 +6,7 @@
  */
 
 import { concurrentFlatMap } from "./concurrent_map.ts";
-import { errored, isScoreBatch, parseScore, type Score } from "./score.ts";
+import { errored, isScoreBatch, parseScoreFor, type Score } from "./score.ts";
 import type { Scorer } from "./scorer.ts";
 import type { Unit } from "./unit.ts";
 
@@ -84,11 +84,7 @@ export function checkScores(
       : undefined;
     let score: Score;
     try {
-      score = parseScore(
-        typeof candidate === "object" && candidate !== null
-          ? { ...candidate, example_id: unit.example_id, unit_id: unit.unit_id }
-          : candidate,
-      );
+      score = parseScoreFor(candidate, unit);
     } catch (error) {
       if (!(error instanceof SyntaxError)) throw error;
       const message = `invalid Score: ${error.message}`;
@@ -124,11 +120,11 @@ export function checkScores(
   });
 }
 
-async function runScorer(
+function runScorer(
   scorer: Scorer,
   unit: Unit,
   signal?: AbortSignal,
-): Promise<Score[]> {
+): Score[] | Promise<Score[]> {
   if (unit.invalid !== undefined) {
     return failure(scorer, `invalid case: ${unit.invalid}`, unit);
   }
@@ -136,14 +132,19 @@ async function runScorer(
   if (targetError !== undefined) {
     return failure(scorer, `target error: ${targetError}`, unit);
   }
+  // Any throw or rejection is the scorer's failure, and failures are data.
+  const failed = (error: unknown) =>
+    failure(scorer, `scorer error: ${messageOf(error)}`, unit);
   let result: unknown;
   try {
-    result = await scorer.score(unit, signal !== undefined ? { signal } : {});
+    result = scorer.score(unit, signal !== undefined ? { signal } : {});
   } catch (error) {
-    // Any throw is the scorer's failure, and failures are data.
-    return failure(scorer, `scorer error: ${messageOf(error)}`, unit);
+    return failed(error);
   }
-  return checkScores(result, scorer, unit);
+  // A synchronous scorer (a built-in) stays synchronous: no promise per unit.
+  return result instanceof Promise
+    ? result.then((r) => checkScores(r, scorer, unit), failed)
+    : checkScores(result, scorer, unit);
 }
 
 /**
@@ -173,12 +174,29 @@ export function scoreUnits(
 ): TransformStream<Unit, Score> {
   const signal = options.signal;
   return concurrentFlatMap(
-    async (unit: Unit) => {
-      const perScorer = await Promise.all(
-        scorers.map((s) => runScorer(s, unit, signal)),
-      );
-      return perScorer.flat();
-    },
+    (unit: Unit) => scoreUnit(scorers, unit, signal),
     { concurrency: options.concurrency ?? 4 },
   );
+}
+
+/**
+ * Scores one unit with every scorer side by side: one Score per declared
+ * metric, scorers in the order given (see {@linkcode scoreUnits}).
+ *
+ * @param scorers The scorers.
+ * @param unit The unit.
+ * @param signal Aborting stops running scorers.
+ * @returns The Scores (at once when every scorer answers synchronously);
+ *   never throws for a scorer's failure.
+ */
+export function scoreUnit(
+  scorers: readonly Scorer[],
+  unit: Unit,
+  signal?: AbortSignal,
+): Score[] | Promise<Score[]> {
+  if (scorers.length === 1) return runScorer(scorers[0]!, unit, signal);
+  const perScorer = scorers.map((s) => runScorer(s, unit, signal));
+  return perScorer.some((r) => r instanceof Promise)
+    ? Promise.all(perScorer).then((all) => all.flat())
+    : (perScorer as Score[][]).flat();
 }

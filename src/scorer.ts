@@ -35,10 +35,14 @@ export interface Scorer {
   /** The metric names its batches may carry, when there are several. */
   readonly metrics?: readonly string[];
   /**
-   * Scores one unit. Throwing is allowed: the pipeline turns it into an
-   * `error` Score, `scorer error: <message>`.
+   * Scores one unit, synchronously or not. Throwing (or rejecting) is
+   * allowed: the pipeline turns it into an `error` Score,
+   * `scorer error: <message>`.
    */
-  score(unit: Unit, context: ScorerContext): Promise<Score | ScoreBatch>;
+  score(
+    unit: Unit,
+    context: ScorerContext,
+  ): Promise<Score | ScoreBatch> | Score | ScoreBatch;
 }
 
 /**
@@ -112,27 +116,32 @@ export function functionScorer(
   return {
     name,
     version,
-    async score(unit, context) {
-      const result = await fn(unit, context);
-      if (typeof result === "number") {
-        return scored(name, result, { evaluator_version: version });
-      }
-      if (typeof result === "boolean") {
-        return scored(name, result ? 1 : 0, {
-          evaluator_version: version,
-          passed: result,
-        });
-      }
-      if (typeof result === "object" && result !== null) {
-        if (isScoreBatch(result) || isScore(result)) return result;
-        if ("score" in result) return scoreFromVerdict(name, version, result);
-      }
-      throw new TypeError(
-        `Function scorer "${name}" returned ${
-          JSON.stringify(result) ?? typeof result
-        }: ` +
-          "expected a number, a boolean, a verdict, a Score or a batch",
-      );
+    score(unit, context) {
+      // A synchronous function stays synchronous: no promise per unit.
+      const result = fn(unit, context);
+      return result instanceof Promise ? result.then(convert) : convert(result);
     },
   };
+
+  function convert(result: FunctionScorerResult): Score | ScoreBatch {
+    if (typeof result === "number") {
+      return scored(name, result, { evaluator_version: version });
+    }
+    if (typeof result === "boolean") {
+      return scored(name, result ? 1 : 0, {
+        evaluator_version: version,
+        passed: result,
+      });
+    }
+    if (typeof result === "object" && result !== null) {
+      if (isScoreBatch(result) || isScore(result)) return result;
+      if ("score" in result) return scoreFromVerdict(name, version, result);
+    }
+    throw new TypeError(
+      `Function scorer "${name}" returned ${
+        JSON.stringify(result) ?? typeof result
+      }: ` +
+        "expected a number, a boolean, a verdict, a Score or a batch",
+    );
+  }
 }

@@ -31,7 +31,15 @@ export interface Target {
    * Calls the system for one case. Throwing is a target error, recorded on
    * the unit as `target.error`; it never stops the run.
    */
-  call(testCase: Case, context: TargetContext): Promise<TargetResult>;
+  call(
+    testCase: Case,
+    context: TargetContext,
+  ): Promise<TargetResult> | TargetResult;
+  /**
+   * `false` when the call takes no time worth measuring (a replay): its
+   * units carry `latency_ms: 0` without a clock being read.
+   */
+  readonly timed?: boolean;
 }
 
 /** Options of {@linkcode runTarget}. */
@@ -92,62 +100,105 @@ export function runTarget(
 ): TransformStream<Example, Unit> {
   const signal = options.signal;
   const epochs = Math.max(1, Math.floor(options.epochs ?? 1));
-  const unitIdOf = (id: string, epoch: number) =>
-    epochs > 1 ? `${id}@${epoch}` : id;
   const skip = options.skip;
   const tasks = (example: Example) => {
-    const all = Array.from(
-      { length: epochs },
-      (_, i) => ({ example, epoch: i + 1 }),
-    );
+    const all = Array.from({ length: epochs }, (_, i) => i + 1);
     return skip === undefined
-      ? all
-      : all.filter((t) => !skip(unitIdOf(example.example_id, t.epoch)));
+      ? all.map((epoch) => ({ example, epoch }))
+      : all.filter((epoch) =>
+        !skip(unitIdOf(example.example_id, epoch, epochs))
+      )
+        .map((epoch) => ({ example, epoch }));
   };
   return concurrentMapTasks(
     tasks,
-    async ({ example, epoch }): Promise<Unit> => {
-      const testCase = example.case;
-      const id = example.example_id;
-      const unitId = unitIdOf(id, epoch);
-      if (testCase === null) {
-        return {
-          example_id: id,
-          unit_id: unitId,
-          input: "",
-          output: null,
-          invalid: example.invalid ?? "",
-        };
-      }
-      const unit: Unit = {
-        example_id: id,
-        unit_id: unitId,
-        input: testCase.input,
-        output: null,
-      };
-      copyExpected(unit, testCase);
-      if (testCase.context !== undefined) unit.context = testCase.context;
-      const started = performance.now();
-      let info: TargetInfo;
-      try {
-        const result = await target.call(
-          testCase,
-          signal !== undefined ? { signal, epoch } : { epoch },
-        );
-        unit.output = result.output;
-        info = {
-          latency_ms: Math.round(performance.now() - started),
-          ...result.info,
-        };
-      } catch (error) {
-        info = {
-          latency_ms: Math.round(performance.now() - started),
-          error: messageOf(error),
-        };
-      }
-      unit.target = info;
-      return unit;
-    },
+    ({ example, epoch }) => callUnit(target, example, epoch, epochs, signal),
     { concurrency: options.concurrency ?? 4 },
   );
+}
+
+/**
+ * The id of one epoch's unit: the example id with one epoch,
+ * `<example_id>@<epoch>` with several.
+ *
+ * @param exampleId The example.
+ * @param epoch The epoch, from 1.
+ * @param epochs How many epochs the run has.
+ * @returns The unit id.
+ */
+export function unitIdOf(
+  exampleId: string,
+  epoch: number,
+  epochs: number,
+): string {
+  return epochs > 1 ? `${exampleId}@${epoch}` : exampleId;
+}
+
+/**
+ * Calls the target for one epoch of one example and builds the unit: the
+ * output, or the failure as `target.error`; a malformed record gives an
+ * `invalid` unit without a call.
+ *
+ * @param target The system under test.
+ * @param example The example.
+ * @param epoch Which epoch, from 1.
+ * @param epochs How many epochs the run has.
+ * @param signal Aborting stops the call.
+ * @returns The unit; never throws for the target's failures.
+ */
+export function callUnit(
+  target: Target,
+  example: Example,
+  epoch: number,
+  epochs: number,
+  signal?: AbortSignal,
+): Unit | Promise<Unit> {
+  const testCase = example.case;
+  const id = example.example_id;
+  const unitId = unitIdOf(id, epoch, epochs);
+  if (testCase === null) {
+    return {
+      example_id: id,
+      unit_id: unitId,
+      input: "",
+      output: null,
+      invalid: example.invalid ?? "",
+    };
+  }
+  const unit: Unit = {
+    example_id: id,
+    unit_id: unitId,
+    input: testCase.input,
+    output: null,
+  };
+  copyExpected(unit, testCase);
+  if (testCase.context !== undefined) unit.context = testCase.context;
+  const timed = target.timed !== false;
+  const started = timed ? performance.now() : 0;
+  const done = (result: TargetResult): Unit => {
+    unit.output = result.output;
+    unit.target = {
+      latency_ms: timed ? Math.round(performance.now() - started) : 0,
+      ...result.info,
+    };
+    return unit;
+  };
+  const failed = (error: unknown): Unit => {
+    unit.target = {
+      latency_ms: timed ? Math.round(performance.now() - started) : 0,
+      error: messageOf(error),
+    };
+    return unit;
+  };
+  let result: Promise<TargetResult> | TargetResult;
+  try {
+    result = target.call(
+      testCase,
+      signal !== undefined ? { signal, epoch } : { epoch },
+    );
+  } catch (error) {
+    return failed(error);
+  }
+  // A synchronous target (a replay) stays synchronous: no promise per unit.
+  return result instanceof Promise ? result.then(done, failed) : done(result);
 }

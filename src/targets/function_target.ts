@@ -28,13 +28,20 @@ export function functionTarget(
   ) => string | TargetResult | Promise<string | TargetResult>,
 ): Target {
   return {
-    async call(testCase, context) {
-      const result = await fn(testCase, context);
-      if (typeof result === "string") return { output: result };
-      if (typeof result?.output !== "string") {
-        throw new TypeError("The target function returned no output text");
-      }
-      return result;
+    call(testCase, context) {
+      // A synchronous function stays synchronous: no promise per case.
+      const result = fn(testCase, context);
+      return result instanceof Promise
+        ? result.then(asResult)
+        : asResult(result);
     },
   };
+}
+
+function asResult(result: string | TargetResult): TargetResult {
+  if (typeof result === "string") return { output: result };
+  if (typeof result?.output !== "string") {
+    throw new TypeError("The target function returned no output text");
+  }
+  return result;
 }
