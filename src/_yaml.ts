@@ -117,6 +117,9 @@ export const MAX_NODES = 1_000_000;
 
 /** A YAML document whose aliases expand past the limit (a "billion laughs"). */
 export class YamlBombError extends Error {
+  /** The message without decoration, as `YAMLException` has it. */
+  readonly reason: string;
+
   /**
    * Creates the error.
    *
@@ -125,6 +128,7 @@ export class YamlBombError extends Error {
   constructor(message: string) {
     super(message);
     this.name = "YamlBombError";
+    this.reason = message;
   }
 }
 

@@ -297,30 +297,68 @@ function checkIdentity(
   path: string,
   unit: string,
 ): TransformStream<Example[], Example[]> {
-  // Only explicit ids can collide: line and position numbers are unique.
-  const seen = new Map<string, number>();
+  // Every example id must be unique. A case's own id may be any text; a case
+  // without one is named by its line, so the two kinds can collide too. Own
+  // ids are remembered by text; line-named cases in a bitset, so memory stays
+  // small for datasets without ids.
+  const own = new Map<string, number>();
+  let lineNamed = new Uint8Array(1024);
+  const isLineNamed = (n: number) =>
+    n < lineNamed.length * 8 && (lineNamed[n >> 3]! & (1 << (n & 7))) !== 0;
+  const markLineNamed = (n: number) => {
+    if (n >= lineNamed.length * 8) {
+      const grown = new Uint8Array(
+        Math.max(lineNamed.length * 2, (n >> 3) + 1),
+      );
+      grown.set(lineNamed);
+      lineNamed = grown;
+    }
+    lineNamed[n >> 3]! |= 1 << (n & 7);
+  };
+  const prefix = name.length + 1;
   let count = 0;
   return new TransformStream({
     transform(batch, controller) {
       count += batch.length;
       for (let k = 0; k < batch.length; k++) {
         const example = batch[k]!;
-        const id = example.case?.id;
-        if (id === undefined) continue;
-        const key = String(id);
-        const first = seen.get(key);
-        if (first === undefined) {
-          seen.set(key, example.line);
-          continue;
+        const key = example.example_id.slice(prefix);
+        const byLine = example.case?.id === undefined &&
+          key === String(example.line);
+        let problem: string | undefined;
+        if (byLine) {
+          const first = own.get(key);
+          if (first === undefined) markLineNamed(example.line);
+          else {
+            problem =
+              `This case has no id, and its ${unit} number ${key} is the id of the case at ${unit} ${first}: ` +
+              "give it an id";
+          }
+        } else {
+          const first = own.get(key);
+          if (first !== undefined) {
+            problem = `Duplicate id ${
+              JSON.stringify(key)
+            } (first at ${unit} ${first}): ids must be unique`;
+          } else if (
+            /^[1-9][0-9]{0,15}$/.test(key) && isLineNamed(Number(key))
+          ) {
+            problem =
+              `Id ${
+                JSON.stringify(key)
+              } is also the ${unit} number of the case without an id at ${unit} ${key}: ` +
+              "ids must be unique";
+          } else own.set(key, example.line);
         }
-        batch[k] = {
-          example_id: `${name}#${example.line}`,
-          line: example.line,
-          case: null,
-          invalid: `Duplicate id ${
-            JSON.stringify(key)
-          } (first at ${unit} ${first}): ids must be unique`,
-        };
+        if (problem !== undefined) {
+          // Named by where it stands, apart from both kinds of ids.
+          batch[k] = {
+            example_id: `${name}#${unit}-${example.line}`,
+            line: example.line,
+            case: null,
+            invalid: problem,
+          };
+        }
       }
       if (batch.length > 0) controller.enqueue(batch);
     },

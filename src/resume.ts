@@ -56,6 +56,8 @@ export interface ResumePlan {
   dropped?: string;
   /** The metadata the run that started the file wrote, if it is there. */
   meta?: RunMeta;
+  /** Whether the metadata file is there but cannot be read (only `--force` resumes). */
+  damagedMeta?: boolean;
 }
 
 /**
@@ -75,10 +77,15 @@ export function metaPath(out: string): string {
  * @param meta The run's id, start and fingerprints.
  */
 export async function writeMeta(out: string, meta: RunMeta): Promise<void> {
-  await Deno.writeTextFile(metaPath(out), JSON.stringify(meta, null, 2) + "\n");
+  // Written aside and renamed into place: a run killed meanwhile leaves the
+  // old sidecar or the new one, never a torn one.
+  const temp = `${metaPath(out)}.tmp`;
+  await Deno.writeTextFile(temp, JSON.stringify(meta, null, 2) + "\n");
+  await Deno.rename(temp, metaPath(out));
 }
 
-async function readMeta(out: string): Promise<RunMeta | undefined> {
+/** The sidecar's metadata; `undefined` when there is none, `null` when it is damaged. */
+async function readMeta(out: string): Promise<RunMeta | undefined | null> {
   let text: string;
   try {
     text = await Deno.readTextFile(metaPath(out));
@@ -92,11 +99,7 @@ async function readMeta(out: string): Promise<RunMeta | undefined> {
     if (!(error instanceof SyntaxError || error instanceof z.ZodError)) {
       throw error;
     }
-    throw new ResumeError(
-      `${
-        JSON.stringify(metaPath(out))
-      } is damaged; resume with --force to ignore it`,
-    );
+    return null;
   }
 }
 
@@ -181,7 +184,8 @@ export async function prepareResume(path: string): Promise<ResumePlan> {
     done,
     scores,
     ...(dropped !== undefined ? { dropped } : {}),
-    ...(meta !== undefined ? { meta } : {}),
+    ...(meta !== undefined && meta !== null ? { meta } : {}),
+    ...(meta === null ? { damagedMeta: true } : {}),
   };
 }
 
@@ -216,11 +220,20 @@ export async function* readScoreLines(path: string): AsyncGenerator<Score> {
  *
  * @param plan The plan, with the file's metadata.
  * @param now The fingerprints of the run about to resume.
- * @throws {ResumeError} When the metadata is missing or a fingerprint changed.
+ * @throws {ResumeError} When the metadata is missing or damaged, or a
+ * fingerprint changed.
  */
 export function checkResume(plan: ResumePlan, now: Fingerprints): void {
   const meta = plan.meta;
-  if (plan.scores === 0 && meta === undefined) return; // nothing to continue
+  // No Scores yet: nothing to mix, the run starts the file afresh.
+  if (plan.scores === 0) return;
+  if (plan.damagedMeta) {
+    throw new ResumeError(
+      `${
+        JSON.stringify(metaPath(plan.path))
+      } is damaged; resume with --force to ignore it`,
+    );
+  }
   if (meta === undefined) {
     throw new ResumeError(
       `${

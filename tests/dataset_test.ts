@@ -778,3 +778,49 @@ Deno.test("loadDataset treats an empty id as a malformed record, not an id", asy
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("loadDataset refuses an id that is another case's line number, and duplicates among invalid records", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    // Line 1 claims id 3; line 3 has no id, so it would be d.jsonl#3 too.
+    await Deno.writeTextFile(
+      `${dir}/d.jsonl`,
+      [
+        '{"id":3,"input":"a"}',
+        '{"input":"b"}',
+        '{"input":"c"}',
+        '{"id":"x","input":7}',
+        '{"id":"x","input":"y"}',
+      ]
+        .join("\n") + "\n",
+    );
+    const examples = await Array.fromAsync(
+      await loadDataset(`${dir}/d.jsonl`, { name: "d.jsonl" }),
+    );
+    const ids = examples.map((e) => e.example_id);
+    assert.equal(new Set(ids).size, ids.length, `ids are unique: ${ids}`);
+    assert.equal(examples[2]!.case, null);
+    assert.match(
+      examples[2]!.invalid!,
+      /its line number 3 is the id of the case at line 1/,
+    );
+    // The first "x" is invalid (input 7) but still holds the id.
+    assert.equal(examples[4]!.case, null);
+    assert.match(examples[4]!.invalid!, /Duplicate id "x" \(first at line 4\)/);
+    // An own id equal to a line number already used by a case without id.
+    await Deno.writeTextFile(
+      `${dir}/e.jsonl`,
+      '{"input":"a"}\n{"id":1,"input":"b"}\n',
+    );
+    const more = await Array.fromAsync(
+      await loadDataset(`${dir}/e.jsonl`, { name: "e.jsonl" }),
+    );
+    assert.equal(more[1]!.case, null);
+    assert.match(
+      more[1]!.invalid!,
+      /Id "1" is also the line number of the case without an id at line 1/,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
