@@ -18,6 +18,7 @@ export class TargetCache {
   hits = 0;
   /** Calls that had to be made. */
   misses = 0;
+  #folders = new Set<string>();
   /** Results that could not be stored. */
   writeErrors = 0;
 
@@ -72,7 +73,12 @@ export class TargetCache {
    */
   async set(key: string, result: TargetResult): Promise<void> {
     const path = this.#path(key);
-    await Deno.mkdir(path.slice(0, path.lastIndexOf("/")), { recursive: true });
+    const folder = path.slice(0, path.lastIndexOf("/"));
+    // One mkdir per folder and run, not per entry.
+    if (!this.#folders.has(folder)) {
+      await Deno.mkdir(folder, { recursive: true });
+      this.#folders.add(folder);
+    }
     const tmp = `${path}.${crypto.randomUUID()}.tmp`;
     await Deno.writeTextFile(tmp, JSON.stringify({ key, result }));
     await Deno.rename(tmp, path);

@@ -21,6 +21,28 @@ export interface NetworkSettings {
   retry_delay?: number;
 }
 
+/**
+ * Settings without their flow control: what identifies a target for its
+ * cache. Timeouts, retries and rate limits change how a call is made, never
+ * its answer, so changing them keeps the cache.
+ *
+ * @param settings A target's settings.
+ * @returns The same, without the flow control keys.
+ */
+export function withoutFlow<T extends NetworkSettings>(
+  settings: T,
+): Omit<T, keyof NetworkSettings> {
+  const {
+    timeout: _t,
+    retries: _r,
+    rate_limit: _l,
+    max_total_retries: _m,
+    retry_delay: _d,
+    ...rest
+  } = settings;
+  return rest;
+}
+
 /** Runs calls with the settings' timeout, rate limit and retries. */
 export class NetworkFlow {
   /** How long one attempt may take, in ms. */

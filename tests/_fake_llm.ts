@@ -57,8 +57,11 @@ export type FakeReply =
   }
   | {
     /**
-     * The response head goes out, then the connection closes mid-body, so
-     * the client's `fetch` (or its body read) rejects with a `TypeError`.
+     * The response head goes out, then the connection closes mid-body: in
+     * Deno, `fetch` resolves and `response.text()` rejects with
+     * `TypeError: error reading a body from connection`. (A server that
+     * refuses connections, e.g. a closed one, makes `fetch` itself reject
+     * with a `TypeError`.)
      */
     kind: "drop";
     delayMs?: number;
@@ -278,8 +281,8 @@ export function fakeLlm(options: FakeLlmOptions = {}): FakeLlm {
           });
         case "drop":
           // A streamed body shorter than its content-length: the server
-          // closes the connection mid-body and the client sees a reset.
-          // (An erroring body stream does the same but logs a stack trace.)
+          // closes the connection mid-body. (A body stream that errors does
+          // the same, but Deno.serve logs its stack trace on every drop.)
           return new Response(
             ReadableStream.from([encoder.encode('{"choices": [')]),
             { headers: { "content-length": "4096" } },

@@ -462,6 +462,20 @@ Deno.test("openaiTarget gives a target error naming the failure when a dropped c
   });
 });
 
+Deno.test("openaiTarget retries and then reports a server that refuses connections", async () => {
+  const server = fakeLlm();
+  await server.close();
+  const unit = await runOne(
+    openaiTarget(chat(server, { retries: 1 }), env),
+    { input: "q" },
+  );
+  assert.equal(unit.output, null);
+  assert.match(
+    unit.target?.error ?? "",
+    /^POST http:\/\/127\.0\.0\.1:\d+\/v1\/chat\/completions failed: .+ \(after 2 attempts\)$/,
+  );
+});
+
 Deno.test("openaiTarget times out a slow answer and retries it", async () => {
   await withServer({
     script: [reply.slow(5000, reply.ok("late")), reply.ok("on time")],
@@ -1549,14 +1563,53 @@ scorers:
         scores[1]?.reason,
         `target error: POST ${server.url}/ask answered HTTP 401: key Bearer *** refused`,
       );
-      assert.deepEqual(server.requests[0]?.json, {
-        question: "hi",
-        docs: ["c"],
-      });
-      assert.equal(server.requests[0]?.headers.authorization, `Bearer ${KEY}`);
+      // Two cases in flight at once: their requests may arrive in any order.
+      const bodies = server.requests.map((r) => r.json).sort((a, b) =>
+        JSON.stringify(a).localeCompare(JSON.stringify(b))
+      );
+      assert.deepEqual(bodies, [
+        { question: "denied", docs: [] },
+        { question: "hi", docs: ["c"] },
+      ]);
+      for (const r of server.requests) {
+        assert.equal(r.headers.authorization, `Bearer ${KEY}`);
+      }
       const record = await Deno.readTextFile(`${dir}/record.json`);
       assert.ok(record.includes("Bearer ${FAKE_API_KEY}"));
       await assertNoSecret(dir, [out.stdout, out.stderr]);
+    });
+  });
+});
+
+Deno.test("cli run shares one cache dir between two runs at once without torn entries", async () => {
+  await withTempDir(async (dir) => {
+    await withServer({
+      handler: (r) =>
+        reply.ok(`answer ${lastMessage(r)} ${"x".repeat(20_000)}`),
+    }, async (server) => {
+      await Deno.writeTextFile(
+        `${dir}/suite.yaml`,
+        `dataset: data.jsonl
+target: { type: openai, base_url: "${server.baseUrl}", model: m, api_key_env: FAKE_API_KEY }
+scorers: [{ type: exact_match }]
+concurrency: 16
+`,
+      );
+      const cases = Array.from({ length: 40 }, (_, i) => ({ input: `q${i}` }));
+      await Deno.writeTextFile(`${dir}/data.jsonl`, jsonl(cases));
+      const args = ["run", "suite.yaml", "--cache-dir", "cache"];
+      const both = await Promise.all([cli(args, dir), cli(args, dir)]);
+      for (const out of both) assert.equal(out.code, 0, out.stderr);
+      const files = await cacheFiles(`${dir}/cache`);
+      assert.equal(files.length, 40);
+      for (const file of files) {
+        assert.ok(file.endsWith(".json"), `a leftover ${file}`);
+        const entry = JSON.parse(await Deno.readTextFile(file));
+        assert.ok(file.endsWith(`/${entry.key}.json`));
+        assert.match(entry.result.output, /^answer q\d+ x{20000}$/);
+      }
+      const third = await cli(args, dir);
+      assert.match(third.stderr, /target cache: 40 hits, 0 calls/);
     });
   });
 });
@@ -1575,4 +1628,31 @@ scorers: [{ type: exact_match }]
     assert.equal(out.code, 2);
     assert.match(out.stderr, /FAKE_UNSET_KEY_VAR is not set/);
   });
+});
+
+Deno.test("cacheKey ignores flow control settings but not what changes the answer", () => {
+  const base = { base_url: "http://127.0.0.1:9/v1", model: "m" };
+  const key = (settings: Record<string, unknown>) =>
+    cacheKey(
+      openaiTarget({ ...base, ...settings } as never),
+      { input: "q" },
+      1,
+    );
+  assert.equal(
+    key({}),
+    key({
+      timeout: 5,
+      retries: 9,
+      rate_limit: 60,
+      max_total_retries: 1,
+      retry_delay: 2,
+    }),
+  );
+  assert.notEqual(key({}), key({ params: { temperature: 0.7 } }));
+  assert.notEqual(key({}), key({ system: "Be brief." }));
+  assert.notEqual(
+    cacheKey(openaiTarget(base), { input: "q" }, 1),
+    cacheKey(openaiTarget(base), { input: "q" }, 2),
+    "each epoch is its own entry",
+  );
 });

@@ -14,7 +14,7 @@ import {
   renderTemplate,
 } from "../_template.ts";
 import type { TargetContext, TargetResult } from "../target.ts";
-import { NetworkFlow, type NetworkSettings } from "../network.ts";
+import { NetworkFlow, type NetworkSettings, withoutFlow } from "../network.ts";
 import { type CacheableTarget, targetVars } from "./openai_target.ts";
 
 /** Settings of the `http` target (config keys). */
@@ -89,7 +89,7 @@ export function httpTarget(
     };
   };
   return {
-    identity: { type: "http", ...settings },
+    identity: { type: "http", ...withoutFlow(settings) },
     request,
     async call(testCase: Case, context: TargetContext): Promise<TargetResult> {
       const req = request(testCase);

@@ -8,6 +8,7 @@
 import type { Case } from "../case.ts";
 import { ChatClient, type ChatSettings } from "../chat_client.ts";
 import { renderTemplate } from "../_template.ts";
+import { withoutFlow } from "../network.ts";
 import type { Target, TargetContext, TargetResult } from "../target.ts";
 
 /** Settings of the `openai` target (config keys). */
@@ -72,7 +73,7 @@ export function openaiTarget(
     return messages;
   };
   return {
-    identity: { type: "openai", url: client.url, ...settings },
+    identity: { type: "openai", url: client.url, ...withoutFlow(settings) },
     request: (testCase) => client.body(messagesOf(testCase)),
     async call(testCase: Case, context: TargetContext): Promise<TargetResult> {
       const reply = await client.complete(messagesOf(testCase), context.signal);
