@@ -5,7 +5,7 @@
  * @module
  */
 
-import { createHash } from "node:crypto";
+import { Sha256 } from "./_sha256.ts";
 import { scriptOf } from "./subprocess_scorer.ts";
 
 /**
@@ -15,9 +15,9 @@ import { scriptOf } from "./subprocess_scorer.ts";
  * @returns The fingerprint.
  */
 export function fingerprint(...parts: Array<string | Uint8Array>): string {
-  const hash = createHash("sha256");
+  const hash = new Sha256();
   for (const part of parts) hash.update(part).update("\0");
-  return `sha256:${hash.digest("hex")}`;
+  return `sha256:${hash.hex()}`;
 }
 
 /**
@@ -27,6 +27,9 @@ export function fingerprint(...parts: Array<string | Uint8Array>): string {
  * @returns The fingerprint.
  */
 export async function fileFingerprint(path: string): Promise<string> {
+  // Datasets can be large: the native hash, loaded only when one is needed
+  // (the Node layer costs start-up time every other command would pay).
+  const { createHash } = await import("node:crypto");
   const hash = createHash("sha256");
   const file = await Deno.open(path); // its readable closes it at the end
   for await (const chunk of file.readable) hash.update(chunk);

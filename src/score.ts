@@ -352,8 +352,10 @@ function quickScore(v: unknown, identity?: Identity): Score | undefined {
 }
 
 /** Which unit a Score measured. */
-interface Identity {
+export interface Identity {
+  /** The example. */
   example_id: string;
+  /** The unit. */
   unit_id: string;
 }
 

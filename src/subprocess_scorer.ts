@@ -5,7 +5,7 @@
  * @module
  */
 
-import { createHash } from "node:crypto";
+import { Sha256 } from "./_sha256.ts";
 import { expectedJson } from "./case.ts";
 import { failureMessage, runCommand } from "./_process.ts";
 import type { Score } from "./score.ts";
@@ -219,12 +219,12 @@ export function defaultScorerName(cmd: string, cwd: string): string {
 }
 
 function versionOf(name: string, cmd: string, cwd: string): string {
-  const hash = createHash("sha256").update(cmd).update("\0");
+  const hash = new Sha256().update(cmd).update("\0");
   const script = scriptOf(cmd, cwd);
   if (script !== undefined) {
     hash.update(Deno.readFileSync(resolveIn(cwd, script)));
   }
-  return `${name}@${hash.digest("hex").slice(0, 8)}`;
+  return `${name}@${hash.hex().slice(0, 8)}`;
 }
 
 /**

@@ -7,7 +7,7 @@
 
 import { type Case, copyExpected, type Example } from "./case.ts";
 import { concurrentMapTasks } from "./concurrent_map.ts";
-import type { TargetInfo, Unit } from "./unit.ts";
+import type { Unit } from "./unit.ts";
 
 /** What a target returns for one case. */
 export interface TargetResult {
