@@ -39,6 +39,7 @@ import { parseScore } from "./src/score.ts";
 import { scoreUnits } from "./src/score_units.ts";
 import type { Scorer } from "./src/scorer.ts";
 import { subprocessScorer } from "./src/subprocess_scorer.ts";
+import { persistentScorer } from "./src/persistent_scorer.ts";
 import { readUnits } from "./src/unit.ts";
 
 const HELP: Record<string, string> = {
@@ -90,7 +91,10 @@ Options:
   --name NAME         The metric name of the scorer at the same position
                       (repeatable; default: the script's file name)
   --timeout SECONDS   Each scorer run's timeout (default 60)
-  --concurrency N     Units scored at once (default 4)
+  --persistent        Run each scorer as one long-lived process that reads a
+                      payload per line and writes a verdict per line (an
+                      extension of protocol v0; see the README)
+  --concurrency N     Units scored at once (default 4; 64 with --persistent)
   --help              Show this help`,
   aggregate: `Usage: evalpipe aggregate < scores.ndjson
 
@@ -364,6 +368,7 @@ async function run(args: string[]): Promise<number> {
 async function score(args: string[]): Promise<number> {
   const { flags } = parseArgs(args, {
     scorer: { type: "string", multiple: true },
+    persistent: { type: "boolean" },
     name: { type: "string", multiple: true },
     timeout: { type: "number" },
     concurrency: { type: "number" },
@@ -380,7 +385,8 @@ async function score(args: string[]): Promise<number> {
   }
   const seen = new Set<string>();
   const scorers: Scorer[] = cmds.map((cmd, i) => {
-    const scorer = subprocessScorer(cmd, {
+    const make = flags.persistent ? persistentScorer : subprocessScorer;
+    const scorer = make(cmd, {
       ...(names[i] !== undefined ? { name: names[i] } : {}),
       ...(flags.timeout !== undefined
         ? { timeout: flags.timeout as number }
@@ -405,7 +411,11 @@ async function score(args: string[]): Promise<number> {
       say(`evalpipe: Malformed unit record on stdin line ${line}: ${message}`);
     })
       .pipeThrough(scoreUnits(scorers, {
-        concurrency: Math.floor((flags.concurrency as number | undefined) ?? 4),
+        // A persistent scorer answers in order through one pipe: keep it fed.
+        concurrency: Math.floor(
+          (flags.concurrency as number | undefined) ??
+            (flags.persistent ? 64 : 4),
+        ),
         signal: controller.signal,
       }))
       .pipeTo(ndjsonSink(Deno.stdout), { signal: controller.signal });
@@ -420,6 +430,7 @@ async function score(args: string[]): Promise<number> {
     throw error;
   } finally {
     interrupt.dispose();
+    await Promise.all(scorers.map((s) => s.close?.()));
   }
 }
 

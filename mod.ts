@@ -58,3 +58,4 @@ export * from "./src/scorers/llm_judge.ts";
 export * from "./src/network.ts";
 export * from "./src/chat_client.ts";
 export * from "./src/resume.ts";
+export * from "./src/persistent_scorer.ts";

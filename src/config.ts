@@ -14,6 +14,7 @@ import type { Scorer } from "./scorer.ts";
 import { defaultScorerName, subprocessScorer } from "./subprocess_scorer.ts";
 import type { Target } from "./target.ts";
 import { cachedTarget, type TargetCache } from "./cache.ts";
+import { persistentScorer } from "./persistent_scorer.ts";
 import { llmJudge, type LlmJudgeSettings } from "./scorers/llm_judge.ts";
 import { httpTarget, type HttpTargetSettings } from "./targets/http_target.ts";
 import {
@@ -85,6 +86,8 @@ export interface SubprocessScorerConfig {
   timeout?: number;
   /** The most stdout read from one run. */
   max_output_bytes?: number;
+  /** One long-lived process, a payload per line (an extension of protocol v0). */
+  persistent?: boolean;
 }
 
 /** A built-in text scorer's configuration. */
@@ -200,6 +203,7 @@ const ScorerSchema = z.discriminatedUnion("type", [
     name: z.string().min(1).optional(),
     timeout: seconds.optional(),
     max_output_bytes: z.number().int().positive().optional(),
+    persistent: z.boolean().optional(),
   }),
   z.strictObject({
     type: z.enum(["exact_match", "contains"]),
@@ -491,7 +495,17 @@ export function buildScorers(
   const names = new Set<string>();
   return config.scorers.map((sc) => {
     let scorer: Scorer;
-    if (sc.type === "subprocess") {
+    if (sc.type === "subprocess" && sc.persistent === true) {
+      const timeout = options.timeout ?? sc.timeout ?? config.timeout;
+      scorer = persistentScorer(sc.cmd, {
+        cwd: options.cwd,
+        name: sc.name ?? defaultScorerName(sc.cmd, options.cwd),
+        ...(timeout !== undefined ? { timeout } : {}),
+        ...(sc.max_output_bytes !== undefined
+          ? { maxLineBytes: sc.max_output_bytes }
+          : {}),
+      });
+    } else if (sc.type === "subprocess") {
       const timeout = options.timeout ?? sc.timeout ?? config.timeout;
       scorer = subprocessScorer(sc.cmd, {
         cwd: options.cwd,

@@ -43,6 +43,8 @@ export interface Scorer {
     unit: Unit,
     context: ScorerContext,
   ): Promise<Score | ScoreBatch> | Score | ScoreBatch;
+  /** Releases what the scorer holds (a long-lived process); called once, at the end. */
+  close?(): Promise<void>;
 }
 
 /**

@@ -218,7 +218,20 @@ export function defaultScorerName(cmd: string, cwd: string): string {
   return dot > 0 ? file.slice(0, dot) : file;
 }
 
-function versionOf(name: string, cmd: string, cwd: string): string {
+/**
+ * A subprocess scorer's `evaluator_version`: its name and a short hash of
+ * its command and of the script file the command runs.
+ *
+ * @param name The metric name.
+ * @param cmd The command.
+ * @param cwd The folder it runs in.
+ * @returns E.g. `faithfulness@3f2a9c1d`.
+ */
+export function subprocessScorerVersion(
+  name: string,
+  cmd: string,
+  cwd: string,
+): string {
   const hash = new Sha256().update(cmd).update("\0");
   const script = scriptOf(cmd, cwd);
   if (script !== undefined) {
@@ -254,7 +267,7 @@ export function subprocessScorer(
 ): Scorer {
   const cwd = options.cwd ?? Deno.cwd();
   const name = options.name ?? defaultScorerName(cmd, cwd);
-  const version = versionOf(name, cmd, cwd);
+  const version = subprocessScorerVersion(name, cmd, cwd);
   const timeout = options.timeout ?? 60;
   if (!(timeout > 0) || !Number.isFinite(timeout)) {
     throw new RangeError(
