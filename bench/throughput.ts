@@ -145,6 +145,47 @@ try {
         ),
     );
   }
+  // The same trivial Python scorer, one process per case vs one long-lived process.
+  await Deno.writeTextFile(
+    `${dir}/per_case.py`,
+    'import json, sys\ncase = json.load(sys.stdin)\nprint(json.dumps({"score": 1.0 if case["output"] == case.get("expected") else 0.0}))\n',
+  );
+  await Deno.writeTextFile(
+    `${dir}/persistent.py`,
+    'import json, sys\nfor line in sys.stdin:\n    case = json.loads(line)\n    print(json.dumps({"score": 1.0 if case["output"] == case.get("expected") else 0.0}), flush=True)\n',
+  );
+  await compare(
+    `score, trivial Python scorer: persistent vs per case (c=4)`,
+    UNITS,
+    "≥ 50× (issue 6)",
+    () =>
+      time(
+        [
+          "run",
+          "-A",
+          "cli.ts",
+          "score",
+          "--scorer",
+          `python3 ${dir}/persistent.py`,
+          "--persistent",
+        ],
+        `${dir}/units.ndjson`,
+      ),
+    () =>
+      time(
+        [
+          "run",
+          "-A",
+          "cli.ts",
+          "score",
+          "--scorer",
+          `python3 ${dir}/per_case.py`,
+          "--concurrency",
+          "4",
+        ],
+        `${dir}/units.ndjson`,
+      ),
+  );
   await compare(
     `run, replay + exact_match, ${CASES} cases`,
     CASES,

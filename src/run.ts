@@ -23,6 +23,7 @@ import {
   commandFingerprint,
   fileFingerprint,
   fingerprint,
+  useNativeHash,
 } from "./_fingerprint.ts";
 import { checkGates, type GateFailure } from "./gates.ts";
 import { setMaxProcesses } from "./_process.ts";
@@ -256,6 +257,8 @@ export async function runSuite(
   const cache = options.cacheDir === null || !isNetwork(config)
     ? undefined
     : new TargetCache(options.cacheDir ?? ".evalpipe/cache");
+  // Every cached call hashes its request: worth the native hash's load time.
+  if (cache !== undefined) await useNativeHash();
   let target;
   try {
     target = buildTarget(config, cwd, cache);
@@ -375,6 +378,8 @@ export async function runSuite(
     throw error;
   } finally {
     options.stop?.removeEventListener("abort", onStop);
+    // Long-lived scorer processes end with the run, whatever ended it.
+    await Promise.all(scorers.map((s) => s.close?.()));
   }
   const aggregates = aggregator.results();
   await record?.finish(aggregates, !stopped);
