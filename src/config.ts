@@ -495,26 +495,23 @@ export function buildScorers(
   const names = new Set<string>();
   return config.scorers.map((sc) => {
     let scorer: Scorer;
-    if (sc.type === "subprocess" && sc.persistent === true) {
+    if (sc.type === "subprocess") {
       const timeout = options.timeout ?? sc.timeout ?? config.timeout;
-      scorer = persistentScorer(sc.cmd, {
+      const common = {
         cwd: options.cwd,
         name: sc.name ?? defaultScorerName(sc.cmd, options.cwd),
         ...(timeout !== undefined ? { timeout } : {}),
-        ...(sc.max_output_bytes !== undefined
-          ? { maxLineBytes: sc.max_output_bytes }
-          : {}),
-      });
-    } else if (sc.type === "subprocess") {
-      const timeout = options.timeout ?? sc.timeout ?? config.timeout;
-      scorer = subprocessScorer(sc.cmd, {
-        cwd: options.cwd,
-        name: sc.name ?? defaultScorerName(sc.cmd, options.cwd),
-        ...(timeout !== undefined ? { timeout } : {}),
-        ...(sc.max_output_bytes !== undefined
-          ? { maxStdoutBytes: sc.max_output_bytes }
-          : {}),
-      });
+      };
+      const cap = sc.max_output_bytes;
+      scorer = sc.persistent === true
+        ? persistentScorer(sc.cmd, {
+          ...common,
+          ...(cap !== undefined ? { maxLineBytes: cap } : {}),
+        })
+        : subprocessScorer(sc.cmd, {
+          ...common,
+          ...(cap !== undefined ? { maxStdoutBytes: cap } : {}),
+        });
     } else if (sc.type === "llm_judge") {
       scorer = llmJudge(withParams(sc));
     } else {

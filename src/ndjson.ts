@@ -95,30 +95,7 @@ export function ndjsonSink(
   dest: ByteWriter,
   options: NdjsonSinkOptions = {},
 ): WritableStream<unknown> {
-  const out = new TextWriter(dest, options.flushChars);
-  return new WritableStream<unknown>({
-    write(value) {
-      let line: string | undefined;
-      try {
-        line = JSON.stringify(value);
-        // undefined, functions and symbols have no JSON text: never write "undefined".
-        if (line === undefined) {
-          throw new TypeError(`Cannot write ${typeof value} as NDJSON`);
-        }
-        return out.write(line + "\n");
-      } catch (error) {
-        // A throw errors the stream without a call to abort(): stop the timer here.
-        out.discard();
-        throw error;
-      }
-    },
-    close() {
-      return out.flush();
-    },
-    abort() {
-      out.discard();
-    },
-  });
+  return textSink(dest, options, lineOf);
 }
 
 /**
@@ -133,19 +110,32 @@ export function ndjsonBatchSink(
   dest: ByteWriter,
   options: NdjsonSinkOptions = {},
 ): WritableStream<readonly unknown[]> {
+  return textSink(dest, options, (batch: readonly unknown[]) => {
+    let text = "";
+    for (const value of batch) text += lineOf(value);
+    return text;
+  });
+}
+
+/** One NDJSON line; undefined, functions and symbols have no JSON text. */
+function lineOf(value: unknown): string {
+  const line = JSON.stringify(value);
+  if (line === undefined) {
+    throw new TypeError(`Cannot write ${typeof value} as NDJSON`);
+  }
+  return line + "\n";
+}
+
+function textSink<T>(
+  dest: ByteWriter,
+  options: NdjsonSinkOptions,
+  toText: (chunk: T) => string,
+): WritableStream<T> {
   const out = new TextWriter(dest, options.flushChars);
-  return new WritableStream<readonly unknown[]>({
-    write(batch) {
-      let text = "";
+  return new WritableStream<T>({
+    write(chunk) {
       try {
-        for (const value of batch) {
-          const line = JSON.stringify(value);
-          if (line === undefined) {
-            throw new TypeError(`Cannot write ${typeof value} as NDJSON`);
-          }
-          text += line + "\n";
-        }
-        return out.write(text);
+        return out.write(toText(chunk));
       } catch (error) {
         // A throw errors the stream without a call to abort(): stop the timer here.
         out.discard();

@@ -15,11 +15,10 @@ import type { Line } from "./line_stream.ts";
 import type { Score } from "./score.ts";
 import { scoreFromVerdict, type Scorer, type ScorerContext } from "./scorer.ts";
 import {
-  defaultScorerName,
   parseVerdict,
   scorerPayload,
   SubprocessScorerError,
-  subprocessScorerVersion,
+  subprocessScorerSetup,
 } from "./subprocess_scorer.ts";
 import type { Unit } from "./unit.ts";
 
@@ -266,15 +265,7 @@ export function persistentScorer(
   cmd: string,
   options: PersistentScorerOptions = {},
 ): Scorer {
-  const cwd = options.cwd ?? Deno.cwd();
-  const name = options.name ?? defaultScorerName(cmd, cwd);
-  const version = subprocessScorerVersion(name, cmd, cwd);
-  const timeout = options.timeout ?? 60;
-  if (!(timeout > 0) || !Number.isFinite(timeout)) {
-    throw new RangeError(
-      `The timeout must be a positive number of seconds, not ${timeout}`,
-    );
-  }
+  const { cwd, name, version, timeout } = subprocessScorerSetup(cmd, options);
   const maxLineBytes = options.maxLineBytes ?? 1024 * 1024;
   const inFlight = Math.max(1, options.inFlight ?? 64);
   let worker: Worker | undefined;

@@ -219,6 +219,35 @@ export function defaultScorerName(cmd: string, cwd: string): string {
 }
 
 /**
+ * What a subprocess scorer is, in either mode: its folder, metric name,
+ * version and timeout (checked).
+ *
+ * @param cmd The command.
+ * @param options Its name, folder and timeout.
+ * @returns The settings with their defaults.
+ * @throws {RangeError} When the timeout is not a positive number.
+ */
+export function subprocessScorerSetup(
+  cmd: string,
+  options: { name?: string; cwd?: string; timeout?: number },
+): { cwd: string; name: string; version: string; timeout: number } {
+  const cwd = options.cwd ?? Deno.cwd();
+  const name = options.name ?? defaultScorerName(cmd, cwd);
+  const timeout = options.timeout ?? 60;
+  if (!(timeout > 0) || !Number.isFinite(timeout)) {
+    throw new RangeError(
+      `The timeout must be a positive number of seconds, not ${timeout}`,
+    );
+  }
+  return {
+    cwd,
+    name,
+    version: subprocessScorerVersion(name, cmd, cwd),
+    timeout,
+  };
+}
+
+/**
  * A subprocess scorer's `evaluator_version`: its name and a short hash of
  * its command and of the script file the command runs.
  *
@@ -265,15 +294,7 @@ export function subprocessScorer(
   cmd: string,
   options: SubprocessScorerOptions = {},
 ): Scorer {
-  const cwd = options.cwd ?? Deno.cwd();
-  const name = options.name ?? defaultScorerName(cmd, cwd);
-  const version = subprocessScorerVersion(name, cmd, cwd);
-  const timeout = options.timeout ?? 60;
-  if (!(timeout > 0) || !Number.isFinite(timeout)) {
-    throw new RangeError(
-      `The timeout must be a positive number of seconds, not ${timeout}`,
-    );
-  }
+  const { cwd, name, version, timeout } = subprocessScorerSetup(cmd, options);
   const maxStdoutBytes = options.maxStdoutBytes ?? 1024 * 1024;
   const maxStderrBytes = options.maxStderrBytes ?? 1024 * 1024;
   return {
