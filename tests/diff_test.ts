@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { cli } from "./_cli.ts";
 import { type DiffLine, diffScores, significantlyWorse } from "../src/diff.ts";
 import {
   errored,
@@ -8,8 +9,6 @@ import {
   skipped,
 } from "../src/score.ts";
 
-const ROOT = new URL("..", import.meta.url).pathname;
-const CLI = `${ROOT}cli.ts`;
 
 /** A Score of one epoch-free unit of `data.jsonl#<id>`. */
 function s(metric: string, value: number, id: string): Score {
@@ -292,25 +291,6 @@ Deno.test("diffScores gives null, never NaN, when huge values overflow", () => {
 });
 
 // --- the CLI ---------------------------------------------------------------
-
-interface Outcome {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-async function cli(args: string[], cwd: string): Promise<Outcome> {
-  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", CLI, ...args],
-    cwd,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).output();
-  const dec = new TextDecoder();
-  return { code, stdout: dec.decode(stdout), stderr: dec.decode(stderr) };
-}
 
 function ndjson(scores: Score[]): string {
   return scores.map((x) => JSON.stringify(x) + "\n").join("");

@@ -1,10 +1,9 @@
 import assert from "node:assert/strict";
+import { cli } from "./_cli.ts";
 import { type Aggregate, Aggregator } from "../src/aggregate.ts";
 import { checkGates } from "../src/gates.ts";
 import { errored, type Score, scored, skipped } from "../src/score.ts";
 
-const ROOT = new URL("..", import.meta.url).pathname;
-const CLI = `${ROOT}cli.ts`;
 
 function aggregates(scores: Score[]): Aggregate[] {
   const agg = new Aggregator();
@@ -161,25 +160,6 @@ Deno.test("checkGates prints figures close to a bar without rounding them onto i
 });
 
 // --- the CLI ---------------------------------------------------------------
-
-interface Outcome {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-async function cli(args: string[], cwd: string): Promise<Outcome> {
-  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", CLI, ...args],
-    cwd,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).output();
-  const dec = new TextDecoder();
-  return { code, stdout: dec.decode(stdout), stderr: dec.decode(stderr) };
-}
 
 /** A suite of 4 replayed cases: exact_match 1 1 1 0 (mean 0.75, pass rate 0.75). */
 async function withSuite(

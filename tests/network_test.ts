@@ -3,6 +3,7 @@
 // library and end to end through `deno run -A cli.ts run`.
 
 import assert from "node:assert/strict";
+import { cli, type Outcome } from "./_cli.ts";
 import {
   cachedTarget,
   cacheKey,
@@ -42,8 +43,6 @@ import {
   reply,
 } from "./_fake_llm.ts";
 
-const ROOT = new URL("..", import.meta.url).pathname;
-const CLI = `${ROOT}cli.ts`;
 const KEY = "sk-test-SECRET-1234";
 const env = (name: string) => name === "FAKE_API_KEY" ? KEY : undefined;
 
@@ -1300,25 +1299,6 @@ Deno.test("parseJudgeReply reads JSON, fenced JSON and prose scores, and refuses
 
 // --- end to end through the CLI ---------------------------------------------------
 
-interface Outcome {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-async function cli(args: string[], cwd: string): Promise<Outcome> {
-  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", CLI, ...args],
-    cwd,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1", FAKE_API_KEY: KEY },
-  }).output();
-  const dec = new TextDecoder();
-  return { code, stdout: dec.decode(stdout), stderr: dec.decode(stderr) };
-}
-
 function jsonl(records: unknown[]): string {
   return records.map((r) => JSON.stringify(r)).join("\n") + "\n";
 }
@@ -1407,7 +1387,7 @@ Deno.test("cli run with an openai target and an llm_judge caches, retries, and n
         ).length;
 
       // First run: every case is a call.
-      const first = await cli([
+      const first = await cliWithKey([
         "run",
         "suite.yaml",
         "--out",
@@ -1451,7 +1431,7 @@ Deno.test("cli run with an openai target and an llm_judge caches, retries, and n
       assert.match(record, /"api_key_env":"FAKE_API_KEY"/);
 
       // Second run, same cache: only the failed case is called again.
-      const second = await cli([
+      const second = await cliWithKey([
         "run",
         "suite.yaml",
         "--record",
@@ -1469,7 +1449,7 @@ Deno.test("cli run with an openai target and an llm_judge caches, retries, and n
       );
 
       // More epochs: epoch 1 is cached, epoch 2 is its own entry.
-      const epochs = await cli([
+      const epochs = await cliWithKey([
         "run",
         "suite.yaml",
         "--epochs",
@@ -1492,7 +1472,10 @@ Deno.test("cli run with an openai target and an llm_judge caches, retries, and n
 
       // --no-cache calls every time and leaves the cache alone.
       const before = targetCalls();
-      const uncached = await cli(["run", "suite.yaml", "--no-cache"], dir);
+      const uncached = await cliWithKey(
+        ["run", "suite.yaml", "--no-cache"],
+        dir,
+      );
       assert.equal(uncached.code, 0, uncached.stderr);
       assert.doesNotMatch(uncached.stderr, /target cache/);
       assert.equal(targetCalls() - before, 6);
@@ -1545,7 +1528,7 @@ scorers:
           { input: "denied", expected: "x", context: [] },
         ]),
       );
-      const out = await cli([
+      const out = await cliWithKey([
         "run",
         "suite.yaml",
         "--record",
@@ -1598,7 +1581,7 @@ concurrency: 16
       const cases = Array.from({ length: 40 }, (_, i) => ({ input: `q${i}` }));
       await Deno.writeTextFile(`${dir}/data.jsonl`, jsonl(cases));
       const args = ["run", "suite.yaml", "--cache-dir", "cache"];
-      const both = await Promise.all([cli(args, dir), cli(args, dir)]);
+      const both = await Promise.all([cliWithKey(args, dir), cliWithKey(args, dir)]);
       for (const out of both) assert.equal(out.code, 0, out.stderr);
       const files = await cacheFiles(`${dir}/cache`);
       assert.equal(files.length, 40);
@@ -1608,7 +1591,7 @@ concurrency: 16
         assert.ok(file.endsWith(`/${entry.key}.json`));
         assert.match(entry.result.output, /^answer q\d+ x{20000}$/);
       }
-      const third = await cli(args, dir);
+      const third = await cliWithKey(args, dir);
       assert.match(third.stderr, /target cache: 40 hits, 0 calls/);
     });
   });
@@ -1624,7 +1607,10 @@ scorers: [{ type: exact_match }]
 `,
     );
     await Deno.writeTextFile(`${dir}/data.jsonl`, jsonl([{ input: "q" }]));
-    const out = await cli(["run", "suite.yaml", "--cache-dir", "cache"], dir);
+    const out = await cliWithKey(
+      ["run", "suite.yaml", "--cache-dir", "cache"],
+      dir,
+    );
     assert.equal(out.code, 2);
     assert.match(out.stderr, /FAKE_UNSET_KEY_VAR is not set/);
   });
@@ -1656,3 +1642,7 @@ Deno.test("cacheKey ignores flow control settings but not what changes the answe
     "each epoch is its own entry",
   );
 });
+
+function cliWithKey(args: string[], cwd: string): Promise<Outcome> {
+  return cli(args, cwd, { FAKE_API_KEY: KEY });
+}

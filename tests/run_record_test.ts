@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { cli } from "./_cli.ts";
 import { type Aggregate, Aggregator } from "../src/aggregate.ts";
 import {
   parseRunRecord,
@@ -10,25 +11,6 @@ import { readScoresFile } from "../src/scores_file.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 const CLI = `${ROOT}cli.ts`;
-
-interface Outcome {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-async function cli(args: string[], cwd: string): Promise<Outcome> {
-  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", CLI, ...args],
-    cwd,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).output();
-  const dec = new TextDecoder();
-  return { code, stdout: dec.decode(stdout), stderr: dec.decode(stderr) };
-}
 
 async function withDir(
   files: Record<string, string>,

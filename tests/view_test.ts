@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { cli } from "./_cli.ts";
 import { errored, type Score, scored, skipped } from "../src/score.ts";
 import {
   escapeControl,
@@ -7,8 +8,6 @@ import {
   type UnitView,
 } from "../src/view.ts";
 
-const ROOT = new URL("..", import.meta.url).pathname;
-const CLI = `${ROOT}cli.ts`;
 
 /** Every character a terminal could act on rather than print. */
 function unsafeChars(text: string): string[] {
@@ -218,25 +217,6 @@ Deno.test("renderByCall does not cut what fits", () => {
 });
 
 // --- the CLI ---------------------------------------------------------------
-
-interface Outcome {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-async function cli(args: string[], cwd: string): Promise<Outcome> {
-  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", CLI, ...args],
-    cwd,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).output();
-  const dec = new TextDecoder();
-  return { code, stdout: dec.decode(stdout), stderr: dec.decode(stderr) };
-}
 
 async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "evalpipe_view_" });
