@@ -9,7 +9,6 @@ import {
   skipped,
 } from "../src/score.ts";
 
-
 /** A Score of one epoch-free unit of `data.jsonl#<id>`. */
 function s(metric: string, value: number, id: string): Score {
   const example_id = `data.jsonl#${id}`;

@@ -4,7 +4,6 @@ import { type Aggregate, Aggregator } from "../src/aggregate.ts";
 import { checkGates } from "../src/gates.ts";
 import { errored, type Score, scored, skipped } from "../src/score.ts";
 
-
 function aggregates(scores: Score[]): Aggregate[] {
   const agg = new Aggregator();
   for (const s of scores) agg.add(s);

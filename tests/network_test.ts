@@ -1581,7 +1581,10 @@ concurrency: 16
       const cases = Array.from({ length: 40 }, (_, i) => ({ input: `q${i}` }));
       await Deno.writeTextFile(`${dir}/data.jsonl`, jsonl(cases));
       const args = ["run", "suite.yaml", "--cache-dir", "cache"];
-      const both = await Promise.all([cliWithKey(args, dir), cliWithKey(args, dir)]);
+      const both = await Promise.all([
+        cliWithKey(args, dir),
+        cliWithKey(args, dir),
+      ]);
       for (const out of both) assert.equal(out.code, 0, out.stderr);
       const files = await cacheFiles(`${dir}/cache`);
       assert.equal(files.length, 40);

@@ -8,7 +8,6 @@ import {
   type UnitView,
 } from "../src/view.ts";
 
-
 /** Every character a terminal could act on rather than print. */
 function unsafeChars(text: string): string[] {
   return [...text].filter((c) => {
