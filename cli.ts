@@ -100,10 +100,14 @@ Options:
 
 Reads Scores (NDJSON) on stdin and writes one Aggregate per metric, sorted by
 metric: counts by status, mean over scored and valid Scores, its standard
-error and 95% interval, pass rate and its Wilson interval. Aggregate lines
-in the input (from shards) are merged exactly.
+error and 95% interval, pass rate and its Wilson interval. Scores are reduced
+per example first (epochs averaged), which expects the Scores of one example
+to be adjacent, as evalpipe writes them. Aggregate lines in the input (from
+shards split between examples) are merged exactly.
 
 Options:
+  --grouped           Gather each example's Scores wherever they stand in the
+                      input (memory grows with the number of examples)
   --help              Show this help`,
   view: `Usage: evalpipe view RECORD_OR_SCORES [--by-call] [--json] [--width N]
 
@@ -435,9 +439,12 @@ async function score(args: string[]): Promise<number> {
 }
 
 async function aggregateCommand(args: string[]): Promise<number> {
-  const { flags } = parseArgs(args, { help: { type: "boolean" } });
+  const { flags } = parseArgs(args, {
+    grouped: { type: "boolean" },
+    help: { type: "boolean" },
+  });
   if (flags.help) return help("aggregate");
-  const aggregator = new Aggregator();
+  const aggregator = new Aggregator({ grouped: flags.grouped === true });
   let malformed = 0;
   const report = (line: number, message: string) => {
     malformed++;
@@ -516,7 +523,8 @@ async function view(args: string[]): Promise<number> {
   const file = await readResults(positionals[0]!);
   const status = file.problems.length > 0 ? 2 : 0;
   if (!flags["by-call"]) {
-    const aggregator = new Aggregator();
+    // A whole file is in memory anyway: gather each example wherever it stands.
+    const aggregator = new Aggregator({ grouped: true });
     for (const s of file.scores) aggregator.add(s);
     await writeStdout(`${formatSummary(aggregator.results())}\n`);
     return status;

@@ -204,7 +204,7 @@ export function parseRunRecord(text: string, path: string): RunRecord {
       );
     }
   });
-  const aggregator = new Aggregator();
+  const aggregator = new Aggregator({ grouped: true }); // a resumed run appends epochs apart
   for (const s of scores) aggregator.add(s);
   const { evalpipe_run_record: _v, ...head } = header.data;
   return {

@@ -511,11 +511,18 @@ Deno.test("parseAggregate names the wrong field", () => {
 // The CLI, end to end.
 const ROOT = new URL("../", import.meta.url).pathname;
 
-async function runAggregate(
+function runAggregate(
+  input: string,
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  return runAggregateWith([], input);
+}
+
+async function runAggregateWith(
+  flags: string[],
   input: string,
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "cli.ts", "aggregate"],
+    args: ["run", "-A", "cli.ts", "aggregate", ...flags],
     cwd: ROOT,
     stdin: "piped",
     stdout: "piped",
@@ -694,4 +701,31 @@ Deno.test("Aggregator reduces epochs per example first and clusters the standard
     }
   }
   assert.deepStrictEqual(viaJson.results(), aggregateAll(scores).results());
+});
+
+Deno.test("cli aggregate --grouped gathers an example's epochs wherever they stand", async () => {
+  const ids = (e: string, k: number) => ({
+    example_id: `d#${e}`,
+    unit_id: `d#${e}@${k}`,
+  });
+  const adjacent = [
+    scored("m", 1, ids("a", 1)),
+    scored("m", 0, ids("a", 2)),
+    scored("m", 1, ids("b", 1)),
+    scored("m", 1, ids("b", 2)),
+  ];
+  // The same Scores with the epochs of each example apart, as after a resume.
+  const apart = [adjacent[0]!, adjacent[2]!, adjacent[1]!, adjacent[3]!];
+  const toText = (scores: Score[]) =>
+    scores.map((s) => JSON.stringify(s)).join("\n") + "\n";
+  const reference = await runAggregate(toText(adjacent));
+  const grouped = await runAggregateWith(["--grouped"], toText(apart));
+  assert.equal(grouped.code, 0, grouped.stderr);
+  assert.equal(grouped.stdout, reference.stdout);
+  assert.equal(JSON.parse(grouped.stdout).examples, 2);
+  // Without --grouped, the interleaved epochs count as four examples.
+  assert.equal(
+    JSON.parse((await runAggregate(toText(apart))).stdout).examples,
+    4,
+  );
 });
