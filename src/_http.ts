@@ -104,3 +104,29 @@ export async function send(
   }
   throw new Error(message);
 }
+
+/**
+ * Parses a 2xx answer's body as JSON; a body that is not JSON is a final
+ * error quoting the start of the body, secrets hidden.
+ *
+ * @param url Where the answer came from, for the message.
+ * @param text The body.
+ * @param secrets Values to hide.
+ * @returns The parsed value.
+ */
+export function parseJsonAnswer(
+  url: string,
+  text: string,
+  secrets: readonly string[],
+): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    if (!(error instanceof SyntaxError)) throw error;
+    throw new Error(
+      `${url} answered with invalid JSON: ${
+        JSON.stringify(redact(text, secrets).slice(0, 200))
+      }`,
+    );
+  }
+}

@@ -5,9 +5,9 @@
  * @module
  */
 
-import { send } from "./_http.ts";
+import { parseJsonAnswer, send } from "./_http.ts";
 import { NetworkFlow, type NetworkSettings } from "./network.ts";
-import { redact, TemplateError } from "./_template.ts";
+import { TemplateError } from "./_template.ts";
 
 /** The settings of a chat client (config keys). */
 export interface ChatSettings extends NetworkSettings {
@@ -111,17 +111,7 @@ export class ChatClient {
         ),
       signal,
     );
-    let reply: unknown;
-    try {
-      reply = JSON.parse(result.text);
-    } catch (error) {
-      if (!(error instanceof SyntaxError)) throw error;
-      throw new Error(
-        `${this.url} answered with invalid JSON: ${
-          JSON.stringify(redact(result.text, secrets).slice(0, 200))
-        }`,
-      );
-    }
+    const reply = parseJsonAnswer(this.url, result.text, secrets);
     const choice = (reply as { choices?: Array<Record<string, unknown>> })
       .choices?.[0];
     const content = (choice?.message as { content?: unknown } | undefined)

@@ -6,13 +6,8 @@
  */
 
 import type { Case } from "../case.ts";
-import { send } from "../_http.ts";
-import {
-  fillEnv,
-  redact,
-  renderJsonTemplate,
-  renderTemplate,
-} from "../_template.ts";
+import { parseJsonAnswer, send } from "../_http.ts";
+import { fillEnv, renderJsonTemplate, renderTemplate } from "../_template.ts";
 import type { TargetContext, TargetResult } from "../target.ts";
 import { NetworkFlow, type NetworkSettings, withoutFlow } from "../network.ts";
 import { type CacheableTarget, targetVars } from "./openai_target.ts";
@@ -113,17 +108,7 @@ export function httpTarget(
       );
       const info = { status: result.status, attempts };
       if (settings.output === undefined) return { output: result.text, info };
-      let json: unknown;
-      try {
-        json = JSON.parse(result.text);
-      } catch (error) {
-        if (!(error instanceof SyntaxError)) throw error;
-        throw new Error(
-          `${req.url} answered with invalid JSON: ${
-            JSON.stringify(redact(result.text, secrets).slice(0, 200))
-          }`,
-        );
-      }
+      const json = parseJsonAnswer(req.url, result.text, secrets);
       const output = atPath(json, settings.output);
       if (output === undefined || output === null) {
         throw new Error(
