@@ -221,6 +221,8 @@ function orderedPool<I, T, R, O>(
           await waitForChange();
           if (failed) return;
         }
+        // A synchronous failure (or a cancelled reader) ends the intake at once.
+        if (failed) return;
         start(task);
       }
     },

@@ -5,7 +5,11 @@ import {
   NdjsonParseStream,
   ndjsonSink,
 } from "../src/ndjson.ts";
-import { concurrentFlatMap, concurrentMap } from "../src/concurrent_map.ts";
+import {
+  concurrentFlatMap,
+  concurrentMap,
+  concurrentMapTasks,
+} from "../src/concurrent_map.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -600,4 +604,22 @@ Deno.test("ndjsonSink refuses a value without JSON text instead of writing 'unde
     TypeError,
   );
   assert.ok(!written.join("").includes("undefined"));
+});
+
+Deno.test("concurrentMap stops calling fn after a synchronous throw in the same chunk's tasks", async () => {
+  let calls = 0;
+  const stage = concurrentMapTasks(
+    (n: number) => Array.from({ length: n }, (_, i) => i),
+    (i: number) => {
+      calls++;
+      if (i === 2) throw new Error("boom");
+      return i;
+    },
+    { concurrency: 100 },
+  );
+  await assert.rejects(
+    Array.fromAsync(ReadableStream.from([10]).pipeThrough(stage)),
+    /boom/,
+  );
+  assert.equal(calls, 3, "no task starts after the failure");
 });
