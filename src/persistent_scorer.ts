@@ -206,6 +206,9 @@ class Worker {
   /** Sends one payload; resolves with its verdict line. */
   async ask(payload: string, signal?: AbortSignal): Promise<string> {
     if (this.#dead !== undefined) throw this.#dead;
+    if (signal?.aborted) {
+      throw new SubprocessScorerError(`${this.#label} was interrupted`);
+    }
     const answer = new Promise<string>((resolve, reject) => {
       this.#pending.push({ resolve, reject });
       this.#arm();
@@ -214,12 +217,20 @@ class Worker {
       this.kill(new SubprocessScorerError(`${this.#label} was interrupted`));
     signal?.addEventListener("abort", onAbort, { once: true });
     try {
-      await this.#writer.write(encoder.encode(`${payload}\n`));
-    } catch (error) {
-      // The process died before it read this payload: its exit says why.
-      if (!(error instanceof Deno.errors.BrokenPipe)) throw error;
-    }
-    try {
+      try {
+        await this.#writer.write(encoder.encode(`${payload}\n`));
+      } catch (error) {
+        // A broken pipe: the process died before it read this payload, and
+        // its exit says why. Anything else: give up on this process, so that
+        // the answer below is settled (by the kill) rather than left hanging.
+        if (!(error instanceof Deno.errors.BrokenPipe)) {
+          this.kill(
+            new SubprocessScorerError(
+              `${this.#label} could not be written to: ${error}`,
+            ),
+          );
+        }
+      }
       return await answer;
     } finally {
       signal?.removeEventListener("abort", onAbort);
@@ -282,6 +293,11 @@ export function persistentScorer(
     name,
     version,
     async score(unit: Unit, context: ScorerContext): Promise<Score> {
+      if (context.signal?.aborted) {
+        throw new SubprocessScorerError(
+          `scorer ${JSON.stringify(cmd)} was interrupted`,
+        );
+      }
       while (worker !== undefined && worker.alive && worker.busy >= inFlight) {
         await new Promise<void>((resolve) => waiting.push(resolve));
       }

@@ -882,3 +882,37 @@ Deno.test("persistentScorer runs the persistent example suite like the quickstar
     ),
   );
 });
+
+Deno.test("persistentScorer does not send a case whose run was already interrupted", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const scorer = persistentScorer(
+      `echo started >> ${dir}/starts; while read -r l; do echo '{"score": 1}'; done`,
+      {
+        name: "p",
+        cwd: dir,
+      },
+    );
+    const stop = new AbortController();
+    stop.abort();
+    await assert.rejects(
+      Promise.resolve(
+        scorer.score({
+          example_id: "d#1",
+          unit_id: "d#1",
+          input: "q",
+          output: "a",
+        }, { signal: stop.signal }),
+      ),
+      /was interrupted/,
+    );
+    await scorer.close!();
+    await assert.rejects(
+      Deno.stat(`${dir}/starts`),
+      Deno.errors.NotFound,
+      "no process was started",
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
