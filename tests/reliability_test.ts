@@ -6,6 +6,7 @@
  */
 
 import assert from "node:assert/strict";
+import { delay, reapAll } from "./_proc.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 const CLI = `${ROOT}cli.ts`;
@@ -17,10 +18,6 @@ interface Outcome {
   signal: Deno.Signal | null;
   stdout: string;
   stderr: string;
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** A running `evalpipe` command, with its output collected as it ends. */
@@ -147,31 +144,6 @@ async function processesIn(folder: string): Promise<number[]> {
     }
   }
   return found;
-}
-
-/**
- * Kills, bounded, every process left running in `folder` (what a SIGKILLed
- * evalpipe orphaned); returns how many it killed.
- */
-async function reap(folder: string): Promise<number> {
-  let killed = 0;
-  for (let round = 0; round < 500; round++) {
-    const pids = await processesIn(folder);
-    if (pids.length === 0) return killed;
-    for (const pid of pids) {
-      try {
-        Deno.kill(pid, "SIGKILL");
-        killed++;
-      } catch (error) {
-        // Already gone.
-        if (!(error instanceof Deno.errors.NotFound)) throw error;
-      }
-    }
-    await delay(10);
-  }
-  throw new Error(
-    `Processes in ${folder} survive: ${await processesIn(folder)}`,
-  );
 }
 
 /**
@@ -1499,3 +1471,8 @@ Deno.test("run escapes control characters from ids and model output on stderr", 
     ]);
   });
 });
+
+/** Kills, bounded, every process left running in `folder`; returns how many. */
+function reap(folder: string): Promise<number> {
+  return reapAll(() => processesIn(folder), folder);
+}

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { reapAll } from "./_proc.ts";
 import { cli } from "./_cli.ts";
 import { type Aggregate, Aggregator } from "../src/aggregate.ts";
 import {
@@ -420,26 +421,6 @@ async function leftovers(dir: string): Promise<number[]> {
   return found;
 }
 
-/** Kills what the target left behind and checks, bounded, that it is gone. */
-async function reap(dir: string): Promise<number> {
-  let killed = 0;
-  for (let round = 0; round < 500; round++) {
-    const pids = await leftovers(dir);
-    if (pids.length === 0) return killed;
-    for (const pid of pids) {
-      try {
-        Deno.kill(pid, "SIGKILL");
-        killed++;
-      } catch (error) {
-        // Already gone.
-        if (!(error instanceof Deno.errors.NotFound)) throw error;
-      }
-    }
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error(`processes of ${dir} survive: ${await leftovers(dir)}`);
-}
-
 async function slowRun(
   dir: string,
   signal: Deno.Signal,
@@ -525,3 +506,8 @@ Deno.test("cli run --record ends the record, incomplete, on SIGINT and exits 130
     },
   );
 });
+
+/** Kills what the target left behind and checks, bounded, that it is gone. */
+function reap(dir: string): Promise<number> {
+  return reapAll(() => leftovers(dir), dir);
+}

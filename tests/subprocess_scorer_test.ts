@@ -6,6 +6,13 @@
 
 import assert from "node:assert/strict";
 import {
+  assertNoneRunning,
+  delay,
+  within,
+  withTempDir as inTempDir,
+  writeAndClose,
+} from "./_proc.ts";
+import {
   defaultScorerName,
   parseScore,
   readUnits,
@@ -94,33 +101,6 @@ function invalidVerdict(cmd: string, stdout: string): string {
   }`;
 }
 
-async function withTempDir(fn: (dir: string) => Promise<void>): Promise<void> {
-  const dir = await Deno.makeTempDir({ prefix: "evalpipe_scorer_test_" });
-  try {
-    await fn(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/** Whether a process still runs: a zombie has died, only its parent can reap it. */
-function running(pid: number): boolean {
-  let stat: string;
-  try {
-    stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-  } catch (error) {
-    // No /proc entry: the process is gone and reaped.
-    if (error instanceof Deno.errors.NotFound) return false;
-    throw error;
-  }
-  const state = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0];
-  return state !== "Z" && state !== "X";
-}
-
 async function readPids(file: string, count: number): Promise<number[]> {
   const pids = (await Deno.readTextFile(file)).split("\n")
     .filter((line) => line.trim() !== "").map(Number);
@@ -141,50 +121,6 @@ async function waitForPids(file: string, count: number): Promise<number[]> {
     await delay(10);
   }
   return await readPids(file, count);
-}
-
-/** Asserts that none of `pids` runs, after a bounded wait for SIGKILL to land. */
-async function assertNoneRunning(pids: number[]): Promise<void> {
-  for (let i = 0; i < 250 && pids.some(running); i++) await delay(20);
-  const left = pids.filter(running);
-  for (const pid of left) {
-    // Clean up after a failure: these are the fixture's own processes.
-    Deno.kill(pid, "SIGKILL");
-  }
-  assert.deepEqual(left, [], "processes of the scorer left running");
-}
-
-/** Rejects when `promise` takes longer than `ms`: a bound on the test, not a timing claim. */
-async function within<T>(promise: Promise<T>, ms: number, what: string) {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  try {
-    return await Promise.race([
-      promise,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () => reject(new Error(`${what} still running after ${ms} ms`)),
-          ms,
-        );
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-async function writeAndClose(
-  stdin: WritableStream<Uint8Array>,
-  bytes: Uint8Array,
-): Promise<void> {
-  const writer = stdin.getWriter();
-  try {
-    await writer.write(bytes);
-    await writer.close();
-  } catch (error) {
-    // The CLI may stop reading stdin once its reader went away; the test
-    // judges it by its exit status and output.
-    if (!(error instanceof Deno.errors.BrokenPipe)) throw error;
-  }
 }
 
 function cli(args: string[]): Deno.ChildProcess {
@@ -998,3 +934,7 @@ Deno.test("subprocessScorer refuses a timeout that is not a positive number", ()
     assert.throws(() => subprocessScorer("true", { timeout }), RangeError);
   }
 });
+
+function withTempDir(fn: (dir: string) => Promise<void>): Promise<void> {
+  return inTempDir(fn, "evalpipe_scorer_test_");
+}
