@@ -16,6 +16,7 @@ import {
 } from "./case.ts";
 import { elementSpans, nestedDeeperThan } from "./_json_scan.ts";
 import { parseCsv } from "./_csv.ts";
+import { SeenIds } from "./_seen_ids.ts";
 import { type Line, LineBatchStream } from "./line_stream.ts";
 
 /** The dataset formats, by file extension. */
@@ -298,23 +299,9 @@ function checkIdentity(
   unit: string,
 ): TransformStream<Example[], Example[]> {
   // Every example id must be unique. A case's own id may be any text; a case
-  // without one is named by its line, so the two kinds can collide too. Own
-  // ids are remembered by text; line-named cases in a bitset, so memory stays
-  // small for datasets without ids.
-  const own = new Map<string, number>();
-  let lineNamed = new Uint8Array(1024);
-  const isLineNamed = (n: number) =>
-    n < lineNamed.length * 8 && (lineNamed[n >> 3]! & (1 << (n & 7))) !== 0;
-  const markLineNamed = (n: number) => {
-    if (n >= lineNamed.length * 8) {
-      const grown = new Uint8Array(
-        Math.max(lineNamed.length * 2, (n >> 3) + 1),
-      );
-      grown.set(lineNamed);
-      lineNamed = grown;
-    }
-    lineNamed[n >> 3]! |= 1 << (n & 7);
-  };
+  // without one is named by its line, so the two kinds can collide too.
+  const own = new SeenIds();
+  const lineNamed = new SeenIds();
   const prefix = name.length + 1;
   let count = 0;
   return new TransformStream({
@@ -328,7 +315,7 @@ function checkIdentity(
         let problem: string | undefined;
         if (byLine) {
           const first = own.get(key);
-          if (first === undefined) markLineNamed(example.line);
+          if (first === undefined) lineNamed.set(key, example.line);
           else {
             problem =
               `This case has no id, and its ${unit} number ${key} is the id of the case at ${unit} ${first}: ` +
@@ -340,9 +327,7 @@ function checkIdentity(
             problem = `Duplicate id ${
               JSON.stringify(key)
             } (first at ${unit} ${first}): ids must be unique`;
-          } else if (
-            /^[1-9][0-9]{0,15}$/.test(key) && isLineNamed(Number(key))
-          ) {
+          } else if (lineNamed.get(key) !== undefined) {
             problem =
               `Id ${
                 JSON.stringify(key)
