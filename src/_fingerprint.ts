@@ -15,26 +15,11 @@ import { scriptOf } from "./subprocess_scorer.ts";
  * @returns The fingerprint.
  */
 export function fingerprint(...parts: Array<string | Uint8Array>): string {
-  if (nativeHash !== undefined) {
-    const hash = nativeHash("sha256");
-    for (const part of parts) hash.update(part).update("\0");
-    return `sha256:${hash.digest("hex")}`;
-  }
+  // Plain TypeScript: a few µs per short key, where loading the native hash
+  // (the Node layer) would cost 20 ms and 12 MB at start-up.
   const hash = new Sha256();
   for (const part of parts) hash.update(part).update("\0");
   return `sha256:${hash.hex()}`;
-}
-
-type CreateHash = typeof import("node:crypto").createHash;
-let nativeHash: CreateHash | undefined;
-
-/**
- * Switches {@linkcode fingerprint} to the native SHA-256 (same digests, ten
- * times faster), for runs that hash per case, such as cache keys. Loading it
- * costs some 20 ms once, which is why it is not the default.
- */
-export async function useNativeHash(): Promise<void> {
-  nativeHash ??= (await import("node:crypto")).createHash;
 }
 
 /**

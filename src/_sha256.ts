@@ -5,7 +5,7 @@
  * @module
  */
 
-const K = new Uint32Array([
+const K = new Int32Array([
   0x428a2f98,
   0x71374491,
   0xb5c0fbcf,
@@ -73,23 +73,29 @@ const K = new Uint32Array([
 ]);
 
 const encoder = new TextEncoder();
+/** The message schedule: one per module, as hashing is synchronous. */
+const W = new Int32Array(64);
+const IV = new Int32Array([
+  0x6a09e667,
+  0xbb67ae85,
+  0x3c6ef372,
+  0xa54ff53a,
+  0x510e527f,
+  0x9b05688c,
+  0x1f83d9ab,
+  0x5be0cd19,
+]);
+const HEX = Array.from(
+  { length: 256 },
+  (_, i) => i.toString(16).padStart(2, "0"),
+);
 
 /** An incremental SHA-256. */
 export class Sha256 {
-  #h = new Uint32Array([
-    0x6a09e667,
-    0xbb67ae85,
-    0x3c6ef372,
-    0xa54ff53a,
-    0x510e527f,
-    0x9b05688c,
-    0x1f83d9ab,
-    0x5be0cd19,
-  ]);
+  #h = IV.slice();
   #block = new Uint8Array(64);
   #used = 0;
   #bytes = 0;
-  #w = new Uint32Array(64);
 
   /**
    * Adds data.
@@ -98,7 +104,28 @@ export class Sha256 {
    * @returns This hash, to chain.
    */
   update(data: string | Uint8Array): this {
-    const bytes = typeof data === "string" ? encoder.encode(data) : data;
+    if (typeof data !== "string") return this.#updateBytes(data);
+    // ASCII goes into the block as it is, without an encoder call: keys and
+    // versions are short and mostly ASCII. The rest is encoded as UTF-8.
+    const block = this.#block;
+    const length = data.length;
+    let used = this.#used;
+    let i = 0;
+    for (; i < length; i++) {
+      const c = data.charCodeAt(i);
+      if (c > 0x7f) break;
+      block[used++] = c;
+      if (used === 64) {
+        this.#compress(block, 0);
+        used = 0;
+      }
+    }
+    this.#bytes += i;
+    this.#used = used;
+    return i < length ? this.#updateBytes(encoder.encode(data.slice(i))) : this;
+  }
+
+  #updateBytes(bytes: Uint8Array): this {
     this.#bytes += bytes.length;
     let i = 0;
     if (this.#used > 0) {
@@ -124,18 +151,34 @@ export class Sha256 {
    * @returns The digest as 64 hex digits.
    */
   hex(): string {
+    // Padding: 0x80, zeros, then the length in bits as 64-bit big-endian.
+    const block = this.#block;
     const bits = this.#bytes * 8;
-    const pad = new Uint8Array(((this.#used < 56 ? 56 : 120) - this.#used) + 8);
-    pad[0] = 0x80;
-    const view = new DataView(pad.buffer);
-    view.setUint32(pad.length - 8, Math.floor(bits / 2 ** 32));
-    view.setUint32(pad.length - 4, bits >>> 0);
-    this.update(pad);
-    return [...this.#h].map((x) => x.toString(16).padStart(8, "0")).join("");
+    let used = this.#used;
+    block[used++] = 0x80;
+    if (used > 56) {
+      block.fill(0, used);
+      this.#compress(block, 0);
+      used = 0;
+    }
+    block.fill(0, used, 56);
+    const high = Math.floor(bits / 2 ** 32);
+    const low = bits >>> 0;
+    for (let i = 0; i < 4; i++) {
+      block[56 + i] = high >>> (24 - 8 * i);
+      block[60 + i] = low >>> (24 - 8 * i);
+    }
+    this.#compress(block, 0);
+    let out = "";
+    for (const x of this.#h) {
+      out += HEX[(x >>> 24) & 0xff]! + HEX[(x >>> 16) & 0xff]! +
+        HEX[(x >>> 8) & 0xff]! + HEX[x & 0xff]!;
+    }
+    return out;
   }
 
   #compress(data: Uint8Array, at: number): void {
-    const w = this.#w;
+    const w = W;
     for (let t = 0; t < 16; t++) {
       const j = at + t * 4;
       w[t] = (data[j]! << 24) | (data[j + 1]! << 16) | (data[j + 2]! << 8) |

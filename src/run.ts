@@ -23,7 +23,6 @@ import {
   commandFingerprint,
   fileFingerprint,
   fingerprint,
-  useNativeHash,
 } from "./_fingerprint.ts";
 import { checkGates, type GateFailure } from "./gates.ts";
 import { setMaxProcesses } from "./_process.ts";
@@ -257,8 +256,6 @@ export async function runSuite(
   const cache = options.cacheDir === null || !isNetwork(config)
     ? undefined
     : new TargetCache(options.cacheDir ?? ".evalpipe/cache");
-  // Every cached call hashes its request: worth the native hash's load time.
-  if (cache !== undefined) await useNativeHash();
   let target;
   try {
     target = buildTarget(config, cwd, cache);
