@@ -9,7 +9,6 @@
  * @module
  */
 
-import { z } from "zod";
 import { ExactSum } from "./_exact_sum.ts";
 import { tCritical95, wilson95 } from "./_stats.ts";
 import { aggregatable, type Score } from "./score.ts";
@@ -82,29 +81,6 @@ export interface Aggregate {
   /** What merging needs: exact partial sums and counts. */
   sums: AggregateSums;
 }
-
-const count = z.number().int().nonnegative();
-
-const AggregateSchema = z.object({
-  metric: z.string().min(1),
-  n: count,
-  aggregatable: count,
-  errors: count,
-  skipped: count,
-  not_applicable: count,
-  invalid: count,
-  examples: count,
-  passed: count,
-  sums: z.object({
-    value: z.array(z.number()),
-    square: z.array(z.number()),
-    low: z.array(z.number()),
-    high: z.array(z.number()),
-    tried: count,
-    passed_any: count,
-    passed_all: count,
-  }),
-});
 
 /** The units of one example seen so far, for one metric. */
 interface Cluster {
@@ -442,12 +418,69 @@ export type PartialAggregate = Pick<
  * @throws {SyntaxError} Naming the field that is wrong.
  */
 export function parseAggregate(value: unknown): PartialAggregate {
-  const result = AggregateSchema.safeParse(value);
-  if (!result.success) {
-    const issue = result.error.issues[0]!;
-    throw new SyntaxError(`"${issue.path.join(".")}": ${issue.message}`);
+  const a = mapping(value, "");
+  const sums = mapping(a.sums, "sums");
+  if (typeof a.metric !== "string" || a.metric === "") {
+    throw fieldError("metric", "must be a non-empty string", a.metric);
   }
-  return result.data;
+  // Only the fields merging needs, in this order; others are dropped.
+  return {
+    metric: a.metric,
+    n: count(a, "n"),
+    aggregatable: count(a, "aggregatable"),
+    errors: count(a, "errors"),
+    skipped: count(a, "skipped"),
+    not_applicable: count(a, "not_applicable"),
+    invalid: count(a, "invalid"),
+    examples: count(a, "examples"),
+    passed: count(a, "passed"),
+    sums: {
+      value: partials(sums, "value"),
+      square: partials(sums, "square"),
+      low: partials(sums, "low"),
+      high: partials(sums, "high"),
+      tried: count(sums, "tried", "sums."),
+      passed_any: count(sums, "passed_any", "sums."),
+      passed_all: count(sums, "passed_all", "sums."),
+    },
+  };
+}
+
+function fieldError(path: string, rule: string, actual: unknown): SyntaxError {
+  const shown = actual === undefined
+    ? "nothing"
+    : typeof actual === "object" && actual !== null
+    ? Array.isArray(actual) ? "a list" : "a mapping"
+    : JSON.stringify(actual) ?? String(actual);
+  return new SyntaxError(`"${path}": ${rule}, not ${shown}`);
+}
+
+function mapping(value: unknown, path: string): Record<string, unknown> {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw fieldError(path, "must be a mapping", value);
+  }
+  return value as Record<string, unknown>;
+}
+
+function count(o: Record<string, unknown>, key: string, prefix = ""): number {
+  const v = o[key];
+  if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 0) {
+    throw fieldError(prefix + key, "must be a whole number of at least 0", v);
+  }
+  return v;
+}
+
+function partials(sums: Record<string, unknown>, key: string): number[] {
+  const list = sums[key];
+  if (!Array.isArray(list)) {
+    throw fieldError(`sums.${key}`, "must be a list of numbers", list);
+  }
+  return list.map((x, i) => {
+    if (typeof x !== "number" || !Number.isFinite(x)) {
+      throw fieldError(`sums.${key}.${i}`, "must be a finite number", x);
+    }
+    return x;
+  });
 }
 
 /**

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { z } from "zod";
+import { fingerprintsAt, mappingAt, stringAt } from "./_fields.ts";
 import { LineStream } from "./line_stream.ts";
 import type { Fingerprints } from "./run_record.ts";
 import { parseScore, type Score } from "./score.ts";
@@ -19,17 +19,6 @@ export interface RunMeta {
   /** What it depended on. */
   fingerprints: Fingerprints;
 }
-
-const MetaSchema = z.object({
-  run_id: z.string(),
-  started_at: z.string(),
-  fingerprints: z.object({
-    config: z.string(),
-    dataset: z.string().nullable(),
-    target: z.string(),
-    scorers: z.record(z.string(), z.string()),
-  }),
-});
 
 /** A Scores file that cannot be resumed, or a suite that changed since. */
 export class ResumeError extends Error {
@@ -94,11 +83,15 @@ async function readMeta(out: string): Promise<RunMeta | undefined | null> {
     throw error;
   }
   try {
-    return MetaSchema.parse(JSON.parse(text));
+    const meta = mappingAt(JSON.parse(text), "");
+    return {
+      run_id: stringAt(meta, "run_id"),
+      started_at: stringAt(meta, "started_at"),
+      fingerprints: fingerprintsAt(meta),
+    };
   } catch (error) {
-    if (!(error instanceof SyntaxError || error instanceof z.ZodError)) {
-      throw error;
-    }
+    // FieldError is a SyntaxError too.
+    if (!(error instanceof SyntaxError)) throw error;
     return null;
   }
 }

@@ -15,9 +15,9 @@
  * @module
  */
 
-import { z } from "zod";
 import { type Aggregate, Aggregator } from "./aggregate.ts";
 import { type ByteWriter, TextWriter } from "./_text_writer.ts";
+import { FieldError, fingerprintsAt, mappingAt, stringAt } from "./_fields.ts";
 import { parseScore, type Score } from "./score.ts";
 
 /** Hashes of what a run depended on. */
@@ -58,19 +58,20 @@ export interface RunRecord extends RunRecordHeader {
   complete: boolean;
 }
 
-const HeaderSchema = z.object({
-  evalpipe_run_record: z.literal(1),
-  run_id: z.string(),
-  started_at: z.string(),
-  config_path: z.string(),
-  config: z.record(z.string(), z.unknown()),
-  fingerprints: z.object({
-    config: z.string(),
-    dataset: z.string().nullable(),
-    target: z.string(),
-    scorers: z.record(z.string(), z.string()),
-  }),
-});
+/** The header of a parsed record, checked and copied in its order. */
+function readHeader(value: unknown): RunRecordHeader {
+  const o = mappingAt(value, "");
+  if (o.evalpipe_run_record !== 1) {
+    throw new FieldError("evalpipe_run_record", "1", o.evalpipe_run_record);
+  }
+  return {
+    run_id: stringAt(o, "run_id"),
+    started_at: stringAt(o, "started_at"),
+    config_path: stringAt(o, "config_path"),
+    config: { ...mappingAt(o.config, "config") },
+    fingerprints: fingerprintsAt(o),
+  };
+}
 
 /**
  * A fresh run id: the start time and a random suffix.
@@ -182,13 +183,13 @@ export function parseRunRecord(text: string, path: string): RunRecord {
     value = repair(text, path);
     torn = true;
   }
-  const header = HeaderSchema.safeParse(value);
-  if (!header.success) {
-    const issue = header.error.issues[0]!;
+  let head: RunRecordHeader;
+  try {
+    head = readHeader(value);
+  } catch (error) {
+    if (!(error instanceof FieldError)) throw error;
     throw new RunRecordError(
-      `Invalid run record ${JSON.stringify(path)}: "${
-        issue.path.join(".")
-      }": ${issue.message}`,
+      `Invalid run record ${JSON.stringify(path)}: ${error.message}`,
     );
   }
   const rawScores = Array.isArray(value.scores) ? value.scores : [];
@@ -206,7 +207,6 @@ export function parseRunRecord(text: string, path: string): RunRecord {
   });
   const aggregator = new Aggregator({ grouped: true }); // a resumed run appends epochs apart
   for (const s of scores) aggregator.add(s);
-  const { evalpipe_run_record: _v, ...head } = header.data;
   return {
     ...head,
     scores,

@@ -9,8 +9,6 @@
  * @module
  */
 
-import { z } from "zod";
-
 /** Whether a value exists: `scored` is the only status that carries one. */
 export type ScoreStatus = "scored" | "skipped" | "not_applicable" | "error";
 
@@ -136,44 +134,6 @@ export interface ScoredOptions extends ScoreOptions {
   validity?: ScoreValidity;
 }
 
-const DiagnosticSchema: z.ZodType<Diagnostic> = z.object({
-  level: z.enum(["error", "warning", "info"]),
-  message: z.string(),
-});
-
-const ScoreSchema: z.ZodType<Score> = z
-  .object({
-    metric: z.string().min(1),
-    status: z.enum(["scored", "skipped", "not_applicable", "error"]),
-    validity: z.enum(["valid", "invalid"]),
-    // z.number() rejects NaN and ±Infinity; booleans are not numbers.
-    value: z.number().nullable(),
-    passed: z.boolean().nullable(),
-    reason: z.string().optional(),
-    evaluator_version: z.string().min(1),
-    example_id: z.string().optional(),
-    unit_id: z.string().optional(),
-    diagnostics: z.array(DiagnosticSchema).default([]),
-    evidence_refs: z.array(z.string()).default([]),
-    provenance: z
-      .record(z.string(), z.unknown())
-      .refine(
-        (p) => isJsonValue(p, new Set()),
-        "Must hold JSON values only: no NaN, ±Infinity, undefined, BigInt, functions, class instances, holes or cycles",
-      )
-      .optional(),
-  })
-  .superRefine((s, ctx) => {
-    const problem = ruleViolation(s);
-    if (problem !== undefined) {
-      ctx.addIssue({
-        code: "custom",
-        message: problem,
-        path: [problemPath(s)],
-      });
-    }
-  }) as z.ZodType<Score>;
-
 /** Whether JSON carries `value` unchanged, so a Score survives its own NDJSON line. */
 function isJsonValue(value: unknown, ancestors: Set<object>): boolean {
   if (
@@ -242,41 +202,15 @@ function ruleViolation(
  * ```
  */
 export function makeScore(fields: Score): Score {
-  const quick = quickScore(fields);
-  if (quick !== undefined) return quick;
-  const result = ScoreSchema.safeParse(fields);
-  if (!result.success) throw new ScoreError(describeIssues(result.error));
-  return canonical(result.data);
-}
-
-/** Rebuilds a Score with its keys in the canonical order, dropping absent optionals. */
-function canonical(s: Score): Score {
-  // Insertion order is serialisation order: optionals go in their places.
-  // JSON has no -0: carry 0, so the Score reads back equal from its NDJSON.
-  const out = {
-    metric: s.metric,
-    status: s.status,
-    validity: s.validity,
-    value: s.value === 0 ? 0 : s.value,
-    passed: s.passed,
-  } as Score;
-  if (s.reason !== undefined) out.reason = s.reason;
-  out.evaluator_version = s.evaluator_version;
-  if (s.example_id !== undefined) out.example_id = s.example_id;
-  if (s.unit_id !== undefined) out.unit_id = s.unit_id;
-  out.diagnostics = s.diagnostics;
-  out.evidence_refs = s.evidence_refs;
-  // A JSON copy: validated JSON-safe, it no longer aliases the caller's object.
-  if (s.provenance !== undefined) {
-    out.provenance = JSON.parse(JSON.stringify(s.provenance));
-  }
-  return out;
+  const score = quickScore(fields);
+  if (score === undefined) throw new ScoreError(explainScore(fields));
+  return score;
 }
 
 /**
- * The common case, checked by hand: a plain Score without provenance. It
- * returns what the schema would (copies of the lists, unknown keys dropped),
- * or `undefined` to let the schema decide and explain.
+ * Checks every rule by hand and builds the Score in the canonical key order
+ * (copies of the lists and of the provenance, unknown keys dropped), or
+ * returns `undefined` for {@linkcode explainScore} to say what is wrong.
  */
 function quickScore(v: unknown, identity?: Identity): Score | undefined {
   if (typeof v !== "object" || v === null) return undefined;
@@ -304,11 +238,14 @@ function quickScore(v: unknown, identity?: Identity): Score | undefined {
   } else return undefined;
   if (reason !== undefined && typeof reason !== "string") return undefined;
   const { example_id, unit_id, diagnostics, evidence_refs, provenance } = s;
-  if (example_id !== undefined && typeof example_id !== "string") {
-    return undefined;
+  // The unit's identity, when given, replaces whatever ids the value carried.
+  if (identity === undefined) {
+    if (example_id !== undefined && typeof example_id !== "string") {
+      return undefined;
+    }
+    if (unit_id !== undefined && typeof unit_id !== "string") return undefined;
   }
-  if (unit_id !== undefined && typeof unit_id !== "string") return undefined;
-  if (provenance !== undefined) return undefined;
+  if (provenance !== undefined && !isProvenance(provenance)) return undefined;
   const diags: Diagnostic[] = [];
   if (diagnostics !== undefined) {
     if (!Array.isArray(diagnostics)) return undefined;
@@ -342,13 +279,112 @@ function quickScore(v: unknown, identity?: Identity): Score | undefined {
   } as Score;
   if (reason !== undefined) out.reason = reason;
   out.evaluator_version = evaluator_version;
-  const exampleId = identity !== undefined ? identity.example_id : example_id;
-  const unitId = identity !== undefined ? identity.unit_id : unit_id;
+  const exampleId = identity !== undefined
+    ? identity.example_id
+    : example_id as string | undefined;
+  const unitId = identity !== undefined
+    ? identity.unit_id
+    : unit_id as string | undefined;
   if (exampleId !== undefined) out.example_id = exampleId;
   if (unitId !== undefined) out.unit_id = unitId;
   out.diagnostics = diags;
   out.evidence_refs = refs;
+  // A JSON copy: validated JSON-safe, it no longer aliases the caller's object.
+  if (provenance !== undefined) {
+    out.provenance = JSON.parse(JSON.stringify(provenance));
+  }
   return out;
+}
+
+/** A mapping of JSON values, as `provenance` must be. */
+function isProvenance(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null &&
+    !Array.isArray(value) && isJsonValue(value, new Set());
+}
+
+const PROVENANCE_RULE =
+  "a mapping of JSON values only (no NaN, ±Infinity, undefined, BigInt, functions, class instances, holes or cycles)";
+
+/**
+ * Says what keeps a value from being a Score: every field that breaks its
+ * rule, then the no-0.0 rule and its companions. Only called on failure.
+ */
+function explainScore(v: unknown, identity?: Identity): string {
+  if (typeof v !== "object" || v === null || Array.isArray(v)) {
+    return `A Score must be an object, not ${
+      Array.isArray(v) ? "a list" : describeValue(v)
+    }`;
+  }
+  const s = v as Record<string, unknown>;
+  const problems: string[] = [];
+  const check = (key: string, ok: boolean, rule: string) => {
+    if (ok) return;
+    problems.push(
+      s[key] === undefined
+        ? `"${key}" is missing`
+        : `"${key}" must be ${rule}, not ${describeValue(s[key])}`,
+    );
+  };
+  const optional = (key: string, ok: (x: unknown) => boolean, rule: string) => {
+    if (s[key] !== undefined && !ok(s[key])) {
+      problems.push(`"${key}" must be ${rule}, not ${describeValue(s[key])}`);
+    }
+  };
+  const text = (x: unknown) => typeof x === "string" && x !== "";
+  check("metric", text(s.metric), "a non-empty string");
+  check(
+    "status",
+    (SCORE_STATUSES as readonly unknown[]).includes(s.status),
+    `one of ${SCORE_STATUSES.join(", ")}`,
+  );
+  check(
+    "validity",
+    (SCORE_VALIDITIES as readonly unknown[]).includes(s.validity),
+    `one of ${SCORE_VALIDITIES.join(", ")}`,
+  );
+  check(
+    "value",
+    s.value === null ||
+      (typeof s.value === "number" && Number.isFinite(s.value)),
+    "a finite number or null",
+  );
+  check(
+    "passed",
+    s.passed === null || typeof s.passed === "boolean",
+    "a boolean or null",
+  );
+  optional("reason", (x) => typeof x === "string", "a string");
+  check("evaluator_version", text(s.evaluator_version), "a non-empty string");
+  if (identity === undefined) {
+    optional("example_id", (x) => typeof x === "string", "a string");
+    optional("unit_id", (x) => typeof x === "string", "a string");
+  }
+  optional(
+    "diagnostics",
+    (x) =>
+      Array.isArray(x) && x.every((d) =>
+        typeof d === "object" && d !== null &&
+        ["error", "warning", "info"].includes(d.level) &&
+        typeof d.message === "string"
+      ),
+    'a list of {"level": "error" | "warning" | "info", "message": string}',
+  );
+  optional(
+    "evidence_refs",
+    (x) => Array.isArray(x) && x.every((r) => typeof r === "string"),
+    "a list of strings",
+  );
+  optional("provenance", isProvenance, PROVENANCE_RULE);
+  if (problems.length > 0) return problems.join("; ");
+  const fields = s as {
+    status: ScoreStatus;
+    value: number | null;
+    passed: boolean | null;
+  };
+  const rule = ruleViolation(fields);
+  return rule !== undefined
+    ? `"${problemPath(fields)}": ${rule}`
+    : "Not a valid Score";
 }
 
 /** Which unit a Score measured. */
@@ -369,22 +405,11 @@ export interface Identity {
  * @throws {ScoreSyntaxError} Naming the field and the rule broken.
  */
 export function parseScoreFor(value: unknown, identity: Identity): Score {
-  const quick = quickScore(value, identity);
-  if (quick !== undefined) return quick;
-  return parseScore(
-    typeof value === "object" && value !== null
-      ? { ...value, example_id: identity.example_id, unit_id: identity.unit_id }
-      : value,
-  );
-}
-
-function describeIssues(error: z.ZodError): string {
-  return error.issues
-    .map((issue) => {
-      const path = issue.path.map(String).join(".");
-      return path === "" ? issue.message : `"${path}": ${issue.message}`;
-    })
-    .join("; ");
+  const score = quickScore(value, identity);
+  if (score === undefined) {
+    throw new ScoreSyntaxError(explainScore(value, identity));
+  }
+  return score;
 }
 
 function base(
@@ -599,11 +624,9 @@ export class ScoreSyntaxError extends SyntaxError {
  * ```
  */
 export function parseScore(value: unknown): Score {
-  const quick = quickScore(value);
-  if (quick !== undefined) return quick;
-  const result = ScoreSchema.safeParse(value);
-  if (!result.success) throw new ScoreSyntaxError(describeIssues(result.error));
-  return canonical(result.data);
+  const score = quickScore(value);
+  if (score === undefined) throw new ScoreSyntaxError(explainScore(value));
+  return score;
 }
 
 /**

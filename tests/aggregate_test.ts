@@ -729,3 +729,64 @@ Deno.test("cli aggregate --grouped gathers an example's epochs wherever they sta
     4,
   );
 });
+
+Deno.test("parseAggregate keeps only what merging needs and says what is wrong", () => {
+  const good = {
+    metric: "m",
+    mean: 0.5,
+    n: 2,
+    aggregatable: 2,
+    errors: 0,
+    skipped: 0,
+    not_applicable: 0,
+    invalid: 0,
+    examples: 2,
+    passed: 1,
+    sums: {
+      value: [1],
+      square: [1],
+      low: [1],
+      high: [1],
+      tried: 2,
+      passed_any: 1,
+      passed_all: 1,
+      extra: true,
+    },
+  };
+  const parsed = parseAggregate(good);
+  assert.equal(
+    JSON.stringify(parsed),
+    '{"metric":"m","n":2,"aggregatable":2,"errors":0,"skipped":0,"not_applicable":0,"invalid":0,"examples":2,"passed":1,' +
+      '"sums":{"value":[1],"square":[1],"low":[1],"high":[1],"tried":2,"passed_any":1,"passed_all":1}}',
+  );
+  const message = (value: unknown) => {
+    try {
+      parseAggregate(value);
+    } catch (error) {
+      assert.ok(error instanceof SyntaxError);
+      return error.message;
+    }
+    assert.fail("accepted");
+  };
+  assert.equal(message([]), '"": must be a mapping, not a list');
+  assert.equal(
+    message({ ...good, sums: null }),
+    '"sums": must be a mapping, not null',
+  );
+  assert.equal(
+    message({ ...good, metric: "" }),
+    '"metric": must be a non-empty string, not ""',
+  );
+  assert.equal(
+    message({ ...good, errors: -1 }),
+    '"errors": must be a whole number of at least 0, not -1',
+  );
+  assert.equal(
+    message({ ...good, sums: { ...good.sums, tried: undefined } }),
+    '"sums.tried": must be a whole number of at least 0, not nothing',
+  );
+  assert.equal(
+    message({ ...good, sums: { ...good.sums, low: [1, "2"] } }),
+    '"sums.low.1": must be a finite number, not "2"',
+  );
+});

@@ -262,6 +262,37 @@ Deno.test("parseRunRecord rejects what is not a record and a record with an inva
       error instanceof RunRecordError &&
       /"bad\.json".*score 1/.test(error.message),
   );
+  // Each header field is checked by name.
+  const tail = '],"aggregates":[],"finished_at":null,"complete":true}\n';
+  for (
+    const [from, to, says] of [
+      ['"run_id":"r"', '"run_id":5', '"run_id": must be a string, not 5'],
+      [
+        '"evalpipe_run_record":1',
+        '"evalpipe_run_record":2',
+        '"evalpipe_run_record": must be 1, not 2',
+      ],
+      ['"config":{}', '"config":[]', '"config": must be a mapping, not a list'],
+      [
+        '"dataset":null',
+        '"dataset":0',
+        '"fingerprints.dataset": must be a string or null, not 0',
+      ],
+      [
+        '"scorers":{}',
+        '"scorers":{"m":1}',
+        '"fingerprints.scorers.m": must be a string, not 1',
+      ],
+    ]
+  ) {
+    assert.throws(
+      () => parseRunRecord(header.replace(from!, to!) + tail, "h.json"),
+      (error: unknown) =>
+        error instanceof RunRecordError &&
+        error.message === `Invalid run record "h.json": ${says}`,
+      says,
+    );
+  }
   // A header damaged before "scores" cannot be read.
   assert.throws(
     () =>

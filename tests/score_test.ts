@@ -57,3 +57,52 @@ Deno.test("parseScore refuses a non-scored Score with a number (the no-0.0 rule)
     ScoreSyntaxError,
   );
 });
+
+Deno.test("parseScore names every field that breaks its rule, and the no-0.0 rule", () => {
+  const base = {
+    metric: "m",
+    status: "scored",
+    validity: "valid",
+    value: 0.5,
+    passed: true,
+    evaluator_version: "m@1",
+  };
+  const message = (value: unknown) => {
+    try {
+      parseScore(value);
+    } catch (error) {
+      assert.ok(error instanceof ScoreSyntaxError);
+      return error.message;
+    }
+    assert.fail(`accepted ${JSON.stringify(value)}`);
+  };
+  assert.equal(message([1]), "A Score must be an object, not a list");
+  assert.equal(message("x"), 'A Score must be an object, not "x"');
+  assert.equal(
+    message({ ...base, metric: "", value: "0.5", status: "done" }),
+    '"metric" must be a non-empty string, not ""; ' +
+      '"status" must be one of scored, skipped, not_applicable, error, not "done"; ' +
+      '"value" must be a finite number or null, not "0.5"',
+  );
+  assert.equal(
+    message({ ...base, evaluator_version: undefined }),
+    '"evaluator_version" is missing',
+  );
+  assert.equal(
+    message({ ...base, value: NaN, diagnostics: [{ level: "fatal" }] }),
+    '"value" must be a finite number or null, not NaN; "diagnostics" must be ' +
+      'a list of {"level": "error" | "warning" | "info", "message": string}, not object',
+  );
+  assert.match(
+    message({ ...base, provenance: { at: new Date() } }),
+    /^"provenance" must be a mapping of JSON values only/,
+  );
+  assert.equal(
+    message({ ...base, status: "error", value: 0, passed: false }),
+    '"value": A "error" Score must carry a null value, not 0',
+  );
+  assert.equal(
+    message({ ...base, passed: null }),
+    '"passed": A "scored" Score must carry a boolean "passed"',
+  );
+});
