@@ -3,7 +3,11 @@
 // and ratios. Machines differ; ratios against a baseline measured here are
 // what to compare.
 //
+// Memory: peak RSS (through /usr/bin/time) of `run` at 10,000 and 1,000,000
+// cases beside a bare streaming loop that keeps nothing, at the same sizes.
+//
 // Usage: deno run -A bench/throughput.ts [--rounds N] [--units N] [--cases N]
+//          [--memory-cases N] [--no-memory]
 
 import { parseArgs } from "../src/_args.ts";
 
@@ -11,10 +15,15 @@ const { flags } = parseArgs(Deno.args, {
   rounds: { type: "number" },
   units: { type: "number" },
   cases: { type: "number" },
+  "memory-cases": { type: "number" },
+  "no-memory": { type: "boolean" },
 });
 const ROUNDS = (flags.rounds as number | undefined) ?? 3;
 const UNITS = (flags.units as number | undefined) ?? 400;
-const CASES = (flags.cases as number | undefined) ?? 100_000;
+const CASES = (flags.cases as number | undefined) ?? 200_000;
+const MEMORY_SMALL = 10_000;
+const MEMORY_LARGE = (flags["memory-cases"] as number | undefined) ??
+  1_000_000;
 const ROOT = new URL("..", import.meta.url).pathname;
 const SCORER = `cat >/dev/null; echo '{"score": 1}'`;
 
@@ -29,14 +38,12 @@ const units = Array.from(
     }),
 ).join("\n") + "\n";
 await Deno.writeTextFile(`${dir}/units.ndjson`, units);
-{
-  const file = await Deno.open(`${dir}/data.jsonl`, {
-    write: true,
-    create: true,
-  });
+/** Writes `n` replay cases, two thirds matching, to `dir/name`. */
+async function writeCases(name: string, n: number): Promise<void> {
+  const file = await Deno.open(`${dir}/${name}`, { write: true, create: true });
   const enc = new TextEncoder();
   let chunk = "";
-  for (let i = 0; i < CASES; i++) {
+  for (let i = 0; i < n; i++) {
     chunk += JSON.stringify({
       id: i,
       input: `question ${i}`,
@@ -52,14 +59,36 @@ await Deno.writeTextFile(`${dir}/units.ndjson`, units);
   await file.write(enc.encode(chunk));
   file.close();
 }
+await writeCases("data.jsonl", CASES);
 await Deno.writeTextFile(
   `${dir}/suite.yaml`,
   "dataset: data.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n",
 );
 
 async function time(args: string[], stdinPath?: string): Promise<number> {
+  return (await measure(Deno.execPath(), args, stdinPath)).ms;
+}
+
+/** Peak RSS in MiB of a whole process, through `/usr/bin/time -f %M`. */
+async function peakMiB(args: string[]): Promise<number> {
+  const { stderr } = await measure(TIME, [
+    "-f",
+    "peak %M",
+    Deno.execPath(),
+    ...args,
+  ]);
+  const kib = Number(/peak (\d+)\s*$/.exec(stderr)?.[1]);
+  if (!Number.isFinite(kib)) throw new Error(`no peak RSS in: ${stderr}`);
+  return kib / 1024;
+}
+
+async function measure(
+  command: string,
+  args: string[],
+  stdinPath?: string,
+): Promise<{ ms: number; stderr: string }> {
   const start = performance.now();
-  const child = new Deno.Command(Deno.execPath(), {
+  const child = new Deno.Command(command, {
     args,
     cwd: ROOT,
     stdin: stdinPath !== undefined ? "piped" : "null",
@@ -71,13 +100,13 @@ async function time(args: string[], stdinPath?: string): Promise<number> {
   }
   const { code, stderr } = await child.output();
   const ms = performance.now() - start;
-  if (code !== 0) {
-    throw new Error(
-      `${args.join(" ")} failed: ${new TextDecoder().decode(stderr)}`,
-    );
-  }
-  return ms;
+  const text = new TextDecoder().decode(stderr);
+  if (code !== 0) throw new Error(`${args.join(" ")} failed: ${text}`);
+  return { ms, stderr: text };
 }
+
+const TIME = "/usr/bin/time";
+const canTime = await Deno.stat(TIME).then(() => true, () => false);
 
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -93,6 +122,12 @@ interface Row {
   goal: string;
 }
 const rows: Row[] = [];
+interface MemoryRow {
+  name: string;
+  small: number[];
+  large: number[];
+}
+const memory: MemoryRow[] = [];
 
 async function compare(
   name: string,
@@ -117,7 +152,7 @@ async function compare(
 }
 
 try {
-  for (const c of [1, 4]) {
+  for (const c of [1, 2, 4]) {
     await compare(
       `score, trivial sh scorer, c=${c}`,
       UNITS,
@@ -193,8 +228,57 @@ try {
     () => time(["run", "-A", "cli.ts", "run", `${dir}/suite.yaml`]),
     () => time(["run", "-A", "bench/_bare_ndjson.ts", `${dir}/data.jsonl`]),
   );
+  if (flags["no-memory"] !== true && !canTime) {
+    console.error(
+      `memory: skipped, ${TIME} is missing (Debian: apt install time)`,
+    );
+  } else if (flags["no-memory"] !== true) await compareMemory();
 } finally {
   await Deno.remove(dir, { recursive: true });
+}
+
+/**
+ * Peak RSS of `run` and of the bare loop at two sizes, alternating, and the
+ * growth of each from the small to the large size.
+ */
+async function compareMemory(): Promise<void> {
+  await writeCases("small.jsonl", MEMORY_SMALL);
+  await writeCases("large.jsonl", MEMORY_LARGE);
+  for (const size of ["small", "large"]) {
+    await Deno.writeTextFile(
+      `${dir}/${size}.yaml`,
+      `dataset: ${size}.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n`,
+    );
+  }
+  const run = { name: "evalpipe run", small: [], large: [] } as MemoryRow;
+  const bare = {
+    name: "bare streaming loop",
+    small: [],
+    large: [],
+  } as MemoryRow;
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const size of ["small", "large"] as const) {
+      run[size].push(
+        await peakMiB(["run", "-A", "cli.ts", "run", `${dir}/${size}.yaml`]),
+      );
+      bare[size].push(
+        await peakMiB([
+          "run",
+          "-A",
+          "bench/_bare_ndjson.ts",
+          `${dir}/${size}.jsonl`,
+        ]),
+      );
+    }
+    console.error(
+      `memory round ${r + 1}: run ${run.small.at(-1)!.toFixed(0)} → ${
+        run.large.at(-1)!.toFixed(0)
+      } MiB, bare ${bare.small.at(-1)!.toFixed(0)} → ${
+        bare.large.at(-1)!.toFixed(0)
+      } MiB`,
+    );
+  }
+  memory.push(run, bare);
 }
 
 console.log(
@@ -211,5 +295,31 @@ for (const r of rows) {
     `| ${r.name} | ${(r.n / ma * 1000).toFixed(0)} | ${
       (r.n / mb * 1000).toFixed(0)
     } | ${(mb / ma).toFixed(2)}× | ${r.goal} |`,
+  );
+}
+
+if (memory.length > 0) {
+  const [run, bare] = memory as [MemoryRow, MemoryRow];
+  const growth = (m: MemoryRow) => median(m.large) / median(m.small);
+  console.log(
+    `\npeak RSS (medians of ${ROUNDS} alternating rounds, /usr/bin/time)\n`,
+  );
+  console.log(
+    `| process | ${MEMORY_SMALL} cases | ${MEMORY_LARGE} cases | growth |`,
+  );
+  console.log("|---|---|---|---|");
+  for (const m of memory) {
+    console.log(
+      `| ${m.name} | ${median(m.small).toFixed(0)} MiB | ${
+        median(m.large).toFixed(0)
+      } MiB | ${growth(m).toFixed(2)}× |`,
+    );
+  }
+  const ratio = growth(run) / growth(bare);
+  console.log(
+    `\ngrowth of run ÷ growth of the bare loop: ${ratio.toFixed(2)} ` +
+      `(goal ≤ 1.2, issue 6: ${ratio <= 1.2 ? "met" : "not met"}); ` +
+      `run at ${MEMORY_LARGE} cases: ${median(run.large).toFixed(0)} MiB ` +
+      "(goal ≤ 0.5× promptfoo's peak at 1,000 cases: see deno task bench:promptfoo)",
   );
 }
