@@ -43,6 +43,7 @@ export * from "./src/line_stream.ts";
 export * from "./src/ndjson.ts";
 export * from "./src/concurrent_map.ts";
 export * from "./src/config.ts";
+export * from "./src/config_schema.ts";
 export * from "./src/run.ts";
 export * from "./src/report.ts";
 export * from "./src/run_record.ts";

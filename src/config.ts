@@ -3,11 +3,19 @@
  * scorers. Unknown keys and wrong types are errors that name the key, the
  * file and the line.
  *
+ * A valid config is checked without zod (`_config_check.ts`); zod, with the
+ * messages that name a problem, is loaded only for a config that check
+ * declines (`config_schema.ts`).
+ *
  * @module
  */
 
-import { z } from "zod";
-import { parseYaml } from "./_yaml.ts";
+import {
+  checkScorerNames,
+  checkSuite,
+  ConfigError,
+  locateConfig,
+} from "./_config_check.ts";
 import { contains, exactMatch } from "./builtin_scorers.ts";
 import type { Gate } from "./gates.ts";
 import type { Scorer } from "./scorer.ts";
@@ -23,6 +31,8 @@ import {
 } from "./targets/openai_target.ts";
 import { replayTarget } from "./targets/replay_target.ts";
 import { subprocessTarget } from "./targets/subprocess_target.ts";
+
+export { ConfigError };
 
 /** The `subprocess` target: the system under test as a command. */
 export interface SubprocessTargetConfig {
@@ -132,257 +142,6 @@ export interface SuiteConfig {
   gates?: Record<string, Gate>;
 }
 
-const seconds = z.number().positive().max(86_400);
-
-const network = {
-  timeout: seconds.optional(),
-  retries: z.number().int().min(0).max(100).optional(),
-  rate_limit: z.number().positive().optional(),
-  max_total_retries: z.number().int().min(0).optional(),
-  retry_delay: z.number().min(0).max(600).optional(),
-};
-
-const generation = {
-  params: z.record(z.string(), z.unknown()).optional(),
-  temperature: z.number().optional(),
-  max_tokens: z.number().int().positive().optional(),
-  seed: z.number().int().optional(),
-  top_p: z.number().optional(),
-  stop: z.union([z.string(), z.array(z.string())]).optional(),
-};
-
-const chat = {
-  base_url: z.url().optional(),
-  model: z.string().min(1),
-  api_key_env: z.string().regex(
-    /^[A-Za-z_][A-Za-z0-9_]*$/,
-    "must be an environment variable's name",
-  )
-    .optional(),
-  ...generation,
-  ...network,
-};
-
-const TargetSchema = z.discriminatedUnion("type", [
-  z.strictObject({
-    type: z.literal("openai"),
-    ...chat,
-    system: z.string().optional(),
-    prompt: z.string().optional(),
-  }),
-  z.strictObject({
-    type: z.literal("http"),
-    url: z.string().min(1),
-    method: z.enum([
-      "GET",
-      "POST",
-      "PUT",
-      "PATCH",
-      "get",
-      "post",
-      "put",
-      "patch",
-    ]).optional(),
-    headers: z.record(z.string(), z.string()).optional(),
-    body: z.unknown().optional(),
-    output: z.string().optional(),
-    ...network,
-  }),
-  z.strictObject({
-    type: z.literal("subprocess"),
-    cmd: z.string().min(1),
-    timeout: seconds.optional(),
-  }),
-  z.strictObject({ type: z.literal("replay") }),
-]);
-
-const ScorerSchema = z.discriminatedUnion("type", [
-  z.strictObject({
-    type: z.literal("subprocess"),
-    cmd: z.string().min(1),
-    name: z.string().min(1).optional(),
-    timeout: seconds.optional(),
-    max_output_bytes: z.number().int().positive().optional(),
-    persistent: z.boolean().optional(),
-  }),
-  z.strictObject({
-    type: z.enum(["exact_match", "contains"]),
-    name: z.string().min(1).optional(),
-    ignore_case: z.boolean().optional(),
-  }),
-  z.strictObject({
-    type: z.literal("llm_judge"),
-    name: z.string().min(1).optional(),
-    rubric: z.string().min(1).optional(),
-    system: z.string().min(1).optional(),
-    pass_threshold: z.number().optional(),
-    ...chat,
-  }),
-]);
-
-const SuiteSchema: z.ZodType<SuiteConfig> = z.strictObject({
-  dataset: z.string().min(1),
-  target: TargetSchema,
-  scorers: z.array(ScorerSchema).min(1),
-  concurrency: z.number().int().min(1).max(1024).optional(),
-  epochs: z.number().int().min(1).max(1000).optional(),
-  max_processes: z.number().int().min(1).max(4096).optional(),
-  timeout: seconds.optional(),
-  gates: z.record(
-    z.string(),
-    z.strictObject({
-      min_mean: z.number().optional(),
-      min_mean_lower_bound: z.number().optional(),
-      min_pass_rate: z.number().min(0).max(1).optional(),
-      min_coverage: z.number().min(0).max(1).optional(),
-      max_errors: z.number().int().min(0).optional(),
-    }),
-  ).optional(),
-}) as z.ZodType<SuiteConfig>;
-
-/** A config file that cannot be used, with where the problem is. */
-export class ConfigError extends SyntaxError {
-  /** The config file. */
-  readonly file: string;
-  /** The 1-based line of the problem, when known. */
-  readonly line: number | undefined;
-
-  /**
-   * Creates the instance.
-   *
-   * @param file The config file.
-   * @param line The line.
-   * @param detail What is wrong.
-   */
-  constructor(file: string, line: number | undefined, detail: string) {
-    super(
-      `Invalid config ${JSON.stringify(file)}${
-        line !== undefined ? ` line ${line}` : ""
-      }: ${detail}`,
-    );
-    this.name = "ConfigError";
-    this.file = file;
-    this.line = line;
-  }
-}
-
-function pathText(path: readonly PropertyKey[]): string {
-  return path.reduce<string>(
-    (out, key) =>
-      typeof key === "number"
-        ? `${out}[${key}]`
-        : out === ""
-        ? String(key)
-        : `${out}.${String(key)}`,
-    "",
-  );
-}
-
-function typeName(value: unknown): string {
-  if (value === undefined) return "nothing";
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "a list";
-  return typeof value === "object"
-    ? "a mapping"
-    : `${typeof value} ${JSON.stringify(value)}`;
-}
-
-function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
-  let v: unknown = root;
-  for (const key of path) {
-    v = (v as Record<PropertyKey, unknown> | null | undefined)?.[key];
-  }
-  return v;
-}
-
-/** Turns the first zod issue into a sentence and the path it is about. */
-function describe(
-  issue: z.core.$ZodIssue,
-  root: unknown,
-): [readonly PropertyKey[], string] {
-  const path = issue.path;
-  const where = pathText(path);
-  const actual = valueAt(root, path);
-  switch (issue.code) {
-    case "unrecognized_keys": {
-      const key = issue.keys[0]!;
-      return [
-        [...path, key],
-        `unknown key ${JSON.stringify(pathText([...path, key]))}`,
-      ];
-    }
-    case "invalid_union": {
-      const choices = (issue as { options?: unknown[] }).options;
-      if (Array.isArray(choices)) {
-        const is = actual === undefined
-          ? "is missing"
-          : `is ${typeName(actual)}`;
-        return [
-          path,
-          `${JSON.stringify(where)} ${is}; expected one of ${
-            choices.join(", ")
-          }`,
-        ];
-      }
-      return [path, `${JSON.stringify(where)} is not valid`];
-    }
-    case "invalid_type":
-      if (actual === undefined) {
-        return [path.slice(0, -1), `${JSON.stringify(where)} is missing`];
-      }
-      return [
-        path,
-        `${JSON.stringify(where)} must be ${
-          issue.expected === "object"
-            ? "a mapping"
-            : issue.expected === "array"
-            ? "a list"
-            : `a ${issue.expected}`
-        }, not ${typeName(actual)}`,
-      ];
-    default:
-      return [path, `${JSON.stringify(where)}: ${issue.message}`];
-  }
-}
-
-/**
- * Validates a parsed config, naming the file and line of the first problem.
- *
- * @param value The parsed YAML.
- * @param file The file's path, for messages.
- * @param lineOf Finds the line of a path.
- * @returns The config.
- * @throws {ConfigError} On the first problem.
- */
-export function parseConfig(
-  value: unknown,
-  file: string,
-  lineOf: (path: readonly PropertyKey[]) => number | undefined = () =>
-    undefined,
-): SuiteConfig {
-  const result = SuiteSchema.safeParse(value);
-  if (!result.success) {
-    const [path, detail] = describe(result.error.issues[0]!, value);
-    throw new ConfigError(file, lineOf(path), detail);
-  }
-  const config = result.data;
-  const seen = new Map<string, number>();
-  config.scorers.forEach((scorer, i) => {
-    const name = scorer.name ??
-      (scorer.type === "subprocess" ? undefined : scorer.type);
-    if (name === undefined) return; // subprocess names are checked once resolved
-    if (seen.has(name)) {
-      throw new ConfigError(
-        file,
-        lineOf(["scorers", i]),
-        `two scorers are named ${JSON.stringify(name)}; give one a "name"`,
-      );
-    }
-    seen.set(name, i);
-  });
-  return config;
-}
-
 /**
  * A file-system error in a few plain words, without the OS's decoration.
  *
@@ -405,27 +164,37 @@ export function osErrorText(error: unknown): string {
 }
 
 /**
- * Parses and validates a suite's YAML config text.
+ * Parses and validates a suite's YAML config text, loading zod only when the
+ * config is invalid (or unusual) to name its first problem.
+ *
+ * @example
+ * ```ts
+ * import { checkConfigText } from "./config.ts";
+ * const config = await checkConfigText(
+ *   "dataset: cases.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n",
+ *   "suite.yaml",
+ * );
+ * if (config.target.type !== "replay") throw new Error();
+ * ```
  *
  * @param text The YAML.
  * @param path The file it came from, for messages.
- * @returns The config.
- * @throws {ConfigError} When it cannot be parsed or validated.
+ * @returns The config, as `parseConfigText` returns it.
+ * @throws {ConfigError} When it cannot be parsed or validated, with
+ * `parseConfigText`'s message.
  */
-export function parseConfigText(text: string, path: string): SuiteConfig {
-  let located;
-  try {
-    located = parseYaml(text, path);
-  } catch (error) {
-    const mark = (error as { mark?: { line: number } }).mark;
-    const reason = (error as { reason?: string }).reason ?? String(error);
-    throw new ConfigError(
-      path,
-      mark !== undefined ? mark.line + 1 : undefined,
-      reason,
-    );
+export async function checkConfigText(
+  text: string,
+  path: string,
+): Promise<SuiteConfig> {
+  const located = locateConfig(text, path);
+  const config = checkSuite(located.value);
+  if (config === undefined) {
+    const { parseConfig } = await import("./config_schema.ts");
+    return parseConfig(located.value, path, located.lineOf);
   }
-  return parseConfig(located.value, path, located.lineOf);
+  checkScorerNames(config, path, located.lineOf);
+  return config;
 }
 
 /**
@@ -455,7 +224,7 @@ export async function readConfigText(path: string): Promise<string> {
  * @throws {ConfigError} When the file cannot be read, parsed or validated.
  */
 export async function loadConfig(path: string): Promise<SuiteConfig> {
-  return parseConfigText(await readConfigText(path), path);
+  return await checkConfigText(await readConfigText(path), path);
 }
 
 /**

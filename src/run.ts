@@ -11,10 +11,10 @@ import { TemplateError } from "./_template.ts";
 import {
   buildScorers,
   buildTarget,
+  checkConfigText,
   ConfigError,
   folderOf,
   osErrorText,
-  parseConfigText,
   readConfigText,
   type SuiteConfig,
 } from "./config.ts";
@@ -159,7 +159,7 @@ async function prepare(
   options: RunSuiteOptions,
 ): Promise<Prepared> {
   const text = await readConfigText(configPath);
-  const config = parseConfigText(text, configPath);
+  const config = await checkConfigText(text, configPath);
   const cwd = folderOf(configPath);
   let scorers: Scorer[];
   try {
