@@ -24,7 +24,6 @@ import {
   ndjsonSink,
 } from "./src/ndjson.ts";
 import { formatDiff, formatSummary } from "./src/report.ts";
-import { diffScores, significantlyWorse } from "./src/diff.ts";
 import { RunRecordError } from "./src/run_record.ts";
 import {
   readScoresFile,
@@ -39,7 +38,6 @@ import { parseScore } from "./src/score.ts";
 import { scoreUnits } from "./src/score_units.ts";
 import type { Scorer } from "./src/scorer.ts";
 import { subprocessScorer } from "./src/subprocess_scorer.ts";
-import { persistentScorer } from "./src/persistent_scorer.ts";
 import { readUnits } from "./src/unit.ts";
 
 const HELP: Record<string, string> = {
@@ -388,8 +386,11 @@ async function score(args: string[]): Promise<number> {
     throw new UsageError("There are more --name than --scorer options");
   }
   const seen = new Set<string>();
+  // Command-specific modules load with their command: start-up is paid by every run.
+  const make = flags.persistent
+    ? (await import("./src/persistent_scorer.ts")).persistentScorer
+    : subprocessScorer;
   const scorers: Scorer[] = cmds.map((cmd, i) => {
-    const make = flags.persistent ? persistentScorer : subprocessScorer;
     const scorer = make(cmd, {
       ...(names[i] !== undefined ? { name: names[i] } : {}),
       ...(flags.timeout !== undefined
@@ -554,6 +555,7 @@ async function diff(args: string[]): Promise<number> {
     throw new UsageError("diff takes two files: A (baseline) and B");
   }
   const [a, b] = await Promise.all(positionals.map(readResults));
+  const { diffScores, significantlyWorse } = await import("./src/diff.ts");
   const lines = diffScores(a!.scores, b!.scores);
   await writeStdout(lines.map((l) => JSON.stringify(l) + "\n").join(""));
   say(formatDiff(lines));

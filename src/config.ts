@@ -21,14 +21,12 @@ import type { Gate } from "./gates.ts";
 import type { Scorer } from "./scorer.ts";
 import { defaultScorerName, subprocessScorer } from "./subprocess_scorer.ts";
 import type { Target } from "./target.ts";
-import { cachedTarget, type TargetCache } from "./cache.ts";
-import { persistentScorer } from "./persistent_scorer.ts";
-import { llmJudge, type LlmJudgeSettings } from "./scorers/llm_judge.ts";
-import { httpTarget, type HttpTargetSettings } from "./targets/http_target.ts";
-import {
-  openaiTarget,
-  type OpenAITargetSettings,
-} from "./targets/openai_target.ts";
+// Network targets, the judge, the cache and persistent scorers are loaded
+// when a config names them: a run pays start-up only for what it uses.
+import type { TargetCache } from "./cache.ts";
+import type { LlmJudgeSettings } from "./scorers/llm_judge.ts";
+import type { HttpTargetSettings } from "./targets/http_target.ts";
+import type { OpenAITargetSettings } from "./targets/openai_target.ts";
 import { replayTarget } from "./targets/replay_target.ts";
 import { subprocessTarget } from "./targets/subprocess_target.ts";
 
@@ -256,11 +254,20 @@ export interface BuildOptions {
  * @returns The scorers, in config order.
  * @throws {ConfigError} When two scorers share a name.
  */
-export function buildScorers(
+export async function buildScorers(
   config: SuiteConfig,
   file: string,
   options: BuildOptions,
-): Scorer[] {
+): Promise<Scorer[]> {
+  const { llmJudge } = config.scorers.some((sc) => sc.type === "llm_judge")
+    ? await import("./scorers/llm_judge.ts")
+    : { llmJudge: undefined };
+  const { persistentScorer } =
+    config.scorers.some((sc) =>
+        sc.type === "subprocess" && sc.persistent === true
+      )
+      ? await import("./persistent_scorer.ts")
+      : { persistentScorer: undefined };
   const names = new Set<string>();
   return config.scorers.map((sc) => {
     let scorer: Scorer;
@@ -273,7 +280,7 @@ export function buildScorers(
       };
       const cap = sc.max_output_bytes;
       scorer = sc.persistent === true
-        ? persistentScorer(sc.cmd, {
+        ? persistentScorer!(sc.cmd, {
           ...common,
           ...(cap !== undefined ? { maxLineBytes: cap } : {}),
         })
@@ -282,7 +289,7 @@ export function buildScorers(
           ...(cap !== undefined ? { maxStdoutBytes: cap } : {}),
         });
     } else if (sc.type === "llm_judge") {
-      scorer = llmJudge(withParams(sc));
+      scorer = llmJudge!(withParams(sc));
     } else {
       const make = sc.type === "exact_match" ? exactMatch : contains;
       scorer = make({
@@ -313,11 +320,11 @@ export function buildScorers(
  * @param cwd The folder commands run in.
  * @returns The target.
  */
-export function buildTarget(
+export async function buildTarget(
   config: SuiteConfig,
   cwd: string,
   cache?: TargetCache,
-): Target {
+): Promise<Target> {
   const t = config.target;
   switch (t.type) {
     case "replay":
@@ -329,15 +336,24 @@ export function buildTarget(
       });
     case "openai": {
       const { type: _type, ...settings } = withParams(t);
-      const target = openaiTarget(settings);
-      return cache !== undefined ? cachedTarget(target, cache) : target;
+      const { openaiTarget } = await import("./targets/openai_target.ts");
+      return await withCache(openaiTarget(settings), cache);
     }
     case "http": {
       const { type: _type, ...settings } = t;
-      const target = httpTarget(settings);
-      return cache !== undefined ? cachedTarget(target, cache) : target;
+      const { httpTarget } = await import("./targets/http_target.ts");
+      return await withCache(httpTarget(settings), cache);
     }
   }
+}
+
+async function withCache(
+  target: Parameters<typeof import("./cache.ts").cachedTarget>[0],
+  cache: TargetCache | undefined,
+): Promise<Target> {
+  if (cache === undefined) return target;
+  const { cachedTarget } = await import("./cache.ts");
+  return cachedTarget(target, cache);
 }
 
 /** Moves the generation keys written beside `params` into it. */

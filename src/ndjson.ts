@@ -95,7 +95,7 @@ export function ndjsonSink(
   dest: ByteWriter,
   options: NdjsonSinkOptions = {},
 ): WritableStream<unknown> {
-  return textSink(dest, options, lineOf);
+  return textSink(dest, options, false, lineOf);
 }
 
 /**
@@ -110,7 +110,9 @@ export function ndjsonBatchSink(
   dest: ByteWriter,
   options: NdjsonSinkOptions = {},
 ): WritableStream<readonly unknown[]> {
-  return textSink(dest, options, (batch: readonly unknown[]) => {
+  // A batch is already what arrived together: it is written once the
+  // microtasks that made it are done, without waiting for a timer.
+  return textSink(dest, options, true, (batch: readonly unknown[]) => {
     let text = "";
     for (const value of batch) text += lineOf(value);
     return text;
@@ -129,9 +131,10 @@ function lineOf(value: unknown): string {
 function textSink<T>(
   dest: ByteWriter,
   options: NdjsonSinkOptions,
+  microtask: boolean,
   toText: (chunk: T) => string,
 ): WritableStream<T> {
-  const out = new TextWriter(dest, options.flushChars);
+  const out = new TextWriter(dest, options.flushChars, microtask);
   return new WritableStream<T>({
     write(chunk) {
       try {

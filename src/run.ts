@@ -6,7 +6,6 @@
 
 import { type Aggregate, Aggregator } from "./aggregate.ts";
 import type { Example } from "./case.ts";
-import { TargetCache } from "./cache.ts";
 import { TemplateError } from "./_template.ts";
 import {
   buildScorers,
@@ -163,7 +162,7 @@ async function prepare(
   const cwd = folderOf(configPath);
   let scorers: Scorer[];
   try {
-    scorers = buildScorers(config, configPath, {
+    scorers = await buildScorers(config, configPath, {
       cwd,
       ...(options.timeout !== undefined ? { timeout: options.timeout } : {}),
     });
@@ -255,10 +254,12 @@ export async function runSuite(
   const signal = options.signal;
   const cache = options.cacheDir === null || !isNetwork(config)
     ? undefined
-    : new TargetCache(options.cacheDir ?? ".evalpipe/cache");
+    : new (await import("./cache.ts")).TargetCache(
+      options.cacheDir ?? ".evalpipe/cache",
+    );
   let target;
   try {
-    target = buildTarget(config, cwd, cache);
+    target = await buildTarget(config, cwd, cache);
   } catch (error) {
     if (!(error instanceof TemplateError)) throw error;
     throw new ConfigError(configPath, undefined, error.message);

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { type Line, LineStream } from "../src/line_stream.ts";
 import {
   type ByteWriter,
+  ndjsonBatchSink,
   NdjsonParseStream,
   ndjsonSink,
 } from "../src/ndjson.ts";
@@ -279,6 +280,23 @@ Deno.test("ndjsonSink coalesces many values into few writes of whole lines", asy
     values,
   );
   for (const call of dest.calls) assert.equal(call.at(-1), 10);
+});
+
+Deno.test("ndjsonBatchSink writes each batch whole, before any timer fires", async () => {
+  const dest = recorder();
+  const sink = ndjsonBatchSink(dest);
+  const writer = sink.getWriter();
+  let timerFired = false;
+  const timer = setTimeout(() => (timerFired = true), 0);
+  await writer.write([{ a: 1 }, { b: 2 }]);
+  await Promise.resolve();
+  assert.equal(timerFired, false);
+  assert.equal(dest.text(), '{"a":1}\n{"b":2}\n', "written in the same turn");
+  await writer.write([{ c: 3 }]);
+  await writer.close();
+  clearTimeout(timer);
+  assert.equal(dest.calls.length, 2, "a write per batch");
+  assert.equal(dest.text(), '{"a":1}\n{"b":2}\n{"c":3}\n');
 });
 
 Deno.test("ndjsonSink writes only whole lines when its buffer fills", async () => {
