@@ -6,6 +6,12 @@
  * @module
  */
 
+import {
+  type SessionChild,
+  sessionSpawnAvailable,
+  spawnSession,
+} from "./_spawn_ffi.ts";
+
 /** Options of {@linkcode runCommand}. */
 export interface RunCommandOptions {
   /** The folder the command runs in. */
@@ -189,10 +195,47 @@ async function writeStdin(
   }
 }
 
+let forceSetsid = false;
+
 /**
- * Runs `sh -c cmd` in a new process group (through `setsid`), writing stdin
- * while reading stdout and stderr. On exit, timeout, overflow or abort, the
- * whole group is killed, so no descendant outlives the call.
+ * How {@linkcode runCommand} starts commands in this process: `posix_spawn`
+ * (glibc's, over FFI, straight into a new session) where it can, else the
+ * `setsid` program, one exec more per command.
+ *
+ * @returns The way in use.
+ */
+export function spawnPath(): "posix_spawn" | "setsid" {
+  return !forceSetsid && sessionSpawnAvailable() ? "posix_spawn" : "setsid";
+}
+
+/**
+ * For tests: starts commands through the `setsid` program even where
+ * `posix_spawn` could (`true`), or goes back to the choice of
+ * {@linkcode spawnPath} (`false`).
+ *
+ * @param force Whether to use the `setsid` program.
+ */
+export function forceSetsidPath(force: boolean): void {
+  forceSetsid = force;
+}
+
+/** Starts `sh -c cmd` as the leader of a new session, so of a new process group. */
+function spawnGroup(cmd: string, cwd: string | undefined): SessionChild {
+  if (spawnPath() === "posix_spawn") return spawnSession(cmd, cwd);
+  return new Deno.Command("setsid", {
+    args: ["sh", "-c", cmd],
+    ...(cwd !== undefined ? { cwd } : {}),
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+}
+
+/**
+ * Runs `sh -c cmd` in a new session and process group (see
+ * {@linkcode spawnPath}), writing stdin while reading stdout and stderr. On
+ * exit, timeout, overflow or abort, the whole group is killed, so no
+ * descendant outlives the call.
  *
  * @param cmd The shell command.
  * @param options Input, limits and folder.
@@ -216,15 +259,9 @@ async function runCommandNow(
 ): Promise<RunResult> {
   if (options.signal?.aborted) return { kind: "aborted" };
   const started = performance.now();
-  let child: Deno.ChildProcess;
+  let child: SessionChild;
   try {
-    child = new Deno.Command("setsid", {
-      args: ["sh", "-c", cmd],
-      ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
+    child = spawnGroup(cmd, options.cwd);
   } catch (error) {
     return {
       kind: "spawn_failed",
