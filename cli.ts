@@ -37,7 +37,6 @@ import { prepareResume, ResumeError } from "./src/resume.ts";
 import { parseScore } from "./src/score.ts";
 import { scoreUnits } from "./src/score_units.ts";
 import type { Scorer } from "./src/scorer.ts";
-import { subprocessScorer } from "./src/subprocess_scorer.ts";
 import { readUnits } from "./src/unit.ts";
 
 const HELP: Record<string, string> = {
@@ -389,7 +388,7 @@ async function score(args: string[]): Promise<number> {
   // Command-specific modules load with their command: start-up is paid by every run.
   const make = flags.persistent
     ? (await import("./src/persistent_scorer.ts")).persistentScorer
-    : subprocessScorer;
+    : (await import("./src/subprocess_scorer.ts")).subprocessScorer;
   const scorers: Scorer[] = cmds.map((cmd, i) => {
     const scorer = make(cmd, {
       ...(names[i] !== undefined ? { name: names[i] } : {}),

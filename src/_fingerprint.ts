@@ -6,7 +6,7 @@
  */
 
 import { Sha256 } from "./_sha256.ts";
-import { scriptOf } from "./subprocess_scorer.ts";
+import { scriptOf } from "./_command.ts";
 
 /**
  * The SHA-256 of some text or bytes, as `sha256:<hex>`.

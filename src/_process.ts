@@ -328,6 +328,8 @@ async function runCommandNow(
   } finally {
     clearTimeout(timer);
     options.signal?.removeEventListener("abort", onAbort);
+    // Nothing of the child outlives the call, not even a pending poll.
+    await child.release?.();
   }
 }
 

@@ -6,9 +6,10 @@
  *
  * Linux with glibc ≥ 2.29 only, with the `ffi` permission and the `run`
  * permission for `sh`; {@linkcode sessionSpawnAvailable} says whether this
- * process can use it. The library is loaded when this module is, so that
- * tests with the resource sanitizer do not count it against the first test
- * that spawns.
+ * process can use it. The library is loaded when this module is (a few ms
+ * and MB, so only modules that spawn import it, and configs load those only
+ * when they name a command), so that tests with the resource sanitizer do
+ * not count it against the first test that spawns.
  *
  * @module
  */
@@ -22,6 +23,11 @@ export interface SessionChild {
   readonly stdin: WritableStream<Uint8Array>;
   readonly stdout: ReadableStream<Uint8Array>;
   readonly stderr: ReadableStream<Uint8Array>;
+  /**
+   * Closes every pipe end still open and resolves once nothing of the child
+   * is in flight (no poll or write pending), for a caller done with it.
+   */
+  release?(): Promise<void>;
 }
 
 // Linux values, the same on x86_64 and aarch64 (Deno's two Linux targets).
@@ -404,6 +410,8 @@ class FfiChild implements SessionChild {
   #pending: PendingWrite | undefined;
   /** Whether #pump runs: it owns closing what its poll watches. */
   #pumping = false;
+  /** Settles when the #pump under way returns. */
+  #pumped: Promise<void> = Promise.resolve();
 
   /** `fds`: stdin's write end, stdout's and stderr's read ends, the eventfd. */
   constructor(libc: Libc, pid: number, fds: number[]) {
@@ -419,6 +427,14 @@ class FfiChild implements SessionChild {
       abort: () => this.#close(IN),
     });
     this.#pump();
+  }
+
+  release(): Promise<void> {
+    const pending = this.#pending;
+    this.#pending = undefined;
+    pending?.reject(new Deno.errors.BrokenPipe("The stdin pipe is closed"));
+    for (const slot of PIPES) this.#close(slot);
+    return this.#pumped;
   }
 
   #readable(slot: number): ReadableStream<Uint8Array> {
@@ -525,15 +541,19 @@ class FfiChild implements SessionChild {
    * stdin while a write waits for room) and serves them, until none has.
    * Only one runs at a time; a second call wakes it to look again.
    */
-  async #pump(): Promise<void> {
+  #pump(): void {
     if (this.#pumping) {
       this.#wake();
       return;
     }
+    this.#pumping = true;
+    this.#pumped = this.#serve();
+  }
+
+  async #serve(): Promise<void> {
     const fds = this.#fds;
     const pollfds = this.#pollfds;
     const events = this.#events;
-    this.#pumping = true;
     for (;;) {
       for (const slot of PIPES) if (this.#closing[slot]) this.#closeNow(slot);
       this.#watched[IN] = this.#pending !== undefined && fds[IN]! >= 0;

@@ -19,16 +19,16 @@ import {
 import { contains, exactMatch } from "./builtin_scorers.ts";
 import type { Gate } from "./gates.ts";
 import type { Scorer } from "./scorer.ts";
-import { defaultScorerName, subprocessScorer } from "./subprocess_scorer.ts";
+import { defaultScorerName } from "./_command.ts";
 import type { Target } from "./target.ts";
-// Network targets, the judge, the cache and persistent scorers are loaded
-// when a config names them: a run pays start-up only for what it uses.
+// Commands, network targets, the judge, the cache and persistent scorers are
+// loaded when a config names them: a run pays start-up only for what it uses
+// (spawning commands loads libc through FFI).
 import type { TargetCache } from "./cache.ts";
 import type { LlmJudgeSettings } from "./scorers/llm_judge.ts";
 import type { HttpTargetSettings } from "./targets/http_target.ts";
 import type { OpenAITargetSettings } from "./targets/openai_target.ts";
 import { replayTarget } from "./targets/replay_target.ts";
-import { subprocessTarget } from "./targets/subprocess_target.ts";
 
 export { ConfigError };
 
@@ -268,6 +268,12 @@ export async function buildScorers(
       )
       ? await import("./persistent_scorer.ts")
       : { persistentScorer: undefined };
+  const { subprocessScorer } =
+    config.scorers.some((sc) =>
+        sc.type === "subprocess" && sc.persistent !== true
+      )
+      ? await import("./subprocess_scorer.ts")
+      : { subprocessScorer: undefined };
   const names = new Set<string>();
   return config.scorers.map((sc) => {
     let scorer: Scorer;
@@ -284,7 +290,7 @@ export async function buildScorers(
           ...common,
           ...(cap !== undefined ? { maxLineBytes: cap } : {}),
         })
-        : subprocessScorer(sc.cmd, {
+        : subprocessScorer!(sc.cmd, {
           ...common,
           ...(cap !== undefined ? { maxStdoutBytes: cap } : {}),
         });
@@ -329,11 +335,15 @@ export async function buildTarget(
   switch (t.type) {
     case "replay":
       return replayTarget();
-    case "subprocess":
+    case "subprocess": {
+      const { subprocessTarget } = await import(
+        "./targets/subprocess_target.ts"
+      );
       return subprocessTarget(t.cmd, {
         cwd,
         ...(t.timeout !== undefined ? { timeout: t.timeout } : {}),
       });
+    }
     case "openai": {
       const { type: _type, ...settings } = withParams(t);
       const { openaiTarget } = await import("./targets/openai_target.ts");

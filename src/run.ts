@@ -24,7 +24,6 @@ import {
   fingerprint,
 } from "./_fingerprint.ts";
 import { checkGates, type GateFailure } from "./gates.ts";
-import { setMaxProcesses } from "./_process.ts";
 import {
   checkResume,
   readScoreLines,
@@ -250,7 +249,9 @@ export async function runSuite(
   const concurrency = options.concurrency ?? config.concurrency ?? 8;
   const epochs = options.epochs ?? config.epochs ?? 1;
   const maxProcesses = options.maxProcesses ?? config.max_processes;
-  if (maxProcesses !== undefined) setMaxProcesses(maxProcesses);
+  if (maxProcesses !== undefined) {
+    (await import("./_process.ts")).setMaxProcesses(maxProcesses);
+  }
   const signal = options.signal;
   const cache = options.cacheDir === null || !isNetwork(config)
     ? undefined

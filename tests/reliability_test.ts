@@ -350,7 +350,14 @@ async function killAt(
   try {
     if ("ms" in moment) {
       if (moment.ms > 0) {
-        await Promise.race([delay(moment.ms), run.child.status]);
+        // The timer is cleared when the run ends first: a pending one would
+        // leak out of the test.
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        await Promise.race([
+          new Promise((resolve) => (timer = setTimeout(resolve, moment.ms))),
+          run.child.status,
+        ]);
+        clearTimeout(timer);
       }
     } else {
       await until(
