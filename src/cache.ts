@@ -19,6 +19,13 @@ export class TargetCache {
   /** Calls that had to be made. */
   misses = 0;
   #folders = new Set<string>();
+  /**
+   * Keys written by this run while the folder is new (it did not exist at
+   * the first read): only these can be found, so other keys miss without a
+   * file-system call. `undefined` before the first read; `null` when the
+   * folder existed, or once this run wrote too many keys to list.
+   */
+  #new: Set<string> | null | undefined;
   /** Results that could not be stored. */
   writeErrors = 0;
 
@@ -53,7 +60,15 @@ export class TargetCache {
    * @returns The result, or `undefined`.
    */
   getSync(key: string): TargetResult | undefined {
+    if (this.#new === undefined) {
+      this.#new = isFolder(this.dir) ? null : new Set();
+    }
+    if (this.#new !== null && !this.#new.has(key)) return undefined;
     let text: string;
+    // A miss throws NotFound, and its stack trace cost more than the read
+    // (some 40 µs under a deep async stack): none is kept for it.
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     try {
       // A small local file: the synchronous read costs a fraction of an
       // async op's round trip, and a cached run is nothing but these reads.
@@ -63,6 +78,8 @@ export class TargetCache {
       // be, no permission) is a miss: the cache must not fail the call.
       if (isFsError(error)) return undefined;
       throw error;
+    } finally {
+      Error.stackTraceLimit = limit;
     }
     try {
       const entry = JSON.parse(text);
@@ -94,6 +111,19 @@ export class TargetCache {
     const tmp = `${path}.${crypto.randomUUID()}.tmp`;
     await Deno.writeTextFile(tmp, JSON.stringify({ key, result }));
     await Deno.rename(tmp, path);
+    if (this.#new) {
+      this.#new.add(key);
+      if (this.#new.size > 100_000) this.#new = null; // look on disk from now on
+    }
+  }
+}
+
+function isFolder(path: string): boolean {
+  try {
+    return Deno.statSync(path).isDirectory;
+  } catch (error) {
+    if (isFsError(error)) return false;
+    throw error;
   }
 }
 

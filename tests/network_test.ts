@@ -898,6 +898,31 @@ Deno.test("cachedTarget answers a repeated run from the cache without calling", 
   });
 });
 
+Deno.test("cachedTarget in a new cache folder finds what this run wrote, and only that", async () => {
+  await withTempDir(async (dir) => {
+    await withServer({}, async (server) => {
+      // The folder does not exist at the first read: misses need no disk.
+      const cache = new TargetCache(`${dir}/cache`);
+      const target = cachedTarget(openaiTarget(chat(server), env), cache);
+      await run(target, [{ input: "a" }, { input: "b" }]);
+      assert.deepEqual([cache.hits, cache.misses], [0, 2]);
+      // Asked again in the same run: answered from what it wrote.
+      const again = await run(target, [{ input: "a" }, { input: "c" }]);
+      assert.deepEqual([cache.hits, cache.misses], [1, 3]);
+      assert.equal(again[0]!.output, "echo: a");
+      assert.equal(server.requests.length, 3);
+      // A later run reads the folder as any other.
+      const later = new TargetCache(`${dir}/cache`);
+      await run(cachedTarget(openaiTarget(chat(server), env), later), [
+        { input: "b" },
+        { input: "c" },
+        { input: "d" },
+      ]);
+      assert.deepEqual([later.hits, later.misses], [2, 1]);
+    });
+  });
+});
+
 Deno.test("cachedTarget stores only successful calls", async () => {
   await withTempDir(async (dir) => {
     let failing = true;
