@@ -64,38 +64,16 @@ export class TargetCache {
       this.#new = isFolder(this.dir) ? null : new Set();
     }
     if (this.#new !== null && !this.#new.has(key)) return undefined;
-    let text: string;
-    // A miss throws NotFound, and its stack trace cost more than the read
-    // (some 40 µs under a deep async stack): none is kept for it.
-    const limit = Error.stackTraceLimit;
-    Error.stackTraceLimit = 0;
-    try {
-      // A small local file: the synchronous read costs a fraction of an
-      // async op's round trip, and a cached run is nothing but these reads.
-      text = Deno.readTextFileSync(this.#path(key));
-    } catch (error) {
-      // An entry that cannot be read (missing, a file where a folder should
-      // be, no permission) is a miss: the cache must not fail the call.
-      if (isFsError(error)) return undefined;
-      throw error;
-    } finally {
-      Error.stackTraceLimit = limit;
-    }
-    try {
-      const entry = JSON.parse(text);
-      if (entry?.key === key && typeof entry.result?.output === "string") {
-        return entry.result as TargetResult;
-      }
-    } catch (error) {
-      // A torn or corrupt entry is a miss; the next write replaces it.
-      if (!(error instanceof SyntaxError)) throw error;
-    }
-    return undefined;
+    return readEntry(this.#path(key), key);
   }
 
   /**
-   * Writes a result atomically: to a temporary file, then renamed, so that
-   * readers and concurrent writers never see a torn entry.
+   * Writes a result without ever tearing an entry: a new entry is created
+   * only if none exists (`O_EXCL`), so concurrent writers never mix their
+   * bytes in one, and a reader that meets one still being written finds it
+   * torn, a miss; an existing torn or corrupt entry is replaced through a
+   * temporary file and a rename. The common case is one file creation, no
+   * rename (a rename cost ext4 here 0.3-0.8 ms of kernel time per entry).
    *
    * @param key The key.
    * @param result The result.
@@ -108,14 +86,57 @@ export class TargetCache {
       await Deno.mkdir(folder, { recursive: true });
       this.#folders.add(folder);
     }
-    const tmp = `${path}.${crypto.randomUUID()}.tmp`;
-    await Deno.writeTextFile(tmp, JSON.stringify({ key, result }));
-    await Deno.rename(tmp, path);
+    const text = JSON.stringify({ key, result });
+    try {
+      await Deno.writeTextFile(path, text, { createNew: true });
+    } catch (error) {
+      if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
+      // An entry is there: a whole one is as good as this; a torn or corrupt
+      // one (or one still being written) is replaced in one step.
+      if (readEntry(path, key) === undefined) {
+        const tmp = `${path}.${crypto.randomUUID()}.tmp`;
+        await Deno.writeTextFile(tmp, text);
+        await Deno.rename(tmp, path);
+      }
+    }
     if (this.#new) {
       this.#new.add(key);
       if (this.#new.size > 100_000) this.#new = null; // look on disk from now on
     }
   }
+}
+
+/**
+ * The result an entry file holds for `key`. An entry that is missing, torn,
+ * corrupt or for another key is a miss, never trusted.
+ */
+function readEntry(path: string, key: string): TargetResult | undefined {
+  let text: string;
+  // A miss throws NotFound, and its stack trace cost more than the read
+  // (some 40 µs under a deep async stack): none is kept for it.
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    // A small local file: the synchronous read costs a fraction of an async
+    // op's round trip, and a cached run is nothing but these reads.
+    text = Deno.readTextFileSync(path);
+  } catch (error) {
+    // An entry that cannot be read (missing, a file where a folder should
+    // be, no permission) is a miss: the cache must not fail the call.
+    if (isFsError(error)) return undefined;
+    throw error;
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
+  try {
+    const entry = JSON.parse(text);
+    if (entry?.key === key && typeof entry.result?.output === "string") {
+      return entry.result as TargetResult;
+    }
+  } catch (error) {
+    if (!(error instanceof SyntaxError)) throw error;
+  }
+  return undefined;
 }
 
 function isFolder(path: string): boolean {
