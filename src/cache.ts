@@ -10,7 +10,27 @@ import type { Case } from "./case.ts";
 import type { Target, TargetContext, TargetResult } from "./target.ts";
 import type { CacheableTarget } from "./targets/openai_target.ts";
 
-/** A folder of cached target results, one file per key. */
+/** Where an entry's line lies in a pack file. */
+interface Location {
+  path: string;
+  start: number;
+  end: number;
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+const NEWLINE = 10;
+/** Every entry line starts so, the key at a fixed place: `{"key":"<64 hex>"`. */
+const KEY_START = 8;
+const KEY_END = KEY_START + 64;
+
+/**
+ * A folder of cached target results. Each run appends the answers it paid
+ * for to a pack file of its own (`pack-<time>-<random>.ndjson`, one JSON
+ * line per entry: no file created per answer, and no writer ever shares a
+ * file); a reader indexes every pack once, later packs winning. Entries of
+ * the earlier layout, a file per key (`<2 hex>/<key>.json`), are still read.
+ */
 export class TargetCache {
   /** The folder. */
   readonly dir: string;
@@ -18,16 +38,22 @@ export class TargetCache {
   hits = 0;
   /** Calls that had to be made. */
   misses = 0;
-  #folders = new Set<string>();
-  /**
-   * Keys written by this run while the folder is new (it did not exist at
-   * the first read): only these can be found, so other keys miss without a
-   * file-system call. `undefined` before the first read; `null` when the
-   * folder existed, or once this run wrote too many keys to list.
-   */
-  #new: Set<string> | null | undefined;
   /** Results that could not be stored. */
   writeErrors = 0;
+  /** Entries by key, once the packs have been read. */
+  #index: Map<string, Location> | undefined;
+  /** Whether the folder holds entries of the file-per-key layout. */
+  #legacy = false;
+  /** This run's pack and its size so far, once it has written one. */
+  #pack: { path: string; size: number } | undefined;
+  /** Entries waiting for the write under way to end. */
+  #queue: Array<{
+    key: string;
+    line: Uint8Array;
+    resolve: () => void;
+    reject: (error: unknown) => void;
+  }> = [];
+  #flushing = false;
 
   /**
    * Creates the cache.
@@ -36,10 +62,6 @@ export class TargetCache {
    */
   constructor(dir: string) {
     this.dir = dir;
-  }
-
-  #path(key: string): string {
-    return `${this.dir}/${key.slice(0, 2)}/${key}.json`;
   }
 
   /**
@@ -60,74 +82,163 @@ export class TargetCache {
    * @returns The result, or `undefined`.
    */
   getSync(key: string): TargetResult | undefined {
-    if (this.#new === undefined) {
-      this.#new = isFolder(this.dir) ? null : new Set();
+    this.#index ??= this.#readIndex();
+    const at = this.#index.get(key);
+    if (at !== undefined) {
+      const result = entryResult(readRange(at), key);
+      if (result !== undefined) return result;
+      // Torn (a crash, or a writer still at it) or corrupt: a miss, and the
+      // answer this run pays for takes its place.
+      this.#index.delete(key);
+      return undefined;
     }
-    if (this.#new !== null && !this.#new.has(key)) return undefined;
-    return readEntry(this.#path(key), key);
+    return this.#legacy
+      ? readEntry(`${this.dir}/${key.slice(0, 2)}/${key}.json`, key)
+      : undefined;
+  }
+
+  /** Every pack's entries by key, later packs winning; notes a legacy layout. */
+  #readIndex(): Map<string, Location> {
+    const index = new Map<string, Location>();
+    let names: string[];
+    try {
+      names = [...Deno.readDirSync(this.dir)].map((e) => e.name);
+    } catch (error) {
+      // No folder yet (a first run: every key misses without a file-system
+      // call), or one that cannot be read: the cache must not fail the call.
+      if (isFsError(error)) return index;
+      throw error;
+    }
+    this.#legacy = names.some((n) => /^[0-9a-f]{2}$/.test(n));
+    for (const name of names.filter(isPack).sort()) {
+      const path = `${this.dir}/${name}`;
+      let bytes: Uint8Array;
+      try {
+        bytes = Deno.readFileSync(path);
+      } catch (error) {
+        if (isFsError(error)) continue;
+        throw error;
+      }
+      // A line is indexed by the key at its fixed place; whether it holds a
+      // whole entry is checked when it is read.
+      for (let start = 0; start < bytes.length;) {
+        let end = bytes.indexOf(NEWLINE, start);
+        if (end < 0) end = bytes.length;
+        if (end - start > KEY_END) {
+          const key = decoder.decode(
+            bytes.subarray(start + KEY_START, start + KEY_END),
+          );
+          index.set(key, { path, start, end });
+        }
+        start = end + 1;
+      }
+    }
+    return index;
   }
 
   /**
-   * Writes a result without ever tearing an entry: a new entry is created
-   * only if none exists (`O_EXCL`), so concurrent writers never mix their
-   * bytes in one, and a reader that meets one still being written finds it
-   * torn, a miss; an existing torn or corrupt entry is replaced through a
-   * temporary file and a rename. The common case is one file creation, no
-   * rename (a rename cost ext4 here 0.3-0.8 ms of kernel time per entry).
+   * Appends a result to this run's pack. Answers that arrive while a write
+   * is under way go out together in the next one; each line is whole, so
+   * readers meet whole entries or a torn last line (a miss), and no other
+   * writer shares the file.
    *
    * @param key The key.
    * @param result The result.
+   * @returns When the entry is written.
    */
-  async set(key: string, result: TargetResult): Promise<void> {
-    const path = this.#path(key);
-    const folder = path.slice(0, path.lastIndexOf("/"));
-    // One mkdir per folder and run, not per entry.
-    if (!this.#folders.has(folder)) {
-      await Deno.mkdir(folder, { recursive: true });
-      this.#folders.add(folder);
-    }
-    const text = JSON.stringify({ key, result });
-    try {
-      await Deno.writeTextFile(path, text, { createNew: true });
-    } catch (error) {
-      if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
-      // An entry is there: a whole one is as good as this; a torn or corrupt
-      // one (or one still being written) is replaced in one step.
-      if (readEntry(path, key) === undefined) {
-        const tmp = `${path}.${crypto.randomUUID()}.tmp`;
-        await Deno.writeTextFile(tmp, text);
-        await Deno.rename(tmp, path);
+  set(key: string, result: TargetResult): Promise<void> {
+    const line = encoder.encode(JSON.stringify({ key, result }) + "\n");
+    return new Promise((resolve, reject) => {
+      this.#queue.push({ key, line, resolve, reject });
+      if (!this.#flushing) this.#flush();
+    });
+  }
+
+  async #flush(): Promise<void> {
+    this.#flushing = true;
+    while (this.#queue.length > 0) {
+      const batch = this.#queue;
+      this.#queue = [];
+      try {
+        if (this.#pack === undefined) {
+          await Deno.mkdir(this.dir, { recursive: true });
+          this.#pack = { path: `${this.dir}/${packName()}`, size: 0 };
+        }
+        const pack = this.#pack;
+        const bytes = new Uint8Array(
+          batch.reduce((n, e) => n + e.line.length, 0),
+        );
+        let start = 0;
+        for (const e of batch) {
+          bytes.set(e.line, start);
+          start += e.line.length;
+        }
+        await Deno.writeFile(pack.path, bytes, { append: true });
+        this.#index ??= this.#readIndex();
+        // Where each line landed; a write that failed half-way leaves these
+        // wrong, which only makes later reads miss (the key is checked).
+        start = pack.size;
+        for (const e of batch) {
+          const end = start + e.line.length - 1;
+          this.#index.set(e.key, { path: pack.path, start, end });
+          start = end + 1;
+        }
+        pack.size = start;
+        for (const e of batch) e.resolve();
+      } catch (error) {
+        for (const e of batch) e.reject(error);
       }
     }
-    if (this.#new) {
-      this.#new.add(key);
-      if (this.#new.size > 100_000) this.#new = null; // look on disk from now on
-    }
+    this.#flushing = false;
   }
 }
 
+function isPack(name: string): boolean {
+  return name.startsWith("pack-") && name.endsWith(".ndjson");
+}
+
+let packs = 0;
+
 /**
- * The result an entry file holds for `key`. An entry that is missing, torn,
- * corrupt or for another key is a miss, never trusted.
+ * A pack's name: sorting names sorts packs by when they were started (by
+ * the millisecond, then in the order this process started them), and the
+ * random part keeps two processes apart.
  */
-function readEntry(path: string, key: string): TargetResult | undefined {
-  let text: string;
-  // A miss throws NotFound, and its stack trace cost more than the read
-  // (some 40 µs under a deep async stack): none is kept for it.
-  const limit = Error.stackTraceLimit;
-  Error.stackTraceLimit = 0;
+function packName(): string {
+  const stamp = new Date().toISOString().replace(/[-:.]/g, "");
+  const order = String(packs++).padStart(6, "0");
+  const random = Math.floor(Math.random() * 2 ** 32).toString(16);
+  return `pack-${stamp}-${order}-${random.padStart(8, "0")}.ndjson`;
+}
+
+/** The bytes of one line of a pack, as text; `undefined` if unreadable. */
+function readRange(at: Location): string | undefined {
+  let file: Deno.FsFile | undefined;
   try {
-    // A small local file: the synchronous read costs a fraction of an async
-    // op's round trip, and a cached run is nothing but these reads.
-    text = Deno.readTextFileSync(path);
+    file = Deno.openSync(at.path);
+    file.seekSync(at.start, Deno.SeekMode.Start);
+    const bytes = new Uint8Array(at.end - at.start);
+    let read = 0;
+    while (read < bytes.length) {
+      const n = file.readSync(bytes.subarray(read));
+      if (n === null || n === 0) return undefined;
+      read += n;
+    }
+    return decoder.decode(bytes);
   } catch (error) {
-    // An entry that cannot be read (missing, a file where a folder should
-    // be, no permission) is a miss: the cache must not fail the call.
     if (isFsError(error)) return undefined;
     throw error;
   } finally {
-    Error.stackTraceLimit = limit;
+    file?.close();
   }
+}
+
+/** The result an entry's JSON text holds for `key`, if it is whole and right. */
+function entryResult(
+  text: string | undefined,
+  key: string,
+): TargetResult | undefined {
+  if (text === undefined) return undefined;
   try {
     const entry = JSON.parse(text);
     if (entry?.key === key && typeof entry.result?.output === "string") {
@@ -139,13 +250,27 @@ function readEntry(path: string, key: string): TargetResult | undefined {
   return undefined;
 }
 
-function isFolder(path: string): boolean {
+/**
+ * The result an entry file of the file-per-key layout holds for `key`. An
+ * entry that is missing, torn, corrupt or for another key is a miss.
+ */
+function readEntry(path: string, key: string): TargetResult | undefined {
+  let text: string;
+  // A miss throws NotFound, and its stack trace cost more than the read
+  // (some 40 µs under a deep async stack): none is kept for it.
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
   try {
-    return Deno.statSync(path).isDirectory;
+    text = Deno.readTextFileSync(path);
   } catch (error) {
-    if (isFsError(error)) return false;
+    // An entry that cannot be read (missing, a file where a folder should
+    // be, no permission) is a miss: the cache must not fail the call.
+    if (isFsError(error)) return undefined;
     throw error;
+  } finally {
+    Error.stackTraceLimit = limit;
   }
+  return entryResult(text, key);
 }
 
 function isFsError(error: unknown): boolean {

@@ -151,14 +151,36 @@ async function listFiles(dir: string): Promise<string[]> {
   return out.sort();
 }
 
-async function cacheFiles(dir: string): Promise<string[]> {
+/** A cache entry as a pack holds it, with the pack it is in. */
+interface PackEntry {
+  key: string;
+  result: { output: string; info?: Record<string, unknown> };
+  file: string;
+}
+
+/**
+ * Every entry in a cache folder's packs, in pack order: a stray file or a
+ * torn line fails the test.
+ */
+async function cacheEntries(dir: string): Promise<PackEntry[]> {
+  let files: string[];
   try {
-    return await listFiles(dir);
+    files = await listFiles(dir);
   } catch (error) {
     // No call was ever cached, so the folder was never made.
     if (!(error instanceof Deno.errors.NotFound)) throw error;
     return [];
   }
+  const entries: PackEntry[] = [];
+  for (const file of files.sort()) {
+    assert.match(file, /\/pack-[^/]+\.ndjson$/, `a stray ${file}`);
+    const text = await Deno.readTextFile(file);
+    assert.ok(text.endsWith("\n"), `a torn last line in ${file}`);
+    for (const line of text.split("\n").slice(0, -1)) {
+      entries.push({ ...JSON.parse(line), file });
+    }
+  }
+  return entries;
 }
 
 function gapsOver(requests: readonly RecordedRequest[]): number[] {
@@ -876,7 +898,7 @@ Deno.test("cachedTarget answers a repeated run from the cache without calling", 
       );
       assert.deepEqual([first.hits, first.misses], [0, 3]);
       assert.equal(server.requests.length, 3);
-      assert.equal((await cacheFiles(`${dir}/cache`)).length, 3);
+      assert.equal((await cacheEntries(`${dir}/cache`)).length, 3);
 
       const second = new TargetCache(`${dir}/cache`);
       const units2 = await run(
@@ -939,7 +961,7 @@ Deno.test("cachedTarget stores only successful calls", async () => {
         cases,
       );
       assert.ok(units1[1]?.target?.error !== undefined);
-      assert.equal((await cacheFiles(dir)).length, 1);
+      assert.equal((await cacheEntries(dir)).length, 1);
 
       failing = false;
       const cache2 = new TargetCache(dir);
@@ -950,7 +972,7 @@ Deno.test("cachedTarget stores only successful calls", async () => {
       assert.deepEqual([cache2.hits, cache2.misses], [1, 1]);
       assert.equal(units2[1]?.output, "answer to bad");
       assert.equal(server.requests.length, 3);
-      assert.equal((await cacheFiles(dir)).length, 2);
+      assert.equal((await cacheEntries(dir)).length, 2);
     });
   });
 });
@@ -974,7 +996,7 @@ Deno.test("cachedTarget keeps each epoch its own entry, so repeats stay independ
       );
       assert.equal(server.requests.length, 6);
       assert.equal(new Set(units1.map((u) => u.output)).size, 6);
-      assert.equal((await cacheFiles(dir)).length, 6);
+      assert.equal((await cacheEntries(dir)).length, 6);
 
       const cache2 = new TargetCache(dir);
       const units2 = await run(cachedTarget(target, cache2), cases, {
@@ -1036,12 +1058,13 @@ Deno.test("TargetCache ignores a corrupt or partial entry and cachedTarget rewri
       const testCase = { input: "q" };
       const key = cacheKey(target, testCase, 1);
       await run(cachedTarget(target, new TargetCache(dir)), [testCase]);
-      const [path] = await cacheFiles(dir);
-      assert.ok(path?.endsWith(`/${key.slice(0, 2)}/${key}.json`), path);
-      const good = await Deno.readTextFile(path!);
+      const [first] = await cacheEntries(dir);
+      assert.equal(first?.key, key);
+      const good = (await Deno.readTextFile(first!.file)).trimEnd();
       const corruptions = [
         "",
-        good.slice(0, good.length >> 1),
+        good.slice(0, good.length >> 1), // torn: a crash mid-write
+        `{"key":"${key}"` + "x".repeat(80), // its key, then garbage
         "not json at all",
         "null",
         JSON.stringify({ key: "0".repeat(64), result: { output: "other" } }),
@@ -1049,22 +1072,41 @@ Deno.test("TargetCache ignores a corrupt or partial entry and cachedTarget rewri
         JSON.stringify({ key }),
       ];
       for (const [i, corrupt] of corruptions.entries()) {
-        await Deno.writeTextFile(path!, corrupt);
+        // The only pack there is holds nothing but the corruption.
+        for (const e of await cacheEntries(dir).catch(() => [])) {
+          await Deno.remove(e.file).catch(() => {});
+        }
+        await Deno.writeTextFile(`${dir}/pack-0-corrupt.ndjson`, corrupt);
         const cache = new TargetCache(dir);
         assert.equal(await cache.get(key), undefined, `corruption ${i}`);
         const [unit] = await run(cachedTarget(target, cache), [testCase]);
         assert.deepEqual([cache.hits, cache.misses], [0, 1], `corruption ${i}`);
         assert.equal(unit?.output, `fresh ${i + 1}`);
-        const entry = JSON.parse(await Deno.readTextFile(path!));
-        assert.equal(entry.key, key);
-        assert.equal(entry.result.output, `fresh ${i + 1}`);
+        // The answer paid for is found by the next reader.
         assert.equal(
           (await new TargetCache(dir).get(key))?.output,
           `fresh ${i + 1}`,
+          `corruption ${i}`,
         );
+        await Deno.remove(`${dir}/pack-0-corrupt.ndjson`);
       }
-      assert.equal((await cacheFiles(dir)).length, 1);
     });
+  });
+});
+
+Deno.test("TargetCache reads entries of the file-per-key layout, and a later pack wins", async () => {
+  await withTempDir(async (dir) => {
+    const old = "ab" + "1".repeat(62);
+    await Deno.mkdir(`${dir}/ab`);
+    await Deno.writeTextFile(
+      `${dir}/ab/${old}.json`,
+      JSON.stringify({ key: old, result: { output: "from 0.1" } }),
+    );
+    assert.equal((await new TargetCache(dir).get(old))?.output, "from 0.1");
+    const key = "cd" + "2".repeat(62);
+    await new TargetCache(dir).set(key, { output: "first" });
+    await new TargetCache(dir).set(key, { output: "second" });
+    assert.equal((await new TargetCache(dir).get(key))?.output, "second");
   });
 });
 
@@ -1094,8 +1136,18 @@ Deno.test("TargetCache concurrent writers of one key never leave a torn entry", 
       final.output[0],
       String.fromCharCode(65 + (final.info?.writer as number)),
     );
-    const files = await cacheFiles(dir);
-    assert.deepEqual(files, [`${dir}/ab/${key}.json`]);
+    // Each writer its own pack, each entry whole (cacheEntries parses all).
+    const entries = await cacheEntries(dir);
+    assert.equal(entries.length, outputs.length);
+    assert.equal(new Set(entries.map((e) => e.file)).size, outputs.length);
+    for (const e of entries) {
+      assert.equal(e.key, key);
+      assert.equal(
+        e.result.output,
+        outputs[e.result.info?.writer as number],
+        "an entry is one writer's",
+      );
+    }
   });
 });
 
@@ -1104,14 +1156,9 @@ Deno.test("cachedTarget counts a cache that cannot be written and keeps the answ
     await withServer({}, async (server) => {
       const target = openaiTarget(chat(server), env);
       const testCase = { input: "q" };
-      const key = cacheKey(target, testCase, 1);
-      // A dangling link where the entry's folder should be: reads find
+      // A dangling link where the cache folder should be: reads find
       // nothing, writes fail.
-      await Deno.mkdir(`${dir}/cache`);
-      await Deno.symlink(
-        `${dir}/nowhere/deeper`,
-        `${dir}/cache/${key.slice(0, 2)}`,
-      );
+      await Deno.symlink(`${dir}/nowhere/deeper`, `${dir}/cache`);
       const cache = new TargetCache(`${dir}/cache`);
       const unit = await runOne(cachedTarget(target, cache), testCase);
       assert.equal(unit.output, "echo: q");
@@ -1445,7 +1492,7 @@ Deno.test("cli run with an openai target and an llm_judge caches, retries, and n
       );
       // 4 first attempts, 1 retry after the 429, 2 retries of the 500.
       assert.equal(targetCalls(), 7);
-      assert.equal((await cacheFiles(`${dir}/cache`)).length, 3);
+      assert.equal((await cacheEntries(`${dir}/cache`)).length, 3);
       // The server did get the key: the tests below would pass vacuously otherwise.
       assert.ok(
         server.requests.every((r) =>
@@ -1493,7 +1540,7 @@ Deno.test("cli run with an openai target and an llm_judge caches, retries, and n
         [...new Set(epochScores.map((s) => s.unit_id))],
         [1, 2, 3, 4].flatMap((i) => [`data.jsonl#${i}@1`, `data.jsonl#${i}@2`]),
       );
-      assert.equal((await cacheFiles(`${dir}/cache`)).length, 6);
+      assert.equal((await cacheEntries(`${dir}/cache`)).length, 6);
 
       // --no-cache calls every time and leaves the cache alone.
       const before = targetCalls();
@@ -1504,7 +1551,7 @@ Deno.test("cli run with an openai target and an llm_judge caches, retries, and n
       assert.equal(uncached.code, 0, uncached.stderr);
       assert.doesNotMatch(uncached.stderr, /target cache/);
       assert.equal(targetCalls() - before, 6);
-      assert.equal((await cacheFiles(`${dir}/cache`)).length, 6);
+      assert.equal((await cacheEntries(`${dir}/cache`)).length, 6);
 
       await assertNoSecret(dir, [
         first.stdout,
@@ -1611,12 +1658,12 @@ concurrency: 16
         cliWithKey(args, dir),
       ]);
       for (const out of both) assert.equal(out.code, 0, out.stderr);
-      const files = await cacheFiles(`${dir}/cache`);
-      assert.equal(files.length, 40);
-      for (const file of files) {
-        assert.ok(file.endsWith(".json"), `a leftover ${file}`);
-        const entry = JSON.parse(await Deno.readTextFile(file));
-        assert.ok(file.endsWith(`/${entry.key}.json`));
+      // Both paid for all 40 (neither found the other's in time), each
+      // into its own pack; every entry is whole (cacheEntries parses all).
+      const entries = await cacheEntries(`${dir}/cache`);
+      assert.equal(new Set(entries.map((e) => e.key)).size, 40);
+      assert.equal(new Set(entries.map((e) => e.file)).size, 2);
+      for (const entry of entries) {
         assert.match(entry.result.output, /^answer q\d+ x{20000}$/);
       }
       const third = await cliWithKey(args, dir);
