@@ -47,6 +47,7 @@ const SIG_IGN = 1n;
 const POSIX_SPAWN_SETSIGDEF = 0x04;
 const POSIX_SPAWN_SETSIGMASK = 0x08;
 const POSIX_SPAWN_SETSID = 0x80;
+const SYS_PIDFD_OPEN = 434n; // the same on x86_64 and aarch64
 
 // Pointers rather than buffers: Deno prepares "buffer" parameters twice as
 // slowly when the library is loaded, which every evalpipe process pays.
@@ -68,6 +69,14 @@ const SYMBOLS = {
     result: "i32",
     nonblocking: true,
   },
+  // The same, at once: for a child whose pidfd says it has exited.
+  waitpid_now: {
+    name: "waitpid",
+    parameters: ["i32", "pointer", "i32"],
+    result: "i32",
+  },
+  // For pidfd_open (Linux ≥ 5.3), which glibc wraps only from 2.36 on.
+  syscall: { parameters: ["i64", "i64", "i64"], result: "i64" },
   sigaction: { parameters: ["i32", "pointer", "pointer"], result: "i32" },
   posix_spawnattr_init: { parameters: ["pointer"], result: "i32" },
   posix_spawnattr_setflags: { parameters: ["pointer", "i16"], result: "i32" },
@@ -276,7 +285,17 @@ export function spawnSession(cmd: string, cwd?: string): SessionChild {
   if (failed !== 0) fail(failed);
   // The child's ends are the child's now.
   for (const i of [0, 3, 5]) libc.close(fds[i]!);
-  return new FfiChild(libc, pid[0]!, [fds[1]!, fds[2]!, fds[4]!, fds[6]!]);
+  // A descriptor that polls readable once the child has exited: its exit
+  // joins the poll that serves the pipes (-1 before Linux 5.3: a waitpid on
+  // a thread of its own instead).
+  const pidfd = Number(libc.syscall(SYS_PIDFD_OPEN, BigInt(pid[0]!), 0n));
+  return new FfiChild(libc, pid[0]!, [
+    fds[1]!,
+    fds[2]!,
+    fds[4]!,
+    fds[6]!,
+    pidfd < 0 ? -1 : pidfd,
+  ]);
 }
 
 /**
@@ -350,7 +369,11 @@ async function waitFor(libc: Libc, pid: number): Promise<Deno.CommandStatus> {
     if (now === pid) break;
     if (now < 0) throw new Error(`Cannot wait for process ${pid}`);
   }
-  const raw = status[0]!;
+  return decodeStatus(status[0]!);
+}
+
+/** A wait status as `Deno.ChildProcess` reports it: 128 + n, the signal's name. */
+function decodeStatus(raw: number): Deno.CommandStatus {
   const signal = raw & 0x7f;
   if (signal === 0) {
     const code = (raw >> 8) & 0xff;
@@ -369,6 +392,7 @@ const IN = 0;
 const OUT = 1;
 const ERR = 2;
 const WAKE = 3;
+const PID = 4;
 const PIPES = [IN, OUT, ERR];
 
 /** One buffer for every read: reads are synchronous and copied out at once. */
@@ -399,8 +423,8 @@ class FfiChild implements SessionChild {
   readonly #libc: Libc;
   /** Open ends by slot; -1 once closed. */
   readonly #fds: Int32Array;
-  /** `struct pollfd[4]`: an int fd, then a short events and a short revents. */
-  readonly #pollfds = new Int32Array(8);
+  /** `struct pollfd[5]`: an int fd, then a short events and a short revents. */
+  readonly #pollfds = new Int32Array(10);
   readonly #events = new Int16Array(this.#pollfds.buffer);
   readonly #pollfdsAt = of(this.#pollfds);
   /** Ends in the poll under way: closing one must wait until it returns. */
@@ -412,13 +436,28 @@ class FfiChild implements SessionChild {
   #pumping = false;
   /** Settles when the #pump under way returns. */
   #pumped: Promise<void> = Promise.resolve();
+  /** Settles `status`, once the child is reaped. */
+  #exited!: (status: Deno.CommandStatus) => void;
+  #failed!: (error: Error) => void;
+  /** Whether the caller is done: the pump stops watching the pidfd. */
+  #released = false;
+  readonly #waitStatus = new Int32Array(1);
 
-  /** `fds`: stdin's write end, stdout's and stderr's read ends, the eventfd. */
+  /**
+   * `fds`: stdin's write end, stdout's and stderr's read ends, the eventfd,
+   * and the child's pidfd (-1 if there is none).
+   */
   constructor(libc: Libc, pid: number, fds: number[]) {
     this.#libc = libc;
     this.pid = pid;
     this.#fds = Int32Array.from(fds);
-    this.status = waitFor(libc, pid);
+    this.status = new Promise((resolve, reject) => {
+      this.#exited = resolve;
+      this.#failed = reject;
+    });
+    if (this.#fds[PID]! < 0) {
+      waitFor(libc, pid).then(this.#exited, this.#failed);
+    }
     this.stdout = this.#readable(OUT);
     this.stderr = this.#readable(ERR);
     this.stdin = new WritableStream({
@@ -430,11 +469,24 @@ class FfiChild implements SessionChild {
   }
 
   release(): Promise<void> {
+    this.#released = true;
     const pending = this.#pending;
     this.#pending = undefined;
     pending?.reject(new Deno.errors.BrokenPipe("The stdin pipe is closed"));
     for (const slot of PIPES) this.#close(slot);
+    this.#wake();
     return this.#pumped;
+  }
+
+  /** Reaps the child, whose pidfd polled readable; whether it was reaped. */
+  #reap(): boolean {
+    const at = of(this.#waitStatus);
+    const reaped = this.#libc.waitpid_now(this.pid, at, WNOHANG);
+    if (reaped === 0) return false; // not yet a zombie: poll again
+    this.#closeNow(PID);
+    if (reaped === this.pid) this.#exited(decodeStatus(this.#waitStatus[0]!));
+    else this.#failed(new Error(`Cannot wait for process ${this.pid}`));
+    return true;
   }
 
   #readable(slot: number): ReadableStream<Uint8Array> {
@@ -527,7 +579,10 @@ class FfiChild implements SessionChild {
     this.#libc.close(fd);
     this.#fds[slot] = -1;
     this.#closing[slot] = false;
-    if (!this.#pumping && PIPES.every((s) => this.#fds[s]! < 0)) {
+    if (
+      slot !== WAKE && !this.#pumping && this.#fds[PID]! < 0 &&
+      PIPES.every((s) => this.#fds[s]! < 0)
+    ) {
       this.#closeNow(WAKE);
     }
   }
@@ -559,15 +614,17 @@ class FfiChild implements SessionChild {
       this.#watched[IN] = this.#pending !== undefined && fds[IN]! >= 0;
       this.#watched[OUT] = fds[OUT]! >= 0;
       this.#watched[ERR] = fds[ERR]! >= 0;
-      if (!this.#watched.some((watched) => watched)) break;
-      for (let slot = IN; slot <= WAKE; slot++) {
-        const watched = slot === WAKE || this.#watched[slot];
+      const exit = fds[PID]! >= 0 && !this.#released;
+      if (!exit && !this.#watched.some((watched) => watched)) break;
+      for (let slot = IN; slot <= PID; slot++) {
+        const watched = slot === WAKE ||
+          (slot === PID ? exit : this.#watched[slot]);
         pollfds[2 * slot] = watched ? fds[slot]! : -1;
         events[4 * slot + 2] = slot === IN ? POLLOUT : POLLIN;
         events[4 * slot + 3] = 0;
       }
       // -1 (a signal interrupted it) leaves every revents at 0: poll again.
-      await this.#libc.poll(this.#pollfdsAt, 4n, -1);
+      await this.#libc.poll(this.#pollfdsAt, 5n, -1);
       this.#watched.fill(false);
       if (events[4 * WAKE + 3] !== 0) {
         this.#libc.read(fds[WAKE]!, of(drained), 8n);
@@ -579,8 +636,14 @@ class FfiChild implements SessionChild {
           if (!this.#read(slot)) break;
         }
       }
+      if (exit && events[4 * PID + 3] !== 0) this.#reap();
     }
     this.#pumping = false;
+    // Released before the child exited: a waitpid on a thread reaps it.
+    if (fds[PID]! >= 0) {
+      this.#closeNow(PID);
+      waitFor(this.#libc, this.pid).then(this.#exited, this.#failed);
+    }
     if (PIPES.every((slot) => fds[slot]! < 0)) this.#closeNow(WAKE);
   }
 }

@@ -6,6 +6,7 @@
 
 import assert from "node:assert/strict";
 import { assertNoneRunning, delay, running, withTempDir } from "./_proc.ts";
+import { spawnSession } from "../src/_spawn_ffi.ts";
 import {
   forceSetsidPath,
   runCommand,
@@ -388,4 +389,27 @@ Deno.dlopen("libc.so.6", { close: { parameters: ["i32"], result: "i32" } })
     [seen.path, seen.code, seen.stdout],
     ["posix_spawn", 0, "payload"],
   );
+});
+
+Deno.test("spawnSession reaps a child released before it exits, and one that exits first", async () => {
+  // Released first: the pump stops watching its exit, a waitpid reaps it.
+  const early = spawnSession("sleep 0.2; exit 3");
+  await early.stdin.close();
+  await early.release?.();
+  assert.ok(running(early.pid), "still running after the release");
+  assert.deepEqual(await early.status, {
+    success: false,
+    code: 3,
+    signal: null,
+  });
+  assert.equal(running(early.pid), false, "reaped");
+  // Exits first: its exit is seen by the poll that serves its pipes.
+  const late = spawnSession("exit 0");
+  await late.stdin.close();
+  assert.deepEqual(await late.status, { success: true, code: 0, signal: null });
+  await late.stdout.cancel();
+  await late.stderr.cancel();
+  await late.release?.();
+  await early.stdout.cancel();
+  await early.stderr.cancel();
 });
