@@ -1,6 +1,6 @@
 // Hand checks for the small JSON documents evalpipe reads back (RunRecord
-// headers, resume metadata): plain code, so reading them does not load a
-// schema library at start-up. Each returns a copy holding only known keys.
+// headers, resume metadata, partial aggregates): plain code, so reading them
+// loads no schema library at start-up. Each returns a copy of known keys.
 
 import type { Fingerprints } from "./run_record.ts";
 

@@ -10,6 +10,7 @@
  */
 
 import { ExactSum } from "./_exact_sum.ts";
+import { FieldError, mappingAt } from "./_fields.ts";
 import { tCritical95, wilson95 } from "./_stats.ts";
 import { aggregatable, type Score } from "./score.ts";
 
@@ -418,10 +419,10 @@ export type PartialAggregate = Pick<
  * @throws {SyntaxError} Naming the field that is wrong.
  */
 export function parseAggregate(value: unknown): PartialAggregate {
-  const a = mapping(value, "");
-  const sums = mapping(a.sums, "sums");
+  const a = mappingAt(value, "");
+  const sums = mappingAt(a.sums, "sums");
   if (typeof a.metric !== "string" || a.metric === "") {
-    throw fieldError("metric", "must be a non-empty string", a.metric);
+    throw new FieldError("metric", "a non-empty string", a.metric);
   }
   // Only the fields merging needs, in this order; others are dropped.
   return {
@@ -446,26 +447,10 @@ export function parseAggregate(value: unknown): PartialAggregate {
   };
 }
 
-function fieldError(path: string, rule: string, actual: unknown): SyntaxError {
-  const shown = actual === undefined
-    ? "nothing"
-    : typeof actual === "object" && actual !== null
-    ? Array.isArray(actual) ? "a list" : "a mapping"
-    : JSON.stringify(actual) ?? String(actual);
-  return new SyntaxError(`"${path}": ${rule}, not ${shown}`);
-}
-
-function mapping(value: unknown, path: string): Record<string, unknown> {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw fieldError(path, "must be a mapping", value);
-  }
-  return value as Record<string, unknown>;
-}
-
 function count(o: Record<string, unknown>, key: string, prefix = ""): number {
   const v = o[key];
   if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 0) {
-    throw fieldError(prefix + key, "must be a whole number of at least 0", v);
+    throw new FieldError(prefix + key, "a whole number of at least 0", v);
   }
   return v;
 }
@@ -473,11 +458,11 @@ function count(o: Record<string, unknown>, key: string, prefix = ""): number {
 function partials(sums: Record<string, unknown>, key: string): number[] {
   const list = sums[key];
   if (!Array.isArray(list)) {
-    throw fieldError(`sums.${key}`, "must be a list of numbers", list);
+    throw new FieldError(`sums.${key}`, "a list of numbers", list);
   }
   return list.map((x, i) => {
     if (typeof x !== "number" || !Number.isFinite(x)) {
-      throw fieldError(`sums.${key}.${i}`, "must be a finite number", x);
+      throw new FieldError(`sums.${key}.${i}`, "a finite number", x);
     }
     return x;
   });
