@@ -411,8 +411,10 @@ interface PendingWrite {
 /**
  * A child started by {@linkcode spawnSession}. Reads and writes are
  * synchronous FFI calls on non-blocking pipe ends, made when a `poll` on
- * Deno's thread pool says they will not block. The eventfd wakes that poll
- * when stdin gets bytes the pipe would not take, or a watched end must close.
+ * Deno's thread pool says they will not block; the same poll watches the
+ * child's pidfd, and a waitpid that does not block reaps it. The eventfd
+ * wakes that poll when stdin gets bytes the pipe would not take, or a
+ * watched end must close.
  */
 class FfiChild implements SessionChild {
   readonly pid: number;
@@ -593,8 +595,9 @@ class FfiChild implements SessionChild {
 
   /**
    * Polls the ends with something to do (stdout and stderr until their end,
-   * stdin while a write waits for room) and serves them, until none has.
-   * Only one runs at a time; a second call wakes it to look again.
+   * stdin while a write waits for room, the pidfd until the child is reaped
+   * or released) and serves them, until none has. Only one runs at a time;
+   * a second call wakes it to look again.
    */
   #pump(): void {
     if (this.#pumping) {

@@ -26,7 +26,7 @@ const KEY_END = KEY_START + 64;
 
 /**
  * A folder of cached target results. Each run appends the answers it paid
- * for to a pack file of its own (`pack-<time>-<random>.ndjson`, one JSON
+ * for to a pack file of its own (`pack-<time>-<n>-<random>.ndjson`, one JSON
  * line per entry: no file created per answer, and no writer ever shares a
  * file); a reader indexes every pack once, later packs winning. Entries of
  * the earlier layout, a file per key (`<2 hex>/<key>.json`), are still read.
