@@ -111,27 +111,7 @@ export class TargetCache {
     }
     this.#legacy = names.some((n) => /^[0-9a-f]{2}$/.test(n));
     for (const name of names.filter(isPack).sort()) {
-      const path = `${this.dir}/${name}`;
-      let bytes: Uint8Array;
-      try {
-        bytes = Deno.readFileSync(path);
-      } catch (error) {
-        if (isFsError(error)) continue;
-        throw error;
-      }
-      // A line is indexed by the key at its fixed place; whether it holds a
-      // whole entry is checked when it is read.
-      for (let start = 0; start < bytes.length;) {
-        let end = bytes.indexOf(NEWLINE, start);
-        if (end < 0) end = bytes.length;
-        if (end - start > KEY_END) {
-          const key = decoder.decode(
-            bytes.subarray(start + KEY_START, start + KEY_END),
-          );
-          index.set(key, { path, start, end });
-        }
-        start = end + 1;
-      }
+      indexPack(`${this.dir}/${name}`, index);
     }
     return index;
   }
@@ -190,6 +170,62 @@ export class TargetCache {
       }
     }
     this.#flushing = false;
+  }
+}
+
+/**
+ * Adds a pack's lines to `index` by the key at its fixed place in each line;
+ * whether a line holds a whole entry is checked when it is read. The pack is
+ * read a chunk at a time: a cache of a million answers is not read whole.
+ */
+function indexPack(path: string, index: Map<string, Location>): void {
+  let file: Deno.FsFile;
+  try {
+    file = Deno.openSync(path);
+  } catch (error) {
+    if (isFsError(error)) return;
+    throw error;
+  }
+  const add = (head: Uint8Array, start: number, end: number) => {
+    if (end - start > KEY_END) {
+      index.set(decoder.decode(head.subarray(KEY_START, KEY_END)), {
+        path,
+        start,
+        end,
+      });
+    }
+  };
+  try {
+    const buffer = new Uint8Array(1 << 20);
+    const head = new Uint8Array(KEY_END); // the current line's first bytes
+    let headLength = 0;
+    let offset = 0; // of buffer[0] in the file
+    let lineStart = 0;
+    for (;;) {
+      const n = file.readSync(buffer);
+      if (n === null || n === 0) break;
+      const chunk = buffer.subarray(0, n);
+      for (let i = 0; i < n;) {
+        const newline = chunk.indexOf(NEWLINE, i);
+        const stop = newline < 0 ? n : newline;
+        if (headLength < KEY_END) {
+          const take = Math.min(KEY_END - headLength, stop - i);
+          head.set(chunk.subarray(i, i + take), headLength);
+          headLength += take;
+        }
+        if (newline < 0) break; // the line goes on in the next chunk
+        add(head, lineStart, offset + stop);
+        lineStart = offset + stop + 1;
+        headLength = 0;
+        i = stop + 1;
+      }
+      offset += n;
+    }
+    add(head, lineStart, offset); // a last line without its newline: torn
+  } catch (error) {
+    if (!isFsError(error)) throw error;
+  } finally {
+    file.close();
   }
 }
 

@@ -1110,6 +1110,30 @@ Deno.test("TargetCache reads entries of the file-per-key layout, and a later pac
   });
 });
 
+Deno.test("TargetCache indexes a pack read in chunks, lines straddling them", async () => {
+  await withTempDir(async (dir) => {
+    const writer = new TargetCache(dir);
+    // 12 entries of about 250 KB: a 3 MB pack, read 1 MiB at a time.
+    const keys = Array.from(
+      { length: 12 },
+      (_, i) => i.toString(16).padStart(2, "0") + "e".repeat(62),
+    );
+    await Promise.all(
+      keys.map((key, i) =>
+        writer.set(key, { output: `${i} ` + "y".repeat(250_000 + i * 997) })
+      ),
+    );
+    const [pack] = new Set((await cacheEntries(dir)).map((e) => e.file));
+    assert.ok((await Deno.stat(pack!)).size > 3_000_000);
+    const reader = new TargetCache(dir);
+    for (const [i, key] of keys.entries()) {
+      const output = (await reader.get(key))?.output;
+      assert.equal(output?.length, `${i} `.length + 250_000 + i * 997, key);
+      assert.ok(output?.startsWith(`${i} y`), key);
+    }
+  });
+});
+
 Deno.test("TargetCache concurrent writers of one key never leave a torn entry", async () => {
   await withTempDir(async (dir) => {
     const key = "ab" + "c".repeat(62);
