@@ -259,23 +259,11 @@ export async function buildScorers(
   file: string,
   options: BuildOptions,
 ): Promise<Scorer[]> {
-  const { llmJudge } = config.scorers.some((sc) => sc.type === "llm_judge")
-    ? await import("./scorers/llm_judge.ts")
-    : { llmJudge: undefined };
-  const { persistentScorer } =
-    config.scorers.some((sc) =>
-        sc.type === "subprocess" && sc.persistent === true
-      )
-      ? await import("./persistent_scorer.ts")
-      : { persistentScorer: undefined };
-  const { subprocessScorer } =
-    config.scorers.some((sc) =>
-        sc.type === "subprocess" && sc.persistent !== true
-      )
-      ? await import("./subprocess_scorer.ts")
-      : { subprocessScorer: undefined };
   const names = new Set<string>();
-  return config.scorers.map((sc) => {
+  const scorers: Scorer[] = [];
+  // Each kind's module is imported when a scorer of that kind comes (again:
+  // at the cost of a resolved promise).
+  for (const sc of config.scorers) {
     let scorer: Scorer;
     if (sc.type === "subprocess") {
       const timeout = options.timeout ?? sc.timeout ?? config.timeout;
@@ -286,16 +274,17 @@ export async function buildScorers(
       };
       const cap = sc.max_output_bytes;
       scorer = sc.persistent === true
-        ? persistentScorer!(sc.cmd, {
+        ? (await import("./persistent_scorer.ts")).persistentScorer(sc.cmd, {
           ...common,
           ...(cap !== undefined ? { maxLineBytes: cap } : {}),
         })
-        : subprocessScorer!(sc.cmd, {
+        : (await import("./subprocess_scorer.ts")).subprocessScorer(sc.cmd, {
           ...common,
           ...(cap !== undefined ? { maxStdoutBytes: cap } : {}),
         });
     } else if (sc.type === "llm_judge") {
-      scorer = llmJudge!(withParams(sc));
+      const { llmJudge } = await import("./scorers/llm_judge.ts");
+      scorer = llmJudge(withParams(sc));
     } else {
       const make = sc.type === "exact_match" ? exactMatch : contains;
       scorer = make({
@@ -315,8 +304,9 @@ export async function buildScorers(
       );
     }
     names.add(scorer.name);
-    return scorer;
-  });
+    scorers.push(scorer);
+  }
+  return scorers;
 }
 
 /**
