@@ -1,6 +1,10 @@
-/** Processes and temporary folders in tests: waiting, checking, cleaning up. */
+/** Processes and temporary folders in tests: waiting, checking, cleaning up; scoring units through scorers that run commands. */
 
 import assert from "node:assert/strict";
+import type { Score } from "../src/score.ts";
+import type { Scorer } from "../src/scorer.ts";
+import { scoreUnits } from "../src/score_units.ts";
+import type { Unit } from "../src/unit.ts";
 
 /** Resolves after `ms` milliseconds. */
 export function delay(ms: number): Promise<void> {
@@ -107,4 +111,17 @@ export async function reapAll(
     await delay(10);
   }
   throw new Error(`Processes of ${what} survive: ${await find()}`);
+}
+
+/** Scores units through the scoring stage, as a run does. */
+export async function scoreAll(
+  scorers: readonly Scorer[],
+  units: readonly Unit[],
+  concurrency = 4,
+): Promise<Score[]> {
+  return await Array.fromAsync(
+    ReadableStream.from(units).pipeThrough(
+      scoreUnits(scorers, { concurrency }),
+    ),
+  );
 }

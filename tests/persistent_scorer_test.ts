@@ -10,6 +10,7 @@ import {
   assertNoneRunning,
   delay,
   running,
+  scoreAll,
   within,
   withTempDir as inTempDir,
   writeAndClose,
@@ -20,7 +21,6 @@ import {
   type PersistentScorerOptions,
   type Score,
   type Scorer,
-  scoreUnits,
   subprocessScorer,
   type Unit,
 } from "../mod.ts";
@@ -49,19 +49,6 @@ function unit(input: string, fields: Partial<Unit> = {}): Unit {
 
 function scorer(cmd: string, options: PersistentScorerOptions = {}): Scorer {
   return persistentScorer(cmd, { cwd: ROOT, timeout: 20, ...options });
-}
-
-/** Scores units through the scoring stage, as a run does. */
-async function scoreAll(
-  scorers: readonly Scorer[],
-  units: readonly Unit[],
-  concurrency = 4,
-): Promise<Score[]> {
-  return await Array.fromAsync(
-    ReadableStream.from(units).pipeThrough(
-      scoreUnits(scorers, { concurrency }),
-    ),
-  );
 }
 
 /**

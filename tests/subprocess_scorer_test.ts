@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import {
   assertNoneRunning,
   delay,
+  scoreAll,
   within,
   withTempDir as inTempDir,
   writeAndClose,
@@ -51,19 +52,6 @@ function unit(fields: Partial<Unit> = {}): Unit {
 
 function scorer(cmd: string, options: SubprocessScorerOptions = {}): Scorer {
   return subprocessScorer(cmd, { cwd: ROOT, timeout: 20, ...options });
-}
-
-/** Scores units through the scoring stage, as a run does. */
-async function scoreAll(
-  scorers: readonly Scorer[],
-  units: readonly Unit[],
-  concurrency = 4,
-): Promise<Score[]> {
-  return await Array.fromAsync(
-    ReadableStream.from(units).pipeThrough(
-      scoreUnits(scorers, { concurrency }),
-    ),
-  );
 }
 
 async function scoreOne(s: Scorer, u: Unit = unit()): Promise<Score> {
