@@ -34,7 +34,7 @@ import { TextWriter } from "./src/_text_writer.ts";
 import { escapeControl, groupByCall, renderByCall } from "./src/view.ts";
 import { runSuite } from "./src/run.ts";
 import { prepareResume, ResumeError } from "./src/resume.ts";
-import { parseScore } from "./src/score.ts";
+import { parseScore, scoreLine } from "./src/score.ts";
 import { scoreUnits } from "./src/score_units.ts";
 import type { Scorer } from "./src/scorer.ts";
 import { readUnits } from "./src/unit.ts";
@@ -284,7 +284,7 @@ async function run(args: string[]): Promise<number> {
       : "evalpipe: to be able to resume a run, give it --out FILE";
   try {
     const summary = await runSuite(configPath, {
-      sink: ndjsonBatchSink(out),
+      sink: ndjsonBatchSink(out, { stringify: scoreLine }),
       ...(record !== undefined ? { record } : {}),
       ...(outPath !== undefined ? { outPath } : {}),
       ...(plan !== undefined

@@ -174,18 +174,22 @@ function orderedPool<I, T, R, O>(
   const window = Math.max(concurrency, options.window ?? concurrency * 4);
   const queue: Slot<R>[] = [];
   let head = 0; // queue[head] is the oldest slot not yet emitted
+  // Synchronous results with nothing pending before them: ready in order,
+  // ahead of every slot, without a slot each.
+  let settled: R[] = [];
   let running = 0;
   let failed = false;
   let draining = false;
   let wake: (() => void) | undefined;
   let controller!: TransformStreamDefaultController<O>;
   const enqueue = (value: O) => controller.enqueue(value);
-  const waiting = () => queue.length - head;
+  const waiting = () => queue.length - head + settled.length;
 
   const drain = () => {
     draining = false;
     if (failed) return;
-    const ready: R[] = [];
+    const ready = settled;
+    settled = [];
     while (head < queue.length && queue[head]!.done) {
       ready.push(queue[head++]!.value as R);
     }
@@ -203,6 +207,12 @@ function orderedPool<I, T, R, O>(
       failed = true;
     }
     signal();
+  };
+  const scheduleDrain = () => {
+    if (!draining) {
+      draining = true;
+      queueMicrotask(drain);
+    }
   };
   const signal = () => {
     const w = wake;
@@ -236,6 +246,25 @@ function orderedPool<I, T, R, O>(
   });
 
   function start(task: T): void {
+    let result: Promise<R> | R;
+    try {
+      result = fn(task);
+    } catch (error) {
+      failed = true;
+      controller.error(error);
+      signal();
+      return;
+    }
+    if (!(result instanceof Promise) && head === queue.length) {
+      // Nothing pending before it: a synchronous result is ready, in order,
+      // without a slot.
+      settled.push(result);
+      scheduleDrain();
+    } else track(result);
+  }
+
+  /** Gives a result its slot, in order, and settles it when it comes. */
+  function track(result: Promise<R> | R): void {
     const slot: Slot<R> = { done: false };
     queue.push(slot);
     running++;
@@ -243,10 +272,7 @@ function orderedPool<I, T, R, O>(
       slot.value = value;
       slot.done = true;
       running--;
-      if (!draining) {
-        draining = true;
-        queueMicrotask(drain);
-      }
+      scheduleDrain();
       signal();
     };
     const fail = (error: unknown) => {
@@ -255,13 +281,6 @@ function orderedPool<I, T, R, O>(
       controller.error(error);
       signal();
     };
-    let result: Promise<R> | R;
-    try {
-      result = fn(task);
-    } catch (error) {
-      fail(error);
-      return;
-    }
     // A synchronous result settles at once: no promise per task.
     if (result instanceof Promise) result.then(settle, fail);
     else settle(result);

@@ -62,13 +62,19 @@ export class NdjsonParseStream extends TransformStream<Line, ParsedLine> {
   }
 }
 
-/** Options of {@linkcode ndjsonSink}. */
-export interface NdjsonSinkOptions {
+/** Options of {@linkcode ndjsonSink} and {@linkcode ndjsonBatchSink}. */
+export interface NdjsonSinkOptions<T = unknown> {
   /**
    * Buffered text that forces a write before the next value is taken.
    * @default {65536}
    */
   flushChars?: number;
+  /**
+   * Turns a value into its line's JSON text, such as
+   * {@linkcode import("./score.ts").scoreLine} for Scores.
+   * @default {JSON.stringify}
+   */
+  stringify?: (value: T) => string;
 }
 
 /**
@@ -78,7 +84,7 @@ export interface NdjsonSinkOptions {
  * are ever written.
  *
  * @param dest Where to write.
- * @param options The buffer size.
+ * @param options The buffer size and how a value becomes JSON text.
  * @returns The sink.
  *
  * @example
@@ -91,11 +97,11 @@ export interface NdjsonSinkOptions {
  * if (text !== '{"a":1}\n{"b":2}\n') throw new Error(text);
  * ```
  */
-export function ndjsonSink(
+export function ndjsonSink<T = unknown>(
   dest: ByteWriter,
-  options: NdjsonSinkOptions = {},
-): WritableStream<unknown> {
-  return textSink(dest, options, false, lineOf);
+  options: NdjsonSinkOptions<T> = {},
+): WritableStream<T> {
+  return textSink(dest, options, false, lineMaker(options.stringify));
 }
 
 /**
@@ -103,34 +109,39 @@ export function ndjsonSink(
  * batch becomes one line, and a batch is written in one go.
  *
  * @param dest Where to write.
- * @param options The buffer size.
+ * @param options The buffer size and how a value becomes JSON text.
  * @returns The sink.
  */
-export function ndjsonBatchSink(
+export function ndjsonBatchSink<T = unknown>(
   dest: ByteWriter,
-  options: NdjsonSinkOptions = {},
-): WritableStream<readonly unknown[]> {
+  options: NdjsonSinkOptions<T> = {},
+): WritableStream<readonly T[]> {
+  const line = lineMaker(options.stringify);
   // A batch is already what arrived together: it is written once the
   // microtasks that made it are done, without waiting for a timer.
-  return textSink(dest, options, true, (batch: readonly unknown[]) => {
+  return textSink(dest, options, true, (batch: readonly T[]) => {
     let text = "";
-    for (const value of batch) text += lineOf(value);
+    for (const value of batch) text += line(value);
     return text;
   });
 }
 
 /** One NDJSON line; undefined, functions and symbols have no JSON text. */
-function lineOf(value: unknown): string {
-  const line = JSON.stringify(value);
-  if (line === undefined) {
-    throw new TypeError(`Cannot write ${typeof value} as NDJSON`);
-  }
-  return line + "\n";
+function lineMaker<T>(
+  stringify: (value: T) => string = JSON.stringify,
+): (value: T) => string {
+  return (value) => {
+    const line = stringify(value) as string | undefined;
+    if (line === undefined) {
+      throw new TypeError(`Cannot write ${typeof value} as NDJSON`);
+    }
+    return line + "\n";
+  };
 }
 
 function textSink<T>(
   dest: ByteWriter,
-  options: NdjsonSinkOptions,
+  options: { flushChars?: number },
   microtask: boolean,
   toText: (chunk: T) => string,
 ): WritableStream<T> {

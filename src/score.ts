@@ -641,3 +641,54 @@ function describeValue(value: unknown): string {
   if (value === null || typeof value === "boolean") return String(value);
   return typeof value;
 }
+
+// The last id written and its JSON text: a unit's Scores share their ids, and
+// an id built by concatenation must be flattened before it can be escaped.
+let lastId: string | undefined;
+let lastIdJson = "";
+
+function idJson(id: string): string {
+  if (id !== lastId) {
+    lastId = id;
+    lastIdJson = JSON.stringify(id);
+  }
+  return lastIdJson;
+}
+
+/**
+ * The JSON text of a Score, its keys in the canonical order: the same text as
+ * `JSON.stringify` gives for a Score this module built (by a constructor or
+ * by validation), written field by field, which is faster for the many
+ * Scores of a run.
+ *
+ * @param score A valid Score.
+ * @returns Its JSON text, without a line break.
+ *
+ * @example
+ * ```ts
+ * import { scored, scoreLine } from "./score.ts";
+ * const s = scored("exact_match", 1, { example_id: "d#1", unit_id: "d#1" });
+ * if (scoreLine(s) !== JSON.stringify(s)) throw new Error(scoreLine(s));
+ * ```
+ */
+export function scoreLine(score: Score): string {
+  const { reason, example_id, unit_id, diagnostics, evidence_refs } = score;
+  let text = `{"metric":${
+    JSON.stringify(score.metric)
+  },"status":"${score.status}","validity":"${score.validity}","value":${
+    score.value === null ? "null" : String(score.value)
+  },"passed":${score.passed}`;
+  if (reason !== undefined) text += `,"reason":${JSON.stringify(reason)}`;
+  text += `,"evaluator_version":${JSON.stringify(score.evaluator_version)}`;
+  if (example_id !== undefined) text += `,"example_id":${idJson(example_id)}`;
+  if (unit_id !== undefined) text += `,"unit_id":${idJson(unit_id)}`;
+  text += `,"diagnostics":${
+    diagnostics.length === 0 ? "[]" : JSON.stringify(diagnostics)
+  },"evidence_refs":${
+    evidence_refs.length === 0 ? "[]" : JSON.stringify(evidence_refs)
+  }`;
+  if (score.provenance !== undefined) {
+    text += `,"provenance":${JSON.stringify(score.provenance)}`;
+  }
+  return text + "}";
+}

@@ -74,6 +74,16 @@ export function checkScores(
   unit: Unit,
 ): Score[] {
   const declared = declaredMetrics(scorer);
+  // The common case, one Score for a scorer's one metric, valid as it came.
+  if (declared.length === 1 && !isScoreBatch(result)) {
+    try {
+      const score = parseScoreFor(result, unit);
+      if (score.metric === declared[0]) return [score];
+    } catch (error) {
+      // What is wrong is said below, as for a batch.
+      if (!(error instanceof SyntaxError)) throw error;
+    }
+  }
   const candidates: unknown[] = isScoreBatch(result) ? result.scores : [result];
   const found = new Map<string, Score>();
   const broken = new Map<string, string>();

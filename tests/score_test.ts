@@ -6,6 +6,7 @@ import {
   parseScore,
   scored,
   ScoreError,
+  scoreLine,
   ScoreSyntaxError,
   skipped,
 } from "../mod.ts";
@@ -105,4 +106,45 @@ Deno.test("parseScore names every field that breaks its rule, and the no-0.0 rul
     message({ ...base, passed: null }),
     '"passed": A "scored" Score must carry a boolean "passed"',
   );
+});
+
+Deno.test("scoreLine writes the same text as JSON.stringify for every kind of Score", () => {
+  const ids = (n: number) => ({
+    example_id: `d.jsonl#${n}`,
+    unit_id: `d.jsonl#${n}`,
+  });
+  const scores = [
+    scored("exact_match", 1, ids(1)),
+    scored("m", 0, { ...ids(1), reason: 'said "no"\n\u0007 \u2028 ü' }),
+    scored("m", -0, { example_id: "e", unit_id: "e@2" }),
+    scored("m", 1e21, { evaluator_version: "m@2+x" }),
+    scored("m", 1.5e-7, { passed: false, validity: "invalid" }),
+    scored("m", -3.25, {
+      ...ids(2),
+      diagnostics: [{ level: "warning", message: "close\tcall" }],
+      evidence_refs: ["trace/1", "ü"],
+      provenance: { model: "x", nested: { a: [1, null, "b"] } },
+    }),
+    errored("m", "scorer error: boom", ids(3)),
+    skipped("m", { reason: "budget", ...ids(3) }),
+    notApplicable("m", ids(4)),
+    notApplicable("m"),
+    // What validation builds, from a Score whose keys came in another order.
+    parseScore({
+      evidence_refs: [],
+      diagnostics: [],
+      unit_id: "u",
+      example_id: "x",
+      evaluator_version: "m@1",
+      passed: true,
+      value: 0.5,
+      validity: "valid",
+      status: "scored",
+      metric: "m",
+    }),
+  ];
+  // Interleaved ids: a remembered id must not leak into the next Score.
+  for (const s of [...scores, ...scores.reverse()]) {
+    assert.equal(scoreLine(s), JSON.stringify(s));
+  }
 });

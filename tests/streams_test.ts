@@ -7,6 +7,7 @@ import {
   ndjsonSink,
 } from "../src/ndjson.ts";
 import {
+  concurrentBatches,
   concurrentFlatMap,
   concurrentMap,
   concurrentMapTasks,
@@ -297,6 +298,27 @@ Deno.test("ndjsonBatchSink writes each batch whole, before any timer fires", asy
   clearTimeout(timer);
   assert.equal(dest.calls.length, 2, "a write per batch");
   assert.equal(dest.text(), '{"a":1}\n{"b":2}\n{"c":3}\n');
+});
+
+Deno.test("ndjson sinks write each value with the stringify they are given", async () => {
+  const stringify = (n: number) => `{"n":${n}}`;
+  const batched = recorder();
+  await ReadableStream.from([[1, 2], [3]]).pipeTo(
+    ndjsonBatchSink(batched, { stringify }),
+  );
+  assert.equal(batched.text(), '{"n":1}\n{"n":2}\n{"n":3}\n');
+  const single = recorder();
+  await ReadableStream.from([4, 5]).pipeTo(ndjsonSink(single, { stringify }));
+  assert.equal(single.text(), '{"n":4}\n{"n":5}\n');
+  // A stringify that gives no text is refused, as JSON.stringify's undefined is.
+  await assert.rejects(
+    ReadableStream.from([[6]]).pipeTo(
+      ndjsonBatchSink(recorder(), {
+        stringify: () => undefined as unknown as string,
+      }),
+    ),
+    /Cannot write number as NDJSON/,
+  );
 });
 
 Deno.test("ndjsonSink writes only whole lines when its buffer fills", async () => {
@@ -640,4 +662,44 @@ Deno.test("concurrentMap stops calling fn after a synchronous throw in the same 
     /boom/,
   );
   assert.equal(calls, 3, "no task starts after the failure");
+});
+
+Deno.test("concurrentBatches keeps order when synchronous and asynchronous results mix", async () => {
+  for (const concurrency of [1, 2, 8]) {
+    // Every third task is slow and asynchronous: the synchronous ones around
+    // it must wait for it, and those before it must not.
+    const batches = [[0, 1, 2, 3, 4, 5, 6], [7, 8], [9, 10, 11, 12, 13, 14]];
+    const out = await Array.fromAsync(
+      ReadableStream.from(batches).pipeThrough(
+        concurrentBatches(
+          (b: number[]) => b,
+          (n: number) =>
+            n % 3 === 1 ? delay(n % 2 ? 5 : 1).then(() => [n, -n]) : [n, -n],
+          { concurrency },
+        ),
+      ),
+    );
+    assert.deepEqual(
+      out.flat(),
+      batches.flat().flatMap((n) => [n, -n]),
+      `concurrency ${concurrency}`,
+    );
+  }
+});
+
+Deno.test("concurrentBatches emits a batch of synchronous results larger than its window", async () => {
+  const batch = Array.from({ length: 1000 }, (_, i) => i);
+  let calls = 0;
+  const out = await Array.fromAsync(
+    ReadableStream.from([batch, [1000]]).pipeThrough(
+      concurrentBatches((b: number[]) => b, (n: number) => {
+        calls++;
+        return [n];
+      }, { concurrency: 2, window: 16 }),
+    ),
+  );
+  assert.deepEqual(out.flat(), [...batch, 1000]);
+  assert.equal(calls, 1001);
+  // The window holds: no emitted batch is larger than it.
+  assert.ok(out.every((b) => b.length <= 16), `${out.map((b) => b.length)}`);
 });
