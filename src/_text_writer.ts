@@ -31,6 +31,8 @@ export class TextWriter {
   #microtask: boolean;
   #scheduled = false;
   #chain: Promise<void> = Promise.resolve();
+  /** Writes queued and not yet done. */
+  #writing = 0;
   #failure: unknown;
 
   /**
@@ -51,7 +53,8 @@ export class TextWriter {
 
   /**
    * Appends text. Returns a promise when the buffer was full and is being
-   * written (await it for backpressure), else `undefined`.
+   * written, or when an earlier write is still under way (await it for
+   * backpressure), else `undefined`.
    *
    * @param text Whole lines (or whatever unit must not be torn).
    * @returns The pending write, when there is one to wait for.
@@ -61,15 +64,18 @@ export class TextWriter {
     if (this.#failure !== undefined) throw this.#failure;
     this.#pending += text;
     if (this.#pending.length >= this.#flushChars) return this.flush();
-    if (this.#scheduled) return undefined;
-    this.#scheduled = true;
-    // A failed background write is reported by the next write or flush.
-    const flush = () => {
-      if (this.#scheduled) this.flush().catch((e) => (this.#failure = e));
-    };
-    if (this.#microtask) queueMicrotask(flush);
-    else this.#timer = setTimeout(flush, 0);
-    return undefined;
+    if (!this.#scheduled) {
+      this.#scheduled = true;
+      // A failed background write is reported by the next write or flush.
+      const flush = () => {
+        if (this.#scheduled) this.flush().catch((e) => (this.#failure = e));
+      };
+      if (this.#microtask) queueMicrotask(flush);
+      else this.#timer = setTimeout(flush, 0);
+    }
+    // While an earlier write is under way, the caller waits for it: text
+    // must not pile up faster than the destination takes it.
+    return this.#writing > 0 ? this.#settled() : undefined;
   }
 
   /**
@@ -82,8 +88,19 @@ export class TextWriter {
     if (this.#pending !== "") {
       const bytes = encoder.encode(this.#pending);
       this.#pending = "";
-      this.#chain = this.#chain.then(() => writeAll(this.#dest, bytes));
+      this.#writing++;
+      const done = () => void this.#writing--;
+      this.#chain = this.#chain.then(() => writeAll(this.#dest, bytes))
+        .then(done, (error) => {
+          done();
+          throw error;
+        });
     }
+    return this.#settled();
+  }
+
+  /** When every write queued so far is done; rejects if one failed. */
+  #settled(): Promise<void> {
     return this.#chain.then(() => {
       if (this.#failure !== undefined) throw this.#failure;
     });

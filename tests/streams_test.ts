@@ -321,6 +321,47 @@ Deno.test("ndjson sinks write each value with the stringify they are given", asy
   );
 });
 
+Deno.test("ndjson sinks stop taking values while an earlier write is under way", async () => {
+  const line = JSON.stringify("x".repeat(18)) + "\n";
+  const flushChars = 100;
+  for (const batched of [true, false]) {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const bytes: number[] = [];
+    const dest: ByteWriter = {
+      async write(p) {
+        await gate;
+        bytes.push(...p);
+        return p.length;
+      },
+    };
+    let taken = 0;
+    // Values far smaller than the buffer, each its own batch.
+    const source = new ReadableStream<string>({
+      pull(controller) {
+        if (taken === 500) controller.close();
+        else (taken++, controller.enqueue("x".repeat(18)));
+      },
+    }, { highWaterMark: 0 });
+    const done = batched
+      ? source.pipeThrough(
+        new TransformStream<string, string[]>({
+          transform: (v, c) => c.enqueue([v]),
+        }),
+      ).pipeTo(ndjsonBatchSink(dest, { flushChars }))
+      : source.pipeTo(ndjsonSink(dest, { flushChars }));
+    await delay(30);
+    // The write under way, one queued behind it, and a full buffer.
+    assert.ok(
+      taken * line.length <= 4 * flushChars,
+      `${taken} values taken while the first write hangs`,
+    );
+    release();
+    await done;
+    assert.equal(decoder.decode(new Uint8Array(bytes)), line.repeat(500));
+  }
+});
+
 Deno.test("ndjsonSink writes only whole lines when its buffer fills", async () => {
   const dest = recorder();
   const values = Array.from(
