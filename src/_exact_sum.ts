@@ -29,10 +29,15 @@ export class ExactSum {
    */
   add(x: number): void {
     const partials = this.#partials;
+    const n = partials.length;
     let i = 0;
-    for (const p of partials) {
-      let y = p;
-      if (Math.abs(x) < Math.abs(y)) [x, y] = [y, x];
+    for (let k = 0; k < n; k++) {
+      let y = partials[k]!;
+      if (Math.abs(x) < Math.abs(y)) {
+        const t = x;
+        x = y;
+        y = t;
+      }
       const hi = x + y;
       const lo = y - (hi - x);
       if (lo !== 0) partials[i++] = lo;

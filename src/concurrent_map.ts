@@ -145,7 +145,11 @@ export function concurrentBatches<I, T, O>(
     fn,
     options,
     (results, enqueue) => {
-      enqueue(results.flat() as O[]);
+      const out: O[] = [];
+      for (const r of results) {
+        for (let i = 0; i < r.length; i++) out.push(r[i]!);
+      }
+      enqueue(out);
     },
     split,
   );

@@ -175,21 +175,6 @@ export function callUnit(
   if (testCase.context !== undefined) unit.context = testCase.context;
   const timed = target.timed !== false;
   const started = timed ? performance.now() : 0;
-  const done = (result: TargetResult): Unit => {
-    unit.output = result.output;
-    unit.target = {
-      latency_ms: timed ? Math.round(performance.now() - started) : 0,
-      ...result.info,
-    };
-    return unit;
-  };
-  const failed = (error: unknown): Unit => {
-    unit.target = {
-      latency_ms: timed ? Math.round(performance.now() - started) : 0,
-      error: messageOf(error),
-    };
-    return unit;
-  };
   let result: Promise<TargetResult> | TargetResult;
   try {
     result = target.call(
@@ -197,8 +182,40 @@ export function callUnit(
       signal !== undefined ? { signal, epoch } : { epoch },
     );
   } catch (error) {
-    return failed(error);
+    return failedUnit(unit, timed, started, error);
   }
   // A synchronous target (a replay) stays synchronous: no promise per unit.
-  return result instanceof Promise ? result.then(done, failed) : done(result);
+  return result instanceof Promise
+    ? result.then(
+      (r) => doneUnit(unit, timed, started, r),
+      (error) => failedUnit(unit, timed, started, error),
+    )
+    : doneUnit(unit, timed, started, result);
+}
+
+function doneUnit(
+  unit: Unit,
+  timed: boolean,
+  started: number,
+  result: TargetResult,
+): Unit {
+  unit.output = result.output;
+  unit.target = {
+    latency_ms: timed ? Math.round(performance.now() - started) : 0,
+    ...result.info,
+  };
+  return unit;
+}
+
+function failedUnit(
+  unit: Unit,
+  timed: boolean,
+  started: number,
+  error: unknown,
+): Unit {
+  unit.target = {
+    latency_ms: timed ? Math.round(performance.now() - started) : 0,
+    error: messageOf(error),
+  };
+  return unit;
 }
