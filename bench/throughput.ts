@@ -105,6 +105,20 @@ async function measure(
   return { ms, stderr: text };
 }
 
+/** A whole process's stdout, hashed: the outputs compared are large. */
+async function stdoutOf(args: string[]): Promise<string> {
+  const { code, stdout } = await new Deno.Command(Deno.execPath(), {
+    args,
+    cwd: ROOT,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  if (code !== 0) throw new Error(`${args.join(" ")} failed`);
+  const digest = await crypto.subtle.digest("SHA-256", stdout);
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16)).join("");
+}
+
 const TIME = "/usr/bin/time";
 const canTime = await Deno.stat(TIME).then(() => true, () => false);
 
@@ -228,6 +242,22 @@ try {
     () => time(["run", "-A", "cli.ts", "run", `${dir}/suite.yaml`]),
     () => time(["run", "-A", "bench/_bare_ndjson.ts", `${dir}/data.jsonl`]),
   );
+  // The floor: the same output from one tight loop, checked byte for byte.
+  const [ours, floor] = await Promise.all([
+    stdoutOf(["run", "-A", "cli.ts", "run", `${dir}/suite.yaml`]),
+    stdoutOf(["run", "-A", "bench/_floor_run.ts", `${dir}/data.jsonl`]),
+  ]);
+  if (ours !== floor) {
+    console.error("floor: skipped, its output differs from evalpipe's");
+  } else {
+    await compare(
+      `run, replay + exact_match, ${CASES} cases, vs the same output from one tight loop`,
+      CASES,
+      "none: what the output alone costs",
+      () => time(["run", "-A", "cli.ts", "run", `${dir}/suite.yaml`]),
+      () => time(["run", "-A", "bench/_floor_run.ts", `${dir}/data.jsonl`]),
+    );
+  }
   if (flags["no-memory"] !== true && !canTime) {
     console.error(
       `memory: skipped, ${TIME} is missing (Debian: apt install time)`,

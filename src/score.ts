@@ -642,17 +642,19 @@ function describeValue(value: unknown): string {
   return typeof value;
 }
 
-// The last id written and its JSON text: a unit's Scores share their ids, and
-// an id built by concatenation must be flattened before it can be escaped.
-let lastId: string | undefined;
-let lastIdJson = "";
+// The JSON text of the last few strings written: the Scores of a run repeat
+// their metric, version and ids (a unit's Scores share their ids, and an id
+// built by concatenation must be flattened before it can be escaped).
+const lastText: string[] = ["", "", ""];
+const lastJson: string[] = ['""', '""', '""'];
 
-function idJson(id: string): string {
-  if (id !== lastId) {
-    lastId = id;
-    lastIdJson = JSON.stringify(id);
+/** JSON.stringify of `text`, remembered in `slot`. */
+function jsonOf(text: string, slot: number): string {
+  if (text !== lastText[slot]) {
+    lastText[slot] = text;
+    lastJson[slot] = JSON.stringify(text);
   }
-  return lastIdJson;
+  return lastJson[slot]!;
 }
 
 /**
@@ -679,9 +681,11 @@ export function scoreLine(score: Score): string {
     score.value === null ? "null" : String(score.value)
   },"passed":${score.passed}`;
   if (reason !== undefined) text += `,"reason":${JSON.stringify(reason)}`;
-  text += `,"evaluator_version":${JSON.stringify(score.evaluator_version)}`;
-  if (example_id !== undefined) text += `,"example_id":${idJson(example_id)}`;
-  if (unit_id !== undefined) text += `,"unit_id":${idJson(unit_id)}`;
+  text += `,"evaluator_version":${jsonOf(score.evaluator_version, 1)}`;
+  if (example_id !== undefined) {
+    text += `,"example_id":${jsonOf(example_id, 2)}`;
+  }
+  if (unit_id !== undefined) text += `,"unit_id":${jsonOf(unit_id, 2)}`;
   text += `,"diagnostics":${
     diagnostics.length === 0 ? "[]" : JSON.stringify(diagnostics)
   },"evidence_refs":${
