@@ -17,7 +17,7 @@ import {
 import { elementSpans, nestedDeeperThan } from "./_json_scan.ts";
 import { parseCsv } from "./_csv.ts";
 import { SeenIds } from "./_seen_ids.ts";
-import { type Line, LineBatchStream } from "./line_stream.ts";
+import { type Line, LineSplitter } from "./line_stream.ts";
 
 /** The dataset formats, by file extension. */
 export type DatasetFormat = "jsonl" | "json" | "yaml" | "csv";
@@ -191,9 +191,11 @@ async function readText(path: string): Promise<string> {
 
 function fromList(
   name: string,
+  path: string,
   values: readonly unknown[],
   source?: string,
 ): ReadableStream<Example[]> {
+  const ids = new IdentityCheck(name, path, "record");
   const spans = source !== undefined ? elementSpans(source) : undefined;
   let i = 0;
   const one = (): Example => {
@@ -218,11 +220,14 @@ function fromList(
   return new ReadableStream<Example[]>({
     pull(controller) {
       if (i >= values.length) {
-        controller.close();
+        const empty = ids.emptyError();
+        if (empty !== undefined) controller.error(empty);
+        else controller.close();
         return;
       }
       const batch: Example[] = [];
       while (i < values.length && batch.length < 1024) batch.push(one());
+      ids.check(batch);
       controller.enqueue(batch);
     },
   });
@@ -278,83 +283,82 @@ export async function loadDatasetBatches(
   path: string,
   options: LoadDatasetOptions = {},
 ): Promise<ReadableStream<Example[]>> {
-  const name = options.name ?? (path === "-" ? "stdin" : path);
-  const unit = (options.format ?? formatOf(path)) === "jsonl"
-    ? "line"
-    : "record";
-  return (await openRecords(path, options)).pipeThrough(
-    checkIdentity(name, path, unit),
-  );
+  return await openRecords(path, options);
 }
 
 /**
- * Makes ids unambiguous and refuses an empty dataset: a record whose `id` was
- * seen before is an invalid case (named by its line, so its Scores cannot be
- * mistaken for the first one's); a dataset without a single record errors the
- * stream with a {@linkcode DatasetError}.
+ * Makes ids unambiguous: a record whose `id` was seen before is an invalid
+ * case (named by its line, so its Scores cannot be mistaken for the first
+ * one's). It also counts the records, so that a dataset without a single one
+ * can be refused with a {@linkcode DatasetError}.
  */
-function checkIdentity(
-  name: string,
-  path: string,
-  unit: string,
-): TransformStream<Example[], Example[]> {
+class IdentityCheck {
   // Every example id must be unique. A case's own id may be any text; a case
   // without one is named by its line, so the two kinds can collide too.
-  const own = new SeenIds();
-  const lineNamed = new SeenIds();
-  const prefix = name.length + 1;
-  let count = 0;
-  return new TransformStream({
-    transform(batch, controller) {
-      count += batch.length;
-      for (let k = 0; k < batch.length; k++) {
-        const example = batch[k]!;
-        const key = example.example_id.slice(prefix);
-        const byLine = example.case?.id === undefined &&
-          key === String(example.line);
-        let problem: string | undefined;
-        if (byLine) {
-          const first = own.get(key);
-          if (first === undefined) lineNamed.set(key, example.line);
-          else {
-            problem =
-              `This case has no id, and its ${unit} number ${key} is the id of the case at ${unit} ${first}: ` +
-              "give it an id";
-          }
-        } else {
-          const first = own.get(key);
-          if (first !== undefined) {
-            problem = `Duplicate id ${
+  readonly #own = new SeenIds();
+  readonly #lineNamed = new SeenIds();
+  readonly #name: string;
+  readonly #path: string;
+  readonly #unit: string;
+  #count = 0;
+
+  constructor(name: string, path: string, unit: string) {
+    this.#name = name;
+    this.#path = path;
+    this.#unit = unit;
+  }
+
+  /** Replaces, in place, each example whose id was taken by an invalid case. */
+  check(batch: Example[]): void {
+    const unit = this.#unit;
+    const prefix = this.#name.length + 1;
+    this.#count += batch.length;
+    for (let k = 0; k < batch.length; k++) {
+      const example = batch[k]!;
+      const key = example.example_id.slice(prefix);
+      const byLine = example.case?.id === undefined &&
+        key === String(example.line);
+      let problem: string | undefined;
+      if (byLine) {
+        const first = this.#own.get(key);
+        if (first === undefined) this.#lineNamed.set(key, example.line);
+        else {
+          problem =
+            `This case has no id, and its ${unit} number ${key} is the id of the case at ${unit} ${first}: ` +
+            "give it an id";
+        }
+      } else {
+        const first = this.#own.get(key);
+        if (first !== undefined) {
+          problem = `Duplicate id ${
+            JSON.stringify(key)
+          } (first at ${unit} ${first}): ids must be unique`;
+        } else if (this.#lineNamed.get(key) !== undefined) {
+          problem =
+            `Id ${
               JSON.stringify(key)
-            } (first at ${unit} ${first}): ids must be unique`;
-          } else if (lineNamed.get(key) !== undefined) {
-            problem =
-              `Id ${
-                JSON.stringify(key)
-              } is also the ${unit} number of the case without an id at ${unit} ${key}: ` +
-              "ids must be unique";
-          } else own.set(key, example.line);
-        }
-        if (problem !== undefined) {
-          // Named by where it stands, apart from both kinds of ids.
-          batch[k] = {
-            example_id: `${name}#${unit}-${example.line}`,
-            line: example.line,
-            case: null,
-            invalid: problem,
-          };
-        }
+            } is also the ${unit} number of the case without an id at ${unit} ${key}: ` +
+            "ids must be unique";
+        } else this.#own.set(key, example.line);
       }
-      if (batch.length > 0) controller.enqueue(batch);
-    },
-    flush(controller) {
-      if (count === 0) {
-        controller.error(
-          new DatasetError(`Dataset ${JSON.stringify(path)} has no cases`),
-        );
+      if (problem !== undefined) {
+        // Named by where it stands, apart from both kinds of ids.
+        batch[k] = {
+          example_id: `${this.#name}#${unit}-${example.line}`,
+          line: example.line,
+          case: null,
+          invalid: problem,
+        };
       }
-    },
-  });
+    }
+  }
+
+  /** The error for a dataset that had no record, once it ended. */
+  emptyError(): DatasetError | undefined {
+    return this.#count === 0
+      ? new DatasetError(`Dataset ${JSON.stringify(this.#path)} has no cases`)
+      : undefined;
+  }
 }
 
 async function openRecords(
@@ -373,15 +377,35 @@ async function openRecords(
     const bytes = path === "-"
       ? (options.stdin ?? Deno.stdin.readable)
       : await openBytes(path);
-    return bytes.pipeThrough(new LineBatchStream()).pipeThrough(
-      new TransformStream<Line[], Example[]>({
-        transform(lines, controller) {
-          const batch: Example[] = [];
-          for (const line of lines) {
-            const example = exampleFromLine(name, line);
-            if (example !== undefined) batch.push(example);
-          }
-          if (batch.length > 0) controller.enqueue(batch);
+    // One stage from bytes to checked examples: each hop between stages
+    // would keep another batch of cases alive.
+    const splitter = new LineSplitter();
+    const ids = new IdentityCheck(name, path, "line");
+    const emit = (
+      lines: Line[],
+      controller: TransformStreamDefaultController<Example[]>,
+    ) => {
+      const batch: Example[] = [];
+      for (const line of lines) {
+        const example = exampleFromLine(name, line);
+        if (example !== undefined) batch.push(example);
+      }
+      ids.check(batch);
+      if (batch.length > 0) controller.enqueue(batch);
+    };
+    return bytes.pipeThrough(
+      new TransformStream<Uint8Array, Example[]>({
+        transform(chunk, controller) {
+          const lines: Line[] = [];
+          splitter.push(chunk, lines);
+          emit(lines, controller);
+        },
+        flush(controller) {
+          const lines: Line[] = [];
+          splitter.end(lines);
+          emit(lines, controller);
+          const empty = ids.emptyError();
+          if (empty !== undefined) controller.error(empty);
         },
       }),
     );
@@ -402,7 +426,7 @@ async function openRecords(
         `Dataset ${JSON.stringify(path)} must hold a JSON array of cases`,
       );
     }
-    return fromList(name, value, text);
+    return fromList(name, path, value, text);
   }
   if (format === "yaml") {
     let value: unknown;
@@ -421,7 +445,7 @@ async function openRecords(
         `Dataset ${JSON.stringify(path)} must hold a YAML list of cases`,
       );
     }
-    return fromList(name, value);
+    return fromList(name, path, value);
   }
   let rows: Record<string, string>[];
   try {
@@ -432,7 +456,7 @@ async function openRecords(
       `Cannot parse dataset ${JSON.stringify(path)}: ${error.message}`,
     );
   }
-  return fromList(name, rows.map(caseFromRow));
+  return fromList(name, path, rows.map(caseFromRow));
 }
 
 /** A CSV row as a case: known columns by name, the rest as metadata. */
