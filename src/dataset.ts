@@ -271,22 +271,6 @@ export async function loadDataset(
 }
 
 /**
- * Like {@linkcode loadDataset}, but emits examples in batches (the records
- * of one read, or up to 1024 of a list): far fewer stream steps per case.
- *
- * @param path The file, or `-` for NDJSON on stdin.
- * @param options Name, format and stdin.
- * @returns Batches of examples, in order.
- * @throws {DatasetError} When the file cannot be read or is not a list.
- */
-export async function loadDatasetBatches(
-  path: string,
-  options: LoadDatasetOptions = {},
-): Promise<ReadableStream<Example[]>> {
-  return await openRecords(path, options);
-}
-
-/**
  * Makes ids unambiguous: a record whose `id` was seen before is an invalid
  * case (named by its line, so its Scores cannot be mistaken for the first
  * one's). It also counts the records, so that a dataset without a single one
@@ -308,7 +292,7 @@ class IdentityCheck {
     this.#unit = unit;
   }
 
-  /** Replaces, in place, each example whose id was taken by an invalid case. */
+  /** Replaces, in place, each example whose id is taken with an invalid case. */
   check(batch: Example[]): void {
     const unit = this.#unit;
     const prefix = this.#name.length + 1;
@@ -361,9 +345,18 @@ class IdentityCheck {
   }
 }
 
-async function openRecords(
+/**
+ * Like {@linkcode loadDataset}, but emits examples in batches (the records
+ * of one read, or up to 1024 of a list): far fewer stream steps per case.
+ *
+ * @param path The file, or `-` for NDJSON on stdin.
+ * @param options Name, format and stdin.
+ * @returns Batches of examples, in order.
+ * @throws {DatasetError} When the file cannot be read or is not a list.
+ */
+export async function loadDatasetBatches(
   path: string,
-  options: LoadDatasetOptions,
+  options: LoadDatasetOptions = {},
 ): Promise<ReadableStream<Example[]>> {
   const name = options.name ?? (path === "-" ? "stdin" : path);
   const format = options.format ?? formatOf(path);
