@@ -5,6 +5,7 @@ import {
   NdjsonParseStream,
   parseScore,
   scored,
+  scoreLine,
   scorerPayload,
   validateScore,
 } from "../mod.ts";
@@ -51,6 +52,26 @@ Deno.bench(
   { group: "ndjson", baseline: true },
   () => {
     JSON.stringify(score);
+  },
+);
+// A Score as a run makes it: a new id, concatenated, for every case.
+let n = 0;
+const freshScore = () => {
+  const id = `data.jsonl#${n++}`;
+  return { ...score, example_id: id, unit_id: id };
+};
+Deno.bench(
+  "JSON.stringify(Score) with a fresh id",
+  { group: "score line", baseline: true },
+  () => {
+    JSON.stringify(freshScore());
+  },
+);
+Deno.bench(
+  "scoreLine(Score) with a fresh id",
+  { group: "score line" },
+  () => {
+    scoreLine(freshScore());
   },
 );
 Deno.bench(
