@@ -2,8 +2,9 @@
 // same cases, whole processes, alternating over several rounds; medians of
 // wall time and of peak RSS (`/usr/bin/time -v`), and their ratios.
 //
-// evalpipe: `cli.ts run suite.yaml > out.ndjson`, replay target (the stored
-// output), `exact_match`. promptfoo: `promptfoo eval` with a custom JS provider
+// evalpipe: `cli.ts run suite.yaml > out.ndjson`, started as `deno task
+// install` installs it (its runtime flags, see bench/_evalpipe.ts), replay
+// target (the stored output), `exact_match`. promptfoo: `promptfoo eval` with a custom JS provider
 // that returns the stored output from the test case's vars, an `equals`
 // assertion against the expected answer, `-o out.jsonl`, no cache, no table,
 // no progress bar, no share, and `--no-write` (like evalpipe's run without
@@ -26,6 +27,7 @@
 //   --skip-big  leave that run out
 
 import { parseArgs } from "../src/_args.ts";
+import { evalpipeArgs } from "./_evalpipe.ts";
 
 const { flags } = parseArgs(Deno.args, {
   rounds: { type: "number" },
@@ -379,7 +381,12 @@ const pfEnv = {
 
 function runEvalpipe(d: string, n: number, keep: boolean) {
   return measure(
-    [Deno.execPath(), "run", "-A", `${ROOT}cli.ts`, "run", `${d}/suite.yaml`],
+    [
+      Deno.execPath(),
+      ...evalpipeArgs(`${ROOT}cli.ts`),
+      "run",
+      `${d}/suite.yaml`,
+    ],
     {
       cwd: d,
       env: { NO_COLOR: "1" },

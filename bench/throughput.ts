@@ -10,6 +10,7 @@
 //          [--memory-cases N] [--no-memory]
 
 import { parseArgs } from "../src/_args.ts";
+import { evalpipeArgs, V8_FLAGS } from "./_evalpipe.ts";
 
 const { flags } = parseArgs(Deno.args, {
   rounds: { type: "number" },
@@ -26,6 +27,8 @@ const MEMORY_LARGE = (flags["memory-cases"] as number | undefined) ??
   1_000_000;
 const ROOT = new URL("..", import.meta.url).pathname;
 const SCORER = `cat >/dev/null; echo '{"score": 1}'`;
+/** evalpipe as `deno task install` installs it. */
+const EVALPIPE = evalpipeArgs();
 
 const dir = await Deno.makeTempDir({ prefix: "evalpipe_bench_" });
 const units = Array.from(
@@ -174,9 +177,7 @@ try {
       () =>
         time(
           [
-            "run",
-            "-A",
-            "cli.ts",
+            ...EVALPIPE,
             "score",
             "--scorer",
             SCORER,
@@ -210,9 +211,7 @@ try {
     () =>
       time(
         [
-          "run",
-          "-A",
-          "cli.ts",
+          ...EVALPIPE,
           "score",
           "--scorer",
           `python3 ${dir}/persistent.py`,
@@ -223,9 +222,7 @@ try {
     () =>
       time(
         [
-          "run",
-          "-A",
-          "cli.ts",
+          ...EVALPIPE,
           "score",
           "--scorer",
           `python3 ${dir}/per_case.py`,
@@ -239,12 +236,12 @@ try {
     `run, replay + exact_match, ${CASES} cases`,
     CASES,
     "≥ 0.5× bare NDJSON (issue 6)",
-    () => time(["run", "-A", "cli.ts", "run", `${dir}/suite.yaml`]),
+    () => time([...EVALPIPE, "run", `${dir}/suite.yaml`]),
     () => time(["run", "-A", "bench/_bare_ndjson.ts", `${dir}/data.jsonl`]),
   );
   // The floor: the same output from one tight loop, checked byte for byte.
   const [ours, floor] = await Promise.all([
-    stdoutOf(["run", "-A", "cli.ts", "run", `${dir}/suite.yaml`]),
+    stdoutOf([...EVALPIPE, "run", `${dir}/suite.yaml`]),
     stdoutOf(["run", "-A", "bench/_floor_run.ts", `${dir}/data.jsonl`]),
   ]);
   if (ours !== floor) {
@@ -254,7 +251,7 @@ try {
       `run, replay + exact_match, ${CASES} cases, vs the same output from one tight loop`,
       CASES,
       "none: what the output alone costs",
-      () => time(["run", "-A", "cli.ts", "run", `${dir}/suite.yaml`]),
+      () => time([...EVALPIPE, "run", `${dir}/suite.yaml`]),
       () => time(["run", "-A", "bench/_floor_run.ts", `${dir}/data.jsonl`]),
     );
   }
@@ -289,7 +286,7 @@ async function compareMemory(): Promise<void> {
   for (let r = 0; r < ROUNDS; r++) {
     for (const size of ["small", "large"] as const) {
       run[size].push(
-        await peakMiB(["run", "-A", "cli.ts", "run", `${dir}/${size}.yaml`]),
+        await peakMiB([...EVALPIPE, "run", `${dir}/${size}.yaml`]),
       );
       bare[size].push(
         await peakMiB([
@@ -312,7 +309,10 @@ async function compareMemory(): Promise<void> {
 }
 
 console.log(
-  `\nevalpipe throughput (medians of ${ROUNDS} alternating rounds; Deno ${Deno.version.deno}, ${navigator.hardwareConcurrency} cores)\n`,
+  `\nevalpipe throughput (medians of ${ROUNDS} alternating rounds; Deno ${Deno.version.deno}, ${navigator.hardwareConcurrency} cores;\n` +
+    `evalpipe as installed: deno ${
+      ["run", "-A", ...V8_FLAGS].join(" ")
+    } cli.ts)\n`,
 );
 console.log(
   "| comparison | evalpipe cases/s | baseline cases/s | evalpipe ÷ baseline speed | goal |",
