@@ -6,11 +6,7 @@
  * @module
  */
 
-import {
-  type SessionChild,
-  sessionSpawnAvailable,
-  spawnSession,
-} from "./_spawn_ffi.ts";
+import { runSession, sessionSpawnAvailable } from "./_spawn_ffi.ts";
 
 /** Options of {@linkcode runCommand}. */
 export interface RunCommandOptions {
@@ -219,18 +215,6 @@ export function forceSetsidPath(force: boolean): void {
   forceSetsid = force;
 }
 
-/** Starts `sh -c cmd` as the leader of a new session, so of a new process group. */
-function spawnGroup(cmd: string, cwd: string | undefined): SessionChild {
-  if (spawnPath() === "posix_spawn") return spawnSession(cmd, cwd);
-  return new Deno.Command("setsid", {
-    args: ["sh", "-c", cmd],
-    ...(cwd !== undefined ? { cwd } : {}),
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-}
-
 /**
  * Runs `sh -c cmd` in a new session and process group (see
  * {@linkcode spawnPath}), writing stdin while reading stdout and stderr. On
@@ -253,15 +237,30 @@ export async function runCommand(
   }
 }
 
-async function runCommandNow(
+function runCommandNow(
   cmd: string,
   options: RunCommandOptions,
 ): Promise<RunResult> {
-  if (options.signal?.aborted) return { kind: "aborted" };
+  if (options.signal?.aborted) return Promise.resolve({ kind: "aborted" });
+  if (spawnPath() === "posix_spawn") return runSession(cmd, options);
+  return runThroughSetsid(cmd, options);
+}
+
+/** {@linkcode runCommand} through the `setsid` program and `Deno.Command`. */
+async function runThroughSetsid(
+  cmd: string,
+  options: RunCommandOptions,
+): Promise<RunResult> {
   const started = performance.now();
-  let child: SessionChild;
+  let child: Deno.ChildProcess;
   try {
-    child = spawnGroup(cmd, options.cwd);
+    child = new Deno.Command("setsid", {
+      args: ["sh", "-c", cmd],
+      ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
   } catch (error) {
     return {
       kind: "spawn_failed",
@@ -328,8 +327,6 @@ async function runCommandNow(
   } finally {
     clearTimeout(timer);
     options.signal?.removeEventListener("abort", onAbort);
-    // Nothing of the child outlives the call, not even a pending poll.
-    await child.release?.();
   }
 }
 
