@@ -108,12 +108,39 @@ interface Loaded {
   libc: Libc;
   /** The spawn attributes, the same for every child (glibc only reads them). */
   attributes: Uint8Array;
+  attributesAt: Deno.PointerValue;
+  scratch: Scratch;
+  /** This thread's errno, where every synchronous call here runs. */
+  errno: Deno.UnsafePointerView;
 }
 
-/** One buffer for every read: reads are synchronous and copied out at once. */
-const chunk = new Uint8Array(65536);
-/** Its address, taken once FFI is known to be allowed. */
-let chunkAt: Deno.PointerValue = null;
+/**
+ * The buffers that spawning, reading and reaping use: one set for every
+ * child, since those calls are synchronous, with their addresses taken once
+ * (taking one costs about a microsecond).
+ */
+class Scratch {
+  /** [stdin read, stdin write, stdout read, stdout write, stderr read, stderr write] */
+  readonly fds = new Int32Array(6);
+  readonly pairsAt = [0, 2, 4].map((i) => of(this.fds.subarray(i, i + 2)));
+  readonly pid = new Int32Array(1);
+  readonly pidAt = of(this.pid);
+  readonly actions = new Uint8Array(256); // posix_spawn_file_actions_t: 80 bytes
+  readonly actionsAt = of(this.actions);
+  /** `sh`, `-c`, the command, NULL. */
+  readonly argv = BigUint64Array.of(address(SH), address(DASH_C), 0n, 0n);
+  readonly argvAt = of(this.argv);
+  readonly shAt = of(SH);
+  readonly status = new Int32Array(1);
+  readonly statusAt = of(this.status);
+  /** Reads are copied out at once. */
+  readonly chunk = new Uint8Array(65536);
+  readonly chunkAt = of(this.chunk);
+}
+
+const encoder = new TextEncoder();
+const SH = encoder.encode("sh\0");
+const DASH_C = encoder.encode("-c\0");
 
 const loaded = load();
 
@@ -158,8 +185,13 @@ function load(): Loaded | undefined {
     library.close();
     return undefined;
   }
-  chunkAt = of(chunk);
-  return { libc, attributes };
+  return {
+    libc,
+    attributes,
+    attributesAt: of(attributes),
+    scratch: new Scratch(),
+    errno: new Deno.UnsafePointerView(libc.__errno_location()!),
+  };
 }
 
 /** Whether SIGCHLD is as a child's status needs, and the attributes are set. */
@@ -184,15 +216,24 @@ function initAttributes(libc: Libc, attributes: Uint8Array): boolean {
     libc.posix_spawnattr_setflags(attr, flags) === 0;
 }
 
-const encoder = new TextEncoder();
-const SH = encoder.encode("sh\0");
-const DASH_C = encoder.encode("-c\0");
+/** NUL-terminated copies of the commands and folders in use, with their addresses. */
+const cStrings = new Map<
+  string,
+  { bytes: Uint8Array; at: Deno.PointerValue }
+>();
 
-function cString(text: string, what: string): Uint8Array {
-  if (text.includes("\0")) {
-    throw new TypeError(`The ${what} contains a NUL character`);
+function cString(text: string, what: string): Deno.PointerValue {
+  let entry = cStrings.get(text);
+  if (entry === undefined) {
+    if (text.includes("\0")) {
+      throw new TypeError(`The ${what} contains a NUL character`);
+    }
+    if (cStrings.size >= 256) cStrings.clear(); // a bound, not a working set
+    const bytes = encoder.encode(`${text}\0`);
+    entry = { bytes, at: of(bytes) };
+    cStrings.set(text, entry);
   }
-  return encoder.encode(`${text}\0`);
+  return entry.at;
 }
 
 /** Where a view's bytes start (its offset included). */
@@ -207,8 +248,8 @@ function address(bytes: Uint8Array): bigint {
 }
 
 /** errno of this thread, right after a synchronous call that failed. */
-function errno(libc: Libc): number {
-  return new Deno.UnsafePointerView(libc.__errno_location()!).getInt32();
+function errno(): number {
+  return loaded!.errno.getInt32();
 }
 
 /**
@@ -221,58 +262,49 @@ function errno(libc: Libc): number {
  * @throws {Error} When it cannot start, as `Deno.Command.spawn` would.
  */
 function spawn(
-  { libc, attributes }: Loaded,
+  { libc, attributesAt, scratch }: Loaded,
   cmd: string,
   cwd: string | undefined,
 ): { pid: number; fds: Int32Array } {
   const command = cString(cmd, "command");
   const folder = cwd !== undefined ? cString(cwd, "folder") : undefined;
-  // [stdin read, stdin write, stdout read, stdout write, stderr read, stderr
-  // write], all close-on-exec so that no other child inherits them;
-  // posix_spawn's dup2 clears it on the child's 0, 1 and 2.
-  const fds = new Int32Array(6).fill(-1);
+  // All close-on-exec so that no other child inherits them; posix_spawn's
+  // dup2 clears it on the child's 0, 1 and 2.
+  const fds = scratch.fds.fill(-1);
   const fail = (code: number): never => {
     for (const fd of fds) if (fd >= 0) libc.close(fd);
     throw new Error(`Failed to spawn 'sh' (os error ${code})`);
   };
-  for (let i = 0; i < 6; i += 2) {
-    if (libc.pipe2(of(fds.subarray(i, i + 2)), O_CLOEXEC) !== 0) {
-      fail(errno(libc));
-    }
+  for (const pair of scratch.pairsAt) {
+    if (libc.pipe2(pair, O_CLOEXEC) !== 0) fail(errno());
   }
   if (fds.some((fd) => fd < 3) && !moveAboveStdio(libc, fds)) {
-    fail(errno(libc));
+    fail(errno());
   }
   // Our ends never block; the child's ends are other open files and do.
   for (const i of [1, 2, 4]) libc.fcntl(fds[i]!, F_SETFL, O_NONBLOCK);
-  const buffer = new Uint8Array(256); // posix_spawn_file_actions_t: 80 bytes
-  const actions = of(buffer);
-  const pid = new Int32Array(1);
+  const actions = scratch.actionsAt;
+  const pid = scratch.pid;
   let failed = libc.posix_spawn_file_actions_init(actions);
   if (failed !== 0) fail(failed);
   failed = libc.posix_spawn_file_actions_adddup2(actions, fds[0]!, 0) ||
     libc.posix_spawn_file_actions_adddup2(actions, fds[3]!, 1) ||
     libc.posix_spawn_file_actions_adddup2(actions, fds[5]!, 2) ||
     (folder !== undefined
-      ? libc.posix_spawn_file_actions_addchdir_np(actions, of(folder))
+      ? libc.posix_spawn_file_actions_addchdir_np(actions, folder)
       : 0);
   if (failed === 0) {
     // Read at each spawn: setenv (Deno.env.set) may have moved the array.
     const environ = new Deno.UnsafePointerView(libc.environ!).getPointer();
-    const argv = new BigUint64Array([
-      address(SH),
-      address(DASH_C),
-      address(command),
-      0n,
-    ]);
+    scratch.argv[2] = BigInt(Deno.UnsafePointer.value(command));
     // The child is in its own session before this returns: glibc waits for
     // its exec, and exec failures (no `sh`, no folder) are returned here.
     failed = libc.posix_spawnp(
-      of(pid),
-      of(SH),
+      scratch.pidAt,
+      scratch.shAt,
       actions,
-      of(attributes),
-      of(argv),
+      attributesAt,
+      scratch.argvAt,
       environ,
     );
   }
@@ -286,12 +318,12 @@ function spawn(
   const pidfd = Number(libc.syscall(SYS_PIDFD_OPEN, BigInt(child), 0n));
   if (pidfd < 0) {
     // Out of descriptors: the child cannot be watched, so it must not run.
-    const code = errno(libc);
+    const code = errno();
     libc.kill(-child, SIGKILL);
     libc.kill(child, SIGKILL);
     for (;;) {
-      const reaped = libc.waitpid(child, of(pid), 0);
-      if (reaped === child || errno(libc) !== EINTR) break;
+      const reaped = libc.waitpid(child, scratch.statusAt, 0);
+      if (reaped === child || errno() !== EINTR) break;
     }
     fail(code);
   }
@@ -374,6 +406,8 @@ const OUT = 1;
 const ERR = 2;
 const PID = 3;
 
+/** The size of the read buffer, as a read's argument. */
+const CHUNK = 65536n;
 /** Reads per stream before the others get their turn. */
 const READS_PER_TURN = 16;
 /** How long the first poll of a run waits for its exit alone (ms). */
@@ -438,7 +472,6 @@ class Session {
   #watchPipes = true;
   #status: Deno.CommandStatus | undefined;
   #error: Error | undefined;
-  readonly #waitStatus = new Int32Array(1);
 
   constructor(
     libc: Libc,
@@ -584,7 +617,7 @@ class Session {
         this.#stdin = bytes.subarray(n);
         continue;
       }
-      const code = errno(libc);
+      const code = errno();
       if (code === EAGAIN) return;
       if (code === EINTR) continue;
       // EPIPE: it exited, or closed stdin, without reading all of it. The
@@ -608,8 +641,9 @@ class Session {
     const limit = slot === OUT
       ? this.#options.maxStdoutBytes
       : this.#options.maxStderrBytes;
+    const { chunk, chunkAt } = loaded!.scratch;
     for (let turn = 0; turn < READS_PER_TURN; turn++) {
-      const n = Number(libc.read(fd, chunkAt, BigInt(chunk.length)));
+      const n = Number(libc.read(fd, chunkAt, CHUNK));
       if (n > 0) {
         this.#sizes[i]! += n;
         if (this.#sizes[i]! > limit) {
@@ -619,7 +653,7 @@ class Session {
         this.#chunks[i]!.push(chunk.slice(0, n));
         continue;
       }
-      const code = n === 0 ? 0 : errno(libc);
+      const code = n === 0 ? 0 : errno();
       if (code === EAGAIN) return;
       if (code === EINTR) continue;
       if (code !== 0) {
@@ -635,17 +669,17 @@ class Session {
   /** Reaps the child if it has exited, then kills what it left in its group. */
   #reap(): void {
     if (this.#fds[PID]! < 0) return;
-    const at = of(this.#waitStatus);
-    const reaped = this.#libc.waitpid(this.#pid, at, WNOHANG);
+    const { status, statusAt } = loaded!.scratch;
+    const reaped = this.#libc.waitpid(this.#pid, statusAt, WNOHANG);
     if (reaped === 0) return; // not yet a zombie: poll again
-    if (reaped < 0 && errno(this.#libc) === EINTR) return;
+    if (reaped < 0 && errno() === EINTR) return;
     this.#close(PID);
     if (reaped !== this.#pid) {
       this.#error = new Error(`Cannot wait for process ${this.#pid}`);
       this.#status = { success: false, code: -1, signal: null };
       return;
     }
-    this.#status = decodeStatus(this.#waitStatus[0]!);
+    this.#status = decodeStatus(status[0]!);
     // Whatever the command left behind in its group dies with it; this also
     // closes pipes that a background descendant still holds.
     this.#libc.kill(-this.#pid, SIGKILL);
