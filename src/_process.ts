@@ -246,6 +246,9 @@ function runCommandNow(
   return runThroughSetsid(cmd, options);
 }
 
+/** The longest delay a timer takes (ms). */
+const MAX_TIMER_MS = 0x7fffffff;
+
 /** {@linkcode runCommand} through the `setsid` program and `Deno.Command`. */
 async function runThroughSetsid(
   cmd: string,
@@ -279,7 +282,17 @@ async function runThroughSetsid(
   const stopped = new Promise<void>((resolve) =>
     stop.signal.addEventListener("abort", () => resolve(), { once: true })
   );
-  const timer = setTimeout(() => end("timeout"), options.timeoutMs);
+  // A timer's delay is a 32-bit int (a longer one fires at once): a longer
+  // timeout is made of several timers.
+  const deadline = started + options.timeoutMs;
+  let timer: ReturnType<typeof setTimeout>;
+  const arm = () => {
+    const left = deadline - performance.now();
+    timer = left > MAX_TIMER_MS
+      ? setTimeout(arm, MAX_TIMER_MS)
+      : setTimeout(() => end("timeout"), left);
+  };
+  arm();
   const onAbort = () => end("aborted");
   options.signal?.addEventListener("abort", onAbort, { once: true });
   try {
@@ -325,7 +338,7 @@ async function runThroughSetsid(
       ms,
     };
   } finally {
-    clearTimeout(timer);
+    clearTimeout(timer!);
     options.signal?.removeEventListener("abort", onAbort);
   }
 }

@@ -410,6 +410,8 @@ const PID = 3;
 const CHUNK = 65536n;
 /** Reads per stream before the others get their turn. */
 const READS_PER_TURN = 16;
+/** The longest poll (ms): its timeout is a C int. */
+const MAX_POLL_MS = 0x7fffffff;
 /** How long the first poll of a run waits for its exit alone (ms). */
 const EXIT_WAIT_MS = 20;
 /** While only a process that left the group holds a pipe, aborts are checked this often (ms). */
@@ -518,8 +520,13 @@ class Session {
         if (exited || (this.#fds[OUT]! < 0 && this.#fds[ERR]! < 0)) {
           this.#reap();
         }
+        // A run whose command has exited, its output read to the end, is
+        // done even if the time is up.
+        const done = this.#status !== undefined && this.#fds[OUT]! < 0 &&
+          this.#fds[ERR]! < 0;
         if (
-          this.#ending === undefined && performance.now() >= this.#deadline
+          !done && this.#ending === undefined &&
+          performance.now() >= this.#deadline
         ) {
           this.#end("timeout");
         }
@@ -582,7 +589,11 @@ class Session {
     for (let slot = IN; slot <= PID; slot++) events[4 * slot + 3] = 0;
     if (fds[OUT]! < 0 && fds[ERR]! < 0 && fds[PID]! < 0) return undefined;
     if (this.#ending !== undefined) return -1;
-    const left = Math.max(0, Math.ceil(this.#deadline - performance.now()));
+    // poll takes an int: longer waits are made of several polls.
+    const left = Math.min(
+      MAX_POLL_MS,
+      Math.max(0, Math.ceil(this.#deadline - performance.now())),
+    );
     if (!this.#watchPipes) return Math.min(left, EXIT_WAIT_MS);
     // Reaped, yet a pipe is open: a process that left the group holds it,
     // and no exit will end the poll when an abort kills the group.

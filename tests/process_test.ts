@@ -241,6 +241,16 @@ for (const path of PATHS) {
     });
   });
 
+  Deno.test(`runCommand (${path}) takes a timeout longer than a C int of milliseconds`, async () => {
+    await on(path, async () => {
+      // 10^13 ms: poll's and setTimeout's delays are 32-bit ints.
+      const result = exited(
+        await run("sleep 0.1; echo done", { timeoutMs: 1e13 }),
+      );
+      assert.deepEqual([result.code, result.stdout], [0, "done\n"]);
+    });
+  });
+
   Deno.test(`runCommand (${path}) accepts a command that exits without reading its stdin`, async () => {
     await on(path, async () => {
       const result = exited(
