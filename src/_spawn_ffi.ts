@@ -4,13 +4,15 @@
  * the `setsid` program, and glibc's vfork-style clone stays cheap in a
  * process as large as Deno's.
  *
- * A run is served without streams, timers or a thread of its own: the
- * payload is written at once (the pipe takes it whole unless it is large),
- * then `poll` calls on Deno's thread pool watch stdout, stderr and the
- * child's pidfd with the time left as their timeout, and synchronous reads
- * of the non-blocking pipe ends follow each. A kill of the process group
- * (timeout, output cap, abort) makes the pidfd readable, which ends the
- * poll under way.
+ * A run is served without streams, timers or exceptions: the payload is
+ * written at once (the pipe takes it whole unless it is large), then `poll`
+ * calls on Deno's thread pool, with the time left as their timeout, wait for
+ * the child's pidfd: first alone (most commands exit before their output
+ * fills a pipe, and then one poll serves the whole run), after 20 ms or when
+ * the payload did not fit with stdout and stderr too. Synchronous reads of
+ * the non-blocking pipe ends follow each poll. A kill of the process group
+ * (timeout, output cap, abort) makes the pidfd readable, which ends the poll
+ * under way.
  *
  * Linux ≥ 5.3 (pidfd) with glibc ≥ 2.29 only, with the `ffi` permission and
  * the `run` permission for `sh`; {@linkcode sessionSpawnAvailable} says
