@@ -6,11 +6,7 @@
  * @module
  */
 
-import {
-  type SessionChild,
-  sessionSpawnAvailable,
-  spawnSession,
-} from "./_spawn_ffi.ts";
+import { runSession, sessionSpawnAvailable } from "./_spawn_ffi.ts";
 
 /** Options of {@linkcode runCommand}. */
 export interface RunCommandOptions {
@@ -219,18 +215,6 @@ export function forceSetsidPath(force: boolean): void {
   forceSetsid = force;
 }
 
-/** Starts `sh -c cmd` as the leader of a new session, so of a new process group. */
-function spawnGroup(cmd: string, cwd: string | undefined): SessionChild {
-  if (spawnPath() === "posix_spawn") return spawnSession(cmd, cwd);
-  return new Deno.Command("setsid", {
-    args: ["sh", "-c", cmd],
-    ...(cwd !== undefined ? { cwd } : {}),
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-}
-
 /**
  * Runs `sh -c cmd` in a new session and process group (see
  * {@linkcode spawnPath}), writing stdin while reading stdout and stderr. On
@@ -253,15 +237,33 @@ export async function runCommand(
   }
 }
 
-async function runCommandNow(
+function runCommandNow(
   cmd: string,
   options: RunCommandOptions,
 ): Promise<RunResult> {
-  if (options.signal?.aborted) return { kind: "aborted" };
+  if (options.signal?.aborted) return Promise.resolve({ kind: "aborted" });
+  if (spawnPath() === "posix_spawn") return runSession(cmd, options);
+  return runThroughSetsid(cmd, options);
+}
+
+/** The longest delay a timer takes (ms). */
+const MAX_TIMER_MS = 0x7fffffff;
+
+/** {@linkcode runCommand} through the `setsid` program and `Deno.Command`. */
+async function runThroughSetsid(
+  cmd: string,
+  options: RunCommandOptions,
+): Promise<RunResult> {
   const started = performance.now();
-  let child: SessionChild;
+  let child: Deno.ChildProcess;
   try {
-    child = spawnGroup(cmd, options.cwd);
+    child = new Deno.Command("setsid", {
+      args: ["sh", "-c", cmd],
+      ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
   } catch (error) {
     return {
       kind: "spawn_failed",
@@ -280,7 +282,17 @@ async function runCommandNow(
   const stopped = new Promise<void>((resolve) =>
     stop.signal.addEventListener("abort", () => resolve(), { once: true })
   );
-  const timer = setTimeout(() => end("timeout"), options.timeoutMs);
+  // A timer's delay is a 32-bit int (a longer one fires at once): a longer
+  // timeout is made of several timers.
+  const deadline = started + options.timeoutMs;
+  let timer: ReturnType<typeof setTimeout>;
+  const arm = () => {
+    const left = deadline - performance.now();
+    timer = left > MAX_TIMER_MS
+      ? setTimeout(arm, MAX_TIMER_MS)
+      : setTimeout(() => end("timeout"), left);
+  };
+  arm();
   const onAbort = () => end("aborted");
   options.signal?.addEventListener("abort", onAbort, { once: true });
   try {
@@ -326,10 +338,8 @@ async function runCommandNow(
       ms,
     };
   } finally {
-    clearTimeout(timer);
+    clearTimeout(timer!);
     options.signal?.removeEventListener("abort", onAbort);
-    // Nothing of the child outlives the call, not even a pending poll.
-    await child.release?.();
   }
 }
 

@@ -1,34 +1,30 @@
 /**
- * Starting `sh -c CMD` as the leader of a new session through glibc's
+ * Running `sh -c CMD` as the leader of a new session through glibc's
  * `posix_spawn` over FFI, its stdin, stdout and stderr on pipes: no exec of
  * the `setsid` program, and glibc's vfork-style clone stays cheap in a
  * process as large as Deno's.
  *
- * Linux with glibc ≥ 2.29 only, with the `ffi` permission and the `run`
- * permission for `sh`; {@linkcode sessionSpawnAvailable} says whether this
- * process can use it. The library is loaded when this module is (a few ms
- * and MB, so only modules that spawn import it, and configs load those only
- * when they name a command), so that tests with the resource sanitizer do
- * not count it against the first test that spawns.
+ * A run is served without streams, timers or exceptions: the payload is
+ * written at once (the pipe takes it whole unless it is large), then `poll`
+ * calls on Deno's thread pool, with the time left as their timeout, wait for
+ * the child's pidfd: first alone (most commands exit before their output
+ * fills a pipe, and then one poll serves the whole run), after 20 ms or when
+ * the payload did not fit with stdout and stderr too. Synchronous reads of
+ * the non-blocking pipe ends follow each poll. A kill of the process group
+ * (timeout, output cap, abort) makes the pidfd readable, which ends the poll
+ * under way.
+ *
+ * Linux ≥ 5.3 (pidfd) with glibc ≥ 2.29 only, with the `ffi` permission and
+ * the `run` permission for `sh`; {@linkcode sessionSpawnAvailable} says
+ * whether this process can use it. The library is loaded when this module is
+ * (a few ms and MB, so only modules that spawn import it, and configs load
+ * those only when they name a command), so that tests with the resource
+ * sanitizer do not count it against the first test that spawns.
  *
  * @module
  */
 
-/** The parts of a `Deno.ChildProcess` that running a command uses. */
-export interface SessionChild {
-  /** The shell's pid, which is also its session's and process group's id. */
-  readonly pid: number;
-  /** Settles once the shell has exited and been reaped. */
-  readonly status: Promise<Deno.CommandStatus>;
-  readonly stdin: WritableStream<Uint8Array>;
-  readonly stdout: ReadableStream<Uint8Array>;
-  readonly stderr: ReadableStream<Uint8Array>;
-  /**
-   * Closes every pipe end still open and resolves once nothing of the child
-   * is in flight (no poll or write pending), for a caller done with it.
-   */
-  release?(): Promise<void>;
-}
+import type { RunCommandOptions, RunResult } from "./_process.ts";
 
 // Linux values, the same on x86_64 and aarch64 (Deno's two Linux targets).
 const O_NONBLOCK = 0o4000;
@@ -41,6 +37,7 @@ const EINTR = 4;
 const EAGAIN = 11;
 const EPIPE = 32;
 const WNOHANG = 1;
+const SIGKILL = 9;
 const SIGPIPE = 13;
 const SIGCHLD = 17;
 const SIG_IGN = 1n;
@@ -53,7 +50,6 @@ const SYS_PIDFD_OPEN = 434n; // the same on x86_64 and aarch64
 // slowly when the library is loaded, which every evalpipe process pays.
 const SYMBOLS = {
   pipe2: { parameters: ["pointer", "i32"], result: "i32" },
-  eventfd: { parameters: ["u32", "i32"], result: "i32" },
   // Variadic; its third argument is an int in both uses here.
   fcntl: { parameters: ["i32", "i32", "i32"], result: "i32" },
   close: { parameters: ["i32"], result: "i32" },
@@ -64,17 +60,11 @@ const SYMBOLS = {
     result: "i32",
     nonblocking: true,
   },
-  waitpid: {
-    parameters: ["i32", "pointer", "i32"],
-    result: "i32",
-    nonblocking: true,
-  },
-  // The same, at once: for a child whose pidfd says it has exited.
-  waitpid_now: {
-    name: "waitpid",
-    parameters: ["i32", "pointer", "i32"],
-    result: "i32",
-  },
+  // Blocks only for a child just killed; else WNOHANG, once its pidfd says
+  // it has exited.
+  waitpid: { parameters: ["i32", "pointer", "i32"], result: "i32" },
+  // A failed kill is an errno, not an exception to build on every exit.
+  kill: { parameters: ["i32", "i32"], result: "i32" },
   // For pidfd_open (Linux ≥ 5.3), which glibc wraps only from 2.36 on.
   syscall: { parameters: ["i64", "i64", "i64"], result: "i64" },
   sigaction: { parameters: ["i32", "pointer", "pointer"], result: "i32" },
@@ -120,14 +110,47 @@ interface Loaded {
   libc: Libc;
   /** The spawn attributes, the same for every child (glibc only reads them). */
   attributes: Uint8Array;
+  attributesAt: Deno.PointerValue;
+  scratch: Scratch;
+  /** This thread's errno, where every synchronous call here runs. */
+  errno: Deno.UnsafePointerView;
 }
+
+/**
+ * The buffers that spawning, reading and reaping use: one set for every
+ * child, since those calls are synchronous, with their addresses taken once
+ * (taking one costs about a microsecond).
+ */
+class Scratch {
+  /** [stdin read, stdin write, stdout read, stdout write, stderr read, stderr write] */
+  readonly fds = new Int32Array(6);
+  readonly pairsAt = [0, 2, 4].map((i) => of(this.fds.subarray(i, i + 2)));
+  readonly pid = new Int32Array(1);
+  readonly pidAt = of(this.pid);
+  readonly actions = new Uint8Array(256); // posix_spawn_file_actions_t: 80 bytes
+  readonly actionsAt = of(this.actions);
+  /** `sh`, `-c`, the command, NULL. */
+  readonly argv = BigUint64Array.of(address(SH), address(DASH_C), 0n, 0n);
+  readonly argvAt = of(this.argv);
+  readonly shAt = of(SH);
+  readonly status = new Int32Array(1);
+  readonly statusAt = of(this.status);
+  /** Reads are copied out at once. */
+  readonly chunk = new Uint8Array(65536);
+  readonly chunkAt = of(this.chunk);
+}
+
+const encoder = new TextEncoder();
+const SH = encoder.encode("sh\0");
+const DASH_C = encoder.encode("-c\0");
 
 const loaded = load();
 
 /**
- * Whether {@linkcode spawnSession} works in this process: Linux, a glibc
- * with the functions it needs, the permissions, and SIGCHLD not ignored (the
- * kernel would then reap the children before their status is read).
+ * Whether {@linkcode runSession} works in this process: Linux with pidfds,
+ * a glibc with the functions it needs, the permissions, and SIGCHLD not
+ * ignored (the kernel would then reap the children before their status is
+ * read).
  *
  * @returns `true` when it can be used.
  */
@@ -156,11 +179,21 @@ function load(): Loaded | undefined {
   }
   const libc = library.symbols;
   const attributes = new Uint8Array(1024); // posix_spawnattr_t: 336 bytes
-  if (!initAttributes(libc, attributes)) {
+  // Without pidfd_open (Linux < 5.3) a child's exit cannot join the poll
+  // that serves its pipes: the setsid program does the job then.
+  const self = Number(libc.syscall(SYS_PIDFD_OPEN, BigInt(Deno.pid), 0n));
+  if (self >= 0) libc.close(self);
+  if (self < 0 || !initAttributes(libc, attributes)) {
     library.close();
     return undefined;
   }
-  return { libc, attributes };
+  return {
+    libc,
+    attributes,
+    attributesAt: of(attributes),
+    scratch: new Scratch(),
+    errno: new Deno.UnsafePointerView(libc.__errno_location()!),
+  };
 }
 
 /** Whether SIGCHLD is as a child's status needs, and the attributes are set. */
@@ -185,15 +218,24 @@ function initAttributes(libc: Libc, attributes: Uint8Array): boolean {
     libc.posix_spawnattr_setflags(attr, flags) === 0;
 }
 
-const encoder = new TextEncoder();
-const SH = encoder.encode("sh\0");
-const DASH_C = encoder.encode("-c\0");
+/** NUL-terminated copies of the commands and folders in use, with their addresses. */
+const cStrings = new Map<
+  string,
+  { bytes: Uint8Array; at: Deno.PointerValue }
+>();
 
-function cString(text: string, what: string): Uint8Array {
-  if (text.includes("\0")) {
-    throw new TypeError(`The ${what} contains a NUL character`);
+function cString(text: string, what: string): Deno.PointerValue {
+  let entry = cStrings.get(text);
+  if (entry === undefined) {
+    if (text.includes("\0")) {
+      throw new TypeError(`The ${what} contains a NUL character`);
+    }
+    if (cStrings.size >= 256) cStrings.clear(); // a bound, not a working set
+    const bytes = encoder.encode(`${text}\0`);
+    entry = { bytes, at: of(bytes) };
+    cStrings.set(text, entry);
   }
-  return encoder.encode(`${text}\0`);
+  return entry.at;
 }
 
 /** Where a view's bytes start (its offset included). */
@@ -208,76 +250,63 @@ function address(bytes: Uint8Array): bigint {
 }
 
 /** errno of this thread, right after a synchronous call that failed. */
-function errno(libc: Libc): number {
-  return new Deno.UnsafePointerView(libc.__errno_location()!).getInt32();
+function errno(): number {
+  return loaded!.errno.getInt32();
 }
 
 /**
  * Starts `sh -c cmd` as the leader of a new session (so of a new process
  * group), with piped stdio, the environment of this process, and the signal
- * state `Deno.Command` gives. Only call it where
- * {@linkcode sessionSpawnAvailable} says so.
+ * state `Deno.Command` gives.
  *
- * @param cmd The shell command.
- * @param cwd The folder it runs in, if not this process's.
- * @returns The running child.
+ * @returns The pid and this process's ends: stdin's write end, stdout's and
+ *   stderr's read ends (non-blocking), and the child's pidfd.
  * @throws {Error} When it cannot start, as `Deno.Command.spawn` would.
  */
-export function spawnSession(cmd: string, cwd?: string): SessionChild {
-  if (loaded === undefined) {
-    throw new Error("Cannot spawn through posix_spawn in this process");
-  }
-  const { libc, attributes } = loaded;
+function spawn(
+  { libc, attributesAt, scratch }: Loaded,
+  cmd: string,
+  cwd: string | undefined,
+): { pid: number; fds: Int32Array } {
   const command = cString(cmd, "command");
   const folder = cwd !== undefined ? cString(cwd, "folder") : undefined;
-  // [stdin read, stdin write, stdout read, stdout write, stderr read, stderr
-  // write, wake-up eventfd], all close-on-exec so that no other child
-  // inherits them; posix_spawn's dup2 clears it on the child's 0, 1 and 2.
-  const fds = new Int32Array(7).fill(-1);
+  // All close-on-exec so that no other child inherits them; posix_spawn's
+  // dup2 clears it on the child's 0, 1 and 2.
+  const fds = scratch.fds.fill(-1);
   const fail = (code: number): never => {
     for (const fd of fds) if (fd >= 0) libc.close(fd);
     throw new Error(`Failed to spawn 'sh' (os error ${code})`);
   };
-  for (let i = 0; i < 6; i += 2) {
-    if (libc.pipe2(of(fds.subarray(i, i + 2)), O_CLOEXEC) !== 0) {
-      fail(errno(libc));
-    }
+  for (const pair of scratch.pairsAt) {
+    if (libc.pipe2(pair, O_CLOEXEC) !== 0) fail(errno());
   }
-  if (fds.some((fd, i) => i < 6 && fd < 3) && !moveAboveStdio(libc, fds)) {
-    fail(errno(libc));
+  if (fds.some((fd) => fd < 3) && !moveAboveStdio(libc, fds)) {
+    fail(errno());
   }
-  fds[6] = libc.eventfd(0, O_CLOEXEC | O_NONBLOCK); // EFD_ flags are these
-  if (fds[6]! < 0) fail(errno(libc));
   // Our ends never block; the child's ends are other open files and do.
   for (const i of [1, 2, 4]) libc.fcntl(fds[i]!, F_SETFL, O_NONBLOCK);
-  const buffer = new Uint8Array(256); // posix_spawn_file_actions_t: 80 bytes
-  const actions = of(buffer);
-  const pid = new Int32Array(1);
+  const actions = scratch.actionsAt;
+  const pid = scratch.pid;
   let failed = libc.posix_spawn_file_actions_init(actions);
   if (failed !== 0) fail(failed);
   failed = libc.posix_spawn_file_actions_adddup2(actions, fds[0]!, 0) ||
     libc.posix_spawn_file_actions_adddup2(actions, fds[3]!, 1) ||
     libc.posix_spawn_file_actions_adddup2(actions, fds[5]!, 2) ||
     (folder !== undefined
-      ? libc.posix_spawn_file_actions_addchdir_np(actions, of(folder))
+      ? libc.posix_spawn_file_actions_addchdir_np(actions, folder)
       : 0);
   if (failed === 0) {
     // Read at each spawn: setenv (Deno.env.set) may have moved the array.
     const environ = new Deno.UnsafePointerView(libc.environ!).getPointer();
-    const argv = new BigUint64Array([
-      address(SH),
-      address(DASH_C),
-      address(command),
-      0n,
-    ]);
+    scratch.argv[2] = BigInt(Deno.UnsafePointer.value(command));
     // The child is in its own session before this returns: glibc waits for
     // its exec, and exec failures (no `sh`, no folder) are returned here.
     failed = libc.posix_spawnp(
-      of(pid),
-      of(SH),
+      scratch.pidAt,
+      scratch.shAt,
       actions,
-      of(attributes),
-      of(argv),
+      attributesAt,
+      scratch.argvAt,
       environ,
     );
   }
@@ -286,16 +315,21 @@ export function spawnSession(cmd: string, cwd?: string): SessionChild {
   // The child's ends are the child's now.
   for (const i of [0, 3, 5]) libc.close(fds[i]!);
   // A descriptor that polls readable once the child has exited: its exit
-  // joins the poll that serves the pipes (-1 before Linux 5.3: a waitpid on
-  // a thread of its own instead).
-  const pidfd = Number(libc.syscall(SYS_PIDFD_OPEN, BigInt(pid[0]!), 0n));
-  return new FfiChild(libc, pid[0]!, [
-    fds[1]!,
-    fds[2]!,
-    fds[4]!,
-    fds[6]!,
-    pidfd < 0 ? -1 : pidfd,
-  ]);
+  // joins the poll that serves the pipes.
+  const child = pid[0]!;
+  const pidfd = Number(libc.syscall(SYS_PIDFD_OPEN, BigInt(child), 0n));
+  if (pidfd < 0) {
+    // Out of descriptors: the child cannot be watched, so it must not run.
+    const code = errno();
+    libc.kill(-child, SIGKILL);
+    libc.kill(child, SIGKILL);
+    for (;;) {
+      const reaped = libc.waitpid(child, scratch.statusAt, 0);
+      if (reaped === child || errno() !== EINTR) break;
+    }
+    fail(code);
+  }
+  return { pid: child, fds: Int32Array.of(fds[1]!, fds[2]!, fds[4]!, pidfd) };
 }
 
 /**
@@ -353,25 +387,6 @@ const SIGNALS: Record<number, Deno.Signal> = {
   31: "SIGSYS",
 };
 
-/**
- * Waits for `pid` on a thread of Deno's pool, then decodes its wait status.
- * Deno reaps only the children it started, each by its pid, so the status
- * is ours to read.
- */
-async function waitFor(libc: Libc, pid: number): Promise<Deno.CommandStatus> {
-  const status = new Int32Array(1);
-  const at = of(status); // `status` stays referenced until the end
-  for (;;) {
-    if (await libc.waitpid(pid, at, 0) === pid) break;
-    // -1: a signal interrupted the wait, or the child is not ours to wait
-    // for; errno stays on the pool's thread, so ask again without waiting.
-    const now = await libc.waitpid(pid, at, WNOHANG);
-    if (now === pid) break;
-    if (now < 0) throw new Error(`Cannot wait for process ${pid}`);
-  }
-  return decodeStatus(status[0]!);
-}
-
 /** A wait status as `Deno.ChildProcess` reports it: 128 + n, the signal's name. */
 function decodeStatus(raw: number): Deno.CommandStatus {
   const signal = raw & 0x7f;
@@ -387,266 +402,318 @@ function decodeStatus(raw: number): Deno.CommandStatus {
   };
 }
 
-// Slots of the parent's pipe ends and of the eventfd, in #fds and #pollfds.
+// Slots of this process's ends in a run's descriptors and `struct pollfd`s.
 const IN = 0;
 const OUT = 1;
 const ERR = 2;
-const WAKE = 3;
-const PID = 4;
-const PIPES = [IN, OUT, ERR];
+const PID = 3;
 
-/** One buffer for every read: reads are synchronous and copied out at once. */
-const chunk = new Uint8Array(65536);
-/** What wakes a poll through the eventfd, and where it is drained to. */
-const one = new BigUint64Array([1n]);
-const drained = new BigUint64Array(1);
-
-/** A write to the child's stdin still under way. */
-interface PendingWrite {
-  bytes: Uint8Array;
-  resolve: () => void;
-  reject: (error: Error) => void;
-}
+/** The size of the read buffer, as a read's argument. */
+const CHUNK = 65536n;
+/** Reads per stream before the others get their turn. */
+const READS_PER_TURN = 16;
+/** The longest poll (ms): its timeout is a C int. */
+const MAX_POLL_MS = 0x7fffffff;
+/** How long the first poll of a run waits for its exit alone (ms). */
+const EXIT_WAIT_MS = 20;
+/** While only a process that left the group holds a pipe, aborts are checked this often (ms). */
+const ORPHAN_POLL_MS = 100;
 
 /**
- * A child started by {@linkcode spawnSession}. Reads and writes are
- * synchronous FFI calls on non-blocking pipe ends, made when a `poll` on
- * Deno's thread pool says they will not block; the same poll watches the
- * child's pidfd, and a waitpid that does not block reaps it. The eventfd
- * wakes that poll when stdin gets bytes the pipe would not take, or a
- * watched end must close.
+ * Runs `sh -c cmd` in a new session and process group, as
+ * {@linkcode runCommand} says: stdin written while stdout and stderr are
+ * read, a timeout, output caps, and on exit, timeout, overflow or abort the
+ * whole group killed. Only call it where {@linkcode sessionSpawnAvailable}
+ * says so.
+ *
+ * @param cmd The shell command.
+ * @param options Input, limits, folder and abort signal.
+ * @returns How it ended, once nothing of it is in flight any more.
  */
-class FfiChild implements SessionChild {
-  readonly pid: number;
-  readonly status: Promise<Deno.CommandStatus>;
-  readonly stdin: WritableStream<Uint8Array>;
-  readonly stdout: ReadableStream<Uint8Array>;
-  readonly stderr: ReadableStream<Uint8Array>;
+export function runSession(
+  cmd: string,
+  options: RunCommandOptions,
+): Promise<RunResult> {
+  if (loaded === undefined) {
+    throw new Error("Cannot spawn through posix_spawn in this process");
+  }
+  const started = performance.now();
+  let child: { pid: number; fds: Int32Array };
+  try {
+    child = spawn(loaded, cmd, options.cwd);
+  } catch (error) {
+    return Promise.resolve({
+      kind: "spawn_failed",
+      message: error instanceof Error ? error.message : String(error),
+    });
+  }
+  return new Session(loaded.libc, child.pid, child.fds, options, started)
+    .run();
+}
+
+/** Why a run ended before its command did. */
+type Ending = "timeout" | "aborted" | "stdout" | "stderr";
+
+/** One run of a child started by `spawn`, from its first write to its reaping. */
+class Session {
   readonly #libc: Libc;
-  /** Open ends by slot; -1 once closed. */
+  readonly #pid: number;
+  /** This process's ends by slot, -1 once closed. */
   readonly #fds: Int32Array;
-  /** `struct pollfd[5]`: an int fd, then a short events and a short revents. */
-  readonly #pollfds = new Int32Array(10);
+  readonly #options: RunCommandOptions;
+  readonly #started: number;
+  readonly #deadline: number;
+  /** `struct pollfd[4]`: an int fd, then a short events and a short revents. */
+  readonly #pollfds = new Int32Array(8);
   readonly #events = new Int16Array(this.#pollfds.buffer);
   readonly #pollfdsAt = of(this.#pollfds);
-  /** Ends in the poll under way: closing one must wait until it returns. */
-  readonly #watched = [false, false, false];
-  readonly #closing = [false, false, false, false];
-  readonly #readers: ReadableStreamDefaultController<Uint8Array>[] = [];
-  #pending: PendingWrite | undefined;
-  /** Whether #pump runs: it owns closing what its poll watches. */
-  #pumping = false;
-  /** Settles when the #pump under way returns. */
-  #pumped: Promise<void> = Promise.resolve();
-  /** Settles `status`, once the child is reaped. */
-  #exited!: (status: Deno.CommandStatus) => void;
-  #failed!: (error: Error) => void;
-  /** Whether the caller is done: the pump stops watching the pidfd. */
-  #released = false;
-  readonly #waitStatus = new Int32Array(1);
+  /** What is left to write on stdin. */
+  #stdin: Uint8Array;
+  readonly #chunks: [Uint8Array[], Uint8Array[]] = [[], []];
+  readonly #sizes = [0, 0];
+  #ending: Ending | undefined;
+  /** Whether the poll watches stdout and stderr, or waits for the exit alone. */
+  #watchPipes = true;
+  #status: Deno.CommandStatus | undefined;
+  #error: Error | undefined;
+
+  constructor(
+    libc: Libc,
+    pid: number,
+    fds: Int32Array,
+    options: RunCommandOptions,
+    started: number,
+  ) {
+    this.#libc = libc;
+    this.#pid = pid;
+    this.#fds = fds;
+    this.#options = options;
+    this.#started = started;
+    this.#deadline = started + options.timeoutMs;
+    this.#stdin = options.stdin;
+  }
+
+  async run(): Promise<RunResult> {
+    const signal = this.#options.signal;
+    const onAbort = () => this.#end("aborted");
+    signal?.addEventListener("abort", onAbort);
+    try {
+      if (signal?.aborted) this.#end("aborted");
+      this.#write();
+      // A payload the pipe took whole: most commands now exit before their
+      // output fills a pipe, so the first poll waits for the exit alone
+      // (one poll per run rather than one for the output and one for the
+      // exit), for a while: output that fills a pipe waits that long.
+      this.#watchPipes = this.#fds[IN]! >= 0;
+      const events = this.#events;
+      for (;;) {
+        const timeout = this.#arm();
+        if (timeout === undefined) break;
+        // -1 (a signal interrupted it) leaves every revents at 0: look again.
+        await this.#libc.poll(this.#pollfdsAt, 4n, timeout);
+        this.#watchPipes = true;
+        const exited = events[4 * PID + 3] !== 0;
+        if (events[4 * IN + 3] !== 0) this.#write();
+        // After the exit the pipes hold all the child wrote.
+        if (exited || events[4 * OUT + 3] !== 0) this.#read(OUT);
+        if (exited || events[4 * ERR + 3] !== 0) this.#read(ERR);
+        // Both pipes at their end: the exit is near or past, and a waitpid
+        // that does not block may spare the poll that would wait for it.
+        if (exited || (this.#fds[OUT]! < 0 && this.#fds[ERR]! < 0)) {
+          this.#reap();
+        }
+        // A run whose command has exited, its output read to the end, is
+        // done even if the time is up.
+        const done = this.#status !== undefined && this.#fds[OUT]! < 0 &&
+          this.#fds[ERR]! < 0;
+        if (
+          !done && this.#ending === undefined &&
+          performance.now() >= this.#deadline
+        ) {
+          this.#end("timeout");
+        }
+      }
+    } finally {
+      signal?.removeEventListener("abort", onAbort);
+      // Only a bug gets here with the child unreaped: no process outlives the run.
+      if (this.#status === undefined) this.#kill();
+      for (let slot = IN; slot <= PID; slot++) this.#close(slot);
+    }
+    if (this.#error !== undefined) throw this.#error;
+    return this.#result(performance.now() - this.#started);
+  }
+
+  #result(ms: number): RunResult {
+    const ending = this.#ending;
+    if (ending === "aborted") return { kind: "aborted" };
+    if (ending === "timeout") return { kind: "timeout", ms };
+    if (ending === "stdout" || ending === "stderr") {
+      const limit = ending === "stdout"
+        ? this.#options.maxStdoutBytes
+        : this.#options.maxStderrBytes;
+      return { kind: "overflow", stream: ending, limit, ms };
+    }
+    const status = this.#status!;
+    return {
+      kind: "exited",
+      code: status.code,
+      signal: status.signal,
+      stdout: concat(this.#chunks[0], this.#sizes[0]!),
+      stderr: concat(this.#chunks[1], this.#sizes[1]!),
+      ms,
+    };
+  }
 
   /**
-   * `fds`: stdin's write end, stdout's and stderr's read ends, the eventfd,
-   * and the child's pidfd (-1 if there is none).
+   * Sets up the poll: stdin while bytes wait for room, stdout and stderr
+   * until their end, the pidfd until the child is reaped. Once the run has
+   * ended, the pipes are closed and only the reaping is waited for.
+   *
+   * @returns The poll's timeout in ms, or `undefined` when it is all done.
    */
-  constructor(libc: Libc, pid: number, fds: number[]) {
-    this.#libc = libc;
-    this.pid = pid;
-    this.#fds = Int32Array.from(fds);
-    this.status = new Promise((resolve, reject) => {
-      this.#exited = resolve;
-      this.#failed = reject;
-    });
-    if (this.#fds[PID]! < 0) {
-      waitFor(libc, pid).then(this.#exited, this.#failed);
+  #arm(): number | undefined {
+    const fds = this.#fds;
+    if (this.#ending !== undefined) {
+      this.#close(IN);
+      this.#close(OUT);
+      this.#close(ERR);
     }
-    this.stdout = this.#readable(OUT);
-    this.stderr = this.#readable(ERR);
-    this.stdin = new WritableStream({
-      write: (bytes) => this.#write(bytes),
-      close: () => this.#close(IN),
-      abort: () => this.#close(IN),
-    });
-    this.#pump();
+    const pollfds = this.#pollfds;
+    const events = this.#events;
+    pollfds[2 * IN] = fds[IN]!;
+    events[4 * IN + 2] = POLLOUT;
+    pollfds[2 * OUT] = this.#watchPipes ? fds[OUT]! : -1;
+    events[4 * OUT + 2] = POLLIN;
+    pollfds[2 * ERR] = this.#watchPipes ? fds[ERR]! : -1;
+    events[4 * ERR + 2] = POLLIN;
+    pollfds[2 * PID] = fds[PID]!;
+    events[4 * PID + 2] = POLLIN;
+    for (let slot = IN; slot <= PID; slot++) events[4 * slot + 3] = 0;
+    if (fds[OUT]! < 0 && fds[ERR]! < 0 && fds[PID]! < 0) return undefined;
+    if (this.#ending !== undefined) return -1;
+    // poll takes an int: longer waits are made of several polls.
+    const left = Math.min(
+      MAX_POLL_MS,
+      Math.max(0, Math.ceil(this.#deadline - performance.now())),
+    );
+    if (!this.#watchPipes) return Math.min(left, EXIT_WAIT_MS);
+    // Reaped, yet a pipe is open: a process that left the group holds it,
+    // and no exit will end the poll when an abort kills the group.
+    return fds[PID]! < 0 ? Math.min(left, ORPHAN_POLL_MS) : left;
   }
 
-  release(): Promise<void> {
-    this.#released = true;
-    const pending = this.#pending;
-    this.#pending = undefined;
-    pending?.reject(new Deno.errors.BrokenPipe("The stdin pipe is closed"));
-    for (const slot of PIPES) this.#close(slot);
-    this.#wake();
-    return this.#pumped;
+  /** Ends the run early: the whole group is killed, the pipes closed. */
+  #end(why: Ending): void {
+    this.#ending ??= why;
+    this.#kill();
   }
 
-  /** Reaps the child, whose pidfd polled readable; whether it was reaped. */
-  #reap(): boolean {
-    const at = of(this.#waitStatus);
-    const reaped = this.#libc.waitpid_now(this.pid, at, WNOHANG);
-    if (reaped === 0) return false; // not yet a zombie: poll again
-    this.#closeNow(PID);
-    if (reaped === this.pid) this.#exited(decodeStatus(this.#waitStatus[0]!));
-    else this.#failed(new Error(`Cannot wait for process ${this.pid}`));
-    return true;
+  /**
+   * Kills the group and, while it is not reaped, the leader by pid too (in
+   * case it is not yet its group's leader). Once reaped, its pid may belong
+   * to another process; the group's id stays reserved while it has members.
+   */
+  #kill(): void {
+    this.#libc.kill(-this.#pid, SIGKILL);
+    if (this.#status === undefined) this.#libc.kill(this.#pid, SIGKILL);
   }
 
-  #readable(slot: number): ReadableStream<Uint8Array> {
-    // No backpressure: the reader reads on up to its cap, and the pump reads
-    // a few chunks per poll before it lets the reader run.
-    return new ReadableStream({
-      start: (controller) => {
-        this.#readers[slot] = controller;
-      },
-      cancel: () => this.#close(slot),
-    });
-  }
-
-  #write(bytes: Uint8Array): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.#pending = { bytes, resolve, reject };
-      this.#flush();
-      if (this.#pending !== undefined) this.#pump();
-    });
-  }
-
-  /** Writes what the pipe takes now; settles the write once done or broken. */
-  #flush(): void {
-    const pending = this.#pending;
-    if (pending === undefined) return;
+  /** Writes what the pipe takes now; a child that stopped reading is no error. */
+  #write(): void {
     const fd = this.#fds[IN]!;
-    while (fd >= 0 && pending.bytes.length > 0) {
-      const size = BigInt(pending.bytes.length);
-      const n = Number(this.#libc.write(fd, of(pending.bytes), size));
+    if (fd < 0) return;
+    const libc = this.#libc;
+    while (this.#stdin.length > 0) {
+      const bytes = this.#stdin;
+      const n = Number(libc.write(fd, of(bytes), BigInt(bytes.length)));
       if (n >= 0) {
-        pending.bytes = pending.bytes.subarray(n);
+        this.#stdin = bytes.subarray(n);
         continue;
       }
-      const code = errno(this.#libc);
+      const code = errno();
       if (code === EAGAIN) return;
       if (code === EINTR) continue;
-      this.#pending = undefined;
-      this.#closeNow(IN);
-      pending.reject(
-        code === EPIPE
-          ? new Deno.errors.BrokenPipe("Broken pipe (os error 32)")
-          : new Error(`Cannot write to the child's stdin (os error ${code})`),
-      );
-      return;
+      // EPIPE: it exited, or closed stdin, without reading all of it. The
+      // protocol judges it by its exit status and output.
+      if (code !== EPIPE) {
+        this.#error = new Error(
+          `Cannot write to the child's stdin (os error ${code})`,
+        );
+      }
+      break;
     }
-    this.#pending = undefined;
-    if (fd < 0) {
-      pending.reject(new Deno.errors.BrokenPipe("The stdin pipe is closed"));
-    } else {
-      pending.resolve();
-    }
+    this.#close(IN);
   }
 
-  /** Reads one chunk, or the end; whether there may be more to read now. */
-  #read(slot: number): boolean {
+  /** Reads what `slot` holds now, up to its end or its cap. */
+  #read(slot: typeof OUT | typeof ERR): void {
     const fd = this.#fds[slot]!;
-    if (fd < 0 || this.#closing[slot]) return false;
-    const n = Number(this.#libc.read(fd, of(chunk), BigInt(chunk.length)));
-    const reader = this.#readers[slot]!;
-    if (n > 0) {
-      reader.enqueue(chunk.slice(0, n));
-      return true;
-    }
-    const code = n === 0 ? 0 : errno(this.#libc);
-    if (code === EAGAIN || code === EINTR) return false;
-    this.#closeNow(slot);
-    if (code === 0) {
-      reader.close();
-    } else {
-      reader.error(
-        new Error(`Cannot read the child's output (os error ${code})`),
-      );
-    }
-    return false;
-  }
-
-  /** Closes an end now, or, if the poll under way watches it, once it returns. */
-  #close(slot: number): void {
-    if (!this.#watched[slot]) {
-      this.#closeNow(slot);
+    if (fd < 0) return;
+    const libc = this.#libc;
+    const i = slot - OUT;
+    const limit = slot === OUT
+      ? this.#options.maxStdoutBytes
+      : this.#options.maxStderrBytes;
+    const { chunk, chunkAt } = loaded!.scratch;
+    for (let turn = 0; turn < READS_PER_TURN; turn++) {
+      const n = Number(libc.read(fd, chunkAt, CHUNK));
+      if (n > 0) {
+        this.#sizes[i]! += n;
+        if (this.#sizes[i]! > limit) {
+          this.#end(slot === OUT ? "stdout" : "stderr");
+          return;
+        }
+        this.#chunks[i]!.push(chunk.slice(0, n));
+        continue;
+      }
+      const code = n === 0 ? 0 : errno();
+      if (code === EAGAIN) return;
+      if (code === EINTR) continue;
+      if (code !== 0) {
+        this.#error = new Error(
+          `Cannot read the child's output (os error ${code})`,
+        );
+      }
+      this.#close(slot);
       return;
     }
-    this.#closing[slot] = true;
-    this.#wake();
   }
 
-  #closeNow(slot: number): void {
+  /** Reaps the child if it has exited, then kills what it left in its group. */
+  #reap(): void {
+    if (this.#fds[PID]! < 0) return;
+    const { status, statusAt } = loaded!.scratch;
+    const reaped = this.#libc.waitpid(this.#pid, statusAt, WNOHANG);
+    if (reaped === 0) return; // not yet a zombie: poll again
+    if (reaped < 0 && errno() === EINTR) return;
+    this.#close(PID);
+    if (reaped !== this.#pid) {
+      this.#error = new Error(`Cannot wait for process ${this.#pid}`);
+      this.#status = { success: false, code: -1, signal: null };
+      return;
+    }
+    this.#status = decodeStatus(status[0]!);
+    // Whatever the command left behind in its group dies with it; this also
+    // closes pipes that a background descendant still holds.
+    this.#libc.kill(-this.#pid, SIGKILL);
+  }
+
+  #close(slot: number): void {
     const fd = this.#fds[slot]!;
     if (fd < 0) return;
     this.#libc.close(fd);
     this.#fds[slot] = -1;
-    this.#closing[slot] = false;
-    if (
-      slot !== WAKE && !this.#pumping && this.#fds[PID]! < 0 &&
-      PIPES.every((s) => this.#fds[s]! < 0)
-    ) {
-      this.#closeNow(WAKE);
-    }
   }
+}
 
-  #wake(): void {
-    this.#libc.write(this.#fds[WAKE]!, of(one), 8n);
+/** The chunks as one array (the only one, when there is one). */
+function concat(chunks: Uint8Array[], size: number): Uint8Array {
+  if (chunks.length === 1) return chunks[0]!;
+  const out = new Uint8Array(size);
+  let offset = 0;
+  for (const c of chunks) {
+    out.set(c, offset);
+    offset += c.length;
   }
-
-  /**
-   * Polls the ends with something to do (stdout and stderr until their end,
-   * stdin while a write waits for room, the pidfd until the child is reaped
-   * or released) and serves them, until none has. Only one runs at a time;
-   * a second call wakes it to look again.
-   */
-  #pump(): void {
-    if (this.#pumping) {
-      this.#wake();
-      return;
-    }
-    this.#pumping = true;
-    this.#pumped = this.#serve();
-  }
-
-  async #serve(): Promise<void> {
-    const fds = this.#fds;
-    const pollfds = this.#pollfds;
-    const events = this.#events;
-    for (;;) {
-      for (const slot of PIPES) if (this.#closing[slot]) this.#closeNow(slot);
-      this.#watched[IN] = this.#pending !== undefined && fds[IN]! >= 0;
-      this.#watched[OUT] = fds[OUT]! >= 0;
-      this.#watched[ERR] = fds[ERR]! >= 0;
-      const exit = fds[PID]! >= 0 && !this.#released;
-      if (!exit && !this.#watched.some((watched) => watched)) break;
-      for (let slot = IN; slot <= PID; slot++) {
-        const watched = slot === WAKE ||
-          (slot === PID ? exit : this.#watched[slot]);
-        pollfds[2 * slot] = watched ? fds[slot]! : -1;
-        events[4 * slot + 2] = slot === IN ? POLLOUT : POLLIN;
-        events[4 * slot + 3] = 0;
-      }
-      // -1 (a signal interrupted it) leaves every revents at 0: poll again.
-      await this.#libc.poll(this.#pollfdsAt, 5n, -1);
-      this.#watched.fill(false);
-      if (events[4 * WAKE + 3] !== 0) {
-        this.#libc.read(fds[WAKE]!, of(drained), 8n);
-      }
-      if (events[4 * IN + 3] !== 0) this.#flush();
-      for (const slot of [OUT, ERR]) {
-        // A second read often finds the end already: one poll fewer.
-        for (let i = 0; i < 4 && events[4 * slot + 3] !== 0; i++) {
-          if (!this.#read(slot)) break;
-        }
-      }
-      if (exit && events[4 * PID + 3] !== 0) this.#reap();
-    }
-    this.#pumping = false;
-    // Released before the child exited: a waitpid on a thread reaps it.
-    if (fds[PID]! >= 0) {
-      this.#closeNow(PID);
-      waitFor(this.#libc, this.pid).then(this.#exited, this.#failed);
-    }
-    if (PIPES.every((slot) => fds[slot]! < 0)) this.#closeNow(WAKE);
-  }
+  return out;
 }

@@ -32,6 +32,10 @@ export function running(pid: number): boolean {
   } catch (error) {
     // No /proc entry: the process is gone and reaped.
     if (error instanceof Deno.errors.NotFound) return false;
+    // ESRCH, a plain Error in Deno: it was reaped between open and read.
+    if (error instanceof Error && error.message.endsWith("(os error 3)")) {
+      return false;
+    }
     throw error;
   }
   const state = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0];

@@ -115,6 +115,10 @@ async function stateOf(pid: number): Promise<string | undefined> {
     return stat.slice(stat.lastIndexOf(")") + 2)[0];
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return undefined;
+    // ESRCH, a plain Error in Deno: it was reaped between open and read.
+    if (error instanceof Error && error.message.endsWith("(os error 3)")) {
+      return undefined;
+    }
     throw error;
   }
 }

@@ -793,6 +793,46 @@ Deno.test("subprocessScorer through the score command writes NDJSON Scores on st
   }
 });
 
+Deno.test("subprocessScorer through the score command writes the same Scores to a file, /dev/null and a pipe", async () => {
+  // A file and /dev/null are written at once, a pipe asynchronously.
+  const args = ["score", "--scorer", COVERAGE, "--concurrency", "2"];
+  const input = CLI_UNITS.join("\n") + "\n";
+  const piped = await runCli(args, input);
+  assert.equal(piped.code, 0);
+  await withTempDir(async (dir) => {
+    for (const target of [`${dir}/scores.ndjson`, "/dev/null"]) {
+      const child = new Deno.Command("sh", {
+        args: [
+          "-c",
+          'exec "$@" >"$TARGET"',
+          "sh",
+          Deno.execPath(),
+          "run",
+          "-A",
+          "cli.ts",
+          ...args,
+        ],
+        cwd: ROOT,
+        env: { TARGET: target, NO_COLOR: "1" },
+        stdin: "piped",
+        stdout: "null",
+        stderr: "piped",
+      }).spawn();
+      const [, output] = await Promise.all([
+        writeAndClose(child.stdin, encoder.encode(input)),
+        child.output(),
+      ]);
+      assert.deepEqual(
+        [output.code, decoder.decode(output.stderr)],
+        [0, ""],
+        target,
+      );
+    }
+    assert.equal(await Deno.readTextFile(`${dir}/scores.ndjson`), piped.stdout);
+  });
+  assert.equal(ndjson(piped.stdout).length, CLI_UNITS.length);
+});
+
 Deno.test("subprocessScorer through the score command reports a malformed line and scores the rest", async () => {
   const input = [
     CLI_UNITS[0],
