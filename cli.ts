@@ -25,7 +25,7 @@ import { formatDiff, formatSummary } from "./src/report.ts";
 import type { ScoresFile } from "./src/scores_file.ts";
 import { TextWriter } from "./src/_text_writer.ts";
 import { escapeControl, groupByCall, renderByCall } from "./src/view.ts";
-import { parseScore, type Score, scoreLine } from "./src/score.ts";
+import { parseScore, scoreLine } from "./src/score.ts";
 import { scoreUnits } from "./src/score_units.ts";
 import type { Scorer } from "./src/scorer.ts";
 import { readUnits } from "./src/unit.ts";
@@ -141,15 +141,21 @@ async function openOut(
   append = false,
 ): Promise<ByteWriter & { close(): void }> {
   if (path === undefined) {
-    return { write: (p) => Deno.stdout.write(p), close: () => {} };
+    const stdout = stdoutWriter();
+    return { write: (p) => stdout.write(p), close: () => {} };
   }
   try {
-    return await Deno.open(
+    const file = await Deno.open(
       path,
       append
         ? { append: true, create: true }
         : { write: true, create: true, truncate: true },
     );
+    // A file never waits for a reader: written at once, like stdout to one.
+    return {
+      write: (p) => Promise.resolve(file.writeSync(p)),
+      close: () => file.close(),
+    };
   } catch (error) {
     const { osErrorText } = await import("./src/config.ts");
     throw new UsageError(
@@ -158,7 +164,6 @@ async function openOut(
   }
 }
 
-/** Aborts `controller` on SIGINT and SIGTERM until `dispose` is called. */
 /**
  * The first SIGINT or SIGTERM stops the intake (`stop`) and, after `graceMs`,
  * aborts what still runs (`abort`, which kills every child process group).
@@ -419,7 +424,9 @@ async function score(args: string[]): Promise<number> {
         ),
         signal: controller.signal,
       }))
-      .pipeTo(scoreSink(), { signal: controller.signal });
+      .pipeTo(ndjsonSink(stdoutWriter(), { stringify: scoreLine }), {
+        signal: controller.signal,
+      });
     return malformed > 0 ? 2 : 0;
   } catch (error) {
     const sig = interrupt.signal();
@@ -461,28 +468,6 @@ function stdoutWriter(): ByteWriter {
   return { write: (p) => Promise.resolve(Deno.stdout.writeSync(p)) };
 }
 
-/**
- * Scores as NDJSON on stdout, written once the microtasks that made them are
- * done: Scores that finish together are written together, and no timer
- * loads Deno's Node layer (about 10 ms of start-up, which ndjsonSink's
- * timer costs).
- */
-function scoreSink(): WritableStream<Score> {
-  const out = new TextWriter(stdoutWriter(), undefined, true);
-  return new WritableStream({
-    write(score) {
-      try {
-        return out.write(`${JSON.stringify(score)}\n`);
-      } catch (error) {
-        out.discard(); // the stream errors without a call to abort()
-        throw error;
-      }
-    },
-    close: () => out.flush(),
-    abort: () => out.discard(),
-  });
-}
-
 async function aggregateCommand(args: string[]): Promise<number> {
   const { flags } = parseArgs(args, {
     grouped: { type: "boolean" },
@@ -517,7 +502,7 @@ async function aggregateCommand(args: string[]): Promise<number> {
     );
   try {
     await ReadableStream.from(aggregator.results()).pipeTo(
-      ndjsonSink(Deno.stdout),
+      ndjsonSink(stdoutWriter()),
     );
   } catch (error) {
     if (!isBrokenPipe(error)) throw error;
@@ -547,7 +532,7 @@ async function readResults(path: string): Promise<ScoresFile> {
 
 async function writeStdout(text: string): Promise<void> {
   try {
-    const w = new TextWriter(Deno.stdout);
+    const w = new TextWriter(stdoutWriter());
     w.write(text);
     await w.flush();
   } catch (error) {

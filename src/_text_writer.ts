@@ -1,8 +1,8 @@
 /**
- * Buffered text output: text that arrives together is written together, and
- * a lone piece is written as soon as the event loop turns (or, for writers of
- * large batches, once the microtasks queued with it are done), so output
- * appears as it is produced in few system calls.
+ * Buffered text output: a lone piece is written once the microtasks queued
+ * with it are done, and pieces that come while a write is under way gather
+ * and go out together when it ends, so output appears as it is produced in
+ * few system calls, without a timer.
  *
  * @module
  */
@@ -27,8 +27,6 @@ export class TextWriter {
   #dest: ByteWriter;
   #flushChars: number;
   #pending = "";
-  #timer: ReturnType<typeof setTimeout> | undefined;
-  #microtask: boolean;
   #scheduled = false;
   #chain: Promise<void> = Promise.resolve();
   /** Writes queued and not yet done. */
@@ -36,25 +34,22 @@ export class TextWriter {
   #failure: unknown;
 
   /**
-   * Creates the writer.
+   * Creates the writer. It uses no timer: Deno's global timers load its
+   * Node layer, megabytes and milliseconds of start-up for a command that
+   * needs no other timer.
    *
    * @param dest Where the bytes go.
    * @param flushChars Buffered text that forces a write.
-   * @param microtask Write a lone piece after the current microtasks rather
-   *   than on the next turn: for writers whose pieces are whole batches. It
-   *   also keeps Deno's global timers unloaded (they load the Node layer:
-   *   megabytes of start-up for a run that needs no other timer).
    */
-  constructor(dest: ByteWriter, flushChars = 65536, microtask = false) {
+  constructor(dest: ByteWriter, flushChars = 65536) {
     this.#dest = dest;
     this.#flushChars = flushChars;
-    this.#microtask = microtask;
   }
 
   /**
-   * Appends text. Returns a promise when the buffer was full and is being
-   * written, or when an earlier write is still under way (await it for
-   * backpressure), else `undefined`.
+   * Appends text. Returns a promise when the buffer is full and being written
+   * (await it for backpressure: at most one write waits behind the one under
+   * way), else `undefined`.
    *
    * @param text Whole lines (or whatever unit must not be torn).
    * @returns The pending write, when there is one to wait for.
@@ -64,18 +59,9 @@ export class TextWriter {
     if (this.#failure !== undefined) throw this.#failure;
     this.#pending += text;
     if (this.#pending.length >= this.#flushChars) return this.flush();
-    if (!this.#scheduled) {
-      this.#scheduled = true;
-      // A failed background write is reported by the next write or flush.
-      const flush = () => {
-        if (this.#scheduled) this.flush().catch((e) => (this.#failure = e));
-      };
-      if (this.#microtask) queueMicrotask(flush);
-      else this.#timer = setTimeout(flush, 0);
-    }
-    // While an earlier write is under way, the caller waits for it: text
-    // must not pile up faster than the destination takes it.
-    return this.#writing > 0 ? this.#settled() : undefined;
+    // While a write is under way, the text waits for it to end.
+    if (this.#writing === 0) this.#schedule();
+    return undefined;
   }
 
   /**
@@ -84,37 +70,39 @@ export class TextWriter {
    * @returns When it is written.
    */
   flush(): Promise<void> {
-    this.#stopSchedule();
+    this.#scheduled = false;
     if (this.#pending !== "") {
       const bytes = encoder.encode(this.#pending);
       this.#pending = "";
       this.#writing++;
-      const done = () => void this.#writing--;
-      this.#chain = this.#chain.then(() => writeAll(this.#dest, bytes))
-        .then(done, (error) => {
-          done();
+      this.#chain = this.#chain.then(() => writeAll(this.#dest, bytes)).then(
+        () => {
+          // What came meanwhile goes out in one write.
+          if (--this.#writing === 0 && this.#pending !== "") this.#schedule();
+        },
+        (error) => {
+          this.#writing--;
           throw error;
-        });
+        },
+      );
     }
-    return this.#settled();
-  }
-
-  /** When every write queued so far is done; rejects if one failed. */
-  #settled(): Promise<void> {
     return this.#chain.then(() => {
       if (this.#failure !== undefined) throw this.#failure;
     });
   }
 
-  /** Drops what is buffered and stops the timer: for a stream that failed. */
+  /** Drops what is buffered: for a stream that failed. */
   discard(): void {
-    this.#stopSchedule();
+    this.#scheduled = false;
     this.#pending = "";
   }
 
-  #stopSchedule(): void {
-    this.#scheduled = false;
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
-    this.#timer = undefined;
+  #schedule(): void {
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    queueMicrotask(() => {
+      // A failed background write is reported by the next write or flush.
+      if (this.#scheduled) this.flush().catch((e) => (this.#failure = e));
+    });
   }
 }

@@ -78,10 +78,10 @@ export interface NdjsonSinkOptions<T = unknown> {
 }
 
 /**
- * A sink writing each value as one line of compact JSON. Lines that arrive
- * together are written together; a lone line is written as soon as the
- * event loop turns, so output appears as it is produced. Only whole lines
- * are ever written.
+ * A sink writing each value as one line of compact JSON. A lone line is
+ * written once the microtasks that made it are done, so output appears as it
+ * is produced; lines that come while a write is under way go out together
+ * when it ends. Only whole lines are ever written.
  *
  * @param dest Where to write.
  * @param options The buffer size and how a value becomes JSON text.
@@ -101,7 +101,7 @@ export function ndjsonSink<T = unknown>(
   dest: ByteWriter,
   options: NdjsonSinkOptions<T> = {},
 ): WritableStream<T> {
-  return textSink(dest, options, false, lineMaker(options.stringify));
+  return textSink(dest, options, lineMaker(options.stringify));
 }
 
 /**
@@ -117,9 +117,7 @@ export function ndjsonBatchSink<T = unknown>(
   options: NdjsonSinkOptions<T> = {},
 ): WritableStream<readonly T[]> {
   const line = lineMaker(options.stringify);
-  // A batch is already what arrived together: it is written once the
-  // microtasks that made it are done, without waiting for a timer.
-  return textSink(dest, options, true, (batch: readonly T[]) => {
+  return textSink(dest, options, (batch: readonly T[]) => {
     let text = "";
     for (const value of batch) text += line(value);
     return text;
@@ -142,10 +140,9 @@ function lineMaker<T>(
 function textSink<T>(
   dest: ByteWriter,
   options: { flushChars?: number },
-  microtask: boolean,
   toText: (chunk: T) => string,
 ): WritableStream<T> {
-  const out = new TextWriter(dest, options.flushChars, microtask);
+  const out = new TextWriter(dest, options.flushChars);
   return new WritableStream<T>({
     write(chunk) {
       try {
