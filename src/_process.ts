@@ -6,7 +6,7 @@
  * @module
  */
 
-import { runSession, sessionSpawnAvailable } from "./_spawn_ffi.ts";
+import { concat, runSession, sessionSpawnAvailable } from "./_spawn_ffi.ts";
 
 /** Options of {@linkcode runCommand}. */
 export interface RunCommandOptions {
@@ -162,14 +162,7 @@ async function readCapped(
     stop.removeEventListener("abort", onStop);
   }
   if (stop.aborted) return STOPPED;
-  if (chunks.length === 1) return chunks[0]!;
-  const out = new Uint8Array(total);
-  let offset = 0;
-  for (const c of chunks) {
-    out.set(c, offset);
-    offset += c.length;
-  }
-  return out;
+  return concat(chunks, total);
 }
 
 /** Writes all of `bytes` to the child's stdin and closes it; a closed pipe is not an error. */

@@ -707,7 +707,7 @@ class Session {
 }
 
 /** The chunks as one array (the only one, when there is one). */
-function concat(chunks: Uint8Array[], size: number): Uint8Array {
+export function concat(chunks: Uint8Array[], size: number): Uint8Array {
   if (chunks.length === 1) return chunks[0]!;
   const out = new Uint8Array(size);
   let offset = 0;
