@@ -14,6 +14,7 @@
 // Usage: deno run -A bench/network_bench.ts [--rounds N] [--cases N]
 //          [--concurrency N] [--delay MS]
 
+import { evalpipeArgs } from "./_evalpipe.ts";
 import { parseArgs } from "../src/_args.ts";
 import { fakeLlm } from "../tests/_fake_llm.ts";
 
@@ -116,7 +117,7 @@ scorers:
 concurrency: ${CONCURRENCY}
 `,
   );
-  const cli = ["run", "-A", `${ROOT}cli.ts`, "run"];
+  const cli = [...evalpipeArgs(`${ROOT}cli.ts`), "run"];
   for (let r = 0; r < ROUNDS; r++) {
     const cache = `cache-${r}`;
     const run = [...cli, "suite.yaml", "--cache-dir", cache];
