@@ -676,7 +676,7 @@ function jsonOf(text: string, slot: number): string {
 export function scoreLine(score: Score): string {
   const { reason, example_id, unit_id, diagnostics, evidence_refs } = score;
   let text = `{"metric":${
-    JSON.stringify(score.metric)
+    jsonOf(score.metric, 0)
   },"status":"${score.status}","validity":"${score.validity}","value":${
     score.value === null ? "null" : String(score.value)
   },"passed":${score.passed}`;
