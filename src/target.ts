@@ -200,10 +200,7 @@ function doneUnit(
   result: TargetResult,
 ): Unit {
   unit.output = result.output;
-  unit.target = {
-    latency_ms: timed ? Math.round(performance.now() - started) : 0,
-    ...result.info,
-  };
+  unit.target = { latency_ms: latencyMs(timed, started), ...result.info };
   return unit;
 }
 
@@ -214,8 +211,13 @@ function failedUnit(
   error: unknown,
 ): Unit {
   unit.target = {
-    latency_ms: timed ? Math.round(performance.now() - started) : 0,
+    latency_ms: latencyMs(timed, started),
     error: messageOf(error),
   };
   return unit;
+}
+
+/** Whole milliseconds since `started`; 0 for a target that is not timed. */
+function latencyMs(timed: boolean, started: number): number {
+  return timed ? Math.round(performance.now() - started) : 0;
 }
