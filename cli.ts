@@ -12,23 +12,23 @@ import {
   Aggregator,
   looksLikeAggregate,
   parseAggregate,
-} from "./src/aggregate.ts";
-import { parseArgs, UsageError } from "./src/_args.ts";
-import { LineStream } from "./src/line_stream.ts";
+} from "./src/aggregate/aggregate.ts";
+import { parseArgs, UsageError } from "./src/cli/args.ts";
+import { LineStream } from "./src/io/line_stream.ts";
 import {
   type ByteWriter,
   ndjsonBatchSink,
   NdjsonParseStream,
   ndjsonSink,
-} from "./src/ndjson.ts";
-import { formatDiff, formatSummary } from "./src/report.ts";
-import type { ScoresFile } from "./src/scores_file.ts";
-import { TextWriter } from "./src/_text_writer.ts";
-import { escapeControl, groupByCall, renderByCall } from "./src/view.ts";
-import { parseScore, scoreLine } from "./src/score.ts";
-import { scoreUnits } from "./src/score_units.ts";
-import type { Scorer } from "./src/scorer.ts";
-import { readUnits } from "./src/unit.ts";
+} from "./src/io/ndjson.ts";
+import { formatDiff, formatSummary } from "./src/report/summary.ts";
+import type { ScoresFile } from "./src/record/scores_file.ts";
+import { TextWriter } from "./src/io/text_writer.ts";
+import { escapeControl, groupByCall, renderByCall } from "./src/report/view.ts";
+import { parseScore, scoreLine } from "./src/score/score.ts";
+import { scoreUnits } from "./src/scorers/score_units.ts";
+import type { Scorer } from "./src/scorers/scorer.ts";
+import { readUnits } from "./src/dataset/unit.ts";
 
 const HELP: Record<string, string> = {
   main: `evalpipe: evaluate LLM systems as streams
@@ -157,7 +157,7 @@ async function openOut(
       close: () => file.close(),
     };
   } catch (error) {
-    const { osErrorText } = await import("./src/config.ts");
+    const { osErrorText } = await import("./src/config/config.ts");
     throw new UsageError(
       `Cannot write ${JSON.stringify(path)}: ${osErrorText(error)}`,
     );
@@ -257,8 +257,8 @@ async function run(args: string[]): Promise<number> {
   }
   // Command-specific modules load with their command: `score` needs no YAML.
   const [{ runSuite }, { prepareResume }] = await Promise.all([
-    import("./src/run.ts"),
-    import("./src/resume.ts"),
+    import("./src/run/run_suite.ts"),
+    import("./src/run/resume.ts"),
   ]);
   const plan = flags.resume ? await prepareResume(outPath!) : undefined;
   if (plan?.dropped !== undefined) {
@@ -389,8 +389,8 @@ async function score(args: string[]): Promise<number> {
   const seen = new Set<string>();
   // Command-specific modules load with their command: start-up is paid by every run.
   const make = flags.persistent
-    ? (await import("./src/persistent_scorer.ts")).persistentScorer
-    : (await import("./src/subprocess_scorer.ts")).subprocessScorer;
+    ? (await import("./src/scorers/persistent_scorer.ts")).persistentScorer
+    : (await import("./src/scorers/subprocess_scorer.ts")).subprocessScorer;
   const scorers: Scorer[] = cmds.map((cmd, i) => {
     const scorer = make(cmd, {
       ...(names[i] !== undefined ? { name: names[i] } : {}),
@@ -511,7 +511,7 @@ async function aggregateCommand(args: string[]): Promise<number> {
 }
 
 async function readResults(path: string): Promise<ScoresFile> {
-  const { readScoresFile } = await import("./src/scores_file.ts");
+  const { readScoresFile } = await import("./src/record/scores_file.ts");
   const file = await readScoresFile(path);
   for (const p of file.problems) {
     say(
@@ -585,7 +585,7 @@ async function diff(args: string[]): Promise<number> {
     throw new UsageError("diff takes two files: A (baseline) and B");
   }
   const [a, b] = await Promise.all(positionals.map(readResults));
-  const { diffScores, significantlyWorse } = await import("./src/diff.ts");
+  const { diffScores, significantlyWorse } = await import("./src/diff/diff.ts");
   const lines = diffScores(a!.scores, b!.scores);
   await writeStdout(lines.map((l) => JSON.stringify(l) + "\n").join(""));
   say(formatDiff(lines));
@@ -605,11 +605,11 @@ async function diff(args: string[]): Promise<number> {
 async function isInputError(error: unknown): Promise<boolean> {
   // Loaded here, on failure only: each command loads what it needs.
   const [config, dataset, scoresFile, runRecord, resume] = await Promise.all([
-    import("./src/config.ts"),
-    import("./src/dataset.ts"),
-    import("./src/scores_file.ts"),
-    import("./src/run_record.ts"),
-    import("./src/resume.ts"),
+    import("./src/config/config.ts"),
+    import("./src/dataset/dataset.ts"),
+    import("./src/record/scores_file.ts"),
+    import("./src/record/run_record.ts"),
+    import("./src/run/resume.ts"),
   ]);
   return error instanceof config.ConfigError ||
     error instanceof dataset.DatasetError ||

@@ -9,7 +9,7 @@ import {
   scorerPayload,
   validateScore,
 } from "../mod.ts";
-import { keepVerbatimExpected } from "../src/case.ts";
+import { keepVerbatimExpected } from "../src/dataset/case.ts";
 
 const score = scored("exact_match", 1, {
   example_id: "d.jsonl#1",

@@ -15,7 +15,7 @@
 //          [--concurrency N] [--delay MS]
 
 import { evalpipeArgs } from "./_evalpipe.ts";
-import { parseArgs } from "../src/_args.ts";
+import { parseArgs } from "../src/cli/args.ts";
 import { fakeLlm } from "../tests/_fake_llm.ts";
 
 const { flags } = parseArgs(Deno.args, {

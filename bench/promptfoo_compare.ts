@@ -26,7 +26,7 @@
 //   --big N     evalpipe's peak RSS is also measured at N cases (1,000,000)
 //   --skip-big  leave that run out
 
-import { parseArgs } from "../src/_args.ts";
+import { parseArgs } from "../src/cli/args.ts";
 import { evalpipeArgs } from "./_evalpipe.ts";
 
 const { flags } = parseArgs(Deno.args, {

@@ -9,7 +9,7 @@
 // Usage: deno run -A bench/throughput.ts [--rounds N] [--units N] [--cases N]
 //          [--memory-cases N] [--no-memory]
 
-import { parseArgs } from "../src/_args.ts";
+import { parseArgs } from "../src/cli/args.ts";
 import { evalpipeArgs, V8_FLAGS } from "./_evalpipe.ts";
 
 const { flags } = parseArgs(Deno.args, {

@@ -4,13 +4,13 @@
  * @module
  */
 
-import { expectedJson } from "../case.ts";
-import { ChatClient, type ChatSettings } from "../chat_client.ts";
-import { fingerprint } from "../_fingerprint.ts";
-import { renderTemplate } from "../_template.ts";
-import { makeScore, type Score } from "../score.ts";
-import type { Scorer, ScorerContext } from "../scorer.ts";
-import type { Unit } from "../unit.ts";
+import { expectedJson } from "../dataset/case.ts";
+import { ChatClient, type ChatSettings } from "../net/chat_client.ts";
+import { fingerprint } from "../fingerprint/fingerprint.ts";
+import { renderTemplate } from "../net/template.ts";
+import { makeScore, type Score } from "../score/score.ts";
+import type { Scorer, ScorerContext } from "./scorer.ts";
+import type { Unit } from "../dataset/unit.ts";
 
 /** Settings of the `llm_judge` scorer (config keys). */
 export interface LlmJudgeSettings extends ChatSettings {

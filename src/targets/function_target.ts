@@ -4,8 +4,8 @@
  * @module
  */
 
-import type { Case } from "../case.ts";
-import type { Target, TargetContext, TargetResult } from "../target.ts";
+import type { Case } from "../dataset/case.ts";
+import type { Target, TargetContext, TargetResult } from "./target.ts";
 
 /**
  * Wraps a function as a target. It returns the output text, or an object

@@ -5,11 +5,19 @@
  * @module
  */
 
-import type { Case } from "../case.ts";
-import { parseJsonAnswer, send } from "../_http.ts";
-import { fillEnv, renderJsonTemplate, renderTemplate } from "../_template.ts";
-import type { TargetContext, TargetResult } from "../target.ts";
-import { NetworkFlow, type NetworkSettings, withoutFlow } from "../network.ts";
+import type { Case } from "../dataset/case.ts";
+import { parseJsonAnswer, send } from "../net/_http.ts";
+import {
+  fillEnv,
+  renderJsonTemplate,
+  renderTemplate,
+} from "../net/template.ts";
+import type { TargetContext, TargetResult } from "./target.ts";
+import {
+  NetworkFlow,
+  type NetworkSettings,
+  withoutFlow,
+} from "../net/network.ts";
 import { type CacheableTarget, targetVars } from "./openai_target.ts";
 
 /** Settings of the `http` target (config keys). */

@@ -5,11 +5,11 @@
  * @module
  */
 
-import type { Case } from "../case.ts";
-import { ChatClient, type ChatSettings } from "../chat_client.ts";
-import { renderTemplate } from "../_template.ts";
-import { withoutFlow } from "../network.ts";
-import type { Target, TargetContext, TargetResult } from "../target.ts";
+import type { Case } from "../dataset/case.ts";
+import { ChatClient, type ChatSettings } from "../net/chat_client.ts";
+import { renderTemplate } from "../net/template.ts";
+import { withoutFlow } from "../net/network.ts";
+import type { Target, TargetContext, TargetResult } from "./target.ts";
 
 /** Settings of the `openai` target (config keys). */
 export interface OpenAITargetSettings extends ChatSettings {

@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { Target } from "../target.ts";
+import type { Target } from "./target.ts";
 
 /**
  * A target that returns each case's recorded `output` field. A case without

@@ -5,9 +5,9 @@
  * @module
  */
 
-import type { Case } from "../case.ts";
-import { failureMessage, runCommand } from "../_process.ts";
-import type { Target } from "../target.ts";
+import type { Case } from "../dataset/case.ts";
+import { failureMessage, runCommand } from "../process/run_command.ts";
+import type { Target } from "./target.ts";
 
 /** Options of {@linkcode subprocessTarget}. */
 export interface SubprocessTargetOptions {

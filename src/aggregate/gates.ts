@@ -1,0 +1,120 @@
+/**
+ * Gates: thresholds on a run's aggregates that CI can fail on.
+ *
+ * @module
+ */
+
+import type { Aggregate } from "./aggregate.ts";
+
+/** The thresholds of one metric; each is checked when present. */
+export interface Gate {
+  /** The mean must be at least this. */
+  min_mean?: number;
+  /** The low end of the mean's 95% interval must be at least this: noise cannot pass the bar. */
+  min_mean_lower_bound?: number;
+  /** The pass rate (errors count as failures) must be at least this. */
+  min_pass_rate?: number;
+  /** The share of Scores that are scored and valid must be at least this. */
+  min_coverage?: number;
+  /** At most this many Scores may be errors. */
+  max_errors?: number;
+}
+
+/** A gate that did not hold, with the figures. */
+export interface GateFailure {
+  /** The metric. */
+  metric: string;
+  /** The threshold's name, e.g. `min_mean`. */
+  gate: keyof Gate;
+  /** The threshold. */
+  threshold: number;
+  /** The figure it was compared with; `null` when the figure is undefined. */
+  actual: number | null;
+  /** A sentence for people. */
+  message: string;
+}
+
+type Figure = (a: Aggregate) => number | null;
+
+const CHECKS: Array<[keyof Gate, string, Figure, "min" | "max"]> = [
+  ["min_mean", "mean", (a) => a.mean, "min"],
+  [
+    "min_mean_lower_bound",
+    "95% interval low end",
+    (a) => a.ci95?.[0] ?? null,
+    "min",
+  ],
+  ["min_pass_rate", "pass rate", (a) => a.pass_rate, "min"],
+  ["min_coverage", "coverage", (a) => a.coverage, "min"],
+  ["max_errors", "errors", (a) => a.errors, "max"],
+];
+
+function show(x: number | null): string {
+  if (x === null) return "undefined";
+  if (Number.isInteger(x)) return String(x);
+  // Six significant digits: 0.99999 must not print as "1." or "1" beside a bar of 1.
+  return String(Number(x.toPrecision(6)));
+}
+
+/**
+ * Checks gates against aggregates. A metric with a gate but no Scores fails
+ * every threshold it has; an undefined figure (a mean with no values, an
+ * interval below two values) fails a minimum.
+ *
+ * @param gates Thresholds by metric.
+ * @param aggregates The run's aggregates.
+ * @returns The gates that did not hold, in metric order.
+ *
+ * @example
+ * ```ts
+ * import { checkGates } from "./gates.ts";
+ * import { Aggregator } from "./aggregate.ts";
+ * import { scored } from "../score/score.ts";
+ * const agg = new Aggregator();
+ * agg.add(scored("m", 0.4));
+ * const [failure] = checkGates({ m: { min_mean: 0.5 } }, agg.results());
+ * if (failure?.gate !== "min_mean") throw new Error();
+ * ```
+ */
+export function checkGates(
+  gates: Readonly<Record<string, Gate>>,
+  aggregates: readonly Aggregate[],
+): GateFailure[] {
+  const failures: GateFailure[] = [];
+  for (const metric of Object.keys(gates).sort()) {
+    const gate = gates[metric]!;
+    const aggregate = aggregates.find((a) => a.metric === metric);
+    for (const [key, label, figure, kind] of CHECKS) {
+      const threshold = gate[key];
+      if (threshold === undefined) continue;
+      if (aggregate === undefined) {
+        failures.push({
+          metric,
+          gate: key,
+          threshold,
+          actual: null,
+          message: `${metric}: no Scores for this metric (${key} ${
+            show(threshold)
+          })`,
+        });
+        continue;
+      }
+      const actual = figure(aggregate);
+      const held = actual !== null &&
+        (kind === "min" ? actual >= threshold : actual <= threshold);
+      if (!held) {
+        const op = kind === "min" ? "<" : ">";
+        failures.push({
+          metric,
+          gate: key,
+          threshold,
+          actual,
+          message: `${metric}: ${label} ${show(actual)} ${
+            actual === null ? "fails" : op
+          } ${key} ${show(threshold)}`,
+        });
+      }
+    }
+  }
+  return failures;
+}

@@ -1,0 +1,386 @@
+/**
+ * Suite configuration: the YAML file that names a dataset, a target and
+ * scorers. Unknown keys and wrong types are errors that name the key, the
+ * file and the line.
+ *
+ * A valid config is checked without zod (`_config_check.ts`); zod, with the
+ * messages that name a problem, is loaded only for a config that check
+ * declines (`config_schema.ts`).
+ *
+ * @module
+ */
+
+import {
+  checkScorerNames,
+  checkSuite,
+  ConfigError,
+  locateConfig,
+} from "./_check.ts";
+import { contains, exactMatch } from "../scorers/builtin.ts";
+import type { Gate } from "../aggregate/gates.ts";
+import type { Scorer } from "../scorers/scorer.ts";
+import { defaultScorerName } from "../process/command.ts";
+import type { Target } from "../targets/target.ts";
+// Commands, network targets, the judge, the cache and persistent scorers are
+// loaded when a config names them: a run pays start-up only for what it uses
+// (spawning commands loads libc through FFI).
+import type { TargetCache } from "../targets/cache.ts";
+import type { LlmJudgeSettings } from "../scorers/llm_judge.ts";
+import type { HttpTargetSettings } from "../targets/http_target.ts";
+import type { OpenAITargetSettings } from "../targets/openai_target.ts";
+import { replayTarget } from "../targets/replay_target.ts";
+
+export { ConfigError };
+
+/** The `subprocess` target: the system under test as a command. */
+export interface SubprocessTargetConfig {
+  /** The kind of target. */
+  type: "subprocess";
+  /** The command, run via `sh -c` in the config file's folder. */
+  cmd: string;
+  /** Seconds a call may take. */
+  timeout?: number;
+}
+
+/** The `replay` target: outputs recorded in the dataset's `output` field. */
+export interface ReplayTargetConfig {
+  /** The kind of target. */
+  type: "replay";
+}
+
+/** The `openai` target: a chat completions API (OpenAI, Ollama, vLLM, llama.cpp). */
+export interface OpenAITargetConfig
+  extends OpenAITargetSettings, GenerationKeys {
+  /** The kind of target. */
+  type: "openai";
+}
+
+/** The `http` target: any HTTP service. */
+export interface HttpTargetConfig extends HttpTargetSettings {
+  /** The kind of target. */
+  type: "http";
+}
+
+/** A target's configuration. */
+export type TargetConfig =
+  | SubprocessTargetConfig
+  | ReplayTargetConfig
+  | OpenAITargetConfig
+  | HttpTargetConfig;
+
+/** Common generation parameters, accepted beside `params` and merged into it. */
+export interface GenerationKeys {
+  /** Sampling temperature. */
+  temperature?: number;
+  /** The most tokens to generate. */
+  max_tokens?: number;
+  /** A seed, where the server supports one. */
+  seed?: number;
+  /** Nucleus sampling. */
+  top_p?: number;
+  /** Stop sequences. */
+  stop?: string | string[];
+}
+
+/** A subprocess scorer's configuration (protocol v0). */
+export interface SubprocessScorerConfig {
+  /** The kind of scorer. */
+  type: "subprocess";
+  /** The command, run via `sh -c` in the config file's folder. */
+  cmd: string;
+  /** The metric name; by default the script's file name without extension. */
+  name?: string;
+  /** Seconds a run may take. */
+  timeout?: number;
+  /** The most stdout read from one run. */
+  max_output_bytes?: number;
+  /** One long-lived process, a payload per line (an extension of protocol v0). */
+  persistent?: boolean;
+}
+
+/** A built-in text scorer's configuration. */
+export interface BuiltinScorerConfig {
+  /** The built-in scorer. */
+  type: "exact_match" | "contains";
+  /** The metric name; by default the type. */
+  name?: string;
+  /** Compare without regard to letter case. */
+  ignore_case?: boolean;
+}
+
+/** The `llm_judge` scorer's configuration. */
+export interface LlmJudgeConfig extends LlmJudgeSettings, GenerationKeys {
+  /** The kind of scorer. */
+  type: "llm_judge";
+}
+
+/** A scorer's configuration. */
+export type ScorerConfig =
+  | SubprocessScorerConfig
+  | BuiltinScorerConfig
+  | LlmJudgeConfig;
+
+/** A suite, as written in its YAML file. */
+export interface SuiteConfig {
+  /** The dataset's path, relative to the config file's folder. */
+  dataset: string;
+  /** The system under test. */
+  target: TargetConfig;
+  /** The scorers, in output order. */
+  scorers: ScorerConfig[];
+  /** Units in flight at once. */
+  concurrency?: number;
+  /** How many times each example is run (units `<example_id>@<epoch>`). */
+  epochs?: number;
+  /** The most child processes (targets and scorers together) at once. */
+  max_processes?: number;
+  /** The default scorer timeout, in seconds. */
+  timeout?: number;
+  /** Thresholds per metric; `run` exits 1 when one fails. */
+  gates?: Record<string, Gate>;
+}
+
+/**
+ * A file-system error in a few plain words, without the OS's decoration.
+ *
+ * @param error What `Deno.readFile` and friends threw.
+ * @returns E.g. `no such file`.
+ */
+export function osErrorText(error: unknown): string {
+  if (error instanceof Deno.errors.NotFound) return "no such file";
+  if (error instanceof Deno.errors.PermissionDenied) return "permission denied";
+  if (error instanceof Deno.errors.IsADirectory) return "it is a folder";
+  if (
+    error instanceof TypeError &&
+    /invalid utf-8|did not contain valid UTF-8|encoded data is not valid/i.test(
+      error.message,
+    )
+  ) {
+    return "not valid UTF-8";
+  }
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * Parses and validates a suite's YAML config text, loading zod only when the
+ * config is invalid (or unusual) to name its first problem.
+ *
+ * @example
+ * ```ts
+ * import { checkConfigText } from "./config.ts";
+ * const config = await checkConfigText(
+ *   "dataset: cases.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n",
+ *   "suite.yaml",
+ * );
+ * if (config.target.type !== "replay") throw new Error();
+ * ```
+ *
+ * @param text The YAML.
+ * @param path The file it came from, for messages.
+ * @returns The config, as `parseConfigText` returns it.
+ * @throws {ConfigError} When it cannot be parsed or validated, with
+ * `parseConfigText`'s message.
+ */
+export async function checkConfigText(
+  text: string,
+  path: string,
+): Promise<SuiteConfig> {
+  const located = locateConfig(text, path);
+  const config = checkSuite(located.value);
+  if (config === undefined) {
+    const { parseConfig } = await import("./schema.ts");
+    return parseConfig(located.value, path, located.lineOf);
+  }
+  checkScorerNames(config, path, located.lineOf);
+  return config;
+}
+
+/**
+ * Reads a suite's YAML config file.
+ *
+ * @param path The file.
+ * @returns Its text.
+ * @throws {ConfigError} When it cannot be read.
+ */
+export async function readConfigText(path: string): Promise<string> {
+  try {
+    return await Deno.readTextFile(path);
+  } catch (error) {
+    throw new ConfigError(
+      path,
+      undefined,
+      `cannot read it: ${osErrorText(error)}`,
+    );
+  }
+}
+
+/**
+ * Reads and validates a suite's YAML config file.
+ *
+ * @param path The file.
+ * @returns The config.
+ * @throws {ConfigError} When the file cannot be read, parsed or validated.
+ */
+export async function loadConfig(path: string): Promise<SuiteConfig> {
+  return await checkConfigText(await readConfigText(path), path);
+}
+
+/**
+ * The folder of a file path, for resolving what the config names.
+ *
+ * @param path A file path.
+ * @returns Its folder (`.` for a bare name).
+ */
+export function folderOf(path: string): string {
+  const slash = path.lastIndexOf("/");
+  return slash < 0 ? "." : slash === 0 ? "/" : path.slice(0, slash);
+}
+
+/** Options of {@linkcode buildScorers}. */
+export interface BuildOptions {
+  /** The folder commands run in: the config file's. */
+  cwd: string;
+  /** Overrides every scorer's timeout (the CLI's `--timeout`). */
+  timeout?: number;
+}
+
+/**
+ * Builds the scorers a config names, checking that their metric names are
+ * distinct once subprocess names are resolved.
+ *
+ * @param config The config.
+ * @param file The config file, for messages.
+ * @param options The folder and timeout override.
+ * @returns The scorers, in config order.
+ * @throws {ConfigError} When two scorers share a name.
+ */
+export async function buildScorers(
+  config: SuiteConfig,
+  file: string,
+  options: BuildOptions,
+): Promise<Scorer[]> {
+  const names = new Set<string>();
+  const scorers: Scorer[] = [];
+  // Each kind's module is imported when a scorer of that kind comes (again:
+  // at the cost of a resolved promise).
+  for (const sc of config.scorers) {
+    let scorer: Scorer;
+    if (sc.type === "subprocess") {
+      const timeout = options.timeout ?? sc.timeout ?? config.timeout;
+      const common = {
+        cwd: options.cwd,
+        name: sc.name ?? defaultScorerName(sc.cmd, options.cwd),
+        ...(timeout !== undefined ? { timeout } : {}),
+      };
+      const cap = sc.max_output_bytes;
+      scorer = sc.persistent === true
+        ? (await import("../scorers/persistent_scorer.ts")).persistentScorer(
+          sc.cmd,
+          {
+            ...common,
+            ...(cap !== undefined ? { maxLineBytes: cap } : {}),
+          },
+        )
+        : (await import("../scorers/subprocess_scorer.ts")).subprocessScorer(
+          sc.cmd,
+          {
+            ...common,
+            ...(cap !== undefined ? { maxStdoutBytes: cap } : {}),
+          },
+        );
+    } else if (sc.type === "llm_judge") {
+      const { llmJudge } = await import("../scorers/llm_judge.ts");
+      scorer = llmJudge(withParams(sc));
+    } else {
+      const make = sc.type === "exact_match" ? exactMatch : contains;
+      scorer = make({
+        ...(sc.name !== undefined ? { name: sc.name } : {}),
+        ...(sc.ignore_case !== undefined
+          ? { ignore_case: sc.ignore_case }
+          : {}),
+      });
+    }
+    if (names.has(scorer.name)) {
+      throw new ConfigError(
+        file,
+        undefined,
+        `two scorers are named ${
+          JSON.stringify(scorer.name)
+        }; give one a "name"`,
+      );
+    }
+    names.add(scorer.name);
+    scorers.push(scorer);
+  }
+  return scorers;
+}
+
+/**
+ * Builds the target a config names.
+ *
+ * @param config The config.
+ * @param cwd The folder commands run in.
+ * @returns The target.
+ */
+export async function buildTarget(
+  config: SuiteConfig,
+  cwd: string,
+  cache?: TargetCache,
+): Promise<Target> {
+  const t = config.target;
+  switch (t.type) {
+    case "replay":
+      return replayTarget();
+    case "subprocess": {
+      const { subprocessTarget } = await import(
+        "../targets/subprocess_target.ts"
+      );
+      return subprocessTarget(t.cmd, {
+        cwd,
+        ...(t.timeout !== undefined ? { timeout: t.timeout } : {}),
+      });
+    }
+    case "openai": {
+      const { type: _type, ...settings } = withParams(t);
+      const { openaiTarget } = await import("../targets/openai_target.ts");
+      return await withCache(openaiTarget(settings), cache);
+    }
+    case "http": {
+      const { type: _type, ...settings } = t;
+      const { httpTarget } = await import("../targets/http_target.ts");
+      return await withCache(httpTarget(settings), cache);
+    }
+  }
+}
+
+async function withCache(
+  target: Parameters<typeof import("../targets/cache.ts").cachedTarget>[0],
+  cache: TargetCache | undefined,
+): Promise<Target> {
+  if (cache === undefined) return target;
+  const { cachedTarget } = await import("../targets/cache.ts");
+  return cachedTarget(target, cache);
+}
+
+/** Moves the generation keys written beside `params` into it. */
+function withParams<
+  T extends GenerationKeys & { params?: Record<string, unknown> },
+>(config: T): WithParams<T> {
+  const { temperature, max_tokens, seed, top_p, stop, params, ...rest } =
+    config;
+  const merged = {
+    ...(temperature !== undefined ? { temperature } : {}),
+    ...(max_tokens !== undefined ? { max_tokens } : {}),
+    ...(seed !== undefined ? { seed } : {}),
+    ...(top_p !== undefined ? { top_p } : {}),
+    ...(stop !== undefined ? { stop } : {}),
+    ...params,
+  };
+  return (Object.keys(merged).length > 0
+    ? { ...rest, params: merged }
+    : rest) as WithParams<T>;
+}
+
+type WithParams<T> = Omit<T, keyof GenerationKeys | "params"> & {
+  params?: Record<string, unknown>;
+};

@@ -1,0 +1,478 @@
+/**
+ * Loading datasets: JSONL/NDJSON (streamed), JSON arrays, YAML lists, CSV,
+ * and NDJSON on stdin, as a stream of examples.
+ *
+ * @module
+ */
+
+import { YAMLException } from "js-yaml";
+import { loadYaml, YamlBombError } from "../io/yaml.ts";
+import {
+  type Case,
+  CaseError,
+  type Example,
+  keepVerbatimExpected,
+  parseCase,
+} from "./case.ts";
+import { elementSpans, nestedDeeperThan } from "./_json_scan.ts";
+import { parseCsv } from "./_csv.ts";
+import { SeenIds } from "./_seen_ids.ts";
+import { type Line, LineSplitter } from "../io/line_stream.ts";
+
+/** The dataset formats, by file extension. */
+export type DatasetFormat = "jsonl" | "json" | "yaml" | "csv";
+
+/** A problem with a dataset as a whole: nothing can be loaded from it. */
+export class DatasetError extends Error {
+  /**
+   * Creates the instance.
+   *
+   * @param message What is wrong, naming the file.
+   */
+  constructor(message: string) {
+    super(message);
+    this.name = "DatasetError";
+  }
+}
+
+/** Options of {@linkcode loadDataset}. */
+export interface LoadDatasetOptions {
+  /**
+   * The dataset's name in example ids, as written in the config.
+   * @default {the path as given, or `stdin` for `-`}
+   */
+  name?: string;
+  /**
+   * The format.
+   * @default {from the extension; NDJSON for `-`}
+   */
+  format?: DatasetFormat;
+  /**
+   * Where `-` reads from.
+   * @default {Deno.stdin.readable}
+   */
+  stdin?: ReadableStream<Uint8Array>;
+}
+
+/**
+ * The format of a dataset path, from its extension.
+ *
+ * @param path The path.
+ * @returns The format, or `undefined` when the extension is unknown.
+ */
+export function formatOf(path: string): DatasetFormat | undefined {
+  if (path === "-") return "jsonl";
+  const dot = path.lastIndexOf(".");
+  if (dot < 0 || dot < path.lastIndexOf("/")) return undefined; // no extension
+  const ext = path.slice(dot + 1).toLowerCase();
+  if (ext === "jsonl" || ext === "ndjson") return "jsonl";
+  if (ext === "json") return "json";
+  if (ext === "yaml" || ext === "yml") return "yaml";
+  if (ext === "csv") return "csv";
+  return undefined;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** A file-system error in plain words. */
+function fileErrorText(error: unknown): string {
+  if (error instanceof Deno.errors.NotFound) return "no such file";
+  if (error instanceof Deno.errors.PermissionDenied) return "permission denied";
+  if (error instanceof Deno.errors.IsADirectory) return "it is a folder";
+  if (error instanceof TypeError) return "not valid UTF-8";
+  return messageOf(error);
+}
+
+/** The deepest nesting of arrays and objects a record may have. */
+export const MAX_DEPTH = 256;
+
+/**
+ * Builds the example for a parsed record: a case with its id, or an invalid
+ * record that says why.
+ */
+function toExample(name: string, position: number, value: unknown): Example {
+  let testCase: Case;
+  try {
+    testCase = parseCase(value);
+  } catch (error) {
+    if (!(error instanceof CaseError)) throw error;
+    const id = (value as { id?: unknown } | null)?.id;
+    const suffix =
+      (typeof id === "string" && id !== "") || typeof id === "number"
+        ? id
+        : position;
+    return {
+      example_id: `${name}#${suffix}`,
+      line: position,
+      case: null,
+      invalid: error.message,
+    };
+  }
+  return {
+    example_id: `${name}#${testCase.id ?? position}`,
+    line: position,
+    case: testCase,
+  };
+}
+
+/**
+ * Parses one JSONL line into an example. Blank lines give `undefined`.
+ *
+ * @param name The dataset's name.
+ * @param line The line.
+ * @returns The example.
+ */
+export function exampleFromLine(name: string, line: Line): Example | undefined {
+  if (line.error !== undefined) {
+    return {
+      example_id: `${name}#${line.line}`,
+      line: line.line,
+      case: null,
+      invalid: line.error,
+    };
+  }
+  if (line.text.trim() === "") return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(line.text);
+  } catch (error) {
+    if (!(error instanceof SyntaxError)) throw error;
+    return {
+      example_id: `${name}#${line.line}`,
+      line: line.line,
+      case: null,
+      invalid: `Cannot parse JSON: ${error.message}`,
+    };
+  }
+  if (nestedDeeperThan(line.text, MAX_DEPTH)) {
+    return {
+      example_id: `${name}#${line.line}`,
+      line: line.line,
+      case: null,
+      invalid: `The record is nested deeper than ${MAX_DEPTH} levels`,
+    };
+  }
+  if (typeof value === "object" && value !== null) {
+    keepVerbatimExpected(value, line.text);
+  }
+  return toExample(name, line.line, value);
+}
+
+async function openBytes(path: string): Promise<ReadableStream<Uint8Array>> {
+  let file: Deno.FsFile | undefined;
+  try {
+    file = await Deno.open(path);
+    // Linux opens a folder for reading; only reading it fails, mid-stream.
+    if ((await file.stat()).isDirectory) {
+      throw new Deno.errors.IsADirectory(path);
+    }
+    return file.readable;
+  } catch (error) {
+    file?.close();
+    throw new DatasetError(
+      `Cannot open dataset ${JSON.stringify(path)}: ${fileErrorText(error)}`,
+    );
+  }
+}
+
+async function readText(path: string): Promise<string> {
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(
+      await Deno.readFile(path),
+    );
+  } catch (error) {
+    throw new DatasetError(
+      `Cannot read dataset ${JSON.stringify(path)}: ${fileErrorText(error)}`,
+    );
+  }
+}
+
+function fromList(
+  name: string,
+  path: string,
+  values: readonly unknown[],
+  source?: string,
+): ReadableStream<Example[]> {
+  const ids = new IdentityCheck(name, path, "record");
+  const spans = source !== undefined ? elementSpans(source) : undefined;
+  let i = 0;
+  const one = (): Example => {
+    const value = values[i];
+    const span = spans?.[i];
+    const position = ++i;
+    if (source !== undefined && span !== undefined) {
+      if (nestedDeeperThan(source, MAX_DEPTH, span[0], span[1])) {
+        return {
+          example_id: `${name}#${position}`,
+          line: position,
+          case: null,
+          invalid: `The record is nested deeper than ${MAX_DEPTH} levels`,
+        };
+      }
+      if (typeof value === "object" && value !== null) {
+        keepVerbatimExpected(value, source, span[0]);
+      }
+    }
+    return toExample(name, position, value);
+  };
+  return new ReadableStream<Example[]>({
+    pull(controller) {
+      if (i >= values.length) {
+        const empty = ids.emptyError();
+        if (empty !== undefined) controller.error(empty);
+        else controller.close();
+        return;
+      }
+      const batch: Example[] = [];
+      while (i < values.length && batch.length < 1024) batch.push(one());
+      ids.check(batch);
+      controller.enqueue(batch);
+    },
+  });
+}
+
+/**
+ * Opens a dataset as a stream of examples. JSONL is streamed line by line;
+ * JSON, YAML and CSV are read whole. A malformed record becomes an example
+ * with `case: null` and `invalid` set, and the stream goes on; a problem with
+ * the file as a whole (missing, not a list) throws before any record.
+ *
+ * Example ids are `<name>#<id>`, where a case without an `id` is numbered by
+ * its 1-based line (JSONL) or position (JSON, YAML, CSV without header).
+ *
+ * @param path The file, or `-` for NDJSON on stdin.
+ * @param options Name, format and stdin.
+ * @returns The examples.
+ * @throws {DatasetError} When the file cannot be read or is not a list.
+ *
+ * @example
+ * ```ts
+ * import { loadDataset } from "./dataset.ts";
+ * const path = await Deno.makeTempFile({ suffix: ".jsonl" });
+ * await Deno.writeTextFile(path, '{"input":"a"}\n{"id":"x","input":"b"}\n');
+ * const ids = (await Array.fromAsync(await loadDataset(path, { name: "d.jsonl" }))).map((e) => e.example_id);
+ * await Deno.remove(path);
+ * if (ids.join() !== "d.jsonl#1,d.jsonl#x") throw new Error(ids.join());
+ * ```
+ */
+export async function loadDataset(
+  path: string,
+  options: LoadDatasetOptions = {},
+): Promise<ReadableStream<Example>> {
+  return (await loadDatasetBatches(path, options)).pipeThrough(
+    new TransformStream<Example[], Example>({
+      transform(batch, controller) {
+        for (const example of batch) controller.enqueue(example);
+      },
+    }),
+  );
+}
+
+/**
+ * Makes ids unambiguous: a record whose `id` was seen before is an invalid
+ * case (named by its line, so its Scores cannot be mistaken for the first
+ * one's). It also counts the records, so that a dataset without a single one
+ * can be refused with a {@linkcode DatasetError}.
+ */
+class IdentityCheck {
+  // Every example id must be unique. A case's own id may be any text; a case
+  // without one is named by its line, so the two kinds can collide too.
+  readonly #own = new SeenIds();
+  readonly #lineNamed = new SeenIds();
+  readonly #name: string;
+  readonly #path: string;
+  readonly #unit: string;
+  #count = 0;
+
+  constructor(name: string, path: string, unit: string) {
+    this.#name = name;
+    this.#path = path;
+    this.#unit = unit;
+  }
+
+  /** Replaces, in place, each example whose id is taken with an invalid case. */
+  check(batch: Example[]): void {
+    const unit = this.#unit;
+    const prefix = this.#name.length + 1;
+    this.#count += batch.length;
+    for (let k = 0; k < batch.length; k++) {
+      const example = batch[k]!;
+      const key = example.example_id.slice(prefix);
+      const byLine = example.case?.id === undefined &&
+        key === String(example.line);
+      let problem: string | undefined;
+      if (byLine) {
+        const first = this.#own.get(key);
+        if (first === undefined) this.#lineNamed.set(key, example.line);
+        else {
+          problem =
+            `This case has no id, and its ${unit} number ${key} is the id of the case at ${unit} ${first}: ` +
+            "give it an id";
+        }
+      } else {
+        const first = this.#own.get(key);
+        if (first !== undefined) {
+          problem = `Duplicate id ${
+            JSON.stringify(key)
+          } (first at ${unit} ${first}): ids must be unique`;
+        } else if (this.#lineNamed.get(key) !== undefined) {
+          problem =
+            `Id ${
+              JSON.stringify(key)
+            } is also the ${unit} number of the case without an id at ${unit} ${key}: ` +
+            "ids must be unique";
+        } else this.#own.set(key, example.line);
+      }
+      if (problem !== undefined) {
+        // Named by where it stands, apart from both kinds of ids.
+        batch[k] = {
+          example_id: `${this.#name}#${unit}-${example.line}`,
+          line: example.line,
+          case: null,
+          invalid: problem,
+        };
+      }
+    }
+  }
+
+  /** The error for a dataset that had no record, once it ended. */
+  emptyError(): DatasetError | undefined {
+    return this.#count === 0
+      ? new DatasetError(`Dataset ${JSON.stringify(this.#path)} has no cases`)
+      : undefined;
+  }
+}
+
+/**
+ * Like {@linkcode loadDataset}, but emits examples in batches (the records
+ * of one read, or up to 1024 of a list): far fewer stream steps per case.
+ *
+ * @param path The file, or `-` for NDJSON on stdin.
+ * @param options Name, format and stdin.
+ * @returns Batches of examples, in order.
+ * @throws {DatasetError} When the file cannot be read or is not a list.
+ */
+export async function loadDatasetBatches(
+  path: string,
+  options: LoadDatasetOptions = {},
+): Promise<ReadableStream<Example[]>> {
+  const name = options.name ?? (path === "-" ? "stdin" : path);
+  const format = options.format ?? formatOf(path);
+  if (format === undefined) {
+    throw new DatasetError(
+      `Cannot tell the format of dataset ${JSON.stringify(path)}: ` +
+        "use .jsonl, .ndjson, .json, .yaml, .yml or .csv",
+    );
+  }
+  if (format === "jsonl") {
+    const bytes = path === "-"
+      ? (options.stdin ?? Deno.stdin.readable)
+      : await openBytes(path);
+    // One stage from bytes to checked examples: each hop between stages
+    // would keep another batch of cases alive.
+    const splitter = new LineSplitter();
+    const ids = new IdentityCheck(name, path, "line");
+    const emit = (
+      lines: Line[],
+      controller: TransformStreamDefaultController<Example[]>,
+    ) => {
+      const batch: Example[] = [];
+      for (const line of lines) {
+        const example = exampleFromLine(name, line);
+        if (example !== undefined) batch.push(example);
+      }
+      ids.check(batch);
+      if (batch.length > 0) controller.enqueue(batch);
+    };
+    return bytes.pipeThrough(
+      new TransformStream<Uint8Array, Example[]>({
+        transform(chunk, controller) {
+          const lines: Line[] = [];
+          splitter.push(chunk, lines);
+          emit(lines, controller);
+        },
+        flush(controller) {
+          const lines: Line[] = [];
+          splitter.end(lines);
+          emit(lines, controller);
+          const empty = ids.emptyError();
+          if (empty !== undefined) controller.error(empty);
+        },
+      }),
+    );
+  }
+  const text = await readText(path);
+  if (format === "json") {
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (error) {
+      if (!(error instanceof SyntaxError)) throw error;
+      throw new DatasetError(
+        `Cannot parse dataset ${JSON.stringify(path)}: ${error.message}`,
+      );
+    }
+    if (!Array.isArray(value)) {
+      throw new DatasetError(
+        `Dataset ${JSON.stringify(path)} must hold a JSON array of cases`,
+      );
+    }
+    return fromList(name, path, value, text);
+  }
+  if (format === "yaml") {
+    let value: unknown;
+    try {
+      value = loadYaml(text, path);
+    } catch (error) {
+      if (!(error instanceof YAMLException || error instanceof YamlBombError)) {
+        throw error;
+      }
+      throw new DatasetError(
+        `Cannot parse dataset ${JSON.stringify(path)}: ${messageOf(error)}`,
+      );
+    }
+    if (!Array.isArray(value)) {
+      throw new DatasetError(
+        `Dataset ${JSON.stringify(path)} must hold a YAML list of cases`,
+      );
+    }
+    return fromList(name, path, value);
+  }
+  let rows: Record<string, string>[];
+  try {
+    rows = parseCsv(text);
+  } catch (error) {
+    if (!(error instanceof SyntaxError)) throw error;
+    throw new DatasetError(
+      `Cannot parse dataset ${JSON.stringify(path)}: ${error.message}`,
+    );
+  }
+  return fromList(name, path, rows.map(caseFromRow));
+}
+
+/** A CSV row as a case: known columns by name, the rest as metadata. */
+function caseFromRow(row: Record<string, string>): Record<string, unknown> {
+  const record: Record<string, unknown> = {};
+  const metadata: Record<string, string> = {};
+  for (const [key, cell] of Object.entries(row)) {
+    if (key === "input" || key === "output") record[key] = cell;
+    else if (key === "id") {
+      if (cell !== "") record.id = cell; // an empty cell: numbered by position
+    } else if (key === "expected") {
+      if (cell !== "") record.expected = cell;
+    } else if (key === "context") {
+      if (cell.trim().startsWith("[")) {
+        try {
+          record.context = JSON.parse(cell);
+        } catch (error) {
+          if (!(error instanceof SyntaxError)) throw error;
+          record.context = [cell]; // not JSON after all: one chunk of text
+        }
+      } else if (cell !== "") record.context = [cell];
+    } else metadata[key] = cell;
+  }
+  if (Object.keys(metadata).length > 0) record.metadata = metadata;
+  return record;
+}

@@ -1,0 +1,158 @@
+/**
+ * Unit records: one target call for one example, what a target emits and
+ * what scorers read.
+ *
+ * @module
+ */
+
+import { CaseError, keepVerbatimExpected } from "./case.ts";
+import { LineStream } from "../io/line_stream.ts";
+import { NdjsonParseStream, type ParsedLine } from "../io/ndjson.ts";
+
+/** What a target reports about its call. */
+export interface TargetInfo {
+  /** How long the call took. */
+  latency_ms?: number;
+  /** Why the call failed; the unit then has no usable output. */
+  error?: string;
+  /** Anything else a target records (model, token usage, ...). */
+  [key: string]: unknown;
+}
+
+/** One target call for one example. */
+export interface Unit {
+  /** The example, e.g. `datasets/grounded.jsonl#1`. */
+  example_id: string;
+  /** The call: equal to `example_id` with one epoch, `<example_id>@<epoch>` with several. */
+  unit_id: string;
+  /** The case's input, as sent to the target. */
+  input: string | unknown[];
+  /** The target's output text; `null` when the target failed. */
+  output: string | null;
+  /** The case's reference answer. */
+  expected?: unknown;
+  /** The case's retrieved context chunks. */
+  context?: string[];
+  /** What the target reports about the call. */
+  target?: TargetInfo;
+  /** Set when the dataset record was malformed: its Scores are `invalid case` errors. */
+  invalid?: string;
+}
+
+/**
+ * Validates a parsed unit record (a line of `score`'s input). A record
+ * without ids gets `fallbackId` as both.
+ *
+ * @param value A parsed NDJSON value.
+ * @param fallbackId The id to use when the record has none, e.g. `stdin#3`.
+ * @returns The unit (the same object, so verbatim `expected` stays attached).
+ * @throws {CaseError} Naming the field that is wrong.
+ *
+ * @example
+ * ```ts
+ * import { parseUnit } from "./unit.ts";
+ * const u = parseUnit({ input: "hi", output: "hello" }, "stdin#1");
+ * if (u.unit_id !== "stdin#1") throw new Error();
+ * ```
+ */
+export function parseUnit(value: unknown, fallbackId: string): Unit {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new CaseError("A unit record must be an object");
+  }
+  const record = value as Record<string, unknown>;
+  for (const key of ["example_id", "unit_id"]) {
+    if (record[key] !== undefined && typeof record[key] !== "string") {
+      throw new CaseError(`"${key}" must be a string`, key);
+    }
+  }
+  record.example_id ??= fallbackId;
+  record.unit_id ??= record.example_id;
+  const { input, output, context, target } = record;
+  if (input === undefined) throw new CaseError('"input" is missing', "input");
+  if (typeof input !== "string" && !Array.isArray(input)) {
+    throw new CaseError(
+      '"input" must be a string or a list of messages',
+      "input",
+    );
+  }
+  if (target !== undefined && (typeof target !== "object" || target === null)) {
+    throw new CaseError('"target" must be an object', "target");
+  }
+  const targetError = (target as TargetInfo | undefined)?.error;
+  if (targetError !== undefined && typeof targetError !== "string") {
+    throw new CaseError('"target.error" must be a string', "target.error");
+  }
+  if (targetError === undefined) {
+    if (output === undefined) {
+      throw new CaseError('"output" is missing', "output");
+    }
+    if (typeof output !== "string") {
+      throw new CaseError('"output" must be a string', "output");
+    }
+  } else if (output === undefined) {
+    record.output = null;
+  }
+  if (context === null) delete record.context;
+  else if (
+    context !== undefined &&
+    (!Array.isArray(context) || !context.every((c) => typeof c === "string"))
+  ) {
+    throw new CaseError('"context" must be a list of strings', "context");
+  }
+  return record as unknown as Unit;
+}
+
+/** A unit record line that could not be used. */
+export interface MalformedLine {
+  /** The 1-based line number. */
+  line: number;
+  /** Why. */
+  message: string;
+}
+
+/**
+ * Reads unit records from NDJSON bytes (what `score` reads on stdin). A
+ * record without ids gets `<source>#<line>`; `expected` is kept verbatim. A
+ * malformed line is passed to `onMalformed` and skipped.
+ *
+ * @param bytes The NDJSON.
+ * @param source The name in fallback ids, e.g. `stdin`.
+ * @param onMalformed Called for each malformed line.
+ * @returns The units.
+ *
+ * @example
+ * ```ts
+ * import { readUnits } from "./unit.ts";
+ * const bytes = new TextEncoder().encode('{"input":"q","output":"a"}\n{"input":1}\n');
+ * const bad: number[] = [];
+ * const units = await Array.fromAsync(readUnits(ReadableStream.from([bytes]), "stdin", (m) => bad.push(m.line)));
+ * if (units[0]?.unit_id !== "stdin#1" || bad.join() !== "2") throw new Error();
+ * ```
+ */
+export function readUnits(
+  bytes: ReadableStream<Uint8Array>,
+  source: string,
+  onMalformed: (malformed: MalformedLine) => void,
+): ReadableStream<Unit> {
+  return bytes
+    .pipeThrough(new LineStream())
+    .pipeThrough(new NdjsonParseStream())
+    .pipeThrough(
+      new TransformStream<ParsedLine, Unit>({
+        transform(parsed, controller) {
+          if (parsed.error !== undefined) {
+            onMalformed({ line: parsed.line, message: parsed.error });
+            return;
+          }
+          try {
+            const unit = parseUnit(parsed.value, `${source}#${parsed.line}`);
+            keepVerbatimExpected(unit, parsed.text);
+            controller.enqueue(unit);
+          } catch (error) {
+            if (!(error instanceof CaseError)) throw error;
+            onMalformed({ line: parsed.line, message: error.message });
+          }
+        },
+      }),
+    );
+}

@@ -1,0 +1,183 @@
+/**
+ * Comparing two runs case by case: paired differences per metric.
+ *
+ * @module
+ */
+
+import { ExactSum } from "../aggregate/exact_sum.ts";
+import { tCritical95 } from "../aggregate/stats.ts";
+import { aggregatable, type Score } from "../score/score.ts";
+
+/** A case that got worse. */
+export interface Regression {
+  /** The example. */
+  example_id: string;
+  /** Its value in run A (epochs averaged). */
+  a: number;
+  /** Its value in run B. */
+  b: number;
+}
+
+/** How one metric changed from run A to run B, over the examples both measured. */
+export interface DiffLine {
+  /** The metric. */
+  metric: string;
+  /** Examples with an aggregatable value in both runs. */
+  pairs: number;
+  /** The mean in A over the pairs; `null` without pairs. */
+  mean_a: number | null;
+  /** The mean in B over the pairs. */
+  mean_b: number | null;
+  /** The mean of B − A over the pairs. */
+  delta: number | null;
+  /** The paired standard error of `delta`; `null` below two pairs. */
+  stderr: number | null;
+  /** The 95% interval of `delta` (Student's t); `null` below two pairs. */
+  ci95: [number, number] | null;
+  /** Pairs whose value rose. */
+  improved: number;
+  /** Pairs whose value fell. */
+  regressed: number;
+  /** Pairs that failed in A and pass in B. */
+  newly_passing: number;
+  /** Pairs that passed in A and fail in B. */
+  newly_failing: number;
+  /** Examples with Scores of this metric in A only. */
+  only_a: number;
+  /** Examples with Scores of this metric in B only. */
+  only_b: number;
+  /** The pairs that fell, largest drop first. */
+  regressions: Regression[];
+}
+
+interface Reduced {
+  sum: number;
+  count: number;
+  passed: number;
+}
+
+/** What cannot be computed (sums of huge values overflow) is `null`, never NaN. */
+function finite(x: number): number | null {
+  return Number.isFinite(x) ? x : null;
+}
+
+/** Per metric, per example: the aggregatable values, epochs reduced to their mean. */
+function reduce(
+  scores: readonly Score[],
+): Map<string, Map<string, Reduced | null>> {
+  const byMetric = new Map<string, Map<string, Reduced | null>>();
+  for (const s of scores) {
+    const id = s.example_id ?? s.unit_id;
+    if (id === undefined) continue;
+    let examples = byMetric.get(s.metric);
+    if (examples === undefined) byMetric.set(s.metric, examples = new Map());
+    let r = examples.get(id) ?? null;
+    if (aggregatable(s)) {
+      r ??= { sum: 0, count: 0, passed: 0 };
+      r.sum += s.value as number;
+      r.count++;
+      if (s.passed === true) r.passed++;
+    }
+    examples.set(id, r);
+  }
+  return byMetric;
+}
+
+/**
+ * Pairs the Scores of two runs by example id and metric (epochs averaged per
+ * example first) and summarises B − A per metric, sorted by metric.
+ *
+ * @param a The Scores of run A (the baseline).
+ * @param b The Scores of run B (the candidate).
+ * @returns One line per metric seen in either run.
+ *
+ * @example
+ * ```ts
+ * import { diffScores } from "./diff.ts";
+ * import { scored } from "../score/score.ts";
+ * const a = [scored("m", 1, { example_id: "d#1" }), scored("m", 1, { example_id: "d#2" })];
+ * const b = [scored("m", 0, { example_id: "d#1" }), scored("m", 1, { example_id: "d#2" })];
+ * const [line] = diffScores(a, b);
+ * if (line?.delta !== -0.5 || line.newly_failing !== 1) throw new Error();
+ * ```
+ */
+export function diffScores(
+  a: readonly Score[],
+  b: readonly Score[],
+): DiffLine[] {
+  const ra = reduce(a);
+  const rb = reduce(b);
+  const metrics = [...new Set([...ra.keys(), ...rb.keys()])].sort();
+  return metrics.map((metric) => {
+    const ea = ra.get(metric) ?? new Map<string, Reduced | null>();
+    const eb = rb.get(metric) ?? new Map<string, Reduced | null>();
+    const diffs: number[] = [];
+    const sumA = new ExactSum();
+    const sumB = new ExactSum();
+    const sumD = new ExactSum();
+    let improved = 0;
+    let newlyPassing = 0;
+    let newlyFailing = 0;
+    const regressions: Regression[] = [];
+    for (const [id, x] of ea) {
+      const y = eb.get(id);
+      if (x === null || y === null || y === undefined) continue;
+      const va = x.sum / x.count;
+      const vb = y.sum / y.count;
+      sumA.add(va);
+      sumB.add(vb);
+      sumD.add(vb - va);
+      diffs.push(vb - va);
+      if (vb > va) improved++;
+      else if (vb < va) regressions.push({ example_id: id, a: va, b: vb });
+      const passA = x.passed * 2 >= x.count;
+      const passB = y.passed * 2 >= y.count;
+      if (!passA && passB) newlyPassing++;
+      if (passA && !passB) newlyFailing++;
+    }
+    const n = diffs.length;
+    let stderr: number | null = null;
+    let ci95: [number, number] | null = null;
+    const delta = n > 0 ? finite(sumD.value / n) : null;
+    if (n >= 2 && delta !== null) {
+      const variance = diffs.reduce((s, d) => s + (d - delta) ** 2, 0) /
+        (n - 1);
+      const se = Math.sqrt(variance / n);
+      const half = tCritical95(n - 1) * se;
+      if (Number.isFinite(delta - half) && Number.isFinite(delta + half)) {
+        stderr = se;
+        ci95 = [delta - half, delta + half];
+      }
+    }
+    regressions.sort((p, q) =>
+      (p.b - p.a) - (q.b - q.a) || p.example_id.localeCompare(q.example_id)
+    );
+    return {
+      metric,
+      pairs: n,
+      mean_a: n > 0 ? finite(sumA.value / n) : null,
+      mean_b: n > 0 ? finite(sumB.value / n) : null,
+      delta,
+      stderr,
+      ci95,
+      improved,
+      regressed: regressions.length,
+      newly_passing: newlyPassing,
+      newly_failing: newlyFailing,
+      only_a: [...ea.keys()].filter((id) => !eb.has(id)).length,
+      only_b: [...eb.keys()].filter((id) => !ea.has(id)).length,
+      regressions,
+    };
+  });
+}
+
+/**
+ * Tells whether a metric got significantly worse: the whole 95% interval of
+ * its paired difference is below zero.
+ *
+ * @param line A diff line.
+ * @returns Whether it regressed beyond noise.
+ */
+export function significantlyWorse(line: DiffLine): boolean {
+  return line.ci95 !== null && line.ci95[1] < 0;
+}

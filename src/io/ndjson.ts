@@ -1,0 +1,163 @@
+/**
+ * NDJSON: parsing numbered lines into values, and a sink that writes one
+ * value per line as they come, in few system calls.
+ *
+ * @module
+ */
+
+import type { Line } from "./line_stream.ts";
+import { type ByteWriter, TextWriter } from "./text_writer.ts";
+
+export type { ByteWriter } from "./text_writer.ts";
+
+/** One parsed NDJSON line: its value, or why it could not be parsed. */
+export type ParsedLine =
+  | { line: number; text: string; value: unknown; error?: undefined }
+  | { line: number; text: string; value?: undefined; error: string };
+
+/**
+ * Parses each non-blank line as JSON; a line that is not JSON (or not UTF-8,
+ * or too long) becomes an entry with `error`, and the stream goes on.
+ *
+ * @example
+ * ```ts
+ * import { LineStream } from "./line_stream.ts";
+ * import { NdjsonParseStream } from "./ndjson.ts";
+ * const bytes = new TextEncoder().encode('{"a":1}\n\nnope\n');
+ * const out = await Array.fromAsync(
+ *   ReadableStream.from([bytes]).pipeThrough(new LineStream()).pipeThrough(new NdjsonParseStream()),
+ * );
+ * if (out.length !== 2 || out[1]?.error === undefined || out[1].line !== 3) throw new Error();
+ * ```
+ */
+export class NdjsonParseStream extends TransformStream<Line, ParsedLine> {
+  constructor() {
+    super({
+      transform(line, controller) {
+        if (line.error !== undefined) {
+          controller.enqueue({
+            line: line.line,
+            text: line.text,
+            error: line.error,
+          });
+          return;
+        }
+        if (line.text.trim() === "") return;
+        try {
+          controller.enqueue({
+            line: line.line,
+            text: line.text,
+            value: JSON.parse(line.text),
+          });
+        } catch (error) {
+          if (!(error instanceof SyntaxError)) throw error;
+          controller.enqueue({
+            line: line.line,
+            text: line.text,
+            error: `Cannot parse JSON: ${error.message}`,
+          });
+        }
+      },
+    });
+  }
+}
+
+/** Options of {@linkcode ndjsonSink} and {@linkcode ndjsonBatchSink}. */
+export interface NdjsonSinkOptions<T = unknown> {
+  /**
+   * Buffered text that forces a write before the next value is taken.
+   * @default {65536}
+   */
+  flushChars?: number;
+  /**
+   * Turns a value into its line's JSON text, such as
+   * {@linkcode import("../score/score.ts").scoreLine} for Scores.
+   * @default {JSON.stringify}
+   */
+  stringify?: (value: T) => string;
+}
+
+/**
+ * A sink writing each value as one line of compact JSON. A lone line is
+ * written once the microtasks that made it are done, so output appears as it
+ * is produced; lines that come while a write is under way go out together
+ * when it ends. Only whole lines are ever written.
+ *
+ * @param dest Where to write.
+ * @param options The buffer size and how a value becomes JSON text.
+ * @returns The sink.
+ *
+ * @example
+ * ```ts
+ * import { ndjsonSink } from "./ndjson.ts";
+ * const chunks: Uint8Array[] = [];
+ * const dest = { write: (p: Uint8Array) => (chunks.push(p.slice()), Promise.resolve(p.length)) };
+ * await ReadableStream.from([{ a: 1 }, { b: 2 }]).pipeTo(ndjsonSink(dest));
+ * const text = new TextDecoder().decode(new Uint8Array(chunks.flatMap((c) => [...c])));
+ * if (text !== '{"a":1}\n{"b":2}\n') throw new Error(text);
+ * ```
+ */
+export function ndjsonSink<T = unknown>(
+  dest: ByteWriter,
+  options: NdjsonSinkOptions<T> = {},
+): WritableStream<T> {
+  return textSink(dest, options, lineMaker(options.stringify));
+}
+
+/**
+ * Like {@linkcode ndjsonSink}, for a stream of batches: each value of each
+ * batch becomes one line, and a batch is written in one go.
+ *
+ * @param dest Where to write.
+ * @param options The buffer size and how a value becomes JSON text.
+ * @returns The sink.
+ */
+export function ndjsonBatchSink<T = unknown>(
+  dest: ByteWriter,
+  options: NdjsonSinkOptions<T> = {},
+): WritableStream<readonly T[]> {
+  const line = lineMaker(options.stringify);
+  return textSink(dest, options, (batch: readonly T[]) => {
+    let text = "";
+    for (const value of batch) text += line(value);
+    return text;
+  });
+}
+
+/** One NDJSON line; undefined, functions and symbols have no JSON text. */
+function lineMaker<T>(
+  stringify: (value: T) => string = JSON.stringify,
+): (value: T) => string {
+  return (value) => {
+    const line = stringify(value) as string | undefined;
+    if (line === undefined) {
+      throw new TypeError(`Cannot write ${typeof value} as NDJSON`);
+    }
+    return line + "\n";
+  };
+}
+
+function textSink<T>(
+  dest: ByteWriter,
+  options: { flushChars?: number },
+  toText: (chunk: T) => string,
+): WritableStream<T> {
+  const out = new TextWriter(dest, options.flushChars);
+  return new WritableStream<T>({
+    write(chunk) {
+      try {
+        return out.write(toText(chunk));
+      } catch (error) {
+        // A throw errors the stream without a call to abort(): stop the timer here.
+        out.discard();
+        throw error;
+      }
+    },
+    close() {
+      return out.flush();
+    },
+    abort() {
+      out.discard();
+    },
+  });
+}

@@ -1,0 +1,137 @@
+/**
+ * A client of the OpenAI chat completions API, as OpenAI, Ollama, vLLM and
+ * llama.cpp servers speak it.
+ *
+ * @module
+ */
+
+import { parseJsonAnswer, send } from "./_http.ts";
+import { NetworkFlow, type NetworkSettings } from "./network.ts";
+import { TemplateError } from "./template.ts";
+
+/** The settings of a chat client (config keys). */
+export interface ChatSettings extends NetworkSettings {
+  /** The API's base URL, as the OpenAI SDKs take it. Default `https://api.openai.com/v1`. */
+  base_url?: string;
+  /** The model. */
+  model: string;
+  /** The name of the environment variable that holds the API key, never the key. */
+  api_key_env?: string;
+  /** Generation parameters passed through (`temperature`, `max_tokens`, `seed`, ...). */
+  params?: Record<string, unknown>;
+}
+
+/** A chat message. */
+export interface ChatMessage {
+  /** `system`, `user`, `assistant`, ... */
+  role: string;
+  /** The text. */
+  content: string;
+}
+
+/** What the model answered. */
+export interface ChatReply {
+  /** The reply's text. */
+  text: string;
+  /** What to record: model, usage, finish reason, attempts. */
+  info: Record<string, unknown>;
+}
+
+/** Calls `{base_url}/chat/completions`. */
+export class ChatClient {
+  /** The chat completions URL. */
+  readonly url: string;
+  /** The settings it was made with. */
+  readonly settings: ChatSettings;
+  #key: string | undefined;
+  #flow: NetworkFlow;
+
+  /**
+   * Creates the client; reads the API key from the environment now.
+   *
+   * @param settings The settings.
+   * @param env Reads an environment variable.
+   * @throws {TemplateError} When `api_key_env` names a variable that is not set.
+   */
+  constructor(
+    settings: ChatSettings,
+    env: (name: string) => string | undefined = (name) => Deno.env.get(name),
+  ) {
+    this.settings = settings;
+    this.url = `${
+      (settings.base_url ?? "https://api.openai.com/v1").replace(/\/+$/, "")
+    }/chat/completions`;
+    if (settings.api_key_env !== undefined) {
+      this.#key = env(settings.api_key_env);
+      if (this.#key === undefined || this.#key === "") {
+        throw new TemplateError(
+          `The environment variable ${settings.api_key_env} is not set`,
+        );
+      }
+    }
+    this.#flow = new NetworkFlow(settings);
+  }
+
+  /**
+   * The request body for some messages: the model, the messages, then the
+   * parameters. It holds no secret, so it can key a cache.
+   *
+   * @param messages The conversation.
+   * @returns The body.
+   */
+  body(messages: readonly unknown[]): Record<string, unknown> {
+    return { model: this.settings.model, messages, ...this.settings.params };
+  }
+
+  /**
+   * Asks the model, with the client's timeout, rate limit and retries.
+   *
+   * @param messages The conversation.
+   * @param signal Aborting stops it.
+   * @returns The reply.
+   * @throws An `Error` with a message for people when the call fails for good.
+   */
+  async complete(
+    messages: readonly unknown[],
+    signal?: AbortSignal,
+  ): Promise<ChatReply> {
+    const secrets = this.#key !== undefined ? [this.#key] : [];
+    const headers: Record<string, string> = {
+      "content-type": "application/json",
+    };
+    if (this.#key !== undefined) headers.authorization = `Bearer ${this.#key}`;
+    const body = JSON.stringify(this.body(messages));
+    const { result, attempts } = await this.#flow.run(
+      () =>
+        send(
+          { method: "POST", url: this.url, headers, body },
+          this.#flow.timeoutMs,
+          secrets,
+          signal,
+        ),
+      signal,
+    );
+    const reply = parseJsonAnswer(this.url, result.text, secrets);
+    const choice = (reply as { choices?: Array<Record<string, unknown>> })
+      .choices?.[0];
+    const content = (choice?.message as { content?: unknown } | undefined)
+      ?.content;
+    if (typeof content !== "string") {
+      throw new Error(
+        `${this.url} answered without a message text in choices[0].message.content`,
+      );
+    }
+    const r = reply as Record<string, unknown>;
+    return {
+      text: content,
+      info: {
+        model: r.model ?? this.settings.model,
+        ...(r.usage !== undefined ? { usage: r.usage } : {}),
+        ...(choice?.finish_reason !== undefined
+          ? { finish_reason: choice.finish_reason }
+          : {}),
+        attempts,
+      },
+    };
+  }
+}

@@ -1,0 +1,719 @@
+/**
+ * Running `sh -c CMD` as the leader of a new session through glibc's
+ * `posix_spawn` over FFI, its stdin, stdout and stderr on pipes: no exec of
+ * the `setsid` program, and glibc's vfork-style clone stays cheap in a
+ * process as large as Deno's.
+ *
+ * A run is served without streams, timers or exceptions: the payload is
+ * written at once (the pipe takes it whole unless it is large), then `poll`
+ * calls on Deno's thread pool, with the time left as their timeout, wait for
+ * the child's pidfd: first alone (most commands exit before their output
+ * fills a pipe, and then one poll serves the whole run), after 20 ms or when
+ * the payload did not fit with stdout and stderr too. Synchronous reads of
+ * the non-blocking pipe ends follow each poll. A kill of the process group
+ * (timeout, output cap, abort) makes the pidfd readable, which ends the poll
+ * under way.
+ *
+ * Linux ≥ 5.3 (pidfd) with glibc ≥ 2.29 only, with the `ffi` permission and
+ * the `run` permission for `sh`; {@linkcode sessionSpawnAvailable} says
+ * whether this process can use it. The library is loaded when this module is
+ * (a few ms and MB, so only modules that spawn import it, and configs load
+ * those only when they name a command), so that tests with the resource
+ * sanitizer do not count it against the first test that spawns.
+ *
+ * @module
+ */
+
+import type { RunCommandOptions, RunResult } from "./run_command.ts";
+
+// Linux values, the same on x86_64 and aarch64 (Deno's two Linux targets).
+const O_NONBLOCK = 0o4000;
+const O_CLOEXEC = 0o2000000;
+const F_SETFL = 4;
+const F_DUPFD_CLOEXEC = 1030;
+const POLLIN = 0x1;
+const POLLOUT = 0x4;
+const EINTR = 4;
+const EAGAIN = 11;
+const EPIPE = 32;
+const WNOHANG = 1;
+const SIGKILL = 9;
+const SIGPIPE = 13;
+const SIGCHLD = 17;
+const SIG_IGN = 1n;
+const POSIX_SPAWN_SETSIGDEF = 0x04;
+const POSIX_SPAWN_SETSIGMASK = 0x08;
+const POSIX_SPAWN_SETSID = 0x80;
+const SYS_PIDFD_OPEN = 434n; // the same on x86_64 and aarch64
+
+// Pointers rather than buffers: Deno prepares "buffer" parameters twice as
+// slowly when the library is loaded, which every evalpipe process pays.
+const SYMBOLS = {
+  pipe2: { parameters: ["pointer", "i32"], result: "i32" },
+  // Variadic; its third argument is an int in both uses here.
+  fcntl: { parameters: ["i32", "i32", "i32"], result: "i32" },
+  close: { parameters: ["i32"], result: "i32" },
+  read: { parameters: ["i32", "pointer", "usize"], result: "isize" },
+  write: { parameters: ["i32", "pointer", "usize"], result: "isize" },
+  poll: {
+    parameters: ["pointer", "u64", "i32"],
+    result: "i32",
+    nonblocking: true,
+  },
+  // Blocks only for a child just killed; else WNOHANG, once its pidfd says
+  // it has exited.
+  waitpid: { parameters: ["i32", "pointer", "i32"], result: "i32" },
+  // A failed kill is an errno, not an exception to build on every exit.
+  kill: { parameters: ["i32", "i32"], result: "i32" },
+  // For pidfd_open (Linux ≥ 5.3), which glibc wraps only from 2.36 on.
+  syscall: { parameters: ["i64", "i64", "i64"], result: "i64" },
+  sigaction: { parameters: ["i32", "pointer", "pointer"], result: "i32" },
+  posix_spawnattr_init: { parameters: ["pointer"], result: "i32" },
+  posix_spawnattr_setflags: { parameters: ["pointer", "i16"], result: "i32" },
+  posix_spawnattr_setsigmask: {
+    parameters: ["pointer", "pointer"],
+    result: "i32",
+  },
+  posix_spawnattr_setsigdefault: {
+    parameters: ["pointer", "pointer"],
+    result: "i32",
+  },
+  posix_spawn_file_actions_init: { parameters: ["pointer"], result: "i32" },
+  posix_spawn_file_actions_destroy: { parameters: ["pointer"], result: "i32" },
+  posix_spawn_file_actions_adddup2: {
+    parameters: ["pointer", "i32", "i32"],
+    result: "i32",
+  },
+  // glibc ≥ 2.29: without it, dlopen fails and the setsid program is used.
+  posix_spawn_file_actions_addchdir_np: {
+    parameters: ["pointer", "pointer"],
+    result: "i32",
+  },
+  posix_spawnp: {
+    parameters: [
+      "pointer",
+      "pointer",
+      "pointer",
+      "pointer",
+      "pointer",
+      "pointer",
+    ],
+    result: "i32",
+  },
+  __errno_location: { parameters: [], result: "pointer" },
+  environ: { type: "pointer" },
+} as const;
+
+type Libc = Deno.DynamicLibrary<typeof SYMBOLS>["symbols"];
+
+interface Loaded {
+  libc: Libc;
+  /** The spawn attributes, the same for every child (glibc only reads them). */
+  attributes: Uint8Array;
+  attributesAt: Deno.PointerValue;
+  scratch: Scratch;
+  /** This thread's errno, where every synchronous call here runs. */
+  errno: Deno.UnsafePointerView;
+}
+
+/**
+ * The buffers that spawning, reading and reaping use: one set for every
+ * child, since those calls are synchronous, with their addresses taken once
+ * (taking one costs about a microsecond).
+ */
+class Scratch {
+  /** [stdin read, stdin write, stdout read, stdout write, stderr read, stderr write] */
+  readonly fds = new Int32Array(6);
+  readonly pairsAt = [0, 2, 4].map((i) => of(this.fds.subarray(i, i + 2)));
+  readonly pid = new Int32Array(1);
+  readonly pidAt = of(this.pid);
+  readonly actions = new Uint8Array(256); // posix_spawn_file_actions_t: 80 bytes
+  readonly actionsAt = of(this.actions);
+  /** `sh`, `-c`, the command, NULL. */
+  readonly argv = BigUint64Array.of(address(SH), address(DASH_C), 0n, 0n);
+  readonly argvAt = of(this.argv);
+  readonly shAt = of(SH);
+  readonly status = new Int32Array(1);
+  readonly statusAt = of(this.status);
+  /** Reads are copied out at once. */
+  readonly chunk = new Uint8Array(65536);
+  readonly chunkAt = of(this.chunk);
+}
+
+const encoder = new TextEncoder();
+const SH = encoder.encode("sh\0");
+const DASH_C = encoder.encode("-c\0");
+
+const loaded = load();
+
+/**
+ * Whether {@linkcode runSession} works in this process: Linux with pidfds,
+ * a glibc with the functions it needs, the permissions, and SIGCHLD not
+ * ignored (the kernel would then reap the children before their status is
+ * read).
+ *
+ * @returns `true` when it can be used.
+ */
+export function sessionSpawnAvailable(): boolean {
+  return loaded !== undefined;
+}
+
+function load(): Loaded | undefined {
+  if (Deno.build.os !== "linux") return undefined;
+  if (Deno.build.arch !== "x86_64" && Deno.build.arch !== "aarch64") {
+    return undefined;
+  }
+  if (Deno.permissions.querySync({ name: "ffi" }).state !== "granted") {
+    return undefined;
+  }
+  // FFI could start any program: keep to what the run permission allows.
+  const run = Deno.permissions.querySync({ name: "run", command: "sh" });
+  if (run.state !== "granted") return undefined;
+  let library: Deno.DynamicLibrary<typeof SYMBOLS>;
+  try {
+    library = Deno.dlopen("libc.so.6", SYMBOLS);
+  } catch (error) {
+    // No glibc, or one older than 2.29: the setsid program does the job.
+    if (error instanceof Error) return undefined;
+    throw error;
+  }
+  const libc = library.symbols;
+  const attributes = new Uint8Array(1024); // posix_spawnattr_t: 336 bytes
+  // Without pidfd_open (Linux < 5.3) a child's exit cannot join the poll
+  // that serves its pipes: the setsid program does the job then.
+  const self = Number(libc.syscall(SYS_PIDFD_OPEN, BigInt(Deno.pid), 0n));
+  if (self >= 0) libc.close(self);
+  if (self < 0 || !initAttributes(libc, attributes)) {
+    library.close();
+    return undefined;
+  }
+  return {
+    libc,
+    attributes,
+    attributesAt: of(attributes),
+    scratch: new Scratch(),
+    errno: new Deno.UnsafePointerView(libc.__errno_location()!),
+  };
+}
+
+/** Whether SIGCHLD is as a child's status needs, and the attributes are set. */
+function initAttributes(libc: Libc, attributes: Uint8Array): boolean {
+  const old = new BigUint64Array(32); // struct sigaction, sa_handler first
+  if (libc.sigaction(SIGCHLD, null, of(old)) !== 0 || old[0] === SIG_IGN) {
+    return false;
+  }
+  // What Rust's std (and so Deno.Command) gives a child: no blocked signal,
+  // and SIGPIPE, which Deno ignores, back to its default. Handled signals
+  // are reset by exec itself. A sigset_t is glibc's array of unsigned long.
+  const none = new BigUint64Array(16);
+  const pipe = new BigUint64Array(16);
+  pipe[0] = 1n << BigInt(SIGPIPE - 1);
+  const attr = of(attributes);
+  const flags = POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK |
+    POSIX_SPAWN_SETSIGDEF;
+  return libc.posix_spawnattr_init(attr) === 0 &&
+    libc.posix_spawnattr_setsigmask(attr, of(none)) === 0 &&
+    libc.posix_spawnattr_setsigdefault(attr, of(pipe)) === 0 &&
+    // EINVAL before glibc 2.26, which has no POSIX_SPAWN_SETSID.
+    libc.posix_spawnattr_setflags(attr, flags) === 0;
+}
+
+/** NUL-terminated copies of the commands and folders in use, with their addresses. */
+const cStrings = new Map<
+  string,
+  { bytes: Uint8Array; at: Deno.PointerValue }
+>();
+
+function cString(text: string, what: string): Deno.PointerValue {
+  let entry = cStrings.get(text);
+  if (entry === undefined) {
+    if (text.includes("\0")) {
+      throw new TypeError(`The ${what} contains a NUL character`);
+    }
+    if (cStrings.size >= 256) cStrings.clear(); // a bound, not a working set
+    const bytes = encoder.encode(`${text}\0`);
+    entry = { bytes, at: of(bytes) };
+    cStrings.set(text, entry);
+  }
+  return entry.at;
+}
+
+/** Where a view's bytes start (its offset included). */
+function of(bytes: ArrayBufferView): Deno.PointerValue {
+  // Typed as BufferSource, which leaves out views of a SharedArrayBuffer;
+  // their bytes have an address all the same.
+  return Deno.UnsafePointer.of(bytes as ArrayBufferView<ArrayBuffer>);
+}
+
+function address(bytes: Uint8Array): bigint {
+  return BigInt(Deno.UnsafePointer.value(of(bytes)));
+}
+
+/** errno of this thread, right after a synchronous call that failed. */
+function errno(): number {
+  return loaded!.errno.getInt32();
+}
+
+/**
+ * Starts `sh -c cmd` as the leader of a new session (so of a new process
+ * group), with piped stdio, the environment of this process, and the signal
+ * state `Deno.Command` gives.
+ *
+ * @returns The pid and this process's ends: stdin's write end, stdout's and
+ *   stderr's read ends (non-blocking), and the child's pidfd.
+ * @throws {Error} When it cannot start, as `Deno.Command.spawn` would.
+ */
+function spawn(
+  { libc, attributesAt, scratch }: Loaded,
+  cmd: string,
+  cwd: string | undefined,
+): { pid: number; fds: Int32Array } {
+  const command = cString(cmd, "command");
+  const folder = cwd !== undefined ? cString(cwd, "folder") : undefined;
+  // All close-on-exec so that no other child inherits them; posix_spawn's
+  // dup2 clears it on the child's 0, 1 and 2.
+  const fds = scratch.fds.fill(-1);
+  const fail = (code: number): never => {
+    for (const fd of fds) if (fd >= 0) libc.close(fd);
+    throw new Error(`Failed to spawn 'sh' (os error ${code})`);
+  };
+  for (const pair of scratch.pairsAt) {
+    if (libc.pipe2(pair, O_CLOEXEC) !== 0) fail(errno());
+  }
+  if (fds.some((fd) => fd < 3) && !moveAboveStdio(libc, fds)) {
+    fail(errno());
+  }
+  // Our ends never block; the child's ends are other open files and do.
+  for (const i of [1, 2, 4]) libc.fcntl(fds[i]!, F_SETFL, O_NONBLOCK);
+  const actions = scratch.actionsAt;
+  const pid = scratch.pid;
+  let failed = libc.posix_spawn_file_actions_init(actions);
+  if (failed !== 0) fail(failed);
+  failed = libc.posix_spawn_file_actions_adddup2(actions, fds[0]!, 0) ||
+    libc.posix_spawn_file_actions_adddup2(actions, fds[3]!, 1) ||
+    libc.posix_spawn_file_actions_adddup2(actions, fds[5]!, 2) ||
+    (folder !== undefined
+      ? libc.posix_spawn_file_actions_addchdir_np(actions, folder)
+      : 0);
+  if (failed === 0) {
+    // Read at each spawn: setenv (Deno.env.set) may have moved the array.
+    const environ = new Deno.UnsafePointerView(libc.environ!).getPointer();
+    scratch.argv[2] = BigInt(Deno.UnsafePointer.value(command));
+    // The child is in its own session before this returns: glibc waits for
+    // its exec, and exec failures (no `sh`, no folder) are returned here.
+    failed = libc.posix_spawnp(
+      scratch.pidAt,
+      scratch.shAt,
+      actions,
+      attributesAt,
+      scratch.argvAt,
+      environ,
+    );
+  }
+  libc.posix_spawn_file_actions_destroy(actions);
+  if (failed !== 0) fail(failed);
+  // The child's ends are the child's now.
+  for (const i of [0, 3, 5]) libc.close(fds[i]!);
+  // A descriptor that polls readable once the child has exited: its exit
+  // joins the poll that serves the pipes.
+  const child = pid[0]!;
+  const pidfd = Number(libc.syscall(SYS_PIDFD_OPEN, BigInt(child), 0n));
+  if (pidfd < 0) {
+    // Out of descriptors: the child cannot be watched, so it must not run.
+    const code = errno();
+    libc.kill(-child, SIGKILL);
+    libc.kill(child, SIGKILL);
+    for (;;) {
+      const reaped = libc.waitpid(child, scratch.statusAt, 0);
+      if (reaped === child || errno() !== EINTR) break;
+    }
+    fail(code);
+  }
+  return { pid: child, fds: Int32Array.of(fds[1]!, fds[2]!, fds[4]!, pidfd) };
+}
+
+/**
+ * Moves pipe ends that landed on 0, 1 or 2 (this process closed its own
+ * stdio) above them: copying them onto the child's 0, 1 and 2 in turn would
+ * otherwise overwrite one still to be copied.
+ *
+ * @returns `false` when out of file descriptors.
+ */
+function moveAboveStdio(libc: Libc, fds: Int32Array): boolean {
+  const low: number[] = [];
+  let moved = true;
+  for (let i = 0; i < 6; i++) {
+    if (fds[i]! >= 3) continue;
+    low.push(fds[i]!);
+    fds[i] = libc.fcntl(fds[i]!, F_DUPFD_CLOEXEC, 3);
+    moved &&= fds[i]! >= 0;
+  }
+  for (const fd of low) libc.close(fd);
+  return moved;
+}
+
+/** Names of Linux signals by number, as `Deno.ChildProcess` reports them. */
+const SIGNALS: Record<number, Deno.Signal> = {
+  1: "SIGHUP",
+  2: "SIGINT",
+  3: "SIGQUIT",
+  4: "SIGILL",
+  5: "SIGTRAP",
+  6: "SIGABRT",
+  7: "SIGBUS",
+  8: "SIGFPE",
+  9: "SIGKILL",
+  10: "SIGUSR1",
+  11: "SIGSEGV",
+  12: "SIGUSR2",
+  13: "SIGPIPE",
+  14: "SIGALRM",
+  15: "SIGTERM",
+  16: "SIGSTKFLT",
+  17: "SIGCHLD",
+  18: "SIGCONT",
+  19: "SIGSTOP",
+  20: "SIGTSTP",
+  21: "SIGTTIN",
+  22: "SIGTTOU",
+  23: "SIGURG",
+  24: "SIGXCPU",
+  25: "SIGXFSZ",
+  26: "SIGVTALRM",
+  27: "SIGPROF",
+  28: "SIGWINCH",
+  29: "SIGIO",
+  30: "SIGPWR",
+  31: "SIGSYS",
+};
+
+/** A wait status as `Deno.ChildProcess` reports it: 128 + n, the signal's name. */
+function decodeStatus(raw: number): Deno.CommandStatus {
+  const signal = raw & 0x7f;
+  if (signal === 0) {
+    const code = (raw >> 8) & 0xff;
+    return { success: code === 0, code, signal: null };
+  }
+  // Real-time signals have no Deno.Signal name; the code still tells them.
+  return {
+    success: false,
+    code: 128 + signal,
+    signal: SIGNALS[signal] ?? null,
+  };
+}
+
+// Slots of this process's ends in a run's descriptors and `struct pollfd`s.
+const IN = 0;
+const OUT = 1;
+const ERR = 2;
+const PID = 3;
+
+/** The size of the read buffer, as a read's argument. */
+const CHUNK = 65536n;
+/** Reads per stream before the others get their turn. */
+const READS_PER_TURN = 16;
+/** The longest poll (ms): its timeout is a C int. */
+const MAX_POLL_MS = 0x7fffffff;
+/** How long the first poll of a run waits for its exit alone (ms). */
+const EXIT_WAIT_MS = 20;
+/** While only a process that left the group holds a pipe, aborts are checked this often (ms). */
+const ORPHAN_POLL_MS = 100;
+
+/**
+ * Runs `sh -c cmd` in a new session and process group, as
+ * {@linkcode runCommand} says: stdin written while stdout and stderr are
+ * read, a timeout, output caps, and on exit, timeout, overflow or abort the
+ * whole group killed. Only call it where {@linkcode sessionSpawnAvailable}
+ * says so.
+ *
+ * @param cmd The shell command.
+ * @param options Input, limits, folder and abort signal.
+ * @returns How it ended, once nothing of it is in flight any more.
+ */
+export function runSession(
+  cmd: string,
+  options: RunCommandOptions,
+): Promise<RunResult> {
+  if (loaded === undefined) {
+    throw new Error("Cannot spawn through posix_spawn in this process");
+  }
+  const started = performance.now();
+  let child: { pid: number; fds: Int32Array };
+  try {
+    child = spawn(loaded, cmd, options.cwd);
+  } catch (error) {
+    return Promise.resolve({
+      kind: "spawn_failed",
+      message: error instanceof Error ? error.message : String(error),
+    });
+  }
+  return new Session(loaded.libc, child.pid, child.fds, options, started)
+    .run();
+}
+
+/** Why a run ended before its command did. */
+type Ending = "timeout" | "aborted" | "stdout" | "stderr";
+
+/** One run of a child started by `spawn`, from its first write to its reaping. */
+class Session {
+  readonly #libc: Libc;
+  readonly #pid: number;
+  /** This process's ends by slot, -1 once closed. */
+  readonly #fds: Int32Array;
+  readonly #options: RunCommandOptions;
+  readonly #started: number;
+  readonly #deadline: number;
+  /** `struct pollfd[4]`: an int fd, then a short events and a short revents. */
+  readonly #pollfds = new Int32Array(8);
+  readonly #events = new Int16Array(this.#pollfds.buffer);
+  readonly #pollfdsAt = of(this.#pollfds);
+  /** What is left to write on stdin. */
+  #stdin: Uint8Array;
+  readonly #chunks: [Uint8Array[], Uint8Array[]] = [[], []];
+  readonly #sizes = [0, 0];
+  #ending: Ending | undefined;
+  /** Whether the poll watches stdout and stderr, or waits for the exit alone. */
+  #watchPipes = true;
+  #status: Deno.CommandStatus | undefined;
+  #error: Error | undefined;
+
+  constructor(
+    libc: Libc,
+    pid: number,
+    fds: Int32Array,
+    options: RunCommandOptions,
+    started: number,
+  ) {
+    this.#libc = libc;
+    this.#pid = pid;
+    this.#fds = fds;
+    this.#options = options;
+    this.#started = started;
+    this.#deadline = started + options.timeoutMs;
+    this.#stdin = options.stdin;
+  }
+
+  async run(): Promise<RunResult> {
+    const signal = this.#options.signal;
+    const onAbort = () => this.#end("aborted");
+    signal?.addEventListener("abort", onAbort);
+    try {
+      if (signal?.aborted) this.#end("aborted");
+      this.#write();
+      // A payload the pipe took whole: most commands now exit before their
+      // output fills a pipe, so the first poll waits for the exit alone
+      // (one poll per run rather than one for the output and one for the
+      // exit), for a while: output that fills a pipe waits that long.
+      this.#watchPipes = this.#fds[IN]! >= 0;
+      const events = this.#events;
+      for (;;) {
+        const timeout = this.#arm();
+        if (timeout === undefined) break;
+        // -1 (a signal interrupted it) leaves every revents at 0: look again.
+        await this.#libc.poll(this.#pollfdsAt, 4n, timeout);
+        this.#watchPipes = true;
+        const exited = events[4 * PID + 3] !== 0;
+        if (events[4 * IN + 3] !== 0) this.#write();
+        // After the exit the pipes hold all the child wrote.
+        if (exited || events[4 * OUT + 3] !== 0) this.#read(OUT);
+        if (exited || events[4 * ERR + 3] !== 0) this.#read(ERR);
+        // Both pipes at their end: the exit is near or past, and a waitpid
+        // that does not block may spare the poll that would wait for it.
+        if (exited || (this.#fds[OUT]! < 0 && this.#fds[ERR]! < 0)) {
+          this.#reap();
+        }
+        // A run whose command has exited, its output read to the end, is
+        // done even if the time is up.
+        const done = this.#status !== undefined && this.#fds[OUT]! < 0 &&
+          this.#fds[ERR]! < 0;
+        if (
+          !done && this.#ending === undefined &&
+          performance.now() >= this.#deadline
+        ) {
+          this.#end("timeout");
+        }
+      }
+    } finally {
+      signal?.removeEventListener("abort", onAbort);
+      // Only a bug gets here with the child unreaped: no process outlives the run.
+      if (this.#status === undefined) this.#kill();
+      for (let slot = IN; slot <= PID; slot++) this.#close(slot);
+    }
+    if (this.#error !== undefined) throw this.#error;
+    return this.#result(performance.now() - this.#started);
+  }
+
+  #result(ms: number): RunResult {
+    const ending = this.#ending;
+    if (ending === "aborted") return { kind: "aborted" };
+    if (ending === "timeout") return { kind: "timeout", ms };
+    if (ending === "stdout" || ending === "stderr") {
+      const limit = ending === "stdout"
+        ? this.#options.maxStdoutBytes
+        : this.#options.maxStderrBytes;
+      return { kind: "overflow", stream: ending, limit, ms };
+    }
+    const status = this.#status!;
+    return {
+      kind: "exited",
+      code: status.code,
+      signal: status.signal,
+      stdout: concat(this.#chunks[0], this.#sizes[0]!),
+      stderr: concat(this.#chunks[1], this.#sizes[1]!),
+      ms,
+    };
+  }
+
+  /**
+   * Sets up the poll: stdin while bytes wait for room, stdout and stderr
+   * until their end, the pidfd until the child is reaped. Once the run has
+   * ended, the pipes are closed and only the reaping is waited for.
+   *
+   * @returns The poll's timeout in ms, or `undefined` when it is all done.
+   */
+  #arm(): number | undefined {
+    const fds = this.#fds;
+    if (this.#ending !== undefined) {
+      this.#close(IN);
+      this.#close(OUT);
+      this.#close(ERR);
+    }
+    const pollfds = this.#pollfds;
+    const events = this.#events;
+    pollfds[2 * IN] = fds[IN]!;
+    events[4 * IN + 2] = POLLOUT;
+    pollfds[2 * OUT] = this.#watchPipes ? fds[OUT]! : -1;
+    events[4 * OUT + 2] = POLLIN;
+    pollfds[2 * ERR] = this.#watchPipes ? fds[ERR]! : -1;
+    events[4 * ERR + 2] = POLLIN;
+    pollfds[2 * PID] = fds[PID]!;
+    events[4 * PID + 2] = POLLIN;
+    for (let slot = IN; slot <= PID; slot++) events[4 * slot + 3] = 0;
+    if (fds[OUT]! < 0 && fds[ERR]! < 0 && fds[PID]! < 0) return undefined;
+    if (this.#ending !== undefined) return -1;
+    // poll takes an int: longer waits are made of several polls.
+    const left = Math.min(
+      MAX_POLL_MS,
+      Math.max(0, Math.ceil(this.#deadline - performance.now())),
+    );
+    if (!this.#watchPipes) return Math.min(left, EXIT_WAIT_MS);
+    // Reaped, yet a pipe is open: a process that left the group holds it,
+    // and no exit will end the poll when an abort kills the group.
+    return fds[PID]! < 0 ? Math.min(left, ORPHAN_POLL_MS) : left;
+  }
+
+  /** Ends the run early: the whole group is killed, the pipes closed. */
+  #end(why: Ending): void {
+    this.#ending ??= why;
+    this.#kill();
+  }
+
+  /**
+   * Kills the group and, while it is not reaped, the leader by pid too (in
+   * case it is not yet its group's leader). Once reaped, its pid may belong
+   * to another process; the group's id stays reserved while it has members.
+   */
+  #kill(): void {
+    this.#libc.kill(-this.#pid, SIGKILL);
+    if (this.#status === undefined) this.#libc.kill(this.#pid, SIGKILL);
+  }
+
+  /** Writes what the pipe takes now; a child that stopped reading is no error. */
+  #write(): void {
+    const fd = this.#fds[IN]!;
+    if (fd < 0) return;
+    const libc = this.#libc;
+    while (this.#stdin.length > 0) {
+      const bytes = this.#stdin;
+      const n = Number(libc.write(fd, of(bytes), BigInt(bytes.length)));
+      if (n >= 0) {
+        this.#stdin = bytes.subarray(n);
+        continue;
+      }
+      const code = errno();
+      if (code === EAGAIN) return;
+      if (code === EINTR) continue;
+      // EPIPE: it exited, or closed stdin, without reading all of it. The
+      // protocol judges it by its exit status and output.
+      if (code !== EPIPE) {
+        this.#error = new Error(
+          `Cannot write to the child's stdin (os error ${code})`,
+        );
+      }
+      break;
+    }
+    this.#close(IN);
+  }
+
+  /** Reads what `slot` holds now, up to its end or its cap. */
+  #read(slot: typeof OUT | typeof ERR): void {
+    const fd = this.#fds[slot]!;
+    if (fd < 0) return;
+    const libc = this.#libc;
+    const i = slot - OUT;
+    const limit = slot === OUT
+      ? this.#options.maxStdoutBytes
+      : this.#options.maxStderrBytes;
+    const { chunk, chunkAt } = loaded!.scratch;
+    for (let turn = 0; turn < READS_PER_TURN; turn++) {
+      const n = Number(libc.read(fd, chunkAt, CHUNK));
+      if (n > 0) {
+        this.#sizes[i]! += n;
+        if (this.#sizes[i]! > limit) {
+          this.#end(slot === OUT ? "stdout" : "stderr");
+          return;
+        }
+        this.#chunks[i]!.push(chunk.slice(0, n));
+        continue;
+      }
+      const code = n === 0 ? 0 : errno();
+      if (code === EAGAIN) return;
+      if (code === EINTR) continue;
+      if (code !== 0) {
+        this.#error = new Error(
+          `Cannot read the child's output (os error ${code})`,
+        );
+      }
+      this.#close(slot);
+      return;
+    }
+  }
+
+  /** Reaps the child if it has exited, then kills what it left in its group. */
+  #reap(): void {
+    if (this.#fds[PID]! < 0) return;
+    const { status, statusAt } = loaded!.scratch;
+    const reaped = this.#libc.waitpid(this.#pid, statusAt, WNOHANG);
+    if (reaped === 0) return; // not yet a zombie: poll again
+    if (reaped < 0 && errno() === EINTR) return;
+    this.#close(PID);
+    if (reaped !== this.#pid) {
+      this.#error = new Error(`Cannot wait for process ${this.#pid}`);
+      this.#status = { success: false, code: -1, signal: null };
+      return;
+    }
+    this.#status = decodeStatus(status[0]!);
+    // Whatever the command left behind in its group dies with it; this also
+    // closes pipes that a background descendant still holds.
+    this.#libc.kill(-this.#pid, SIGKILL);
+  }
+
+  #close(slot: number): void {
+    const fd = this.#fds[slot]!;
+    if (fd < 0) return;
+    this.#libc.close(fd);
+    this.#fds[slot] = -1;
+  }
+}
+
+/** The chunks as one array (the only one, when there is one). */
+export function concat(chunks: Uint8Array[], size: number): Uint8Array {
+  if (chunks.length === 1) return chunks[0]!;
+  const out = new Uint8Array(size);
+  let offset = 0;
+  for (const c of chunks) {
+    out.set(c, offset);
+    offset += c.length;
+  }
+  return out;
+}

@@ -1,0 +1,73 @@
+/**
+ * Reading a file of results: a RunRecord, or NDJSON of Scores.
+ *
+ * @module
+ */
+
+import { osErrorText } from "../config/config.ts";
+import { isRunRecord, parseRunRecord, type RunRecord } from "./run_record.ts";
+import { parseScore, type Score } from "../score/score.ts";
+
+/** The Scores of a results file, and its RunRecord when it is one. */
+export interface ScoresFile {
+  /** The Scores, in file order. */
+  scores: Score[];
+  /** The record, when the file is a RunRecord. */
+  record?: RunRecord;
+  /** Lines that are not Scores, with their 1-based line numbers and why. */
+  problems: Array<{ line: number; message: string }>;
+}
+
+/** A results file that cannot be read at all. */
+export class ScoresFileError extends Error {
+  /**
+   * Creates the error.
+   *
+   * @param message What is wrong, naming the file.
+   */
+  constructor(message: string) {
+    super(message);
+    this.name = "ScoresFileError";
+  }
+}
+
+/**
+ * Reads a RunRecord or an NDJSON file of Scores. In NDJSON, a line that is
+ * not a valid Score is listed in `problems` and skipped.
+ *
+ * @param path The file.
+ * @returns Its Scores.
+ * @throws {ScoresFileError} When the file cannot be read.
+ * @throws {import("./run_record.ts").RunRecordError} When a RunRecord is invalid.
+ */
+export async function readScoresFile(path: string): Promise<ScoresFile> {
+  let text: string;
+  try {
+    const decoder = new TextDecoder("utf-8", { fatal: true });
+    // A crash can cut a RunRecord inside a character: its torn last line is
+    // dropped anyway, so only elsewhere is an unfinished character an error.
+    text = decoder.decode(await Deno.readFile(path), { stream: true });
+    if (!isRunRecord(text)) text += decoder.decode();
+  } catch (error) {
+    throw new ScoresFileError(
+      `Cannot read ${JSON.stringify(path)}: ${osErrorText(error)}`,
+    );
+  }
+  if (isRunRecord(text)) {
+    const record = parseRunRecord(text, path);
+    return { scores: record.scores, record, problems: [] };
+  }
+  const scores: Score[] = [];
+  const problems: ScoresFile["problems"] = [];
+  text.split("\n").forEach((raw, i) => {
+    const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
+    if (line.trim() === "") return;
+    try {
+      scores.push(parseScore(JSON.parse(line)));
+    } catch (error) {
+      if (!(error instanceof SyntaxError)) throw error;
+      problems.push({ line: i + 1, message: error.message });
+    }
+  });
+  return { scores, problems };
+}

@@ -1,0 +1,130 @@
+/**
+ * Reports for people: the summary table `run` prints on stderr.
+ *
+ * @module
+ */
+
+import type { Aggregate } from "../aggregate/aggregate.ts";
+import type { DiffLine } from "../diff/diff.ts";
+import { escapeControl } from "./view.ts";
+
+function fixed(x: number | null, digits = 3): string {
+  return x === null ? "–" : x.toFixed(digits);
+}
+
+function percent(x: number | null): string {
+  return x === null ? "–" : `${(x * 100).toFixed(1)}%`;
+}
+
+/**
+ * Formats aggregates as an aligned table: metric, mean ± half the 95%
+ * interval, the mean if every error had scored 0 and 1 (what the errors
+ * could hide), pass rate, coverage (aggregatable / n) and errors.
+ *
+ * @param aggregates The aggregates.
+ * @returns The table, lines joined with `\n`, without a trailing newline.
+ *
+ * @example
+ * ```ts
+ * import { formatSummary } from "./summary.ts";
+ * import { Aggregator } from "../aggregate/aggregate.ts";
+ * import { scored } from "../score/score.ts";
+ * const agg = new Aggregator();
+ * agg.add(scored("exact_match", 1));
+ * if (!formatSummary(agg.results()).includes("exact_match")) throw new Error();
+ * ```
+ */
+export function formatSummary(aggregates: readonly Aggregate[]): string {
+  const header = [
+    "metric",
+    "mean ± 95% CI",
+    "errors as 0…1",
+    "pass rate",
+    "coverage",
+    "errors",
+  ];
+  const rows = aggregates.map((a) => {
+    const half = a.ci95 !== null && a.mean !== null
+      ? ` ± ${fixed(a.ci95[1] - a.mean)}`
+      : "";
+    return [
+      escapeControl(a.metric),
+      `${fixed(a.mean)}${half}`,
+      a.errors === 0 || a.mean_bounds === null
+        ? "–"
+        : `${fixed(a.mean_bounds[0])}…${fixed(a.mean_bounds[1])}`,
+      percent(a.pass_rate),
+      `${percent(a.coverage)} (${a.aggregatable}/${a.n})`,
+      String(a.errors),
+    ];
+  });
+  return table(header, rows);
+}
+
+function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) =>
+    Math.max(h.length, ...rows.map((r) => r[i]!.length))
+  );
+  return [header, ...rows]
+    .map((r) =>
+      r.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd()
+    )
+    .join("\n");
+}
+
+function signed(x: number | null): string {
+  return x === null ? "–" : `${x >= 0 ? "+" : ""}${x.toFixed(3)}`;
+}
+
+/**
+ * Formats a diff as a table (metric, pairs, means, Δ with its 95% interval,
+ * counts of changes) followed by the worst regressions of each metric.
+ *
+ * @param lines The diff lines.
+ * @param worst How many regressions to list per metric.
+ * @returns The text, without a trailing newline.
+ */
+export function formatDiff(lines: readonly DiffLine[], worst = 5): string {
+  const header = [
+    "metric",
+    "pairs",
+    "mean A",
+    "mean B",
+    "Δ (B − A) [95% CI]",
+    "better",
+    "worse",
+    "pass→fail",
+    "fail→pass",
+    "only A",
+    "only B",
+  ];
+  const rows = lines.map((d) => [
+    escapeControl(d.metric),
+    String(d.pairs),
+    fixed(d.mean_a),
+    fixed(d.mean_b),
+    `${signed(d.delta)}${
+      d.ci95 !== null ? ` [${signed(d.ci95[0])}, ${signed(d.ci95[1])}]` : ""
+    }`,
+    String(d.improved),
+    String(d.regressed),
+    String(d.newly_failing),
+    String(d.newly_passing),
+    String(d.only_a),
+    String(d.only_b),
+  ]);
+  const out = [table(header, rows)];
+  for (const d of lines) {
+    if (d.regressions.length === 0) continue;
+    out.push("", `Worst regressions of ${escapeControl(d.metric)}:`);
+    for (const r of d.regressions.slice(0, worst)) {
+      out.push(
+        `  ${escapeControl(r.example_id)}  ${fixed(r.a)} → ${fixed(r.b)}`,
+      );
+    }
+    if (d.regressions.length > worst) {
+      out.push(`  … and ${d.regressions.length - worst} more`);
+    }
+  }
+  return out.join("\n");
+}

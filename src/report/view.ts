@@ -1,0 +1,176 @@
+/**
+ * Views for people: Scores grouped by the unit they measured, safe to print
+ * whatever the model wrote.
+ *
+ * @module
+ */
+
+import type { Score } from "../score/score.ts";
+
+// C0 and C1 controls, DEL, line and paragraph separators, and the bidi
+// overrides that could rewrite or reorder what a terminal shows.
+const UNSAFE =
+  // deno-lint-ignore no-control-regex -- matching control characters is the point
+  /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * Escapes every character that could move the cursor, change colours or
+ * reorder text in a terminal, as `\n`, `\t` or `\u{1b}`.
+ *
+ * @param text Untrusted text (model output, a reason).
+ * @returns Text that prints as one inert line.
+ *
+ * @example
+ * ```ts
+ * import { escapeControl } from "./view.ts";
+ * if (escapeControl("a\x1b[2Jb\n") !== "a\\u{1b}[2Jb\\n") throw new Error();
+ * ```
+ */
+export function escapeControl(text: string): string {
+  return text.replace(UNSAFE, (c) => {
+    if (c === "\n") return "\\n";
+    if (c === "\t") return "\\t";
+    if (c === "\r") return "\\r";
+    return `\\u{${c.codePointAt(0)!.toString(16)}}`;
+  });
+}
+
+/** Cuts text to at most `width` code points, marking the cut with `…`. */
+function clip(text: string, width: number): string {
+  const chars = [...text];
+  if (chars.length <= width) return text;
+  return width <= 1
+    ? "…".slice(0, width)
+    : `${chars.slice(0, width - 1).join("")}…`;
+}
+
+/** The Scores of one unit. */
+export interface UnitView {
+  /** The example. */
+  example_id: string;
+  /** The unit. */
+  unit_id: string;
+  /** Whether any Score is an error or did not pass. */
+  failed: boolean;
+  /** Its Scores, in the order they were written. */
+  scores: Array<
+    Pick<Score, "metric" | "status" | "value" | "passed"> & { reason?: string }
+  >;
+}
+
+/**
+ * Groups Scores by unit (units of one example together, in the order first
+ * seen), examples with a failing unit first.
+ *
+ * @param scores The Scores.
+ * @returns One entry per unit.
+ *
+ * @example
+ * ```ts
+ * import { groupByCall } from "./view.ts";
+ * import { errored, scored } from "../score/score.ts";
+ * const units = groupByCall([
+ *   scored("m", 1, { example_id: "d#1", unit_id: "d#1" }),
+ *   errored("m", "boom", { example_id: "d#2", unit_id: "d#2" }),
+ * ]);
+ * if (units[0]?.example_id !== "d#2") throw new Error("failures come first");
+ * ```
+ */
+export function groupByCall(scores: readonly Score[]): UnitView[] {
+  const examples = new Map<string, Map<string, UnitView>>();
+  for (const s of scores) {
+    const exampleId = s.example_id ?? s.unit_id ?? "(no id)";
+    const unitId = s.unit_id ?? exampleId;
+    let units = examples.get(exampleId);
+    if (units === undefined) examples.set(exampleId, units = new Map());
+    let unit = units.get(unitId);
+    if (unit === undefined) {
+      unit = {
+        example_id: exampleId,
+        unit_id: unitId,
+        failed: false,
+        scores: [],
+      };
+      units.set(unitId, unit);
+    }
+    unit.scores.push({
+      metric: s.metric,
+      status: s.status,
+      value: s.value,
+      passed: s.passed,
+      ...(s.reason !== undefined ? { reason: s.reason } : {}),
+    });
+    if (s.status === "error" || s.passed === false) unit.failed = true;
+  }
+  // Failing examples first, each one's units together; Array.prototype.sort
+  // is stable, so file order is kept within each group.
+  const failing = (units: UnitView[]) => Number(units.some((u) => u.failed));
+  return [...examples.values()]
+    .map((units) => [...units.values()])
+    .sort((a, b) => failing(b) - failing(a))
+    .flat();
+}
+
+/**
+ * Renders units as a table for a terminal of `width` columns: a heading per
+ * example (and per unit when there are several), a row per metric with
+ * status, value, verdict and reason. Control characters are escaped.
+ *
+ * @param units From {@linkcode groupByCall}.
+ * @param width The terminal's width in columns.
+ * @returns The lines.
+ */
+export function renderByCall(
+  units: readonly UnitView[],
+  width: number,
+): string[] {
+  const lines: string[] = [];
+  const metricWidth = Math.min(
+    24,
+    Math.max(
+      6,
+      ...units.flatMap((u) =>
+        u.scores.map((s) => escapeControl(s.metric).length)
+      ),
+    ),
+  );
+  const failedExamples = new Set(
+    units.filter((u) => u.failed).map((u) => u.example_id),
+  );
+  let lastExample: string | undefined;
+  for (const unit of units) {
+    if (unit.example_id !== lastExample) {
+      if (lines.length > 0) lines.push("");
+      lines.push(
+        clip(
+          `${failedExamples.has(unit.example_id) ? "✗" : "✓"} ${
+            escapeControl(unit.example_id)
+          }`,
+          width,
+        ),
+      );
+      lastExample = unit.example_id;
+    }
+    let indent = "  ";
+    if (unit.unit_id !== unit.example_id) {
+      lines.push(clip(`  ${escapeControl(unit.unit_id)}`, width));
+      indent = "    ";
+    }
+    for (const s of unit.scores) {
+      const verdict = s.passed === true
+        ? "pass"
+        : s.passed === false
+        ? "FAIL"
+        : "–";
+      const value = s.value === null ? "–" : s.value.toFixed(3);
+      const head = `${indent}${
+        clip(escapeControl(s.metric), metricWidth).padEnd(metricWidth)
+      }  ${s.status.padEnd(14)}  ${value.padStart(5)}  ${verdict.padEnd(4)}`;
+      const reason = s.reason !== undefined
+        ? `  ${escapeControl(s.reason)}`
+        : "";
+      lines.push(clip(`${head}${reason}`, width));
+    }
+  }
+  return lines;
+}

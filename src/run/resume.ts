@@ -1,0 +1,250 @@
+/**
+ * Resuming an interrupted run from its Scores file: what is already there,
+ * what was torn, and whether the suite is still the same.
+ *
+ * @module
+ */
+
+import { fingerprintsAt, mappingAt, stringAt } from "../io/fields.ts";
+import { LineStream } from "../io/line_stream.ts";
+import type { Fingerprints } from "../record/run_record.ts";
+import { parseScore, type Score } from "../score/score.ts";
+
+/** What a run that writes `--out` records beside it, so it can be resumed safely. */
+export interface RunMeta {
+  /** The run that started the file. */
+  run_id: string;
+  /** When it started. */
+  started_at: string;
+  /** What it depended on. */
+  fingerprints: Fingerprints;
+}
+
+/** A Scores file that cannot be resumed, or a suite that changed since. */
+export class ResumeError extends Error {
+  /**
+   * Creates the error.
+   *
+   * @param message What is wrong and what to do.
+   */
+  constructor(message: string) {
+    super(message);
+    this.name = "ResumeError";
+  }
+}
+
+/** What a resumed run needs to know of the file it continues. */
+export interface ResumePlan {
+  /** The Scores file. */
+  path: string;
+  /** Metrics already scored, by unit id. */
+  done: Map<string, Set<string>>;
+  /** Whole Score lines kept. */
+  scores: number;
+  /** The torn last line that was dropped, if there was one. */
+  dropped?: string;
+  /** The metadata the run that started the file wrote, if it is there. */
+  meta?: RunMeta;
+  /** Whether the metadata file is there but cannot be read (only `--force` resumes). */
+  damagedMeta?: boolean;
+}
+
+/**
+ * The sidecar file beside a Scores file that holds its {@linkcode RunMeta}.
+ *
+ * @param out The Scores file.
+ * @returns `<out>.meta.json`.
+ */
+export function metaPath(out: string): string {
+  return `${out}.meta.json`;
+}
+
+/**
+ * Writes the metadata of a run beside its Scores file.
+ *
+ * @param out The Scores file.
+ * @param meta The run's id, start and fingerprints.
+ */
+export async function writeMeta(out: string, meta: RunMeta): Promise<void> {
+  // Written aside and renamed into place: a run killed meanwhile leaves the
+  // old sidecar or the new one, never a torn one.
+  const temp = `${metaPath(out)}.tmp`;
+  await Deno.writeTextFile(temp, JSON.stringify(meta, null, 2) + "\n");
+  await Deno.rename(temp, metaPath(out));
+}
+
+/** The sidecar's metadata; `undefined` when there is none, `null` when it is damaged. */
+async function readMeta(out: string): Promise<RunMeta | undefined | null> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(metaPath(out));
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return undefined;
+    throw error;
+  }
+  try {
+    const meta = mappingAt(JSON.parse(text), "");
+    return {
+      run_id: stringAt(meta, "run_id"),
+      started_at: stringAt(meta, "started_at"),
+      fingerprints: fingerprintsAt(meta),
+    };
+  } catch (error) {
+    // FieldError is a SyntaxError too.
+    if (!(error instanceof SyntaxError)) throw error;
+    return null;
+  }
+}
+
+/** Drops a torn last line (no newline at its end): returns what was dropped. */
+async function dropTornTail(path: string): Promise<string | undefined> {
+  const file = await Deno.open(path, { read: true, write: true });
+  try {
+    const size = (await file.stat()).size;
+    if (size === 0) return undefined;
+    // Walk back from the end to the last newline, a block at a time.
+    const block = 64 * 1024;
+    let end = size;
+    let tail = new Uint8Array(0);
+    while (end > 0) {
+      const start = Math.max(0, end - block);
+      const buf = new Uint8Array(end - start);
+      await file.seek(start, Deno.SeekMode.Start);
+      let read = 0;
+      while (read < buf.length) {
+        const n = await file.read(buf.subarray(read));
+        if (n === null) break;
+        read += n;
+      }
+      const nl = buf.lastIndexOf(10);
+      if (nl >= 0) {
+        const keep = start + nl + 1;
+        if (keep === size) return undefined;
+        const dropped = new Uint8Array(size - keep);
+        dropped.set(buf.subarray(nl + 1));
+        dropped.set(tail, buf.length - nl - 1);
+        await file.truncate(keep);
+        return new TextDecoder().decode(dropped);
+      }
+      const joined = new Uint8Array(buf.length + tail.length);
+      joined.set(buf);
+      joined.set(tail, buf.length);
+      tail = joined;
+      end = start;
+    }
+    await file.truncate(0);
+    return new TextDecoder().decode(tail);
+  } finally {
+    file.close();
+  }
+}
+
+/**
+ * Reads a Scores file to resume the run that wrote it: drops a torn last
+ * line (truncating the file to its last whole line), and lists the metrics
+ * already scored per unit. A file that does not exist yet resumes nothing.
+ *
+ * @param path The Scores file (`--out`).
+ * @returns The plan.
+ * @throws {ResumeError} When a line before the last is not a Score.
+ */
+export async function prepareResume(path: string): Promise<ResumePlan> {
+  const done = new Map<string, Set<string>>();
+  let dropped: string | undefined;
+  try {
+    dropped = await dropTornTail(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return { path, done, scores: 0 };
+    throw error;
+  }
+  let scores = 0;
+  for await (const score of readScoreLines(path)) {
+    if (score.unit_id === undefined) {
+      throw new ResumeError(
+        `${
+          JSON.stringify(path)
+        } holds a Score without a unit_id; it cannot be resumed`,
+      );
+    }
+    let metrics = done.get(score.unit_id);
+    if (metrics === undefined) done.set(score.unit_id, metrics = new Set());
+    metrics.add(score.metric);
+    scores++;
+  }
+  const meta = await readMeta(path);
+  return {
+    path,
+    done,
+    scores,
+    ...(dropped !== undefined ? { dropped } : {}),
+    ...(meta !== undefined && meta !== null ? { meta } : {}),
+    ...(meta === null ? { damagedMeta: true } : {}),
+  };
+}
+
+/**
+ * Streams the Scores of an NDJSON file (all lines whole).
+ *
+ * @param path The file.
+ * @returns The Scores, in file order.
+ * @throws {ResumeError} Naming the first line that is not a Score.
+ */
+export async function* readScoreLines(path: string): AsyncGenerator<Score> {
+  const file = await Deno.open(path);
+  for await (const line of file.readable.pipeThrough(new LineStream())) {
+    if (line.text.trim() === "" && line.error === undefined) continue;
+    try {
+      if (line.error !== undefined) throw new SyntaxError(line.error);
+      yield parseScore(JSON.parse(line.text));
+    } catch (error) {
+      if (!(error instanceof SyntaxError)) throw error;
+      throw new ResumeError(
+        `${
+          JSON.stringify(path)
+        } line ${line.line} is not a Score (${error.message}); it cannot be resumed`,
+      );
+    }
+  }
+}
+
+/**
+ * Checks that a resumed run measures the same thing as the one that started
+ * the file: the same config text and dataset bytes.
+ *
+ * @param plan The plan, with the file's metadata.
+ * @param now The fingerprints of the run about to resume.
+ * @throws {ResumeError} When the metadata is missing or damaged, or a
+ * fingerprint changed.
+ */
+export function checkResume(plan: ResumePlan, now: Fingerprints): void {
+  const meta = plan.meta;
+  // No Scores yet: nothing to mix, the run starts the file afresh.
+  if (plan.scores === 0) return;
+  if (plan.damagedMeta) {
+    throw new ResumeError(
+      `${
+        JSON.stringify(metaPath(plan.path))
+      } is damaged; resume with --force to ignore it`,
+    );
+  }
+  if (meta === undefined) {
+    throw new ResumeError(
+      `${
+        JSON.stringify(metaPath(plan.path))
+      } is missing, so nothing shows that the config and dataset are ` +
+        "unchanged; resume with --force to continue anyway",
+    );
+  }
+  const changed = [
+    ...(meta.fingerprints.config !== now.config ? ["the config"] : []),
+    ...(meta.fingerprints.dataset !== now.dataset ? ["the dataset"] : []),
+  ];
+  if (changed.length > 0) {
+    throw new ResumeError(
+      `${changed.join(" and ")} changed since ${
+        JSON.stringify(plan.path)
+      } was started ` +
+        `(run ${meta.run_id}); its Scores would mix two suites. Start a new --out, or resume with --force`,
+    );
+  }
+}

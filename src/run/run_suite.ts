@@ -1,0 +1,410 @@
+/**
+ * Running a suite: the stages assembled from a config, end to end.
+ *
+ * @module
+ */
+
+import { type Aggregate, Aggregator } from "../aggregate/aggregate.ts";
+import type { Example } from "../dataset/case.ts";
+import { TemplateError } from "../net/template.ts";
+import {
+  buildScorers,
+  buildTarget,
+  checkConfigText,
+  ConfigError,
+  folderOf,
+  osErrorText,
+  readConfigText,
+  type SuiteConfig,
+} from "../config/config.ts";
+import {
+  DatasetError,
+  formatOf,
+  loadDatasetBatches,
+} from "../dataset/dataset.ts";
+import {
+  commandFingerprint,
+  fileFingerprint,
+  fingerprint,
+} from "../fingerprint/fingerprint.ts";
+import { checkGates, type GateFailure } from "../aggregate/gates.ts";
+import {
+  checkResume,
+  readScoreLines,
+  type ResumePlan,
+  writeMeta,
+} from "./resume.ts";
+import {
+  type Fingerprints,
+  newRunId,
+  RunRecordWriter,
+} from "../record/run_record.ts";
+import type { Score } from "../score/score.ts";
+import type { Scorer } from "../scorers/scorer.ts";
+import { scoreUnit } from "../scorers/score_units.ts";
+import { callUnit, unitIdOf } from "../targets/target.ts";
+import { concurrentBatches } from "../io/concurrent_map.ts";
+import type { ByteWriter } from "../io/text_writer.ts";
+
+/** Options of {@linkcode runSuite}. */
+export interface RunSuiteOptions {
+  /** Where Scores go as they are produced, in batches of those ready together. */
+  sink: WritableStream<Score[]>;
+  /**
+   * Where the RunRecord goes, written as the run goes.
+   * @default {undefined}
+   */
+  record?: ByteWriter;
+  /**
+   * Units in flight at once; overrides the config's `concurrency`.
+   * @default {the config's, else 8}
+   */
+  concurrency?: number;
+  /**
+   * The most child processes at once; overrides the config's `max_processes`.
+   * @default {the config's, else 64}
+   */
+  maxProcesses?: number;
+  /**
+   * How many times each example is run; overrides the config's `epochs`.
+   * @default {the config's, else 1}
+   */
+  epochs?: number;
+  /**
+   * Every scorer's timeout in seconds; overrides the config.
+   * @default {the config's}
+   */
+  timeout?: number;
+  /**
+   * Aborting stops the run: running commands are killed.
+   * @default {undefined}
+   */
+  signal?: AbortSignal;
+  /**
+   * Called for each malformed dataset record (its Scores are `invalid case`
+   * errors) with a message naming the file and line.
+   * @default {undefined}
+   */
+  onInvalidRecord?: (message: string, example: Example) => void;
+  /**
+   * Called for each Score, after it is validated and before it is written.
+   * @default {undefined}
+   */
+  onScore?: (score: Score) => void;
+  /**
+   * The folder of the target cache (network targets only); `null` turns the
+   * cache off.
+   * @default {".evalpipe/cache"}
+   */
+  cacheDir?: string | null;
+  /**
+   * Aborting stops the intake of new cases; units already in flight finish
+   * and are written, and the summary says the run is not complete.
+   * @default {undefined}
+   */
+  stop?: AbortSignal;
+  /**
+   * The file the sink writes to, if it is one: the run writes its metadata
+   * (fingerprints) beside it, `<outPath>.meta.json`, so it can be resumed.
+   * @default {undefined}
+   */
+  outPath?: string;
+  /**
+   * Continue the run whose Scores file this plan describes: units whose
+   * Scores are all there are not run, Scores already there are not written
+   * again, and the summary covers old and new.
+   * @default {undefined}
+   */
+  resume?: ResumePlan;
+  /**
+   * Resume even when the config or dataset changed since the file started.
+   * @default {false}
+   */
+  force?: boolean;
+  /**
+   * Where `-` as the dataset reads from.
+   * @default {Deno.stdin.readable}
+   */
+  stdin?: ReadableStream<Uint8Array>;
+}
+
+/** What a finished run reports. */
+export interface RunSummary {
+  /** The run's id (as in its RunRecord). */
+  runId: string;
+  /** The aggregates, one per metric, sorted by metric. */
+  aggregates: Aggregate[];
+  /** Scores written. */
+  scores: number;
+  /** Malformed dataset records seen. */
+  invalidRecords: number;
+  /** Whether every unit was run (`false` when `stop` ended the intake early). */
+  complete: boolean;
+  /** The config's gates that did not hold. */
+  gateFailures: GateFailure[];
+  /** Target cache hits and misses, when the target was cached. */
+  cache?: { hits: number; misses: number; writeErrors: number };
+}
+
+function isNetwork(config: SuiteConfig): boolean {
+  return config.target.type === "openai" || config.target.type === "http";
+}
+
+/** A suite ready to run: its config resolved and its parts built. */
+interface Prepared {
+  config: SuiteConfig;
+  cwd: string;
+  scorers: Scorer[];
+  datasetPath: string;
+  datasetName: string;
+  fingerprints: Fingerprints;
+}
+
+async function prepare(
+  configPath: string,
+  options: RunSuiteOptions,
+): Promise<Prepared> {
+  const text = await readConfigText(configPath);
+  const config = await checkConfigText(text, configPath);
+  const cwd = folderOf(configPath);
+  let scorers: Scorer[];
+  try {
+    scorers = await buildScorers(config, configPath, {
+      cwd,
+      ...(options.timeout !== undefined ? { timeout: options.timeout } : {}),
+    });
+  } catch (error) {
+    // A judge whose API key variable is not set cannot run: a config error.
+    if (!(error instanceof TemplateError)) throw error;
+    throw new ConfigError(configPath, undefined, error.message);
+  }
+  const fromStdin = config.dataset === "-";
+  const datasetPath = fromStdin || config.dataset.startsWith("/")
+    ? config.dataset
+    : `${cwd}/${config.dataset}`;
+  let dataset: string | null = null;
+  if (
+    !fromStdin &&
+    (options.record !== undefined || options.outPath !== undefined)
+  ) {
+    try {
+      dataset = await fileFingerprint(datasetPath);
+    } catch (error) {
+      // Linux opens a folder for reading: only reading it fails.
+      if (
+        !(error instanceof Deno.errors.NotFound ||
+          error instanceof Deno.errors.PermissionDenied ||
+          error instanceof Deno.errors.IsADirectory)
+      ) throw error;
+      throw new DatasetError(
+        `Cannot open dataset ${JSON.stringify(datasetPath)}: ${
+          osErrorText(error)
+        }`,
+      );
+    }
+  }
+  const target = config.target;
+  return {
+    config,
+    cwd,
+    scorers,
+    datasetPath,
+    datasetName: fromStdin ? "stdin" : config.dataset,
+    fingerprints: {
+      config: fingerprint(text),
+      dataset,
+      target: target.type === "subprocess"
+        ? fingerprint(
+          JSON.stringify(target),
+          commandFingerprint(target.cmd, cwd),
+        )
+        : fingerprint(JSON.stringify(target)),
+      scorers: Object.fromEntries(scorers.map((s) => [s.name, s.version])),
+    },
+  };
+}
+
+/**
+ * Runs the suite a config file describes: load the dataset, call the target,
+ * run the scorers, validate every Score, write it to the sink (and the
+ * RunRecord), aggregate, check the gates. Paths and commands resolve against
+ * the config file's folder.
+ *
+ * @param configPath The YAML config file.
+ * @param options The sink, the record and overrides.
+ * @returns The summary.
+ * @throws {import("../config/config.ts").ConfigError} For a config that cannot be used.
+ * @throws {DatasetError} For a dataset that cannot be read at all.
+ */
+export async function runSuite(
+  configPath: string,
+  options: RunSuiteOptions,
+): Promise<RunSummary> {
+  const started = new Date();
+  const runId = newRunId(started);
+  const { config, cwd, scorers, datasetPath, datasetName, fingerprints } =
+    await prepare(
+      configPath,
+      options,
+    );
+  const resume = options.resume;
+  if (resume !== undefined && !options.force) checkResume(resume, fingerprints);
+  const where = formatOf(config.dataset) === "jsonl" ? "line" : "record";
+  const examples = await loadDatasetBatches(datasetPath, {
+    name: datasetName,
+    ...(options.stdin !== undefined ? { stdin: options.stdin } : {}),
+  });
+  const concurrency = options.concurrency ?? config.concurrency ?? 8;
+  const epochs = options.epochs ?? config.epochs ?? 1;
+  const maxProcesses = options.maxProcesses ?? config.max_processes;
+  if (maxProcesses !== undefined) {
+    (await import("../process/run_command.ts")).setMaxProcesses(maxProcesses);
+  }
+  const signal = options.signal;
+  const cache = options.cacheDir === null || !isNetwork(config)
+    ? undefined
+    : new (await import("../targets/cache.ts")).TargetCache(
+      options.cacheDir ?? ".evalpipe/cache",
+    );
+  let target;
+  try {
+    target = await buildTarget(config, cwd, cache);
+  } catch (error) {
+    if (!(error instanceof TemplateError)) throw error;
+    throw new ConfigError(configPath, undefined, error.message);
+  }
+  // A resume with no Scores to continue starts the file afresh: without its
+  // metadata, the next interruption could not be resumed.
+  if (
+    options.outPath !== undefined &&
+    (resume === undefined || resume.scores === 0)
+  ) {
+    await writeMeta(options.outPath, {
+      run_id: runId,
+      started_at: started.toISOString(),
+      fingerprints,
+    });
+  }
+  const record = options.record === undefined
+    ? undefined
+    : new RunRecordWriter(options.record, {
+      run_id: runId,
+      started_at: started.toISOString(),
+      config_path: configPath,
+      config: {
+        ...config,
+        concurrency,
+        epochs,
+        ...(options.timeout !== undefined ? { timeout: options.timeout } : {}),
+      } as unknown as Record<string, unknown>,
+      fingerprints,
+    });
+  // A resumed run's Scores join the earlier ones, wherever each example's
+  // epochs fell: gather them by example rather than by adjacency.
+  const aggregator = new Aggregator({ grouped: resume !== undefined });
+  if (resume !== undefined) {
+    for await (const score of readScoreLines(resume.path)) {
+      aggregator.add(score);
+      await record?.add(score);
+    }
+  }
+  const done = resume?.done;
+  const metrics = scorers.flatMap((s) =>
+    s.metrics !== undefined && s.metrics.length > 0 ? s.metrics : [s.name]
+  );
+  const unitDone = (unitId: string) => {
+    const have = done?.get(unitId);
+    return have !== undefined && metrics.every((m) => have.has(m));
+  };
+  let invalidRecords = 0;
+  let scores = 0;
+  let stopped = options.stop?.aborted ?? false;
+  const onStop = () => (stopped = true);
+  options.stop?.addEventListener("abort", onStop, { once: true });
+  // Tasks are taken lazily, one example epoch at a time: once `stop` aborts,
+  // no new case starts, and the ones in flight finish.
+  function* tasks(
+    batch: Example[],
+  ): Generator<{ example: Example; epoch: number }> {
+    for (const example of batch) {
+      if (stopped) return;
+      if (example.invalid !== undefined) {
+        invalidRecords++;
+        options.onInvalidRecord?.(
+          `Invalid case in ${
+            JSON.stringify(datasetName)
+          } ${where} ${example.line}: ${example.invalid}`,
+          example,
+        );
+      }
+      for (let epoch = 1; epoch <= epochs; epoch++) {
+        if (!unitDone(unitIdOf(example.example_id, epoch, epochs))) {
+          yield { example, epoch };
+        }
+      }
+    }
+  }
+  try {
+    await examples
+      .pipeThrough(
+        concurrentBatches(
+          tasks,
+          ({ example, epoch }) => {
+            const unit = callUnit(target, example, epoch, epochs, signal);
+            // Synchronous targets and scorers stay synchronous end to end.
+            return unit instanceof Promise
+              ? unit.then((u) => scoreUnit(scorers, u, signal))
+              : scoreUnit(scorers, unit, signal);
+          },
+          { concurrency, window: Math.max(concurrency * 4, 4096) },
+        ),
+      )
+      .pipeThrough(
+        new TransformStream<Score[], Score[]>({
+          async transform(batch, controller) {
+            // Resuming: a Score the file already has is not written twice.
+            const fresh = done === undefined
+              ? batch
+              : batch.filter((s) => !done.get(s.unit_id!)?.has(s.metric));
+            for (const score of fresh) {
+              aggregator.add(score);
+              options.onScore?.(score);
+              // Await only a real write: an await per Score costs a turn each.
+              const pending = record?.add(score);
+              if (pending !== undefined) await pending;
+            }
+            scores += fresh.length;
+            if (fresh.length > 0) controller.enqueue(fresh);
+          },
+        }),
+      )
+      .pipeTo(options.sink, signal !== undefined ? { signal } : {});
+  } catch (error) {
+    // Keep what was computed: the record ends, marked incomplete.
+    await record?.finish(aggregator.results(), false);
+    throw error;
+  } finally {
+    options.stop?.removeEventListener("abort", onStop);
+    // Long-lived scorer processes end with the run, whatever ended it.
+    await Promise.all(scorers.map((s) => s.close?.()));
+  }
+  const aggregates = aggregator.results();
+  await record?.finish(aggregates, !stopped);
+  return {
+    runId,
+    aggregates,
+    scores,
+    complete: !stopped,
+    invalidRecords,
+    gateFailures: checkGates(config.gates ?? {}, aggregates),
+    ...(cache !== undefined
+      ? {
+        cache: {
+          hits: cache.hits,
+          misses: cache.misses,
+          writeErrors: cache.writeErrors,
+        },
+      }
+      : {}),
+  };
+}

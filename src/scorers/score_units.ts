@@ -1,0 +1,217 @@
+/**
+ * The scoring stage: every scorer over every unit, failures turned into
+ * `error` Scores, identity stamped, every Score validated.
+ *
+ * @module
+ */
+
+import { concurrentFlatMap } from "../io/concurrent_map.ts";
+import {
+  errored,
+  isScoreBatch,
+  parseScoreFor,
+  type Score,
+} from "../score/score.ts";
+import type { Scorer } from "./scorer.ts";
+import type { Unit } from "../dataset/unit.ts";
+
+/** Options of {@linkcode scoreUnits}. */
+export interface ScoreUnitsOptions {
+  /**
+   * How many units are scored at once (each runs its scorers side by side).
+   * @default {4}
+   */
+  concurrency?: number;
+  /**
+   * Aborting stops the scorers that are running (their Scores become errors).
+   * @default {undefined}
+   */
+  signal?: AbortSignal;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** The metrics a scorer declares: its `metrics`, else its name. */
+function declaredMetrics(scorer: Scorer): readonly string[] {
+  return scorer.metrics !== undefined && scorer.metrics.length > 0
+    ? scorer.metrics
+    : [scorer.name];
+}
+
+/** What a scorer failing on a unit gives: an error Score per declared metric. */
+function failure(scorer: Scorer, reason: string, unit: Unit): Score[] {
+  return declaredMetrics(scorer).map((metric) =>
+    errorScore(scorer, metric, reason, unit)
+  );
+}
+
+function errorScore(
+  scorer: Scorer,
+  metric: string,
+  reason: string,
+  unit: Unit,
+): Score {
+  return errored(metric, reason, {
+    evaluator_version: scorer.version,
+    example_id: unit.example_id,
+    unit_id: unit.unit_id,
+  });
+}
+
+/**
+ * Checks what a scorer returned for a unit (a Score or a batch) against the
+ * Score rules and the scorer's declared metrics, and stamps the unit's
+ * identity. The result has exactly one Score per declared metric, in the
+ * declared order: a candidate that breaks a rule, a metric given twice, or a
+ * declared metric left out becomes an `error` Score that says so. Never a
+ * crash, never a 0.0.
+ *
+ * @param result What the scorer returned.
+ * @param scorer The scorer.
+ * @param unit The unit scored.
+ * @returns One valid Score per declared metric, keys in canonical order.
+ */
+export function checkScores(
+  result: unknown,
+  scorer: Scorer,
+  unit: Unit,
+): Score[] {
+  const declared = declaredMetrics(scorer);
+  // The common case, one Score for a scorer's one metric, valid as it came.
+  if (declared.length === 1 && !isScoreBatch(result)) {
+    try {
+      const score = parseScoreFor(result, unit);
+      if (score.metric === declared[0]) return [score];
+    } catch (error) {
+      // What is wrong is said below, as for a batch.
+      if (!(error instanceof SyntaxError)) throw error;
+    }
+  }
+  const candidates: unknown[] = isScoreBatch(result) ? result.scores : [result];
+  const found = new Map<string, Score>();
+  const broken = new Map<string, string>();
+  const strays: string[] = [];
+  for (const candidate of candidates) {
+    const claimed = typeof candidate === "object" && candidate !== null
+      ? (candidate as { metric?: unknown }).metric
+      : undefined;
+    let score: Score;
+    try {
+      score = parseScoreFor(candidate, unit);
+    } catch (error) {
+      if (!(error instanceof SyntaxError)) throw error;
+      const message = `invalid Score: ${error.message}`;
+      if (typeof claimed === "string" && declared.includes(claimed)) {
+        broken.set(claimed, message);
+      } else strays.push(message);
+      continue;
+    }
+    if (!declared.includes(score.metric)) {
+      strays.push(
+        `Score for undeclared metric ${JSON.stringify(score.metric)}`,
+      );
+    } else if (found.has(score.metric) || broken.has(score.metric)) {
+      broken.set(
+        score.metric,
+        `two Scores for metric ${JSON.stringify(score.metric)}`,
+      );
+    } else {
+      found.set(score.metric, score);
+    }
+  }
+  return declared.map((metric) => {
+    const problem = broken.get(metric);
+    if (problem !== undefined) {
+      return errorScore(scorer, metric, `scorer error: ${problem}`, unit);
+    }
+    const score = found.get(metric);
+    if (score !== undefined) return score;
+    const why = strays.length > 0
+      ? strays.join("; ")
+      : `no Score for metric ${JSON.stringify(metric)}`;
+    return errorScore(scorer, metric, `scorer error: ${why}`, unit);
+  });
+}
+
+function runScorer(
+  scorer: Scorer,
+  unit: Unit,
+  signal?: AbortSignal,
+): Score[] | Promise<Score[]> {
+  if (unit.invalid !== undefined) {
+    return failure(scorer, `invalid case: ${unit.invalid}`, unit);
+  }
+  const targetError = unit.target?.error;
+  if (targetError !== undefined) {
+    return failure(scorer, `target error: ${targetError}`, unit);
+  }
+  // Any throw or rejection is the scorer's failure, and failures are data.
+  const failed = (error: unknown) =>
+    failure(scorer, `scorer error: ${messageOf(error)}`, unit);
+  let result: unknown;
+  try {
+    result = scorer.score(unit, signal !== undefined ? { signal } : {});
+  } catch (error) {
+    return failed(error);
+  }
+  // A synchronous scorer (a built-in) stays synchronous: no promise per unit.
+  return result instanceof Promise
+    ? result.then((r) => checkScores(r, scorer, unit), failed)
+    : checkScores(result, scorer, unit);
+}
+
+/**
+ * Scores each unit with every scorer, emitting Scores with units in input
+ * order and scorers in the order given. A unit whose target failed gets
+ * `target error: …` Scores and a malformed record `invalid case: …` Scores,
+ * without running the scorers; a scorer that throws gives
+ * `scorer error: …`. Each Score is validated and carries the unit's
+ * identity.
+ *
+ * @param scorers The scorers, in output order.
+ * @param options Concurrency and abort signal.
+ * @returns The stage.
+ *
+ * @example
+ * ```ts
+ * import { scoreUnits } from "./score_units.ts";
+ * import { exactMatch } from "./builtin.ts";
+ * const units = [{ example_id: "d#1", unit_id: "d#1", input: "2+2", output: "4", expected: "4" }];
+ * const [s] = await Array.fromAsync(ReadableStream.from(units).pipeThrough(scoreUnits([exactMatch()])));
+ * if (s?.value !== 1 || s.unit_id !== "d#1") throw new Error("unexpected");
+ * ```
+ */
+export function scoreUnits(
+  scorers: readonly Scorer[],
+  options: ScoreUnitsOptions = {},
+): TransformStream<Unit, Score> {
+  const signal = options.signal;
+  return concurrentFlatMap(
+    (unit: Unit) => scoreUnit(scorers, unit, signal),
+    { concurrency: options.concurrency ?? 4 },
+  );
+}
+
+/**
+ * Scores one unit with every scorer side by side: one Score per declared
+ * metric, scorers in the order given (see {@linkcode scoreUnits}).
+ *
+ * @param scorers The scorers.
+ * @param unit The unit.
+ * @param signal Aborting stops running scorers.
+ * @returns The Scores (at once when every scorer answers synchronously);
+ *   never throws for a scorer's failure.
+ */
+export function scoreUnit(
+  scorers: readonly Scorer[],
+  unit: Unit,
+  signal?: AbortSignal,
+): Score[] | Promise<Score[]> {
+  if (scorers.length === 1) return runScorer(scorers[0]!, unit, signal);
+  const perScorer = scorers.map((s) => runScorer(s, unit, signal));
+  return perScorer.some((r) => r instanceof Promise)
+    ? Promise.all(perScorer).then((all) => all.flat())
+    : (perScorer as Score[][]).flat();
+}

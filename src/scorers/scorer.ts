@@ -1,0 +1,154 @@
+/**
+ * The scorer interface, verdicts, and TypeScript function scorers.
+ *
+ * @module
+ */
+
+import {
+  isScoreBatch,
+  type Score,
+  type ScoreBatch,
+  scored,
+} from "../score/score.ts";
+import type { Unit } from "../dataset/unit.ts";
+
+/** What a scorer decides about one unit: the protocol's verdict shape. */
+export interface Verdict {
+  /** Within 0..1. */
+  score: number;
+  /**
+   * Whether the unit passes.
+   * @default {score >= 0.5}
+   */
+  passed?: boolean;
+  /** A human-readable explanation. */
+  reason?: string;
+}
+
+/** What a scorer is given besides the unit. */
+export interface ScorerContext {
+  /** Aborted when the run stops: stop work and let the Score be whatever comes. */
+  signal?: AbortSignal;
+}
+
+/** An evaluator of units: built-in, a TypeScript function, or a subprocess. */
+export interface Scorer {
+  /** The metric its Scores carry (a batch may declare several in `metrics`). */
+  readonly name: string;
+  /** Its `evaluator_version`, never empty: changing the scorer changes it. */
+  readonly version: string;
+  /** The metric names its batches may carry, when there are several. */
+  readonly metrics?: readonly string[];
+  /**
+   * Scores one unit, synchronously or not. Throwing (or rejecting) is
+   * allowed: the pipeline turns it into an `error` Score,
+   * `scorer error: <message>`.
+   */
+  score(
+    unit: Unit,
+    context: ScorerContext,
+  ): Promise<Score | ScoreBatch> | Score | ScoreBatch;
+  /** Releases what the scorer holds (a long-lived process); called once, at the end. */
+  close?(): Promise<void>;
+}
+
+/**
+ * Builds a `scored` Score from a verdict.
+ *
+ * @param metric The metric.
+ * @param version The evaluator version.
+ * @param verdict The verdict.
+ * @returns The Score.
+ * @throws {import("../score/score.ts").ScoreError} When the verdict's score is not a finite number.
+ */
+export function scoreFromVerdict(
+  metric: string,
+  version: string,
+  verdict: Verdict,
+): Score {
+  return scored(metric, verdict.score, {
+    evaluator_version: version,
+    ...(verdict.passed !== undefined ? { passed: verdict.passed } : {}),
+    ...(verdict.reason !== undefined ? { reason: verdict.reason } : {}),
+  });
+}
+
+/** What a function scorer may return. */
+export type FunctionScorerResult =
+  | number
+  | boolean
+  | Verdict
+  | Score
+  | ScoreBatch;
+
+/** Options of {@linkcode functionScorer}. */
+export interface FunctionScorerOptions {
+  /**
+   * The evaluator version; bump it when the function's meaning changes.
+   * @default {`${name}@1`}
+   */
+  version?: string;
+}
+
+function isScore(value: object): value is Score {
+  return "status" in value && "metric" in value;
+}
+
+/**
+ * Wraps a TypeScript function as a scorer. It may return a number (the
+ * value), a boolean (1 or 0, passed or not), a verdict, a Score or a batch.
+ *
+ * @param name The metric.
+ * @param fn The function, sync or async.
+ * @param options The version.
+ * @returns The scorer.
+ *
+ * @example A length check
+ * ```ts
+ * import { functionScorer } from "./scorer.ts";
+ * const short = functionScorer("short", (unit) => (unit.output ?? "").length < 80);
+ * const s = await short.score({ example_id: "x#1", unit_id: "x#1", input: "hi", output: "ok" }, {});
+ * if ("scores" in s || s.value !== 1) throw new Error("unexpected");
+ * ```
+ */
+export function functionScorer(
+  name: string,
+  fn: (
+    unit: Unit,
+    context: ScorerContext,
+  ) => FunctionScorerResult | Promise<FunctionScorerResult>,
+  options: FunctionScorerOptions = {},
+): Scorer {
+  const version = options.version ?? `${name}@1`;
+  return {
+    name,
+    version,
+    score(unit, context) {
+      // A synchronous function stays synchronous: no promise per unit.
+      const result = fn(unit, context);
+      return result instanceof Promise ? result.then(convert) : convert(result);
+    },
+  };
+
+  function convert(result: FunctionScorerResult): Score | ScoreBatch {
+    if (typeof result === "number") {
+      return scored(name, result, { evaluator_version: version });
+    }
+    if (typeof result === "boolean") {
+      return scored(name, result ? 1 : 0, {
+        evaluator_version: version,
+        passed: result,
+      });
+    }
+    if (typeof result === "object" && result !== null) {
+      if (isScoreBatch(result) || isScore(result)) return result;
+      if ("score" in result) return scoreFromVerdict(name, version, result);
+    }
+    throw new TypeError(
+      `Function scorer "${name}" returned ${
+        JSON.stringify(result) ?? typeof result
+      }: ` +
+        "expected a number, a boolean, a verdict, a Score or a batch",
+    );
+  }
+}

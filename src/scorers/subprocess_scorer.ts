@@ -1,0 +1,241 @@
+/**
+ * The subprocess scorer, protocol v0: a command run once per unit, the case
+ * as JSON on stdin, a verdict as JSON on stdout.
+ *
+ * @module
+ */
+
+import { Sha256 } from "../fingerprint/_sha256.ts";
+import { expectedJson } from "../dataset/case.ts";
+import { failureMessage, runCommand } from "../process/run_command.ts";
+import { defaultScorerName, resolveIn, scriptOf } from "../process/command.ts";
+
+export { defaultScorerName, scriptOf };
+import type { Score } from "../score/score.ts";
+import {
+  scoreFromVerdict,
+  type Scorer,
+  type ScorerContext,
+  type Verdict,
+} from "./scorer.ts";
+import type { Unit } from "../dataset/unit.ts";
+
+/** Options of {@linkcode subprocessScorer}. */
+export interface SubprocessScorerOptions {
+  /**
+   * The metric name.
+   * @default {the file name, without extension, of the script the command runs}
+   */
+  name?: string;
+  /**
+   * The folder the command runs in (`sh -c` there).
+   * @default {Deno.cwd()}
+   */
+  cwd?: string;
+  /**
+   * Seconds a run may take before its process group is killed.
+   * @default {60}
+   */
+  timeout?: number;
+  /**
+   * The most stdout read from one run; more is an error.
+   * @default {1048576}
+   */
+  maxStdoutBytes?: number;
+  /**
+   * The most stderr read from one run; more is an error.
+   * @default {1048576}
+   */
+  maxStderrBytes?: number;
+}
+
+/** A scorer failure, with the protocol's exact message. */
+export class SubprocessScorerError extends Error {
+  /**
+   * Creates the instance.
+   *
+   * @param message The protocol's message, e.g. `scorer "x" printed invalid verdict JSON: "no"`.
+   */
+  constructor(message: string) {
+    super(message);
+    this.name = "SubprocessScorerError";
+  }
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/**
+ * The protocol v0 payload for a unit: compact JSON with the keys `context`
+ * (only when the unit has a context list), `expected` (verbatim, `null` when
+ * absent), `input` and `output`, in that order.
+ *
+ * @param unit The unit.
+ * @returns The JSON text.
+ *
+ * @example
+ * ```ts
+ * import { scorerPayload } from "./subprocess_scorer.ts";
+ * const p = scorerPayload({ example_id: "a#1", unit_id: "a#1", input: "q", output: "a" });
+ * if (p !== '{"expected":null,"input":"q","output":"a"}') throw new Error(p);
+ * ```
+ */
+export function scorerPayload(unit: Unit): string {
+  const context = Array.isArray(unit.context)
+    ? `"context":${JSON.stringify(unit.context)},`
+    : "";
+  return `{${context}"expected":${expectedJson(unit)},"input":${
+    JSON.stringify(unit.input)
+  },` +
+    `"output":${JSON.stringify(unit.output)}}`;
+}
+
+function quote(text: string, max = 1000): string {
+  return JSON.stringify(text.length > max ? `${text.slice(0, max)}…` : text);
+}
+
+/**
+ * Reads a verdict from a scorer's stdout, as protocol v0 says: trimmed, one
+ * JSON object, `score` a number within 0..1, `passed` a boolean and `reason`
+ * a string when present; other fields are ignored.
+ *
+ * @param cmd The command, for messages.
+ * @param stdout What it printed.
+ * @returns The verdict.
+ * @throws {SubprocessScorerError} With the protocol's message.
+ */
+export function parseVerdict(cmd: string, stdout: string): Verdict {
+  const text = stdout.trim();
+  const invalid = () =>
+    new SubprocessScorerError(
+      `scorer ${JSON.stringify(cmd)} printed invalid verdict JSON: ${
+        quote(text)
+      }`,
+    );
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    if (error instanceof SyntaxError) throw invalid();
+    throw error;
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw invalid();
+  }
+  const { score, passed, reason } = value as Record<string, unknown>;
+  if (typeof score !== "number" || !Number.isFinite(score)) throw invalid();
+  if (passed !== undefined && typeof passed !== "boolean") throw invalid();
+  if (reason !== undefined && typeof reason !== "string") throw invalid();
+  if (score < 0 || score > 1) {
+    throw new SubprocessScorerError(
+      `scorer ${JSON.stringify(cmd)} returned score ${score} outside 0.0..=1.0`,
+    );
+  }
+  return {
+    score,
+    ...(passed !== undefined ? { passed } : {}),
+    ...(reason !== undefined ? { reason } : {}),
+  };
+}
+
+/**
+ * What a subprocess scorer is, in either mode: its folder, metric name,
+ * version and timeout (checked).
+ *
+ * @param cmd The command.
+ * @param options Its name, folder and timeout.
+ * @returns The settings with their defaults.
+ * @throws {RangeError} When the timeout is not a positive number.
+ */
+export function subprocessScorerSetup(
+  cmd: string,
+  options: { name?: string; cwd?: string; timeout?: number },
+): { cwd: string; name: string; version: string; timeout: number } {
+  const cwd = options.cwd ?? Deno.cwd();
+  const name = options.name ?? defaultScorerName(cmd, cwd);
+  const timeout = options.timeout ?? 60;
+  if (!(timeout > 0) || !Number.isFinite(timeout)) {
+    throw new RangeError(
+      `The timeout must be a positive number of seconds, not ${timeout}`,
+    );
+  }
+  return {
+    cwd,
+    name,
+    version: subprocessScorerVersion(name, cmd, cwd),
+    timeout,
+  };
+}
+
+/**
+ * A subprocess scorer's `evaluator_version`: its name and a short hash of
+ * its command and of the script file the command runs.
+ *
+ * @param name The metric name.
+ * @param cmd The command.
+ * @param cwd The folder it runs in.
+ * @returns E.g. `faithfulness@3f2a9c1d`.
+ */
+export function subprocessScorerVersion(
+  name: string,
+  cmd: string,
+  cwd: string,
+): string {
+  const hash = new Sha256().update(cmd).update("\0");
+  const script = scriptOf(cmd, cwd);
+  if (script !== undefined) {
+    hash.update(Deno.readFileSync(resolveIn(cwd, script)));
+  }
+  return `${name}@${hash.hex().slice(0, 8)}`;
+}
+
+/**
+ * A scorer that runs `cmd` via `sh -c` once per unit, in its own process
+ * group, per the subprocess scorer protocol v0. Its `evaluator_version` is
+ * its name plus a short hash of the command and of the script file the
+ * command names, so editing the script changes it.
+ *
+ * Failures are thrown as {@linkcode SubprocessScorerError} with the
+ * protocol's message; the scoring stage turns them into `error` Scores.
+ *
+ * @param cmd The command.
+ * @param options Name, folder, timeout and output caps.
+ * @returns The scorer.
+ *
+ * @example
+ * ```ts
+ * import { subprocessScorer } from "./subprocess_scorer.ts";
+ * const s = subprocessScorer(`cat >/dev/null; echo '{"score": 1}'`, { name: "always" });
+ * const score = await s.score({ example_id: "a#1", unit_id: "a#1", input: "q", output: "a" }, {});
+ * if ("scores" in score || score.value !== 1) throw new Error("unexpected");
+ * ```
+ */
+export function subprocessScorer(
+  cmd: string,
+  options: SubprocessScorerOptions = {},
+): Scorer {
+  const { cwd, name, version, timeout } = subprocessScorerSetup(cmd, options);
+  const maxStdoutBytes = options.maxStdoutBytes ?? 1024 * 1024;
+  const maxStderrBytes = options.maxStderrBytes ?? 1024 * 1024;
+  return {
+    name,
+    version,
+    async score(unit: Unit, context: ScorerContext): Promise<Score> {
+      const result = await runCommand(cmd, {
+        cwd,
+        stdin: encoder.encode(scorerPayload(unit)),
+        timeoutMs: timeout * 1000,
+        maxStdoutBytes,
+        maxStderrBytes,
+        ...(context.signal !== undefined ? { signal: context.signal } : {}),
+      });
+      const failure = failureMessage("scorer", cmd, result, timeout);
+      if (failure !== undefined) throw new SubprocessScorerError(failure);
+      if (result.kind !== "exited") {
+        throw new Error("unreachable: a run that did not exit failed");
+      }
+      const verdict = parseVerdict(cmd, decoder.decode(result.stdout));
+      return scoreFromVerdict(name, version, verdict);
+    },
+  };
+}

@@ -1,0 +1,834 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import {
+  DatasetError,
+  formatOf,
+  loadDataset,
+} from "../../src/dataset/dataset.ts";
+import { type Example, expectedJson } from "../../src/dataset/case.ts";
+import {
+  compactJson,
+  elementSpans,
+  memberSpan,
+} from "../../src/dataset/_json_scan.ts";
+
+const encoder = new TextEncoder();
+
+/** Runs `fn` with a fresh temporary folder, removed afterwards. */
+async function withTempDir(fn: (dir: string) => Promise<void>): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "evalpipe_dataset_test_" });
+  try {
+    await fn(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+/** Writes `content` to `dir/file` and loads every example of it. */
+async function load(
+  dir: string,
+  file: string,
+  content: string | Uint8Array,
+  name = file,
+): Promise<Example[]> {
+  const path = join(dir, file);
+  if (typeof content === "string") await Deno.writeTextFile(path, content);
+  else await Deno.writeFile(path, content);
+  return await Array.fromAsync(await loadDataset(path, { name }));
+}
+
+function ids(examples: Example[]): string[] {
+  return examples.map((e) => e.example_id);
+}
+
+function concat(...parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let offset = 0;
+  for (const p of parts) {
+    out.set(p, offset);
+    offset += p.length;
+  }
+  return out;
+}
+
+// --- formats and ids ---------------------------------------------------------
+
+Deno.test("formatOf maps extensions to formats case-insensitively", () => {
+  assert.equal(formatOf("a.jsonl"), "jsonl");
+  assert.equal(formatOf("a.NDJSON"), "jsonl");
+  assert.equal(formatOf("-"), "jsonl");
+  assert.equal(formatOf("dir.v2/a.json"), "json");
+  assert.equal(formatOf("a.yaml"), "yaml");
+  assert.equal(formatOf("a.YML"), "yaml");
+  assert.equal(formatOf("a.csv"), "csv");
+  assert.equal(formatOf("a.txt"), undefined);
+  assert.equal(formatOf("noext"), undefined);
+  assert.equal(formatOf("jsonl"), undefined);
+  assert.equal(formatOf("data/csv"), undefined);
+  assert.equal(formatOf("data.json/cases"), undefined);
+  assert.equal(formatOf(".jsonl"), "jsonl");
+});
+
+Deno.test("loadDataset numbers JSONL cases by 1-based line, blank lines included", async () => {
+  await withTempDir(async (dir) => {
+    const examples = await load(
+      dir,
+      "d.jsonl",
+      '{"input":"a"}\n\n   \n{"id":"own","input":"b"}\n{"id":7,"input":"c"}\r\n{"input":"d"}',
+      "datasets/d.jsonl",
+    );
+    assert.deepEqual(ids(examples), [
+      "datasets/d.jsonl#1",
+      "datasets/d.jsonl#own",
+      "datasets/d.jsonl#7",
+      "datasets/d.jsonl#6",
+    ]);
+    assert.deepEqual(examples.map((e) => e.line), [1, 4, 5, 6]);
+    assert.deepEqual(examples.map((e) => e.case?.input), ["a", "b", "c", "d"]);
+    assert.ok(examples.every((e) => e.invalid === undefined));
+  });
+});
+
+Deno.test("loadDataset reads .ndjson like .jsonl and names examples by the path by default", async () => {
+  await withTempDir(async (dir) => {
+    const path = join(dir, "d.ndjson");
+    await Deno.writeTextFile(
+      path,
+      '\n{"input":"x","context":["c1","c2"],"metadata":{"k":1}}\n',
+    );
+    const examples = await Array.fromAsync(await loadDataset(path));
+    assert.equal(examples.length, 1);
+    assert.equal(examples[0]!.example_id, `${path}#2`);
+    assert.deepEqual(examples[0]!.case, {
+      input: "x",
+      context: ["c1", "c2"],
+      metadata: { k: 1 },
+    });
+  });
+});
+
+Deno.test("loadDataset numbers JSON array cases by 1-based position", async () => {
+  await withTempDir(async (dir) => {
+    const examples = await load(
+      dir,
+      "d.json",
+      `[
+  {"input": "a"},
+
+  {"id": "x", "input": ["m1", {"role": "user"}]},
+  {"input": "c", "expected": {"k": [1, 2]}}
+]`,
+    );
+    assert.deepEqual(ids(examples), ["d.json#1", "d.json#x", "d.json#3"]);
+    assert.deepEqual(examples.map((e) => e.line), [1, 2, 3]);
+    assert.deepEqual(examples[1]!.case?.input, ["m1", { role: "user" }]);
+    assert.deepEqual(examples[2]!.case?.expected, { k: [1, 2] });
+  });
+});
+
+Deno.test("loadDataset numbers YAML list cases by 1-based position, for .yaml and .yml", async () => {
+  await withTempDir(async (dir) => {
+    const yaml = `# a comment
+- input: first
+  expected: "1"
+- id: named
+  input: second
+  context: [a, b]
+- input: |
+    multi
+    line
+  metadata: { lang: en }
+`;
+    for (const file of ["d.yaml", "d.yml"]) {
+      const examples = await load(dir, file, yaml);
+      assert.deepEqual(ids(examples), [
+        `${file}#1`,
+        `${file}#named`,
+        `${file}#3`,
+      ]);
+      assert.deepEqual(examples[0]!.case, { input: "first", expected: "1" });
+      assert.deepEqual(examples[1]!.case?.context, ["a", "b"]);
+      assert.equal(examples[2]!.case?.input, "multi\nline\n");
+      assert.deepEqual(examples[2]!.case?.metadata, { lang: "en" });
+    }
+  });
+});
+
+Deno.test("loadDataset reads CSV quoted fields with commas, doubled quotes and newlines", async () => {
+  await withTempDir(async (dir) => {
+    const csv = "input,expected\r\n" +
+      '"hello, world","say ""hi"""\r\n' +
+      '"two\nlines",plain\r\n' +
+      "last,\r\n";
+    const examples = await load(dir, "d.csv", csv);
+    assert.deepEqual(ids(examples), ["d.csv#1", "d.csv#2", "d.csv#3"]);
+    assert.deepEqual(examples.map((e) => e.case), [
+      { input: "hello, world", expected: 'say "hi"' },
+      { input: "two\nlines", expected: "plain" },
+      { input: "last" },
+    ]);
+  });
+});
+
+Deno.test("loadDataset reads a CSV context column as a JSON list or as plain text", async () => {
+  await withTempDir(async (dir) => {
+    const csv = "input,context\n" +
+      'a,"[""c1"",""c2, with comma""]"\n' +
+      "b,just some text\n" +
+      "c,\n" +
+      'd,"[not json"\n' +
+      'e,"[1,2]"\n';
+    const examples = await load(dir, "d.csv", csv);
+    assert.deepEqual(examples.map((e) => e.case?.context), [
+      ["c1", "c2, with comma"],
+      ["just some text"],
+      undefined,
+      ["[not json"],
+      undefined,
+    ]);
+    // A JSON list that is not of strings is a malformed record, not a crash.
+    assert.equal(examples[4]!.case, null);
+    assert.match(examples[4]!.invalid!, /context/);
+  });
+});
+
+Deno.test("loadDataset puts CSV columns other than the case's own into metadata", async () => {
+  await withTempDir(async (dir) => {
+    const csv = "id,input,expected,lang,difficulty\n" +
+      "q1,What?,That,en,hard\n" +
+      ",Who?,,fr,\n";
+    const examples = await load(dir, "d.csv", csv);
+    assert.equal(examples[0]!.example_id, "d.csv#q1");
+    assert.deepEqual(examples[0]!.case, {
+      id: "q1",
+      input: "What?",
+      expected: "That",
+      metadata: { lang: "en", difficulty: "hard" },
+    });
+    // An empty id cell means no id: the record is numbered by position.
+    assert.equal(examples[1]!.example_id, "d.csv#2");
+    assert.deepEqual(examples[1]!.case, {
+      input: "Who?",
+      metadata: { lang: "fr", difficulty: "" },
+    });
+  });
+});
+
+Deno.test("loadDataset reads CSV without counting the header, with a BOM and a final line without newline", async () => {
+  await withTempDir(async (dir) => {
+    const examples = await load(dir, "d.csv", "\ufeffinput\nx\n\ny\nz");
+    assert.deepEqual(ids(examples), ["d.csv#1", "d.csv#2", "d.csv#3"]);
+    assert.deepEqual(examples.map((e) => e.case?.input), ["x", "y", "z"]);
+    // A header without records is an empty dataset: an error, not a silent pass.
+    await assert.rejects(load(dir, "empty.csv", "input\n"), DatasetError);
+  });
+});
+
+Deno.test("loadDataset reads NDJSON from the given stdin for -", async () => {
+  const bytes = encoder.encode(
+    '{"input":"a"}\n\n{"id":"k","input":"b"}\nnope\n',
+  );
+  const examples = await Array.fromAsync(
+    await loadDataset("-", { stdin: ReadableStream.from([bytes]) }),
+  );
+  assert.deepEqual(ids(examples), ["stdin#1", "stdin#k", "stdin#4"]);
+  assert.equal(examples[2]!.case, null);
+  assert.match(examples[2]!.invalid!, /^Cannot parse JSON/);
+
+  const named = await Array.fromAsync(
+    await loadDataset("-", {
+      name: "piped",
+      stdin: ReadableStream.from([encoder.encode('{"input":"a"}')]),
+    }),
+  );
+  assert.deepEqual(ids(named), ["piped#1"]);
+});
+
+// --- malformed records -------------------------------------------------------
+
+Deno.test("loadDataset turns malformed JSONL records into invalid examples and goes on", async () => {
+  await withTempDir(async (dir) => {
+    const lines = [
+      '{"input":"ok1"}',
+      '{"input":"unterminated',
+      '{"expected":"no input"}',
+      '{"input":42}',
+      '{"input":"q","context":"not a list"}',
+      '{"input":"q","context":["a",1]}',
+      '{"input":"q","metadata":[1]}',
+      '{"input":"q","metadata":"m"}',
+      "[1,2]",
+      "42",
+      '"a string"',
+      "null",
+      '{"id":"own","input":null}',
+      '{"input":"ok2"}',
+    ];
+    const examples = await load(dir, "d.jsonl", lines.join("\n") + "\n");
+    assert.equal(examples.length, lines.length);
+    assert.deepEqual(ids(examples), [
+      ...lines.slice(0, -2).map((_, i) => `d.jsonl#${i + 1}`),
+      "d.jsonl#own",
+      `d.jsonl#${lines.length}`,
+    ]);
+    assert.deepEqual(examples.map((e) => e.line), lines.map((_, i) => i + 1));
+    const invalid = examples.slice(1, -1);
+    for (const e of invalid) {
+      assert.equal(e.case, null, e.example_id);
+      assert.equal(typeof e.invalid, "string", e.example_id);
+      assert.notEqual(e.invalid, "", e.example_id);
+    }
+    const messages = invalid.map((e) => e.invalid!);
+    assert.match(messages[0]!, /^Cannot parse JSON: /);
+    assert.match(messages[1]!, /"input" is missing/);
+    assert.match(messages[2]!, /"input" must be .*not a number/);
+    assert.match(messages[3]!, /"context" must be a list of strings/);
+    assert.match(messages[4]!, /"context" must be a list of strings/);
+    assert.match(messages[5]!, /"metadata" must be an object, not a list/);
+    assert.match(messages[6]!, /"metadata" must be an object, not a string/);
+    assert.match(messages[7]!, /must be an object, not a list/);
+    assert.match(messages[8]!, /must be an object, not a number/);
+    assert.match(messages[9]!, /must be an object, not a string/);
+    assert.match(messages[10]!, /must be an object, not null/);
+    assert.match(messages[11]!, /"input" must be/);
+    assert.equal(examples.at(-1)!.case?.input, "ok2");
+  });
+});
+
+Deno.test("loadDataset reports invalid UTF-8 bytes on their line and goes on", async () => {
+  await withTempDir(async (dir) => {
+    const bytes = concat(
+      encoder.encode('{"input":"a"}\n{"input":"'),
+      new Uint8Array([0xff, 0xfe]),
+      encoder.encode('"}\n{"input":"caf'),
+      new Uint8Array([0xc3]), // a truncated two-byte sequence
+      encoder.encode('"}\n{"input":"é"}\n'),
+    );
+    const examples = await load(dir, "d.jsonl", bytes);
+    assert.deepEqual(ids(examples), [
+      "d.jsonl#1",
+      "d.jsonl#2",
+      "d.jsonl#3",
+      "d.jsonl#4",
+    ]);
+    assert.equal(examples[1]!.case, null);
+    assert.match(examples[1]!.invalid!, /UTF-8/);
+    assert.equal(examples[2]!.case, null);
+    assert.match(examples[2]!.invalid!, /UTF-8/);
+    assert.equal(examples[3]!.case?.input, "é");
+  });
+});
+
+Deno.test("loadDataset turns malformed JSON, YAML and CSV records into invalid examples by position", async () => {
+  await withTempDir(async (dir) => {
+    const json = await load(
+      dir,
+      "d.json",
+      '[{"input":"a"}, 3, {"id":"x","input":1}, {"input":"b","metadata":null}, {"input":"c"}]',
+    );
+    assert.deepEqual(ids(json), [
+      "d.json#1",
+      "d.json#2",
+      "d.json#x",
+      "d.json#4",
+      "d.json#5",
+    ]);
+    assert.deepEqual(json.map((e) => e.case === null), [
+      false,
+      true,
+      true,
+      true,
+      false,
+    ]);
+
+    const yaml = await load(
+      dir,
+      "d.yaml",
+      "- input: a\n- just text\n- input: c\n",
+    );
+    assert.deepEqual(ids(yaml), ["d.yaml#1", "d.yaml#2", "d.yaml#3"]);
+    assert.equal(yaml[1]!.case, null);
+    assert.match(yaml[1]!.invalid!, /must be an object/);
+    assert.equal(yaml[2]!.case?.input, "c");
+
+    const csv = await load(dir, "d.csv", "question,expected\nq,a\n");
+    assert.equal(csv[0]!.case, null);
+    assert.match(csv[0]!.invalid!, /"input" is missing/);
+  });
+});
+
+// --- whole-file problems -----------------------------------------------------
+
+Deno.test("loadDataset throws DatasetError naming a missing file, whatever its format", async () => {
+  await withTempDir(async (dir) => {
+    for (const file of ["no.jsonl", "no.json", "no.yaml", "no.csv"]) {
+      const path = join(dir, file);
+      await assert.rejects(
+        () => loadDataset(path),
+        (error: unknown) => {
+          assert.ok(error instanceof DatasetError);
+          assert.equal(error.name, "DatasetError");
+          assert.ok(
+            error.message.includes(JSON.stringify(path)),
+            error.message,
+          );
+          return true;
+        },
+      );
+    }
+  });
+});
+
+Deno.test("loadDataset throws DatasetError when a JSON file is not an array or not JSON", async () => {
+  await withTempDir(async (dir) => {
+    for (
+      const [file, content, pattern] of [
+        ["obj.json", '{"input":"a"}', /must hold a JSON array/],
+        ["bad.json", '[{"input":"a"},', /Cannot parse dataset/],
+        ["empty.json", "", /Cannot parse dataset/],
+      ] as const
+    ) {
+      const path = join(dir, file);
+      await Deno.writeTextFile(path, content);
+      await assert.rejects(() => loadDataset(path), (error: unknown) => {
+        assert.ok(error instanceof DatasetError);
+        assert.match(error.message, pattern);
+        assert.ok(error.message.includes(path), error.message);
+        return true;
+      });
+    }
+  });
+});
+
+Deno.test("loadDataset throws DatasetError when a YAML file is not a list or not YAML", async () => {
+  await withTempDir(async (dir) => {
+    for (
+      const [file, content, pattern] of [
+        ["map.yaml", "input: a\n", /must hold a YAML list/],
+        ["empty.yml", "", /Cannot parse dataset|must hold a YAML list/],
+        ["bad.yaml", "- input: [unclosed\n", /Cannot parse dataset/],
+      ] as const
+    ) {
+      const path = join(dir, file);
+      await Deno.writeTextFile(path, content);
+      await assert.rejects(() => loadDataset(path), (error: unknown) => {
+        assert.ok(error instanceof DatasetError);
+        assert.match(error.message, pattern);
+        assert.ok(error.message.includes(path), error.message);
+        return true;
+      });
+    }
+  });
+});
+
+Deno.test("loadDataset throws DatasetError for an unknown extension or a broken CSV", async () => {
+  await withTempDir(async (dir) => {
+    const txt = join(dir, "cases.txt");
+    await Deno.writeTextFile(txt, '{"input":"a"}\n');
+    await assert.rejects(() => loadDataset(txt), (error: unknown) => {
+      assert.ok(error instanceof DatasetError);
+      assert.ok(error.message.includes(JSON.stringify(txt)), error.message);
+      assert.match(error.message, /\.jsonl/);
+      return true;
+    });
+    // An explicit format overrides the extension.
+    const examples = await Array.fromAsync(
+      await loadDataset(txt, { format: "jsonl", name: "t" }),
+    );
+    assert.deepEqual(ids(examples), ["t#1"]);
+
+    for (
+      const [file, content, pattern] of [
+        ["quote.csv", 'input\n"unclosed\n', /unclosed quote/],
+        ["wide.csv", "input\na,b\n", /2 fields but the header has 1/],
+      ] as const
+    ) {
+      const path = join(dir, file);
+      await Deno.writeTextFile(path, content);
+      await assert.rejects(() => loadDataset(path), (error: unknown) => {
+        assert.ok(error instanceof DatasetError);
+        assert.match(error.message, pattern);
+        assert.ok(error.message.includes(path), error.message);
+        return true;
+      });
+    }
+  });
+});
+
+// --- verbatim expected -------------------------------------------------------
+
+const VERBATIM_VALUES = [
+  '{"b":1,"a":2,"10":3,"2":4}',
+  "1.0",
+  "1e3",
+  "-0.50",
+  "12345678901234567890",
+  '"caf\\u00e9"',
+  '"a\\/b"',
+  '"quote \\" and backslash \\\\"',
+  '[1.10,{"z":{"y":"}"},"x":[]},"]"]',
+  '{"nested":{"2":"b","1":"a"},"n":[1E+2,0.0]}',
+];
+
+/** Spreads compact JSON with whitespace around every token outside strings. */
+function spread(compact: string): string {
+  let out = "";
+  let inString = false;
+  for (let i = 0; i < compact.length; i++) {
+    const c = compact[i]!;
+    if (inString) {
+      out += c;
+      if (c === "\\") out += compact[++i];
+      else if (c === '"') inString = false;
+    } else if (c === '"') {
+      inString = true;
+      out += c;
+    } else if ("{}[],:".includes(c)) out += ` \t${c}\n `;
+    else out += c;
+  }
+  return out;
+}
+
+Deno.test("expectedJson returns the JSONL source of expected, compacted", async () => {
+  await withTempDir(async (dir) => {
+    const lines = VERBATIM_VALUES.map((v, i) =>
+      `{ "input" : "q", "expected" :  ${
+        spread(v).replaceAll("\n", " ")
+      } , "id": ${i + 1} }`
+    );
+    const examples = await load(dir, "d.jsonl", lines.join("\n"));
+    assert.equal(examples.length, VERBATIM_VALUES.length);
+    for (const [i, value] of VERBATIM_VALUES.entries()) {
+      assert.equal(expectedJson(examples[i]!.case!), value);
+    }
+    // The parsed value is still what JSON.parse gives.
+    assert.equal(examples[5]!.case!.expected, "café");
+    assert.equal(examples[4]!.case!.expected, 12345678901234567890);
+  });
+});
+
+Deno.test("expectedJson returns the JSON array source of expected, compacted", async () => {
+  await withTempDir(async (dir) => {
+    const elements = VERBATIM_VALUES.map((v) =>
+      `{\n  "input": "q {[\\"",\n  "expected": ${spread(v)}\n}`
+    );
+    const examples = await load(
+      dir,
+      "d.json",
+      `[\n${elements.join(",\n")}\n]\n`,
+    );
+    assert.equal(examples.length, VERBATIM_VALUES.length);
+    for (const [i, value] of VERBATIM_VALUES.entries()) {
+      assert.equal(expectedJson(examples[i]!.case!), value, `element ${i + 1}`);
+    }
+  });
+});
+
+Deno.test("expectedJson keeps the last of duplicate expected keys, like JSON.parse", async () => {
+  await withTempDir(async (dir) => {
+    const examples = await load(
+      dir,
+      "d.jsonl",
+      '{"expected":1.0,"input":"q","expected":{"b":1,"a":2.50}}\n',
+    );
+    assert.deepEqual(examples[0]!.case!.expected, { b: 1, a: 2.5 });
+    assert.equal(expectedJson(examples[0]!.case!), '{"b":1,"a":2.50}');
+  });
+});
+
+Deno.test("expectedJson ignores an expected key nested below the top level", async () => {
+  await withTempDir(async (dir) => {
+    const examples = await load(
+      dir,
+      "d.jsonl",
+      '{"input":"q","metadata":{"expected":2.0},"expected":3.0}\n' +
+        '{"input":"q","metadata":{"expected":2.0}}\n',
+    );
+    assert.equal(expectedJson(examples[0]!.case!), "3.0");
+    assert.equal(expectedJson(examples[1]!.case!), "null");
+  });
+});
+
+Deno.test("expectedJson falls back to JSON.stringify once expected is replaced", async () => {
+  await withTempDir(async (dir) => {
+    const [example] = await load(
+      dir,
+      "d.jsonl",
+      '{"input":"q","expected":{"b":1.0,"2":"x","1":"y"}}\n',
+    );
+    const testCase = example!.case!;
+    assert.equal(expectedJson(testCase), '{"b":1.0,"2":"x","1":"y"}');
+    testCase.expected = { b: 1.0, "2": "x", "1": "y" };
+    assert.equal(expectedJson(testCase), '{"1":"y","2":"x","b":1}');
+    testCase.expected = "plain";
+    assert.equal(expectedJson(testCase), '"plain"');
+    delete testCase.expected;
+    assert.equal(expectedJson(testCase), "null");
+  });
+});
+
+Deno.test("expectedJson of loaded cases without escapes or without expected", async () => {
+  await withTempDir(async (dir) => {
+    const examples = await load(
+      dir,
+      "d.jsonl",
+      '{"input":"q","expected":"plain text"}\n' +
+        '{"input":"q"}\n' +
+        '{"input":"q","expected":null}\n' +
+        '{"input":"q","expected":true}\n',
+    );
+    assert.deepEqual(examples.map((e) => expectedJson(e.case!)), [
+      '"plain text"',
+      "null",
+      "null",
+      "true",
+    ]);
+  });
+});
+
+// --- _json_scan --------------------------------------------------------------
+
+function memberText(text: string, key: string, start = 0): string | undefined {
+  const span = memberSpan(text, key, start);
+  return span === undefined ? undefined : text.slice(span[0], span[1]);
+}
+
+Deno.test("memberSpan finds a top-level member's value", () => {
+  const text = ' { "a" : 1.50 , "b":[1, {"a":2}] ,"c":"x","d":null,"e":-1e-7}';
+  assert.equal(memberText(text, "a"), "1.50");
+  assert.equal(memberText(text, "b"), '[1, {"a":2}]');
+  assert.equal(memberText(text, "c"), '"x"');
+  assert.equal(memberText(text, "d"), "null");
+  assert.equal(memberText(text, "e"), "-1e-7");
+  assert.equal(memberText(text, "z"), undefined);
+  assert.equal(memberText("[1]", "a"), undefined);
+  assert.equal(memberText("{}", "a"), undefined);
+  assert.equal(memberText("{ }", "a"), undefined);
+});
+
+Deno.test("memberSpan lets the last of duplicate keys win, like JSON.parse", () => {
+  const text = '{"k":1,"other":{"k":9},"k":[2],"x":0}';
+  assert.equal(memberText(text, "k"), "[2]");
+  assert.deepEqual(JSON.parse(memberText(text, "k")!), JSON.parse(text).k);
+});
+
+Deno.test("memberSpan skips braces, brackets and quotes inside strings", () => {
+  const text =
+    '{"a":"}{][","b":{"s":"\\"}","t":["]","\\\\"]},"c":"\\\\","d":"end"}';
+  assert.equal(memberText(text, "b"), '{"s":"\\"}","t":["]","\\\\"]}');
+  assert.equal(memberText(text, "c"), '"\\\\"');
+  assert.equal(memberText(text, "d"), '"end"');
+  for (const key of ["a", "b", "c", "d"]) {
+    assert.deepEqual(
+      JSON.parse(memberText(text, key)!),
+      JSON.parse(text)[key],
+      key,
+    );
+  }
+});
+
+Deno.test("memberSpan matches escaped key names by their decoded value", () => {
+  const text = '{"exp\\u0065cted":1.0,"a\\"b":2,"a\\\\":3}';
+  assert.equal(memberText(text, "expected"), "1.0");
+  assert.equal(memberText(text, 'a"b'), "2");
+  assert.equal(memberText(text, "a\\"), "3");
+});
+
+Deno.test("memberSpan starts at the given offset", () => {
+  const text = '[{"e":1}, {"e":2.0}]';
+  assert.equal(memberText(text, "e", 1), "1");
+  assert.equal(memberText(text, "e", 9), "2.0"); // whitespace before the object
+  assert.equal(memberText(text, "e", 10), "2.0");
+});
+
+Deno.test("elementSpans gives the source span of each array element", () => {
+  const text = ' [ 1.0 , "a,]" ,{"x":[1,2]},[],{} ,null,"\\\\",-2e3 ] ';
+  const spans = elementSpans(text);
+  assert.deepEqual(spans.map(([s, e]) => text.slice(s, e)), [
+    "1.0",
+    '"a,]"',
+    '{"x":[1,2]}',
+    "[]",
+    "{}",
+    "null",
+    '"\\\\"',
+    "-2e3",
+  ]);
+  assert.equal(spans.length, JSON.parse(text).length);
+  assert.deepEqual(elementSpans("[]"), []);
+  assert.deepEqual(elementSpans(" [\n] "), []);
+  assert.deepEqual(elementSpans('{"a":1}'), []);
+});
+
+Deno.test("compactJson removes whitespace outside strings only", () => {
+  assert.equal(
+    compactJson(' {\n\t"a b" : [ 1 , 2.0 ] ,\r\n "c" : " x\\" y " }\n'),
+    '{"a b":[1,2.0],"c":" x\\" y "}',
+  );
+  assert.equal(compactJson('"  \\\\"  '), '"  \\\\"');
+  assert.equal(compactJson('["\\\\", " "]'), '["\\\\"," "]');
+  assert.equal(compactJson('{"a":1}'), '{"a":1}');
+  const sample = { s: "a  b\n", n: [1, { k: '\\ " ' }] };
+  assert.equal(
+    compactJson(JSON.stringify(sample, null, 2)),
+    JSON.stringify(sample),
+  );
+});
+
+// --- streaming ---------------------------------------------------------------
+
+const BIG_LINES = 200_000;
+
+async function writeBigJsonl(path: string): Promise<void> {
+  const file = await Deno.open(path, { write: true, create: true });
+  const writer = file.writable.getWriter();
+  const batch = 10_000;
+  for (let start = 0; start < BIG_LINES; start += batch) {
+    let text = "";
+    for (let i = start; i < start + batch; i++) {
+      text += `{"input":"q${
+        String(i + 1).padStart(6, "0")
+      }","expected":${i}}\n`;
+    }
+    await writer.write(encoder.encode(text));
+  }
+  await writer.close();
+}
+
+Deno.test("loadDataset streams a large JSONL file: the first example comes before the file is read", async () => {
+  await withTempDir(async (dir) => {
+    const path = join(dir, "big.jsonl");
+    await writeBigJsonl(path);
+
+    // Read the first example, then cancel: the file is closed (the resource
+    // sanitizer would notice otherwise).
+    const stream = await loadDataset(path, { name: "big" });
+    const reader = stream.getReader();
+    const first = await reader.read();
+    assert.equal(first.done, false);
+    assert.equal(first.value?.example_id, "big#1");
+    assert.equal(first.value?.case?.input, "q000001");
+    await reader.cancel();
+
+    // Rewrite the last line in place after the first example arrived: a
+    // loader that had read the whole file up front would not see the change.
+    const streamed = (await loadDataset(path, { name: "big" })).getReader();
+    assert.equal((await streamed.read()).value?.example_id, "big#1");
+    const size = (await Deno.stat(path)).size;
+    const lastLine = `{"input":"q${BIG_LINES}","expected":${BIG_LINES - 1}}\n`;
+    const file = await Deno.open(path, { write: true });
+    try {
+      await file.seek(size - lastLine.length, Deno.SeekMode.Start);
+      const changed = lastLine.replace(`"q${BIG_LINES}"`, `"Z${BIG_LINES}"`);
+      assert.equal(changed.length, lastLine.length);
+      await file.write(encoder.encode(changed));
+    } finally {
+      file.close();
+    }
+    let count = 1;
+    let last: Example | undefined;
+    for (;;) {
+      const { done, value } = await streamed.read();
+      if (done) break;
+      count++;
+      last = value;
+    }
+    assert.equal(count, BIG_LINES);
+    assert.equal(last?.example_id, `big#${BIG_LINES}`);
+    assert.equal(last?.case?.input, `Z${BIG_LINES}`);
+
+    // A full pass counts every line.
+    let total = 0;
+    let invalid = 0;
+    for await (const example of await loadDataset(path)) {
+      total++;
+      if (example.case === null) invalid++;
+    }
+    assert.equal(total, BIG_LINES);
+    assert.equal(invalid, 0);
+  });
+});
+
+Deno.test("loadDataset yields stdin examples as their lines arrive", async () => {
+  let source!: ReadableStreamDefaultController<Uint8Array>;
+  const stdin = new ReadableStream<Uint8Array>({
+    start(controller) {
+      source = controller;
+    },
+  });
+  const reader = (await loadDataset("-", { stdin })).getReader();
+  source.enqueue(encoder.encode('{"input":"a"}\n{"inp'));
+  const first = await reader.read();
+  assert.equal(first.value?.example_id, "stdin#1");
+  source.enqueue(encoder.encode('ut":"b"}\n'));
+  const second = await reader.read();
+  assert.equal(second.value?.example_id, "stdin#2");
+  assert.equal(second.value?.case?.input, "b");
+  source.close();
+  assert.equal((await reader.read()).done, true);
+});
+
+Deno.test("loadDataset treats an empty id as a malformed record, not an id", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(
+      `${dir}/d.jsonl`,
+      '{"id":"","input":"a"}\n{"input":"b"}\n',
+    );
+    const examples = await Array.fromAsync(
+      await loadDataset(`${dir}/d.jsonl`, { name: "d.jsonl" }),
+    );
+    assert.equal(examples[0]!.case, null);
+    assert.equal(examples[0]!.example_id, "d.jsonl#1");
+    assert.equal(examples[0]!.invalid, '"id" must not be empty');
+    assert.equal(examples[1]!.example_id, "d.jsonl#2");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("loadDataset refuses an id that is another case's line number, and duplicates among invalid records", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    // Line 1 claims id 3; line 3 has no id, so it would be d.jsonl#3 too.
+    await Deno.writeTextFile(
+      `${dir}/d.jsonl`,
+      [
+        '{"id":3,"input":"a"}',
+        '{"input":"b"}',
+        '{"input":"c"}',
+        '{"id":"x","input":7}',
+        '{"id":"x","input":"y"}',
+      ]
+        .join("\n") + "\n",
+    );
+    const examples = await Array.fromAsync(
+      await loadDataset(`${dir}/d.jsonl`, { name: "d.jsonl" }),
+    );
+    const ids = examples.map((e) => e.example_id);
+    assert.equal(new Set(ids).size, ids.length, `ids are unique: ${ids}`);
+    assert.equal(examples[2]!.case, null);
+    assert.match(
+      examples[2]!.invalid!,
+      /its line number 3 is the id of the case at line 1/,
+    );
+    // The first "x" is invalid (input 7) but still holds the id.
+    assert.equal(examples[4]!.case, null);
+    assert.match(examples[4]!.invalid!, /Duplicate id "x" \(first at line 4\)/);
+    // An own id equal to a line number already used by a case without id.
+    await Deno.writeTextFile(
+      `${dir}/e.jsonl`,
+      '{"input":"a"}\n{"id":1,"input":"b"}\n',
+    );
+    const more = await Array.fromAsync(
+      await loadDataset(`${dir}/e.jsonl`, { name: "e.jsonl" }),
+    );
+    assert.equal(more[1]!.case, null);
+    assert.match(
+      more[1]!.invalid!,
+      /Id "1" is also the line number of the case without an id at line 1/,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

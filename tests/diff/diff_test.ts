@@ -1,0 +1,437 @@
+import assert from "node:assert/strict";
+import { cli } from "../_cli.ts";
+import {
+  type DiffLine,
+  diffScores,
+  significantlyWorse,
+} from "../../src/diff/diff.ts";
+import {
+  errored,
+  notApplicable,
+  type Score,
+  scored,
+  skipped,
+} from "../../src/score/score.ts";
+
+/** A Score of one epoch-free unit of `data.jsonl#<id>`. */
+function s(metric: string, value: number, id: string): Score {
+  const example_id = `data.jsonl#${id}`;
+  return scored(metric, value, { example_id, unit_id: example_id });
+}
+
+/** A Score of epoch `epoch` of `data.jsonl#<id>`. */
+function epoch(metric: string, value: number, id: string, n: number): Score {
+  const example_id = `data.jsonl#${id}`;
+  return scored(metric, value, { example_id, unit_id: `${example_id}@${n}` });
+}
+
+function close(actual: number | null, expected: number, tolerance: number) {
+  assert.ok(actual !== null, `expected ${expected}, got null`);
+  assert.ok(
+    Math.abs(actual - expected) <= tolerance,
+    `expected ${expected} ± ${tolerance}, got ${actual}`,
+  );
+}
+
+/** No statistic of a line is NaN or infinite: undefined is null. */
+function assertNoNaN(line: DiffLine) {
+  for (
+    const x of [
+      line.mean_a,
+      line.mean_b,
+      line.delta,
+      line.stderr,
+      ...(line.ci95 ?? []),
+    ]
+  ) {
+    assert.ok(x === null || Number.isFinite(x), `${x} in ${line.metric}`);
+  }
+}
+
+function only(lines: DiffLine[]): DiffLine {
+  assert.equal(lines.length, 1);
+  return lines[0]!;
+}
+
+// Four pairs (df = 3).
+//   A: 0.2 0.4 0.6 0.8   B: 0.6 0.5 0.5 1.0
+//   d = B − A: 0.4 0.1 −0.1 0.2, sum 0.6
+//   mean_a = 2.0 / 4 = 0.5, mean_b = 2.6 / 4 = 0.65, delta = 0.6 / 4 = 0.15
+//   d − delta: 0.25 −0.05 −0.25 0.05, squares 0.0625 0.0025 0.0625 0.0025 = 0.13
+//   sd = sqrt(0.13 / 3) = 0.208167, stderr = sd / sqrt(4) = 0.104083
+//   half = 3.182 × 0.104083 = 0.331193, ci95 = [−0.181193, 0.481193]
+//   pass (value ≥ 0.5): A F F T T, B T T T T → newly_passing 2, newly_failing 0
+//   improved: #1 #2 #4; regressed: #3
+Deno.test("diffScores computes the paired statistics of four pairs (df 3)", () => {
+  const a = [0.2, 0.4, 0.6, 0.8].map((v, i) => s("m", v, `${i + 1}`));
+  const b = [0.6, 0.5, 0.5, 1.0].map((v, i) => s("m", v, `${i + 1}`));
+  const line = only(diffScores(a, b));
+  assert.equal(line.metric, "m");
+  assert.equal(line.pairs, 4);
+  close(line.mean_a, 0.5, 1e-12);
+  close(line.mean_b, 0.65, 1e-12);
+  close(line.delta, 0.15, 1e-12);
+  close(line.stderr, 0.104083, 1e-6);
+  close(line.ci95![0], -0.181193, 1e-3);
+  close(line.ci95![1], 0.481193, 1e-3);
+  assert.equal(line.improved, 3);
+  assert.equal(line.regressed, 1);
+  assert.equal(line.newly_passing, 2);
+  assert.equal(line.newly_failing, 0);
+  assert.equal(line.only_a, 0);
+  assert.equal(line.only_b, 0);
+  assert.deepEqual(line.regressions.map((r) => r.example_id), [
+    "data.jsonl#3",
+  ]);
+  assert.equal(significantlyWorse(line), false);
+});
+
+// Five pairs (df = 4).
+//   A: 1.0 0.6 0.3 0.9 0.5   B: 0.4 0.8 0.7 0.9 0.2
+//   d: −0.6 0.2 0.4 0 −0.3, sum −0.3
+//   mean_a = 3.3 / 5 = 0.66, mean_b = 3.0 / 5 = 0.6, delta = −0.06
+//   d − delta: −0.54 0.26 0.46 0.06 −0.24
+//   squares 0.2916 0.0676 0.2116 0.0036 0.0576 = 0.632
+//   sd = sqrt(0.632 / 4) = sqrt(0.158) = 0.397492, stderr = sqrt(0.158 / 5) = 0.177764
+//   half = 2.776 × 0.177764 = 0.493473, ci95 = [−0.553473, 0.433473]
+//   pass: A T T F T T, B F T T T F → newly_failing #1 #5 (2), newly_passing #3 (1)
+//   improved #2 #3 (2), regressed #1 (−0.6) and #5 (−0.3), #4 unchanged
+Deno.test("diffScores computes the paired statistics, flips and counts of five pairs (df 4)", () => {
+  const a = [1.0, 0.6, 0.3, 0.9, 0.5].map((v, i) => s("m", v, `${i + 1}`));
+  const b = [0.4, 0.8, 0.7, 0.9, 0.2].map((v, i) => s("m", v, `${i + 1}`));
+  const line = only(diffScores(a, b));
+  assert.equal(line.pairs, 5);
+  close(line.mean_a, 0.66, 1e-12);
+  close(line.mean_b, 0.6, 1e-12);
+  close(line.delta, -0.06, 1e-12);
+  close(line.stderr, 0.177764, 1e-6);
+  close(line.ci95![0], -0.553473, 1e-3);
+  close(line.ci95![1], 0.433473, 1e-3);
+  assert.equal(line.improved, 2);
+  assert.equal(line.regressed, 2);
+  assert.equal(line.newly_failing, 2);
+  assert.equal(line.newly_passing, 1);
+  assert.equal(significantlyWorse(line), false, "the interval holds 0");
+});
+
+Deno.test("diffScores sorts regressions by largest drop first", () => {
+  // Drops: #1 −0.1, #2 −0.5, #3 +0.2 (not a regression), #4 −0.375, #5 −0.5.
+  const a = [0.9, 0.75, 0.3, 0.5, 1].map((v, i) => s("m", v, `${i + 1}`));
+  const b = [0.8, 0.25, 0.5, 0.125, 0.5].map((v, i) => s("m", v, `${i + 1}`));
+  const line = only(diffScores(a, b));
+  assert.equal(line.regressed, 4);
+  assert.deepEqual(
+    line.regressions.map((r) => r.example_id.replace("data.jsonl#", "")),
+    ["2", "5", "4", "1"],
+    "equal drops in example id order",
+  );
+  const [first] = line.regressions;
+  assert.deepEqual(first, { example_id: "data.jsonl#2", a: 0.75, b: 0.25 });
+});
+
+// Four pairs that all fell:
+//   A: 0.9 0.8 0.9 0.7   B: 0.5 0.5 0.6 0.4   d: −0.4 −0.3 −0.3 −0.3
+//   delta = −1.3 / 4 = −0.325; d − delta: −0.075 0.025 0.025 0.025
+//   squares 0.005625 + 3 × 0.000625 = 0.0075; sd = sqrt(0.0025) = 0.05; stderr = 0.025
+//   half = 3.182 × 0.025 = 0.07955, ci95 = [−0.40455, −0.24545]: wholly below 0
+Deno.test("significantlyWorse holds when the whole interval is below 0", () => {
+  const a = [0.9, 0.8, 0.9, 0.7].map((v, i) => s("m", v, `${i + 1}`));
+  const b = [0.5, 0.5, 0.6, 0.4].map((v, i) => s("m", v, `${i + 1}`));
+  const line = only(diffScores(a, b));
+  close(line.delta, -0.325, 1e-12);
+  close(line.stderr, 0.025, 1e-9);
+  close(line.ci95![0], -0.40455, 1e-3);
+  close(line.ci95![1], -0.24545, 1e-3);
+  assert.equal(significantlyWorse(line), true);
+  assert.equal(line.newly_failing, 1, "only 0.7 → 0.4 crosses 0.5");
+});
+
+Deno.test("significantlyWorse is false without an interval or when it reaches 0", () => {
+  // One pair that fell a lot: no interval, so not significant.
+  const one = only(diffScores([s("m", 1, "1")], [s("m", 0, "1")]));
+  assert.equal(one.ci95, null);
+  assert.equal(significantlyWorse(one), false);
+  // Improvement: the interval is above 0.
+  const up = only(
+    diffScores(
+      [0.1, 0.2, 0.1].map((v, i) => s("m", v, `${i}`)),
+      [0.5, 0.7, 0.6].map((v, i) => s("m", v, `${i}`)),
+    ),
+  );
+  assert.ok(up.ci95 !== null && up.ci95[0] > 0);
+  assert.equal(significantlyWorse(up), false);
+});
+
+// Epochs are averaged per example before pairing.
+//   A: #1 epochs 0.2 0.3 → 0.25 (both fail); #2 epochs 1.0 0.8 → 0.9 (both pass)
+//   B: #1 epochs 0.7 0.9 0.8 → 0.8 (all pass); #2 one unit 0.4 (fails)
+//   pairs 2 (not 5): d = 0.55, −0.5; delta = 0.05 / 2 = 0.025
+//   mean_a = (0.25 + 0.9) / 2 = 0.575, mean_b = (0.8 + 0.4) / 2 = 0.6
+//   stderr of two pairs = |0.55 − (−0.5)| / 2 = 0.525; t(0.975, 1) = 12.706
+//   half = 12.706 × 0.525 = 6.67065
+Deno.test("diffScores averages the epochs of an example before pairing", () => {
+  const a = [
+    epoch("m", 0.2, "1", 1),
+    epoch("m", 1.0, "2", 1),
+    epoch("m", 0.3, "1", 2),
+    epoch("m", 0.8, "2", 2),
+  ];
+  const b = [
+    epoch("m", 0.7, "1", 1),
+    epoch("m", 0.9, "1", 2),
+    epoch("m", 0.8, "1", 3),
+    s("m", 0.4, "2"),
+  ];
+  const line = only(diffScores(a, b));
+  assert.equal(line.pairs, 2);
+  close(line.mean_a, 0.575, 1e-12);
+  close(line.mean_b, 0.6, 1e-12);
+  close(line.delta, 0.025, 1e-12);
+  close(line.stderr, 0.525, 1e-9);
+  close(line.ci95![0], 0.025 - 6.67065, 1e-2);
+  close(line.ci95![1], 0.025 + 6.67065, 1e-2);
+  assert.equal(line.improved, 1);
+  assert.equal(line.regressed, 1);
+  assert.equal(line.newly_passing, 1);
+  assert.equal(line.newly_failing, 1);
+  assert.equal(line.only_a + line.only_b, 0);
+  assert.deepEqual(line.regressions, [
+    { example_id: "data.jsonl#2", a: 0.9, b: 0.4 },
+  ]);
+});
+
+Deno.test("diffScores never pairs errors, skipped or invalid Scores", () => {
+  const id = (n: string) => ({
+    example_id: `data.jsonl#${n}`,
+    unit_id: `data.jsonl#${n}`,
+  });
+  const a = [
+    s("m", 0.9, "1"),
+    s("m", 0.8, "2"),
+    s("m", 0.4, "3"),
+    s("m", 0.1, "4"),
+    errored("m", "target error: boom", id("5")),
+    s("m", 0.7, "6"),
+  ];
+  const b = [
+    errored("m", "scorer error: exit status 1", id("1")),
+    skipped("m", id("2")),
+    scored("m", 0.9, { ...id("3"), validity: "invalid" }),
+    s("m", 0.3, "4"),
+    s("m", 1, "5"),
+    notApplicable("m", id("6")),
+    s("m", 1, "7"),
+  ];
+  const line = only(diffScores(a, b));
+  // Only #4 is aggregatable in both: 0.1 → 0.3.
+  assert.equal(line.pairs, 1);
+  close(line.delta, 0.2, 1e-12);
+  assert.equal(line.improved, 1, "#3 (invalid in B) did not improve");
+  assert.equal(line.regressed, 0, "#1 (errored in B) did not regress");
+  assert.deepEqual(line.regressions, []);
+  assert.equal(line.newly_failing, 0, "an error in B is not a pass flip");
+  assert.equal(line.newly_passing, 0, "an error in A is not a pass flip");
+  assert.equal(line.only_a, 0, "#1, #2, #3, #6 are in B, as non-aggregatable");
+  assert.equal(line.only_b, 1, "#7");
+});
+
+Deno.test("diffScores counts examples in one run only per metric", () => {
+  const a = [s("m", 1, "1"), s("m", 1, "2"), s("m", 1, "3"), s("k", 1, "1")];
+  const b = [s("m", 1, "2"), s("m", 1, "4"), s("n", 0, "1")];
+  const lines = diffScores(a, b);
+  assert.deepEqual(lines.map((l) => l.metric), ["k", "m", "n"]);
+  const [k, m, n] = lines;
+  assert.deepEqual(
+    [k!.pairs, k!.only_a, k!.only_b, m!.pairs, m!.only_a, m!.only_b],
+    [0, 1, 0, 1, 2, 1],
+  );
+  assert.deepEqual([n!.pairs, n!.only_a, n!.only_b], [0, 0, 1]);
+  // Epochs of one example count once.
+  const e = only(diffScores(
+    [epoch("m", 1, "9", 1), epoch("m", 1, "9", 2), epoch("m", 1, "9", 3)],
+    [],
+  ));
+  assert.equal(e.only_a, 1);
+});
+
+Deno.test("diffScores gives null statistics, never NaN, below two pairs", () => {
+  const none = only(diffScores([s("m", 1, "1")], [s("m", 1, "2")]));
+  assert.equal(none.pairs, 0);
+  assert.equal(none.mean_a, null);
+  assert.equal(none.mean_b, null);
+  assert.equal(none.delta, null);
+  assert.equal(none.stderr, null);
+  assert.equal(none.ci95, null);
+  const one = only(diffScores([s("m", 0.25, "1")], [s("m", 0.75, "1")]));
+  assert.equal(one.pairs, 1);
+  assert.equal(one.delta, 0.5);
+  assert.equal(one.stderr, null);
+  assert.equal(one.ci95, null);
+  // Identical runs: stderr 0, a zero-width interval, not NaN.
+  const same = only(diffScores(
+    [s("m", 0.5, "1"), s("m", 0.5, "2")],
+    [s("m", 0.5, "1"), s("m", 0.5, "2")],
+  ));
+  assert.equal(same.stderr, 0);
+  assert.deepEqual(same.ci95, [0, 0]);
+  const empty = diffScores([], []);
+  assert.deepEqual(empty, []);
+  for (const line of [none, one, same]) {
+    assertNoNaN(line);
+    assert.doesNotMatch(JSON.stringify(line), /NaN|Infinity/);
+  }
+});
+
+Deno.test("diffScores gives null, never NaN, when huge values overflow", () => {
+  const a = [s("m", 1.7e308, "1"), s("m", 1.7e308, "2"), s("m", 0, "3")];
+  const b = [s("m", -1.7e308, "1"), s("m", -1.7e308, "2"), s("m", 0, "3")];
+  const line = only(diffScores(a, b));
+  assert.equal(line.pairs, 3);
+  assertNoNaN(line);
+  assert.equal(line.delta, null, "−3.4e308 has no double");
+  assert.equal(line.ci95, null);
+  assert.equal(line.regressed, 2);
+});
+
+// --- the CLI ---------------------------------------------------------------
+
+function ndjson(scores: Score[]): string {
+  return scores.map((x) => JSON.stringify(x) + "\n").join("");
+}
+
+async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "evalpipe_diff_" });
+  try {
+    await fn(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+function parseLines(stdout: string): DiffLine[] {
+  assert.ok(stdout.endsWith("\n"));
+  return stdout.trimEnd().split("\n").map((l) => JSON.parse(l));
+}
+
+Deno.test("cli diff writes one NDJSON line per metric on stdout and the table on stderr", async () => {
+  await withDir(async (dir) => {
+    // m: the df-4 fixture above; k: one pair.
+    await Deno.writeTextFile(
+      `${dir}/a.ndjson`,
+      ndjson([
+        ...[1.0, 0.6, 0.3, 0.9, 0.5].map((v, i) => s("m", v, `${i + 1}`)),
+        s("k", 0.5, "1"),
+      ]),
+    );
+    await Deno.writeTextFile(
+      `${dir}/b.ndjson`,
+      ndjson([
+        ...[0.4, 0.8, 0.7, 0.9, 0.2].map((v, i) => s("m", v, `${i + 1}`)),
+        s("k", 1, "1"),
+      ]),
+    );
+    const out = await cli(["diff", "a.ndjson", "b.ndjson"], dir);
+    assert.equal(out.code, 0, out.stderr);
+    const lines = parseLines(out.stdout);
+    assert.deepEqual(lines.map((l) => l.metric), ["k", "m"]);
+    const m = lines[1]!;
+    assert.equal(m.pairs, 5);
+    close(m.delta, -0.06, 1e-12);
+    close(m.stderr, 0.177764, 1e-6);
+    assert.equal(m.newly_failing, 2);
+    assert.equal(lines[0]!.ci95, null);
+    assert.doesNotMatch(out.stdout, /pairs\s+mean A/, "no table on stdout");
+    assert.match(out.stderr, /metric\s+pairs\s+mean A\s+mean B/);
+    assert.match(out.stderr, /Worst regressions of m:/);
+    assert.match(out.stderr, /data\.jsonl#1\s+1\.000 → 0\.400/);
+  });
+});
+
+Deno.test("cli diff --fail-on-regression exits 1 only when the interval is wholly below 0", async () => {
+  await withDir(async (dir) => {
+    const write = (name: string, values: number[]) =>
+      Deno.writeTextFile(
+        `${dir}/${name}`,
+        ndjson(values.map((v, i) => s("m", v, `${i + 1}`))),
+      );
+    await write("base.ndjson", [0.9, 0.8, 0.9, 0.7]);
+    await write("worse.ndjson", [0.5, 0.5, 0.6, 0.4]); // ci95 ≈ [−0.405, −0.245]
+    await write("noisy.ndjson", [0.2, 0.9, 0.95, 0.8]); // falls, but the ci holds 0
+    await write("better.ndjson", [1, 1, 1, 1]);
+
+    const worse = await cli(
+      ["diff", "base.ndjson", "worse.ndjson", "--fail-on-regression"],
+      dir,
+    );
+    assert.equal(worse.code, 1, worse.stderr);
+    assert.match(worse.stderr, /m got significantly worse/);
+    const [line] = parseLines(worse.stdout);
+    assert.ok(line!.ci95![1] < 0);
+
+    const noisy = await cli(
+      ["diff", "base.ndjson", "noisy.ndjson", "--fail-on-regression"],
+      dir,
+    );
+    assert.equal(noisy.code, 0, noisy.stderr);
+    const [n] = parseLines(noisy.stdout);
+    assert.ok(n!.delta! < 0 && n!.ci95![0] < 0 && n!.ci95![1] > 0);
+
+    const better = await cli(
+      ["diff", "base.ndjson", "better.ndjson", "--fail-on-regression"],
+      dir,
+    );
+    assert.equal(better.code, 0, better.stderr);
+
+    const without = await cli(["diff", "base.ndjson", "worse.ndjson"], dir);
+    assert.equal(without.code, 0, "without the flag a regression is reported");
+    assert.match(without.stderr, /significantly worse/);
+  });
+});
+
+Deno.test("cli diff compares two RunRecords", async () => {
+  await withDir(async (dir) => {
+    const config = `dataset: data.jsonl
+target: { type: replay }
+scorers:
+  - type: exact_match
+`;
+    const cases = (outputs: string[]) =>
+      outputs.map((output, i) =>
+        JSON.stringify({ input: `q${i}`, expected: "yes", output }) + "\n"
+      ).join("");
+    for (
+      const [name, outputs] of Object.entries({
+        a: ["yes", "yes", "yes", "yes"],
+        b: ["no", "no", "yes", "no"],
+      })
+    ) {
+      await Deno.mkdir(`${dir}/${name}`);
+      await Deno.writeTextFile(`${dir}/${name}/suite.yaml`, config);
+      await Deno.writeTextFile(`${dir}/${name}/data.jsonl`, cases(outputs));
+      const run = await cli(
+        ["run", `${name}/suite.yaml`, "--record", `${name}.json`],
+        dir,
+      );
+      assert.equal(run.code, 0, run.stderr);
+    }
+    const out = await cli(
+      ["diff", "a.json", "b.json", "--fail-on-regression"],
+      dir,
+    );
+    // d: −1 −1 0 −1, delta −0.75, sd 0.5, stderr 0.25,
+    // ci95 = −0.75 ± 3.182 × 0.25 = [−1.5455, 0.0455]: holds 0.
+    assert.equal(out.code, 0, out.stderr);
+    const [line] = parseLines(out.stdout);
+    assert.equal(line!.metric, "exact_match");
+    assert.equal(line!.pairs, 4);
+    close(line!.delta, -0.75, 1e-12);
+    close(line!.stderr, 0.25, 1e-12);
+    close(line!.ci95![1], 0.0455, 1e-3);
+    assert.equal(line!.newly_failing, 3);
+    assert.deepEqual(
+      line!.regressions.map((r) => r.example_id),
+      ["data.jsonl#1", "data.jsonl#2", "data.jsonl#4"],
+    );
+    assert.match(out.stderr, /exact_match\s+4\s+1\.000\s+0\.250/);
+  });
+});

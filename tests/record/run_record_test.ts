@@ -1,0 +1,544 @@
+import assert from "node:assert/strict";
+import { reapAll } from "../_proc.ts";
+import { cli } from "../_cli.ts";
+import { type Aggregate, Aggregator } from "../../src/aggregate/aggregate.ts";
+import {
+  parseRunRecord,
+  type RunRecord,
+  RunRecordError,
+} from "../../src/record/run_record.ts";
+import { parseScore, type Score } from "../../src/score/score.ts";
+import { readScoresFile } from "../../src/record/scores_file.ts";
+
+const ROOT = new URL("../..", import.meta.url).pathname;
+const CLI = `${ROOT}cli.ts`;
+
+async function withDir(
+  files: Record<string, string>,
+  fn: (dir: string) => Promise<void>,
+): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "evalpipe_record_" });
+  try {
+    for (const [name, text] of Object.entries(files)) {
+      await Deno.writeTextFile(`${dir}/${name}`, text);
+    }
+    await fn(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+function jsonl(records: unknown[]): string {
+  return records.map((r) => JSON.stringify(r) + "\n").join("");
+}
+
+function aggregatesOf(scores: readonly Score[]): Aggregate[] {
+  const agg = new Aggregator();
+  for (const s of scores) agg.add(s);
+  return JSON.parse(JSON.stringify(agg.results()));
+}
+
+const SHA256 = /^sha256:[0-9a-f]{64}$/;
+
+// 10 replayed cases × 2 scorers = 20 Scores, with non-ASCII ids, outputs and
+// reasons, and one case without an output (a target error: error Scores with
+// diagnostics objects).
+const CASES = [
+  { input: "a", expected: "x", output: "x" },
+  { id: "ünï-2", input: "b", expected: "café", output: "café" },
+  { input: "c", expected: "y", output: "naïve → z" },
+  { input: "d", expected: "日本", output: "日本語" },
+  { input: "e", expected: "w" },
+  { id: "🙂", input: "f", expected: "ok", output: "ok" },
+  { input: "g", expected: "q", output: "\u001b[2J q" },
+  { input: "h", output: "no expected" },
+  { input: "i", expected: "é", output: "e" },
+  { input: "j", expected: "last", output: "last" },
+];
+
+const REPLAY_SUITE = `dataset: data.jsonl
+target: { type: replay }
+scorers:
+  - type: exact_match
+  - type: contains
+    name: mentions
+`;
+
+Deno.test("cli run --record writes a complete record with fingerprints, config, Scores and aggregates", async () => {
+  await withDir(
+    { "suite.yaml": REPLAY_SUITE, "data.jsonl": jsonl(CASES) },
+    async (dir) => {
+      const out = await cli(
+        ["run", "suite.yaml", "--record", "rec.json", "--concurrency", "3"],
+        dir,
+      );
+      assert.equal(out.code, 0, out.stderr);
+      const stdoutScores = out.stdout.trimEnd().split("\n").map((l) =>
+        parseScore(JSON.parse(l))
+      );
+      const text = await Deno.readTextFile(`${dir}/rec.json`);
+      const record = JSON.parse(text);
+      assert.equal(record.complete, true);
+      assert.equal(record.evalpipe_run_record, 1);
+      assert.equal(typeof record.run_id, "string");
+      assert.ok(!Number.isNaN(Date.parse(record.started_at)));
+      assert.ok(
+        Date.parse(record.finished_at) >= Date.parse(record.started_at),
+      );
+      assert.equal(record.config_path, "suite.yaml");
+      // The resolved config: the file's, with the concurrency and epochs in effect.
+      assert.deepEqual(record.config, {
+        dataset: "data.jsonl",
+        target: { type: "replay" },
+        scorers: [{ type: "exact_match" }, {
+          type: "contains",
+          name: "mentions",
+        }],
+        concurrency: 3,
+        epochs: 1,
+      });
+      const fp = record.fingerprints;
+      assert.match(fp.config, SHA256);
+      assert.match(fp.dataset, SHA256);
+      assert.match(fp.target, SHA256);
+      assert.deepEqual(fp.scorers, {
+        exact_match: "exact_match@1",
+        mentions: "contains@1",
+      });
+      // All Scores, as on stdout, and their aggregates.
+      assert.equal(record.scores.length, 20);
+      assert.deepEqual(record.scores, JSON.parse(JSON.stringify(stdoutScores)));
+      for (const s of record.scores) {
+        assert.equal(fp.scorers[s.metric], s.evaluator_version);
+      }
+      assert.deepEqual(record.aggregates, aggregatesOf(stdoutScores));
+      assert.deepEqual(
+        record.aggregates.map((a: Aggregate) => [a.metric, a.n, a.errors]),
+        [["exact_match", 10, 1], ["mentions", 10, 1]],
+      );
+      // parseRunRecord reads it back the same.
+      const parsed = parseRunRecord(text, "rec.json");
+      assert.equal(parsed.complete, true);
+      assert.equal(parsed.finished_at, record.finished_at);
+      assert.deepEqual(parsed.scores, stdoutScores);
+      assert.deepEqual(
+        JSON.parse(JSON.stringify(parsed.aggregates)),
+        record.aggregates,
+      );
+    },
+  );
+});
+
+/** The byte offset just after each Score line's closing brace. */
+function scoreLineEnds(bytes: Uint8Array): { start: number; ends: number[] } {
+  const enc = new TextEncoder();
+  const marker = enc.encode('"scores":[\n');
+  let start = -1;
+  outer: for (let i = 0; i + marker.length <= bytes.length; i++) {
+    for (let j = 0; j < marker.length; j++) {
+      if (bytes[i + j] !== marker[j]) continue outer;
+    }
+    start = i + marker.length - 1; // just after the "["
+    break;
+  }
+  assert.ok(start > 0, "the record has a scores section");
+  const ends: number[] = [];
+  let i = start + 1;
+  while (bytes[i] === 0x7b) { // "{": a Score line
+    let end = bytes.indexOf(0x0a, i);
+    if (bytes[end - 1] === 0x2c) end--; // ","
+    ends.push(end);
+    i = bytes.indexOf(0x0a, i) + 1;
+  }
+  return { start, ends };
+}
+
+Deno.test("parseRunRecord reads a record cut at any byte up to its last whole Score, never a torn one", async () => {
+  await withDir(
+    { "suite.yaml": REPLAY_SUITE, "data.jsonl": jsonl(CASES) },
+    async (dir) => {
+      const out = await cli(["run", "suite.yaml", "--record", "rec.json"], dir);
+      assert.equal(out.code, 0, out.stderr);
+      const bytes = await Deno.readFile(`${dir}/rec.json`);
+      const full = parseRunRecord(new TextDecoder().decode(bytes), "rec.json");
+      assert.equal(full.scores.length, 20);
+      const { start, ends } = scoreLineEnds(bytes);
+      assert.equal(ends.length, 20);
+      // The JSON ends with the last "}"; only a trailing newline may follow.
+      const jsonEnd = bytes.lastIndexOf(0x7d) + 1;
+      const decoder = new TextDecoder(); // a torn character becomes U+FFFD
+      let checked = 0;
+      for (let cut = 0; cut <= bytes.length; cut++) {
+        const text = decoder.decode(bytes.subarray(0, cut));
+        if (cut < start) {
+          // Cut inside the header (before the end of '"scores":['): unreadable.
+          assert.throws(
+            () => parseRunRecord(text, "rec.json"),
+            RunRecordError,
+            `cut at ${cut}`,
+          );
+          continue;
+        }
+        let record: RunRecord;
+        try {
+          record = parseRunRecord(text, "rec.json");
+        } catch (error) {
+          throw new Error(`cut at ${cut} of ${bytes.length}`, { cause: error });
+        }
+        const whole = ends.filter((e) => e <= cut).length;
+        if (cut >= jsonEnd) {
+          assert.equal(record.complete, true, `cut at ${cut}`);
+        } else {
+          assert.equal(record.complete, false, `cut at ${cut}`);
+          assert.equal(record.finished_at, null);
+        }
+        assert.equal(record.scores.length, whole, `cut at ${cut}`);
+        assert.deepEqual(record.scores, full.scores.slice(0, whole));
+        assert.equal(record.run_id, full.run_id);
+        assert.deepEqual(record.fingerprints, full.fingerprints);
+        if (cut === ends[9]! + 1 || cut === ends[19]!) {
+          assert.deepEqual(
+            JSON.parse(JSON.stringify(record.aggregates)),
+            aggregatesOf(full.scores.slice(0, whole)),
+          );
+        }
+        checked++;
+      }
+      assert.ok(checked > 2000, `${checked} cuts checked`);
+    },
+  );
+});
+
+Deno.test("readScoresFile reads a record cut inside a multi-byte character", async () => {
+  await withDir(
+    { "suite.yaml": REPLAY_SUITE, "data.jsonl": jsonl(CASES) },
+    async (dir) => {
+      const out = await cli(["run", "suite.yaml", "--record", "rec.json"], dir);
+      assert.equal(out.code, 0, out.stderr);
+      const bytes = await Deno.readFile(`${dir}/rec.json`);
+      const { start, ends } = scoreLineEnds(bytes);
+      // Every cut that splits a UTF-8 sequence in the scores section: a
+      // continuation byte (10xxxxxx) right after the cut.
+      const cuts: number[] = [];
+      for (let i = start; i < ends.at(-1)!; i++) {
+        if ((bytes[i]! & 0xc0) === 0x80) cuts.push(i);
+      }
+      assert.ok(cuts.length >= 10, `${cuts.length} torn characters`);
+      for (const cut of cuts) {
+        await Deno.writeFile(`${dir}/torn.json`, bytes.subarray(0, cut));
+        const file = await readScoresFile(`${dir}/torn.json`);
+        assert.equal(file.record?.complete, false, `cut at ${cut}`);
+        assert.equal(
+          file.scores.length,
+          ends.filter((e) => e <= cut).length,
+          `cut at ${cut}`,
+        );
+      }
+      // The CLI reads it too.
+      await Deno.writeFile(`${dir}/torn.json`, bytes.subarray(0, cuts.at(-1)));
+      const view = await cli(["view", "torn.json", "--by-call"], dir);
+      assert.equal(view.code, 0, view.stderr);
+      assert.match(view.stderr, /did not finish/);
+    },
+  );
+});
+
+Deno.test("parseRunRecord rejects what is not a record and a record with an invalid Score", () => {
+  assert.throws(
+    () => parseRunRecord('{"metric":"m"}\n', "x.ndjson"),
+    RunRecordError,
+  );
+  assert.throws(() => parseRunRecord("", "empty.json"), RunRecordError);
+  const header =
+    '{"evalpipe_run_record":1,"run_id":"r","started_at":"2026-01-01T00:00:00Z","config_path":"s.yaml","config":{},"fingerprints":{"config":"c","dataset":null,"target":"t","scorers":{}},"scores":[\n';
+  assert.throws(
+    () =>
+      parseRunRecord(
+        header +
+          '{"metric":"m","status":"scored","validity":"valid","value":null,"passed":true,"evaluator_version":"m@1"}\n],"aggregates":[],"finished_at":null,"complete":true}\n',
+        "bad.json",
+      ),
+    (error: unknown) =>
+      error instanceof RunRecordError &&
+      /"bad\.json".*score 1/.test(error.message),
+  );
+  // Each header field is checked by name.
+  const tail = '],"aggregates":[],"finished_at":null,"complete":true}\n';
+  for (
+    const [from, to, says] of [
+      ['"run_id":"r"', '"run_id":5', '"run_id": must be a string, not 5'],
+      [
+        '"evalpipe_run_record":1',
+        '"evalpipe_run_record":2',
+        '"evalpipe_run_record": must be 1, not 2',
+      ],
+      ['"config":{}', '"config":[]', '"config": must be a mapping, not a list'],
+      [
+        '"dataset":null',
+        '"dataset":0',
+        '"fingerprints.dataset": must be a string or null, not 0',
+      ],
+      [
+        '"scorers":{}',
+        '"scorers":{"m":1}',
+        '"fingerprints.scorers.m": must be a string, not 1',
+      ],
+    ]
+  ) {
+    assert.throws(
+      () => parseRunRecord(header.replace(from!, to!) + tail, "h.json"),
+      (error: unknown) =>
+        error instanceof RunRecordError &&
+        error.message === `Invalid run record "h.json": ${says}`,
+      says,
+    );
+  }
+  // A header damaged before "scores" cannot be read.
+  assert.throws(
+    () =>
+      parseRunRecord(
+        header.replace('"config":{}', '"config":{'),
+        "damaged.json",
+      ),
+    RunRecordError,
+  );
+});
+
+Deno.test("cli run --record fingerprints change with the dataset and the scorer script", async () => {
+  const suite = `dataset: data.jsonl
+target: { type: replay }
+scorers:
+  - type: subprocess
+    cmd: sh judge.sh
+  - type: exact_match
+`;
+  const judge = `cat >/dev/null\nprintf '{"score":0.7}'\n`;
+  await withDir(
+    {
+      "suite.yaml": suite,
+      "data.jsonl": jsonl(CASES.slice(0, 2)),
+      "judge.sh": judge,
+    },
+    async (dir) => {
+      const record = async (name: string) => {
+        const out = await cli(["run", "suite.yaml", "--record", name], dir);
+        assert.equal(out.code, 0, out.stderr);
+        return JSON.parse(await Deno.readTextFile(`${dir}/${name}`));
+      };
+      const first = await record("1.json");
+      const again = await record("2.json");
+      assert.deepEqual(again.fingerprints, first.fingerprints, "stable");
+      assert.notEqual(again.run_id, first.run_id);
+      assert.match(first.fingerprints.scorers.judge, /^judge@[0-9a-f]+$/);
+      assert.equal(
+        first.scores[0].evaluator_version,
+        first.fingerprints.scorers.judge,
+      );
+
+      await Deno.writeTextFile(`${dir}/data.jsonl`, jsonl(CASES.slice(0, 3)));
+      const data = await record("3.json");
+      assert.notEqual(data.fingerprints.dataset, first.fingerprints.dataset);
+      assert.equal(data.fingerprints.config, first.fingerprints.config);
+      assert.equal(data.fingerprints.target, first.fingerprints.target);
+      assert.deepEqual(data.fingerprints.scorers, first.fingerprints.scorers);
+
+      await Deno.writeTextFile(`${dir}/judge.sh`, `# v2\n${judge}`);
+      const script = await record("4.json");
+      assert.notEqual(
+        script.fingerprints.scorers.judge,
+        first.fingerprints.scorers.judge,
+      );
+      assert.equal(
+        script.fingerprints.scorers.exact_match,
+        first.fingerprints.scorers.exact_match,
+      );
+      for (const s of script.scores) {
+        assert.equal(
+          s.evaluator_version,
+          script.fingerprints.scorers[s.metric],
+        );
+      }
+      assert.equal(script.fingerprints.dataset, data.fingerprints.dataset);
+      assert.equal(script.fingerprints.config, first.fingerprints.config);
+
+      await Deno.writeTextFile(`${dir}/suite.yaml`, `${suite}concurrency: 2\n`);
+      const config = await record("5.json");
+      assert.notEqual(config.fingerprints.config, first.fingerprints.config);
+      assert.equal(config.config.concurrency, 2);
+    },
+  );
+});
+
+// --- a real crash ----------------------------------------------------------
+
+const SLOW_SUITE = `dataset: data.jsonl
+target:
+  type: subprocess
+  cmd: "echo $$ >> pids.txt; cat >/dev/null; sleep 0.05; echo ok"
+scorers:
+  - type: exact_match
+concurrency: 4
+`;
+
+const SLOW_CASES = jsonl(
+  Array.from({ length: 200 }, (_, i) => ({ input: `q${i}`, expected: "ok" })),
+);
+
+function scoreLines(text: string): number {
+  return text.split("\n").filter((l) => l.startsWith('{"metric"')).length;
+}
+
+/** Score lines that are whole JSON: a last line torn by a kill is not. */
+function wholeScoreLines(text: string): number {
+  return text.split("\n").filter((l) => {
+    if (!l.startsWith('{"metric"')) return false;
+    try {
+      JSON.parse(l.endsWith(",") ? l.slice(0, -1) : l);
+      return true;
+    } catch (error) {
+      if (!(error instanceof SyntaxError)) throw error;
+      return false; // torn
+    }
+  }).length;
+}
+
+/** Waits, bounded, until the record holds at least `n` Score lines. */
+async function waitForScores(path: string, n: number): Promise<void> {
+  for (let i = 0; i < 6000; i++) {
+    try {
+      if (scoreLines(await Deno.readTextFile(path)) >= n) return;
+    } catch (error) {
+      // The run has not created the record yet.
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error(`${path} never held ${n} Scores`);
+}
+
+/** Processes of the target's groups (pids it wrote) that run in `dir`. */
+async function leftovers(dir: string): Promise<number[]> {
+  let groups: Set<number>;
+  try {
+    groups = new Set(
+      (await Deno.readTextFile(`${dir}/pids.txt`)).split("\n")
+        .filter((l) => l !== "").map(Number),
+    );
+  } catch (error) {
+    // No target ever started: nothing can be left.
+    if (error instanceof Deno.errors.NotFound) return [];
+    throw error;
+  }
+  const home = await Deno.realPath(dir);
+  const found: number[] = [];
+  for await (const entry of Deno.readDir("/proc")) {
+    if (!/^\d+$/.test(entry.name)) continue;
+    try {
+      const stat = await Deno.readTextFile(`/proc/${entry.name}/stat`);
+      const [state, _ppid, pgrp] = stat.slice(stat.lastIndexOf(")") + 2)
+        .split(" ");
+      if (state === "Z" || !groups.has(Number(pgrp))) continue;
+      // Ours only: a recycled pid elsewhere does not run in our folder.
+      if (await Deno.readLink(`/proc/${entry.name}/cwd`) !== home) continue;
+      found.push(Number(entry.name));
+    } catch (error) {
+      // The process ended while we looked, or is another user's: not ours.
+      if (
+        !(error instanceof Deno.errors.NotFound) &&
+        !(error instanceof Deno.errors.PermissionDenied)
+      ) throw error;
+    }
+  }
+  return found;
+}
+
+async function slowRun(
+  dir: string,
+  signal: Deno.Signal,
+): Promise<{ status: Deno.CommandStatus; stderr: string }> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", CLI, "run", "suite.yaml", "--record", "rec.json"],
+    cwd: dir,
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+  }).spawn();
+  try {
+    await waitForScores(`${dir}/rec.json`, 5);
+  } finally {
+    child.kill(signal);
+  }
+  const { code, signal: sig, success, stderr } = await child.output();
+  return {
+    status: { code, signal: sig, success },
+    stderr: new TextDecoder().decode(stderr),
+  };
+}
+
+Deno.test("cli run --record leaves a readable record when the process is killed", async () => {
+  await withDir(
+    { "suite.yaml": SLOW_SUITE, "data.jsonl": SLOW_CASES },
+    async (dir) => {
+      try {
+        const { status } = await slowRun(dir, "SIGKILL");
+        assert.equal(status.signal, "SIGKILL");
+        const text = await Deno.readTextFile(`${dir}/rec.json`);
+        assert.throws(() => JSON.parse(text), SyntaxError, "no proper end");
+        const record = parseRunRecord(text, "rec.json");
+        assert.equal(record.complete, false);
+        assert.equal(record.finished_at, null);
+        assert.ok(record.scores.length >= 5, `${record.scores.length} Scores`);
+        assert.ok(record.scores.length < 200);
+        assert.equal(record.scores.length, wholeScoreLines(text));
+        for (const s of record.scores) {
+          assert.equal(s.metric, "exact_match");
+          assert.equal(s.value, 1);
+        }
+        assert.equal(record.aggregates[0]!.n, record.scores.length);
+
+        const view = await cli(["view", "rec.json", "--by-call"], dir);
+        assert.equal(view.code, 0, view.stderr);
+        assert.match(
+          view.stderr,
+          /"rec\.json" is the record of a run that did not finish/,
+        );
+        assert.match(view.stdout, new RegExp(`${record.scores.length} units`));
+      } finally {
+        await reap(dir);
+      }
+      assert.deepEqual(await leftovers(dir), []);
+    },
+  );
+});
+
+Deno.test("cli run --record ends the record, incomplete, on SIGINT and exits 130", async () => {
+  await withDir(
+    { "suite.yaml": SLOW_SUITE, "data.jsonl": SLOW_CASES },
+    async (dir) => {
+      try {
+        const { status, stderr } = await slowRun(dir, "SIGINT");
+        assert.equal(status.code, 130, stderr);
+        assert.match(stderr, /interrupted by SIGINT/);
+        const text = await Deno.readTextFile(`${dir}/rec.json`);
+        const raw = JSON.parse(text); // it ends properly
+        assert.equal(raw.complete, false);
+        assert.equal(typeof raw.finished_at, "string");
+        assert.ok(raw.scores.length >= 5 && raw.scores.length < 200);
+        assert.deepEqual(raw.aggregates, aggregatesOf(raw.scores));
+        const record = parseRunRecord(text, "rec.json");
+        assert.equal(record.complete, false);
+        assert.equal(record.scores.length, raw.scores.length);
+        // evalpipe killed its targets' process groups itself.
+        assert.equal(await reap(dir), 0, "nothing left for the test to kill");
+      } finally {
+        await reap(dir);
+      }
+    },
+  );
+});
+
+/** Kills what the target left behind and checks, bounded, that it is gone. */
+function reap(dir: string): Promise<number> {
+  return reapAll(() => leftovers(dir), dir);
+}

@@ -1,0 +1,100 @@
+import assert from "node:assert/strict";
+import {
+  contains,
+  exactMatch,
+  readUnits,
+  type Score,
+  type Scorer,
+  type Unit,
+} from "../../mod.ts";
+
+function unit(output: string, expected?: unknown): Unit {
+  return {
+    example_id: "d#1",
+    unit_id: "d#1",
+    input: "q",
+    output,
+    ...(expected !== undefined ? { expected } : {}),
+  };
+}
+
+async function one(scorer: Scorer, u: Unit): Promise<Score> {
+  const s = await scorer.score(u, {});
+  assert.ok(!("scores" in s));
+  return s;
+}
+
+Deno.test("exactMatch compares trimmed output with expected, or any of a list", async () => {
+  assert.equal(
+    (await one(exactMatch(), unit(" 30 days\n", "30 days"))).value,
+    1,
+  );
+  assert.equal((await one(exactMatch(), unit("30 Days", "30 days"))).value, 0);
+  assert.equal(
+    (await one(exactMatch({ ignore_case: true }), unit("30 Days", "30 days")))
+      .value,
+    1,
+  );
+  assert.equal(
+    (await one(exactMatch(), unit("thirty days", ["30 days", "thirty days"])))
+      .value,
+    1,
+  );
+  const miss = await one(exactMatch(), unit("45 days", "30 days"));
+  assert.equal(miss.passed, false);
+  assert.equal(miss.reason, 'expected "30 days"');
+});
+
+Deno.test("exactMatch compares a non-string expected with its verbatim JSON text", async () => {
+  const bytes = new TextEncoder().encode(
+    '{"input":"q","output":"1.0","expected":1.0}\n',
+  );
+  const [u] = await Array.fromAsync(
+    readUnits(ReadableStream.from([bytes]), "stdin", () => {}),
+  );
+  assert.equal((await one(exactMatch(), u!)).value, 1);
+  assert.equal((await one(exactMatch(), unit("42", 42))).value, 1);
+});
+
+Deno.test("exactMatch and contains are not_applicable without expected, never 0", async () => {
+  for (const scorer of [exactMatch(), contains()]) {
+    for (const expected of [undefined, null, []]) {
+      const s = await one(scorer, unit("anything", expected));
+      assert.equal(s.status, "not_applicable");
+      assert.equal(s.value, null);
+      assert.equal(s.passed, null);
+    }
+  }
+});
+
+Deno.test("contains scores the fraction found and passes only when all are", async () => {
+  const s = await one(
+    contains(),
+    unit("Refunds take 30 days", ["30 days", "refund", "receipt"]),
+  );
+  assert.equal(s.value, 1 / 3);
+  assert.equal(s.passed, false);
+  assert.equal(s.reason, 'missing "refund", "receipt"');
+  assert.equal(
+    (await one(contains(), unit("Refunds take 30 days", "30 days"))).passed,
+    true,
+  );
+});
+
+Deno.test("contains with ignore_case quotes the missing text as written", async () => {
+  const s = await one(
+    contains({ ignore_case: true }),
+    unit("OPEN 8AM", ["open 8am", "Mon-Fri ET"]),
+  );
+  assert.equal(s.value, 0.5);
+  assert.equal(s.reason, 'missing "Mon-Fri ET"');
+});
+
+Deno.test("built-in scorers version their options and take a name", () => {
+  assert.equal(exactMatch().version, "exact_match@1");
+  assert.equal(
+    exactMatch({ ignore_case: true }).version,
+    "exact_match@1+ignore_case",
+  );
+  assert.equal(contains({ name: "mentions" }).name, "mentions");
+});

@@ -1,0 +1,846 @@
+/**
+ * The persistent scorer mode, an extension of protocol v0: one long-lived
+ * process per scorer, a payload per line in, a verdict per line out. Real
+ * processes only: scorer scripts are written to temporary folders, and the
+ * helpers of `examples/persistent/` are driven through the CLI.
+ */
+
+import assert from "node:assert/strict";
+import {
+  assertNoneRunning,
+  delay,
+  running,
+  scoreAll,
+  within,
+  withTempDir as inTempDir,
+  writeAndClose,
+} from "../_proc.ts";
+import {
+  parseScore,
+  persistentScorer,
+  type PersistentScorerOptions,
+  type Score,
+  type Scorer,
+  subprocessScorer,
+  type Unit,
+} from "../../mod.ts";
+
+/** The project root: commands are written relative to it. */
+const ROOT = decodeURIComponent(new URL("../..", import.meta.url).pathname)
+  .replace(/\/$/, "");
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** Quotes a word for `sh`. */
+function sh(word: string): string {
+  return `'${word.replaceAll("'", `'\\''`)}'`;
+}
+
+function unit(input: string, fields: Partial<Unit> = {}): Unit {
+  return {
+    example_id: `t#${input}`,
+    unit_id: `t#${input}`,
+    input,
+    output: "a",
+    ...fields,
+  };
+}
+
+function scorer(cmd: string, options: PersistentScorerOptions = {}): Scorer {
+  return persistentScorer(cmd, { cwd: ROOT, timeout: 20, ...options });
+}
+
+/**
+ * Calls `score` for every unit at once: all are in flight on one process.
+ * With `busyMs`, this thread then blocks for that long once the payloads are
+ * out, so that whatever the scorer does meanwhile is seen at once, as on a
+ * loaded machine.
+ */
+async function inFlight(
+  s: Scorer,
+  units: readonly Unit[],
+  busyMs = 0,
+): Promise<string[]> {
+  const calls = units.map((u) => s.score(u, {}));
+  if (busyMs > 0) {
+    await delay(0);
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, busyMs);
+  }
+  const settled = await Promise.allSettled(calls);
+  return settled.map((r) => {
+    if (r.status === "rejected") return `error: ${(r.reason as Error).message}`;
+    const score = r.value;
+    assert.ok(!("scores" in score));
+    return `${score.value} ${score.reason ?? ""}`.trim();
+  });
+}
+
+/**
+ * Asserts that a Score is a scorer error and returns its message (the reason
+ * without the `scorer error: ` prefix).
+ */
+function scorerErrorMessage(score: Score): string {
+  assert.equal(score.status, "error", JSON.stringify(score));
+  assert.equal(score.value, null);
+  assert.equal(score.passed, false);
+  assert.ok(typeof score.reason === "string", "an error Score has a reason");
+  assert.ok(
+    score.reason.startsWith("scorer error: "),
+    `reason ${JSON.stringify(score.reason)}`,
+  );
+  return score.reason.slice("scorer error: ".length);
+}
+
+async function readPids(file: string, count: number): Promise<number[]> {
+  const pids = (await Deno.readTextFile(file)).split("\n")
+    .filter((line) => line.trim() !== "").map(Number);
+  assert.equal(pids.length, count, `PIDs in ${file}: ${pids.join(", ")}`);
+  for (const pid of pids) assert.ok(Number.isInteger(pid) && pid > 1);
+  assert.equal(new Set(pids).size, count, "one process per PID");
+  return pids;
+}
+
+async function runCli(
+  args: string[],
+  input = "",
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "cli.ts", ...args],
+    cwd: ROOT,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+  }).spawn();
+  const [, output] = await within(
+    Promise.all([
+      writeAndClose(child.stdin, encoder.encode(input)),
+      child.output(),
+    ]),
+    120_000,
+    `evalpipe ${args[0]}`,
+  );
+  return {
+    code: output.code,
+    stdout: decoder.decode(output.stdout),
+    stderr: decoder.decode(output.stderr),
+  };
+}
+
+function ndjson(text: string): Score[] {
+  assert.ok(text === "" || text.endsWith("\n"), "NDJSON ends with a newline");
+  return text.split("\n").filter((l) => l !== "").map((l) =>
+    parseScore(JSON.parse(l))
+  );
+}
+
+/** What a Score says, without its identity and version. */
+function verdictOf(s: Score): unknown[] {
+  return [s.unit_id, s.metric, s.status, s.value, s.passed, s.reason ?? null];
+}
+
+/**
+ * A Python scorer in `dir`: appends its PID to `pids`, then answers each
+ * payload line with `answer(payload, i)` (the body of a function whose
+ * `return` gives the verdict line, written and flushed unless `None`; `i`
+ * counts from 0).
+ */
+async function pythonScorer(
+  dir: string,
+  name: string,
+  answer: string,
+): Promise<{ cmd: string; pids: string }> {
+  const script = `${dir}/${name}.py`;
+  const pids = `${dir}/${name}.pids`;
+  await Deno.writeTextFile(
+    script,
+    `import json, os, sys, time
+with open(sys.argv[1], "a") as f:
+    f.write(f"{os.getpid()}\\n")
+
+def answer(payload, i):
+${answer.split("\n").map((l) => `    ${l}`).join("\n")}
+
+for i, line in enumerate(sys.stdin):
+    verdict = answer(json.loads(line), i)
+    if verdict is not None:
+        sys.stdout.write(verdict + "\\n")
+        sys.stdout.flush()
+`,
+  );
+  return { cmd: `python3 ${sh(script)} ${sh(pids)}`, pids };
+}
+
+// ---------------------------------------------------------------------------
+// The line protocol
+
+Deno.test("persistentScorer matches verdicts to cases in order when pipelined", async () => {
+  await withTempDir(async (dir) => {
+    // Reads whatever is in the pipe, answers in order after random pauses,
+    // and notes how many payloads it found waiting at once.
+    const script = `${dir}/echo.py`;
+    await Deno.writeTextFile(
+      script,
+      `import json, os, random, sys, time
+pids, stats = sys.argv[1], sys.argv[2]
+with open(pids, "a") as f:
+    f.write(f"{os.getpid()}\\n")
+rest, most = b"", 0
+while True:
+    chunk = os.read(0, 65536)
+    if not chunk:
+        break
+    *lines, rest = (rest + chunk).split(b"\\n")
+    most = max(most, len(lines))
+    for line in lines:
+        payload = json.loads(line)
+        time.sleep(random.random() * 0.004)
+        n = int(payload["input"][1:])
+        verdict = {"score": n % 2, "reason": payload["input"] + " " + payload["output"]}
+        sys.stdout.write(json.dumps(verdict) + "\\n")
+        sys.stdout.flush()
+with open(stats, "w") as f:
+    f.write(str(most))
+`,
+    );
+    const cmd = `python3 ${sh(script)} ${sh(`${dir}/pids`)} ${
+      sh(`${dir}/stats`)
+    }`;
+    const s = scorer(cmd, { name: "echo" });
+    const units = Array.from(
+      { length: 200 },
+      (_, i) => unit(`q${i}`, { output: `out ${i}` }),
+    );
+    try {
+      const scores = await scoreAll([s], units, 32);
+      assert.deepEqual(
+        scores.map((x) => [x.unit_id, x.status, x.value, x.reason]),
+        units.map((u, i) => [
+          u.unit_id,
+          "scored",
+          i % 2,
+          `${u.input} ${u.output}`,
+        ]),
+      );
+    } finally {
+      await s.close!();
+    }
+    await readPids(`${dir}/pids`, 1);
+    const most = Number(await Deno.readTextFile(`${dir}/stats`));
+    assert.ok(most > 1, `payloads were written ahead of verdicts (${most})`);
+  });
+});
+
+Deno.test("persistentScorer fails only the case answered with an error line and keeps serving", async () => {
+  await withTempDir(async (dir) => {
+    const { cmd, pids } = await pythonScorer(
+      dir,
+      "picky",
+      `if payload["input"].startswith("bad"):
+    return json.dumps({"error": "cannot judge " + payload["input"]})
+return json.dumps({"score": 1, "reason": "judged " + payload["input"]})`,
+    );
+    const s = scorer(cmd, { name: "picky" });
+    const units = ["a", "bad1", "b", "c", "bad2", "d"].map((i) => unit(i));
+    try {
+      const scores = await scoreAll([s], units, 8);
+      assert.deepEqual(
+        scores.map((x) => x.status),
+        ["scored", "error", "scored", "scored", "error", "scored"],
+      );
+      for (const i of [0, 2, 3, 5]) {
+        assert.equal(scores[i]!.value, 1);
+        assert.equal(scores[i]!.reason, `judged ${units[i]!.input}`);
+      }
+      for (const i of [1, 4]) {
+        assert.equal(
+          scorerErrorMessage(scores[i]!),
+          `scorer ${JSON.stringify(cmd)} reported: cannot judge ${
+            units[i]!.input
+          }`,
+        );
+        assert.equal(scores[i]!.metric, "picky");
+        assert.equal(scores[i]!.evaluator_version, s.version);
+      }
+    } finally {
+      await s.close!();
+    }
+    await readPids(pids, 1); // one process served them all
+  });
+});
+
+Deno.test("persistentScorer reports bad verdict lines with the protocol's messages", async () => {
+  await withTempDir(async (dir) => {
+    // The verdict line is the unit's output, verbatim.
+    const { cmd, pids } = await pythonScorer(
+      dir,
+      "verbatim",
+      `return payload["output"]`,
+    );
+    const s = scorer(cmd, { name: "verbatim" });
+    const invalid = (text: string) =>
+      `scorer ${JSON.stringify(cmd)} printed invalid verdict JSON: ${
+        JSON.stringify(text.trim())
+      }`;
+    const outside = (n: string) =>
+      `scorer ${JSON.stringify(cmd)} returned score ${n} outside 0.0..=1.0`;
+    const cases: Array<[string, string]> = [
+      ["not json", invalid("not json")],
+      ['{"score":1.5}', outside("1.5")],
+      ["", invalid("")],
+      ['{"score":-0.1,"passed":true}', outside("-0.1")],
+      ['{"score":0.9,"passed":"yes"}', invalid('{"score":0.9,"passed":"yes"}')],
+      ['{"error":5}', invalid('{"error":5}')],
+      ["[1]", invalid("[1]")],
+      ['  {"score":0.25}  ', "0.25"],
+      ['{"score":100,"reason":"percent"}', outside("100")],
+      ['{"score":0.75,"reason":"fine"}', "0.75 fine"],
+    ];
+    try {
+      const scores = await scoreAll(
+        [s],
+        cases.map(([output], i) => unit(`q${i}`, { output })),
+        16,
+      );
+      assert.deepEqual(
+        scores.map((x) =>
+          x.status === "error"
+            ? scorerErrorMessage(x)
+            : `${x.value} ${x.reason ?? ""}`.trim()
+        ),
+        cases.map(([, want]) => want),
+      );
+    } finally {
+      await s.close!();
+    }
+    await readPids(pids, 1); // a bad line fails its case, not the process
+  });
+});
+
+Deno.test("persistentScorer sends each payload as one compact protocol v0 line", async () => {
+  await withTempDir(async (dir) => {
+    const { cmd } = await pythonScorer(
+      dir,
+      "capture",
+      `with open(${JSON.stringify(`${dir}/payloads`)}, "a") as f:
+    f.write(line)
+return '{"score": 1}'`,
+    );
+    const s = scorer(cmd, { name: "capture" });
+    const units = [
+      unit("q1", { context: ["c 1", 'c"2'], expected: "30 days" }),
+      unit("q2", { output: "line\nbreak", expected: { b: 1, a: [true] } }),
+      unit("q3"),
+    ];
+    try {
+      const scores = await scoreAll([s], units);
+      assert.deepEqual(scores.map((x) => x.status), [
+        "scored",
+        "scored",
+        "scored",
+      ]);
+    } finally {
+      await s.close!();
+    }
+    assert.equal(
+      await Deno.readTextFile(`${dir}/payloads`),
+      '{"context":["c 1","c\\"2"],"expected":"30 days","input":"q1","output":"a"}\n' +
+        '{"expected":{"b":1,"a":[true]},"input":"q2","output":"line\\nbreak"}\n' +
+        '{"expected":null,"input":"q3","output":"a"}\n',
+    );
+  });
+});
+
+// ---------------------------------------------------------------------------
+// Crashes, hangs, the end
+
+Deno.test("persistentScorer fails the cases in flight when the process crashes, then restarts it", async () => {
+  await withTempDir(async (dir) => {
+    // Answers three cases in one write, complains at length, and dies at
+    // once: the verdicts it wrote are owed to their cases, and the rest of
+    // the cases in flight fail.
+    const { cmd, pids } = await pythonScorer(
+      dir,
+      "crash",
+      `if i < 2:
+    sys.stdout.write(json.dumps({"score": 1, "reason": payload["input"]}) + "\\n")
+    return None  # not flushed: the three verdicts leave together
+sys.stdout.write('{"score": 1, "reason": "third"}\\n')
+sys.stdout.flush()
+sys.stderr.write("." * 3000 + "\\ngave up after 3 cases\\n")
+sys.stderr.flush()
+os._exit(7)`,
+    );
+    const s = scorer(cmd, { name: "crash" });
+    try {
+      const crashed =
+        `error: scorer ${JSON.stringify(cmd)} exited with status 7: ` +
+        `${".".repeat(3000)}\ngave up after 3 cases`;
+      // Several rounds, some seeing the verdicts and the exit together.
+      const rounds = 5;
+      for (let round = 0; round < rounds; round++) {
+        assert.deepEqual(
+          await inFlight(
+            s,
+            ["a", "b", "c", "d", "e", "f"].map((i) => unit(i)),
+            round % 2 === 0 ? 0 : 300,
+          ),
+          ["1 a", "1 b", "1 third", crashed, crashed, crashed],
+          `round ${round}`,
+        );
+      }
+      // The next cases start a new process.
+      assert.deepEqual(await inFlight(s, [unit("g"), unit("h")]), [
+        "1 g",
+        "1 h",
+      ]);
+      const started = await readPids(pids, rounds + 1);
+      await assertNoneRunning(started.slice(0, rounds));
+      assert.ok(running(started[rounds]!), "the restarted process serves on");
+      // Through the scoring stage, the failure is an error Score.
+      const scores = await scoreAll([s], ["i", "j"].map((i) => unit(i)), 2);
+      assert.deepEqual(scores.map((x) => x.status), ["scored", "error"]);
+      assert.equal(scorerErrorMessage(scores[1]!), crashed.slice(7));
+    } finally {
+      await s.close!();
+    }
+    await assertNoneRunning(await readPids(pids, 6));
+  });
+});
+
+Deno.test("persistentScorer times out a hung case, restarts the others in flight and leaves no process", async () => {
+  await withTempDir(async (dir) => {
+    const children = `${dir}/children.pids`;
+    // On "hang" it starts a child in its group, then sleeps for ever.
+    const { cmd, pids } = await pythonScorer(
+      dir,
+      "hang",
+      `if payload["input"] == "hang":
+    import subprocess
+    child = subprocess.Popen(["sleep", "3600"])
+    with open(${JSON.stringify(children)}, "a") as f:
+        f.write(f"{child.pid}\\n")
+    time.sleep(3600)
+return json.dumps({"score": 1, "reason": payload["input"]})`,
+    );
+    const s = scorer(cmd, { name: "hang", timeout: 0.5 });
+    try {
+      // Started first: its start-up would count against the first case.
+      assert.deepEqual(await inFlight(s, [unit("warm")]), ["1 warm"]);
+      const label = `error: scorer ${JSON.stringify(cmd)}`;
+      assert.deepEqual(
+        await inFlight(
+          s,
+          ["a", "b", "hang", "d", "e"].map((i) => unit(i)),
+        ),
+        [
+          "1 a",
+          "1 b",
+          `${label} timed out after 0.5 s (its process group was killed)`,
+          `${label} was restarted: another case timed out`,
+          `${label} was restarted: another case timed out`,
+        ],
+      );
+      await assertNoneRunning([
+        ...await readPids(pids, 1),
+        ...await readPids(children, 1),
+      ]);
+      // The next case starts a new process.
+      assert.deepEqual(await inFlight(s, [unit("f")]), ["1 f"]);
+      await readPids(pids, 2);
+    } finally {
+      await s.close!();
+    }
+    await assertNoneRunning(await readPids(pids, 2));
+  });
+});
+
+Deno.test("persistentScorer does not count the wait behind earlier cases against a case's timeout", async () => {
+  await withTempDir(async (dir) => {
+    // Each case takes a fraction of the timeout; all of them together take
+    // more than it. Queued cases must not time out.
+    const { cmd, pids } = await pythonScorer(
+      dir,
+      "steady",
+      `time.sleep(0.1)
+return json.dumps({"score": 1, "reason": payload["input"]})`,
+    );
+    const s = scorer(cmd, { name: "steady", timeout: 1.5 });
+    const inputs = Array.from({ length: 25 }, (_, i) => `q${i}`);
+    try {
+      assert.deepEqual(
+        await inFlight(s, inputs.map((i) => unit(i))),
+        inputs.map((i) => `1 ${i}`),
+      );
+    } finally {
+      await s.close!();
+    }
+    await readPids(pids, 1);
+  });
+});
+
+Deno.test("persistentScorer close ends the process", async () => {
+  await withTempDir(async (dir) => {
+    const { cmd, pids } = await pythonScorer(
+      dir,
+      "plain",
+      `return '{"score": 0.5}'`,
+    );
+    const s = scorer(cmd, { name: "plain" });
+    let pid: number;
+    try {
+      assert.deepEqual(await inFlight(s, [unit("a")]), ["0.5"]);
+      [pid] = await readPids(pids, 1) as [number];
+      assert.ok(running(pid));
+    } finally {
+      await s.close!();
+    }
+    assert.ok(!running(pid), "close() returns once the process is gone");
+    await s.close!(); // a second close has nothing left to do
+  });
+});
+
+Deno.test("persistentScorer close kills a process that outlives the end of its stdin", async () => {
+  await withTempDir(async (dir) => {
+    const script = `${dir}/stubborn.py`;
+    await Deno.writeTextFile(
+      script,
+      `import os, sys, time
+with open(sys.argv[1], "a") as f:
+    f.write(f"{os.getpid()}\\n")
+for line in sys.stdin:
+    print('{"score": 1}', flush=True)
+time.sleep(3600)
+`,
+    );
+    const pids = `${dir}/pids`;
+    const s = scorer(`python3 ${sh(script)} ${sh(pids)}`, { name: "stubborn" });
+    try {
+      assert.deepEqual(await inFlight(s, [unit("a")]), ["1"]);
+    } finally {
+      await within(s.close!(), 20_000, "close()");
+    }
+    await assertNoneRunning(await readPids(pids, 1));
+  });
+});
+
+Deno.test("persistentScorer close without any case starts nothing", async () => {
+  const s = scorer(`echo started >&2; cat`, { name: "idle" });
+  await s.close!();
+});
+
+Deno.test("persistentScorer reports a spawn failure with the protocol's message", async () => {
+  const cmd = `cat`;
+  const s = scorer(cmd, { cwd: `${ROOT}/no-such-folder-evalpipe`, name: "c" });
+  try {
+    const [score] = await scoreAll([s], [unit("a")]);
+    assert.equal(
+      scorerErrorMessage(score!),
+      `failed to spawn subprocess scorer: ${cmd}`,
+    );
+  } finally {
+    await s.close!();
+  }
+});
+
+Deno.test("persistentScorer has the name and evaluator_version of the per-case mode", async () => {
+  for (
+    const [cmd, name] of [
+      [
+        "python3 examples/persistent/grounded_persistent.py",
+        "grounded_persistent",
+      ],
+      [
+        "node examples/persistent/answer_match_persistent.js",
+        "answer_match_persistent",
+      ],
+      ["python3 examples/quickstart/scorers/grounded.py", "grounded"],
+    ]
+  ) {
+    const persistent = persistentScorer(cmd!, { cwd: ROOT });
+    const perCase = subprocessScorer(cmd!, { cwd: ROOT });
+    try {
+      assert.equal(persistent.name, name);
+      assert.equal(persistent.name, perCase.name);
+      assert.equal(persistent.version, perCase.version);
+      assert.match(persistent.version, new RegExp(`^${name}@[0-9a-f]{8}$`));
+      const named = persistentScorer(cmd!, { cwd: ROOT, name: "g" });
+      assert.equal(
+        named.version,
+        subprocessScorer(cmd!, { cwd: ROOT, name: "g" }).version,
+      );
+      await named.close!();
+    } finally {
+      await persistent.close!();
+    }
+  }
+  await withTempDir(async (dir) => {
+    const { cmd } = await pythonScorer(dir, "v", `return '{"score": 1}'`);
+    const s = scorer(cmd);
+    try {
+      const [score] = await scoreAll([s], [unit("a")]);
+      assert.equal(score!.metric, "v");
+      assert.equal(
+        score!.evaluator_version,
+        subprocessScorer(cmd, { cwd: ROOT }).version,
+      );
+    } finally {
+      await s.close!();
+    }
+  });
+});
+
+// ---------------------------------------------------------------------------
+// The helpers and the CLI end to end
+
+/** Units on the CLI's stdin, grounded's quickstart style. */
+const CLI_UNITS = [
+  {
+    input: "How long do refunds take?",
+    output: "Refunds are processed within 30 days.",
+    expected: "30 days",
+    context: ["Refunds are processed within 30 days of delivery."],
+  },
+  {
+    input: "Is shipping free?",
+    output: "Shipping is free on orders over $50 and takes 3 days.",
+    expected: "Yes",
+    context: ["Standard shipping is free on orders over $50."],
+  },
+  { input: "Who are you?", output: "I don't know.", expected: null },
+  {
+    input: "Opening hours?",
+    output: "We open at 9am every weekday.",
+    context: ["Open 10am to 6pm, Monday to Saturday."],
+  },
+  { input: "Anything?", output: "Tents are great", context: null },
+  {
+    input: "Warranty?",
+    output: "Two years on stoves.",
+    expected: ["2 years", "two years"],
+    context: ["Stoves carry a two-year warranty."],
+  },
+];
+const CLI_INPUT = CLI_UNITS.map((u) => JSON.stringify(u)).join("\n") + "\n";
+
+Deno.test("persistentScorer through score --persistent gives the per-case mode's Scores", async () => {
+  const persistent = await runCli([
+    "score",
+    "--persistent",
+    "--scorer",
+    "python3 examples/persistent/grounded_persistent.py",
+    "--name",
+    "grounded",
+  ], CLI_INPUT);
+  const perCase = await runCli([
+    "score",
+    "--scorer",
+    "python3 examples/quickstart/scorers/grounded.py",
+    "--name",
+    "grounded",
+  ], CLI_INPUT);
+  for (const r of [persistent, perCase]) {
+    assert.equal(r.stderr, "");
+    assert.equal(r.code, 0);
+  }
+  const scores = ndjson(persistent.stdout);
+  assert.equal(scores.length, CLI_UNITS.length);
+  assert.deepEqual(
+    scores.map((s) => [s.unit_id, s.status]),
+    CLI_UNITS.map((_, i) => [`stdin#${i + 1}`, "scored"]),
+  );
+  assert.deepEqual(
+    scores.map(verdictOf),
+    ndjson(perCase.stdout).map(verdictOf),
+  );
+});
+
+Deno.test("evalpipe_persistent.py serves a function that prints and raises, one verdict line per case", async () => {
+  await withTempDir(async (dir) => {
+    const script = `${dir}/noisy.py`;
+    await Deno.writeTextFile(
+      script,
+      `import os, sys
+sys.path.insert(0, ${JSON.stringify(`${ROOT}/examples/persistent`)})
+from evalpipe_persistent import serve
+
+def score_case(payload):
+    print("thinking about", payload["input"])
+    sys.stdout.write("{\\"score\\": 0}\\n")
+    os.system("echo from a child process")
+    if payload["input"] == "boom":
+        raise ValueError("cannot score " + payload["input"])
+    if payload["input"] == "nan":
+        return {"score": float("nan")}
+    return {"score": 0.75, "passed": True, "reason": "saw " + payload["output"]}
+
+serve(score_case)
+`,
+    );
+    const cmd = `python3 ${sh(script)}`;
+    const inputs = ["a", "boom", "b", "nan", "c"];
+    const input = inputs.map((i) =>
+      JSON.stringify({ input: i, output: `o${i}` })
+    )
+      .join("\n") + "\n";
+    const { code, stdout, stderr } = await runCli(
+      ["score", "--persistent", "--scorer", cmd, "--name", "noisy"],
+      input,
+    );
+    assert.equal(stderr, "");
+    assert.equal(code, 0);
+    const scores = ndjson(stdout);
+    assert.deepEqual(
+      scores.map((s) => s.unit_id),
+      inputs.map((_, i) => `stdin#${i + 1}`),
+    );
+    const label = `scorer ${JSON.stringify(cmd)} reported:`;
+    assert.deepEqual(
+      scores.map((s) =>
+        s.status === "error"
+          ? scorerErrorMessage(s)
+          : `${s.value} ${s.passed} ${s.reason}`
+      ),
+      [
+        "0.75 true saw oa",
+        `${label} ValueError: cannot score boom`,
+        "0.75 true saw ob",
+        `${label} ValueError: Out of range float values are not JSON compliant`,
+        "0.75 true saw oc",
+      ],
+    );
+  });
+});
+
+Deno.test("evalpipe_persistent.js serves an async function that logs and throws, answers in input order", async () => {
+  await withTempDir(async (dir) => {
+    const script = `${dir}/noisy.js`;
+    await Deno.writeTextFile(
+      script,
+      `const { serve } = require(${
+        JSON.stringify(`${ROOT}/examples/persistent/evalpipe_persistent.js`)
+      });
+serve(async ({ input, output }) => {
+  console.log("thinking about", input);
+  process.stdout.write('{"score": 0}\\n');
+  await new Promise((resolve) => setTimeout(resolve, Math.random() * 20));
+  if (input === "q7") throw new RangeError("cannot score " + input);
+  if (input === "q11") return Promise.reject("plain rejection");
+  const n = Number(input.slice(1));
+  return { score: n % 2, reason: input + " " + output };
+});
+`,
+    );
+    const cmd = `node ${sh(script)}`;
+    const count = 40;
+    const input = Array.from(
+      { length: count },
+      (_, i) => JSON.stringify({ input: `q${i}`, output: `o${i}` }),
+    ).join("\n") + "\n";
+    const { code, stdout, stderr } = await runCli(
+      ["score", "--persistent", "--scorer", cmd, "--name", "noisy"],
+      input,
+    );
+    assert.equal(stderr, "");
+    assert.equal(code, 0);
+    const label = `scorer ${JSON.stringify(cmd)} reported:`;
+    assert.deepEqual(
+      ndjson(stdout).map((s) =>
+        s.status === "error"
+          ? `${s.unit_id} ${scorerErrorMessage(s)}`
+          : `${s.unit_id} ${s.value} ${s.reason}`
+      ),
+      Array.from({ length: count }, (_, i) => {
+        const id = `stdin#${i + 1}`;
+        if (i === 7) return `${id} ${label} RangeError: cannot score q7`;
+        if (i === 11) return `${id} ${label} plain rejection`;
+        return `${id} ${i % 2} q${i} o${i}`;
+      }),
+    );
+  });
+});
+
+Deno.test("persistentScorer runs the persistent example suite like the quickstart", async () => {
+  const persistent = await runCli(["run", "examples/persistent/evalpipe.yaml"]);
+  const quickstart = await runCli(["run", "examples/quickstart/evalpipe.yaml"]);
+  assert.equal(persistent.code, quickstart.code, persistent.stderr);
+  const scores = ndjson(persistent.stdout);
+  const lines = (await Deno.readTextFile(
+    `${ROOT}/examples/quickstart/datasets/support.jsonl`,
+  )).split("\n").filter((l) => l.trim() !== "");
+  const metrics = ["grounded", "answer_match", "exact_match"];
+  assert.equal(scores.length, lines.length * metrics.length);
+  assert.deepEqual(
+    scores.map((s) => s.metric),
+    lines.flatMap(() => metrics),
+  );
+  // The same measurements as the per-case scorers of the quickstart. The
+  // condensed answer_match words its reasons more briefly.
+  const key = (s: Score) => `${s.unit_id?.split("#")[1]} ${s.metric}`;
+  const before = new Map(ndjson(quickstart.stdout).map((s) => [key(s), s]));
+  for (const s of scores) {
+    const q = before.get(key(s));
+    assert.ok(q !== undefined, key(s));
+    assert.deepEqual([s.status, s.value, s.passed], [
+      q.status,
+      q.value,
+      q.passed,
+    ], key(s));
+    if (s.metric === "grounded" && s.status === "scored") {
+      assert.equal(s.reason, q.reason, key(s));
+    }
+  }
+  const byKey = new Map(scores.map((s) => [key(s), s]));
+  assert.match(
+    scorerErrorMessage(byKey.get("delete-account answer_match")!),
+    /^scorer "node answer_match_persistent\.js" reported: Error: no expected answer/,
+  );
+  assert.match(
+    byKey.get("order-status grounded")!.reason ?? "",
+    /^target error: /,
+  );
+  assert.ok(
+    scores.filter((s) => s.metric !== "exact_match").some((s) =>
+      s.status === "scored"
+    ),
+  );
+});
+
+Deno.test("persistentScorer does not send a case whose run was already interrupted", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const scorer = persistentScorer(
+      `echo started >> ${dir}/starts; while read -r l; do echo '{"score": 1}'; done`,
+      {
+        name: "p",
+        cwd: dir,
+      },
+    );
+    const stop = new AbortController();
+    stop.abort();
+    await assert.rejects(
+      Promise.resolve(
+        scorer.score({
+          example_id: "d#1",
+          unit_id: "d#1",
+          input: "q",
+          output: "a",
+        }, { signal: stop.signal }),
+      ),
+      /was interrupted/,
+    );
+    await scorer.close!();
+    await assert.rejects(
+      Deno.stat(`${dir}/starts`),
+      Deno.errors.NotFound,
+      "no process was started",
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+function withTempDir(fn: (dir: string) => Promise<void>): Promise<void> {
+  return inTempDir(fn, "evalpipe_persistent_test_");
+}

@@ -1,0 +1,82 @@
+import assert from "node:assert/strict";
+import { scored, type Scorer, scoreUnits, type Unit } from "../../mod.ts";
+
+const UNIT: Unit = {
+  example_id: "d#1",
+  unit_id: "d#1",
+  input: "q",
+  output: "a",
+};
+
+function batchScorer(
+  scores: unknown[],
+  metrics: string[] = ["precision", "recall"],
+): Scorer {
+  return {
+    name: "pr",
+    version: "pr@1",
+    metrics,
+    score: () => Promise.resolve({ scores } as never),
+  };
+}
+
+async function run(scorer: Scorer) {
+  return await Array.fromAsync(
+    ReadableStream.from([UNIT]).pipeThrough(scoreUnits([scorer])),
+  );
+}
+
+Deno.test("scoreUnits gives one Score per declared metric, in declared order, whatever the batch order", async () => {
+  const scores = await run(
+    batchScorer([scored("recall", 1), scored("precision", 0.5)]),
+  );
+  assert.deepEqual(scores.map((s) => [s.metric, s.value]), [
+    ["precision", 0.5],
+    ["recall", 1],
+  ]);
+});
+
+Deno.test("scoreUnits turns a declared metric left out of a batch into an error, not a missing Score", async () => {
+  const scores = await run(batchScorer([scored("precision", 0.5)]));
+  assert.deepEqual(scores.map((s) => [s.metric, s.status]), [[
+    "precision",
+    "scored",
+  ], ["recall", "error"]]);
+  assert.equal(scores[1]!.reason, 'scorer error: no Score for metric "recall"');
+  const empty = await run(batchScorer([]));
+  assert.deepEqual(empty.map((s) => [s.metric, s.status, s.value]), [
+    ["precision", "error", null],
+    ["recall", "error", null],
+  ]);
+});
+
+Deno.test("scoreUnits files an invalid batch item under the metric it claims", async () => {
+  const bad = { ...scored("recall", 1), value: "high" };
+  const scores = await run(batchScorer([scored("precision", 0.5), bad]));
+  assert.equal(scores[0]!.status, "scored");
+  assert.equal(scores[1]!.metric, "recall");
+  assert.equal(scores[1]!.status, "error");
+  assert.match(scores[1]!.reason!, /^scorer error: invalid Score: "value"/);
+});
+
+Deno.test("scoreUnits refuses two Scores for one metric", async () => {
+  const scores = await run(
+    batchScorer([
+      scored("precision", 0.5),
+      scored("precision", 0.9),
+      scored("recall", 1),
+    ]),
+  );
+  assert.equal(scores.length, 2);
+  assert.equal(scores[0]!.status, "error");
+  assert.equal(
+    scores[0]!.reason,
+    'scorer error: two Scores for metric "precision"',
+  );
+  assert.equal(scores[1]!.value, 1);
+});
+
+Deno.test("scoreUnits treats an empty metrics list as the scorer's name", async () => {
+  const scores = await run(batchScorer([], []));
+  assert.deepEqual(scores.map((s) => [s.metric, s.status]), [["pr", "error"]]);
+});

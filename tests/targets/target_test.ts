@@ -1,0 +1,462 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import {
+  type Case,
+  type Example,
+  expectedJson,
+} from "../../src/dataset/case.ts";
+import { loadDataset } from "../../src/dataset/dataset.ts";
+import {
+  runTarget,
+  type RunTargetOptions,
+  type Target,
+} from "../../src/targets/target.ts";
+import { functionTarget } from "../../src/targets/function_target.ts";
+import { replayTarget } from "../../src/targets/replay_target.ts";
+import {
+  subprocessTarget,
+  targetPayload,
+} from "../../src/targets/subprocess_target.ts";
+import type { Unit } from "../../src/dataset/unit.ts";
+
+async function withTempDir(fn: (dir: string) => Promise<void>): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "evalpipe_target_test_" });
+  try {
+    await fn(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+function example(id: number | string, testCase: Case | null): Example {
+  return {
+    example_id: `d.jsonl#${id}`,
+    line: typeof id === "number" ? id : 1,
+    case: testCase,
+    ...(testCase === null ? { invalid: '"input" is missing' } : {}),
+  };
+}
+
+async function run(
+  target: Target,
+  examples: Example[],
+  options: RunTargetOptions = {},
+): Promise<Unit[]> {
+  return await Array.fromAsync(
+    ReadableStream.from(examples).pipeThrough(runTarget(target, options)),
+  );
+}
+
+async function runOne(target: Target, testCase: Case): Promise<Unit> {
+  const [unit] = await run(target, [example(1, testCase)]);
+  assert.ok(unit !== undefined);
+  return unit;
+}
+
+function assertLatency(unit: Unit): void {
+  const latency = unit.target?.latency_ms;
+  assert.equal(typeof latency, "number");
+  assert.ok(Number.isInteger(latency) && latency! >= 0, String(latency));
+}
+
+// --- runTarget with functionTarget and replayTarget --------------------------
+
+Deno.test("runTarget with functionTarget emits a unit per example with output and latency", async () => {
+  const seen: Case[] = [];
+  const target = functionTarget((c) => {
+    seen.push(c);
+    return `echo: ${c.input}`;
+  });
+  const units = await run(target, [
+    example(1, { input: "a", expected: "A", context: ["c"] }),
+    example("own", { id: "own", input: ["m"], metadata: { k: 1 } }),
+  ]);
+  assert.equal(units.length, 2);
+  assert.deepEqual(
+    units.map(({ target: _, ...rest }) => rest),
+    [
+      {
+        example_id: "d.jsonl#1",
+        unit_id: "d.jsonl#1",
+        input: "a",
+        output: "echo: a",
+        expected: "A",
+        context: ["c"],
+      },
+      {
+        example_id: "d.jsonl#own",
+        unit_id: "d.jsonl#own",
+        input: ["m"],
+        output: "echo: m",
+      },
+    ],
+  );
+  for (const unit of units) {
+    assertLatency(unit);
+    assert.equal(unit.target?.error, undefined);
+  }
+  assert.deepEqual(seen.map((c) => c.metadata), [undefined, { k: 1 }]);
+});
+
+Deno.test("runTarget with functionTarget records the info a function returns", async () => {
+  const unit = await runOne(
+    functionTarget(() => ({ output: "x", info: { model: "m1", tokens: 3 } })),
+    { input: "q" },
+  );
+  assert.equal(unit.output, "x");
+  assert.equal(unit.target?.model, "m1");
+  assert.equal(unit.target?.tokens, 3);
+  assertLatency(unit);
+});
+
+Deno.test("runTarget turns a throwing or outputless functionTarget into target.error", async () => {
+  const units = await run(
+    functionTarget((c) => {
+      if (c.input === "throw") throw new Error("model overloaded");
+      if (c.input === "reject") return Promise.reject(new Error("rejected"));
+      return { output: 42 } as unknown as string;
+    }),
+    [
+      example(1, { input: "throw" }),
+      example(2, { input: "reject" }),
+      example(3, { input: "number" }),
+    ],
+  );
+  assert.deepEqual(units.map((u) => u.output), [null, null, null]);
+  assert.deepEqual(units.map((u) => u.target?.error), [
+    "model overloaded",
+    "rejected",
+    "The target function returned no output text",
+  ]);
+  units.forEach(assertLatency);
+});
+
+Deno.test("runTarget with replayTarget returns recorded outputs and errors for cases without one", async () => {
+  const units = await run(replayTarget(), [
+    example(1, { input: "q1", output: "recorded" }),
+    example(2, { input: "q2" }),
+    example(3, { input: "q3", output: "" }),
+  ]);
+  assert.equal(units[0]!.output, "recorded");
+  assert.equal(units[0]!.target?.error, undefined);
+  assert.equal(units[1]!.output, null);
+  assert.equal(units[1]!.target?.error, 'The case has no "output" to replay');
+  assertLatency(units[1]!);
+  assert.equal(units[2]!.output, "");
+});
+
+Deno.test("runTarget gives an invalid example a unit marked invalid, without a call", async () => {
+  let calls = 0;
+  const units = await run(
+    functionTarget(() => {
+      calls++;
+      return "out";
+    }),
+    [example(1, { input: "a" }), example(2, null), example(3, { input: "c" })],
+  );
+  assert.equal(calls, 2);
+  assert.deepEqual(units.map((u) => u.unit_id), [
+    "d.jsonl#1",
+    "d.jsonl#2",
+    "d.jsonl#3",
+  ]);
+  assert.equal(units[1]!.output, null);
+  assert.equal(units[1]!.invalid, '"input" is missing');
+  assert.equal(units[1]!.target, undefined);
+  assert.equal(units[0]!.invalid, undefined);
+});
+
+Deno.test("runTarget emits units in input order at any concurrency", async () => {
+  const examples = Array.from(
+    { length: 40 },
+    (_, i) => example(i + 1, { input: String(i) }),
+  );
+  for (const concurrency of [1, 5, 40]) {
+    let inFlight = 0;
+    let maxInFlight = 0;
+    const units = await run(
+      functionTarget(async (c) => {
+        inFlight++;
+        maxInFlight = Math.max(maxInFlight, inFlight);
+        await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 3)));
+        inFlight--;
+        return `out ${c.input}`;
+      }),
+      examples,
+      { concurrency },
+    );
+    assert.deepEqual(
+      units.map((u) => u.output),
+      examples.map((_, i) => `out ${i}`),
+    );
+    assert.ok(maxInFlight <= concurrency, `${maxInFlight} > ${concurrency}`);
+  }
+});
+
+Deno.test("runTarget passes its abort signal to the target", async () => {
+  const controller = new AbortController();
+  controller.abort();
+  const unit = (await run(
+    functionTarget((_, { signal }) => {
+      signal?.throwIfAborted();
+      return "not reached";
+    }),
+    [example(1, { input: "q" })],
+    { signal: controller.signal },
+  ))[0]!;
+  assert.equal(unit.output, null);
+  assert.equal(typeof unit.target?.error, "string");
+});
+
+Deno.test("runTarget carries expected verbatim from a loaded JSONL case to the unit", async () => {
+  await withTempDir(async (dir) => {
+    const path = join(dir, "d.jsonl");
+    await Deno.writeTextFile(
+      path,
+      '{"input":"q","expected": {"b": 1.0, "2": [1e3, 12345678901234567890], "s": "caf\\u00e9\\/"}}\n' +
+        '{"input":"r"}\n',
+    );
+    const units = await Array.fromAsync(
+      (await loadDataset(path, { name: "d.jsonl" })).pipeThrough(
+        runTarget(functionTarget(() => "answer")),
+      ),
+    );
+    assert.equal(
+      expectedJson(units[0]!),
+      '{"b":1.0,"2":[1e3,12345678901234567890],"s":"caf\\u00e9\\/"}',
+    );
+    assert.equal(expectedJson(units[1]!), "null");
+    assert.equal("expected" in units[1]!, false);
+  });
+});
+
+// --- subprocessTarget --------------------------------------------------------
+
+Deno.test("targetPayload writes context, input and metadata in order, never expected", () => {
+  assert.equal(
+    targetPayload({
+      metadata: { k: "v" },
+      expected: "secret",
+      input: "q",
+      context: ["c1", "c2"],
+      id: "x",
+      output: "recorded",
+    }),
+    '{"context":["c1","c2"],"input":"q","metadata":{"k":"v"}}',
+  );
+  assert.equal(targetPayload({ input: "q", expected: 1 }), '{"input":"q"}');
+  assert.equal(
+    targetPayload({ input: [{ role: "user", content: "hi" }], context: [] }),
+    '{"context":[],"input":[{"role":"user","content":"hi"}]}',
+  );
+});
+
+Deno.test("subprocessTarget writes the exact payload bytes on stdin, without expected", async () => {
+  await withTempDir(async (dir) => {
+    const target = subprocessTarget("cat > payload.bin; echo ok", {
+      cwd: dir,
+      timeout: 30,
+    });
+    const cases: Case[] = [
+      {
+        input: "What is café?\n",
+        expected: { answer: "secret" },
+        context: ['chunk "one"', "日本"],
+        metadata: { lang: "fr" },
+      },
+      { input: "plain", expected: "never sent" },
+      { input: [{ role: "user", content: "hi" }], context: [] },
+    ];
+    const payloads: string[] = [];
+    for (const testCase of cases) {
+      const unit = await runOne(target, testCase);
+      assert.equal(unit.output, "ok");
+      const bytes = await Deno.readFile(join(dir, "payload.bin"));
+      await Deno.remove(join(dir, "payload.bin"));
+      payloads.push(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+    }
+    assert.deepEqual(payloads, [
+      '{"context":["chunk \\"one\\"","日本"],"input":"What is café?\\n","metadata":{"lang":"fr"}}',
+      '{"input":"plain"}',
+      '{"context":[],"input":[{"role":"user","content":"hi"}]}',
+    ]);
+    for (const p of payloads) {
+      assert.ok(!p.includes("secret") && !p.includes("never sent"));
+    }
+  });
+});
+
+Deno.test("subprocessTarget echoes stdin through cat byte for byte", async () => {
+  const testCase: Case = { input: "naïve ☃ \u{1F600}", metadata: { n: 1 } };
+  const unit = await runOne(subprocessTarget("cat", { timeout: 30 }), testCase);
+  assert.equal(unit.output, targetPayload(testCase));
+  assert.equal(unit.output, '{"input":"naïve ☃ \u{1F600}","metadata":{"n":1}}');
+});
+
+Deno.test("subprocessTarget strips trailing newlines from stdout only", async () => {
+  const cases: Array<[string, string]> = [
+    ["printf 'a\\n\\nb\\n\\n\\n'", "a\n\nb"],
+    ["printf 'x\\r\\n'", "x"],
+    ["printf '  spaced  \\n'", "  spaced  "],
+    ["printf '\\nlead'", "\nlead"],
+    ["true", ""],
+  ];
+  for (const [cmd, expected] of cases) {
+    const unit = await runOne(
+      subprocessTarget(`cat >/dev/null; ${cmd}`, { timeout: 30 }),
+      { input: "q" },
+    );
+    assert.equal(unit.output, expected, cmd);
+    assert.equal(unit.target?.error, undefined, cmd);
+  }
+});
+
+Deno.test("subprocessTarget records a non-zero exit as target.error with status and stderr", async () => {
+  const cmd = "cat >/dev/null; echo partial; echo 'model exploded' >&2; exit 3";
+  const unit = await runOne(subprocessTarget(cmd, { timeout: 30 }), {
+    input: "q",
+  });
+  assert.equal(unit.output, null);
+  const error = unit.target?.error ?? "";
+  assert.match(error, /exited with status 3/);
+  assert.match(error, /model exploded/);
+  assert.ok(error.includes(JSON.stringify(cmd)), error);
+  assertLatency(unit);
+});
+
+Deno.test("subprocessTarget kills a command that times out and names the timeout", async () => {
+  await withTempDir(async (dir) => {
+    // The background child would keep the pipes open if only sh were killed.
+    const unit = await runOne(
+      subprocessTarget("sleep 30 & sleep 30", { timeout: 0.3, cwd: dir }),
+      { input: "q" },
+    );
+    assert.equal(unit.output, null);
+    assert.match(unit.target?.error ?? "", /timed out after 0\.3 s/);
+    assertLatency(unit);
+  });
+});
+
+Deno.test("subprocessTarget succeeds when the command does not read its stdin", async () => {
+  const unit = await runOne(subprocessTarget("echo fine", { timeout: 30 }), {
+    input: "x".repeat(1 << 20),
+  });
+  assert.equal(unit.output, "fine");
+  assert.equal(unit.target?.error, undefined);
+});
+
+Deno.test("subprocessTarget runs in its cwd and caps its output", async () => {
+  await withTempDir(async (dir) => {
+    const real = await Deno.realPath(dir);
+    const here = await runOne(
+      subprocessTarget("cat >/dev/null; pwd -P", { cwd: dir, timeout: 30 }),
+      { input: "q" },
+    );
+    assert.equal(here.output, real);
+    const big = await runOne(
+      subprocessTarget("cat >/dev/null; head -c 5000 /dev/zero", {
+        timeout: 30,
+        maxOutputBytes: 1000,
+      }),
+      { input: "q" },
+    );
+    assert.equal(big.output, null);
+    assert.match(big.target?.error ?? "", /more than 1000 bytes on stdout/);
+  });
+});
+
+Deno.test("subprocessTarget kills its command when runTarget's signal aborts", async () => {
+  const controller = new AbortController();
+  const pending = run(
+    subprocessTarget("cat >/dev/null; echo started; sleep 30", { timeout: 60 }),
+    [example(1, { input: "q" })],
+    { signal: controller.signal },
+  );
+  await new Promise((r) => setTimeout(r, 50));
+  controller.abort();
+  const [unit] = await pending;
+  assert.equal(unit?.output, null);
+  assert.match(unit?.target?.error ?? "", /was interrupted/);
+});
+
+Deno.test("runTarget with subprocessTarget keeps order, marks invalid examples and carries expected verbatim", async () => {
+  await withTempDir(async (dir) => {
+    const path = join(dir, "d.jsonl");
+    await Deno.writeTextFile(
+      path,
+      [
+        '{"input":"one","expected":[1.50, {"z":1,"a":2}]}',
+        '{"input":5}',
+        "",
+        '{"id":"k","input":"three","expected":"\\u0041"}',
+      ].join("\n") + "\n",
+    );
+    const units = await Array.fromAsync(
+      (await loadDataset(path, { name: "d.jsonl" })).pipeThrough(
+        runTarget(
+          subprocessTarget(
+            `python3 -c 'import json,sys; print(json.load(sys.stdin)["input"].upper())'`,
+            { timeout: 30 },
+          ),
+          { concurrency: 3 },
+        ),
+      ),
+    );
+    assert.deepEqual(units.map((u) => u.unit_id), [
+      "d.jsonl#1",
+      "d.jsonl#2",
+      "d.jsonl#k",
+    ]);
+    assert.deepEqual(units.map((u) => u.output), ["ONE", null, "THREE"]);
+    assert.match(units[1]!.invalid ?? "", /"input" must be/);
+    assert.equal(expectedJson(units[0]!), '[1.50,{"z":1,"a":2}]');
+    assert.equal(expectedJson(units[2]!), '"\\u0041"');
+    assert.equal(units[2]!.expected, "A");
+    assertLatency(units[0]!);
+  });
+});
+
+Deno.test("runTarget with epochs calls each example N times, unit ids <example_id>@<epoch>, in order", async () => {
+  const calls: string[] = [];
+  const target = functionTarget(async (c, context) => {
+    // Later epochs answer first: the output order must not follow completion order.
+    await new Promise((r) => setTimeout(r, (4 - (context.epoch ?? 0)) * 3));
+    calls.push(`${c.input}@${context.epoch}`);
+    return `${c.input}#${context.epoch}`;
+  });
+  const examples = [
+    { example_id: "d#1", line: 1, case: { input: "a" } },
+    { example_id: "d#2", line: 2, case: null, invalid: "bad" },
+    { example_id: "d#3", line: 3, case: { input: "c" } },
+  ];
+  const units = await Array.fromAsync(
+    ReadableStream.from(examples).pipeThrough(
+      runTarget(target, { epochs: 3, concurrency: 4 }),
+    ),
+  );
+  assert.deepEqual(units.map((u) => u.unit_id), [
+    "d#1@1",
+    "d#1@2",
+    "d#1@3",
+    "d#2@1",
+    "d#2@2",
+    "d#2@3",
+    "d#3@1",
+    "d#3@2",
+    "d#3@3",
+  ]);
+  assert.deepEqual(units.map((u) => u.output), [
+    "a#1",
+    "a#2",
+    "a#3",
+    null,
+    null,
+    null,
+    "c#1",
+    "c#2",
+    "c#3",
+  ]);
+  assert.ok(units.every((u) => u.example_id === u.unit_id.split("@")[0]));
+  assert.equal(units[3]!.invalid, "bad");
+  assert.equal(calls.length, 6, "invalid records are not sent to the target");
+});
