@@ -157,7 +157,7 @@ async function openOut(
       close: () => file.close(),
     };
   } catch (error) {
-    const { osErrorText } = await import("./src/config/config.ts");
+    const { osErrorText } = await import("./src/base/errors.ts");
     throw new UsageError(
       `Cannot write ${JSON.stringify(path)}: ${osErrorText(error)}`,
     );

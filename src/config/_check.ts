@@ -8,7 +8,7 @@
  */
 
 import { type LocatedYaml, parseYaml } from "../io/yaml.ts";
-import type { SuiteConfig } from "./config.ts";
+import type { SuiteConfig } from "./types.ts";
 
 /** A config file that cannot be used, with where the problem is. */
 export class ConfigError extends SyntaxError {

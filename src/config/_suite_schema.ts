@@ -7,7 +7,7 @@
  */
 
 import { z } from "zod";
-import type { SuiteConfig } from "./config.ts";
+import type { SuiteConfig } from "./types.ts";
 
 const seconds = z.number().positive().max(86_400);
 

@@ -17,7 +17,6 @@ import {
   locateConfig,
 } from "./_check.ts";
 import { contains, exactMatch } from "../scorers/builtin.ts";
-import type { Gate } from "../aggregate/gates.ts";
 import type { Scorer } from "../scorers/scorer.ts";
 import { defaultScorerName } from "../process/command.ts";
 import type { Target } from "../targets/target.ts";
@@ -25,141 +24,12 @@ import type { Target } from "../targets/target.ts";
 // loaded when a config names them: a run pays start-up only for what it uses
 // (spawning commands loads libc through FFI).
 import type { TargetCache } from "../targets/cache.ts";
-import type { LlmJudgeSettings } from "../scorers/llm_judge.ts";
-import type { HttpTargetSettings } from "../targets/http_target.ts";
-import type { OpenAITargetSettings } from "../targets/openai_target.ts";
 import { replayTarget } from "../targets/replay_target.ts";
+import { osErrorText } from "../base/errors.ts";
 
 export { ConfigError };
-
-/** The `subprocess` target: the system under test as a command. */
-export interface SubprocessTargetConfig {
-  /** The kind of target. */
-  type: "subprocess";
-  /** The command, run via `sh -c` in the config file's folder. */
-  cmd: string;
-  /** Seconds a call may take. */
-  timeout?: number;
-}
-
-/** The `replay` target: outputs recorded in the dataset's `output` field. */
-export interface ReplayTargetConfig {
-  /** The kind of target. */
-  type: "replay";
-}
-
-/** The `openai` target: a chat completions API (OpenAI, Ollama, vLLM, llama.cpp). */
-export interface OpenAITargetConfig
-  extends OpenAITargetSettings, GenerationKeys {
-  /** The kind of target. */
-  type: "openai";
-}
-
-/** The `http` target: any HTTP service. */
-export interface HttpTargetConfig extends HttpTargetSettings {
-  /** The kind of target. */
-  type: "http";
-}
-
-/** A target's configuration. */
-export type TargetConfig =
-  | SubprocessTargetConfig
-  | ReplayTargetConfig
-  | OpenAITargetConfig
-  | HttpTargetConfig;
-
-/** Common generation parameters, accepted beside `params` and merged into it. */
-export interface GenerationKeys {
-  /** Sampling temperature. */
-  temperature?: number;
-  /** The most tokens to generate. */
-  max_tokens?: number;
-  /** A seed, where the server supports one. */
-  seed?: number;
-  /** Nucleus sampling. */
-  top_p?: number;
-  /** Stop sequences. */
-  stop?: string | string[];
-}
-
-/** A subprocess scorer's configuration (protocol v0). */
-export interface SubprocessScorerConfig {
-  /** The kind of scorer. */
-  type: "subprocess";
-  /** The command, run via `sh -c` in the config file's folder. */
-  cmd: string;
-  /** The metric name; by default the script's file name without extension. */
-  name?: string;
-  /** Seconds a run may take. */
-  timeout?: number;
-  /** The most stdout read from one run. */
-  max_output_bytes?: number;
-  /** One long-lived process, a payload per line (an extension of protocol v0). */
-  persistent?: boolean;
-}
-
-/** A built-in text scorer's configuration. */
-export interface BuiltinScorerConfig {
-  /** The built-in scorer. */
-  type: "exact_match" | "contains";
-  /** The metric name; by default the type. */
-  name?: string;
-  /** Compare without regard to letter case. */
-  ignore_case?: boolean;
-}
-
-/** The `llm_judge` scorer's configuration. */
-export interface LlmJudgeConfig extends LlmJudgeSettings, GenerationKeys {
-  /** The kind of scorer. */
-  type: "llm_judge";
-}
-
-/** A scorer's configuration. */
-export type ScorerConfig =
-  | SubprocessScorerConfig
-  | BuiltinScorerConfig
-  | LlmJudgeConfig;
-
-/** A suite, as written in its YAML file. */
-export interface SuiteConfig {
-  /** The dataset's path, relative to the config file's folder. */
-  dataset: string;
-  /** The system under test. */
-  target: TargetConfig;
-  /** The scorers, in output order. */
-  scorers: ScorerConfig[];
-  /** Units in flight at once. */
-  concurrency?: number;
-  /** How many times each example is run (units `<example_id>@<epoch>`). */
-  epochs?: number;
-  /** The most child processes (targets and scorers together) at once. */
-  max_processes?: number;
-  /** The default scorer timeout, in seconds. */
-  timeout?: number;
-  /** Thresholds per metric; `run` exits 1 when one fails. */
-  gates?: Record<string, Gate>;
-}
-
-/**
- * A file-system error in a few plain words, without the OS's decoration.
- *
- * @param error What `Deno.readFile` and friends threw.
- * @returns E.g. `no such file`.
- */
-export function osErrorText(error: unknown): string {
-  if (error instanceof Deno.errors.NotFound) return "no such file";
-  if (error instanceof Deno.errors.PermissionDenied) return "permission denied";
-  if (error instanceof Deno.errors.IsADirectory) return "it is a folder";
-  if (
-    error instanceof TypeError &&
-    /invalid utf-8|did not contain valid UTF-8|encoded data is not valid/i.test(
-      error.message,
-    )
-  ) {
-    return "not valid UTF-8";
-  }
-  return error instanceof Error ? error.message : String(error);
-}
+export type * from "./types.ts";
+import type { GenerationKeys, SuiteConfig } from "./types.ts";
 
 /**
  * Parses and validates a suite's YAML config text, loading zod only when the

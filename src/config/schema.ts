@@ -10,7 +10,7 @@
 import type { z } from "zod";
 import { checkScorerNames, ConfigError, locateConfig } from "./_check.ts";
 import { SuiteSchema } from "./_suite_schema.ts";
-import type { SuiteConfig } from "./config.ts";
+import type { SuiteConfig } from "./types.ts";
 
 function pathText(path: readonly PropertyKey[]): string {
   return path.reduce<string>(

@@ -5,6 +5,7 @@
  * @module
  */
 
+import { messageOf } from "../base/errors.ts";
 import { YAMLException } from "js-yaml";
 import { loadYaml, YamlBombError } from "../io/yaml.ts";
 import {
@@ -70,10 +71,6 @@ export function formatOf(path: string): DatasetFormat | undefined {
   if (ext === "yaml" || ext === "yml") return "yaml";
   if (ext === "csv") return "csv";
   return undefined;
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 /** A file-system error in plain words. */

@@ -8,6 +8,18 @@
 import { Sha256 } from "./_sha256.ts";
 import { scriptOf } from "../process/command.ts";
 
+/** Hashes of what a run depended on. */
+export interface Fingerprints {
+  /** The config file's text. */
+  config: string;
+  /** The dataset file's bytes; `null` when it was read from stdin. */
+  dataset: string | null;
+  /** The target's config (names of secrets, never their values) and the script it runs. */
+  target: string;
+  /** Each scorer's metric name and `evaluator_version`. */
+  scorers: Record<string, string>;
+}
+
 /**
  * The SHA-256 of some text or bytes, as `sha256:<hex>`.
  *

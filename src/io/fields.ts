@@ -2,7 +2,7 @@
 // headers, resume metadata, partial aggregates): plain code, so reading them
 // loads no schema library at start-up. Each returns a copy of known keys.
 
-import type { Fingerprints } from "../record/run_record.ts";
+import type { Fingerprints } from "../fingerprint/fingerprint.ts";
 
 /** A field of untrusted JSON that is not what it must be. */
 export class FieldError extends SyntaxError {

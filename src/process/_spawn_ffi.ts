@@ -24,7 +24,7 @@
  * @module
  */
 
-import type { RunCommandOptions, RunResult } from "./run_command.ts";
+import type { RunCommandOptions, RunResult } from "./types.ts";
 
 // Linux values, the same on x86_64 and aarch64 (Deno's two Linux targets).
 const O_NONBLOCK = 0o4000;

@@ -24,18 +24,9 @@ import {
   stringAt,
 } from "../io/fields.ts";
 import { parseScore, type Score } from "../score/score.ts";
+import type { Fingerprints } from "../fingerprint/fingerprint.ts";
 
-/** Hashes of what a run depended on. */
-export interface Fingerprints {
-  /** The config file's text. */
-  config: string;
-  /** The dataset file's bytes; `null` when it was read from stdin. */
-  dataset: string | null;
-  /** The target's config (names of secrets, never their values) and the script it runs. */
-  target: string;
-  /** Each scorer's metric name and `evaluator_version`. */
-  scorers: Record<string, string>;
-}
+export type { Fingerprints };
 
 /** What a RunRecord says before its Scores. */
 export interface RunRecordHeader {

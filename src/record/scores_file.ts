@@ -4,7 +4,7 @@
  * @module
  */
 
-import { osErrorText } from "../config/config.ts";
+import { osErrorText } from "../base/errors.ts";
 import { isRunRecord, parseRunRecord, type RunRecord } from "./run_record.ts";
 import { parseScore, type Score } from "../score/score.ts";
 

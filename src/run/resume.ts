@@ -7,7 +7,7 @@
 
 import { fingerprintsAt, mappingAt, stringAt } from "../io/fields.ts";
 import { LineStream } from "../io/line_stream.ts";
-import type { Fingerprints } from "../record/run_record.ts";
+import type { Fingerprints } from "../fingerprint/fingerprint.ts";
 import { parseScore, type Score } from "../score/score.ts";
 
 /** What a run that writes `--out` records beside it, so it can be resumed safely. */

@@ -13,7 +13,6 @@ import {
   checkConfigText,
   ConfigError,
   folderOf,
-  osErrorText,
   readConfigText,
   type SuiteConfig,
 } from "../config/config.ts";
@@ -27,6 +26,7 @@ import {
   fileFingerprint,
   fingerprint,
 } from "../fingerprint/fingerprint.ts";
+import { osErrorText } from "../base/errors.ts";
 import { checkGates, type GateFailure } from "../aggregate/gates.ts";
 import {
   checkResume,

@@ -5,6 +5,7 @@
  * @module
  */
 
+import { messageOf } from "../base/errors.ts";
 import { concurrentFlatMap } from "../io/concurrent_map.ts";
 import {
   errored,
@@ -27,10 +28,6 @@ export interface ScoreUnitsOptions {
    * @default {undefined}
    */
   signal?: AbortSignal;
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 /** The metrics a scorer declares: its `metrics`, else its name. */

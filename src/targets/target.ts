@@ -5,6 +5,7 @@
  * @module
  */
 
+import { messageOf } from "../base/errors.ts";
 import { type Case, copyExpected, type Example } from "../dataset/case.ts";
 import { concurrentMapTasks } from "../io/concurrent_map.ts";
 import type { Unit } from "../dataset/unit.ts";
@@ -65,10 +66,6 @@ export interface RunTargetOptions {
    * @default {undefined}
    */
   skip?: (unitId: string) => boolean;
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 /**

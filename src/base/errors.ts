@@ -1,0 +1,107 @@
+/**
+ * Errors a user can cause, and how they read: the bottom layer every other
+ * one may use.
+ *
+ * An error a user can cause (a bad config, dataset, flag or file) carries the
+ * exit code the command line should end with, so `main()` maps any error
+ * without knowing its class. Such errors keep subclassing the nearest
+ * built-in (a `ConfigError` is a `SyntaxError`) and add `exitCode`.
+ *
+ * @module
+ */
+
+/** The exit code of a usage, config or input error. */
+export const INPUT_EXIT_CODE = 2;
+
+/**
+ * An error in what the user gave (a flag, a file, a record): its message is
+ * for people, and the command line exits with {@linkcode INPUT_EXIT_CODE}.
+ *
+ * @example
+ * ```ts
+ * import { exitCodeOf, InputError } from "./errors.ts";
+ * const error = new InputError('Cannot read "suite.yaml": no such file');
+ * if (exitCodeOf(error) !== 2) throw new Error("unexpected");
+ * ```
+ */
+export class InputError extends Error {
+  /** The exit code the command line ends with. */
+  readonly exitCode: number = INPUT_EXIT_CODE;
+
+  /**
+   * Makes the error.
+   *
+   * @param message What is wrong, and where.
+   * @param options The cause, if any.
+   */
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "InputError";
+  }
+}
+
+/**
+ * The exit code an error asks for: its `exitCode` when it is an error a user
+ * can cause (any class that sets one), else `undefined` (a bug).
+ *
+ * @param error What was thrown.
+ * @returns The exit code, or `undefined`.
+ *
+ * @example
+ * ```ts
+ * import { exitCodeOf } from "./errors.ts";
+ * class BadFlag extends TypeError {
+ *   readonly exitCode = 2;
+ * }
+ * if (exitCodeOf(new BadFlag("x")) !== 2) throw new Error("unexpected");
+ * if (exitCodeOf(new Error("bug")) !== undefined) throw new Error("unexpected");
+ * ```
+ */
+export function exitCodeOf(error: unknown): number | undefined {
+  if (!(error instanceof Error)) return undefined;
+  const code = (error as { exitCode?: unknown }).exitCode;
+  return typeof code === "number" && Number.isInteger(code) ? code : undefined;
+}
+
+/**
+ * The message of anything thrown.
+ *
+ * @param error What was thrown.
+ * @returns Its message, or its text.
+ *
+ * @example
+ * ```ts
+ * import { messageOf } from "./errors.ts";
+ * if (messageOf(new Error("x")) !== "x" || messageOf(3) !== "3") throw new Error();
+ * ```
+ */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * A file-system error in a few plain words, without the OS's decoration.
+ *
+ * @param error What `Deno.readFile` and friends threw.
+ * @returns E.g. `no such file`.
+ *
+ * @example
+ * ```ts
+ * import { osErrorText } from "./errors.ts";
+ * if (osErrorText(new Deno.errors.NotFound("x")) !== "no such file") throw new Error();
+ * ```
+ */
+export function osErrorText(error: unknown): string {
+  if (error instanceof Deno.errors.NotFound) return "no such file";
+  if (error instanceof Deno.errors.PermissionDenied) return "permission denied";
+  if (error instanceof Deno.errors.IsADirectory) return "it is a folder";
+  if (
+    error instanceof TypeError &&
+    /invalid utf-8|did not contain valid UTF-8|encoded data is not valid/i.test(
+      error.message,
+    )
+  ) {
+    return "not valid UTF-8";
+  }
+  return messageOf(error);
+}

@@ -1,0 +1,7 @@
+/**
+ * The command line's parts.
+ *
+ * @module
+ */
+
+export * from "./args.ts";

@@ -1,0 +1,9 @@
+/**
+ * Suite configs: the YAML file naming a dataset, a target and scorers, checked
+ * and built into parts.
+ *
+ * @module
+ */
+
+export * from "./config.ts";
+export * from "./schema.ts";

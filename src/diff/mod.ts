@@ -1,0 +1,7 @@
+/**
+ * Comparing two runs case by case: paired differences per metric.
+ *
+ * @module
+ */
+
+export * from "./diff.ts";

@@ -1,0 +1,149 @@
+/**
+ * The shape of the tree: no module imports itself back, type imports and
+ * dynamic imports included, and the layers (the folders of `src/`) form a
+ * graph without cycles, read from `deno info --json` over every module.
+ */
+
+import assert from "node:assert/strict";
+
+const ROOT = new URL("../", import.meta.url);
+const SRC = new URL("src/", ROOT).href;
+
+interface InfoModule {
+  specifier: string;
+  dependencies?: {
+    code?: { specifier: string };
+    type?: { specifier: string };
+  }[];
+}
+
+async function sourceFiles(dir: URL): Promise<string[]> {
+  const found: string[] = [];
+  for await (const entry of Deno.readDir(dir)) {
+    const url = new URL(entry.name + (entry.isDirectory ? "/" : ""), dir);
+    if (entry.isDirectory) found.push(...await sourceFiles(url));
+    else if (entry.name.endsWith(".ts")) found.push(url.href);
+  }
+  return found;
+}
+
+/** Every local module's local dependencies, static, dynamic and type-only. */
+async function moduleGraph(): Promise<Map<string, Set<string>>> {
+  const roots = [
+    new URL("mod.ts", ROOT).href,
+    new URL("cli.ts", ROOT).href,
+    ...await sourceFiles(new URL(SRC)),
+  ];
+  const dir = await Deno.makeTempDir();
+  try {
+    const entry = `${dir}/all.ts`;
+    await Deno.writeTextFile(
+      entry,
+      roots.map((r) => `import ${JSON.stringify(r)};\n`).join(""),
+    );
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "info",
+        "--json",
+        "--config",
+        new URL("deno.json", ROOT).pathname,
+        entry,
+      ],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+    const info = JSON.parse(new TextDecoder().decode(out.stdout)) as {
+      modules: InfoModule[];
+    };
+    const graph = new Map<string, Set<string>>();
+    for (const m of info.modules) {
+      if (!m.specifier.startsWith(ROOT.href)) continue;
+      const deps = new Set<string>();
+      for (const d of m.dependencies ?? []) {
+        for (const s of [d.code?.specifier, d.type?.specifier]) {
+          if (s?.startsWith(ROOT.href)) deps.add(s);
+        }
+      }
+      graph.set(m.specifier, deps);
+    }
+    return graph;
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+/** The strongly connected components of more than one node (or a self-loop). */
+function cycles(graph: Map<string, Set<string>>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  let next = 0;
+  const visit = (v: string) => {
+    index.set(v, next);
+    low.set(v, next++);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) {
+        low.set(v, Math.min(low.get(v)!, index.get(w)!));
+      }
+    }
+    if (low.get(v) === index.get(v)) {
+      const component: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        component.push(w);
+      } while (w !== v);
+      if (component.length > 1 || graph.get(v)?.has(v)) found.push(component);
+    }
+  };
+  for (const v of graph.keys()) if (!index.has(v)) visit(v);
+  return found;
+}
+
+const relative = (s: string) => s.slice(ROOT.href.length);
+const layerOf = (s: string) =>
+  s.startsWith(SRC) ? s.slice(SRC.length).split("/")[0]! : undefined;
+
+const graph = await moduleGraph();
+
+Deno.test("no module imports itself back, type imports included", () => {
+  assert.ok(graph.size > 40, `only ${graph.size} modules seen`);
+  assert.deepEqual(cycles(graph).map((c) => c.map(relative).sort()), []);
+});
+
+Deno.test("the layers of src/ form a graph without cycles", () => {
+  const layers = new Map<string, Set<string>>();
+  for (const [from, deps] of graph) {
+    const a = layerOf(from);
+    if (a === undefined) continue;
+    const set = layers.get(a) ?? new Set<string>();
+    layers.set(a, set);
+    for (const to of deps) {
+      const b = layerOf(to);
+      if (b !== undefined && b !== a) set.add(b);
+    }
+  }
+  assert.deepEqual(cycles(layers), []);
+});
+
+Deno.test("src/ holds folders only, each with a mod.ts", async () => {
+  for await (const entry of Deno.readDir(new URL(SRC))) {
+    assert.ok(entry.isDirectory, `src/${entry.name} is not a layer folder`);
+    const mod = await Deno.stat(new URL(`${entry.name}/mod.ts`, SRC)).catch(
+      (error) => {
+        if (error instanceof Deno.errors.NotFound) return undefined;
+        throw error;
+      },
+    );
+    assert.ok(mod?.isFile, `src/${entry.name}/ has no mod.ts`);
+  }
+});
