@@ -12,7 +12,7 @@ import {
   Aggregator,
   looksLikeAggregate,
   parseAggregate,
-} from "./src/aggregate/aggregate.ts";
+} from "./src/aggregate/mod.ts";
 import { parseArgs, UsageError } from "./src/cli/args.ts";
 import { LineStream } from "./src/io/line_stream.ts";
 import {
@@ -25,7 +25,7 @@ import { formatDiff, formatSummary } from "./src/report/summary.ts";
 import type { ScoresFile } from "./src/record/scores_file.ts";
 import { TextWriter } from "./src/io/text_writer.ts";
 import { escapeControl, groupByCall, renderByCall } from "./src/report/view.ts";
-import { parseScore, scoreLine } from "./src/score/score.ts";
+import { parseScore, scoreLine } from "./src/score/mod.ts";
 import { scoreUnits } from "./src/scorers/score_units.ts";
 import type { Scorer } from "./src/scorers/scorer.ts";
 import { readUnits } from "./src/dataset/unit.ts";

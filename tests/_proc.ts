@@ -1,7 +1,7 @@
 /** Processes and temporary folders in tests: waiting, checking, cleaning up; scoring units through scorers that run commands. */
 
 import assert from "node:assert/strict";
-import type { Score } from "../src/score/score.ts";
+import type { Score } from "../src/score/mod.ts";
 import type { Scorer } from "../src/scorers/scorer.ts";
 import { scoreUnits } from "../src/scorers/score_units.ts";
 import type { Unit } from "../src/dataset/unit.ts";

@@ -4,7 +4,7 @@
  * @module
  */
 
-import type { Aggregate } from "./aggregate.ts";
+import type { Aggregate } from "./types.ts";
 
 /** The thresholds of one metric; each is checked when present. */
 export interface Gate {
@@ -68,8 +68,8 @@ function show(x: number | null): string {
  * @example
  * ```ts
  * import { checkGates } from "./gates.ts";
- * import { Aggregator } from "./aggregate.ts";
- * import { scored } from "../score/score.ts";
+ * import { Aggregator } from "./mod.ts";
+ * import { scored } from "../score/mod.ts";
  * const agg = new Aggregator();
  * agg.add(scored("m", 0.4));
  * const [failure] = checkGates({ m: { min_mean: 0.5 } }, agg.results());

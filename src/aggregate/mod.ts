@@ -2,8 +2,23 @@
  * Aggregation: per metric, streaming, mergeable summaries of Scores, and the
  * gates checked on them.
  *
+ * @example Errors stand beside the mean, never inside it
+ * ```ts
+ * import { Aggregator } from "./mod.ts";
+ * import { errored, scored } from "../score/mod.ts";
+ * const aggregator = new Aggregator();
+ * aggregator.add(scored("m", 1, { example_id: "d#1", unit_id: "d#1" }));
+ * aggregator.add(errored("m", "scorer error: boom", { example_id: "d#2", unit_id: "d#2" }));
+ * const [m] = aggregator.results();
+ * if (m?.mean !== 1 || m.errors !== 1) throw new Error("unexpected");
+ * ```
+ *
  * @module
  */
 
-export * from "./aggregate.ts";
-export * from "./gates.ts";
+export type { Aggregate, AggregateSums, PartialAggregate } from "./types.ts";
+export { Aggregator } from "./aggregator.ts";
+export { looksLikeAggregate, parseAggregate } from "./wire.ts";
+export { aggregate } from "./stage.ts";
+export type { Gate, GateFailure } from "./gates.ts";
+export { checkGates } from "./gates.ts";

@@ -6,7 +6,7 @@
 
 import { ExactSum } from "../aggregate/exact_sum.ts";
 import { tCritical95 } from "../aggregate/stats.ts";
-import { aggregatable, type Score } from "../score/score.ts";
+import { aggregatable, type Score } from "../score/mod.ts";
 
 /** A case that got worse. */
 export interface Regression {
@@ -94,7 +94,7 @@ function reduce(
  * @example
  * ```ts
  * import { diffScores } from "./diff.ts";
- * import { scored } from "../score/score.ts";
+ * import { scored } from "../score/mod.ts";
  * const a = [scored("m", 1, { example_id: "d#1" }), scored("m", 1, { example_id: "d#2" })];
  * const b = [scored("m", 0, { example_id: "d#1" }), scored("m", 1, { example_id: "d#2" })];
  * const [line] = diffScores(a, b);

@@ -71,7 +71,7 @@ export interface NdjsonSinkOptions<T = unknown> {
   flushChars?: number;
   /**
    * Turns a value into its line's JSON text, such as
-   * {@linkcode import("../score/score.ts").scoreLine} for Scores.
+   * {@linkcode import("../score/mod.ts").scoreLine} for Scores.
    * @default {JSON.stringify}
    */
   stringify?: (value: T) => string;

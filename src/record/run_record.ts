@@ -15,7 +15,7 @@
  * @module
  */
 
-import { type Aggregate, Aggregator } from "../aggregate/aggregate.ts";
+import { type Aggregate, Aggregator } from "../aggregate/mod.ts";
 import { type ByteWriter, TextWriter } from "../io/text_writer.ts";
 import {
   FieldError,
@@ -23,7 +23,7 @@ import {
   mappingAt,
   stringAt,
 } from "../io/fields.ts";
-import { parseScore, type Score } from "../score/score.ts";
+import { parseScore, type Score } from "../score/mod.ts";
 import type { Fingerprints } from "../fingerprint/fingerprint.ts";
 
 export type { Fingerprints };

@@ -6,7 +6,7 @@
 
 import { osErrorText } from "../base/errors.ts";
 import { isRunRecord, parseRunRecord, type RunRecord } from "./run_record.ts";
-import { parseScore, type Score } from "../score/score.ts";
+import { parseScore, type Score } from "../score/mod.ts";
 
 /** The Scores of a results file, and its RunRecord when it is one. */
 export interface ScoresFile {

@@ -4,7 +4,7 @@
  * @module
  */
 
-import type { Aggregate } from "../aggregate/aggregate.ts";
+import type { Aggregate } from "../aggregate/mod.ts";
 import type { DiffLine } from "../diff/diff.ts";
 import { escapeControl } from "./view.ts";
 
@@ -27,8 +27,8 @@ function percent(x: number | null): string {
  * @example
  * ```ts
  * import { formatSummary } from "./summary.ts";
- * import { Aggregator } from "../aggregate/aggregate.ts";
- * import { scored } from "../score/score.ts";
+ * import { Aggregator } from "../aggregate/mod.ts";
+ * import { scored } from "../score/mod.ts";
  * const agg = new Aggregator();
  * agg.add(scored("exact_match", 1));
  * if (!formatSummary(agg.results()).includes("exact_match")) throw new Error();

@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { Score } from "../score/score.ts";
+import type { Score } from "../score/mod.ts";
 
 // C0 and C1 controls, DEL, line and paragraph separators, and the bidi
 // overrides that could rewrite or reorder what a terminal shows.
@@ -68,7 +68,7 @@ export interface UnitView {
  * @example
  * ```ts
  * import { groupByCall } from "./view.ts";
- * import { errored, scored } from "../score/score.ts";
+ * import { errored, scored } from "../score/mod.ts";
  * const units = groupByCall([
  *   scored("m", 1, { example_id: "d#1", unit_id: "d#1" }),
  *   errored("m", "boom", { example_id: "d#2", unit_id: "d#2" }),

@@ -8,7 +8,7 @@
 import { fingerprintsAt, mappingAt, stringAt } from "../io/fields.ts";
 import { LineStream } from "../io/line_stream.ts";
 import type { Fingerprints } from "../fingerprint/fingerprint.ts";
-import { parseScore, type Score } from "../score/score.ts";
+import { parseScore, type Score } from "../score/mod.ts";
 
 /** What a run that writes `--out` records beside it, so it can be resumed safely. */
 export interface RunMeta {

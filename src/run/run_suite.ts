@@ -4,7 +4,7 @@
  * @module
  */
 
-import { type Aggregate, Aggregator } from "../aggregate/aggregate.ts";
+import { type Aggregate, Aggregator } from "../aggregate/mod.ts";
 import type { Example } from "../dataset/case.ts";
 import { TemplateError } from "../net/template.ts";
 import {
@@ -39,7 +39,7 @@ import {
   newRunId,
   RunRecordWriter,
 } from "../record/run_record.ts";
-import type { Score } from "../score/score.ts";
+import type { Score } from "../score/mod.ts";
 import type { Scorer } from "../scorers/scorer.ts";
 import { scoreUnit } from "../scorers/score_units.ts";
 import { callUnit, unitIdOf } from "../targets/target.ts";

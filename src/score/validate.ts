@@ -5,7 +5,9 @@
  * @module
  */
 
-import { errored, parseScore, type Score, ScoreSyntaxError } from "./score.ts";
+import { errored } from "./make.ts";
+import { parseScore } from "./rules.ts";
+import { type Score, ScoreSyntaxError } from "./types.ts";
 
 function field(candidate: unknown, key: string): string | undefined {
   if (typeof candidate !== "object" || candidate === null) return undefined;

@@ -5,7 +5,7 @@
  */
 
 import { expectedJson } from "../dataset/case.ts";
-import { notApplicable, type Score, scored } from "../score/score.ts";
+import { notApplicable, type Score, scored } from "../score/mod.ts";
 import type { Scorer } from "./scorer.ts";
 import type { Unit } from "../dataset/unit.ts";
 

@@ -8,7 +8,7 @@ import { expectedJson } from "../dataset/case.ts";
 import { ChatClient, type ChatSettings } from "../net/chat_client.ts";
 import { fingerprint } from "../fingerprint/fingerprint.ts";
 import { renderTemplate } from "../net/template.ts";
-import { makeScore, type Score } from "../score/score.ts";
+import { makeScore, type Score } from "../score/mod.ts";
 import type { Scorer, ScorerContext } from "./scorer.ts";
 import type { Unit } from "../dataset/unit.ts";
 

@@ -12,7 +12,7 @@
 import { killGroup } from "../process/run_command.ts";
 import { LineSplitter } from "../io/line_stream.ts";
 import type { Line } from "../io/line_stream.ts";
-import type { Score } from "../score/score.ts";
+import type { Score } from "../score/mod.ts";
 import { scoreFromVerdict, type Scorer, type ScorerContext } from "./scorer.ts";
 import {
   parseVerdict,

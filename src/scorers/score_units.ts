@@ -12,7 +12,7 @@ import {
   isScoreBatch,
   parseScoreFor,
   type Score,
-} from "../score/score.ts";
+} from "../score/mod.ts";
 import type { Scorer } from "./scorer.ts";
 import type { Unit } from "../dataset/unit.ts";
 

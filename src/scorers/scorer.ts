@@ -9,7 +9,7 @@ import {
   type Score,
   type ScoreBatch,
   scored,
-} from "../score/score.ts";
+} from "../score/mod.ts";
 import type { Unit } from "../dataset/unit.ts";
 
 /** What a scorer decides about one unit: the protocol's verdict shape. */
@@ -59,7 +59,7 @@ export interface Scorer {
  * @param version The evaluator version.
  * @param verdict The verdict.
  * @returns The Score.
- * @throws {import("../score/score.ts").ScoreError} When the verdict's score is not a finite number.
+ * @throws {import("../score/mod.ts").ScoreError} When the verdict's score is not a finite number.
  */
 export function scoreFromVerdict(
   metric: string,

@@ -11,7 +11,7 @@ import { failureMessage, runCommand } from "../process/run_command.ts";
 import { defaultScorerName, resolveIn, scriptOf } from "../process/command.ts";
 
 export { defaultScorerName, scriptOf };
-import type { Score } from "../score/score.ts";
+import type { Score } from "../score/mod.ts";
 import {
   scoreFromVerdict,
   type Scorer,

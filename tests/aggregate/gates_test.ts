@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { cli } from "../_cli.ts";
-import { type Aggregate, Aggregator } from "../../src/aggregate/aggregate.ts";
+import { type Aggregate, Aggregator } from "../../src/aggregate/mod.ts";
 import { checkGates } from "../../src/aggregate/gates.ts";
-import { errored, type Score, scored, skipped } from "../../src/score/score.ts";
+import { errored, type Score, scored, skipped } from "../../src/score/mod.ts";
 
 function aggregates(scores: Score[]): Aggregate[] {
   const agg = new Aggregator();

@@ -578,8 +578,8 @@ Deno.test("runSuite loads zod only through modules other than the config's", asy
   // These still import zod themselves; they are being moved off it apart from
   // the config. Once they are, this list empties and run.ts loads no zod.
   const others = [
-    "score/score.ts",
-    "aggregate/aggregate.ts",
+    "score/mod.ts",
+    "aggregate/mod.ts",
     "record/run_record.ts",
     "run/resume.ts",
   ];

@@ -11,7 +11,7 @@ import {
   type Score,
   scored,
   skipped,
-} from "../../src/score/score.ts";
+} from "../../src/score/mod.ts";
 
 /** A Score of one epoch-free unit of `data.jsonl#<id>`. */
 function s(metric: string, value: number, id: string): Score {

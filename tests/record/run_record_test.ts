@@ -1,13 +1,13 @@
 import assert from "node:assert/strict";
 import { reapAll } from "../_proc.ts";
 import { cli } from "../_cli.ts";
-import { type Aggregate, Aggregator } from "../../src/aggregate/aggregate.ts";
+import { type Aggregate, Aggregator } from "../../src/aggregate/mod.ts";
 import {
   parseRunRecord,
   type RunRecord,
   RunRecordError,
 } from "../../src/record/run_record.ts";
-import { parseScore, type Score } from "../../src/score/score.ts";
+import { parseScore, type Score } from "../../src/score/mod.ts";
 import { readScoresFile } from "../../src/record/scores_file.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;

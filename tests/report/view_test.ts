@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { cli } from "../_cli.ts";
-import { errored, type Score, scored, skipped } from "../../src/score/score.ts";
+import { errored, type Score, scored, skipped } from "../../src/score/mod.ts";
 import {
   escapeControl,
   groupByCall,

@@ -1,138 +1,21 @@
 /**
- * The Score model: one metric result, its value separated from its meaning.
- *
- * A Score has a `status` (does a value exist?) and a `validity` (can it be
- * trusted?). Only a `scored` Score carries a number, and only a `scored` and
- * `valid` Score enters aggregation. Anything else carries `value: null`: an
- * error is never a 0.0.
+ * The Score rules, checked: building a Score in the canonical key order from
+ * untrusted fields, or saying which field breaks which rule.
  *
  * @module
  */
 
-/** Whether a value exists: `scored` is the only status that carries one. */
-export type ScoreStatus = "scored" | "skipped" | "not_applicable" | "error";
-
-/** Whether a value can be trusted: only `valid` values are aggregated. */
-export type ScoreValidity = "valid" | "invalid";
-
-/** The statuses, in the order the design lists them. */
-export const SCORE_STATUSES: readonly ScoreStatus[] = [
-  "scored",
-  "skipped",
-  "not_applicable",
-  "error",
-];
-
-/** The validities, in the order the design lists them. */
-export const SCORE_VALIDITIES: readonly ScoreValidity[] = ["valid", "invalid"];
-
-/** A note attached to a Score, such as the message of the error behind it. */
-export interface Diagnostic {
-  /** How serious the note is. */
-  level: "error" | "warning" | "info";
-  /** What happened, for a person. */
-  message: string;
-}
-
-/** One metric result for one unit. */
-export interface Score {
-  /** The metric's name, e.g. `exact_match` or `faithfulness`. */
-  metric: string;
-  /** Whether a value exists. */
-  status: ScoreStatus;
-  /** Whether the value can be trusted. */
-  validity: ScoreValidity;
-  /** A finite number exactly when `status` is `scored`, else `null`. */
-  value: number | null;
-  /** The verdict; `false` for an error, `null` when skipped or not applicable. */
-  passed: boolean | null;
-  /** A human-readable explanation, present only when known. */
-  reason?: string;
-  /** The evaluator and its version, never empty, e.g. `exact_match@1`. */
-  evaluator_version: string;
-  /** The example this Score measured, stamped by the pipeline. */
-  example_id?: string;
-  /** The unit (one target call) this Score measured, stamped by the pipeline. */
-  unit_id?: string;
-  /** Notes on how the Score came about. */
-  diagnostics: Diagnostic[];
-  /** References to evidence behind the Score (trace ids, file paths). */
-  evidence_refs: string[];
-  /** Where the Score came from (judge model, prompt hash, ...), when known. */
-  provenance?: Record<string, unknown>;
-}
-
-/** Several related Scores from one pass of one evaluator, each independently statused. */
-export interface ScoreBatch {
-  /** The Scores, one per declared metric. */
-  scores: Score[];
-}
-
-/** Thrown when a Score would break the Score rules. */
-export class ScoreError extends TypeError {
-  /**
-   * Creates the instance.
-   *
-   * @param message What rule was broken.
-   */
-  constructor(message: string) {
-    super(message);
-    this.name = "ScoreError";
-  }
-}
-
-/** The fields every constructor takes besides the metric and the value. */
-export interface ScoreOptions {
-  /**
-   * The evaluator and its version.
-   * @default {`${metric}@1`}
-   */
-  evaluator_version?: string;
-  /**
-   * A human-readable explanation.
-   * @default {undefined}
-   */
-  reason?: string;
-  /**
-   * The example this Score measured.
-   * @default {undefined}
-   */
-  example_id?: string;
-  /**
-   * The unit this Score measured.
-   * @default {undefined}
-   */
-  unit_id?: string;
-  /**
-   * Notes on how the Score came about.
-   * @default {[]}
-   */
-  diagnostics?: Diagnostic[];
-  /**
-   * References to evidence.
-   * @default {[]}
-   */
-  evidence_refs?: string[];
-  /**
-   * Where the Score came from.
-   * @default {undefined}
-   */
-  provenance?: Record<string, unknown>;
-}
-
-/** Options of {@linkcode scored}. */
-export interface ScoredOptions extends ScoreOptions {
-  /**
-   * The verdict.
-   * @default {value >= 0.5}
-   */
-  passed?: boolean;
-  /**
-   * Whether the value can be trusted.
-   * @default {"valid"}
-   */
-  validity?: ScoreValidity;
-}
+import {
+  type Diagnostic,
+  type Identity,
+  type Score,
+  SCORE_STATUSES,
+  SCORE_VALIDITIES,
+  type ScoreBatch,
+  ScoreError,
+  type ScoreStatus,
+  ScoreSyntaxError,
+} from "./types.ts";
 
 /** Whether JSON carries `value` unchanged, so a Score survives its own NDJSON line. */
 function isJsonValue(value: unknown, ancestors: Set<object>): boolean {
@@ -195,7 +78,7 @@ function ruleViolation(
  *
  * @example Build a Score by hand
  * ```ts
- * import { makeScore } from "./score.ts";
+ * import { makeScore } from "./mod.ts";
  * const s = makeScore({ metric: "m", status: "skipped", validity: "valid", value: null,
  *   passed: null, evaluator_version: "m@1", diagnostics: [], evidence_refs: [] });
  * if (s.value !== null) throw new Error("unreachable");
@@ -387,14 +270,6 @@ function explainScore(v: unknown, identity?: Identity): string {
     : "Not a valid Score";
 }
 
-/** Which unit a Score measured. */
-export interface Identity {
-  /** The example. */
-  example_id: string;
-  /** The unit. */
-  unit_id: string;
-}
-
 /**
  * Validates a Score and stamps a unit's identity on it, replacing whatever
  * ids it carried: what the pipeline does with every Score a scorer returns.
@@ -412,155 +287,6 @@ export function parseScoreFor(value: unknown, identity: Identity): Score {
   return score;
 }
 
-function base(
-  metric: string,
-  status: ScoreStatus,
-  validity: ScoreValidity,
-  value: number | null,
-  passed: boolean | null,
-  options: ScoreOptions,
-): Score {
-  const fields = { metric, status, validity, value, passed } as Score;
-  if (options.reason !== undefined) fields.reason = options.reason;
-  fields.evaluator_version = options.evaluator_version ?? `${metric}@1`;
-  if (options.example_id !== undefined) fields.example_id = options.example_id;
-  if (options.unit_id !== undefined) fields.unit_id = options.unit_id;
-  fields.diagnostics = options.diagnostics ?? [];
-  fields.evidence_refs = options.evidence_refs ?? [];
-  if (options.provenance !== undefined) fields.provenance = options.provenance;
-  return fields;
-}
-
-/**
- * Builds a `scored` Score: a finite number that exists.
- *
- * @param metric The metric's name.
- * @param value A finite number; NaN, ±Infinity and booleans are rejected.
- * @param options The verdict, validity, reason and provenance.
- * @returns The Score.
- * @throws {ScoreError} When `value` is not a finite number.
- *
- * @example A passing Score
- * ```ts
- * import { scored } from "./score.ts";
- * const s = scored("exact_match", 1);
- * if (!s.passed || s.value !== 1) throw new Error("unexpected");
- * ```
- */
-export function scored(
-  metric: string,
-  value: number,
-  options: ScoredOptions = {},
-): Score {
-  if (typeof value !== "number" || !Number.isFinite(value)) {
-    throw new ScoreError(
-      `A "scored" Score must carry a finite number, not ${
-        describeValue(value)
-      }`,
-    );
-  }
-  return makeScore(
-    base(
-      metric,
-      "scored",
-      options.validity ?? "valid",
-      value,
-      options.passed ?? value >= 0.5,
-      options,
-    ),
-  );
-}
-
-/**
- * Builds an `error` Score: no value, a failed verdict, the message as reason
- * and as an error diagnostic.
- *
- * @param metric The metric's name.
- * @param message The full reason, e.g. `scorer error: ...`.
- * @param options Version, identity and further diagnostics.
- * @returns The Score.
- *
- * @example A scorer that crashed
- * ```ts
- * import { errored } from "./score.ts";
- * const s = errored("faithfulness", "scorer error: exit status 1");
- * if (s.value !== null || s.passed !== false) throw new Error("unexpected");
- * ```
- */
-export function errored(
-  metric: string,
-  message: string,
-  options: Omit<ScoreOptions, "reason"> = {},
-): Score {
-  return makeScore(
-    base(metric, "error", "valid", null, false, {
-      ...options,
-      reason: message,
-      diagnostics: [...(options.diagnostics ?? []), {
-        level: "error",
-        message,
-      }],
-    }),
-  );
-}
-
-/**
- * Builds a `skipped` Score: the evaluator chose not to measure this unit.
- *
- * @param metric The metric's name.
- * @param options Reason, version and identity.
- * @returns The Score.
- *
- * @example
- * ```ts
- * import { skipped } from "./score.ts";
- * if (skipped("m", { reason: "sampled out" }).value !== null) throw new Error();
- * ```
- */
-export function skipped(metric: string, options: ScoreOptions = {}): Score {
-  return makeScore(base(metric, "skipped", "valid", null, null, options));
-}
-
-/**
- * Builds a `not_applicable` Score: the metric does not apply to this unit
- * (say, `exact_match` on a case without `expected`).
- *
- * @param metric The metric's name.
- * @param options Reason, version and identity.
- * @returns The Score.
- *
- * @example
- * ```ts
- * import { notApplicable } from "./score.ts";
- * if (notApplicable("m").status !== "not_applicable") throw new Error();
- * ```
- */
-export function notApplicable(
-  metric: string,
-  options: ScoreOptions = {},
-): Score {
-  return makeScore(
-    base(metric, "not_applicable", "valid", null, null, options),
-  );
-}
-
-/**
- * Builds a batch of related Scores from one evaluator pass.
- *
- * @param scores The Scores.
- * @returns The batch.
- *
- * @example
- * ```ts
- * import { scoreBatch, scored } from "./score.ts";
- * const batch = scoreBatch([scored("precision", 0.5), scored("recall", 1)]);
- * if (batch.scores.length !== 2) throw new Error();
- * ```
- */
-export function scoreBatch(scores: Score[]): ScoreBatch {
-  return { scores };
-}
-
 /**
  * Tells whether a value is a {@linkcode ScoreBatch}.
  *
@@ -569,7 +295,7 @@ export function scoreBatch(scores: Score[]): ScoreBatch {
  *
  * @example
  * ```ts
- * import { isScoreBatch } from "./score.ts";
+ * import { isScoreBatch } from "./mod.ts";
  * if (!isScoreBatch({ scores: [] })) throw new Error();
  * ```
  */
@@ -586,25 +312,12 @@ export function isScoreBatch(value: unknown): value is ScoreBatch {
  *
  * @example
  * ```ts
- * import { aggregatable, errored, scored } from "./score.ts";
+ * import { aggregatable, errored, scored } from "./mod.ts";
  * if (!aggregatable(scored("m", 0)) || aggregatable(errored("m", "boom"))) throw new Error();
  * ```
  */
 export function aggregatable(score: Score): boolean {
   return score.status === "scored" && score.validity === "valid";
-}
-
-/** Thrown by {@linkcode parseScore} for a value that is not a valid Score. */
-export class ScoreSyntaxError extends SyntaxError {
-  /**
-   * Creates the instance.
-   *
-   * @param message What is wrong.
-   */
-  constructor(message: string) {
-    super(message);
-    this.name = "ScoreSyntaxError";
-  }
 }
 
 /**
@@ -618,7 +331,7 @@ export class ScoreSyntaxError extends SyntaxError {
  *
  * @example
  * ```ts
- * import { parseScore } from "./score.ts";
+ * import { parseScore } from "./mod.ts";
  * const s = parseScore(JSON.parse('{"metric":"m","status":"error","validity":"valid","value":null,"passed":false,"evaluator_version":"m@1"}'));
  * if (s.status !== "error") throw new Error();
  * ```
@@ -635,64 +348,9 @@ export function parseScore(value: unknown): Score {
  * @param value Anything.
  * @returns A short description such as `NaN`, `true` or `"0.5"`.
  */
-function describeValue(value: unknown): string {
+export function describeValue(value: unknown): string {
   if (typeof value === "number") return String(value);
   if (typeof value === "string") return JSON.stringify(value.slice(0, 40));
   if (value === null || typeof value === "boolean") return String(value);
   return typeof value;
-}
-
-// The JSON text of the last few strings written: the Scores of a run repeat
-// their metric, version and ids (a unit's Scores share their ids, and an id
-// built by concatenation must be flattened before it can be escaped).
-const lastText: string[] = ["", "", ""];
-const lastJson: string[] = ['""', '""', '""'];
-
-/** JSON.stringify of `text`, remembered in `slot`. */
-function jsonOf(text: string, slot: number): string {
-  if (text !== lastText[slot]) {
-    lastText[slot] = text;
-    lastJson[slot] = JSON.stringify(text);
-  }
-  return lastJson[slot]!;
-}
-
-/**
- * The JSON text of a Score, its keys in the canonical order: the same text as
- * `JSON.stringify` gives for a Score this module built (by a constructor or
- * by validation), written field by field, which is faster for the many
- * Scores of a run.
- *
- * @param score A valid Score.
- * @returns Its JSON text, without a line break.
- *
- * @example
- * ```ts
- * import { scored, scoreLine } from "./score.ts";
- * const s = scored("exact_match", 1, { example_id: "d#1", unit_id: "d#1" });
- * if (scoreLine(s) !== JSON.stringify(s)) throw new Error(scoreLine(s));
- * ```
- */
-export function scoreLine(score: Score): string {
-  const { reason, example_id, unit_id, diagnostics, evidence_refs } = score;
-  let text = `{"metric":${
-    jsonOf(score.metric, 0)
-  },"status":"${score.status}","validity":"${score.validity}","value":${
-    score.value === null ? "null" : String(score.value)
-  },"passed":${score.passed}`;
-  if (reason !== undefined) text += `,"reason":${JSON.stringify(reason)}`;
-  text += `,"evaluator_version":${jsonOf(score.evaluator_version, 1)}`;
-  if (example_id !== undefined) {
-    text += `,"example_id":${jsonOf(example_id, 2)}`;
-  }
-  if (unit_id !== undefined) text += `,"unit_id":${jsonOf(unit_id, 2)}`;
-  text += `,"diagnostics":${
-    diagnostics.length === 0 ? "[]" : JSON.stringify(diagnostics)
-  },"evidence_refs":${
-    evidence_refs.length === 0 ? "[]" : JSON.stringify(evidence_refs)
-  }`;
-  if (score.provenance !== undefined) {
-    text += `,"provenance":${JSON.stringify(score.provenance)}`;
-  }
-  return text + "}";
 }

@@ -10,78 +10,9 @@
  */
 
 import { ExactSum } from "./exact_sum.ts";
-import { FieldError, mappingAt } from "../io/fields.ts";
 import { tCritical95, wilson95 } from "./stats.ts";
-import { aggregatable, type Score } from "../score/score.ts";
-
-/** The exact partial sums and counts an Aggregate carries so that it can be merged. */
-export interface AggregateSums {
-  /** Σ of each example's mean value (its aggregatable Scores averaged). */
-  value: number[];
-  /** Σ of the squares of those means. */
-  square: number[];
-  /** Σ of each example's mean with its errors counted as 0. */
-  low: number[];
-  /** Σ of each example's mean with its errors counted as 1. */
-  high: number[];
-  /** Examples with at least one aggregatable Score or error. */
-  tried: number;
-  /** Of those, examples where at least one unit passed. */
-  passed_any: number;
-  /** Of those, examples where every unit passed (no error, no failure). */
-  passed_all: number;
-}
-
-/**
- * The summary of one metric's Scores. Undefined statistics are `null`, never
- * NaN. Scores are reduced per example first (the units of one example, as
- * with epochs, are averaged), then summarised across examples, so the
- * standard error is clustered by example.
- */
-export interface Aggregate {
-  /** The metric. */
-  metric: string;
-  /** Scores seen. */
-  n: number;
-  /** Scores that are scored and valid: the ones the mean covers. */
-  aggregatable: number;
-  /** Scores whose status is `error`. */
-  errors: number;
-  /** Scores whose status is `skipped`. */
-  skipped: number;
-  /** Scores whose status is `not_applicable`. */
-  not_applicable: number;
-  /** Scores that are scored but invalid. */
-  invalid: number;
-  /** `aggregatable / n`: how much of the suite the mean covers; `null` when n is 0. */
-  coverage: number | null;
-  /** Examples with at least one aggregatable Score: the sample size of the mean. */
-  examples: number;
-  /** The mean across examples of each example's mean; `null` when there are none. */
-  mean: number | null;
-  /** The standard error of the mean, across examples; `null` below two. */
-  stderr: number | null;
-  /** The 95% interval of the mean (Student's t); `null` below two examples. */
-  ci95: [number, number] | null;
-  /**
-   * The mean if every error had scored 0, and if every error had scored 1:
-   * how far the errors could move it. `null` when there are neither values
-   * nor errors.
-   */
-  mean_bounds: [number, number] | null;
-  /** Aggregatable Scores that passed. */
-  passed: number;
-  /** `passed / (aggregatable + errors)`: an error fails; `null` when that is 0. */
-  pass_rate: number | null;
-  /** The Wilson 95% interval of `pass_rate`. */
-  pass_rate_ci95: [number, number] | null;
-  /** The share of examples where at least one unit (epoch) passed; errors fail. */
-  pass_at_k: number | null;
-  /** The share of examples where every unit (epoch) passed; errors fail. */
-  pass_hat_k: number | null;
-  /** What merging needs: exact partial sums and counts. */
-  sums: AggregateSums;
-}
+import { aggregatable, type Score } from "../score/mod.ts";
+import type { Aggregate, PartialAggregate } from "./types.ts";
 
 /** The units of one example seen so far, for one metric. */
 interface Cluster {
@@ -291,8 +222,8 @@ class MetricState {
  *
  * @example Aggregate three Scores
  * ```ts
- * import { Aggregator } from "./aggregate.ts";
- * import { errored, scored } from "../score/score.ts";
+ * import { Aggregator } from "./mod.ts";
+ * import { errored, scored } from "../score/mod.ts";
  * const agg = new Aggregator();
  * for (const s of [scored("m", 1), scored("m", 0), errored("m", "boom")]) agg.add(s);
  * const [m] = agg.results();
@@ -381,119 +312,4 @@ export class Aggregator {
       .sort()
       .map((metric) => this.#metrics.get(metric)!.result());
   }
-}
-
-/**
- * Tells whether a parsed NDJSON value is a partial Aggregate rather than a
- * Score: it has `n` and `sums`.
- *
- * @param value A parsed NDJSON value.
- * @returns Whether it should be read with {@linkcode parseAggregate}.
- */
-export function looksLikeAggregate(value: unknown): boolean {
-  return typeof value === "object" && value !== null && "sums" in value &&
-    "n" in value;
-}
-
-/** What an Aggregate must carry to be merged: its counts and exact sums. */
-export type PartialAggregate = Pick<
-  Aggregate,
-  | "metric"
-  | "n"
-  | "aggregatable"
-  | "errors"
-  | "skipped"
-  | "not_applicable"
-  | "invalid"
-  | "examples"
-  | "passed"
-  | "sums"
->;
-
-/**
- * Validates a partial Aggregate read back from NDJSON, to merge it with
- * {@linkcode Aggregator.mergeAggregate}.
- *
- * @param value A parsed NDJSON value.
- * @returns Its counts and sums.
- * @throws {SyntaxError} Naming the field that is wrong.
- */
-export function parseAggregate(value: unknown): PartialAggregate {
-  const a = mappingAt(value, "");
-  const sums = mappingAt(a.sums, "sums");
-  if (typeof a.metric !== "string" || a.metric === "") {
-    throw new FieldError("metric", "a non-empty string", a.metric);
-  }
-  // Only the fields merging needs, in this order; others are dropped.
-  return {
-    metric: a.metric,
-    n: count(a, "n"),
-    aggregatable: count(a, "aggregatable"),
-    errors: count(a, "errors"),
-    skipped: count(a, "skipped"),
-    not_applicable: count(a, "not_applicable"),
-    invalid: count(a, "invalid"),
-    examples: count(a, "examples"),
-    passed: count(a, "passed"),
-    sums: {
-      value: partials(sums, "value"),
-      square: partials(sums, "square"),
-      low: partials(sums, "low"),
-      high: partials(sums, "high"),
-      tried: count(sums, "tried", "sums."),
-      passed_any: count(sums, "passed_any", "sums."),
-      passed_all: count(sums, "passed_all", "sums."),
-    },
-  };
-}
-
-function count(o: Record<string, unknown>, key: string, prefix = ""): number {
-  const v = o[key];
-  if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 0) {
-    throw new FieldError(prefix + key, "a whole number of at least 0", v);
-  }
-  return v;
-}
-
-function partials(sums: Record<string, unknown>, key: string): number[] {
-  const list = sums[key];
-  if (!Array.isArray(list)) {
-    throw new FieldError(`sums.${key}`, "a list of numbers", list);
-  }
-  return list.map((x, i) => {
-    if (typeof x !== "number" || !Number.isFinite(x)) {
-      throw new FieldError(`sums.${key}.${i}`, "a finite number", x);
-    }
-    return x;
-  });
-}
-
-/**
- * A stage that consumes Scores and, when they end, emits one Aggregate per
- * metric, sorted by metric.
- *
- * @param aggregator Where to count; pass your own to read it afterwards.
- * @returns The stage.
- *
- * @example
- * ```ts
- * import { aggregate } from "./aggregate.ts";
- * import { scored } from "../score/score.ts";
- * const out = await Array.fromAsync(
- *   ReadableStream.from([scored("m", 1), scored("m", 0.5)]).pipeThrough(aggregate()),
- * );
- * if (out[0]?.mean !== 0.75) throw new Error("unexpected");
- * ```
- */
-export function aggregate(
-  aggregator: Aggregator = new Aggregator(),
-): TransformStream<Score, Aggregate> {
-  return new TransformStream({
-    transform(score) {
-      aggregator.add(score);
-    },
-    flush(controller) {
-      for (const a of aggregator.results()) controller.enqueue(a);
-    },
-  });
 }

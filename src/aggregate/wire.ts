@@ -1,0 +1,79 @@
+/**
+ * Aggregates read back from NDJSON: an Aggregate line from a shard, checked
+ * field by field, so that it can be merged.
+ *
+ * @module
+ */
+
+import { FieldError, mappingAt } from "../io/fields.ts";
+import type { PartialAggregate } from "./types.ts";
+
+/**
+ * Tells whether a parsed NDJSON value is a partial Aggregate rather than a
+ * Score: it has `n` and `sums`.
+ *
+ * @param value A parsed NDJSON value.
+ * @returns Whether it should be read with {@linkcode parseAggregate}.
+ */
+export function looksLikeAggregate(value: unknown): boolean {
+  return typeof value === "object" && value !== null && "sums" in value &&
+    "n" in value;
+}
+
+/**
+ * Validates a partial Aggregate read back from NDJSON, to merge it with
+ * {@linkcode Aggregator.mergeAggregate}.
+ *
+ * @param value A parsed NDJSON value.
+ * @returns Its counts and sums.
+ * @throws {SyntaxError} Naming the field that is wrong.
+ */
+export function parseAggregate(value: unknown): PartialAggregate {
+  const a = mappingAt(value, "");
+  const sums = mappingAt(a.sums, "sums");
+  if (typeof a.metric !== "string" || a.metric === "") {
+    throw new FieldError("metric", "a non-empty string", a.metric);
+  }
+  // Only the fields merging needs, in this order; others are dropped.
+  return {
+    metric: a.metric,
+    n: count(a, "n"),
+    aggregatable: count(a, "aggregatable"),
+    errors: count(a, "errors"),
+    skipped: count(a, "skipped"),
+    not_applicable: count(a, "not_applicable"),
+    invalid: count(a, "invalid"),
+    examples: count(a, "examples"),
+    passed: count(a, "passed"),
+    sums: {
+      value: partials(sums, "value"),
+      square: partials(sums, "square"),
+      low: partials(sums, "low"),
+      high: partials(sums, "high"),
+      tried: count(sums, "tried", "sums."),
+      passed_any: count(sums, "passed_any", "sums."),
+      passed_all: count(sums, "passed_all", "sums."),
+    },
+  };
+}
+
+function count(o: Record<string, unknown>, key: string, prefix = ""): number {
+  const v = o[key];
+  if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 0) {
+    throw new FieldError(prefix + key, "a whole number of at least 0", v);
+  }
+  return v;
+}
+
+function partials(sums: Record<string, unknown>, key: string): number[] {
+  const list = sums[key];
+  if (!Array.isArray(list)) {
+    throw new FieldError(`sums.${key}`, "a list of numbers", list);
+  }
+  return list.map((x, i) => {
+    if (typeof x !== "number" || !Number.isFinite(x)) {
+      throw new FieldError(`sums.${key}.${i}`, "a finite number", x);
+    }
+    return x;
+  });
+}
