@@ -6,9 +6,7 @@ import assert from "node:assert/strict";
 import { cli, type Outcome } from "../_cli.ts";
 import {
   cachedTarget,
-  cacheKey,
   type Case,
-  DEFAULT_JUDGE_SYSTEM,
   exactMatch,
   type Example,
   functionScorer,
@@ -18,11 +16,6 @@ import {
   type LlmJudgeSettings,
   openaiTarget,
   type OpenAITargetSettings,
-  parseJudgeReply,
-  parseRetryAfter,
-  RateLimiter,
-  RetryableError,
-  RetryBudget,
   runTarget,
   type RunTargetOptions,
   type Score,
@@ -31,8 +24,19 @@ import {
   type Target,
   TargetCache,
   type Unit,
-  withRetries,
 } from "../../mod.ts";
+import { cacheKey } from "../../src/targets/cache.ts";
+import {
+  DEFAULT_JUDGE_SYSTEM,
+  parseJudgeReply,
+} from "../../src/scorers/llm_judge.ts";
+import {
+  parseRetryAfter,
+  RateLimiter,
+  RetryableError,
+  RetryBudget,
+  withRetries,
+} from "../../src/net/flow.ts";
 import {
   arrivalGaps,
   type FakeLlm,
