@@ -147,3 +147,26 @@ Deno.test("src/ holds folders only, each with a mod.ts", async () => {
     assert.ok(mod?.isFile, `src/${entry.name}/ has no mod.ts`);
   }
 });
+
+// The Score model, aggregation, statistics and diffs are pure: no file, process
+// or network access, so that they run anywhere a script runs them.
+const PURE = ["score", "aggregate", "diff"];
+
+Deno.test("score/, aggregate/ and diff/ do no I/O and import only pure code", async () => {
+  for (const [from, deps] of graph) {
+    const layer = layerOf(from);
+    if (layer === undefined || !PURE.includes(layer)) continue;
+    for (const to of deps) {
+      const dep = layerOf(to);
+      assert.ok(
+        dep !== undefined &&
+          (PURE.includes(dep) || relative(to) === "src/io/fields.ts"),
+        `${relative(from)} imports ${relative(to)}`,
+      );
+    }
+    const code = (await Deno.readTextFile(new URL(from)))
+      .replace(/\/\*[\s\S]*?\*\//g, "")
+      .replace(/\/\/.*$/gm, "");
+    assert.doesNotMatch(code, /\bDeno\.|\bfetch\(/, relative(from));
+  }
+});

@@ -17,16 +17,26 @@
 
 import { type Aggregate, Aggregator } from "../aggregate/mod.ts";
 import { type ByteWriter, TextWriter } from "../io/text_writer.ts";
-import {
-  FieldError,
-  fingerprintsAt,
-  mappingAt,
-  stringAt,
-} from "../io/fields.ts";
+import { FieldError, mappingAt, stringAt, stringMapAt } from "../io/fields.ts";
 import { parseScore, type Score } from "../score/mod.ts";
 import type { Fingerprints } from "../fingerprint/fingerprint.ts";
 
 export type { Fingerprints };
+
+/** `o.fingerprints`, checked and copied. */
+export function fingerprintsAt(o: Record<string, unknown>): Fingerprints {
+  const f = mappingAt(o.fingerprints, "fingerprints");
+  const dataset = f.dataset;
+  if (dataset !== null && typeof dataset !== "string") {
+    throw new FieldError("fingerprints.dataset", "a string or null", dataset);
+  }
+  return {
+    config: stringAt(f, "config", "fingerprints."),
+    dataset,
+    target: stringAt(f, "target", "fingerprints."),
+    scorers: stringMapAt(f, "scorers", "fingerprints."),
+  };
+}
 
 /** What a RunRecord says before its Scores. */
 export interface RunRecordHeader {

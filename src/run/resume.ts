@@ -5,7 +5,8 @@
  * @module
  */
 
-import { fingerprintsAt, mappingAt, stringAt } from "../io/fields.ts";
+import { mappingAt, stringAt } from "../io/fields.ts";
+import { fingerprintsAt } from "../record/run_record.ts";
 import { LineStream } from "../io/line_stream.ts";
 import type { Fingerprints } from "../fingerprint/fingerprint.ts";
 import { parseScore, type Score } from "../score/mod.ts";
