@@ -11,18 +11,9 @@ import {
   elementSpans,
   memberSpan,
 } from "../../src/dataset/_json_scan.ts";
+import { withTempDir } from "../_proc.ts";
 
 const encoder = new TextEncoder();
-
-/** Runs `fn` with a fresh temporary folder, removed afterwards. */
-async function withTempDir(fn: (dir: string) => Promise<void>): Promise<void> {
-  const dir = await Deno.makeTempDir({ prefix: "evalpipe_dataset_test_" });
-  try {
-    await fn(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
 
 /** Writes `content` to `dir/file` and loads every example of it. */
 async function load(

@@ -46,6 +46,7 @@ import {
   type RecordedRequest,
   reply,
 } from "../_fake_llm.ts";
+import { withTempDir } from "../_proc.ts";
 
 const KEY = "sk-test-SECRET-1234";
 const env = (name: string) => name === "FAKE_API_KEY" ? KEY : undefined;
@@ -61,15 +62,6 @@ async function withServer(
     await fn(server);
   } finally {
     await server.close();
-  }
-}
-
-async function withTempDir(fn: (dir: string) => Promise<void>): Promise<void> {
-  const dir = await Deno.makeTempDir({ prefix: "evalpipe_network_test_" });
-  try {
-    await fn(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
   }
 }
 
