@@ -170,3 +170,22 @@ Deno.test("score/, aggregate/ and diff/ do no I/O and import only pure code", as
     assert.doesNotMatch(code, /\bDeno\.|\bfetch\(/, relative(from));
   }
 });
+
+Deno.test("deno publish --dry-run is clean: no slow types, no warnings", async () => {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["publish", "--dry-run", "--allow-dirty"],
+    cwd: ROOT.pathname,
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+  }).output();
+  const text = new TextDecoder().decode(out.stdout) +
+    new TextDecoder().decode(out.stderr);
+  assert.equal(out.code, 0, text);
+  assert.doesNotMatch(text, /warning/i);
+  assert.match(text, /Dry run complete/);
+  // The package is the library and its docs, not the tests and benches.
+  assert.match(text, /src\/score\/mod\.ts/);
+  assert.match(text, /LICENSE/);
+  assert.doesNotMatch(text, /tests\/|bench\//);
+});
