@@ -14,7 +14,17 @@ import {
   type ScoreValidity,
 } from "./types.ts";
 
-/** The fields every constructor takes besides the metric and the value. */
+/**
+ * The fields every constructor takes besides the metric and the value.
+ *
+ * @example A skipped Score that says why and which unit
+ * ```ts
+ * import { type ScoreOptions, skipped } from "./mod.ts";
+ * const options: ScoreOptions = { reason: "sampled out", example_id: "d#7", unit_id: "d#7" };
+ * const s = skipped("faithfulness", options);
+ * if (s.evaluator_version !== "faithfulness@1" || s.reason !== "sampled out") throw new Error("unexpected");
+ * ```
+ */
 export interface ScoreOptions {
   /**
    * The evaluator and its version.
@@ -53,7 +63,18 @@ export interface ScoreOptions {
   provenance?: Record<string, unknown>;
 }
 
-/** Options of {@linkcode scored}. */
+/**
+ * Options of {@linkcode scored}.
+ *
+ * @example A strict threshold: 0.6 is not a pass
+ * ```ts
+ * import { type ScoredOptions, scored } from "./mod.ts";
+ * const value = 0.6;
+ * const options: ScoredOptions = { passed: value >= 0.9, evaluator_version: "judge@2" };
+ * const s = scored("faithfulness", value, options);
+ * if (s.passed !== false || s.evaluator_version !== "judge@2") throw new Error("unexpected");
+ * ```
+ */
 export interface ScoredOptions extends ScoreOptions {
   /**
    * The verdict.

@@ -278,6 +278,14 @@ function explainScore(v: unknown, identity?: Identity): string {
  * @param identity The unit's ids.
  * @returns The Score with those ids, keys in canonical order.
  * @throws {ScoreSyntaxError} Naming the field and the rule broken.
+ *
+ * @example A function scorer's plain object becomes a Score of its unit
+ * ```ts
+ * import { parseScoreFor } from "./mod.ts";
+ * const returned = { metric: "short", status: "scored", validity: "valid", value: 1, passed: true, evaluator_version: "short@1", unit_id: "stale" };
+ * const s = parseScoreFor(returned, { example_id: "d#1", unit_id: "d#1" });
+ * if (s.unit_id !== "d#1" || s.diagnostics.length !== 0) throw new Error("unexpected");
+ * ```
  */
 export function parseScoreFor(value: unknown, identity: Identity): Score {
   const score = quickScore(value, identity);
