@@ -10,7 +10,16 @@
  * @module
  */
 
-/** The exit code of a usage, config or input error. */
+/**
+ * The exit code of a usage, config or input error.
+ *
+ * @example Map what was thrown to the command line's exit code
+ * ```ts
+ * import { exitCodeOf, INPUT_EXIT_CODE, InputError } from "./mod.ts";
+ * const code = exitCodeOf(new InputError('Unknown flag "--concurency"')) ?? 1;
+ * if (code !== INPUT_EXIT_CODE || code !== 2) throw new Error("unexpected");
+ * ```
+ */
 export const INPUT_EXIT_CODE = 2;
 
 /**
