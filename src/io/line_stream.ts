@@ -5,7 +5,17 @@
  * @module
  */
 
-/** One line of input, without its line terminator. */
+/**
+ * One line of input, without its line terminator.
+ *
+ * @example Invalid UTF-8 is reported on its line, not thrown
+ * ```ts
+ * import { type Line, LineStream } from "./mod.ts";
+ * const bytes = new Uint8Array([...new TextEncoder().encode("ok\n"), 0xff, 10]);
+ * const lines: Line[] = await Array.fromAsync(ReadableStream.from([bytes]).pipeThrough(new LineStream()));
+ * if (lines[0]?.text !== "ok" || lines[1]?.line !== 2 || lines[1].error === undefined) throw new Error("unexpected");
+ * ```
+ */
 export interface Line {
   /** The 1-based line number. */
   line: number;
@@ -15,7 +25,18 @@ export interface Line {
   error?: string;
 }
 
-/** Options of {@linkcode LineStream}. */
+/**
+ * Options of {@linkcode LineStream}.
+ *
+ * @example An oversized line becomes an error line
+ * ```ts
+ * import { LineStream, type LineStreamOptions } from "./mod.ts";
+ * const options: LineStreamOptions = { maxLineBytes: 4 };
+ * const bytes = new TextEncoder().encode("abc\nabcdefgh\n");
+ * const lines = await Array.fromAsync(ReadableStream.from([bytes]).pipeThrough(new LineStream(options)));
+ * if (lines[0]?.error !== undefined || lines[1]?.error === undefined) throw new Error("unexpected");
+ * ```
+ */
 export interface LineStreamOptions {
   /**
    * The longest line kept, in bytes; a longer one becomes an error line.
