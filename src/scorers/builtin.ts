@@ -9,7 +9,18 @@ import { notApplicable, type Score, scored } from "../score/mod.ts";
 import type { Scorer } from "./scorer.ts";
 import type { Unit } from "../dataset/unit.ts";
 
-/** Options of the built-in text scorers. */
+/**
+ * Options of the built-in text scorers.
+ *
+ * @example Two contains scorers side by side, one ignoring case
+ * ```ts
+ * import { contains, scoreUnits, type TextScorerOptions } from "./mod.ts";
+ * const options: TextScorerOptions = { name: "contains_any_case", ignore_case: true };
+ * const units = [{ example_id: "d#1", unit_id: "d#1", input: "capital?", output: "PARIS", expected: "paris" }];
+ * const scores = await Array.fromAsync(ReadableStream.from(units).pipeThrough(scoreUnits([contains(), contains(options)])));
+ * if (scores.map((s) => `${s.metric}=${s.value}`).join() !== "contains=0,contains_any_case=1") throw new Error("unexpected");
+ * ```
+ */
 export interface TextScorerOptions {
   /**
    * The metric name.

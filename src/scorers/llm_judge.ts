@@ -12,7 +12,18 @@ import { makeScore, type Score } from "../score/mod.ts";
 import type { Scorer, ScorerContext } from "./scorer.ts";
 import type { Unit } from "../dataset/unit.ts";
 
-/** Settings of the `llm_judge` scorer (config keys). */
+/**
+ * Settings of the `llm_judge` scorer (config keys).
+ *
+ * @example A judge's settings name its version: a new rubric is a new evaluator
+ * ```ts
+ * import { llmJudge, type LlmJudgeSettings } from "./mod.ts";
+ * const settings: LlmJudgeSettings = { name: "faithfulness", model: "judge", base_url: "http://127.0.0.1:9/v1" };
+ * const a = llmJudge(settings);
+ * const b = llmJudge({ ...settings, rubric: "Is {{output}} supported by {{context}}?", pass_threshold: 0.8 });
+ * if (a.name !== "faithfulness" || a.version === b.version) throw new Error("unexpected");
+ * ```
+ */
 export interface LlmJudgeSettings extends ChatSettings {
   /** The metric name. Default `llm_judge`. */
   name?: string;
@@ -120,6 +131,17 @@ export function parseJudgeReply(text: string): JudgeReading {
  * @param settings The judge's model, prompts and flow control.
  * @param env Reads an environment variable (the API key).
  * @returns The scorer.
+ *
+ * @example Grade a unit with a chat model on loopback
+ * ```ts
+ * import { llmJudge } from "./mod.ts";
+ * const content = '{"score": 0.9, "reason": "correct and supported"}';
+ * await using server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, () =>
+ *   Response.json({ model: "judge", choices: [{ message: { role: "assistant", content } }] }));
+ * const judge = llmJudge({ model: "judge", base_url: `http://127.0.0.1:${server.addr.port}/v1` });
+ * const s = await judge.score({ example_id: "d#1", unit_id: "d#1", input: "2+2?", output: "4" }, {});
+ * if ("scores" in s || s.value !== 0.9 || s.provenance?.judge_model !== "judge") throw new Error("unexpected");
+ * ```
  */
 export function llmJudge(
   settings: LlmJudgeSettings,
