@@ -97,7 +97,7 @@ function show(x: number | null): string {
  * const agg = new Aggregator();
  * agg.add(scored("m", 0.4));
  * const [failure] = checkGates({ m: { min_mean: 0.5 } }, agg.results());
- * if (failure?.gate !== "min_mean") throw new Error();
+ * if (failure?.gate !== "min_mean") throw new Error("unexpected");
  * ```
  */
 export function checkGates(

@@ -81,7 +81,7 @@ export function exitCodeOf(error: unknown): number | undefined {
  * @example
  * ```ts
  * import { messageOf } from "./errors.ts";
- * if (messageOf(new Error("x")) !== "x" || messageOf(3) !== "3") throw new Error();
+ * if (messageOf(new Error("x")) !== "x" || messageOf(3) !== "3") throw new Error("unexpected");
  * ```
  */
 export function messageOf(error: unknown): string {
@@ -97,7 +97,7 @@ export function messageOf(error: unknown): string {
  * @example
  * ```ts
  * import { osErrorText } from "./errors.ts";
- * if (osErrorText(new Deno.errors.NotFound("x")) !== "no such file") throw new Error();
+ * if (osErrorText(new Deno.errors.NotFound("x")) !== "no such file") throw new Error("unexpected");
  * ```
  */
 export function osErrorText(error: unknown): string {

@@ -114,8 +114,8 @@ export function copyExpected(
  * @example
  * ```ts
  * import { expectedJson } from "./case.ts";
- * if (expectedJson({}) !== "null") throw new Error();
- * if (expectedJson({ expected: { b: 1, a: 2 } }) !== '{"b":1,"a":2}') throw new Error();
+ * if (expectedJson({}) !== "null") throw new Error("unexpected");
+ * if (expectedJson({ expected: { b: 1, a: 2 } }) !== '{"b":1,"a":2}') throw new Error("unexpected");
  * ```
  */
 export function expectedJson(record: { expected?: unknown }): string {
@@ -190,7 +190,7 @@ function typeName(value: unknown): string {
  * ```ts
  * import { parseCase } from "./case.ts";
  * const c = parseCase({ input: "2+2?", expected: "4" });
- * if (c.input !== "2+2?") throw new Error();
+ * if (c.input !== "2+2?") throw new Error("unexpected");
  * ```
  */
 export function parseCase(value: unknown): Case {

@@ -73,7 +73,7 @@ export interface Unit {
  * ```ts
  * import { parseUnit } from "./unit.ts";
  * const u = parseUnit({ input: "hi", output: "hello" }, "stdin#1");
- * if (u.unit_id !== "stdin#1") throw new Error();
+ * if (u.unit_id !== "stdin#1") throw new Error("unexpected");
  * ```
  */
 export function parseUnit(value: unknown, fallbackId: string): Unit {
@@ -158,7 +158,7 @@ export interface MalformedLine {
  * const bytes = new TextEncoder().encode('{"input":"q","output":"a"}\n{"input":1}\n');
  * const bad: number[] = [];
  * const units = await Array.fromAsync(readUnits(ReadableStream.from([bytes]), "stdin", (m) => bad.push(m.line)));
- * if (units[0]?.unit_id !== "stdin#1" || bad.join() !== "2") throw new Error();
+ * if (units[0]?.unit_id !== "stdin#1" || bad.join() !== "2") throw new Error("unexpected");
  * ```
  */
 export function readUnits(

@@ -123,7 +123,7 @@ function reduce(
  * const a = [scored("m", 1, { example_id: "d#1" }), scored("m", 1, { example_id: "d#2" })];
  * const b = [scored("m", 0, { example_id: "d#1" }), scored("m", 1, { example_id: "d#2" })];
  * const [line] = diffScores(a, b);
- * if (line?.delta !== -0.5 || line.newly_failing !== 1) throw new Error();
+ * if (line?.delta !== -0.5 || line.newly_failing !== 1) throw new Error("unexpected");
  * ```
  */
 export function diffScores(

@@ -210,7 +210,7 @@ export class LineSplitter {
  * import { LineStream } from "./line_stream.ts";
  * const bytes = new TextEncoder().encode("a\r\nb\n\nc");
  * const lines = await Array.fromAsync(ReadableStream.from([bytes]).pipeThrough(new LineStream()));
- * if (lines.map((l) => l.text).join("|") !== "a|b||c") throw new Error();
+ * if (lines.map((l) => l.text).join("|") !== "a|b||c") throw new Error("unexpected");
  * ```
  */
 export class LineStream extends TransformStream<Uint8Array, Line> {
@@ -251,7 +251,7 @@ export class LineStream extends TransformStream<Uint8Array, Line> {
  * import { LineBatchStream } from "./line_stream.ts";
  * const bytes = new TextEncoder().encode("a\nb\nc");
  * const batches = await Array.fromAsync(ReadableStream.from([bytes]).pipeThrough(new LineBatchStream()));
- * if (batches.flat().map((l) => l.text).join("|") !== "a|b|c") throw new Error();
+ * if (batches.flat().map((l) => l.text).join("|") !== "a|b|c") throw new Error("unexpected");
  * ```
  */
 export class LineBatchStream extends TransformStream<Uint8Array, Line[]> {

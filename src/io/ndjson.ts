@@ -40,7 +40,7 @@ export type ParsedLine =
  * const out = await Array.fromAsync(
  *   ReadableStream.from([bytes]).pipeThrough(new LineStream()).pipeThrough(new NdjsonParseStream()),
  * );
- * if (out.length !== 2 || out[1]?.error === undefined || out[1].line !== 3) throw new Error();
+ * if (out.length !== 2 || out[1]?.error === undefined || out[1].line !== 3) throw new Error("unexpected");
  * ```
  */
 export class NdjsonParseStream extends TransformStream<Line, ParsedLine> {

@@ -225,8 +225,8 @@ export function isRunRecord(text: string): boolean {
 
 /**
  * Reads a RunRecord, validating it. A record cut short by a crash is read up
- * to its last whole Score and marked incomplete; its aggregates are computed
- * from the Scores it holds.
+ * to its last whole Score and marked incomplete. The aggregates of any record
+ * are computed from the Scores it holds, not read from the file.
  *
  * @param text The file's text.
  * @param path The file, for messages.

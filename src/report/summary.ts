@@ -31,7 +31,7 @@ function percent(x: number | null): string {
  * import { scored } from "../score/mod.ts";
  * const agg = new Aggregator();
  * agg.add(scored("exact_match", 1));
- * if (!formatSummary(agg.results()).includes("exact_match")) throw new Error();
+ * if (!formatSummary(agg.results()).includes("exact_match")) throw new Error("unexpected");
  * ```
  */
 export function formatSummary(aggregates: readonly Aggregate[]): string {

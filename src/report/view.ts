@@ -23,7 +23,7 @@ const UNSAFE =
  * @example
  * ```ts
  * import { escapeControl } from "./view.ts";
- * if (escapeControl("a\x1b[2Jb\n") !== "a\\u{1b}[2Jb\\n") throw new Error();
+ * if (escapeControl("a\x1b[2Jb\n") !== "a\\u{1b}[2Jb\\n") throw new Error("unexpected");
  * ```
  */
 export function escapeControl(text: string): string {

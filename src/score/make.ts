@@ -190,7 +190,7 @@ export function errored(
  * @example
  * ```ts
  * import { skipped } from "./mod.ts";
- * if (skipped("m", { reason: "sampled out" }).value !== null) throw new Error();
+ * if (skipped("m", { reason: "sampled out" }).value !== null) throw new Error("unexpected");
  * ```
  */
 export function skipped(metric: string, options: ScoreOptions = {}): Score {
@@ -208,7 +208,7 @@ export function skipped(metric: string, options: ScoreOptions = {}): Score {
  * @example
  * ```ts
  * import { notApplicable } from "./mod.ts";
- * if (notApplicable("m").status !== "not_applicable") throw new Error();
+ * if (notApplicable("m").status !== "not_applicable") throw new Error("unexpected");
  * ```
  */
 export function notApplicable(
@@ -230,7 +230,7 @@ export function notApplicable(
  * ```ts
  * import { scoreBatch, scored } from "./mod.ts";
  * const batch = scoreBatch([scored("precision", 0.5), scored("recall", 1)]);
- * if (batch.scores.length !== 2) throw new Error();
+ * if (batch.scores.length !== 2) throw new Error("unexpected");
  * ```
  */
 export function scoreBatch(scores: Score[]): ScoreBatch {

@@ -304,7 +304,7 @@ export function parseScoreFor(value: unknown, identity: Identity): Score {
  * @example
  * ```ts
  * import { isScoreBatch } from "./mod.ts";
- * if (!isScoreBatch({ scores: [] })) throw new Error();
+ * if (!isScoreBatch({ scores: [] })) throw new Error("unexpected");
  * ```
  */
 export function isScoreBatch(value: unknown): value is ScoreBatch {
@@ -321,7 +321,7 @@ export function isScoreBatch(value: unknown): value is ScoreBatch {
  * @example
  * ```ts
  * import { aggregatable, errored, scored } from "./mod.ts";
- * if (!aggregatable(scored("m", 0)) || aggregatable(errored("m", "boom"))) throw new Error();
+ * if (!aggregatable(scored("m", 0)) || aggregatable(errored("m", "boom"))) throw new Error("unexpected");
  * ```
  */
 export function aggregatable(score: Score): boolean {
@@ -341,7 +341,7 @@ export function aggregatable(score: Score): boolean {
  * ```ts
  * import { parseScore } from "./mod.ts";
  * const s = parseScore(JSON.parse('{"metric":"m","status":"error","validity":"valid","value":null,"passed":false,"evaluator_version":"m@1"}'));
- * if (s.status !== "error") throw new Error();
+ * if (s.status !== "error") throw new Error("unexpected");
  * ```
  */
 export function parseScore(value: unknown): Score {

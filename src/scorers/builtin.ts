@@ -89,7 +89,7 @@ function builtin(
  * import { exactMatch } from "./builtin.ts";
  * const s = await exactMatch().score(
  *   { example_id: "a#1", unit_id: "a#1", input: "q", output: " 30 days\n", expected: "30 days" }, {});
- * if ("scores" in s || s.value !== 1) throw new Error();
+ * if ("scores" in s || s.value !== 1) throw new Error("unexpected");
  * ```
  */
 export function exactMatch(options: TextScorerOptions = {}): Scorer {
@@ -122,7 +122,7 @@ export function exactMatch(options: TextScorerOptions = {}): Scorer {
  * import { contains } from "./builtin.ts";
  * const s = await contains().score(
  *   { example_id: "a#1", unit_id: "a#1", input: "q", output: "in 30 days", expected: ["30", "days", "refund"] }, {});
- * if ("scores" in s || s.passed !== false) throw new Error();
+ * if ("scores" in s || s.passed !== false) throw new Error("unexpected");
  * ```
  */
 export function contains(options: TextScorerOptions = {}): Scorer {

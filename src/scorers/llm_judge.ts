@@ -25,13 +25,19 @@ import type { Unit } from "../dataset/unit.ts";
  * ```
  */
 export interface LlmJudgeSettings extends ChatSettings {
-  /** The metric name. Default `llm_judge`. */
+  /**
+   * The metric name.
+   * @default {"llm_judge"}
+   */
   name?: string;
   /** The grading instructions, a template over `input`, `output`, `expected`, `context`. */
   rubric?: string;
   /** The judge's system prompt. */
   system?: string;
-  /** A reply's score at least this passes. Default 0.5. */
+  /**
+   * A reply's score at least this passes.
+   * @default {0.5}
+   */
   pass_threshold?: number;
 }
 
@@ -81,7 +87,7 @@ export interface JudgeReading {
  * import { parseJudgeReply } from "./llm_judge.ts";
  * const fence = "`".repeat(3);
  * const r = parseJudgeReply(`${fence}json\n{"score": 0.75, "reason": "mostly right"}\n${fence}`);
- * if (r.score !== 0.75 || r.doubt !== undefined) throw new Error();
+ * if (r.score !== 0.75 || r.doubt !== undefined) throw new Error("unexpected");
  * ```
  */
 export function parseJudgeReply(text: string): JudgeReading {

@@ -40,7 +40,10 @@ import { type CacheableTarget, targetVars } from "./openai_target.ts";
 export interface HttpTargetSettings extends NetworkSettings {
   /** The URL; may hold `{{field}}` placeholders (filled URL-encoded). */
   url: string;
-  /** The method. Default `POST`. */
+  /**
+   * The method.
+   * @default {"POST"}
+   */
   method?: string;
   /** Headers; values may name environment variables as `${NAME}`. */
   headers?: Record<string, string>;
