@@ -8,3 +8,5 @@
 export * from "./line_stream.ts";
 export * from "./ndjson.ts";
 export * from "./concurrent_map.ts";
+export * from "./stdout.ts";
+export * from "./out_file.ts";

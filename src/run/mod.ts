@@ -6,3 +6,4 @@
 
 export * from "./run_suite.ts";
 export * from "./resume.ts";
+export * from "./interrupt.ts";

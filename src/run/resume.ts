@@ -5,6 +5,7 @@
  * @module
  */
 
+import { InputError } from "../base/errors.ts";
 import { fingerprintsAt, mappingAt, stringAt } from "../io/fields.ts";
 import { LineStream } from "../io/line_stream.ts";
 import type { Fingerprints } from "../fingerprint/fingerprint.ts";
@@ -21,7 +22,7 @@ export interface RunMeta {
 }
 
 /** A Scores file that cannot be resumed, or a suite that changed since. */
-export class ResumeError extends Error {
+export class ResumeError extends InputError {
   /**
    * Creates the error.
    *

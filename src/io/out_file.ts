@@ -1,0 +1,75 @@
+/**
+ * Where a command's output goes: a file named by the user, or stdout.
+ *
+ * @module
+ */
+
+import { InputError, osErrorText } from "../base/errors.ts";
+import { stdoutWriter } from "./stdout.ts";
+import type { ByteWriter } from "./text_writer.ts";
+
+/** An output opened by {@linkcode openOut}. */
+export interface OutFile extends ByteWriter {
+  /** Closes the file; nothing for stdout. */
+  close(): void;
+}
+
+/** Options of {@linkcode openOut}. */
+export interface OpenOutOptions {
+  /**
+   * Append to the file instead of starting it afresh.
+   * @default {false}
+   */
+  append?: boolean;
+}
+
+/**
+ * Opens the destination of a command's output: the file at `path` (created,
+ * and truncated unless `append`), written synchronously since a file never
+ * waits for a reader; or, with no path, stdout by {@linkcode stdoutWriter}'s
+ * policy.
+ *
+ * @param path The file, or `undefined` for stdout.
+ * @param options Whether to append.
+ * @returns The writer, to close when done.
+ * @throws {InputError} When the file cannot be opened, naming it.
+ *
+ * @example
+ * ```ts
+ * import { openOut } from "./out_file.ts";
+ * const path = await Deno.makeTempFile();
+ * const out = await openOut(path);
+ * await out.write(new TextEncoder().encode("{}\n"));
+ * out.close();
+ * if (await Deno.readTextFile(path) !== "{}\n") throw new Error();
+ * await Deno.remove(path);
+ * ```
+ */
+export async function openOut(
+  path: string | undefined,
+  options: OpenOutOptions = {},
+): Promise<OutFile> {
+  if (path === undefined) {
+    const stdout = stdoutWriter();
+    return { write: (p) => stdout.write(p), close: () => {} };
+  }
+  let file: Deno.FsFile;
+  try {
+    file = await Deno.open(
+      path,
+      options.append
+        ? { append: true, create: true }
+        : { write: true, create: true, truncate: true },
+    );
+  } catch (error) {
+    if (!(error instanceof Error)) throw error;
+    throw new InputError(
+      `Cannot write ${JSON.stringify(path)}: ${osErrorText(error)}`,
+      { cause: error },
+    );
+  }
+  return {
+    write: (p) => Promise.resolve(file.writeSync(p)),
+    close: () => file.close(),
+  };
+}
