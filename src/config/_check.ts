@@ -12,6 +12,8 @@ import type { SuiteConfig } from "./types.ts";
 
 /** A config file that cannot be used, with where the problem is. */
 export class ConfigError extends SyntaxError {
+  /** The exit code the command line ends with: an input error. */
+  readonly exitCode: number = 2;
   /** The config file. */
   readonly file: string;
   /** The 1-based line of the problem, when known. */

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { messageOf } from "../base/errors.ts";
+import { InputError, messageOf } from "../base/errors.ts";
 import { YAMLException } from "js-yaml";
 import { loadYaml, YamlBombError } from "../io/yaml.ts";
 import {
@@ -24,7 +24,7 @@ import { type Line, LineSplitter } from "../io/line_stream.ts";
 export type DatasetFormat = "jsonl" | "json" | "yaml" | "csv";
 
 /** A problem with a dataset as a whole: nothing can be loaded from it. */
-export class DatasetError extends Error {
+export class DatasetError extends InputError {
   /**
    * Creates the instance.
    *

@@ -27,3 +27,6 @@ export {
   concurrentMap,
   concurrentMapTasks,
 } from "./concurrent_map.ts";
+export { stdoutWriter } from "./stdout.ts";
+export type { OpenOutOptions, OutFile } from "./out_file.ts";
+export { openOut } from "./out_file.ts";

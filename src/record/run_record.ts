@@ -205,6 +205,8 @@ export class RunRecordWriter {
 
 /** A file that is not a RunRecord, or one too damaged to read. */
 export class RunRecordError extends SyntaxError {
+  /** The exit code the command line ends with: an input error. */
+  readonly exitCode: number = 2;
   /**
    * Creates the error.
    *

@@ -4,7 +4,7 @@
  * @module
  */
 
-import { osErrorText } from "../base/errors.ts";
+import { InputError, osErrorText } from "../base/errors.ts";
 import { isRunRecord, parseRunRecord, type RunRecord } from "./run_record.ts";
 import { parseScore, type Score } from "../score/mod.ts";
 
@@ -34,7 +34,7 @@ export interface ScoresFile {
 }
 
 /** A results file that cannot be read at all. */
-export class ScoresFileError extends Error {
+export class ScoresFileError extends InputError {
   /**
    * Creates the error.
    *

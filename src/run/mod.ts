@@ -9,3 +9,9 @@ export type { RunSuiteOptions, RunSummary } from "./run_suite.ts";
 export { runSuite } from "./run_suite.ts";
 export type { ResumePlan, RunMeta } from "./resume.ts";
 export { prepareResume, ResumeError } from "./resume.ts";
+export type {
+  Interrupt,
+  InterruptOptions,
+  InterruptSignal,
+} from "./interrupt.ts";
+export { onInterrupt, signalExitCode } from "./interrupt.ts";

@@ -5,6 +5,7 @@
  * @module
  */
 
+import { InputError } from "../base/errors.ts";
 import { mappingAt, stringAt } from "../io/fields.ts";
 import { fingerprintsAt } from "../record/run_record.ts";
 import { LineStream } from "../io/line_stream.ts";
@@ -41,7 +42,7 @@ export interface RunMeta {
 }
 
 /** A Scores file that cannot be resumed, or a suite that changed since. */
-export class ResumeError extends Error {
+export class ResumeError extends InputError {
   /**
    * Creates the error.
    *

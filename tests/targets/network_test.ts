@@ -1661,15 +1661,25 @@ scorers:
 });
 
 Deno.test("cli run shares one cache dir between two runs at once without torn entries", async () => {
+  // No answer leaves before both runs are calling: one run has at most 16
+  // calls in flight, so the 17th request is the other's, made after it read
+  // the (still empty) cache. Without this, a run started late on a loaded
+  // machine finds the first run's pack and pays for nothing.
+  let requests = 0;
+  let bothCalling!: () => void;
+  const barrier = new Promise<void>((resolve) => (bothCalling = resolve));
   await withTempDir(async (dir) => {
     await withServer({
-      handler: (r) =>
-        reply.ok(`answer ${lastMessage(r)} ${"x".repeat(20_000)}`),
+      handler: async (r) => {
+        if (++requests > 16) bothCalling();
+        await barrier;
+        return reply.ok(`answer ${lastMessage(r)} ${"x".repeat(20_000)}`);
+      },
     }, async (server) => {
       await Deno.writeTextFile(
         `${dir}/suite.yaml`,
         `dataset: data.jsonl
-target: { type: openai, base_url: "${server.baseUrl}", model: m, api_key_env: FAKE_API_KEY }
+target: { type: openai, base_url: "${server.baseUrl}", model: m, api_key_env: FAKE_API_KEY, timeout: 120 }
 scorers: [{ type: exact_match }]
 concurrency: 16
 `,
