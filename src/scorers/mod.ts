@@ -35,6 +35,7 @@ export {
 export type { PersistentScorerOptions } from "./persistent_scorer.ts";
 export { persistentScorer } from "./persistent_scorer.ts";
 export type { LlmJudgeSettings } from "./llm_judge.ts";
+export type { ChatSettings } from "../net/chat_client.ts";
 export { llmJudge } from "./llm_judge.ts";
 export type { ScoreUnitsOptions } from "./score_units.ts";
 export { scoreUnits } from "./score_units.ts";

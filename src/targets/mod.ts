@@ -30,5 +30,7 @@ export { subprocessTarget, targetPayload } from "./subprocess_target.ts";
 export type { CacheableTarget, OpenAITargetSettings } from "./openai_target.ts";
 export { openaiTarget } from "./openai_target.ts";
 export type { HttpTargetSettings } from "./http_target.ts";
+export type { NetworkSettings } from "../net/network.ts";
+export type { ChatSettings } from "../net/chat_client.ts";
 export { httpTarget } from "./http_target.ts";
 export { cachedTarget, TargetCache } from "./cache.ts";
