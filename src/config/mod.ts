@@ -7,3 +7,4 @@
 
 export * from "./config.ts";
 export * from "./schema.ts";
+export * from "./scorer_names.ts";
