@@ -23,9 +23,14 @@ export interface CsvRecord {
  */
 export type CsvFailure = (line: number | undefined, detail: string) => Error;
 
+/** The longest record read, as for a JSONL line: beyond it, most likely an unclosed quote. */
+export const MAX_RECORD_BYTES = 32 * 1024 * 1024;
+
 /** What a `csv-parse` error code means, in words that say how to fix it. */
-function explain(error: CsvError): string {
+function explain(error: CsvError, max: number): string {
   switch (error.code) {
+    case "CSV_MAX_RECORD_SIZE":
+      return `the record is longer than ${max} bytes (an unclosed quote?)`;
     case "CSV_QUOTE_NOT_CLOSED":
       return "a quoted field has an unclosed quote";
     case "CSV_INVALID_CLOSING_QUOTE":
@@ -65,11 +70,14 @@ function breaksIn(fields: readonly string[]): number {
  * @param bytes The file's bytes.
  * @param fail Makes the error for a record that cannot be parsed, or for a
  * file that is not UTF-8.
+ * @param maxRecordBytes The longest record: memory stays bounded even when a
+ * quote is never closed.
  * @returns The records, in order.
  */
 export function csvRecords(
   bytes: ReadableStream<Uint8Array>,
   fail: CsvFailure,
+  maxRecordBytes: number = MAX_RECORD_BYTES,
 ): ReadableStream<CsvRecord[]> {
   // csv-parse counts a quoted CRLF as two lines, so lines are counted here:
   // a record starts after the previous one's line breaks and the empty lines
@@ -86,6 +94,7 @@ export function csvRecords(
     relax_column_count: true, // the caller names the record and both counts
     skip_empty_lines: true,
     record_delimiter: ["\r\n", "\n", "\r"],
+    max_record_size: maxRecordBytes,
     on_record(fields: string[], info) {
       const line = startOf(info.empty_lines);
       empty = info.empty_lines;
@@ -117,7 +126,10 @@ export function csvRecords(
     if (writer.desiredSize !== null) return;
     const error = await writer.closed.then(() => undefined, (e: unknown) => e);
     if (!(error instanceof CsvError)) throw error;
-    throw fail(startOf(Number(error.empty_lines ?? empty)), explain(error));
+    throw fail(
+      startOf(Number(error.empty_lines ?? empty)),
+      explain(error, maxRecordBytes),
+    );
   };
   return new ReadableStream<CsvRecord[]>({
     async pull(controller) {

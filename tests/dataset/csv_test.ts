@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatasetError, loadDataset } from "../../src/dataset/dataset.ts";
 import type { Example } from "../../src/dataset/case.ts";
-import { csvRecords } from "../../src/dataset/_csv.ts";
+import { csvRecords, MAX_RECORD_BYTES } from "../../src/dataset/_csv.ts";
 import { src, staticGraph } from "../_static_graph.ts";
 
 const encoder = new TextEncoder();
@@ -46,6 +46,7 @@ async function failure(dir: string, content: string): Promise<DatasetError> {
 async function records(
   text: string,
   size = Infinity,
+  max?: number,
 ): Promise<Array<[number, string[]]>> {
   const bytes = encoder.encode(text);
   const chunks: Uint8Array[] = [];
@@ -53,9 +54,11 @@ async function records(
     chunks.push(bytes.slice(i, i + size));
   }
   const batches = await Array.fromAsync(
-    csvRecords(ReadableStream.from(chunks), (line, detail) => {
-      return new SyntaxError(`line ${line}: ${detail}`);
-    }),
+    csvRecords(
+      ReadableStream.from(chunks),
+      (line, detail) => new SyntaxError(`line ${line}: ${detail}`),
+      max,
+    ),
   );
   return batches.flat().map((r) => [r.line, r.fields]);
 }
@@ -115,6 +118,23 @@ Deno.test("loadDataset refuses a stray quote in a CSV, naming the line, rather t
     const after = await failure(dir, 'input\r\n"a\r\nb"\r\n"x"y\r\n');
     assert.match(after.message, / line 4: /);
   });
+});
+
+Deno.test("csvRecords refuses a record longer than its cap, naming its line, so an unclosed quote cannot fill memory", async () => {
+  const text = 'input\nshort\n"' + "x".repeat(100) + "\n".repeat(100);
+  await assert.rejects(records(text, 16, 64), (error: unknown) => {
+    assert.ok(error instanceof SyntaxError);
+    assert.equal(
+      error.message,
+      "line 3: the record is longer than 64 bytes (an unclosed quote?)",
+    );
+    return true;
+  });
+  assert.deepEqual(await records('a\n"' + "y".repeat(60) + '"\n', 16, 64), [
+    [1, ["a"]],
+    [2, ["y".repeat(60)]],
+  ]);
+  assert.equal(MAX_RECORD_BYTES, 32 * 1024 * 1024);
 });
 
 Deno.test("loadDataset names the line where an unclosed CSV quote opens", async () => {
