@@ -4,6 +4,7 @@ import { DatasetError, loadDataset } from "../../src/dataset/dataset.ts";
 import type { Example } from "../../src/dataset/case.ts";
 import { csvRecords, MAX_RECORD_BYTES } from "../../src/dataset/_csv.ts";
 import { src, staticGraph } from "../_static_graph.ts";
+import { cli } from "../_cli.ts";
 
 const encoder = new TextEncoder();
 
@@ -257,4 +258,24 @@ Deno.test("the CSV library is loaded only when a CSV dataset is read", async () 
     assert.ok(!modules.has(src("dataset/_csv.ts")), entry);
     assert.deepEqual([...importersOf("npm:/csv-parse@")], [], entry);
   }
+});
+
+Deno.test("cli run reports a CSV that cannot be parsed with its file and line, exit 2", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      join(dir, "suite.yaml"),
+      "dataset: d.csv\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n",
+    );
+    await Deno.writeTextFile(
+      join(dir, "d.csv"),
+      'input,output\r\n"multi\r\nline",x\r\n"ab"cd,y\r\n',
+    );
+    const { code, stderr } = await cli(["run", "suite.yaml"], dir);
+    assert.equal(code, 2);
+    assert.match(
+      stderr,
+      /^evalpipe: Cannot parse dataset "\.\/d\.csv" line 4: a quoted field's closing quote is followed by more text/m,
+    );
+    assert.doesNotMatch(stderr, /at .*\.ts:\d+/, "no stack trace");
+  });
 });
