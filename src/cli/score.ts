@@ -68,6 +68,7 @@ Writes Scores on stdout: units in input order, scorers in the order given.`,
       { stdoutWriter },
       { scoreLine },
       { onInterrupt, signalExitCode },
+      { duplicateScorerName },
     ] = await Promise.all([
       flags.persistent
         ? import("../scorers/persistent_scorer.ts").then((m) =>
@@ -82,23 +83,22 @@ Writes Scores on stdout: units in input order, scorers in the order given.`,
       import("../io/stdout.ts"),
       import("../score/line.ts"),
       import("../run/interrupt.ts"),
+      import("../scorers/scorer_names.ts"),
     ]);
-    const seen = new Set<string>();
-    const scorers: Scorer[] = cmds.map((cmd, i) => {
-      const scorer = make(cmd, {
+    const scorers: Scorer[] = cmds.map((cmd, i) =>
+      make(cmd, {
         ...(names[i] !== undefined ? { name: names[i] } : {}),
         ...(flags.timeout !== undefined ? { timeout: flags.timeout } : {}),
-      });
-      if (seen.has(scorer.name)) {
-        throw new UsageError(
-          `Two scorers are named ${
-            JSON.stringify(scorer.name)
-          }: give one a --name`,
-        );
-      }
-      seen.add(scorer.name);
-      return scorer;
-    });
+      })
+    );
+    const twice = duplicateScorerName(scorers.map((s) => s.name));
+    if (twice !== undefined) {
+      throw new UsageError(
+        `Two scorers are named ${
+          JSON.stringify(twice.name)
+        }: give one a --name`,
+      );
+    }
     const controller = new AbortController();
     const interrupt = onInterrupt(controller, controller, {
       onSignal(sig, again) {

@@ -37,5 +37,7 @@ export { persistentScorer } from "./persistent_scorer.ts";
 export type { LlmJudgeSettings } from "./llm_judge.ts";
 export type { ChatSettings } from "../net/chat_client.ts";
 export { llmJudge } from "./llm_judge.ts";
+export type { DuplicateScorerName } from "./scorer_names.ts";
+export { duplicateScorerName } from "./scorer_names.ts";
 export type { ScoreUnitsOptions } from "./score_units.ts";
 export { scoreUnits } from "./score_units.ts";
