@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import {
   assertNoneRunning,
   delay,
+  isGone,
   running,
   within,
   withTempDir,
@@ -91,12 +92,8 @@ function groupMembers(pgid: number): number[] {
     try {
       stat = Deno.readTextFileSync(`/proc/${entry.name}/stat`);
     } catch (error) {
-      // It exited while the folder was read (ESRCH, a plain Error in Deno:
-      // between open and read).
-      if (error instanceof Deno.errors.NotFound) continue;
-      if (error instanceof Error && error.message.endsWith("(os error 3)")) {
-        continue;
-      }
+      // It exited while the folder was read.
+      if (isGone(error)) continue;
       throw error;
     }
     const pid = Number(entry.name);
@@ -466,4 +463,14 @@ Deno.dlopen("libc.so.6", { close: { parameters: ["i32"], result: "i32" } })
     [seen.path, seen.code, seen.stdout],
     ["posix_spawn", 0, "payload"],
   );
+});
+
+Deno.test("isGone reads ESRCH in the message forms Deno has used", () => {
+  // Reaped between opening /proc/PID/stat and reading it.
+  assert.ok(isGone(new Error("No such process (os error 3)")));
+  assert.ok(
+    isGone(new Error("No such process (os error 3): readfile '/proc/9/stat'")),
+  );
+  assert.ok(isGone(new Deno.errors.NotFound("gone")));
+  assert.ok(!isGone(new Error("Permission denied (os error 13)")));
 });
