@@ -7,7 +7,7 @@
 // cases beside a bare streaming loop that keeps nothing, at the same sizes.
 //
 // Usage: deno run -A bench/throughput.ts [--rounds N] [--units N] [--cases N]
-//          [--memory-cases N] [--no-memory]
+//          [--memory-cases N] [--no-memory] [--only score|run]
 
 import { parseFlags } from "../src/cli/flags.ts";
 import { evalpipeArgs, V8_FLAGS } from "./_evalpipe.ts";
@@ -22,7 +22,13 @@ const { flags } = parseFlags(Deno.args, {
     help: "Cases of the large memory row",
   },
   "no-memory": { type: "boolean", help: "Leave the memory rows out" },
+  only: {
+    type: "string",
+    value: "score|run",
+    help: "Only the score rows or only the run rows",
+  },
 });
+const ONLY = flags.only;
 const ROUNDS = flags.rounds;
 const UNITS = flags.units;
 const CASES = flags.cases;
@@ -71,8 +77,12 @@ await Deno.writeTextFile(
   "dataset: data.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n",
 );
 
-async function time(args: string[], stdinPath?: string): Promise<number> {
-  return (await measure(Deno.execPath(), args, stdinPath)).ms;
+async function time(
+  args: string[],
+  stdinPath?: string,
+  cwd = ROOT,
+): Promise<number> {
+  return (await measure(Deno.execPath(), args, stdinPath, cwd)).ms;
 }
 
 /** Peak RSS in MiB of a whole process, through `/usr/bin/time -f %M`. */
@@ -92,11 +102,12 @@ async function measure(
   command: string,
   args: string[],
   stdinPath?: string,
+  cwd = ROOT,
 ): Promise<{ ms: number; stderr: string }> {
   const start = performance.now();
   const child = new Deno.Command(command, {
     args,
-    cwd: ROOT,
+    cwd,
     stdin: stdinPath !== undefined ? "piped" : "null",
     stdout: "null",
     stderr: "piped",
@@ -112,10 +123,10 @@ async function measure(
 }
 
 /** A whole process's stdout, hashed: the outputs compared are large. */
-async function stdoutOf(args: string[]): Promise<string> {
+async function stdoutOf(args: string[], cwd = ROOT): Promise<string> {
   const { code, stdout } = await new Deno.Command(Deno.execPath(), {
     args,
-    cwd: ROOT,
+    cwd,
     stdin: "null",
     stdout: "piped",
     stderr: "null",
@@ -172,6 +183,19 @@ async function compare(
 }
 
 try {
+  if (ONLY === undefined || ONLY === "score") await scoreRows();
+  if (ONLY === undefined || ONLY === "run") await runRows();
+  if (!flags["no-memory"] && !canTime) {
+    console.error(
+      `memory: skipped, ${TIME} is missing (Debian: apt install time)`,
+    );
+  } else if (!flags["no-memory"]) await compareMemory();
+} finally {
+  await Deno.remove(dir, { recursive: true });
+}
+
+/** `score` against bare spawns, and persistent against per-case mode. */
+async function scoreRows(): Promise<void> {
   for (const c of [1, 2, 4]) {
     await compare(
       `score, trivial sh scorer, c=${c}`,
@@ -235,6 +259,13 @@ try {
         `${dir}/units.ndjson`,
       ),
   );
+}
+
+/**
+ * `run` against a bare NDJSON loop and against the floor, and the script
+ * the README shows against `run`.
+ */
+async function runRows(): Promise<void> {
   await compare(
     `run, replay + exact_match, ${CASES} cases`,
     CASES,
@@ -258,13 +289,32 @@ try {
       () => time(["run", "-A", "bench/_floor_run.ts", `${dir}/data.jsonl`]),
     );
   }
-  if (!flags["no-memory"] && !canTime) {
-    console.error(
-      `memory: skipped, ${TIME} is missing (Debian: apt install time)`,
+  // The script runs in the dataset's folder, so that its example ids (and so
+  // its output, checked byte for byte) are those of `run`.
+  const script = [
+    "run",
+    "-A",
+    ...V8_FLAGS,
+    "--config",
+    `${ROOT}deno.json`,
+    `${ROOT}bench/_script_run.ts`,
+    "data.jsonl",
+  ];
+  const [run, scripted] = await Promise.all([
+    stdoutOf([...EVALPIPE, "run", `${dir}/suite.yaml`]),
+    stdoutOf(script, dir),
+  ]);
+  if (run !== scripted) {
+    console.error("script: skipped, its output differs from evalpipe run's");
+  } else {
+    await compare(
+      `script from mod.ts as the README shows vs evalpipe run, ${CASES} cases`,
+      CASES,
+      "≥ 0.95× run (issue 11)",
+      () => time(script, undefined, dir),
+      () => time([...EVALPIPE, "run", `${dir}/suite.yaml`]),
     );
-  } else if (!flags["no-memory"]) await compareMemory();
-} finally {
-  await Deno.remove(dir, { recursive: true });
+  }
 }
 
 /**
