@@ -1,5 +1,6 @@
 /**
- * The aggregation stage: Scores in, one Aggregate per metric out.
+ * The aggregation stages: Scores in, one Aggregate per metric out; or Scores
+ * passed through while an aggregator counts them.
  *
  * @module
  */
@@ -34,6 +35,37 @@ export function aggregate(
     },
     flush(controller) {
       for (const a of aggregator.results()) controller.enqueue(a);
+    },
+  });
+}
+
+/**
+ * A stage that passes batches of Scores through unchanged, adding each Score
+ * to `aggregator` on the way: the Scores go on to a sink, and the aggregates
+ * are read from the aggregator once the stream has ended. This is how `run`
+ * aggregates.
+ *
+ * @param aggregator Where to count.
+ * @returns The stage.
+ *
+ * @example
+ * ```ts
+ * import { aggregateInto, Aggregator } from "./mod.ts";
+ * import { scored } from "../score/mod.ts";
+ * const aggregator = new Aggregator();
+ * const batches = await Array.fromAsync(
+ *   ReadableStream.from([[scored("m", 1), scored("m", 0.5)]]).pipeThrough(aggregateInto(aggregator)),
+ * );
+ * if (batches[0]?.length !== 2 || aggregator.results()[0]?.mean !== 0.75) throw new Error();
+ * ```
+ */
+export function aggregateInto(
+  aggregator: Aggregator,
+): TransformStream<Score[], Score[]> {
+  return new TransformStream({
+    transform(batch, controller) {
+      for (let i = 0; i < batch.length; i++) aggregator.add(batch[i]!);
+      controller.enqueue(batch);
     },
   });
 }

@@ -1,8 +1,10 @@
 /**
  * The bottom layer: errors a user can cause, which carry the exit code the
- * command line ends with.
+ * command line ends with, and the defaults the stages share.
  *
  * @module
  */
 
 export { exitCodeOf, INPUT_EXIT_CODE, InputError } from "./errors.ts";
+export type { Defaults } from "./defaults.ts";
+export { DEFAULTS } from "./defaults.ts";

@@ -13,9 +13,29 @@ export interface ConcurrentMapOptions {
   concurrency?: number;
   /**
    * How many results may wait behind a slow earlier one before intake pauses.
-   * @default {concurrency * 4}
+   * @default {concurrency * 4; for the batch forms, at least 4096}
    */
   window?: number;
+  /**
+   * Aborting stops the intake: no new task starts, the tasks running finish
+   * and their results are emitted, and the chunks still to come are read and
+   * dropped.
+   * @default {undefined}
+   */
+  stop?: AbortSignal;
+}
+
+/**
+ * The least window of the batch forms: a batch's synchronous results (the
+ * records of one read, about a thousand) pass in one go rather than in
+ * slices of `concurrency * 4`.
+ */
+const BATCH_WINDOW = 4096;
+
+function batchWindow(options: ConcurrentMapOptions): ConcurrentMapOptions {
+  if (options.window !== undefined) return options;
+  const concurrency = Math.max(1, options.concurrency ?? 1);
+  return { ...options, window: Math.max(concurrency * 4, BATCH_WINDOW) };
 }
 
 interface Slot<O> {
@@ -143,7 +163,7 @@ export function concurrentBatches<I, T, O>(
 ): TransformStream<I, O[]> {
   return orderedPool<I, T, readonly O[], O[]>(
     fn,
-    options,
+    batchWindow(options),
     (results, enqueue) => {
       const out: O[] = [];
       for (const r of results) {
@@ -151,6 +171,39 @@ export function concurrentBatches<I, T, O>(
       }
       enqueue(out);
     },
+    split,
+  );
+}
+
+/**
+ * Like {@linkcode concurrentBatches}, but `fn` returns one output per task:
+ * the outputs that are ready together leave as one array, in order.
+ *
+ * @param split Turns an input batch into its tasks.
+ * @param fn The function, per task.
+ * @param options Concurrency (counted in tasks) and window.
+ * @returns The stage.
+ *
+ * @example
+ * ```ts
+ * import { concurrentMapBatches } from "./concurrent_map.ts";
+ * const out = await Array.fromAsync(
+ *   ReadableStream.from([[1, 2], [3]]).pipeThrough(
+ *     concurrentMapBatches((b: number[]) => b, async (n) => n * 10, { concurrency: 2 }),
+ *   ),
+ * );
+ * if (out.flat().join() !== "10,20,30") throw new Error(out.flat().join());
+ * ```
+ */
+export function concurrentMapBatches<I, T, O>(
+  split: (batch: I) => Iterable<T>,
+  fn: (task: T) => Promise<O> | O,
+  options: ConcurrentMapOptions = {},
+): TransformStream<I, O[]> {
+  return orderedPool<I, T, O, O[]>(
+    fn,
+    batchWindow(options),
+    (results, enqueue) => enqueue(results),
     split,
   );
 }
@@ -176,6 +229,7 @@ function orderedPool<I, T, R, O>(
 ): TransformStream<I, O> {
   const concurrency = Math.max(1, options.concurrency ?? 1);
   const window = Math.max(concurrency, options.window ?? concurrency * 4);
+  const stop = options.stop;
   const queue: Slot<R>[] = [];
   let head = 0; // queue[head] is the oldest slot not yet emitted
   // Synchronous results with nothing pending before them: ready in order,
@@ -236,7 +290,7 @@ function orderedPool<I, T, R, O>(
           if (failed) return;
         }
         // A synchronous failure (or a cancelled reader) ends the intake at once.
-        if (failed) return;
+        if (failed || stop?.aborted) return;
         start(task);
       }
     },

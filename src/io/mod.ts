@@ -25,6 +25,7 @@ export {
   concurrentBatches,
   concurrentFlatMap,
   concurrentMap,
+  concurrentMapBatches,
   concurrentMapTasks,
 } from "./concurrent_map.ts";
 export { stdoutWriter } from "./stdout.ts";

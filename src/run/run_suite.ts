@@ -41,9 +41,11 @@ import {
 } from "../record/run_record.ts";
 import type { Score } from "../score/mod.ts";
 import type { Scorer } from "../scorers/scorer.ts";
-import { scoreUnit } from "../scorers/score_units.ts";
-import { callUnit, unitIdOf } from "../targets/target.ts";
-import { concurrentBatches } from "../io/concurrent_map.ts";
+import { DEFAULTS } from "../base/defaults.ts";
+import { aggregateInto } from "../aggregate/stage.ts";
+import { validateScoreBatches } from "../score/validate.ts";
+import { scoreUnitBatches } from "../scorers/score_units.ts";
+import { runTargetBatches } from "../targets/target.ts";
 import type { ByteWriter } from "../io/text_writer.ts";
 
 /** Options of {@linkcode runSuite}. */
@@ -56,8 +58,9 @@ export interface RunSuiteOptions {
    */
   record?: ByteWriter;
   /**
-   * Units in flight at once; overrides the config's `concurrency`.
-   * @default {the config's, else 8}
+   * Calls in flight at once in each stage (target calls, units being
+   * scored); overrides the config's `concurrency`.
+   * @default {the config's, else DEFAULTS.concurrency (8)}
    */
   concurrency?: number;
   /**
@@ -67,7 +70,7 @@ export interface RunSuiteOptions {
   maxProcesses?: number;
   /**
    * How many times each example is run; overrides the config's `epochs`.
-   * @default {the config's, else 1}
+   * @default {the config's, else DEFAULTS.epochs (1)}
    */
   epochs?: number;
   /**
@@ -226,9 +229,15 @@ async function prepare(
 
 /**
  * Runs the suite a config file describes: load the dataset, call the target,
- * run the scorers, validate every Score, write it to the sink (and the
- * RunRecord), aggregate, check the gates. Paths and commands resolve against
- * the config file's folder.
+ * run the scorers, validate every Score, aggregate, write it to the sink (and
+ * the RunRecord), check the gates. Paths and commands resolve against the
+ * config file's folder.
+ *
+ * The pipeline is the exported stages, piped as a script can pipe them:
+ * {@linkcode loadDatasetBatches} → {@linkcode runTargetBatches} →
+ * {@linkcode scoreUnitBatches} → {@linkcode validateScoreBatches} →
+ * {@linkcode aggregateInto} → the sink, with {@linkcode DEFAULTS} where
+ * neither the config nor the options say otherwise.
  *
  * @param configPath The YAML config file.
  * @param options The sink, the record and overrides.
@@ -254,8 +263,9 @@ export async function runSuite(
     name: datasetName,
     ...(options.stdin !== undefined ? { stdin: options.stdin } : {}),
   });
-  const concurrency = options.concurrency ?? config.concurrency ?? 8;
-  const epochs = options.epochs ?? config.epochs ?? 1;
+  const concurrency = options.concurrency ?? config.concurrency ??
+    DEFAULTS.concurrency;
+  const epochs = options.epochs ?? config.epochs ?? DEFAULTS.epochs;
   const maxProcesses = options.maxProcesses ?? config.max_processes;
   if (maxProcesses !== undefined) {
     (await import("../process/run_command.ts")).setMaxProcesses(maxProcesses);
@@ -318,63 +328,58 @@ export async function runSuite(
   };
   let invalidRecords = 0;
   let scores = 0;
-  let stopped = options.stop?.aborted ?? false;
-  const onStop = () => (stopped = true);
-  options.stop?.addEventListener("abort", onStop, { once: true });
-  // Tasks are taken lazily, one example epoch at a time: once `stop` aborts,
-  // no new case starts, and the ones in flight finish.
-  function* tasks(
-    batch: Example[],
-  ): Generator<{ example: Example; epoch: number }> {
-    for (const example of batch) {
-      if (stopped) return;
-      if (example.invalid !== undefined) {
-        invalidRecords++;
-        options.onInvalidRecord?.(
-          `Invalid case in ${
-            JSON.stringify(datasetName)
-          } ${where} ${example.line}: ${example.invalid}`,
-          example,
-        );
-      }
-      for (let epoch = 1; epoch <= epochs; epoch++) {
-        if (!unitDone(unitIdOf(example.example_id, epoch, epochs))) {
-          yield { example, epoch };
-        }
-      }
-    }
+  const onInvalidRecord = (example: Example) => {
+    invalidRecords++;
+    options.onInvalidRecord?.(
+      `Invalid case in ${
+        JSON.stringify(datasetName)
+      } ${where} ${example.line}: ${example.invalid}`,
+      example,
+    );
+  };
+  // The exported stages, piped as a script would pipe them; what is run's
+  // own (resuming, the record, the callbacks) sits between them.
+  const units = examples.pipeThrough(runTargetBatches(target, {
+    concurrency,
+    epochs,
+    ...(signal !== undefined ? { signal } : {}),
+    ...(options.stop !== undefined ? { stop: options.stop } : {}),
+    ...(done !== undefined ? { skip: unitDone } : {}),
+    onInvalidRecord,
+  }));
+  let valid = units
+    .pipeThrough(scoreUnitBatches(scorers, {
+      concurrency,
+      ...(signal !== undefined ? { signal } : {}),
+    }))
+    .pipeThrough(validateScoreBatches());
+  if (done !== undefined) {
+    // Resuming: a Score the file already has is not written twice.
+    valid = valid.pipeThrough(
+      new TransformStream<Score[], Score[]>({
+        transform(batch, controller) {
+          const fresh = batch.filter((s) =>
+            !done.get(s.unit_id!)?.has(s.metric)
+          );
+          if (fresh.length > 0) controller.enqueue(fresh);
+        },
+      }),
+    );
   }
   try {
-    await examples
-      .pipeThrough(
-        concurrentBatches(
-          tasks,
-          ({ example, epoch }) => {
-            const unit = callUnit(target, example, epoch, epochs, signal);
-            // Synchronous targets and scorers stay synchronous end to end.
-            return unit instanceof Promise
-              ? unit.then((u) => scoreUnit(scorers, u, signal))
-              : scoreUnit(scorers, unit, signal);
-          },
-          { concurrency, window: Math.max(concurrency * 4, 4096) },
-        ),
-      )
+    await valid
+      .pipeThrough(aggregateInto(aggregator))
       .pipeThrough(
         new TransformStream<Score[], Score[]>({
           async transform(batch, controller) {
-            // Resuming: a Score the file already has is not written twice.
-            const fresh = done === undefined
-              ? batch
-              : batch.filter((s) => !done.get(s.unit_id!)?.has(s.metric));
-            for (const score of fresh) {
-              aggregator.add(score);
+            for (const score of batch) {
               options.onScore?.(score);
               // Await only a real write: an await per Score costs a turn each.
               const pending = record?.add(score);
               if (pending !== undefined) await pending;
             }
-            scores += fresh.length;
-            if (fresh.length > 0) controller.enqueue(fresh);
+            scores += batch.length;
+            controller.enqueue(batch);
           },
         }),
       )
@@ -384,10 +389,10 @@ export async function runSuite(
     await record?.finish(aggregator.results(), false);
     throw error;
   } finally {
-    options.stop?.removeEventListener("abort", onStop);
     // Long-lived scorer processes end with the run, whatever ended it.
     await Promise.all(scorers.map((s) => s.close?.()));
   }
+  const stopped = options.stop?.aborted ?? false;
   const aggregates = aggregator.results();
   await record?.finish(aggregates, !stopped);
   return {

@@ -37,4 +37,8 @@ export {
   parseScoreFor,
 } from "./rules.ts";
 export { scoreLine } from "./line.ts";
-export { validateScore, validateScores } from "./validate.ts";
+export {
+  validateScore,
+  validateScoreBatches,
+  validateScores,
+} from "./validate.ts";

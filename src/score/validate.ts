@@ -6,7 +6,7 @@
  */
 
 import { errored } from "./make.ts";
-import { parseScore } from "./rules.ts";
+import { isCanonicalScore, parseScore } from "./rules.ts";
 import { type Score, ScoreSyntaxError } from "./types.ts";
 
 function field(candidate: unknown, key: string): string | undefined {
@@ -51,9 +51,20 @@ export function validateScore(candidate: unknown): Score {
 }
 
 /**
+ * What the stages pass on: a candidate that already is a Score in canonical
+ * form as it is (the Scores of `scoreUnits` are), anything else as
+ * {@linkcode validateScore} makes it.
+ */
+function checked(candidate: unknown): Score {
+  return isCanonicalScore(candidate) ? candidate : validateScore(candidate);
+}
+
+/**
  * A stage that validates every Score passing through (see
  * {@linkcode validateScore}): it never errors and never emits a Score that
- * breaks the rules.
+ * breaks the rules. A candidate that already is a valid Score in canonical
+ * form passes as it is, without a copy. {@linkcode validateScoreBatches} is
+ * the same stage over batches.
  *
  * @returns The stage.
  *
@@ -69,7 +80,45 @@ export function validateScore(candidate: unknown): Score {
 export function validateScores(): TransformStream<unknown, Score> {
   return new TransformStream({
     transform(candidate, controller) {
-      controller.enqueue(validateScore(candidate));
+      controller.enqueue(checked(candidate));
+    },
+  });
+}
+
+/**
+ * {@linkcode validateScores} over batches, as
+ * {@linkcode import("../scorers/mod.ts").scoreUnitBatches} emits them: each
+ * batch leaves as one array of valid Scores, in order. This is the stage
+ * `run` uses.
+ *
+ * @returns The stage.
+ *
+ * @example
+ * ```ts
+ * import { validateScoreBatches } from "./validate.ts";
+ * import { scored } from "./make.ts";
+ * const [batch] = await Array.fromAsync(
+ *   ReadableStream.from([[scored("m", 1), { metric: "m", status: "scored", value: NaN }]])
+ *     .pipeThrough(validateScoreBatches()),
+ * );
+ * if (batch?.map((s) => s.status).join() !== "scored,error") throw new Error();
+ * ```
+ */
+export function validateScoreBatches(): TransformStream<
+  readonly unknown[],
+  Score[]
+> {
+  return new TransformStream({
+    transform(batch, controller) {
+      let i = 0;
+      while (i < batch.length && isCanonicalScore(batch[i])) i++;
+      // All of them as they were: the batch itself goes on.
+      let out = batch as Score[];
+      if (i < batch.length) {
+        out = batch.slice(0, i) as Score[];
+        for (; i < batch.length; i++) out.push(checked(batch[i]));
+      }
+      controller.enqueue(out);
     },
   });
 }

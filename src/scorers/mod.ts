@@ -40,4 +40,4 @@ export { llmJudge } from "./llm_judge.ts";
 export type { DuplicateScorerName } from "./scorer_names.ts";
 export { duplicateScorerName } from "./scorer_names.ts";
 export type { ScoreUnitsOptions } from "./score_units.ts";
-export { scoreUnits } from "./score_units.ts";
+export { scoreUnitBatches, scoreUnits } from "./score_units.ts";

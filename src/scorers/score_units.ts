@@ -6,21 +6,22 @@
  */
 
 import { messageOf } from "../base/errors.ts";
-import { concurrentFlatMap } from "../io/concurrent_map.ts";
+import { DEFAULTS } from "../base/defaults.ts";
+import { concurrentBatches, concurrentFlatMap } from "../io/concurrent_map.ts";
 import {
   errored,
   isScoreBatch,
   parseScoreFor,
   type Score,
 } from "../score/mod.ts";
-import type { Scorer } from "./scorer.ts";
+import type { Scorer, ScorerContext } from "./scorer.ts";
 import type { Unit } from "../dataset/unit.ts";
 
-/** Options of {@linkcode scoreUnits}. */
+/** Options of {@linkcode scoreUnits} and {@linkcode scoreUnitBatches}. */
 export interface ScoreUnitsOptions {
   /**
    * How many units are scored at once (each runs its scorers side by side).
-   * @default {4}
+   * @default {DEFAULTS.concurrency (8)}
    */
   concurrency?: number;
   /**
@@ -132,6 +133,9 @@ export function checkScores(
   });
 }
 
+/** The context of a scorer run without a signal, shared: it holds nothing. */
+const NO_SIGNAL: ScorerContext = Object.freeze({});
+
 function runScorer(
   scorer: Scorer,
   unit: Unit,
@@ -149,7 +153,7 @@ function runScorer(
     failure(scorer, `scorer error: ${messageOf(error)}`, unit);
   let result: unknown;
   try {
-    result = scorer.score(unit, signal !== undefined ? { signal } : {});
+    result = scorer.score(unit, signal !== undefined ? { signal } : NO_SIGNAL);
   } catch (error) {
     return failed(error);
   }
@@ -187,7 +191,48 @@ export function scoreUnits(
   const signal = options.signal;
   return concurrentFlatMap(
     (unit: Unit) => scoreUnit(scorers, unit, signal),
-    { concurrency: options.concurrency ?? 4 },
+    { concurrency: options.concurrency ?? DEFAULTS.concurrency },
+  );
+}
+
+function units(batch: readonly Unit[]): readonly Unit[] {
+  return batch;
+}
+
+/**
+ * {@linkcode scoreUnits} over batches of units, as
+ * {@linkcode import("../targets/mod.ts").runTargetBatches} emits them: the
+ * same Scores in the same order, with the Scores that are ready together
+ * leaving as one array. Synchronous scorers (the built-ins) then cost no
+ * promise and no stream step per unit: this is the stage `run` uses.
+ *
+ * @param scorers The scorers, in output order.
+ * @param options Concurrency and abort signal.
+ * @returns The stage.
+ *
+ * @example
+ * ```ts
+ * import { scoreUnitBatches } from "./score_units.ts";
+ * import { exactMatch } from "./builtin.ts";
+ * const batch = [
+ *   { example_id: "d#1", unit_id: "d#1", input: "2+2", output: "4", expected: "4" },
+ *   { example_id: "d#2", unit_id: "d#2", input: "3+3", output: "7", expected: "6" },
+ * ];
+ * const scores = (await Array.fromAsync(
+ *   ReadableStream.from([batch]).pipeThrough(scoreUnitBatches([exactMatch()])),
+ * )).flat();
+ * if (scores.map((s) => s.value).join() !== "1,0") throw new Error();
+ * ```
+ */
+export function scoreUnitBatches(
+  scorers: readonly Scorer[],
+  options: ScoreUnitsOptions = {},
+): TransformStream<readonly Unit[], Score[]> {
+  const signal = options.signal;
+  return concurrentBatches(
+    units,
+    (unit: Unit) => scoreUnit(scorers, unit, signal),
+    { concurrency: options.concurrency ?? DEFAULTS.concurrency },
   );
 }
 

@@ -22,7 +22,7 @@ export type {
   TargetContext,
   TargetResult,
 } from "./target.ts";
-export { runTarget } from "./target.ts";
+export { runTarget, runTargetBatches } from "./target.ts";
 export { functionTarget } from "./function_target.ts";
 export { replayTarget } from "./replay_target.ts";
 export type { SubprocessTargetOptions } from "./subprocess_target.ts";

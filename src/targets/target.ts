@@ -7,7 +7,12 @@
 
 import { messageOf } from "../base/errors.ts";
 import { type Case, copyExpected, type Example } from "../dataset/case.ts";
-import { concurrentMapTasks } from "../io/concurrent_map.ts";
+import { DEFAULTS } from "../base/defaults.ts";
+import {
+  concurrentMapBatches,
+  type ConcurrentMapOptions,
+  concurrentMapTasks,
+} from "../io/concurrent_map.ts";
 import type { Unit } from "../dataset/unit.ts";
 
 /** What a target returns for one case. */
@@ -43,17 +48,17 @@ export interface Target {
   readonly timed?: boolean;
 }
 
-/** Options of {@linkcode runTarget}. */
+/** Options of {@linkcode runTarget} and {@linkcode runTargetBatches}. */
 export interface RunTargetOptions {
   /**
    * How many calls may be in flight.
-   * @default {4}
+   * @default {DEFAULTS.concurrency (8)}
    */
   concurrency?: number;
   /**
    * How many times each example is run. With more than one, unit ids are
    * `<example_id>@<epoch>`, epochs counted from 1.
-   * @default {1}
+   * @default {DEFAULTS.epochs (1)}
    */
   epochs?: number;
   /**
@@ -62,10 +67,79 @@ export interface RunTargetOptions {
    */
   signal?: AbortSignal;
   /**
+   * Aborting stops the intake: no new call starts, the calls in flight
+   * finish and their units are emitted, and the examples still to come are
+   * read and dropped.
+   * @default {undefined}
+   */
+  stop?: AbortSignal;
+  /**
    * Units (by unit id) not to run at all, as when resuming.
    * @default {undefined}
    */
   skip?: (unitId: string) => boolean;
+  /**
+   * Called once for each malformed record (an example with `invalid` set) as
+   * the stage takes it, before its units, even when `skip` skips them all.
+   * @default {undefined}
+   */
+  onInvalidRecord?: (example: Example) => void;
+}
+
+/** One call: an example's epoch. */
+interface Task {
+  example: Example;
+  epoch: number;
+}
+
+/** How a stage runs its examples: their tasks, the call, the pool's options. */
+interface Plan {
+  tasks(examples: Iterable<Example>): Iterable<unknown>;
+  call(task: unknown): Unit | Promise<Unit>;
+  pool: ConcurrentMapOptions;
+}
+
+/**
+ * What both forms of the stage share: how examples become tasks, taken
+ * lazily (so that `stop` ends the intake between two examples), and the call.
+ */
+function targetPlan(target: Target, options: RunTargetOptions): Plan {
+  const signal = options.signal;
+  const stop = options.stop;
+  const epochs = Math.max(1, Math.floor(options.epochs ?? DEFAULTS.epochs));
+  const { skip, onInvalidRecord } = options;
+  const pool = { concurrency: options.concurrency ?? DEFAULTS.concurrency };
+  if (epochs === 1 && skip === undefined) {
+    // One task per example, the example itself: the pool stops the intake,
+    // and a task starts when the stage takes its example.
+    return {
+      pool: stop !== undefined ? { ...pool, stop } : pool,
+      tasks: (examples: Iterable<Example>): Iterable<Example> => examples,
+      call: (example: Example) => {
+        if (example.invalid !== undefined) onInvalidRecord?.(example);
+        return callUnit(target, example, 1, 1, signal);
+      },
+    };
+  }
+  // Once an example is taken, all its epochs run, as `run` always did.
+  function* tasks(examples: Iterable<Example>): Generator<Task> {
+    for (const example of examples) {
+      if (stop?.aborted) return;
+      if (example.invalid !== undefined) onInvalidRecord?.(example);
+      for (let epoch = 1; epoch <= epochs; epoch++) {
+        if (
+          skip === undefined ||
+          !skip(unitIdOf(example.example_id, epoch, epochs))
+        ) yield { example, epoch };
+      }
+    }
+  }
+  return {
+    pool,
+    tasks,
+    call: ({ example, epoch }: Task) =>
+      callUnit(target, example, epoch, epochs, signal),
+  };
 }
 
 /**
@@ -74,10 +148,10 @@ export interface RunTargetOptions {
  * case's `input`, `context` and `metadata`; the unit carries `expected` on to
  * the scorers (verbatim). A failed call gives a unit with `target.error` and
  * `output: null`; a malformed record gives units marked `invalid`, without a
- * call.
+ * call. {@linkcode runTargetBatches} is the same stage over batches.
  *
  * @param target The system under test.
- * @param options Concurrency, epochs and abort signal.
+ * @param options Concurrency, epochs, abort and stop signals, units to skip.
  * @returns The stage.
  *
  * @example
@@ -95,23 +169,45 @@ export function runTarget(
   target: Target,
   options: RunTargetOptions = {},
 ): TransformStream<Example, Unit> {
-  const signal = options.signal;
-  const epochs = Math.max(1, Math.floor(options.epochs ?? 1));
-  const skip = options.skip;
-  const tasks = (example: Example) => {
-    const all = Array.from({ length: epochs }, (_, i) => i + 1);
-    return skip === undefined
-      ? all.map((epoch) => ({ example, epoch }))
-      : all.filter((epoch) =>
-        !skip(unitIdOf(example.example_id, epoch, epochs))
-      )
-        .map((epoch) => ({ example, epoch }));
-  };
+  const plan = targetPlan(target, options);
   return concurrentMapTasks(
-    tasks,
-    ({ example, epoch }) => callUnit(target, example, epoch, epochs, signal),
-    { concurrency: options.concurrency ?? 4 },
+    (example: Example) => plan.tasks([example]),
+    plan.call,
+    plan.pool,
   );
+}
+
+/**
+ * {@linkcode runTarget} over batches of examples, as
+ * {@linkcode import("../dataset/mod.ts").loadDatasetBatches} emits them: the
+ * same calls, units and order, with the units that are ready together
+ * leaving as one array. A synchronous target (a replay) then costs no
+ * promise and no stream step per unit: this is the stage `run` uses.
+ *
+ * @param target The system under test.
+ * @param options Concurrency, epochs, abort and stop signals, units to skip.
+ * @returns The stage.
+ *
+ * @example
+ * ```ts
+ * import { runTargetBatches } from "./target.ts";
+ * import { replayTarget } from "./replay_target.ts";
+ * const batch = [
+ *   { example_id: "d#1", line: 1, case: { input: "q", output: "a" } },
+ *   { example_id: "d#2", line: 2, case: { input: "q", output: "b" } },
+ * ];
+ * const units = (await Array.fromAsync(
+ *   ReadableStream.from([batch]).pipeThrough(runTargetBatches(replayTarget(), { epochs: 2 })),
+ * )).flat();
+ * if (units.map((u) => u.unit_id).join() !== "d#1@1,d#1@2,d#2@1,d#2@2") throw new Error();
+ * ```
+ */
+export function runTargetBatches(
+  target: Target,
+  options: RunTargetOptions = {},
+): TransformStream<readonly Example[], Unit[]> {
+  const plan = targetPlan(target, options);
+  return concurrentMapBatches(plan.tasks, plan.call, plan.pool);
 }
 
 /**
@@ -197,7 +293,11 @@ function doneUnit(
   result: TargetResult,
 ): Unit {
   unit.output = result.output;
-  unit.target = { latency_ms: latencyMs(timed, started), ...result.info };
+  const latency_ms = latencyMs(timed, started);
+  // Without info (a replay), no spread: it costs more than the unit's fields.
+  unit.target = result.info === undefined
+    ? { latency_ms }
+    : { latency_ms, ...result.info };
   return unit;
 }
 

@@ -1,0 +1,31 @@
+/**
+ * The defaults the stages and `run` share: a script assembled from the
+ * stages and `evalpipe run` behave alike when neither says otherwise.
+ *
+ * @module
+ */
+
+/** The shape of {@linkcode DEFAULTS}. */
+export interface Defaults {
+  /**
+   * Calls in flight at once in each concurrent stage: target calls in
+   * `runTarget`, units being scored in `scoreUnits`, and the same in `run`.
+   */
+  readonly concurrency: number;
+  /** How many times each example is run. */
+  readonly epochs: number;
+}
+
+/**
+ * The defaults of the target and scoring stages and of `run` (where a
+ * config's `concurrency` and `epochs`, then the flags, override them).
+ * Concurrency 8: `run` used it before the stages did, and the throughput
+ * bench (replay target, `exact_match`) runs as fast at 4, 8 and 64.
+ *
+ * @example
+ * ```ts
+ * import { DEFAULTS } from "./defaults.ts";
+ * if (DEFAULTS.concurrency !== 8 || DEFAULTS.epochs !== 1) throw new Error();
+ * ```
+ */
+export const DEFAULTS: Defaults = Object.freeze({ concurrency: 8, epochs: 1 });
