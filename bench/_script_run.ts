@@ -4,20 +4,23 @@
 // its example ids are those `evalpipe run` gives.
 // Usage: deno run -A --config deno.json bench/_script_run.ts data.jsonl > /dev/null
 import {
-  aggregate,
+  aggregateInto,
+  Aggregator,
   exactMatch,
-  loadDataset,
-  ndjsonSink,
+  loadDatasetBatches,
+  ndjsonBatchSink,
   replayTarget,
-  runTarget,
-  scoreUnits,
+  runTargetBatches,
+  scoreLine,
+  scoreUnitBatches,
+  validateScoreBatches,
 } from "../mod.ts";
 
-const [scores, forSummary] = (await loadDataset(Deno.args[0]!))
-  .pipeThrough(runTarget(replayTarget(), { concurrency: 8 }))
-  .pipeThrough(scoreUnits([exactMatch()], { concurrency: 8 }))
-  .tee();
-await Promise.all([
-  scores.pipeTo(ndjsonSink(Deno.stdout)),
-  forSummary.pipeThrough(aggregate()).pipeTo(ndjsonSink(Deno.stderr)),
-]);
+const aggregator = new Aggregator();
+await (await loadDatasetBatches(Deno.args[0]!))
+  .pipeThrough(runTargetBatches(replayTarget()))
+  .pipeThrough(scoreUnitBatches([exactMatch()]))
+  .pipeThrough(validateScoreBatches())
+  .pipeThrough(aggregateInto(aggregator))
+  .pipeTo(ndjsonBatchSink(Deno.stdout, { stringify: scoreLine }));
+for (const a of aggregator.results()) console.error(JSON.stringify(a));

@@ -1,26 +1,31 @@
-// Reassemble evalpipe's stages in a script: replay logged outputs, score them
-// with a built-in and a TypeScript scorer, Scores to stdout, aggregates to stderr.
+// Reassemble evalpipe's stages in a script: the same pipeline `evalpipe run`
+// is made of (src/run/run_suite.ts), at the same speed. Replay logged outputs,
+// score them with a built-in and a TypeScript scorer, Scores to stdout,
+// aggregates to stderr.
 // Run: deno run -A examples/script/reassemble.ts examples/script/logs.jsonl
 import {
-  aggregate,
+  aggregateInto,
+  Aggregator,
   exactMatch,
   functionScorer,
-  loadDataset,
-  ndjsonSink,
+  loadDatasetBatches,
+  ndjsonBatchSink,
   replayTarget,
-  runTarget,
-  scoreUnits,
+  runTargetBatches,
+  scoreLine,
+  scoreUnitBatches,
+  validateScoreBatches,
 } from "../../mod.ts";
 
 const short = functionScorer(
   "short",
   (unit) => (unit.output ?? "").length <= 200,
 );
-const [scores, forSummary] = (await loadDataset(Deno.args[0] ?? "logs.jsonl"))
-  .pipeThrough(runTarget(replayTarget(), { concurrency: 8 }))
-  .pipeThrough(scoreUnits([exactMatch(), short], { concurrency: 8 }))
-  .tee();
-await Promise.all([
-  scores.pipeTo(ndjsonSink(Deno.stdout)),
-  forSummary.pipeThrough(aggregate()).pipeTo(ndjsonSink(Deno.stderr)),
-]);
+const aggregator = new Aggregator();
+await (await loadDatasetBatches(Deno.args[0] ?? "logs.jsonl"))
+  .pipeThrough(runTargetBatches(replayTarget()))
+  .pipeThrough(scoreUnitBatches([exactMatch(), short]))
+  .pipeThrough(validateScoreBatches())
+  .pipeThrough(aggregateInto(aggregator))
+  .pipeTo(ndjsonBatchSink(Deno.stdout, { stringify: scoreLine }));
+for (const a of aggregator.results()) console.error(JSON.stringify(a));

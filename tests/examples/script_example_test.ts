@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { parseScore } from "../../mod.ts";
+import { cli } from "../_cli.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 
@@ -30,4 +31,34 @@ Deno.test("examples/script/reassemble.ts reassembles the stages from mod.ts", as
     ["exact_match", 4, 3],
     ["short", 4, 4],
   ]);
+});
+
+Deno.test("examples/script/reassemble.ts writes the Score lines evalpipe run writes for the same suite", async () => {
+  const dataset = `${ROOT}examples/script/logs.jsonl`;
+  const dir = await Deno.makeTempDir();
+  try {
+    // The script's one built-in, run by `run`: the same dataset path as
+    // written, so the same example ids.
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      `dataset: ${dataset}\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n`,
+    );
+    const dec = new TextDecoder();
+    const script = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "examples/script/reassemble.ts", dataset],
+      cwd: ROOT,
+    }).output();
+    assert.equal(script.code, 0, dec.decode(script.stderr));
+    const run = await cli(["run", "suite.yaml"], dir);
+    assert.equal(run.code, 0, run.stderr);
+    const lines = (text: string) => text.trim().split("\n");
+    assert.deepEqual(
+      lines(dec.decode(script.stdout)).filter((l) =>
+        l.startsWith('{"metric":"exact_match"')
+      ),
+      lines(run.stdout),
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
