@@ -229,7 +229,6 @@ function orderedPool<I, T, R, O>(
 ): TransformStream<I, O> {
   const concurrency = Math.max(1, options.concurrency ?? 1);
   const window = Math.max(concurrency, options.window ?? concurrency * 4);
-  const stop = options.stop;
   const queue: Slot<R>[] = [];
   let head = 0; // queue[head] is the oldest slot not yet emitted
   // Synchronous results with nothing pending before them: ready in order,
@@ -278,19 +277,43 @@ function orderedPool<I, T, R, O>(
     w?.();
   };
   const waitForChange = () => new Promise<void>((resolve) => (wake = resolve));
+  /** Waits until a task may start; `false` once the stream has failed. */
+  const room = async () => {
+    while (running >= concurrency || waiting() >= window) {
+      await waitForChange();
+      if (failed) return false;
+    }
+    return true;
+  };
+  // Read once per task: a flag costs less than the signal's getter.
+  let stopped = options.stop?.aborted ?? false;
+  options.stop?.addEventListener("abort", () => (stopped = true), {
+    once: true,
+  });
 
   return new TransformStream<I, O>({
     start(c) {
       controller = c;
     },
     async transform(chunk) {
-      for (const task of split(chunk)) {
-        while (running >= concurrency || waiting() >= window) {
-          await waitForChange();
-          if (failed) return;
+      const tasks = split(chunk);
+      // A batch's tasks by index: no iterator per batch, no call per step.
+      if (Array.isArray(tasks)) {
+        for (let i = 0; i < tasks.length; i++) {
+          if (running >= concurrency || waiting() >= window) {
+            if (!await room()) return;
+          }
+          // A synchronous failure (or a cancelled reader) ends the intake at once.
+          if (failed || stopped) return;
+          start(tasks[i]);
         }
-        // A synchronous failure (or a cancelled reader) ends the intake at once.
-        if (failed || stop?.aborted) return;
+        return;
+      }
+      for (const task of tasks) {
+        if (running >= concurrency || waiting() >= window) {
+          if (!await room()) return;
+        }
+        if (failed || stopped) return;
         start(task);
       }
     },

@@ -4,7 +4,7 @@
  * @module
  */
 
-import { describeValue, isCanonicalScore, makeScore } from "./rules.ts";
+import { describeValue, makeScore } from "./rules.ts";
 import {
   type Diagnostic,
   type Score,
@@ -135,20 +135,16 @@ export function scored(
       }`,
     );
   }
-  const fields = base(
-    metric,
-    "scored",
-    options.validity ?? "valid",
-    value,
-    options.passed ?? value >= 0.5,
-    options,
+  return makeScore(
+    base(
+      metric,
+      "scored",
+      options.validity ?? "valid",
+      value,
+      options.passed ?? value >= 0.5,
+      options,
+    ),
   );
-  // Built from fresh parts in canonical order: once it obeys the rules, it is
-  // the Score, without the copy makeScore makes of what a caller may keep.
-  return options.diagnostics === undefined &&
-      options.evidence_refs === undefined && isCanonicalScore(fields)
-    ? fields
-    : makeScore(fields);
 }
 
 /**
