@@ -311,7 +311,57 @@ function candidates(): unknown[] {
     { metric: "m", status: "error", value: 0 },
     "not a Score",
     null,
+    ...mutations(withIds),
+    ...mutations(
+      validateScore({
+        ...withIds,
+        reason: "r",
+        diagnostics: [{ level: "warning", message: "w" }],
+      }),
+    ),
   ];
+}
+
+/** Each field of a Score set to each of some values, removed, or moved last. */
+function mutations(score: Score): unknown[] {
+  const values = [
+    undefined,
+    null,
+    "",
+    "x",
+    0,
+    -0,
+    1,
+    0.5,
+    NaN,
+    Infinity,
+    true,
+    false,
+    [],
+    ["a"],
+    [{ level: "info", message: "m" }],
+    [{ level: "loud", message: "m" }],
+    [{ message: "m", level: "info" }],
+    {},
+    "scored",
+    "error",
+    "skipped",
+    "not_applicable",
+    "blocked",
+    "valid",
+    "invalid",
+  ];
+  const out: unknown[] = [];
+  const keys = [...Object.keys(score), "reason", "provenance", "other"];
+  for (const key of keys) {
+    for (const value of values) out.push({ ...score, [key]: value });
+    const { [key]: moved, ...rest } = score as unknown as Record<
+      string,
+      unknown
+    >;
+    out.push(rest, { ...rest, [key]: moved });
+  }
+  return out;
 }
 
 Deno.test("validateScores and validateScoreBatches emit what validateScore makes of each candidate", async () => {
