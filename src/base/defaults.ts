@@ -19,8 +19,10 @@ export interface Defaults {
 /**
  * The defaults of the target and scoring stages and of `run` (where a
  * config's `concurrency` and `epochs`, then the flags, override them).
- * Concurrency 8: `run` used it before the stages did, and the throughput
- * bench (replay target, `exact_match`) runs as fast at 4, 8 and 64.
+ * Concurrency 8 is what `run` used before the stages shared its defaults
+ * (they had 4); synchronous targets and scorers (a replay, the built-ins)
+ * run the same at any concurrency, since nothing of theirs is ever in
+ * flight.
  *
  * @example
  * ```ts
