@@ -13,6 +13,7 @@ import {
   runTargetBatches,
   scoreLine,
   scoreUnitBatches,
+  stdoutWriter,
   validateScoreBatches,
 } from "../mod.ts";
 
@@ -22,5 +23,5 @@ await (await loadDatasetBatches(Deno.args[0]!))
   .pipeThrough(scoreUnitBatches([exactMatch()]))
   .pipeThrough(validateScoreBatches())
   .pipeThrough(aggregateInto(aggregator))
-  .pipeTo(ndjsonBatchSink(Deno.stdout, { stringify: scoreLine }));
+  .pipeTo(ndjsonBatchSink(stdoutWriter(), { stringify: scoreLine }));
 for (const a of aggregator.results()) console.error(JSON.stringify(a));

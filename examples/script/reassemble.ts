@@ -14,6 +14,7 @@ import {
   runTargetBatches,
   scoreLine,
   scoreUnitBatches,
+  stdoutWriter,
   validateScoreBatches,
 } from "../../mod.ts";
 
@@ -27,5 +28,5 @@ await (await loadDatasetBatches(Deno.args[0] ?? "logs.jsonl"))
   .pipeThrough(scoreUnitBatches([exactMatch(), short]))
   .pipeThrough(validateScoreBatches())
   .pipeThrough(aggregateInto(aggregator))
-  .pipeTo(ndjsonBatchSink(Deno.stdout, { stringify: scoreLine }));
+  .pipeTo(ndjsonBatchSink(stdoutWriter(), { stringify: scoreLine }));
 for (const a of aggregator.results()) console.error(JSON.stringify(a));

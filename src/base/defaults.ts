@@ -5,7 +5,16 @@
  * @module
  */
 
-/** The shape of {@linkcode DEFAULTS}. */
+/**
+ * The shape of {@linkcode DEFAULTS}.
+ *
+ * @example
+ * ```ts
+ * import type { Defaults } from "./defaults.ts";
+ * const mine: Defaults = { concurrency: 2, epochs: 3 };
+ * if (mine.concurrency !== 2) throw new Error();
+ * ```
+ */
 export interface Defaults {
   /**
    * Calls in flight at once in each concurrent stage: target calls in
