@@ -1,8 +1,8 @@
 /**
- * Running `sh -c CMD` as the leader of a new session through glibc's
- * `posix_spawn` over FFI, its stdin, stdout and stderr on pipes: no exec of
- * the `setsid` program, and glibc's vfork-style clone stays cheap in a
- * process as large as Deno's.
+ * The `posix_spawn` backend of the spawner: `sh -c CMD` started as the leader
+ * of a new session through glibc's `posix_spawn` over FFI, its stdin, stdout
+ * and stderr on pipes: no exec of the `setsid` program, and glibc's
+ * vfork-style clone stays cheap in a process as large as Deno's.
  *
  * A run is served without streams, timers or exceptions: the payload is
  * written at once (the pipe takes it whole unless it is large), then `poll`
@@ -15,15 +15,14 @@
  * under way.
  *
  * Linux ≥ 5.3 (pidfd) with glibc ≥ 2.29 only, with the `ffi` permission and
- * the `run` permission for `sh`; {@linkcode sessionSpawnAvailable} says
- * whether this process can use it. The library is loaded when this module is
- * (a few ms and MB, so only modules that spawn import it, and configs load
- * those only when they name a command), so that tests with the resource
- * sanitizer do not count it against the first test that spawns.
+ * the `run` permission for `sh`; {@linkcode loadPosixSpawn} says whether this
+ * process can use it. Nothing happens at import: libc is looked up at the
+ * first spawn (see `spawner.ts`).
  *
  * @module
  */
 
+import { concat } from "./_concat.ts";
 import type { RunCommandOptions, RunResult } from "./types.ts";
 
 // Linux values, the same on x86_64 and aarch64 (Deno's two Linux targets).
@@ -47,8 +46,8 @@ const POSIX_SPAWN_SETSID = 0x80;
 const SYS_PIDFD_OPEN = 434n; // the same on x86_64 and aarch64
 
 // Pointers rather than buffers: Deno prepares "buffer" parameters twice as
-// slowly when the library is loaded, which every evalpipe process pays.
-const SYMBOLS = {
+// slowly when a library is loaded, which every evalpipe process pays.
+const FUNCTIONS = {
   pipe2: { parameters: ["pointer", "i32"], result: "i32" },
   // Variadic; its third argument is an int in both uses here.
   fcntl: { parameters: ["i32", "i32", "i32"], result: "i32" },
@@ -101,13 +100,27 @@ const SYMBOLS = {
     result: "i32",
   },
   __errno_location: { parameters: [], result: "pointer" },
-  environ: { type: "pointer" },
 } as const;
 
-type Libc = Deno.DynamicLibrary<typeof SYMBOLS>["symbols"];
+type Functions = typeof FUNCTIONS;
+
+/** The functions above, called through their addresses. */
+type Libc = {
+  [K in keyof Functions]: Deno.UnsafeFnPointer<Functions[K]>["call"];
+};
+
+/** What is looked up in libc: the functions' addresses, and `environ`'s. */
+const ADDRESSES = {
+  ...Object.fromEntries(
+    Object.keys(FUNCTIONS).map((name) => [name, { type: "pointer" }]),
+  ),
+  environ: { type: "pointer" },
+} as Record<keyof Functions | "environ", { type: "pointer" }>;
 
 interface Loaded {
   libc: Libc;
+  /** The address of libc's `environ`. */
+  environ: Deno.PointerObject;
   /** The spawn attributes, the same for every child (glibc only reads them). */
   attributes: Uint8Array;
   attributesAt: Deno.PointerValue;
@@ -144,18 +157,22 @@ const encoder = new TextEncoder();
 const SH = encoder.encode("sh\0");
 const DASH_C = encoder.encode("-c\0");
 
-const loaded = load();
+/** The backend once loaded: `null` when this process cannot use it. */
+let loaded: Loaded | null | undefined;
 
 /**
- * Whether {@linkcode runSession} works in this process: Linux with pidfds,
- * a glibc with the functions it needs, the permissions, and SIGCHLD not
- * ignored (the kernel would then reap the children before their status is
- * read).
+ * The `posix_spawn` backend, when this process can use it: Linux with
+ * pidfds, a glibc with the functions it needs, the permissions, and SIGCHLD
+ * not ignored (the kernel would then reap the children before their status
+ * is read). Looks libc up the first time it is called.
  *
- * @returns `true` when it can be used.
+ * @returns Its `run`, or `undefined` when it cannot be used.
  */
-export function sessionSpawnAvailable(): boolean {
-  return loaded !== undefined;
+export function loadPosixSpawn():
+  | { run(cmd: string, options: RunCommandOptions): Promise<RunResult> }
+  | undefined {
+  if (loaded === undefined) loaded = load() ?? null;
+  return loaded === null ? undefined : { run: runSession };
 }
 
 function load(): Loaded | undefined {
@@ -169,31 +186,57 @@ function load(): Loaded | undefined {
   // FFI could start any program: keep to what the run permission allows.
   const run = Deno.permissions.querySync({ name: "run", command: "sh" });
   if (run.state !== "granted") return undefined;
-  let library: Deno.DynamicLibrary<typeof SYMBOLS>;
-  try {
-    library = Deno.dlopen("libc.so.6", SYMBOLS);
-  } catch (error) {
-    // No glibc, or one older than 2.29: the setsid program does the job.
-    if (error instanceof Error) return undefined;
-    throw error;
-  }
-  const libc = library.symbols;
+  const found = lookUp();
+  if (found === undefined) return undefined;
+  const { libc, environ } = found;
   const attributes = new Uint8Array(1024); // posix_spawnattr_t: 336 bytes
   // Without pidfd_open (Linux < 5.3) a child's exit cannot join the poll
   // that serves its pipes: the setsid program does the job then.
   const self = Number(libc.syscall(SYS_PIDFD_OPEN, BigInt(Deno.pid), 0n));
   if (self >= 0) libc.close(self);
-  if (self < 0 || !initAttributes(libc, attributes)) {
-    library.close();
-    return undefined;
-  }
+  if (self < 0 || !initAttributes(libc, attributes)) return undefined;
   return {
     libc,
+    environ,
     attributes,
     attributesAt: of(attributes),
     scratch: new Scratch(),
     errno: new Deno.UnsafePointerView(libc.__errno_location()!),
   };
+}
+
+/**
+ * libc's functions and `environ`, through their addresses. The library is
+ * closed at once: it is the glibc Deno itself runs on, so it stays loaded
+ * (dlclose drops only the reference dlopen took), and no library stays open
+ * to count as a leak against whatever spawned first (a test, under the
+ * resource sanitizer). A call through an address costs about a microsecond
+ * more than one through a library's own symbols.
+ */
+function lookUp(): { libc: Libc; environ: Deno.PointerObject } | undefined {
+  let addresses: Record<keyof Functions | "environ", Deno.PointerValue>;
+  try {
+    const library = Deno.dlopen("libc.so.6", ADDRESSES);
+    addresses = { ...library.symbols };
+    library.close();
+  } catch (error) {
+    // No glibc, or one older than 2.29: the setsid program does the job.
+    if (error instanceof Error) return undefined;
+    throw error;
+  }
+  const libc: Record<string, unknown> = {};
+  for (const [name, definition] of Object.entries(FUNCTIONS)) {
+    const address = addresses[name as keyof Functions];
+    if (address === null) return undefined;
+    // The address is that of the function the definition describes.
+    const fn = new Deno.UnsafeFnPointer(
+      address as Deno.PointerObject<typeof definition>,
+      definition,
+    );
+    libc[name] = fn.call.bind(fn);
+  }
+  if (addresses.environ === null) return undefined;
+  return { libc: libc as Libc, environ: addresses.environ };
 }
 
 /** Whether SIGCHLD is as a child's status needs, and the attributes are set. */
@@ -264,7 +307,7 @@ function errno(): number {
  * @throws {Error} When it cannot start, as `Deno.Command.spawn` would.
  */
 function spawn(
-  { libc, attributesAt, scratch }: Loaded,
+  { libc, environ: environAt, attributesAt, scratch }: Loaded,
   cmd: string,
   cwd: string | undefined,
 ): { pid: number; fds: Int32Array } {
@@ -297,7 +340,7 @@ function spawn(
       : 0);
   if (failed === 0) {
     // Read at each spawn: setenv (Deno.env.set) may have moved the array.
-    const environ = new Deno.UnsafePointerView(libc.environ!).getPointer();
+    const environ = new Deno.UnsafePointerView(environAt).getPointer();
     scratch.argv[2] = BigInt(Deno.UnsafePointer.value(command));
     // The child is in its own session before this returns: glibc waits for
     // its exec, and exec failures (no `sh`, no folder) are returned here.
@@ -420,21 +463,19 @@ const EXIT_WAIT_MS = 20;
 const ORPHAN_POLL_MS = 100;
 
 /**
- * Runs `sh -c cmd` in a new session and process group, as
- * {@linkcode runCommand} says: stdin written while stdout and stderr are
- * read, a timeout, output caps, and on exit, timeout, overflow or abort the
- * whole group killed. Only call it where {@linkcode sessionSpawnAvailable}
- * says so.
+ * Runs `sh -c cmd` in a new session and process group, as `runCommand`
+ * says: stdin written while stdout and stderr are read, a timeout, output
+ * caps, and on exit, timeout, overflow or abort the whole group killed.
  *
  * @param cmd The shell command.
  * @param options Input, limits, folder and abort signal.
  * @returns How it ended, once nothing of it is in flight any more.
  */
-export function runSession(
+function runSession(
   cmd: string,
   options: RunCommandOptions,
 ): Promise<RunResult> {
-  if (loaded === undefined) {
+  if (!loaded) {
     throw new Error("Cannot spawn through posix_spawn in this process");
   }
   const started = performance.now();
@@ -704,16 +745,4 @@ class Session {
     this.#libc.close(fd);
     this.#fds[slot] = -1;
   }
-}
-
-/** The chunks as one array (the only one, when there is one). */
-export function concat(chunks: Uint8Array[], size: number): Uint8Array {
-  if (chunks.length === 1) return chunks[0]!;
-  const out = new Uint8Array(size);
-  let offset = 0;
-  for (const c of chunks) {
-    out.set(c, offset);
-    offset += c.length;
-  }
-  return out;
 }
