@@ -29,6 +29,7 @@ import { parseScore, scoreLine } from "./src/score/mod.ts";
 import { scoreUnits } from "./src/scorers/score_units.ts";
 import type { Scorer } from "./src/scorers/scorer.ts";
 import { readUnits } from "./src/dataset/unit.ts";
+import { scriptName } from "./src/process/command.ts";
 
 const HELP: Record<string, string> = {
   main: `evalpipe: evaluate LLM systems as streams
@@ -392,8 +393,16 @@ async function score(args: string[]): Promise<number> {
     ? (await import("./src/scorers/persistent_scorer.ts")).persistentScorer
     : (await import("./src/scorers/subprocess_scorer.ts")).subprocessScorer;
   const scorers: Scorer[] = cmds.map((cmd, i) => {
+    const name = names[i] ?? scriptName(cmd, Deno.cwd());
+    if (name === undefined) {
+      throw new UsageError(
+        `--scorer ${
+          JSON.stringify(cmd.length > 60 ? `${cmd.slice(0, 60)}…` : cmd)
+        } names no script file to take a metric name from: give it a --name`,
+      );
+    }
     const scorer = make(cmd, {
-      ...(names[i] !== undefined ? { name: names[i] } : {}),
+      name,
       ...(flags.timeout !== undefined
         ? { timeout: flags.timeout as number }
         : {}),
