@@ -189,9 +189,9 @@ try {
         ],
         `${dir}/units.ndjson`,
       );
-    const bare = () =>
+    const bare = (...how: string[]) => () =>
       time(
-        ["run", "-A", "bench/_bare_spawn.ts", SCORER, String(c)],
+        ["run", "-A", "bench/_bare_spawn.ts", SCORER, String(c), ...how],
         `${dir}/units.ndjson`,
       );
     await compare(
@@ -199,16 +199,25 @@ try {
       UNITS,
       "≥ 0.9× bare spawn (issue 6)",
       score(EVALPIPE),
-      bare,
+      bare(),
     );
     // The portable backend: without the ffi permission, the spawner starts
-    // commands through the setsid program, one exec more per case.
+    // commands through the setsid program, one exec more per case. Against
+    // the same floor, and against bare spawns through setsid too: what the
+    // backend costs beyond that exec.
     await compare(
       `score, trivial sh scorer, c=${c}, setsid backend (--deny-ffi)`,
       UNITS,
       "none: the portable backend (issue 11)",
       score(EVALPIPE_SETSID),
-      bare,
+      bare(),
+    );
+    await compare(
+      `score, trivial sh scorer, c=${c}, setsid backend, vs bare setsid sh -c spawns`,
+      UNITS,
+      "none: its cost beyond the exec",
+      score(EVALPIPE_SETSID),
+      bare("setsid"),
     );
   }
   // The same trivial Python scorer, one process per case vs one long-lived process.

@@ -21,8 +21,7 @@ import type { Scorer } from "../scorers/scorer.ts";
 import { scriptName } from "../process/command.ts";
 import type { Target } from "../targets/target.ts";
 // Commands, network targets, the judge, the cache and persistent scorers are
-// loaded when a config names them: a run pays start-up only for what it uses
-// (spawning commands loads libc through FFI).
+// loaded when a config names them: a run pays start-up only for what it uses.
 import type { TargetCache } from "../targets/cache.ts";
 import { replayTarget } from "../targets/replay_target.ts";
 import { osErrorText } from "../base/errors.ts";

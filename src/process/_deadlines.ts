@@ -1,10 +1,16 @@
 /**
  * One timer for the deadlines of every run under way, rather than one timer
- * per run: it is armed for the earliest deadline only, so a run that starts
+ * per run. It is armed for the earliest deadline only: a run that starts
  * while others are under way (whose deadlines come first, when the timeouts
- * are alike) arms nothing, and a run that ends first leaves it armed for the
- * others. It is cleared once no deadline is left, so it never holds the
- * process (or a test) open.
+ * are alike) arms nothing, and one that ends first leaves it armed for the
+ * others. Once no deadline is left it lets go of the process, yet stays
+ * armed, so that the next run (at one command at a time, most often due
+ * later) arms nothing either.
+ *
+ * The timer is `AbortSignal.timeout`'s, which holds the process open only
+ * while the signal has a listener, and which is Deno's own: `setTimeout`
+ * loads Deno's Node compatibility layer the first time it is called, tens of
+ * milliseconds of start-up that a short `evalpipe score` would pay.
  *
  * @module
  */
@@ -15,13 +21,15 @@ export interface Deadline {
   readonly expire: () => void;
 }
 
-/** The longest delay a timer takes (ms): a longer one fires at once. */
+/** The longest delay a timer takes (ms): a longer one would fire at once. */
 const MAX_TIMER_MS = 0x7fffffff;
 
 const pending = new Set<Deadline>();
-let timer: ReturnType<typeof setTimeout> | undefined;
-/** When the timer fires; `Infinity` while it is not armed. */
-let armedFor = Infinity;
+/** The armed timer's signal, aborted when it fires, and when that is. */
+let timer: AbortSignal | undefined;
+let firesAt = Infinity;
+/** Whether the timer's listener is on, so that it holds the process open. */
+let listening = false;
 
 /**
  * Calls `expire` at `at` (on `performance.now()`'s clock) unless the deadline
@@ -34,7 +42,8 @@ let armedFor = Infinity;
 export function setDeadline(at: number, expire: () => void): Deadline {
   const deadline = { at, expire };
   pending.add(deadline);
-  if (at < armedFor) arm(at);
+  if (timer === undefined || timer.aborted || at < firesAt) arm(at);
+  else listen(true);
   return deadline;
 }
 
@@ -45,25 +54,30 @@ export function setDeadline(at: number, expire: () => void): Deadline {
  */
 export function clearDeadline(deadline: Deadline): void {
   pending.delete(deadline);
-  if (pending.size === 0 && timer !== undefined) {
-    clearTimeout(timer);
-    timer = undefined;
-    armedFor = Infinity;
-  }
+  if (pending.size === 0) listen(false);
 }
 
+/** Arms a new timer for `at`; the one it replaces no longer does anything. */
 function arm(at: number): void {
-  if (timer !== undefined) clearTimeout(timer);
-  armedFor = at;
-  // A delay beyond a timer's reach is served by several timers.
+  listen(false);
   const delay = Math.min(MAX_TIMER_MS, Math.max(0, at - performance.now()));
-  timer = setTimeout(expireDue, delay);
+  timer = AbortSignal.timeout(Math.ceil(delay));
+  firesAt = at;
+  listen(true);
+}
+
+function listen(on: boolean): void {
+  if (on === listening || timer === undefined) return;
+  if (on) timer.addEventListener("abort", expireDue);
+  else timer.removeEventListener("abort", expireDue);
+  listening = on;
 }
 
 /** Expires what is due and arms the timer for the earliest deadline left. */
 function expireDue(): void {
+  listen(false);
   timer = undefined;
-  armedFor = Infinity;
+  firesAt = Infinity;
   const now = performance.now();
   let next = Infinity;
   for (const deadline of pending) {
@@ -72,5 +86,6 @@ function expireDue(): void {
       deadline.expire();
     } else if (deadline.at < next) next = deadline.at;
   }
-  if (next < armedFor && pending.size > 0) arm(next);
+  // An expiry may have set a deadline, and so armed the timer, itself.
+  if (pending.size > 0 && next < firesAt) arm(next);
 }

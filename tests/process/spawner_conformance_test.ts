@@ -7,7 +7,7 @@
 
 import assert from "node:assert/strict";
 import { assertNoneRunning, within, withTempDir } from "../_proc.ts";
-import { startCommand } from "../../src/process/mod.ts";
+import { type RunResult, startCommand } from "../../src/process/mod.ts";
 import {
   BACKENDS,
   exited,
@@ -261,6 +261,32 @@ for (const path of BACKENDS) {
         assert.equal(missing.kind, "spawn_failed");
       }
       assert.equal(openFds(), before);
+    });
+  });
+
+  Deno.test(`runCommand (${path}) times out each of several commands at its own deadline`, async () => {
+    await on(path, async () => {
+      // A later run with an earlier deadline, runs that end before theirs,
+      // and one that starts once the others are done.
+      const started = performance.now();
+      const ended = (ms: number) => (r: RunResult) => ({
+        kind: r.kind,
+        late: performance.now() - started - ms,
+      });
+      const long = run("sleep 1000", { timeoutMs: 1500 }).then(ended(1500));
+      const short = run("sleep 1000", { timeoutMs: 300 }).then(ended(300));
+      const quick = run("true", { timeoutMs: 100 }).then(ended(100));
+      const [l, s, q] = await Promise.all([long, short, quick]);
+      assert.equal(q.kind, "exited");
+      for (const r of [l, s]) {
+        assert.equal(r.kind, "timeout");
+        assert.ok(r.late >= 0, `ended ${-r.late} ms early`);
+        assert.ok(r.late < 1000, `ended ${r.late} ms late`);
+      }
+      const after = performance.now();
+      const next = await run("sleep 1000", { timeoutMs: 200 });
+      assert.equal(next.kind, "timeout");
+      assert.ok(performance.now() - after < 1200);
     });
   });
 
