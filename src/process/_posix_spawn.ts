@@ -45,8 +45,8 @@ const POSIX_SPAWN_SETSIGMASK = 0x08;
 const POSIX_SPAWN_SETSID = 0x80;
 const SYS_PIDFD_OPEN = 434n; // the same on x86_64 and aarch64
 
-// Pointers rather than buffers: Deno prepares "buffer" parameters twice as
-// slowly when a library is loaded, which every evalpipe process pays.
+// Pointers rather than buffers: a buffer's address would be taken at each
+// call, where `Scratch` takes them once.
 const FUNCTIONS = {
   pipe2: { parameters: ["pointer", "i32"], result: "i32" },
   // Variadic; its third argument is an int in both uses here.
@@ -140,8 +140,6 @@ class Scratch {
   readonly pairsAt = [0, 2, 4].map((i) => of(this.fds.subarray(i, i + 2)));
   readonly pid = new Int32Array(1);
   readonly pidAt = of(this.pid);
-  readonly actions = new Uint8Array(256); // posix_spawn_file_actions_t: 80 bytes
-  readonly actionsAt = of(this.actions);
   /** `sh`, `-c`, the command, NULL. */
   readonly argv = BigUint64Array.of(address(SH), address(DASH_C), 0n, 0n);
   readonly argvAt = of(this.argv);
@@ -328,32 +326,22 @@ function spawn(
   }
   // Our ends never block; the child's ends are other open files and do.
   for (const i of [1, 2, 4]) libc.fcntl(fds[i]!, F_SETFL, O_NONBLOCK);
-  const actions = scratch.actionsAt;
   const pid = scratch.pid;
-  let failed = libc.posix_spawn_file_actions_init(actions);
-  if (failed !== 0) fail(failed);
-  failed = libc.posix_spawn_file_actions_adddup2(actions, fds[0]!, 0) ||
-    libc.posix_spawn_file_actions_adddup2(actions, fds[3]!, 1) ||
-    libc.posix_spawn_file_actions_adddup2(actions, fds[5]!, 2) ||
-    (folder !== undefined
-      ? libc.posix_spawn_file_actions_addchdir_np(actions, folder)
-      : 0);
-  if (failed === 0) {
-    // Read at each spawn: setenv (Deno.env.set) may have moved the array.
-    const environ = new Deno.UnsafePointerView(environAt).getPointer();
-    scratch.argv[2] = BigInt(Deno.UnsafePointer.value(command));
-    // The child is in its own session before this returns: glibc waits for
-    // its exec, and exec failures (no `sh`, no folder) are returned here.
-    failed = libc.posix_spawnp(
-      scratch.pidAt,
-      scratch.shAt,
-      actions,
-      attributesAt,
-      scratch.argvAt,
-      environ,
-    );
-  }
-  libc.posix_spawn_file_actions_destroy(actions);
+  const actions = fileActions(libc, fds, cwd, folder);
+  if (typeof actions === "number") fail(actions);
+  // Read at each spawn: setenv (Deno.env.set) may have moved the array.
+  const environ = new Deno.UnsafePointerView(environAt).getPointer();
+  scratch.argv[2] = BigInt(Deno.UnsafePointer.value(command));
+  // The child is in its own session before this returns: glibc waits for
+  // its exec, and exec failures (no `sh`, no folder) are returned here.
+  const failed = libc.posix_spawnp(
+    scratch.pidAt,
+    scratch.shAt,
+    actions as Deno.PointerValue,
+    attributesAt,
+    scratch.argvAt,
+    environ,
+  );
   if (failed !== 0) fail(failed);
   // The child's ends are the child's now.
   for (const i of [0, 3, 5]) libc.close(fds[i]!);
@@ -373,6 +361,57 @@ function spawn(
     fail(code);
   }
   return { pid: child, fds: Int32Array.of(fds[1]!, fds[2]!, fds[4]!, pidfd) };
+}
+
+/** File actions by the child's descriptors and folder, with their buffers. */
+const actionsFor = new Map<
+  string,
+  { bytes: Uint8Array; at: Deno.PointerValue }
+>();
+
+/**
+ * The file actions that give the child its pipe ends as 0, 1 and 2, and its
+ * folder: made once for a set of descriptors and folder and kept, since the
+ * descriptors of one spawn recur in the next (the lowest free ones are
+ * taken), which spares five calls per spawn. glibc keeps its own copy of the
+ * folder's path.
+ *
+ * @returns The actions, or the error number when they cannot be made.
+ */
+function fileActions(
+  libc: Libc,
+  fds: Int32Array,
+  cwd: string | undefined,
+  folder: Deno.PointerValue | undefined,
+): Deno.PointerValue | number {
+  const key = `${fds[0]} ${fds[3]} ${fds[5]} ${
+    cwd === undefined ? "" : `/${cwd}`
+  }`;
+  const known = actionsFor.get(key);
+  if (known !== undefined) return known.at;
+  if (actionsFor.size >= 64) {
+    // A bound, not a working set.
+    for (const { at } of actionsFor.values()) {
+      libc.posix_spawn_file_actions_destroy(at);
+    }
+    actionsFor.clear();
+  }
+  const bytes = new Uint8Array(256); // posix_spawn_file_actions_t: 80 bytes
+  const at = of(bytes);
+  const failed = libc.posix_spawn_file_actions_init(at);
+  if (failed !== 0) return failed;
+  const added = libc.posix_spawn_file_actions_adddup2(at, fds[0]!, 0) ||
+    libc.posix_spawn_file_actions_adddup2(at, fds[3]!, 1) ||
+    libc.posix_spawn_file_actions_adddup2(at, fds[5]!, 2) ||
+    (folder !== undefined
+      ? libc.posix_spawn_file_actions_addchdir_np(at, folder)
+      : 0);
+  if (added !== 0) {
+    libc.posix_spawn_file_actions_destroy(at);
+    return added;
+  }
+  actionsFor.set(key, { bytes, at });
+  return at;
 }
 
 /**
