@@ -36,5 +36,4 @@ export * from "./src/config/mod.ts";
 export * from "./src/record/mod.ts";
 export * from "./src/run/mod.ts";
 export * from "./src/report/mod.ts";
-export * from "./src/net/mod.ts";
 export * from "./src/base/mod.ts";

@@ -15,19 +15,19 @@
 //          [--concurrency N] [--delay MS]
 
 import { evalpipeArgs } from "./_evalpipe.ts";
-import { parseArgs } from "../src/cli/args.ts";
+import { parseFlags } from "../src/cli/flags.ts";
 import { fakeLlm } from "../tests/_fake_llm.ts";
 
-const { flags } = parseArgs(Deno.args, {
-  rounds: { type: "number" },
-  cases: { type: "number" },
-  concurrency: { type: "number" },
-  delay: { type: "number" },
+const { flags } = parseFlags(Deno.args, {
+  rounds: { type: "integer", default: 5, help: "Rounds of each comparison" },
+  cases: { type: "integer", default: 2000, help: "Cases per run" },
+  concurrency: { type: "integer", default: 32, help: "Requests in flight" },
+  delay: { type: "number", default: 50, help: "The fake model's delay (ms)" },
 });
-const ROUNDS = (flags.rounds as number | undefined) ?? 5;
-const CASES = (flags.cases as number | undefined) ?? 2000;
-const CONCURRENCY = (flags.concurrency as number | undefined) ?? 32;
-const DELAY_MS = (flags.delay as number | undefined) ?? 50;
+const ROUNDS = flags.rounds;
+const CASES = flags.cases;
+const CONCURRENCY = flags.concurrency;
+const DELAY_MS = flags.delay;
 const IDEAL = CONCURRENCY / (DELAY_MS / 1000);
 const ROOT = new URL("..", import.meta.url).pathname;
 const KEY = "sk-bench-SECRET-0000";

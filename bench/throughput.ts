@@ -12,22 +12,25 @@
 // Usage: deno run -A bench/throughput.ts [--rounds N] [--units N] [--cases N]
 //          [--memory-cases N] [--no-memory]
 
-import { parseArgs } from "../src/cli/args.ts";
+import { parseFlags } from "../src/cli/flags.ts";
 import { evalpipeArgs, V8_FLAGS } from "./_evalpipe.ts";
 
-const { flags } = parseArgs(Deno.args, {
-  rounds: { type: "number" },
-  units: { type: "number" },
-  cases: { type: "number" },
-  "memory-cases": { type: "number" },
-  "no-memory": { type: "boolean" },
+const { flags } = parseFlags(Deno.args, {
+  rounds: { type: "integer", default: 3, help: "Rounds of each comparison" },
+  units: { type: "integer", default: 400, help: "Unit records to score" },
+  cases: { type: "integer", default: 200_000, help: "Cases of the run rows" },
+  "memory-cases": {
+    type: "integer",
+    default: 1_000_000,
+    help: "Cases of the large memory row",
+  },
+  "no-memory": { type: "boolean", help: "Leave the memory rows out" },
 });
-const ROUNDS = (flags.rounds as number | undefined) ?? 3;
-const UNITS = (flags.units as number | undefined) ?? 400;
-const CASES = (flags.cases as number | undefined) ?? 200_000;
+const ROUNDS = flags.rounds;
+const UNITS = flags.units;
+const CASES = flags.cases;
 const MEMORY_SMALL = 10_000;
-const MEMORY_LARGE = (flags["memory-cases"] as number | undefined) ??
-  1_000_000;
+const MEMORY_LARGE = flags["memory-cases"];
 const ROOT = new URL("..", import.meta.url).pathname;
 const SCORER = `cat >/dev/null; echo '{"score": 1}'`;
 /** evalpipe as `deno task install` installs it. */
@@ -280,11 +283,11 @@ try {
       () => time(["run", "-A", "bench/_floor_run.ts", `${dir}/data.jsonl`]),
     );
   }
-  if (flags["no-memory"] !== true && !canTime) {
+  if (!flags["no-memory"] && !canTime) {
     console.error(
       `memory: skipped, ${TIME} is missing (Debian: apt install time)`,
     );
-  } else if (flags["no-memory"] !== true) await compareMemory();
+  } else if (!flags["no-memory"]) await compareMemory();
 } finally {
   await Deno.remove(dir, { recursive: true });
 }

@@ -24,18 +24,24 @@ export async function withTempDir(
   }
 }
 
+/**
+ * Whether reading `/proc/PID/...` failed because the process is gone: no
+ * entry (reaped), or ESRCH, a plain Error in Deno whose message reads
+ * `No such process (os error 3)` with the path after it in newer releases
+ * (reaped between opening the file and reading it).
+ */
+export function isGone(error: unknown): boolean {
+  return error instanceof Deno.errors.NotFound ||
+    (error instanceof Error && error.message.includes("(os error 3)"));
+}
+
 /** Whether a process still runs: a zombie has died, only its parent can reap it. */
 export function running(pid: number): boolean {
   let stat: string;
   try {
     stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
   } catch (error) {
-    // No /proc entry: the process is gone and reaped.
-    if (error instanceof Deno.errors.NotFound) return false;
-    // ESRCH, a plain Error in Deno: it was reaped between open and read.
-    if (error instanceof Error && error.message.endsWith("(os error 3)")) {
-      return false;
-    }
+    if (isGone(error)) return false;
     throw error;
   }
   const state = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0];

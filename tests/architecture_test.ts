@@ -147,3 +147,67 @@ Deno.test("src/ holds folders only, each with a mod.ts", async () => {
     assert.ok(mod?.isFile, `src/${entry.name}/ has no mod.ts`);
   }
 });
+
+// The Score model, aggregation, statistics and diffs are pure: no file, process
+// or network access, so that they run anywhere a script runs them. They may
+// name a type from elsewhere (`import type` brings no code along).
+const PURE = ["score", "aggregate", "diff"];
+
+/** The specifiers a module imports code from (not `import type`). */
+function codeImports(code: string): string[] {
+  const found: string[] = [];
+  for (
+    const m of code.matchAll(
+      /^(?:import|export)\s+(type\s+)?[^"';]*?from\s+"([^"]+)"/gm,
+    )
+  ) {
+    if (m[1] === undefined) found.push(m[2]!);
+  }
+  for (const m of code.matchAll(/^import\s+"([^"]+)"/gm)) found.push(m[1]!);
+  for (const m of code.matchAll(/\bimport\(\s*"([^"]+)"\s*\)/g)) {
+    found.push(m[1]!);
+  }
+  return found;
+}
+
+Deno.test("score/, aggregate/ and diff/ do no I/O and import only pure code", async () => {
+  let checked = 0;
+  for (const from of graph.keys()) {
+    const layer = layerOf(from);
+    if (layer === undefined || !PURE.includes(layer)) continue;
+    checked++;
+    const code = (await Deno.readTextFile(new URL(from)))
+      .replace(/\/\*[\s\S]*?\*\//g, "")
+      .replace(/\/\/.*$/gm, "");
+    for (const spec of codeImports(code)) {
+      const to = new URL(spec, from).href;
+      const dep = layerOf(to);
+      assert.ok(
+        dep !== undefined &&
+          (PURE.includes(dep) || relative(to) === "src/io/fields.ts"),
+        `${relative(from)} imports code from ${spec}`,
+      );
+    }
+    assert.doesNotMatch(code, /\bDeno\.|\bfetch\(/, relative(from));
+  }
+  assert.ok(checked >= 10, `only ${checked} pure modules seen`);
+});
+
+Deno.test("deno publish --dry-run is clean: no slow types, no warnings", async () => {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["publish", "--dry-run", "--allow-dirty"],
+    cwd: ROOT.pathname,
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+  }).output();
+  const text = new TextDecoder().decode(out.stdout) +
+    new TextDecoder().decode(out.stderr);
+  assert.equal(out.code, 0, text);
+  assert.doesNotMatch(text, /warning/i);
+  assert.match(text, /Dry run complete/);
+  // The package is the library and its docs, not the tests and benches.
+  assert.match(text, /src\/score\/mod\.ts/);
+  assert.match(text, /LICENSE/);
+  assert.doesNotMatch(text, /tests\/|bench\//);
+});

@@ -6,7 +6,19 @@
 
 import type { Aggregate } from "./types.ts";
 
-/** The thresholds of one metric; each is checked when present. */
+/**
+ * The thresholds of one metric; each is checked when present.
+ *
+ * @example A gate that holds
+ * ```ts
+ * import { Aggregator, checkGates, type Gate } from "./mod.ts";
+ * import { scored } from "../score/mod.ts";
+ * const aggregator = new Aggregator();
+ * aggregator.add(scored("exact_match", 1));
+ * const gate: Gate = { min_mean: 0.9, min_coverage: 1, max_errors: 0 };
+ * if (checkGates({ exact_match: gate }, aggregator.results()).length !== 0) throw new Error("gate failed");
+ * ```
+ */
 export interface Gate {
   /** The mean must be at least this. */
   min_mean?: number;
@@ -20,7 +32,19 @@ export interface Gate {
   max_errors?: number;
 }
 
-/** A gate that did not hold, with the figures. */
+/**
+ * A gate that did not hold, with the figures.
+ *
+ * @example Errors above the limit
+ * ```ts
+ * import { Aggregator, checkGates, type GateFailure } from "./mod.ts";
+ * import { errored } from "../score/mod.ts";
+ * const aggregator = new Aggregator();
+ * aggregator.add(errored("exact_match", "scorer error: boom"));
+ * const [failure]: GateFailure[] = checkGates({ exact_match: { max_errors: 0 } }, aggregator.results());
+ * if (failure?.actual !== 1 || failure.message !== "exact_match: errors 1 > max_errors 0") throw new Error("unexpected");
+ * ```
+ */
 export interface GateFailure {
   /** The metric. */
   metric: string;
@@ -73,7 +97,7 @@ function show(x: number | null): string {
  * const agg = new Aggregator();
  * agg.add(scored("m", 0.4));
  * const [failure] = checkGates({ m: { min_mean: 0.5 } }, agg.results());
- * if (failure?.gate !== "min_mean") throw new Error();
+ * if (failure?.gate !== "min_mean") throw new Error("unexpected");
  * ```
  */
 export function checkGates(

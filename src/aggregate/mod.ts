@@ -20,5 +20,7 @@ export type { Aggregate, AggregateSums, PartialAggregate } from "./types.ts";
 export { Aggregator } from "./aggregator.ts";
 export { looksLikeAggregate, parseAggregate } from "./wire.ts";
 export { aggregate } from "./stage.ts";
+export type { AggregateLinesOptions } from "./lines.ts";
+export { aggregateLines } from "./lines.ts";
 export type { Gate, GateFailure } from "./gates.ts";
 export { checkGates } from "./gates.ts";

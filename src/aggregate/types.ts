@@ -6,7 +6,21 @@
  * @module
  */
 
-/** The exact partial sums and counts an Aggregate carries so that it can be merged. */
+/**
+ * The exact partial sums and counts an Aggregate carries so that it can be
+ * merged.
+ *
+ * @example Two examples, one passed: the sums behind the mean
+ * ```ts
+ * import { Aggregator, type AggregateSums } from "./mod.ts";
+ * import { scored } from "../score/mod.ts";
+ * const aggregator = new Aggregator();
+ * aggregator.add(scored("m", 1, { example_id: "d#1", unit_id: "d#1" }));
+ * aggregator.add(scored("m", 0, { example_id: "d#2", unit_id: "d#2" }));
+ * const sums: AggregateSums = aggregator.results()[0]!.sums;
+ * if (sums.tried !== 2 || sums.passed_all !== 1) throw new Error("unexpected sums");
+ * ```
+ */
 export interface AggregateSums {
   /** Σ of each example's mean value (its aggregatable Scores averaged). */
   value: number[];
@@ -29,6 +43,20 @@ export interface AggregateSums {
  * NaN. Scores are reduced per example first (the units of one example, as
  * with epochs, are averaged), then summarised across examples, so the
  * standard error is clustered by example.
+ *
+ * @example Three examples, one errored: the mean, its interval and the bounds
+ * ```ts
+ * import { type Aggregate, aggregate } from "./mod.ts";
+ * import { errored, scored } from "../score/mod.ts";
+ * const scores = [
+ *   scored("m", 1, { example_id: "d#1", unit_id: "d#1" }),
+ *   scored("m", 0.5, { example_id: "d#2", unit_id: "d#2" }),
+ *   errored("m", "scorer error: boom", { example_id: "d#3", unit_id: "d#3" }),
+ * ];
+ * const [m]: Aggregate[] = await Array.fromAsync(ReadableStream.from(scores).pipeThrough(aggregate()));
+ * if (m?.mean !== 0.75 || m.errors !== 1 || m.coverage !== 2 / 3) throw new Error("unexpected");
+ * if (m.ci95 === null || m.mean_bounds?.[0] !== 0.5) throw new Error("unexpected interval");
+ * ```
  */
 export interface Aggregate {
   /** The metric. */
@@ -75,7 +103,23 @@ export interface Aggregate {
   sums: AggregateSums;
 }
 
-/** What an Aggregate must carry to be merged: its counts and exact sums. */
+/**
+ * What an Aggregate must carry to be merged: its counts and exact sums.
+ *
+ * @example Merge two shards' Aggregate lines into the whole run's Aggregate
+ * ```ts
+ * import { Aggregator, type PartialAggregate, parseAggregate } from "./mod.ts";
+ * import { scored } from "../score/mod.ts";
+ * const shard = (value: number, id: string): PartialAggregate => {
+ *   const aggregator = new Aggregator();
+ *   aggregator.add(scored("m", value, { example_id: id, unit_id: id }));
+ *   return parseAggregate(JSON.parse(JSON.stringify(aggregator.results()[0])));
+ * };
+ * const whole = new Aggregator();
+ * for (const part of [shard(1, "d#1"), shard(0, "d#2")]) whole.mergeAggregate(part);
+ * if (whole.results()[0]?.mean !== 0.5) throw new Error("unexpected");
+ * ```
+ */
 export type PartialAggregate = Pick<
   Aggregate,
   | "metric"

@@ -14,6 +14,17 @@ import type { PartialAggregate } from "./types.ts";
  *
  * @param value A parsed NDJSON value.
  * @returns Whether it should be read with {@linkcode parseAggregate}.
+ *
+ * @example Tell an Aggregate line from a Score line
+ * ```ts
+ * import { Aggregator, looksLikeAggregate } from "./mod.ts";
+ * import { scored } from "../score/mod.ts";
+ * const aggregator = new Aggregator();
+ * aggregator.add(scored("m", 1));
+ * if (!looksLikeAggregate(aggregator.results()[0]) || looksLikeAggregate(scored("m", 1))) {
+ *   throw new Error("unexpected");
+ * }
+ * ```
  */
 export function looksLikeAggregate(value: unknown): boolean {
   return typeof value === "object" && value !== null && "sums" in value &&
@@ -27,6 +38,22 @@ export function looksLikeAggregate(value: unknown): boolean {
  * @param value A parsed NDJSON value.
  * @returns Its counts and sums.
  * @throws {SyntaxError} Naming the field that is wrong.
+ *
+ * @example A shard's Aggregate line, and one with a broken count
+ * ```ts
+ * import { Aggregator, parseAggregate } from "./mod.ts";
+ * import { scored } from "../score/mod.ts";
+ * const aggregator = new Aggregator();
+ * aggregator.add(scored("m", 1));
+ * const line = JSON.stringify(aggregator.results()[0]);
+ * if (parseAggregate(JSON.parse(line)).n !== 1) throw new Error("unexpected");
+ * try {
+ *   parseAggregate({ ...JSON.parse(line), n: -1 });
+ *   throw new Error("expected a SyntaxError");
+ * } catch (error) {
+ *   if (!(error instanceof SyntaxError) || !error.message.includes('"n"')) throw error;
+ * }
+ * ```
  */
 export function parseAggregate(value: unknown): PartialAggregate {
   const a = mappingAt(value, "");

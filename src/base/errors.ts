@@ -10,7 +10,16 @@
  * @module
  */
 
-/** The exit code of a usage, config or input error. */
+/**
+ * The exit code of a usage, config or input error.
+ *
+ * @example Map what was thrown to the command line's exit code
+ * ```ts
+ * import { exitCodeOf, INPUT_EXIT_CODE, InputError } from "./mod.ts";
+ * const code = exitCodeOf(new InputError('Unknown flag "--concurency"')) ?? 1;
+ * if (code !== INPUT_EXIT_CODE || code !== 2) throw new Error("unexpected");
+ * ```
+ */
 export const INPUT_EXIT_CODE = 2;
 
 /**
@@ -72,7 +81,7 @@ export function exitCodeOf(error: unknown): number | undefined {
  * @example
  * ```ts
  * import { messageOf } from "./errors.ts";
- * if (messageOf(new Error("x")) !== "x" || messageOf(3) !== "3") throw new Error();
+ * if (messageOf(new Error("x")) !== "x" || messageOf(3) !== "3") throw new Error("unexpected");
  * ```
  */
 export function messageOf(error: unknown): string {
@@ -88,7 +97,7 @@ export function messageOf(error: unknown): string {
  * @example
  * ```ts
  * import { osErrorText } from "./errors.ts";
- * if (osErrorText(new Deno.errors.NotFound("x")) !== "no such file") throw new Error();
+ * if (osErrorText(new Deno.errors.NotFound("x")) !== "no such file") throw new Error("unexpected");
  * ```
  */
 export function osErrorText(error: unknown): string {

@@ -1,7 +1,8 @@
 /**
- * The bottom layer: errors a user can cause, and how they read.
+ * The bottom layer: errors a user can cause, which carry the exit code the
+ * command line ends with.
  *
  * @module
  */
 
-export * from "./errors.ts";
+export { exitCodeOf, INPUT_EXIT_CODE, InputError } from "./errors.ts";

@@ -1,17 +1,22 @@
 /**
- * Checking a suite config without zod: its YAML, its shape and its scorer
- * names. Loading zod costs a run 25-30 ms and 8-12 MB at start-up, so a
- * valid config is checked here and zod (`config_schema.ts`) is asked only
- * when this check is not sure, to name the problem.
+ * Checking a suite config without zod: its YAML, its shape (as `_shape.ts`
+ * describes it) and its scorer names. Loading zod costs a run 25-30 ms and
+ * 8-12 MB at start-up, so a valid config is checked here and zod
+ * (`schema.ts`) is asked only when this check is not sure, to name the
+ * problem.
  *
  * @module
  */
 
 import { type LocatedYaml, parseYaml } from "../io/yaml.ts";
 import type { SuiteConfig } from "./types.ts";
+import { type Field, type Shape, SUITE } from "./_shape.ts";
+import { duplicateScorerName } from "../scorers/scorer_names.ts";
 
 /** A config file that cannot be used, with where the problem is. */
 export class ConfigError extends SyntaxError {
+  /** The exit code the command line ends with: an input error. */
+  readonly exitCode: number = 2;
   /** The config file. */
   readonly file: string;
   /** The 1-based line of the problem, when known. */
@@ -72,40 +77,30 @@ export function checkScorerNames(
   file: string,
   lineOf: (path: readonly PropertyKey[]) => number | undefined,
 ): void {
-  const seen = new Map<string, number>();
-  config.scorers.forEach((scorer, i) => {
-    const name = scorer.name ??
-      (scorer.type === "subprocess" ? undefined : scorer.type);
-    if (name === undefined) return; // subprocess names are checked once resolved
-    if (seen.has(name)) {
-      throw new ConfigError(
-        file,
-        lineOf(["scorers", i]),
-        `two scorers are named ${JSON.stringify(name)}; give one a "name"`,
-      );
-    }
-    seen.set(name, i);
-  });
+  const twice = duplicateScorerName(
+    config.scorers.map((scorer) =>
+      scorer.name ?? (scorer.type === "subprocess" ? undefined : scorer.type)
+    ),
+  );
+  if (twice !== undefined) {
+    throw new ConfigError(
+      file,
+      lineOf(["scorers", twice.second]),
+      `two scorers are named ${JSON.stringify(twice.name)}; give one a "name"`,
+    );
+  }
 }
 
-// The validator below mirrors `SuiteSchema` in `_suite_schema.ts` key by key
-// and in the same order: zod builds an object's output in its shape's order,
-// leaves absent optional keys absent, and passes `z.unknown()` values through
-// as they are. A check returns the parsed value, or `undefined` for "invalid,
-// or not sure": zod then decides. It may decline what zod accepts, never the
-// reverse (tests/config_check_test.ts compares the two on many configs).
+// The check below is derived from the shape in `_shape.ts`, as the zod
+// schema is (`_suite_schema.ts`), and answers as zod would: zod builds an
+// object's output in its shape's order, leaves absent optional keys absent,
+// and passes `z.unknown()` values through as they are. A check returns the
+// parsed value, or `undefined` for "invalid, or not sure": zod then decides.
+// It may decline what zod accepts, never the reverse
+// (tests/config/config_check_test.ts compares the two on many configs).
 
 /** The parsed value, or `undefined`: ask zod. */
 type Check = (value: unknown) => unknown;
-
-/** A key of a mapping: its check, and whether it may be absent. */
-interface Field {
-  check: Check;
-  optional: boolean;
-}
-
-const required = (check: Check): Field => ({ check, optional: false });
-const optional = (check: Check): Field => ({ check, optional: true });
 
 /** A mapping as YAML makes it: no class, no inherited keys. */
 function isMapping(value: unknown): value is Record<string, unknown> {
@@ -115,8 +110,13 @@ function isMapping(value: unknown): value is Record<string, unknown> {
 }
 
 /** `z.strictObject(shape)`. */
-function mapping(shape: Record<string, Field>): Check {
-  const fields = new Map(Object.entries(shape));
+function mapping(shape: Readonly<Record<string, Field>>): Check {
+  const fields = new Map(
+    Object.entries(shape).map(([key, field]) => [key, {
+      check: compile(field.shape),
+      optional: field.optional,
+    }]),
+  );
   return (value) => {
     if (!isMapping(value)) return undefined;
     for (const key of Object.keys(value)) {
@@ -169,51 +169,58 @@ function listOf(check: Check, min: number): Check {
   };
 }
 
-/** `z.discriminatedUnion("type", ...)`, one check per `type`. */
-function byType(checks: Record<string, Check>): Check {
-  const table = new Map(Object.entries(checks));
+/** `z.discriminatedUnion("type", ...)`, one mapping per `type`. */
+function byType(types: Shape & { kind: "byType" }): Check {
+  const table = new Map<string, Check>();
+  for (const [type, shape] of Object.entries(types.types)) {
+    const fields = {
+      type: { shape: { kind: "enum", values: [type] }, optional: false },
+      ...shape.fields,
+    } satisfies Record<string, Field>;
+    table.set(type, mapping(fields));
+  }
   return (value) => {
     if (!isMapping(value)) return undefined;
     return table.get(value.type as string)?.(value);
   };
 }
 
-/** `z.number()` and a range: finite numbers only. */
-function number(holds: (n: number) => boolean = () => true): Check {
+/** `z.number()` and its checks: finite numbers only, integers safe ones. */
+function number(shape: Shape & { kind: "number" }): Check {
+  const { int, positive, min = -Infinity, max = Infinity } = shape;
   return (value) =>
-    typeof value === "number" && Number.isFinite(value) && holds(value)
+    typeof value === "number" && Number.isFinite(value) &&
+      (!int || Number.isSafeInteger(value)) && (!positive || value > 0) &&
+      value >= min && value <= max
       ? value
       : undefined;
 }
 
-/** `z.number().int()` (a safe integer) between `min` and `max`. */
-function integer(
-  min: number = Number.MIN_SAFE_INTEGER,
-  max: number = Number.MAX_SAFE_INTEGER,
-): Check {
+/** `z.string()`, `.min(1)` (a code point is one or two units), `.regex()`. */
+function text(shape: Shape & { kind: "string" }): Check {
+  const { min = 0, pattern } = shape;
   return (value) =>
-    Number.isSafeInteger(value) && (value as number) >= min &&
-      (value as number) <= max
+    typeof value === "string" && value.length >= min &&
+      (pattern === undefined || pattern.test(value))
       ? value
       : undefined;
 }
 
-/** `z.string()`, `.min(1)` when `min` is 1 (a code point is one or two units). */
-function text(min: 0 | 1 = 0): Check {
-  return (value) =>
-    typeof value === "string" && value.length >= min ? value : undefined;
-}
-
-/** `z.string().regex(pattern)`. */
-function matching(pattern: RegExp): Check {
-  return (value) =>
-    typeof value === "string" && pattern.test(value) ? value : undefined;
-}
-
-/** `z.enum(values)` and `z.literal(value)`. */
-function oneOf(...values: string[]): Check {
+/** `z.enum(values)`. */
+function oneOf(values: readonly string[]): Check {
   return (value) =>
     typeof value === "string" && values.includes(value) ? value : undefined;
+}
+
+/** `z.union(checks)`: the first that fits. */
+function anyOf(checks: readonly Check[]): Check {
+  return (value) => {
+    for (const check of checks) {
+      const parsed = check(value);
+      if (parsed !== undefined) return parsed;
+    }
+    return undefined;
+  };
 }
 
 const boolean: Check = (value) =>
@@ -232,108 +239,35 @@ const url: Check = (value) =>
     ? value
     : undefined;
 
-/** `z.union([z.string(), z.array(z.string())])`. */
-const stop: Check = (value) =>
-  typeof value === "string" ? value : listOf(text(), 0)(value);
+/** The check of a shape. */
+function compile(shape: Shape): Check {
+  switch (shape.kind) {
+    case "string":
+      return text(shape);
+    case "url":
+      return url;
+    case "number":
+      return number(shape);
+    case "boolean":
+      return boolean;
+    case "unknown":
+      return anything;
+    case "enum":
+      return oneOf(shape.values);
+    case "list":
+      return listOf(compile(shape.of), shape.min ?? 0);
+    case "record":
+      return recordOf(compile(shape.of));
+    case "mapping":
+      return mapping(shape.fields);
+    case "union":
+      return anyOf(shape.of.map(compile));
+    case "byType":
+      return byType(shape);
+  }
+}
 
-const seconds = number((n) => n > 0 && n <= 86_400);
-
-const network = {
-  timeout: optional(seconds),
-  retries: optional(integer(0, 100)),
-  rate_limit: optional(number((n) => n > 0)),
-  max_total_retries: optional(integer(0)),
-  retry_delay: optional(number((n) => n >= 0 && n <= 600)),
-};
-
-const generation = {
-  params: optional(recordOf(anything)),
-  temperature: optional(number()),
-  max_tokens: optional(integer(1)),
-  seed: optional(integer()),
-  top_p: optional(number()),
-  stop: optional(stop),
-};
-
-const chat = {
-  base_url: optional(url),
-  model: required(text(1)),
-  api_key_env: optional(matching(/^[A-Za-z_][A-Za-z0-9_]*$/)),
-  ...generation,
-  ...network,
-};
-
-const target = byType({
-  openai: mapping({
-    type: required(oneOf("openai")),
-    ...chat,
-    system: optional(text()),
-    prompt: optional(text()),
-  }),
-  http: mapping({
-    type: required(oneOf("http")),
-    url: required(text(1)),
-    method: optional(
-      oneOf("GET", "POST", "PUT", "PATCH", "get", "post", "put", "patch"),
-    ),
-    headers: optional(recordOf(text())),
-    body: optional(anything),
-    output: optional(text()),
-    ...network,
-  }),
-  subprocess: mapping({
-    type: required(oneOf("subprocess")),
-    cmd: required(text(1)),
-    timeout: optional(seconds),
-  }),
-  replay: mapping({ type: required(oneOf("replay")) }),
-});
-
-const builtin = mapping({
-  type: required(oneOf("exact_match", "contains")),
-  name: optional(text(1)),
-  ignore_case: optional(boolean),
-});
-
-const scorer = byType({
-  subprocess: mapping({
-    type: required(oneOf("subprocess")),
-    cmd: required(text(1)),
-    name: optional(text(1)),
-    timeout: optional(seconds),
-    max_output_bytes: optional(integer(1)),
-    persistent: optional(boolean),
-  }),
-  exact_match: builtin,
-  contains: builtin,
-  llm_judge: mapping({
-    type: required(oneOf("llm_judge")),
-    name: optional(text(1)),
-    rubric: optional(text(1)),
-    system: optional(text(1)),
-    pass_threshold: optional(number()),
-    ...chat,
-  }),
-});
-
-const share = number((n) => n >= 0 && n <= 1);
-
-const suite = mapping({
-  dataset: required(text(1)),
-  target: required(target),
-  scorers: required(listOf(scorer, 1)),
-  concurrency: optional(integer(1, 1024)),
-  epochs: optional(integer(1, 1000)),
-  max_processes: optional(integer(1, 4096)),
-  timeout: optional(seconds),
-  gates: optional(recordOf(mapping({
-    min_mean: optional(number()),
-    min_mean_lower_bound: optional(number()),
-    min_pass_rate: optional(share),
-    min_coverage: optional(share),
-    max_errors: optional(integer(0)),
-  }))),
-});
+const suite = compile(SUITE);
 
 /**
  * Validates a parsed config as `SuiteSchema.safeParse` would, without zod.

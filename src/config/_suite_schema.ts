@@ -1,119 +1,83 @@
 /**
- * The zod schema of a suite config: the reference a config is judged by.
- * Only `config_schema.ts` and the tests import it, so a run whose config is
- * valid never loads zod.
+ * The zod schema of a suite config, derived from the shape in `_shape.ts`:
+ * what names an invalid config's first problem. Only `schema.ts` and the
+ * tests import it, so a run whose config is valid never loads zod.
  *
  * @module
  */
 
 import { z } from "zod";
 import type { SuiteConfig } from "./types.ts";
+import { type Field, type Shape, SUITE } from "./_shape.ts";
 
-const seconds = z.number().positive().max(86_400);
-
-const network = {
-  timeout: seconds.optional(),
-  retries: z.number().int().min(0).max(100).optional(),
-  rate_limit: z.number().positive().optional(),
-  max_total_retries: z.number().int().min(0).optional(),
-  retry_delay: z.number().min(0).max(600).optional(),
-};
-
-const generation = {
-  params: z.record(z.string(), z.unknown()).optional(),
-  temperature: z.number().optional(),
-  max_tokens: z.number().int().positive().optional(),
-  seed: z.number().int().optional(),
-  top_p: z.number().optional(),
-  stop: z.union([z.string(), z.array(z.string())]).optional(),
-};
-
-const chat = {
-  base_url: z.url().optional(),
-  model: z.string().min(1),
-  api_key_env: z.string().regex(
-    /^[A-Za-z_][A-Za-z0-9_]*$/,
-    "must be an environment variable's name",
-  )
-    .optional(),
-  ...generation,
-  ...network,
-};
-
-const TargetSchema = z.discriminatedUnion("type", [
-  z.strictObject({
-    type: z.literal("openai"),
-    ...chat,
-    system: z.string().optional(),
-    prompt: z.string().optional(),
-  }),
-  z.strictObject({
-    type: z.literal("http"),
-    url: z.string().min(1),
-    method: z.enum([
-      "GET",
-      "POST",
-      "PUT",
-      "PATCH",
-      "get",
-      "post",
-      "put",
-      "patch",
-    ]).optional(),
-    headers: z.record(z.string(), z.string()).optional(),
-    body: z.unknown().optional(),
-    output: z.string().optional(),
-    ...network,
-  }),
-  z.strictObject({
-    type: z.literal("subprocess"),
-    cmd: z.string().min(1),
-    timeout: seconds.optional(),
-  }),
-  z.strictObject({ type: z.literal("replay") }),
-]);
-
-const ScorerSchema = z.discriminatedUnion("type", [
-  z.strictObject({
-    type: z.literal("subprocess"),
-    cmd: z.string().min(1),
-    name: z.string().min(1).optional(),
-    timeout: seconds.optional(),
-    max_output_bytes: z.number().int().positive().optional(),
-    persistent: z.boolean().optional(),
-  }),
-  z.strictObject({
-    type: z.enum(["exact_match", "contains"]),
-    name: z.string().min(1).optional(),
-    ignore_case: z.boolean().optional(),
-  }),
-  z.strictObject({
-    type: z.literal("llm_judge"),
-    name: z.string().min(1).optional(),
-    rubric: z.string().min(1).optional(),
-    system: z.string().min(1).optional(),
-    pass_threshold: z.number().optional(),
-    ...chat,
-  }),
-]);
-
-/** A suite config as `config.ts` types it; `_config_check.ts` mirrors it. */
-export const SuiteSchema: z.ZodType<SuiteConfig> = z.strictObject({
-  dataset: z.string().min(1),
-  target: TargetSchema,
-  scorers: z.array(ScorerSchema).min(1),
-  concurrency: z.number().int().min(1).max(1024).optional(),
-  epochs: z.number().int().min(1).max(1000).optional(),
-  max_processes: z.number().int().min(1).max(4096).optional(),
-  timeout: seconds.optional(),
-  gates: z.record(
-    z.string(),
-    z.strictObject({
-      min_mean: z.number().optional(),
-      min_mean_lower_bound: z.number().optional(),
-      min_pass_rate: z.number().min(0).max(1).optional(),
-      min_coverage: z.number().min(0).max(1).optional(),
-      max_errors: z.number().int().min(0).optional(),
+function fields(shape: Readonly<Record<string, Field>>): z.ZodRawShape {
+  return Object.fromEntries(
+    Object.entries(shape).map(([key, field]) => {
+      const schema = toZod(field.shape);
+      return [key, field.optional ? schema.optional() : schema];
     }),
-  ).optional(),
-}) as z.ZodType<SuiteConfig>;
+  );
+}
+
+/** The zod schema a shape stands for. */
+function toZod(shape: Shape): z.ZodType {
+  switch (shape.kind) {
+    case "string": {
+      let schema = z.string();
+      if (shape.min !== undefined) schema = schema.min(shape.min);
+      if (shape.pattern !== undefined) {
+        schema = schema.regex(shape.pattern, shape.message);
+      }
+      return schema;
+    }
+    case "url":
+      return z.url();
+    case "number": {
+      let schema = z.number();
+      if (shape.int) schema = schema.int();
+      if (shape.positive) schema = schema.positive();
+      if (shape.min !== undefined) schema = schema.min(shape.min);
+      if (shape.max !== undefined) schema = schema.max(shape.max);
+      return schema;
+    }
+    case "boolean":
+      return z.boolean();
+    case "unknown":
+      return z.unknown();
+    case "enum":
+      return z.enum(shape.values as [string, ...string[]]);
+    case "list": {
+      const schema = z.array(toZod(shape.of));
+      return shape.min !== undefined ? schema.min(shape.min) : schema;
+    }
+    case "record":
+      return z.record(z.string(), toZod(shape.of));
+    case "mapping":
+      return z.strictObject(fields(shape.fields));
+    case "union":
+      return z.union(shape.of.map(toZod) as [z.ZodType, ...z.ZodType[]]);
+    case "byType": {
+      // Types that share a mapping are one option, `type: z.enum([...])`.
+      const options = new Map<Shape, string[]>();
+      for (const [type, mapping] of Object.entries(shape.types)) {
+        const types = options.get(mapping) ?? [];
+        options.set(mapping, [...types, type]);
+      }
+      const schemas = [...options].map(([mapping, types]) =>
+        z.strictObject({
+          type: types.length === 1 ? z.literal(types[0]!) : z.enum(types),
+          ...fields((mapping as Shape & { kind: "mapping" }).fields),
+        })
+      );
+      return z.discriminatedUnion(
+        "type",
+        schemas as [(typeof schemas)[number], ...typeof schemas],
+      );
+    }
+  }
+}
+
+/** A suite config as `types.ts` types it, from the shape `_check.ts` checks too. */
+export const SuiteSchema: z.ZodType<SuiteConfig> = toZod(
+  SUITE,
+) as z.ZodType<SuiteConfig>;

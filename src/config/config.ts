@@ -3,9 +3,10 @@
  * scorers. Unknown keys and wrong types are errors that name the key, the
  * file and the line.
  *
- * A valid config is checked without zod (`_config_check.ts`); zod, with the
- * messages that name a problem, is loaded only for a config that check
- * declines (`config_schema.ts`).
+ * The shape is written once (`_shape.ts`). A valid config is checked by a
+ * check derived from it without zod (`_check.ts`); the zod schema derived
+ * from it, with the messages that name a problem, is loaded only for a config
+ * that check declines (`schema.ts`).
  *
  * @module
  */
@@ -25,6 +26,7 @@ import type { Target } from "../targets/target.ts";
 import type { TargetCache } from "../targets/cache.ts";
 import { replayTarget } from "../targets/replay_target.ts";
 import { osErrorText } from "../base/errors.ts";
+import { duplicateScorerName } from "../scorers/scorer_names.ts";
 
 export { ConfigError };
 export type * from "./types.ts";
@@ -130,7 +132,6 @@ export async function buildScorers(
   file: string,
   options: BuildOptions,
 ): Promise<Scorer[]> {
-  const names = new Set<string>();
   const scorers: Scorer[] = [];
   // Each kind's module is imported when a scorer of that kind comes (again:
   // at the cost of a resolved promise).
@@ -181,17 +182,17 @@ export async function buildScorers(
           : {}),
       });
     }
-    if (names.has(scorer.name)) {
+    scorers.push(scorer);
+    const twice = duplicateScorerName(scorers.map((s) => s.name));
+    if (twice !== undefined) {
       throw new ConfigError(
         file,
         undefined,
         `two scorers are named ${
-          JSON.stringify(scorer.name)
+          JSON.stringify(twice.name)
         }; give one a "name"`,
       );
     }
-    names.add(scorer.name);
-    scorers.push(scorer);
   }
   return scorers;
 }

@@ -1,9 +1,40 @@
 /**
- * Suite configs: the YAML file naming a dataset, a target and scorers, checked
- * and built into parts.
+ * Suite configs: the YAML file naming a dataset, a target and scorers,
+ * checked (unknown keys and wrong types name the key, the file and the line)
+ * and built into the parts a run uses.
+ *
+ * @example Check a suite's YAML
+ * ```ts
+ * import { checkConfigText } from "./mod.ts";
+ * const config = await checkConfigText(
+ *   "dataset: cases.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n",
+ *   "suite.yaml",
+ * );
+ * if (config.scorers[0]?.type !== "exact_match") throw new Error("unexpected");
+ * ```
  *
  * @module
  */
 
-export * from "./config.ts";
-export * from "./schema.ts";
+export type {
+  BuiltinScorerConfig,
+  GenerationKeys,
+  HttpTargetConfig,
+  LlmJudgeConfig,
+  OpenAITargetConfig,
+  ReplayTargetConfig,
+  ScorerConfig,
+  SubprocessScorerConfig,
+  SubprocessTargetConfig,
+  SuiteConfig,
+  TargetConfig,
+} from "./types.ts";
+export type { BuildOptions } from "./config.ts";
+export {
+  buildScorers,
+  buildTarget,
+  checkConfigText,
+  ConfigError,
+  loadConfig,
+} from "./config.ts";
+export { parseConfig, parseConfigText } from "./schema.ts";

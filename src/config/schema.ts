@@ -41,11 +41,73 @@ function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
   return v;
 }
 
-/** Turns the first zod issue into a sentence and the path it is about. */
+/** The edit distance of two keys (adjacent swaps count one), at most `max + 1`. */
+function distance(a: string, b: string, max: number): number {
+  if (Math.abs(a.length - b.length) > max) return max + 1;
+  let before: number[] = [];
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      next[j] = Math.min(next[j - 1]! + 1, row[j]! + 1, row[j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
+        next[j] = Math.min(next[j]!, before[j - 2]! + 1);
+      }
+    }
+    before = row;
+    row = next;
+  }
+  return row[b.length]!;
+}
+
+/**
+ * The unknown key to name instead of a missing one beside it (`scorerz:`
+ * for `scorers:`), and the missing key it is close enough to suggest.
+ */
+function misspelt(
+  issues: readonly z.core.$ZodIssue[],
+  root: unknown,
+): [readonly PropertyKey[], string] | undefined {
+  const first = issues[0]!;
+  if (
+    first.code !== "invalid_type" || valueAt(root, first.path) !== undefined
+  ) {
+    return undefined;
+  }
+  const at = first.path.slice(0, -1);
+  const missing = String(first.path[first.path.length - 1]);
+  const unknown = issues.find((issue) =>
+    issue.code === "unrecognized_keys" && issue.path.length === at.length &&
+    issue.path.every((key, i) => key === at[i])
+  ) as z.core.$ZodIssueUnrecognizedKeys | undefined;
+  if (unknown === undefined) return undefined;
+  const max = Math.max(1, Math.floor(missing.length / 3));
+  const near = unknown.keys
+    .map((key) => ({ key, d: distance(key, missing, max) }))
+    .sort((a, b) => a.d - b.d)[0]!;
+  const key = near.d <= max ? near.key : unknown.keys[0]!;
+  const hint = near.d <= max
+    ? `; did you mean ${JSON.stringify(missing)}?`
+    : "";
+  return [
+    [...at, key],
+    `unknown key ${JSON.stringify(pathText([...at, key]))}${hint}`,
+  ];
+}
+
+/**
+ * Turns the first zod issue into a sentence and the path it is about. A key
+ * that is missing beside an unknown one is most likely misspelt: the unknown
+ * key is named, where it stands.
+ */
 function describe(
-  issue: z.core.$ZodIssue,
+  issues: readonly z.core.$ZodIssue[],
   root: unknown,
 ): [readonly PropertyKey[], string] {
+  const instead = misspelt(issues, root);
+  if (instead !== undefined) return instead;
+  const issue = issues[0]!;
   const path = issue.path;
   const where = pathText(path);
   const actual = valueAt(root, path);
@@ -108,7 +170,7 @@ export function parseConfig(
 ): SuiteConfig {
   const result = SuiteSchema.safeParse(value);
   if (!result.success) {
-    const [path, detail] = describe(result.error.issues[0]!, value);
+    const [path, detail] = describe(result.error.issues, value);
     throw new ConfigError(file, lineOf(path), detail);
   }
   const config = result.data;

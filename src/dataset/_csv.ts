@@ -1,76 +1,161 @@
 /**
- * A small RFC 4180 CSV reader: a header row, then records as objects.
+ * CSV read as a stream through `csv-parse` (RFC 4180: quoted fields with
+ * commas, doubled quotes and line breaks; a BOM; CRLF, LF or CR line ends).
+ * Only `dataset.ts` loads this module, and only for a CSV dataset, so that no
+ * other run pays for the library (or the Node layer it brings).
  *
  * @module
  */
 
+import { CsvError, parse } from "csv-parse/stream";
+
+/** One CSV record: its fields and the 1-based line it starts on. */
+export interface CsvRecord {
+  /** The fields, unquoted. */
+  fields: string[];
+  /** The physical line of the file the record starts on. */
+  line: number;
+}
+
 /**
- * Parses CSV text with a header row into one object per record. Quoted
- * fields may hold commas, doubled quotes and newlines. A record with more
- * fields than the header is an error; missing trailing fields are empty.
- *
- * @param text The CSV text.
- * @returns The records.
- * @throws {SyntaxError} Naming the 1-based record (header not counted).
+ * Makes the error for a CSV that cannot be read: `line` is where the record
+ * that fails starts, or `undefined` for the file as a whole.
  */
-export function parseCsv(text: string): Record<string, string>[] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let field = "";
-  let i = text.charCodeAt(0) === 0xfeff ? 1 : 0;
-  let quoted = false;
-  let any = false;
-  for (; i < text.length; i++) {
-    const c = text[i];
-    if (quoted) {
-      if (c === '"') {
-        if (text[i + 1] === '"') {
-          field += '"';
-          i++;
-        } else quoted = false;
-      } else field += c;
-      continue;
-    }
-    if (c === '"' && field === "") {
-      quoted = true;
-      any = true;
-    } else if (c === ",") {
-      row.push(field);
-      field = "";
-      any = true;
-    } else if (c === "\n" || c === "\r") {
-      if (c === "\r" && text[i + 1] === "\n") i++;
-      if (any || field !== "") {
-        row.push(field);
-        rows.push(row);
+export type CsvFailure = (line: number | undefined, detail: string) => Error;
+
+/** The longest record read, as for a JSONL line: beyond it, most likely an unclosed quote. */
+export const MAX_RECORD_BYTES = 32 * 1024 * 1024;
+
+/** What a `csv-parse` error code means, in words that say how to fix it. */
+function explain(error: CsvError, max: number): string {
+  switch (error.code) {
+    case "CSV_MAX_RECORD_SIZE":
+      return `the record is longer than ${max} bytes (an unclosed quote?)`;
+    case "CSV_QUOTE_NOT_CLOSED":
+      return "a quoted field has an unclosed quote";
+    case "CSV_INVALID_CLOSING_QUOTE":
+      return "a quoted field's closing quote is followed by more text; " +
+        'write a quote inside a quoted field as ""';
+    case "INVALID_OPENING_QUOTE":
+      return "a field that is not quoted holds a quote; " +
+        'quote the field and write the quote as ""';
+    default:
+      return error.message;
+  }
+}
+
+/** The line breaks inside a record's fields: quoted CRLF, LF or CR. */
+function breaksIn(fields: readonly string[]): number {
+  let n = 0;
+  for (const field of fields) {
+    if (field.indexOf("\n") < 0 && field.indexOf("\r") < 0) continue;
+    for (let i = 0; i < field.length; i++) {
+      const c = field.charCodeAt(i);
+      if (c === 10) n++;
+      else if (c === 13) {
+        n++;
+        if (field.charCodeAt(i + 1) === 10) i++;
       }
-      row = [];
-      field = "";
-      any = false;
-    } else {
-      field += c;
-      any = true;
     }
   }
-  if (quoted) {
-    throw new SyntaxError(`Record ${rows.length} has an unclosed quote`);
-  }
-  if (any || field !== "") {
-    row.push(field);
-    rows.push(row);
-  }
-  const [header, ...records] = rows;
-  if (header === undefined) return [];
-  return records.map((cells, index) => {
-    if (cells.length > header.length) {
-      throw new SyntaxError(
-        `Record ${
-          index + 1
-        } has ${cells.length} fields but the header has ${header.length}`,
-      );
+  return n;
+}
+
+/**
+ * Reads CSV bytes as batches of records (the records each read completes),
+ * the header row included as the first record. Empty lines are skipped. The
+ * file is read as the batches are pulled: memory holds one read's worth of
+ * records, however large the file.
+ *
+ * @param bytes The file's bytes.
+ * @param fail Makes the error for a record that cannot be parsed, or for a
+ * file that is not UTF-8.
+ * @param maxRecordBytes The longest record: memory stays bounded even when a
+ * quote is never closed.
+ * @returns The records, in order.
+ */
+export function csvRecords(
+  bytes: ReadableStream<Uint8Array>,
+  fail: CsvFailure,
+  maxRecordBytes: number = MAX_RECORD_BYTES,
+): ReadableStream<CsvRecord[]> {
+  // csv-parse counts a quoted CRLF as two lines, so lines are counted here:
+  // a record starts after the previous one's line breaks and the empty lines
+  // it skipped since.
+  let next = 1;
+  let empty = 0;
+  let batch: CsvRecord[] = [];
+  const startOf = (emptyLines: number) => next + emptyLines - empty;
+  // The records are taken as csv-parse makes them, synchronously within each
+  // write, and filtered out of its own stream: one batch per read, not one
+  // stream step per record.
+  const parser = parse({
+    bom: true,
+    relax_column_count: true, // the caller names the record and both counts
+    skip_empty_lines: true,
+    record_delimiter: ["\r\n", "\n", "\r"],
+    max_record_size: maxRecordBytes,
+    on_record(fields: string[], info) {
+      const line = startOf(info.empty_lines);
+      empty = info.empty_lines;
+      next = line + 1 + breaksIn(fields);
+      batch.push({ fields, line });
+      return null;
+    },
+  });
+  const writer = parser.writable.getWriter();
+  const reader = bytes.getReader();
+  const utf8 = new TextDecoder("utf-8", { fatal: true });
+  const check = (chunk?: Uint8Array) => {
+    try {
+      utf8.decode(chunk, { stream: chunk !== undefined });
+    } catch (error) {
+      if (!(error instanceof TypeError)) throw error;
+      throw fail(undefined, "not valid UTF-8");
     }
-    const record: Record<string, string> = {};
-    header.forEach((name, j) => (record[name] = cells[j] ?? ""));
-    return record;
+  };
+  const write = async (chunk?: Uint8Array) => {
+    // A parse error errors the parser's stream from within the write, which
+    // itself succeeds: an errored writer has no desired size.
+    try {
+      if (chunk === undefined) await writer.close();
+      else await writer.write(chunk);
+    } catch (error) {
+      if (writer.desiredSize !== null) throw error;
+    }
+    if (writer.desiredSize !== null) return;
+    const error = await writer.closed.then(() => undefined, (e: unknown) => e);
+    if (!(error instanceof CsvError)) throw error;
+    throw fail(
+      startOf(Number(error.empty_lines ?? empty)),
+      explain(error, maxRecordBytes),
+    );
+  };
+  return new ReadableStream<CsvRecord[]>({
+    async pull(controller) {
+      try {
+        while (batch.length === 0) {
+          const { value, done } = await reader.read();
+          if (done) {
+            check();
+            await write();
+            if (batch.length > 0) controller.enqueue(batch);
+            controller.close();
+            return;
+          }
+          check(value);
+          await write(value);
+        }
+      } catch (error) {
+        await reader.cancel(error);
+        throw error;
+      }
+      controller.enqueue(batch);
+      batch = [];
+    },
+    async cancel(reason) {
+      await reader.cancel(reason);
+      await writer.abort(reason);
+    },
   });
 }

@@ -7,7 +7,21 @@
 
 import { compactJson, memberSpan } from "./_json_scan.ts";
 
-/** One dataset record. */
+/**
+ * One dataset record.
+ *
+ * @example A RAG case, checked as a loader checks each record
+ * ```ts
+ * import { type Case, parseCase } from "./mod.ts";
+ * const record: Case = {
+ *   id: "paris",
+ *   input: "What is the capital of France?",
+ *   expected: "Paris",
+ *   context: ["Paris is the capital of France."],
+ * };
+ * if (parseCase(record).context?.length !== 1) throw new Error("unexpected");
+ * ```
+ */
 export interface Case {
   /** The case's own id; without one, its line or position stands in. */
   id?: string | number;
@@ -23,7 +37,20 @@ export interface Case {
   output?: string;
 }
 
-/** A dataset record with its identity: what flows out of a loader. */
+/**
+ * A dataset record with its identity: what flows out of a loader.
+ *
+ * @example Examples fed to a target
+ * ```ts
+ * import type { Example } from "./mod.ts";
+ * import { replayTarget, runTarget } from "../targets/mod.ts";
+ * const examples: Example[] = [
+ *   { example_id: "cases.jsonl#1", line: 1, case: { input: "2+2?", output: "4" } },
+ * ];
+ * const [unit] = await Array.fromAsync(ReadableStream.from(examples).pipeThrough(runTarget(replayTarget())));
+ * if (unit?.unit_id !== "cases.jsonl#1" || unit.output !== "4") throw new Error("unexpected");
+ * ```
+ */
 export interface Example {
   /** `<dataset path as written>#<id>`, e.g. `datasets/grounded.jsonl#1`. */
   example_id: string;
@@ -87,8 +114,8 @@ export function copyExpected(
  * @example
  * ```ts
  * import { expectedJson } from "./case.ts";
- * if (expectedJson({}) !== "null") throw new Error();
- * if (expectedJson({ expected: { b: 1, a: 2 } }) !== '{"b":1,"a":2}') throw new Error();
+ * if (expectedJson({}) !== "null") throw new Error("unexpected");
+ * if (expectedJson({ expected: { b: 1, a: 2 } }) !== '{"b":1,"a":2}') throw new Error("unexpected");
  * ```
  */
 export function expectedJson(record: { expected?: unknown }): string {
@@ -163,7 +190,7 @@ function typeName(value: unknown): string {
  * ```ts
  * import { parseCase } from "./case.ts";
  * const c = parseCase({ input: "2+2?", expected: "4" });
- * if (c.input !== "2+2?") throw new Error();
+ * if (c.input !== "2+2?") throw new Error("unexpected");
  * ```
  */
 export function parseCase(value: unknown): Case {

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { messageOf } from "../base/errors.ts";
+import { InputError, messageOf } from "../base/errors.ts";
 import { YAMLException } from "js-yaml";
 import { loadYaml, YamlBombError } from "../io/yaml.ts";
 import {
@@ -16,7 +16,7 @@ import {
   parseCase,
 } from "./case.ts";
 import { elementSpans, nestedDeeperThan } from "./_json_scan.ts";
-import { parseCsv } from "./_csv.ts";
+import type { CsvRecord } from "./_csv.ts";
 import { SeenIds } from "./_seen_ids.ts";
 import { type Line, LineSplitter } from "../io/line_stream.ts";
 
@@ -24,7 +24,7 @@ import { type Line, LineSplitter } from "../io/line_stream.ts";
 export type DatasetFormat = "jsonl" | "json" | "yaml" | "csv";
 
 /** A problem with a dataset as a whole: nothing can be loaded from it. */
-export class DatasetError extends Error {
+export class DatasetError extends InputError {
   /**
    * Creates the instance.
    *
@@ -231,10 +231,13 @@ function fromList(
 }
 
 /**
- * Opens a dataset as a stream of examples. JSONL is streamed line by line;
- * JSON, YAML and CSV are read whole. A malformed record becomes an example
- * with `case: null` and `invalid` set, and the stream goes on; a problem with
- * the file as a whole (missing, not a list) throws before any record.
+ * Opens a dataset as a stream of examples. JSONL is streamed line by line
+ * and CSV record by record; JSON and YAML are read whole. A malformed record
+ * becomes an example with `case: null` and `invalid` set, and the stream goes
+ * on; a problem with the file as a whole (missing, not a list) throws before
+ * any record, except in a CSV, where a record that cannot be parsed (an
+ * unclosed or stray quote, more fields than the header) ends the stream with a
+ * {@linkcode DatasetError} naming its line.
  *
  * Example ids are `<name>#<id>`, where a case without an `id` is numbered by
  * its 1-based line (JSONL) or position (JSON, YAML, CSV without header).
@@ -400,6 +403,7 @@ export async function loadDatasetBatches(
       }),
     );
   }
+  if (format === "csv") return await csvExamples(name, path);
   const text = await readText(path);
   if (format === "json") {
     let value: unknown;
@@ -418,39 +422,96 @@ export async function loadDatasetBatches(
     }
     return fromList(name, path, value, text);
   }
-  if (format === "yaml") {
-    let value: unknown;
-    try {
-      value = loadYaml(text, path);
-    } catch (error) {
-      if (!(error instanceof YAMLException || error instanceof YamlBombError)) {
-        throw error;
-      }
-      throw new DatasetError(
-        `Cannot parse dataset ${JSON.stringify(path)}: ${messageOf(error)}`,
-      );
-    }
-    if (!Array.isArray(value)) {
-      throw new DatasetError(
-        `Dataset ${JSON.stringify(path)} must hold a YAML list of cases`,
-      );
-    }
-    return fromList(name, path, value);
-  }
-  let rows: Record<string, string>[];
+  // The one format left: YAML.
+  let value: unknown;
   try {
-    rows = parseCsv(text);
+    value = loadYaml(text, path);
   } catch (error) {
-    if (!(error instanceof SyntaxError)) throw error;
+    if (!(error instanceof YAMLException || error instanceof YamlBombError)) {
+      throw error;
+    }
     throw new DatasetError(
-      `Cannot parse dataset ${JSON.stringify(path)}: ${error.message}`,
+      `Cannot parse dataset ${JSON.stringify(path)}: ${messageOf(error)}`,
     );
   }
-  return fromList(name, path, rows.map(caseFromRow));
+  if (!Array.isArray(value)) {
+    throw new DatasetError(
+      `Dataset ${JSON.stringify(path)} must hold a YAML list of cases`,
+    );
+  }
+  return fromList(name, path, value);
 }
 
-/** A CSV row as a case: known columns by name, the rest as metadata. */
-function caseFromRow(row: Record<string, string>): Record<string, unknown> {
+/**
+ * A CSV file as batches of examples, streamed: the header names the columns,
+ * each record after it is a case numbered by its position (header not
+ * counted). A record that cannot be parsed, or has more fields than the
+ * header, ends the stream with a {@linkcode DatasetError} naming its line.
+ */
+async function csvExamples(
+  name: string,
+  path: string,
+): Promise<ReadableStream<Example[]>> {
+  const bytes = await openBytes(path);
+  // The CSV library is loaded only when a CSV dataset is read.
+  const { csvRecords } = await import("./_csv.ts");
+  const quoted = JSON.stringify(path);
+  const records = csvRecords(
+    bytes,
+    (line, detail) =>
+      new DatasetError(
+        line === undefined
+          ? `Cannot read dataset ${quoted}: ${detail}`
+          : `Cannot parse dataset ${quoted} line ${line}: ${detail}`,
+      ),
+  );
+  const ids = new IdentityCheck(name, path, "record");
+  let header: string[] | undefined;
+  let position = 0;
+  const toExamples = (batch: CsvRecord[]): Example[] => {
+    const examples: Example[] = [];
+    for (const { fields, line } of batch) {
+      if (header === undefined) {
+        header = fields;
+        continue;
+      }
+      if (fields.length > header.length) {
+        throw new DatasetError(
+          `Cannot parse dataset ${quoted} line ${line}: the record has ` +
+            `${fields.length} fields but the header has ${header.length}`,
+        );
+      }
+      examples.push(
+        toExample(name, ++position, caseFromRow(header, fields)),
+      );
+    }
+    ids.check(examples);
+    return examples;
+  };
+  return records.pipeThrough(
+    new TransformStream<CsvRecord[], Example[]>({
+      transform(batch, controller) {
+        const examples = toExamples(batch);
+        if (examples.length > 0) controller.enqueue(examples);
+      },
+      flush(controller) {
+        const empty = ids.emptyError();
+        if (empty !== undefined) controller.error(empty);
+      },
+    }),
+  );
+}
+
+/**
+ * A CSV record as a case: known columns by name, the rest as metadata. A
+ * record with fewer fields than the header has empty ones at the end.
+ */
+function caseFromRow(
+  header: readonly string[],
+  fields: readonly string[],
+): Record<string, unknown> {
+  const row: Record<string, string> = {};
+  header.forEach((key, i) => (row[key] = fields[i] ?? ""));
   const record: Record<string, unknown> = {};
   const metadata: Record<string, string> = {};
   for (const [key, cell] of Object.entries(row)) {

@@ -9,7 +9,17 @@ import { CaseError, keepVerbatimExpected } from "./case.ts";
 import { LineStream } from "../io/line_stream.ts";
 import { NdjsonParseStream, type ParsedLine } from "../io/ndjson.ts";
 
-/** What a target reports about its call. */
+/**
+ * What a target reports about its call.
+ *
+ * @example A failed call: no output, the error in `target`
+ * ```ts
+ * import { parseUnit, type TargetInfo } from "./mod.ts";
+ * const target: TargetInfo = { latency_ms: 1200, error: "target error: HTTP 503" };
+ * const unit = parseUnit({ input: "hi", target }, "stdin#1");
+ * if (unit.output !== null || unit.target?.error !== target.error) throw new Error("unexpected");
+ * ```
+ */
 export interface TargetInfo {
   /** How long the call took. */
   latency_ms?: number;
@@ -19,7 +29,18 @@ export interface TargetInfo {
   [key: string]: unknown;
 }
 
-/** One target call for one example. */
+/**
+ * One target call for one example.
+ *
+ * @example A unit, scored
+ * ```ts
+ * import type { Unit } from "./mod.ts";
+ * import { exactMatch, scoreUnits } from "../scorers/mod.ts";
+ * const unit: Unit = { example_id: "d#1", unit_id: "d#1", input: "2+2?", output: "4", expected: "4" };
+ * const [score] = await Array.fromAsync(ReadableStream.from([unit]).pipeThrough(scoreUnits([exactMatch()])));
+ * if (score?.value !== 1 || score.unit_id !== "d#1") throw new Error("unexpected");
+ * ```
+ */
 export interface Unit {
   /** The example, e.g. `datasets/grounded.jsonl#1`. */
   example_id: string;
@@ -52,7 +73,7 @@ export interface Unit {
  * ```ts
  * import { parseUnit } from "./unit.ts";
  * const u = parseUnit({ input: "hi", output: "hello" }, "stdin#1");
- * if (u.unit_id !== "stdin#1") throw new Error();
+ * if (u.unit_id !== "stdin#1") throw new Error("unexpected");
  * ```
  */
 export function parseUnit(value: unknown, fallbackId: string): Unit {
@@ -102,7 +123,18 @@ export function parseUnit(value: unknown, fallbackId: string): Unit {
   return record as unknown as Unit;
 }
 
-/** A unit record line that could not be used. */
+/**
+ * A unit record line that could not be used.
+ *
+ * @example Report malformed lines instead of stopping
+ * ```ts
+ * import { type MalformedLine, readUnits } from "./mod.ts";
+ * const bytes = new TextEncoder().encode('{"input":"q","output":"a"}\n{"input":"q"}\n');
+ * const malformed: MalformedLine[] = [];
+ * await Array.fromAsync(readUnits(ReadableStream.from([bytes]), "stdin", (m) => malformed.push(m)));
+ * if (malformed[0]?.line !== 2 || malformed[0].message !== '"output" is missing') throw new Error("unexpected");
+ * ```
+ */
 export interface MalformedLine {
   /** The 1-based line number. */
   line: number;
@@ -126,7 +158,7 @@ export interface MalformedLine {
  * const bytes = new TextEncoder().encode('{"input":"q","output":"a"}\n{"input":1}\n');
  * const bad: number[] = [];
  * const units = await Array.fromAsync(readUnits(ReadableStream.from([bytes]), "stdin", (m) => bad.push(m.line)));
- * if (units[0]?.unit_id !== "stdin#1" || bad.join() !== "2") throw new Error();
+ * if (units[0]?.unit_id !== "stdin#1" || bad.join() !== "2") throw new Error("unexpected");
  * ```
  */
 export function readUnits(

@@ -8,7 +8,19 @@ import { ExactSum } from "../aggregate/exact_sum.ts";
 import { tCritical95 } from "../aggregate/stats.ts";
 import { aggregatable, type Score } from "../score/mod.ts";
 
-/** A case that got worse. */
+/**
+ * A case that got worse.
+ *
+ * @example The examples that fell, largest drop first
+ * ```ts
+ * import { diffScores, type Regression } from "./mod.ts";
+ * import { scored } from "../score/mod.ts";
+ * const a = [scored("m", 1, { example_id: "d#1" }), scored("m", 1, { example_id: "d#2" })];
+ * const b = [scored("m", 0.5, { example_id: "d#1" }), scored("m", 0, { example_id: "d#2" })];
+ * const regressions: Regression[] = diffScores(a, b)[0]!.regressions;
+ * if (regressions.map((r) => r.example_id).join() !== "d#2,d#1") throw new Error("unexpected");
+ * ```
+ */
 export interface Regression {
   /** The example. */
   example_id: string;
@@ -18,7 +30,20 @@ export interface Regression {
   b: number;
 }
 
-/** How one metric changed from run A to run B, over the examples both measured. */
+/**
+ * How one metric changed from run A to run B, over the examples both
+ * measured.
+ *
+ * @example One example only in run B does not enter the pairs
+ * ```ts
+ * import { type DiffLine, diffScores } from "./mod.ts";
+ * import { scored } from "../score/mod.ts";
+ * const a = [scored("m", 0, { example_id: "d#1" })];
+ * const b = [scored("m", 1, { example_id: "d#1" }), scored("m", 1, { example_id: "d#2" })];
+ * const [line]: DiffLine[] = diffScores(a, b);
+ * if (line?.pairs !== 1 || line.newly_passing !== 1 || line.only_b !== 1) throw new Error("unexpected");
+ * ```
+ */
 export interface DiffLine {
   /** The metric. */
   metric: string;
@@ -98,7 +123,7 @@ function reduce(
  * const a = [scored("m", 1, { example_id: "d#1" }), scored("m", 1, { example_id: "d#2" })];
  * const b = [scored("m", 0, { example_id: "d#1" }), scored("m", 1, { example_id: "d#2" })];
  * const [line] = diffScores(a, b);
- * if (line?.delta !== -0.5 || line.newly_failing !== 1) throw new Error();
+ * if (line?.delta !== -0.5 || line.newly_failing !== 1) throw new Error("unexpected");
  * ```
  */
 export function diffScores(
@@ -177,6 +202,17 @@ export function diffScores(
  *
  * @param line A diff line.
  * @returns Whether it regressed beyond noise.
+ *
+ * @example Every example dropped: beyond noise
+ * ```ts
+ * import { diffScores, significantlyWorse } from "./mod.ts";
+ * import { scored } from "../score/mod.ts";
+ * const ids = ["d#1", "d#2", "d#3", "d#4"];
+ * const a = ids.map((id, i) => scored("m", 0.9 + i / 100, { example_id: id }));
+ * const b = ids.map((id, i) => scored("m", 0.2 + i / 50, { example_id: id }));
+ * if (!significantlyWorse(diffScores(a, b)[0]!)) throw new Error("expected a regression");
+ * if (significantlyWorse(diffScores(a, a)[0]!)) throw new Error("no change is no regression");
+ * ```
  */
 export function significantlyWorse(line: DiffLine): boolean {
   return line.ci95 !== null && line.ci95[1] < 0;

@@ -1,7 +1,9 @@
 /**
- * Comparing two runs case by case: paired differences per metric.
+ * Comparing two runs case by case: paired differences per metric, and
+ * whether a metric got significantly worse.
  *
  * @module
  */
 
-export * from "./diff.ts";
+export type { DiffLine, Regression } from "./diff.ts";
+export { diffScores, significantlyWorse } from "./diff.ts";

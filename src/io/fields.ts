@@ -2,8 +2,6 @@
 // headers, resume metadata, partial aggregates): plain code, so reading them
 // loads no schema library at start-up. Each returns a copy of known keys.
 
-import type { Fingerprints } from "../fingerprint/fingerprint.ts";
-
 /** A field of untrusted JSON that is not what it must be. */
 export class FieldError extends SyntaxError {
   /**
@@ -64,19 +62,4 @@ export function stringMapAt(
     out[k] = v;
   }
   return out;
-}
-
-/** `o.fingerprints`, checked and copied. */
-export function fingerprintsAt(o: Record<string, unknown>): Fingerprints {
-  const f = mappingAt(o.fingerprints, "fingerprints");
-  const dataset = f.dataset;
-  if (dataset !== null && typeof dataset !== "string") {
-    throw new FieldError("fingerprints.dataset", "a string or null", dataset);
-  }
-  return {
-    config: stringAt(f, "config", "fingerprints."),
-    dataset,
-    target: stringAt(f, "target", "fingerprints."),
-    scorers: stringMapAt(f, "scorers", "fingerprints."),
-  };
 }

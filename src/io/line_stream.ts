@@ -5,7 +5,17 @@
  * @module
  */
 
-/** One line of input, without its line terminator. */
+/**
+ * One line of input, without its line terminator.
+ *
+ * @example Invalid UTF-8 is reported on its line, not thrown
+ * ```ts
+ * import { type Line, LineStream } from "./mod.ts";
+ * const bytes = new Uint8Array([...new TextEncoder().encode("ok\n"), 0xff, 10]);
+ * const lines: Line[] = await Array.fromAsync(ReadableStream.from([bytes]).pipeThrough(new LineStream()));
+ * if (lines[0]?.text !== "ok" || lines[1]?.line !== 2 || lines[1].error === undefined) throw new Error("unexpected");
+ * ```
+ */
 export interface Line {
   /** The 1-based line number. */
   line: number;
@@ -15,7 +25,18 @@ export interface Line {
   error?: string;
 }
 
-/** Options of {@linkcode LineStream}. */
+/**
+ * Options of {@linkcode LineStream}.
+ *
+ * @example An oversized line becomes an error line
+ * ```ts
+ * import { LineStream, type LineStreamOptions } from "./mod.ts";
+ * const options: LineStreamOptions = { maxLineBytes: 4 };
+ * const bytes = new TextEncoder().encode("abc\nabcdefgh\n");
+ * const lines = await Array.fromAsync(ReadableStream.from([bytes]).pipeThrough(new LineStream(options)));
+ * if (lines[0]?.error !== undefined || lines[1]?.error === undefined) throw new Error("unexpected");
+ * ```
+ */
 export interface LineStreamOptions {
   /**
    * The longest line kept, in bytes; a longer one becomes an error line.
@@ -189,7 +210,7 @@ export class LineSplitter {
  * import { LineStream } from "./line_stream.ts";
  * const bytes = new TextEncoder().encode("a\r\nb\n\nc");
  * const lines = await Array.fromAsync(ReadableStream.from([bytes]).pipeThrough(new LineStream()));
- * if (lines.map((l) => l.text).join("|") !== "a|b||c") throw new Error();
+ * if (lines.map((l) => l.text).join("|") !== "a|b||c") throw new Error("unexpected");
  * ```
  */
 export class LineStream extends TransformStream<Uint8Array, Line> {
@@ -230,7 +251,7 @@ export class LineStream extends TransformStream<Uint8Array, Line> {
  * import { LineBatchStream } from "./line_stream.ts";
  * const bytes = new TextEncoder().encode("a\nb\nc");
  * const batches = await Array.fromAsync(ReadableStream.from([bytes]).pipeThrough(new LineBatchStream()));
- * if (batches.flat().map((l) => l.text).join("|") !== "a|b|c") throw new Error();
+ * if (batches.flat().map((l) => l.text).join("|") !== "a|b|c") throw new Error("unexpected");
  * ```
  */
 export class LineBatchStream extends TransformStream<Uint8Array, Line[]> {

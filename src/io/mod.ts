@@ -1,10 +1,32 @@
 /**
- * Streams of lines and NDJSON, sinks, and the ordered concurrent map the
- * stages are built on.
+ * Streams of lines and NDJSON, sinks that write them, and the ordered
+ * concurrent map the stages are built on.
+ *
+ * @example Parse NDJSON lines from bytes
+ * ```ts
+ * import { LineStream, NdjsonParseStream } from "./mod.ts";
+ * const parsed = await Array.fromAsync(
+ *   ReadableStream.from([new TextEncoder().encode('{"a":1}\n{"a":2}\n')])
+ *     .pipeThrough(new LineStream())
+ *     .pipeThrough(new NdjsonParseStream()),
+ * );
+ * if (parsed.length !== 2 || parsed[1]?.line !== 2) throw new Error("unexpected");
+ * ```
  *
  * @module
  */
 
-export * from "./line_stream.ts";
-export * from "./ndjson.ts";
-export * from "./concurrent_map.ts";
+export type { Line, LineStreamOptions } from "./line_stream.ts";
+export { LineBatchStream, LineStream } from "./line_stream.ts";
+export type { ByteWriter, NdjsonSinkOptions, ParsedLine } from "./ndjson.ts";
+export { ndjsonBatchSink, NdjsonParseStream, ndjsonSink } from "./ndjson.ts";
+export type { ConcurrentMapOptions } from "./concurrent_map.ts";
+export {
+  concurrentBatches,
+  concurrentFlatMap,
+  concurrentMap,
+  concurrentMapTasks,
+} from "./concurrent_map.ts";
+export { stdoutWriter } from "./stdout.ts";
+export type { OpenOutOptions, OutFile } from "./out_file.ts";
+export { openOut } from "./out_file.ts";

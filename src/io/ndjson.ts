@@ -10,7 +10,20 @@ import { type ByteWriter, TextWriter } from "./text_writer.ts";
 
 export type { ByteWriter } from "./text_writer.ts";
 
-/** One parsed NDJSON line: its value, or why it could not be parsed. */
+/**
+ * One parsed NDJSON line: its value, or why it could not be parsed.
+ *
+ * @example Keep the values, report the rest by line
+ * ```ts
+ * import { LineStream, NdjsonParseStream, type ParsedLine } from "./mod.ts";
+ * const bytes = new TextEncoder().encode('{"input":"2+2?"}\n{"input":\n');
+ * const parsed: ParsedLine[] = await Array.fromAsync(
+ *   ReadableStream.from([bytes]).pipeThrough(new LineStream()).pipeThrough(new NdjsonParseStream()),
+ * );
+ * const problems = parsed.filter((p) => p.error !== undefined).map((p) => `line ${p.line}: ${p.error}`);
+ * if (problems.length !== 1 || !problems[0]!.startsWith("line 2: Cannot parse JSON")) throw new Error("unexpected");
+ * ```
+ */
 export type ParsedLine =
   | { line: number; text: string; value: unknown; error?: undefined }
   | { line: number; text: string; value?: undefined; error: string };
@@ -27,7 +40,7 @@ export type ParsedLine =
  * const out = await Array.fromAsync(
  *   ReadableStream.from([bytes]).pipeThrough(new LineStream()).pipeThrough(new NdjsonParseStream()),
  * );
- * if (out.length !== 2 || out[1]?.error === undefined || out[1].line !== 3) throw new Error();
+ * if (out.length !== 2 || out[1]?.error === undefined || out[1].line !== 3) throw new Error("unexpected");
  * ```
  */
 export class NdjsonParseStream extends TransformStream<Line, ParsedLine> {
@@ -62,7 +75,20 @@ export class NdjsonParseStream extends TransformStream<Line, ParsedLine> {
   }
 }
 
-/** Options of {@linkcode ndjsonSink} and {@linkcode ndjsonBatchSink}. */
+/**
+ * Options of {@linkcode ndjsonSink} and {@linkcode ndjsonBatchSink}.
+ *
+ * @example Write Scores with their canonical line
+ * ```ts
+ * import { ndjsonSink, type NdjsonSinkOptions } from "./mod.ts";
+ * import { type Score, scored, scoreLine } from "../score/mod.ts";
+ * let text = "";
+ * const dest = { write: (p: Uint8Array) => (text += new TextDecoder().decode(p), Promise.resolve(p.length)) };
+ * const options: NdjsonSinkOptions<Score> = { stringify: scoreLine, flushChars: 1 << 16 };
+ * await ReadableStream.from([scored("m", 1)]).pipeTo(ndjsonSink(dest, options));
+ * if (text !== scoreLine(scored("m", 1)) + "\n") throw new Error(text);
+ * ```
+ */
 export interface NdjsonSinkOptions<T = unknown> {
   /**
    * Buffered text that forces a write before the next value is taken.
@@ -111,6 +137,15 @@ export function ndjsonSink<T = unknown>(
  * @param dest Where to write.
  * @param options The buffer size and how a value becomes JSON text.
  * @returns The sink.
+ *
+ * @example Two batches, three lines
+ * ```ts
+ * import { ndjsonBatchSink } from "./mod.ts";
+ * let text = "";
+ * const dest = { write: (p: Uint8Array) => (text += new TextDecoder().decode(p), Promise.resolve(p.length)) };
+ * await ReadableStream.from([[{ a: 1 }, { a: 2 }], [{ a: 3 }]]).pipeTo(ndjsonBatchSink(dest));
+ * if (text !== '{"a":1}\n{"a":2}\n{"a":3}\n') throw new Error(text);
+ * ```
  */
 export function ndjsonBatchSink<T = unknown>(
   dest: ByteWriter,

@@ -7,7 +7,23 @@
  * @module
  */
 
-/** Where bytes go: `Deno.stdout`, a `Deno.FsFile`, or anything with `write`. */
+/**
+ * Where bytes go: `Deno.stdout`, a `Deno.FsFile`, or anything with `write`.
+ *
+ * @example A file as the destination of Score lines
+ * ```ts
+ * import { type ByteWriter, ndjsonSink } from "./mod.ts";
+ * import { scored, scoreLine } from "../score/mod.ts";
+ * const dir = await Deno.makeTempDir();
+ * const file = await Deno.open(`${dir}/scores.ndjson`, { write: true, create: true });
+ * const dest: ByteWriter = file;
+ * await ReadableStream.from([scored("m", 1), scored("m", 0)]).pipeTo(ndjsonSink(dest, { stringify: scoreLine }));
+ * file.close();
+ * const lines = (await Deno.readTextFile(`${dir}/scores.ndjson`)).trimEnd().split("\n");
+ * await Deno.remove(dir, { recursive: true });
+ * if (lines.length !== 2) throw new Error("unexpected");
+ * ```
+ */
 export interface ByteWriter {
   /** Writes some of `p`, resolving to how many bytes were written. */
   write(p: Uint8Array): Promise<number>;

@@ -9,7 +9,18 @@ import { parseJsonAnswer, send } from "./_http.ts";
 import { NetworkFlow, type NetworkSettings } from "./network.ts";
 import { TemplateError } from "./template.ts";
 
-/** The settings of a chat client (config keys). */
+/**
+ * The settings of a chat client (config keys): where the chat completions API
+ * is, which model, the name of the variable holding the key, and parameters.
+ *
+ * @example A local OpenAI-compatible server as the target
+ * ```ts
+ * import { type ChatSettings, openaiTarget } from "../targets/mod.ts";
+ * const chat: ChatSettings = { base_url: "http://127.0.0.1:11434/v1", model: "llama3", params: { temperature: 0 } };
+ * const target = openaiTarget(chat);
+ * if (typeof target.call !== "function") throw new Error("unexpected");
+ * ```
+ */
 export interface ChatSettings extends NetworkSettings {
   /** The API's base URL, as the OpenAI SDKs take it. Default `https://api.openai.com/v1`. */
   base_url?: string;

@@ -1,10 +1,21 @@
 /**
- * The network under every HTTP target and the judge: rate limits, retries, and
- * a chat client.
+ * The network under every HTTP target and the judge: rate limits, retries
+ * with budgets, and a chat completions client. Internal to evalpipe; its
+ * parts are exported for the targets and scorers layers.
  *
  * @module
  */
 
-export * from "./flow.ts";
-export * from "./network.ts";
-export * from "./chat_client.ts";
+export type { RateLimiterOptions, RetryOptions } from "./flow.ts";
+export {
+  parseRetryAfter,
+  RateLimiter,
+  RetryableError,
+  RetryBudget,
+  sleep,
+  withRetries,
+} from "./flow.ts";
+export type { NetworkSettings } from "./network.ts";
+export { NetworkFlow, withoutFlow } from "./network.ts";
+export type { ChatMessage, ChatReply, ChatSettings } from "./chat_client.ts";
+export { ChatClient } from "./chat_client.ts";

@@ -7,7 +7,18 @@
 
 import { RateLimiter, RetryBudget, withRetries } from "./flow.ts";
 
-/** Flow control settings of a network target or judge (config keys). */
+/**
+ * Flow control settings of a network target or judge (config keys).
+ *
+ * @example An HTTP target that waits at most 10 s per attempt, retries twice
+ * and makes at most 120 calls a minute
+ * ```ts
+ * import { httpTarget, type NetworkSettings } from "../targets/mod.ts";
+ * const flow: NetworkSettings = { timeout: 10, retries: 2, rate_limit: 120 };
+ * const target = httpTarget({ url: "http://127.0.0.1:9/answer", output: "answer", ...flow });
+ * if (typeof target.call !== "function") throw new Error("unexpected");
+ * ```
+ */
 export interface NetworkSettings {
   /** Seconds one call may take (per attempt). Default 60. */
   timeout?: number;

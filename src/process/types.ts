@@ -42,10 +42,30 @@ export type RunResult =
 /**
  * The ways the spawner starts a command in a new session: glibc's
  * `posix_spawn` over FFI, or `Deno.Command` through the `setsid` program.
+ *
+ * @example
+ * ```ts
+ * import { spawnBackend, type SpawnBackend } from "./mod.ts";
+ * const backend: SpawnBackend = spawnBackend();
+ * if (backend !== "posix_spawn" && backend !== "setsid") throw new Error();
+ * ```
  */
 export type SpawnBackend = "posix_spawn" | "setsid";
 
-/** Options of {@linkcode startCommand}. */
+/**
+ * Options of {@linkcode startCommand}.
+ *
+ * @example
+ * ```ts
+ * import { startCommand, type StartCommandOptions } from "./mod.ts";
+ * const options: StartCommandOptions = { cwd: "/" };
+ * const child = startCommand("pwd", options);
+ * await child.stdin.close();
+ * const [out] = await Promise.all([new Response(child.stdout).text(), child.stderr.cancel()]);
+ * await child.status;
+ * if (out !== "/\n") throw new Error(out);
+ * ```
+ */
 export interface StartCommandOptions {
   /**
    * The folder the command runs in.
@@ -54,7 +74,18 @@ export interface StartCommandOptions {
   cwd?: string;
 }
 
-/** A long-lived child started by {@linkcode startCommand}. */
+/**
+ * A long-lived child started by {@linkcode startCommand}.
+ *
+ * @example
+ * ```ts
+ * import { type SessionChild, startCommand } from "./mod.ts";
+ * const child: SessionChild = startCommand("sleep 1000 & sleep 1000");
+ * child.kill(); // the shell and both sleeps
+ * await Promise.all([child.stdin.close(), child.stdout.cancel(), child.stderr.cancel()]);
+ * if ((await child.status).signal !== "SIGKILL") throw new Error();
+ * ```
+ */
 export interface SessionChild {
   /** Its pid, which is also its process group's id. */
   readonly pid: number;

@@ -1,9 +1,16 @@
 /**
- * RunRecords and Scores files: what a run leaves behind, written as it goes
- * and read back.
+ * RunRecords and Scores files: what a run leaves behind, written as the run
+ * goes and read back by every command.
  *
  * @module
  */
 
-export * from "./run_record.ts";
-export * from "./scores_file.ts";
+export type { Fingerprints, RunRecord, RunRecordHeader } from "./run_record.ts";
+export {
+  isRunRecord,
+  parseRunRecord,
+  RunRecordError,
+  RunRecordWriter,
+} from "./run_record.ts";
+export type { ScoresFile } from "./scores_file.ts";
+export { readScoresFile, ScoresFileError } from "./scores_file.ts";

@@ -17,18 +17,47 @@
 
 import { type Aggregate, Aggregator } from "../aggregate/mod.ts";
 import { type ByteWriter, TextWriter } from "../io/text_writer.ts";
-import {
-  FieldError,
-  fingerprintsAt,
-  mappingAt,
-  stringAt,
-} from "../io/fields.ts";
+import { FieldError, mappingAt, stringAt, stringMapAt } from "../io/fields.ts";
 import { parseScore, type Score } from "../score/mod.ts";
 import type { Fingerprints } from "../fingerprint/fingerprint.ts";
 
 export type { Fingerprints };
 
-/** What a RunRecord says before its Scores. */
+/** `o.fingerprints`, checked and copied. */
+export function fingerprintsAt(o: Record<string, unknown>): Fingerprints {
+  const f = mappingAt(o.fingerprints, "fingerprints");
+  const dataset = f.dataset;
+  if (dataset !== null && typeof dataset !== "string") {
+    throw new FieldError("fingerprints.dataset", "a string or null", dataset);
+  }
+  return {
+    config: stringAt(f, "config", "fingerprints."),
+    dataset,
+    target: stringAt(f, "target", "fingerprints."),
+    scorers: stringMapAt(f, "scorers", "fingerprints."),
+  };
+}
+
+/**
+ * What a RunRecord says before its Scores.
+ *
+ * @example Start a record with its header, read the header back
+ * ```ts
+ * import { parseRunRecord, type RunRecordHeader, RunRecordWriter } from "./mod.ts";
+ * const header: RunRecordHeader = {
+ *   run_id: "20261201T080000Z-3f2a9c",
+ *   started_at: "2026-12-01T08:00:00.000Z",
+ *   config_path: "evalpipe.yaml",
+ *   config: { dataset: "cases.jsonl" },
+ *   fingerprints: { config: "sha256:aa", dataset: "sha256:bb", target: "sha256:cc", scorers: { m: "m@1" } },
+ * };
+ * let text = "";
+ * const dest = { write: (p: Uint8Array) => (text += new TextDecoder().decode(p), Promise.resolve(p.length)) };
+ * await new RunRecordWriter(dest, header).finish([], true);
+ * const record = parseRunRecord(text, "run.json");
+ * if (record.run_id !== header.run_id || record.fingerprints.scorers.m !== "m@1") throw new Error("unexpected");
+ * ```
+ */
 export interface RunRecordHeader {
   /** A unique id for the run. */
   run_id: string;
@@ -42,7 +71,22 @@ export interface RunRecordHeader {
   fingerprints: Fingerprints;
 }
 
-/** One run: its config, fingerprints, Scores and aggregates. */
+/**
+ * One run: its config, fingerprints, Scores and aggregates.
+ *
+ * @example Summarise a finished run from its record
+ * ```ts
+ * import { parseRunRecord, type RunRecord } from "./mod.ts";
+ * const text = JSON.stringify({
+ *   evalpipe_run_record: 1, run_id: "r1", started_at: "2026-12-01T08:00:00.000Z", config_path: "evalpipe.yaml", config: {},
+ *   fingerprints: { config: "sha256:aa", dataset: null, target: "sha256:cc", scorers: {} },
+ *   scores: [{ metric: "m", status: "scored", validity: "valid", value: 1, passed: true, evaluator_version: "m@1", example_id: "d#1" }],
+ *   aggregates: [], finished_at: "2026-12-01T08:00:01.000Z", complete: true,
+ * });
+ * const record: RunRecord = parseRunRecord(text, "run.json");
+ * if (!record.complete || record.aggregates[0]?.mean !== 1) throw new Error("unexpected");
+ * ```
+ */
 export interface RunRecord extends RunRecordHeader {
   /** Every Score, in output order. */
   scores: Score[];
@@ -86,7 +130,30 @@ export function newRunId(started: Date): string {
   }`;
 }
 
-/** Writes a RunRecord as the run goes. */
+/**
+ * Writes a RunRecord as the run goes.
+ *
+ * @example A run that dies before `finish` still leaves a readable record
+ * ```ts
+ * import { parseRunRecord, type RunRecordHeader, RunRecordWriter } from "./mod.ts";
+ * import { scored } from "../score/mod.ts";
+ * const header: RunRecordHeader = {
+ *   run_id: "20261201T080000Z-3f2a9c",
+ *   started_at: "2026-12-01T08:00:00.000Z",
+ *   config_path: "evalpipe.yaml",
+ *   config: { dataset: "cases.jsonl" },
+ *   fingerprints: { config: "sha256:aa", dataset: "sha256:bb", target: "sha256:cc", scorers: { m: "m@1" } },
+ * };
+ * let text = "";
+ * const dest = { write: (p: Uint8Array) => (text += new TextDecoder().decode(p), Promise.resolve(p.length)) };
+ * const writer = new RunRecordWriter(dest, header);
+ * await writer.add(scored("m", 1, { example_id: "d#1", unit_id: "d#1" }));
+ * await writer.add(scored("m", 0, { example_id: "d#2", unit_id: "d#2" }));
+ * await new Promise((resolve) => setTimeout(resolve, 0)); // the lines reach `dest`; no finish: a crash
+ * const record = parseRunRecord(text, "run.json");
+ * if (record.complete || record.scores.length !== 2 || record.aggregates[0]?.mean !== 0.5) throw new Error("unexpected");
+ * ```
+ */
 export class RunRecordWriter {
   #out: TextWriter;
   #first = true;
@@ -138,6 +205,8 @@ export class RunRecordWriter {
 
 /** A file that is not a RunRecord, or one too damaged to read. */
 export class RunRecordError extends SyntaxError {
+  /** The exit code the command line ends with: an input error. */
+  readonly exitCode: number = 2;
   /**
    * Creates the error.
    *
@@ -154,6 +223,13 @@ export class RunRecordError extends SyntaxError {
  *
  * @param text The file's text.
  * @returns Whether it starts like a RunRecord.
+ *
+ * @example A RunRecord, and a line of Scores NDJSON
+ * ```ts
+ * import { isRunRecord } from "./mod.ts";
+ * if (!isRunRecord('{"evalpipe_run_record":1,"run_id":"r1"')) throw new Error("a RunRecord");
+ * if (isRunRecord('{"metric":"m","status":"scored"}')) throw new Error("NDJSON of Scores");
+ * ```
  */
 export function isRunRecord(text: string): boolean {
   return /^\s*\{\s*"evalpipe_run_record"\s*:/.test(text);
@@ -161,13 +237,25 @@ export function isRunRecord(text: string): boolean {
 
 /**
  * Reads a RunRecord, validating it. A record cut short by a crash is read up
- * to its last whole Score and marked incomplete; its aggregates are computed
- * from the Scores it holds.
+ * to its last whole Score and marked incomplete. The aggregates of any record
+ * are computed from the Scores it holds, not read from the file.
  *
  * @param text The file's text.
  * @param path The file, for messages.
  * @returns The record.
  * @throws {RunRecordError} When it is not a RunRecord or a Score in it is invalid.
+ *
+ * @example A record torn inside its second Score is read up to the first
+ * ```ts
+ * import { parseRunRecord } from "./mod.ts";
+ * const text = '{"evalpipe_run_record":1,"run_id":"r1","started_at":"2026-12-01T08:00:00.000Z",' +
+ *   '"config_path":"evalpipe.yaml","config":{},' +
+ *   '"fingerprints":{"config":"sha256:aa","dataset":null,"target":"sha256:cc","scorers":{}},"scores":[\n' +
+ *   '{"metric":"m","status":"scored","validity":"valid","value":1,"passed":true,"evaluator_version":"m@1"},\n' +
+ *   '{"metric":"m","status":"sco';
+ * const record = parseRunRecord(text, "run.json");
+ * if (record.complete || record.finished_at !== null || record.scores.length !== 1) throw new Error("unexpected");
+ * ```
  */
 export function parseRunRecord(text: string, path: string): RunRecord {
   let value: Record<string, unknown>;

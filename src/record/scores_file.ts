@@ -4,11 +4,26 @@
  * @module
  */
 
-import { osErrorText } from "../base/errors.ts";
+import { InputError, osErrorText } from "../base/errors.ts";
 import { isRunRecord, parseRunRecord, type RunRecord } from "./run_record.ts";
 import { parseScore, type Score } from "../score/mod.ts";
 
-/** The Scores of a results file, and its RunRecord when it is one. */
+/**
+ * The Scores of a results file, and its RunRecord when it is one.
+ *
+ * @example Aggregate the Scores of a results file, whichever kind it is
+ * ```ts
+ * import { readScoresFile, type ScoresFile } from "./mod.ts";
+ * import { Aggregator } from "../aggregate/mod.ts";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/scores.ndjson`, '{"metric":"m","status":"scored","validity":"valid","value":1,"passed":true,"evaluator_version":"m@1"}\n');
+ * const file: ScoresFile = await readScoresFile(`${dir}/scores.ndjson`);
+ * await Deno.remove(dir, { recursive: true });
+ * const aggregator = new Aggregator();
+ * for (const s of file.scores) aggregator.add(s);
+ * if (file.record !== undefined || aggregator.results()[0]?.mean !== 1) throw new Error("unexpected");
+ * ```
+ */
 export interface ScoresFile {
   /** The Scores, in file order. */
   scores: Score[];
@@ -19,7 +34,7 @@ export interface ScoresFile {
 }
 
 /** A results file that cannot be read at all. */
-export class ScoresFileError extends Error {
+export class ScoresFileError extends InputError {
   /**
    * Creates the error.
    *
@@ -39,6 +54,17 @@ export class ScoresFileError extends Error {
  * @returns Its Scores.
  * @throws {ScoresFileError} When the file cannot be read.
  * @throws {import("./run_record.ts").RunRecordError} When a RunRecord is invalid.
+ *
+ * @example A line that is not a Score is listed, and the rest is read
+ * ```ts
+ * import { readScoresFile } from "./mod.ts";
+ * import { scored, scoreLine } from "../score/mod.ts";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/scores.ndjson`, `${scoreLine(scored("m", 1))}\n{"metric":"m"}\n`);
+ * const { scores, problems } = await readScoresFile(`${dir}/scores.ndjson`);
+ * await Deno.remove(dir, { recursive: true });
+ * if (scores.length !== 1 || problems[0]?.line !== 2) throw new Error("unexpected");
+ * ```
  */
 export async function readScoresFile(path: string): Promise<ScoresFile> {
   let text: string;

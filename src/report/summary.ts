@@ -31,7 +31,7 @@ function percent(x: number | null): string {
  * import { scored } from "../score/mod.ts";
  * const agg = new Aggregator();
  * agg.add(scored("exact_match", 1));
- * if (!formatSummary(agg.results()).includes("exact_match")) throw new Error();
+ * if (!formatSummary(agg.results()).includes("exact_match")) throw new Error("unexpected");
  * ```
  */
 export function formatSummary(aggregates: readonly Aggregate[]): string {
@@ -83,6 +83,17 @@ function signed(x: number | null): string {
  * @param lines The diff lines.
  * @param worst How many regressions to list per metric.
  * @returns The text, without a trailing newline.
+ *
+ * @example Compare a candidate run with the baseline
+ * ```ts
+ * import { formatDiff } from "./mod.ts";
+ * import { diffScores } from "../diff/mod.ts";
+ * import { scored } from "../score/mod.ts";
+ * const a = [scored("m", 1, { example_id: "d#1" }), scored("m", 1, { example_id: "d#2" })];
+ * const b = [scored("m", 0, { example_id: "d#1" }), scored("m", 1, { example_id: "d#2" })];
+ * const text = formatDiff(diffScores(a, b));
+ * if (!text.includes("Worst regressions of m:\n  d#1  1.000 → 0.000")) throw new Error(text);
+ * ```
  */
 export function formatDiff(lines: readonly DiffLine[], worst = 5): string {
   const header = [

@@ -23,7 +23,7 @@ const UNSAFE =
  * @example
  * ```ts
  * import { escapeControl } from "./view.ts";
- * if (escapeControl("a\x1b[2Jb\n") !== "a\\u{1b}[2Jb\\n") throw new Error();
+ * if (escapeControl("a\x1b[2Jb\n") !== "a\\u{1b}[2Jb\\n") throw new Error("unexpected");
  * ```
  */
 export function escapeControl(text: string): string {
@@ -44,7 +44,21 @@ function clip(text: string, width: number): string {
     : `${chars.slice(0, width - 1).join("")}…`;
 }
 
-/** The Scores of one unit. */
+/**
+ * The Scores of one unit.
+ *
+ * @example The failing units of a run, with their reasons
+ * ```ts
+ * import { groupByCall, type UnitView } from "./mod.ts";
+ * import { errored, scored } from "../score/mod.ts";
+ * const units: UnitView[] = groupByCall([
+ *   scored("exact_match", 1, { example_id: "d#1", unit_id: "d#1" }),
+ *   errored("exact_match", "scorer error: boom", { example_id: "d#2", unit_id: "d#2" }),
+ * ]);
+ * const failing = units.filter((u) => u.failed).map((u) => `${u.unit_id}: ${u.scores[0]?.reason}`);
+ * if (failing.join() !== "d#2: scorer error: boom") throw new Error("unexpected");
+ * ```
+ */
 export interface UnitView {
   /** The example. */
   example_id: string;
@@ -119,6 +133,17 @@ export function groupByCall(scores: readonly Score[]): UnitView[] {
  * @param units From {@linkcode groupByCall}.
  * @param width The terminal's width in columns.
  * @returns The lines.
+ *
+ * @example Failing examples first, a row per metric
+ * ```ts
+ * import { groupByCall, renderByCall } from "./mod.ts";
+ * import { errored, scored } from "../score/mod.ts";
+ * const lines = renderByCall(groupByCall([
+ *   scored("exact_match", 1, { example_id: "d#1", unit_id: "d#1" }),
+ *   errored("exact_match", "scorer error: boom", { example_id: "d#2", unit_id: "d#2" }),
+ * ]), 80);
+ * if (lines[0] !== "✗ d#2" || !lines[1]?.endsWith("FAIL  scorer error: boom")) throw new Error(lines.join("\n"));
+ * ```
  */
 export function renderByCall(
   units: readonly UnitView[],

@@ -1,8 +1,17 @@
 /**
- * Running a suite: the stages assembled from a config, and resuming a run.
+ * Running a suite: the stages assembled from a config, end to end, and
+ * resuming a run that was interrupted.
  *
  * @module
  */
 
-export * from "./run_suite.ts";
-export * from "./resume.ts";
+export type { RunSuiteOptions, RunSummary } from "./run_suite.ts";
+export { runSuite } from "./run_suite.ts";
+export type { ResumePlan, RunMeta } from "./resume.ts";
+export { prepareResume, ResumeError } from "./resume.ts";
+export type {
+  Interrupt,
+  InterruptOptions,
+  InterruptSignal,
+} from "./interrupt.ts";
+export { onInterrupt, signalExitCode } from "./interrupt.ts";

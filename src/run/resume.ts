@@ -5,12 +5,33 @@
  * @module
  */
 
-import { fingerprintsAt, mappingAt, stringAt } from "../io/fields.ts";
+import { InputError } from "../base/errors.ts";
+import { mappingAt, stringAt } from "../io/fields.ts";
+import { fingerprintsAt } from "../record/run_record.ts";
 import { LineStream } from "../io/line_stream.ts";
 import type { Fingerprints } from "../fingerprint/fingerprint.ts";
 import { parseScore, type Score } from "../score/mod.ts";
 
-/** What a run that writes `--out` records beside it, so it can be resumed safely. */
+/**
+ * What a run that writes `--out` records beside it, so it can be resumed
+ * safely.
+ *
+ * @example The sidecar `<out>.meta.json`, read back by prepareResume
+ * ```ts
+ * import { prepareResume, type RunMeta } from "./mod.ts";
+ * const dir = await Deno.makeTempDir();
+ * const meta: RunMeta = {
+ *   run_id: "20261201T080000Z-3f2a9c",
+ *   started_at: "2026-12-01T08:00:00.000Z",
+ *   fingerprints: { config: "sha256:aa", dataset: "sha256:bb", target: "sha256:cc", scorers: {} },
+ * };
+ * await Deno.writeTextFile(`${dir}/scores.ndjson`, "");
+ * await Deno.writeTextFile(`${dir}/scores.ndjson.meta.json`, JSON.stringify(meta));
+ * const plan = await prepareResume(`${dir}/scores.ndjson`);
+ * await Deno.remove(dir, { recursive: true });
+ * if (plan.meta?.run_id !== meta.run_id) throw new Error("unexpected");
+ * ```
+ */
 export interface RunMeta {
   /** The run that started the file. */
   run_id: string;
@@ -21,7 +42,7 @@ export interface RunMeta {
 }
 
 /** A Scores file that cannot be resumed, or a suite that changed since. */
-export class ResumeError extends Error {
+export class ResumeError extends InputError {
   /**
    * Creates the error.
    *
@@ -33,7 +54,21 @@ export class ResumeError extends Error {
   }
 }
 
-/** What a resumed run needs to know of the file it continues. */
+/**
+ * What a resumed run needs to know of the file it continues.
+ *
+ * @example Skip the units whose metrics are already scored
+ * ```ts
+ * import { prepareResume, type ResumePlan } from "./mod.ts";
+ * import { scored, scoreLine } from "../score/mod.ts";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/scores.ndjson`, scoreLine(scored("m", 1, { example_id: "d#1", unit_id: "d#1" })) + "\n");
+ * const plan: ResumePlan = await prepareResume(`${dir}/scores.ndjson`);
+ * await Deno.remove(dir, { recursive: true });
+ * const todo = ["d#1", "d#2"].filter((unit) => !plan.done.get(unit)?.has("m"));
+ * if (todo.join() !== "d#2" || plan.meta !== undefined) throw new Error("unexpected");
+ * ```
+ */
 export interface ResumePlan {
   /** The Scores file. */
   path: string;
@@ -147,6 +182,19 @@ async function dropTornTail(path: string): Promise<string | undefined> {
  * @param path The Scores file (`--out`).
  * @returns The plan.
  * @throws {ResumeError} When a line before the last is not a Score.
+ *
+ * @example A run killed mid-line: the torn line is dropped from the file
+ * ```ts
+ * import { prepareResume } from "./mod.ts";
+ * import { scored, scoreLine } from "../score/mod.ts";
+ * const dir = await Deno.makeTempDir();
+ * const whole = scoreLine(scored("m", 1, { example_id: "d#1", unit_id: "d#1" })) + "\n";
+ * await Deno.writeTextFile(`${dir}/scores.ndjson`, whole + '{"metric":"m","sta');
+ * const plan = await prepareResume(`${dir}/scores.ndjson`);
+ * const text = await Deno.readTextFile(`${dir}/scores.ndjson`);
+ * await Deno.remove(dir, { recursive: true });
+ * if (plan.scores !== 1 || plan.dropped !== '{"metric":"m","sta' || text !== whole) throw new Error("unexpected");
+ * ```
  */
 export async function prepareResume(path: string): Promise<ResumePlan> {
   const done = new Map<string, Set<string>>();

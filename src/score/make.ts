@@ -14,7 +14,17 @@ import {
   type ScoreValidity,
 } from "./types.ts";
 
-/** The fields every constructor takes besides the metric and the value. */
+/**
+ * The fields every constructor takes besides the metric and the value.
+ *
+ * @example A skipped Score that says why and which unit
+ * ```ts
+ * import { type ScoreOptions, skipped } from "./mod.ts";
+ * const options: ScoreOptions = { reason: "sampled out", example_id: "d#7", unit_id: "d#7" };
+ * const s = skipped("faithfulness", options);
+ * if (s.evaluator_version !== "faithfulness@1" || s.reason !== "sampled out") throw new Error("unexpected");
+ * ```
+ */
 export interface ScoreOptions {
   /**
    * The evaluator and its version.
@@ -53,7 +63,18 @@ export interface ScoreOptions {
   provenance?: Record<string, unknown>;
 }
 
-/** Options of {@linkcode scored}. */
+/**
+ * Options of {@linkcode scored}.
+ *
+ * @example A strict threshold: 0.6 is not a pass
+ * ```ts
+ * import { type ScoredOptions, scored } from "./mod.ts";
+ * const value = 0.6;
+ * const options: ScoredOptions = { passed: value >= 0.9, evaluator_version: "judge@2" };
+ * const s = scored("faithfulness", value, options);
+ * if (s.passed !== false || s.evaluator_version !== "judge@2") throw new Error("unexpected");
+ * ```
+ */
 export interface ScoredOptions extends ScoreOptions {
   /**
    * The verdict.
@@ -169,7 +190,7 @@ export function errored(
  * @example
  * ```ts
  * import { skipped } from "./mod.ts";
- * if (skipped("m", { reason: "sampled out" }).value !== null) throw new Error();
+ * if (skipped("m", { reason: "sampled out" }).value !== null) throw new Error("unexpected");
  * ```
  */
 export function skipped(metric: string, options: ScoreOptions = {}): Score {
@@ -187,7 +208,7 @@ export function skipped(metric: string, options: ScoreOptions = {}): Score {
  * @example
  * ```ts
  * import { notApplicable } from "./mod.ts";
- * if (notApplicable("m").status !== "not_applicable") throw new Error();
+ * if (notApplicable("m").status !== "not_applicable") throw new Error("unexpected");
  * ```
  */
 export function notApplicable(
@@ -209,7 +230,7 @@ export function notApplicable(
  * ```ts
  * import { scoreBatch, scored } from "./mod.ts";
  * const batch = scoreBatch([scored("precision", 0.5), scored("recall", 1)]);
- * if (batch.scores.length !== 2) throw new Error();
+ * if (batch.scores.length !== 2) throw new Error("unexpected");
  * ```
  */
 export function scoreBatch(scores: Score[]): ScoreBatch {

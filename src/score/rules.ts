@@ -278,6 +278,14 @@ function explainScore(v: unknown, identity?: Identity): string {
  * @param identity The unit's ids.
  * @returns The Score with those ids, keys in canonical order.
  * @throws {ScoreSyntaxError} Naming the field and the rule broken.
+ *
+ * @example A function scorer's plain object becomes a Score of its unit
+ * ```ts
+ * import { parseScoreFor } from "./mod.ts";
+ * const returned = { metric: "short", status: "scored", validity: "valid", value: 1, passed: true, evaluator_version: "short@1", unit_id: "stale" };
+ * const s = parseScoreFor(returned, { example_id: "d#1", unit_id: "d#1" });
+ * if (s.unit_id !== "d#1" || s.diagnostics.length !== 0) throw new Error("unexpected");
+ * ```
  */
 export function parseScoreFor(value: unknown, identity: Identity): Score {
   const score = quickScore(value, identity);
@@ -296,7 +304,7 @@ export function parseScoreFor(value: unknown, identity: Identity): Score {
  * @example
  * ```ts
  * import { isScoreBatch } from "./mod.ts";
- * if (!isScoreBatch({ scores: [] })) throw new Error();
+ * if (!isScoreBatch({ scores: [] })) throw new Error("unexpected");
  * ```
  */
 export function isScoreBatch(value: unknown): value is ScoreBatch {
@@ -313,7 +321,7 @@ export function isScoreBatch(value: unknown): value is ScoreBatch {
  * @example
  * ```ts
  * import { aggregatable, errored, scored } from "./mod.ts";
- * if (!aggregatable(scored("m", 0)) || aggregatable(errored("m", "boom"))) throw new Error();
+ * if (!aggregatable(scored("m", 0)) || aggregatable(errored("m", "boom"))) throw new Error("unexpected");
  * ```
  */
 export function aggregatable(score: Score): boolean {
@@ -333,7 +341,7 @@ export function aggregatable(score: Score): boolean {
  * ```ts
  * import { parseScore } from "./mod.ts";
  * const s = parseScore(JSON.parse('{"metric":"m","status":"error","validity":"valid","value":null,"passed":false,"evaluator_version":"m@1"}'));
- * if (s.status !== "error") throw new Error();
+ * if (s.status !== "error") throw new Error("unexpected");
  * ```
  */
 export function parseScore(value: unknown): Score {

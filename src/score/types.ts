@@ -10,13 +10,42 @@
  * @module
  */
 
-/** Whether a value exists: `scored` is the only status that carries one. */
+/**
+ * Whether a value exists: `scored` is the only status that carries one.
+ *
+ * @example Only a scored Score has a value
+ * ```ts
+ * import { notApplicable, type ScoreStatus } from "./mod.ts";
+ * const status: ScoreStatus = notApplicable("exact_match").status;
+ * if (status !== "not_applicable") throw new Error("unexpected status");
+ * ```
+ */
 export type ScoreStatus = "scored" | "skipped" | "not_applicable" | "error";
 
-/** Whether a value can be trusted: only `valid` values are aggregated. */
+/**
+ * Whether a value can be trusted: only `valid` values are aggregated.
+ *
+ * @example A value the judge could not vouch for
+ * ```ts
+ * import { aggregatable, scored, type ScoreValidity } from "./mod.ts";
+ * const validity: ScoreValidity = "invalid";
+ * const s = scored("faithfulness", 0.8, { validity });
+ * if (aggregatable(s)) throw new Error("an invalid Score is not aggregated");
+ * ```
+ */
 export type ScoreValidity = "valid" | "invalid";
 
-/** The statuses, in the order the design lists them. */
+/**
+ * The statuses, in the order the design lists them.
+ *
+ * @example Count Scores per status
+ * ```ts
+ * import { errored, scored, SCORE_STATUSES } from "./mod.ts";
+ * const scores = [scored("m", 1), errored("m", "scorer error: boom")];
+ * const counts = SCORE_STATUSES.map((status) => scores.filter((s) => s.status === status).length);
+ * if (counts.join() !== "1,0,0,1") throw new Error("unexpected counts");
+ * ```
+ */
 export const SCORE_STATUSES: readonly ScoreStatus[] = [
   "scored",
   "skipped",
@@ -24,10 +53,29 @@ export const SCORE_STATUSES: readonly ScoreStatus[] = [
   "error",
 ];
 
-/** The validities, in the order the design lists them. */
+/**
+ * The validities, in the order the design lists them.
+ *
+ * @example Check a validity read from outside
+ * ```ts
+ * import { SCORE_VALIDITIES, type ScoreValidity } from "./mod.ts";
+ * const read = "invalid";
+ * if (!SCORE_VALIDITIES.includes(read as ScoreValidity)) throw new Error("unknown validity");
+ * ```
+ */
 export const SCORE_VALIDITIES: readonly ScoreValidity[] = ["valid", "invalid"];
 
-/** A note attached to a Score, such as the message of the error behind it. */
+/**
+ * A note attached to a Score, such as the message of the error behind it.
+ *
+ * @example A warning beside a value
+ * ```ts
+ * import { type Diagnostic, scored } from "./mod.ts";
+ * const note: Diagnostic = { level: "warning", message: "judge reply was truncated" };
+ * const s = scored("faithfulness", 0.7, { diagnostics: [note] });
+ * if (s.diagnostics[0]?.level !== "warning") throw new Error("unexpected");
+ * ```
+ */
 export interface Diagnostic {
   /** How serious the note is. */
   level: "error" | "warning" | "info";
@@ -35,7 +83,17 @@ export interface Diagnostic {
   message: string;
 }
 
-/** One metric result for one unit. */
+/**
+ * One metric result for one unit.
+ *
+ * @example A Score read back from its NDJSON line
+ * ```ts
+ * import { parseScore, type Score, scored, scoreLine } from "./mod.ts";
+ * const score: Score = scored("exact_match", 1, { example_id: "d#1", unit_id: "d#1" });
+ * const back = parseScore(JSON.parse(scoreLine(score)));
+ * if (back.value !== 1 || back.unit_id !== "d#1") throw new Error("unexpected");
+ * ```
+ */
 export interface Score {
   /** The metric's name, e.g. `exact_match` or `faithfulness`. */
   metric: string;
@@ -63,13 +121,35 @@ export interface Score {
   provenance?: Record<string, unknown>;
 }
 
-/** Several related Scores from one pass of one evaluator, each independently statused. */
+/**
+ * Several related Scores from one pass of one evaluator, each independently
+ * statused.
+ *
+ * @example One pass, two metrics, one of them failed
+ * ```ts
+ * import { errored, isScoreBatch, type ScoreBatch, scored } from "./mod.ts";
+ * const batch: ScoreBatch = {
+ *   scores: [scored("precision", 0.5), errored("recall", "scorer error: no reference")],
+ * };
+ * if (!isScoreBatch(batch) || batch.scores[1]?.value !== null) throw new Error("unexpected");
+ * ```
+ */
 export interface ScoreBatch {
   /** The Scores, one per declared metric. */
   scores: Score[];
 }
 
-/** Which unit a Score measured. */
+/**
+ * Which unit a Score measured.
+ *
+ * @example Stamp a scorer's result with its unit
+ * ```ts
+ * import { type Identity, parseScoreFor, scored } from "./mod.ts";
+ * const identity: Identity = { example_id: "d#1", unit_id: "d#1/2" };
+ * const s = parseScoreFor(scored("m", 1), identity);
+ * if (s.unit_id !== "d#1/2") throw new Error("unexpected");
+ * ```
+ */
 export interface Identity {
   /** The example. */
   example_id: string;
@@ -77,7 +157,20 @@ export interface Identity {
   unit_id: string;
 }
 
-/** Thrown when a Score would break the Score rules. */
+/**
+ * Thrown when a Score would break the Score rules.
+ *
+ * @example A scored Score must carry a finite number
+ * ```ts
+ * import { ScoreError, scored } from "./mod.ts";
+ * try {
+ *   scored("m", NaN);
+ *   throw new Error("expected a ScoreError");
+ * } catch (error) {
+ *   if (!(error instanceof ScoreError) || !error.message.includes("finite number")) throw error;
+ * }
+ * ```
+ */
 export class ScoreError extends TypeError {
   /**
    * Creates the instance.
@@ -90,7 +183,20 @@ export class ScoreError extends TypeError {
   }
 }
 
-/** Thrown by {@linkcode parseScore} for a value that is not a valid Score. */
+/**
+ * Thrown by {@linkcode parseScore} for a value that is not a valid Score.
+ *
+ * @example The message names the field and the rule
+ * ```ts
+ * import { parseScore, ScoreSyntaxError } from "./mod.ts";
+ * try {
+ *   parseScore({ metric: "m", status: "scored", validity: "valid", value: "high", passed: true, evaluator_version: "m@1" });
+ *   throw new Error("expected a ScoreSyntaxError");
+ * } catch (error) {
+ *   if (!(error instanceof ScoreSyntaxError) || !error.message.includes("value")) throw error;
+ * }
+ * ```
+ */
 export class ScoreSyntaxError extends SyntaxError {
   /**
    * Creates the instance.

@@ -9,7 +9,18 @@ import { notApplicable, type Score, scored } from "../score/mod.ts";
 import type { Scorer } from "./scorer.ts";
 import type { Unit } from "../dataset/unit.ts";
 
-/** Options of the built-in text scorers. */
+/**
+ * Options of the built-in text scorers.
+ *
+ * @example Two contains scorers side by side, one ignoring case
+ * ```ts
+ * import { contains, scoreUnits, type TextScorerOptions } from "./mod.ts";
+ * const options: TextScorerOptions = { name: "contains_any_case", ignore_case: true };
+ * const units = [{ example_id: "d#1", unit_id: "d#1", input: "capital?", output: "PARIS", expected: "paris" }];
+ * const scores = await Array.fromAsync(ReadableStream.from(units).pipeThrough(scoreUnits([contains(), contains(options)])));
+ * if (scores.map((s) => `${s.metric}=${s.value}`).join() !== "contains=0,contains_any_case=1") throw new Error("unexpected");
+ * ```
+ */
 export interface TextScorerOptions {
   /**
    * The metric name.
@@ -78,7 +89,7 @@ function builtin(
  * import { exactMatch } from "./builtin.ts";
  * const s = await exactMatch().score(
  *   { example_id: "a#1", unit_id: "a#1", input: "q", output: " 30 days\n", expected: "30 days" }, {});
- * if ("scores" in s || s.value !== 1) throw new Error();
+ * if ("scores" in s || s.value !== 1) throw new Error("unexpected");
  * ```
  */
 export function exactMatch(options: TextScorerOptions = {}): Scorer {
@@ -111,7 +122,7 @@ export function exactMatch(options: TextScorerOptions = {}): Scorer {
  * import { contains } from "./builtin.ts";
  * const s = await contains().score(
  *   { example_id: "a#1", unit_id: "a#1", input: "q", output: "in 30 days", expected: ["30", "days", "refund"] }, {});
- * if ("scores" in s || s.passed !== false) throw new Error();
+ * if ("scores" in s || s.passed !== false) throw new Error("unexpected");
  * ```
  */
 export function contains(options: TextScorerOptions = {}): Scorer {

@@ -12,15 +12,32 @@ import { makeScore, type Score } from "../score/mod.ts";
 import type { Scorer, ScorerContext } from "./scorer.ts";
 import type { Unit } from "../dataset/unit.ts";
 
-/** Settings of the `llm_judge` scorer (config keys). */
+/**
+ * Settings of the `llm_judge` scorer (config keys).
+ *
+ * @example A judge's settings name its version: a new rubric is a new evaluator
+ * ```ts
+ * import { llmJudge, type LlmJudgeSettings } from "./mod.ts";
+ * const settings: LlmJudgeSettings = { name: "faithfulness", model: "judge", base_url: "http://127.0.0.1:9/v1" };
+ * const a = llmJudge(settings);
+ * const b = llmJudge({ ...settings, rubric: "Is {{output}} supported by {{context}}?", pass_threshold: 0.8 });
+ * if (a.name !== "faithfulness" || a.version === b.version) throw new Error("unexpected");
+ * ```
+ */
 export interface LlmJudgeSettings extends ChatSettings {
-  /** The metric name. Default `llm_judge`. */
+  /**
+   * The metric name.
+   * @default {"llm_judge"}
+   */
   name?: string;
   /** The grading instructions, a template over `input`, `output`, `expected`, `context`. */
   rubric?: string;
   /** The judge's system prompt. */
   system?: string;
-  /** A reply's score at least this passes. Default 0.5. */
+  /**
+   * A reply's score at least this passes.
+   * @default {0.5}
+   */
   pass_threshold?: number;
 }
 
@@ -70,7 +87,7 @@ export interface JudgeReading {
  * import { parseJudgeReply } from "./llm_judge.ts";
  * const fence = "`".repeat(3);
  * const r = parseJudgeReply(`${fence}json\n{"score": 0.75, "reason": "mostly right"}\n${fence}`);
- * if (r.score !== 0.75 || r.doubt !== undefined) throw new Error();
+ * if (r.score !== 0.75 || r.doubt !== undefined) throw new Error("unexpected");
  * ```
  */
 export function parseJudgeReply(text: string): JudgeReading {
@@ -120,6 +137,17 @@ export function parseJudgeReply(text: string): JudgeReading {
  * @param settings The judge's model, prompts and flow control.
  * @param env Reads an environment variable (the API key).
  * @returns The scorer.
+ *
+ * @example Grade a unit with a chat model on loopback
+ * ```ts
+ * import { llmJudge } from "./mod.ts";
+ * const content = '{"score": 0.9, "reason": "correct and supported"}';
+ * await using server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, () =>
+ *   Response.json({ model: "judge", choices: [{ message: { role: "assistant", content } }] }));
+ * const judge = llmJudge({ model: "judge", base_url: `http://127.0.0.1:${server.addr.port}/v1` });
+ * const s = await judge.score({ example_id: "d#1", unit_id: "d#1", input: "2+2?", output: "4" }, {});
+ * if ("scores" in s || s.value !== 0.9 || s.provenance?.judge_model !== "judge") throw new Error("unexpected");
+ * ```
  */
 export function llmJudge(
   settings: LlmJudgeSettings,

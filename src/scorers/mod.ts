@@ -1,13 +1,43 @@
 /**
- * Scorers: built in, TypeScript functions, LLM judges and subprocess programs
- * (protocol v0), and the stage that runs them.
+ * Scorers: built in, TypeScript functions, LLM judges and programs in any
+ * language that speak the subprocess scorer protocol v0, and the stage that
+ * runs them over units.
+ *
+ * @example Score units with a built-in and a function scorer
+ * ```ts
+ * import { exactMatch, functionScorer, scoreUnits } from "./mod.ts";
+ * const short = functionScorer("short", (unit) => (unit.output ?? "").length <= 10);
+ * const units = [{ example_id: "d#1", unit_id: "d#1", input: "2+2?", output: "4", expected: "4" }];
+ * const scores = await Array.fromAsync(ReadableStream.from(units).pipeThrough(scoreUnits([exactMatch(), short])));
+ * if (scores.map((s) => s.metric).join() !== "exact_match,short") throw new Error("unexpected");
+ * ```
  *
  * @module
  */
 
-export * from "./scorer.ts";
-export * from "./builtin.ts";
-export * from "./subprocess_scorer.ts";
-export * from "./persistent_scorer.ts";
-export * from "./llm_judge.ts";
-export * from "./score_units.ts";
+export type {
+  FunctionScorerOptions,
+  FunctionScorerResult,
+  Scorer,
+  ScorerContext,
+  Verdict,
+} from "./scorer.ts";
+export { functionScorer, scoreFromVerdict } from "./scorer.ts";
+export type { TextScorerOptions } from "./builtin.ts";
+export { contains, exactMatch } from "./builtin.ts";
+export type { SubprocessScorerOptions } from "./subprocess_scorer.ts";
+export {
+  parseVerdict,
+  scorerPayload,
+  subprocessScorer,
+  SubprocessScorerError,
+} from "./subprocess_scorer.ts";
+export type { PersistentScorerOptions } from "./persistent_scorer.ts";
+export { persistentScorer } from "./persistent_scorer.ts";
+export type { LlmJudgeSettings } from "./llm_judge.ts";
+export type { ChatSettings } from "../net/chat_client.ts";
+export { llmJudge } from "./llm_judge.ts";
+export type { DuplicateScorerName } from "./scorer_names.ts";
+export { duplicateScorerName } from "./scorer_names.ts";
+export type { ScoreUnitsOptions } from "./score_units.ts";
+export { scoreUnits } from "./score_units.ts";

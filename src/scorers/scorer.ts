@@ -12,7 +12,18 @@ import {
 } from "../score/mod.ts";
 import type { Unit } from "../dataset/unit.ts";
 
-/** What a scorer decides about one unit: the protocol's verdict shape. */
+/**
+ * What a scorer decides about one unit: the protocol's verdict shape.
+ *
+ * @example A function scorer returning a verdict with its reason
+ * ```ts
+ * import { functionScorer, type Verdict } from "./mod.ts";
+ * const polite = functionScorer("polite", (unit): Verdict =>
+ *   /please|thank/i.test(unit.output ?? "") ? { score: 1 } : { score: 0, reason: "no please or thanks" });
+ * const s = await polite.score({ example_id: "d#1", unit_id: "d#1", input: "hi", output: "hello" }, {});
+ * if ("scores" in s || s.passed !== false || s.reason !== "no please or thanks") throw new Error("unexpected");
+ * ```
+ */
 export interface Verdict {
   /** Within 0..1. */
   score: number;
@@ -25,13 +36,47 @@ export interface Verdict {
   reason?: string;
 }
 
-/** What a scorer is given besides the unit. */
+/**
+ * What a scorer is given besides the unit.
+ *
+ * @example A scorer that stops when the run stops
+ * ```ts
+ * import { functionScorer, type ScorerContext } from "./mod.ts";
+ * const careful = functionScorer("careful", (_unit, context: ScorerContext) => {
+ *   context.signal?.throwIfAborted(); // before any costly work
+ *   return 1;
+ * });
+ * const unit = { example_id: "d#1", unit_id: "d#1", input: "hi", output: "hello" };
+ * try {
+ *   await careful.score(unit, { signal: AbortSignal.abort() });
+ *   throw new Error("expected the scorer to stop");
+ * } catch (error) {
+ *   if (!(error instanceof DOMException) || error.name !== "AbortError") throw error;
+ * }
+ * ```
+ */
 export interface ScorerContext {
   /** Aborted when the run stops: stop work and let the Score be whatever comes. */
   signal?: AbortSignal;
 }
 
-/** An evaluator of units: built-in, a TypeScript function, or a subprocess. */
+/**
+ * An evaluator of units: built-in, a TypeScript function, or a subprocess.
+ *
+ * @example A scorer written by hand, run by scoreUnits
+ * ```ts
+ * import { type Scorer, scoreUnits } from "./mod.ts";
+ * import { notApplicable, scored } from "../score/mod.ts";
+ * const length: Scorer = {
+ *   name: "length",
+ *   version: "length@1",
+ *   score: (unit) => unit.output === null ? notApplicable("length") : scored("length", unit.output.length / 100),
+ * };
+ * const units = [{ example_id: "d#1", unit_id: "d#1", input: "hi", output: "hello" }];
+ * const [s] = await Array.fromAsync(ReadableStream.from(units).pipeThrough(scoreUnits([length])));
+ * if (s?.value !== 0.05 || s.evaluator_version !== "length@1") throw new Error("unexpected");
+ * ```
+ */
 export interface Scorer {
   /** The metric its Scores carry (a batch may declare several in `metrics`). */
   readonly name: string;
@@ -60,6 +105,13 @@ export interface Scorer {
  * @param verdict The verdict.
  * @returns The Score.
  * @throws {import("../score/mod.ts").ScoreError} When the verdict's score is not a finite number.
+ *
+ * @example A protocol verdict becomes a Score
+ * ```ts
+ * import { scoreFromVerdict } from "./mod.ts";
+ * const s = scoreFromVerdict("faithfulness", "faithfulness@2", { score: 0.4, reason: "one claim unsupported" });
+ * if (s.value !== 0.4 || s.passed !== false || s.evaluator_version !== "faithfulness@2") throw new Error("unexpected");
+ * ```
  */
 export function scoreFromVerdict(
   metric: string,
@@ -73,7 +125,22 @@ export function scoreFromVerdict(
   });
 }
 
-/** What a function scorer may return. */
+/**
+ * What a function scorer may return.
+ *
+ * @example A number, a boolean and a verdict, each a Score
+ * ```ts
+ * import { functionScorer, type FunctionScorerResult } from "./mod.ts";
+ * const unit = { example_id: "d#1", unit_id: "d#1", input: "hi", output: "hello" };
+ * const results: FunctionScorerResult[] = [0.25, true, { score: 0.9, passed: false }];
+ * const values = [];
+ * for (const result of results) {
+ *   const s = await functionScorer("m", () => result).score(unit, {});
+ *   if (!("scores" in s)) values.push(`${s.value}:${s.passed}`);
+ * }
+ * if (values.join() !== "0.25:false,1:true,0.9:false") throw new Error(values.join());
+ * ```
+ */
 export type FunctionScorerResult =
   | number
   | boolean
@@ -81,7 +148,18 @@ export type FunctionScorerResult =
   | Score
   | ScoreBatch;
 
-/** Options of {@linkcode functionScorer}. */
+/**
+ * Options of {@linkcode functionScorer}.
+ *
+ * @example Bump the version when the function's meaning changes
+ * ```ts
+ * import { functionScorer, type FunctionScorerOptions } from "./mod.ts";
+ * const options: FunctionScorerOptions = { version: "short@2" };
+ * const short = functionScorer("short", (unit) => (unit.output ?? "").length <= 40, options);
+ * const s = await short.score({ example_id: "d#1", unit_id: "d#1", input: "hi", output: "ok" }, {});
+ * if ("scores" in s || s.evaluator_version !== "short@2") throw new Error("unexpected");
+ * ```
+ */
 export interface FunctionScorerOptions {
   /**
    * The evaluator version; bump it when the function's meaning changes.

@@ -30,6 +30,23 @@ const KEY_END = KEY_START + 64;
  * line per entry: no file created per answer, and no writer ever shares a
  * file); a reader indexes every pack once, later packs winning. Entries of
  * the earlier layout, a file per key (`<2 hex>/<key>.json`), are still read.
+ *
+ * @example A second run with the same cache folder pays for nothing
+ * ```ts
+ * import { cachedTarget, functionTarget, runTarget, TargetCache } from "./mod.ts";
+ * const target = { ...functionTarget((c) => `echo ${c.input}`), identity: "echo@1", request: (c: { input: unknown }) => c.input };
+ * const dir = await Deno.makeTempDir();
+ * const run = async () => {
+ *   const cache = new TargetCache(dir);
+ *   const examples = [{ example_id: "d#1", line: 1, case: { input: "hi" } }];
+ *   await Array.fromAsync(ReadableStream.from(examples).pipeThrough(runTarget(cachedTarget(target, cache))));
+ *   return cache;
+ * };
+ * const first = await run();
+ * const second = await run();
+ * await Deno.remove(dir, { recursive: true });
+ * if (first.misses !== 1 || second.hits !== 1 || second.misses !== 0) throw new Error("unexpected");
+ * ```
  */
 export class TargetCache {
   /** The folder. */
@@ -351,6 +368,19 @@ const identities = new WeakMap<CacheableTarget, string>();
  * @param target The target.
  * @param cache The cache.
  * @returns The cached target.
+ *
+ * @example A hit says so in its unit's `target`
+ * ```ts
+ * import { cachedTarget, type CacheableTarget, TargetCache } from "./mod.ts";
+ * let calls = 0;
+ * const target: CacheableTarget = { identity: "echo@1", request: (c) => c.input, call: (c) => (calls++, { output: `${c.input}` }) };
+ * const dir = await Deno.makeTempDir();
+ * const cached = cachedTarget(target, new TargetCache(dir));
+ * await cached.call({ input: "hi" }, {});
+ * const again = await cached.call({ input: "hi" }, {});
+ * await Deno.remove(dir, { recursive: true });
+ * if (calls !== 1 || again.info?.cached !== true) throw new Error("unexpected");
+ * ```
  */
 export function cachedTarget(
   target: CacheableTarget,

@@ -18,7 +18,7 @@ import type { Target, TargetContext, TargetResult } from "./target.ts";
  * ```ts
  * import { functionTarget } from "./function_target.ts";
  * const t = functionTarget((c) => `echo: ${c.input}`);
- * if ((await t.call({ input: "x" }, {})).output !== "echo: x") throw new Error();
+ * if ((await t.call({ input: "x" }, {})).output !== "echo: x") throw new Error("unexpected");
  * ```
  */
 export function functionTarget(

@@ -20,11 +20,30 @@ import {
 } from "../net/network.ts";
 import { type CacheableTarget, targetVars } from "./openai_target.ts";
 
-/** Settings of the `http` target (config keys). */
+/**
+ * Settings of the `http` target (config keys).
+ *
+ * @example A GET with the input in the URL, the answer at a path in the JSON
+ * ```ts
+ * import { httpTarget, type HttpTargetSettings } from "./mod.ts";
+ * const settings: HttpTargetSettings = {
+ *   url: "http://127.0.0.1:8080/search?q={{input}}",
+ *   method: "GET",
+ *   headers: { authorization: "Bearer ${SEARCH_TOKEN}" },
+ *   output: "results.0.title",
+ * };
+ * const target = httpTarget(settings, (name) => name === "SEARCH_TOKEN" ? "secret" : undefined);
+ * const request = JSON.stringify(target.request({ input: "a b" }));
+ * if (!request.includes("q=a%20b") || request.includes("secret")) throw new Error(request);
+ * ```
+ */
 export interface HttpTargetSettings extends NetworkSettings {
   /** The URL; may hold `{{field}}` placeholders (filled URL-encoded). */
   url: string;
-  /** The method. Default `POST`. */
+  /**
+   * The method.
+   * @default {"POST"}
+   */
   method?: string;
   /** Headers; values may name environment variables as `${NAME}`. */
   headers?: Record<string, string>;
@@ -60,6 +79,19 @@ export function atPath(value: unknown, path: string): unknown {
  * @param settings URL, method, headers, body template, output path, flow control.
  * @param env Reads an environment variable (for `${NAME}` in headers).
  * @returns The target.
+ *
+ * @example Call a service on loopback for each example
+ * ```ts
+ * import { httpTarget, runTarget } from "./mod.ts";
+ * await using server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (request) => {
+ *   const { input } = await request.json();
+ *   return Response.json({ answer: String(input).toUpperCase() });
+ * });
+ * const target = httpTarget({ url: `http://127.0.0.1:${server.addr.port}/ask`, output: "answer" });
+ * const examples = [{ example_id: "d#1", line: 1, case: { input: "hi" } }];
+ * const [unit] = await Array.fromAsync(ReadableStream.from(examples).pipeThrough(runTarget(target)));
+ * if (unit?.output !== "HI" || unit.target?.status !== 200) throw new Error("unexpected");
+ * ```
  */
 export function httpTarget(
   settings: HttpTargetSettings,

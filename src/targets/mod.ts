@@ -1,13 +1,36 @@
 /**
- * Targets, the systems under test, and the stage that calls them.
+ * Targets, the systems under test, and the stage that calls them: a
+ * TypeScript function, recorded outputs, a command, an OpenAI-compatible chat
+ * API or any HTTP service, with a cache for the network ones.
+ *
+ * @example Call a function target for each example
+ * ```ts
+ * import { functionTarget, runTarget } from "./mod.ts";
+ * const upper = functionTarget((c) => String(c.input).toUpperCase());
+ * const [unit] = await Array.fromAsync(
+ *   ReadableStream.from([{ example_id: "d#1", line: 1, case: { input: "hi" } }]).pipeThrough(runTarget(upper)),
+ * );
+ * if (unit?.output !== "HI") throw new Error("unexpected");
+ * ```
  *
  * @module
  */
 
-export * from "./target.ts";
-export * from "./function_target.ts";
-export * from "./replay_target.ts";
-export * from "./subprocess_target.ts";
-export * from "./openai_target.ts";
-export * from "./http_target.ts";
-export * from "./cache.ts";
+export type {
+  RunTargetOptions,
+  Target,
+  TargetContext,
+  TargetResult,
+} from "./target.ts";
+export { runTarget } from "./target.ts";
+export { functionTarget } from "./function_target.ts";
+export { replayTarget } from "./replay_target.ts";
+export type { SubprocessTargetOptions } from "./subprocess_target.ts";
+export { subprocessTarget, targetPayload } from "./subprocess_target.ts";
+export type { CacheableTarget, OpenAITargetSettings } from "./openai_target.ts";
+export { openaiTarget } from "./openai_target.ts";
+export type { HttpTargetSettings } from "./http_target.ts";
+export type { NetworkSettings } from "../net/network.ts";
+export type { ChatSettings } from "../net/chat_client.ts";
+export { httpTarget } from "./http_target.ts";
+export { cachedTarget, TargetCache } from "./cache.ts";

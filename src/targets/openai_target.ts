@@ -11,7 +11,23 @@ import { renderTemplate } from "../net/template.ts";
 import { withoutFlow } from "../net/network.ts";
 import type { Target, TargetContext, TargetResult } from "./target.ts";
 
-/** Settings of the `openai` target (config keys). */
+/**
+ * Settings of the `openai` target (config keys).
+ *
+ * @example A system prompt and a prompt template over the case
+ * ```ts
+ * import { openaiTarget, type OpenAITargetSettings } from "./mod.ts";
+ * const settings: OpenAITargetSettings = {
+ *   base_url: "http://127.0.0.1:11434/v1",
+ *   model: "llama3",
+ *   system: "Answer in one word.",
+ *   prompt: "Question: {{input}}",
+ *   params: { temperature: 0 },
+ * };
+ * const body = openaiTarget(settings).request({ input: "capital of France?" }) as { messages: { content: string }[] };
+ * if (body.messages[1]?.content !== "Question: capital of France?") throw new Error("unexpected");
+ * ```
+ */
 export interface OpenAITargetSettings extends ChatSettings {
   /** A system prompt, sent first. */
   system?: string;
@@ -19,7 +35,24 @@ export interface OpenAITargetSettings extends ChatSettings {
   prompt?: string;
 }
 
-/** A target whose requests can key a cache: they hold no secret. */
+/**
+ * A target whose requests can key a cache: they hold no secret.
+ *
+ * @example A function target made cacheable, then cached
+ * ```ts
+ * import { type CacheableTarget, cachedTarget, TargetCache } from "./mod.ts";
+ * const upper: CacheableTarget = {
+ *   identity: { type: "upper", version: 1 },
+ *   request: (testCase) => ({ input: testCase.input }),
+ *   call: (testCase) => ({ output: String(testCase.input).toUpperCase() }),
+ * };
+ * const dir = await Deno.makeTempDir();
+ * const cache = new TargetCache(dir);
+ * const result = await cachedTarget(upper, cache).call({ input: "hi" }, {});
+ * await Deno.remove(dir, { recursive: true });
+ * if (result.output !== "HI" || cache.misses !== 1) throw new Error("unexpected");
+ * ```
+ */
 export interface CacheableTarget extends Target {
   /** What identifies the target itself: its settings, with secrets as names. */
   readonly identity: unknown;
@@ -48,6 +81,17 @@ export function targetVars(testCase: Case): Record<string, unknown> {
  * @param settings Base URL, model, key variable, prompts, parameters, flow control.
  * @param env Reads an environment variable (the API key).
  * @returns The target.
+ *
+ * @example Ask a chat model on loopback for each example
+ * ```ts
+ * import { openaiTarget, runTarget } from "./mod.ts";
+ * await using server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, () =>
+ *   Response.json({ model: "m", choices: [{ message: { role: "assistant", content: "Paris" } }] }));
+ * const target = openaiTarget({ base_url: `http://127.0.0.1:${server.addr.port}/v1`, model: "m" });
+ * const examples = [{ example_id: "d#1", line: 1, case: { input: "capital of France?", expected: "Paris" } }];
+ * const [unit] = await Array.fromAsync(ReadableStream.from(examples).pipeThrough(runTarget(target)));
+ * if (unit?.output !== "Paris" || unit.expected !== "Paris") throw new Error("unexpected");
+ * ```
  */
 export function openaiTarget(
   settings: OpenAITargetSettings,

@@ -16,7 +16,7 @@ import type { Target } from "./target.ts";
  * @example
  * ```ts
  * import { replayTarget } from "./replay_target.ts";
- * if ((await replayTarget().call({ input: "q", output: "a" }, {})).output !== "a") throw new Error();
+ * if ((await replayTarget().call({ input: "q", output: "a" }, {})).output !== "a") throw new Error("unexpected");
  * ```
  */
 export function replayTarget(): Target {

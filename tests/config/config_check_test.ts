@@ -4,6 +4,7 @@ import { SuiteSchema } from "../../src/config/_suite_schema.ts";
 import { parseYaml } from "../../src/io/yaml.ts";
 import { checkConfigText, ConfigError } from "../../src/config/config.ts";
 import { parseConfigText } from "../../src/config/schema.ts";
+import { src, staticGraph } from "../_static_graph.ts";
 
 // checkSuite stands in for SuiteSchema.safeParse on a run's normal path, so it
 // must never accept what zod rejects nor return anything but zod's own output:
@@ -526,51 +527,9 @@ Deno.test("checkConfigText returns what parseConfigText returns, or throws its C
   }
 });
 
-/** The modules a module loads before it runs: static imports, not types or `import()`. */
-async function staticGraph(
-  entry: string,
-): Promise<{ modules: Set<string>; zodImporters: Set<string> }> {
-  const { code, stdout } = await new Deno.Command(Deno.execPath(), {
-    args: ["info", "--json", entry],
-    cwd: root.pathname,
-    stdout: "piped",
-    stderr: "inherit",
-  }).output();
-  assert.equal(code, 0);
-  const info = JSON.parse(new TextDecoder().decode(stdout)) as {
-    roots: string[];
-    redirects: Record<string, string>;
-    modules: Array<{
-      specifier: string;
-      dependencies?: Array<{
-        isDynamic?: boolean;
-        code?: { specifier: string };
-      }>;
-    }>;
-  };
-  const resolve = (s: string) => info.redirects[s] ?? s;
-  const bySpecifier = new Map(info.modules.map((m) => [m.specifier, m]));
-  const modules = new Set<string>();
-  const zodImporters = new Set<string>();
-  const todo = info.roots.map(resolve);
-  while (todo.length > 0) {
-    const specifier = todo.pop()!;
-    if (modules.has(specifier)) continue;
-    modules.add(specifier);
-    for (const dep of bySpecifier.get(specifier)?.dependencies ?? []) {
-      if (dep.isDynamic || dep.code === undefined) continue;
-      const target = resolve(dep.code.specifier);
-      if (target.startsWith("npm:/zod@")) zodImporters.add(specifier);
-      todo.push(target);
-    }
-  }
-  return { modules, zodImporters };
-}
-
-const src = (name: string) => new URL(`src/${name}`, root).href;
-
 Deno.test("runSuite loads zod only through modules other than the config's", async () => {
-  const { modules, zodImporters } = await staticGraph("src/run/run_suite.ts");
+  const { modules, importersOf } = await staticGraph("src/run/run_suite.ts");
+  const zodImporters = importersOf("npm:/zod@");
   assert.ok(modules.has(src("config/config.ts")));
   assert.ok(modules.has(src("config/_check.ts")));
   assert.ok(!modules.has(src("config/schema.ts")));

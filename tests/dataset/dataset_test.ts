@@ -11,18 +11,9 @@ import {
   elementSpans,
   memberSpan,
 } from "../../src/dataset/_json_scan.ts";
+import { withTempDir } from "../_proc.ts";
 
 const encoder = new TextEncoder();
-
-/** Runs `fn` with a fresh temporary folder, removed afterwards. */
-async function withTempDir(fn: (dir: string) => Promise<void>): Promise<void> {
-  const dir = await Deno.makeTempDir({ prefix: "evalpipe_dataset_test_" });
-  try {
-    await fn(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
 
 /** Writes `content` to `dir/file` and loads every example of it. */
 async function load(
@@ -445,7 +436,9 @@ Deno.test("loadDataset throws DatasetError for an unknown extension or a broken 
     ) {
       const path = join(dir, file);
       await Deno.writeTextFile(path, content);
-      await assert.rejects(() => loadDataset(path), (error: unknown) => {
+      // A CSV is streamed: its records' errors come as it is read.
+      const read = async () => await Array.fromAsync(await loadDataset(path));
+      await assert.rejects(read, (error: unknown) => {
         assert.ok(error instanceof DatasetError);
         assert.match(error.message, pattern);
         assert.ok(error.message.includes(path), error.message);

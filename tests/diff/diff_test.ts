@@ -12,6 +12,7 @@ import {
   scored,
   skipped,
 } from "../../src/score/mod.ts";
+import { withTempDir } from "../_proc.ts";
 
 /** A Score of one epoch-free unit of `data.jsonl#<id>`. */
 function s(metric: string, value: number, id: string): Score {
@@ -299,22 +300,13 @@ function ndjson(scores: Score[]): string {
   return scores.map((x) => JSON.stringify(x) + "\n").join("");
 }
 
-async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
-  const dir = await Deno.makeTempDir({ prefix: "evalpipe_diff_" });
-  try {
-    await fn(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
-
 function parseLines(stdout: string): DiffLine[] {
   assert.ok(stdout.endsWith("\n"));
   return stdout.trimEnd().split("\n").map((l) => JSON.parse(l));
 }
 
 Deno.test("cli diff writes one NDJSON line per metric on stdout and the table on stderr", async () => {
-  await withDir(async (dir) => {
+  await withTempDir(async (dir) => {
     // m: the df-4 fixture above; k: one pair.
     await Deno.writeTextFile(
       `${dir}/a.ndjson`,
@@ -348,7 +340,7 @@ Deno.test("cli diff writes one NDJSON line per metric on stdout and the table on
 });
 
 Deno.test("cli diff --fail-on-regression exits 1 only when the interval is wholly below 0", async () => {
-  await withDir(async (dir) => {
+  await withTempDir(async (dir) => {
     const write = (name: string, values: number[]) =>
       Deno.writeTextFile(
         `${dir}/${name}`,
@@ -389,7 +381,7 @@ Deno.test("cli diff --fail-on-regression exits 1 only when the interval is wholl
 });
 
 Deno.test("cli diff compares two RunRecords", async () => {
-  await withDir(async (dir) => {
+  await withTempDir(async (dir) => {
     const config = `dataset: data.jsonl
 target: { type: replay }
 scorers:

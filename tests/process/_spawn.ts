@@ -1,7 +1,7 @@
 /** What the process tests share: running through either backend, reading `/proc`. */
 
 import assert from "node:assert/strict";
-import { delay, running } from "../_proc.ts";
+import { delay, isGone, running } from "../_proc.ts";
 import {
   runCommand,
   type RunCommandOptions,
@@ -93,12 +93,8 @@ export function groupMembers(pgid: number): number[] {
     try {
       stat = Deno.readTextFileSync(`/proc/${entry.name}/stat`);
     } catch (error) {
-      // It exited while the folder was read (ESRCH, a plain Error in Deno:
-      // between open and read).
-      if (error instanceof Deno.errors.NotFound) continue;
-      if (error instanceof Error && error.message.endsWith("(os error 3)")) {
-        continue;
-      }
+      // It exited while the folder was read.
+      if (isGone(error)) continue;
       throw error;
     }
     const pid = Number(entry.name);

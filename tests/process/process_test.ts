@@ -6,7 +6,7 @@
  */
 
 import assert from "node:assert/strict";
-import { withTempDir } from "../_proc.ts";
+import { isGone, withTempDir } from "../_proc.ts";
 import { type SpawnBackend, spawnBackend } from "../../src/process/mod.ts";
 import { exited, ROOT, run } from "./_spawn.ts";
 
@@ -179,4 +179,14 @@ Deno.test("the spawner chooses its backend at the first spawn, not at import", a
     [seen.path, seen.code, seen.stdout],
     ["setsid", 0, "payload"],
   );
+});
+
+Deno.test("isGone reads ESRCH in the message forms Deno has used", () => {
+  // Reaped between opening /proc/PID/stat and reading it.
+  assert.ok(isGone(new Error("No such process (os error 3)")));
+  assert.ok(
+    isGone(new Error("No such process (os error 3): readfile '/proc/9/stat'")),
+  );
+  assert.ok(isGone(new Deno.errors.NotFound("gone")));
+  assert.ok(!isGone(new Error("Permission denied (os error 13)")));
 });

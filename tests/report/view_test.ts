@@ -7,6 +7,7 @@ import {
   renderByCall,
   type UnitView,
 } from "../../src/report/view.ts";
+import { withTempDir } from "../_proc.ts";
 
 /** Every character a terminal could act on rather than print. */
 function unsafeChars(text: string): string[] {
@@ -217,15 +218,6 @@ Deno.test("renderByCall does not cut what fits", () => {
 
 // --- the CLI ---------------------------------------------------------------
 
-async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
-  const dir = await Deno.makeTempDir({ prefix: "evalpipe_view_" });
-  try {
-    await fn(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
-
 const HOSTILE_SCORES: Score[] = [
   scored("exact_match", 1, {
     example_id: "data.jsonl#1",
@@ -256,7 +248,7 @@ function ndjson(scores: Score[]): string {
 }
 
 Deno.test("cli view --by-call escapes control characters and fits --width", async () => {
-  await withDir(async (dir) => {
+  await withTempDir(async (dir) => {
     await Deno.writeTextFile(`${dir}/scores.ndjson`, ndjson(HOSTILE_SCORES));
     const out = await cli(
       ["view", "scores.ndjson", "--by-call", "--width", "60"],
@@ -281,7 +273,7 @@ Deno.test("cli view --by-call escapes control characters and fits --width", asyn
 });
 
 Deno.test("cli view --by-call --json writes one JSON object per unit", async () => {
-  await withDir(async (dir) => {
+  await withTempDir(async (dir) => {
     await Deno.writeTextFile(`${dir}/scores.ndjson`, ndjson(HOSTILE_SCORES));
     const out = await cli(
       ["view", "scores.ndjson", "--by-call", "--json"],
@@ -307,7 +299,7 @@ Deno.test("cli view --by-call --json writes one JSON object per unit", async () 
 });
 
 Deno.test("cli view without --by-call prints the summary table", async () => {
-  await withDir(async (dir) => {
+  await withTempDir(async (dir) => {
     await Deno.writeTextFile(`${dir}/scores.ndjson`, ndjson(HOSTILE_SCORES));
     const out = await cli(["view", "scores.ndjson"], dir);
     assert.equal(out.code, 0, out.stderr);
@@ -322,7 +314,7 @@ Deno.test("cli view without --by-call prints the summary table", async () => {
 });
 
 Deno.test("cli view reports malformed Score lines with their line numbers and exits 2", async () => {
-  await withDir(async (dir) => {
+  await withTempDir(async (dir) => {
     const good = ndjson(HOSTILE_SCORES.slice(0, 2)).trimEnd().split("\n");
     await Deno.writeTextFile(
       `${dir}/scores.ndjson`,

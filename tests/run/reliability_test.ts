@@ -6,7 +6,7 @@
  */
 
 import assert from "node:assert/strict";
-import { delay, reapAll } from "../_proc.ts";
+import { delay, isGone, reapAll } from "../_proc.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 const CLI = `${ROOT}cli.ts`;
@@ -114,11 +114,7 @@ async function stateOf(pid: number): Promise<string | undefined> {
     const stat = await Deno.readTextFile(`/proc/${pid}/stat`);
     return stat.slice(stat.lastIndexOf(")") + 2)[0];
   } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return undefined;
-    // ESRCH, a plain Error in Deno: it was reaped between open and read.
-    if (error instanceof Error && error.message.endsWith("(os error 3)")) {
-      return undefined;
-    }
+    if (isGone(error)) return undefined;
     throw error;
   }
 }

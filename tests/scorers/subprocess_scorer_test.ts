@@ -14,18 +14,17 @@ import {
   writeAndClose,
 } from "../_proc.ts";
 import {
-  defaultScorerName,
   parseScore,
   readUnits,
   type Score,
   type Scorer,
   scorerPayload,
   scoreUnits,
-  scriptOf,
   subprocessScorer,
   type SubprocessScorerOptions,
   type Unit,
 } from "../../mod.ts";
+import { defaultScorerName, scriptOf } from "../../src/process/command.ts";
 
 /** The project root: fixture commands are written relative to it. */
 const ROOT = decodeURIComponent(new URL("../..", import.meta.url).pathname)

@@ -18,15 +18,7 @@ import {
   targetPayload,
 } from "../../src/targets/subprocess_target.ts";
 import type { Unit } from "../../src/dataset/unit.ts";
-
-async function withTempDir(fn: (dir: string) => Promise<void>): Promise<void> {
-  const dir = await Deno.makeTempDir({ prefix: "evalpipe_target_test_" });
-  try {
-    await fn(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
+import { withTempDir } from "../_proc.ts";
 
 function example(id: number | string, testCase: Case | null): Example {
   return {

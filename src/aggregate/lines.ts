@@ -1,0 +1,98 @@
+/**
+ * Aggregating NDJSON lines that are Scores, Aggregates, or both: what the
+ * `aggregate` command does, as a stage.
+ *
+ * @module
+ */
+
+import { Aggregator } from "./aggregator.ts";
+import type { Aggregate } from "./types.ts";
+import { looksLikeAggregate, parseAggregate } from "./wire.ts";
+import { parseScore } from "../score/mod.ts";
+import type { ParsedLine } from "../io/ndjson.ts";
+
+/**
+ * Options of {@linkcode aggregateLines}.
+ *
+ * @example Count into an Aggregator of your own, and collect malformed lines
+ * ```ts
+ * import { aggregateLines, type AggregateLinesOptions, Aggregator } from "./mod.ts";
+ * import type { ParsedLine } from "../io/mod.ts";
+ * const aggregator = new Aggregator({ grouped: true });
+ * const bad: string[] = [];
+ * const options: AggregateLinesOptions = { aggregator, onMalformed: (line, message) => bad.push(`${line}: ${message}`) };
+ * const lines: ParsedLine[] = [{ line: 1, text: "{", error: "Unexpected token" }];
+ * await ReadableStream.from(lines).pipeThrough(aggregateLines(options)).pipeTo(new WritableStream());
+ * if (bad[0] !== "1: Unexpected token" || aggregator.results().length !== 0) throw new Error("unexpected");
+ * ```
+ */
+export interface AggregateLinesOptions {
+  /**
+   * Where to count; pass your own to read it afterwards. When given,
+   * `grouped` is the aggregator's own.
+   * @default {a new Aggregator}
+   */
+  aggregator?: Aggregator;
+  /**
+   * Gather each example's Scores wherever they stand in the input (memory
+   * grows with the number of examples) instead of expecting them adjacent.
+   * @default {false}
+   */
+  grouped?: boolean;
+  /**
+   * Called for each line that is not JSON, not a Score and not an Aggregate;
+   * the line is skipped.
+   * @default {undefined}
+   */
+  onMalformed?: (line: number, message: string) => void;
+}
+
+/**
+ * A stage that reads parsed NDJSON lines (from {@linkcode NdjsonParseStream}),
+ * each a Score or an Aggregate (from a shard, merged exactly), and when they
+ * end emits one Aggregate per metric, sorted by metric. A malformed line goes
+ * to `onMalformed` and the stream goes on.
+ *
+ * @param options The aggregator, grouping, and where malformed lines go.
+ * @returns The stage.
+ *
+ * @example Scores and a shard's Aggregate in one stream
+ * ```ts
+ * import { aggregateLines } from "./mod.ts";
+ * import { LineStream, NdjsonParseStream } from "../io/mod.ts";
+ * const text = '{"metric":"m","status":"scored","validity":"valid","value":1,' +
+ *   '"passed":true,"evaluator_version":"m@1"}\nnot json\n';
+ * const bad: number[] = [];
+ * const [m] = await Array.fromAsync(
+ *   ReadableStream.from([new TextEncoder().encode(text)])
+ *     .pipeThrough(new LineStream())
+ *     .pipeThrough(new NdjsonParseStream())
+ *     .pipeThrough(aggregateLines({ onMalformed: (line) => bad.push(line) })),
+ * );
+ * if (m?.mean !== 1 || bad[0] !== 2) throw new Error("unexpected");
+ * ```
+ */
+export function aggregateLines(
+  options: AggregateLinesOptions = {},
+): TransformStream<ParsedLine, Aggregate> {
+  const aggregator = options.aggregator ??
+    new Aggregator({ grouped: options.grouped ?? false });
+  const report = options.onMalformed ?? (() => {});
+  return new TransformStream({
+    transform(parsed) {
+      if (parsed.error !== undefined) return report(parsed.line, parsed.error);
+      try {
+        if (looksLikeAggregate(parsed.value)) {
+          aggregator.mergeAggregate(parseAggregate(parsed.value));
+        } else aggregator.add(parseScore(parsed.value));
+      } catch (error) {
+        // Every validation failure is a SyntaxError naming the field.
+        if (!(error instanceof SyntaxError)) throw error;
+        report(parsed.line, error.message);
+      }
+    },
+    flush(controller) {
+      for (const a of aggregator.results()) controller.enqueue(a);
+    },
+  });
+}

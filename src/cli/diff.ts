@@ -1,0 +1,51 @@
+/**
+ * `evalpipe diff A B`: two runs compared case by case.
+ *
+ * @module
+ */
+
+import { defineCommand } from "./command.ts";
+import { say, writeStdout } from "./_output.ts";
+import { readResults } from "./_results.ts";
+
+/** The `diff` command. */
+export const diff = defineCommand({
+  name: "diff",
+  summary: "Compare two runs case by case (paired differences)",
+  usage: "A B [--fail-on-regression]",
+  description:
+    `Compares two runs (RunRecords or Scores files), pairing Scores by example id
+and metric (epochs averaged per example). Writes one NDJSON line per metric
+on stdout (pairs, mean_a, mean_b, delta = B - A, its paired stderr and ci95,
+improved, regressed, newly_passing, newly_failing, only_a, only_b,
+regressions) and a table on stderr.`,
+  positionals: {
+    names: ["A", "B"],
+    error: "diff takes two files: A (baseline) and B",
+  },
+  flags: {
+    "fail-on-regression": {
+      type: "boolean",
+      help:
+        "Exit 1 when a metric got significantly worse (the 95% interval of delta lies below 0)",
+    },
+  },
+  async run(flags, [pathA, pathB]) {
+    const [a, b] = await Promise.all([readResults(pathA), readResults(pathB)]);
+    const [{ diffScores, significantlyWorse }, { formatDiff }] = await Promise
+      .all([import("../diff/diff.ts"), import("../report/summary.ts")]);
+    const lines = diffScores(a.scores, b.scores);
+    await writeStdout(lines.map((l) => JSON.stringify(l) + "\n").join(""));
+    say(formatDiff(lines));
+    if (a.problems.length + b.problems.length > 0) return 2;
+    const worse = lines.filter(significantlyWorse);
+    for (const l of worse) {
+      say(
+        `evalpipe: ${l.metric} got significantly worse: delta ${
+          l.delta!.toFixed(3)
+        }, 95% CI [${l.ci95![0].toFixed(3)}, ${l.ci95![1].toFixed(3)}]`,
+      );
+    }
+    return flags["fail-on-regression"] && worse.length > 0 ? 1 : 0;
+  },
+});

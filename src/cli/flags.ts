@@ -1,0 +1,287 @@
+/**
+ * Flags declared once: a spec names each flag's type, default, value
+ * placeholder and help text; the parser and the help are made from it, and
+ * the parsed flags' TypeScript type is derived from it.
+ *
+ * @module
+ */
+
+import { InputError } from "../base/errors.ts";
+
+/** What a flag's value is; `number` and `integer` values must be positive. */
+export type FlagType = "string" | "number" | "integer" | "boolean";
+
+/** What every flag declares, whatever its type. */
+export interface FlagBase {
+  /** One or more sentences for the help; wrapped when shown. */
+  readonly help: string;
+  /**
+   * The value's name in the help (`--out FILE`).
+   * @default {"N" for numbers, "VALUE" for strings}
+   */
+  readonly value?: string;
+  /**
+   * The default the help names when the parser applies none, because the
+   * library owns it (`"the config's, else 8"`).
+   * @default {undefined}
+   */
+  readonly defaultText?: string;
+}
+
+/** A flag that takes a string: `--out FILE`. */
+export interface StringFlag extends FlagBase {
+  /** The type. */
+  readonly type: "string";
+  /**
+   * Whether the flag may be given more than once; its values collect in order.
+   * @default {false}
+   */
+  readonly repeatable?: boolean;
+  /**
+   * The value when the flag is absent.
+   * @default {undefined}
+   */
+  readonly default?: string;
+}
+
+/** A flag that takes a positive number, or a positive whole number. */
+export interface NumberFlag extends FlagBase {
+  /** The type. */
+  readonly type: "number" | "integer";
+  /**
+   * Whether the flag may be given more than once; its values collect in order.
+   * @default {false}
+   */
+  readonly repeatable?: boolean;
+  /**
+   * The value when the flag is absent.
+   * @default {undefined}
+   */
+  readonly default?: number;
+}
+
+/** A flag that takes no value: present is `true`, absent `false`. */
+export interface BooleanFlag extends FlagBase {
+  /** The type. */
+  readonly type: "boolean";
+}
+
+/** One flag's declaration. */
+export type FlagSpec = StringFlag | NumberFlag | BooleanFlag;
+
+/** The flags a command knows, by name without the dashes. */
+export type FlagSpecs = Readonly<Record<string, FlagSpec>>;
+
+/** The TypeScript type of one value of a flag type. */
+export type FlagTypeValue<T extends FlagType> = T extends "string" ? string
+  : T extends "boolean" ? boolean
+  : number;
+
+/** The parsed value of a flag declared as `S`. */
+export type FlagValue<S extends FlagSpec> = S extends { repeatable: true }
+  ? FlagTypeValue<S["type"]>[]
+  : S extends { type: "boolean" } ? boolean
+  : S extends { default: string | number } ? FlagTypeValue<S["type"]>
+  : FlagTypeValue<S["type"]> | undefined;
+
+/** The parsed flags of a spec: each flag's value, typed by its declaration. */
+export type Flags<S extends FlagSpecs> = {
+  -readonly [K in keyof S]: FlagValue<S[K]>;
+};
+
+/** What {@linkcode parseFlags} returns. */
+export interface ParsedFlags<S extends FlagSpecs> {
+  /** The flags by name, defaults applied. */
+  flags: Flags<S>;
+  /** The arguments that are not flags, in order. */
+  positionals: string[];
+}
+
+/**
+ * A command line that cannot be understood: an unknown flag, a missing or
+ * bad value, a wrong number of arguments. Exit code 2.
+ *
+ * @example
+ * ```ts
+ * import { exitCodeOf } from "../base/mod.ts";
+ * import { UsageError } from "./flags.ts";
+ * if (exitCodeOf(new UsageError('Unknown option "--x"')) !== 2) throw new Error();
+ * ```
+ */
+export class UsageError extends InputError {
+  /**
+   * Creates the instance.
+   *
+   * @param message What is wrong.
+   */
+  constructor(message: string) {
+    super(message);
+    this.name = "UsageError";
+  }
+}
+
+function parseNumber(name: string, flag: NumberFlag, raw: string): number {
+  const value = Number(raw);
+  if (raw.trim() === "" || !Number.isFinite(value) || value <= 0) {
+    throw new UsageError(
+      `Option "--${name}" needs a positive number, not ${JSON.stringify(raw)}`,
+    );
+  }
+  if (flag.type === "integer" && !Number.isInteger(value)) {
+    throw new UsageError(
+      `Option "--${name}" needs a whole number, not ${JSON.stringify(raw)}`,
+    );
+  }
+  return value;
+}
+
+/**
+ * Parses `--name value`, `--name=value` and boolean `--name` by a spec; `--`
+ * ends the flags, and a lone `-` is a positional.
+ *
+ * @param args The arguments.
+ * @param spec The flags the command knows.
+ * @returns The typed flags, defaults applied, and the positionals.
+ * @throws {UsageError} For an unknown flag, a missing value, a bad number,
+ * or a flag given twice that is not repeatable.
+ *
+ * @example
+ * ```ts
+ * import { parseFlags } from "./flags.ts";
+ * const { flags, positionals } = parseFlags(
+ *   ["suite.yaml", "--concurrency=4", "--tag", "a", "--tag", "b"],
+ *   {
+ *     concurrency: { type: "integer", default: 8, help: "Units at once" },
+ *     tag: { type: "string", repeatable: true, help: "A tag" },
+ *     force: { type: "boolean", help: "Go on anyway" },
+ *   },
+ * );
+ * const n: number = flags.concurrency; // typed: no cast
+ * if (n !== 4 || flags.tag.join() !== "a,b" || flags.force) throw new Error();
+ * if (positionals[0] !== "suite.yaml") throw new Error();
+ * ```
+ */
+export function parseFlags<const S extends FlagSpecs>(
+  args: readonly string[],
+  spec: S,
+): ParsedFlags<S> {
+  const flags: Record<string, unknown> = {};
+  const positionals: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === "--") {
+      positionals.push(...args.slice(i + 1));
+      break;
+    }
+    if (!arg.startsWith("--")) {
+      positionals.push(arg);
+      continue;
+    }
+    const eq = arg.indexOf("=");
+    const name = arg.slice(2, eq < 0 ? undefined : eq);
+    const flag = Object.hasOwn(spec, name) ? spec[name] : undefined;
+    if (flag === undefined) throw new UsageError(`Unknown option "--${name}"`);
+    let value: string | number | boolean;
+    if (flag.type === "boolean") {
+      if (eq >= 0) throw new UsageError(`Option "--${name}" takes no value`);
+      value = true;
+    } else {
+      const raw = eq >= 0 ? arg.slice(eq + 1) : args[++i];
+      if (raw === undefined) {
+        throw new UsageError(`Option "--${name}" needs a value`);
+      }
+      value = flag.type === "string" ? raw : parseNumber(name, flag, raw);
+    }
+    if (flag.type !== "boolean" && flag.repeatable) {
+      ((flags[name] ??= []) as unknown[]).push(value);
+    } else {
+      if (name in flags) {
+        throw new UsageError(`Option "--${name}" is given twice`);
+      }
+      flags[name] = value;
+    }
+  }
+  for (const [name, flag] of Object.entries(spec)) {
+    if (name in flags) continue;
+    if (flag.type === "boolean") flags[name] = false;
+    else if (flag.repeatable) flags[name] = [];
+    else if (flag.default !== undefined) flags[name] = flag.default;
+  }
+  return { flags: flags as Flags<S>, positionals };
+}
+
+/** Splits `text` into lines of at most `width` characters, at spaces. */
+function wrap(text: string, width: number): string[] {
+  const lines: string[] = [];
+  let line = "";
+  for (const word of text.split(/\s+/).filter((w) => w !== "")) {
+    if (line !== "" && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else line = line === "" ? word : `${line} ${word}`;
+  }
+  if (line !== "") lines.push(line);
+  return lines;
+}
+
+/**
+ * The help text of one flag's value and default: `(default: 8)`, from the
+ * declared default or its `defaultText`.
+ *
+ * @param flag The declaration.
+ * @returns The text, or `undefined` when there is no default to show.
+ *
+ * @example
+ * ```ts
+ * import { defaultOf } from "./flags.ts";
+ * if (defaultOf({ type: "integer", default: 8, help: "" }) !== "8") throw new Error();
+ * ```
+ */
+export function defaultOf(flag: FlagSpec): string | undefined {
+  if (flag.defaultText !== undefined) return flag.defaultText;
+  if (flag.type === "boolean") return undefined;
+  return flag.default === undefined ? undefined : String(flag.default);
+}
+
+/**
+ * The "Options:" lines of a help text, made from the declarations: each
+ * flag, its value placeholder, its help wrapped to the width, whether it
+ * repeats, and its default.
+ *
+ * @param spec The flags.
+ * @param width The columns to fit.
+ * @returns The lines, without the heading.
+ *
+ * @example
+ * ```ts
+ * import { formatFlags } from "./flags.ts";
+ * const lines = formatFlags({
+ *   out: { type: "string", value: "FILE", help: "Write Scores to FILE" },
+ *   grace: { type: "number", value: "SECONDS", default: 10, help: "Grace" },
+ * });
+ * if (lines[0] !== "  --out FILE          Write Scores to FILE") throw new Error(lines[0]);
+ * if (!lines[1]?.endsWith("Grace (default: 10)")) throw new Error(lines[1]);
+ * ```
+ */
+export function formatFlags(spec: FlagSpecs, width = 78): string[] {
+  const left = Object.entries(spec).map(([name, flag]) =>
+    flag.type === "boolean"
+      ? `--${name}`
+      : `--${name} ${flag.value ?? (flag.type === "string" ? "VALUE" : "N")}`
+  );
+  const column = 2 + Math.max(18, ...left.map((l) => l.length)) + 2;
+  return Object.values(spec).flatMap((flag, i) => {
+    const shown = defaultOf(flag);
+    const notes = [
+      ...(flag.type !== "boolean" && flag.repeatable ? ["repeatable"] : []),
+      ...(shown !== undefined ? [`default: ${shown}`] : []),
+    ];
+    const text = notes.length === 0
+      ? flag.help
+      : `${flag.help} (${notes.join("; ")})`;
+    const body = wrap(text, Math.max(20, width - column));
+    return body.map((line, j) =>
+      (j === 0 ? `  ${left[i]}`.padEnd(column) : " ".repeat(column)) + line
+    );
+  });
+}

@@ -1,0 +1,125 @@
+/**
+ * The command table: `main(args)` finds the command and runs it, and maps
+ * whatever it throws to an exit code.
+ *
+ * @module
+ */
+
+import denoJson from "../../deno.json" with { type: "json" };
+import { exitCodeOf } from "../base/errors.ts";
+import type { Command } from "./command.ts";
+import { UsageError } from "./flags.ts";
+import { say } from "./_output.ts";
+import { aggregate } from "./aggregate.ts";
+import { diff } from "./diff.ts";
+import { run } from "./run.ts";
+import { score } from "./score.ts";
+import { view } from "./view.ts";
+
+/** evalpipe's version, as `deno.json` has it. */
+export const VERSION: string = denoJson.version;
+
+/** The commands, in the order the help lists them. */
+export const COMMANDS: readonly Command[] = [run, score, aggregate, view, diff];
+
+/**
+ * The main help: what evalpipe is, and the commands from their declarations.
+ *
+ * @param commands The command table.
+ * @returns The text, without a final newline.
+ *
+ * @example
+ * ```ts
+ * import { COMMANDS, mainHelp } from "./main.ts";
+ * if (!mainHelp(COMMANDS).includes("  run CONFIG.yaml")) throw new Error();
+ * ```
+ */
+export function mainHelp(commands: readonly Command[] = COMMANDS): string {
+  const left = commands.map((c) => [c.name, ...c.positionals].join(" "));
+  const column = Math.max(...left.map((l) => l.length)) + 3;
+  return [
+    "evalpipe: evaluate LLM systems as streams",
+    "",
+    "Usage: evalpipe <command> [options]",
+    "",
+    "Commands:",
+    ...commands.map((c, i) => `  ${left[i]!.padEnd(column)}${c.summary}`),
+    "",
+    'Run "evalpipe <command> --help" (or "evalpipe help <command>") for a',
+    'command\'s options, "evalpipe --version" for the version.',
+    "Exit codes: 0 success, 1 a gate failed, 2 usage, config or input error.",
+  ].join("\n");
+}
+
+function print(text: string): number {
+  Deno.stdout.writeSync(new TextEncoder().encode(`${text}\n`));
+  return 0;
+}
+
+/** Options of {@linkcode main}. */
+export interface MainOptions {
+  /**
+   * The command table.
+   * @default {COMMANDS}
+   */
+  commands?: readonly Command[];
+}
+
+/**
+ * Runs the command line. An error that carries an `exitCode` (an error the
+ * user can cause) is reported on stderr and ends with its code; any other
+ * is a bug and is thrown on.
+ *
+ * @param args The arguments, without the program name.
+ * @param options The command table.
+ * @returns The exit code.
+ *
+ * @example
+ * ```ts
+ * import { main } from "./main.ts";
+ * if (await main(["frobnicate"]) !== 2) throw new Error(); // says why on stderr
+ * ```
+ */
+export async function main(
+  args: readonly string[],
+  options: MainOptions = {},
+): Promise<number> {
+  const commands = options.commands ?? COMMANDS;
+  const [name, ...rest] = args;
+  const command = commands.find((c) => c.name === name);
+  try {
+    if (command !== undefined) return await command.main(rest);
+    switch (name) {
+      case "--version":
+      case "-V":
+        return print(`evalpipe ${VERSION}`);
+      case "help":
+      case "--help":
+      case "-h": {
+        if (rest.length === 0) return print(mainHelp(commands));
+        const topic = commands.find((c) => c.name === rest[0]);
+        if (topic === undefined) {
+          throw new UsageError(`Unknown command ${JSON.stringify(rest[0])}`);
+        }
+        return print(topic.help());
+      }
+      case undefined:
+        say(mainHelp(commands));
+        return 2;
+      default:
+        throw new UsageError(`Unknown command ${JSON.stringify(name)}`);
+    }
+  } catch (error) {
+    const code = exitCodeOf(error);
+    if (code === undefined) throw error;
+    say(`evalpipe: ${(error as Error).message}`);
+    if (error instanceof UsageError) {
+      say(
+        `Run "evalpipe ${
+          command !== undefined ? `${command.name} ` : ""
+        }--help" for usage.`,
+      );
+    }
+    return code;
+  }
+}

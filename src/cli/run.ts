@@ -1,0 +1,230 @@
+/**
+ * `evalpipe run CONFIG.yaml`: runs a suite, Scores on stdout or to `--out`.
+ *
+ * @module
+ */
+
+import { defineCommand } from "./command.ts";
+import { UsageError } from "./flags.ts";
+import { progress, say } from "./_output.ts";
+
+/** Opens a file a flag names; one that cannot be opened is a usage error. */
+async function openFlagFile(path: string | undefined, append = false) {
+  const [{ openOut }, { InputError }] = await Promise.all([
+    import("../io/out_file.ts"),
+    import("../base/errors.ts"),
+  ]);
+  try {
+    return await openOut(path, { append });
+  } catch (error) {
+    if (!(error instanceof InputError)) throw error;
+    throw new UsageError(error.message);
+  }
+}
+
+/** The `run` command. */
+export const run = defineCommand({
+  name: "run",
+  summary: "Run a suite; Scores (NDJSON) on stdout, a summary on stderr",
+  usage: "CONFIG.yaml [options]",
+  description:
+    `Runs the suite the config describes: dataset -> target -> scorers. Writes one
+Score per unit and metric as NDJSON on stdout (or to --out) as they are made,
+and a summary table on stderr.`,
+  positionals: { names: ["CONFIG.yaml"], error: "run takes one config file" },
+  flags: {
+    out: {
+      type: "string",
+      value: "FILE",
+      help: "Write Scores to FILE instead of stdout",
+    },
+    resume: {
+      type: "boolean",
+      help:
+        "Continue the run whose Scores are in --out: units already scored are skipped, the rest appended",
+    },
+    force: {
+      type: "boolean",
+      help:
+        "With --resume: continue even if the config or dataset changed since the file was started",
+    },
+    "max-processes": {
+      type: "integer",
+      help: "The most child processes at once",
+      defaultText: "the config's, else 64",
+    },
+    grace: {
+      type: "number",
+      value: "SECONDS",
+      default: 10,
+      help:
+        "After SIGINT/SIGTERM, how long running units may finish before they are killed",
+    },
+    record: {
+      type: "string",
+      value: "FILE",
+      help:
+        "Write the RunRecord (config, fingerprints, Scores, aggregates) to FILE, as the run goes",
+    },
+    concurrency: {
+      type: "integer",
+      help: "Units in flight at once",
+      defaultText: "the config's, else 8",
+    },
+    epochs: {
+      type: "integer",
+      help: "Run each example N times",
+      defaultText: "the config's, else 1",
+    },
+    "no-cache": {
+      type: "boolean",
+      help: "Call network targets even when a cached answer exists",
+    },
+    "cache-dir": {
+      type: "string",
+      value: "DIR",
+      help: "The target cache's folder",
+      defaultText: ".evalpipe/cache",
+    },
+    timeout: {
+      type: "number",
+      value: "SECONDS",
+      help: "Every scorer's timeout",
+      defaultText: "the config's, else 60",
+    },
+  },
+  async run(flags, [configPath]) {
+    const outPath = flags.out;
+    if (flags.resume && outPath === undefined) {
+      throw new UsageError(
+        "--resume continues the Scores file given with --out",
+      );
+    }
+    if (flags.force && !flags.resume) {
+      throw new UsageError("--force goes with --resume");
+    }
+    // Command-specific modules load with their command: `score` needs no YAML.
+    const [
+      { runSuite },
+      { prepareResume },
+      { onInterrupt, signalExitCode },
+      { ndjsonBatchSink },
+      { scoreLine },
+      { formatSummary },
+    ] = await Promise.all([
+      import("../run/run_suite.ts"),
+      import("../run/resume.ts"),
+      import("../run/interrupt.ts"),
+      import("../io/ndjson.ts"),
+      import("../score/line.ts"),
+      import("../report/summary.ts"),
+    ]);
+    const plan = flags.resume ? await prepareResume(outPath!) : undefined;
+    if (plan?.dropped !== undefined) {
+      say(
+        `evalpipe: dropped a torn last line of ${
+          JSON.stringify(outPath)
+        } (${plan.dropped.length} characters)`,
+      );
+    }
+    const out = await openFlagFile(outPath, plan !== undefined);
+    const record = flags.record === undefined
+      ? undefined
+      : await openFlagFile(flags.record);
+    const stop = new AbortController();
+    const abort = new AbortController();
+    const interrupt = onInterrupt(stop, abort, {
+      graceMs: flags.grace * 1000,
+      onSignal(sig, again) {
+        if (again) {
+          say(`evalpipe: interrupted again by ${sig}: stopped at once`);
+          Deno.exit(signalExitCode(sig));
+        }
+        say(
+          `evalpipe: ${sig}: taking no new cases, finishing the ones running (again to stop at once)`,
+        );
+      },
+    });
+    const bar = progress();
+    const resumeHint = () =>
+      outPath !== undefined
+        ? `evalpipe: resume with: evalpipe run ${configPath} --out ${outPath} --resume`
+        : "evalpipe: to be able to resume a run, give it --out FILE";
+    try {
+      const summary = await runSuite(configPath, {
+        sink: ndjsonBatchSink(out, { stringify: scoreLine }),
+        ...(record !== undefined ? { record } : {}),
+        ...(outPath !== undefined ? { outPath } : {}),
+        ...(plan !== undefined ? { resume: plan, force: flags.force } : {}),
+        stop: stop.signal,
+        signal: abort.signal,
+        ...(flags.concurrency !== undefined
+          ? { concurrency: flags.concurrency }
+          : {}),
+        ...(flags.timeout !== undefined ? { timeout: flags.timeout } : {}),
+        ...(flags.epochs !== undefined ? { epochs: flags.epochs } : {}),
+        ...(flags["max-processes"] !== undefined
+          ? { maxProcesses: flags["max-processes"] }
+          : {}),
+        ...(flags["no-cache"]
+          ? { cacheDir: null }
+          : flags["cache-dir"] !== undefined
+          ? { cacheDir: flags["cache-dir"] }
+          : {}),
+        onInvalidRecord: (message) => say(`evalpipe: ${message}`),
+        onScore: () => bar.tick(),
+      });
+      bar.done();
+      say(formatSummary(summary.aggregates));
+      const resumed = plan !== undefined && plan.scores > 0
+        ? ` (after ${plan.scores} already there)`
+        : "";
+      say(
+        `${summary.scores} scores${
+          outPath !== undefined ? ` written to ${outPath}` : ""
+        }${resumed}`,
+      );
+      if (summary.cache !== undefined) {
+        const c = summary.cache;
+        say(
+          `target cache: ${c.hits} hits, ${c.misses} calls${
+            c.writeErrors > 0
+              ? `, ${c.writeErrors} answers could not be cached`
+              : ""
+          }`,
+        );
+      }
+      const sig = interrupt.signal;
+      if (sig !== undefined) {
+        say(`evalpipe: interrupted by ${sig}; the run is incomplete`);
+        say(resumeHint());
+        return signalExitCode(sig);
+      }
+      for (const failure of summary.gateFailures) {
+        say(`evalpipe: gate failed: ${failure.message}`);
+      }
+      if (summary.invalidRecords > 0) return 2;
+      return summary.gateFailures.length > 0 ? 1 : 0;
+    } catch (error) {
+      bar.done();
+      const sig = interrupt.signal;
+      if (sig !== undefined) {
+        say(
+          `evalpipe: interrupted by ${sig}; running commands were stopped, the run is incomplete`,
+        );
+        say(resumeHint());
+        return signalExitCode(sig);
+      }
+      // A reader that went away (`| head`) ends the run; stop its children too.
+      if (error instanceof Deno.errors.BrokenPipe) {
+        abort.abort(error);
+        return 0;
+      }
+      throw error;
+    } finally {
+      interrupt.dispose();
+      out.close();
+      record?.close();
+    }
+  },
+});

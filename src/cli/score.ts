@@ -1,0 +1,150 @@
+/**
+ * `evalpipe score --scorer CMD ...`: scores unit records from stdin with
+ * subprocess scorers.
+ *
+ * @module
+ */
+
+import { defineCommand } from "./command.ts";
+import { UsageError } from "./flags.ts";
+import { isBrokenPipe, say } from "./_output.ts";
+import type { Scorer } from "../scorers/scorer.ts";
+
+/** The `score` command. */
+export const score = defineCommand({
+  name: "score",
+  summary: "Score unit records (NDJSON on stdin) with subprocess scorers",
+  usage: "--scorer CMD [--scorer CMD ...] [options] < units.ndjson",
+  description:
+    `Reads unit records (NDJSON: input, output, expected?, context?, example_id?,
+unit_id?) on stdin and runs each subprocess scorer (protocol v0) on each.
+Writes Scores on stdout: units in input order, scorers in the order given.`,
+  flags: {
+    scorer: {
+      type: "string",
+      repeatable: true,
+      value: "CMD",
+      help: "A scorer command, run via sh -c once per unit",
+    },
+    name: {
+      type: "string",
+      repeatable: true,
+      value: "NAME",
+      help: "The metric name of the scorer at the same position",
+      defaultText: "the script's file name",
+    },
+    timeout: {
+      type: "number",
+      value: "SECONDS",
+      help: "Each scorer run's timeout",
+      defaultText: "60",
+    },
+    persistent: {
+      type: "boolean",
+      help:
+        "Run each scorer as one long-lived process that reads a payload per line and writes a verdict per line (an extension of protocol v0; see the README)",
+    },
+    concurrency: {
+      type: "integer",
+      help: "Units scored at once",
+      defaultText: "4; 64 with --persistent",
+    },
+  },
+  async run(flags) {
+    const cmds = flags.scorer;
+    const names = flags.name;
+    if (cmds.length === 0) {
+      throw new UsageError("score needs at least one --scorer CMD");
+    }
+    if (names.length > cmds.length) {
+      throw new UsageError("There are more --name than --scorer options");
+    }
+    // Command-specific modules load with their command: no YAML, no config.
+    const [
+      make,
+      { readUnits },
+      { scoreUnits },
+      { ndjsonSink },
+      { stdoutWriter },
+      { scoreLine },
+      { onInterrupt, signalExitCode },
+      { duplicateScorerName },
+      { scriptName },
+    ] = await Promise.all([
+      flags.persistent
+        ? import("../scorers/persistent_scorer.ts").then((m) =>
+          m.persistentScorer
+        )
+        : import("../scorers/subprocess_scorer.ts").then((m) =>
+          m.subprocessScorer
+        ),
+      import("../dataset/unit.ts"),
+      import("../scorers/score_units.ts"),
+      import("../io/ndjson.ts"),
+      import("../io/stdout.ts"),
+      import("../score/line.ts"),
+      import("../run/interrupt.ts"),
+      import("../scorers/scorer_names.ts"),
+      import("../process/command.ts"),
+    ]);
+    const scorers: Scorer[] = cmds.map((cmd, i) => {
+      const name = names[i] ?? scriptName(cmd, Deno.cwd());
+      if (name === undefined) {
+        throw new UsageError(
+          `--scorer ${
+            JSON.stringify(cmd.length > 60 ? `${cmd.slice(0, 60)}…` : cmd)
+          } names no script file to take a metric name from: give it a --name`,
+        );
+      }
+      return make(cmd, {
+        name,
+        ...(flags.timeout !== undefined ? { timeout: flags.timeout } : {}),
+      });
+    });
+    const twice = duplicateScorerName(scorers.map((s) => s.name));
+    if (twice !== undefined) {
+      throw new UsageError(
+        `Two scorers are named ${
+          JSON.stringify(twice.name)
+        }: give one a --name`,
+      );
+    }
+    const controller = new AbortController();
+    const interrupt = onInterrupt(controller, controller, {
+      onSignal(sig, again) {
+        if (!again) return;
+        say(`evalpipe: interrupted again by ${sig}: stopped at once`);
+        Deno.exit(signalExitCode(sig));
+      },
+    });
+    let malformed = 0;
+    try {
+      await readUnits(Deno.stdin.readable, "stdin", ({ line, message }) => {
+        malformed++;
+        say(
+          `evalpipe: Malformed unit record on stdin line ${line}: ${message}`,
+        );
+      })
+        .pipeThrough(scoreUnits(scorers, {
+          // A persistent scorer answers in order through one pipe: keep it fed.
+          concurrency: flags.concurrency ?? (flags.persistent ? 64 : 4),
+          signal: controller.signal,
+        }))
+        .pipeTo(ndjsonSink(stdoutWriter(), { stringify: scoreLine }), {
+          signal: controller.signal,
+        });
+      return malformed > 0 ? 2 : 0;
+    } catch (error) {
+      const sig = interrupt.signal;
+      if (sig !== undefined) return signalExitCode(sig);
+      if (isBrokenPipe(error)) {
+        controller.abort(error);
+        return 0;
+      }
+      throw error;
+    } finally {
+      interrupt.dispose();
+      await Promise.all(scorers.map((s) => s.close?.()));
+    }
+  },
+});

@@ -1,0 +1,72 @@
+/**
+ * `evalpipe view FILE`: a RunRecord or Scores file as a summary, or Scores
+ * grouped by the unit they measured.
+ *
+ * @module
+ */
+
+import { defineCommand } from "./command.ts";
+import { writeStdout } from "./_output.ts";
+import { readResults } from "./_results.ts";
+
+/** The `view` command. */
+export const view = defineCommand({
+  name: "view",
+  summary: "Show a RunRecord or Scores file: a summary, or --by-call",
+  usage: "RECORD_OR_SCORES [--by-call] [--json] [--width N]",
+  description:
+    `Shows a RunRecord (--record) or an NDJSON file of Scores. Without --by-call,
+the summary table per metric. With --by-call, the Scores grouped by example
+and unit, each metric's status, value, verdict and reason side by side,
+failing units first. Control characters in model output are escaped.`,
+  positionals: {
+    names: ["FILE"],
+    error: "view takes one RunRecord or Scores file",
+  },
+  flags: {
+    "by-call": {
+      type: "boolean",
+      help: "Group Scores by the unit they measured",
+    },
+    json: {
+      type: "boolean",
+      help: "With --by-call: one JSON object per unit (NDJSON)",
+    },
+    width: {
+      type: "integer",
+      help: "Columns to fit",
+      defaultText: "the terminal's, else 120",
+    },
+  },
+  async run(flags, [path]) {
+    const file = await readResults(path);
+    const status = file.problems.length > 0 ? 2 : 0;
+    if (!flags["by-call"]) {
+      const [{ Aggregator }, { formatSummary }] = await Promise.all([
+        import("../aggregate/aggregator.ts"),
+        import("../report/summary.ts"),
+      ]);
+      // A whole file is in memory anyway: gather each example wherever it stands.
+      const aggregator = new Aggregator({ grouped: true });
+      for (const s of file.scores) aggregator.add(s);
+      await writeStdout(`${formatSummary(aggregator.results())}\n`);
+      return status;
+    }
+    const { groupByCall, renderByCall } = await import("../report/view.ts");
+    const units = groupByCall(file.scores);
+    if (flags.json) {
+      await writeStdout(units.map((u) => JSON.stringify(u) + "\n").join(""));
+      return status;
+    }
+    const width = flags.width ??
+      (Deno.stdout.isTerminal() ? Deno.consoleSize().columns : 120);
+    const failed = units.filter((u) => u.failed).length;
+    const lines = renderByCall(units, Math.max(20, width));
+    await writeStdout(
+      `${
+        lines.join("\n")
+      }\n\n${units.length} units, ${failed} with a failure\n`,
+    );
+    return status;
+  },
+});

@@ -1,0 +1,176 @@
+/**
+ * The shape of a suite config, written once as data: which keys each mapping
+ * takes, their types and ranges. Two things are derived from it: the fast
+ * check a valid config passes (`_check.ts`, no zod) and the zod schema that
+ * names the first problem of an invalid one (`_suite_schema.ts`, loaded only
+ * then).
+ *
+ * @module
+ */
+
+/** A value's shape. Each kind says what zod it stands for. */
+export type Shape =
+  /** `z.string()`, `.min(1)`, `.regex(pattern, message)`. */
+  | { kind: "string"; min?: 1; pattern?: RegExp; message?: string }
+  /** `z.url()`. */
+  | { kind: "url" }
+  /** `z.number()`, then `.int()`, `.positive()`, `.min()`, `.max()` in that order. */
+  | {
+    kind: "number";
+    int?: true;
+    positive?: true;
+    min?: number;
+    max?: number;
+  }
+  /** `z.boolean()`. */
+  | { kind: "boolean" }
+  /** `z.unknown()`: any value, as it is. */
+  | { kind: "unknown" }
+  /** `z.enum(values)`. */
+  | { kind: "enum"; values: readonly string[] }
+  /** `z.array(of).min(min)`. */
+  | { kind: "list"; of: Shape; min?: number }
+  /** `z.record(z.string(), of)`. */
+  | { kind: "record"; of: Shape }
+  /** `z.strictObject(fields)`: these keys and no others. */
+  | { kind: "mapping"; fields: Readonly<Record<string, Field>> }
+  /** `z.union(of)`: the first that fits. */
+  | { kind: "union"; of: readonly Shape[] }
+  /**
+   * `z.discriminatedUnion("type", ...)`: a mapping whose `type` (its first
+   * key, added here) picks its fields. Types that share one mapping share one
+   * option (`type: z.enum([...])`).
+   */
+  | {
+    kind: "byType";
+    types: Readonly<Record<string, Shape & { kind: "mapping" }>>;
+  };
+
+/** A key of a mapping: its shape, and whether it may be absent. */
+export interface Field {
+  /** The value's shape. */
+  shape: Shape;
+  /** Whether the key may be absent. */
+  optional: boolean;
+}
+
+const required = (shape: Shape): Field => ({ shape, optional: false });
+const optional = (shape: Shape): Field => ({ shape, optional: true });
+const mapping = (
+  fields: Record<string, Field>,
+): Shape & { kind: "mapping" } => ({ kind: "mapping", fields });
+const number = (
+  range: Omit<Shape & { kind: "number" }, "kind"> = {},
+): Shape => ({ kind: "number", ...range });
+const text: Shape = { kind: "string" };
+const someText: Shape = { kind: "string", min: 1 };
+const boolean: Shape = { kind: "boolean" };
+const anything: Shape = { kind: "unknown" };
+
+const seconds = number({ positive: true, max: 86_400 });
+
+const network = {
+  timeout: optional(seconds),
+  retries: optional(number({ int: true, min: 0, max: 100 })),
+  rate_limit: optional(number({ positive: true })),
+  max_total_retries: optional(number({ int: true, min: 0 })),
+  retry_delay: optional(number({ min: 0, max: 600 })),
+};
+
+const generation = {
+  params: optional({ kind: "record", of: anything }),
+  temperature: optional(number()),
+  max_tokens: optional(number({ int: true, positive: true })),
+  seed: optional(number({ int: true })),
+  top_p: optional(number()),
+  stop: optional({ kind: "union", of: [text, { kind: "list", of: text }] }),
+};
+
+const chat = {
+  base_url: optional({ kind: "url" }),
+  model: required(someText),
+  api_key_env: optional({
+    kind: "string",
+    pattern: /^[A-Za-z_][A-Za-z0-9_]*$/,
+    message: "must be an environment variable's name",
+  }),
+  ...generation,
+  ...network,
+};
+
+const target: Shape = {
+  kind: "byType",
+  types: {
+    openai: mapping({
+      ...chat,
+      system: optional(text),
+      prompt: optional(text),
+    }),
+    http: mapping({
+      url: required(someText),
+      method: optional({
+        kind: "enum",
+        values: ["GET", "POST", "PUT", "PATCH", "get", "post", "put", "patch"],
+      }),
+      headers: optional({ kind: "record", of: text }),
+      body: optional(anything),
+      output: optional(text),
+      ...network,
+    }),
+    subprocess: mapping({
+      cmd: required(someText),
+      timeout: optional(seconds),
+    }),
+    replay: mapping({}),
+  },
+};
+
+const builtin = mapping({
+  name: optional(someText),
+  ignore_case: optional(boolean),
+});
+
+const scorer: Shape = {
+  kind: "byType",
+  types: {
+    subprocess: mapping({
+      cmd: required(someText),
+      name: optional(someText),
+      timeout: optional(seconds),
+      max_output_bytes: optional(number({ int: true, positive: true })),
+      persistent: optional(boolean),
+    }),
+    exact_match: builtin,
+    contains: builtin,
+    llm_judge: mapping({
+      name: optional(someText),
+      rubric: optional(someText),
+      system: optional(someText),
+      pass_threshold: optional(number()),
+      ...chat,
+    }),
+  },
+};
+
+const share = number({ min: 0, max: 1 });
+
+/** A suite config, as `types.ts` types it. */
+export const SUITE: Shape = mapping({
+  dataset: required(someText),
+  target: required(target),
+  scorers: required({ kind: "list", of: scorer, min: 1 }),
+  concurrency: optional(number({ int: true, min: 1, max: 1024 })),
+  epochs: optional(number({ int: true, min: 1, max: 1000 })),
+  max_processes: optional(number({ int: true, min: 1, max: 4096 })),
+  timeout: optional(seconds),
+  gates: optional({
+    kind: "record",
+    of: mapping({
+      min_mean: optional(number()),
+      min_mean_lower_bound: optional(number()),
+      min_pass_rate: optional(share),
+      min_coverage: optional(share),
+      max_errors: optional(number({ int: true, min: 0 })),
+    }),
+  }),
+});

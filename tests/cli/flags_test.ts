@@ -1,0 +1,148 @@
+import assert from "node:assert/strict";
+import { exitCodeOf } from "../../src/base/mod.ts";
+import {
+  defaultOf,
+  formatFlags,
+  parseFlags,
+  UsageError,
+} from "../../src/cli/mod.ts";
+
+const SPEC = {
+  out: { type: "string", value: "FILE", help: "Where" },
+  concurrency: { type: "integer", default: 8, help: "Units at once" },
+  timeout: { type: "number", help: "Seconds" },
+  scorer: { type: "string", repeatable: true, value: "CMD", help: "A scorer" },
+  seed: { type: "integer", repeatable: true, help: "A seed" },
+  force: { type: "boolean", help: "Go on" },
+} as const;
+
+/** True only when A and B are the same type. */
+type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends
+  (<T>() => T extends B ? 1 : 2) ? true : false;
+
+function usageError(args: string[], message: RegExp): void {
+  assert.throws(() => parseFlags(args, SPEC), (error) => {
+    assert.ok(error instanceof UsageError);
+    assert.equal(exitCodeOf(error), 2);
+    assert.match(error.message, message);
+    return true;
+  });
+}
+
+Deno.test("parseFlags types each flag from its declaration", () => {
+  const { flags } = parseFlags([], SPEC);
+  const typed: Equal<typeof flags, {
+    out: string | undefined;
+    concurrency: number;
+    timeout: number | undefined;
+    scorer: string[];
+    seed: number[];
+    force: boolean;
+  }> = true;
+  assert.ok(typed);
+  assert.deepEqual(flags, {
+    concurrency: 8,
+    scorer: [],
+    seed: [],
+    force: false,
+  });
+});
+
+Deno.test("parseFlags reads --flag value and --flag=value alike", () => {
+  for (
+    const args of [
+      ["--out", "a.ndjson", "--concurrency", "4", "--timeout", "1.5"],
+      ["--out=a.ndjson", "--concurrency=4", "--timeout=1.5"],
+    ]
+  ) {
+    const { flags } = parseFlags(["suite.yaml", ...args, "--force"], SPEC);
+    assert.equal(flags.out, "a.ndjson");
+    assert.equal(flags.concurrency, 4);
+    assert.equal(flags.timeout, 1.5);
+    assert.equal(flags.force, true);
+  }
+  assert.equal(parseFlags(["--out=a=b"], SPEC).flags.out, "a=b");
+  assert.equal(parseFlags(["--out", "--force"], SPEC).flags.out, "--force");
+});
+
+Deno.test("parseFlags collects a repeatable flag's values in order", () => {
+  const { flags } = parseFlags(
+    ["--scorer", "a.py", "--seed=3", "--scorer=b.py", "--seed", "1"],
+    SPEC,
+  );
+  assert.deepEqual(flags.scorer, ["a.py", "b.py"]);
+  assert.deepEqual(flags.seed, [3, 1]);
+});
+
+Deno.test("parseFlags keeps positionals in order; -- ends the flags; - is a positional", () => {
+  const { flags, positionals } = parseFlags(
+    ["a", "-", "--force", "b", "--", "--out", "c"],
+    SPEC,
+  );
+  assert.deepEqual(positionals, ["a", "-", "b", "--out", "c"]);
+  assert.equal(flags.out, undefined);
+});
+
+Deno.test("parseFlags rejects an integer flag given 1.5, naming the flag", () => {
+  usageError(
+    ["--concurrency", "1.5"],
+    /^Option "--concurrency" needs a whole number, not "1\.5"$/,
+  );
+  usageError(["--seed=2.5"], /"--seed" needs a whole number, not "2\.5"/);
+});
+
+Deno.test("parseFlags rejects a number that is not positive and finite", () => {
+  for (const raw of ["0", "-1", "many", "", " ", "Infinity", "NaN"]) {
+    usageError(
+      ["--timeout", raw],
+      new RegExp(
+        `^Option "--timeout" needs a positive number, not ${
+          JSON.stringify(JSON.stringify(raw)).slice(1, -1)
+        }$`,
+      ),
+    );
+  }
+});
+
+Deno.test("parseFlags rejects an unknown flag with a message naming it", () => {
+  usageError(["--bogus"], /^Unknown option "--bogus"$/);
+  usageError(["--bogus=1"], /^Unknown option "--bogus"$/);
+  // Names of Object.prototype are not flags either.
+  usageError(["--constructor"], /^Unknown option "--constructor"$/);
+});
+
+Deno.test("parseFlags rejects a missing value, a value for a boolean, a flag given twice", () => {
+  usageError(["--out"], /^Option "--out" needs a value$/);
+  usageError(["--force=yes"], /^Option "--force" takes no value$/);
+  usageError(["--out", "a", "--out", "b"], /^Option "--out" is given twice$/);
+  usageError(["--force", "--force"], /^Option "--force" is given twice$/);
+});
+
+Deno.test("formatFlags lists each flag with its placeholder, default and repeatability", () => {
+  const text = formatFlags(SPEC).join("\n");
+  assert.match(text, /^ {2}--out FILE {10}Where$/m);
+  assert.match(text, /^ {2}--concurrency N {5}Units at once \(default: 8\)$/m);
+  assert.match(text, /^ {2}--scorer CMD {8}A scorer \(repeatable\)$/m);
+  assert.match(text, /^ {2}--force {13}Go on$/m);
+  assert.equal(defaultOf(SPEC.timeout), undefined);
+  assert.equal(
+    defaultOf({ type: "integer", help: "", defaultText: "the config's" }),
+    "the config's",
+  );
+});
+
+Deno.test("formatFlags wraps long help under its column, within the width", () => {
+  const lines = formatFlags({
+    grace: {
+      type: "number",
+      value: "SECONDS",
+      default: 10,
+      help: "After SIGINT/SIGTERM, how long running units may finish " +
+        "before they are killed",
+    },
+  }, 60);
+  assert.ok(lines.length > 1);
+  for (const line of lines) assert.ok(line.length <= 60, line);
+  for (const line of lines.slice(1)) assert.match(line, /^ {22}\S/);
+  assert.match(lines.join(" "), /\(default: 10\)$/);
+});

@@ -1,0 +1,110 @@
+// The command table loads only the declarations; each command loads its
+// heavy modules when it runs, and `score` (and the other filters) never load
+// YAML, zod or the config modules. Read from `deno info --json cli.ts`.
+
+import assert from "node:assert/strict";
+
+const ROOT = new URL("../../", import.meta.url);
+
+interface Info {
+  roots: string[];
+  redirects: Record<string, string>;
+  modules: Array<{
+    specifier: string;
+    dependencies?: Array<{
+      isDynamic?: boolean;
+      code?: { specifier: string };
+    }>;
+  }>;
+}
+
+const info: Info = await (async () => {
+  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json", "cli.ts"],
+    cwd: ROOT.pathname,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(code, 0, new TextDecoder().decode(stderr));
+  return JSON.parse(new TextDecoder().decode(stdout));
+})();
+const resolve = (s: string) => info.redirects[s] ?? s;
+const bySpecifier = new Map(info.modules.map((m) => [m.specifier, m]));
+const local = (path: string) => new URL(path, ROOT).href;
+
+/** What loading `roots` loads before anything runs: static imports only. */
+function staticClosure(roots: string[]): Set<string> {
+  const seen = new Set<string>();
+  const todo = roots.map(resolve);
+  while (todo.length > 0) {
+    const s = todo.pop()!;
+    if (seen.has(s)) continue;
+    seen.add(s);
+    for (const dep of bySpecifier.get(s)?.dependencies ?? []) {
+      if (!dep.isDynamic && dep.code !== undefined) {
+        todo.push(resolve(dep.code.specifier));
+      }
+    }
+  }
+  return seen;
+}
+
+/** What a command loads when it runs: the table, then its own `import()`s. */
+function loadedBy(command: string): Set<string> {
+  const file = local(`src/cli/${command}.ts`);
+  const dynamic = (bySpecifier.get(file)?.dependencies ?? [])
+    .filter((d) => d.isDynamic && d.code !== undefined)
+    .map((d) => d.code!.specifier);
+  assert.ok(dynamic.length > 0, `${command} imports nothing when it runs`);
+  const lazyHelpers = [
+    local("src/cli/_output.ts"),
+    local("src/cli/_results.ts"),
+  ]
+    .flatMap((h) =>
+      (bySpecifier.get(h)?.dependencies ?? [])
+        .filter((d) => d.isDynamic && d.code !== undefined)
+        .map((d) => d.code!.specifier)
+    );
+  return staticClosure([local("cli.ts"), ...dynamic, ...lazyHelpers]);
+}
+
+const HEAVY = [
+  /^npm:\/?zod@/,
+  /^npm:\/?js-yaml@/,
+  /\/src\/config\//,
+  /\/src\/io\/yaml\.ts$/,
+  /\/src\/dataset\/dataset\.ts$/,
+  /\/src\/run\/run_suite\.ts$/,
+];
+
+Deno.test("cli.ts loads only the command declarations until a command runs", () => {
+  const loaded = [...staticClosure([local("cli.ts")])];
+  const allowed = [
+    local("cli.ts"),
+    local("deno.json"),
+    local("src/report/view.ts"), // escapeControl, for messages on stderr
+  ];
+  for (const s of loaded) {
+    assert.ok(
+      allowed.includes(s) || s.startsWith(local("src/cli/")) ||
+        s.startsWith(local("src/base/")),
+      `cli.ts loads ${s} at start-up`,
+    );
+  }
+  assert.ok(loaded.includes(local("src/cli/score.ts")));
+});
+
+for (const command of ["score", "aggregate", "view", "diff"]) {
+  Deno.test(`the ${command} command loads no YAML, zod or config module`, () => {
+    const loaded = [...loadedBy(command)];
+    for (const pattern of HEAVY) {
+      assert.deepEqual(loaded.filter((s) => pattern.test(s)), [], command);
+    }
+  });
+}
+
+Deno.test("the run command loads the suite runner when it runs", () => {
+  const loaded = loadedBy("run");
+  assert.ok(loaded.has(local("src/run/run_suite.ts")));
+  assert.ok(loaded.has(local("src/config/config.ts")));
+});

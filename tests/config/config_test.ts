@@ -1,0 +1,73 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { configError } from "./_config_error.ts";
+import { cli } from "../_cli.ts";
+
+Deno.test("checkConfigText names a misspelt top-level key and its line, and suggests the key meant", async () => {
+  const error = await configError(
+    "dataset: d.jsonl\ntarget: { type: replay }\nscorerz:\n  - type: exact_match\n",
+  );
+  assert.equal(
+    error.message,
+    'Invalid config "suite.yaml" line 3: unknown key "scorerz"; did you mean "scorers"?',
+  );
+  assert.equal(error.line, 3);
+});
+
+Deno.test("checkConfigText names a misspelt required key inside a mapping rather than calling it missing", async () => {
+  const error = await configError(
+    "dataset: d.jsonl\ntarget:\n  type: subprocess\n  cmdd: cat\nscorers: [{ type: exact_match }]\n",
+  );
+  assert.equal(
+    error.message,
+    'Invalid config "suite.yaml" line 4: unknown key "target.cmdd"; did you mean "cmd"?',
+  );
+});
+
+Deno.test("checkConfigText names the misspelling of the first missing key when there are two", async () => {
+  const error = await configError(
+    "target: { type: replay }\nscorerz: [{ type: exact_match }]\ndatset: d.jsonl\n",
+  );
+  assert.equal(
+    error.message,
+    'Invalid config "suite.yaml" line 3: unknown key "datset"; did you mean "dataset"?',
+  );
+});
+
+Deno.test("checkConfigText names an unknown key beside a missing one without suggesting what is not close", async () => {
+  const error = await configError(
+    "dataset: d.jsonl\ntarget: { type: replay }\njudges: [{ type: exact_match }]\n",
+  );
+  assert.equal(
+    error.message,
+    'Invalid config "suite.yaml" line 3: unknown key "judges"',
+  );
+  // A missing key with no unknown key beside it is still called missing.
+  const missing = await configError(
+    "target: { type: replay }\nscorers: [{ type: exact_match }]\n",
+  );
+  assert.match(missing.message, /line 1: "dataset" is missing$/);
+});
+
+Deno.test("cli run names a misspelt top-level key and its line, exit 2", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "evalpipe_config_test_" });
+  try {
+    await Deno.writeTextFile(
+      join(dir, "suite.yaml"),
+      "dataset: d.jsonl\ntarget: { type: replay }\nscorerz:\n  - type: exact_match\n",
+    );
+    await Deno.writeTextFile(
+      join(dir, "d.jsonl"),
+      '{"input":"a","output":"a"}\n',
+    );
+    const { code, stdout, stderr } = await cli(["run", "suite.yaml"], dir);
+    assert.equal(code, 2);
+    assert.equal(stdout, "");
+    assert.equal(
+      stderr.trim(),
+      'evalpipe: Invalid config "suite.yaml" line 3: unknown key "scorerz"; did you mean "scorers"?',
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -1,0 +1,281 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { DatasetError, loadDataset } from "../../src/dataset/dataset.ts";
+import type { Example } from "../../src/dataset/case.ts";
+import { csvRecords, MAX_RECORD_BYTES } from "../../src/dataset/_csv.ts";
+import { src, staticGraph } from "../_static_graph.ts";
+import { cli } from "../_cli.ts";
+
+const encoder = new TextEncoder();
+
+/** Runs `fn` with a fresh temporary folder, removed afterwards. */
+async function withTempDir(fn: (dir: string) => Promise<void>): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "evalpipe_csv_test_" });
+  try {
+    await fn(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+/** Writes `content` to `dir/file` and loads every example of it. */
+async function load(
+  dir: string,
+  file: string,
+  content: string | Uint8Array,
+): Promise<Example[]> {
+  const path = join(dir, file);
+  if (typeof content === "string") await Deno.writeTextFile(path, content);
+  else await Deno.writeFile(path, content);
+  return await Array.fromAsync(await loadDataset(path, { name: file }));
+}
+
+/** Loads `content` as `dir/d.csv` and returns the DatasetError it ends with. */
+async function failure(dir: string, content: string): Promise<DatasetError> {
+  let caught: unknown;
+  try {
+    await load(dir, "d.csv", content);
+  } catch (error) {
+    caught = error;
+  }
+  assert.ok(caught instanceof DatasetError, String(caught));
+  assert.ok(caught.message.includes(JSON.stringify(join(dir, "d.csv"))));
+  return caught;
+}
+
+/** The records of `text` read in chunks of `size` bytes, as [line, fields]. */
+async function records(
+  text: string,
+  size = Infinity,
+  max?: number,
+): Promise<Array<[number, string[]]>> {
+  const bytes = encoder.encode(text);
+  const chunks: Uint8Array[] = [];
+  for (let i = 0; i < bytes.length; i += size) {
+    chunks.push(bytes.slice(i, i + size));
+  }
+  const batches = await Array.fromAsync(
+    csvRecords(
+      ReadableStream.from(chunks),
+      (line, detail) => new SyntaxError(`line ${line}: ${detail}`),
+      max,
+    ),
+  );
+  return batches.flat().map((r) => [r.line, r.fields]);
+}
+
+Deno.test("csvRecords numbers each record by the line it starts on, after quoted line breaks and empty lines", async () => {
+  const text = "input,expected\r\n" + // 1
+    '"two\r\nlines",x\r\n' + // 2-3
+    "\r\n" + // 4
+    '"three\nmixed\rends",y\n' + // 5-7
+    "\n\n" + // 8-9
+    "last,z"; // 10
+  const expected: Array<[number, string[]]> = [
+    [1, ["input", "expected"]],
+    [2, ["two\r\nlines", "x"]],
+    [5, ["three\nmixed\rends", "y"]],
+    [10, ["last", "z"]],
+  ];
+  assert.deepEqual(await records(text), expected);
+  // However the file is cut into reads, CRLF pairs included.
+  for (const size of [1, 2, 3, 5, 7]) {
+    assert.deepEqual(await records(text, size), expected, `size ${size}`);
+  }
+});
+
+Deno.test("csvRecords reads CRLF, LF and CR line ends alike, and a BOM", async () => {
+  assert.deepEqual(await records("\ufeffa,b\r\n1,2\n3,4\r5,6"), [
+    [1, ["a", "b"]],
+    [2, ["1", "2"]],
+    [3, ["3", "4"]],
+    [4, ["5", "6"]],
+  ]);
+  // A BOM before a quoted header field.
+  assert.deepEqual(await records('\ufeff"a"\n1\n'), [[1, ["a"]], [2, ["1"]]]);
+});
+
+Deno.test('csvRecords unescapes doubled quotes and keeps "" as an empty field', async () => {
+  assert.deepEqual(
+    await records('a,b,c\n"say ""hi""","",""""\n,,\n'),
+    [
+      [1, ["a", "b", "c"]],
+      [2, ['say "hi"', "", '"']],
+      [3, ["", "", ""]],
+    ],
+  );
+});
+
+Deno.test("loadDataset refuses a stray quote in a CSV, naming the line, rather than dropping it", async () => {
+  await withTempDir(async (dir) => {
+    // The closing quote of a quoted field followed by more text: not "abcd".
+    const closing = await failure(dir, 'input\nok\n"ab"cd\n');
+    assert.match(closing.message, /^Cannot parse dataset ".*" line 3: /);
+    assert.match(closing.message, /closing quote is followed by more text/);
+    // A quote inside a field that is not quoted.
+    const inside = await failure(dir, 'input\nab"cd\n');
+    assert.match(inside.message, / line 2: .*not quoted holds a quote/);
+    // After a quoted CRLF (csv-parse would count it as two lines).
+    const after = await failure(dir, 'input\r\n"a\r\nb"\r\n"x"y\r\n');
+    assert.match(after.message, / line 4: /);
+  });
+});
+
+Deno.test("csvRecords refuses a record longer than its cap, naming its line, so an unclosed quote cannot fill memory", async () => {
+  const text = 'input\nshort\n"' + "x".repeat(100) + "\n".repeat(100);
+  await assert.rejects(records(text, 16, 64), (error: unknown) => {
+    assert.ok(error instanceof SyntaxError);
+    assert.equal(
+      error.message,
+      "line 3: the record is longer than 64 bytes (an unclosed quote?)",
+    );
+    return true;
+  });
+  assert.deepEqual(await records('a\n"' + "y".repeat(60) + '"\n', 16, 64), [
+    [1, ["a"]],
+    [2, ["y".repeat(60)]],
+  ]);
+  assert.equal(MAX_RECORD_BYTES, 32 * 1024 * 1024);
+});
+
+Deno.test("loadDataset names the line where an unclosed CSV quote opens", async () => {
+  await withTempDir(async (dir) => {
+    const error = await failure(dir, 'input\nfine\n\n"unclosed\nmore\nrows\n');
+    assert.match(error.message, / line 4: .*unclosed quote/);
+  });
+});
+
+Deno.test("loadDataset refuses a CSV record with more fields than the header, naming its line; fewer fields are empty", async () => {
+  await withTempDir(async (dir) => {
+    const wide = await failure(dir, 'input,expected\n"a\nb",x\n\nc,d,e\n');
+    assert.match(
+      wide.message,
+      / line 5: the record has 3 fields but the header has 2$/,
+    );
+    const narrow = await load(dir, "n.csv", "input,expected,lang\na\nb,c\n");
+    assert.deepEqual(narrow.map((e) => e.case), [
+      { input: "a", metadata: { lang: "" } },
+      { input: "b", expected: "c", metadata: { lang: "" } },
+    ]);
+  });
+});
+
+Deno.test("loadDataset numbers CSV cases by position, not counting the header, empty lines or line breaks in fields", async () => {
+  await withTempDir(async (dir) => {
+    const examples = await load(
+      dir,
+      "d.csv",
+      '\n\ninput\n"a\nb"\n\n\nc\n"d"\n',
+    );
+    assert.deepEqual(examples.map((e) => [e.example_id, e.line]), [
+      ["d.csv#1", 1],
+      ["d.csv#2", 2],
+      ["d.csv#3", 3],
+    ]);
+    assert.deepEqual(examples.map((e) => e.case?.input), ["a\nb", "c", "d"]);
+  });
+});
+
+Deno.test("loadDataset refuses a CSV with a header and no records, or nothing at all", async () => {
+  await withTempDir(async (dir) => {
+    for (const content of ["input,expected\r\n", "input", "", "\n\n"]) {
+      const error = await failure(dir, content);
+      assert.match(error.message, /has no cases/);
+    }
+  });
+});
+
+Deno.test("loadDataset refuses a CSV that is not UTF-8", async () => {
+  await withTempDir(async (dir) => {
+    const path = join(dir, "d.csv");
+    await Deno.writeFile(
+      path,
+      new Uint8Array([...encoder.encode("input\nok\n"), 0xff, 0x0a]),
+    );
+    await assert.rejects(
+      async () => await Array.fromAsync(await loadDataset(path)),
+      (error: unknown) => {
+        assert.ok(error instanceof DatasetError);
+        assert.match(
+          error.message,
+          /^Cannot read dataset ".*": not valid UTF-8$/,
+        );
+        return true;
+      },
+    );
+  });
+});
+
+const BIG_RECORDS = 100_000;
+
+Deno.test("loadDataset streams a large CSV: the first example comes before the file is read", async () => {
+  await withTempDir(async (dir) => {
+    const path = join(dir, "big.csv");
+    let text = "id,input,expected\n";
+    for (let i = 1; i <= BIG_RECORDS; i++) {
+      text += `k${i},"question ${i}, with a comma",${i % 7}\n`;
+    }
+    await Deno.writeTextFile(path, text);
+    const lastLine = `k${BIG_RECORDS},"question ${BIG_RECORDS}, with a comma"`;
+
+    const stream = (await loadDataset(path, { name: "big" })).getReader();
+    assert.equal((await stream.read()).value?.example_id, "big#k1");
+    // Rewrite the last record in place after the first example arrived: a
+    // loader that had read the whole file up front would not see the change.
+    const file = await Deno.open(path, { write: true });
+    try {
+      await file.seek(text.lastIndexOf(lastLine), Deno.SeekMode.Start);
+      await file.write(
+        encoder.encode(lastLine.replace("question", "QUESTION")),
+      );
+    } finally {
+      file.close();
+    }
+    let count = 1;
+    let last: Example | undefined;
+    for (;;) {
+      const { done, value } = await stream.read();
+      if (done) break;
+      count++;
+      last = value;
+    }
+    assert.equal(count, BIG_RECORDS);
+    assert.equal(last?.example_id, `big#k${BIG_RECORDS}`);
+    assert.equal(last?.case?.input, `QUESTION ${BIG_RECORDS}, with a comma`);
+
+    // Cancelled after the first example, the file is closed (the resource
+    // sanitizer would notice otherwise).
+    const early = (await loadDataset(path)).getReader();
+    await early.read();
+    await early.cancel();
+  });
+});
+
+Deno.test("the CSV library is loaded only when a CSV dataset is read", async () => {
+  for (const entry of ["cli.ts", "mod.ts", "src/run/run_suite.ts"]) {
+    const { modules, importersOf } = await staticGraph(entry);
+    if (entry !== "cli.ts") assert.ok(modules.has(src("dataset/dataset.ts")));
+    assert.ok(!modules.has(src("dataset/_csv.ts")), entry);
+    assert.deepEqual([...importersOf("npm:/csv-parse@")], [], entry);
+  }
+});
+
+Deno.test("cli run reports a CSV that cannot be parsed with its file and line, exit 2", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      join(dir, "suite.yaml"),
+      "dataset: d.csv\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n",
+    );
+    await Deno.writeTextFile(
+      join(dir, "d.csv"),
+      'input,output\r\n"multi\r\nline",x\r\n"ab"cd,y\r\n',
+    );
+    const { code, stderr } = await cli(["run", "suite.yaml"], dir);
+    assert.equal(code, 2);
+    assert.match(
+      stderr,
+      /^evalpipe: Cannot parse dataset "\.\/d\.csv" line 4: a quoted field's closing quote is followed by more text/m,
+    );
+    assert.doesNotMatch(stderr, /at .*\.ts:\d+/, "no stack trace");
+  });
+});
