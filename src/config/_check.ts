@@ -13,7 +13,21 @@ import type { SuiteConfig } from "./types.ts";
 import { type Field, type Shape, SUITE } from "./_shape.ts";
 import { duplicateScorerName } from "../scorers/scorer_names.ts";
 
-/** A config file that cannot be used, with where the problem is. */
+/**
+ * A config file that cannot be used, with where the problem is: its message
+ * names the file and (when known) the line, and the command line exits 2.
+ *
+ * @example A misspelt key is named at its line, with the key it is close to
+ * ```ts
+ * import { checkConfigText, ConfigError } from "./mod.ts";
+ * const yaml = "dataset: cases.jsonl\ntarget: { type: replay }\nscorerz: [{ type: exact_match }]\n";
+ * const error = await checkConfigText(yaml, "suite.yaml").then(() => undefined, (e) => e);
+ * if (!(error instanceof ConfigError) || error.exitCode !== 2 || error.line !== 3) throw new Error("unexpected");
+ * if (error.message !== 'Invalid config "suite.yaml" line 3: unknown key "scorerz"; did you mean "scorers"?') {
+ *   throw new Error(error.message);
+ * }
+ * ```
+ */
 export class ConfigError extends SyntaxError {
   /** The exit code the command line ends with: an input error. */
   readonly exitCode: number = 2;

@@ -91,6 +91,18 @@ export async function readConfigText(path: string): Promise<string> {
  * @param path The file.
  * @returns The config.
  * @throws {ConfigError} When the file cannot be read, parsed or validated.
+ *
+ * @example Load a suite file, and a file that is not there
+ * ```ts
+ * import { ConfigError, loadConfig } from "./mod.ts";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/evalpipe.yaml`, "dataset: cases.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n");
+ * const config = await loadConfig(`${dir}/evalpipe.yaml`);
+ * const missing = await loadConfig(`${dir}/nope.yaml`).then(() => undefined, (e) => e);
+ * await Deno.remove(dir, { recursive: true });
+ * if (config.dataset !== "cases.jsonl" || !(missing instanceof ConfigError)) throw new Error("unexpected");
+ * if (!missing.message.endsWith('nope.yaml": cannot read it: no such file') || missing.exitCode !== 2) throw new Error(missing.message);
+ * ```
  */
 export async function loadConfig(path: string): Promise<SuiteConfig> {
   return await checkConfigText(await readConfigText(path), path);
@@ -107,7 +119,23 @@ export function folderOf(path: string): string {
   return slash < 0 ? "." : slash === 0 ? "/" : path.slice(0, slash);
 }
 
-/** Options of {@linkcode buildScorers}. */
+/**
+ * Options of {@linkcode buildScorers}.
+ *
+ * @example `cwd` is where a scorer's script is found, which names its metric
+ * ```ts
+ * import { buildScorers, checkConfigText } from "./mod.ts";
+ * import { subprocessScorer } from "../scorers/mod.ts";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.mkdir(`${dir}/scorers`);
+ * await Deno.writeTextFile(`${dir}/scorers/grade.py`, "");
+ * const config = await checkConfigText("dataset: cases.jsonl\ntarget: { type: replay }\nscorers: [{ type: subprocess, cmd: python3 scorers/grade.py }]\n", "suite.yaml");
+ * const [scorer] = await buildScorers(config, "suite.yaml", { cwd: dir, timeout: 5 });
+ * const same = subprocessScorer("python3 scorers/grade.py", { cwd: dir, name: "grade", timeout: 5 });
+ * await Deno.remove(dir, { recursive: true });
+ * if (scorer?.name !== "grade" || scorer.version !== same.version) throw new Error("unexpected");
+ * ```
+ */
 export interface BuildOptions {
   /** The folder commands run in: the config file's. */
   cwd: string;
@@ -126,6 +154,19 @@ export interface BuildOptions {
  * @throws {ConfigError} When two scorers share a name, or a subprocess
  *   scorer has no `name` and its command names no script file to take one
  *   from.
+ *
+ * @example Build a suite's scorers and score one unit
+ * ```ts
+ * import { buildScorers, checkConfigText } from "./mod.ts";
+ * const config = await checkConfigText(
+ *   "dataset: cases.jsonl\ntarget: { type: replay }\nscorers:\n  - { type: exact_match }\n  - { type: contains, ignore_case: true }\n",
+ *   "suite.yaml",
+ * );
+ * const scorers = await buildScorers(config, "suite.yaml", { cwd: "." });
+ * const unit = { example_id: "d#1", unit_id: "d#1", input: "capital?", output: "PARIS", expected: "paris" };
+ * const values = await Promise.all(scorers.map(async (s) => { const r = await s.score(unit, {}); return "scores" in r ? -1 : r.value; }));
+ * if (scorers.map((s) => s.name).join() !== "exact_match,contains" || values.join() !== "0,1") throw new Error("unexpected");
+ * ```
  */
 export async function buildScorers(
   config: SuiteConfig,
@@ -223,7 +264,17 @@ async function scorerLine(
  *
  * @param config The config.
  * @param cwd The folder commands run in.
+ * @param cache Where network targets keep their responses, if anywhere.
  * @returns The target.
+ *
+ * @example A replay target returns each case's recorded `output`
+ * ```ts
+ * import { buildTarget, checkConfigText } from "./mod.ts";
+ * const config = await checkConfigText("dataset: logs.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n", "suite.yaml");
+ * const target = await buildTarget(config, ".");
+ * const result = await target.call({ input: "2+2?", output: "4" }, {});
+ * if (result.output !== "4") throw new Error("unexpected");
+ * ```
  */
 export async function buildTarget(
   config: SuiteConfig,

@@ -161,6 +161,15 @@ function describe(
  * @param lineOf Finds the line of a path.
  * @returns The config.
  * @throws {ConfigError} On the first problem.
+ *
+ * @example A value parsed elsewhere: without `lineOf`, messages name no line
+ * ```ts
+ * import { ConfigError, parseConfig } from "./mod.ts";
+ * const value = { dataset: "cases.jsonl", target: { type: "replay" }, scorers: [{ type: "exact_match" }, { type: "exact_match" }] };
+ * const error = (() => { try { parseConfig(value, "suite.yaml"); } catch (e) { return e; } })();
+ * if (!(error instanceof ConfigError) || error.line !== undefined) throw new Error("unexpected");
+ * if (error.message !== 'Invalid config "suite.yaml": two scorers are named "exact_match"; give one a "name"') throw new Error(error.message);
+ * ```
  */
 export function parseConfig(
   value: unknown,
@@ -185,6 +194,15 @@ export function parseConfig(
  * @param path The file it came from, for messages.
  * @returns The config.
  * @throws {ConfigError} When it cannot be parsed or validated.
+ *
+ * @example A value of the wrong type, named with its key and line
+ * ```ts
+ * import { ConfigError, parseConfigText } from "./mod.ts";
+ * const yaml = "dataset: cases.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\nconcurrency: '4'\n";
+ * const error = (() => { try { parseConfigText(yaml, "suite.yaml"); } catch (e) { return e; } })();
+ * if (!(error instanceof ConfigError) || error.exitCode !== 2) throw new Error("unexpected");
+ * if (error.message !== 'Invalid config "suite.yaml" line 4: "concurrency" must be a number, not string "4"') throw new Error(error.message);
+ * ```
  */
 export function parseConfigText(text: string, path: string): SuiteConfig {
   const located = locateConfig(text, path);

@@ -10,7 +10,18 @@ import type { LlmJudgeSettings } from "../scorers/llm_judge.ts";
 import type { HttpTargetSettings } from "../targets/http_target.ts";
 import type { OpenAITargetSettings } from "../targets/openai_target.ts";
 
-/** The `subprocess` target: the system under test as a command. */
+/**
+ * The `subprocess` target: the system under test as a command.
+ *
+ * @example A script run for each case, for at most 30 seconds
+ * ```ts
+ * import { checkConfigText, type SubprocessTargetConfig } from "./mod.ts";
+ * const yaml = "dataset: cases.jsonl\ntarget:\n  type: subprocess\n  cmd: python3 app.py\n  timeout: 30\nscorers: [{ type: exact_match }]\n";
+ * const config = await checkConfigText(yaml, "suite.yaml");
+ * const expected: SubprocessTargetConfig = { type: "subprocess", cmd: "python3 app.py", timeout: 30 };
+ * if (JSON.stringify(config.target) !== JSON.stringify(expected)) throw new Error("unexpected");
+ * ```
+ */
 export interface SubprocessTargetConfig {
   /** The kind of target. */
   type: "subprocess";
@@ -20,33 +31,96 @@ export interface SubprocessTargetConfig {
   timeout?: number;
 }
 
-/** The `replay` target: outputs recorded in the dataset's `output` field. */
+/**
+ * The `replay` target: outputs recorded in the dataset's `output` field.
+ *
+ * @example `target: { type: replay }` scores logs without calling anything
+ * ```ts
+ * import { buildTarget, type ReplayTargetConfig } from "./mod.ts";
+ * const target: ReplayTargetConfig = { type: "replay" };
+ * const built = await buildTarget({ dataset: "logs.jsonl", target, scorers: [{ type: "exact_match" }] }, ".");
+ * const result = await built.call({ input: "2+2?", output: "4" }, {});
+ * if (result.output !== "4") throw new Error("unexpected");
+ * ```
+ */
 export interface ReplayTargetConfig {
   /** The kind of target. */
   type: "replay";
 }
 
-/** The `openai` target: a chat completions API (OpenAI, Ollama, vLLM, llama.cpp). */
+/**
+ * The `openai` target: a chat completions API (OpenAI, Ollama, vLLM, llama.cpp).
+ *
+ * @example A model on loopback, with a system prompt
+ * ```ts
+ * import { buildTarget, type OpenAITargetConfig } from "./mod.ts";
+ * await using server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, () =>
+ *   Response.json({ model: "m", choices: [{ message: { role: "assistant", content: "Paris" } }] }));
+ * const target: OpenAITargetConfig = { type: "openai", base_url: `http://127.0.0.1:${server.addr.port}/v1`, model: "m", system: "Answer in one word." };
+ * const built = await buildTarget({ dataset: "cases.jsonl", target, scorers: [{ type: "exact_match" }] }, ".");
+ * const result = await built.call({ input: "capital of France?" }, {});
+ * if (result.output !== "Paris") throw new Error("unexpected");
+ * ```
+ */
 export interface OpenAITargetConfig
   extends OpenAITargetSettings, GenerationKeys {
   /** The kind of target. */
   type: "openai";
 }
 
-/** The `http` target: any HTTP service. */
+/**
+ * The `http` target: any HTTP service.
+ *
+ * @example A service on loopback, its answer at a path in the JSON it returns
+ * ```ts
+ * import { buildTarget, type HttpTargetConfig } from "./mod.ts";
+ * await using server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (request) =>
+ *   Response.json({ answer: String((await request.json()).input).toUpperCase() }));
+ * const target: HttpTargetConfig = { type: "http", url: `http://127.0.0.1:${server.addr.port}/ask`, output: "answer", timeout: 5 };
+ * const built = await buildTarget({ dataset: "cases.jsonl", target, scorers: [{ type: "exact_match" }] }, ".");
+ * const result = await built.call({ input: "hi" }, {});
+ * if (result.output !== "HI") throw new Error("unexpected");
+ * ```
+ */
 export interface HttpTargetConfig extends HttpTargetSettings {
   /** The kind of target. */
   type: "http";
 }
 
-/** A target's configuration. */
+/**
+ * A target's configuration: its `type` says which.
+ *
+ * @example Narrow a config's target by its `type`
+ * ```ts
+ * import { checkConfigText, type TargetConfig } from "./mod.ts";
+ * const yaml = "dataset: cases.jsonl\ntarget: { type: subprocess, cmd: python3 app.py }\nscorers: [{ type: exact_match }]\n";
+ * const target: TargetConfig = (await checkConfigText(yaml, "suite.yaml")).target;
+ * if (target.type !== "subprocess" || target.cmd !== "python3 app.py") throw new Error("unexpected");
+ * ```
+ */
 export type TargetConfig =
   | SubprocessTargetConfig
   | ReplayTargetConfig
   | OpenAITargetConfig
   | HttpTargetConfig;
 
-/** Common generation parameters, accepted beside `params` and merged into it. */
+/**
+ * Common generation parameters, accepted beside `params` and merged into it.
+ *
+ * @example `temperature`, `max_tokens` and `stop` go into the request with `params`
+ * ```ts
+ * import { buildTarget, checkConfigText } from "./mod.ts";
+ * let body: Record<string, unknown> = {};
+ * await using server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (request) => {
+ *   body = await request.json();
+ *   return Response.json({ model: "m", choices: [{ message: { role: "assistant", content: "4" } }] });
+ * });
+ * const yaml = `dataset: cases.jsonl\ntarget: { type: openai, base_url: "http://127.0.0.1:${server.addr.port}/v1", model: m,\n` +
+ *   `  temperature: 0, max_tokens: 64, stop: ["\\n"], params: { seed: 7 } }\nscorers: [{ type: exact_match }]\n`;
+ * await (await buildTarget(await checkConfigText(yaml, "suite.yaml"), ".")).call({ input: "2+2?" }, {});
+ * if (body.temperature !== 0 || body.max_tokens !== 64 || JSON.stringify(body.stop) !== '["\\n"]' || body.seed !== 7) throw new Error("unexpected");
+ * ```
+ */
 export interface GenerationKeys {
   /** Sampling temperature. */
   temperature?: number;
@@ -60,7 +134,19 @@ export interface GenerationKeys {
   stop?: string | string[];
 }
 
-/** A subprocess scorer's configuration (protocol v0). */
+/**
+ * A subprocess scorer's configuration (protocol v0).
+ *
+ * @example One long-lived scorer process, its metric named
+ * ```ts
+ * import { checkConfigText, type SubprocessScorerConfig } from "./mod.ts";
+ * const yaml = "dataset: cases.jsonl\ntarget: { type: replay }\nscorers:\n" +
+ *   "  - { type: subprocess, cmd: python3 scorers/faithfulness.py, name: faithful, timeout: 30, persistent: true }\n";
+ * const [scorer] = (await checkConfigText(yaml, "suite.yaml")).scorers;
+ * const expected: SubprocessScorerConfig = { type: "subprocess", cmd: "python3 scorers/faithfulness.py", name: "faithful", timeout: 30, persistent: true };
+ * if (JSON.stringify(scorer) !== JSON.stringify(expected)) throw new Error("unexpected");
+ * ```
+ */
 export interface SubprocessScorerConfig {
   /** The kind of scorer. */
   type: "subprocess";
@@ -76,7 +162,18 @@ export interface SubprocessScorerConfig {
   persistent?: boolean;
 }
 
-/** A built-in text scorer's configuration. */
+/**
+ * A built-in text scorer's configuration.
+ *
+ * @example `{ type: contains, name: mentions_paris, ignore_case: true }`
+ * ```ts
+ * import { type BuiltinScorerConfig, buildScorers } from "./mod.ts";
+ * const scorer: BuiltinScorerConfig = { type: "contains", name: "mentions_paris", ignore_case: true };
+ * const [built] = await buildScorers({ dataset: "cases.jsonl", target: { type: "replay" }, scorers: [scorer] }, "suite.yaml", { cwd: "." });
+ * const s = await built!.score({ example_id: "d#1", unit_id: "d#1", input: "capital?", output: "PARIS, France", expected: "paris" }, {});
+ * if ("scores" in s || s.metric !== "mentions_paris" || s.value !== 1) throw new Error("unexpected");
+ * ```
+ */
 export interface BuiltinScorerConfig {
   /** The built-in scorer. */
   type: "exact_match" | "contains";
@@ -86,19 +183,54 @@ export interface BuiltinScorerConfig {
   ignore_case?: boolean;
 }
 
-/** The `llm_judge` scorer's configuration. */
+/**
+ * The `llm_judge` scorer's configuration.
+ *
+ * @example A judge on loopback whose 0.9 passes a threshold of 0.8
+ * ```ts
+ * import { buildScorers, type LlmJudgeConfig } from "./mod.ts";
+ * await using server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, () =>
+ *   Response.json({ model: "judge", choices: [{ message: { role: "assistant", content: '{"score": 0.9}' } }] }));
+ * const judge: LlmJudgeConfig = { type: "llm_judge", base_url: `http://127.0.0.1:${server.addr.port}/v1`, model: "judge", rubric: "Is it correct?", pass_threshold: 0.8, temperature: 0 };
+ * const [built] = await buildScorers({ dataset: "cases.jsonl", target: { type: "replay" }, scorers: [judge] }, "suite.yaml", { cwd: "." });
+ * const s = await built!.score({ example_id: "d#1", unit_id: "d#1", input: "2+2?", output: "4" }, {});
+ * if ("scores" in s || s.value !== 0.9 || !s.passed) throw new Error("unexpected");
+ * ```
+ */
 export interface LlmJudgeConfig extends LlmJudgeSettings, GenerationKeys {
   /** The kind of scorer. */
   type: "llm_judge";
 }
 
-/** A scorer's configuration. */
+/**
+ * A scorer's configuration: its `type` says which.
+ *
+ * @example A config's scorers, each narrowed by its `type`
+ * ```ts
+ * import { checkConfigText, type ScorerConfig } from "./mod.ts";
+ * const yaml = "dataset: cases.jsonl\ntarget: { type: replay }\nscorers:\n  - { type: exact_match }\n  - { type: llm_judge, model: judge }\n";
+ * const scorers: ScorerConfig[] = (await checkConfigText(yaml, "suite.yaml")).scorers;
+ * const models = scorers.map((s) => s.type === "llm_judge" ? s.model : s.type);
+ * if (models.join() !== "exact_match,judge") throw new Error("unexpected");
+ * ```
+ */
 export type ScorerConfig =
   | SubprocessScorerConfig
   | BuiltinScorerConfig
   | LlmJudgeConfig;
 
-/** A suite, as written in its YAML file. */
+/**
+ * A suite, as written in its YAML file.
+ *
+ * @example Three epochs of each case, and a gate on the pass rate
+ * ```ts
+ * import { checkConfigText, type SuiteConfig } from "./mod.ts";
+ * const yaml = "dataset: cases.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n" +
+ *   "epochs: 3\nconcurrency: 8\ngates:\n  exact_match: { min_pass_rate: 0.9 }\n";
+ * const suite: SuiteConfig = await checkConfigText(yaml, "suite.yaml");
+ * if (suite.epochs !== 3 || suite.gates?.exact_match?.min_pass_rate !== 0.9) throw new Error("unexpected");
+ * ```
+ */
 export interface SuiteConfig {
   /** The dataset's path, relative to the config file's folder. */
   dataset: string;

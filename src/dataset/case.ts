@@ -154,7 +154,22 @@ export function keepVerbatimExpected(
   }
 }
 
-/** Thrown by {@linkcode parseCase} for a record that is not a valid case. */
+/**
+ * Thrown by {@linkcode parseCase} for a record that is not a valid case. It
+ * carries no exit code: a dataset turns it into that record's `invalid`, and
+ * the run goes on.
+ *
+ * @example The field at fault, and the same message on a dataset's record
+ * ```ts
+ * import { CaseError, loadDataset, parseCase } from "./mod.ts";
+ * const error = (() => { try { parseCase({ input: 3 }); } catch (e) { return e; } })();
+ * if (!(error instanceof CaseError) || error.field !== "input") throw new Error("unexpected");
+ * if (error.message !== '"input" must be a string or a list of messages, not a number') throw new Error(error.message);
+ * const stdin = ReadableStream.from([new TextEncoder().encode('{"input":3}\n')]);
+ * const [example] = await Array.fromAsync(await loadDataset("-", { stdin }));
+ * if (example?.case !== null || example.invalid !== error.message) throw new Error("unexpected");
+ * ```
+ */
 export class CaseError extends TypeError {
   /** The field at fault, when one is. */
   readonly field: string | undefined;

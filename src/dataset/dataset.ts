@@ -20,10 +20,36 @@ import type { CsvRecord } from "./_csv.ts";
 import { SeenIds } from "./_seen_ids.ts";
 import { type Line, LineSplitter } from "../io/line_stream.ts";
 
-/** The dataset formats, by file extension. */
+/**
+ * The dataset formats, by file extension.
+ *
+ * @example A CSV file whose extension does not say so
+ * ```ts
+ * import { type DatasetFormat, loadDataset } from "./mod.ts";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/cases.txt`, "input,expected\n2+2?,4\n");
+ * const format: DatasetFormat = "csv";
+ * const [example] = await Array.fromAsync(await loadDataset(`${dir}/cases.txt`, { name: "cases", format }));
+ * await Deno.remove(dir, { recursive: true });
+ * if (example?.case?.input !== "2+2?" || example.example_id !== "cases#1") throw new Error("unexpected");
+ * ```
+ */
 export type DatasetFormat = "jsonl" | "json" | "yaml" | "csv";
 
-/** A problem with a dataset as a whole: nothing can be loaded from it. */
+/**
+ * A problem with a dataset as a whole: nothing can be loaded from it. Its
+ * message names the file, and the command line exits 2.
+ *
+ * @example A dataset that is not there
+ * ```ts
+ * import { DatasetError, loadDataset } from "./mod.ts";
+ * const dir = await Deno.makeTempDir();
+ * const error = await loadDataset(`${dir}/cases.jsonl`).then(() => undefined, (e) => e);
+ * await Deno.remove(dir, { recursive: true });
+ * if (!(error instanceof DatasetError) || error.exitCode !== 2) throw new Error("unexpected");
+ * if (error.message !== `Cannot open dataset "${dir}/cases.jsonl": no such file`) throw new Error(error.message);
+ * ```
+ */
 export class DatasetError extends InputError {
   /**
    * Creates the instance.
@@ -36,7 +62,18 @@ export class DatasetError extends InputError {
   }
 }
 
-/** Options of {@linkcode loadDataset}. */
+/**
+ * Options of {@linkcode loadDataset}.
+ *
+ * @example NDJSON piped in (`-`), named as the config names it
+ * ```ts
+ * import { loadDataset, type LoadDatasetOptions } from "./mod.ts";
+ * const stdin = ReadableStream.from([new TextEncoder().encode('{"input":"a"}\n{"id":"x","input":"b"}\n')]);
+ * const options: LoadDatasetOptions = { name: "piped", stdin };
+ * const examples = await Array.fromAsync(await loadDataset("-", options));
+ * if (examples.map((e) => e.example_id).join() !== "piped#1,piped#x") throw new Error("unexpected");
+ * ```
+ */
 export interface LoadDatasetOptions {
   /**
    * The dataset's name in example ids, as written in the config.
@@ -353,6 +390,17 @@ class IdentityCheck {
  * @param options Name, format and stdin.
  * @returns Batches of examples, in order.
  * @throws {DatasetError} When the file cannot be read or is not a list.
+ *
+ * @example A YAML list, read whole, arrives as one batch
+ * ```ts
+ * import { loadDatasetBatches } from "./mod.ts";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/cases.yaml`, "- input: a\n- input: b\n- id: c\n  input: c\n");
+ * const batches = await Array.fromAsync(await loadDatasetBatches(`${dir}/cases.yaml`, { name: "cases.yaml" }));
+ * await Deno.remove(dir, { recursive: true });
+ * const ids = batches.flat().map((e) => e.example_id).join();
+ * if (batches.length !== 1 || ids !== "cases.yaml#1,cases.yaml#2,cases.yaml#c") throw new Error(ids);
+ * ```
  */
 export async function loadDatasetBatches(
   path: string,

@@ -8,7 +8,20 @@
 import { Sha256 } from "./_sha256.ts";
 import { scriptOf } from "../process/command.ts";
 
-/** Hashes of what a run depended on. */
+/**
+ * Hashes of what a run depended on.
+ *
+ * @example Two runs of one suite, the second with its config edited
+ * ```ts
+ * import { fingerprint, type Fingerprints } from "./mod.ts";
+ * const yaml = "dataset: cases.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n";
+ * const prints = (config: string): Fingerprints => ({
+ *   config: fingerprint(config), dataset: null, target: fingerprint('{"type":"replay"}'), scorers: { exact_match: "exact_match@1" },
+ * });
+ * const before = prints(yaml), after = prints(yaml + "epochs: 3\n");
+ * if (!before.config.startsWith("sha256:") || before.config === after.config || before.target !== after.target) throw new Error("unexpected");
+ * ```
+ */
 export interface Fingerprints {
   /** The config file's text. */
   config: string;

@@ -203,7 +203,21 @@ export class RunRecordWriter {
   }
 }
 
-/** A file that is not a RunRecord, or one too damaged to read. */
+/**
+ * A file that is not a RunRecord, or one too damaged to read. Its message
+ * names the file (and the Score at fault), and the command line exits 2.
+ *
+ * @example A RunRecord whose first Score has no value
+ * ```ts
+ * import { parseRunRecord, RunRecordError } from "./mod.ts";
+ * const text = '{"evalpipe_run_record":1,"run_id":"r1","started_at":"2026-12-01T08:00:00.000Z","config_path":"evalpipe.yaml",' +
+ *   '"config":{},"fingerprints":{"config":"sha256:aa","dataset":null,"target":"sha256:cc","scorers":{}},' +
+ *   '"scores":[{"metric":"m","status":"scored","validity":"valid","passed":true,"evaluator_version":"m@1"}]}';
+ * const error = (() => { try { parseRunRecord(text, "run.json"); } catch (e) { return e; } })();
+ * if (!(error instanceof RunRecordError) || error.exitCode !== 2) throw new Error("unexpected");
+ * if (!error.message.startsWith('Invalid run record "run.json": score 1: ')) throw new Error(error.message);
+ * ```
+ */
 export class RunRecordError extends SyntaxError {
   /** The exit code the command line ends with: an input error. */
   readonly exitCode: number = 2;

@@ -33,7 +33,20 @@ export interface ScoresFile {
   problems: Array<{ line: number; message: string }>;
 }
 
-/** A results file that cannot be read at all. */
+/**
+ * A results file that cannot be read at all. Its message names the file, and
+ * the command line exits 2.
+ *
+ * @example A results file that is not there
+ * ```ts
+ * import { readScoresFile, ScoresFileError } from "./mod.ts";
+ * const dir = await Deno.makeTempDir();
+ * const error = await readScoresFile(`${dir}/scores.ndjson`).then(() => undefined, (e) => e);
+ * await Deno.remove(dir, { recursive: true });
+ * if (!(error instanceof ScoresFileError) || error.exitCode !== 2) throw new Error("unexpected");
+ * if (error.message !== `Cannot read "${dir}/scores.ndjson": no such file`) throw new Error(error.message);
+ * ```
+ */
 export class ScoresFileError extends InputError {
   /**
    * Creates the error.

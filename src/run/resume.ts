@@ -41,7 +41,22 @@ export interface RunMeta {
   fingerprints: Fingerprints;
 }
 
-/** A Scores file that cannot be resumed, or a suite that changed since. */
+/**
+ * A Scores file that cannot be resumed, or a suite that changed since. Its
+ * message names the file (and the line at fault), and the command line exits 2.
+ *
+ * @example A whole line before the last that is not a Score
+ * ```ts
+ * import { prepareResume, ResumeError } from "./mod.ts";
+ * import { scored, scoreLine } from "../score/mod.ts";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/scores.ndjson`, `{"metric":"m"}\n${scoreLine(scored("m", 1, { unit_id: "d#1" }))}\n`);
+ * const error = await prepareResume(`${dir}/scores.ndjson`).then(() => undefined, (e) => e);
+ * await Deno.remove(dir, { recursive: true });
+ * if (!(error instanceof ResumeError) || error.exitCode !== 2) throw new Error("unexpected");
+ * if (!error.message.startsWith(`"${dir}/scores.ndjson" line 1 is not a Score (`)) throw new Error(error.message);
+ * ```
+ */
 export class ResumeError extends InputError {
   /**
    * Creates the error.
