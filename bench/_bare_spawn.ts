@@ -1,8 +1,11 @@
 // Baseline for `score`: the least a driver must do per case: spawn `sh -c CMD`
 // with the payload on stdin, read its stdout, at the given concurrency. No
 // process groups, timeouts, caps or validation.
-// Usage: deno run -A bench/_bare_spawn.ts CMD CONCURRENCY < units.ndjson
-const [cmd, c] = Deno.args;
+// With `setsid`, each `sh` starts through the setsid program, as the
+// spawner's portable backend starts it (still without the rest).
+// Usage: deno run -A bench/_bare_spawn.ts CMD CONCURRENCY [setsid] < units.ndjson
+const [cmd, c, how] = Deno.args;
+const [program, ...prefix] = how === "setsid" ? ["setsid", "sh"] : ["sh"];
 const concurrency = Number(c ?? 1);
 const text = await new Response(Deno.stdin.readable).text();
 const lines = text.split("\n").filter((l) => l !== "");
@@ -17,8 +20,8 @@ async function worker() {
       input: u.input,
       output: u.output,
     });
-    const child = new Deno.Command("sh", {
-      args: ["-c", cmd!],
+    const child = new Deno.Command(program!, {
+      args: [...prefix, "-c", cmd!],
       stdin: "piped",
       stdout: "piped",
       stderr: "piped",

@@ -9,7 +9,13 @@ const config = JSON.parse(
 export const V8_FLAGS: string[] = config.tasks.install!.split(/\s+/)
   .filter((word) => word.startsWith("--v8-flags="));
 
-/** `deno` arguments that run evalpipe's command line, before its own. */
-export function evalpipeArgs(cli = "cli.ts"): string[] {
-  return ["run", "-A", ...V8_FLAGS, cli];
+/**
+ * `deno` arguments that run evalpipe's command line, before its own;
+ * `permissions` follow `-A` (`--deny-ffi` for the setsid backend).
+ */
+export function evalpipeArgs(
+  cli = "cli.ts",
+  permissions: string[] = [],
+): string[] {
+  return ["run", "-A", ...permissions, ...V8_FLAGS, cli];
 }

@@ -3,6 +3,9 @@
 // and ratios. Machines differ; ratios against a baseline measured here are
 // what to compare.
 //
+// `score` runs with each of the spawner's backends: posix_spawn over FFI
+// (the default with -A) and the setsid program (with --deny-ffi).
+//
 // Memory: peak RSS (through /usr/bin/time) of `run` at 10,000 and 1,000,000
 // cases beside a bare streaming loop that keeps nothing, at the same sizes.
 //
@@ -38,6 +41,8 @@ const ROOT = new URL("..", import.meta.url).pathname;
 const SCORER = `cat >/dev/null; echo '{"score": 1}'`;
 /** evalpipe as `deno task install` installs it. */
 const EVALPIPE = evalpipeArgs();
+/** The same without the ffi permission: the spawner's setsid backend. */
+const EVALPIPE_SETSID = evalpipeArgs("cli.ts", ["--deny-ffi"]);
 
 const dir = await Deno.makeTempDir({ prefix: "evalpipe_bench_" });
 const units = Array.from(
@@ -197,29 +202,49 @@ try {
 /** `score` against bare spawns, and persistent against per-case mode. */
 async function scoreRows(): Promise<void> {
   for (const c of [1, 2, 4]) {
+    const score = (evalpipe: string[]) => () =>
+      time(
+        [
+          ...evalpipe,
+          "score",
+          "--scorer",
+          SCORER,
+          "--name",
+          "t",
+          "--concurrency",
+          String(c),
+        ],
+        `${dir}/units.ndjson`,
+      );
+    const bare = (...how: string[]) => () =>
+      time(
+        ["run", "-A", "bench/_bare_spawn.ts", SCORER, String(c), ...how],
+        `${dir}/units.ndjson`,
+      );
     await compare(
       `score, trivial sh scorer, c=${c}`,
       UNITS,
       "≥ 0.9× bare spawn (issue 6)",
-      () =>
-        time(
-          [
-            ...EVALPIPE,
-            "score",
-            "--scorer",
-            SCORER,
-            "--name",
-            "t",
-            "--concurrency",
-            String(c),
-          ],
-          `${dir}/units.ndjson`,
-        ),
-      () =>
-        time(
-          ["run", "-A", "bench/_bare_spawn.ts", SCORER, String(c)],
-          `${dir}/units.ndjson`,
-        ),
+      score(EVALPIPE),
+      bare(),
+    );
+    // The portable backend: without the ffi permission, the spawner starts
+    // commands through the setsid program, one exec more per case. Against
+    // the same floor, and against bare spawns through setsid too: what the
+    // backend costs beyond that exec.
+    await compare(
+      `score, trivial sh scorer, c=${c}, setsid backend (--deny-ffi)`,
+      UNITS,
+      "none: the portable backend (issue 11)",
+      score(EVALPIPE_SETSID),
+      bare(),
+    );
+    await compare(
+      `score, trivial sh scorer, c=${c}, setsid backend, vs bare setsid sh -c spawns`,
+      UNITS,
+      "none: its cost beyond the exec",
+      score(EVALPIPE_SETSID),
+      bare("setsid"),
     );
   }
   // The same trivial Python scorer, one process per case vs one long-lived process.

@@ -20,12 +20,6 @@ const PENDING = new Set<string>([
   // src/io/concurrent_map.ts
   "src/io/concurrent_map.ts:ConcurrentMapOptions",
   // src/process/
-  "src/process/run_command.ts:failureMessage",
-  "src/process/run_command.ts:forceSetsidPath",
-  "src/process/run_command.ts:killGroup",
-  "src/process/run_command.ts:runCommand",
-  "src/process/run_command.ts:setMaxProcesses",
-  "src/process/run_command.ts:spawnPath",
   "src/process/types.ts:RunCommandOptions",
   "src/process/types.ts:RunResult",
   // src/run/ run_suite.ts

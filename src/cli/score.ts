@@ -69,6 +69,7 @@ Writes Scores on stdout: units in input order, scorers in the order given.`,
       { scoreLine },
       { onInterrupt, signalExitCode },
       { duplicateScorerName },
+      { scriptName },
     ] = await Promise.all([
       flags.persistent
         ? import("../scorers/persistent_scorer.ts").then((m) =>
@@ -84,13 +85,22 @@ Writes Scores on stdout: units in input order, scorers in the order given.`,
       import("../score/line.ts"),
       import("../run/interrupt.ts"),
       import("../scorers/scorer_names.ts"),
+      import("../process/command.ts"),
     ]);
-    const scorers: Scorer[] = cmds.map((cmd, i) =>
-      make(cmd, {
-        ...(names[i] !== undefined ? { name: names[i] } : {}),
+    const scorers: Scorer[] = cmds.map((cmd, i) => {
+      const name = names[i] ?? scriptName(cmd, Deno.cwd());
+      if (name === undefined) {
+        throw new UsageError(
+          `--scorer ${
+            JSON.stringify(cmd.length > 60 ? `${cmd.slice(0, 60)}…` : cmd)
+          } names no script file to take a metric name from: give it a --name`,
+        );
+      }
+      return make(cmd, {
+        name,
         ...(flags.timeout !== undefined ? { timeout: flags.timeout } : {}),
-      })
-    );
+      });
+    });
     const twice = duplicateScorerName(scorers.map((s) => s.name));
     if (twice !== undefined) {
       throw new UsageError(

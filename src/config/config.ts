@@ -19,11 +19,10 @@ import {
 } from "./_check.ts";
 import { contains, exactMatch } from "../scorers/builtin.ts";
 import type { Scorer } from "../scorers/scorer.ts";
-import { defaultScorerName } from "../process/command.ts";
+import { scriptName } from "../process/command.ts";
 import type { Target } from "../targets/target.ts";
 // Commands, network targets, the judge, the cache and persistent scorers are
-// loaded when a config names them: a run pays start-up only for what it uses
-// (spawning commands loads libc through FFI).
+// loaded when a config names them: a run pays start-up only for what it uses.
 import type { TargetCache } from "../targets/cache.ts";
 import { replayTarget } from "../targets/replay_target.ts";
 import { osErrorText } from "../base/errors.ts";
@@ -152,7 +151,9 @@ export interface BuildOptions {
  * @param file The config file, for messages.
  * @param options The folder and timeout override.
  * @returns The scorers, in config order.
- * @throws {ConfigError} When two scorers share a name.
+ * @throws {ConfigError} When two scorers share a name, or a subprocess
+ *   scorer has no `name` and its command names no script file to take one
+ *   from.
  *
  * @example Build a suite's scorers and score one unit
  * ```ts
@@ -175,13 +176,23 @@ export async function buildScorers(
   const scorers: Scorer[] = [];
   // Each kind's module is imported when a scorer of that kind comes (again:
   // at the cost of a resolved promise).
-  for (const sc of config.scorers) {
+  for (const [i, sc] of config.scorers.entries()) {
     let scorer: Scorer;
     if (sc.type === "subprocess") {
       const timeout = options.timeout ?? sc.timeout ?? config.timeout;
+      const name = sc.name ?? scriptName(sc.cmd, options.cwd);
+      if (name === undefined) {
+        throw new ConfigError(
+          file,
+          await scorerLine(file, i),
+          `scorer ${
+            JSON.stringify(clip(sc.cmd, 60))
+          } names no script file to take a metric name from; give it a "name"`,
+        );
+      }
       const common = {
         cwd: options.cwd,
-        name: sc.name ?? defaultScorerName(sc.cmd, options.cwd),
+        name,
         ...(timeout !== undefined ? { timeout } : {}),
       };
       const cap = sc.max_output_bytes;
@@ -225,6 +236,27 @@ export async function buildScorers(
     }
   }
   return scorers;
+}
+
+/** `text`, cut to `max` characters. */
+function clip(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text;
+}
+
+/** The line of scorer `i` in the config file, read again for a message. */
+async function scorerLine(
+  file: string,
+  i: number,
+): Promise<number | undefined> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(file);
+  } catch (error) {
+    // A config built elsewhere, or moved since: the message goes without.
+    if (error instanceof Deno.errors.NotFound) return undefined;
+    throw error;
+  }
+  return locateConfig(text, file).lineOf(["scorers", i]);
 }
 
 /**

@@ -34,14 +34,24 @@ function tokens(cmd: string): string[] {
   return words;
 }
 
+/** Whether `path` names a file; any word of a command may be asked. */
 function isFile(path: string): boolean {
+  // No path has a NUL in it (stat would throw a TypeError).
+  if (path.includes("\0")) return false;
   try {
     return Deno.statSync(path).isFile;
   } catch (error) {
-    // A token that is not a readable file is simply not the script.
+    // A word that is not a readable file is simply not the script: it does
+    // not exist, is not readable, goes through a file as if it were a folder
+    // (`x.py/y`), loops through symlinks, or is too long to be a file name
+    // (an inline `python3 -c "..."` program).
     if (
       error instanceof Deno.errors.NotFound ||
-      error instanceof Deno.errors.PermissionDenied
+      error instanceof Deno.errors.PermissionDenied ||
+      error instanceof Deno.errors.NotADirectory ||
+      error instanceof Deno.errors.FilesystemLoop ||
+      (error instanceof Error && "code" in error &&
+        error.code === "ENAMETOOLONG")
     ) {
       return false;
     }
@@ -49,7 +59,19 @@ function isFile(path: string): boolean {
   }
 }
 
-/** `path` as seen from `cwd`. */
+/**
+ * `path` as seen from `cwd`.
+ *
+ * @param cwd The folder.
+ * @param path A path, absolute or relative to `cwd`.
+ * @returns The path from `cwd`.
+ *
+ * @example
+ * ```ts
+ * import { resolveIn } from "./command.ts";
+ * if (resolveIn("/suite", "s.py") !== "/suite/s.py") throw new Error();
+ * ```
+ */
 export function resolveIn(cwd: string, path: string): string {
   return path.startsWith("/") ? path : `${cwd}/${path}`;
 }
@@ -62,6 +84,16 @@ export function resolveIn(cwd: string, path: string): string {
  * @param cmd The command.
  * @param cwd The folder it runs in.
  * @returns The script's path as written, or `undefined`.
+ *
+ * @example
+ * ```ts
+ * import { scriptOf } from "./command.ts";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/grade.py`, "print(1)\n");
+ * if (scriptOf("python3 -B grade.py", dir) !== "grade.py") throw new Error();
+ * if (scriptOf(`python3 -c "print(1)"`, dir) !== undefined) throw new Error();
+ * await Deno.remove(dir, { recursive: true });
+ * ```
  */
 export function scriptOf(cmd: string, cwd: string): string | undefined {
   const [program, ...args] = tokens(cmd);
@@ -71,16 +103,51 @@ export function scriptOf(cmd: string, cwd: string): string | undefined {
 }
 
 /**
+ * The metric name the script of a command gives it: the script's file name
+ * without extension (`faithfulness` for `python3 scorers/faithfulness.py`).
+ *
+ * @param cmd The command.
+ * @param cwd The folder it runs in.
+ * @returns The name, or `undefined` when the command names no script file
+ *   (`python3 -c "..."`): then a config or the command line must name it.
+ *
+ * @example
+ * ```ts
+ * import { scriptName } from "./command.ts";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/faithfulness.py`, "print(1)\n");
+ * if (scriptName("python3 faithfulness.py", dir) !== "faithfulness") throw new Error();
+ * if (scriptName(`python3 -c "print(1)"`, dir) !== undefined) throw new Error();
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
+export function scriptName(cmd: string, cwd: string): string | undefined {
+  const script = scriptOf(cmd, cwd);
+  return script === undefined ? undefined : baseName(script);
+}
+
+/**
  * The default metric name of a command: the file name, without extension, of
  * the script it runs (`faithfulness` for `python3 scorers/faithfulness.py`),
- * else its program's name.
+ * else its program's name: the default of a scorer built in code. A config
+ * or the command line asks for a name instead (see {@linkcode scriptName}).
  *
  * @param cmd The command.
  * @param cwd The folder it runs in.
  * @returns The name.
+ *
+ * @example
+ * ```ts
+ * import { defaultScorerName } from "./command.ts";
+ * if (defaultScorerName(`python3 -c "print(1)"`, ".") !== "python3") throw new Error();
+ * ```
  */
 export function defaultScorerName(cmd: string, cwd: string): string {
-  const path = scriptOf(cmd, cwd) ?? tokens(cmd)[0] ?? "subprocess";
+  return scriptName(cmd, cwd) ?? baseName(tokens(cmd)[0] ?? "subprocess");
+}
+
+/** A path's file name without its extension. */
+function baseName(path: string): string {
   const file = path.split("/").pop() ?? path;
   const dot = file.lastIndexOf(".");
   return dot > 0 ? file.slice(0, dot) : file;

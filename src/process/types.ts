@@ -1,6 +1,6 @@
 /**
- * The shapes of running a command: what is asked and how it ended, below the
- * code of both ways of starting a child so that imports never circle.
+ * The shapes of starting a command: what is asked and how it ended, below
+ * the spawner and both of its backends so that imports never circle.
  *
  * @module
  */
@@ -38,3 +38,68 @@ export type RunResult =
   | { kind: "overflow"; stream: "stdout" | "stderr"; limit: number; ms: number }
   | { kind: "spawn_failed"; message: string }
   | { kind: "aborted" };
+
+/**
+ * The ways the spawner starts a command in a new session: glibc's
+ * `posix_spawn` over FFI, or `Deno.Command` through the `setsid` program.
+ *
+ * @example
+ * ```ts
+ * import { spawnBackend, type SpawnBackend } from "./mod.ts";
+ * const backend: SpawnBackend = spawnBackend();
+ * if (backend !== "posix_spawn" && backend !== "setsid") throw new Error();
+ * ```
+ */
+export type SpawnBackend = "posix_spawn" | "setsid";
+
+/**
+ * Options of {@linkcode startCommand}.
+ *
+ * @example
+ * ```ts
+ * import { startCommand, type StartCommandOptions } from "./mod.ts";
+ * const options: StartCommandOptions = { cwd: "/" };
+ * const child = startCommand("pwd", options);
+ * await child.stdin.close();
+ * const [out] = await Promise.all([new Response(child.stdout).text(), child.stderr.cancel()]);
+ * await child.status;
+ * if (out !== "/\n") throw new Error(out);
+ * ```
+ */
+export interface StartCommandOptions {
+  /**
+   * The folder the command runs in.
+   * @default {Deno.cwd()}
+   */
+  cwd?: string;
+}
+
+/**
+ * A long-lived child started by {@linkcode startCommand}.
+ *
+ * @example
+ * ```ts
+ * import { type SessionChild, startCommand } from "./mod.ts";
+ * const child: SessionChild = startCommand("sleep 1000 & sleep 1000");
+ * child.kill(); // the shell and both sleeps
+ * await Promise.all([child.stdin.close(), child.stdout.cancel(), child.stderr.cancel()]);
+ * if ((await child.status).signal !== "SIGKILL") throw new Error();
+ * ```
+ */
+export interface SessionChild {
+  /** Its pid, which is also its process group's id. */
+  readonly pid: number;
+  /** Its stdin. */
+  readonly stdin: WritableStream<Uint8Array>;
+  /** Its stdout. */
+  readonly stdout: ReadableStream<Uint8Array>;
+  /** Its stderr. */
+  readonly stderr: ReadableStream<Uint8Array>;
+  /**
+   * How it ended, once it has exited and what it left in its process group
+   * has been killed.
+   */
+  readonly status: Promise<Deno.CommandStatus>;
+  /** Kills its whole process group; a group already gone is no error. */
+  kill(): void;
+}

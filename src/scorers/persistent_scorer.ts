@@ -9,7 +9,8 @@
  * @module
  */
 
-import { killGroup } from "../process/run_command.ts";
+import { startCommand } from "../process/spawner.ts";
+import type { SessionChild } from "../process/types.ts";
 import { LineSplitter } from "../io/line_stream.ts";
 import type { Line } from "../io/line_stream.ts";
 import type { Score } from "../score/mod.ts";
@@ -64,14 +65,13 @@ const decoder = new TextDecoder();
 
 /** One running process and the cases waiting for its verdicts. */
 class Worker {
-  readonly #child: Deno.ChildProcess;
+  readonly #child: SessionChild;
   readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
   readonly #pending: Pending[] = [];
   readonly #label: string;
   readonly #timeoutMs: number;
   #stderr = "";
   #dead: Error | undefined;
-  #reaped = false;
   readonly done: Promise<void>;
 
   constructor(
@@ -83,13 +83,7 @@ class Worker {
     this.#label = `scorer ${JSON.stringify(cmd)}`;
     this.#timeoutMs = timeoutMs;
     try {
-      this.#child = new Deno.Command("setsid", {
-        args: ["sh", "-c", cmd],
-        cwd,
-        stdin: "piped",
-        stdout: "piped",
-        stderr: "piped",
-      }).spawn();
+      this.#child = startCommand(cmd, { cwd });
     } catch (error) {
       // A missing folder or program: the protocol's words, as per case.
       if (!(error instanceof Error)) throw error;
@@ -103,9 +97,8 @@ class Worker {
     this.done = Promise.all([
       verdicts,
       errors,
+      // Settles once it has exited and what it left behind has been killed.
       this.#child.status.then(async (status) => {
-        this.#reaped = true;
-        killGroup(this.#child.pid, true); // what it left behind goes with it
         // The exit can be seen before the pipes are drained: the verdicts it
         // wrote first are still owed to their cases, and stderr says why.
         await Promise.allSettled([verdicts, errors]);
@@ -200,7 +193,7 @@ class Worker {
   /** Kills the process group; cases in flight fail with `error`. */
   kill(error: Error): void {
     this.#fail(error);
-    killGroup(this.#child.pid, this.#reaped);
+    this.#child.kill();
   }
 
   /** Sends one payload; resolves with its verdict line. */

@@ -1,375 +1,31 @@
 /**
- * `runCommand` both ways it starts commands: glibc's `posix_spawn` over FFI
- * straight into a new session, and the `setsid` program it falls back to.
- * Each behaviour is checked on both, with real processes and `/proc`.
+ * The spawner beyond what both backends share (that is
+ * `spawner_conformance_test.ts`): which backend a process gets and when it
+ * is chosen, `posix_spawn` beside `Deno.Command`, and importing the library
+ * without permissions.
  */
 
 import assert from "node:assert/strict";
-import {
-  assertNoneRunning,
-  delay,
-  isGone,
-  running,
-  within,
-  withTempDir,
-} from "../_proc.ts";
-import {
-  forceSetsidPath,
-  runCommand,
-  type RunCommandOptions,
-  type RunResult,
-  spawnPath,
-} from "../../src/process/run_command.ts";
+import { isGone, withTempDir } from "../_proc.ts";
+import { type SpawnBackend, spawnBackend } from "../../src/process/mod.ts";
+import { exited, ROOT, run } from "./_spawn.ts";
 
-/** The project root, where the child Deno processes below run. */
-const ROOT = decodeURIComponent(new URL("../..", import.meta.url).pathname)
-  .replace(/\/$/, "");
-
-const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-const PATHS = ["posix_spawn", "setsid"] as const;
-type Path = typeof PATHS[number];
-
-/** Quotes a word for `sh`. */
-function sh(word: string): string {
-  return `'${word.replaceAll("'", `'\\''`)}'`;
-}
-
-/** Runs `fn` with commands started the given way. */
-async function on(path: Path, fn: () => Promise<void>): Promise<void> {
-  forceSetsidPath(path === "setsid");
-  try {
-    assert.equal(spawnPath(), path);
-    await fn();
-  } finally {
-    forceSetsidPath(false);
-  }
-}
-
-function run(
-  cmd: string,
-  options: Partial<RunCommandOptions> = {},
-): Promise<RunResult> {
-  return runCommand(cmd, {
-    stdin: new Uint8Array(),
-    timeoutMs: 20_000,
-    maxStdoutBytes: 1 << 20,
-    maxStderrBytes: 1 << 20,
-    ...options,
-  });
-}
-
-/** The result of a run that must have exited, with its output as text. */
-function exited(result: RunResult) {
-  assert.equal(result.kind, "exited", JSON.stringify(result));
-  if (result.kind !== "exited") throw new Error("unreachable");
-  return {
-    code: result.code,
-    signal: result.signal,
-    stdout: decoder.decode(result.stdout),
-    stderr: decoder.decode(result.stderr),
-  };
-}
-
-/** Fields 4 to 6 of `/proc/PID/stat`: parent, process group, session. */
-function ids(stat: string): { ppid: number; pgrp: number; session: number } {
-  const [, ppid, pgrp, session] = stat.slice(stat.lastIndexOf(")") + 2)
-    .split(" ");
-  return { ppid: Number(ppid), pgrp: Number(pgrp), session: Number(session) };
-}
-
-/**
- * The running processes (zombies excepted) of process group `pgid`. A member
- * sent SIGKILL may still run for a moment: check them with
- * `assertNoneRunning`, which waits (bounded) for them to die.
- */
-function groupMembers(pgid: number): number[] {
-  const members: number[] = [];
-  for (const entry of Deno.readDirSync("/proc")) {
-    if (!/^\d+$/.test(entry.name)) continue;
-    let stat: string;
-    try {
-      stat = Deno.readTextFileSync(`/proc/${entry.name}/stat`);
-    } catch (error) {
-      // It exited while the folder was read.
-      if (isGone(error)) continue;
-      throw error;
-    }
-    const pid = Number(entry.name);
-    if (ids(stat).pgrp === pgid && running(pid)) members.push(pid);
-  }
-  return members;
-}
-
-/** The PIDs a command wrote to `file`, once there are `count` of them. */
-async function readPids(file: string, count: number): Promise<number[]> {
-  for (let i = 0; i < 250; i++) {
-    let text = "";
-    try {
-      text = await Deno.readTextFile(file);
-    } catch (error) {
-      // Not written yet.
-      if (!(error instanceof Deno.errors.NotFound)) throw error;
-    }
-    const pids = text.split(/\s+/).filter((w) => w !== "").map(Number);
-    if (pids.length >= count) return pids;
-    await delay(20);
-  }
-  throw new Error(`Fewer than ${count} PIDs in ${file}`);
-}
-
-function openFds(): number {
-  return [...Deno.readDirSync("/proc/self/fd")].length;
-}
+// First in this file: its spawn is the first of this process.
+Deno.test("runCommand leaves no library open after the first spawn, under the resource sanitizer", async () => {
+  // The first spawn looks libc up: that must not count as a leak against
+  // whichever test (or doc example) spawns first.
+  const result = exited(await run("echo first"));
+  assert.deepEqual([result.code, result.stdout], [0, "first\n"]);
+  assert.equal(spawnBackend(), "posix_spawn");
+});
 
 Deno.test("runCommand starts commands through posix_spawn when FFI is allowed", () => {
   // `deno task test` runs with -A on Linux with glibc: the fast path is
   // the one under test here, not a silent fallback.
-  assert.equal(spawnPath(), "posix_spawn");
+  assert.equal(spawnBackend(), "posix_spawn");
 });
-
-for (const path of PATHS) {
-  Deno.test(`runCommand (${path}) starts the command as the leader of its own session and process group`, async () => {
-    await on(path, async () => {
-      const { stdout } = exited(await run("echo $$; cat /proc/$$/stat"));
-      const [pid, stat] = stdout.split("\n");
-      const { ppid, pgrp, session } = ids(stat!);
-      assert.equal(ppid, Deno.pid);
-      assert.equal(pgrp, Number(pid));
-      assert.equal(session, Number(pid));
-    });
-  });
-
-  Deno.test(`runCommand (${path}) gives the command the signal state Deno.Command gives`, async () => {
-    await on(path, async () => {
-      const cmd = "grep -E '^Sig(Blk|Ign):' /proc/self/status";
-      const reference = await new Deno.Command("sh", { args: ["-c", cmd] })
-        .output();
-      const { stdout } = exited(await run(cmd));
-      assert.equal(stdout, decoder.decode(reference.stdout));
-      assert.match(stdout, /^SigBlk:\s+0+$/m);
-      // SIGPIPE (13, bit 12), which Deno ignores, is back to its default:
-      // `yes` dies of it quietly rather than reporting a broken pipe.
-      const ignored = BigInt(`0x${stdout.match(/^SigIgn:\s+(\w+)$/m)![1]}`);
-      assert.equal(ignored & (1n << 12n), 0n);
-      const yes = exited(await run("yes | head -n 1"));
-      assert.deepEqual([yes.code, yes.stdout, yes.stderr], [0, "y\n", ""]);
-    });
-  });
-
-  Deno.test(`runCommand (${path}) runs the command in its cwd`, async () => {
-    await on(path, async () => {
-      await withTempDir(async (dir) => {
-        const { stdout } = exited(await run("pwd -P", { cwd: dir }));
-        assert.equal(stdout, `${Deno.realPathSync(dir)}\n`);
-      });
-      const missing = await run("true", { cwd: "/nonexistent/evalpipe" });
-      assert.equal(missing.kind, "spawn_failed");
-    });
-  });
-
-  Deno.test(`runCommand (${path}) passes the environment as Deno.env has it now`, async () => {
-    await on(path, async () => {
-      // Enough new variables for setenv to move the environment.
-      const names = Array.from({ length: 200 }, (_, i) => `EVALPIPE_T_${i}`);
-      try {
-        for (const name of names) Deno.env.set(name, `v ${name} 'x'`);
-        const { stdout } = exited(await run('printf %s "$EVALPIPE_T_199"'));
-        assert.equal(stdout, "v EVALPIPE_T_199 'x'");
-      } finally {
-        for (const name of names) Deno.env.delete(name);
-      }
-      const { stdout } = exited(
-        await run('printf %s "${EVALPIPE_T_199-unset}"'),
-      );
-      assert.equal(stdout, "unset");
-    });
-  });
-
-  Deno.test(`runCommand (${path}) reports exit codes and signals as Deno.ChildProcess does`, async () => {
-    await on(path, async () => {
-      const cases: Array<[string, number, Deno.Signal | null]> = [
-        ["exit 0", 0, null],
-        ["exit 7", 7, null],
-        ["kill -TERM $$", 143, "SIGTERM"],
-        ["kill -KILL $$", 137, "SIGKILL"],
-        ["kill -USR1 $$", 138, "SIGUSR1"],
-      ];
-      for (const [cmd, code, signal] of cases) {
-        const reference = await new Deno.Command("sh", { args: ["-c", cmd] })
-          .output();
-        assert.deepEqual([reference.code, reference.signal], [code, signal]);
-        const result = exited(await run(cmd));
-        assert.deepEqual([result.code, result.signal], [code, signal], cmd);
-      }
-    });
-  });
-
-  Deno.test(`runCommand (${path}) writes a large stdin while reading large stdout and stderr`, async () => {
-    await on(path, async () => {
-      const input = new Uint8Array(3 << 20).map((_, i) => (i * 7919) % 251);
-      const result = await run("tee /dev/stderr", {
-        stdin: input.subarray(5), // not at the start of its buffer
-        maxStdoutBytes: 4 << 20,
-        maxStderrBytes: 4 << 20,
-      });
-      assert.equal(result.kind, "exited");
-      if (result.kind !== "exited") return;
-      assert.equal(result.code, 0);
-      assert.ok(result.stdout.length === input.length - 5);
-      assert.deepEqual(result.stdout, input.subarray(5));
-      assert.deepEqual(result.stderr, input.subarray(5));
-    });
-  });
-
-  Deno.test(`runCommand (${path}) reads more output than a pipe holds after a small payload`, async () => {
-    await on(path, async () => {
-      // The first wait is for the exit alone: output that fills the pipes
-      // must still be read, or the command would never exit.
-      const result = exited(
-        await run(
-          "cat; head -c 300000 /dev/zero; head -c 200000 /dev/zero >&2",
-          {
-            stdin: encoder.encode("x"),
-          },
-        ),
-      );
-      assert.deepEqual(
-        [result.code, result.stdout.length, result.stderr.length],
-        [0, 300001, 200000],
-      );
-    });
-  });
-
-  Deno.test(`runCommand (${path}) takes a timeout longer than a C int of milliseconds`, async () => {
-    await on(path, async () => {
-      // 10^13 ms: poll's and setTimeout's delays are 32-bit ints.
-      const result = exited(
-        await run("sleep 0.1; echo done", { timeoutMs: 1e13 }),
-      );
-      assert.deepEqual([result.code, result.stdout], [0, "done\n"]);
-    });
-  });
-
-  Deno.test(`runCommand (${path}) accepts a command that exits without reading its stdin`, async () => {
-    await on(path, async () => {
-      const result = exited(
-        await run("echo done", { stdin: new Uint8Array(1 << 20) }),
-      );
-      assert.deepEqual([result.code, result.stdout], [0, "done\n"]);
-    });
-  });
-
-  Deno.test(`runCommand (${path}) kills what the command left in the background once it exits`, async () => {
-    await on(path, async () => {
-      // The background sleep holds stdout: the call ends only because the
-      // group is killed when the shell exits.
-      const { stdout } = exited(await run("sleep 1000 & echo $$ $!"));
-      const [shell, sleeper] = stdout.trim().split(" ").map(Number);
-      await assertNoneRunning([sleeper!]);
-      await assertNoneRunning(groupMembers(shell!));
-    });
-  });
-
-  Deno.test(`runCommand (${path}) kills a hung command and all its descendants on timeout`, async () => {
-    await on(path, async () => {
-      await withTempDir(async (dir) => {
-        const file = sh(`${dir}/pids`);
-        const cmd = `echo $$ >${file}; ` +
-          `(sleep 1000 & echo $! >>${file}; wait) & echo $! >>${file}; wait`;
-        const result = await run(cmd, { timeoutMs: 500 });
-        assert.equal(result.kind, "timeout");
-        const pids = await readPids(`${dir}/pids`, 3);
-        await assertNoneRunning(pids);
-        await assertNoneRunning(groupMembers(pids[0]!));
-      });
-    });
-  });
-
-  Deno.test(`runCommand (${path}) kills the group at the output cap and when aborted`, async () => {
-    await on(path, async () => {
-      await withTempDir(async (dir) => {
-        const file = `${dir}/pids`;
-        const flood = await run(`echo $$ >${sh(file)}; yes`, {
-          maxStdoutBytes: 1000,
-        });
-        assert.deepEqual(
-          flood.kind === "overflow" && [flood.stream, flood.limit],
-          ["stdout", 1000],
-        );
-        const [flooder] = await readPids(file, 1);
-        await assertNoneRunning([flooder!]);
-        await Deno.remove(file);
-
-        const controller = new AbortController();
-        const running = run(`echo $$ >${sh(file)}; sleep 1000 & wait`, {
-          signal: controller.signal,
-        });
-        const [hung] = await readPids(file, 1);
-        controller.abort();
-        assert.equal((await running).kind, "aborted");
-        await assertNoneRunning([hung!]);
-        await assertNoneRunning(groupMembers(hung!));
-      });
-    });
-  });
-
-  Deno.test(`runCommand (${path}) ends on timeout and on abort while a process that left the group holds stdout`, async () => {
-    await on(path, async () => {
-      await withTempDir(async (dir) => {
-        const file = `${dir}/pids`;
-        // The sleeper is the leader of a session of its own: out of the
-        // group's reach, it keeps stdout open after the shell has exited
-        // (which waits until it is in that session).
-        const cmd = `setsid sh -c ${
-          sh(`echo $$ >${sh(file)}; exec sleep 1000`)
-        } & while [ ! -s ${sh(file)} ]; do sleep 0.01; done`;
-        const escaped: number[] = [];
-        try {
-          const timedOut = await within(
-            run(cmd, { timeoutMs: 300 }),
-            10_000,
-            "the run",
-          );
-          escaped.push(...await readPids(file, 1));
-          assert.equal(timedOut.kind, "timeout");
-          await Deno.remove(file);
-          const controller = new AbortController();
-          const aborted = run(cmd, { signal: controller.signal });
-          escaped.push(...await readPids(file, 1));
-          controller.abort();
-          assert.equal(
-            (await within(aborted, 5_000, "the aborted run")).kind,
-            "aborted",
-          );
-        } finally {
-          for (const pid of escaped) Deno.kill(pid, "SIGKILL");
-        }
-      });
-    });
-  });
-
-  Deno.test(`runCommand (${path}) leaves no file descriptor open`, async () => {
-    await on(path, async () => {
-      const before = openFds();
-      for (let i = 0; i < 10; i++) {
-        exited(await run("cat; echo err >&2", { stdin: encoder.encode("x") }));
-        assert.equal(
-          (await run("yes", { maxStdoutBytes: 10 })).kind,
-          "overflow",
-        );
-        assert.equal(
-          (await run("sleep 1000", { timeoutMs: 1 })).kind,
-          "timeout",
-        );
-        const missing = await run("true", { cwd: "/nonexistent/evalpipe" });
-        assert.equal(missing.kind, "spawn_failed");
-      }
-      assert.equal(openFds(), before);
-    });
-  });
-}
 
 Deno.test("runCommand (posix_spawn) gets each status while Deno.Command children run beside", async () => {
   // Deno reaps only its own children, by pid: both kinds finish with their
@@ -403,8 +59,8 @@ async function inChildDeno(
     await Deno.writeTextFile(
       `${dir}/script.ts`,
       `${prelude}
-import { runCommand, spawnPath } from ${
-        JSON.stringify(`${ROOT}/src/process/run_command.ts`)
+import { runCommand, spawnBackend } from ${
+        JSON.stringify(`${ROOT}/src/process/mod.ts`)
       };
 const result = await runCommand("cat; echo $$ >&2", {
   stdin: new TextEncoder().encode("payload"),
@@ -415,7 +71,7 @@ const result = await runCommand("cat; echo $$ >&2", {
 if (result.kind !== "exited") throw new Error(JSON.stringify(result));
 const text = new TextDecoder();
 await Deno.writeTextFile(Deno.args[0]!, JSON.stringify({
-  path: spawnPath(),
+  path: spawnBackend(),
   code: result.code,
   stdout: text.decode(result.stdout),
   pgrp: Number(text.decode(result.stderr)),
@@ -423,7 +79,14 @@ await Deno.writeTextFile(Deno.args[0]!, JSON.stringify({
 `,
     );
     const { code, stderr } = await new Deno.Command(Deno.execPath(), {
-      args: ["run", ...flags, `${dir}/script.ts`, `${dir}/seen.json`],
+      args: [
+        "run",
+        "--config",
+        `${ROOT}/deno.json`,
+        ...flags,
+        `${dir}/script.ts`,
+        `${dir}/seen.json`,
+      ],
       cwd: ROOT,
       stdin: "null",
     }).output();
@@ -434,7 +97,7 @@ await Deno.writeTextFile(Deno.args[0]!, JSON.stringify({
 }
 
 Deno.test("runCommand falls back to the setsid program without the ffi permission", async () => {
-  const cases: Array<[string[], Path]> = [
+  const cases: Array<[string[], SpawnBackend]> = [
     [["-A"], "posix_spawn"],
     [["-A", "--deny-ffi"], "setsid"],
     [["--allow-read", "--allow-write", "--allow-run"], "setsid"],
@@ -462,6 +125,59 @@ Deno.dlopen("libc.so.6", { close: { parameters: ["i32"], result: "i32" } })
   assert.deepEqual(
     [seen.path, seen.code, seen.stdout],
     ["posix_spawn", 0, "payload"],
+  );
+});
+
+/** Every layer's `mod.ts`, as paths from the project root. */
+function layerModules(): string[] {
+  return [...Deno.readDirSync(`${ROOT}/src`)]
+    .filter((entry) => entry.isDirectory)
+    .map((entry) => `src/${entry.name}/mod.ts`)
+    .filter((path) => {
+      try {
+        return Deno.statSync(`${ROOT}/${path}`).isFile;
+      } catch (error) {
+        // A folder without a mod.ts is not a layer to import.
+        if (error instanceof Deno.errors.NotFound) return false;
+        throw error;
+      }
+    })
+    .sort();
+}
+
+Deno.test("the library and every layer import under deno run with no permissions at all", async () => {
+  const modules = ["mod.ts", ...layerModules()];
+  assert.ok(modules.includes("src/process/mod.ts"));
+  await withTempDir(async (dir) => {
+    const script = `${dir}/import_all.ts`;
+    await Deno.writeTextFile(
+      script,
+      modules.map((m) => `import ${JSON.stringify(`${ROOT}/${m}`)};\n`)
+        .join("") + 'console.log("imported");\n',
+    );
+    // No permission flag: only the project's config, for its import map.
+    const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "--no-prompt", "--config", `${ROOT}/deno.json`, script],
+      cwd: dir,
+      stdin: "null",
+    }).output();
+    assert.equal(code, 0, decoder.decode(stderr));
+    assert.equal(decoder.decode(stdout), "imported\n");
+  });
+});
+
+Deno.test("the spawner chooses its backend at the first spawn, not at import", async () => {
+  // Imported with every permission, which is then taken back before the
+  // first command: a choice made at import would still say posix_spawn.
+  const imports = ["mod.ts", ...layerModules()]
+    .map((m) => `import ${JSON.stringify(`${ROOT}/${m}`)};`).join("\n");
+  const seen = await inChildDeno(
+    ["-A"],
+    `${imports}\nDeno.permissions.revokeSync({ name: "ffi" });`,
+  );
+  assert.deepEqual(
+    [seen.path, seen.code, seen.stdout],
+    ["setsid", 0, "payload"],
   );
 });
 

@@ -1,8 +1,8 @@
 /**
- * Running `sh -c CMD` as the leader of a new session through glibc's
- * `posix_spawn` over FFI, its stdin, stdout and stderr on pipes: no exec of
- * the `setsid` program, and glibc's vfork-style clone stays cheap in a
- * process as large as Deno's.
+ * The `posix_spawn` backend of the spawner: `sh -c CMD` started as the leader
+ * of a new session through glibc's `posix_spawn` over FFI, its stdin, stdout
+ * and stderr on pipes: no exec of the `setsid` program, and glibc's
+ * vfork-style clone stays cheap in a process as large as Deno's.
  *
  * A run is served without streams, timers or exceptions: the payload is
  * written at once (the pipe takes it whole unless it is large), then `poll`
@@ -15,15 +15,14 @@
  * under way.
  *
  * Linux ≥ 5.3 (pidfd) with glibc ≥ 2.29 only, with the `ffi` permission and
- * the `run` permission for `sh`; {@linkcode sessionSpawnAvailable} says
- * whether this process can use it. The library is loaded when this module is
- * (a few ms and MB, so only modules that spawn import it, and configs load
- * those only when they name a command), so that tests with the resource
- * sanitizer do not count it against the first test that spawns.
+ * the `run` permission for `sh`; {@linkcode loadPosixSpawn} says whether this
+ * process can use it. Nothing happens at import: libc is looked up at the
+ * first spawn (see `spawner.ts`).
  *
  * @module
  */
 
+import { concat } from "./_concat.ts";
 import type { RunCommandOptions, RunResult } from "./types.ts";
 
 // Linux values, the same on x86_64 and aarch64 (Deno's two Linux targets).
@@ -46,9 +45,9 @@ const POSIX_SPAWN_SETSIGMASK = 0x08;
 const POSIX_SPAWN_SETSID = 0x80;
 const SYS_PIDFD_OPEN = 434n; // the same on x86_64 and aarch64
 
-// Pointers rather than buffers: Deno prepares "buffer" parameters twice as
-// slowly when the library is loaded, which every evalpipe process pays.
-const SYMBOLS = {
+// Pointers rather than buffers: a buffer's address would be taken at each
+// call, where `Scratch` takes them once.
+const FUNCTIONS = {
   pipe2: { parameters: ["pointer", "i32"], result: "i32" },
   // Variadic; its third argument is an int in both uses here.
   fcntl: { parameters: ["i32", "i32", "i32"], result: "i32" },
@@ -101,13 +100,27 @@ const SYMBOLS = {
     result: "i32",
   },
   __errno_location: { parameters: [], result: "pointer" },
-  environ: { type: "pointer" },
 } as const;
 
-type Libc = Deno.DynamicLibrary<typeof SYMBOLS>["symbols"];
+type Functions = typeof FUNCTIONS;
+
+/** The functions above, called through their addresses. */
+type Libc = {
+  [K in keyof Functions]: Deno.UnsafeFnPointer<Functions[K]>["call"];
+};
+
+/** What is looked up in libc: the functions' addresses, and `environ`'s. */
+const ADDRESSES = {
+  ...Object.fromEntries(
+    Object.keys(FUNCTIONS).map((name) => [name, { type: "pointer" }]),
+  ),
+  environ: { type: "pointer" },
+} as Record<keyof Functions | "environ", { type: "pointer" }>;
 
 interface Loaded {
   libc: Libc;
+  /** The address of libc's `environ`. */
+  environ: Deno.PointerObject;
   /** The spawn attributes, the same for every child (glibc only reads them). */
   attributes: Uint8Array;
   attributesAt: Deno.PointerValue;
@@ -127,8 +140,6 @@ class Scratch {
   readonly pairsAt = [0, 2, 4].map((i) => of(this.fds.subarray(i, i + 2)));
   readonly pid = new Int32Array(1);
   readonly pidAt = of(this.pid);
-  readonly actions = new Uint8Array(256); // posix_spawn_file_actions_t: 80 bytes
-  readonly actionsAt = of(this.actions);
   /** `sh`, `-c`, the command, NULL. */
   readonly argv = BigUint64Array.of(address(SH), address(DASH_C), 0n, 0n);
   readonly argvAt = of(this.argv);
@@ -144,18 +155,22 @@ const encoder = new TextEncoder();
 const SH = encoder.encode("sh\0");
 const DASH_C = encoder.encode("-c\0");
 
-const loaded = load();
+/** The backend once loaded: `null` when this process cannot use it. */
+let loaded: Loaded | null | undefined;
 
 /**
- * Whether {@linkcode runSession} works in this process: Linux with pidfds,
- * a glibc with the functions it needs, the permissions, and SIGCHLD not
- * ignored (the kernel would then reap the children before their status is
- * read).
+ * The `posix_spawn` backend, when this process can use it: Linux with
+ * pidfds, a glibc with the functions it needs, the permissions, and SIGCHLD
+ * not ignored (the kernel would then reap the children before their status
+ * is read). Looks libc up the first time it is called.
  *
- * @returns `true` when it can be used.
+ * @returns Its `run`, or `undefined` when it cannot be used.
  */
-export function sessionSpawnAvailable(): boolean {
-  return loaded !== undefined;
+export function loadPosixSpawn():
+  | { run(cmd: string, options: RunCommandOptions): Promise<RunResult> }
+  | undefined {
+  if (loaded === undefined) loaded = load() ?? null;
+  return loaded === null ? undefined : { run: runSession };
 }
 
 function load(): Loaded | undefined {
@@ -169,31 +184,57 @@ function load(): Loaded | undefined {
   // FFI could start any program: keep to what the run permission allows.
   const run = Deno.permissions.querySync({ name: "run", command: "sh" });
   if (run.state !== "granted") return undefined;
-  let library: Deno.DynamicLibrary<typeof SYMBOLS>;
-  try {
-    library = Deno.dlopen("libc.so.6", SYMBOLS);
-  } catch (error) {
-    // No glibc, or one older than 2.29: the setsid program does the job.
-    if (error instanceof Error) return undefined;
-    throw error;
-  }
-  const libc = library.symbols;
+  const found = lookUp();
+  if (found === undefined) return undefined;
+  const { libc, environ } = found;
   const attributes = new Uint8Array(1024); // posix_spawnattr_t: 336 bytes
   // Without pidfd_open (Linux < 5.3) a child's exit cannot join the poll
   // that serves its pipes: the setsid program does the job then.
   const self = Number(libc.syscall(SYS_PIDFD_OPEN, BigInt(Deno.pid), 0n));
   if (self >= 0) libc.close(self);
-  if (self < 0 || !initAttributes(libc, attributes)) {
-    library.close();
-    return undefined;
-  }
+  if (self < 0 || !initAttributes(libc, attributes)) return undefined;
   return {
     libc,
+    environ,
     attributes,
     attributesAt: of(attributes),
     scratch: new Scratch(),
     errno: new Deno.UnsafePointerView(libc.__errno_location()!),
   };
+}
+
+/**
+ * libc's functions and `environ`, through their addresses. The library is
+ * closed at once: it is the glibc Deno itself runs on, so it stays loaded
+ * (dlclose drops only the reference dlopen took), and no library stays open
+ * to count as a leak against whatever spawned first (a test, under the
+ * resource sanitizer). A call through an address costs about a microsecond
+ * more than one through a library's own symbols.
+ */
+function lookUp(): { libc: Libc; environ: Deno.PointerObject } | undefined {
+  let addresses: Record<keyof Functions | "environ", Deno.PointerValue>;
+  try {
+    const library = Deno.dlopen("libc.so.6", ADDRESSES);
+    addresses = { ...library.symbols };
+    library.close();
+  } catch (error) {
+    // No glibc, or one older than 2.29: the setsid program does the job.
+    if (error instanceof Error) return undefined;
+    throw error;
+  }
+  const libc: Record<string, unknown> = {};
+  for (const [name, definition] of Object.entries(FUNCTIONS)) {
+    const address = addresses[name as keyof Functions];
+    if (address === null) return undefined;
+    // The address is that of the function the definition describes.
+    const fn = new Deno.UnsafeFnPointer(
+      address as Deno.PointerObject<typeof definition>,
+      definition,
+    );
+    libc[name] = fn.call.bind(fn);
+  }
+  if (addresses.environ === null) return undefined;
+  return { libc: libc as Libc, environ: addresses.environ };
 }
 
 /** Whether SIGCHLD is as a child's status needs, and the attributes are set. */
@@ -264,7 +305,7 @@ function errno(): number {
  * @throws {Error} When it cannot start, as `Deno.Command.spawn` would.
  */
 function spawn(
-  { libc, attributesAt, scratch }: Loaded,
+  { libc, environ: environAt, attributesAt, scratch }: Loaded,
   cmd: string,
   cwd: string | undefined,
 ): { pid: number; fds: Int32Array } {
@@ -285,32 +326,22 @@ function spawn(
   }
   // Our ends never block; the child's ends are other open files and do.
   for (const i of [1, 2, 4]) libc.fcntl(fds[i]!, F_SETFL, O_NONBLOCK);
-  const actions = scratch.actionsAt;
   const pid = scratch.pid;
-  let failed = libc.posix_spawn_file_actions_init(actions);
-  if (failed !== 0) fail(failed);
-  failed = libc.posix_spawn_file_actions_adddup2(actions, fds[0]!, 0) ||
-    libc.posix_spawn_file_actions_adddup2(actions, fds[3]!, 1) ||
-    libc.posix_spawn_file_actions_adddup2(actions, fds[5]!, 2) ||
-    (folder !== undefined
-      ? libc.posix_spawn_file_actions_addchdir_np(actions, folder)
-      : 0);
-  if (failed === 0) {
-    // Read at each spawn: setenv (Deno.env.set) may have moved the array.
-    const environ = new Deno.UnsafePointerView(libc.environ!).getPointer();
-    scratch.argv[2] = BigInt(Deno.UnsafePointer.value(command));
-    // The child is in its own session before this returns: glibc waits for
-    // its exec, and exec failures (no `sh`, no folder) are returned here.
-    failed = libc.posix_spawnp(
-      scratch.pidAt,
-      scratch.shAt,
-      actions,
-      attributesAt,
-      scratch.argvAt,
-      environ,
-    );
-  }
-  libc.posix_spawn_file_actions_destroy(actions);
+  const actions = fileActions(libc, fds, cwd, folder);
+  if (typeof actions === "number") fail(actions);
+  // Read at each spawn: setenv (Deno.env.set) may have moved the array.
+  const environ = new Deno.UnsafePointerView(environAt).getPointer();
+  scratch.argv[2] = BigInt(Deno.UnsafePointer.value(command));
+  // The child is in its own session before this returns: glibc waits for
+  // its exec, and exec failures (no `sh`, no folder) are returned here.
+  const failed = libc.posix_spawnp(
+    scratch.pidAt,
+    scratch.shAt,
+    actions as Deno.PointerValue,
+    attributesAt,
+    scratch.argvAt,
+    environ,
+  );
   if (failed !== 0) fail(failed);
   // The child's ends are the child's now.
   for (const i of [0, 3, 5]) libc.close(fds[i]!);
@@ -330,6 +361,57 @@ function spawn(
     fail(code);
   }
   return { pid: child, fds: Int32Array.of(fds[1]!, fds[2]!, fds[4]!, pidfd) };
+}
+
+/** File actions by the child's descriptors and folder, with their buffers. */
+const actionsFor = new Map<
+  string,
+  { bytes: Uint8Array; at: Deno.PointerValue }
+>();
+
+/**
+ * The file actions that give the child its pipe ends as 0, 1 and 2, and its
+ * folder: made once for a set of descriptors and folder and kept, since the
+ * descriptors of one spawn recur in the next (the lowest free ones are
+ * taken), which spares five calls per spawn. glibc keeps its own copy of the
+ * folder's path.
+ *
+ * @returns The actions, or the error number when they cannot be made.
+ */
+function fileActions(
+  libc: Libc,
+  fds: Int32Array,
+  cwd: string | undefined,
+  folder: Deno.PointerValue | undefined,
+): Deno.PointerValue | number {
+  const key = `${fds[0]} ${fds[3]} ${fds[5]} ${
+    cwd === undefined ? "" : `/${cwd}`
+  }`;
+  const known = actionsFor.get(key);
+  if (known !== undefined) return known.at;
+  if (actionsFor.size >= 64) {
+    // A bound, not a working set.
+    for (const { at } of actionsFor.values()) {
+      libc.posix_spawn_file_actions_destroy(at);
+    }
+    actionsFor.clear();
+  }
+  const bytes = new Uint8Array(256); // posix_spawn_file_actions_t: 80 bytes
+  const at = of(bytes);
+  const failed = libc.posix_spawn_file_actions_init(at);
+  if (failed !== 0) return failed;
+  const added = libc.posix_spawn_file_actions_adddup2(at, fds[0]!, 0) ||
+    libc.posix_spawn_file_actions_adddup2(at, fds[3]!, 1) ||
+    libc.posix_spawn_file_actions_adddup2(at, fds[5]!, 2) ||
+    (folder !== undefined
+      ? libc.posix_spawn_file_actions_addchdir_np(at, folder)
+      : 0);
+  if (added !== 0) {
+    libc.posix_spawn_file_actions_destroy(at);
+    return added;
+  }
+  actionsFor.set(key, { bytes, at });
+  return at;
 }
 
 /**
@@ -420,21 +502,19 @@ const EXIT_WAIT_MS = 20;
 const ORPHAN_POLL_MS = 100;
 
 /**
- * Runs `sh -c cmd` in a new session and process group, as
- * {@linkcode runCommand} says: stdin written while stdout and stderr are
- * read, a timeout, output caps, and on exit, timeout, overflow or abort the
- * whole group killed. Only call it where {@linkcode sessionSpawnAvailable}
- * says so.
+ * Runs `sh -c cmd` in a new session and process group, as `runCommand`
+ * says: stdin written while stdout and stderr are read, a timeout, output
+ * caps, and on exit, timeout, overflow or abort the whole group killed.
  *
  * @param cmd The shell command.
  * @param options Input, limits, folder and abort signal.
  * @returns How it ended, once nothing of it is in flight any more.
  */
-export function runSession(
+function runSession(
   cmd: string,
   options: RunCommandOptions,
 ): Promise<RunResult> {
-  if (loaded === undefined) {
+  if (!loaded) {
     throw new Error("Cannot spawn through posix_spawn in this process");
   }
   const started = performance.now();
@@ -704,16 +784,4 @@ class Session {
     this.#libc.close(fd);
     this.#fds[slot] = -1;
   }
-}
-
-/** The chunks as one array (the only one, when there is one). */
-export function concat(chunks: Uint8Array[], size: number): Uint8Array {
-  if (chunks.length === 1) return chunks[0]!;
-  const out = new Uint8Array(size);
-  let offset = 0;
-  for (const c of chunks) {
-    out.set(c, offset);
-    offset += c.length;
-  }
-  return out;
 }

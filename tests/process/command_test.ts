@@ -1,0 +1,262 @@
+/**
+ * What a command runs, read without running it (`src/process/command.ts`),
+ * and what follows for the metric name: commands whose words are no file
+ * names (an inline `python3 -c "..."` program, `x.py/y`) simply run, and an
+ * unnamed scorer that names no script asks for a name.
+ */
+
+import assert from "node:assert/strict";
+import { withTempDir } from "../_proc.ts";
+import { CLI } from "../_cli.ts";
+import {
+  defaultScorerName,
+  scriptName,
+  scriptOf,
+} from "../../src/process/command.ts";
+import {
+  subprocessScorer,
+  subprocessScorerVersion,
+} from "../../src/scorers/subprocess_scorer.ts";
+import { buildScorers, ConfigError, loadConfig } from "../../src/config/mod.ts";
+
+const decoder = new TextDecoder();
+
+/** An inline Python scorer whose program is one word of more than 255 bytes. */
+const INLINE = `python3 -c "import json, sys; case = json.load(sys.stdin); ${
+  "x = 1; ".repeat(40)
+}print(json.dumps({'score': 1.0 if case['output'] == 'a' else 0.0}))"`;
+
+const GRADE = 'import json, sys\nprint(json.dumps({"score": 1}))\n';
+
+/** Runs evalpipe with `stdin`, in `cwd`. */
+async function evalpipe(
+  args: string[],
+  cwd: string,
+  stdin = "",
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", CLI, ...args],
+    cwd,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  await writer.write(new TextEncoder().encode(stdin));
+  await writer.close();
+  const { code, stdout, stderr } = await child.output();
+  return {
+    code,
+    stdout: decoder.decode(stdout),
+    stderr: decoder.decode(stderr),
+  };
+}
+
+Deno.test("scriptOf passes over words that cannot name a file: too long, through a file, looping, with a NUL", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/x.py`, GRADE);
+    await Deno.symlink("loop", `${dir}/loop`);
+    const long = "y".repeat(300);
+    for (
+      const cmd of [
+        INLINE,
+        `python3 ${long}`,
+        `./${long}`,
+        "python3 x.py/y",
+        "./x.py/y",
+        "python3 loop",
+        `python3 "a\0b"`,
+      ]
+    ) {
+      assert.equal(scriptOf(cmd, dir), undefined, cmd);
+      assert.equal(scriptName(cmd, dir), undefined, cmd);
+    }
+    // A real script later in the command is still found.
+    assert.equal(scriptOf(`python3 x.py/y ${long} x.py`, dir), "x.py");
+    assert.equal(scriptName(`python3 x.py/y ${long} x.py`, dir), "x");
+  });
+});
+
+Deno.test("scriptName is the script's file name without extension; defaultScorerName falls back to the program", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.mkdir(`${dir}/scorers`);
+    await Deno.writeTextFile(`${dir}/scorers/faithfulness.py`, GRADE);
+    assert.equal(
+      scriptName("python3 scorers/faithfulness.py", dir),
+      "faithfulness",
+    );
+    assert.equal(
+      defaultScorerName("python3 scorers/faithfulness.py", dir),
+      "faithfulness",
+    );
+    assert.equal(scriptName(INLINE, dir), undefined);
+    // The library's own default, for a scorer built in code without a name.
+    assert.equal(defaultScorerName(INLINE, dir), "python3");
+    assert.equal(subprocessScorer(INLINE, { cwd: dir }).name, "python3");
+  });
+});
+
+Deno.test("subprocessScorerVersion stays what it was for ordinary commands", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/grade.py`, GRADE);
+    // Pinned from the versions evalpipe wrote before the spawner's rework:
+    // stored records compare by them.
+    assert.equal(
+      subprocessScorerVersion("grade", "python3 grade.py", dir),
+      "grade@ee3d9a85",
+    );
+    assert.equal(
+      subprocessScorerVersion("grade", "python3 -B grade.py --flag", dir),
+      "grade@f8a74b91",
+    );
+    assert.equal(
+      subprocessScorerVersion("t", `cat >/dev/null; echo '{"score": 1}'`, dir),
+      "t@545331fb",
+    );
+    assert.equal(
+      subprocessScorer("python3 grade.py", { cwd: dir }).version,
+      "grade@ee3d9a85",
+    );
+  });
+});
+
+Deno.test("evalpipe run runs a named inline scorer and a target with a word longer than a file name", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/data.jsonl`,
+      '{"input": "q", "output": "a"}\n{"input": "r", "output": "b"}\n',
+    );
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      `dataset: data.jsonl
+target:
+  type: subprocess
+  cmd: ${JSON.stringify(`cat >/dev/null; echo a # ${"z".repeat(300)}`)}
+scorers:
+  - type: subprocess
+    name: inline
+    cmd: ${JSON.stringify(INLINE)}
+  - type: subprocess
+    name: odd
+    cmd: ${JSON.stringify(`cat >/dev/null; echo '{"score": 1}' # x.py/y`)}
+`,
+    );
+    await Deno.writeTextFile(`${dir}/x.py`, GRADE);
+    // The record fingerprints the target's and the scorers' commands too.
+    const { code, stdout, stderr } = await evalpipe(
+      ["run", "suite.yaml", "--record", "record.json"],
+      dir,
+    );
+    assert.equal(code, 0, stderr);
+    assert.doesNotMatch(stderr, /^\s+at /m, "no stack trace");
+    const scores = stdout.trim().split("\n").map((line) => JSON.parse(line));
+    assert.deepEqual(
+      scores.map((s) => [s.metric, s.status, s.value]),
+      [
+        ["inline", "scored", 1],
+        ["odd", "scored", 1],
+        ["inline", "scored", 1],
+        ["odd", "scored", 1],
+      ],
+    );
+  });
+});
+
+Deno.test("buildScorers asks for the name of an unnamed scorer whose command names no script", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/grade.py`, GRADE);
+    const file = `${dir}/suite.yaml`;
+    await Deno.writeTextFile(
+      file,
+      `dataset: data.jsonl
+target: { type: replay }
+scorers:
+  - type: exact_match
+  - type: subprocess
+    cmd: python3 grade.py
+  - type: subprocess
+    cmd: ${JSON.stringify(INLINE)}
+`,
+    );
+    const config = await loadConfig(file);
+    await assert.rejects(
+      buildScorers(config, file, { cwd: dir }),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigError);
+        assert.equal(error.file, file);
+        assert.equal(error.line, 7);
+        assert.match(
+          error.message,
+          /^Invalid config ".*suite\.yaml" line 7: scorer "python3 -c \\"import json.*…" names no script file to take a metric name from; give it a "name"$/,
+        );
+        return true;
+      },
+    );
+    // Named, it builds, and the script of the other still names it.
+    await Deno.writeTextFile(
+      file,
+      (await Deno.readTextFile(file)).replace(
+        `    cmd: ${JSON.stringify(INLINE)}`,
+        `    cmd: ${JSON.stringify(INLINE)}\n    name: inline`,
+      ),
+    );
+    const scorers = await buildScorers(await loadConfig(file), file, {
+      cwd: dir,
+    });
+    assert.deepEqual(scorers.map((s) => s.name), [
+      "exact_match",
+      "grade",
+      "inline",
+    ]);
+  });
+});
+
+Deno.test("evalpipe run stops with a config error naming the line of an unnamed inline scorer", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/data.jsonl`, '{"input": "q"}\n');
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      `dataset: data.jsonl
+target: { type: replay }
+scorers:
+  - type: subprocess
+    cmd: ${JSON.stringify(INLINE)}
+`,
+    );
+    const { code, stdout, stderr } = await evalpipe(["run", "suite.yaml"], dir);
+    assert.equal(code, 2, stderr);
+    assert.equal(stdout, "");
+    assert.match(
+      stderr,
+      /Invalid config "suite\.yaml" line 4: scorer "python3 -c .*" names no script file to take a metric name from; give it a "name"/,
+    );
+    assert.doesNotMatch(stderr, /^\s+at /m, "no stack trace");
+  });
+});
+
+Deno.test("evalpipe score asks for --name for a scorer whose command names no script", async () => {
+  await withTempDir(async (dir) => {
+    const units = '{"input": "q", "output": "a"}\n';
+    const unnamed = await evalpipe(["score", "--scorer", INLINE], dir, units);
+    assert.equal(unnamed.code, 2);
+    assert.equal(unnamed.stdout, "");
+    assert.match(
+      unnamed.stderr,
+      /--scorer "python3 -c .*…" names no script file to take a metric name from: give it a --name/,
+    );
+    assert.doesNotMatch(unnamed.stderr, /^\s+at /m, "no stack trace");
+    const named = await evalpipe(
+      ["score", "--scorer", INLINE, "--name", "inline"],
+      dir,
+      units,
+    );
+    assert.equal(named.code, 0, named.stderr);
+    const score = JSON.parse(named.stdout);
+    assert.deepEqual([score.metric, score.status, score.value], [
+      "inline",
+      "scored",
+      1,
+    ]);
+  });
+});

@@ -1,0 +1,432 @@
+/**
+ * The spawner's conformance suite: the same cases against both backends,
+ * glibc's `posix_spawn` over FFI and `Deno.Command` through the `setsid`
+ * program, for one-shot runs (`runCommand`) and long-lived children
+ * (`startCommand`), with real processes and `/proc`.
+ */
+
+import assert from "node:assert/strict";
+import { assertNoneRunning, within, withTempDir } from "../_proc.ts";
+import { type RunResult, startCommand } from "../../src/process/mod.ts";
+import {
+  BACKENDS,
+  exited,
+  groupMembers,
+  ids,
+  on,
+  openFds,
+  readPids,
+  run,
+  sh,
+} from "./_spawn.ts";
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+for (const path of BACKENDS) {
+  Deno.test(`runCommand (${path}) starts the command as the leader of its own session and process group`, async () => {
+    await on(path, async () => {
+      const { stdout } = exited(await run("echo $$; cat /proc/$$/stat"));
+      const [pid, stat] = stdout.split("\n");
+      const { ppid, pgrp, session } = ids(stat!);
+      assert.equal(ppid, Deno.pid);
+      assert.equal(pgrp, Number(pid));
+      assert.equal(session, Number(pid));
+    });
+  });
+
+  Deno.test(`runCommand (${path}) gives the command the signal state Deno.Command gives`, async () => {
+    await on(path, async () => {
+      const cmd = "grep -E '^Sig(Blk|Ign):' /proc/self/status";
+      const reference = await new Deno.Command("sh", { args: ["-c", cmd] })
+        .output();
+      const { stdout } = exited(await run(cmd));
+      assert.equal(stdout, decoder.decode(reference.stdout));
+      assert.match(stdout, /^SigBlk:\s+0+$/m);
+      // SIGPIPE (13, bit 12), which Deno ignores, is back to its default:
+      // `yes` dies of it quietly rather than reporting a broken pipe.
+      const ignored = BigInt(`0x${stdout.match(/^SigIgn:\s+(\w+)$/m)![1]}`);
+      assert.equal(ignored & (1n << 12n), 0n);
+      const yes = exited(await run("yes | head -n 1"));
+      assert.deepEqual([yes.code, yes.stdout, yes.stderr], [0, "y\n", ""]);
+    });
+  });
+
+  Deno.test(`runCommand (${path}) runs the command in its cwd`, async () => {
+    await on(path, async () => {
+      await withTempDir(async (dir) => {
+        const { stdout } = exited(await run("pwd -P", { cwd: dir }));
+        assert.equal(stdout, `${Deno.realPathSync(dir)}\n`);
+      });
+      const missing = await run("true", { cwd: "/nonexistent/evalpipe" });
+      assert.equal(missing.kind, "spawn_failed");
+    });
+  });
+
+  Deno.test(`runCommand (${path}) passes the environment as Deno.env has it now`, async () => {
+    await on(path, async () => {
+      // Enough new variables for setenv to move the environment.
+      const names = Array.from({ length: 200 }, (_, i) => `EVALPIPE_T_${i}`);
+      try {
+        for (const name of names) Deno.env.set(name, `v ${name} 'x'`);
+        const { stdout } = exited(await run('printf %s "$EVALPIPE_T_199"'));
+        assert.equal(stdout, "v EVALPIPE_T_199 'x'");
+      } finally {
+        for (const name of names) Deno.env.delete(name);
+      }
+      const { stdout } = exited(
+        await run('printf %s "${EVALPIPE_T_199-unset}"'),
+      );
+      assert.equal(stdout, "unset");
+    });
+  });
+
+  Deno.test(`runCommand (${path}) reports exit codes and signals as Deno.ChildProcess does`, async () => {
+    await on(path, async () => {
+      const cases: Array<[string, number, Deno.Signal | null]> = [
+        ["exit 0", 0, null],
+        ["exit 7", 7, null],
+        ["kill -TERM $$", 143, "SIGTERM"],
+        ["kill -KILL $$", 137, "SIGKILL"],
+        ["kill -USR1 $$", 138, "SIGUSR1"],
+      ];
+      for (const [cmd, code, signal] of cases) {
+        const reference = await new Deno.Command("sh", { args: ["-c", cmd] })
+          .output();
+        assert.deepEqual([reference.code, reference.signal], [code, signal]);
+        const result = exited(await run(cmd));
+        assert.deepEqual([result.code, result.signal], [code, signal], cmd);
+      }
+    });
+  });
+
+  Deno.test(`runCommand (${path}) writes a large stdin while reading large stdout and stderr`, async () => {
+    await on(path, async () => {
+      const input = new Uint8Array(3 << 20).map((_, i) => (i * 7919) % 251);
+      const result = await run("tee /dev/stderr", {
+        stdin: input.subarray(5), // not at the start of its buffer
+        maxStdoutBytes: 4 << 20,
+        maxStderrBytes: 4 << 20,
+      });
+      assert.equal(result.kind, "exited");
+      if (result.kind !== "exited") return;
+      assert.equal(result.code, 0);
+      assert.ok(result.stdout.length === input.length - 5);
+      assert.deepEqual(result.stdout, input.subarray(5));
+      assert.deepEqual(result.stderr, input.subarray(5));
+    });
+  });
+
+  Deno.test(`runCommand (${path}) reads more output than a pipe holds after a small payload`, async () => {
+    await on(path, async () => {
+      // The first wait is for the exit alone: output that fills the pipes
+      // must still be read, or the command would never exit.
+      const result = exited(
+        await run(
+          "cat; head -c 300000 /dev/zero; head -c 200000 /dev/zero >&2",
+          {
+            stdin: encoder.encode("x"),
+          },
+        ),
+      );
+      assert.deepEqual(
+        [result.code, result.stdout.length, result.stderr.length],
+        [0, 300001, 200000],
+      );
+    });
+  });
+
+  Deno.test(`runCommand (${path}) takes a timeout longer than a C int of milliseconds`, async () => {
+    await on(path, async () => {
+      // 10^13 ms: poll's and setTimeout's delays are 32-bit ints.
+      const result = exited(
+        await run("sleep 0.1; echo done", { timeoutMs: 1e13 }),
+      );
+      assert.deepEqual([result.code, result.stdout], [0, "done\n"]);
+    });
+  });
+
+  Deno.test(`runCommand (${path}) accepts a command that exits without reading its stdin`, async () => {
+    await on(path, async () => {
+      const result = exited(
+        await run("echo done", { stdin: new Uint8Array(1 << 20) }),
+      );
+      assert.deepEqual([result.code, result.stdout], [0, "done\n"]);
+    });
+  });
+
+  Deno.test(`runCommand (${path}) kills what the command left in the background once it exits`, async () => {
+    await on(path, async () => {
+      // The background sleep holds stdout: the call ends only because the
+      // group is killed when the shell exits.
+      const { stdout } = exited(await run("sleep 1000 & echo $$ $!"));
+      const [shell, sleeper] = stdout.trim().split(" ").map(Number);
+      await assertNoneRunning([sleeper!]);
+      await assertNoneRunning(groupMembers(shell!));
+    });
+  });
+
+  Deno.test(`runCommand (${path}) kills a hung command and all its descendants on timeout`, async () => {
+    await on(path, async () => {
+      await withTempDir(async (dir) => {
+        const file = sh(`${dir}/pids`);
+        const cmd = `echo $$ >${file}; ` +
+          `(sleep 1000 & echo $! >>${file}; wait) & echo $! >>${file}; wait`;
+        const result = await run(cmd, { timeoutMs: 500 });
+        assert.equal(result.kind, "timeout");
+        const pids = await readPids(`${dir}/pids`, 3);
+        await assertNoneRunning(pids);
+        await assertNoneRunning(groupMembers(pids[0]!));
+      });
+    });
+  });
+
+  Deno.test(`runCommand (${path}) kills the group at the output cap and when aborted`, async () => {
+    await on(path, async () => {
+      await withTempDir(async (dir) => {
+        const file = `${dir}/pids`;
+        const flood = await run(`echo $$ >${sh(file)}; yes`, {
+          maxStdoutBytes: 1000,
+        });
+        assert.deepEqual(
+          flood.kind === "overflow" && [flood.stream, flood.limit],
+          ["stdout", 1000],
+        );
+        const [flooder] = await readPids(file, 1);
+        await assertNoneRunning([flooder!]);
+        await Deno.remove(file);
+
+        const controller = new AbortController();
+        const running = run(`echo $$ >${sh(file)}; sleep 1000 & wait`, {
+          signal: controller.signal,
+        });
+        const [hung] = await readPids(file, 1);
+        controller.abort();
+        assert.equal((await running).kind, "aborted");
+        await assertNoneRunning([hung!]);
+        await assertNoneRunning(groupMembers(hung!));
+      });
+    });
+  });
+
+  Deno.test(`runCommand (${path}) ends on timeout and on abort while a process that left the group holds stdout`, async () => {
+    await on(path, async () => {
+      await withTempDir(async (dir) => {
+        const file = `${dir}/pids`;
+        // The sleeper is the leader of a session of its own: out of the
+        // group's reach, it keeps stdout open after the shell has exited
+        // (which waits until it is in that session).
+        const cmd = `setsid sh -c ${
+          sh(`echo $$ >${sh(file)}; exec sleep 1000`)
+        } & while [ ! -s ${sh(file)} ]; do sleep 0.01; done`;
+        const escaped: number[] = [];
+        try {
+          const timedOut = await within(
+            run(cmd, { timeoutMs: 300 }),
+            10_000,
+            "the run",
+          );
+          escaped.push(...await readPids(file, 1));
+          assert.equal(timedOut.kind, "timeout");
+          await Deno.remove(file);
+          const controller = new AbortController();
+          const aborted = run(cmd, { signal: controller.signal });
+          escaped.push(...await readPids(file, 1));
+          controller.abort();
+          assert.equal(
+            (await within(aborted, 5_000, "the aborted run")).kind,
+            "aborted",
+          );
+        } finally {
+          for (const pid of escaped) Deno.kill(pid, "SIGKILL");
+        }
+      });
+    });
+  });
+
+  Deno.test(`runCommand (${path}) leaves no file descriptor open`, async () => {
+    await on(path, async () => {
+      const before = openFds();
+      for (let i = 0; i < 10; i++) {
+        exited(await run("cat; echo err >&2", { stdin: encoder.encode("x") }));
+        assert.equal(
+          (await run("yes", { maxStdoutBytes: 10 })).kind,
+          "overflow",
+        );
+        assert.equal(
+          (await run("sleep 1000", { timeoutMs: 1 })).kind,
+          "timeout",
+        );
+        const missing = await run("true", { cwd: "/nonexistent/evalpipe" });
+        assert.equal(missing.kind, "spawn_failed");
+      }
+      assert.equal(openFds(), before);
+    });
+  });
+
+  Deno.test(`runCommand (${path}) times out each of several commands at its own deadline`, async () => {
+    await on(path, async () => {
+      // A later run with an earlier deadline, runs that end before theirs,
+      // and one that starts once the others are done.
+      const started = performance.now();
+      const ended = (ms: number) => (r: RunResult) => ({
+        kind: r.kind,
+        late: performance.now() - started - ms,
+      });
+      const long = run("sleep 1000", { timeoutMs: 1500 }).then(ended(1500));
+      const short = run("sleep 1000", { timeoutMs: 300 }).then(ended(300));
+      const quick = run("true", { timeoutMs: 100 }).then(ended(100));
+      const [l, s, q] = await Promise.all([long, short, quick]);
+      assert.equal(q.kind, "exited");
+      for (const r of [l, s]) {
+        assert.equal(r.kind, "timeout");
+        assert.ok(r.late >= 0, `ended ${-r.late} ms early`);
+        assert.ok(r.late < 1000, `ended ${r.late} ms late`);
+      }
+      const after = performance.now();
+      const next = await run("sleep 1000", { timeoutMs: 200 });
+      assert.equal(next.kind, "timeout");
+      assert.ok(performance.now() - after < 1200);
+    });
+  });
+
+  Deno.test(`runCommand (${path}) caps stderr as it caps stdout`, async () => {
+    await on(path, async () => {
+      const flood = await run("cat >/dev/null; yes >&2", {
+        stdin: encoder.encode("x"),
+        maxStderrBytes: 5000,
+      });
+      assert.deepEqual(
+        flood.kind === "overflow" && [flood.stream, flood.limit],
+        ["stderr", 5000],
+      );
+      // Output up to the cap is no overflow.
+      const exact = exited(
+        await run("printf 12345; printf 678 >&2", {
+          maxStdoutBytes: 5,
+          maxStderrBytes: 3,
+        }),
+      );
+      assert.deepEqual([exact.stdout, exact.stderr], ["12345", "678"]);
+    });
+  });
+
+  Deno.test(`runCommand (${path}) writes a stdin larger than a pipe to a command that writes as it reads`, async () => {
+    await on(path, async () => {
+      // Each line is echoed back before the next is read: the stdin write
+      // finishes only if stdout is read meanwhile.
+      const lines = Array.from({ length: 20_000 }, (_, i) => `line ${i}`);
+      const input = encoder.encode(lines.join("\n") + "\n");
+      assert.ok(input.length > 64 * 1024);
+      const result = exited(
+        await run('while read -r l; do echo "$l"; done', {
+          stdin: input,
+          maxStdoutBytes: 1 << 22,
+        }),
+      );
+      assert.equal(result.code, 0);
+      assert.equal(result.stdout, decoder.decode(input));
+    });
+  });
+
+  Deno.test(`runCommand (${path}) ends at once when aborted before it starts`, async () => {
+    await on(path, async () => {
+      const controller = new AbortController();
+      controller.abort();
+      const result = await run("echo never", { signal: controller.signal });
+      assert.equal(result.kind, "aborted");
+    });
+  });
+
+  Deno.test(`startCommand (${path}) streams lines to and from a long-lived child in its own session`, async () => {
+    await on(path, async () => {
+      const child = startCommand(
+        'echo "$$ $(cut -d" " -f5,6 /proc/$$/stat)"; while read -r l; do echo "got $l"; done',
+      );
+      const writer = child.stdin.getWriter();
+      const reader = child.stdout.pipeThrough(new TextDecoderStream())
+        .getReader();
+      const stderr = new Response(child.stderr).text();
+      let seen = "";
+      const readLines = async (n: number) => {
+        while (seen.split("\n").length <= n) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          seen += value;
+        }
+      };
+      await readLines(1);
+      const [pid, pgrp, session] = seen.split("\n")[0]!.split(" ").map(Number);
+      assert.deepEqual([pid, pgrp, session], [child.pid, child.pid, child.pid]);
+      // More than a pipe holds, written while the answers are read.
+      const lines = Array.from({ length: 10_000 }, (_, i) => `case ${i}`);
+      const written = writer.write(encoder.encode(lines.join("\n") + "\n"))
+        .then(() => writer.close());
+      await readLines(1 + lines.length);
+      await written;
+      await readLines(2 + lines.length);
+      reader.releaseLock();
+      assert.deepEqual(
+        seen.split("\n").slice(1),
+        [...lines.map((l) => `got ${l}`), ""],
+      );
+      const status = await child.status;
+      assert.deepEqual([status.code, status.signal], [0, null]);
+      assert.equal(await stderr, "");
+    });
+  });
+
+  Deno.test(`startCommand (${path}) kills what the child left in its group once it exits`, async () => {
+    await on(path, async () => {
+      const child = startCommand("sleep 1000 & echo $!; exec 1>&-");
+      await child.stdin.close();
+      const [text, status] = await Promise.all([
+        new Response(child.stdout).text(),
+        child.status,
+        child.stderr.cancel(),
+      ]);
+      assert.equal(status.code, 0);
+      await assertNoneRunning([Number(text)]);
+      await assertNoneRunning(groupMembers(child.pid));
+    });
+  });
+
+  Deno.test(`startCommand (${path}) kill() ends the child and all its descendants`, async () => {
+    await on(path, async () => {
+      const child = startCommand(
+        "(sleep 1000 & echo $!; wait) & echo $!; wait",
+      );
+      const out = child.stdout.pipeThrough(new TextDecoderStream())
+        .getReader();
+      let text = "";
+      while (text.trim().split("\n").length < 2) {
+        const { done, value } = await out.read();
+        if (done) break;
+        text += value;
+      }
+      const pids = text.trim().split("\n").map(Number);
+      child.kill();
+      const status = await child.status;
+      assert.equal(status.signal, "SIGKILL");
+      await out.cancel();
+      await child.stderr.cancel();
+      await child.stdin.close().catch((error) => {
+        // The group is gone: its stdin may be a broken pipe by now.
+        if (!(error instanceof Deno.errors.BrokenPipe)) throw error;
+      });
+      await assertNoneRunning([child.pid, ...pids]);
+      await assertNoneRunning(groupMembers(child.pid));
+      child.kill(); // a group already gone is no error
+    });
+  });
+
+  Deno.test(`startCommand (${path}) throws when the command cannot start`, async () => {
+    await on(path, () => {
+      assert.throws(
+        () => startCommand("true", { cwd: "/nonexistent/evalpipe" }),
+        Deno.errors.NotFound,
+      );
+      return Promise.resolve();
+    });
+  });
+}
