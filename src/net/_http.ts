@@ -6,7 +6,7 @@
  */
 
 import { parseRetryAfter, RetryableError } from "./flow.ts";
-import { redact } from "./template.ts";
+import { redact, withoutUserinfo } from "./template.ts";
 
 /** A request. */
 export interface HttpRequest {
@@ -28,6 +28,23 @@ export interface HttpResponse {
   text: string;
 }
 
+/** How {@linkcode send} sends: its timeout, secrets, signal and limits. */
+export interface SendOptions {
+  /** How long the whole exchange may take, redirects included, in ms. */
+  timeoutMs: number;
+  /** Values to hide in messages. */
+  secrets: readonly string[];
+  /** Aborting stops it. */
+  signal?: AbortSignal | undefined;
+  /**
+   * Same-origin redirects followed before the call fails.
+   * @default {3}
+   */
+  maxRedirects?: number | undefined;
+}
+
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
 function clip(text: string, max = 500): string {
   const t = text.trim();
   return t.length > max ? `${t.slice(0, max)}…` : t;
@@ -36,32 +53,97 @@ function clip(text: string, max = 500): string {
 /**
  * Sends one request with a timeout. Resolves with a 2xx response; throws a
  * {@linkcode RetryableError} for 429, 5xx, connection failures and timeouts,
- * and an `Error` for any other status. Secret values never appear in the
- * messages.
+ * and an `Error` for any other status. A redirect is followed only within
+ * the request's origin (scheme, host and port), at most `maxRedirects`
+ * times: a redirect to another origin is a final error naming where it
+ * pointed, so no header or body ever leaves for another host. Secret values
+ * and URL passwords never appear in the messages.
  *
  * @param request The request.
- * @param timeoutMs How long the whole exchange may take.
- * @param secrets Values to hide in messages.
- * @param signal Aborting stops it.
+ * @param options The timeout, secrets, signal and limits.
  * @returns The response.
  */
 export async function send(
   request: HttpRequest,
-  timeoutMs: number,
-  secrets: readonly string[],
-  signal?: AbortSignal,
+  options: SendOptions,
 ): Promise<HttpResponse> {
+  const { timeoutMs, secrets, signal } = options;
+  const maxRedirects = options.maxRedirects ?? 3;
   const timeout = AbortSignal.timeout(timeoutMs);
   const both = signal !== undefined
     ? AbortSignal.any([signal, timeout])
     : timeout;
-  const where = `${request.method} ${redact(request.url, secrets)}`;
+  const where = `${request.method} ${
+    redact(withoutUserinfo(request.url), secrets)
+  }`;
+  const call: Call = { where, timeoutMs, secrets, both, signal };
+  let current = request;
+  for (let hops = 0;; hops++) {
+    const response = await exchange(current, call);
+    const location = response.headers.get("location");
+    if (!REDIRECTS.has(response.status) || location === null) {
+      return await answer(response, call);
+    }
+    await response.body?.cancel();
+    const next = redirectTarget(current, response.status, location);
+    const shown = JSON.stringify(
+      redact(withoutUserinfo(next?.url ?? location), secrets),
+    );
+    if (
+      next === undefined ||
+      new URL(next.url).origin !== new URL(current.url).origin
+    ) {
+      throw new Error(
+        `${where} was redirected (HTTP ${response.status}) to another origin, ${shown}, which is not followed`,
+      );
+    }
+    if (hops >= maxRedirects) {
+      throw new Error(
+        `${where} was redirected more than ${maxRedirects} times (max_redirects), last to ${shown}`,
+      );
+    }
+    current = next;
+  }
+}
+
+/**
+ * The request a redirect asks for, as fetch would make it: 303 (and 301 or
+ * 302 of a POST) becomes a GET without a body; 307 and 308 keep both.
+ * `undefined` when the `Location` is not a URL.
+ */
+function redirectTarget(
+  request: HttpRequest,
+  status: number,
+  location: string,
+): HttpRequest | undefined {
+  let url: URL;
+  try {
+    url = new URL(location, request.url);
+  } catch (error) {
+    // A Location that is no URL leads nowhere: refused like a foreign one.
+    if (!(error instanceof TypeError)) throw error;
+    return undefined;
+  }
+  const toGet = (status === 303 && request.method !== "HEAD") ||
+    ((status === 301 || status === 302) && request.method === "POST");
+  if (!toGet) return { ...request, url: url.href };
+  const { "content-type": _type, ...headers } = request.headers;
+  return { method: "GET", url: url.href, headers };
+}
+
+/** One fetch, redirects not followed; its failures sorted as `send` says. */
+async function exchange(
+  request: HttpRequest,
+  call: Call,
+): Promise<Response> {
+  const { where, secrets, both } = call;
   let prepared: Request;
   try {
     prepared = new Request(request.url, {
       method: request.method,
       headers: request.headers,
       ...(request.body !== undefined ? { body: request.body } : {}),
+      redirect: "manual",
       signal: both,
     });
   } catch (error) {
@@ -72,25 +154,51 @@ export async function send(
       `${where} cannot be sent: ${redact(error.message, secrets)}`,
     );
   }
-  let response: Response;
+  try {
+    return await fetch(prepared);
+  } catch (error) {
+    throw failure(error, call);
+  }
+}
+
+/** What a call's messages and failures need to know of it. */
+interface Call {
+  where: string;
+  timeoutMs: number;
+  secrets: readonly string[];
+  both: AbortSignal;
+  signal: AbortSignal | undefined;
+}
+
+/** What a failed fetch or body read throws. */
+function failure(error: unknown, call: Call): unknown {
+  const { where, timeoutMs, secrets, both, signal } = call;
+  if (signal?.aborted) return new Error(`${where} was interrupted`);
+  if (both.aborted) {
+    return new RetryableError(
+      `${where} timed out after ${timeoutMs / 1000} s`,
+    );
+  }
+  // fetch rejects with TypeError when the connection fails or is reset.
+  if (error instanceof TypeError) {
+    return new RetryableError(
+      `${where} failed: ${redact(withoutUserinfo(error.message), secrets)}`,
+    );
+  }
+  return error;
+}
+
+/** Reads the final response: its text if 2xx, else the error it means. */
+async function answer(
+  response: Response,
+  call: Call,
+): Promise<HttpResponse> {
+  const { where, secrets } = call;
   let text: string;
   try {
-    response = await fetch(prepared);
     text = await response.text();
   } catch (error) {
-    if (signal?.aborted) throw new Error(`${where} was interrupted`);
-    if (timeout.aborted) {
-      throw new RetryableError(
-        `${where} timed out after ${timeoutMs / 1000} s`,
-      );
-    }
-    // fetch rejects with TypeError when the connection fails or is reset.
-    if (error instanceof TypeError) {
-      throw new RetryableError(
-        `${where} failed: ${redact(error.message, secrets)}`,
-      );
-    }
-    throw error;
+    throw failure(error, call);
   }
   if (response.ok) return { status: response.status, text };
   const message = `${where} answered HTTP ${response.status}: ${

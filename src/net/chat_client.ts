@@ -114,12 +114,12 @@ export class ChatClient {
     const body = JSON.stringify(this.body(messages));
     const { result, attempts } = await this.#flow.run(
       () =>
-        send(
-          { method: "POST", url: this.url, headers, body },
-          this.#flow.timeoutMs,
+        send({ method: "POST", url: this.url, headers, body }, {
+          timeoutMs: this.#flow.timeoutMs,
+          maxRedirects: this.#flow.maxRedirects,
           secrets,
           signal,
-        ),
+        }),
       signal,
     );
     const reply = parseJsonAnswer(this.url, result.text, secrets);

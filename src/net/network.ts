@@ -30,12 +30,17 @@ export interface NetworkSettings {
   max_total_retries?: number;
   /** Seconds of the first backoff; each retry doubles it, with jitter. Default 0.5. */
   retry_delay?: number;
+  /**
+   * Redirects within the same origin (scheme, host, port) followed per call;
+   * one to another origin is never followed. Default 3.
+   */
+  max_redirects?: number;
 }
 
 /**
  * Settings without their flow control: what identifies a target for its
- * cache. Timeouts, retries and rate limits change how a call is made, never
- * its answer, so changing them keeps the cache.
+ * cache. Timeouts, retries, rate limits and limits on redirects change how a
+ * call is made, never its answer, so changing them keeps the cache.
  *
  * @param settings A target's settings.
  * @returns The same, without the flow control keys.
@@ -49,6 +54,7 @@ export function withoutFlow<T extends NetworkSettings>(
     rate_limit: _l,
     max_total_retries: _m,
     retry_delay: _d,
+    max_redirects: _h,
     ...rest
   } = settings;
   return rest;
@@ -58,6 +64,8 @@ export function withoutFlow<T extends NetworkSettings>(
 export class NetworkFlow {
   /** How long one attempt may take, in ms. */
   readonly timeoutMs: number;
+  /** Same-origin redirects followed per attempt. */
+  readonly maxRedirects: number;
   #retries: number;
   #limiter: RateLimiter | undefined;
   #budget: RetryBudget;
@@ -70,6 +78,7 @@ export class NetworkFlow {
    */
   constructor(settings: NetworkSettings = {}) {
     this.timeoutMs = (settings.timeout ?? 60) * 1000;
+    this.maxRedirects = settings.max_redirects ?? 3;
     this.#retries = settings.retries ?? 4;
     this.#limiter = settings.rate_limit !== undefined
       ? new RateLimiter({ perMinute: settings.rate_limit })

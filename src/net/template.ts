@@ -146,3 +146,24 @@ export function redact(text: string, secrets: readonly string[]): string {
   }
   return out;
 }
+
+/**
+ * A URL, or a message holding URLs, as messages may show it: without the
+ * user name and password of any URL in it.
+ *
+ * @param text A URL, or a text with URLs in it.
+ * @returns The text, each URL without its userinfo.
+ *
+ * @example
+ * ```ts
+ * import { withoutUserinfo } from "./template.ts";
+ * const shown = withoutUserinfo("error sending request for url (http://me:pw@127.0.0.1:8080/v1)");
+ * if (shown !== "error sending request for url (http://127.0.0.1:8080/v1)") throw new Error(shown);
+ * ```
+ */
+export function withoutUserinfo(text: string): string {
+  // Userinfo holds no "/", "?", "#" or "@" (they are percent-encoded).
+  return text.includes("@")
+    ? text.replace(/([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]*@/gi, "$1")
+    : text;
+}

@@ -140,9 +140,12 @@ export function httpTarget(
               headers,
               ...(body !== undefined ? { body } : {}),
             },
-            flow.timeoutMs,
-            secrets,
-            context.signal,
+            {
+              timeoutMs: flow.timeoutMs,
+              maxRedirects: flow.maxRedirects,
+              secrets,
+              signal: context.signal,
+            },
           ),
         context.signal,
       );
