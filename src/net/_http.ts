@@ -41,7 +41,19 @@ export interface SendOptions {
    * @default {3}
    */
   maxRedirects?: number | undefined;
+  /**
+   * The most bytes of an answer read: past it the read stops and the call
+   * fails, not retried.
+   * @default {33554432 (32 MiB)}
+   */
+  maxResponseBytes?: number | undefined;
 }
+
+/** The default of `max_response_bytes`: 32 MiB. */
+export const MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
+
+/** The most of an error answer read, for its message. */
+const ERROR_BODY_BYTES = 64 * 1024;
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
@@ -76,7 +88,14 @@ export async function send(
   const where = `${request.method} ${
     redact(withoutUserinfo(request.url), secrets)
   }`;
-  const call: Call = { where, timeoutMs, secrets, both, signal };
+  const call: Call = {
+    where,
+    maxResponseBytes: options.maxResponseBytes ?? MAX_RESPONSE_BYTES,
+    timeoutMs,
+    secrets,
+    both,
+    signal,
+  };
   let current = request;
   for (let hops = 0;; hops++) {
     const response = await exchange(current, call);
@@ -164,6 +183,7 @@ async function exchange(
 /** What a call's messages and failures need to know of it. */
 interface Call {
   where: string;
+  maxResponseBytes: number;
   timeoutMs: number;
   secrets: readonly string[];
   both: AbortSignal;
@@ -188,6 +208,53 @@ function failure(error: unknown, call: Call): unknown {
   return error;
 }
 
+/**
+ * Reads a body as text, at most `max` bytes: past them the read is cancelled
+ * and `tooLarge()` thrown, or, without it, the text read so far returned. A
+ * body whose length is declared and within the cap is read at once.
+ */
+async function readCapped(
+  response: Response,
+  max: number,
+  tooLarge?: () => Error,
+): Promise<string> {
+  const declared = response.headers.get("content-length");
+  // A declared length bounds what fetch reads, unless the body is
+  // decompressed on the way (then the decoded size is unknown).
+  if (declared !== null && !response.headers.has("content-encoding")) {
+    const length = Number(declared);
+    if (length <= max) return await response.text();
+    if (tooLarge !== undefined) {
+      await response.body?.cancel();
+      throw tooLarge();
+    }
+  }
+  if (response.body === null) return "";
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    if (size + value.length > max) {
+      await reader.cancel();
+      if (tooLarge !== undefined) throw tooLarge();
+      chunks.push(value.subarray(0, max - size));
+      size = max;
+      break;
+    }
+    chunks.push(value);
+    size += value.length;
+  }
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, at);
+    at += chunk.length;
+  }
+  return new TextDecoder().decode(bytes);
+}
+
 /** Reads the final response: its text if 2xx, else the error it means. */
 async function answer(
   response: Response,
@@ -196,7 +263,12 @@ async function answer(
   const { where, secrets } = call;
   let text: string;
   try {
-    text = await response.text();
+    text = response.ok
+      ? await readCapped(response, call.maxResponseBytes, () =>
+        new Error(
+          `${where} answered more than ${call.maxResponseBytes} bytes (max_response_bytes): the answer was not read`,
+        ))
+      : await readCapped(response, ERROR_BODY_BYTES);
   } catch (error) {
     throw failure(error, call);
   }

@@ -117,6 +117,7 @@ export class ChatClient {
         send({ method: "POST", url: this.url, headers, body }, {
           timeoutMs: this.#flow.timeoutMs,
           maxRedirects: this.#flow.maxRedirects,
+          maxResponseBytes: this.#flow.maxResponseBytes,
           secrets,
           signal,
         }),

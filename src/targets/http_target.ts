@@ -143,6 +143,7 @@ export function httpTarget(
             {
               timeoutMs: flow.timeoutMs,
               maxRedirects: flow.maxRedirects,
+              maxResponseBytes: flow.maxResponseBytes,
               secrets,
               signal: context.signal,
             },
