@@ -6,7 +6,12 @@
  */
 
 import { parseRetryAfter, RetryableError } from "./flow.ts";
-import { redact, withoutUserinfo } from "./template.ts";
+import {
+  redact,
+  redactClipped,
+  urlSecrets,
+  withoutUserinfo,
+} from "./template.ts";
 
 /** A request. */
 export interface HttpRequest {
@@ -57,11 +62,6 @@ const ERROR_BODY_BYTES = 64 * 1024;
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
-function clip(text: string, max = 500): string {
-  const t = text.trim();
-  return t.length > max ? `${t.slice(0, max)}…` : t;
-}
-
 /**
  * Sends one request with a timeout. Resolves with a 2xx response; throws a
  * {@linkcode RetryableError} for 429, 5xx, connection failures and timeouts,
@@ -79,7 +79,9 @@ export async function send(
   request: HttpRequest,
   options: SendOptions,
 ): Promise<HttpResponse> {
-  const { timeoutMs, secrets, signal } = options;
+  const { timeoutMs, signal } = options;
+  // A password in the URL goes out as Basic auth: hidden like a key.
+  const secrets = [...options.secrets, ...urlSecrets(request.url)];
   const maxRedirects = options.maxRedirects ?? 3;
   const timeout = AbortSignal.timeout(timeoutMs);
   const both = signal !== undefined
@@ -274,7 +276,7 @@ async function answer(
   }
   if (response.ok) return { status: response.status, text };
   const message = `${where} answered HTTP ${response.status}: ${
-    redact(clip(text), secrets)
+    redactClipped(text.trim(), secrets)
   }`;
   if (response.status === 429 || response.status >= 500) {
     throw new RetryableError(
@@ -304,8 +306,8 @@ export function parseJsonAnswer(
   } catch (error) {
     if (!(error instanceof SyntaxError)) throw error;
     throw new Error(
-      `${url} answered with invalid JSON: ${
-        JSON.stringify(redact(text, secrets).slice(0, 200))
+      `${redact(withoutUserinfo(url), secrets)} answered with invalid JSON: ${
+        JSON.stringify(redactClipped(text, secrets, 200, ""))
       }`,
     );
   }
