@@ -329,8 +329,17 @@ function readEntry(path: string, key: string): TargetResult | undefined {
   return entryResult(text, key);
 }
 
+/**
+ * Whether an error is the file system's: one of `Deno.errors`, or a plain
+ * `Error` carrying an errno (ENOSPC, EROFS, EDQUOT and EIO have no class of
+ * their own: their `code` is set and their message ends `(os error N)`).
+ */
 function isFsError(error: unknown): boolean {
-  return Object.values(Deno.errors).some((E) => error instanceof E);
+  if (Object.values(Deno.errors).some((E) => error instanceof E)) return true;
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  return (typeof code === "string" && /^E[A-Z0-9]+$/.test(code)) ||
+    /\(os error \d+\)/.test(error.message);
 }
 
 /**
