@@ -6,6 +6,7 @@
  */
 
 import { parseRetryAfter, RetryableError } from "./flow.ts";
+import { knownFileLimit, networkSlots } from "./_slots.ts";
 import {
   redact,
   redactClipped,
@@ -76,6 +77,32 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
  * @returns The response.
  */
 export async function send(
+  request: HttpRequest,
+  options: SendOptions,
+): Promise<HttpResponse> {
+  const { signal } = options;
+  // Each call holds a socket: wait for a slot under the open-file limit
+  // rather than fail with EMFILE.
+  const slots = networkSlots();
+  const wait = slots.acquire(signal);
+  if (wait !== undefined) {
+    // It rejects only when the signal aborts.
+    await wait.catch(() => {
+      throw new Error(
+        `${request.method} ${
+          redact(withoutUserinfo(request.url), options.secrets)
+        } was interrupted`,
+      );
+    });
+  }
+  try {
+    return await sendInSlot(request, options);
+  } finally {
+    slots.release();
+  }
+}
+
+async function sendInSlot(
   request: HttpRequest,
   options: SendOptions,
 ): Promise<HttpResponse> {
@@ -202,6 +229,16 @@ function failure(error: unknown, call: Call): unknown {
     );
   }
   // fetch rejects with TypeError when the connection fails or is reset.
+  if (
+    error instanceof TypeError &&
+    /os error 24\b|too many open files/i.test(`${error.message} ${error.cause}`)
+  ) {
+    return new RetryableError(
+      `${where} failed: too many open files (EMFILE, ulimit -n ${
+        knownFileLimit() ?? "unknown"
+      }): lower concurrency or raise the limit`,
+    );
+  }
   if (error instanceof TypeError) {
     return new RetryableError(
       `${where} failed: ${redact(withoutUserinfo(error.message), secrets)}`,
