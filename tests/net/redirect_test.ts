@@ -13,7 +13,9 @@ import {
   type Target,
   type Unit,
 } from "../../mod.ts";
+import { cli } from "../_cli.ts";
 import { type FakeLlm, fakeLlm, type FakeReply, reply } from "../_fake_llm.ts";
+import { withTempDir } from "../_proc.ts";
 
 const KEY = "sk-redirect-SECRET-5678";
 const env = (name: string) => name === "FAKE_API_KEY" ? KEY : undefined;
@@ -153,6 +155,55 @@ Deno.test("httpTarget ends a redirect loop at max_redirects, without retries", a
         } times (max_redirects), last to "${home.url}/loop"`,
       );
       assert.equal(home.count - before, requests);
+    }
+  });
+});
+
+Deno.test("cli run reads max_redirects and max_response_bytes from the config, and refuses bad ones", async () => {
+  await withTempDir(async (dir) => {
+    await using home = fakeLlm({
+      handler: (r) =>
+        r.path === "/answer"
+          ? redirect(302, "/big")
+          : { kind: "raw", status: 200, body: "x".repeat(2000) },
+    });
+    await Deno.writeTextFile(`${dir}/data.jsonl`, '{"input": "q"}\n');
+    const suite = (limits: string) =>
+      `dataset: data.jsonl
+target:
+  type: http
+  url: ${home.url}/answer
+  retries: 0
+${limits}
+scorers:
+  - type: exact_match
+`;
+    const reasons = async (limits: string) => {
+      await Deno.writeTextFile(`${dir}/suite.yaml`, suite(limits));
+      const out = await cli(
+        ["run", "suite.yaml", "--no-cache", "--out", "s.jsonl"],
+        dir,
+      );
+      assert.equal(out.code, 0, out.stderr);
+      return (await Deno.readTextFile(`${dir}/s.jsonl`)).trim().split("\n")
+        .map((l) => JSON.parse(l).reason);
+    };
+    assert.deepEqual(await reasons("  max_redirects: 1"), [
+      "the case has no expected",
+    ]);
+    assert.match(
+      (await reasons("  max_redirects: 0"))[0],
+      /redirected more than 0 times \(max_redirects\)/,
+    );
+    assert.match(
+      (await reasons("  max_response_bytes: 1000"))[0],
+      /answered more than 1000 bytes \(max_response_bytes\)/,
+    );
+    for (const bad of ["max_redirects: -1", "max_response_bytes: 0"]) {
+      await Deno.writeTextFile(`${dir}/suite.yaml`, suite(`  ${bad}`));
+      const out = await cli(["run", "suite.yaml", "--no-cache"], dir);
+      assert.equal(out.code, 2, out.stderr);
+      assert.match(out.stderr, new RegExp(`target\\.${bad.split(":")[0]}`));
     }
   });
 });
