@@ -75,6 +75,8 @@ const network = {
   rate_limit: optional(number({ positive: true })),
   max_total_retries: optional(number({ int: true, min: 0 })),
   retry_delay: optional(number({ min: 0, max: 600 })),
+  max_redirects: optional(number({ int: true, min: 0, max: 20 })),
+  max_response_bytes: optional(number({ int: true, positive: true })),
 };
 
 const generation = {

@@ -6,7 +6,13 @@
  */
 
 import { parseRetryAfter, RetryableError } from "./flow.ts";
-import { redact } from "./template.ts";
+import { knownFileLimit, networkSlots } from "./_slots.ts";
+import {
+  redact,
+  redactClipped,
+  urlSecrets,
+  withoutUserinfo,
+} from "./template.ts";
 
 /** A request. */
 export interface HttpRequest {
@@ -28,40 +34,164 @@ export interface HttpResponse {
   text: string;
 }
 
-function clip(text: string, max = 500): string {
-  const t = text.trim();
-  return t.length > max ? `${t.slice(0, max)}…` : t;
+/** How {@linkcode send} sends: its timeout, secrets, signal and limits. */
+export interface SendOptions {
+  /** How long the whole exchange may take, redirects included, in ms. */
+  timeoutMs: number;
+  /** Values to hide in messages. */
+  secrets: readonly string[];
+  /** Aborting stops it. */
+  signal?: AbortSignal | undefined;
+  /**
+   * Same-origin redirects followed before the call fails.
+   * @default {3}
+   */
+  maxRedirects?: number | undefined;
+  /**
+   * The most bytes of an answer read: past it the read stops and the call
+   * fails, not retried.
+   * @default {33554432 (32 MiB)}
+   */
+  maxResponseBytes?: number | undefined;
 }
+
+/** The default of `max_response_bytes`: 32 MiB. */
+export const MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
+
+/** The most of an error answer read, for its message. */
+const ERROR_BODY_BYTES = 64 * 1024;
+
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
 /**
  * Sends one request with a timeout. Resolves with a 2xx response; throws a
  * {@linkcode RetryableError} for 429, 5xx, connection failures and timeouts,
- * and an `Error` for any other status. Secret values never appear in the
- * messages.
+ * and an `Error` for any other status. A redirect is followed only within
+ * the request's origin (scheme, host and port), at most `maxRedirects`
+ * times: a redirect to another origin is a final error naming where it
+ * pointed, so no header or body ever leaves for another host. Secret values
+ * and URL passwords never appear in the messages.
  *
  * @param request The request.
- * @param timeoutMs How long the whole exchange may take.
- * @param secrets Values to hide in messages.
- * @param signal Aborting stops it.
+ * @param options The timeout, secrets, signal and limits.
  * @returns The response.
  */
 export async function send(
   request: HttpRequest,
-  timeoutMs: number,
-  secrets: readonly string[],
-  signal?: AbortSignal,
+  options: SendOptions,
 ): Promise<HttpResponse> {
+  const { signal } = options;
+  // Each call holds a socket: wait for a slot under the open-file limit
+  // rather than fail with EMFILE.
+  const slots = networkSlots();
+  const wait = slots.acquire(signal);
+  if (wait !== undefined) {
+    // It rejects only when the signal aborts.
+    await wait.catch(() => {
+      throw new Error(
+        `${request.method} ${
+          redact(withoutUserinfo(request.url), options.secrets)
+        } was interrupted`,
+      );
+    });
+  }
+  try {
+    return await sendInSlot(request, options);
+  } finally {
+    slots.release();
+  }
+}
+
+async function sendInSlot(
+  request: HttpRequest,
+  options: SendOptions,
+): Promise<HttpResponse> {
+  const { timeoutMs, signal } = options;
+  // A password in the URL goes out as Basic auth: hidden like a key.
+  const secrets = [...options.secrets, ...urlSecrets(request.url)];
+  const maxRedirects = options.maxRedirects ?? 3;
   const timeout = AbortSignal.timeout(timeoutMs);
   const both = signal !== undefined
     ? AbortSignal.any([signal, timeout])
     : timeout;
-  const where = `${request.method} ${redact(request.url, secrets)}`;
+  const where = `${request.method} ${
+    redact(withoutUserinfo(request.url), secrets)
+  }`;
+  const call: Call = {
+    where,
+    maxResponseBytes: options.maxResponseBytes ?? MAX_RESPONSE_BYTES,
+    timeoutMs,
+    secrets,
+    both,
+    signal,
+  };
+  let current = request;
+  for (let hops = 0;; hops++) {
+    const response = await exchange(current, call);
+    const location = response.headers.get("location");
+    if (!REDIRECTS.has(response.status) || location === null) {
+      return await answer(response, call);
+    }
+    await response.body?.cancel();
+    const next = redirectTarget(current, response.status, location);
+    const shown = JSON.stringify(
+      redact(withoutUserinfo(next?.url ?? location), secrets),
+    );
+    if (
+      next === undefined ||
+      new URL(next.url).origin !== new URL(current.url).origin
+    ) {
+      throw new Error(
+        `${where} was redirected (HTTP ${response.status}) to another origin, ${shown}, which is not followed`,
+      );
+    }
+    if (hops >= maxRedirects) {
+      throw new Error(
+        `${where} was redirected more than ${maxRedirects} times (max_redirects), last to ${shown}`,
+      );
+    }
+    current = next;
+  }
+}
+
+/**
+ * The request a redirect asks for, as fetch would make it: 303 (and 301 or
+ * 302 of a POST) becomes a GET without a body; 307 and 308 keep both.
+ * `undefined` when the `Location` is not a URL.
+ */
+function redirectTarget(
+  request: HttpRequest,
+  status: number,
+  location: string,
+): HttpRequest | undefined {
+  let url: URL;
+  try {
+    url = new URL(location, request.url);
+  } catch (error) {
+    // A Location that is no URL leads nowhere: refused like a foreign one.
+    if (!(error instanceof TypeError)) throw error;
+    return undefined;
+  }
+  const toGet = (status === 303 && request.method !== "HEAD") ||
+    ((status === 301 || status === 302) && request.method === "POST");
+  if (!toGet) return { ...request, url: url.href };
+  const { "content-type": _type, ...headers } = request.headers;
+  return { method: "GET", url: url.href, headers };
+}
+
+/** One fetch, redirects not followed; its failures sorted as `send` says. */
+async function exchange(
+  request: HttpRequest,
+  call: Call,
+): Promise<Response> {
+  const { where, secrets, both } = call;
   let prepared: Request;
   try {
     prepared = new Request(request.url, {
       method: request.method,
       headers: request.headers,
       ...(request.body !== undefined ? { body: request.body } : {}),
+      redirect: "manual",
       signal: both,
     });
   } catch (error) {
@@ -72,29 +202,118 @@ export async function send(
       `${where} cannot be sent: ${redact(error.message, secrets)}`,
     );
   }
-  let response: Response;
+  try {
+    return await fetch(prepared);
+  } catch (error) {
+    throw failure(error, call);
+  }
+}
+
+/** What a call's messages and failures need to know of it. */
+interface Call {
+  where: string;
+  maxResponseBytes: number;
+  timeoutMs: number;
+  secrets: readonly string[];
+  both: AbortSignal;
+  signal: AbortSignal | undefined;
+}
+
+/** What a failed fetch or body read throws. */
+function failure(error: unknown, call: Call): unknown {
+  const { where, timeoutMs, secrets, both, signal } = call;
+  if (signal?.aborted) return new Error(`${where} was interrupted`);
+  if (both.aborted) {
+    return new RetryableError(
+      `${where} timed out after ${timeoutMs / 1000} s`,
+    );
+  }
+  // fetch rejects with TypeError when the connection fails or is reset.
+  if (
+    error instanceof TypeError &&
+    /os error 24\b|too many open files/i.test(`${error.message} ${error.cause}`)
+  ) {
+    return new RetryableError(
+      `${where} failed: too many open files (EMFILE, ulimit -n ${
+        knownFileLimit() ?? "unknown"
+      }): lower concurrency or raise the limit`,
+    );
+  }
+  if (error instanceof TypeError) {
+    return new RetryableError(
+      `${where} failed: ${redact(withoutUserinfo(error.message), secrets)}`,
+    );
+  }
+  return error;
+}
+
+/**
+ * Reads a body as text, at most `max` bytes: past them the read is cancelled
+ * and `tooLarge()` thrown, or, without it, the text read so far returned. A
+ * body whose length is declared and within the cap is read at once.
+ */
+async function readCapped(
+  response: Response,
+  max: number,
+  tooLarge?: () => Error,
+): Promise<string> {
+  const declared = response.headers.get("content-length");
+  // A declared length bounds what fetch reads, unless the body is
+  // decompressed on the way (then the decoded size is unknown).
+  if (declared !== null && !response.headers.has("content-encoding")) {
+    const length = Number(declared);
+    if (length <= max) return await response.text();
+    if (tooLarge !== undefined) {
+      await response.body?.cancel();
+      throw tooLarge();
+    }
+  }
+  if (response.body === null) return "";
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    if (size + value.length > max) {
+      await reader.cancel();
+      if (tooLarge !== undefined) throw tooLarge();
+      chunks.push(value.subarray(0, max - size));
+      size = max;
+      break;
+    }
+    chunks.push(value);
+    size += value.length;
+  }
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, at);
+    at += chunk.length;
+  }
+  return new TextDecoder().decode(bytes);
+}
+
+/** Reads the final response: its text if 2xx, else the error it means. */
+async function answer(
+  response: Response,
+  call: Call,
+): Promise<HttpResponse> {
+  const { where, secrets } = call;
   let text: string;
   try {
-    response = await fetch(prepared);
-    text = await response.text();
+    text = response.ok
+      ? await readCapped(response, call.maxResponseBytes, () =>
+        new Error(
+          `${where} answered more than ${call.maxResponseBytes} bytes (max_response_bytes): the answer was not read`,
+        ))
+      : await readCapped(response, ERROR_BODY_BYTES);
   } catch (error) {
-    if (signal?.aborted) throw new Error(`${where} was interrupted`);
-    if (timeout.aborted) {
-      throw new RetryableError(
-        `${where} timed out after ${timeoutMs / 1000} s`,
-      );
-    }
-    // fetch rejects with TypeError when the connection fails or is reset.
-    if (error instanceof TypeError) {
-      throw new RetryableError(
-        `${where} failed: ${redact(error.message, secrets)}`,
-      );
-    }
-    throw error;
+    throw failure(error, call);
   }
   if (response.ok) return { status: response.status, text };
   const message = `${where} answered HTTP ${response.status}: ${
-    redact(clip(text), secrets)
+    redactClipped(text.trim(), secrets)
   }`;
   if (response.status === 429 || response.status >= 500) {
     throw new RetryableError(
@@ -124,8 +343,8 @@ export function parseJsonAnswer(
   } catch (error) {
     if (!(error instanceof SyntaxError)) throw error;
     throw new Error(
-      `${url} answered with invalid JSON: ${
-        JSON.stringify(redact(text, secrets).slice(0, 200))
+      `${redact(withoutUserinfo(url), secrets)} answered with invalid JSON: ${
+        JSON.stringify(redactClipped(text, secrets, 200, ""))
       }`,
     );
   }

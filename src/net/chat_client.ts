@@ -7,7 +7,12 @@
 
 import { parseJsonAnswer, send } from "./_http.ts";
 import { NetworkFlow, type NetworkSettings } from "./network.ts";
-import { TemplateError } from "./template.ts";
+import {
+  redact,
+  TemplateError,
+  urlSecrets,
+  withoutUserinfo,
+} from "./template.ts";
 
 /**
  * The settings of a chat client (config keys): where the chat completions API
@@ -52,9 +57,12 @@ export interface ChatReply {
 export class ChatClient {
   /** The chat completions URL. */
   readonly url: string;
+  /** The URL as messages and records show it: without user name and password. */
+  readonly shownUrl: string;
   /** The settings it was made with. */
   readonly settings: ChatSettings;
   #key: string | undefined;
+  #secrets: string[];
   #flow: NetworkFlow;
 
   /**
@@ -80,6 +88,11 @@ export class ChatClient {
         );
       }
     }
+    this.shownUrl = withoutUserinfo(this.url);
+    this.#secrets = [
+      ...(this.#key !== undefined ? [this.#key] : []),
+      ...urlSecrets(this.url),
+    ];
     this.#flow = new NetworkFlow(settings);
   }
 
@@ -95,7 +108,9 @@ export class ChatClient {
   }
 
   /**
-   * Asks the model, with the client's timeout, rate limit and retries.
+   * Asks the model, with the client's timeout, rate limit and retries. The
+   * reply's text comes with every secret (the key, a URL password) hidden,
+   * so that none is cached, scored or written.
    *
    * @param messages The conversation.
    * @param signal Aborting stops it.
@@ -106,7 +121,7 @@ export class ChatClient {
     messages: readonly unknown[],
     signal?: AbortSignal,
   ): Promise<ChatReply> {
-    const secrets = this.#key !== undefined ? [this.#key] : [];
+    const secrets = this.#secrets;
     const headers: Record<string, string> = {
       "content-type": "application/json",
     };
@@ -114,27 +129,28 @@ export class ChatClient {
     const body = JSON.stringify(this.body(messages));
     const { result, attempts } = await this.#flow.run(
       () =>
-        send(
-          { method: "POST", url: this.url, headers, body },
-          this.#flow.timeoutMs,
+        send({ method: "POST", url: this.url, headers, body }, {
+          timeoutMs: this.#flow.timeoutMs,
+          maxRedirects: this.#flow.maxRedirects,
+          maxResponseBytes: this.#flow.maxResponseBytes,
           secrets,
           signal,
-        ),
+        }),
       signal,
     );
-    const reply = parseJsonAnswer(this.url, result.text, secrets);
+    const reply = parseJsonAnswer(this.shownUrl, result.text, secrets);
     const choice = (reply as { choices?: Array<Record<string, unknown>> })
       .choices?.[0];
     const content = (choice?.message as { content?: unknown } | undefined)
       ?.content;
     if (typeof content !== "string") {
       throw new Error(
-        `${this.url} answered without a message text in choices[0].message.content`,
+        `${this.shownUrl} answered without a message text in choices[0].message.content`,
       );
     }
     const r = reply as Record<string, unknown>;
     return {
-      text: content,
+      text: redact(content, secrets),
       info: {
         model: r.model ?? this.settings.model,
         ...(r.usage !== undefined ? { usage: r.usage } : {}),

@@ -30,12 +30,22 @@ export interface NetworkSettings {
   max_total_retries?: number;
   /** Seconds of the first backoff; each retry doubles it, with jitter. Default 0.5. */
   retry_delay?: number;
+  /**
+   * Redirects within the same origin (scheme, host, port) followed per call;
+   * one to another origin is never followed. Default 3.
+   */
+  max_redirects?: number;
+  /**
+   * The most bytes of one answer read; a longer answer is a target error,
+   * not retried, and the read stops there. Default 33554432 (32 MiB).
+   */
+  max_response_bytes?: number;
 }
 
 /**
  * Settings without their flow control: what identifies a target for its
- * cache. Timeouts, retries and rate limits change how a call is made, never
- * its answer, so changing them keeps the cache.
+ * cache. Timeouts, retries, rate limits and limits on redirects and sizes change how a
+ * call is made, never its answer, so changing them keeps the cache.
  *
  * @param settings A target's settings.
  * @returns The same, without the flow control keys.
@@ -49,6 +59,8 @@ export function withoutFlow<T extends NetworkSettings>(
     rate_limit: _l,
     max_total_retries: _m,
     retry_delay: _d,
+    max_redirects: _h,
+    max_response_bytes: _b,
     ...rest
   } = settings;
   return rest;
@@ -58,6 +70,10 @@ export function withoutFlow<T extends NetworkSettings>(
 export class NetworkFlow {
   /** How long one attempt may take, in ms. */
   readonly timeoutMs: number;
+  /** Same-origin redirects followed per attempt. */
+  readonly maxRedirects: number;
+  /** The most bytes of one answer read. */
+  readonly maxResponseBytes: number | undefined;
   #retries: number;
   #limiter: RateLimiter | undefined;
   #budget: RetryBudget;
@@ -70,6 +86,8 @@ export class NetworkFlow {
    */
   constructor(settings: NetworkSettings = {}) {
     this.timeoutMs = (settings.timeout ?? 60) * 1000;
+    this.maxRedirects = settings.max_redirects ?? 3;
+    this.maxResponseBytes = settings.max_response_bytes;
     this.#retries = settings.retries ?? 4;
     this.#limiter = settings.rate_limit !== undefined
       ? new RateLimiter({ perMinute: settings.rate_limit })

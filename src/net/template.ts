@@ -132,17 +132,176 @@ export function fillEnv(
   return { text: filled, secrets };
 }
 
+const encoder = new TextEncoder();
+
+function base64(bytes: Uint8Array): string {
+  let binary = "";
+  for (const b of bytes) binary += String.fromCharCode(b);
+  return btoa(binary);
+}
+
 /**
- * Hides secret values in a text (an error message, a response body).
+ * The base64 text of `secret` wherever it starts in an encoded stream: for
+ * each of the three alignments, the characters that only the secret's bytes
+ * decide (those shared with the bytes around it vary, and are left).
+ */
+function base64Forms(secret: string): string[] {
+  const bytes = encoder.encode(secret);
+  const forms: string[] = [];
+  for (let shift = 0; shift < 3; shift++) {
+    const padded = new Uint8Array(shift + bytes.length);
+    padded.set(bytes, shift);
+    const text = base64(padded);
+    const first = Math.ceil((shift * 8) / 6);
+    const last = Math.floor(((shift + bytes.length) * 8) / 6);
+    const core = text.slice(first, last);
+    forms.push(core, core.replaceAll("+", "-").replaceAll("/", "_"));
+  }
+  forms.push(base64(bytes)); // with its padding
+  return forms;
+}
+
+const formsOf = new Map<string, readonly string[]>();
+
+/**
+ * The forms a secret can take in a text it was echoed into: as it is,
+ * JSON-escaped, URL-encoded (upper or lower case hex, `+` or `%20` for a
+ * space) and base64 (standard or URL-safe, at any alignment). Longest first,
+ * so that a form holding another is replaced whole.
+ */
+function secretForms(secret: string): readonly string[] {
+  if (secret.length < 4) return [];
+  let forms = formsOf.get(secret);
+  if (forms === undefined) {
+    const url = encodeURIComponent(secret);
+    const set = new Set([
+      secret,
+      JSON.stringify(secret).slice(1, -1),
+      JSON.stringify(JSON.stringify(secret).slice(1, -1)).slice(1, -1),
+      url,
+      url.replace(/%[0-9A-F]{2}/g, (e) => e.toLowerCase()),
+      url.replaceAll("%20", "+"),
+      ...base64Forms(secret),
+    ]);
+    forms = [...set].filter((f) => f.length >= 4).sort((a, b) =>
+      b.length - a.length
+    );
+    // Secrets are few (a key, the ${VAR} values): kept for the process.
+    formsOf.set(secret, forms);
+  }
+  return forms;
+}
+
+/**
+ * Hides secret values in a text (an error message, a response body, a
+ * model's answer): each secret as it is and in the forms an echo gives it
+ * (JSON-escaped, URL-encoded, base64).
  *
  * @param text The text.
- * @param secrets The values to hide.
+ * @param secrets The values to hide; those shorter than 4 characters are left.
  * @returns The text with each secret replaced by `***`.
+ *
+ * @example A key echoed JSON-escaped is hidden too
+ * ```ts
+ * import { redact } from "./template.ts";
+ * const key = 'Zq"9\\Lm-secret';
+ * const echoed = JSON.stringify({ error: `bad key ${key}` });
+ * if (redact(echoed, [key]).includes("secret")) throw new Error("leaked");
+ * ```
  */
 export function redact(text: string, secrets: readonly string[]): string {
   let out = text;
-  for (const secret of secrets) {
-    if (secret.length >= 4) out = out.split(secret).join("***");
+  // Longest first across all secrets: a password's forms lie inside those
+  // of the `user:password` pair, which must be replaced whole.
+  const forms = secrets.length === 1
+    ? secretForms(secrets[0]!)
+    : secrets.flatMap(secretForms).sort((a, b) => b.length - a.length);
+  for (const form of forms) {
+    if (out.includes(form)) out = out.split(form).join("***");
   }
   return out;
+}
+
+/**
+ * Clips a text to `max` characters after hiding its secrets, so that no
+ * secret is cut into a part that no longer matches.
+ *
+ * @param text The text.
+ * @param secrets The values to hide.
+ * @param max The most characters kept.
+ * @param mark What ends a text that was clipped.
+ * @returns The text, redacted and clipped.
+ *
+ * @example
+ * ```ts
+ * import { redactClipped } from "./template.ts";
+ * const key = "sk-0123456789";
+ * const shown = redactClipped(`${"x".repeat(495)}${key}`, [key], 500);
+ * if (shown.includes("sk-01")) throw new Error(shown);
+ * ```
+ */
+export function redactClipped(
+  text: string,
+  secrets: readonly string[],
+  max = 500,
+  mark = "…",
+): string {
+  // Only the head is shown: redact a head long enough to hold any form of a
+  // secret that starts within it.
+  const longest = secrets.reduce(
+    (n, s) => Math.max(n, ...secretForms(s).map((f) => f.length)),
+    0,
+  );
+  const t = redact(text.slice(0, max + longest + 1), secrets);
+  return t.length > max ? `${t.slice(0, max)}${mark}` : t;
+}
+
+/**
+ * A URL, or a message holding URLs, as messages may show it: without the
+ * user name and password of any URL in it.
+ *
+ * @param text A URL, or a text with URLs in it.
+ * @returns The text, each URL without its userinfo.
+ *
+ * @example
+ * ```ts
+ * import { withoutUserinfo } from "./template.ts";
+ * const shown = withoutUserinfo("error sending request for url (http://me:pw@127.0.0.1:8080/v1)");
+ * if (shown !== "error sending request for url (http://127.0.0.1:8080/v1)") throw new Error(shown);
+ * ```
+ */
+export function withoutUserinfo(text: string): string {
+  // Userinfo holds no "/", "?", "#" or "@" (they are percent-encoded).
+  return text.includes("@")
+    ? text.replace(/([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]*@/gi, "$1")
+    : text;
+}
+
+/**
+ * The secrets a URL carries in its userinfo: the password, and the
+ * `user:password` pair that goes out base64-encoded as Basic auth.
+ *
+ * @param url A URL.
+ * @returns The values to hide (none when it has no password).
+ *
+ * @example
+ * ```ts
+ * import { urlSecrets } from "./template.ts";
+ * if (!urlSecrets("http://me:pw-1234@h/").includes("pw-1234")) throw new Error();
+ * ```
+ */
+export function urlSecrets(url: string): string[] {
+  if (!url.includes("@")) return [];
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch (error) {
+    // Not a URL: the request fails later with its own message.
+    if (!(error instanceof TypeError)) throw error;
+    return [];
+  }
+  if (parsed.password === "") return [];
+  const user = decodeURIComponent(parsed.username);
+  const password = decodeURIComponent(parsed.password);
+  return [password, parsed.password, `${user}:${password}`];
 }

@@ -172,7 +172,7 @@ export function llmJudge(
   }`;
   const provenance = {
     judge_model: settings.model,
-    judge_url: client.url,
+    judge_url: client.shownUrl,
     prompt: promptHash,
   };
   return {

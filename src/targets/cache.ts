@@ -30,6 +30,8 @@ const KEY_END = KEY_START + 64;
  * line per entry: no file created per answer, and no writer ever shares a
  * file); a reader indexes every pack once, later packs winning. Entries of
  * the earlier layout, a file per key (`<2 hex>/<key>.json`), are still read.
+ * The folder (and any parent it needs) is created `0700` and each pack
+ * `0600`, whatever the umask allows beyond that: answers echo what was sent.
  *
  * @example A second run with the same cache folder pays for nothing
  * ```ts
@@ -158,7 +160,8 @@ export class TargetCache {
       this.#queue = [];
       try {
         if (this.#pack === undefined) {
-          await Deno.mkdir(this.dir, { recursive: true });
+          // Answers may hold what the user sent: private to the user.
+          await Deno.mkdir(this.dir, { recursive: true, mode: 0o700 });
           this.#pack = { path: `${this.dir}/${packName()}`, size: 0 };
         }
         const pack = this.#pack;
@@ -170,7 +173,7 @@ export class TargetCache {
           bytes.set(e.line, start);
           start += e.line.length;
         }
-        await Deno.writeFile(pack.path, bytes, { append: true });
+        await Deno.writeFile(pack.path, bytes, { append: true, mode: 0o600 });
         this.#index ??= this.#readIndex();
         // Where each line landed; a write that failed half-way leaves these
         // wrong, which only makes later reads miss (the key is checked).
@@ -326,8 +329,17 @@ function readEntry(path: string, key: string): TargetResult | undefined {
   return entryResult(text, key);
 }
 
+/**
+ * Whether an error is the file system's: one of `Deno.errors`, or a plain
+ * `Error` carrying an errno (ENOSPC, EROFS, EDQUOT and EIO have no class of
+ * their own: their `code` is set and their message ends `(os error N)`).
+ */
 function isFsError(error: unknown): boolean {
-  return Object.values(Deno.errors).some((E) => error instanceof E);
+  if (Object.values(Deno.errors).some((E) => error instanceof E)) return true;
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  return (typeof code === "string" && /^E[A-Z0-9]+$/.test(code)) ||
+    /\(os error \d+\)/.test(error.message);
 }
 
 /**

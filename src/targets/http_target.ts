@@ -9,8 +9,11 @@ import type { Case } from "../dataset/case.ts";
 import { parseJsonAnswer, send } from "../net/_http.ts";
 import {
   fillEnv,
+  redact,
   renderJsonTemplate,
   renderTemplate,
+  urlSecrets,
+  withoutUserinfo,
 } from "../net/template.ts";
 import type { TargetContext, TargetResult } from "./target.ts";
 import {
@@ -74,7 +77,8 @@ export function atPath(value: unknown, path: string): unknown {
 /**
  * A target that sends each case to an HTTP service. A non-2xx answer is a
  * target error with its status and a trimmed body; 429, 5xx, resets and
- * timeouts are retried first.
+ * timeouts are retried first. Secrets (`${NAME}` values, a URL password)
+ * are hidden in the output and in every message.
  *
  * @param settings URL, method, headers, body template, output path, flow control.
  * @param env Reads an environment variable (for `${NAME}` in headers).
@@ -99,7 +103,7 @@ export function httpTarget(
 ): CacheableTarget {
   const method = (settings.method ?? "POST").toUpperCase();
   const headers: Record<string, string> = {};
-  const secrets: string[] = [];
+  const secrets: string[] = urlSecrets(settings.url);
   for (const [name, value] of Object.entries(settings.headers ?? {})) {
     const filled = fillEnv(value, env);
     headers[name.toLowerCase()] = filled.text;
@@ -140,23 +144,35 @@ export function httpTarget(
               headers,
               ...(body !== undefined ? { body } : {}),
             },
-            flow.timeoutMs,
-            secrets,
-            context.signal,
+            {
+              timeoutMs: flow.timeoutMs,
+              maxRedirects: flow.maxRedirects,
+              maxResponseBytes: flow.maxResponseBytes,
+              secrets,
+              signal: context.signal,
+            },
           ),
         context.signal,
       );
       const info = { status: result.status, attempts };
-      if (settings.output === undefined) return { output: result.text, info };
-      const json = parseJsonAnswer(req.url, result.text, secrets);
+      // A secret the service echoes is hidden before the answer is cached,
+      // scored or written.
+      if (settings.output === undefined) {
+        return { output: redact(result.text, secrets), info };
+      }
+      const shown = redact(withoutUserinfo(req.url), secrets);
+      const json = parseJsonAnswer(shown, result.text, secrets);
       const output = atPath(json, settings.output);
       if (output === undefined || output === null) {
         throw new Error(
-          `${req.url} answered without ${JSON.stringify(settings.output)}`,
+          `${shown} answered without ${JSON.stringify(settings.output)}`,
         );
       }
       return {
-        output: typeof output === "string" ? output : JSON.stringify(output),
+        output: redact(
+          typeof output === "string" ? output : JSON.stringify(output),
+          secrets,
+        ),
         info,
       };
     },

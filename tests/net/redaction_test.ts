@@ -1,0 +1,187 @@
+// Redaction: no secret (an api key, a ${VAR} header value, a URL password)
+// reaches an error reason, an output, a Score or the cache, whether echoed
+// as it is, past the clip of an error body, JSON-escaped, URL-encoded or
+// base64-encoded, against real servers on loopback.
+
+import assert from "node:assert/strict";
+import {
+  cachedTarget,
+  httpTarget,
+  llmJudge,
+  openaiTarget,
+  runTarget,
+  type Target,
+  TargetCache,
+  type Unit,
+} from "../../mod.ts";
+import { fakeLlm, reply } from "../_fake_llm.ts";
+import { withTempDir } from "../_proc.ts";
+
+/** A key with the characters JSON and URLs escape. */
+const KEY = 'sk-Zq"9\\Lm/+ SECRET=42&';
+const env = (name: string) => name === "FAKE_API_KEY" ? KEY : undefined;
+const base64 = (text: string) =>
+  btoa(String.fromCharCode(...new TextEncoder().encode(text)));
+
+async function runOne(target: Target, input = "q"): Promise<Unit> {
+  const examples = [{ example_id: "d#1", line: 1, case: { input } }];
+  const [unit] = await Array.fromAsync(
+    ReadableStream.from(examples).pipeThrough(runTarget(target)),
+  );
+  assert.ok(unit !== undefined);
+  return unit;
+}
+
+/** Asserts that `text` holds no part of the key long enough to matter. */
+function assertNoKey(text: string, what: string): void {
+  for (let i = 0; i + 6 <= KEY.length; i++) {
+    const part = KEY.slice(i, i + 6);
+    assert.ok(
+      !text.includes(part),
+      `${what} holds ${JSON.stringify(part)}: ${text}`,
+    );
+  }
+  for (
+    const form of [JSON.stringify(KEY), encodeURIComponent(KEY), base64(KEY)]
+  ) {
+    assert.ok(!text.includes(form.slice(1, -1)), `${what} holds ${form}`);
+  }
+}
+
+Deno.test("httpTarget hides a key that straddles the clip of an error body", async () => {
+  for (const at of [490, 495, 499, 500]) {
+    await using server = fakeLlm({
+      handler: (r) =>
+        reply.error(400, `${"x".repeat(at)}${r.headers["x-api-key"]} and more`),
+    });
+    const unit = await runOne(httpTarget({
+      url: `${server.url}/answer`,
+      headers: { "x-api-key": "${FAKE_API_KEY}" },
+    }, env));
+    assert.match(unit.target?.error ?? "", /answered HTTP 400: x+/);
+    assertNoKey(unit.target?.error ?? "", `the error at ${at}`);
+  }
+});
+
+Deno.test("openaiTarget hides a key echoed JSON-escaped, URL-encoded or base64", async () => {
+  const echoes = [
+    (k: string) => JSON.stringify({ error: { message: `bad key ${k}` } }),
+    (k: string) => `bad key ${encodeURIComponent(k)}`,
+    (k: string) => `bad key ${encodeURIComponent(k).toLowerCase()}`,
+    (k: string) => `bad key ${base64(k)}`,
+    (k: string) => `token=${base64(`user:${k}`)}`,
+  ];
+  for (const [i, echo] of echoes.entries()) {
+    await using server = fakeLlm({
+      handler: (r) =>
+        reply.error(
+          401,
+          echo(r.headers.authorization!.slice("Bearer ".length)),
+        ),
+    });
+    const unit = await runOne(openaiTarget({
+      base_url: server.baseUrl,
+      model: "m",
+      api_key_env: "FAKE_API_KEY",
+    }, env));
+    assert.match(unit.target?.error ?? "", /answered HTTP 401: /);
+    assertNoKey(unit.target?.error ?? "", `echo ${i}`);
+  }
+});
+
+Deno.test("httpTarget and openaiTarget never show a URL's password, nor its Basic auth echoed", async () => {
+  await using server = fakeLlm({
+    handler: (r) => reply.error(403, `denied ${r.headers.authorization}`),
+  });
+  const port = new URL(server.url).port;
+  const http = await runOne(httpTarget({
+    url: `http://someone:hunter2pw@127.0.0.1:${port}/answer`,
+  }));
+  assert.match(
+    http.target?.error ?? "",
+    new RegExp(
+      `^POST http://127\\.0\\.0\\.1:${port}/answer answered HTTP 403: denied Basic \\*\\*\\*$`,
+    ),
+  );
+  const openai = await runOne(openaiTarget({
+    base_url: `http://someone:hunter2pw@127.0.0.1:${port}/v1`,
+    model: "m",
+  }));
+  assert.match(
+    openai.target?.error ?? "",
+    /answered HTTP 403: denied Basic \*\*\*$/,
+  );
+  // A connection refused: fetch's own message names the URL.
+  await server.close();
+  const refused = await runOne(httpTarget({
+    url: `http://someone:hunter2pw@127.0.0.1:${port}/answer`,
+    retries: 0,
+  }));
+  assert.match(refused.target?.error ?? "", /failed: /);
+  for (const unit of [http, openai, refused]) {
+    assert.ok(!unit.target?.error?.includes("hunter2pw"), unit.target?.error);
+    assert.ok(!unit.target?.error?.includes("someone"), unit.target?.error);
+  }
+});
+
+Deno.test("a key the model echoes in a 200 answer is hidden before it is cached or scored", async () => {
+  await withTempDir(async (dir) => {
+    await using server = fakeLlm({
+      handler: (r) => {
+        const key = (r.headers.authorization ?? "").replace(/^Bearer /, "") ||
+          r.headers["x-api-key"]!;
+        if (r.path === "/raw") {
+          return { kind: "raw", status: 200, body: `raw ${key}` };
+        }
+        if (r.path === "/json") {
+          return reply.json({ a: `json ${JSON.stringify(key)}` });
+        }
+        const model = (r.json as { model?: string }).model;
+        return reply.ok(
+          model === "judge"
+            ? JSON.stringify({ score: 1, reason: `the key is ${key}` })
+            : `the key is ${key} or ${base64(key)}`,
+        );
+      },
+    });
+    const cache = new TargetCache(`${dir}/cache`);
+    const chat = {
+      base_url: server.baseUrl,
+      model: "m",
+      api_key_env: "FAKE_API_KEY",
+    };
+    const headers = { "x-api-key": "${FAKE_API_KEY}" };
+    const units = [
+      await runOne(cachedTarget(openaiTarget(chat, env), cache)),
+      await runOne(
+        cachedTarget(
+          httpTarget({ url: `${server.url}/raw`, headers }, env),
+          cache,
+        ),
+      ),
+      await runOne(
+        cachedTarget(
+          httpTarget({ url: `${server.url}/json`, headers, output: "a" }, env),
+          cache,
+        ),
+      ),
+    ];
+    assert.deepEqual(units.map((u) => u.output), [
+      "the key is *** or ***",
+      "raw ***",
+      'json "***"',
+    ]);
+    for (const file of Deno.readDirSync(`${dir}/cache`)) {
+      assertNoKey(
+        await Deno.readTextFile(`${dir}/cache/${file.name}`),
+        file.name,
+      );
+    }
+    const score = await llmJudge({ ...chat, model: "judge" }, env).score(
+      units[0]!,
+      {},
+    );
+    assert.ok(!("scores" in score));
+    assert.equal(score.reason, "the key is ***");
+  });
+});
