@@ -5,6 +5,7 @@
  */
 
 import assert from "node:assert/strict";
+import { staticGraph } from "./_static_graph.ts";
 
 const ROOT = new URL("../", import.meta.url);
 const SRC = new URL("src/", ROOT).href;
@@ -210,4 +211,10 @@ Deno.test("deno publish --dry-run is clean: no slow types, no warnings", async (
   assert.match(text, /src\/score\/mod\.ts/);
   assert.match(text, /LICENSE/);
   assert.doesNotMatch(text, /tests\/|bench\//);
+});
+
+Deno.test("importing mod.ts loads no zod: a script pays only for what it runs", async () => {
+  const { modules } = await staticGraph("mod.ts");
+  assert.ok(modules.size > 40, `only ${modules.size} modules`);
+  for (const m of modules) assert.doesNotMatch(m, /^npm:\/?zod@/, m);
 });

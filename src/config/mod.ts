@@ -37,4 +37,3 @@ export {
   ConfigError,
   loadConfig,
 } from "./config.ts";
-export { parseConfig, parseConfigText } from "./schema.ts";

@@ -164,7 +164,8 @@ function describe(
  *
  * @example A value parsed elsewhere: without `lineOf`, messages name no line
  * ```ts
- * import { ConfigError, parseConfig } from "./mod.ts";
+ * import { ConfigError } from "./mod.ts";
+ * import { parseConfig } from "./schema.ts";
  * const value = { dataset: "cases.jsonl", target: { type: "replay" }, scorers: [{ type: "exact_match" }, { type: "exact_match" }] };
  * const error = (() => { try { parseConfig(value, "suite.yaml"); } catch (e) { return e; } })();
  * if (!(error instanceof ConfigError) || error.line !== undefined) throw new Error("unexpected");
@@ -197,7 +198,8 @@ export function parseConfig(
  *
  * @example A value of the wrong type, named with its key and line
  * ```ts
- * import { ConfigError, parseConfigText } from "./mod.ts";
+ * import { ConfigError } from "./mod.ts";
+ * import { parseConfigText } from "./schema.ts";
  * const yaml = "dataset: cases.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\nconcurrency: '4'\n";
  * const error = (() => { try { parseConfigText(yaml, "suite.yaml"); } catch (e) { return e; } })();
  * if (!(error instanceof ConfigError) || error.exitCode !== 2) throw new Error("unexpected");

@@ -1,9 +1,6 @@
 import assert from "node:assert/strict";
-import {
-  checkConfigText,
-  ConfigError,
-  parseConfigText,
-} from "../../src/config/mod.ts";
+import { checkConfigText, ConfigError } from "../../src/config/mod.ts";
+import { parseConfigText } from "../../src/config/schema.ts";
 
 /** The ConfigError both ways of checking a config throw for `text` (they must agree). */
 export async function configError(text: string): Promise<ConfigError> {
