@@ -4,7 +4,23 @@
  * @module
  */
 
-/** Options of {@linkcode concurrentMap}. */
+/**
+ * Options of {@linkcode concurrentMap}.
+ *
+ * @example Run two calls at once, stop taking chunks once aborted
+ * ```ts
+ * import { concurrentMap, type ConcurrentMapOptions } from "./mod.ts";
+ * const stop = new AbortController();
+ * const options: ConcurrentMapOptions = { concurrency: 2, window: 8, stop: stop.signal };
+ * const out = await Array.fromAsync(
+ *   ReadableStream.from([1, 2, 3, 4]).pipeThrough(concurrentMap((n: number) => {
+ *     if (n === 2) stop.abort();
+ *     return n * 10;
+ *   }, options)),
+ * );
+ * if (out.join() !== "10,20") throw new Error(out.join());
+ * ```
+ */
 export interface ConcurrentMapOptions {
   /**
    * How many calls may run at once.

@@ -5,7 +5,23 @@
  * @module
  */
 
-/** Options of {@linkcode runCommand}. */
+/**
+ * Options of {@linkcode runCommand}.
+ *
+ * @example Feed stdin, in a given folder, with a timeout and output caps
+ * ```ts
+ * import { runCommand, type RunCommandOptions } from "./mod.ts";
+ * const options: RunCommandOptions = {
+ *   cwd: "/",
+ *   stdin: new TextEncoder().encode("hi"),
+ *   timeoutMs: 10_000,
+ *   maxStdoutBytes: 1024,
+ *   maxStderrBytes: 1024,
+ * };
+ * const result = await runCommand("cat; pwd", options);
+ * if (result.kind !== "exited" || new TextDecoder().decode(result.stdout) !== "hi/\n") throw new Error();
+ * ```
+ */
 export interface RunCommandOptions {
   /** The folder the command runs in. */
   cwd?: string;
@@ -21,7 +37,19 @@ export interface RunCommandOptions {
   signal?: AbortSignal;
 }
 
-/** How a command ended. */
+/**
+ * How a command ended.
+ *
+ * @example Tell an exit from an overflow
+ * ```ts
+ * import { runCommand, type RunResult } from "./mod.ts";
+ * const limits = { stdin: new Uint8Array(), timeoutMs: 10_000, maxStderrBytes: 1024 };
+ * const exited: RunResult = await runCommand("exit 3", { ...limits, maxStdoutBytes: 1024 });
+ * if (exited.kind !== "exited" || exited.code !== 3) throw new Error(exited.kind);
+ * const overflow: RunResult = await runCommand("yes", { ...limits, maxStdoutBytes: 16 });
+ * if (overflow.kind !== "overflow" || overflow.stream !== "stdout") throw new Error(overflow.kind);
+ * ```
+ */
 export type RunResult =
   | {
     kind: "exited";

@@ -48,7 +48,22 @@ import { scoreUnitBatches } from "../scorers/score_units.ts";
 import { runTargetBatches } from "../targets/target.ts";
 import type { ByteWriter } from "../io/text_writer.ts";
 
-/** Options of {@linkcode runSuite}. */
+/**
+ * Options of {@linkcode runSuite}.
+ *
+ * @example Collect the Scores, run each example twice, see each Score
+ * ```ts
+ * import { runSuite, type RunSuiteOptions } from "./mod.ts";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/d.jsonl`, '{"input":"q","output":"a","expected":"a"}\n');
+ * await Deno.writeTextFile(`${dir}/s.yaml`, "dataset: d.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n");
+ * const seen: string[] = [];
+ * const options: RunSuiteOptions = { sink: new WritableStream(), epochs: 2, onScore: (s) => seen.push(s.unit_id!) };
+ * await runSuite(`${dir}/s.yaml`, options);
+ * await Deno.remove(dir, { recursive: true });
+ * if (seen.join() !== "d.jsonl#1@1,d.jsonl#1@2") throw new Error(seen.join());
+ * ```
+ */
 export interface RunSuiteOptions {
   /** Where Scores go as they are produced, in batches of those ready together. */
   sink: WritableStream<Score[]>;
@@ -131,7 +146,20 @@ export interface RunSuiteOptions {
   stdin?: ReadableStream<Uint8Array>;
 }
 
-/** What a finished run reports. */
+/**
+ * What a finished run reports.
+ *
+ * @example Read the mean and the gates of a run
+ * ```ts
+ * import { runSuite, type RunSummary } from "./mod.ts";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/d.jsonl`, '{"input":"q","output":"a","expected":"b"}\n');
+ * await Deno.writeTextFile(`${dir}/s.yaml`, "dataset: d.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n");
+ * const summary: RunSummary = await runSuite(`${dir}/s.yaml`, { sink: new WritableStream() });
+ * await Deno.remove(dir, { recursive: true });
+ * if (!summary.complete || summary.scores !== 1 || summary.aggregates[0]?.mean !== 0) throw new Error();
+ * ```
+ */
 export interface RunSummary {
   /** The run's id (as in its RunRecord). */
   runId: string;
@@ -244,6 +272,21 @@ async function prepare(
  * @returns The summary.
  * @throws {import("../config/config.ts").ConfigError} For a config that cannot be used.
  * @throws {DatasetError} For a dataset that cannot be read at all.
+ *
+ * @example Run a replay suite and write its Scores as NDJSON
+ * ```ts
+ * import { runSuite } from "./mod.ts";
+ * import { ndjsonBatchSink } from "../io/mod.ts";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/d.jsonl`, '{"input":"2+2","output":"4","expected":"4"}\n{"input":"3+3","output":"7","expected":"6"}\n');
+ * await Deno.writeTextFile(`${dir}/evalpipe.yaml`, "dataset: d.jsonl\ntarget: { type: replay }\nscorers:\n  - type: exact_match\n");
+ * let text = "";
+ * const dest = { write: (p: Uint8Array) => (text += new TextDecoder().decode(p), Promise.resolve(p.length)) };
+ * const summary = await runSuite(`${dir}/evalpipe.yaml`, { sink: ndjsonBatchSink(dest) });
+ * await Deno.remove(dir, { recursive: true });
+ * const [agg] = summary.aggregates;
+ * if (agg?.metric !== "exact_match" || agg.mean !== 0.5 || text.split("\n").length !== 3) throw new Error(text);
+ * ```
  */
 export async function runSuite(
   configPath: string,

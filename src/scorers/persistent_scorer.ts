@@ -23,7 +23,19 @@ import {
 } from "./subprocess_scorer.ts";
 import type { Unit } from "../dataset/unit.ts";
 
-/** Options of {@linkcode persistentScorer}. */
+/**
+ * Options of {@linkcode persistentScorer}.
+ *
+ * @example Name the metric, cap the verdict line, keep few payloads ahead
+ * ```ts
+ * import { persistentScorer, type PersistentScorerOptions } from "./mod.ts";
+ * const options: PersistentScorerOptions = { name: "ok", cwd: "/", timeout: 10, maxLineBytes: 4096, inFlight: 2 };
+ * const s = persistentScorer(`while read -r line; do echo '{"score": 0.5}'; done`, options);
+ * const score = await s.score({ example_id: "a#1", unit_id: "a#1", input: "q", output: "a" }, {});
+ * await s.close!();
+ * if ("scores" in score || score.metric !== "ok" || score.value !== 0.5) throw new Error("unexpected");
+ * ```
+ */
 export interface PersistentScorerOptions {
   /**
    * The metric name.

@@ -17,7 +17,21 @@ import {
 import type { Scorer, ScorerContext } from "./scorer.ts";
 import type { Unit } from "../dataset/unit.ts";
 
-/** Options of {@linkcode scoreUnits} and {@linkcode scoreUnitBatches}. */
+/**
+ * Options of {@linkcode scoreUnits} and {@linkcode scoreUnitBatches}.
+ *
+ * @example Score two units at once, with a signal that can stop the scorers
+ * ```ts
+ * import { exactMatch, scoreUnits, type ScoreUnitsOptions } from "./mod.ts";
+ * const options: ScoreUnitsOptions = { concurrency: 2, signal: new AbortController().signal };
+ * const units = [
+ *   { example_id: "d#1", unit_id: "d#1", input: "2+2", output: "4", expected: "4" },
+ *   { example_id: "d#2", unit_id: "d#2", input: "3+3", output: "7", expected: "6" },
+ * ];
+ * const scores = await Array.fromAsync(ReadableStream.from(units).pipeThrough(scoreUnits([exactMatch()], options)));
+ * if (scores.map((s) => s.value).join() !== "1,0") throw new Error("unexpected");
+ * ```
+ */
 export interface ScoreUnitsOptions {
   /**
    * How many units are scored at once (each runs its scorers side by side).

@@ -20,7 +20,18 @@ import {
 } from "./scorer.ts";
 import type { Unit } from "../dataset/unit.ts";
 
-/** Options of {@linkcode subprocessScorer}. */
+/**
+ * Options of {@linkcode subprocessScorer}.
+ *
+ * @example Name the metric, run in a folder, with a timeout and output caps
+ * ```ts
+ * import { subprocessScorer, type SubprocessScorerOptions } from "./mod.ts";
+ * const options: SubprocessScorerOptions = { name: "ok", cwd: "/", timeout: 10, maxStdoutBytes: 4096, maxStderrBytes: 4096 };
+ * const s = subprocessScorer(`cat >/dev/null; echo '{"score": 1, "reason": "fine"}'`, options);
+ * const score = await s.score({ example_id: "a#1", unit_id: "a#1", input: "q", output: "a" }, {});
+ * if ("scores" in score || score.metric !== "ok" || !s.version.startsWith("ok@")) throw new Error("unexpected");
+ * ```
+ */
 export interface SubprocessScorerOptions {
   /**
    * The metric name.
@@ -49,7 +60,18 @@ export interface SubprocessScorerOptions {
   maxStderrBytes?: number;
 }
 
-/** A scorer failure, with the protocol's exact message. */
+/**
+ * A scorer failure, with the protocol's exact message.
+ *
+ * @example A scorer that exits non-zero
+ * ```ts
+ * import { subprocessScorer, SubprocessScorerError } from "./mod.ts";
+ * const s = subprocessScorer("cat >/dev/null; exit 1", { name: "broken" });
+ * const error = await Promise.resolve(s.score({ example_id: "a#1", unit_id: "a#1", input: "q", output: "a" }, {}))
+ *   .then(() => undefined, (e: unknown) => e);
+ * if (!(error instanceof SubprocessScorerError) || !error.message.includes("exit")) throw new Error(String(error));
+ * ```
+ */
 export class SubprocessScorerError extends Error {
   /**
    * Creates the instance.
@@ -103,6 +125,19 @@ function quote(text: string, max = 1000): string {
  * @param stdout What it printed.
  * @returns The verdict.
  * @throws {SubprocessScorerError} With the protocol's message.
+ *
+ * @example
+ * ```ts
+ * import { parseVerdict, SubprocessScorerError } from "./mod.ts";
+ * const verdict = parseVerdict("./judge.sh", ' {"score": 0.5, "passed": true, "extra": 1}\n');
+ * if (verdict.score !== 0.5 || verdict.passed !== true || "extra" in verdict) throw new Error();
+ * try {
+ *   parseVerdict("./judge.sh", '{"score": 2}');
+ *   throw new Error("accepted");
+ * } catch (error) {
+ *   if (!(error instanceof SubprocessScorerError) || !error.message.includes("outside")) throw error;
+ * }
+ * ```
  */
 export function parseVerdict(cmd: string, stdout: string): Verdict {
   const text = stdout.trim();

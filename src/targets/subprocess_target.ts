@@ -9,7 +9,19 @@ import type { Case } from "../dataset/case.ts";
 import { failureMessage, runCommand } from "../process/run_command.ts";
 import type { Target } from "./target.ts";
 
-/** Options of {@linkcode subprocessTarget}. */
+/**
+ * Options of {@linkcode subprocessTarget}.
+ *
+ * @example Run in a folder, with a timeout and an output cap
+ * ```ts
+ * import { subprocessTarget, type SubprocessTargetOptions } from "./mod.ts";
+ * const options: SubprocessTargetOptions = { cwd: "/", timeout: 10, maxOutputBytes: 8 };
+ * const target = subprocessTarget("cat >/dev/null; pwd", options);
+ * if ((await target.call({ input: "where?" }, {})).output !== "/") throw new Error();
+ * const chatty = subprocessTarget("cat >/dev/null; echo 'far too long'", options);
+ * if (await Promise.resolve(chatty.call({ input: "q" }, {})).then(() => true, () => false)) throw new Error();
+ * ```
+ */
 export interface SubprocessTargetOptions {
   /**
    * The folder the command runs in.

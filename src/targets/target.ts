@@ -15,7 +15,19 @@ import {
 } from "../io/concurrent_map.ts";
 import type { Unit } from "../dataset/unit.ts";
 
-/** What a target returns for one case. */
+/**
+ * What a target returns for one case.
+ *
+ * @example The output and what to record beside it
+ * ```ts
+ * import { runTarget, type Target, type TargetResult } from "./mod.ts";
+ * const target: Target = { call: (): TargetResult => ({ output: "4", info: { model: "m1" } }) };
+ * const [unit] = await Array.fromAsync(
+ *   ReadableStream.from([{ example_id: "d#1", line: 1, case: { input: "2+2" } }]).pipeThrough(runTarget(target)),
+ * );
+ * if (unit?.output !== "4" || unit.target?.model !== "m1") throw new Error("unexpected");
+ * ```
+ */
 export interface TargetResult {
   /** The output text. */
   output: string;
@@ -23,7 +35,19 @@ export interface TargetResult {
   info?: Record<string, unknown>;
 }
 
-/** What a target is given besides the case. */
+/**
+ * What a target is given besides the case.
+ *
+ * @example Answer with the epoch
+ * ```ts
+ * import { runTarget, type Target, type TargetContext } from "./mod.ts";
+ * const target: Target = { call: (_c, context: TargetContext) => ({ output: `epoch ${context.epoch}` }) };
+ * const units = await Array.fromAsync(
+ *   ReadableStream.from([{ example_id: "d#1", line: 1, case: { input: "q" } }]).pipeThrough(runTarget(target, { epochs: 2 })),
+ * );
+ * if (units.map((u) => u.output).join() !== "epoch 1,epoch 2") throw new Error("unexpected");
+ * ```
+ */
 export interface TargetContext {
   /** Aborted when the run stops. */
   signal?: AbortSignal;
@@ -31,7 +55,23 @@ export interface TargetContext {
   epoch?: number;
 }
 
-/** The system under test. */
+/**
+ * The system under test.
+ *
+ * @example A target of its own; a throw is recorded on the unit
+ * ```ts
+ * import { runTarget, type Target } from "./mod.ts";
+ * const target: Target = {
+ *   async call(c) {
+ *     if (c.input === "") throw new Error("empty input");
+ *     return { output: String(c.input).length.toString() };
+ *   },
+ * };
+ * const examples = [{ example_id: "d#1", line: 1, case: { input: "abc" } }, { example_id: "d#2", line: 2, case: { input: "" } }];
+ * const units = await Array.fromAsync(ReadableStream.from(examples).pipeThrough(runTarget(target)));
+ * if (units[0]?.output !== "3" || units[1]?.target?.error !== "empty input") throw new Error("unexpected");
+ * ```
+ */
 export interface Target {
   /**
    * Calls the system for one case. Throwing is a target error, recorded on
@@ -48,7 +88,20 @@ export interface Target {
   readonly timed?: boolean;
 }
 
-/** Options of {@linkcode runTarget} and {@linkcode runTargetBatches}. */
+/**
+ * Options of {@linkcode runTarget} and {@linkcode runTargetBatches}.
+ *
+ * @example Two epochs, one unit skipped, as when resuming
+ * ```ts
+ * import { replayTarget, runTarget, type RunTargetOptions } from "./mod.ts";
+ * const options: RunTargetOptions = { concurrency: 2, epochs: 2, skip: (id) => id === "d#1@1" };
+ * const units = await Array.fromAsync(
+ *   ReadableStream.from([{ example_id: "d#1", line: 1, case: { input: "q", output: "a" } }])
+ *     .pipeThrough(runTarget(replayTarget(), options)),
+ * );
+ * if (units.map((u) => u.unit_id).join() !== "d#1@2") throw new Error("unexpected");
+ * ```
+ */
 export interface RunTargetOptions {
   /**
    * How many calls may be in flight.
