@@ -22,6 +22,7 @@
  * @module
  */
 
+import { type EarlyEnding, earlyResult } from "./_ending.ts";
 import { concat } from "./_concat.ts";
 import type { RunCommandOptions, RunResult } from "./types.ts";
 
@@ -532,7 +533,7 @@ function runSession(
 }
 
 /** Why a run ended before its command did. */
-type Ending = "timeout" | "aborted" | "stdout" | "stderr";
+type Ending = EarlyEnding;
 
 /** One run of a child started by `spawn`, from its first write to its reaping. */
 class Session {
@@ -624,15 +625,8 @@ class Session {
   }
 
   #result(ms: number): RunResult {
-    const ending = this.#ending;
-    if (ending === "aborted") return { kind: "aborted" };
-    if (ending === "timeout") return { kind: "timeout", ms };
-    if (ending === "stdout" || ending === "stderr") {
-      const limit = ending === "stdout"
-        ? this.#options.maxStdoutBytes
-        : this.#options.maxStderrBytes;
-      return { kind: "overflow", stream: ending, limit, ms };
-    }
+    const early = earlyResult(this.#ending, this.#options, ms);
+    if (early !== undefined) return early;
     const status = this.#status!;
     return {
       kind: "exited",

@@ -12,6 +12,7 @@
  * @module
  */
 
+import { type EarlyEnding, earlyResult } from "./_ending.ts";
 import { concat } from "./_concat.ts";
 import { clearDeadline, type Deadline, setDeadline } from "./_deadlines.ts";
 import type {
@@ -113,8 +114,8 @@ export function runThroughSetsid(
   return new SetsidRun(child, options, started).run();
 }
 
-/** Why a run ended before its command did. */
-type Ending = "timeout" | "aborted" | "stdout" | "stderr" | "failed";
+/** Why a run ended before its command did: early, or a failed write. */
+type Ending = EarlyEnding | "failed";
 
 /** One run of a child started through `setsid`, from its first write to its reaping. */
 class SetsidRun {
@@ -179,15 +180,10 @@ class SetsidRun {
     stderr: Uint8Array | undefined,
   ): RunResult {
     const ms = performance.now() - this.#started;
-    const ending = this.#ending;
-    if (ending === "aborted") return { kind: "aborted" };
-    if (ending === "timeout") return { kind: "timeout", ms };
-    if (ending === "stdout" || ending === "stderr") {
-      const limit = ending === "stdout"
-        ? this.#options.maxStdoutBytes
-        : this.#options.maxStderrBytes;
-      return { kind: "overflow", stream: ending, limit, ms };
-    }
+    // A failed write is thrown by the run before a result is asked for.
+    const ending = this.#ending === "failed" ? undefined : this.#ending;
+    const early = earlyResult(ending, this.#options, ms);
+    if (early !== undefined) return early;
     return {
       kind: "exited",
       code: status.code,
