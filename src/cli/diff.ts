@@ -32,10 +32,16 @@ regressions) and a table on stderr.`,
   },
   async run(flags, [pathA, pathB]) {
     const [a, b] = await Promise.all([readResults(pathA), readResults(pathB)]);
-    const [{ diffScores, significantlyWorse }, { formatDiff }] = await Promise
-      .all([import("../diff/diff.ts"), import("../report/summary.ts")]);
+    const [{ diffScores, significantlyWorse }, { formatDiff }, { inertJson }] =
+      await Promise.all([
+        import("../diff/diff.ts"),
+        import("../report/summary.ts"),
+        import("../io/inert_json.ts"),
+      ]);
     const lines = diffScores(a.scores, b.scores);
-    await writeStdout(lines.map((l) => JSON.stringify(l) + "\n").join(""));
+    await writeStdout(
+      inertJson(lines.map((l) => JSON.stringify(l) + "\n").join("")),
+    );
     say(formatDiff(lines));
     if (a.problems.length + b.problems.length > 0) return 2;
     const worse = lines.filter(significantlyWorse);

@@ -55,7 +55,10 @@ failing units first. Control characters in model output are escaped.`,
     const { groupByCall, renderByCall } = await import("../report/view.ts");
     const units = groupByCall(file.scores);
     if (flags.json) {
-      await writeStdout(units.map((u) => JSON.stringify(u) + "\n").join(""));
+      const { inertJson } = await import("../io/inert_json.ts");
+      await writeStdout(
+        inertJson(units.map((u) => JSON.stringify(u) + "\n").join("")),
+      );
       return status;
     }
     const width = flags.width ??

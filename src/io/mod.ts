@@ -29,5 +29,6 @@ export {
   concurrentMapTasks,
 } from "./concurrent_map.ts";
 export { stdoutWriter } from "./stdout.ts";
+export { inertJson } from "./inert_json.ts";
 export type { OpenOutOptions, OutFile } from "./out_file.ts";
 export { openOut } from "./out_file.ts";

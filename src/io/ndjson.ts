@@ -5,6 +5,7 @@
  * @module
  */
 
+import { inertJson } from "./inert_json.ts";
 import type { Line } from "./line_stream.ts";
 import { type ByteWriter, TextWriter } from "./text_writer.ts";
 
@@ -97,8 +98,10 @@ export interface NdjsonSinkOptions<T = unknown> {
   flushChars?: number;
   /**
    * Turns a value into its line's JSON text, such as
-   * {@linkcode import("../score/mod.ts").scoreLine} for Scores.
-   * @default {JSON.stringify}
+   * {@linkcode import("../score/mod.ts").scoreLine} for Scores; its text is
+   * written as it returns it. The default is `JSON.stringify` with what a
+   * terminal could act on escaped ({@linkcode inertJson}).
+   * @default {inertJson(JSON.stringify(value))}
    */
   stringify?: (value: T) => string;
 }
@@ -159,9 +162,15 @@ export function ndjsonBatchSink<T = unknown>(
   });
 }
 
+/** JSON.stringify, with what a terminal could act on escaped. */
+function inertStringify(value: unknown): string {
+  const json = JSON.stringify(value) as string | undefined;
+  return json === undefined ? json as unknown as string : inertJson(json);
+}
+
 /** One NDJSON line; undefined, functions and symbols have no JSON text. */
 function lineMaker<T>(
-  stringify: (value: T) => string = JSON.stringify,
+  stringify: (value: T) => string = inertStringify,
 ): (value: T) => string {
   return (value) => {
     const line = stringify(value) as string | undefined;

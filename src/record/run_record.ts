@@ -18,7 +18,8 @@
 import { type Aggregate, Aggregator } from "../aggregate/mod.ts";
 import { type ByteWriter, TextWriter } from "../io/text_writer.ts";
 import { FieldError, mappingAt, stringAt, stringMapAt } from "../io/fields.ts";
-import { parseScore, type Score } from "../score/mod.ts";
+import { parseScore, type Score, scoreLine } from "../score/mod.ts";
+import { inertJson } from "../io/inert_json.ts";
 import type { Fingerprints } from "../fingerprint/fingerprint.ts";
 
 export type { Fingerprints };
@@ -166,7 +167,9 @@ export class RunRecordWriter {
    */
   constructor(dest: ByteWriter, header: RunRecordHeader) {
     this.#out = new TextWriter(dest);
-    const text = JSON.stringify({ evalpipe_run_record: 1, ...header });
+    const text = inertJson(
+      JSON.stringify({ evalpipe_run_record: 1, ...header }),
+    );
     this.#out.write(`${text.slice(0, -1)},"scores":[`);
   }
 
@@ -179,7 +182,7 @@ export class RunRecordWriter {
   add(score: Score): Promise<void> | undefined {
     const sep = this.#first ? "\n" : ",\n";
     this.#first = false;
-    return this.#out.write(sep + JSON.stringify(score));
+    return this.#out.write(sep + scoreLine(score));
   }
 
   /**
@@ -198,7 +201,7 @@ export class RunRecordWriter {
       finished_at: new Date().toISOString(),
       complete,
     };
-    this.#out.write(`\n],${JSON.stringify(tail).slice(1)}\n`);
+    this.#out.write(`\n],${inertJson(JSON.stringify(tail)).slice(1)}\n`);
     await this.#out.flush();
   }
 }

@@ -7,11 +7,12 @@
 
 import type { Score } from "../score/mod.ts";
 
-// C0 and C1 controls, DEL, line and paragraph separators, and the bidi
-// overrides that could rewrite or reorder what a terminal shows.
+// C0 and C1 controls, DEL, line and paragraph separators, the bidi
+// overrides, isolates and marks that could rewrite or reorder what a terminal
+// shows, and invisible characters (zero-width spaces and joiners, the BOM).
 const UNSAFE =
   // deno-lint-ignore no-control-regex -- matching control characters is the point
-  /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+  /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g;
 
 /**
  * Escapes every character that could move the cursor, change colours or

@@ -4,6 +4,7 @@
  * @module
  */
 
+import { inertJson } from "../io/inert_json.ts";
 import type { Score } from "./types.ts";
 
 // The JSON text of the last few strings written: the Scores of a run repeat
@@ -13,11 +14,11 @@ const lastText: string[] = ["", "", ""];
 
 const lastJson: string[] = ['""', '""', '""'];
 
-/** JSON.stringify of `text`, remembered in `slot`. */
+/** The inert JSON of `text`, remembered in `slot`. */
 function jsonOf(text: string, slot: number): string {
   if (text !== lastText[slot]) {
     lastText[slot] = text;
-    lastJson[slot] = JSON.stringify(text);
+    lastJson[slot] = inertJson(JSON.stringify(text));
   }
   return lastJson[slot]!;
 }
@@ -26,7 +27,8 @@ function jsonOf(text: string, slot: number): string {
  * The JSON text of a Score, its keys in the canonical order: the same text as
  * `JSON.stringify` gives for a Score this module built (by a constructor or
  * by validation), written field by field, which is faster for the many
- * Scores of a run.
+ * Scores of a run; characters a terminal could act on are `\u` escapes
+ * (see {@linkcode inertJson}), so the text parses to the same Score.
  *
  * @param score A valid Score.
  * @returns Its JSON text, without a line break.
@@ -45,19 +47,21 @@ export function scoreLine(score: Score): string {
   },"status":"${score.status}","validity":"${score.validity}","value":${
     score.value === null ? "null" : String(score.value)
   },"passed":${score.passed}`;
-  if (reason !== undefined) text += `,"reason":${JSON.stringify(reason)}`;
+  if (reason !== undefined) {
+    text += `,"reason":${inertJson(JSON.stringify(reason))}`;
+  }
   text += `,"evaluator_version":${jsonOf(score.evaluator_version, 1)}`;
   if (example_id !== undefined) {
     text += `,"example_id":${jsonOf(example_id, 2)}`;
   }
   if (unit_id !== undefined) text += `,"unit_id":${jsonOf(unit_id, 2)}`;
   text += `,"diagnostics":${
-    diagnostics.length === 0 ? "[]" : JSON.stringify(diagnostics)
+    diagnostics.length === 0 ? "[]" : inertJson(JSON.stringify(diagnostics))
   },"evidence_refs":${
-    evidence_refs.length === 0 ? "[]" : JSON.stringify(evidence_refs)
+    evidence_refs.length === 0 ? "[]" : inertJson(JSON.stringify(evidence_refs))
   }`;
   if (score.provenance !== undefined) {
-    text += `,"provenance":${JSON.stringify(score.provenance)}`;
+    text += `,"provenance":${inertJson(JSON.stringify(score.provenance))}`;
   }
   return text + "}";
 }

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { inertJson } from "../../src/io/mod.ts";
 import {
   aggregatable,
   errored,
@@ -108,7 +109,7 @@ Deno.test("parseScore names every field that breaks its rule, and the no-0.0 rul
   );
 });
 
-Deno.test("scoreLine writes the same text as JSON.stringify for every kind of Score", () => {
+Deno.test("scoreLine writes JSON.stringify's text, made inert, for every kind of Score", () => {
   const ids = (n: number) => ({
     example_id: `d.jsonl#${n}`,
     unit_id: `d.jsonl#${n}`,
@@ -145,6 +146,9 @@ Deno.test("scoreLine writes the same text as JSON.stringify for every kind of Sc
   ];
   // Interleaved ids: a remembered id must not leak into the next Score.
   for (const s of [...scores, ...scores.reverse()]) {
-    assert.equal(scoreLine(s), JSON.stringify(s));
+    assert.equal(scoreLine(s), inertJson(JSON.stringify(s)));
+    assert.deepEqual(JSON.parse(scoreLine(s)), JSON.parse(JSON.stringify(s)));
   }
+  // The reason's line separator is the one character JSON leaves raw here.
+  assert.match(scoreLine(scored("m", 0, { reason: "a\u2028b" })), /a\\u2028b/);
 });
