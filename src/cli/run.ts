@@ -148,7 +148,9 @@ and a summary table on stderr.`,
     const bar = progress();
     const resumeHint = () =>
       outPath !== undefined
-        ? `evalpipe: resume with: evalpipe run ${configPath} --out ${outPath} --resume`
+        ? `evalpipe: resume with: evalpipe run ${configPath} --out ${outPath}${
+          flags.epochs !== undefined ? ` --epochs ${flags.epochs}` : ""
+        } --resume`
         : "evalpipe: to be able to resume a run, give it --out FILE";
     try {
       const summary = await runSuite(configPath, {

@@ -7,7 +7,7 @@
 
 export type { RunSuiteOptions, RunSummary } from "./run_suite.ts";
 export { runSuite } from "./run_suite.ts";
-export type { ResumePlan, RunMeta } from "./resume.ts";
+export type { ResumePlan, RunMeta, RunSettings } from "./resume.ts";
 export { prepareResume, ResumeError } from "./resume.ts";
 export type {
   Interrupt,

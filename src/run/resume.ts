@@ -39,6 +39,64 @@ export interface RunMeta {
   started_at: string;
   /** What it depended on. */
   fingerprints: Fingerprints;
+  /**
+   * The settings that shape its Scores beyond the config (absent in files
+   * written before they were recorded).
+   */
+  settings?: RunSettings;
+}
+
+/**
+ * The settings of a run that shape its Scores, whatever the config says: kept
+ * beside a Scores file (`<out>.meta.json`), and checked when it is resumed.
+ *
+ * @example A five-epoch run's file cannot be continued with one epoch
+ * ```ts
+ * import { prepareResume, ResumeError, type RunSettings } from "./mod.ts";
+ * import { scored, scoreLine } from "../score/mod.ts";
+ * import { checkResumeSettings } from "./resume.ts";
+ * const dir = await Deno.makeTempDir();
+ * const out = `${dir}/s.ndjson`;
+ * await Deno.writeTextFile(out, scoreLine(scored("m", 1, { example_id: "d#1", unit_id: "d#1@1" })) + "\n");
+ * const settings: RunSettings = { epochs: 5 };
+ * await Deno.writeTextFile(`${out}.meta.json`, JSON.stringify({
+ *   run_id: "r1", started_at: "2026-12-01T08:00:00.000Z", settings,
+ *   fingerprints: { config: "sha256:a", dataset: "sha256:b", target: "sha256:c", scorers: { m: "m@1" } },
+ * }));
+ * const plan = await prepareResume(out);
+ * let refused = false;
+ * try {
+ *   checkResumeSettings(plan, { epochs: 1 });
+ * } catch (error) {
+ *   refused = error instanceof ResumeError && error.message.includes("--epochs 5");
+ * }
+ * await Deno.remove(dir, { recursive: true });
+ * if (!refused) throw new Error("unexpected");
+ * ```
+ */
+export interface RunSettings {
+  /** How many times each example runs: it names the units (`#id@k`). */
+  epochs: number;
+}
+
+/**
+ * Refuses to resume a file whose run had other settings that shape Scores
+ * (its epochs): the old and new Scores would not be of one run. Unlike a
+ * changed config, `--force` cannot override this.
+ *
+ * @param plan The plan of the file to continue.
+ * @param now This run's settings.
+ * @throws {ResumeError} Naming the setting, both values and how to resume.
+ */
+export function checkResumeSettings(plan: ResumePlan, now: RunSettings): void {
+  const then = plan.meta?.settings;
+  if (plan.scores === 0 || then === undefined) return;
+  if (then.epochs !== now.epochs) {
+    throw new ResumeError(
+      `${JSON.stringify(plan.path)} was started with epochs ${then.epochs}, ` +
+        `this run has epochs ${now.epochs}: resume with --epochs ${then.epochs}, or start a new --out`,
+    );
+  }
 }
 
 /**
@@ -134,11 +192,19 @@ async function readMeta(out: string): Promise<RunMeta | undefined | null> {
   }
   try {
     const meta = mappingAt(JSON.parse(text), "");
-    return {
+    const read: RunMeta = {
       run_id: stringAt(meta, "run_id"),
       started_at: stringAt(meta, "started_at"),
       fingerprints: fingerprintsAt(meta),
     };
+    if (meta.settings !== undefined) {
+      const epochs = mappingAt(meta.settings, "settings").epochs;
+      if (!Number.isInteger(epochs) || (epochs as number) < 1) {
+        throw new SyntaxError('"settings.epochs" must be a whole number');
+      }
+      read.settings = { epochs: epochs as number };
+    }
+    return read;
   } catch (error) {
     // FieldError is a SyntaxError too.
     if (!(error instanceof SyntaxError)) throw error;

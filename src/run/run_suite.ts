@@ -30,6 +30,7 @@ import { osErrorText } from "../base/errors.ts";
 import { checkGates, type GateFailure } from "../aggregate/gates.ts";
 import {
   checkResume,
+  checkResumeSettings,
   readScoreLines,
   type ResumePlan,
   writeMeta,
@@ -242,7 +243,13 @@ async function prepare(
     datasetPath,
     datasetName: fromStdin ? "stdin" : config.dataset,
     fingerprints: {
-      config: fingerprint(text),
+      // What shapes the Scores, not how fast they come: a config that
+      // changed only its concurrency or process cap is the same suite.
+      config: fingerprint(JSON.stringify({
+        ...config,
+        concurrency: undefined,
+        max_processes: undefined,
+      })),
       dataset,
       target: target.type === "subprocess"
         ? fingerprint(
@@ -301,6 +308,9 @@ export async function runSuite(
     );
   const resume = options.resume;
   if (resume !== undefined && !options.force) checkResume(resume, fingerprints);
+  const epochs = options.epochs ?? config.epochs ?? DEFAULTS.epochs;
+  const settings = { epochs };
+  if (resume !== undefined) checkResumeSettings(resume, settings);
   const where = formatOf(config.dataset) === "jsonl" ? "line" : "record";
   const examples = await loadDatasetBatches(datasetPath, {
     name: datasetName,
@@ -308,7 +318,6 @@ export async function runSuite(
   });
   const concurrency = options.concurrency ?? config.concurrency ??
     DEFAULTS.concurrency;
-  const epochs = options.epochs ?? config.epochs ?? DEFAULTS.epochs;
   const maxProcesses = options.maxProcesses ?? config.max_processes;
   if (maxProcesses !== undefined) {
     (await import("../process/run_command.ts")).setMaxProcesses(maxProcesses);
@@ -336,6 +345,7 @@ export async function runSuite(
       run_id: runId,
       started_at: started.toISOString(),
       fingerprints,
+      settings,
     });
   }
   const record = options.record === undefined

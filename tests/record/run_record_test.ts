@@ -361,10 +361,12 @@ scorers:
       assert.equal(script.fingerprints.dataset, data.fingerprints.dataset);
       assert.equal(script.fingerprints.config, first.fingerprints.config);
 
-      await Deno.writeTextFile(`${dir}/suite.yaml`, `${suite}concurrency: 2\n`);
+      // A change that shapes the Scores (how long a scorer may take), not
+      // only how fast they come (concurrency, which the fingerprint leaves out).
+      await Deno.writeTextFile(`${dir}/suite.yaml`, `${suite}timeout: 30\n`);
       const config = await record("5.json");
       assert.notEqual(config.fingerprints.config, first.fingerprints.config);
-      assert.equal(config.config.concurrency, 2);
+      assert.equal(config.config.timeout, 30);
     },
   );
 });

@@ -503,9 +503,10 @@ Deno.test("run --resume refuses a changed config or dataset with exit 2, and --f
         `evalpipe: ${what} changed since "part.ndjson" was started (run ${meta.run_id}); ` +
         "its Scores would mix two suites. Start a new --out, or resume with --force\n";
 
+      // A change that shapes the Scores; concurrency alone would not count.
       await Deno.writeTextFile(
         `${dir}/suite.yaml`,
-        REPLAY_SUITE + "concurrency: 2\n",
+        REPLAY_SUITE + "timeout: 30\n",
       );
       let out = await cli(RESUME, dir);
       assert.equal(out.code, 2);
@@ -519,7 +520,10 @@ Deno.test("run --resume refuses a changed config or dataset with exit 2, and --f
       assert.equal(out.code, 2);
       assert.equal(out.stderr, refusal("the dataset"));
 
-      await Deno.writeTextFile(`${dir}/suite.yaml`, REPLAY_SUITE + "# ed\n");
+      await Deno.writeTextFile(
+        `${dir}/suite.yaml`,
+        REPLAY_SUITE + "timeout: 45\n",
+      );
       out = await cli(RESUME, dir);
       assert.equal(out.code, 2);
       assert.equal(out.stderr, refusal("the config and the dataset"));
@@ -634,7 +638,7 @@ Deno.test("run --resume of a missing or empty Scores file starts it afresh and w
       await Deno.writeTextFile(`${dir}/part.ndjson`, "");
       await Deno.writeTextFile(
         `${dir}/suite.yaml`,
-        REPLAY_SUITE + "concurrency: 3\n",
+        REPLAY_SUITE + "timeout: 31\n",
       );
       out = await cli(RESUME, dir);
       assert.equal(out.code, 0, out.stderr);
@@ -721,6 +725,30 @@ async function startHung(dir: string, extra: string[]): Promise<Evalpipe> {
   }
   return run;
 }
+
+Deno.test("run on SIGINT prints a resume command that keeps --epochs", async () => {
+  await withDir(
+    {
+      "suite.yaml": HANG_SUITE,
+      "hang.sh": HANG_SCORER,
+      "data.jsonl": HANG_CASES,
+    },
+    async (dir) => {
+      const run = await startHung(dir, ["--grace", "0.5", "--epochs", "2"]);
+      run.kill("SIGINT");
+      const out = await run.outcome;
+      assert.equal(out.code, 130, out.stderr);
+      assert.match(
+        out.stderr,
+        /^evalpipe: resume with: evalpipe run suite\.yaml --out part\.ndjson --epochs 2 --resume$/m,
+      );
+      const meta = JSON.parse(
+        await Deno.readTextFile(`${dir}/part.ndjson.meta.json`),
+      );
+      assert.deepEqual(meta.settings, { epochs: 2 });
+    },
+  );
+});
 
 for (
   const [sig, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const
