@@ -7,10 +7,10 @@
  * @module
  */
 
-// C0 controls are escaped by JSON.stringify already; these it leaves raw.
-const RAW_UNSAFE =
-  /[\u0080-\u009f\u061c\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/;
-const RAW_UNSAFE_ALL = new RegExp(RAW_UNSAFE.source, "g");
+import { TERMINAL_UNSAFE_CHARS } from "../base/terminal.ts";
+
+const RAW_UNSAFE = new RegExp(`[${TERMINAL_UNSAFE_CHARS}]`);
+const RAW_UNSAFE_ALL = new RegExp(`[${TERMINAL_UNSAFE_CHARS}]`, "g");
 
 /**
  * Escapes, in JSON text, every character a terminal could act on that JSON

@@ -5,14 +5,15 @@
  * @module
  */
 
+import { TERMINAL_UNSAFE_CHARS } from "../base/terminal.ts";
 import type { Score } from "../score/mod.ts";
 
-// C0 and C1 controls, DEL, line and paragraph separators, the bidi
-// overrides, isolates and marks that could rewrite or reorder what a terminal
-// shows, and invisible characters (zero-width spaces and joiners, the BOM).
-const UNSAFE =
-  // deno-lint-ignore no-control-regex -- matching control characters is the point
-  /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g;
+// C0 controls and DEL, and what JSON leaves raw but a terminal acts on (C1
+// controls, separators, bidi marks and overrides, invisible characters).
+const UNSAFE = new RegExp(
+  `[\\u0000-\\u001f\\u007f${TERMINAL_UNSAFE_CHARS}]`,
+  "g",
+);
 
 /**
  * Escapes every character that could move the cursor, change colours or
