@@ -19,6 +19,7 @@ interface Cluster {
   id: string | undefined;
   sum: number;
   count: number;
+  /** Its Scores that failed without a value: errors and blocked ones. */
   errors: number;
   anyPassed: boolean;
   allPassed: boolean;
@@ -33,7 +34,9 @@ class MetricState {
   n = 0;
   aggregatable = 0;
   errors = 0;
+  blocked = 0;
   skipped = 0;
+  non_evaluable = 0;
   not_applicable = 0;
   invalid = 0;
   passed = 0;
@@ -80,13 +83,30 @@ class MetricState {
         this.passed++;
         c.anyPassed = true;
       } else c.allPassed = false;
-    } else if (score.status === "error") {
-      this.errors++;
-      c.errors++;
-      c.allPassed = false;
-    } else if (score.status === "skipped") this.skipped++;
-    else if (score.status === "not_applicable") this.not_applicable++;
-    else this.invalid++;
+    } else {
+      if (score.validity === "not_applicable") this.not_applicable++;
+      switch (score.status) {
+        // An error and a blocked Score both fail: no value, a failed verdict.
+        case "error":
+          this.errors++;
+          c.errors++;
+          c.allPassed = false;
+          break;
+        case "blocked":
+          this.blocked++;
+          c.errors++;
+          c.allPassed = false;
+          break;
+        case "skipped":
+          this.skipped++;
+          break;
+        case "non_evaluable":
+          this.non_evaluable++;
+          break;
+        default:
+          this.invalid++;
+      }
+    }
   }
 
   /** Folds the open cluster (and, grouped, every pending one) into the sums. */
@@ -131,7 +151,9 @@ class MetricState {
     this.n += other.n;
     this.aggregatable += other.aggregatable;
     this.errors += other.errors;
+    this.blocked += other.blocked;
     this.skipped += other.skipped;
+    this.non_evaluable += other.non_evaluable;
     this.not_applicable += other.not_applicable;
     this.invalid += other.invalid;
     this.passed += other.passed;
@@ -172,7 +194,7 @@ class MetricState {
         ci95 = [mean - half, mean + half];
       }
     }
-    const trials = s.aggregatable + s.errors;
+    const trials = s.aggregatable + s.errors + s.blocked;
     // Σ bound = Σ mean − Σ mean of examples with errors + Σ their bounds, exactly.
     const lowSum = new ExactSum();
     lowSum.merge(s.value);
@@ -188,7 +210,9 @@ class MetricState {
       n: s.n,
       aggregatable: s.aggregatable,
       errors: s.errors,
+      blocked: s.blocked,
       skipped: s.skipped,
+      non_evaluable: s.non_evaluable,
       not_applicable: s.not_applicable,
       invalid: s.invalid,
       coverage: s.n > 0 ? s.aggregatable / s.n : null,
@@ -285,7 +309,9 @@ export class Aggregator {
     state.n = aggregate.n;
     state.aggregatable = aggregate.aggregatable;
     state.errors = aggregate.errors;
+    state.blocked = aggregate.blocked;
     state.skipped = aggregate.skipped;
+    state.non_evaluable = aggregate.non_evaluable;
     state.not_applicable = aggregate.not_applicable;
     state.invalid = aggregate.invalid;
     state.passed = aggregate.passed;

@@ -24,12 +24,14 @@ export interface Gate {
   min_mean?: number;
   /** The low end of the mean's 95% interval must be at least this: noise cannot pass the bar. */
   min_mean_lower_bound?: number;
-  /** The pass rate (errors count as failures) must be at least this. */
+  /** The pass rate (errors and blocked Scores count as failures) must be at least this. */
   min_pass_rate?: number;
   /** The share of Scores that are scored and valid must be at least this. */
   min_coverage?: number;
-  /** At most this many Scores may be errors. */
+  /** At most this many Scores may be errors (the scorer failed). */
   max_errors?: number;
+  /** At most this many Scores may be blocked (the target or the case failed). */
+  max_blocked?: number;
 }
 
 /**
@@ -71,6 +73,7 @@ const CHECKS: Array<[keyof Gate, string, Figure, "min" | "max"]> = [
   ["min_pass_rate", "pass rate", (a) => a.pass_rate, "min"],
   ["min_coverage", "coverage", (a) => a.coverage, "min"],
   ["max_errors", "errors", (a) => a.errors, "max"],
+  ["max_blocked", "blocked", (a) => a.blocked, "max"],
 ];
 
 function show(x: number | null): string {

@@ -26,15 +26,15 @@ export interface AggregateSums {
   value: number[];
   /** Σ of the squares of those means. */
   square: number[];
-  /** Σ of each example's mean with its errors counted as 0. */
+  /** Σ of each example's mean with its errors and blocked Scores counted as 0. */
   low: number[];
-  /** Σ of each example's mean with its errors counted as 1. */
+  /** Σ of each example's mean with its errors and blocked Scores counted as 1. */
   high: number[];
-  /** Examples with at least one aggregatable Score or error. */
+  /** Examples with at least one aggregatable, error or blocked Score. */
   tried: number;
   /** Of those, examples where at least one unit passed. */
   passed_any: number;
-  /** Of those, examples where every unit passed (no error, no failure). */
+  /** Of those, examples where every unit passed (no error, no blocked Score, no failure). */
   passed_all: number;
 }
 
@@ -65,13 +65,17 @@ export interface Aggregate {
   n: number;
   /** Scores that are scored and valid: the ones the mean covers. */
   aggregatable: number;
-  /** Scores whose status is `error`. */
+  /** Scores whose status is `error`: the scorer failed. */
   errors: number;
+  /** Scores whose status is `blocked`: a prerequisite (the target, the case) failed. */
+  blocked: number;
   /** Scores whose status is `skipped`. */
   skipped: number;
-  /** Scores whose status is `not_applicable`. */
+  /** Scores whose status is `non_evaluable`: the metric does not apply. */
+  non_evaluable: number;
+  /** Scores whose validity is `not_applicable` (as evalpipe writes them, the `non_evaluable` ones). */
   not_applicable: number;
-  /** Scores that are scored but invalid. */
+  /** Scores that are scored but not valid. */
   invalid: number;
   /** `aggregatable / n`: how much of the suite the mean covers; `null` when n is 0. */
   coverage: number | null;
@@ -84,20 +88,20 @@ export interface Aggregate {
   /** The 95% interval of the mean (Student's t); `null` below two examples. */
   ci95: [number, number] | null;
   /**
-   * The mean if every error had scored 0, and if every error had scored 1:
-   * how far the errors could move it. `null` when there are neither values
+   * The mean if every error and blocked Score had scored 0, and if every one
+   * had scored 1: how far the failures could move it. `null` when there are neither values
    * nor errors.
    */
   mean_bounds: [number, number] | null;
   /** Aggregatable Scores that passed. */
   passed: number;
-  /** `passed / (aggregatable + errors)`: an error fails; `null` when that is 0. */
+  /** `passed / (aggregatable + errors + blocked)`: an error or a blocked Score fails; `null` when that is 0. */
   pass_rate: number | null;
   /** The Wilson 95% interval of `pass_rate`. */
   pass_rate_ci95: [number, number] | null;
-  /** The share of examples where at least one unit (epoch) passed; errors fail. */
+  /** The share of examples where at least one unit (epoch) passed; errors and blocked Scores fail. */
   pass_at_k: number | null;
-  /** The share of examples where every unit (epoch) passed; errors fail. */
+  /** The share of examples where every unit (epoch) passed; errors and blocked Scores fail. */
   pass_hat_k: number | null;
   /** What merging needs: exact partial sums and counts. */
   sums: AggregateSums;
@@ -126,7 +130,9 @@ export type PartialAggregate = Pick<
   | "n"
   | "aggregatable"
   | "errors"
+  | "blocked"
   | "skipped"
+  | "non_evaluable"
   | "not_applicable"
   | "invalid"
   | "examples"

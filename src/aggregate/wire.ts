@@ -67,7 +67,13 @@ export function parseAggregate(value: unknown): PartialAggregate {
     n: count(a, "n"),
     aggregatable: count(a, "aggregatable"),
     errors: count(a, "errors"),
+    // Lines written before the blocked and non_evaluable statuses existed
+    // counted target errors as errors and had a status `not_applicable`.
+    blocked: a.blocked === undefined ? 0 : count(a, "blocked"),
     skipped: count(a, "skipped"),
+    non_evaluable: a.non_evaluable === undefined
+      ? count(a, "not_applicable")
+      : count(a, "non_evaluable"),
     not_applicable: count(a, "not_applicable"),
     invalid: count(a, "invalid"),
     examples: count(a, "examples"),

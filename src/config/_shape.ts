@@ -173,6 +173,7 @@ export const SUITE: Shape = mapping({
       min_pass_rate: optional(share),
       min_coverage: optional(share),
       max_errors: optional(number({ int: true, min: 0 })),
+      max_blocked: optional(number({ int: true, min: 0 })),
     }),
   }),
 });

@@ -6,7 +6,26 @@
 
 import { ExactSum } from "../aggregate/exact_sum.ts";
 import { tCritical95 } from "../aggregate/stats.ts";
-import { aggregatable, type Score } from "../score/mod.ts";
+import { aggregatable, type Score, type ScoreStatus } from "../score/mod.ts";
+
+/**
+ * How many of a metric's Scores in one run have each status.
+ *
+ * @example A run whose target broke on one example
+ * ```ts
+ * import { diffScores, type StatusCounts } from "./mod.ts";
+ * import { blocked, scored } from "../score/mod.ts";
+ * const a = [scored("m", 1, { example_id: "d#1" })];
+ * const b = [blocked("m", "target error: HTTP 503", { example_id: "d#1" })];
+ * const counts: StatusCounts = diffScores(a, b)[0]!.statuses_b;
+ * if (counts.blocked !== 1 || counts.scored !== 0) throw new Error("unexpected");
+ * ```
+ */
+export type StatusCounts = Record<ScoreStatus, number>;
+
+function noStatuses(): StatusCounts {
+  return { scored: 0, blocked: 0, non_evaluable: 0, skipped: 0, error: 0 };
+}
 
 /**
  * A case that got worse.
@@ -71,6 +90,10 @@ export interface DiffLine {
   only_a: number;
   /** Examples with Scores of this metric in B only. */
   only_b: number;
+  /** The metric's Scores in A, counted by status. */
+  statuses_a: StatusCounts;
+  /** The metric's Scores in B, counted by status. */
+  statuses_b: StatusCounts;
   /** The pairs that fell, largest drop first. */
   regressions: Regression[];
 }
@@ -86,12 +109,19 @@ function finite(x: number): number | null {
   return Number.isFinite(x) ? x : null;
 }
 
-/** Per metric, per example: the aggregatable values, epochs reduced to their mean. */
+/**
+ * Per metric, per example: the aggregatable values, epochs reduced to their
+ * mean; and per metric, its Scores counted by status.
+ */
 function reduce(
   scores: readonly Score[],
+  statuses: Map<string, StatusCounts>,
 ): Map<string, Map<string, Reduced | null>> {
   const byMetric = new Map<string, Map<string, Reduced | null>>();
   for (const s of scores) {
+    let counts = statuses.get(s.metric);
+    if (counts === undefined) statuses.set(s.metric, counts = noStatuses());
+    counts[s.status]++;
     const id = s.example_id ?? s.unit_id;
     if (id === undefined) continue;
     let examples = byMetric.get(s.metric);
@@ -130,9 +160,13 @@ export function diffScores(
   a: readonly Score[],
   b: readonly Score[],
 ): DiffLine[] {
-  const ra = reduce(a);
-  const rb = reduce(b);
-  const metrics = [...new Set([...ra.keys(), ...rb.keys()])].sort();
+  const statusesA = new Map<string, StatusCounts>();
+  const statusesB = new Map<string, StatusCounts>();
+  const ra = reduce(a, statusesA);
+  const rb = reduce(b, statusesB);
+  const metrics = [
+    ...new Set([...statusesA.keys(), ...statusesB.keys()]),
+  ].sort();
   return metrics.map((metric) => {
     const ea = ra.get(metric) ?? new Map<string, Reduced | null>();
     const eb = rb.get(metric) ?? new Map<string, Reduced | null>();
@@ -191,6 +225,8 @@ export function diffScores(
       newly_failing: newlyFailing,
       only_a: [...ea.keys()].filter((id) => !eb.has(id)).length,
       only_b: [...eb.keys()].filter((id) => !ea.has(id)).length,
+      statuses_a: statusesA.get(metric) ?? noStatuses(),
+      statuses_b: statusesB.get(metric) ?? noStatuses(),
       regressions,
     };
   });

@@ -18,8 +18,10 @@ function percent(x: number | null): string {
 
 /**
  * Formats aggregates as an aligned table: metric, mean ± half the 95%
- * interval, the mean if every error had scored 0 and 1 (what the errors
- * could hide), pass rate, coverage (aggregatable / n) and errors.
+ * interval, the mean if every error and blocked Score had scored 0 and 1
+ * (what the failures could hide), pass rate, coverage (aggregatable / n),
+ * then the Scores without a value counted by status: `error`, `blocked`,
+ * `skipped`, `non_evaluable`.
  *
  * @param aggregates The aggregates.
  * @returns The table, lines joined with `\n`, without a trailing newline.
@@ -38,10 +40,13 @@ export function formatSummary(aggregates: readonly Aggregate[]): string {
   const header = [
     "metric",
     "mean ± 95% CI",
-    "errors as 0…1",
+    "failures as 0…1",
     "pass rate",
     "coverage",
-    "errors",
+    "error",
+    "blocked",
+    "skipped",
+    "non_evaluable",
   ];
   const rows = aggregates.map((a) => {
     const half = a.ci95 !== null && a.mean !== null
@@ -50,12 +55,15 @@ export function formatSummary(aggregates: readonly Aggregate[]): string {
     return [
       escapeControl(a.metric),
       `${fixed(a.mean)}${half}`,
-      a.errors === 0 || a.mean_bounds === null
+      a.errors + a.blocked === 0 || a.mean_bounds === null
         ? "–"
         : `${fixed(a.mean_bounds[0])}…${fixed(a.mean_bounds[1])}`,
       percent(a.pass_rate),
       `${percent(a.coverage)} (${a.aggregatable}/${a.n})`,
       String(a.errors),
+      String(a.blocked),
+      String(a.skipped),
+      String(a.non_evaluable),
     ];
   });
   return table(header, rows);
@@ -72,13 +80,18 @@ function table(header: string[], rows: string[][]): string {
     .join("\n");
 }
 
+/** The statuses of Scores without a value, in the design's order. */
+const NO_VALUE = ["error", "blocked", "skipped", "non_evaluable"] as const;
+
 function signed(x: number | null): string {
   return x === null ? "–" : `${x >= 0 ? "+" : ""}${x.toFixed(3)}`;
 }
 
 /**
  * Formats a diff as a table (metric, pairs, means, Δ with its 95% interval,
- * counts of changes) followed by the worst regressions of each metric.
+ * counts of changes), then, for each metric whose Scores without a value
+ * changed, their counts by status in A and B (`m: blocked 0 → 3`), then the
+ * worst regressions of each metric.
  *
  * @param lines The diff lines.
  * @param worst How many regressions to list per metric.
@@ -125,6 +138,16 @@ export function formatDiff(lines: readonly DiffLine[], worst = 5): string {
     String(d.only_b),
   ]);
   const out = [table(header, rows)];
+  // Scores without a value, by status, where the runs differ: a target
+  // that broke shows up here even when no pair is left to compare.
+  for (const d of lines) {
+    const changes = NO_VALUE.filter((st) =>
+      d.statuses_a[st] !== d.statuses_b[st]
+    ).map((st) => `${st} ${d.statuses_a[st]} → ${d.statuses_b[st]}`);
+    if (changes.length > 0) {
+      out.push(`${escapeControl(d.metric)}: ${changes.join(", ")}`);
+    }
+  }
   for (const d of lines) {
     if (d.regressions.length === 0) continue;
     out.push("", `Worst regressions of ${escapeControl(d.metric)}:`);

@@ -66,7 +66,7 @@ export interface UnitView {
   example_id: string;
   /** The unit. */
   unit_id: string;
-  /** Whether any Score is an error or did not pass. */
+  /** Whether any Score is an error, is blocked, or did not pass. */
   failed: boolean;
   /** Its Scores, in the order they were written. */
   scores: Array<
@@ -113,10 +113,12 @@ export function groupByCall(scores: readonly Score[]): UnitView[] {
       metric: s.metric,
       status: s.status,
       value: s.value,
-      passed: s.passed,
+      ...(s.passed !== undefined ? { passed: s.passed } : {}),
       ...(s.reason !== undefined ? { reason: s.reason } : {}),
     });
-    if (s.status === "error" || s.passed === false) unit.failed = true;
+    if (
+      s.status === "error" || s.status === "blocked" || s.passed === false
+    ) unit.failed = true;
   }
   // Failing examples first, each one's units together; Array.prototype.sort
   // is stable, so file order is kept within each group.

@@ -46,7 +46,8 @@ export function scoreLine(score: Score): string {
     jsonOf(score.metric, 0)
   },"status":"${score.status}","validity":"${score.validity}","value":${
     score.value === null ? "null" : String(score.value)
-  },"passed":${score.passed}`;
+  }`;
+  if (score.passed !== undefined) text += `,"passed":${score.passed}`;
   if (reason !== undefined) {
     text += `,"reason":${inertJson(JSON.stringify(reason))}`;
   }

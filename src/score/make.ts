@@ -4,6 +4,7 @@
  * @module
  */
 
+import { codeOfReason } from "./codes.ts";
 import { describeValue, makeScore } from "./rules.ts";
 import {
   type Diagnostic,
@@ -82,10 +83,36 @@ export interface ScoredOptions extends ScoreOptions {
    */
   passed?: boolean;
   /**
-   * Whether the value can be trusted.
+   * Whether the value can be trusted: `invalid` for a value measured but not
+   * trustworthy (a judge's prose, a value out of a declared range).
    * @default {"valid"}
    */
-  validity?: ScoreValidity;
+  validity?: "valid" | "invalid";
+}
+
+/**
+ * Options of {@linkcode errored} and {@linkcode blocked}: the diagnostic's
+ * code and particulars beside the usual fields.
+ *
+ * @example A timeout with its limit
+ * ```ts
+ * import { errored, type FailureOptions } from "./mod.ts";
+ * const options: FailureOptions = { code: "scorer.timeout", details: { timeout_s: 5 } };
+ * const s = errored("faithfulness", "scorer error: timed out after 5 s", options);
+ * if (s.diagnostics[0]?.code !== "scorer.timeout") throw new Error("unexpected");
+ * ```
+ */
+export interface FailureOptions extends Omit<ScoreOptions, "reason"> {
+  /**
+   * The diagnostic's stable dotted code.
+   * @default {inferred from the message's prefix: `scorer error: ` is `scorer.error`, `target error: ` is `target.error`, `invalid case: ` is `case.invalid`, `budget: ` is `budget.exhausted`}
+   */
+  code?: string;
+  /**
+   * The diagnostic's machine-readable particulars.
+   * @default {undefined}
+   */
+  details?: Record<string, unknown>;
 }
 
 function base(
@@ -93,10 +120,11 @@ function base(
   status: ScoreStatus,
   validity: ScoreValidity,
   value: number | null,
-  passed: boolean | null,
+  passed: boolean | undefined,
   options: ScoreOptions,
 ): Score {
-  const fields = { metric, status, validity, value, passed } as Score;
+  const fields = { metric, status, validity, value } as Score;
+  if (passed !== undefined) fields.passed = passed;
   if (options.reason !== undefined) fields.reason = options.reason;
   fields.evaluator_version = options.evaluator_version ?? `${metric}@1`;
   if (options.example_id !== undefined) fields.example_id = options.example_id;
@@ -147,41 +175,84 @@ export function scored(
   );
 }
 
-/**
- * Builds an `error` Score: no value, a failed verdict, the message as reason
- * and as an error diagnostic.
- *
- * @param metric The metric's name.
- * @param message The full reason, e.g. `scorer error: ...`.
- * @param options Version, identity and further diagnostics.
- * @returns The Score.
- *
- * @example A scorer that crashed
- * ```ts
- * import { errored } from "./mod.ts";
- * const s = errored("faithfulness", "scorer error: exit status 1");
- * if (s.value !== null || s.passed !== false) throw new Error("unexpected");
- * ```
- */
-export function errored(
+/** A failure's Score: no value, a failed verdict, the message twice. */
+function failed(
+  status: "error" | "blocked",
   metric: string,
   message: string,
-  options: Omit<ScoreOptions, "reason"> = {},
+  options: FailureOptions,
 ): Score {
-  return makeScore(
-    base(metric, "error", "valid", null, false, {
-      ...options,
-      reason: message,
-      diagnostics: [...(options.diagnostics ?? []), {
-        level: "error",
+  const { code, details, ...rest } = options;
+  const diagnostic: Diagnostic = {
+    code: code ??
+      codeOfReason(
         message,
-      }],
+        status === "error" ? "scorer.error" : "prerequisite.failed",
+      ),
+    severity: "error",
+    message,
+  };
+  if (details !== undefined) diagnostic.details = details;
+  return makeScore(
+    base(metric, status, "not_measured", null, false, {
+      ...rest,
+      reason: message,
+      diagnostics: [...(rest.diagnostics ?? []), diagnostic],
     }),
   );
 }
 
 /**
- * Builds a `skipped` Score: the evaluator chose not to measure this unit.
+ * Builds an `error` Score: the scorer failed. No value, a failed verdict,
+ * the message as reason and as an error diagnostic with a dotted code.
+ *
+ * @param metric The metric's name.
+ * @param message The full reason, e.g. `scorer error: ...`.
+ * @param options The diagnostic's code and details, version and identity.
+ * @returns The Score.
+ *
+ * @example A scorer that crashed
+ * ```ts
+ * import { errored } from "./mod.ts";
+ * const s = errored("faithfulness", "scorer error: exit status 1", { code: "scorer.exit_status" });
+ * if (s.value !== null || s.passed !== false || s.validity !== "not_measured") throw new Error("unexpected");
+ * ```
+ */
+export function errored(
+  metric: string,
+  message: string,
+  options: FailureOptions = {},
+): Score {
+  return failed("error", metric, message, options);
+}
+
+/**
+ * Builds a `blocked` Score: the Score could not be measured because a
+ * prerequisite failed (the target errored, the case is invalid, the budget
+ * ran out). It counts as a failure in the pass rate, as an error does.
+ *
+ * @param metric The metric's name.
+ * @param message The full reason, e.g. `target error: HTTP 503`.
+ * @param options The diagnostic's code and details, version and identity.
+ * @returns The Score.
+ *
+ * @example A target that failed
+ * ```ts
+ * import { blocked } from "./mod.ts";
+ * const s = blocked("exact_match", "target error: HTTP 503");
+ * if (s.status !== "blocked" || s.diagnostics[0]?.code !== "target.error") throw new Error("unexpected");
+ * ```
+ */
+export function blocked(
+  metric: string,
+  message: string,
+  options: FailureOptions = {},
+): Score {
+  return failed("blocked", metric, message, options);
+}
+
+/**
+ * Builds a `skipped` Score: deliberately not measured (a filter, a shard).
  *
  * @param metric The metric's name.
  * @param options Reason, version and identity.
@@ -190,15 +261,18 @@ export function errored(
  * @example
  * ```ts
  * import { skipped } from "./mod.ts";
- * if (skipped("m", { reason: "sampled out" }).value !== null) throw new Error("unexpected");
+ * const s = skipped("m", { reason: "sampled out" });
+ * if (s.value !== null || s.validity !== "not_measured") throw new Error("unexpected");
  * ```
  */
 export function skipped(metric: string, options: ScoreOptions = {}): Score {
-  return makeScore(base(metric, "skipped", "valid", null, null, options));
+  return makeScore(
+    base(metric, "skipped", "not_measured", null, undefined, options),
+  );
 }
 
 /**
- * Builds a `not_applicable` Score: the metric does not apply to this unit
+ * Builds a `non_evaluable` Score: the metric does not apply to this unit
  * (say, `exact_match` on a case without `expected`).
  *
  * @param metric The metric's name.
@@ -207,32 +281,62 @@ export function skipped(metric: string, options: ScoreOptions = {}): Score {
  *
  * @example
  * ```ts
+ * import { nonEvaluable } from "./mod.ts";
+ * const s = nonEvaluable("m", { reason: "not applicable: no expected" });
+ * if (s.status !== "non_evaluable" || s.validity !== "not_applicable") throw new Error("unexpected");
+ * ```
+ */
+export function nonEvaluable(
+  metric: string,
+  options: ScoreOptions = {},
+): Score {
+  return makeScore(
+    base(metric, "non_evaluable", "not_applicable", null, undefined, options),
+  );
+}
+
+/**
+ * The earlier name of {@linkcode nonEvaluable}.
+ *
+ * @deprecated Use {@linkcode nonEvaluable}; the status is now `non_evaluable`.
+ * @param metric The metric's name.
+ * @param options Reason, version and identity.
+ * @returns A `non_evaluable` Score.
+ *
+ * @example
+ * ```ts
  * import { notApplicable } from "./mod.ts";
- * if (notApplicable("m").status !== "not_applicable") throw new Error("unexpected");
+ * if (notApplicable("m").status !== "non_evaluable") throw new Error("unexpected");
  * ```
  */
 export function notApplicable(
   metric: string,
   options: ScoreOptions = {},
 ): Score {
-  return makeScore(
-    base(metric, "not_applicable", "valid", null, null, options),
-  );
+  return nonEvaluable(metric, options);
 }
 
 /**
  * Builds a batch of related Scores from one evaluator pass.
  *
+ * @param evaluator The evaluator, e.g. its name and version.
  * @param scores The Scores.
+ * @param evidenceRefs References to evidence the Scores share.
  * @returns The batch.
  *
  * @example
  * ```ts
  * import { scoreBatch, scored } from "./mod.ts";
- * const batch = scoreBatch([scored("precision", 0.5), scored("recall", 1)]);
- * if (batch.scores.length !== 2) throw new Error("unexpected");
+ * const batch = scoreBatch("retrieval@1", [scored("precision", 0.5), scored("recall", 1)]);
+ * if (batch.scores.length !== 2 || batch.evaluator !== "retrieval@1") throw new Error("unexpected");
  * ```
  */
-export function scoreBatch(scores: Score[]): ScoreBatch {
-  return { scores };
+export function scoreBatch(
+  evaluator: string,
+  scores: Score[],
+  evidenceRefs: string[] = [],
+): ScoreBatch {
+  const batch: ScoreBatch = { evaluator, scores };
+  if (evidenceRefs.length > 0) batch.evidence_refs = [...evidenceRefs];
+  return batch;
 }

@@ -15,6 +15,7 @@
 
 export type {
   Diagnostic,
+  DiagnosticSeverity,
   Identity,
   Score,
   ScoreBatch,
@@ -27,8 +28,17 @@ export {
   ScoreError,
   ScoreSyntaxError,
 } from "./types.ts";
-export type { ScoredOptions, ScoreOptions } from "./make.ts";
-export { errored, notApplicable, scoreBatch, scored, skipped } from "./make.ts";
+export type { FailureOptions, ScoredOptions, ScoreOptions } from "./make.ts";
+export {
+  blocked,
+  errored,
+  nonEvaluable,
+  notApplicable,
+  scoreBatch,
+  scored,
+  skipped,
+} from "./make.ts";
+export { codeOfReason, DIAGNOSTIC_CODES } from "./codes.ts";
 export {
   aggregatable,
   isScoreBatch,

@@ -5,6 +5,7 @@
  * @module
  */
 
+import { codeOfReason } from "./codes.ts";
 import {
   type Diagnostic,
   type Identity,
@@ -15,6 +16,7 @@ import {
   ScoreError,
   type ScoreStatus,
   ScoreSyntaxError,
+  type ScoreValidity,
 } from "./types.ts";
 
 /** Whether JSON carries `value` unchanged, so a Score survives its own NDJSON line. */
@@ -45,28 +47,129 @@ function isJsonValue(value: unknown, ancestors: Set<object>): boolean {
   return ok;
 }
 
-function problemPath(s: { status: ScoreStatus; value: number | null }): string {
-  if (s.status === "scored" && s.value === null) return "value";
-  if (s.status !== "scored" && s.value !== null) return "value";
-  return "passed";
+/** The statuses and validities, for quick membership tests. */
+const STATUSES: ReadonlySet<unknown> = new Set(SCORE_STATUSES);
+const VALIDITIES: ReadonlySet<unknown> = new Set(SCORE_VALIDITIES);
+const SEVERITIES: ReadonlySet<unknown> = new Set(["info", "warning", "error"]);
+
+/**
+ * A status and validity read from outside, in today's vocabulary: the
+ * earlier status `not_applicable` is `non_evaluable`, and a Score without a
+ * value that called itself `valid` (as every one did before there were
+ * other validities) is `not_measured`, or `not_applicable` when the metric
+ * did not apply. `undefined` for an unknown word.
+ */
+function readMeaning(
+  status: unknown,
+  validity: unknown,
+): [ScoreStatus, ScoreValidity] | undefined {
+  if (!VALIDITIES.has(validity)) return undefined;
+  let st = status as ScoreStatus;
+  if (status === "not_applicable") st = "non_evaluable";
+  else if (!STATUSES.has(status)) return undefined;
+  let v = validity as ScoreValidity;
+  if (st !== "scored" && v === "valid") {
+    v = st === "non_evaluable" ? "not_applicable" : "not_measured";
+  }
+  return [st, v];
 }
 
-/** The no-0.0 rule and its companions, on an object whose field types are right. */
-function ruleViolation(
-  s: { status: ScoreStatus; value: number | null; passed: boolean | null },
-): string | undefined {
-  if (s.status === "scored") {
-    if (s.value === null) return 'A "scored" Score must carry a finite number';
-    if (s.passed === null) {
-      return 'A "scored" Score must carry a boolean "passed"';
+/**
+ * The verdict a Score carries, filled in where the rules fix it: a scored
+ * Score without one passes at `value >= 0.5` (as evalglass's Scores, which
+ * have none, are read), an error or a blocked Score fails, and a Score
+ * without a value has none unless it says so. `null` is absent, as older
+ * files wrote it. `false` as the second element means the field breaks a
+ * rule.
+ */
+function readPassed(
+  status: ScoreStatus,
+  value: number,
+  passed: unknown,
+): [boolean | undefined, boolean] {
+  const absent = passed === undefined || passed === null;
+  if (!absent && typeof passed !== "boolean") return [undefined, false];
+  if (status === "scored") {
+    return [absent ? value >= 0.5 : passed as boolean, true];
+  }
+  if (status === "error" || status === "blocked") {
+    return [false, passed !== true];
+  }
+  return [absent ? undefined : passed as boolean, true];
+}
+
+/** Whether `value` is a mapping of JSON values. */
+function isMapping(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null &&
+    !Array.isArray(value) && isJsonValue(value, new Set());
+}
+
+/**
+ * A diagnostic read from outside in the canonical key order (empty details
+ * and evidence lists dropped, as evalglass writes them), or `undefined` when
+ * it breaks the shape. A diagnostic of the earlier shape, `{level, message}`,
+ * gets a code from its message's prefix, or `legacy.<level>`.
+ */
+function readDiagnostic(d: unknown): Diagnostic | undefined {
+  if (typeof d !== "object" || d === null || Array.isArray(d)) {
+    return undefined;
+  }
+  const {
+    code,
+    severity,
+    level,
+    message,
+    location,
+    details,
+    cause,
+    evidence_refs,
+  } = d as Record<string, unknown>;
+  if (typeof message !== "string") return undefined;
+  let out: Diagnostic;
+  if (severity !== undefined) {
+    if (!SEVERITIES.has(severity)) return undefined;
+    if (typeof code !== "string" || code === "") return undefined;
+    out = { code, severity: severity as Diagnostic["severity"], message };
+  } else if (SEVERITIES.has(level)) {
+    const sev = level as Diagnostic["severity"];
+    const legacy = `legacy.${sev}`;
+    out = {
+      code: typeof code === "string" && code !== ""
+        ? code
+        : sev === "error"
+        ? codeOfReason(message, legacy)
+        : legacy,
+      severity: sev,
+      message,
+    };
+  } else return undefined;
+  if (location !== undefined && location !== null) {
+    if (typeof location !== "string") return undefined;
+    out.location = location;
+  }
+  if (details !== undefined && details !== null) {
+    if (!isMapping(details)) return undefined;
+    if (Object.keys(details).length > 0) {
+      out.details = JSON.parse(JSON.stringify(details));
     }
-  } else if (s.value !== null) {
-    return `A "${s.status}" Score must carry a null value, not ${s.value}`;
   }
-  if (s.status === "error" && s.passed !== false) {
-    return 'An "error" Score must carry "passed": false';
+  if (cause !== undefined && cause !== null) {
+    if (typeof cause !== "string") return undefined;
+    out.cause = cause;
   }
-  return undefined;
+  if (evidence_refs !== undefined && evidence_refs !== null) {
+    if (!isStringList(evidence_refs)) return undefined;
+    if (evidence_refs.length > 0) out.evidence_refs = [...evidence_refs];
+  }
+  return out;
+}
+
+function isStringList(value: unknown): value is string[] {
+  if (!Array.isArray(value)) return false;
+  for (let i = 0; i < value.length; i++) {
+    if (typeof value[i] !== "string") return false;
+  }
+  return true;
 }
 
 /**
@@ -79,8 +182,8 @@ function ruleViolation(
  * @example Build a Score by hand
  * ```ts
  * import { makeScore } from "./mod.ts";
- * const s = makeScore({ metric: "m", status: "skipped", validity: "valid", value: null,
- *   passed: null, evaluator_version: "m@1", diagnostics: [], evidence_refs: [] });
+ * const s = makeScore({ metric: "m", status: "skipped", validity: "not_measured", value: null,
+ *   evaluator_version: "m@1", diagnostics: [], evidence_refs: [] });
  * if (s.value !== null) throw new Error("unreachable");
  * ```
  */
@@ -92,64 +195,48 @@ export function makeScore(fields: Score): Score {
 
 /**
  * Checks every rule by hand and builds the Score in the canonical key order
- * (copies of the lists and of the provenance, unknown keys dropped), or
- * returns `undefined` for {@linkcode explainScore} to say what is wrong.
+ * (copies of the lists and of the provenance, unknown keys dropped, the
+ * earlier vocabulary read as today's), or returns `undefined` for
+ * {@linkcode explainScore} to say what is wrong.
  */
 function quickScore(v: unknown, identity?: Identity): Score | undefined {
   if (typeof v !== "object" || v === null) return undefined;
   const s = v as Record<string, unknown>;
-  const { metric, status, validity, value, passed, reason, evaluator_version } =
-    s;
+  const { metric, value, reason, evaluator_version } = s;
   if (typeof metric !== "string" || metric === "") return undefined;
   if (typeof evaluator_version !== "string" || evaluator_version === "") {
     return undefined;
   }
-  if (validity !== "valid" && validity !== "invalid") return undefined;
+  const meaning = readMeaning(s.status, s.validity);
+  if (meaning === undefined) return undefined;
+  const [status, validity] = meaning;
   if (status === "scored") {
-    if (
-      typeof value !== "number" || !Number.isFinite(value) ||
-      typeof passed !== "boolean"
-    ) {
-      return undefined;
-    }
-  } else if (status === "error") {
-    if (value !== null || passed !== false) return undefined;
-  } else if (status === "skipped" || status === "not_applicable") {
-    if (value !== null || (passed !== null && typeof passed !== "boolean")) {
-      return undefined;
-    }
-  } else return undefined;
-  if (reason !== undefined && typeof reason !== "string") return undefined;
+    if (typeof value !== "number" || !Number.isFinite(value)) return undefined;
+  } else if (value !== null) return undefined;
+  const [passed, passedOk] = readPassed(status, value as number, s.passed);
+  if (!passedOk) return undefined;
+  if (reason !== undefined && reason !== null && typeof reason !== "string") {
+    return undefined;
+  }
   const { example_id, unit_id, diagnostics, evidence_refs, provenance } = s;
   // The unit's identity, when given, replaces whatever ids the value carried.
   if (identity === undefined) {
-    if (example_id !== undefined && typeof example_id !== "string") {
-      return undefined;
-    }
-    if (unit_id !== undefined && typeof unit_id !== "string") return undefined;
+    if (example_id != null && typeof example_id !== "string") return undefined;
+    if (unit_id != null && typeof unit_id !== "string") return undefined;
   }
-  if (provenance !== undefined && !isProvenance(provenance)) return undefined;
+  if (provenance != null && !isMapping(provenance)) return undefined;
   const diags: Diagnostic[] = [];
-  if (diagnostics !== undefined) {
+  if (diagnostics != null) {
     if (!Array.isArray(diagnostics)) return undefined;
     for (const d of diagnostics) {
-      if (typeof d !== "object" || d === null) return undefined;
-      const { level, message } = d as Record<string, unknown>;
-      if (level !== "error" && level !== "warning" && level !== "info") {
-        return undefined;
-      }
-      if (typeof message !== "string") return undefined;
-      diags.push({ level, message });
+      const read = readDiagnostic(d);
+      if (read === undefined) return undefined;
+      diags.push(read);
     }
   }
   let refs: string[] = [];
-  if (evidence_refs !== undefined) {
-    if (
-      !Array.isArray(evidence_refs) ||
-      !evidence_refs.every((r) => typeof r === "string")
-    ) {
-      return undefined;
-    }
+  if (evidence_refs != null) {
+    if (!isStringList(evidence_refs)) return undefined;
     refs = [...evidence_refs];
   }
   // Built in the canonical key order, once.
@@ -158,22 +245,18 @@ function quickScore(v: unknown, identity?: Identity): Score | undefined {
     status,
     validity,
     value: value === 0 ? 0 : value as number | null,
-    passed: passed as boolean | null,
   } as Score;
-  if (reason !== undefined) out.reason = reason;
+  if (passed !== undefined) out.passed = passed;
+  if (typeof reason === "string") out.reason = reason;
   out.evaluator_version = evaluator_version;
-  const exampleId = identity !== undefined
-    ? identity.example_id
-    : example_id as string | undefined;
-  const unitId = identity !== undefined
-    ? identity.unit_id
-    : unit_id as string | undefined;
-  if (exampleId !== undefined) out.example_id = exampleId;
-  if (unitId !== undefined) out.unit_id = unitId;
+  const exampleId = identity !== undefined ? identity.example_id : example_id;
+  const unitId = identity !== undefined ? identity.unit_id : unit_id;
+  if (typeof exampleId === "string") out.example_id = exampleId;
+  if (typeof unitId === "string") out.unit_id = unitId;
   out.diagnostics = diags;
   out.evidence_refs = refs;
   // A JSON copy: validated JSON-safe, it no longer aliases the caller's object.
-  if (provenance !== undefined) {
+  if (provenance != null) {
     out.provenance = JSON.parse(JSON.stringify(provenance));
   }
   return out;
@@ -194,16 +277,20 @@ const KEYS = [
   "evidence_refs",
 ];
 const OPTIONAL = KEYS.map((k) =>
-  k === "reason" || k === "example_id" || k === "unit_id"
+  k === "passed" || k === "reason" || k === "example_id" || k === "unit_id"
 );
+
+/** A diagnostic's keys a canonical one may have as it is, in order. */
+const DIAGNOSTIC_KEYS = ["code", "severity", "message", "location", "cause"];
 
 /**
  * Tells whether a value already is what {@linkcode parseScore} would make of
  * it: a plain object that obeys every rule, with exactly a Score's keys in
- * canonical order, plain lists, diagnostics of `level` and `message` only,
- * and no provenance (whose copy is left to `parseScore`). Such a value can
- * pass a validation stage as it is, without a copy. Its fields are taken to
- * be data properties: `parseScore` reads a getter once, this leaves it.
+ * canonical order, today's vocabulary, plain lists, diagnostics of plain
+ * strings only, and no provenance (whose copy is left to `parseScore`). Such
+ * a value can pass a validation stage as it is, without a copy. Its fields
+ * are taken to be data properties: `parseScore` reads a getter once, this
+ * leaves it.
  *
  * The rules are checked here again rather than shared with `quickScore`: a
  * shared function would share its property reads' type feedback with every
@@ -230,27 +317,38 @@ export function isCanonicalScore(value: unknown): value is Score {
     k++;
   }
   if (k !== KEYS.length) return false;
-  const { metric, status, value: v, passed, evaluator_version } = s;
+  const { metric, status, validity, value: v, passed, evaluator_version } = s;
   if (typeof metric !== "string" || metric === "") return false;
   if (typeof evaluator_version !== "string" || evaluator_version === "") {
     return false;
   }
-  if (s.validity !== "valid" && s.validity !== "invalid") return false;
+  let present = 0;
   if (status === "scored") {
     if (
       typeof v !== "number" || !Number.isFinite(v) || Object.is(v, -0) ||
-      typeof passed !== "boolean"
+      typeof passed !== "boolean" ||
+      (validity !== "valid" && validity !== "invalid" &&
+        validity !== "not_measured" && validity !== "not_applicable")
     ) return false;
-  } else if (status === "error") {
-    if (v !== null || passed !== false) return false;
-  } else if (status === "skipped" || status === "not_applicable") {
-    if (v !== null || (passed !== null && typeof passed !== "boolean")) {
-      return false;
-    }
-  } else return false;
+    present++;
+  } else {
+    if (v !== null) return false;
+    if (status === "error" || status === "blocked") {
+      if (passed !== false) return false;
+      present++;
+    } else if (status === "skipped" || status === "non_evaluable") {
+      if (passed !== undefined) {
+        if (typeof passed !== "boolean") return false;
+        present++;
+      }
+    } else return false;
+    if (
+      validity !== "not_measured" && validity !== "not_applicable" &&
+      validity !== "invalid"
+    ) return false;
+  }
   // Each optional key seen must hold a string: parseScore drops undefined.
   const { reason, example_id, unit_id } = s;
-  let present = 0;
   if (reason !== undefined) {
     if (typeof reason !== "string") return false;
     present++;
@@ -275,13 +373,21 @@ export function isCanonicalScore(value: unknown): value is Score {
       return false;
     }
     let n = 0;
+    let j = 0;
     for (const key in d) {
-      if (key !== (n === 0 ? "level" : n === 1 ? "message" : "")) return false;
+      while (DIAGNOSTIC_KEYS[j] !== key) {
+        if (j < 3 || j === DIAGNOSTIC_KEYS.length) return false;
+        j++;
+      }
+      if (typeof (d as Record<string, unknown>)[key] !== "string") {
+        return false;
+      }
+      j++;
       n++;
     }
-    const { level, message } = d as Record<string, unknown>;
-    if (n !== 2 || typeof message !== "string") return false;
-    if (level !== "error" && level !== "warning" && level !== "info") {
+    const { code, severity } = d as Record<string, unknown>;
+    if (n < 3 || code === "") return false;
+    if (severity !== "error" && severity !== "warning" && severity !== "info") {
       return false;
     }
   }
@@ -322,7 +428,7 @@ function explainScore(v: unknown, identity?: Identity): string {
     );
   };
   const optional = (key: string, ok: (x: unknown) => boolean, rule: string) => {
-    if (s[key] !== undefined && !ok(s[key])) {
+    if (s[key] != null && !ok(s[key])) {
       problems.push(`"${key}" must be ${rule}, not ${describeValue(s[key])}`);
     }
   };
@@ -330,12 +436,12 @@ function explainScore(v: unknown, identity?: Identity): string {
   check("metric", text(s.metric), "a non-empty string");
   check(
     "status",
-    (SCORE_STATUSES as readonly unknown[]).includes(s.status),
+    STATUSES.has(s.status) || s.status === "not_applicable",
     `one of ${SCORE_STATUSES.join(", ")}`,
   );
   check(
     "validity",
-    (SCORE_VALIDITIES as readonly unknown[]).includes(s.validity),
+    VALIDITIES.has(s.validity),
     `one of ${SCORE_VALIDITIES.join(", ")}`,
   );
   check(
@@ -344,12 +450,12 @@ function explainScore(v: unknown, identity?: Identity): string {
       (typeof s.value === "number" && Number.isFinite(s.value)),
     "a finite number or null",
   );
-  check(
+  optional(
     "passed",
-    s.passed === null || typeof s.passed === "boolean",
-    "a boolean or null",
+    (x) => x === null || typeof x === "boolean",
+    "a boolean",
   );
-  optional("reason", (x) => typeof x === "string", "a string");
+  optional("reason", (x) => x === null || typeof x === "string", "a string");
   check("evaluator_version", text(s.evaluator_version), "a non-empty string");
   if (identity === undefined) {
     optional("example_id", (x) => typeof x === "string", "a string");
@@ -357,13 +463,8 @@ function explainScore(v: unknown, identity?: Identity): string {
   }
   optional(
     "diagnostics",
-    (x) =>
-      Array.isArray(x) && x.every((d) =>
-        typeof d === "object" && d !== null &&
-        ["error", "warning", "info"].includes(d.level) &&
-        typeof d.message === "string"
-      ),
-    'a list of {"level": "error" | "warning" | "info", "message": string}',
+    (x) => Array.isArray(x) && x.every((d) => readDiagnostic(d) !== undefined),
+    'a list of {"code": string, "severity": "info" | "warning" | "error", "message": string, "location"?: string, "details"?: object}',
   );
   optional(
     "evidence_refs",
@@ -372,15 +473,29 @@ function explainScore(v: unknown, identity?: Identity): string {
   );
   optional("provenance", isProvenance, PROVENANCE_RULE);
   if (problems.length > 0) return problems.join("; ");
-  const fields = s as {
-    status: ScoreStatus;
-    value: number | null;
-    passed: boolean | null;
-  };
-  const rule = ruleViolation(fields);
-  return rule !== undefined
-    ? `"${problemPath(fields)}": ${rule}`
-    : "Not a valid Score";
+  const rule = ruleViolation(s.status, s.value as number | null, s.passed);
+  return rule !== undefined ? `"${rule[0]}": ${rule[1]}` : "Not a valid Score";
+}
+
+/** The no-0.0 rule and its companions, on fields whose types are right. */
+function ruleViolation(
+  status: unknown,
+  value: number | null,
+  passed: unknown,
+): [string, string] | undefined {
+  const st = status === "not_applicable" ? "non_evaluable" : status;
+  if (st === "scored") {
+    if (value === null) {
+      return ["value", 'A "scored" Score must carry a finite number'];
+    }
+  } else if (value !== null) {
+    return ["value", `A "${st}" Score must carry a null value, not ${value}`];
+  }
+  if ((st === "error" || st === "blocked") && passed === true) {
+    const article = st === "error" ? "An" : "A";
+    return ["passed", `${article} "${st}" Score must carry "passed": false`];
+  }
+  return undefined;
 }
 
 /**
@@ -412,7 +527,8 @@ export function parseScoreFor(value: unknown, identity: Identity): Score {
  * Tells whether a value is a {@linkcode ScoreBatch}.
  *
  * @param value Anything.
- * @returns `true` for an object with a `scores` array.
+ * @returns `true` for an object with a `scores` array (its `evaluator` may
+ *   be missing: a scorer's batch is read as that scorer's).
  *
  * @example
  * ```ts

@@ -11,19 +11,30 @@
  */
 
 /**
- * Whether a value exists: `scored` is the only status that carries one.
+ * Whether a value exists, and if not, why: `scored` is the only status that
+ * carries one. `blocked` means a prerequisite failed (the target, the case),
+ * `non_evaluable` that the metric does not apply, `skipped` that it was not
+ * run on purpose, `error` that the scorer failed. The vocabulary is
+ * evalglass's, so its reader accepts every Score evalpipe writes.
  *
  * @example Only a scored Score has a value
  * ```ts
- * import { notApplicable, type ScoreStatus } from "./mod.ts";
- * const status: ScoreStatus = notApplicable("exact_match").status;
- * if (status !== "not_applicable") throw new Error("unexpected status");
+ * import { nonEvaluable, type ScoreStatus } from "./mod.ts";
+ * const status: ScoreStatus = nonEvaluable("exact_match").status;
+ * if (status !== "non_evaluable") throw new Error("unexpected status");
  * ```
  */
-export type ScoreStatus = "scored" | "skipped" | "not_applicable" | "error";
+export type ScoreStatus =
+  | "scored"
+  | "blocked"
+  | "non_evaluable"
+  | "skipped"
+  | "error";
 
 /**
- * Whether a value can be trusted: only `valid` values are aggregated.
+ * Whether a value can be trusted: only `valid` values are aggregated. A
+ * Score without a value is `not_measured`, or `not_applicable` when the
+ * metric does not apply.
  *
  * @example A value the judge could not vouch for
  * ```ts
@@ -33,7 +44,11 @@ export type ScoreStatus = "scored" | "skipped" | "not_applicable" | "error";
  * if (aggregatable(s)) throw new Error("an invalid Score is not aggregated");
  * ```
  */
-export type ScoreValidity = "valid" | "invalid";
+export type ScoreValidity =
+  | "valid"
+  | "invalid"
+  | "not_measured"
+  | "not_applicable";
 
 /**
  * The statuses, in the order the design lists them.
@@ -43,13 +58,14 @@ export type ScoreValidity = "valid" | "invalid";
  * import { errored, scored, SCORE_STATUSES } from "./mod.ts";
  * const scores = [scored("m", 1), errored("m", "scorer error: boom")];
  * const counts = SCORE_STATUSES.map((status) => scores.filter((s) => s.status === status).length);
- * if (counts.join() !== "1,0,0,1") throw new Error("unexpected counts");
+ * if (counts.join() !== "1,0,0,0,1") throw new Error("unexpected counts");
  * ```
  */
 export const SCORE_STATUSES: readonly ScoreStatus[] = [
   "scored",
+  "blocked",
+  "non_evaluable",
   "skipped",
-  "not_applicable",
   "error",
 ];
 
@@ -63,24 +79,53 @@ export const SCORE_STATUSES: readonly ScoreStatus[] = [
  * if (!SCORE_VALIDITIES.includes(read as ScoreValidity)) throw new Error("unknown validity");
  * ```
  */
-export const SCORE_VALIDITIES: readonly ScoreValidity[] = ["valid", "invalid"];
+export const SCORE_VALIDITIES: readonly ScoreValidity[] = [
+  "valid",
+  "invalid",
+  "not_measured",
+  "not_applicable",
+];
 
 /**
- * A note attached to a Score, such as the message of the error behind it.
+ * How serious a diagnostic is.
+ *
+ * @example
+ * ```ts
+ * import { type DiagnosticSeverity, errored } from "./mod.ts";
+ * const severity: DiagnosticSeverity | undefined = errored("m", "scorer error: boom").diagnostics[0]?.severity;
+ * if (severity !== "error") throw new Error("unexpected");
+ * ```
+ */
+export type DiagnosticSeverity = "info" | "warning" | "error";
+
+/**
+ * A structured note attached to a Score, such as the error behind it: a
+ * stable dotted `code` for programs, a `message` for people. The shape is
+ * evalglass's `Diagnostic`.
  *
  * @example A warning beside a value
  * ```ts
  * import { type Diagnostic, scored } from "./mod.ts";
- * const note: Diagnostic = { level: "warning", message: "judge reply was truncated" };
+ * const note: Diagnostic = { code: "judge.truncated", severity: "warning", message: "judge reply was truncated" };
  * const s = scored("faithfulness", 0.7, { diagnostics: [note] });
- * if (s.diagnostics[0]?.level !== "warning") throw new Error("unexpected");
+ * if (s.diagnostics[0]?.code !== "judge.truncated") throw new Error("unexpected");
  * ```
  */
 export interface Diagnostic {
+  /** A stable dotted code, e.g. `scorer.timeout` (see the README's list). */
+  code: string;
   /** How serious the note is. */
-  level: "error" | "warning" | "info";
+  severity: DiagnosticSeverity;
   /** What happened, for a person. */
   message: string;
+  /** Where it happened (a file and line, a field), when known. */
+  location?: string;
+  /** Machine-readable particulars (an exit status, a limit), when any. */
+  details?: Record<string, unknown>;
+  /** What caused it, when known. */
+  cause?: string;
+  /** References to evidence behind the note. */
+  evidence_refs?: string[];
 }
 
 /**
@@ -103,8 +148,11 @@ export interface Score {
   validity: ScoreValidity;
   /** A finite number exactly when `status` is `scored`, else `null`. */
   value: number | null;
-  /** The verdict; `false` for an error, `null` when skipped or not applicable. */
-  passed: boolean | null;
+  /**
+   * The verdict: the scorer's, else `value >= 0.5`; `false` for `error` and
+   * `blocked`; absent when no verdict exists (`skipped`, `non_evaluable`).
+   */
+  passed?: boolean;
   /** A human-readable explanation, present only when known. */
   reason?: string;
   /** The evaluator and its version, never empty, e.g. `exact_match@1`. */
@@ -123,20 +171,25 @@ export interface Score {
 
 /**
  * Several related Scores from one pass of one evaluator, each independently
- * statused.
+ * statused, as evalglass's `ScoreBatch`.
  *
  * @example One pass, two metrics, one of them failed
  * ```ts
  * import { errored, isScoreBatch, type ScoreBatch, scored } from "./mod.ts";
  * const batch: ScoreBatch = {
+ *   evaluator: "retrieval@1",
  *   scores: [scored("precision", 0.5), errored("recall", "scorer error: no reference")],
  * };
  * if (!isScoreBatch(batch) || batch.scores[1]?.value !== null) throw new Error("unexpected");
  * ```
  */
 export interface ScoreBatch {
+  /** The evaluator that made the Scores, e.g. its name and version. */
+  evaluator: string;
   /** The Scores, one per declared metric. */
   scores: Score[];
+  /** References to evidence the Scores share. */
+  evidence_refs?: string[];
 }
 
 /**

@@ -42,6 +42,7 @@ export function validateScore(candidate: unknown): Score {
       field(candidate, "metric") ?? "unknown",
       `invalid Score: ${error.message}`,
       {
+        code: "scorer.invalid_score",
         evaluator_version: field(candidate, "evaluator_version") ?? "unknown",
         ...(exampleId !== undefined ? { example_id: exampleId } : {}),
         ...(unitId !== undefined ? { unit_id: unitId } : {}),

@@ -5,7 +5,7 @@
  */
 
 import { expectedJson } from "../dataset/case.ts";
-import { notApplicable, type Score, scored } from "../score/mod.ts";
+import { nonEvaluable, type Score, scored } from "../score/mod.ts";
 import type { Scorer } from "./scorer.ts";
 import type { Unit } from "../dataset/unit.ts";
 
@@ -66,9 +66,9 @@ function builtin(
     score(unit) {
       const refs = references(unit);
       if (refs === undefined || refs.length === 0) {
-        return notApplicable(name, {
+        return nonEvaluable(name, {
           evaluator_version: version,
-          reason: "the case has no expected",
+          reason: "not applicable: the case has no expected",
         });
       }
       return judge(norm(unit.output ?? ""), refs, norm, name, version);

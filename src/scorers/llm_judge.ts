@@ -211,7 +211,11 @@ export function llmJudge(
         ...(reason !== undefined ? { reason } : {}),
         evaluator_version: version,
         diagnostics: reading.doubt !== undefined
-          ? [{ level: "warning", message: reading.doubt }]
+          ? [{
+            code: "judge.doubt",
+            severity: "warning",
+            message: reading.doubt,
+          }]
           : [],
         evidence_refs: [],
         provenance: { ...provenance, ...reply.info },

@@ -101,6 +101,7 @@ class Worker {
       if (!(error instanceof Error)) throw error;
       throw new SubprocessScorerError(
         `failed to spawn subprocess scorer: ${cmd}`,
+        "scorer.spawn_failed",
       );
     }
     this.#writer = this.#child.stdin.getWriter();
@@ -121,6 +122,7 @@ class Worker {
         this.#fail(
           new SubprocessScorerError(
             `${this.#label} ${how}${stderr === "" ? "" : `: ${stderr}`}`,
+            "scorer.exit_status",
           ),
         );
       }),
@@ -163,6 +165,7 @@ class Worker {
       pending.reject(
         new SubprocessScorerError(
           `${this.#label} printed an unreadable verdict line: ${line.error}`,
+          "scorer.invalid_verdict",
         ),
       );
     } else pending.resolve(line.text);
@@ -184,11 +187,13 @@ class Worker {
           `${this.#label} timed out after ${
             this.#timeoutMs / 1000
           } s (its process group was killed)`,
+          "scorer.timeout",
         ),
       );
       this.kill(
         new SubprocessScorerError(
           `${this.#label} was restarted: another case timed out`,
+          "scorer.interrupted",
         ),
       );
     }, this.#timeoutMs);
@@ -212,14 +217,22 @@ class Worker {
   async ask(payload: string, signal?: AbortSignal): Promise<string> {
     if (this.#dead !== undefined) throw this.#dead;
     if (signal?.aborted) {
-      throw new SubprocessScorerError(`${this.#label} was interrupted`);
+      throw new SubprocessScorerError(
+        `${this.#label} was interrupted`,
+        "scorer.interrupted",
+      );
     }
     const answer = new Promise<string>((resolve, reject) => {
       this.#pending.push({ resolve, reject });
       this.#arm();
     });
     const onAbort = () =>
-      this.kill(new SubprocessScorerError(`${this.#label} was interrupted`));
+      this.kill(
+        new SubprocessScorerError(
+          `${this.#label} was interrupted`,
+          "scorer.interrupted",
+        ),
+      );
     signal?.addEventListener("abort", onAbort, { once: true });
     try {
       try {
@@ -251,7 +264,13 @@ class Worker {
       ) throw error;
     });
     const grace = setTimeout(
-      () => this.kill(new SubprocessScorerError(`${this.#label} was stopped`)),
+      () =>
+        this.kill(
+          new SubprocessScorerError(
+            `${this.#label} was stopped`,
+            "scorer.interrupted",
+          ),
+        ),
       2000,
     );
     await this.done;
@@ -301,6 +320,7 @@ export function persistentScorer(
       if (context.signal?.aborted) {
         throw new SubprocessScorerError(
           `scorer ${JSON.stringify(cmd)} was interrupted`,
+          "scorer.interrupted",
         );
       }
       while (worker !== undefined && worker.alive && worker.busy >= inFlight) {
@@ -316,6 +336,7 @@ export function persistentScorer(
       if (error !== undefined) {
         throw new SubprocessScorerError(
           `scorer ${JSON.stringify(cmd)} reported: ${error}`,
+          "scorer.reported",
         );
       }
       return scoreFromVerdict(name, version, parseVerdict(cmd, line));

@@ -9,6 +9,7 @@ import { messageOf } from "../base/errors.ts";
 import { DEFAULTS } from "../base/defaults.ts";
 import { concurrentBatches, concurrentFlatMap } from "../io/concurrent_map.ts";
 import {
+  blocked,
   errored,
   isScoreBatch,
   parseScoreFor,
@@ -52,10 +53,19 @@ function declaredMetrics(scorer: Scorer): readonly string[] {
     : [scorer.name];
 }
 
-/** What a scorer failing on a unit gives: an error Score per declared metric. */
-function failure(scorer: Scorer, reason: string, unit: Unit): Score[] {
+/**
+ * What a scorer failing on a unit gives: an error Score per declared metric,
+ * or a blocked one when the unit's target or record failed before it.
+ */
+function failure(
+  scorer: Scorer,
+  reason: string,
+  unit: Unit,
+  code: string,
+  status: "error" | "blocked" = "error",
+): Score[] {
   return declaredMetrics(scorer).map((metric) =>
-    errorScore(scorer, metric, reason, unit)
+    errorScore(scorer, metric, reason, unit, code, status)
   );
 }
 
@@ -64,12 +74,26 @@ function errorScore(
   metric: string,
   reason: string,
   unit: Unit,
+  code: string,
+  status: "error" | "blocked" = "error",
 ): Score {
-  return errored(metric, reason, {
+  return (status === "error" ? errored : blocked)(metric, reason, {
+    code,
     evaluator_version: scorer.version,
     example_id: unit.example_id,
     unit_id: unit.unit_id,
   });
+}
+
+/** A dotted code an error carries (as scorer errors do), else `scorer.error`. */
+function codeOf(error: unknown): string {
+  const code = typeof error === "object" && error !== null
+    ? (error as { code?: unknown }).code
+    : undefined;
+  // Deno's own errors carry codes too ("ENOENT"), but never a dotted one.
+  return typeof code === "string" && /^[a-z_]+(\.[a-z_]+)+$/.test(code)
+    ? code
+    : "scorer.error";
 }
 
 /**
@@ -136,14 +160,26 @@ export function checkScores(
   return declared.map((metric) => {
     const problem = broken.get(metric);
     if (problem !== undefined) {
-      return errorScore(scorer, metric, `scorer error: ${problem}`, unit);
+      return errorScore(
+        scorer,
+        metric,
+        `scorer error: ${problem}`,
+        unit,
+        "scorer.invalid_score",
+      );
     }
     const score = found.get(metric);
     if (score !== undefined) return score;
     const why = strays.length > 0
       ? strays.join("; ")
       : `no Score for metric ${JSON.stringify(metric)}`;
-    return errorScore(scorer, metric, `scorer error: ${why}`, unit);
+    return errorScore(
+      scorer,
+      metric,
+      `scorer error: ${why}`,
+      unit,
+      "scorer.invalid_score",
+    );
   });
 }
 
@@ -156,15 +192,27 @@ function runScorer(
   signal?: AbortSignal,
 ): Score[] | Promise<Score[]> {
   if (unit.invalid !== undefined) {
-    return failure(scorer, `invalid case: ${unit.invalid}`, unit);
+    return failure(
+      scorer,
+      `invalid case: ${unit.invalid}`,
+      unit,
+      "case.invalid",
+      "blocked",
+    );
   }
   const targetError = unit.target?.error;
   if (targetError !== undefined) {
-    return failure(scorer, `target error: ${targetError}`, unit);
+    return failure(
+      scorer,
+      `target error: ${targetError}`,
+      unit,
+      "target.error",
+      "blocked",
+    );
   }
   // Any throw or rejection is the scorer's failure, and failures are data.
   const failed = (error: unknown) =>
-    failure(scorer, `scorer error: ${messageOf(error)}`, unit);
+    failure(scorer, `scorer error: ${messageOf(error)}`, unit, codeOf(error));
   let result: unknown;
   try {
     result = scorer.score(unit, signal !== undefined ? { signal } : NO_SIGNAL);
@@ -180,9 +228,10 @@ function runScorer(
 /**
  * Scores each unit with every scorer, emitting Scores with units in input
  * order and scorers in the order given. A unit whose target failed gets
- * `target error: …` Scores and a malformed record `invalid case: …` Scores,
- * without running the scorers; a scorer that throws gives
- * `scorer error: …`. Each Score is validated and carries the unit's
+ * blocked `target error: …` Scores and a malformed record blocked
+ * `invalid case: …` Scores, without running the scorers; a scorer that
+ * throws gives `error` Scores, `scorer error: …`, with the error's dotted
+ * `code` as the diagnostic's code when it has one. Each Score is validated and carries the unit's
  * identity.
  *
  * @param scorers The scorers, in output order.

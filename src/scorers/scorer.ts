@@ -66,11 +66,11 @@ export interface ScorerContext {
  * @example A scorer written by hand, run by scoreUnits
  * ```ts
  * import { type Scorer, scoreUnits } from "./mod.ts";
- * import { notApplicable, scored } from "../score/mod.ts";
+ * import { nonEvaluable, scored } from "../score/mod.ts";
  * const length: Scorer = {
  *   name: "length",
  *   version: "length@1",
- *   score: (unit) => unit.output === null ? notApplicable("length") : scored("length", unit.output.length / 100),
+ *   score: (unit) => unit.output === null ? nonEvaluable("length") : scored("length", unit.output.length / 100),
  * };
  * const units = [{ example_id: "d#1", unit_id: "d#1", input: "hi", output: "hello" }];
  * const [s] = await Array.fromAsync(ReadableStream.from(units).pipeThrough(scoreUnits([length])));

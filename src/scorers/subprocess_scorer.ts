@@ -8,6 +8,7 @@
 import { Sha256 } from "../fingerprint/_sha256.ts";
 import { expectedJson } from "../dataset/case.ts";
 import { failureMessage, runCommand } from "../process/run_command.ts";
+import type { RunResult } from "../process/types.ts";
 import { defaultScorerName, resolveIn, scriptOf } from "../process/command.ts";
 
 export { defaultScorerName, scriptOf };
@@ -78,9 +79,41 @@ export class SubprocessScorerError extends Error {
    *
    * @param message The protocol's message, e.g. `scorer "x" printed invalid verdict JSON: "no"`.
    */
-  constructor(message: string) {
+  constructor(message: string, code = "scorer.error") {
     super(message);
     this.name = "SubprocessScorerError";
+    this.code = code;
+  }
+
+  /** The diagnostic code of the failure, e.g. `scorer.timeout`. */
+  readonly code: string;
+}
+
+/**
+ * The diagnostic code of a run that did not end in exit status 0 (see
+ * {@linkcode failureMessage} for its message).
+ *
+ * @param result How the run ended.
+ * @returns The code, e.g. `scorer.timeout`.
+ *
+ * @example
+ * ```ts
+ * import { failureCode } from "./subprocess_scorer.ts";
+ * if (failureCode({ kind: "timeout", ms: 5000 }) !== "scorer.timeout") throw new Error("unexpected");
+ * ```
+ */
+export function failureCode(result: RunResult): string {
+  switch (result.kind) {
+    case "spawn_failed":
+      return "scorer.spawn_failed";
+    case "timeout":
+      return "scorer.timeout";
+    case "overflow":
+      return "scorer.output_cap";
+    case "aborted":
+      return "scorer.interrupted";
+    case "exited":
+      return "scorer.exit_status";
   }
 }
 
@@ -146,6 +179,7 @@ export function parseVerdict(cmd: string, stdout: string): Verdict {
       `scorer ${JSON.stringify(cmd)} printed invalid verdict JSON: ${
         quote(text)
       }`,
+      "scorer.invalid_verdict",
     );
   let value: unknown;
   try {
@@ -164,6 +198,7 @@ export function parseVerdict(cmd: string, stdout: string): Verdict {
   if (score < 0 || score > 1) {
     throw new SubprocessScorerError(
       `scorer ${JSON.stringify(cmd)} returned score ${score} outside 0.0..=1.0`,
+      "scorer.out_of_range",
     );
   }
   return {
@@ -265,7 +300,9 @@ export function subprocessScorer(
         ...(context.signal !== undefined ? { signal: context.signal } : {}),
       });
       const failure = failureMessage("scorer", cmd, result, timeout);
-      if (failure !== undefined) throw new SubprocessScorerError(failure);
+      if (failure !== undefined) {
+        throw new SubprocessScorerError(failure, failureCode(result));
+      }
       if (result.kind !== "exited") {
         throw new Error("unreachable: a run that did not exit failed");
       }

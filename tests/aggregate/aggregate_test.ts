@@ -3,6 +3,7 @@ import {
   type Aggregate,
   aggregate,
   Aggregator,
+  blocked,
   errored,
   notApplicable,
   parseAggregate,
@@ -84,56 +85,62 @@ Deno.test("Aggregator averages aggregatable Scores only and counts the rest", ()
     scored("brevity", 0.8),
     scored("accuracy", 0.5),
     errored("accuracy", "scorer error: boom"),
+    blocked("accuracy", "target error: HTTP 503"),
     skipped("accuracy"),
     notApplicable("accuracy"),
     // Measured but not trustworthy: neither its value nor its verdict counts.
     scored("accuracy", 0.9, { validity: "invalid", passed: true }),
     scored("accuracy", 1),
-    errored("brevity", "target error: timeout"),
+    blocked("brevity", "target error: timeout"),
   ]);
   const [accuracy, brevity, zeta, ...rest] = agg.results();
   assert.equal(rest.length, 0);
-  // accuracy: values 0, 0.5, 1 (aggregatable), 1 error, 1 skipped, 1 n/a, 1 invalid.
-  //   n = 7, mean = (0 + 0.5 + 1)/3 = 0.5
+  // accuracy: values 0, 0.5, 1 (aggregatable), 1 error, 1 blocked, 1 skipped,
+  //   1 non_evaluable, 1 invalid.
+  //   n = 8, mean = (0 + 0.5 + 1)/3 = 0.5
   //   sample variance = ((0−0.5)² + 0² + (1−0.5)²)/(3−1) = 0.5/2 = 0.25
   //   stderr = √(0.25/3) = √0.0833333 = 0.2886751
   //   t(df 2) = 4.3026527, half width = 4.3026527 · 0.2886751 = 1.2420689
   //   ci95 = [0.5 − 1.2420689, 0.5 + 1.2420689] = [−0.7420689, 1.7420689]
   //   passed = 2 (0.5 and 1; the invalid 0.9 is not trusted)
-  //   pass_rate = 2 / (3 aggregatable + 1 error) = 0.5, Wilson(2, 4) above
-  //   coverage = 3/7
+  //   pass_rate = 2 / (3 aggregatable + 1 error + 1 blocked) = 0.4
+  //   coverage = 3/8
   assert.deepEqual(
     { ...accuracy!, mean: 0, stderr: 0, ci95: null, pass_rate_ci95: null },
     {
       metric: "accuracy",
-      n: 7,
+      n: 8,
       aggregatable: 3,
       errors: 1,
+      blocked: 1,
       skipped: 1,
+      non_evaluable: 1,
       not_applicable: 1,
       invalid: 1,
-      coverage: 3 / 7,
+      coverage: 3 / 8,
       // Scores without ids are examples of their own: 3 with values.
       examples: 3,
       mean: 0,
       stderr: 0,
       ci95: null,
       passed: 2,
-      pass_rate: 0.5,
+      pass_rate: 0.4,
       pass_rate_ci95: null,
-      // Errors as 0: (0 + 0.5 + 1 + 0)/4 = 0.375; as 1: (0 + 0.5 + 1 + 1)/4 = 0.625.
-      mean_bounds: [0.375, 0.625],
-      // One epoch each: pass@k and pass^k are the pass rate, 2 of 4 tried.
-      pass_at_k: 0.5,
-      pass_hat_k: 0.5,
+      // Failures as 0: (0 + 0.5 + 1 + 0 + 0)/5 = 0.3; as 1: (1.5 + 2)/5 = 0.7.
+      mean_bounds: [0.3, 0.7],
+      // One epoch each: pass@k and pass^k are the pass rate, 2 of 5 tried.
+      pass_at_k: 0.4,
+      pass_hat_k: 0.4,
       sums: accuracy!.sums,
     },
   );
   assert.equal(accuracy!.mean, 0.5);
   close(accuracy!.stderr, 0.2886751, 1e-7);
   closePair(accuracy!.ci95, [-0.7420689, 1.7420689], 1e-7);
-  closePair(accuracy!.pass_rate_ci95, [0.150039, 0.849961], 1e-6);
-  // brevity: one value 0.8 (passes), one error.
+  // Wilson(2, 5), z = 1.959964: centre (0.4 + z²/10)/(1 + z²/5) = 0.443448,
+  //   half z·√(0.4·0.6/5 + z²/100)/(1 + z²/5) = 0.325828.
+  closePair(accuracy!.pass_rate_ci95, [0.117620, 0.769276], 1e-6);
+  // brevity: one value 0.8 (passes), one blocked.
   //   mean = 0.8; stderr and ci95 need two values: null
   //   pass_rate = 1/(1 + 1) = 0.5, coverage = 1/2
   assert.equal(brevity!.metric, "brevity");
@@ -142,7 +149,7 @@ Deno.test("Aggregator averages aggregatable Scores only and counts the rest", ()
   assert.equal(brevity!.ci95, null);
   assert.equal(brevity!.pass_rate, 0.5);
   assert.equal(brevity!.coverage, 0.5);
-  // Errors as 0: 0.8/2 = 0.4; as 1: 1.8/2 = 0.9.
+  // Failures as 0: 0.8/2 = 0.4; as 1: 1.8/2 = 0.9.
   assert.deepEqual(brevity!.mean_bounds, [0.4, 0.9]);
   // zeta: nothing aggregatable and nothing that passes or fails.
   assert.deepEqual(
@@ -152,7 +159,9 @@ Deno.test("Aggregator averages aggregatable Scores only and counts the rest", ()
       n: 1,
       aggregatable: 0,
       errors: 0,
+      blocked: 0,
       skipped: 1,
+      non_evaluable: 0,
       not_applicable: 0,
       invalid: 0,
       coverage: 0,
@@ -210,7 +219,9 @@ Deno.test("Aggregator gives null, never NaN, below two values and for empty metr
     n: 0,
     aggregatable: 0,
     errors: 0,
+    blocked: 0,
     skipped: 0,
+    non_evaluable: 0,
     not_applicable: 0,
     invalid: 0,
     examples: 0,
@@ -737,7 +748,9 @@ Deno.test("parseAggregate keeps only what merging needs and says what is wrong",
     n: 2,
     aggregatable: 2,
     errors: 0,
+    blocked: 0,
     skipped: 0,
+    non_evaluable: 0,
     not_applicable: 0,
     invalid: 0,
     examples: 2,
@@ -756,7 +769,7 @@ Deno.test("parseAggregate keeps only what merging needs and says what is wrong",
   const parsed = parseAggregate(good);
   assert.equal(
     JSON.stringify(parsed),
-    '{"metric":"m","n":2,"aggregatable":2,"errors":0,"skipped":0,"not_applicable":0,"invalid":0,"examples":2,"passed":1,' +
+    '{"metric":"m","n":2,"aggregatable":2,"errors":0,"blocked":0,"skipped":0,"non_evaluable":0,"not_applicable":0,"invalid":0,"examples":2,"passed":1,' +
       '"sums":{"value":[1],"square":[1],"low":[1],"high":[1],"tried":2,"passed_any":1,"passed_all":1}}',
   );
   const message = (value: unknown) => {

@@ -2,7 +2,13 @@ import assert from "node:assert/strict";
 import { cli } from "../_cli.ts";
 import { type Aggregate, Aggregator } from "../../src/aggregate/mod.ts";
 import { checkGates } from "../../src/aggregate/gates.ts";
-import { errored, type Score, scored, skipped } from "../../src/score/mod.ts";
+import {
+  blocked,
+  errored,
+  type Score,
+  scored,
+  skipped,
+} from "../../src/score/mod.ts";
 
 function aggregates(scores: Score[]): Aggregate[] {
   const agg = new Aggregator();
@@ -115,6 +121,29 @@ Deno.test("checkGates max_errors holds at the bar and fails above it", () => {
     checkGates({ m: { max_errors: 0 } }, aggregates([scored("m", 1)])),
     [],
   );
+});
+
+Deno.test("checkGates counts errors and blocked Scores each by name, both as pass-rate failures", () => {
+  // 1 passed of (1 aggregatable + 1 error + 2 blocked) = 0.25.
+  const aggs = aggregates([
+    scored("m", 1),
+    errored("m", "scorer error: a"),
+    blocked("m", "target error: b"),
+    blocked("m", "invalid case: c"),
+  ]);
+  assert.deepEqual(
+    checkGates({ m: { max_errors: 1, max_blocked: 2 } }, aggs),
+    [],
+  );
+  assert.deepEqual(checkGates({ m: { max_blocked: 1 } }, aggs), [{
+    metric: "m",
+    gate: "max_blocked",
+    threshold: 1,
+    actual: 2,
+    message: "m: blocked 2 > max_blocked 1",
+  }]);
+  const [rate] = checkGates({ m: { min_pass_rate: 0.3 } }, aggs);
+  assert.equal(rate!.actual, 0.25);
 });
 
 Deno.test("checkGates fails every threshold of a gated metric with no Scores", () => {

@@ -77,8 +77,8 @@ Deno.test("cli run writes only Scores on stdout and a summary on stderr", async 
         "data.jsonl#1 mentions scored 1",
         "data.jsonl#2 exact_match scored 0",
         "data.jsonl#2 mentions scored 0",
-        "data.jsonl#c exact_match not_applicable null",
-        "data.jsonl#c mentions not_applicable null",
+        "data.jsonl#c exact_match non_evaluable null",
+        "data.jsonl#c mentions non_evaluable null",
       ],
     );
     assert.match(stderr, /exact_match\s+0\.500/);
@@ -141,8 +141,10 @@ Deno.test("cli run reports malformed records with file and line, scores them as 
     );
     assert.equal(invalid.length, 4);
     for (const s of invalid) {
-      assert.equal(s.status, "error");
+      assert.equal(s.status, "blocked");
+      assert.equal(s.validity, "not_measured");
       assert.equal(s.value, null);
+      assert.equal(s.diagnostics[0]?.code, "case.invalid");
     }
   } finally {
     await Deno.remove(dir, { recursive: true });

@@ -120,17 +120,20 @@ Deno.test("quickstart: failures are data, never 0", async () => {
   const scores = await suiteScores();
   for (const s of scores.filter((s) => s.status !== "scored")) {
     assert.equal(s.value, null, JSON.stringify(s));
-    if (s.status === "error") assert.equal(s.passed, false);
+    if (s.status === "error" || s.status === "blocked") {
+      assert.equal(s.passed, false);
+    }
   }
   const targetErrors = scores.filter((s) =>
-    s.status === "error" && s.reason?.startsWith("target error:")
+    s.status === "blocked" && s.reason?.startsWith("target error:")
   );
   assert.ok(targetErrors.length >= 1);
   // The bot crashes on the order look-up: all its Scores are target errors.
   const order = scores.filter((s) => s.example_id?.endsWith("#order-status"));
   assert.equal(order.length, METRICS.length);
   for (const s of order) {
-    assert.equal(s.status, "error");
+    assert.equal(s.status, "blocked");
+    assert.equal(s.diagnostics[0]?.code, "target.error");
     assert.match(s.reason ?? "", /^target error: .*ORDERS_API_URL/);
   }
   // Without `expected`: the built-ins do not apply; answer_match refuses.
@@ -138,8 +141,8 @@ Deno.test("quickstart: failures are data, never 0", async () => {
     scores.filter((s) => s.example_id?.endsWith("#delete-account"))
       .map((s) => [s.metric, s]),
   );
-  assert.equal(noExpected.get("exact_match")?.status, "not_applicable");
-  assert.equal(noExpected.get("contains")?.status, "not_applicable");
+  assert.equal(noExpected.get("exact_match")?.status, "non_evaluable");
+  assert.equal(noExpected.get("contains")?.status, "non_evaluable");
   assert.equal(noExpected.get("grounded")?.status, "scored");
   const refused = noExpected.get("answer_match");
   assert.equal(refused?.status, "error");

@@ -161,7 +161,8 @@ scorers:
     const [score, more] = (await Deno.readTextFile(`${dir}/scores.jsonl`))
       .trim().split("\n").map((l) => JSON.parse(l));
     assert.equal(more, undefined);
-    assert.equal(score.status, "error");
+    assert.equal(score.status, "blocked");
+    assert.equal(score.diagnostics[0].code, "target.error");
     assert.match(
       score.reason,
       /answered more than 33554432 bytes \(max_response_bytes\)/,

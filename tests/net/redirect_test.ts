@@ -189,7 +189,7 @@ scorers:
         .map((l) => JSON.parse(l).reason);
     };
     assert.deepEqual(await reasons("  max_redirects: 1"), [
-      "the case has no expected",
+      "not applicable: the case has no expected",
     ]);
     assert.match(
       (await reasons("  max_redirects: 0"))[0],

@@ -113,8 +113,10 @@ Deno.test("cli run --record writes a complete record with fingerprints, config, 
       }
       assert.deepEqual(record.aggregates, aggregatesOf(stdoutScores));
       assert.deepEqual(
-        record.aggregates.map((a: Aggregate) => [a.metric, a.n, a.errors]),
-        [["exact_match", 10, 1], ["mentions", 10, 1]],
+        record.aggregates.map((
+          a: Aggregate,
+        ) => [a.metric, a.n, a.errors, a.blocked]),
+        [["exact_match", 10, 0, 1], ["mentions", 10, 0, 1]],
       );
       // parseRunRecord reads it back the same.
       const parsed = parseRunRecord(text, "rec.json");

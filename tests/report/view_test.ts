@@ -118,7 +118,6 @@ Deno.test("groupByCall gathers the Scores of one unit, metrics in file order", (
     metric: "extra",
     status: "skipped",
     value: null,
-    passed: null,
     reason: "sampled",
   });
   assert.equal(units[0]!.failed, false, "a skipped Score is not a failure");
@@ -307,7 +306,10 @@ Deno.test("cli view without --by-call prints the summary table", async () => {
     assert.match(lines[0]!, /^metric\s+mean ± 95% CI\s/);
     assert.match(lines[0]!, /\spass rate\s+coverage\s/);
     assert.match(out.stdout, /^exact_match\s+0\.667 ± /m);
-    assert.match(out.stdout, /^judge\s+0\.200\s.*\s50\.0% \(1\/2\)\s+1$/m);
+    assert.match(
+      out.stdout,
+      /^judge\s+0\.200\s.*\s50\.0% \(1\/2\)\s+1\s+0\s+0\s+0$/m,
+    );
     assert.equal(lines.length, 3, "a header and a row per metric");
     assert.ok(!out.stdout.includes("\x1b"));
   });

@@ -398,8 +398,9 @@ Deno.test(`run --resume after SIGKILL at ${KILL_POINTS.length} points, some twic
       [...expected.values()].map((l) => JSON.parse(l).status),
     );
     assert.deepEqual([...statuses].sort(), [
+      "blocked",
       "error",
-      "not_applicable",
+      "non_evaluable",
       "scored",
     ]);
     const table = summaryTable(reference.stderr);
@@ -967,7 +968,7 @@ Deno.test("run reports each malformed JSONL record by file, line and field, scor
             ? { example_id: `data.jsonl#${id}`, status: "scored", value: 1 }
             : {
               example_id: `data.jsonl#${id}`,
-              status: "error",
+              status: "blocked",
               value: null,
               reason: `invalid case: ${reason}`,
             },
@@ -978,7 +979,7 @@ Deno.test("run reports each malformed JSONL record by file, line and field, scor
           example_id: s.example_id,
           status: s.status,
           value: s.value,
-          ...(s.status === "error" ? { reason: s.reason } : {}),
+          ...(s.status === "blocked" ? { reason: s.reason } : {}),
         })),
         expected,
       );
@@ -1031,8 +1032,8 @@ Deno.test("run names the record of a malformed .json or .yaml case and scores th
           scores.map((s) => [s.example_id, s.status]),
           [
             [`${name}#a`, "scored"],
-            [`${name}#record-2`, "error"],
-            [`${name}#3`, "error"],
+            [`${name}#record-2`, "blocked"],
+            [`${name}#3`, "blocked"],
             [`${name}#4`, "scored"],
           ],
         );
@@ -1079,7 +1080,7 @@ Deno.test("run caps a 100 MB JSONL line at 32 MiB and scores the lines around it
         ["data.jsonl#1", "scored", undefined],
         [
           "data.jsonl#2",
-          "error",
+          "blocked",
           "invalid case: Line is longer than 33554432 bytes",
         ],
         ["data.jsonl#3", "scored", undefined],

@@ -32,9 +32,39 @@ function pick<T>(random: Random, pool: readonly T[]): T {
   return pool[Math.floor(random() * pool.length)]!;
 }
 
-const STATUSES = ["scored", "skipped", "not_applicable", "error"] as const;
-const VALIDITIES = ["valid", "invalid"] as const;
+const STATUSES = [
+  "scored",
+  "blocked",
+  "non_evaluable",
+  "skipped",
+  "error",
+] as const;
+// What readers accept: today's statuses and the earlier `not_applicable`.
+const READ_STATUSES = [...STATUSES, "not_applicable"] as const;
+const VALIDITIES = [
+  "valid",
+  "invalid",
+  "not_measured",
+  "not_applicable",
+] as const;
 const LEVELS = ["error", "warning", "info"];
+
+/** A diagnostic of today's shape or of the earlier one, now and then with extras. */
+function randomDiagnostic(random: Random): Record<string, unknown> {
+  const d: Record<string, unknown> = random() < 0.6
+    ? {
+      code: pick(random, ["scorer.timeout", "x.y", "legacy"]),
+      severity: pick(random, LEVELS),
+      message: "note",
+    }
+    : { level: pick(random, LEVELS), message: "note" };
+  if (random() < 0.2) d.location = "line 3";
+  if (random() < 0.2) d.details = pick(random, [{}, { limit: 5 }, null]);
+  if (random() < 0.1) d.cause = "because";
+  if (random() < 0.1) d.evidence_refs = pick(random, [[], ["t:1"]]);
+  if (random() < 0.2) d.extra = 1;
+  return d;
+}
 const CANONICAL_KEYS = [
   "metric",
   "status",
@@ -111,15 +141,12 @@ const IDS = ["d#1", "evil#9", "", "a\u0000b"];
 function randomDiagnostics(random: Random): unknown {
   const r = random();
   if (r < 0.6) return [];
-  if (r < 0.8) {
-    return [{
-      level: pick(random, LEVELS),
-      message: "note",
-      ...(random() < 0.3 ? { extra: 1 } : {}),
-    }];
-  }
+  if (r < 0.8) return [randomDiagnostic(random)];
   return pick(random, [
     [{ level: "fatal", message: "x" }],
+    [{ code: "", severity: "info", message: "x" }],
+    [{ code: "c.d", severity: "fatal", message: "x" }],
+    [{ code: "c.d", severity: "info", message: "x", details: [1] }],
     [{ level: "info" }],
     [{ level: "info", message: 3 }],
     ["text"],
@@ -131,28 +158,27 @@ function randomDiagnostics(random: Random): unknown {
 
 /** A rule-abiding Score-shaped object, with optional fields now and then. */
 function randomValidCandidate(random: Random): Record<string, unknown> {
-  const status = pick(random, STATUSES);
+  const status = pick(random, READ_STATUSES);
   const candidate: Record<string, unknown> = {
     metric: pick(random, METRICS.filter((m) => m !== "")),
     status,
     validity: pick(random, VALIDITIES),
     value: status === "scored" ? pick(random, FINITE) : null,
-    passed: status === "error"
-      ? false
-      : status === "scored"
-      ? random() < 0.5
-      : pick(random, [null, true, false]),
     evaluator_version: pick(random, VERSIONS.filter((v) => v !== "")),
   };
+  // evalglass's Scores carry no verdict; older files wrote null for none.
+  if (random() < 0.8) {
+    candidate.passed = status === "error" || status === "blocked"
+      ? pick(random, [false, null])
+      : status === "scored"
+      ? pick(random, [true, false, null])
+      : pick(random, [null, true, false]);
+  }
   if (random() < 0.3) candidate.reason = pick(random, ["because", ""]);
   if (random() < 0.3) candidate.example_id = pick(random, IDS);
   if (random() < 0.3) candidate.unit_id = pick(random, IDS);
   if (random() < 0.7) {
-    candidate.diagnostics = random() < 0.6 ? [] : [{
-      level: pick(random, LEVELS),
-      message: "note",
-      ...(random() < 0.3 ? { extra: 1 } : {}),
-    }];
+    candidate.diagnostics = random() < 0.6 ? [] : [randomDiagnostic(random)];
   }
   if (random() < 0.7) {
     candidate.evidence_refs = pick(random, [[], ["trace:1"], ["a", "b"]]);
@@ -182,6 +208,11 @@ const BAD: Record<string, readonly unknown[]> = {
   unit_id: JUNK,
   diagnostics: [
     [{ level: "fatal", message: "x" }],
+    [{ code: "a.b", severity: "warning" }],
+    [{ code: 5, severity: "warning", message: "x" }],
+    [{ code: "a.b", severity: "info", message: "x", location: 3 }],
+    [{ code: "a.b", severity: "info", message: "x", cause: {} }],
+    [{ code: "a.b", severity: "info", message: "x", evidence_refs: [1] }],
     [{ level: "info" }],
     [{ level: "info", message: 3 }],
     ["text"],
@@ -245,17 +276,41 @@ function isJsonValue(v: unknown, ancestors: unknown[] = []): boolean {
 }
 
 function optionalString(v: unknown): boolean {
-  return v === undefined || typeof v === "string";
+  return v === undefined || v === null || typeof v === "string";
+}
+
+const absent = (v: unknown) => v === undefined || v === null;
+
+function oracleDiagnostic(d: unknown): boolean {
+  if (typeof d !== "object" || d === null || Array.isArray(d)) return false;
+  const x = d as Record<string, unknown>;
+  if (typeof x.message !== "string") return false;
+  if (x.severity !== undefined) {
+    if (!LEVELS.includes(x.severity as string)) return false;
+    if (typeof x.code !== "string" || x.code === "") return false;
+  } else if (!LEVELS.includes(x.level as string)) return false;
+  if (!optionalString(x.location) || !optionalString(x.cause)) return false;
+  if (
+    !absent(x.details) && !(isPlainObject(x.details) && isJsonValue(x.details))
+  ) {
+    return false;
+  }
+  if (
+    !absent(x.evidence_refs) &&
+    !(Array.isArray(x.evidence_refs) &&
+      x.evidence_refs.every((r) => typeof r === "string"))
+  ) return false;
+  return true;
 }
 
 function oracleValid(c: unknown): boolean {
   if (typeof c !== "object" || c === null || Array.isArray(c)) return false;
   const s = c as Record<string, unknown>;
   if (typeof s.metric !== "string" || s.metric === "") return false;
-  if (!(STATUSES as readonly unknown[]).includes(s.status)) return false;
+  if (!(READ_STATUSES as readonly unknown[]).includes(s.status)) return false;
   if (!(VALIDITIES as readonly unknown[]).includes(s.validity)) return false;
   if (s.value !== null && !Number.isFinite(s.value)) return false;
-  if (s.passed !== null && typeof s.passed !== "boolean") return false;
+  if (!absent(s.passed) && typeof s.passed !== "boolean") return false;
   if (typeof s.evaluator_version !== "string" || s.evaluator_version === "") {
     return false;
   }
@@ -263,50 +318,83 @@ function oracleValid(c: unknown): boolean {
     !optionalString(s.reason) || !optionalString(s.example_id) ||
     !optionalString(s.unit_id)
   ) return false;
-  if (s.diagnostics !== undefined) {
+  if (!absent(s.diagnostics)) {
     if (!Array.isArray(s.diagnostics)) return false;
-    for (const d of s.diagnostics) {
-      if (typeof d !== "object" || d === null || Array.isArray(d)) return false;
-      const { level, message } = d as Record<string, unknown>;
-      if (!LEVELS.includes(level as string) || typeof message !== "string") {
-        return false;
-      }
-    }
+    if (!s.diagnostics.every(oracleDiagnostic)) return false;
   }
-  if (s.evidence_refs !== undefined) {
+  if (!absent(s.evidence_refs)) {
     if (
       !Array.isArray(s.evidence_refs) ||
       !s.evidence_refs.every((r) => typeof r === "string")
     ) return false;
   }
-  if (s.provenance !== undefined && !isJsonValue(s.provenance)) return false;
-  if (s.provenance !== undefined && !isPlainObject(s.provenance)) return false;
+  if (!absent(s.provenance) && !isJsonValue(s.provenance)) return false;
+  if (!absent(s.provenance) && !isPlainObject(s.provenance)) return false;
   if (s.status === "scored") {
-    if (s.value === null || s.passed === null) return false;
+    if (s.value === null) return false;
   } else if (s.value !== null) return false;
-  if (s.status === "error" && s.passed !== false) return false;
+  if ((s.status === "error" || s.status === "blocked") && s.passed === true) {
+    return false;
+  }
   return true;
+}
+
+/** The code a diagnostic of the earlier shape gets, by the README's table. */
+function legacyCode(d: Record<string, unknown>): string {
+  if (typeof d.code === "string" && d.code !== "") return d.code;
+  if (d.level !== "error") return `legacy.${d.level}`;
+  const m = d.message as string;
+  if (m.startsWith("target error: ")) return "target.error";
+  if (m.startsWith("invalid case: ")) return "case.invalid";
+  if (m.startsWith("budget: ")) return "budget.exhausted";
+  if (
+    m.startsWith("invalid Score: ") ||
+    m.startsWith("scorer error: invalid Score")
+  ) return "scorer.invalid_score";
+  if (m.startsWith("scorer error: ")) return "scorer.error";
+  return "legacy.error";
 }
 
 /** What the oracle expects a valid candidate to become. */
 function oracleScore(c: Record<string, unknown>): Record<string, unknown> {
+  const status = c.status === "not_applicable" ? "non_evaluable" : c.status;
+  let validity = c.validity;
+  if (status !== "scored" && validity === "valid") {
+    validity = status === "non_evaluable" ? "not_applicable" : "not_measured";
+  }
   const out: Record<string, unknown> = {
     metric: c.metric,
-    status: c.status,
-    validity: c.validity,
+    status,
+    validity,
     // JSON has no -0: a Score carries plain 0 so it survives its own NDJSON.
     value: c.value === 0 ? 0 : c.value,
-    passed: c.passed,
   };
-  if (c.reason !== undefined) out.reason = c.reason;
+  const verdict = typeof c.passed === "boolean" ? c.passed : undefined;
+  if (status === "scored") out.passed = verdict ?? (c.value as number) >= 0.5;
+  else if (status === "error" || status === "blocked") out.passed = false;
+  else if (verdict !== undefined) out.passed = verdict;
+  if (typeof c.reason === "string") out.reason = c.reason;
   out.evaluator_version = c.evaluator_version;
-  if (c.example_id !== undefined) out.example_id = c.example_id;
-  if (c.unit_id !== undefined) out.unit_id = c.unit_id;
-  out.diagnostics = ((c.diagnostics ?? []) as Record<string, unknown>[]).map((
-    d,
-  ) => ({ level: d.level, message: d.message }));
+  if (typeof c.example_id === "string") out.example_id = c.example_id;
+  if (typeof c.unit_id === "string") out.unit_id = c.unit_id;
+  out.diagnostics = ((c.diagnostics ?? []) as Record<string, unknown>[]).map(
+    (d) => {
+      const o: Record<string, unknown> = d.severity !== undefined
+        ? { code: d.code, severity: d.severity, message: d.message }
+        : { code: legacyCode(d), severity: d.level, message: d.message };
+      if (typeof d.location === "string") o.location = d.location;
+      if (isPlainObject(d.details) && Object.keys(d.details).length > 0) {
+        o.details = JSON.parse(JSON.stringify(d.details));
+      }
+      if (typeof d.cause === "string") o.cause = d.cause;
+      if (Array.isArray(d.evidence_refs) && d.evidence_refs.length > 0) {
+        o.evidence_refs = [...d.evidence_refs];
+      }
+      return o;
+    },
+  );
   out.evidence_refs = [...((c.evidence_refs ?? []) as string[])];
-  if (c.provenance !== undefined) {
+  if (!absent(c.provenance)) {
     out.provenance = JSON.parse(JSON.stringify(c.provenance));
   }
   return out;
@@ -333,9 +421,12 @@ function assertScoreRules(s: Score, where: string): void {
     assert.equal(typeof s.passed, "boolean", where);
   } else {
     assert.equal(s.value, null, `${where}: a ${s.status} Score with a value`);
+    assert.notEqual(s.validity, "valid", `${where}: valid without a value`);
   }
-  assert.ok(s.passed === null || typeof s.passed === "boolean", where);
-  if (s.status === "error") assert.equal(s.passed, false, where);
+  assert.ok(s.passed === undefined || typeof s.passed === "boolean", where);
+  if (s.status === "error" || s.status === "blocked") {
+    assert.equal(s.passed, false, where);
+  }
   assert.equal(typeof s.evaluator_version, "string", where);
   assert.notEqual(s.evaluator_version, "", where);
   for (const k of ["reason", "example_id", "unit_id"] as const) {
@@ -343,7 +434,9 @@ function assertScoreRules(s: Score, where: string): void {
   }
   assert.ok(Array.isArray(s.diagnostics), where);
   for (const d of s.diagnostics) {
-    assert.ok(LEVELS.includes(d.level), where);
+    assert.ok(LEVELS.includes(d.severity), where);
+    assert.equal(typeof d.code, "string", where);
+    assert.notEqual(d.code, "", where);
     assert.equal(typeof d.message, "string", where);
   }
   assert.ok(s.evidence_refs.every((r) => typeof r === "string"), where);
@@ -359,10 +452,16 @@ function assertScoreRules(s: Score, where: string): void {
 
 function describe(c: unknown): string {
   try {
-    return JSON.stringify(c) ?? String(c);
+    // BigInts and symbols have no JSON: name them rather than throw.
+    return JSON.stringify(
+      c,
+      (_, v) =>
+        typeof v === "bigint" ? `${v}n` : typeof v === "symbol" ? String(v) : v,
+    ) ?? String(c);
   } catch (error) {
+    // A cycle: a shallow description will do.
     if (!(error instanceof TypeError)) throw error;
-    return String(c);
+    return Object.prototype.toString.call(c);
   }
 }
 
@@ -387,7 +486,11 @@ Deno.test("validateScore never throws and emits only rule-abiding Scores", () =>
     } else {
       assert.equal(s.status, "error", where);
       assert.ok(s.reason?.startsWith("invalid Score: "), where);
-      assert.deepEqual(s.diagnostics, [{ level: "error", message: s.reason }]);
+      assert.deepEqual(s.diagnostics, [{
+        code: "scorer.invalid_score",
+        severity: "error",
+        message: s.reason,
+      }]);
       const fields = c as Record<string, unknown> | null;
       const metric = typeof fields === "object" && fields !== null &&
           typeof fields.metric === "string" && fields.metric !== ""
@@ -427,24 +530,39 @@ Deno.test("parseScore copies what it returns, so later edits to the input do not
   const input = {
     metric: "m",
     status: "skipped",
-    validity: "valid",
+    validity: "not_measured",
     value: null,
-    passed: null,
     evaluator_version: "m@1",
-    diagnostics: [{ level: "info", message: "a" }],
+    diagnostics: [{
+      code: "n.a",
+      severity: "info",
+      message: "a",
+      details: { k: ["v"] },
+    }],
     evidence_refs: ["r"],
     provenance,
   };
   const s = parseScore(input);
-  input.diagnostics.push({ level: "info", message: "b" });
+  input.diagnostics.push({
+    code: "n.b",
+    severity: "info",
+    message: "b",
+    details: { k: [] },
+  });
+  input.diagnostics[0]!.details.k.push("w");
   input.evidence_refs.push("x");
   provenance.judge.model = "changed";
-  assert.deepEqual(s.diagnostics, [{ level: "info", message: "a" }]);
+  assert.deepEqual(s.diagnostics, [{
+    code: "n.a",
+    severity: "info",
+    message: "a",
+    details: { k: ["v"] },
+  }]);
   assert.deepEqual(s.evidence_refs, ["r"]);
   assert.deepEqual(s.provenance, { judge: { model: "j" } });
   // Defaults are fresh lists, never one list shared by every Score.
   const a = parseScore({ ...input, diagnostics: undefined });
-  a.diagnostics.push({ level: "info", message: "mutated" });
+  a.diagnostics.push({ code: "n.m", severity: "info", message: "mutated" });
   assert.deepEqual(
     parseScore({ ...input, diagnostics: undefined }).diagnostics,
     [],
@@ -743,6 +861,7 @@ Deno.test("scoreUnits turns a Score for an undeclared metric into an error", asy
     metrics: ["precision", "recall"],
     score: () =>
       Promise.resolve({
+        evaluator: "pr@1",
         scores: [scored("precision", 0.5), scored("f1", 0.9)],
       }),
   };
@@ -753,7 +872,7 @@ Deno.test("scoreUnits turns a Score for an undeclared metric into an error", asy
     {
       metric: "m",
       status: "error",
-      validity: "valid",
+      validity: "not_measured",
       value: null,
       passed: false,
       reason: 'scorer error: Score for undeclared metric "other"',
@@ -761,7 +880,8 @@ Deno.test("scoreUnits turns a Score for an undeclared metric into an error", asy
       example_id: "data.jsonl#1",
       unit_id: "data.jsonl#1@2",
       diagnostics: [{
-        level: "error",
+        code: "scorer.invalid_score",
+        severity: "error",
         message: 'scorer error: Score for undeclared metric "other"',
       }],
       evidence_refs: [],
@@ -781,7 +901,7 @@ Deno.test("scoreUnits turns a Score for an undeclared metric into an error", asy
     {
       metric: "recall",
       status: "error",
-      validity: "valid",
+      validity: "not_measured",
       value: null,
       passed: false,
       reason: 'scorer error: Score for undeclared metric "f1"',
@@ -789,7 +909,8 @@ Deno.test("scoreUnits turns a Score for an undeclared metric into an error", asy
       example_id: "data.jsonl#1",
       unit_id: "data.jsonl#1@2",
       diagnostics: [{
-        level: "error",
+        code: "scorer.invalid_score",
+        severity: "error",
         message: 'scorer error: Score for undeclared metric "f1"',
       }],
       evidence_refs: [],

@@ -2,7 +2,9 @@ import assert from "node:assert/strict";
 import { inertJson } from "../../src/io/mod.ts";
 import {
   aggregatable,
+  blocked,
   errored,
+  nonEvaluable,
   notApplicable,
   parseScore,
   scored,
@@ -31,11 +33,45 @@ Deno.test("errored carries null, fails, and repeats its message as a diagnostic"
   assert.equal(s.value, null);
   assert.equal(s.passed, false);
   assert.equal(s.reason, "scorer error: boom");
+  assert.equal(s.validity, "not_measured");
   assert.deepEqual(s.diagnostics, [{
-    level: "error",
+    code: "scorer.error",
+    severity: "error",
     message: "scorer error: boom",
   }]);
   assert.equal(aggregatable(s), false);
+});
+
+Deno.test("blocked, skipped and nonEvaluable carry the statuses and validities evalglass names", () => {
+  const b = blocked("m", "target error: HTTP 503");
+  assert.equal(b.status, "blocked");
+  assert.equal(b.validity, "not_measured");
+  assert.equal(b.value, null);
+  assert.equal(b.passed, false);
+  assert.deepEqual(b.diagnostics, [{
+    code: "target.error",
+    severity: "error",
+    message: "target error: HTTP 503",
+  }]);
+  const c = blocked("m", "invalid case: no input", {
+    details: { line: 3 },
+  });
+  assert.deepEqual(c.diagnostics[0], {
+    code: "case.invalid",
+    severity: "error",
+    message: "invalid case: no input",
+    details: { line: 3 },
+  });
+  const s = skipped("m", { reason: "sampled out" });
+  assert.equal(s.validity, "not_measured");
+  assert.equal("passed" in s, false, "a skipped Score has no verdict");
+  const n = nonEvaluable("m");
+  assert.equal(n.status, "non_evaluable");
+  assert.equal(n.validity, "not_applicable");
+  assert.equal("passed" in n, false);
+  // The earlier name still builds the same Score.
+  assert.deepEqual(notApplicable("m"), n);
+  for (const x of [b, c, s, n]) assert.equal(aggregatable(x), false);
 });
 
 Deno.test("only scored and valid Scores are aggregatable", () => {
@@ -83,7 +119,7 @@ Deno.test("parseScore names every field that breaks its rule, and the no-0.0 rul
   assert.equal(
     message({ ...base, metric: "", value: "0.5", status: "done" }),
     '"metric" must be a non-empty string, not ""; ' +
-      '"status" must be one of scored, skipped, not_applicable, error, not "done"; ' +
+      '"status" must be one of scored, blocked, non_evaluable, skipped, error, not "done"; ' +
       '"value" must be a finite number or null, not "0.5"',
   );
   assert.equal(
@@ -93,7 +129,7 @@ Deno.test("parseScore names every field that breaks its rule, and the no-0.0 rul
   assert.equal(
     message({ ...base, value: NaN, diagnostics: [{ level: "fatal" }] }),
     '"value" must be a finite number or null, not NaN; "diagnostics" must be ' +
-      'a list of {"level": "error" | "warning" | "info", "message": string}, not object',
+      'a list of {"code": string, "severity": "info" | "warning" | "error", "message": string, "location"?: string, "details"?: object}, not object',
   );
   assert.match(
     message({ ...base, provenance: { at: new Date() } }),
@@ -104,8 +140,16 @@ Deno.test("parseScore names every field that breaks its rule, and the no-0.0 rul
     '"value": A "error" Score must carry a null value, not 0',
   );
   assert.equal(
-    message({ ...base, passed: null }),
-    '"passed": A "scored" Score must carry a boolean "passed"',
+    message({ ...base, status: "blocked", value: null, passed: true }),
+    '"passed": A "blocked" Score must carry "passed": false',
+  );
+  assert.equal(
+    message({ ...base, passed: "yes" }),
+    '"passed" must be a boolean, not "yes"',
+  );
+  assert.equal(
+    message({ ...base, diagnostics: [{ severity: "error", message: "x" }] }),
+    '"diagnostics" must be a list of {"code": string, "severity": "info" | "warning" | "error", "message": string, "location"?: string, "details"?: object}, not object',
   );
 });
 
@@ -122,14 +166,22 @@ Deno.test("scoreLine writes JSON.stringify's text, made inert, for every kind of
     scored("m", 1.5e-7, { passed: false, validity: "invalid" }),
     scored("m", -3.25, {
       ...ids(2),
-      diagnostics: [{ level: "warning", message: "close\tcall" }],
+      diagnostics: [{
+        code: "judge.doubt",
+        severity: "warning",
+        message: "close\tcall",
+        location: "line 3",
+        details: { limit: 5, nested: ["a"] },
+      }],
       evidence_refs: ["trace/1", "ü"],
       provenance: { model: "x", nested: { a: [1, null, "b"] } },
     }),
     errored("m", "scorer error: boom", ids(3)),
     skipped("m", { reason: "budget", ...ids(3) }),
-    notApplicable("m", ids(4)),
-    notApplicable("m"),
+    nonEvaluable("m", ids(4)),
+    nonEvaluable("m"),
+    blocked("m", "target error: x", ids(5)),
+    skipped("m", { reason: "filtered", ...ids(6) }),
     // What validation builds, from a Score whose keys came in another order.
     parseScore({
       evidence_refs: [],
@@ -151,4 +203,125 @@ Deno.test("scoreLine writes JSON.stringify's text, made inert, for every kind of
   }
   // The reason's line separator is the one character JSON leaves raw here.
   assert.match(scoreLine(scored("m", 0, { reason: "a\u2028b" })), /a\\u2028b/);
+});
+
+Deno.test("parseScore reads Scores written before the evalglass vocabulary as today's", () => {
+  const old = (fields: Record<string, unknown>) =>
+    parseScore({
+      metric: "m",
+      evaluator_version: "m@1",
+      example_id: "d#1",
+      unit_id: "d#1",
+      evidence_refs: [],
+      ...fields,
+    });
+  // Status not_applicable, validity valid, passed null: non_evaluable.
+  const na = old({
+    status: "not_applicable",
+    validity: "valid",
+    value: null,
+    passed: null,
+    reason: "the case has no expected",
+    diagnostics: [],
+  });
+  assert.equal(na.status, "non_evaluable");
+  assert.equal(na.validity, "not_applicable");
+  assert.equal("passed" in na, false);
+  // An error of old: validity valid, a diagnostic with a level.
+  const err = old({
+    status: "error",
+    validity: "valid",
+    value: null,
+    passed: false,
+    reason: "target error: HTTP 503",
+    diagnostics: [{ level: "error", message: "target error: HTTP 503" }],
+  });
+  assert.equal(err.status, "error", "an old target error stays an error");
+  assert.equal(err.validity, "not_measured");
+  assert.deepEqual(err.diagnostics, [{
+    code: "target.error",
+    severity: "error",
+    message: "target error: HTTP 503",
+  }]);
+  const warned = old({
+    status: "scored",
+    validity: "invalid",
+    value: 0.4,
+    passed: false,
+    diagnostics: [{ level: "warning", message: "judge reply was prose" }],
+  });
+  assert.deepEqual(warned.diagnostics, [{
+    code: "legacy.warning",
+    severity: "warning",
+    message: "judge reply was prose",
+  }]);
+  const skip = old({
+    status: "skipped",
+    validity: "valid",
+    value: null,
+    passed: null,
+  });
+  assert.equal(skip.validity, "not_measured");
+  assert.equal("passed" in skip, false);
+});
+
+Deno.test("parseScore reads evalglass's Scores: no passed, diagnostics with cause, empty lists absent", () => {
+  // As evalglass's Score.to_dict writes them (keys sorted by its dump).
+  const scoredOne = parseScore({
+    evaluator_version: "set_overlap@1",
+    example_id: "datasets/grounded.jsonl#1",
+    metric: "set_overlap",
+    status: "scored",
+    unit_id: "datasets/grounded.jsonl#1",
+    validity: "valid",
+    value: 0.4,
+  });
+  assert.equal(scoredOne.passed, false, "passed derives as value >= 0.5");
+  assert.deepEqual(scoredOne.diagnostics, []);
+  assert.deepEqual(scoredOne.evidence_refs, []);
+  const high = parseScore({ ...scoredOne, passed: undefined, value: 0.5 });
+  assert.equal(high.passed, true);
+  const nonEval = parseScore({
+    diagnostics: [{
+      code: "reference_missing",
+      severity: "warning",
+      message: "no reference",
+      location: "example.reference",
+      details: {},
+      cause: "dataset",
+      evidence_refs: ["trace:1"],
+    }],
+    evaluator_version: "exact@1",
+    metric: "exact",
+    status: "non_evaluable",
+    validity: "not_applicable",
+    value: null,
+  });
+  assert.deepEqual(nonEval.diagnostics, [{
+    code: "reference_missing",
+    severity: "warning",
+    message: "no reference",
+    location: "example.reference",
+    cause: "dataset",
+    evidence_refs: ["trace:1"],
+  }]);
+  const err = parseScore({
+    evaluator_version: "judge@1",
+    metric: "judge",
+    status: "error",
+    validity: "not_measured",
+    value: null,
+  });
+  assert.equal(err.passed, false, "an error fails");
+  const blockedOne = parseScore({ ...err, status: "blocked" });
+  assert.equal(blockedOne.passed, false);
+  // A status evalglass does not know is still refused.
+  assert.throws(
+    () => parseScore({ ...err, status: "crashed" }),
+    ScoreSyntaxError,
+  );
+  assert.throws(
+    () => parseScore({ ...err, validity: "maybe" }),
+    ScoreSyntaxError,
+  );
 });

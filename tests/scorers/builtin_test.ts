@@ -56,13 +56,15 @@ Deno.test("exactMatch compares a non-string expected with its verbatim JSON text
   assert.equal((await one(exactMatch(), unit("42", 42))).value, 1);
 });
 
-Deno.test("exactMatch and contains are not_applicable without expected, never 0", async () => {
+Deno.test("exactMatch and contains are non_evaluable and not_applicable without expected, never 0", async () => {
   for (const scorer of [exactMatch(), contains()]) {
     for (const expected of [undefined, null, []]) {
       const s = await one(scorer, unit("anything", expected));
-      assert.equal(s.status, "not_applicable");
+      assert.equal(s.status, "non_evaluable");
+      assert.equal(s.validity, "not_applicable");
       assert.equal(s.value, null);
-      assert.equal(s.passed, null);
+      assert.equal("passed" in s, false);
+      assert.equal(s.reason, "not applicable: the case has no expected");
     }
   }
 });

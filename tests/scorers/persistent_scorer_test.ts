@@ -262,6 +262,7 @@ return json.dumps({"score": 1, "reason": "judged " + payload["input"]})`,
         );
         assert.equal(scores[i]!.metric, "picky");
         assert.equal(scores[i]!.evaluator_version, s.version);
+        assert.equal(scores[i]!.diagnostics[0]?.code, "scorer.reported");
       }
     } finally {
       await s.close!();

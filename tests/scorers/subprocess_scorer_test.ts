@@ -60,11 +60,13 @@ async function scoreOne(s: Scorer, u: Unit = unit()): Promise<Score> {
 }
 
 /**
- * Asserts that a Score is a scorer error in DESIGN.md's shape and returns
+ * Asserts that a Score is a scorer error in DESIGN.md's shape, its
+ * diagnostic of the README's `code`, and returns
  * its message (the reason without the `scorer error: ` prefix).
  */
-function scorerErrorMessage(score: Score): string {
+function scorerErrorMessage(score: Score, code: string): string {
   assert.equal(score.status, "error", JSON.stringify(score));
+  assert.equal(score.validity, "not_measured");
   assert.equal(score.value, null);
   assert.equal(score.passed, false);
   assert.ok(typeof score.reason === "string", "an error Score has a reason");
@@ -73,8 +75,9 @@ function scorerErrorMessage(score: Score): string {
     `reason ${JSON.stringify(score.reason)}`,
   );
   const message = score.reason.slice("scorer error: ".length);
-  const errors = score.diagnostics.filter((d) => d.level === "error");
+  const errors = score.diagnostics.filter((d) => d.severity === "error");
   assert.equal(errors.length, 1, JSON.stringify(score.diagnostics));
+  assert.equal(errors[0]!.code, code, JSON.stringify(score.diagnostics));
   assert.ok(
     errors[0]!.message.endsWith(message),
     `diagnostic ${JSON.stringify(errors[0]!.message)} lacks the message`,
@@ -153,7 +156,7 @@ Deno.test("subprocessScorer reports a non-zero exit with its status and trimmed 
   const cmd = `sh ${FIXTURES}/fail.sh 3`;
   const s = scorer(cmd);
   const score = await scoreOne(s);
-  const message = scorerErrorMessage(score);
+  const message = scorerErrorMessage(score, "scorer.exit_status");
   assert.ok(message.startsWith(`scorer ${JSON.stringify(cmd)} `), message);
   assert.match(message, /\b3\b.*something broke: 3$/s);
   assert.ok(!/\s$/.test(message) && !message.includes("\n"), message);
@@ -161,24 +164,33 @@ Deno.test("subprocessScorer reports a non-zero exit with its status and trimmed 
   assert.equal(score.evaluator_version, s.version);
   assert.equal(score.example_id, "t#1");
   assert.equal(score.unit_id, "t#1");
-  assert.equal(score.validity, "valid");
+  assert.equal(score.validity, "not_measured");
 });
 
 Deno.test("subprocessScorer reports a non-zero exit without stderr, and a missing program", async () => {
   const quiet = `cat >/dev/null; exit 1`;
-  const message = scorerErrorMessage(await scoreOne(scorer(quiet)));
+  const message = scorerErrorMessage(
+    await scoreOne(scorer(quiet)),
+    "scorer.exit_status",
+  );
   assert.ok(message.startsWith(`scorer ${JSON.stringify(quiet)} `), message);
   assert.match(message, /\b1$/);
 
   const missing = `cat >/dev/null; no-such-program-evalpipe`;
-  const m2 = scorerErrorMessage(await scoreOne(scorer(missing)));
+  const m2 = scorerErrorMessage(
+    await scoreOne(scorer(missing)),
+    "scorer.exit_status",
+  );
   assert.match(m2, /\b127\b/);
   assert.match(m2, /no-such-program-evalpipe.*not found$/);
 });
 
 Deno.test("subprocessScorer reports a scorer killed by a signal", async () => {
   const cmd = `cat >/dev/null; kill -KILL $$`;
-  const message = scorerErrorMessage(await scoreOne(scorer(cmd)));
+  const message = scorerErrorMessage(
+    await scoreOne(scorer(cmd)),
+    "scorer.exit_status",
+  );
   assert.ok(message.startsWith(`scorer ${JSON.stringify(cmd)} `), message);
   assert.match(message, /SIGKILL|\b137\b/);
 });
@@ -186,7 +198,10 @@ Deno.test("subprocessScorer reports a scorer killed by a signal", async () => {
 Deno.test("subprocessScorer reports non-JSON stdout with the protocol's message", async () => {
   for (const stdout of ["not json", "", "  \n", "{score: 1}", '{"score":1']) {
     const cmd = `sh ${FIXTURES}/verdict.sh ${sh(stdout)}`;
-    const message = scorerErrorMessage(await scoreOne(scorer(cmd)));
+    const message = scorerErrorMessage(
+      await scoreOne(scorer(cmd)),
+      "scorer.invalid_verdict",
+    );
     assert.equal(message, invalidVerdict(cmd, stdout));
   }
 });
@@ -201,7 +216,10 @@ Deno.test("subprocessScorer reports a score outside 0..1 with the protocol's mes
     ]
   ) {
     const cmd = `sh ${FIXTURES}/verdict.sh ${sh(verdict!)}`;
-    const message = scorerErrorMessage(await scoreOne(scorer(cmd)));
+    const message = scorerErrorMessage(
+      await scoreOne(scorer(cmd)),
+      "scorer.out_of_range",
+    );
     assert.equal(
       message,
       `scorer ${JSON.stringify(cmd)} returned score ${n} outside 0.0..=1.0`,
@@ -215,7 +233,7 @@ Deno.test("subprocessScorer reports a spawn failure with the protocol's message"
   const s = scorer(cmd, { cwd: missingDir, name: "spawn" });
   const score = await scoreOne(s);
   assert.equal(
-    scorerErrorMessage(score),
+    scorerErrorMessage(score, "scorer.spawn_failed"),
     `failed to spawn subprocess scorer: ${cmd}`,
   );
   assert.equal(score.metric, "spawn");
@@ -301,7 +319,10 @@ Deno.test("subprocessScorer refuses verdicts of the wrong shape as invalid verdi
   ];
   for (const verdict of bad) {
     const cmd = `sh ${FIXTURES}/verdict.sh ${sh(verdict)}`;
-    const message = scorerErrorMessage(await scoreOne(scorer(cmd)));
+    const message = scorerErrorMessage(
+      await scoreOne(scorer(cmd)),
+      "scorer.invalid_verdict",
+    );
     assert.equal(message, invalidVerdict(cmd, verdict), verdict);
   }
 });
@@ -473,7 +494,10 @@ Deno.test("subprocessScorer accepts a verdict from a scorer that exits 0 without
 
 Deno.test("subprocessScorer still reports a non-zero exit of a scorer that did not read stdin", async () => {
   const cmd = `echo 'gave up early' >&2; exit 4`;
-  const message = scorerErrorMessage(await scoreOne(scorer(cmd), bigUnit(4)));
+  const message = scorerErrorMessage(
+    await scoreOne(scorer(cmd), bigUnit(4)),
+    "scorer.exit_status",
+  );
   assert.ok(message.startsWith(`scorer ${JSON.stringify(cmd)} `), message);
   assert.match(message, /\b4\b.*gave up early$/);
 });
@@ -493,7 +517,10 @@ Deno.test("subprocessScorer does not deadlock on a scorer that prints 256 KiB be
 
 Deno.test("subprocessScorer errors, naming the cap, when a scorer prints more than it", async () => {
   const out = `sh ${FIXTURES}/flood.sh stdout 2000000`;
-  const m1 = scorerErrorMessage(await scoreOne(scorer(out)));
+  const m1 = scorerErrorMessage(
+    await scoreOne(scorer(out)),
+    "scorer.output_cap",
+  );
   assert.ok(m1.startsWith(`scorer ${JSON.stringify(out)} `), m1);
   assert.match(m1, /1048576/);
   assert.match(m1, /stdout/);
@@ -501,6 +528,7 @@ Deno.test("subprocessScorer errors, naming the cap, when a scorer prints more th
   const err = `sh ${FIXTURES}/flood.sh stderr 10000`;
   const m2 = scorerErrorMessage(
     await scoreOne(scorer(err, { maxStderrBytes: 4096 })),
+    "scorer.output_cap",
   );
   assert.ok(m2.startsWith(`scorer ${JSON.stringify(err)} `), m2);
   assert.match(m2, /4096/);
@@ -517,6 +545,7 @@ Deno.test("subprocessScorer accepts output of exactly the cap and refuses one by
   const over = `sh ${FIXTURES}/verdict.sh ${sh(verdict.padEnd(101))}`;
   const message = scorerErrorMessage(
     await scoreOne(scorer(over, { maxStdoutBytes: 100 })),
+    "scorer.output_cap",
   );
   assert.match(message, /\b100\b.*stdout/);
 });
@@ -530,6 +559,7 @@ Deno.test("subprocessScorer kills a scorer that prints without end past the cap"
         await scoreOne(
           scorer(cmd, { maxStdoutBytes: 65536, maxStderrBytes: 65536 }),
         ),
+        "scorer.output_cap",
       );
       assert.match(message, new RegExp(`65536.*${stream}`));
       await assertNoneRunning(await readPids(pidFile, 2));
@@ -553,7 +583,7 @@ Deno.test("subprocessScorer kills the process group of a hung scorer on timeout"
       const pidFile = `${dir}/pids`;
       const cmd = `${script} ${sh(pidFile)}`;
       const score = await scoreOne(scorer(cmd, { timeout }), u);
-      const message = scorerErrorMessage(score);
+      const message = scorerErrorMessage(score, "scorer.timeout");
       assert.ok(message.startsWith(`scorer ${JSON.stringify(cmd)} `), message);
       assert.match(message, /time/i);
       assert.ok(message.includes(String(timeout)), message);
@@ -594,7 +624,7 @@ Deno.test("subprocessScorer kills the process group of a running scorer when the
     controller.abort();
     const [score, ...rest] = await scoring;
     assert.equal(rest.length, 0);
-    const message = scorerErrorMessage(score!);
+    const message = scorerErrorMessage(score!, "scorer.interrupted");
     assert.ok(message.startsWith(`scorer ${JSON.stringify(cmd)} `), message);
     // Interrupted, not left to run into its 20 s timeout.
     assert.doesNotMatch(message, /\b20\b/);
@@ -614,7 +644,7 @@ Deno.test("subprocessScorer times out even when a process that left the group ho
         20_000,
         "the timed-out scorer",
       );
-      const message = scorerErrorMessage(score);
+      const message = scorerErrorMessage(score, "scorer.timeout");
       assert.match(message, /time/i);
       assert.ok(message.includes("0.5"), message);
     } finally {
@@ -689,7 +719,10 @@ Deno.test("subprocessScorer failing among several scorers leaves the others' Sco
     ],
   );
   for (const i of [1, 4, 7]) {
-    assert.match(scorerErrorMessage(scores[i]!), /\b2\b.*something broke: 2$/);
+    assert.match(
+      scorerErrorMessage(scores[i]!, "scorer.exit_status"),
+      /\b2\b.*something broke: 2$/,
+    );
   }
   // The same Scores as without the failing scorer.
   const alone = await scoreAll([coverage, contains], REFUND_UNITS, 2);
@@ -914,7 +947,7 @@ Deno.test("subprocessScorer through the score command honours --timeout", async 
     const [score, ...rest] = ndjson(stdout).map((line) => parseScore(line));
     assert.equal(rest.length, 0);
     assert.equal(score!.metric, "hung");
-    const message = scorerErrorMessage(score!);
+    const message = scorerErrorMessage(score!, "scorer.timeout");
     assert.match(message, /time/i);
     assert.ok(message.includes("0.5"), message);
     await assertNoneRunning(await readPids(pidFile, 2));

@@ -576,7 +576,7 @@ Deno.test("openaiTarget does not retry a 400 and reports its status and trimmed 
   });
 });
 
-Deno.test("openaiTarget failing after its retries gives error Scores, never 0 and never a crash", async () => {
+Deno.test("openaiTarget failing after its retries gives blocked Scores, never 0 and never a crash", async () => {
   await withServer({ handler: () => reply.error(500) }, async (server) => {
     const target = openaiTarget(chat(server, { retries: 2 }), env);
     const units = await run(target, [{ input: "q", expected: "a" }]);
@@ -594,11 +594,15 @@ Deno.test("openaiTarget failing after its retries gives error Scores, never 0 an
     assert.equal(scorerCalls, 0);
     assert.equal(scores.length, 2);
     for (const s of scores) {
-      assert.equal(s.status, "error");
+      assert.equal(s.status, "blocked");
       assert.equal(s.value, null);
       assert.equal(s.passed, false);
       assert.equal(s.reason, `target error: ${units[0]?.target?.error}`);
-      assert.deepEqual(s.diagnostics, [{ level: "error", message: s.reason }]);
+      assert.deepEqual(s.diagnostics, [{
+        code: "target.error",
+        severity: "error",
+        message: s.reason,
+      }]);
     }
   });
 });
@@ -1293,7 +1297,8 @@ Deno.test("llmJudge marks a score outside 0..1 invalid, shown but not aggregated
   assert.equal(s.value, 7);
   assert.equal(s.reason, "the judge gave 7, outside 0..1: great");
   assert.deepEqual(s.diagnostics, [{
-    level: "warning",
+    code: "judge.doubt",
+    severity: "warning",
     message: "the judge gave 7, outside 0..1",
   }]);
 });
@@ -1504,8 +1509,8 @@ Deno.test("cli run with an openai target and an llm_judge caches, retries, and n
           ["data.jsonl#1", "llm_judge", "scored", 0.9],
           ["data.jsonl#2", "exact_match", "scored", 1],
           ["data.jsonl#2", "llm_judge", "scored", 0.9],
-          ["data.jsonl#3", "exact_match", "error", null],
-          ["data.jsonl#3", "llm_judge", "error", null],
+          ["data.jsonl#3", "exact_match", "blocked", null],
+          ["data.jsonl#3", "llm_judge", "blocked", null],
           ["data.jsonl#4", "exact_match", "scored", 0],
           ["data.jsonl#4", "llm_judge", "scored", 0.9],
         ],
@@ -1636,7 +1641,7 @@ scorers:
       const scores = parseLines(out.stdout);
       assert.deepEqual(scores.map((s) => [s.status, s.value]), [
         ["scored", 1],
-        ["error", null],
+        ["blocked", null],
       ]);
       assert.equal(
         scores[1]?.reason,

@@ -30,7 +30,7 @@
 // is an error: this exits with status 3 and says why on stderr. evalpipe turns
 // that into {"status": "error", "value": null, "reason": "scorer error: ..."},
 // which the summary counts under errors and keeps out of the mean. (The
-// built-in exact_match reports such cases as not_applicable instead; a
+// built-in exact_match reports such cases as non_evaluable instead; a
 // subprocess scorer cannot.)
 
 const SMALL = [
