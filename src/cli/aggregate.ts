@@ -11,15 +11,21 @@ import { isBrokenPipe, say } from "./_output.ts";
 /** The `aggregate` command. */
 export const aggregate = defineCommand({
   name: "aggregate",
-  summary: "Aggregate Scores (NDJSON on stdin) per metric",
-  usage: "[options] < scores.ndjson",
+  summary: "Aggregate Scores (NDJSON files or stdin) per metric",
+  usage: "[SCORES...] [options]",
   description:
-    `Reads Scores (NDJSON) on stdin and writes one Aggregate per metric, sorted by
+    `Reads Scores (NDJSON) from the files named, in order, or from stdin when
+none is named (or one is -), and writes one Aggregate per metric, sorted by
 metric: counts by status, mean over scored and valid Scores, its standard
 error and 95% interval, pass rate and its Wilson interval. Scores are reduced
 per example first (epochs averaged), which expects the Scores of one example
 to be adjacent, as evalpipe writes them. Aggregate lines in the input (from
 shards split between examples) are merged exactly.`,
+  positionals: {
+    names: ["[SCORES...]"],
+    error: "aggregate takes Scores files",
+    files: true,
+  },
   flags: {
     grouped: {
       type: "boolean",
@@ -27,28 +33,31 @@ shards split between examples) are merged exactly.`,
         "Gather each example's Scores wherever they stand in the input (memory grows with the number of examples)",
     },
   },
-  async run(flags) {
+  async run(flags, paths) {
     const [
       { aggregateLines },
-      { LineStream },
-      { NdjsonParseStream, ndjsonSink },
+      { inputLines, placeOf },
+      { ndjsonSink },
       { stdoutWriter },
     ] = await Promise.all([
       import("../aggregate/lines.ts"),
-      import("../io/line_stream.ts"),
+      import("./_inputs.ts"),
       import("../io/ndjson.ts"),
       import("../io/stdout.ts"),
     ]);
     let malformed = 0;
+    const input = inputLines(paths);
     try {
-      await Deno.stdin.readable
-        .pipeThrough(new LineStream())
-        .pipeThrough(new NdjsonParseStream())
+      await input.lines
         .pipeThrough(aggregateLines({
           grouped: flags.grouped,
           onMalformed(line, message) {
             malformed++;
-            say(`evalpipe: Malformed Score on stdin line ${line}: ${message}`);
+            say(
+              `evalpipe: Malformed Score on ${
+                placeOf(input.where(line))
+              }: ${message}`,
+            );
           },
         }))
         .pipeTo(ndjsonSink(stdoutWriter()));

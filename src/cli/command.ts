@@ -16,15 +16,29 @@ import {
 
 /** The flag every command has. */
 const HELP_FLAG = {
-  help: { type: "boolean", help: "Show this help" },
+  help: { type: "boolean", short: "h", help: "Show this help" },
 } as const;
 
-/** The positional arguments a command takes, when it takes a fixed number. */
+/**
+ * The positional arguments a command takes: a fixed number, the last few
+ * of them optional when `min` says so, or any number of input files.
+ */
 export interface PositionalSpec<P extends readonly string[]> {
-  /** Their names in the help, in order (`["CONFIG.yaml"]`). */
+  /** Their names in the help, in order (`["CONFIG.yaml"]`, `["A", "[B]"]`). */
   readonly names: P;
   /** The usage error when their number is wrong (`run takes one config file`). */
   readonly error: string;
+  /**
+   * How many must be given; the rest are optional.
+   * @default {names.length}
+   */
+  readonly min?: number;
+  /**
+   * Input files, any number of them (`-` is stdin, none is stdin too):
+   * `names` then holds the one name the help shows (`["SCORES..."]`).
+   * @default {false}
+   */
+  readonly files?: boolean;
 }
 
 /** The declaration of a command, as {@linkcode defineCommand} takes it. */
@@ -41,8 +55,8 @@ export interface CommandSpec<
   /** The paragraphs between the usage line and the options. */
   readonly description: string;
   /**
-   * A fixed number of positional arguments.
-   * @default {any number, ignored}
+   * The positional arguments.
+   * @default {none: any argument is a usage error}
    */
   readonly positionals?: PositionalSpec<P>;
   /** The flags (`--help` is added). */
@@ -140,8 +154,18 @@ export function defineCommand<
         return 0;
       }
       const want = spec.positionals;
-      if (
-        want !== undefined && parsed.positionals.length !== want.names.length
+      const given = parsed.positionals.length;
+      if (want === undefined) {
+        if (given > 0) {
+          throw new UsageError(
+            `"${spec.name}" takes no arguments, not ${
+              JSON.stringify(parsed.positionals[0])
+            }`,
+          );
+        }
+      } else if (
+        !want.files &&
+        (given > want.names.length || given < (want.min ?? want.names.length))
       ) {
         throw new UsageError(want.error);
       }

@@ -26,6 +26,11 @@ export interface FlagBase {
    * @default {undefined}
    */
   readonly defaultText?: string;
+  /**
+   * A one-letter alias (`o` for `-o FILE`).
+   * @default {undefined}
+   */
+  readonly short?: string;
 }
 
 /** A flag that takes a string: `--out FILE`. */
@@ -120,6 +125,73 @@ export class UsageError extends InputError {
   }
 }
 
+/**
+ * The edit distance between two words (insertions, deletions, substitutions
+ * and swaps of neighbours each cost 1), for suggesting what a typo meant.
+ *
+ * @param a One word.
+ * @param b The other.
+ * @returns The distance.
+ *
+ * @example
+ * ```ts
+ * import { editDistance } from "./flags.ts";
+ * if (editDistance("concurency", "concurrency") !== 1) throw new Error();
+ * if (editDistance("rnu", "run") !== 1) throw new Error();
+ * ```
+ */
+export function editDistance(a: string, b: string): number {
+  const d: number[][] = [];
+  for (let i = 0; i <= a.length; i++) {
+    d[i] = [i];
+    for (let j = 1; j <= b.length; j++) {
+      d[i]![j] = i === 0 ? j : Math.min(
+        d[i - 1]![j]! + 1,
+        d[i]![j - 1]! + 1,
+        d[i - 1]![j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+      if (
+        i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]
+      ) d[i]![j] = Math.min(d[i]![j]!, d[i - 2]![j - 2]! + 1);
+    }
+  }
+  return d[a.length]![b.length]!;
+}
+
+/**
+ * The known word closest to a typo, when it is close enough to be what was
+ * meant: within a third of its length, at least one edit.
+ *
+ * @param typo What was written.
+ * @param known The words it could have meant.
+ * @returns The nearest, or `undefined`.
+ *
+ * @example
+ * ```ts
+ * import { nearest } from "./flags.ts";
+ * if (nearest("concurency", ["concurrency", "out"]) !== "concurrency") throw new Error();
+ * if (nearest("zzz", ["run", "score"]) !== undefined) throw new Error();
+ * ```
+ */
+export function nearest(
+  typo: string,
+  known: Iterable<string>,
+): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Math.max(1, Math.floor(typo.length / 3)) + 1;
+  for (const word of known) {
+    const distance = editDistance(typo, word);
+    if (distance < bestDistance) [best, bestDistance] = [word, distance];
+  }
+  return best;
+}
+
+/** `; did you mean "--x"?` when a known word is close, else nothing. */
+function suggestion(typo: string, known: Iterable<string>, prefix: string) {
+  const near = nearest(typo, known);
+  return near === undefined ? "" : `; did you mean "${prefix}${near}"?`;
+}
+
 function parseNumber(name: string, flag: NumberFlag, raw: string): number {
   const value = Number(raw);
   if (raw.trim() === "" || !Number.isFinite(value) || value <= 0) {
@@ -136,23 +208,26 @@ function parseNumber(name: string, flag: NumberFlag, raw: string): number {
 }
 
 /**
- * Parses `--name value`, `--name=value` and boolean `--name` by a spec; `--`
- * ends the flags, and a lone `-` is a positional.
+ * Parses `--name value`, `--name=value`, boolean `--name`, and a flag's
+ * one-letter alias (`-o value`, `-ovalue`, `-o=value`, boolean `-h`) by a
+ * spec; `--` ends the flags, and a lone `-` is a positional (stdin). A value
+ * that is itself one of the command's flags (`--out --resume`) is refused:
+ * write `--out=--resume` for a file of that name.
  *
  * @param args The arguments.
  * @param spec The flags the command knows.
  * @returns The typed flags, defaults applied, and the positionals.
- * @throws {UsageError} For an unknown flag, a missing value, a bad number,
- * or a flag given twice that is not repeatable.
+ * @throws {UsageError} For an unknown flag (naming the nearest known one), a
+ * missing value, a bad number, or a flag given twice that is not repeatable.
  *
  * @example
  * ```ts
  * import { parseFlags } from "./flags.ts";
  * const { flags, positionals } = parseFlags(
- *   ["suite.yaml", "--concurrency=4", "--tag", "a", "--tag", "b"],
+ *   ["suite.yaml", "--concurrency=4", "--tag", "a", "-t", "b"],
  *   {
  *     concurrency: { type: "integer", default: 8, help: "Units at once" },
- *     tag: { type: "string", repeatable: true, help: "A tag" },
+ *     tag: { type: "string", repeatable: true, short: "t", help: "A tag" },
  *     force: { type: "boolean", help: "Go on anyway" },
  *   },
  * );
@@ -167,28 +242,77 @@ export function parseFlags<const S extends FlagSpecs>(
 ): ParsedFlags<S> {
   const flags: Record<string, unknown> = {};
   const positionals: string[] = [];
+  const shorts = new Map<string, string>();
+  for (const [name, flag] of Object.entries(spec)) {
+    if (flag.short !== undefined) shorts.set(flag.short, name);
+  }
+  /** Whether `arg` is one of this command's flags, as written. */
+  const isFlag = (arg: string) => {
+    if (arg.startsWith("--")) {
+      const eq = arg.indexOf("=");
+      return Object.hasOwn(spec, arg.slice(2, eq < 0 ? undefined : eq));
+    }
+    return arg.length >= 2 && arg[0] === "-" && shorts.has(arg[1]!);
+  };
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     if (arg === "--") {
       positionals.push(...args.slice(i + 1));
       break;
     }
-    if (!arg.startsWith("--")) {
+    let name: string;
+    let written: string;
+    let inline: string | undefined;
+    if (arg.startsWith("--")) {
+      const eq = arg.indexOf("=");
+      name = arg.slice(2, eq < 0 ? undefined : eq);
+      written = `--${name}`;
+      if (eq >= 0) inline = arg.slice(eq + 1);
+      if (!Object.hasOwn(spec, name)) {
+        throw new UsageError(
+          `Unknown option "${written}"${
+            suggestion(name, Object.keys(spec), "--")
+          }`,
+        );
+      }
+    } else if (arg.length >= 2 && arg[0] === "-") {
+      const letter = arg[1]!;
+      written = `-${letter}`;
+      const long = shorts.get(letter);
+      if (long === undefined) {
+        // A long flag written with one dash is the likely slip.
+        const asLong = Object.hasOwn(spec, arg.slice(1))
+          ? `; did you mean "--${arg.slice(1)}"?`
+          : "";
+        throw new UsageError(`Unknown option "${written}"${asLong}`);
+      }
+      name = long;
+      if (arg.length > 2) inline = arg.slice(arg[2] === "=" ? 3 : 2);
+    } else {
       positionals.push(arg);
       continue;
     }
-    const eq = arg.indexOf("=");
-    const name = arg.slice(2, eq < 0 ? undefined : eq);
-    const flag = Object.hasOwn(spec, name) ? spec[name] : undefined;
-    if (flag === undefined) throw new UsageError(`Unknown option "--${name}"`);
+    const flag = spec[name]!;
     let value: string | number | boolean;
     if (flag.type === "boolean") {
-      if (eq >= 0) throw new UsageError(`Option "--${name}" takes no value`);
+      if (inline !== undefined) {
+        throw new UsageError(`Option "${written}" takes no value`);
+      }
       value = true;
     } else {
-      const raw = eq >= 0 ? arg.slice(eq + 1) : args[++i];
+      let raw = inline;
       if (raw === undefined) {
-        throw new UsageError(`Option "--${name}" needs a value`);
+        raw = args[i + 1];
+        if (raw === undefined) {
+          throw new UsageError(`Option "${written}" needs a value`);
+        }
+        if (isFlag(raw)) {
+          throw new UsageError(
+            `Option "${written}" needs a value, not the option "${raw}" ` +
+              `(write ${written}=${raw} if you mean that value)`,
+          );
+        }
+        i++;
       }
       value = flag.type === "string" ? raw : parseNumber(name, flag, raw);
     }
@@ -256,19 +380,26 @@ export function defaultOf(flag: FlagSpec): string | undefined {
  * ```ts
  * import { formatFlags } from "./flags.ts";
  * const lines = formatFlags({
- *   out: { type: "string", value: "FILE", help: "Write Scores to FILE" },
+ *   out: { type: "string", value: "FILE", short: "o", help: "Write Scores to FILE" },
  *   grace: { type: "number", value: "SECONDS", default: 10, help: "Grace" },
  * });
- * if (lines[0] !== "  --out FILE          Write Scores to FILE") throw new Error(lines[0]);
+ * if (lines[0] !== "  -o, --out FILE       Write Scores to FILE") throw new Error(lines[0]);
  * if (!lines[1]?.endsWith("Grace (default: 10)")) throw new Error(lines[1]);
  * ```
  */
 export function formatFlags(spec: FlagSpecs, width = 78): string[] {
-  const left = Object.entries(spec).map(([name, flag]) =>
-    flag.type === "boolean"
-      ? `--${name}`
-      : `--${name} ${flag.value ?? (flag.type === "string" ? "VALUE" : "N")}`
-  );
+  // Long names line up under each other when some flags have a short one.
+  const pad = Object.values(spec).some((f) => f.short !== undefined)
+    ? "    "
+    : "";
+  const left = Object.entries(spec).map(([name, flag]) => {
+    const names = flag.short !== undefined
+      ? `-${flag.short}, --${name}`
+      : `${pad}--${name}`;
+    return flag.type === "boolean"
+      ? names
+      : `${names} ${flag.value ?? (flag.type === "string" ? "VALUE" : "N")}`;
+  });
   const column = 2 + Math.max(18, ...left.map((l) => l.length)) + 2;
   return Object.values(spec).flatMap((flag, i) => {
     const shown = defaultOf(flag);

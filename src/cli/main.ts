@@ -8,7 +8,7 @@
 import denoJson from "../../deno.json" with { type: "json" };
 import { exitCodeOf } from "../base/errors.ts";
 import type { Command } from "./command.ts";
-import { UsageError } from "./flags.ts";
+import { nearest, UsageError } from "./flags.ts";
 import { say } from "./_output.ts";
 import { aggregate } from "./aggregate.ts";
 import { diff } from "./diff.ts";
@@ -49,6 +49,19 @@ export function mainHelp(commands: readonly Command[] = COMMANDS): string {
     'command\'s options, "evalpipe --version" for the version.',
     "Exit codes: 0 success, 1 a gate failed, 2 usage, config or input error.",
   ].join("\n");
+}
+
+/** An unknown command, with the nearest known one when it looks like a typo. */
+function unknownCommand(
+  name: string,
+  commands: readonly Command[],
+): UsageError {
+  const near = nearest(name, commands.map((c) => c.name));
+  return new UsageError(
+    `Unknown command ${JSON.stringify(name)}${
+      near !== undefined ? `; did you mean "${near}"?` : ""
+    }`,
+  );
 }
 
 function print(text: string): number {
@@ -98,16 +111,14 @@ export async function main(
       case "-h": {
         if (rest.length === 0) return print(mainHelp(commands));
         const topic = commands.find((c) => c.name === rest[0]);
-        if (topic === undefined) {
-          throw new UsageError(`Unknown command ${JSON.stringify(rest[0])}`);
-        }
+        if (topic === undefined) throw unknownCommand(rest[0]!, commands);
         return print(topic.help());
       }
       case undefined:
         say(mainHelp(commands));
         return 2;
       default:
-        throw new UsageError(`Unknown command ${JSON.stringify(name)}`);
+        throw unknownCommand(name, commands);
     }
   } catch (error) {
     const code = exitCodeOf(error);

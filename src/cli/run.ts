@@ -36,6 +36,7 @@ and a summary table on stderr.`,
     out: {
       type: "string",
       value: "FILE",
+      short: "o",
       help: "Write Scores to FILE instead of stdout",
     },
     resume: {
@@ -68,6 +69,7 @@ and a summary table on stderr.`,
     },
     concurrency: {
       type: "integer",
+      short: "c",
       help: "Units in flight at once",
       defaultText: "the config's, else 8",
     },

@@ -2,7 +2,9 @@ import assert from "node:assert/strict";
 import { exitCodeOf } from "../../src/base/mod.ts";
 import {
   defaultOf,
+  editDistance,
   formatFlags,
+  nearest,
   parseFlags,
   UsageError,
 } from "../../src/cli/mod.ts";
@@ -62,7 +64,18 @@ Deno.test("parseFlags reads --flag value and --flag=value alike", () => {
     assert.equal(flags.force, true);
   }
   assert.equal(parseFlags(["--out=a=b"], SPEC).flags.out, "a=b");
-  assert.equal(parseFlags(["--out", "--force"], SPEC).flags.out, "--force");
+  // A value that is one of the command's flags is a slip, not a file name.
+  assert.throws(
+    () => parseFlags(["--out", "--force"], SPEC),
+    (e: Error) =>
+      e instanceof UsageError &&
+      e.message ===
+        'Option "--out" needs a value, not the option "--force" (write --out=--force if you mean that value)',
+  );
+  assert.equal(parseFlags(["--out=--force"], SPEC).flags.out, "--force");
+  // Anything else that starts with a dash is a value: a regex, stdin.
+  assert.equal(parseFlags(["--out", "-"], SPEC).flags.out, "-");
+  assert.equal(parseFlags(["--out", "--nope"], SPEC).flags.out, "--nope");
 });
 
 Deno.test("parseFlags collects a repeatable flag's values in order", () => {
@@ -120,6 +133,7 @@ Deno.test("parseFlags rejects a missing value, a value for a boolean, a flag giv
 
 Deno.test("formatFlags lists each flag with its placeholder, default and repeatability", () => {
   const text = formatFlags(SPEC).join("\n");
+  // No flag has a one-letter alias here: no room is kept for one.
   assert.match(text, /^ {2}--out FILE {10}Where$/m);
   assert.match(text, /^ {2}--concurrency N {5}Units at once \(default: 8\)$/m);
   assert.match(text, /^ {2}--scorer CMD {8}A scorer \(repeatable\)$/m);
@@ -145,4 +159,60 @@ Deno.test("formatFlags wraps long help under its column, within the width", () =
   for (const line of lines) assert.ok(line.length <= 60, line);
   for (const line of lines.slice(1)) assert.match(line, /^ {22}\S/);
   assert.match(lines.join(" "), /\(default: 10\)$/);
+});
+
+Deno.test("parseFlags names the nearest flag when one is misspelt, and none when nothing is near", () => {
+  usageError(
+    ["--concurency", "4"],
+    /^Unknown option "--concurency"; did you mean "--concurrency"\?$/,
+  );
+  usageError(
+    ["--froce"],
+    /^Unknown option "--froce"; did you mean "--force"\?$/,
+  );
+  usageError(["--xyzzy"], /^Unknown option "--xyzzy"$/);
+  // A long flag with one dash is the likely slip.
+  usageError(["-force"], /^Unknown option "-f"; did you mean "--force"\?$/);
+});
+
+Deno.test("parseFlags reads one-letter aliases as -o FILE, -oFILE and -o=FILE", () => {
+  const spec = {
+    out: { type: "string", short: "o", help: "Where" },
+    concurrency: { type: "integer", short: "c", help: "How many" },
+    help: { type: "boolean", short: "h", help: "Help" },
+  } as const;
+  for (const args of [["-o", "a.jsonl"], ["-oa.jsonl"], ["-o=a.jsonl"]]) {
+    assert.equal(parseFlags(args, spec).flags.out, "a.jsonl");
+  }
+  const { flags, positionals } = parseFlags(
+    ["suite.yaml", "-c", "3", "-h"],
+    spec,
+  );
+  assert.deepEqual([flags.concurrency, flags.help, positionals], [
+    3,
+    true,
+    ["suite.yaml"],
+  ]);
+  assert.throws(
+    () => parseFlags(["-z"], spec),
+    /^UsageError: Unknown option "-z"$/,
+  );
+  assert.throws(
+    () => parseFlags(["-o", "-c"], spec),
+    /needs a value, not the option "-c"/,
+  );
+  assert.throws(() => parseFlags(["-h=1"], spec), /"-h" takes no value/);
+  // A lone dash is stdin, a positional; after --, nothing is a flag.
+  assert.deepEqual(parseFlags(["-", "--", "-o"], spec).positionals, [
+    "-",
+    "-o",
+  ]);
+});
+
+Deno.test("editDistance counts a swap of neighbours as one edit", () => {
+  assert.equal(editDistance("rnu", "run"), 1);
+  assert.equal(editDistance("", "abc"), 3);
+  assert.equal(editDistance("kitten", "sitting"), 3);
+  assert.equal(nearest("veiw", ["run", "view", "diff"]), "view");
+  assert.equal(nearest("a", ["b"]), "b", "one edit is always near enough");
 });

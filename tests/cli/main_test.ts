@@ -50,9 +50,9 @@ Deno.test("the main help lists every command from its declaration", async () => 
     assert.match(
       out.stdout,
       new RegExp(
-        `^ {2}${[c.name, ...c.positionals].join(" ")} +${
-          c.summary.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
-        }$`,
+        `^ {2}${
+          [c.name, ...c.positionals].join(" ").replace(/[[\].]/g, "\\$&")
+        } +${c.summary.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`,
         "m",
       ),
     );
@@ -72,9 +72,13 @@ for (const command of COMMANDS) {
     // Help text is wrapped: compare with runs of spaces made one.
     const flat = out.stdout.replace(/\s+/g, " ");
     for (const [name, flag] of Object.entries(command.flags)) {
-      const left = flag.type === "boolean"
+      const long = flag.type === "boolean"
         ? `--${name}`
         : `--${name} ${flag.value ?? (flag.type === "string" ? "VALUE" : "N")}`;
+      // A flag with a one-letter alias shows it first; the others line up.
+      const left = flag.short !== undefined
+        ? `-${flag.short}, ${long}`
+        : `    ${long}`;
       assert.match(out.stdout, new RegExp(`^ {2}${left} `, "m"), name);
       assert.ok(flat.includes(flag.help.replace(/\s+/g, " ")), name);
       const shown = defaultOf(flag);
@@ -85,6 +89,10 @@ for (const command of COMMANDS) {
     const viaHelp = await cli(["help", command.name], ROOT);
     assert.equal(viaHelp.code, 0);
     assert.equal(viaHelp.stdout, out.stdout);
+    // -h anywhere, after arguments too, is the same help (and reads no stdin).
+    const short = await cli([command.name, "x.yaml", "-h"], ROOT);
+    assert.equal(short.code, 0, short.stderr);
+    assert.equal(short.stdout, out.stdout);
   });
 }
 

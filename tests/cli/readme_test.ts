@@ -17,9 +17,12 @@ Deno.test("the README's table of flags names every flag every command declares",
     assert.ok(row !== undefined, `no row of flags for ${command.name}`);
     for (const [name, flag] of Object.entries(command.flags)) {
       if (name === "help") continue;
-      const shown = flag.type === "boolean"
-        ? `\`--${name}\``
-        : `\`--${name} ${flag.value ?? "N"}\``;
+      const long = flag.type === "boolean"
+        ? `--${name}`
+        : `--${name} ${flag.value ?? "N"}`;
+      const shown = flag.short !== undefined
+        ? `\`-${flag.short}, ${long}\``
+        : `\`${long}\``;
       assert.ok(row.includes(shown), `${command.name} ${shown}`);
     }
   }

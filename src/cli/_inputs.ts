@@ -1,0 +1,125 @@
+/**
+ * The inputs of a command that reads NDJSON: files named on the command
+ * line, in order, `-` for stdin, and stdin when none is named. Lines keep
+ * their numbers within their own file, so a message can say where.
+ *
+ * @module
+ */
+
+import { InputError, osErrorText } from "../base/errors.ts";
+import { LineStream } from "../io/line_stream.ts";
+import { NdjsonParseStream, type ParsedLine } from "../io/ndjson.ts";
+
+/** Where a line came from, for messages. */
+export interface LineSource {
+  /** `stdin`, or the path as given. */
+  name: string;
+  /** The line's number in that input, from 1. */
+  line: number;
+}
+
+/** The parsed lines of every input, one stream, and where each came from. */
+export interface InputLines {
+  /** The lines of each input in turn, numbered across all of them. */
+  lines: ReadableStream<ParsedLine>;
+  /**
+   * Where the line of that number came from.
+   *
+   * @param line A line number as `lines` gives it.
+   * @returns Its input and its number there.
+   */
+  where(line: number): LineSource;
+}
+
+/**
+ * Opens a named input: `-` is stdin.
+ *
+ * @param path The path as given.
+ * @returns Its bytes.
+ * @throws {InputError} When it cannot be opened, naming it and why.
+ */
+async function open(path: string): Promise<ReadableStream<Uint8Array>> {
+  if (path === "-") return Deno.stdin.readable;
+  try {
+    const file = await Deno.open(path);
+    const info = await file.stat();
+    if (info.isDirectory) {
+      file.close();
+      throw new Deno.errors.IsADirectory(path);
+    }
+    return file.readable;
+  } catch (error) {
+    if (error instanceof Error && !(error instanceof InputError)) {
+      throw new InputError(
+        `Cannot open ${JSON.stringify(path)}: ${osErrorText(error)}`,
+      );
+    }
+    throw error;
+  }
+}
+
+/**
+ * The parsed NDJSON lines of the inputs, in order: stdin when `paths` is
+ * empty. Each file is opened when the one before it has been read, so an
+ * unreadable file stops the command only after the files before it.
+ *
+ * @param paths The inputs as given (`-` is stdin).
+ * @returns The lines and a way to say where each came from.
+ */
+export function inputLines(paths: readonly string[]): InputLines {
+  const names = paths.length === 0 ? ["-"] : [...paths];
+  const label = (path: string) => path === "-" ? "stdin" : path;
+  if (names.length === 1) {
+    // One input: its own numbers, no renumbering.
+    const [only] = names as [string];
+    return {
+      lines: ReadableStream.from((async function* () {
+        yield* (await open(only)).pipeThrough(new LineStream()).pipeThrough(
+          new NdjsonParseStream(),
+        );
+      })()),
+      where: (line) => ({ name: label(only), line }),
+    };
+  }
+  // Each input's first line number across all of them, once it is open.
+  const starts: { offset: number; name: string }[] = [];
+  async function* all(): AsyncGenerator<ParsedLine> {
+    let offset = 0;
+    for (const path of names) {
+      const readable = await open(path);
+      starts.push({ offset, name: label(path) });
+      let last = 0;
+      for await (
+        const entry of readable.pipeThrough(new LineStream()).pipeThrough(
+          new NdjsonParseStream(),
+        )
+      ) {
+        last = entry.line;
+        yield { ...entry, line: offset + entry.line };
+      }
+      // Blank lines at the end are not seen; the next input starts after.
+      offset += last;
+    }
+  }
+  return {
+    lines: ReadableStream.from(all()),
+    where(line) {
+      let i = starts.length - 1;
+      while (i > 0 && starts[i]!.offset >= line) i--;
+      const start = starts[i] ?? { offset: 0, name: "stdin" };
+      return { name: start.name, line: line - start.offset };
+    },
+  };
+}
+
+/**
+ * `stdin line 3` or `"scores.jsonl" line 3`, for a message.
+ *
+ * @param source Where the line came from.
+ * @returns The words.
+ */
+export function placeOf(source: LineSource): string {
+  return source.name === "stdin"
+    ? `stdin line ${source.line}`
+    : `${JSON.stringify(source.name)} line ${source.line}`;
+}

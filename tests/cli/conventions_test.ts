@@ -1,0 +1,129 @@
+/**
+ * The conventions a new user expects of a Unix command line, through the
+ * real CLI: help anywhere, suggestions for typos, no argument ignored, and
+ * files as well as stdin for the commands that read NDJSON.
+ */
+
+import assert from "node:assert/strict";
+import { CLI, cli } from "../_cli.ts";
+import { withTempDir } from "../_proc.ts";
+import { scored, scoreLine } from "../../mod.ts";
+
+const ROOT = new URL("../..", import.meta.url).pathname;
+
+/** A shell command line run in `cwd`, for redirects and pipes. */
+async function sh(line: string, cwd: string) {
+  const out = await new Deno.Command("sh", {
+    args: ["-c", line],
+    cwd,
+    env: { NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const dec = new TextDecoder();
+  return {
+    code: out.code,
+    stdout: dec.decode(out.stdout),
+    stderr: dec.decode(out.stderr),
+  };
+}
+
+const EVALPIPE = `"${Deno.execPath()}" run -A "${CLI}"`;
+
+Deno.test("cli suggests the nearest command and flag for a typo", async () => {
+  const command = await cli(["rnu", "suite.yaml"], ROOT);
+  assert.equal(command.code, 2);
+  assert.match(command.stderr, /Unknown command "rnu"; did you mean "run"\?/);
+  const flag = await cli(["run", "suite.yaml", "--concurency", "4"], ROOT);
+  assert.equal(flag.code, 2);
+  assert.match(
+    flag.stderr,
+    /Unknown option "--concurency"; did you mean "--concurrency"\?/,
+  );
+  assert.match(flag.stderr, /Run "evalpipe run --help" for usage\./);
+  const help = await cli(["help", "veiw"], ROOT);
+  assert.equal(help.code, 2);
+  assert.match(help.stderr, /did you mean "view"\?/);
+});
+
+Deno.test("cli refuses a flag as another flag's value: --out --resume writes no file named --resume", async () => {
+  await withTempDir(async (dir) => {
+    const out = await cli(["run", "suite.yaml", "--out", "--resume"], dir);
+    assert.equal(out.code, 2);
+    assert.match(
+      out.stderr,
+      /Option "--out" needs a value, not the option "--resume"/,
+    );
+    const left = [...Deno.readDirSync(dir)].map((e) => e.name);
+    assert.deepEqual(left, []);
+  });
+});
+
+Deno.test("cli -h after arguments shows the help and reads no stdin", async () => {
+  // stdin is a pipe left open: a command that read it would wait for ever.
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", CLI, "aggregate", "-h"],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const timer = setTimeout(() => child.kill(), 10_000);
+  const out = await child.output();
+  clearTimeout(timer);
+  await child.stdin.close();
+  assert.equal(out.code, 0, "killed: it waited on stdin");
+  assert.match(
+    new TextDecoder().decode(out.stdout),
+    /^Usage: evalpipe aggregate /,
+  );
+  const view = await cli(["view", "-h"], ROOT);
+  assert.equal(view.code, 0);
+  assert.match(view.stdout, /^Usage: evalpipe view /);
+});
+
+Deno.test("cli refuses arguments a command does not take, rather than ignore them", async () => {
+  const out = await cli(["score", "--scorer", "true", "extra.ndjson"], ROOT);
+  assert.equal(out.code, 2);
+  assert.match(out.stderr, /"score" takes no arguments, not "extra\.ndjson"/);
+  const diff = await cli(["diff", "a.jsonl"], ROOT);
+  assert.equal(diff.code, 2);
+  assert.match(diff.stderr, /diff takes two files/);
+});
+
+Deno.test("cli aggregate reads the files named, in order, - for stdin, and says which file a bad line is in", async () => {
+  await withTempDir(async (dir) => {
+    const line = (id: string, value: number) =>
+      scoreLine(scored("m", value, { example_id: id, unit_id: id }));
+    await Deno.writeTextFile(`${dir}/a.jsonl`, `${line("d#1", 1)}\n`);
+    await Deno.writeTextFile(
+      `${dir}/b.jsonl`,
+      `${line("d#2", 0)}\n\nnot json\n${line("d#3", 0.5)}\n`,
+    );
+    await Deno.writeTextFile(`${dir}/a2.jsonl`, `${line("d#4", 1)}\n`);
+    const out = await sh(
+      `${EVALPIPE} aggregate a.jsonl - b.jsonl < a2.jsonl`,
+      dir,
+    );
+    assert.equal(out.code, 2, out.stderr);
+    const [m] = out.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    // d#1 = 1, d#4 = 1 (stdin), d#2 = 0, d#3 = 0.5: mean 2.5/4.
+    assert.equal(m.n, 4);
+    assert.equal(m.mean, 0.625);
+    assert.equal(
+      out.stderr.trim(),
+      'evalpipe: Malformed Score on "b.jsonl" line 3: Cannot parse JSON: ' +
+        "Unexpected token 'o', \"not json\" is not valid JSON",
+    );
+    // The same lines on stdin alone still say stdin.
+    const piped = await sh(`${EVALPIPE} aggregate < b.jsonl`, dir);
+    assert.match(piped.stderr, /Malformed Score on stdin line 3: /);
+    // A file that cannot be opened is named, with why; no stack trace.
+    const missing = await cli(["aggregate", "a.jsonl", "nope.jsonl"], dir);
+    assert.equal(missing.code, 2);
+    assert.match(
+      missing.stderr,
+      /^evalpipe: Cannot open "nope\.jsonl": no such file$/m,
+    );
+    assert.doesNotMatch(missing.stderr, /\bat /);
+  });
+});
