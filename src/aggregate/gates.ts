@@ -32,6 +32,12 @@ export interface Gate {
   max_errors?: number;
   /** At most this many Scores may be blocked (the target or the case failed). */
   max_blocked?: number;
+  /**
+   * Let the run pass when nothing of this metric was measured: every Score
+   * that could have been is an error or blocked. Without it, such a metric
+   * fails the run, gated or not.
+   */
+  allow_unmeasured?: boolean;
 }
 
 /**
@@ -40,8 +46,9 @@ export interface Gate {
  * @example Errors above the limit
  * ```ts
  * import { Aggregator, checkGates, type GateFailure } from "./mod.ts";
- * import { errored } from "../score/mod.ts";
+ * import { errored, scored } from "../score/mod.ts";
  * const aggregator = new Aggregator();
+ * aggregator.add(scored("exact_match", 1));
  * aggregator.add(errored("exact_match", "scorer error: boom"));
  * const [failure]: GateFailure[] = checkGates({ exact_match: { max_errors: 0 } }, aggregator.results());
  * if (failure?.actual !== 1 || failure.message !== "exact_match: errors 1 > max_errors 0") throw new Error("unexpected");
@@ -62,7 +69,9 @@ export interface GateFailure {
 
 type Figure = (a: Aggregate) => number | null;
 
-const CHECKS: Array<[keyof Gate, string, Figure, "min" | "max"]> = [
+const CHECKS: Array<
+  [Exclude<keyof Gate, "allow_unmeasured">, string, Figure, "min" | "max"]
+> = [
   ["min_mean", "mean", (a) => a.mean, "min"],
   [
     "min_mean_lower_bound",
@@ -108,6 +117,25 @@ export function checkGates(
   aggregates: readonly Aggregate[],
 ): GateFailure[] {
   const failures: GateFailure[] = [];
+  // A metric whose every Score failed measured nothing: a broken target or
+  // scorer must not pass CI just because no gate names the metric.
+  for (const a of aggregates) {
+    if (gates[a.metric]?.allow_unmeasured === true) continue;
+    const failed = a.errors + a.blocked;
+    if (a.aggregatable > 0 || a.invalid > 0 || failed === 0) continue;
+    failures.push({
+      metric: a.metric,
+      gate: "allow_unmeasured",
+      threshold: 1,
+      actual: 0,
+      message: `${a.metric}: nothing measured: ${
+        [
+          a.errors > 0 ? `${a.errors} error${a.errors === 1 ? "" : "s"}` : "",
+          a.blocked > 0 ? `${a.blocked} blocked` : "",
+        ].filter((x) => x !== "").join(" and ")
+      } of ${a.n} Scores (allow it with gates.${a.metric}.allow_unmeasured: true)`,
+    });
+  }
   for (const metric of Object.keys(gates).sort()) {
     const gate = gates[metric]!;
     const aggregate = aggregates.find((a) => a.metric === metric);
@@ -143,5 +171,8 @@ export function checkGates(
       }
     }
   }
-  return failures;
+  // In metric order; for one metric, nothing measured first.
+  return failures.sort((x, y) =>
+    x.metric < y.metric ? -1 : x.metric > y.metric ? 1 : 0
+  );
 }

@@ -168,12 +168,15 @@ export const SUITE: Shape = mapping({
   gates: optional({
     kind: "record",
     of: mapping({
-      min_mean: optional(number()),
-      min_mean_lower_bound: optional(number()),
+      // Every scorer a config can name scores in 0..1: a bar above 1 can
+      // never be met, and is a slip (a percentage, say).
+      min_mean: optional(share),
+      min_mean_lower_bound: optional(number({ max: 1 })),
       min_pass_rate: optional(share),
       min_coverage: optional(share),
       max_errors: optional(number({ int: true, min: 0 })),
       max_blocked: optional(number({ int: true, min: 0 })),
+      allow_unmeasured: optional(boolean),
     }),
   }),
 });

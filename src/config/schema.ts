@@ -109,8 +109,10 @@ function describe(
   if (instead !== undefined) return instead;
   const issue = issues[0]!;
   const path = issue.path;
-  const where = pathText(path);
   const actual = valueAt(root, path);
+  // The whole file has no key to quote: call it what it is.
+  const named = (p: readonly PropertyKey[]) =>
+    p.length === 0 ? "the config" : JSON.stringify(pathText(p));
   switch (issue.code) {
     case "unrecognized_keys": {
       const key = issue.keys[0]!;
@@ -127,20 +129,18 @@ function describe(
           : `is ${typeName(actual)}`;
         return [
           path,
-          `${JSON.stringify(where)} ${is}; expected one of ${
-            choices.join(", ")
-          }`,
+          `${named(path)} ${is}; expected one of ${choices.join(", ")}`,
         ];
       }
-      return [path, `${JSON.stringify(where)} is not valid`];
+      return [path, `${named(path)} is not valid`];
     }
     case "invalid_type":
       if (actual === undefined) {
-        return [path.slice(0, -1), `${JSON.stringify(where)} is missing`];
+        return [path.slice(0, -1), `${named(path)} is missing`];
       }
       return [
         path,
-        `${JSON.stringify(where)} must be ${
+        `${named(path)} must be ${
           issue.expected === "object"
             ? "a mapping"
             : issue.expected === "array"
@@ -148,8 +148,40 @@ function describe(
             : `a ${issue.expected}`
         }, not ${typeName(actual)}`,
       ];
+    case "too_big":
+    case "too_small": {
+      const big = issue.code === "too_big";
+      const limit = Number(big ? issue.maximum : issue.minimum);
+      const bound = issue.inclusive === false
+        ? big ? "less than" : "more than"
+        : big
+        ? "at most"
+        : "at least";
+      if (issue.origin === "array") {
+        return [
+          path,
+          `${named(path)} must list ${bound} ${limit} item${
+            limit === 1 ? "" : "s"
+          }`,
+        ];
+      }
+      if (issue.origin === "string") {
+        return [
+          path,
+          !big && limit === 1
+            ? `${named(path)} must not be empty`
+            : `${named(path)} must be ${bound} ${limit} characters long`,
+        ];
+      }
+      return [
+        path,
+        `${named(path)} must be ${bound} ${limit}, not ${
+          typeof actual === "number" ? actual : typeName(actual)
+        }`,
+      ];
+    }
     default:
-      return [path, `${JSON.stringify(where)}: ${issue.message}`];
+      return [path, `${named(path)}: ${issue.message}`];
   }
 }
 

@@ -31,11 +31,43 @@ Deno.test("checkGates min_mean holds at the bar and fails below it", () => {
 
 Deno.test("checkGates min_mean fails when the mean is undefined", () => {
   const aggs = aggregates([errored("m", "scorer error: boom")]);
-  const [failure, ...rest] = checkGates({ m: { min_mean: 0 } }, aggs);
+  const [failure, ...rest] = checkGates(
+    { m: { min_mean: 0, allow_unmeasured: true } },
+    aggs,
+  );
   assert.deepEqual(rest, []);
   assert.equal(failure!.gate, "min_mean");
   assert.equal(failure!.actual, null);
   assert.equal(failure!.message, "m: mean undefined fails min_mean 0");
+});
+
+Deno.test("checkGates fails a metric, gated or not, whose every Score failed, unless allowed", () => {
+  const aggs = aggregates([
+    errored("judge", "scorer error: boom"),
+    blocked("judge", "target error: down"),
+    skipped("judge"),
+    // Nothing measured, nothing failed: a metric that did not apply is fine.
+    skipped("other"),
+    scored("fine", 1),
+    errored("fine", "scorer error: once"),
+  ]);
+  assert.deepEqual(checkGates({}, aggs), [{
+    metric: "judge",
+    gate: "allow_unmeasured",
+    threshold: 1,
+    actual: 0,
+    message:
+      "judge: nothing measured: 1 error and 1 blocked of 3 Scores (allow it with gates.judge.allow_unmeasured: true)",
+  }]);
+  assert.deepEqual(
+    checkGates({ judge: { allow_unmeasured: true } }, aggs),
+    [],
+  );
+  // With a gate of its own, nothing measured comes first.
+  assert.deepEqual(
+    checkGates({ judge: { min_mean: 0.5 } }, aggs).map((f) => f.gate),
+    ["allow_unmeasured", "min_mean"],
+  );
 });
 
 // 0.8 0.9 1.0 0.9: mean 0.9, deviations −0.1 0 0.1 0, squares sum 0.02,

@@ -231,6 +231,8 @@ Deno.test("cli diff counts each status by name when a target breaks, and max_blo
     const gates = `gates:
   exact_match:
     max_blocked: 0
+  broken:
+    allow_unmeasured: true
 `;
     await Deno.writeTextFile(`${dir}/suite.yaml`, suite(judge.baseUrl, gates));
     // Run A: the target answers everything.

@@ -71,3 +71,31 @@ Deno.test("cli run names a misspelt top-level key and its line, exit 2", async (
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("checkConfigText says bounds and empty lists in words, and calls the file the config", async () => {
+  const cases: [string, string][] = [
+    [
+      "- dataset: d.jsonl\n",
+      'Invalid config "suite.yaml" line 1: the config must be a mapping, not a list',
+    ],
+    [
+      "dataset: d.jsonl\ntarget: { type: replay }\nscorers: []\n",
+      'Invalid config "suite.yaml" line 3: "scorers" must list at least 1 item',
+    ],
+    [
+      "dataset: d.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\nconcurrency: 5000\n",
+      'Invalid config "suite.yaml" line 4: "concurrency" must be at most 1024, not 5000',
+    ],
+    [
+      'dataset: ""\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n',
+      'Invalid config "suite.yaml" line 1: "dataset" must not be empty',
+    ],
+    [
+      "dataset: d.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\ngates:\n  exact_match:\n    min_mean: 1.5\n",
+      'Invalid config "suite.yaml" line 6: "gates.exact_match.min_mean" must be at most 1, not 1.5',
+    ],
+  ];
+  for (const [text, message] of cases) {
+    assert.equal((await configError(text)).message, message, text);
+  }
+});

@@ -177,6 +177,9 @@ target:
 ${limits}
 scorers:
   - type: exact_match
+gates:
+  exact_match:
+    allow_unmeasured: true
 `;
     const reasons = async (limits: string) => {
       await Deno.writeTextFile(`${dir}/suite.yaml`, suite(limits));

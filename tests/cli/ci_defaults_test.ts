@@ -1,0 +1,70 @@
+/**
+ * Defaults that are safe in CI, through the real CLI: a run that measured
+ * nothing does not pass, and a gate that can never hold is refused.
+ */
+
+import assert from "node:assert/strict";
+import { cli } from "../_cli.ts";
+import { withTempDir } from "../_proc.ts";
+
+const suite = (extra = "") =>
+  `dataset: data.jsonl
+target: { type: subprocess, cmd: "cat >/dev/null; echo down >&2; exit 1" }
+scorers:
+  - type: exact_match
+${extra}`;
+
+async function withSuite(
+  config: string,
+  fn: (dir: string) => Promise<void>,
+): Promise<void> {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/suite.yaml`, config);
+    await Deno.writeTextFile(
+      `${dir}/data.jsonl`,
+      '{"input": "a", "expected": "x"}\n{"input": "b", "expected": "y"}\n',
+    );
+    await fn(dir);
+  });
+}
+
+Deno.test("cli run exits 1 when every target call failed, though no gate is set", async () => {
+  await withSuite(suite(), async (dir) => {
+    const out = await cli(["run", "suite.yaml", "--out", "s.jsonl"], dir);
+    assert.equal(out.code, 1, out.stderr);
+    assert.match(
+      out.stderr,
+      /^evalpipe: gate failed: exact_match: nothing measured: 2 blocked of 2 Scores \(allow it with gates\.exact_match\.allow_unmeasured: true\)$/m,
+    );
+    // The Scores are written all the same: failures are data.
+    const lines = (await Deno.readTextFile(`${dir}/s.jsonl`)).trim().split(
+      "\n",
+    );
+    assert.equal(lines.length, 2);
+  });
+});
+
+Deno.test("cli run exits 0 on a run that measured nothing when the config allows it", async () => {
+  await withSuite(
+    suite("gates:\n  exact_match:\n    allow_unmeasured: true\n"),
+    async (dir) => {
+      const out = await cli(["run", "suite.yaml", "--out", "s.jsonl"], dir);
+      assert.equal(out.code, 0, out.stderr);
+      assert.doesNotMatch(out.stderr, /gate failed/);
+    },
+  );
+});
+
+Deno.test("cli run refuses a gate no metric can meet, naming the key and its line", async () => {
+  await withSuite(
+    suite("gates:\n  exact_match:\n    min_mean: 1.5\n"),
+    async (dir) => {
+      const out = await cli(["run", "suite.yaml"], dir);
+      assert.equal(out.code, 2);
+      assert.match(out.stderr, /suite\.yaml" line 7/);
+      assert.match(out.stderr, /gates\.exact_match\.min_mean/);
+      assert.match(out.stderr, /1\.5/);
+      assert.equal(out.stdout, "", "nothing ran");
+    },
+  );
+});
