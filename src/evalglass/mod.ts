@@ -6,7 +6,7 @@
  *
  * @example Export a run and read its Scores back
  * ```ts
- * import { writeEvalglassRun } from "./mod.ts";
+ * import { readEvalglassRunRecord, writeEvalglassRun } from "./mod.ts";
  * import { parseRunRecord } from "../record/mod.ts";
  * const record = parseRunRecord(JSON.stringify({
  *   evalpipe_run_record: 1, run_id: "r1", started_at: "2026-12-01T08:00:00.000Z", config_path: "evalpipe.yaml", config: {},
@@ -17,9 +17,9 @@
  * }), "run.json");
  * const dir = await Deno.makeTempDir();
  * const { runrecord } = await writeEvalglassRun(dir, record);
- * const back = JSON.parse(await Deno.readTextFile(runrecord));
+ * const back = await readEvalglassRunRecord(runrecord);
  * await Deno.remove(dir, { recursive: true });
- * if (back.scores[0]?.value !== 0.75 || back.run_id !== "r1") throw new Error("unexpected");
+ * if (back?.scores[0]?.value !== 0.75 || back.run_id !== "r1") throw new Error("unexpected");
  * ```
  *
  * @module
@@ -30,3 +30,11 @@ export type { EvalglassExport } from "./export.ts";
 export { EVALGLASS_DIMENSIONS, evalglassScore, toEvalglass } from "./export.ts";
 export type { EvalglassRunPaths } from "./store.ts";
 export { evalglassRunDirName, writeEvalglassRun } from "./store.ts";
+export type { EvalglassImport } from "./import.ts";
+export {
+  fromEvalglass,
+  isEvalglassRunRecord,
+  readEvalglassRunRecord,
+} from "./import.ts";
+export type { EvalglassLinesOptions } from "./lines.ts";
+export { evalglassLines } from "./lines.ts";
