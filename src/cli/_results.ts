@@ -22,6 +22,13 @@ export function sayEvalglass(where: string, read: EvalglassImport): void {
         : ""
     }`,
   );
+  if (read.contradicted.length > 0) {
+    say(
+      `evalpipe: ${where}: the Scorecard's aggregate of ${
+        read.contradicted.map((m) => JSON.stringify(m)).join(", ")
+      } contradicts its Scores (evalglass would reject the record); evalpipe uses the Scores`,
+    );
+  }
   if (read.unmapped.length > 0) {
     say(`evalpipe: not mapped from ${where}: ${read.unmapped.join(", ")}`);
   }

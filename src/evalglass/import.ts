@@ -34,6 +34,12 @@ export interface EvalglassImport {
   unmapped: string[];
   /** How many Scores had no `passed` and got `value >= 0.5` (or `false`). */
   derivedPassed: number;
+  /**
+   * The metrics whose stored aggregate contradicts the Scores (value,
+   * included count or counts by status, recomputed as evalglass does): a
+   * record evalglass's own reader rejects.
+   */
+  contradicted: string[];
 }
 
 /**
@@ -72,6 +78,59 @@ function describe(key: string, value: unknown): string {
   }
   if (typeof value === "string") return `${key} ${JSON.stringify(value)}`;
   return key;
+}
+
+/** evalglass's `_reduce`: the aggregation of a metric's scored and valid values. */
+function reduce(kind: unknown, values: number[]): number | null {
+  if (values.length === 0 || kind === "none") return null;
+  if (kind === "min") return Math.min(...values);
+  if (kind === "max") return Math.max(...values);
+  if (kind === "median") {
+    const sorted = [...values].sort((a, b) => a - b);
+    const mid = Math.floor(sorted.length / 2);
+    return sorted.length % 2 === 1
+      ? sorted[mid]!
+      : (sorted[mid - 1]! + sorted[mid]!) / 2;
+  }
+  return values.reduce((a, b) => a + b, 0) / values.length; // mean, rate
+}
+
+function close(a: unknown, b: number | null): boolean {
+  if (a === null || b === null) return a === b;
+  return typeof a === "number" &&
+    Math.abs(a - b) <=
+      Math.max(1e-9 * Math.max(Math.abs(a), Math.abs(b)), 1e-12);
+}
+
+/** The metrics of the Scorecard that the Scores contradict, as evalglass checks them. */
+function contradictedMetrics(
+  scorecard: unknown,
+  scores: readonly Score[],
+): string[] {
+  const metrics = (scorecard as { metrics?: unknown })?.metrics;
+  if (!Array.isArray(metrics)) return [];
+  const found: string[] = [];
+  for (const m of metrics) {
+    if (typeof m !== "object" || m === null) continue;
+    const { metric, aggregation, value, included_count, status_counts } =
+      m as Record<string, unknown>;
+    const own = scores.filter((s) => s.metric === metric);
+    const values = own.filter((s) =>
+      s.status === "scored" && s.validity === "valid"
+    )
+      .map((s) => s.value as number);
+    const counts: Record<string, number> = {};
+    for (const s of own) counts[s.status] = (counts[s.status] ?? 0) + 1;
+    const stored = (status_counts ?? {}) as Record<string, unknown>;
+    const sameCounts =
+      Object.keys(counts).length === Object.keys(stored).length &&
+      Object.entries(counts).every(([k, n]) => stored[k] === n);
+    if (
+      !close(value, reduce(aggregation, values)) ||
+      included_count !== values.length || !sameCounts
+    ) found.push(String(metric));
+  }
+  return found;
 }
 
 /** The parts of an evalglass record evalpipe leaves behind, in file order. */
@@ -156,6 +215,7 @@ export function fromEvalglass(value: unknown, path: string): EvalglassImport {
     scores,
     unmapped: unmappedParts(value),
     derivedPassed,
+    contradicted: contradictedMetrics(value.scorecard, scores),
   };
 }
 

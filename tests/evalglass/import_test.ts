@@ -144,6 +144,22 @@ Deno.test("an evalglass record on one line opens too; one with an invalid Score 
     assert.equal(ndjson(compact.stdout).length, 3);
     assert.match(compact.stderr, /"compact\.json" is an evalglass RunRecord/);
 
+    // A hand-edited aggregate: evalglass refuses the record, evalpipe says so.
+    const edited = structuredClone(record);
+    edited.scorecard.metrics[0].value = 0.9;
+    await Deno.writeTextFile(
+      `${dir}/edited.json`,
+      JSON.stringify(edited, null, 2),
+    );
+    const warned = await cli(["view", "edited.json"], dir);
+    assert.equal(warned.code, 0, warned.stderr);
+    assert.match(
+      warned.stderr,
+      /"edited\.json": the Scorecard's aggregate of "set_overlap" contradicts its Scores/,
+    );
+    const clean = await cli(["view", "compact.json"], dir);
+    assert.doesNotMatch(clean.stderr, /contradicts/);
+
     record.scores[1].value = null; // a scored Score without a value
     await Deno.writeTextFile(
       `${dir}/runrecord.json`,
