@@ -286,6 +286,10 @@ Deno.test("export refuses what it cannot export, with exit code 2", async () => 
         /Cannot read "missing\.json": no such file/,
       ],
       [
+        ["export", "--to", "evalglass", "run.json", "scores.ndjson"],
+        /Cannot write the evalglass run "scores\.ndjson\/[^"]+": /,
+      ],
+      [
         ["export", "--to", "evalglass", "run.json"],
         /export takes a RunRecord and an output folder/,
       ],
