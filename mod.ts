@@ -34,6 +34,7 @@ export * from "./src/aggregate/mod.ts";
 export * from "./src/diff/mod.ts";
 export * from "./src/config/mod.ts";
 export * from "./src/record/mod.ts";
+export * from "./src/evalglass/mod.ts";
 export * from "./src/run/mod.ts";
 export * from "./src/report/mod.ts";
 export * from "./src/base/mod.ts";

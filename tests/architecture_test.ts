@@ -136,6 +136,26 @@ Deno.test("the layers of src/ form a graph without cycles", () => {
   assert.deepEqual(cycles(layers), []);
 });
 
+Deno.test("evalglass/ sits above record/ and below cli/: only cli/ uses it, it uses no command", () => {
+  const below = new Set(["record", "score", "aggregate", "io", "base"]);
+  let edges = 0;
+  for (const [from, deps] of graph) {
+    const a = layerOf(from);
+    for (const to of deps) {
+      const b = layerOf(to);
+      if (a === undefined || b === undefined || a === b) continue;
+      if (b === "evalglass") {
+        edges++;
+        assert.equal(a, "cli", `${relative(from)} imports ${relative(to)}`);
+      }
+      if (a === "evalglass") {
+        assert.ok(below.has(b), `${relative(from)} imports ${relative(to)}`);
+      }
+    }
+  }
+  assert.ok(edges > 0, "cli/ does not use evalglass/");
+});
+
 Deno.test("src/ holds folders only, each with a mod.ts", async () => {
   for await (const entry of Deno.readDir(new URL(SRC))) {
     assert.ok(entry.isDirectory, `src/${entry.name} is not a layer folder`);

@@ -64,19 +64,28 @@ async function open(path: string): Promise<ReadableStream<Uint8Array>> {
  * unreadable file stops the command only after the files before it.
  *
  * @param paths The inputs as given (`-` is stdin).
+ * @param perInput A stage each input's lines go through on their own, with
+ *   its numbers (given the input's name, `stdin` or the path).
  * @returns The lines and a way to say where each came from.
  */
-export function inputLines(paths: readonly string[]): InputLines {
+export function inputLines(
+  paths: readonly string[],
+  perInput?: (name: string) => TransformStream<ParsedLine, ParsedLine>,
+): InputLines {
   const names = paths.length === 0 ? ["-"] : [...paths];
   const label = (path: string) => path === "-" ? "stdin" : path;
+  const parsed = (readable: ReadableStream<Uint8Array>, name: string) => {
+    const lines = readable.pipeThrough(new LineStream()).pipeThrough(
+      new NdjsonParseStream(),
+    );
+    return perInput !== undefined ? lines.pipeThrough(perInput(name)) : lines;
+  };
   if (names.length === 1) {
     // One input: its own numbers, no renumbering.
     const [only] = names as [string];
     return {
       lines: ReadableStream.from((async function* () {
-        yield* (await open(only)).pipeThrough(new LineStream()).pipeThrough(
-          new NdjsonParseStream(),
-        );
+        yield* parsed(await open(only), label(only));
       })()),
       where: (line) => ({ name: label(only), line }),
     };
@@ -89,11 +98,7 @@ export function inputLines(paths: readonly string[]): InputLines {
       const readable = await open(path);
       starts.push({ offset, name: label(path) });
       let last = 0;
-      for await (
-        const entry of readable.pipeThrough(new LineStream()).pipeThrough(
-          new NdjsonParseStream(),
-        )
-      ) {
+      for await (const entry of parsed(readable, label(path))) {
         last = entry.line;
         yield { ...entry, line: offset + entry.line };
       }

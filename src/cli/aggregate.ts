@@ -20,7 +20,9 @@ metric: counts by status, mean over scored and valid Scores, its standard
 error and 95% interval, pass rate and its Wilson interval. Scores are reduced
 per example first (epochs averaged), which expects the Scores of one example
 to be adjacent, as evalpipe writes them. Aggregate lines in the input (from
-shards split between examples) are merged exactly.`,
+shards split between examples) are merged exactly. An evalglass
+runrecord.json among the inputs (as evalglass writes it, or as one line) is
+read as its Scores; what is not mapped is named on stderr.`,
   positionals: {
     names: ["[SCORES...]"],
     error: "aggregate takes Scores files",
@@ -39,14 +41,24 @@ shards split between examples) are merged exactly.`,
       { inputLines, placeOf },
       { ndjsonSink },
       { stdoutWriter },
+      { evalglassLines },
+      { sayEvalglass },
     ] = await Promise.all([
       import("../aggregate/lines.ts"),
       import("./_inputs.ts"),
       import("../io/ndjson.ts"),
       import("../io/stdout.ts"),
+      import("../evalglass/lines.ts"),
+      import("./_results.ts"),
     ]);
     let malformed = 0;
-    const input = inputLines(paths);
+    // An evalglass record is one JSON document over many lines: each input
+    // is read for one on its own.
+    const input = inputLines(paths, (name) =>
+      evalglassLines({
+        source: name,
+        onRecord: (read, line) => sayEvalglass(placeOf({ name, line }), read),
+      }));
     try {
       await input.lines
         .pipeThrough(aggregateLines({

@@ -12,6 +12,7 @@ import { nearest, UsageError } from "./flags.ts";
 import { say } from "./_output.ts";
 import { aggregate } from "./aggregate.ts";
 import { diff } from "./diff.ts";
+import { exportRun } from "./export.ts";
 import { run } from "./run.ts";
 import { score } from "./score.ts";
 import { view } from "./view.ts";
@@ -20,7 +21,14 @@ import { view } from "./view.ts";
 export const VERSION: string = denoJson.version;
 
 /** The commands, in the order the help lists them. */
-export const COMMANDS: readonly Command[] = [run, score, aggregate, view, diff];
+export const COMMANDS: readonly Command[] = [
+  run,
+  score,
+  aggregate,
+  view,
+  diff,
+  exportRun,
+];
 
 /**
  * The main help: what evalpipe is, and the commands from their declarations.

@@ -1,0 +1,132 @@
+/**
+ * evalglass records in a stream of NDJSON lines, as `aggregate` reads stdin:
+ * an evalglass `runrecord.json` piped in whole (indented, as evalglass
+ * writes it) or as one compact line becomes its Scores.
+ *
+ * @module
+ */
+
+import type { ParsedLine } from "../io/ndjson.ts";
+import {
+  type EvalglassImport,
+  fromEvalglass,
+  isEvalglassRunRecord,
+} from "./import.ts";
+
+/**
+ * Options of {@linkcode evalglassLines}.
+ *
+ * @example
+ * ```ts
+ * import type { EvalglassLinesOptions } from "./mod.ts";
+ * const seen: string[] = [];
+ * const options: EvalglassLinesOptions = { onRecord: (read) => seen.push(read.run_id) };
+ * if (typeof options.onRecord !== "function") throw new Error("unexpected");
+ * ```
+ */
+export interface EvalglassLinesOptions {
+  /**
+   * Called for each evalglass record read, with what it left out.
+   * @default {undefined}
+   */
+  onRecord?: (read: EvalglassImport, line: number) => void;
+  /**
+   * Names the input in error messages.
+   * @default {"stdin"}
+   */
+  source?: string;
+}
+
+/**
+ * Replaces each evalglass RunRecord in a stream of parsed NDJSON lines by
+ * its Scores, one parsed line each, every other line passing unchanged. An
+ * input whose first line is `{` alone is one indented JSON document: it is
+ * gathered and read whole at the end (NDJSON cannot start so).
+ *
+ * @param options Where to report each record read.
+ * @returns The stage.
+ *
+ * @example An evalglass record piped into the aggregation stage
+ * ```ts
+ * import { evalglassLines } from "./mod.ts";
+ * import { aggregateLines } from "../aggregate/mod.ts";
+ * import { LineStream, NdjsonParseStream } from "../io/mod.ts";
+ * const record = { run_id: "r1", scorecard: { verdict: { verdict: "informational" }, metrics: [], authority: {} },
+ *   scores: [0.2, 0.6].map((value, i) => ({ metric: "m", status: "scored", validity: "valid", value,
+ *     evaluator_version: "m@1", example_id: `d#${i + 1}` })), provenance: { dimensions: {} } };
+ * const [aggregate] = await Array.fromAsync(
+ *   ReadableStream.from([new TextEncoder().encode(JSON.stringify(record, null, 2) + "\n")])
+ *     .pipeThrough(new LineStream()).pipeThrough(new NdjsonParseStream())
+ *     .pipeThrough(evalglassLines()).pipeThrough(aggregateLines()),
+ * );
+ * if (aggregate?.n !== 2 || Math.abs(aggregate.mean! - 0.4) > 1e-12) throw new Error("unexpected");
+ * ```
+ */
+export function evalglassLines(
+  options: EvalglassLinesOptions = {},
+): TransformStream<ParsedLine, ParsedLine> {
+  const source = options.source ?? "stdin";
+  let first = true;
+  let document: string[] | undefined;
+  let documentLine = 0;
+  const expand = (
+    value: unknown,
+    line: number,
+    controller: TransformStreamDefaultController<ParsedLine>,
+  ) => {
+    let read: EvalglassImport;
+    try {
+      read = fromEvalglass(value, `${source} line ${line}`);
+    } catch (error) {
+      if (!(error instanceof SyntaxError)) throw error;
+      controller.enqueue({ line, text: "", error: error.message });
+      return;
+    }
+    options.onRecord?.(read, line);
+    for (const score of read.scores) {
+      controller.enqueue({ line, text: "", value: score });
+    }
+  };
+  return new TransformStream({
+    transform(parsed, controller) {
+      if (document !== undefined) return void document.push(parsed.text);
+      const isFirst = first;
+      first = false;
+      if (isFirst && parsed.error !== undefined && parsed.text.trim() === "{") {
+        document = [parsed.text];
+        documentLine = parsed.line;
+        return;
+      }
+      if (isEvalglassRunRecord(parsed.value)) {
+        return expand(parsed.value, parsed.line, controller);
+      }
+      controller.enqueue(parsed);
+    },
+    flush(controller) {
+      if (document === undefined) return;
+      const text = document.join("\n");
+      let value: unknown;
+      try {
+        value = JSON.parse(text);
+      } catch (error) {
+        if (!(error instanceof SyntaxError)) throw error;
+        controller.enqueue({
+          line: documentLine,
+          text: document[0]!,
+          error:
+            `Cannot parse the JSON document that starts here: ${error.message}`,
+        });
+        return;
+      }
+      if (isEvalglassRunRecord(value)) {
+        return expand(value, documentLine, controller);
+      }
+      controller.enqueue({
+        line: documentLine,
+        text: document[0]!,
+        error:
+          "A JSON document that is not an evalglass RunRecord (expected NDJSON: one JSON object per line)",
+      });
+    },
+  });
+}

@@ -1,0 +1,215 @@
+/**
+ * Writing an evalglass run directory, as evalglass's filesystem result store
+ * lays it out: `<dir>/<run id>/` holding `runrecord.json`, `scorecard.json`,
+ * `manifest.json` (the SHA-256 of each) and, last, `run.complete` (the
+ * manifest's SHA-256), each written to a temporary file and renamed into
+ * place, readable by its owner only.
+ *
+ * @module
+ */
+
+import { InputError, osErrorText } from "../base/errors.ts";
+import type { RunRecord } from "../record/run_record.ts";
+import { pythonJson } from "./_python_json.ts";
+import { toEvalglass } from "./export.ts";
+
+/**
+ * Where {@linkcode writeEvalglassRun} put a run.
+ *
+ * @example
+ * ```ts
+ * import type { EvalglassRunPaths } from "./mod.ts";
+ * const paths: EvalglassRunPaths = { runDir: "out/r1", runrecord: "out/r1/runrecord.json", scorecard: "out/r1/scorecard.json" };
+ * if (!paths.runrecord.startsWith(paths.runDir)) throw new Error("unexpected");
+ * ```
+ */
+export interface EvalglassRunPaths {
+  /** The run's folder: the output folder and the sanitized run id. */
+  runDir: string;
+  /** Its `runrecord.json`, what `evalglass view --record` and `baseline update --from` take. */
+  runrecord: string;
+  /** Its `scorecard.json`. */
+  scorecard: string;
+}
+
+/** The manifest's schema name, as evalglass writes it. */
+const MANIFEST_SCHEMA = "evalglass.run-manifest/1";
+
+/**
+ * The folder name evalglass gives a run id: runs of characters other than
+ * letters, digits, `.`, `_` and `-` become `_`, leading and trailing `.`
+ * and `_` go, and an id left empty is `run`.
+ *
+ * @param runId The run id.
+ * @returns A name that cannot leave its parent folder.
+ *
+ * @example
+ * ```ts
+ * import { evalglassRunDirName } from "./mod.ts";
+ * if (evalglassRunDirName("../a b/c") !== "a_b_c") throw new Error(evalglassRunDirName("../a b/c"));
+ * if (evalglassRunDirName("..") !== "run") throw new Error("unexpected");
+ * ```
+ */
+export function evalglassRunDirName(runId: string): string {
+  return runId.replace(/[^A-Za-z0-9._-]+/g, "_").replace(
+    /^[._]+|[._]+$/g,
+    "",
+  ) ||
+    "run";
+}
+
+async function sha256Hex(text: string): Promise<string> {
+  const bytes = new TextEncoder().encode(text);
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+  return [...digest].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/**
+ * Writes `text` to `path` by way of a new temporary file beside it, synced
+ * and renamed over `path`: a reader sees the old file or the new one, and a
+ * symlink at `path` is replaced, not followed.
+ */
+async function atomicWrite(path: string, text: string): Promise<void> {
+  const slash = path.lastIndexOf("/");
+  const suffix = crypto.getRandomValues(new Uint32Array(1))[0]!.toString(16);
+  const tmp = `${path.slice(0, slash + 1)}.${
+    path.slice(slash + 1)
+  }.${suffix}.tmp`;
+  // createNew: a file (or symlink) already at the temporary name is refused.
+  const file = await Deno.open(tmp, {
+    write: true,
+    createNew: true,
+    mode: 0o600,
+  });
+  try {
+    const bytes = new TextEncoder().encode(text);
+    let written = 0;
+    while (written < bytes.length) {
+      written += await file.write(bytes.subarray(written));
+    }
+    await file.sync();
+  } finally {
+    file.close();
+  }
+  try {
+    await Deno.chmod(tmp, 0o600);
+    await Deno.rename(tmp, path);
+  } catch (error) {
+    await Deno.remove(tmp).catch((cleanup) => {
+      // The rename's error is the one to report; a temporary file already
+      // gone is what we wanted.
+      if (!(cleanup instanceof Deno.errors.NotFound)) throw cleanup;
+    });
+    throw error;
+  }
+}
+
+/** Whether `path` is a symlink; `false` when nothing is there. */
+async function isSymlink(path: string): Promise<boolean> {
+  try {
+    return (await Deno.lstat(path)).isSymlink;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return false;
+    throw error;
+  }
+}
+
+/**
+ * Exports an evalpipe RunRecord as an evalglass run directory under `dir`
+ * (created when missing), named by the run id as evalglass names it.
+ * Writing it again replaces it: the completion marker goes first and comes
+ * back last, so a half-written run never looks complete.
+ *
+ * @param dir The output folder (evalglass's reports folder).
+ * @param record The evalpipe RunRecord.
+ * @returns Where the files are.
+ * @throws {InputError} When the run folder would be a symlink or cannot be written.
+ *
+ * @example Export a run, then check its completion marker against its manifest
+ * ```ts
+ * import { writeEvalglassRun } from "./mod.ts";
+ * import { parseRunRecord } from "../record/mod.ts";
+ * const record = parseRunRecord(JSON.stringify({
+ *   evalpipe_run_record: 1, run_id: "r1", started_at: "2026-12-01T08:00:00.000Z", config_path: "evalpipe.yaml", config: {},
+ *   fingerprints: { config: "sha256:aa", dataset: null, target: "sha256:cc", scorers: {} },
+ *   scores: [], aggregates: [], finished_at: "2026-12-01T08:00:01.000Z", complete: true,
+ * }), "run.json");
+ * const dir = await Deno.makeTempDir();
+ * const paths = await writeEvalglassRun(dir, record);
+ * const manifest = await Deno.readFile(`${paths.runDir}/manifest.json`);
+ * const digest = [...new Uint8Array(await crypto.subtle.digest("SHA-256", manifest))]
+ *   .map((b) => b.toString(16).padStart(2, "0")).join("");
+ * const marker = await Deno.readTextFile(`${paths.runDir}/run.complete`);
+ * await Deno.remove(dir, { recursive: true });
+ * if (marker !== `${digest}\n`) throw new Error("unexpected");
+ * ```
+ */
+export async function writeEvalglassRun(
+  dir: string,
+  record: RunRecord,
+): Promise<EvalglassRunPaths> {
+  const { runrecord, scorecard } = await toEvalglass(record);
+  const base = dir.replace(/\/+$/, "") || "/";
+  const runDir = `${base === "/" ? "" : base}/${
+    evalglassRunDirName(record.run_id)
+  }`;
+  try {
+    if (await isSymlink(runDir)) {
+      throw new InputError(
+        `Refusing to write through the symlink ${JSON.stringify(runDir)}`,
+      );
+    }
+    await Deno.mkdir(runDir, { recursive: true, mode: 0o700 });
+    const [real, realBase] = await Promise.all([
+      Deno.realPath(runDir),
+      Deno.realPath(base),
+    ]);
+    if (!real.startsWith(`${realBase === "/" ? "" : realBase}/`)) {
+      throw new InputError(
+        `The run folder ${JSON.stringify(runDir)} is outside ${
+          JSON.stringify(dir)
+        }`,
+      );
+    }
+    await Deno.remove(`${runDir}/run.complete`).catch((error) => {
+      // No marker yet: nothing to withdraw.
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+    });
+    const recordText = pythonJson(runrecord);
+    const scorecardText = pythonJson(scorecard);
+    await atomicWrite(`${runDir}/runrecord.json`, recordText);
+    await atomicWrite(`${runDir}/scorecard.json`, scorecardText);
+    const manifest = pythonJson({
+      schema: MANIFEST_SCHEMA,
+      files: {
+        "runrecord.json": await sha256Hex(recordText),
+        "scorecard.json": await sha256Hex(scorecardText),
+      },
+    });
+    await atomicWrite(`${runDir}/manifest.json`, manifest);
+    await atomicWrite(
+      `${runDir}/run.complete`,
+      `${await sha256Hex(manifest)}\n`,
+    );
+  } catch (error) {
+    if (error instanceof InputError) throw error;
+    if (isOsError(error)) {
+      throw new InputError(
+        `Cannot write the evalglass run ${JSON.stringify(runDir)}: ${
+          osErrorText(error)
+        }`,
+      );
+    }
+    throw error;
+  }
+  return {
+    runDir,
+    runrecord: `${runDir}/runrecord.json`,
+    scorecard: `${runDir}/scorecard.json`,
+  };
+}
+
+/** Whether the file system threw it (a `Deno.errors` class), not a bug. */
+function isOsError(error: unknown): boolean {
+  return Object.values(Deno.errors).some((E) => error instanceof E);
+}

@@ -1,0 +1,304 @@
+/**
+ * `evalpipe export --to evalglass`: the files evalglass's result store
+ * writes, their digests and marker, a Scorecard consistent with its Scores
+ * (recomputed here as evalglass's reader recomputes it), and the refusals.
+ */
+
+import assert from "node:assert/strict";
+import { cli } from "../_cli.ts";
+import { assertSchema } from "./_schemas.ts";
+import { type EveryStatusRun, withEveryStatusRun } from "./_every_status.ts";
+
+// deno-lint-ignore no-explicit-any
+type Json = any;
+
+async function sha256(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest(
+    "SHA-256",
+    new TextEncoder().encode(text),
+  );
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0"))
+    .join("");
+}
+
+/** Exports the run's record into `reports/` and reads the run folder back. */
+async function exported(run: EveryStatusRun) {
+  const out = await cli(
+    ["export", "--to", "evalglass", "run.json", "reports"],
+    run.dir,
+  );
+  assert.equal(out.code, 0, out.stderr);
+  const record = JSON.parse(await Deno.readTextFile(run.recordPath));
+  const runDir = `${run.dir}/reports/${record.run_id}`;
+  assert.equal(out.stdout, `reports/${record.run_id}/runrecord.json\n`);
+  const read = (name: string) => Deno.readTextFile(`${runDir}/${name}`);
+  return {
+    record,
+    runDir,
+    texts: {
+      runrecord: await read("runrecord.json"),
+      scorecard: await read("scorecard.json"),
+      manifest: await read("manifest.json"),
+      marker: await read("run.complete"),
+    },
+  };
+}
+
+/** evalglass's `aggregate` + `PopulationSummary.from_scores`, written again. */
+function recompute(scores: Json[], metric: string) {
+  const own = scores.filter((s) => s.metric === metric);
+  const values = own.filter((s) =>
+    s.status === "scored" && s.validity === "valid"
+  ).map((s) => s.value as number);
+  const status_counts: Record<string, number> = {};
+  for (const s of own) {
+    status_counts[s.status] = (status_counts[s.status] ?? 0) + 1;
+  }
+  const count = (f: (s: Json) => boolean) => own.filter(f).length;
+  return {
+    value: values.length === 0
+      ? null
+      : values.reduce((a, b) => a + b, 0) / values.length,
+    included_count: values.length,
+    status_counts,
+    population: {
+      metric,
+      scored_valid: values.length,
+      non_evaluable: count((s) => s.status === "non_evaluable"),
+      blocked: count((s) => s.status === "blocked"),
+      skipped: count((s) => s.status === "skipped"),
+      error: count((s) =>
+        s.status === "error" ||
+        (s.status === "scored" && s.validity !== "valid")
+      ),
+    },
+  };
+}
+
+Deno.test("export --to evalglass writes runrecord.json, scorecard.json, manifest.json and run.complete as evalglass's store does", async () => {
+  await withEveryStatusRun(async (run) => {
+    const { record, runDir, texts } = await exported(run);
+    const names = [];
+    for await (const e of Deno.readDir(runDir)) names.push(e.name);
+    assert.deepEqual(names.sort(), [
+      "manifest.json",
+      "run.complete",
+      "runrecord.json",
+      "scorecard.json",
+    ]);
+    for (const name of names) {
+      const mode = (await Deno.stat(`${runDir}/${name}`)).mode! & 0o777;
+      assert.equal(mode, 0o600, `${name} is ${mode.toString(8)}`);
+    }
+    // JSON as Python's json.dumps(indent=2, sort_keys=True) writes it.
+    for (const text of [texts.runrecord, texts.scorecard, texts.manifest]) {
+      assert.ok(text.endsWith("}\n"));
+      assert.match(text, /^\{\n {2}"/);
+      assert.ok([...text].every((c) => c.charCodeAt(0) < 0x7f), "ASCII only");
+    }
+    assert.ok(
+      texts.runrecord.indexOf('"comparable"') <
+        texts.runrecord.indexOf('"scorecard"'),
+    );
+    const manifest = JSON.parse(texts.manifest);
+    assert.deepEqual(manifest, {
+      schema: "evalglass.run-manifest/1",
+      files: {
+        "runrecord.json": await sha256(texts.runrecord),
+        "scorecard.json": await sha256(texts.scorecard),
+      },
+    });
+    assert.equal(texts.marker, `${await sha256(texts.manifest)}\n`);
+
+    const rr = JSON.parse(texts.runrecord);
+    assertSchema("runrecord", rr, "runrecord.json");
+    assert.deepEqual(JSON.parse(texts.scorecard), rr.scorecard);
+    assert.equal(rr.run_id, record.run_id);
+    assert.equal(rr.scores.length, record.scores.length);
+
+    // The Scorecard agrees with the Scores, as evalglass's reader checks.
+    const metrics = ["checker", "exact_match", "judge"];
+    assert.deepEqual(rr.scorecard.metrics.map((m: Json) => m.metric), metrics);
+    for (const [i, metric] of metrics.entries()) {
+      const want = recompute(rr.scores, metric);
+      const m = rr.scorecard.metrics[i];
+      assert.equal(m.aggregation, "mean");
+      assert.ok(Math.abs(m.value - want.value!) < 1e-12, metric);
+      assert.equal(m.included_count, want.included_count);
+      assert.deepEqual(m.status_counts, want.status_counts);
+      assert.deepEqual(rr.scorecard.populations[i], want.population);
+      assert.equal(rr.scorecard.estimates[i].point, m.value);
+      assert.equal(rr.scorecard.estimates[i].n_effective, want.included_count);
+    }
+    // By hand: exact_match is 1 (a) and 0 (b) scored, c non_evaluable, boom
+    // and line 5 blocked; the judge is 0.9 (a, c) and 0.7 invalid (b).
+    assert.deepEqual(rr.scorecard.metrics[1], {
+      aggregation: "mean",
+      included_count: 2,
+      metric: "exact_match",
+      status_counts: { blocked: 2, non_evaluable: 1, scored: 2 },
+      value: 0.5,
+    });
+    assert.deepEqual(rr.scorecard.populations[2], {
+      metric: "judge",
+      scored_valid: 2,
+      non_evaluable: 0,
+      blocked: 2,
+      skipped: 0,
+      error: 1,
+    });
+    // One cluster per metric and diagnostic code, counted by hand.
+    const clusters = Object.fromEntries(
+      rr.scorecard.clusters.map((
+        c: Json,
+      ) => [`${c.metric} ${c.code}`, c.count]),
+    );
+    assert.equal(clusters["checker target.error"], 1);
+    assert.equal(clusters["checker case.invalid"], 1);
+    assert.equal(rr.scorecard.clusters[0].severity, "error");
+
+    // No gate: every metric is informational, and so is the verdict.
+    assert.equal(rr.scorecard.verdict.verdict, "informational");
+    assert.equal(rr.scorecard.verdict.ci_should_fail, false);
+    assert.deepEqual(rr.scorecard.verdict.informational_metrics, metrics);
+    assert.equal(rr.scorecard.authority.judge.level, "informational");
+
+    // The fingerprints as provenance dimensions.
+    const dims = rr.provenance.dimensions;
+    assert.equal(dims.config, record.fingerprints.config);
+    assert.equal(dims.dataset, record.fingerprints.dataset);
+    assert.equal(dims.target, record.fingerprints.target);
+    const scorers = Object.fromEntries(
+      Object.entries(record.fingerprints.scorers).sort(([a], [b]) =>
+        a < b ? -1 : 1
+      ),
+    );
+    assert.equal(dims.evaluator, await sha256(JSON.stringify(scorers)));
+    assert.equal(dims.evidence, await sha256('{"example_count":5}'));
+    assert.deepEqual(rr.comparable.current, rr.provenance);
+  });
+});
+
+Deno.test("export --to evalglass makes a failed gate a failing gating metric, the others informational", async () => {
+  await withEveryStatusRun(
+    async (run) => {
+      const { texts } = await exported(run);
+      const { scorecard } = JSON.parse(texts.runrecord);
+      assertSchema("runrecord", JSON.parse(texts.runrecord));
+      assert.deepEqual(scorecard.verdict.failing_gates, ["exact_match"]);
+      assert.deepEqual(scorecard.verdict.passing_gates, ["checker"]);
+      assert.deepEqual(scorecard.verdict.informational_metrics, ["judge"]);
+      assert.equal(scorecard.verdict.verdict, "fail");
+      assert.equal(scorecard.verdict.ci_should_fail, true);
+      assert.match(scorecard.verdict.reasons.exact_match[0], /min_mean 0\.9/);
+      assert.deepEqual(scorecard.authority.exact_match, {
+        can_gate: true,
+        level: "gating",
+        blocked: false,
+        reasons: [],
+      });
+    },
+    "gates:\n  exact_match: { min_mean: 0.9 }\n  checker: { max_errors: 9 }\n",
+  );
+});
+
+Deno.test("export --to evalglass replaces an earlier export and writes through no symlink", async () => {
+  await withEveryStatusRun(async (run) => {
+    const first = await exported(run);
+    const outside = `${run.dir}/outside.json`;
+    await Deno.writeTextFile(outside, "keep\n");
+    await Deno.remove(`${first.runDir}/runrecord.json`);
+    await Deno.symlink(outside, `${first.runDir}/runrecord.json`);
+    const again = await exported(run);
+    assert.equal(await Deno.readTextFile(outside), "keep\n");
+    assert.ok((await Deno.lstat(`${first.runDir}/runrecord.json`)).isFile);
+    assert.equal(again.texts.runrecord, first.texts.runrecord);
+    for await (const e of Deno.readDir(first.runDir)) {
+      assert.doesNotMatch(e.name, /\.tmp$/);
+    }
+
+    // A run folder that is a symlink is refused.
+    await Deno.remove(`${run.dir}/reports`, { recursive: true });
+    await Deno.mkdir(`${run.dir}/reports`);
+    await Deno.mkdir(`${run.dir}/elsewhere`);
+    await Deno.symlink(
+      `${run.dir}/elsewhere`,
+      `${run.dir}/reports/${first.record.run_id}`,
+    );
+    const refused = await cli(
+      ["export", "--to", "evalglass", "run.json", "reports"],
+      run.dir,
+    );
+    assert.equal(refused.code, 2, refused.stderr);
+    assert.match(refused.stderr, /Refusing to write through the symlink/);
+    assert.deepEqual(
+      await Array.fromAsync(Deno.readDir(`${run.dir}/elsewhere`)),
+      [],
+    );
+  });
+});
+
+Deno.test("export --to evalglass of a run that did not finish says so, on stderr and in the Scorecard", async () => {
+  await withEveryStatusRun(async (run) => {
+    // A crash: the record ends inside its seventh Score.
+    const text = await Deno.readTextFile(run.recordPath);
+    const lines = text.split("\n");
+    await Deno.writeTextFile(
+      run.recordPath,
+      `${lines.slice(0, 7).join("\n")}\n${lines[7]!.slice(0, 20)}`,
+    );
+    const out = await cli(
+      ["export", "--to", "evalglass", "run.json", "reports"],
+      run.dir,
+    );
+    assert.equal(out.code, 0, out.stderr);
+    assert.match(
+      out.stderr,
+      /"run\.json" is the record of a run that did not finish/,
+    );
+    const rr = JSON.parse(
+      await Deno.readTextFile(`${run.dir}/${out.stdout.trimEnd()}`),
+    );
+    assertSchema("runrecord", rr);
+    assert.equal(rr.scores.length, 6);
+    assert.deepEqual(
+      rr.scorecard.diagnostics.map((d: Json) => [d.code, d.severity]),
+      [["evalpipe.export", "info"], ["evalpipe.run_incomplete", "warning"]],
+    );
+    assert.equal(rr.scorecard.diagnostics[0].details.complete, false);
+  });
+});
+
+Deno.test("export refuses what it cannot export, with exit code 2", async () => {
+  await withEveryStatusRun(async (run) => {
+    const cases: Array<[string[], RegExp]> = [
+      [["export", "run.json", "reports"], /export needs --to evalglass/],
+      [
+        ["export", "--to", "csv", "run.json", "reports"],
+        /Unknown export format "csv"; expected evalglass/,
+      ],
+      [
+        ["export", "--to", "evalglass", "scores.ndjson", "reports"],
+        /Cannot export "scores\.ndjson": not a RunRecord/,
+      ],
+      [
+        ["export", "--to", "evalglass", "missing.json", "reports"],
+        /Cannot read "missing\.json": no such file/,
+      ],
+      [
+        ["export", "--to", "evalglass", "run.json", "scores.ndjson"],
+        /Cannot write the evalglass run "scores\.ndjson\/[^"]+": /,
+      ],
+      [
+        ["export", "--to", "evalglass", "run.json"],
+        /export takes a RunRecord and an output folder/,
+      ],
+    ];
+    for (const [args, message] of cases) {
+      const out = await cli(args, run.dir);
+      assert.equal(out.code, 2, args.join(" "));
+      assert.match(out.stderr, message);
+      assert.equal(out.stdout, "");
+    }
+  });
+});

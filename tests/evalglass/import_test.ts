@@ -1,0 +1,178 @@
+/**
+ * evalglass's own example records (`tests/fixtures/evalglass/examples/`)
+ * open in `view`, `aggregate` and `diff`, with figures worked out by hand
+ * from the files, and what is not mapped named on stderr.
+ */
+
+import assert from "node:assert/strict";
+import { cli } from "../_cli.ts";
+import { cliWithStdin } from "./_stdin.ts";
+
+// deno-lint-ignore no-explicit-any
+type Json = any;
+
+const EXAMPLES = new URL("../fixtures/evalglass/examples/", import.meta.url)
+  .pathname;
+const GROUNDEDNESS = "groundedness/runrecord.json";
+const JUDGE = "judge-calibration/runrecord.json";
+
+const ndjson = (text: string): Json[] =>
+  text.trimEnd().split("\n").map((l) => JSON.parse(l));
+const close = (a: number, b: number) => Math.abs(a - b) < 1e-12;
+
+// By hand, from the files. groundedness: set_overlap 0.4, 1/13 and 6/13
+// (mean 12.2/39, none >= 0.5); field_presence and structural_shape 1, 1, 1.
+// judge-calibration: faithfulness 0.9, 0.7, 0.6 (mean 2.2/3, all >= 0.5);
+// field_presence 1, 1, 1. Every Score is scored and valid, none has "passed".
+
+Deno.test("aggregate reads evalglass's example records piped in, with figures worked out by hand", async () => {
+  const expected: Record<string, Record<string, [number, number]>> = {
+    [GROUNDEDNESS]: {
+      field_presence: [1, 3],
+      set_overlap: [12.2 / 39, 0],
+      structural_shape: [1, 3],
+    },
+    [JUDGE]: { faithfulness: [2.2 / 3, 3], field_presence: [1, 3] },
+  };
+  for (const [file, metrics] of Object.entries(expected)) {
+    const text = await Deno.readTextFile(`${EXAMPLES}${file}`);
+    const out = await cliWithStdin(["aggregate"], EXAMPLES, text);
+    assert.equal(out.code, 0, out.stderr);
+    const lines = ndjson(out.stdout);
+    assert.deepEqual(lines.map((l) => l.metric), Object.keys(metrics));
+    for (const l of lines) {
+      const [mean, passed] = metrics[l.metric]!;
+      assert.ok(close(l.mean, mean), `${file} ${l.metric} mean ${l.mean}`);
+      assert.equal(l.n, 3);
+      assert.equal(l.aggregatable, 3);
+      assert.equal(l.errors, 0);
+      assert.equal(l.passed, passed);
+      assert.ok(close(l.pass_rate, passed / 3));
+    }
+    assert.match(
+      out.stderr,
+      new RegExp(
+        `stdin line 1 is an evalglass RunRecord \\(run "[a-z-]+"\\): ${
+          Object.keys(metrics).length * 3
+        } Scores read`,
+      ),
+    );
+  }
+});
+
+Deno.test("view shows an evalglass example record and names, once, what it does not map", async () => {
+  const out = await cli(
+    ["view", GROUNDEDNESS, "--by-call", "--json"],
+    EXAMPLES,
+  );
+  assert.equal(out.code, 0, out.stderr);
+  const units = ndjson(out.stdout);
+  assert.equal(units.length, 3);
+  const one = units.find((u) => u.unit_id === "datasets/grounded.jsonl#2");
+  assert.deepEqual(
+    one.scores.map((s: Json) => [s.metric, s.status, s.value, s.passed]),
+    [
+      ["set_overlap", "scored", 1 / 13, false],
+      ["field_presence", "scored", 1, true],
+      ["structural_shape", "scored", 1, true],
+    ],
+  );
+  assert.equal(
+    out.stderr,
+    `evalpipe: "${GROUNDEDNESS}" is an evalglass RunRecord (run "groundedness"): 9 Scores read, aggregates computed from them, "passed" derived for 9 (value >= 0.5; false for error and blocked)\n` +
+      `evalpipe: not mapped from "${GROUNDEDNESS}": scorecard.authority, scorecard.baseline_state "comparison_not_requested", scorecard.verdict "informational", comparable, provenance.dimensions\n`,
+  );
+
+  const summary = await cli(["view", JUDGE], EXAMPLES);
+  assert.equal(summary.code, 0, summary.stderr);
+  const row = summary.stdout.split("\n").find((l) =>
+    l.startsWith("faithfulness")
+  );
+  assert.match(row ?? "", /0\.733/);
+
+  // The judge's example ids (q1...) and unit ids (datasets/answers.jsonl#1...) both survive.
+  const byCall = ndjson(
+    (await cli(["view", JUDGE, "--by-call", "--json"], EXAMPLES)).stdout,
+  );
+  assert.deepEqual(
+    byCall.map((u) => [u.example_id, u.unit_id]).sort(),
+    [
+      ["q1", "datasets/answers.jsonl#1"],
+      ["q2", "datasets/answers.jsonl#2"],
+      ["q3", "datasets/answers.jsonl#3"],
+    ],
+  );
+});
+
+Deno.test("diff compares evalglass example records with each other", async () => {
+  const same = await cli(["diff", GROUNDEDNESS, GROUNDEDNESS], EXAMPLES);
+  assert.equal(same.code, 0, same.stderr);
+  for (const l of ndjson(same.stdout)) {
+    assert.equal(l.pairs, 3, l.metric);
+    assert.equal(l.delta, 0, l.metric);
+  }
+  assert.equal(same.stderr.match(/is an evalglass RunRecord/g)?.length, 2);
+
+  // Different example ids: nothing pairs, field_presence is in both runs.
+  const other = await cli(["diff", GROUNDEDNESS, JUDGE], EXAMPLES);
+  assert.equal(other.code, 0, other.stderr);
+  const lines = ndjson(other.stdout);
+  assert.deepEqual(lines.map((l) => l.metric), [
+    "faithfulness",
+    "field_presence",
+    "set_overlap",
+    "structural_shape",
+  ]);
+  const field = lines.find((l) => l.metric === "field_presence");
+  assert.equal(field.pairs, 0);
+  assert.equal(field.only_a, 3);
+  assert.equal(field.only_b, 3);
+});
+
+Deno.test("an evalglass record on one line opens too; one with an invalid Score is an input error naming the Score", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const record = JSON.parse(
+      await Deno.readTextFile(`${EXAMPLES}${GROUNDEDNESS}`),
+    );
+    await Deno.writeTextFile(`${dir}/compact.json`, JSON.stringify(record));
+    const compact = await cli(
+      ["view", "compact.json", "--by-call", "--json"],
+      dir,
+    );
+    assert.equal(compact.code, 0, compact.stderr);
+    assert.equal(ndjson(compact.stdout).length, 3);
+    assert.match(compact.stderr, /"compact\.json" is an evalglass RunRecord/);
+
+    // A hand-edited aggregate: evalglass refuses the record, evalpipe says so.
+    const edited = structuredClone(record);
+    edited.scorecard.metrics[0].value = 0.9;
+    await Deno.writeTextFile(
+      `${dir}/edited.json`,
+      JSON.stringify(edited, null, 2),
+    );
+    const warned = await cli(["view", "edited.json"], dir);
+    assert.equal(warned.code, 0, warned.stderr);
+    assert.match(
+      warned.stderr,
+      /"edited\.json": the Scorecard's aggregate of "set_overlap" contradicts its Scores/,
+    );
+    const clean = await cli(["view", "compact.json"], dir);
+    assert.doesNotMatch(clean.stderr, /contradicts/);
+
+    record.scores[1].value = null; // a scored Score without a value
+    await Deno.writeTextFile(
+      `${dir}/runrecord.json`,
+      JSON.stringify(record, null, 2),
+    );
+    const out = await cli(["view", "runrecord.json"], dir);
+    assert.equal(out.code, 2);
+    assert.match(
+      out.stderr,
+      /^evalpipe: Invalid evalglass run record "runrecord\.json": score 2: /,
+    );
+    assert.equal(out.stdout, "");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -1,0 +1,101 @@
+/**
+ * Export, then import: `view`, `aggregate` and `diff` on the exported
+ * `runrecord.json` give the aggregates and the per-example values of the
+ * original RunRecord.
+ */
+
+import assert from "node:assert/strict";
+import { cli } from "../_cli.ts";
+import { cliWithStdin } from "./_stdin.ts";
+import { withEveryStatusRun } from "./_every_status.ts";
+
+// deno-lint-ignore no-explicit-any
+type Json = any;
+
+const ndjson = (text: string): Json[] =>
+  text.trimEnd().split("\n").map((l) => JSON.parse(l));
+
+Deno.test("an exported record read back gives the original's aggregates, per-unit values and a diff of nothing", async () => {
+  await withEveryStatusRun(async (run) => {
+    const exported = await cli(
+      ["export", "--to", "evalglass", "run.json", "reports"],
+      run.dir,
+    );
+    assert.equal(exported.code, 0, exported.stderr);
+    const path = exported.stdout.trimEnd();
+    const text = await Deno.readTextFile(`${run.dir}/${path}`);
+
+    // aggregate: the Scores on stdin, the evalglass record on stdin (as
+    // evalglass writes it, and compacted to one line).
+    const original = await cliWithStdin(
+      ["aggregate"],
+      run.dir,
+      await Deno.readTextFile(run.scoresPath),
+    );
+    assert.equal(original.code, 0, original.stderr);
+    for (const input of [text, `${JSON.stringify(JSON.parse(text))}\n`]) {
+      const back = await cliWithStdin(["aggregate"], run.dir, input);
+      assert.equal(back.code, 0, back.stderr);
+      assert.deepEqual(ndjson(back.stdout), ndjson(original.stdout));
+      assert.equal(back.stderr.match(/is an evalglass RunRecord/g)?.length, 1);
+      assert.match(back.stderr, /stdin line 1 is an evalglass RunRecord/);
+      assert.match(back.stderr, /15 Scores read/);
+    }
+    assert.equal(ndjson(original.stdout).length, 3);
+
+    // view: the summary and the by-call view, from either file.
+    for (const args of [[], ["--by-call", "--json"]]) {
+      const a = await cli(["view", "run.json", ...args], run.dir);
+      const b = await cli(["view", path, ...args], run.dir);
+      assert.equal(a.code, 0, a.stderr);
+      assert.equal(b.code, 0, b.stderr);
+      assert.equal(b.stdout, a.stdout);
+      // What evalpipe does not take back is named once.
+      assert.equal(b.stderr.match(/not mapped from/g)?.length, 1);
+      for (
+        const part of [
+          'scorecard.verdict "informational"',
+          "scorecard.authority",
+          'scorecard.baseline_state "comparison_not_requested"',
+          "scorecard.diagnostics (1 entry)",
+          "provenance.dimensions",
+          "comparable",
+        ]
+      ) assert.ok(b.stderr.includes(part), `${part} in ${b.stderr}`);
+      // Every Score written by evalpipe has its verdict: none is derived.
+      assert.doesNotMatch(b.stderr, /derived/);
+    }
+    const units = ndjson(
+      (await cli(["view", path, "--by-call", "--json"], run.dir)).stdout,
+    );
+    assert.equal(units.length, 5);
+
+    // diff: every pair is equal.
+    const diff = await cli(["diff", "run.json", path], run.dir);
+    assert.equal(diff.code, 0, diff.stderr);
+    const lines = ndjson(diff.stdout);
+    assert.deepEqual(lines.map((l) => l.metric), [
+      "checker",
+      "exact_match",
+      "judge",
+    ]);
+    for (const l of lines) {
+      assert.equal(l.delta, 0, l.metric);
+      assert.equal(l.pairs, 2, l.metric);
+      assert.equal(l.only_a + l.only_b, 0);
+      assert.equal(l.improved + l.regressed, 0);
+      assert.equal(l.newly_passing + l.newly_failing, 0);
+    }
+    const record = JSON.parse(await Deno.readTextFile(run.recordPath));
+    const original_a = record.scores.find((s: Json) =>
+      s.metric === "judge" && s.example_id === "cases.jsonl#a"
+    );
+    const back = JSON.parse(text).scores.find((s: Json) =>
+      s.metric === "judge" && s.example_id === "cases.jsonl#a"
+    );
+    assert.equal(back.value, original_a.value);
+    assert.equal(back.passed, original_a.passed);
+    assert.equal(back.reason, original_a.reason);
+    assert.deepEqual(back.provenance, original_a.provenance);
+  });
+});
