@@ -60,6 +60,25 @@ Deno.test("aggregate reads evalglass's example records piped in, with figures wo
   }
 });
 
+Deno.test("aggregate reads evalglass records named as files, one after the other, each named on stderr", async () => {
+  const out = await cli(["aggregate", GROUNDEDNESS, JUDGE], EXAMPLES);
+  assert.equal(out.code, 0, out.stderr);
+  const lines = new Map(ndjson(out.stdout).map((l) => [l.metric, l]));
+  // field_presence is in both records: 3 + 3 Scores, every one 1.
+  assert.equal(lines.get("field_presence").n, 6);
+  assert.equal(lines.get("field_presence").mean, 1);
+  assert.ok(close(lines.get("set_overlap").mean, 12.2 / 39));
+  assert.ok(close(lines.get("faithfulness").mean, 2.2 / 3));
+  assert.match(
+    out.stderr,
+    new RegExp(`"${GROUNDEDNESS}" line 1 is an evalglass RunRecord`),
+  );
+  assert.match(
+    out.stderr,
+    new RegExp(`"${JUDGE}" line 1 is an evalglass RunRecord`),
+  );
+});
+
 Deno.test("view shows an evalglass example record and names, once, what it does not map", async () => {
   const out = await cli(
     ["view", GROUNDEDNESS, "--by-call", "--json"],
