@@ -27,23 +27,62 @@ regressions) and a table on stderr.`,
     "fail-on-regression": {
       type: "boolean",
       help:
-        "Exit 1 when a metric got significantly worse (the 95% interval of delta lies below 0)",
+        "Exit 1 when a metric got significantly worse (the 95% interval of delta lies below 0), or when the runs cannot be compared (a metric with no pairs, or under half of the examples shared)",
     },
   },
   async run(flags, [pathA, pathB]) {
     const [a, b] = await Promise.all([readResults(pathA), readResults(pathB)]);
-    const [{ diffScores, significantlyWorse }, { formatDiff }, { inertJson }] =
-      await Promise.all([
-        import("../diff/diff.ts"),
-        import("../report/summary.ts"),
-        import("../io/inert_json.ts"),
-      ]);
+    const [
+      { diffScores, pairingOf, significantlyWorse },
+      { formatDiff },
+      { inertJson },
+    ] = await Promise.all([
+      import("../diff/diff.ts"),
+      import("../report/summary.ts"),
+      import("../io/inert_json.ts"),
+    ]);
     const lines = diffScores(a.scores, b.scores);
     await writeStdout(
       inertJson(lines.map((l) => JSON.stringify(l) + "\n").join("")),
     );
     say(formatDiff(lines));
+    const pairing = pairingOf(a.scores, b.scores);
+    if (pairing.datasets !== undefined) {
+      say(
+        `evalpipe: A names the dataset ${
+          JSON.stringify(pairing.datasets[0])
+        } and B ${
+          JSON.stringify(pairing.datasets[1])
+        }: examples are paired by their case id`,
+      );
+    }
+    // What cannot be compared is no evidence of "no regression".
+    const unfit: string[] = [];
+    const examples = (scores: typeof a.scores, key: (id: string) => string) =>
+      new Set(
+        scores.flatMap((s) => {
+          const id = s.example_id ?? s.unit_id;
+          return id === undefined ? [] : [key(id)];
+        }),
+      );
+    const inA = examples(a.scores, pairing.a);
+    const inB = examples(b.scores, pairing.b);
+    const shared = [...inA].filter((id) => inB.has(id)).length;
+    if (shared * 2 < Math.max(inA.size, inB.size)) {
+      unfit.push(
+        `the runs share ${shared} examples of A's ${inA.size} and B's ${inB.size}, under half`,
+      );
+    }
+    for (const l of lines) {
+      if (l.pairs === 0) {
+        unfit.push(
+          `${l.metric}: no example is measured in both runs (A: ${l.statuses_a.scored} scored, B: ${l.statuses_b.scored} scored)`,
+        );
+      }
+    }
+    for (const why of unfit) say(`evalpipe: cannot compare: ${why}`);
     if (a.problems.length + b.problems.length > 0) return 2;
+    if (flags["fail-on-regression"] && unfit.length > 0) return 1;
     const worse = lines.filter(significantlyWorse);
     for (const l of worse) {
       say(

@@ -116,14 +116,16 @@ function finite(x: number): number | null {
 function reduce(
   scores: readonly Score[],
   statuses: Map<string, StatusCounts>,
+  key: (id: string) => string,
 ): Map<string, Map<string, Reduced | null>> {
   const byMetric = new Map<string, Map<string, Reduced | null>>();
   for (const s of scores) {
     let counts = statuses.get(s.metric);
     if (counts === undefined) statuses.set(s.metric, counts = noStatuses());
     counts[s.status]++;
-    const id = s.example_id ?? s.unit_id;
-    if (id === undefined) continue;
+    const raw = s.example_id ?? s.unit_id;
+    if (raw === undefined) continue;
+    const id = key(raw);
     let examples = byMetric.get(s.metric);
     if (examples === undefined) byMetric.set(s.metric, examples = new Map());
     let r = examples.get(id) ?? null;
@@ -138,9 +140,96 @@ function reduce(
   return byMetric;
 }
 
+/** The dataset part of an example id, `datasets/a.jsonl` of `datasets/a.jsonl#7`. */
+function datasetOf(id: string): string | undefined {
+  const hash = id.indexOf("#");
+  return hash > 0 ? id.slice(0, hash) : undefined;
+}
+
+/** A dataset path's last part, `a.jsonl` of `../evals/datasets/a.jsonl`. */
+function baseName(path: string): string {
+  return path.slice(path.lastIndexOf("/") + 1);
+}
+
+/**
+ * How two runs' example ids are paired: as they are, or by the case part
+ * alone when each run names one dataset, the same file by its name, but by
+ * another relative path (`datasets/a.jsonl#7` and `../datasets/a.jsonl#7`,
+ * a suite run from two folders), so that no example pairs as written.
+ *
+ * @param a The Scores of run A.
+ * @param b The Scores of run B.
+ * @returns The key of an id of each run, and the two dataset paths when
+ *   they were set aside.
+ *
+ * @example
+ * ```ts
+ * import { pairingOf } from "./diff.ts";
+ * import { scored } from "../score/mod.ts";
+ * const p = pairingOf(
+ *   [scored("m", 1, { example_id: "data/a.jsonl#1" })],
+ *   [scored("m", 1, { example_id: "../data/a.jsonl#1" })],
+ * );
+ * if (p.a("data/a.jsonl#1") !== p.b("../data/a.jsonl#1")) throw new Error("unpaired");
+ * ```
+ */
+export function pairingOf(a: readonly Score[], b: readonly Score[]): Pairing {
+  const same: Pairing = { a: (id) => id, b: (id) => id };
+  const ids = (scores: readonly Score[]) => {
+    const out = new Set<string>();
+    for (const s of scores) {
+      const id = s.example_id ?? s.unit_id;
+      if (id !== undefined) out.add(id);
+    }
+    return out;
+  };
+  const idsA = ids(a);
+  const idsB = ids(b);
+  for (const id of idsA) if (idsB.has(id)) return same;
+  const one = (set: Set<string>) => {
+    const found = new Set<string | undefined>();
+    for (const id of set) {
+      found.add(datasetOf(id));
+      if (found.size > 1) return undefined;
+    }
+    const [only] = found;
+    return only;
+  };
+  const dataA = one(idsA);
+  const dataB = one(idsB);
+  if (
+    dataA === undefined || dataB === undefined ||
+    baseName(dataA) !== baseName(dataB)
+  ) return same;
+  const caseOf = (prefix: string) => (id: string) =>
+    id.startsWith(`${prefix}#`) ? id.slice(prefix.length + 1) : id;
+  return { a: caseOf(dataA), b: caseOf(dataB), datasets: [dataA, dataB] };
+}
+
+/**
+ * How the example ids of two runs are paired, from {@linkcode pairingOf}.
+ *
+ * @example
+ * ```ts
+ * import { type Pairing, pairingOf } from "./mod.ts";
+ * const same: Pairing = pairingOf([], []);
+ * if (same.datasets !== undefined || same.a("d#1") !== "d#1") throw new Error();
+ * ```
+ */
+export interface Pairing {
+  /** The key an example id of run A pairs by. */
+  a: (id: string) => string;
+  /** The key an example id of run B pairs by. */
+  b: (id: string) => string;
+  /** The dataset paths of A and B, when ids pair without them. */
+  datasets?: [string, string];
+}
+
 /**
  * Pairs the Scores of two runs by example id and metric (epochs averaged per
- * example first) and summarises B − A per metric, sorted by metric.
+ * example first) and summarises B − A per metric, sorted by metric. When
+ * the two runs name one dataset by two relative paths, ids pair by their
+ * case part (see {@linkcode pairingOf}); the ids shown are then A's.
  *
  * @param a The Scores of run A (the baseline).
  * @param b The Scores of run B (the candidate).
@@ -162,8 +251,14 @@ export function diffScores(
 ): DiffLine[] {
   const statusesA = new Map<string, StatusCounts>();
   const statusesB = new Map<string, StatusCounts>();
-  const ra = reduce(a, statusesA);
-  const rb = reduce(b, statusesB);
+  const pairing = pairingOf(a, b);
+  // A's ids, as written, for the examples a reader looks up.
+  const datasetA = pairing.datasets?.[0];
+  const shown = datasetA !== undefined
+    ? (key: string) => `${datasetA}#${key}`
+    : (key: string) => key;
+  const ra = reduce(a, statusesA, pairing.a);
+  const rb = reduce(b, statusesB, pairing.b);
   const metrics = [
     ...new Set([...statusesA.keys(), ...statusesB.keys()]),
   ].sort();
@@ -188,7 +283,9 @@ export function diffScores(
       sumD.add(vb - va);
       diffs.push(vb - va);
       if (vb > va) improved++;
-      else if (vb < va) regressions.push({ example_id: id, a: va, b: vb });
+      else if (vb < va) {
+        regressions.push({ example_id: shown(id), a: va, b: vb });
+      }
       const passA = x.passed * 2 >= x.count;
       const passB = y.passed * 2 >= y.count;
       if (!passA && passB) newlyPassing++;

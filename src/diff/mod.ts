@@ -5,5 +5,5 @@
  * @module
  */
 
-export type { DiffLine, Regression, StatusCounts } from "./diff.ts";
-export { diffScores, significantlyWorse } from "./diff.ts";
+export type { DiffLine, Pairing, Regression, StatusCounts } from "./diff.ts";
+export { diffScores, pairingOf, significantlyWorse } from "./diff.ts";

@@ -6,6 +6,7 @@ import {
   significantlyWorse,
 } from "../../src/diff/diff.ts";
 import {
+  blocked,
   errored,
   notApplicable,
   type Score,
@@ -425,5 +426,102 @@ scorers:
       ["data.jsonl#1", "data.jsonl#2", "data.jsonl#4"],
     );
     assert.match(out.stderr, /exact_match\s+4\s+1\.000\s+0\.250/);
+  });
+});
+
+Deno.test("cli diff --fail-on-regression fails, naming why, when nothing can be compared", async () => {
+  await withTempDir(async (dir) => {
+    const base = [0.9, 0.8, 0.9, 0.7].map((v, i) => s("m", v, `${i + 1}`));
+    await Deno.writeTextFile(`${dir}/base.ndjson`, ndjson(base));
+    // A broken candidate: every Score blocked, no pair left.
+    await Deno.writeTextFile(
+      `${dir}/broken.ndjson`,
+      ndjson(base.map((x) =>
+        blocked("m", "target error: down", {
+          example_id: x.example_id!,
+          unit_id: x.unit_id!,
+        })
+      )),
+    );
+    const broken = await cli(
+      ["diff", "base.ndjson", "broken.ndjson", "--fail-on-regression"],
+      dir,
+    );
+    assert.equal(broken.code, 1, broken.stderr);
+    assert.match(
+      broken.stderr,
+      /^evalpipe: cannot compare: m: no example is measured in both runs \(A: 4 scored, B: 0 scored\)$/m,
+    );
+    // An empty candidate.
+    await Deno.writeTextFile(`${dir}/empty.ndjson`, "");
+    const empty = await cli(
+      ["diff", "base.ndjson", "empty.ndjson", "--fail-on-regression"],
+      dir,
+    );
+    assert.equal(empty.code, 1, empty.stderr);
+    assert.match(
+      empty.stderr,
+      /cannot compare: the runs share 0 examples of A's 4 and B's 0, under half/,
+    );
+    // One shared example of four: a pair, but under half.
+    await Deno.writeTextFile(
+      `${dir}/other.ndjson`,
+      ndjson([
+        s("m", 0.9, "1"),
+        s("m", 1, "x"),
+        s("m", 1, "y"),
+        s("m", 1, "z"),
+      ]),
+    );
+    const other = await cli(
+      ["diff", "base.ndjson", "other.ndjson", "--fail-on-regression"],
+      dir,
+    );
+    assert.equal(other.code, 1, other.stderr);
+    assert.match(other.stderr, /share 1 examples of A's 4 and B's 4/);
+    // Without the flag the same is said, and the exit is 0.
+    const told = await cli(["diff", "base.ndjson", "broken.ndjson"], dir);
+    assert.equal(told.code, 0);
+    assert.match(told.stderr, /cannot compare: m: no example/);
+  });
+});
+
+Deno.test("cli diff pairs the examples of one dataset named by two relative paths", async () => {
+  await withTempDir(async (dir) => {
+    const at = (prefix: string, values: number[]) =>
+      ndjson(values.map((v, i) => {
+        const id = `${prefix}#case-${i + 1}`;
+        return scored("m", v, { example_id: id, unit_id: id });
+      }));
+    await Deno.writeTextFile(
+      `${dir}/a.ndjson`,
+      at("datasets/support.jsonl", [1, 1, 0, 1]),
+    );
+    await Deno.writeTextFile(
+      `${dir}/b.ndjson`,
+      at("../evals/datasets/support.jsonl", [1, 0, 0, 1]),
+    );
+    const out = await cli(
+      ["diff", "a.ndjson", "b.ndjson", "--fail-on-regression"],
+      dir,
+    );
+    assert.equal(out.code, 0, out.stderr);
+    const [line] = parseLines(out.stdout);
+    assert.equal(line!.pairs, 4);
+    assert.equal(line!.delta, -0.25);
+    assert.deepEqual(line!.regressions, [
+      { example_id: "datasets/support.jsonl#case-2", a: 1, b: 0 },
+    ]);
+    assert.match(
+      out.stderr,
+      /A names the dataset "datasets\/support\.jsonl" and B "\.\.\/evals\/datasets\/support\.jsonl": examples are paired by their case id/,
+    );
+    // Two different datasets never pair by case id.
+    await Deno.writeTextFile(
+      `${dir}/c.ndjson`,
+      at("datasets/other.jsonl", [1, 1, 1, 1]),
+    );
+    const apart = await cli(["diff", "a.ndjson", "c.ndjson"], dir);
+    assert.equal(parseLines(apart.stdout)[0]!.pairs, 0);
   });
 });
