@@ -335,3 +335,21 @@ Deno.test({
     }
   },
 });
+
+Deno.test("cli run whose gate fails and whose --out is full ends with 3, not 1: CI sees the disk", async () => {
+  await withTempDir(async (dir) => {
+    await suite(dir);
+    await Deno.writeTextFile(
+      `${dir}/s.yaml`,
+      `${SUITE}gates:\n  exact_match: { min_mean: 2 }\n`,
+    );
+    const gated = await cli(["run", "s.yaml", "--out", "o.ndjson"], dir);
+    assert.equal(gated.code, 1, gated.stderr);
+    const { code, stderr } = await cli(
+      ["run", "s.yaml", "--out", "/dev/full"],
+      dir,
+    );
+    assert.equal(code, 3, stderr);
+    assert.match(stderr, /gate failed: exact_match/);
+  });
+});
