@@ -150,6 +150,7 @@ Deno.test("cli score, aggregate, view, diff and --version on a full stdout end w
       "diff r.json o.ndjson",
       "--version",
       "--help",
+      "run --help",
     ];
     for (const command of commands) {
       const { code, stderr } = await sh(
