@@ -341,8 +341,13 @@ Deno.test("cli run whose gate fails and whose --out is full ends with 3, not 1: 
   await withTempDir(async (dir) => {
     await suite(dir);
     await Deno.writeTextFile(
+      `${dir}/d.jsonl`,
+      '{"input":"q","output":"b","expected":"a"}\n',
+      { append: true },
+    );
+    await Deno.writeTextFile(
       `${dir}/s.yaml`,
-      `${SUITE}gates:\n  exact_match: { min_mean: 2 }\n`,
+      `${SUITE}gates:\n  exact_match: { min_mean: 1 }\n`,
     );
     const gated = await cli(["run", "s.yaml", "--out", "o.ndjson"], dir);
     assert.equal(gated.code, 1, gated.stderr);
