@@ -125,7 +125,7 @@ Deno.test("cli run --record /dev/full --out F: --out still gets every Score", as
   });
 });
 
-Deno.test("cli score, aggregate, view, diff and --version on a full stdout end with exit 3 naming stdout", async () => {
+Deno.test("cli score, aggregate, view, diff, export, --help and --version on a full stdout end with exit 3 naming stdout", async () => {
   await withTempDir(async (dir) => {
     await suite(dir);
     const made = await cli([
@@ -148,6 +148,7 @@ Deno.test("cli score, aggregate, view, diff and --version on a full stdout end w
       "view r.json",
       "view r.json --by-call",
       "diff r.json o.ndjson",
+      "export --to evalglass r.json eg",
       "--version",
       "--help",
       "run --help",
@@ -358,4 +359,36 @@ Deno.test("cli run whose gate fails and whose --out is full ends with 3, not 1: 
     assert.equal(code, 3, stderr);
     assert.match(stderr, /gate failed: exact_match/);
   });
+});
+
+Deno.test({
+  name:
+    "cli export --to evalglass onto a full disk: exit 3 naming the run folder",
+  ignore: !root,
+  async fn() {
+    const disk = await smallDisk(64);
+    assert.ok(disk, "cannot mount a tmpfs");
+    try {
+      await withTempDir(async (dir) => {
+        await suite(dir, 400);
+        const made = await cli(["run", "s.yaml", "--record", "r.json"], dir);
+        assert.equal(made.code, 0, made.stderr);
+        const { code, stdout, stderr } = await cli(
+          ["export", "--to", "evalglass", "r.json", `${disk}/eg`],
+          dir,
+        );
+        assert.equal(code, 3, stderr);
+        assert.equal(stdout, "");
+        assertNoStack(stderr);
+        assert.match(
+          stderr,
+          new RegExp(
+            `^evalpipe: Cannot write the evalglass run "${disk}/eg/[^"]+": no space left on device \\(ENOSPC\\)\n$`,
+          ),
+        );
+      });
+    } finally {
+      await unmount(disk);
+    }
+  },
 });
