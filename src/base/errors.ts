@@ -114,3 +114,90 @@ export function osErrorText(error: unknown): string {
   }
   return messageOf(error);
 }
+
+/**
+ * The exit code of an output that could not be written: a full or read-only
+ * disk, a quota, a file grown past its limit.
+ *
+ * @example
+ * ```ts
+ * import { exitCodeOf, OUTPUT_EXIT_CODE, OutputError } from "./mod.ts";
+ * if (exitCodeOf(new OutputError("Cannot write stdout: no space left on device")) !== OUTPUT_EXIT_CODE) {
+ *   throw new Error("unexpected");
+ * }
+ * ```
+ */
+export const OUTPUT_EXIT_CODE = 3;
+
+/**
+ * An output (stdout, `--out`, `--record`, a sidecar) that could not be
+ * written: its message names it and says why in plain words, and the command
+ * line exits with {@linkcode OUTPUT_EXIT_CODE}, so CI tells it from a gate
+ * that failed (1).
+ *
+ * @example
+ * ```ts
+ * import { exitCodeOf, OutputError } from "./errors.ts";
+ * const error = new OutputError('Cannot write --out "/dev/full": no space left on device (ENOSPC)');
+ * if (exitCodeOf(error) !== 3) throw new Error("unexpected");
+ * ```
+ */
+export class OutputError extends Error {
+  /** The exit code the command line ends with. */
+  readonly exitCode: number = OUTPUT_EXIT_CODE;
+
+  /**
+   * Makes the error.
+   *
+   * @param message Which output, and why it cannot be written.
+   * @param options The cause, if any.
+   */
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "OutputError";
+  }
+}
+
+/** What the errno codes of a failed write mean, in plain words. */
+const WRITE_FAILURES: Readonly<Record<string, string>> = {
+  ENOSPC: "no space left on device",
+  EDQUOT: "disk quota exceeded",
+  EROFS: "read-only file system",
+  EFBIG: "file too large",
+  EIO: "input/output error",
+};
+
+/**
+ * The {@linkcode OutputError} a failed write means, recognised by its errno
+ * code (Deno throws ENOSPC, EROFS, EDQUOT, EFBIG and EIO as plain `Error`s
+ * with `code` set); `undefined` for anything else, a closed pipe included
+ * (`Deno.errors.BrokenPipe`: the reader went away, which is not a failure).
+ *
+ * @param error What a write threw.
+ * @param output The output as messages name it: `stdout`, `--out "F"`.
+ * @returns The error to throw, or `undefined`.
+ *
+ * @example
+ * ```ts
+ * import { outputErrorOf } from "./errors.ts";
+ * const full = Object.assign(new Error("No space left on device (os error 28)"), { code: "ENOSPC" });
+ * const error = outputErrorOf(full, "stdout");
+ * if (error?.message !== "Cannot write stdout: no space left on device (ENOSPC)") throw new Error(error?.message);
+ * if (outputErrorOf(new Deno.errors.BrokenPipe("x"), "stdout") !== undefined) throw new Error("unexpected");
+ * ```
+ */
+export function outputErrorOf(
+  error: unknown,
+  output: string,
+): OutputError | undefined {
+  if (error instanceof OutputError) return error;
+  if (!(error instanceof Error)) return undefined;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code !== "string" || !Object.hasOwn(WRITE_FAILURES, code)) {
+    return undefined;
+  }
+  return new OutputError(
+    `Cannot write ${output}: ${WRITE_FAILURES[code]} (${code})`,
+    { cause: error },
+  );
+}

@@ -5,6 +5,13 @@
  * @module
  */
 
-export { exitCodeOf, INPUT_EXIT_CODE, InputError } from "./errors.ts";
+export {
+  exitCodeOf,
+  INPUT_EXIT_CODE,
+  InputError,
+  OUTPUT_EXIT_CODE,
+  OutputError,
+  outputErrorOf,
+} from "./errors.ts";
 export type { Defaults } from "./defaults.ts";
 export { DEFAULTS } from "./defaults.ts";

@@ -13,6 +13,7 @@ import {
   parseFlags,
   UsageError,
 } from "./flags.ts";
+import { outputErrorOf } from "../base/errors.ts";
 
 /** The flag every command has. */
 const HELP_FLAG = {
@@ -150,7 +151,13 @@ export function defineCommand<
     async main(args) {
       const parsed = parseFlags(args, { ...spec.flags, ...HELP_FLAG });
       if (parsed.flags.help) {
-        Deno.stdout.writeSync(new TextEncoder().encode(`${help()}\n`));
+        try {
+          Deno.stdout.writeSync(new TextEncoder().encode(`${help()}\n`));
+        } catch (error) {
+          // A reader that went away (`| head -1`) got what it wanted.
+          if (error instanceof Deno.errors.BrokenPipe) return 0;
+          throw outputErrorOf(error, "stdout") ?? error;
+        }
         return 0;
       }
       const want = spec.positionals;

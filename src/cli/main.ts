@@ -6,7 +6,7 @@
  */
 
 import denoJson from "../../deno.json" with { type: "json" };
-import { exitCodeOf } from "../base/errors.ts";
+import { exitCodeOf, outputErrorOf } from "../base/errors.ts";
 import type { Command } from "./command.ts";
 import { nearest, UsageError } from "./flags.ts";
 import { say } from "./_output.ts";
@@ -55,7 +55,8 @@ export function mainHelp(commands: readonly Command[] = COMMANDS): string {
     "",
     'Run "evalpipe <command> --help" (or "evalpipe help <command>") for a',
     'command\'s options, "evalpipe --version" for the version.',
-    "Exit codes: 0 success, 1 a gate failed, 2 usage, config or input error.",
+    "Exit codes: 0 success, 1 a gate failed, 2 usage, config or input error,",
+    "3 an output could not be written (a full or read-only disk).",
   ].join("\n");
 }
 
@@ -73,7 +74,13 @@ function unknownCommand(
 }
 
 function print(text: string): number {
-  Deno.stdout.writeSync(new TextEncoder().encode(`${text}\n`));
+  try {
+    Deno.stdout.writeSync(new TextEncoder().encode(`${text}\n`));
+  } catch (error) {
+    // A reader that went away (`| head -1`) got what it wanted.
+    if (error instanceof Deno.errors.BrokenPipe) return 0;
+    throw outputErrorOf(error, "stdout") ?? error;
+  }
   return 0;
 }
 
@@ -128,7 +135,12 @@ export async function main(
       default:
         throw unknownCommand(name, commands);
     }
-  } catch (error) {
+  } catch (thrown) {
+    // A write the disk refused that no writer named is still no crash (EIO
+    // aside: reads meet it too).
+    const error = (thrown as { code?: unknown }).code === "EIO"
+      ? thrown
+      : outputErrorOf(thrown, "the output") ?? thrown;
     const code = exitCodeOf(error);
     if (code === undefined) throw error;
     say(`evalpipe: ${(error as Error).message}`);

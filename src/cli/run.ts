@@ -7,15 +7,19 @@
 import { defineCommand } from "./command.ts";
 import { UsageError } from "./flags.ts";
 import { progress, say } from "./_output.ts";
+import { OUTPUT_EXIT_CODE } from "../base/errors.ts";
 
 /** Opens a file a flag names; one that cannot be opened is a usage error. */
-async function openFlagFile(path: string | undefined, append = false) {
+async function openFlagFile(
+  path: string | undefined,
+  options: import("../io/out_file.ts").OpenOutOptions,
+) {
   const [{ openOut }, { InputError }] = await Promise.all([
     import("../io/out_file.ts"),
     import("../base/errors.ts"),
   ]);
   try {
-    return await openOut(path, { append });
+    return await openOut(path, options);
   } catch (error) {
     if (!(error instanceof InputError)) throw error;
     throw new UsageError(error.message);
@@ -108,11 +112,12 @@ and a summary table on stderr.`,
     // Command-specific modules load with their command: `score` needs no YAML.
     const [
       { runSuite },
-      { prepareResume },
+      { dropTornLine, metaPath, prepareResume },
       { onInterrupt, signalExitCode },
       { ndjsonBatchSink },
       { scoreLine },
       { formatSummary },
+      { refuseSameFile },
     ] = await Promise.all([
       import("../run/run_suite.ts"),
       import("../run/resume.ts"),
@@ -120,19 +125,67 @@ and a summary table on stderr.`,
       import("../io/ndjson.ts"),
       import("../score/line.ts"),
       import("../report/summary.ts"),
+      import("../io/same_file.ts"),
     ]);
+    // Read only: the file is trimmed once the run is known to go ahead.
     const plan = flags.resume ? await prepareResume(outPath!) : undefined;
-    if (plan?.dropped !== undefined) {
-      say(
-        `evalpipe: dropped a torn last line of ${
-          JSON.stringify(outPath)
-        } (${plan.dropped.length} characters)`,
+    const outName = outPath !== undefined
+      ? `--out ${JSON.stringify(outPath)}`
+      : "stdout";
+    const recordName = `--record ${JSON.stringify(flags.record)}`;
+    // An output the disk refuses is dropped, the others still get every
+    // Score; when none is left, the run takes no new cases.
+    const failed: string[] = [];
+    const outputs = flags.record === undefined ? 1 : 2;
+    const onFailure = (name: string) => (error: Error) => {
+      failed.push(name);
+      say(`evalpipe: ${error.message}`);
+      if (failed.length === outputs) stop.abort(error);
+    };
+    // Opened only once the config and the dataset are loaded: a suite that
+    // is refused leaves every output file as it was.
+    let out: import("../io/out_file.ts").OutFile | undefined;
+    let record: import("../io/out_file.ts").OutFile | undefined;
+    const beforeWrite = async (
+      files: import("../run/run_suite.ts").SuiteFiles,
+    ) => {
+      await refuseSameFile(
+        [
+          ...(outPath !== undefined
+            ? [{ name: "--out", path: outPath }, {
+              name: "the --out sidecar",
+              path: metaPath(outPath),
+            }]
+            : []),
+          ...(flags.record !== undefined
+            ? [{ name: "--record", path: flags.record }]
+            : []),
+        ],
+        [
+          { name: "the config", path: files.config },
+          ...files.datasets.map((path) => ({ name: "the dataset", path })),
+        ],
       );
-    }
-    const out = await openFlagFile(outPath, plan !== undefined);
-    const record = flags.record === undefined
-      ? undefined
-      : await openFlagFile(flags.record);
+      if (plan?.dropped !== undefined) {
+        await dropTornLine(plan);
+        say(
+          `evalpipe: dropped a torn last line of ${
+            JSON.stringify(outPath)
+          } (${plan.dropped.length} characters)`,
+        );
+      }
+      out = await openFlagFile(outPath, {
+        append: plan !== undefined,
+        name: outName,
+        onFailure: onFailure(outName),
+      });
+      if (flags.record !== undefined) {
+        record = await openFlagFile(flags.record, {
+          name: recordName,
+          onFailure: onFailure(recordName),
+        });
+      }
+    };
     const stop = new AbortController();
     const abort = new AbortController();
     const interrupt = onInterrupt(stop, abort, {
@@ -156,8 +209,13 @@ and a summary table on stderr.`,
         : "evalpipe: to be able to resume a run, give it --out FILE";
     try {
       const summary = await runSuite(configPath, {
-        sink: ndjsonBatchSink(out, { stringify: scoreLine }),
-        ...(record !== undefined ? { record } : {}),
+        sink: ndjsonBatchSink({ write: (p) => out!.write(p) }, {
+          stringify: scoreLine,
+        }),
+        ...(flags.record !== undefined
+          ? { record: { write: (p) => record!.write(p) } }
+          : {}),
+        beforeWrite,
         ...(outPath !== undefined ? { outPath } : {}),
         ...(plan !== undefined ? { resume: plan, force: flags.force } : {}),
         stop: stop.signal,
@@ -185,7 +243,9 @@ and a summary table on stderr.`,
         : "";
       say(
         `${summary.scores} scores${
-          outPath !== undefined ? ` written to ${outPath}` : ""
+          outPath !== undefined && !failed.includes(outName)
+            ? ` written to ${outPath}`
+            : ""
         }${resumed}`,
       );
       if (summary.cache !== undefined) {
@@ -207,6 +267,20 @@ and a summary table on stderr.`,
       for (const failure of summary.gateFailures) {
         say(`evalpipe: gate failed: ${failure.message}`);
       }
+      if (failed.length > 0) {
+        const kept = [outName, ...(flags.record ? [recordName] : [])]
+          .filter((name) => !failed.includes(name));
+        say(
+          `evalpipe: ${failed.join(" and ")} could not be written in full${
+            kept.length > 0
+              ? `; ${kept.join(" and ")} has every Score`
+              : summary.complete
+              ? ""
+              : "; the run stopped taking cases"
+          }`,
+        );
+        return OUTPUT_EXIT_CODE;
+      }
       if (summary.invalidRecords > 0) return 2;
       return summary.gateFailures.length > 0 ? 1 : 0;
     } catch (error) {
@@ -227,7 +301,7 @@ and a summary table on stderr.`,
       throw error;
     } finally {
       interrupt.dispose();
-      out.close();
+      out?.close();
       record?.close();
     }
   },

@@ -8,7 +8,7 @@
  * @module
  */
 
-import { InputError, osErrorText } from "../base/errors.ts";
+import { InputError, osErrorText, outputErrorOf } from "../base/errors.ts";
 import type { RunRecord } from "../record/run_record.ts";
 import { pythonJson } from "./_python_json.ts";
 import { toEvalglass } from "./export.ts";
@@ -193,6 +193,12 @@ export async function writeEvalglassRun(
     );
   } catch (error) {
     if (error instanceof InputError) throw error;
+    // A full or read-only disk: exit 3, as for every output.
+    const full = outputErrorOf(
+      error,
+      `the evalglass run ${JSON.stringify(runDir)}`,
+    );
+    if (full !== undefined) throw full;
     if (isOsError(error)) {
       throw new InputError(
         `Cannot write the evalglass run ${JSON.stringify(runDir)}: ${

@@ -4,7 +4,12 @@
  * @module
  */
 
-import { InputError, osErrorText } from "../base/errors.ts";
+import {
+  InputError,
+  osErrorText,
+  type OutputError,
+  outputErrorOf,
+} from "../base/errors.ts";
 import { stdoutWriter } from "./stdout.ts";
 import type { ByteWriter } from "./text_writer.ts";
 
@@ -50,18 +55,58 @@ export interface OpenOutOptions {
    * @default {false}
    */
   append?: boolean;
+  /**
+   * The output as messages name it, e.g. `--out "scores.ndjson"`.
+   * @default {the path, quoted; `stdout` without one}
+   */
+  name?: string;
+  /**
+   * Keep going when a write fails (a full or read-only disk): called once
+   * with the error, after which writes are dropped, so that a run can still
+   * give its other outputs every Score. Without it, the write throws.
+   * @default {undefined}
+   */
+  onFailure?: (error: OutputError) => void;
+}
+
+/**
+ * A writer whose failed writes are `OutputError`s naming the output; with
+ * `onFailure`, the first is reported and the rest of the writes dropped.
+ */
+function guarded(
+  write: (p: Uint8Array) => Promise<number>,
+  name: string,
+  onFailure: ((error: OutputError) => void) | undefined,
+): (p: Uint8Array) => Promise<number> {
+  let failed = false;
+  return async (p) => {
+    if (failed) return p.length;
+    try {
+      return await write(p);
+    } catch (error) {
+      const failure = outputErrorOf(error, name);
+      if (failure === undefined) throw error;
+      if (onFailure === undefined) throw failure;
+      failed = true;
+      onFailure(failure);
+      return p.length;
+    }
+  };
 }
 
 /**
  * Opens the destination of a command's output: the file at `path` (created,
  * and truncated unless `append`), written synchronously since a file never
  * waits for a reader; or, with no path, stdout by {@linkcode stdoutWriter}'s
- * policy.
+ * policy. The file is created with mode 0666 less the umask, as the shell's
+ * `>` creates it. A write the disk refuses (ENOSPC, EROFS, EDQUOT, EFBIG,
+ * EIO) is an `OutputError` (exit code 3) naming the output.
  *
  * @param path The file, or `undefined` for stdout.
- * @param options Whether to append.
+ * @param options Whether to append, how to name it, what to do on failure.
  * @returns The writer, to close when done.
  * @throws {InputError} When the file cannot be opened, naming it.
+ * @throws {OutputError} When the disk refuses to create it (read-only, full).
  *
  * @example
  * ```ts
@@ -80,8 +125,16 @@ export async function openOut(
 ): Promise<OutFile> {
   if (path === undefined) {
     const stdout = stdoutWriter();
-    return { write: (p) => stdout.write(p), close: () => {} };
+    return {
+      write: guarded(
+        (p) => stdout.write(p),
+        options.name ?? "stdout",
+        options.onFailure,
+      ),
+      close: () => {},
+    };
   }
+  const name = options.name ?? JSON.stringify(path);
   let file: Deno.FsFile;
   try {
     file = await Deno.open(
@@ -92,13 +145,17 @@ export async function openOut(
     );
   } catch (error) {
     if (!(error instanceof Error)) throw error;
-    throw new InputError(
+    throw outputErrorOf(error, name) ?? new InputError(
       `Cannot write ${JSON.stringify(path)}: ${osErrorText(error)}`,
       { cause: error },
     );
   }
   return {
-    write: (p) => Promise.resolve(file.writeSync(p)),
+    write: guarded(
+      (p) => Promise.resolve(file.writeSync(p)),
+      name,
+      options.onFailure,
+    ),
     close: () => file.close(),
   };
 }

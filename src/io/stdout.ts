@@ -5,6 +5,7 @@
  * @module
  */
 
+import { outputErrorOf } from "../base/errors.ts";
 import type { ByteWriter } from "./text_writer.ts";
 
 /**
@@ -14,7 +15,9 @@ import type { ByteWriter } from "./text_writer.ts";
  * run); asynchronously when it is a pipe, a terminal or a socket, so that a
  * reader that stalls cannot hold up the timeouts and signals of the runs
  * under way. Without `/proc` (or the permission to read it), always
- * asynchronously.
+ * asynchronously. A write to a file the disk refuses (ENOSPC, EROFS,
+ * EDQUOT...) throws an `OutputError` (exit code 3) naming stdout; a reader
+ * that went away throws `Deno.errors.BrokenPipe`.
  *
  * @returns The writer.
  *
@@ -41,6 +44,15 @@ export function stdoutWriter(): ByteWriter {
   }
   const neverWaits = info !== undefined &&
     (info.isFile || (info.isCharDevice === true && !Deno.stdout.isTerminal()));
+  // A pipe or a terminal is never full: no error to name on this side.
   if (!neverWaits) return Deno.stdout;
-  return { write: (p) => Promise.resolve(Deno.stdout.writeSync(p)) };
+  return {
+    write(p) {
+      try {
+        return Promise.resolve(Deno.stdout.writeSync(p));
+      } catch (error) {
+        return Promise.reject(outputErrorOf(error, "stdout") ?? error);
+      }
+    },
+  };
 }

@@ -132,7 +132,21 @@ export function newRunId(started: Date): string {
 }
 
 /**
- * Writes a RunRecord as the run goes.
+ * A JSON replacer that masks the password of every URL in a string
+ * (`http://user:***@host/`): the record keeps which user, never the secret.
+ */
+function hidePasswords(_key: string, value: unknown): unknown {
+  if (typeof value !== "string" || !value.includes("@")) return value;
+  // Userinfo holds no "/", "?", "#" or "@" (they are percent-encoded).
+  return value.replace(
+    /([a-z][a-z0-9+.-]*:\/\/[^\s/?#@:]*):[^\s/?#@]*@/gi,
+    "$1:***@",
+  );
+}
+
+/**
+ * Writes a RunRecord as the run goes. The header's strings keep no URL
+ * password: `http://user:secret@host` is written `http://user:***@host`.
  *
  * @example A run that dies before `finish` still leaves a readable record
  * ```ts
@@ -168,7 +182,7 @@ export class RunRecordWriter {
   constructor(dest: ByteWriter, header: RunRecordHeader) {
     this.#out = new TextWriter(dest);
     const text = inertJson(
-      JSON.stringify({ evalpipe_run_record: 1, ...header }),
+      JSON.stringify({ evalpipe_run_record: 1, ...header }, hidePasswords),
     );
     this.#out.write(`${text.slice(0, -1)},"scores":[`);
   }

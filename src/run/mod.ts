@@ -5,10 +5,10 @@
  * @module
  */
 
-export type { RunSuiteOptions, RunSummary } from "./run_suite.ts";
+export type { RunSuiteOptions, RunSummary, SuiteFiles } from "./run_suite.ts";
 export { runSuite } from "./run_suite.ts";
 export type { ResumePlan, RunMeta, RunSettings } from "./resume.ts";
-export { prepareResume, ResumeError } from "./resume.ts";
+export { dropTornLine, prepareResume, ResumeError } from "./resume.ts";
 export type {
   Interrupt,
   InterruptOptions,

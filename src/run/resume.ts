@@ -9,6 +9,7 @@ import { InputError } from "../base/errors.ts";
 import { mappingAt, stringAt } from "../io/fields.ts";
 import { fingerprintsAt } from "../record/run_record.ts";
 import { LineStream } from "../io/line_stream.ts";
+import { replaceFile } from "../io/replace_file.ts";
 import type { Fingerprints } from "../fingerprint/fingerprint.ts";
 import { parseScore, type Score } from "../score/mod.ts";
 
@@ -149,8 +150,12 @@ export interface ResumePlan {
   done: Map<string, Set<string>>;
   /** Whole Score lines kept. */
   scores: number;
-  /** The torn last line that was dropped, if there was one. */
+  /** The torn last line to drop, if there is one. */
   dropped?: string;
+  /** With `dropped`: the bytes before it, which are kept. */
+  keep?: number;
+  /** With `dropped`: the file's size when it was read. */
+  size?: number;
   /** The metadata the run that started the file wrote, if it is there. */
   meta?: RunMeta;
   /** Whether the metadata file is there but cannot be read (only `--force` resumes). */
@@ -168,17 +173,26 @@ export function metaPath(out: string): string {
 }
 
 /**
- * Writes the metadata of a run beside its Scores file.
+ * Writes the metadata of a run beside its Scores file, through a fresh temp
+ * file renamed into place: a run killed meanwhile leaves the old sidecar or
+ * the new one, never a torn one, and a symlink planted at either name is not
+ * followed. A Scores "file" that is a device or a pipe (`/dev/null`,
+ * `/dev/stdout`) cannot be resumed and gets none.
  *
  * @param out The Scores file.
  * @param meta The run's id, start and fingerprints.
+ * @throws {import("../base/errors.ts").OutputError} When the disk refuses it.
  */
 export async function writeMeta(out: string, meta: RunMeta): Promise<void> {
-  // Written aside and renamed into place: a run killed meanwhile leaves the
-  // old sidecar or the new one, never a torn one.
-  const temp = `${metaPath(out)}.tmp`;
-  await Deno.writeTextFile(temp, JSON.stringify(meta, null, 2) + "\n");
-  await Deno.rename(temp, metaPath(out));
+  try {
+    if (!(await Deno.stat(out)).isFile) return;
+  } catch (error) {
+    // Not created yet: it will be a file, which can be resumed.
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+  await replaceFile(metaPath(out), JSON.stringify(meta, null, 2) + "\n", {
+    name: "the --out sidecar",
+  });
 }
 
 /** The sidecar's metadata; `undefined` when there is none, `null` when it is damaged. */
@@ -212,16 +226,25 @@ async function readMeta(out: string): Promise<RunMeta | undefined | null> {
   }
 }
 
-/** Drops a torn last line (no newline at its end): returns what was dropped. */
-async function dropTornTail(path: string): Promise<string | undefined> {
-  const file = await Deno.open(path, { read: true, write: true });
+/** Where a file's last whole line ends, and the torn line after it, if any. */
+interface Tail {
+  /** The file's size when it was read. */
+  size: number;
+  /** The bytes up to and including the last newline. */
+  keep: number;
+  /** The text after the last newline, when there is some. */
+  torn?: string;
+}
+
+/** Finds a torn last line (no newline at its end) without changing the file. */
+async function findTail(path: string): Promise<Tail> {
+  const file = await Deno.open(path, { read: true });
   try {
     const size = (await file.stat()).size;
-    if (size === 0) return undefined;
     // Walk back from the end to the last newline, a block at a time.
     const block = 64 * 1024;
     let end = size;
-    let tail = new Uint8Array(0);
+    const pieces: Uint8Array[] = [];
     while (end > 0) {
       const start = Math.max(0, end - block);
       const buf = new Uint8Array(end - start);
@@ -234,60 +257,112 @@ async function dropTornTail(path: string): Promise<string | undefined> {
       }
       const nl = buf.lastIndexOf(10);
       if (nl >= 0) {
-        const keep = start + nl + 1;
-        if (keep === size) return undefined;
-        const dropped = new Uint8Array(size - keep);
-        dropped.set(buf.subarray(nl + 1));
-        dropped.set(tail, buf.length - nl - 1);
-        await file.truncate(keep);
-        return new TextDecoder().decode(dropped);
+        pieces.unshift(buf.subarray(nl + 1));
+        end = start + nl + 1;
+        break;
       }
-      const joined = new Uint8Array(buf.length + tail.length);
-      joined.set(buf);
-      joined.set(tail, buf.length);
-      tail = joined;
+      pieces.unshift(buf);
       end = start;
     }
-    await file.truncate(0);
-    return new TextDecoder().decode(tail);
+    if (end === size) return { size, keep: size };
+    const torn = new TextDecoder().decode(
+      new Uint8Array(pieces.flatMap((p) => [...p])),
+    );
+    return { size, keep: end, torn };
   } finally {
     file.close();
   }
 }
 
 /**
- * Reads a Scores file to resume the run that wrote it: drops a torn last
- * line (truncating the file to its last whole line), and lists the metrics
- * already scored per unit. A file that does not exist yet resumes nothing.
+ * Whether a torn line is the start of a Score as evalpipe writes it (`metric`
+ * first): anything else means the file is not a Scores file.
+ */
+function startsLikeScore(text: string): boolean {
+  const head = '{"metric":';
+  return text.startsWith(head) || head.startsWith(text);
+}
+
+/**
+ * Cuts the torn last line {@linkcode prepareResume} found off the file, so
+ * that what is appended starts on a line of its own. Done once the run is
+ * known to go ahead (its config and dataset loaded, its outputs checked), so a
+ * run refused for any reason leaves the file as it was.
+ *
+ * @param plan The plan of the file.
+ * @throws {ResumeError} When the file changed since it was read.
+ *
+ * @example A file refused by a check before the cut is left whole
+ * ```ts
+ * import { dropTornLine, prepareResume } from "./mod.ts";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/s.ndjson`, '{"metric":"m","sta');
+ * const plan = await prepareResume(`${dir}/s.ndjson`);
+ * const untouched = await Deno.readTextFile(`${dir}/s.ndjson`);
+ * await dropTornLine(plan);
+ * const cut = await Deno.readTextFile(`${dir}/s.ndjson`);
+ * await Deno.remove(dir, { recursive: true });
+ * if (untouched !== '{"metric":"m","sta' || cut !== "") throw new Error("unexpected");
+ * ```
+ */
+export async function dropTornLine(plan: ResumePlan): Promise<void> {
+  if (plan.dropped === undefined || plan.keep === undefined) return;
+  const file = await Deno.open(plan.path, { read: true, write: true });
+  try {
+    if ((await file.stat()).size !== plan.size) {
+      throw new ResumeError(
+        `${JSON.stringify(plan.path)} changed while it was read; resume again`,
+      );
+    }
+    await file.truncate(plan.keep);
+  } finally {
+    file.close();
+  }
+}
+
+/**
+ * Reads a Scores file to resume the run that wrote it, without changing it:
+ * checks that every whole line is a Score and that a torn last line (no
+ * newline at its end) starts as one, notes that torn line (for
+ * {@linkcode dropTornLine} to cut), and lists the metrics already scored per
+ * unit. A file that does not exist yet resumes nothing. A file that is not
+ * Scores (a dataset given as `--out`) is refused, and left as it is.
  *
  * @param path The Scores file (`--out`).
  * @returns The plan.
- * @throws {ResumeError} When a line before the last is not a Score.
+ * @throws {ResumeError} When a whole line is not a Score, or the torn one
+ * does not start as one.
  *
- * @example A run killed mid-line: the torn line is dropped from the file
+ * @example A run killed mid-line: the torn line is found, then dropped
  * ```ts
- * import { prepareResume } from "./mod.ts";
+ * import { dropTornLine, prepareResume } from "./mod.ts";
  * import { scored, scoreLine } from "../score/mod.ts";
  * const dir = await Deno.makeTempDir();
  * const whole = scoreLine(scored("m", 1, { example_id: "d#1", unit_id: "d#1" })) + "\n";
  * await Deno.writeTextFile(`${dir}/scores.ndjson`, whole + '{"metric":"m","sta');
  * const plan = await prepareResume(`${dir}/scores.ndjson`);
- * const text = await Deno.readTextFile(`${dir}/scores.ndjson`);
+ * const before = await Deno.readTextFile(`${dir}/scores.ndjson`);
+ * await dropTornLine(plan);
+ * const after = await Deno.readTextFile(`${dir}/scores.ndjson`);
  * await Deno.remove(dir, { recursive: true });
- * if (plan.scores !== 1 || plan.dropped !== '{"metric":"m","sta' || text !== whole) throw new Error("unexpected");
+ * if (plan.scores !== 1 || plan.dropped !== '{"metric":"m","sta') throw new Error("unexpected");
+ * if (before !== whole + '{"metric":"m","sta' || after !== whole) throw new Error("unexpected");
  * ```
  */
 export async function prepareResume(path: string): Promise<ResumePlan> {
   const done = new Map<string, Set<string>>();
-  let dropped: string | undefined;
+  let tail: Tail;
   try {
-    dropped = await dropTornTail(path);
+    tail = await findTail(path);
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return { path, done, scores: 0 };
     throw error;
   }
   let scores = 0;
-  for await (const score of readScoreLines(path)) {
+  let lines = 0;
+  for await (const { score, line } of scoreLines(path, tail.keep)) {
+    lines = line;
+    if (score === undefined) continue;
     if (score.unit_id === undefined) {
       throw new ResumeError(
         `${
@@ -300,12 +375,21 @@ export async function prepareResume(path: string): Promise<ResumePlan> {
     metrics.add(score.metric);
     scores++;
   }
+  if (tail.torn !== undefined && !startsLikeScore(tail.torn)) {
+    throw new ResumeError(
+      `${JSON.stringify(path)} line ${
+        lines + 1
+      } is not a Score (it does not start as one); it cannot be resumed`,
+    );
+  }
   const meta = await readMeta(path);
   return {
     path,
     done,
     scores,
-    ...(dropped !== undefined ? { dropped } : {}),
+    ...(tail.torn !== undefined
+      ? { dropped: tail.torn, keep: tail.keep, size: tail.size }
+      : {}),
     ...(meta !== undefined && meta !== null ? { meta } : {}),
     ...(meta === null ? { damagedMeta: true } : {}),
   };
@@ -319,12 +403,45 @@ export async function prepareResume(path: string): Promise<ResumePlan> {
  * @throws {ResumeError} Naming the first line that is not a Score.
  */
 export async function* readScoreLines(path: string): AsyncGenerator<Score> {
+  for await (const { score } of scoreLines(path, Infinity)) {
+    if (score !== undefined) yield score;
+  }
+}
+
+/** The first `limit` bytes of a stream. */
+function firstBytes(limit: number): TransformStream<Uint8Array, Uint8Array> {
+  let left = limit;
+  return new TransformStream({
+    transform(chunk, controller) {
+      if (left <= 0) return;
+      controller.enqueue(
+        chunk.length <= left ? chunk : chunk.subarray(0, left),
+      );
+      left -= chunk.length;
+    },
+  });
+}
+
+/**
+ * The Scores of the first `limit` bytes of a file, with their line numbers
+ * (blank lines come without one).
+ */
+async function* scoreLines(
+  path: string,
+  limit: number,
+): AsyncGenerator<{ score?: Score; line: number }> {
   const file = await Deno.open(path);
-  for await (const line of file.readable.pipeThrough(new LineStream())) {
-    if (line.text.trim() === "" && line.error === undefined) continue;
+  const bytes = limit === Infinity
+    ? file.readable
+    : file.readable.pipeThrough(firstBytes(limit));
+  for await (const line of bytes.pipeThrough(new LineStream())) {
+    if (line.text.trim() === "" && line.error === undefined) {
+      yield { line: line.line };
+      continue;
+    }
     try {
       if (line.error !== undefined) throw new SyntaxError(line.error);
-      yield parseScore(JSON.parse(line.text));
+      yield { score: parseScore(JSON.parse(line.text)), line: line.line };
     } catch (error) {
       if (!(error instanceof SyntaxError)) throw error;
       throw new ResumeError(

@@ -141,10 +141,45 @@ export interface RunSuiteOptions {
    */
   force?: boolean;
   /**
+   * Called once the config is checked and the dataset opened, before
+   * anything is written (the sink, the record, the `outPath` sidecar), with
+   * the files the suite reads: where a caller opens its outputs, and refuses
+   * one that is an input, so that a suite refused for any reason leaves every
+   * output file as it was.
+   * @default {undefined}
+   */
+  beforeWrite?: (files: SuiteFiles) => void | Promise<void>;
+  /**
    * Where `-` as the dataset reads from.
    * @default {Deno.stdin.readable}
    */
   stdin?: ReadableStream<Uint8Array>;
+}
+
+/**
+ * The files a suite reads, as {@linkcode RunSuiteOptions.beforeWrite} is
+ * given them.
+ *
+ * @example Refuse an output that is one of them
+ * ```ts
+ * import { runSuite, type SuiteFiles } from "./mod.ts";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/d.jsonl`, '{"input":"q","output":"a","expected":"a"}\n');
+ * await Deno.writeTextFile(`${dir}/s.yaml`, "dataset: d.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n");
+ * let seen: SuiteFiles | undefined;
+ * await runSuite(`${dir}/s.yaml`, { sink: new WritableStream(), beforeWrite: (files) => void (seen = files) });
+ * await Deno.remove(dir, { recursive: true });
+ * if (seen?.config !== `${dir}/s.yaml` || seen.datasets[0] !== `${dir}/d.jsonl`) throw new Error("unexpected");
+ * ```
+ */
+export interface SuiteFiles {
+  /** The config file, as given. */
+  config: string;
+  /**
+   * Every dataset file the suite reads, resolved against the config's
+   * folder (none when the dataset is stdin).
+   */
+  datasets: string[];
 }
 
 /**
@@ -334,6 +369,18 @@ export async function runSuite(
   } catch (error) {
     if (!(error instanceof TemplateError)) throw error;
     throw new ConfigError(configPath, undefined, error.message);
+  }
+  if (options.beforeWrite !== undefined) {
+    try {
+      await options.beforeWrite({
+        config: configPath,
+        datasets: config.dataset === "-" ? [] : [datasetPath],
+      });
+    } catch (error) {
+      await examples.cancel(error);
+      await Promise.all(scorers.map((s) => s.close?.()));
+      throw error;
+    }
   }
   // A resume with no Scores to continue starts the file afresh: without its
   // metadata, the next interruption could not be resumed.

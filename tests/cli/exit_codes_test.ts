@@ -2,7 +2,13 @@
 // `main` maps it without importing its class.
 
 import assert from "node:assert/strict";
-import { exitCodeOf, InputError } from "../../src/base/mod.ts";
+import {
+  exitCodeOf,
+  InputError,
+  OUTPUT_EXIT_CODE,
+  OutputError,
+  outputErrorOf,
+} from "../../src/base/mod.ts";
 import { UsageError } from "../../src/cli/mod.ts";
 import { ConfigError } from "../../src/config/mod.ts";
 import { DatasetError } from "../../src/dataset/mod.ts";
@@ -40,4 +46,37 @@ Deno.test("every user-error class carries exit code 2 and keeps its name and bui
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("an output the disk refuses is an OutputError with exit code 3, recognised by its errno code", () => {
+  const error = new OutputError("Cannot write stdout: no space left on device");
+  assert.equal(exitCodeOf(error), OUTPUT_EXIT_CODE);
+  assert.equal(OUTPUT_EXIT_CODE, 3);
+  assert.equal(error.name, "OutputError");
+  const words: Record<string, string> = {
+    ENOSPC: "no space left on device",
+    EDQUOT: "disk quota exceeded",
+    EROFS: "read-only file system",
+    EFBIG: "file too large",
+    EIO: "input/output error",
+  };
+  for (const [code, text] of Object.entries(words)) {
+    const os = Object.assign(new Error(`${code} (os error 1)`), { code });
+    const mapped = outputErrorOf(os, '--out "o.ndjson"');
+    assert.equal(
+      mapped?.message,
+      `Cannot write --out "o.ndjson": ${text} (${code})`,
+    );
+    assert.equal(mapped?.cause, os);
+  }
+  // A reader that went away, and errors of other kinds, are not output failures.
+  assert.equal(
+    outputErrorOf(new Deno.errors.BrokenPipe("x"), "stdout"),
+    undefined,
+  );
+  assert.equal(
+    outputErrorOf(Object.assign(new Error("x"), { code: "EACCES" }), "stdout"),
+    undefined,
+  );
+  assert.equal(outputErrorOf("ENOSPC", "stdout"), undefined);
 });

@@ -1,0 +1,127 @@
+/**
+ * Refusing an output that is one of the command's inputs, or another of its
+ * outputs, by what the path leads to (device and inode), not by how it is
+ * spelled: through symlinks, hard links, `./` and `..`.
+ *
+ * @module
+ */
+
+import { InputError } from "../base/errors.ts";
+
+/**
+ * A file a command reads or writes, and how messages name it.
+ *
+ * @example
+ * ```ts
+ * import type { NamedPath } from "./mod.ts";
+ * const out: NamedPath = { name: "--out", path: "scores.ndjson" };
+ * if (out.name !== "--out") throw new Error("unexpected");
+ * ```
+ */
+export interface NamedPath {
+  /** What the file is to the command: `--out`, `the config`, `the dataset`. */
+  name: string;
+  /** The path as given, or as resolved against the config's folder. */
+  path: string;
+}
+
+function dirnameOf(path: string): string {
+  const slash = path.lastIndexOf("/");
+  return slash < 0 ? "." : slash === 0 ? "/" : path.slice(0, slash);
+}
+
+/**
+ * What a path leads to: `dev:ino` of an existing regular file; the real
+ * folder and name of a file not created yet (through dangling symlinks);
+ * `undefined` for anything else (a device such as `/dev/null`, a pipe, a
+ * folder that does not exist), which no write of ours can destroy.
+ */
+async function identityOf(path: string): Promise<string | undefined> {
+  try {
+    const info = await Deno.stat(path);
+    if (!info.isFile) return undefined;
+    if (info.dev !== null && info.ino !== null) {
+      return `${info.dev}:${info.ino}`;
+    }
+    return `path:${await Deno.realPath(path)}`;
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+  // Not there yet, or a symlink to a file not there yet: where it will be.
+  let p = path;
+  for (let hops = 0; hops < 40; hops++) {
+    let link: string;
+    try {
+      if (!(await Deno.lstat(p)).isSymlink) break;
+      link = await Deno.readLink(p);
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+      break;
+    }
+    p = link.startsWith("/") ? link : `${dirnameOf(p)}/${link}`;
+  }
+  try {
+    const folder = await Deno.realPath(dirnameOf(p));
+    return `new:${folder}/${p.slice(p.lastIndexOf("/") + 1)}`;
+  } catch (error) {
+    // No such folder: opening the output fails, with its own message.
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+    return undefined;
+  }
+}
+
+/**
+ * Refuses outputs that would overwrite an input or each other: each output
+ * is compared with every input and every other output by device and inode,
+ * so a symlink or a hard link to the dataset is caught as surely as its own
+ * name. Devices and pipes (`/dev/null`, `/dev/stdout`) are never refused.
+ *
+ * @param outputs The files the command will write.
+ * @param inputs The files it reads.
+ * @throws {InputError} Naming both files (exit code 2), before anything is
+ * written.
+ *
+ * @example `--out` given the dataset's hard link
+ * ```ts
+ * import { refuseSameFile } from "./mod.ts";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/d.jsonl`, '{"input":"q"}\n');
+ * await Deno.link(`${dir}/d.jsonl`, `${dir}/scores.ndjson`);
+ * const error = await refuseSameFile(
+ *   [{ name: "--out", path: `${dir}/scores.ndjson` }],
+ *   [{ name: "the dataset", path: `${dir}/d.jsonl` }],
+ * ).then(() => undefined, (e: Error) => e);
+ * await Deno.remove(dir, { recursive: true });
+ * if (!error?.message.startsWith(`--out "${dir}/scores.ndjson" is the same file as the dataset "${dir}/d.jsonl"`)) {
+ *   throw new Error(error?.message);
+ * }
+ * ```
+ */
+export async function refuseSameFile(
+  outputs: readonly NamedPath[],
+  inputs: readonly NamedPath[],
+): Promise<void> {
+  const ids = await Promise.all(outputs.map((o) => identityOf(o.path)));
+  const inputIds = await Promise.all(inputs.map((i) => identityOf(i.path)));
+  const refuse = (out: NamedPath, other: NamedPath, verb: string) => {
+    throw new InputError(
+      `${out.name} ${
+        JSON.stringify(out.path)
+      } is the same file as ${other.name} ${
+        JSON.stringify(other.path)
+      }: ${verb}; choose another path`,
+    );
+  };
+  outputs.forEach((out, i) => {
+    const id = ids[i];
+    if (id === undefined) return;
+    inputs.forEach((input, j) => {
+      if (inputIds[j] === id) refuse(out, input, "writing it would destroy it");
+    });
+    outputs.slice(0, i).forEach((other, j) => {
+      if (ids[j] === id) {
+        refuse(out, other, "the two would be written over each other");
+      }
+    });
+  });
+}

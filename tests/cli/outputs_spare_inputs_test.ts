@@ -1,0 +1,302 @@
+// Issue 18 item 4: outputs never destroy inputs, nor earlier results. Every
+// case runs the real command line against files made in a temp folder.
+
+import assert from "node:assert/strict";
+import { cli } from "../_cli.ts";
+import { withTempDir } from "../_proc.ts";
+
+const DATASET = '{"input":"q1","output":"a","expected":"a"}\n' +
+  '{"input":"q2","output":"b","expected":"a"}\n';
+const SUITE =
+  "dataset: d.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n";
+
+async function suite(dir: string): Promise<void> {
+  await Deno.writeTextFile(`${dir}/d.jsonl`, DATASET);
+  await Deno.writeTextFile(`${dir}/s.yaml`, SUITE);
+}
+
+/** Every file under `dir` (symlinks as their target) and its bytes. */
+async function snapshot(
+  dir: string,
+  prefix = "",
+  files: Record<string, string> = {},
+): Promise<Record<string, string>> {
+  for await (const entry of Deno.readDir(`${dir}/${prefix}`)) {
+    const name = `${prefix}${entry.name}`;
+    const path = `${dir}/${name}`;
+    if (entry.isSymlink) files[name] = `-> ${await Deno.readLink(path)}`;
+    else if (entry.isDirectory) await snapshot(dir, `${name}/`, files);
+    else files[name] = await Deno.readTextFile(path);
+  }
+  return files;
+}
+
+/** Runs `args`, which must be refused with exit 2 naming both files, changing nothing. */
+async function refused(
+  dir: string,
+  args: string[],
+  names: [string, string],
+): Promise<void> {
+  const before = await snapshot(dir);
+  const { code, stdout, stderr } = await cli(args, dir);
+  assert.equal(code, 2, stderr);
+  assert.equal(stdout, "");
+  const [first] = stderr.split("\n");
+  assert.ok(
+    first!.includes(` ${JSON.stringify(names[0])} is the same file as `),
+    stderr,
+  );
+  assert.ok(first!.includes(JSON.stringify(names[1])), stderr);
+  assert.doesNotMatch(stderr, /\n\s+at /, "no stack trace");
+  assert.deepEqual(await snapshot(dir), before, "no file changed");
+}
+
+Deno.test("cli run refuses --out or --record that is the dataset or the config, by name", async () => {
+  await withTempDir(async (dir) => {
+    await suite(dir);
+    await refused(dir, ["run", "s.yaml", "--out", "d.jsonl"], [
+      "d.jsonl",
+      "./d.jsonl",
+    ]);
+    await refused(dir, ["run", "s.yaml", "--record", "./s.yaml"], [
+      "./s.yaml",
+      "s.yaml",
+    ]);
+    await refused(dir, ["run", "s.yaml", "--record", `${dir}/d.jsonl`], [
+      `${dir}/d.jsonl`,
+      "./d.jsonl",
+    ]);
+  });
+});
+
+Deno.test("cli run refuses an output that reaches an input through a symlink or a hard link", async () => {
+  await withTempDir(async (dir) => {
+    await suite(dir);
+    await Deno.mkdir(`${dir}/out`);
+    await Deno.symlink("../d.jsonl", `${dir}/out/link.jsonl`);
+    await Deno.link(`${dir}/s.yaml`, `${dir}/hard.yaml`);
+    await Deno.symlink(`${dir}/out`, `${dir}/outdir`);
+    await refused(dir, ["run", "s.yaml", "--out", "out/link.jsonl"], [
+      "out/link.jsonl",
+      "./d.jsonl",
+    ]);
+    await refused(dir, ["run", "s.yaml", "--record", "hard.yaml"], [
+      "hard.yaml",
+      "s.yaml",
+    ]);
+    await refused(dir, ["run", "s.yaml", "--out", "outdir/link.jsonl"], [
+      "outdir/link.jsonl",
+      "./d.jsonl",
+    ]);
+    // The dataset named by a config found through a symlinked folder.
+    await refused(dir, ["run", "outdir/../s.yaml", "--out", "d.jsonl"], [
+      "d.jsonl",
+      "outdir/../d.jsonl",
+    ]);
+  });
+});
+
+Deno.test("cli run refuses --out and --record that are one file, even one not there yet", async () => {
+  await withTempDir(async (dir) => {
+    await suite(dir);
+    // Neither exists yet.
+    await refused(
+      dir,
+      ["run", "s.yaml", "--out", "x.out", "--record", "x.out"],
+      [
+        "x.out",
+        "x.out",
+      ],
+    );
+    // A dangling symlink to the other, not there yet.
+    await Deno.symlink("x.out", `${dir}/y.out`);
+    await refused(
+      dir,
+      ["run", "s.yaml", "--out", "x.out", "--record", "y.out"],
+      [
+        "y.out",
+        "x.out",
+      ],
+    );
+    // Both there, one a hard link of the other.
+    await Deno.writeTextFile(`${dir}/a.out`, "earlier results\n");
+    await Deno.link(`${dir}/a.out`, `${dir}/b.out`);
+    await refused(
+      dir,
+      ["run", "s.yaml", "--out", "a.out", "--record", "b.out"],
+      [
+        "b.out",
+        "a.out",
+      ],
+    );
+  });
+});
+
+Deno.test("cli run may send --out and --record both to /dev/null: devices are never refused", async () => {
+  await withTempDir(async (dir) => {
+    await suite(dir);
+    const { code, stderr } = await cli(
+      ["run", "s.yaml", "--out", "/dev/null", "--record", "/dev/null"],
+      dir,
+    );
+    assert.equal(code, 0, stderr);
+    // No sidecar for a device: nothing written beside /dev/null.
+    await assert.rejects(
+      Deno.lstat("/dev/null.meta.json"),
+      Deno.errors.NotFound,
+    );
+  });
+});
+
+Deno.test("cli run leaves --out and --record byte for byte as they were when the config is wrong", async () => {
+  await withTempDir(async (dir) => {
+    await suite(dir);
+    await Deno.writeTextFile(
+      `${dir}/bad.yaml`,
+      "dataset: d.jsonl\nbogus: 1\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n",
+    );
+    await Deno.writeTextFile(
+      `${dir}/nodata.yaml`,
+      "dataset: missing.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n",
+    );
+    await Deno.writeTextFile(`${dir}/o.ndjson`, "earlier Scores\n");
+    await Deno.writeTextFile(`${dir}/r.json`, "earlier record\n");
+    const cases: Array<[string, RegExp]> = [
+      ["bad.yaml", /unknown key "bogus"/],
+      ["missing.yaml", /cannot read it: no such file/],
+      ["nodata.yaml", /missing\.jsonl/],
+    ];
+    for (const [config, why] of cases) {
+      const before = await snapshot(dir);
+      const { code, stderr } = await cli(
+        ["run", config, "--out", "o.ndjson", "--record", "r.json"],
+        dir,
+      );
+      assert.equal(code, 2, stderr);
+      assert.match(stderr, why);
+      assert.deepEqual(await snapshot(dir), before, config);
+    }
+  });
+});
+
+Deno.test("cli run --resume leaves a torn file as it was when the config is wrong", async () => {
+  await withTempDir(async (dir) => {
+    await suite(dir);
+    const first = await cli(["run", "s.yaml", "--out", "o.ndjson"], dir);
+    assert.equal(first.code, 0, first.stderr);
+    await Deno.writeTextFile(`${dir}/o.ndjson`, '{"metric":"exact_ma', {
+      append: true,
+    });
+    await Deno.writeTextFile(`${dir}/bad.yaml`, `${SUITE}bogus: 1\n`);
+    const before = await snapshot(dir);
+    const { code, stderr } = await cli(
+      ["run", "bad.yaml", "--out", "o.ndjson", "--resume"],
+      dir,
+    );
+    assert.equal(code, 2, stderr);
+    assert.match(stderr, /unknown key "bogus"/);
+    assert.doesNotMatch(stderr, /dropped a torn last line/);
+    assert.deepEqual(await snapshot(dir), before);
+  });
+});
+
+Deno.test("cli run --out DATASET --resume refuses the dataset, naming it, and does not trim it", async () => {
+  await withTempDir(async (dir) => {
+    await suite(dir);
+    // A last line without a newline, which a resume would take for torn.
+    await Deno.writeTextFile(
+      `${dir}/d.jsonl`,
+      DATASET + '{"input":"q3","output":"a","expected":"a"}',
+    );
+    await Deno.writeTextFile(`${dir}/one.jsonl`, '{"input":"q","output":"a"}');
+    await Deno.writeTextFile(`${dir}/notes.csv`, "input,expected\nq,a\n");
+    const cases: Array<[string, RegExp]> = [
+      ["d.jsonl", /^evalpipe: "d\.jsonl" line 1 is not a Score \(/],
+      [
+        "one.jsonl",
+        /^evalpipe: "one\.jsonl" line 1 is not a Score \(it does not start as one\)/,
+      ],
+      ["notes.csv", /^evalpipe: "notes\.csv" line 1 is not a Score \(/],
+    ];
+    for (const [file, message] of cases) {
+      const before = await snapshot(dir);
+      const { code, stdout, stderr } = await cli(
+        ["run", "s.yaml", "--out", file, "--resume"],
+        dir,
+      );
+      assert.equal(code, 2, stderr);
+      assert.equal(stdout, "");
+      assert.match(stderr, message);
+      assert.deepEqual(await snapshot(dir), before, file);
+    }
+  });
+});
+
+Deno.test("cli run --resume still drops a torn Score line, after the checks", async () => {
+  await withTempDir(async (dir) => {
+    await suite(dir);
+    const first = await cli(["run", "s.yaml", "--out", "o.ndjson"], dir);
+    assert.equal(first.code, 0, first.stderr);
+    const whole = await Deno.readTextFile(`${dir}/o.ndjson`);
+    const [line1] = whole.split("\n");
+    await Deno.writeTextFile(`${dir}/o.ndjson`, `${line1}\n{"metric":"exa`);
+    const { code, stderr } = await cli(
+      ["run", "s.yaml", "--out", "o.ndjson", "--resume"],
+      dir,
+    );
+    assert.equal(code, 0, stderr);
+    assert.match(
+      stderr,
+      /dropped a torn last line of "o\.ndjson" \(14 characters\)/,
+    );
+    assert.equal(await Deno.readTextFile(`${dir}/o.ndjson`), whole);
+  });
+});
+
+Deno.test("cli run writes the sidecar through a fresh temp file: symlinks planted at either name are not followed", async () => {
+  await withTempDir(async (dir) => {
+    await suite(dir);
+    await Deno.writeTextFile(`${dir}/victim`, "precious\n");
+    // The name the sidecar's temp file had, and the sidecar's own.
+    await Deno.symlink(`${dir}/victim`, `${dir}/o.ndjson.meta.json.tmp`);
+    await Deno.symlink(`${dir}/victim`, `${dir}/o.ndjson.meta.json`);
+    const { code, stderr } = await cli(
+      ["run", "s.yaml", "--out", "o.ndjson"],
+      dir,
+    );
+    assert.equal(code, 0, stderr);
+    assert.equal(await Deno.readTextFile(`${dir}/victim`), "precious\n");
+    const sidecar = await Deno.lstat(`${dir}/o.ndjson.meta.json`);
+    assert.ok(sidecar.isFile && !sidecar.isSymlink);
+    assert.ok(
+      JSON.parse(await Deno.readTextFile(`${dir}/o.ndjson.meta.json`)).run_id,
+    );
+    // No temp file left behind.
+    const names = Object.keys(await snapshot(dir)).sort();
+    assert.deepEqual(names, [
+      "d.jsonl",
+      "o.ndjson",
+      "o.ndjson.meta.json",
+      "o.ndjson.meta.json.tmp",
+      "s.yaml",
+      "victim",
+    ]);
+  });
+});
+
+Deno.test("cli run refuses a dataset named like the --out sidecar", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/o.ndjson.meta.json`,
+      "[" + DATASET.trim().split("\n").join(",") + "]",
+    );
+    await Deno.writeTextFile(
+      `${dir}/s.yaml`,
+      "dataset: o.ndjson.meta.json\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n",
+    );
+    await refused(dir, ["run", "s.yaml", "--out", "o.ndjson"], [
+      "o.ndjson.meta.json",
+      "./o.ndjson.meta.json",
+    ]);
+  });
+});

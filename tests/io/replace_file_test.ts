@@ -1,0 +1,88 @@
+// replaceFile against real files, links and a full disk made for the test.
+
+import assert from "node:assert/strict";
+import { exitCodeOf, InputError, OutputError } from "../../src/base/mod.ts";
+import { replaceFile } from "../../src/io/mod.ts";
+import { withTempDir } from "../_proc.ts";
+
+Deno.test("replaceFile replaces a hard link's name, leaving the file it shared untouched, and no temp file", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/victim`, "precious\n");
+    await Deno.link(`${dir}/victim`, `${dir}/s.meta.json`);
+    await replaceFile(`${dir}/s.meta.json`, "{}\n");
+    assert.equal(await Deno.readTextFile(`${dir}/victim`), "precious\n");
+    assert.equal(await Deno.readTextFile(`${dir}/s.meta.json`), "{}\n");
+    const names = (await Array.fromAsync(Deno.readDir(dir))).map((e) => e.name);
+    assert.deepEqual(names.sort(), ["s.meta.json", "victim"]);
+  });
+});
+
+Deno.test("replaceFile in a folder that does not exist is an InputError naming the file", async () => {
+  await withTempDir(async (dir) => {
+    await assert.rejects(
+      replaceFile(`${dir}/no/s.meta.json`, "{}\n", { name: "the sidecar" }),
+      (error) => {
+        assert.ok(error instanceof InputError);
+        assert.equal(exitCodeOf(error), 2);
+        assert.equal(
+          error.message,
+          `Cannot write the sidecar "${dir}/no/s.meta.json": no such file`,
+        );
+        return true;
+      },
+    );
+  });
+});
+
+Deno.test({
+  name:
+    "replaceFile on a full disk is an OutputError (exit 3), and leaves no temp file",
+  ignore: Deno.uid() !== 0,
+  async fn() {
+    const disk = await Deno.makeTempDir({ prefix: "evalpipe_full_" });
+    const mount = await new Deno.Command("mount", {
+      args: ["-t", "tmpfs", "-o", "size=64k", "tmpfs", disk],
+    }).output();
+    assert.equal(mount.code, 0, "cannot mount a tmpfs");
+    try {
+      await Deno.writeTextFile(`${disk}/s.meta.json`, "old\n");
+      // Fill the disk to its last byte.
+      const fill = await Deno.open(`${disk}/fill`, {
+        write: true,
+        create: true,
+      });
+      try {
+        const block = new Uint8Array(4096);
+        for (;;) fill.writeSync(block);
+      } catch (error) {
+        assert.equal((error as { code?: string }).code, "ENOSPC");
+      } finally {
+        fill.close();
+      }
+      await assert.rejects(
+        replaceFile(`${disk}/s.meta.json`, "x".repeat(10_000), {
+          name: "the sidecar",
+        }),
+        (error) => {
+          assert.ok(error instanceof OutputError);
+          assert.equal(exitCodeOf(error), 3);
+          assert.equal(
+            error.message,
+            `Cannot write the sidecar "${disk}/s.meta.json": no space left on device (ENOSPC)`,
+          );
+          return true;
+        },
+      );
+      assert.equal(await Deno.readTextFile(`${disk}/s.meta.json`), "old\n");
+      const names = (await Array.fromAsync(Deno.readDir(disk))).map((e) =>
+        e.name
+      );
+      assert.deepEqual(names.sort(), ["fill", "s.meta.json"]);
+    } finally {
+      const umount = await new Deno.Command("umount", { args: [disk] })
+        .output();
+      assert.equal(umount.code, 0);
+      await Deno.remove(disk);
+    }
+  },
+});
