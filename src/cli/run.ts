@@ -90,13 +90,21 @@ and a summary table on stderr.`,
       type: "string",
       value: "DIR",
       help: "The target cache's folder",
-      defaultText: ".evalpipe/cache",
+      defaultText: ".evalpipe/cache in the config's folder",
     },
     timeout: {
       type: "number",
       value: "SECONDS",
-      help: "Every scorer's timeout",
+      help:
+        "Every scorer's timeout, over each scorer's own timeout: in the config (the target's is --target-timeout)",
       defaultText: "the config's, else 60",
+    },
+    "target-timeout": {
+      type: "number",
+      value: "SECONDS",
+      help: "The target's timeout per call, over target.timeout in the config",
+      defaultText:
+        "the config's, else 120 for subprocess, 60 for openai and http",
     },
   },
   async run(flags, [configPath]) {
@@ -224,6 +232,9 @@ and a summary table on stderr.`,
           ? { concurrency: flags.concurrency }
           : {}),
         ...(flags.timeout !== undefined ? { timeout: flags.timeout } : {}),
+        ...(flags["target-timeout"] !== undefined
+          ? { targetTimeout: flags["target-timeout"] }
+          : {}),
         ...(flags.epochs !== undefined ? { epochs: flags.epochs } : {}),
         ...(flags["max-processes"] !== undefined
           ? { maxProcesses: flags["max-processes"] }

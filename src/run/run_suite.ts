@@ -43,6 +43,7 @@ import {
 import type { Score } from "../score/mod.ts";
 import type { Scorer } from "../scorers/scorer.ts";
 import { DEFAULTS } from "../base/defaults.ts";
+import { resolveIn } from "../process/command.ts";
 import { aggregateInto } from "../aggregate/stage.ts";
 import { validateScoreBatches } from "../score/validate.ts";
 import { scoreUnitBatches } from "../scorers/score_units.ts";
@@ -95,6 +96,12 @@ export interface RunSuiteOptions {
    */
   timeout?: number;
   /**
+   * The target's timeout in seconds (a `subprocess`, `openai` or `http`
+   * target); overrides the config's `target.timeout`.
+   * @default {undefined}
+   */
+  targetTimeout?: number;
+  /**
    * Aborting stops the run: running commands are killed.
    * @default {undefined}
    */
@@ -112,8 +119,8 @@ export interface RunSuiteOptions {
   onScore?: (score: Score) => void;
   /**
    * The folder of the target cache (network targets only); `null` turns the
-   * cache off.
-   * @default {".evalpipe/cache"}
+   * cache off. A relative path is the caller's (the current folder's).
+   * @default {".evalpipe/cache" in the config file's folder}
    */
   cacheDir?: string | null;
   /**
@@ -225,6 +232,16 @@ interface Prepared {
   datasetPath: string;
   datasetName: string;
   fingerprints: Fingerprints;
+}
+
+/** The config with the caller's target timeout, when there is one to set. */
+function withTargetTimeout(
+  config: SuiteConfig,
+  options: RunSuiteOptions,
+): SuiteConfig {
+  const timeout = options.targetTimeout;
+  if (timeout === undefined || config.target.type === "replay") return config;
+  return { ...config, target: { ...config.target, timeout } };
 }
 
 async function prepare(
@@ -361,11 +378,13 @@ export async function runSuite(
   const cache = options.cacheDir === null || !isNetwork(config)
     ? undefined
     : new (await import("../targets/cache.ts")).TargetCache(
-      options.cacheDir ?? ".evalpipe/cache",
+      // Like every path of a suite, the cache belongs to the config's folder:
+      // the same suite run from another folder finds the answers it paid for.
+      options.cacheDir ?? resolveIn(cwd, ".evalpipe/cache"),
     );
   let target;
   try {
-    target = await buildTarget(config, cwd, cache);
+    target = await buildTarget(withTargetTimeout(config, options), cwd, cache);
   } catch (error) {
     if (!(error instanceof TemplateError)) throw error;
     throw new ConfigError(configPath, undefined, error.message);
@@ -402,7 +421,7 @@ export async function runSuite(
       started_at: started.toISOString(),
       config_path: configPath,
       config: {
-        ...config,
+        ...withTargetTimeout(config, options),
         concurrency,
         epochs,
         ...(options.timeout !== undefined ? { timeout: options.timeout } : {}),

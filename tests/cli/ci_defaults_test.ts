@@ -68,3 +68,40 @@ Deno.test("cli run refuses a gate no metric can meet, naming the key and its lin
     },
   );
 });
+
+Deno.test("cli run --target-timeout sets the target's timeout, --timeout the scorers'", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      `dataset: data.jsonl
+target: { type: subprocess, cmd: "cat >/dev/null; sleep 5; echo late", timeout: 60 }
+scorers:
+  - type: exact_match
+gates:
+  exact_match:
+    allow_unmeasured: true
+`,
+    );
+    await Deno.writeTextFile(
+      `${dir}/data.jsonl`,
+      '{"input": "a", "expected": "x"}\n',
+    );
+    const out = await cli([
+      "run",
+      "suite.yaml",
+      "--target-timeout",
+      "0.3",
+      "--timeout",
+      "7",
+      "--record",
+      "r.json",
+    ], dir);
+    assert.equal(out.code, 0, out.stderr);
+    const [score] = out.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    assert.equal(score.status, "blocked");
+    assert.match(score.reason, /^target error: .*timed out after 0\.3 s/);
+    const record = JSON.parse(await Deno.readTextFile(`${dir}/r.json`));
+    assert.equal(record.config.target.timeout, 0.3);
+    assert.equal(record.config.timeout, 7);
+  });
+});

@@ -56,3 +56,41 @@ scorers:
     assertPrivate(`${dir}/elsewhere/cache`);
   });
 });
+
+Deno.test("cli run keeps the cache in the config's folder: the suite run from another folder pays nothing again", async () => {
+  await withTempDir(async (dir) => {
+    await using server = fakeLlm();
+    await Deno.mkdir(`${dir}/evals`);
+    await Deno.mkdir(`${dir}/elsewhere`);
+    await Deno.writeTextFile(`${dir}/evals/data.jsonl`, '{"input": "q"}\n');
+    await Deno.writeTextFile(
+      `${dir}/evals/suite.yaml`,
+      `dataset: data.jsonl
+target:
+  type: openai
+  base_url: ${server.baseUrl}
+  model: m
+scorers:
+  - type: exact_match
+`,
+    );
+    const first = await cli(["run", "evals/suite.yaml"], dir);
+    assert.equal(first.code, 0, first.stderr);
+    assert.equal(server.requests.length, 1);
+    // The same suite, from another folder: the answer comes from the cache.
+    const second = await cli(
+      ["run", "../evals/suite.yaml"],
+      `${dir}/elsewhere`,
+    );
+    assert.equal(second.code, 0, second.stderr);
+    assert.equal(server.requests.length, 1, "the call was paid for twice");
+    assert.match(second.stderr, /target cache: 1 hits, 0 calls/);
+    assertPrivate(`${dir}/evals/.evalpipe/cache`);
+    assert.deepEqual([...Deno.readDirSync(`${dir}/elsewhere`)], []);
+    assert.equal(
+      [...Deno.readDirSync(dir)].some((e) => e.name === ".evalpipe"),
+      false,
+      "no cache in the folder the command ran in",
+    );
+  });
+});
