@@ -21,6 +21,12 @@ network: the summary per metric, gates, run facts, charts, and every unit
 with its input, output, Scores and reasons. With two files (A the baseline,
 B the candidate), the paired diff per metric and the newly failing and newly
 passing cases first, A's and B's outputs side by side.`,
+  positionals: {
+    names: ["RECORD", "[RECORD_B]"],
+    min: 1,
+    error:
+      "report takes one RunRecord, or two to compare (A the baseline, then B)",
+  },
   flags: {
     html: {
       type: "string",
@@ -29,15 +35,13 @@ passing cases first, A's and B's outputs side by side.`,
     },
   },
   async run(flags, positionals) {
-    if (positionals.length < 1 || positionals.length > 2) {
-      throw new UsageError(
-        "report takes one RunRecord, or two to compare (A the baseline, then B)",
-      );
-    }
     if (flags.html === undefined) {
       throw new UsageError("report needs a report to write: --html FILE");
     }
-    const files = await Promise.all(positionals.map(readResults));
+    // The second is optional: there may be one.
+    const files = await Promise.all(
+      positionals.filter((p) => p !== undefined).map(readResults),
+    );
     const { reportRunOf, writeHtmlReport } = await import("./_html.ts");
     const [a, b] = files.map(reportRunOf);
     await writeHtmlReport(flags.html, a!, b);

@@ -57,7 +57,8 @@ export interface PageRow {
 export interface PageGate {
   metric: string;
   gate: string;
-  threshold: number;
+  /** `null` for a metric that measured nothing (no threshold named it). */
+  threshold: number | null;
   actual: number | null;
   held: boolean;
   message: string;
@@ -98,7 +99,9 @@ export interface PageData {
   evaluators: string[];
 }
 
-const GATE_KEYS: ReadonlyArray<keyof Gate> = [
+type Threshold = Exclude<keyof Gate, "allow_unmeasured">;
+
+const GATE_KEYS: ReadonlyArray<Threshold> = [
   "min_mean",
   "min_mean_lower_bound",
   "min_pass_rate",
@@ -120,6 +123,9 @@ function gatesOf(config: unknown): Record<string, Gate> {
     for (const key of GATE_KEYS) {
       const value = g[key];
       if (typeof value === "number") gate[key] = value;
+    }
+    if (typeof g.allow_unmeasured === "boolean") {
+      gate.allow_unmeasured = g.allow_unmeasured;
     }
     gates[metric] = gate;
   }
@@ -143,6 +149,7 @@ function pageGates(
       const aggregate = aggregates.find((a) => a.metric === metric);
       // The figure a held gate was compared with, as checkGates reads it.
       const actual = failure?.actual ?? (aggregate === undefined ? null : ({
+        allow_unmeasured: null,
         min_mean: aggregate.mean,
         min_mean_lower_bound: aggregate.ci95?.[0] ?? null,
         min_pass_rate: aggregate.pass_rate,
@@ -159,6 +166,18 @@ function pageGates(
         message: failure?.message ?? `${metric}: ${key} ${threshold} held`,
       });
     }
+  }
+  // A metric that measured nothing fails the run, gated or not.
+  for (const f of failures) {
+    if (f.gate !== "allow_unmeasured") continue;
+    out.push({
+      metric: f.metric,
+      gate: "nothing measured",
+      threshold: null,
+      actual: null,
+      held: false,
+      message: f.message,
+    });
   }
   return out;
 }

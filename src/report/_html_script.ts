@@ -114,12 +114,13 @@ D.runs.forEach(function (run) {
   oc.setAttribute("data-outcome", run.outcome);
   add(sec, add(gh, oc));
   if (run.gates.length > 0) {
-    add(sec, table(["metric", "gate", "threshold", "actual", "outcome"], run.gates.map(function (g) {
-      return [g.metric, g.gate, String(g.threshold), fig(g.actual), el("span", g.held ? "pass" : "fail", g.held ? "held" : "failed")];
-    }), [0, 0, 1, 1, 0]));
+    add(sec, table(["metric", "gate", "threshold", "actual", "outcome", "why"], run.gates.map(function (g) {
+      return [g.metric, g.gate, g.threshold === null ? "\u2013" : String(g.threshold), fig(g.actual),
+        el("span", g.held ? "pass" : "fail", g.held ? "held" : "failed"), g.held ? "" : g.message];
+    }), [0, 0, 1, 1, 0, 0]));
   }
   add(sec, el("h3", "", "Run"));
-  var dl = el("dl", "facts");
+  var dl = el("dl", "facts run");
   run.facts.forEach(function (f) { add(dl, el("dt", "", f[0]), el("dd", "", f[1])); });
   if (!run.units) add(dl, el("dt", "", "units"), el("dd", "", "not in the record: Scores only"));
   add(sec, dl);

@@ -21,6 +21,7 @@ table.t td.n,table.t th.n{text-align:right;font-variant-numeric:tabular-nums}
 .pass{color:var(--pass)}.fail{color:var(--fail)}.warn{color:var(--warn)}
 .badge{display:inline-block;padding:0 6px;border-radius:8px;border:1px solid currentColor;font-size:12px}
 dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:2px 12px;margin:0}
+dl.facts.run{grid-template-columns:repeat(auto-fill,minmax(90px,max-content) minmax(220px,1fr))}
 dl.facts dt{color:var(--muted)}dl.facts dd{margin:0;overflow-wrap:anywhere}
 .charts{display:flex;flex-wrap:wrap;gap:16px;align-items:flex-start}
 .chart{background:var(--panel);border:1px solid var(--line);border-radius:6px;padding:8px}

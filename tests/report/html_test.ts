@@ -191,3 +191,28 @@ Deno.test("cli report: usage errors exit 2 and say why", async () => {
     );
   });
 });
+
+Deno.test("htmlReport: a metric that measured nothing fails the outcome, gated or not", async () => {
+  const { errored, scored } = await import("../../src/score/mod.ts");
+  const run = {
+    scores: [
+      scored("kept", 1, { example_id: "d#1", unit_id: "d#1" }),
+      errored("broken", "scorer error: exit 1", {
+        example_id: "d#1",
+        unit_id: "d#1",
+      }),
+    ],
+  };
+  const [page] = dataOf(htmlReport(run)).runs;
+  assert.equal(page.outcome, "failed");
+  assert.deepEqual(
+    page.gates.map((
+      g: { metric: string; gate: string; held: boolean },
+    ) => [g.metric, g.gate, g.held]),
+    [["broken", "nothing measured", false]],
+  );
+  assert.match(
+    page.gates[0].message,
+    /^broken: nothing measured: 1 error of 1 Scores/,
+  );
+});
