@@ -216,3 +216,31 @@ Deno.test("htmlReport: a metric that measured nothing fails the outcome, gated o
     /^broken: nothing measured: 1 error of 1 Scores/,
   );
 });
+
+Deno.test("cli run --html: a report that cannot be written costs the report, not the Scores; an input is never overwritten", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/s.yaml`, CONFIG);
+    await Deno.writeTextFile(`${dir}/d.jsonl`, DATA);
+    const lost = await cli(
+      ["run", "s.yaml", "--html", "no/such/dir/r.html", "--out", "s.ndjson"],
+      dir,
+    );
+    assert.equal(lost.code, 3, lost.stderr);
+    assert.match(
+      lost.stderr,
+      /^evalpipe: Cannot write HTML report "no\/such\/dir\/r\.html": no such file$/m,
+    );
+    assert.equal(
+      (await Deno.readTextFile(`${dir}/s.ndjson`)).split("\n").length,
+      3,
+    );
+    const same = await cli(["run", "s.yaml", "--html", "d.jsonl"], dir);
+    assert.equal(same.code, 2, same.stderr);
+    assert.match(same.stderr, /--html/);
+    assert.equal(await Deno.readTextFile(`${dir}/d.jsonl`), DATA);
+    // No temporary record is left behind either way.
+    const temps = [...Deno.readDirSync(Deno.env.get("TMPDIR") ?? "/tmp")]
+      .filter((e) => e.name.startsWith("evalpipe-record-"));
+    assert.deepEqual(temps, []);
+  });
+});
