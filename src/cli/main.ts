@@ -13,6 +13,7 @@ import { say } from "./_output.ts";
 import { aggregate } from "./aggregate.ts";
 import { diff } from "./diff.ts";
 import { exportRun } from "./export.ts";
+import { report } from "./report.ts";
 import { run } from "./run.ts";
 import { score } from "./score.ts";
 import { view } from "./view.ts";
@@ -27,6 +28,7 @@ export const COMMANDS: readonly Command[] = [
   aggregate,
   view,
   diff,
+  report,
   exportRun,
 ];
 

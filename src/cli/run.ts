@@ -26,6 +26,17 @@ async function openFlagFile(
   }
 }
 
+/** Writes the HTML report of the run whose RunRecord is at `recordPath`. */
+async function writeRunReport(recordPath: string, htmlPath: string) {
+  const [{ readScoresFile }, { reportRunOf, writeHtmlReport }] = await Promise
+    .all([
+      import("../record/scores_file.ts"),
+      import("./_html.ts"),
+    ]);
+  const file = await readScoresFile(recordPath);
+  await writeHtmlReport(htmlPath, reportRunOf(file));
+}
+
 /** The `run` command. */
 export const run = defineCommand({
   name: "run",
@@ -70,6 +81,12 @@ and a summary table on stderr.`,
       value: "FILE",
       help:
         "Write the RunRecord (config, fingerprints, Scores, aggregates) to FILE, as the run goes",
+    },
+    html: {
+      type: "string",
+      value: "FILE",
+      help:
+        "Write the one-file HTML report of the run to FILE (as `report RECORD --html FILE` would)",
     },
     concurrency: {
       type: "integer",
@@ -154,6 +171,11 @@ and a summary table on stderr.`,
     // is refused leaves every output file as it was.
     let out: import("../io/out_file.ts").OutFile | undefined;
     let record: import("../io/out_file.ts").OutFile | undefined;
+    // The HTML report is made from the RunRecord: a temporary one without
+    // --record. Losing it costs the report, not the run.
+    let recordPath = flags.record;
+    let tempRecord: string | undefined;
+    let htmlLost = false;
     const beforeWrite = async (
       files: import("../run/run_suite.ts").SuiteFiles,
     ) => {
@@ -167,6 +189,9 @@ and a summary table on stderr.`,
             : []),
           ...(flags.record !== undefined
             ? [{ name: "--record", path: flags.record }]
+            : []),
+          ...(flags.html !== undefined
+            ? [{ name: "--html", path: flags.html }]
             : []),
         ],
         [
@@ -191,6 +216,18 @@ and a summary table on stderr.`,
         record = await openFlagFile(flags.record, {
           name: recordName,
           onFailure: onFailure(recordName),
+        });
+      } else if (flags.html !== undefined) {
+        recordPath = tempRecord = await Deno.makeTempFile({
+          prefix: "evalpipe-record-",
+          suffix: ".json",
+        });
+        record = await openFlagFile(tempRecord, {
+          name: "the record behind --html",
+          onFailure: (error) => {
+            htmlLost = true;
+            say(`evalpipe: ${error.message}; no HTML report`);
+          },
         });
       }
     };
@@ -220,7 +257,7 @@ and a summary table on stderr.`,
         sink: ndjsonBatchSink({ write: (p) => out!.write(p) }, {
           stringify: scoreLine,
         }),
-        ...(flags.record !== undefined
+        ...(flags.record !== undefined || flags.html !== undefined
           ? { record: { write: (p) => record!.write(p) } }
           : {}),
         beforeWrite,
@@ -269,6 +306,19 @@ and a summary table on stderr.`,
           }`,
         );
       }
+      if (flags.html !== undefined && !htmlLost && recordPath !== undefined) {
+        const htmlName = `--html ${JSON.stringify(flags.html)}`;
+        try {
+          await writeRunReport(recordPath, flags.html);
+          say(`HTML report written to ${flags.html}`);
+        } catch (error) {
+          // The Scores are written; a report that cannot be is an output lost.
+          const { exitCodeOf } = await import("../base/errors.ts");
+          if (exitCodeOf(error) === undefined) throw error;
+          say(`evalpipe: ${(error as Error).message}`);
+          failed.push(htmlName);
+        }
+      }
       const sig = interrupt.signal;
       if (sig !== undefined) {
         say(`evalpipe: interrupted by ${sig}; the run is incomplete`);
@@ -314,6 +364,7 @@ and a summary table on stderr.`,
       interrupt.dispose();
       out?.close();
       record?.close();
+      if (tempRecord !== undefined) await Deno.remove(tempRecord);
     }
   },
 });

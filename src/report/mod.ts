@@ -1,10 +1,22 @@
 /**
- * Reports for people: summary tables, diffs, and Scores grouped by the
- * call they measured, with control characters in model output escaped.
+ * Reports for people: summary tables, diffs, Scores grouped by the call they
+ * measured (control characters in model output escaped), and the one-file
+ * HTML report.
+ *
+ * @example Write the HTML report of a run
+ * ```ts
+ * import { htmlReport } from "./mod.ts";
+ * import { scored } from "../score/mod.ts";
+ * const html = htmlReport({ scores: [scored("exact_match", 1, { example_id: "d#1", unit_id: "d#1" })] });
+ * if (!html.includes("Content-Security-Policy")) throw new Error("unexpected");
+ * ```
  *
  * @module
  */
 
 export { formatDiff, formatSummary } from "./summary.ts";
+export type { HtmlReportOptions } from "./html.ts";
+export type { ReportRun, ReportUnit } from "./report_run.ts";
+export { htmlReport, reportPolicy } from "./html.ts";
 export type { UnitView } from "./view.ts";
 export { escapeControl, groupByCall, renderByCall } from "./view.ts";

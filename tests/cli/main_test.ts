@@ -45,6 +45,7 @@ Deno.test("the main help lists every command from its declaration", async () => 
     "aggregate",
     "view",
     "diff",
+    "report",
     "export",
   ]);
   for (const c of COMMANDS) {

@@ -1,0 +1,25 @@
+// Writing the HTML report for `run --html` and `report --html`.
+
+import type { ScoresFile } from "../record/scores_file.ts";
+import type { ReportRun } from "../report/report_run.ts";
+
+/** What a results file gives the report: the record when it is one, else its Scores. */
+export function reportRunOf(file: ScoresFile): ReportRun {
+  return file.record ?? { scores: file.scores };
+}
+
+/**
+ * Writes the report to `path` whole or not at all: into a fresh file beside
+ * it, renamed over it when complete.
+ */
+export async function writeHtmlReport(
+  path: string,
+  a: ReportRun,
+  b?: ReportRun,
+): Promise<void> {
+  const [{ htmlReport }, { replaceFile }] = await Promise.all([
+    import("../report/html.ts"),
+    import("../io/replace_file.ts"),
+  ]);
+  await replaceFile(path, htmlReport(a, b), { name: "HTML report" });
+}

@@ -1,0 +1,522 @@
+// What the HTML report's page shows, computed here (pure) and embedded in the
+// page as JSON: the page's script only lays it out.
+
+import { Aggregator } from "../aggregate/aggregator.ts";
+import { checkGates, type Gate } from "../aggregate/gates.ts";
+import type { Aggregate } from "../aggregate/types.ts";
+import { type DiffLine, diffScores } from "../diff/diff.ts";
+import { aggregatable, type Score } from "../score/mod.ts";
+import type { ReportRun, ReportUnit } from "./report_run.ts";
+
+/** A Score as the page holds it: short keys, absent fields left out. */
+export interface PageScore {
+  /** status; absent when `scored` */
+  st?: string;
+  /** validity; absent when `valid` */
+  va?: string;
+  /** value */
+  v: number | null;
+  /** passed */
+  p?: boolean;
+  /** reason */
+  r?: string;
+  /** evaluator_version, as its index in {@linkcode PageData.evaluators} */
+  ev: number;
+  /** diagnostics */
+  d?: Score["diagnostics"];
+}
+
+/** One unit of one run as the page holds it. */
+export interface PageUnit {
+  in?: unknown;
+  exp?: unknown;
+  ctx?: unknown;
+  meta?: unknown;
+  out?: unknown;
+  /** The target's record. */
+  t?: unknown;
+  /** The unit's Scores, by metric index; `null` where it has none. */
+  s: Array<PageScore | null>;
+}
+
+/** One row of the cases table: a unit of run A, of run B, or of both. */
+export interface PageRow {
+  /** The unit id. */
+  id: string;
+  /** The example id; absent when equal to the unit id. */
+  ex?: string;
+  /** The epoch, when known. */
+  ep?: number;
+  a: PageUnit | null;
+  b?: PageUnit | null;
+  /** Two runs: -1 newly failing, 1 newly passing, 0 neither. */
+  ch?: number;
+}
+
+/** A gate of the config and whether it held. */
+export interface PageGate {
+  metric: string;
+  gate: string;
+  /** `null` for a metric that measured nothing (no threshold named it). */
+  threshold: number | null;
+  actual: number | null;
+  held: boolean;
+  message: string;
+}
+
+/** One metric's chart: a histogram of its values and its interval. */
+export interface PageChart {
+  metric: string;
+  lo: number;
+  hi: number;
+  bins: number[];
+  mean: number | null;
+  ci95: [number, number] | null;
+  bounds: [number, number] | null;
+}
+
+/** One run's summary as the page shows it. */
+export interface PageRun {
+  label: string;
+  facts: Array<[string, string]>;
+  aggregates: Array<Omit<Aggregate, "sums">>;
+  gates: PageGate[];
+  /** `passed`, `failed` or `none` (no gates). */
+  outcome: string;
+  charts: PageChart[];
+  /** Whether units (inputs and outputs) were in the record. */
+  units: boolean;
+}
+
+/** Everything the page shows. */
+export interface PageData {
+  title: string;
+  metrics: string[];
+  runs: PageRun[];
+  diff: Array<Omit<DiffLine, "regressions">> | null;
+  rows: PageRow[];
+  /** The evaluator versions the Scores name, each once. */
+  evaluators: string[];
+}
+
+type Threshold = Exclude<keyof Gate, "allow_unmeasured">;
+
+const GATE_KEYS: ReadonlyArray<Threshold> = [
+  "min_mean",
+  "min_mean_lower_bound",
+  "min_pass_rate",
+  "min_coverage",
+  "max_errors",
+  "max_blocked",
+];
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** The config's gates, read defensively: a record holds the resolved config. */
+function gatesOf(config: unknown): Record<string, Gate> {
+  const gates: Record<string, Gate> = {};
+  if (!isObject(config) || !isObject(config.gates)) return gates;
+  for (const [metric, g] of Object.entries(config.gates)) {
+    if (!isObject(g)) continue;
+    const gate: Gate = {};
+    for (const key of GATE_KEYS) {
+      const value = g[key];
+      if (typeof value === "number") gate[key] = value;
+    }
+    if (typeof g.allow_unmeasured === "boolean") {
+      gate.allow_unmeasured = g.allow_unmeasured;
+    }
+    gates[metric] = gate;
+  }
+  return gates;
+}
+
+function pageGates(
+  config: unknown,
+  aggregates: readonly Aggregate[],
+): PageGate[] {
+  const gates = gatesOf(config);
+  const failures = checkGates(gates, aggregates);
+  const out: PageGate[] = [];
+  for (const metric of Object.keys(gates).sort()) {
+    for (const key of GATE_KEYS) {
+      const threshold = gates[metric]![key];
+      if (threshold === undefined) continue;
+      const failure = failures.find((f) =>
+        f.metric === metric && f.gate === key
+      );
+      const aggregate = aggregates.find((a) => a.metric === metric);
+      // The figure a held gate was compared with, as checkGates reads it.
+      const actual = failure?.actual ?? (aggregate === undefined ? null : ({
+        allow_unmeasured: null,
+        min_mean: aggregate.mean,
+        min_mean_lower_bound: aggregate.ci95?.[0] ?? null,
+        min_pass_rate: aggregate.pass_rate,
+        min_coverage: aggregate.coverage,
+        max_errors: aggregate.errors,
+        max_blocked: aggregate.blocked,
+      })[key]);
+      out.push({
+        metric,
+        gate: key,
+        threshold,
+        actual,
+        held: failure === undefined,
+        message: failure?.message ?? `${metric}: ${key} ${threshold} held`,
+      });
+    }
+  }
+  // A metric that measured nothing fails the run, gated or not.
+  for (const f of failures) {
+    if (f.gate !== "allow_unmeasured") continue;
+    out.push({
+      metric: f.metric,
+      gate: "nothing measured",
+      threshold: null,
+      actual: null,
+      held: false,
+      message: f.message,
+    });
+  }
+  return out;
+}
+
+/** A URL without its userinfo: a password in a config is never shown. */
+function noUserinfo(text: string): string {
+  return text.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/@]*@/i, "$1");
+}
+
+function duration(from: string | undefined, to: string | null | undefined) {
+  if (from === undefined || to === undefined || to === null) return undefined;
+  const ms = Date.parse(to) - Date.parse(from);
+  if (!Number.isFinite(ms)) return undefined;
+  return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`;
+}
+
+/** A number the target's record gives as its cost, when it does. */
+function costOf(target: unknown): number | undefined {
+  if (!isObject(target)) return undefined;
+  for (const v of [target.cost_usd, target.cost]) {
+    if (typeof v === "number" && Number.isFinite(v)) return v;
+  }
+  const usage = target.usage;
+  if (isObject(usage)) {
+    for (const v of [usage.cost_usd, usage.cost]) {
+      if (typeof v === "number" && Number.isFinite(v)) return v;
+    }
+  }
+  return undefined;
+}
+
+function facts(run: ReportRun): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  const add = (name: string, value: unknown) => {
+    if (value === undefined || value === null || value === "") return;
+    out.push([name, typeof value === "string" ? value : JSON.stringify(value)]);
+  };
+  const config = isObject(run.config) ? run.config : {};
+  const target = isObject(config.target) ? config.target : {};
+  add("run", run.run_id);
+  add("config", run.config_path);
+  add("dataset", config.dataset);
+  const where = target.cmd ?? target.url ?? target.base_url;
+  add(
+    "target",
+    typeof target.type === "string"
+      ? `${target.type}${
+        typeof where === "string" ? `: ${noUserinfo(where)}` : ""
+      }`
+      : undefined,
+  );
+  const models = new Set<string>();
+  if (typeof target.model === "string") models.add(target.model);
+  for (const u of run.units ?? []) {
+    const m = isObject(u.target) ? u.target.model : undefined;
+    if (typeof m === "string" && models.size < 5) models.add(m);
+  }
+  add("model", [...models].join(", "));
+  add("started", run.started_at);
+  add("finished", run.finished_at ?? undefined);
+  add("duration", duration(run.started_at, run.finished_at));
+  if (run.complete !== undefined) add("complete", run.complete ? "yes" : "no");
+  add("epochs", config.epochs);
+  add("concurrency", config.concurrency);
+  if (run.units !== undefined) add("units", String(run.units.length));
+  add("scores", String(run.scores.length));
+  let cost = 0;
+  let priced = 0;
+  for (const u of run.units ?? []) {
+    const c = costOf(u.target);
+    if (c !== undefined) {
+      cost += c;
+      priced++;
+    }
+  }
+  if (priced > 0) {
+    add(
+      "cost",
+      `${cost.toFixed(4)}${
+        priced < (run.units?.length ?? 0)
+          ? ` (${priced} units priced of ${run.units!.length})`
+          : ""
+      }`,
+    );
+  }
+  return out;
+}
+
+const BINS = 10;
+
+function charts(
+  scores: readonly Score[],
+  aggregates: readonly Aggregate[],
+): PageChart[] {
+  const values = new Map<string, number[]>();
+  for (const s of scores) {
+    if (!aggregatable(s)) continue;
+    let list = values.get(s.metric);
+    if (list === undefined) values.set(s.metric, list = []);
+    list.push(s.value as number);
+  }
+  return aggregates.map((a) => {
+    const list = values.get(a.metric) ?? [];
+    let lo = 0;
+    let hi = 1;
+    for (const v of list) {
+      if (v < lo) lo = v;
+      if (v > hi) hi = v;
+    }
+    const bins = new Array<number>(BINS).fill(0);
+    for (const v of list) {
+      const i = Math.min(BINS - 1, Math.floor((v - lo) / (hi - lo) * BINS));
+      bins[i]!++;
+    }
+    return {
+      metric: a.metric,
+      lo,
+      hi,
+      bins,
+      mean: a.mean,
+      ci95: a.ci95,
+      bounds: a.mean_bounds,
+    };
+  });
+}
+
+function aggregatesOf(run: ReportRun): Aggregate[] {
+  if (run.aggregates !== undefined) return [...run.aggregates];
+  const aggregator = new Aggregator({ grouped: true });
+  for (const s of run.scores) aggregator.add(s);
+  return aggregator.results();
+}
+
+/** Each evaluator version once: a page of 100,000 units names few. */
+class Interned {
+  readonly list: string[] = [];
+  #index = new Map<string, number>();
+  of(text: string): number {
+    let i = this.#index.get(text);
+    if (i === undefined) {
+      this.#index.set(text, i = this.list.length);
+      this.list.push(text);
+    }
+    return i;
+  }
+}
+
+function pageScore(s: Score, evaluators: Interned): PageScore {
+  const p: PageScore = { v: s.value, ev: evaluators.of(s.evaluator_version) };
+  if (s.status !== "scored") p.st = s.status;
+  if (s.validity !== "valid") p.va = s.validity;
+  if (s.passed !== undefined) p.p = s.passed;
+  if (s.reason !== undefined) p.r = s.reason;
+  if (s.diagnostics.length > 0) p.d = s.diagnostics;
+  return p;
+}
+
+interface Keyed {
+  id: string;
+  ex: string;
+  ep?: number;
+  unit: PageUnit;
+}
+
+/** A run's units in order, each with its Scores by metric index. */
+function keyedUnits(
+  run: ReportRun,
+  metrics: readonly string[],
+  evaluators: Interned,
+): Keyed[] {
+  const index = new Map(metrics.map((m, i) => [m, i]));
+  const byId = new Map<string, Keyed>();
+  const order: Keyed[] = [];
+  const fresh = (): PageUnit => ({ s: metrics.map(() => null) });
+  for (const u of run.units ?? []) {
+    const id = String(u.unit_id ?? u.example_id ?? `#${order.length + 1}`);
+    const unit = fresh();
+    copyUnit(u, unit);
+    const keyed: Keyed = { id, ex: String(u.example_id ?? id), unit };
+    if (typeof u.epoch === "number") keyed.ep = u.epoch;
+    if (!byId.has(id)) order.push(keyed);
+    byId.set(id, keyed);
+  }
+  run.scores.forEach((s, i) => {
+    const id = s.unit_id ?? s.example_id ?? `score ${i + 1}`;
+    let keyed = byId.get(id);
+    if (keyed === undefined) {
+      keyed = { id, ex: s.example_id ?? id, unit: fresh() };
+      const at = /@(\d+)$/.exec(id);
+      if (at !== null && s.example_id !== undefined) keyed.ep = Number(at[1]);
+      byId.set(id, keyed);
+      order.push(keyed);
+    }
+    keyed.unit.s[index.get(s.metric)!] = pageScore(s, evaluators);
+  });
+  return order;
+}
+
+function copyUnit(u: ReportUnit, unit: PageUnit): void {
+  if (u.input !== undefined) unit.in = u.input;
+  if (u.expected !== undefined) unit.exp = u.expected;
+  if (u.context !== undefined && u.context !== null) unit.ctx = u.context;
+  if (u.metadata !== undefined) unit.meta = u.metadata;
+  if (u.output !== undefined) unit.out = u.output;
+  if (u.target !== undefined) unit.t = u.target;
+}
+
+/** Per metric, per example: did it pass (epochs reduced as `diffScores` does)? */
+function passes(scores: readonly Score[]): Map<string, Map<string, boolean>> {
+  const counts = new Map<string, Map<string, [number, number]>>();
+  for (const s of scores) {
+    const id = s.example_id ?? s.unit_id;
+    if (id === undefined || !aggregatable(s)) continue;
+    let m = counts.get(s.metric);
+    if (m === undefined) counts.set(s.metric, m = new Map());
+    const c = m.get(id) ?? [0, 0];
+    c[0] += s.passed === true ? 1 : 0;
+    c[1]++;
+    m.set(id, c);
+  }
+  const out = new Map<string, Map<string, boolean>>();
+  for (const [metric, m] of counts) {
+    out.set(
+      metric,
+      new Map([...m].map(([id, [p, n]]) => [id, p * 2 >= n])),
+    );
+  }
+  return out;
+}
+
+/** Per example: -1 when a metric newly fails in B, else 1 when one newly passes. */
+function changes(a: ReportRun, b: ReportRun): Map<string, number> {
+  const pa = passes(a.scores);
+  const pb = passes(b.scores);
+  const out = new Map<string, number>();
+  for (const [metric, ma] of pa) {
+    const mb = pb.get(metric);
+    if (mb === undefined) continue;
+    for (const [id, x] of ma) {
+      const y = mb.get(id);
+      if (y === undefined || x === y) continue;
+      if (x && !y) out.set(id, -1);
+      else if (out.get(id) !== -1) out.set(id, 1);
+    }
+  }
+  return out;
+}
+
+function pageRun(
+  run: ReportRun,
+  label: string,
+  aggregates: readonly Aggregate[],
+): PageRun {
+  const gates = pageGates(run.config, aggregates);
+  return {
+    label,
+    facts: facts(run),
+    aggregates: aggregates.map(({ sums: _, ...rest }) => rest),
+    gates,
+    outcome: gates.length === 0
+      ? "none"
+      : gates.every((g) => g.held)
+      ? "passed"
+      : "failed",
+    charts: charts(run.scores, aggregates),
+    units: run.units !== undefined,
+  };
+}
+
+/**
+ * What the page shows for one run, or for two compared (A the baseline).
+ */
+export function pageData(
+  a: ReportRun,
+  b: ReportRun | undefined,
+  title: string,
+): PageData {
+  const aggA = aggregatesOf(a);
+  const aggB = b === undefined ? [] : aggregatesOf(b);
+  const metrics = [
+    ...new Set([
+      ...aggA.map((x) => x.metric),
+      ...aggB.map((x) => x.metric),
+      ...a.scores.map((s) => s.metric),
+      ...(b?.scores ?? []).map((s) => s.metric),
+    ]),
+  ].sort();
+  const evaluators = new Interned();
+  const unitsA = keyedUnits(a, metrics, evaluators);
+  if (b === undefined) {
+    return {
+      title,
+      metrics,
+      runs: [pageRun(a, "", aggA)],
+      diff: null,
+      rows: unitsA.map((k) => row(k, k.unit)),
+      evaluators: evaluators.list,
+    };
+  }
+  const unitsB = keyedUnits(b, metrics, evaluators);
+  const byIdB = new Map(unitsB.map((k) => [k.id, k]));
+  const byIdA = new Map(unitsA.map((k) => [k.id, k]));
+  const change = changes(a, b);
+  const rows: PageRow[] = [];
+  for (const k of unitsA) {
+    const other = byIdB.get(k.id);
+    const r = row(other ?? k, k.unit);
+    r.b = other?.unit ?? null;
+    r.ch = change.get(r.ex ?? r.id) ?? 0;
+    rows.push(r);
+  }
+  for (const k of unitsB) {
+    if (byIdA.has(k.id)) continue;
+    const r = row(k, null);
+    r.b = k.unit;
+    r.ch = change.get(r.ex ?? r.id) ?? 0;
+    rows.push(r);
+  }
+  // Newly failing cases first, then newly passing, then the rest in order.
+  const rank = (ch: number | undefined) => ch === -1 ? 0 : ch === 1 ? 1 : 2;
+  const sorted = rows
+    .map((r, i) => [r, i] as const)
+    .sort(([p, i], [q, j]) => rank(p.ch) - rank(q.ch) || i - j)
+    .map(([r]) => r);
+  return {
+    title,
+    metrics,
+    runs: [pageRun(a, "A", aggA), pageRun(b, "B", aggB)],
+    diff: diffScores(a.scores, b.scores).map(({ regressions: _, ...rest }) =>
+      rest
+    ),
+    rows: sorted,
+    evaluators: evaluators.list,
+  };
+}
+
+function row(k: Keyed, a: PageUnit | null): PageRow {
+  const r: PageRow = { id: k.id, a };
+  if (k.ex !== k.id) r.ex = k.ex;
+  if (k.ep !== undefined) r.ep = k.ep;
+  return r;
+}

@@ -1,0 +1,246 @@
+// The HTML report's page as text: what it embeds, what it allows, what it
+// computes. The browser tests (html_browser_test.ts) open it.
+
+import assert from "node:assert/strict";
+import { htmlReport, reportPolicy } from "../../src/report/mod.ts";
+import { diffScores } from "../../src/diff/mod.ts";
+import { cli } from "../_cli.ts";
+import { withTempDir } from "../_proc.ts";
+import { HOSTILE, makeRun } from "./_report_fixture.ts";
+
+/** The page's data, read back as its script reads it. */
+function dataOf(html: string) {
+  const m =
+    /<script type="application\/json" id="report-data">([^]*?)<\/script>/
+      .exec(html);
+  assert.ok(m !== null, "the data block");
+  return JSON.parse(m[1]!);
+}
+
+async function sha256(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest(
+    "SHA-256",
+    new TextEncoder().encode(text),
+  );
+  return btoa(String.fromCharCode(...new Uint8Array(digest)));
+}
+
+Deno.test("htmlReport embeds hostile text as inert JSON that reads back the same", () => {
+  const run = makeRun({ n: 60, hostile: true });
+  const html = htmlReport(run);
+  const block = /id="report-data">([^]*?)<\/script>/.exec(html)![1]!;
+  assert.doesNotMatch(block, /[<>&\u202a-\u202e\u2066-\u2069]/);
+  const data = dataOf(html);
+  const outputs = data.rows.map((r: { a: { out: unknown } }) => r.a.out);
+  for (const bad of HOSTILE.slice(0, 6)) assert.ok(outputs.includes(bad), bad);
+  assert.equal(data.rows.length, 60);
+  // The page has exactly its own two scripts and loads nothing.
+  assert.equal(html.match(/<script\b/g)?.length, 2);
+  const markup = html.replace(block, "");
+  assert.doesNotMatch(markup, /\s(src|href|action|srcset)=/i);
+});
+
+Deno.test("htmlReport allows by hash exactly the script and the styles it inlines", async () => {
+  const html = htmlReport(makeRun({ n: 3 }));
+  const script = /<script>([^]*?)<\/script>/.exec(html)![1]!;
+  const style = /<style>([^]*?)<\/style>/.exec(html)![1]!;
+  const policy = reportPolicy();
+  assert.ok(html.includes(`content="${policy}"`));
+  assert.equal(
+    policy,
+    `default-src 'none'; script-src 'sha256-${await sha256(script)}'; ` +
+      `style-src 'sha256-${await sha256(style)}'; img-src 'none'; ` +
+      "base-uri 'none'; form-action 'none'",
+  );
+  // The policy comes before anything it governs.
+  assert.ok(html.indexOf("Content-Security-Policy") < html.indexOf("<style>"));
+});
+
+Deno.test("htmlReport shows the gates with their outcome, and hides a URL's password", () => {
+  const data = dataOf(htmlReport(makeRun({ n: 100 })));
+  const [run] = data.runs;
+  assert.equal(run.outcome, "failed");
+  assert.deepEqual(
+    run.gates.map((g: { gate: string; held: boolean }) => [g.gate, g.held]),
+    [["min_pass_rate", true], ["max_errors", false]],
+  );
+  const facts = Object.fromEntries(run.facts);
+  assert.equal(facts.target, "openai: http://127.0.0.1:9/v1");
+  assert.equal(facts.units, "100");
+  assert.equal(facts.duration, "90.0 s");
+  assert.ok(!JSON.stringify(data).includes("secret"));
+});
+
+Deno.test("htmlReport of two runs: newly failing rows first, counted as diffScores counts them", () => {
+  const a = makeRun({ n: 120 });
+  const b = makeRun({ n: 120, shift: 1 });
+  const data = dataOf(htmlReport(a, b));
+  const lines = diffScores(a.scores, b.scores);
+  assert.deepEqual(
+    data.diff.map((l: { newly_failing: number }) => l.newly_failing),
+    lines.map((l) => l.newly_failing),
+  );
+  const ch = data.rows.map((r: { ch: number }) => r.ch);
+  const failing = ch.filter((c: number) => c === -1).length;
+  const exact = lines.find((l) => l.metric === "exact_match")!;
+  // Here only exact_match flips, so the rows flagged are its flips.
+  assert.equal(failing, exact.newly_failing);
+  assert.equal(ch.filter((c: number) => c === 1).length, exact.newly_passing);
+  assert.deepEqual(
+    ch,
+    [...ch].sort((x: number, y: number) => {
+      const rank = (c: number) => c === -1 ? 0 : c === 1 ? 1 : 2;
+      return rank(x) - rank(y);
+    }),
+  );
+  assert.ok(data.rows[0].a.out !== data.rows[0].b.out);
+});
+
+const CONFIG = "dataset: d.jsonl\ntarget: { type: replay }\n" +
+  "scorers: [{ type: exact_match }]\ngates: { exact_match: { min_mean: 0.1 } }\n";
+const DATA = [
+  '{"id":"a","input":"q1","output":"</script><script>alert(1)</script>","expected":"x"}',
+  '{"id":"b","input":"q2","output":"yes","expected":"yes"}',
+].join("\n") + "\n";
+
+Deno.test("cli run --html writes the report; report RECORD [B] --html writes it from records", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/s.yaml`, CONFIG);
+    await Deno.writeTextFile(`${dir}/d.jsonl`, DATA);
+    const ran = await cli(
+      ["run", "s.yaml", "--html", "run.html", "--record", "r.json"],
+      dir,
+    );
+    assert.equal(ran.code, 0, ran.stderr);
+    assert.match(ran.stderr, /HTML report written to run\.html/);
+    const page = await Deno.readTextFile(`${dir}/run.html`);
+    const data = dataOf(page);
+    assert.deepEqual(data.rows.map((r: { id: string }) => r.id), [
+      "d.jsonl#a",
+      "d.jsonl#b",
+    ]);
+    assert.equal(data.runs[0].outcome, "passed");
+    // Without --record, no record is left behind.
+    const bare = await cli(["run", "s.yaml", "--html", "bare.html"], dir);
+    assert.equal(bare.code, 0, bare.stderr);
+    assert.equal(
+      dataOf(await Deno.readTextFile(`${dir}/bare.html`)).rows.length,
+      2,
+    );
+    const left = [...Deno.readDirSync(dir)].map((e) => e.name).sort();
+    assert.deepEqual(left, [
+      "bare.html",
+      "d.jsonl",
+      "r.json",
+      "run.html",
+      "s.yaml",
+    ]);
+
+    const one = await cli(["report", "r.json", "--html", "one.html"], dir);
+    assert.equal(one.code, 0, one.stderr);
+    assert.equal(one.stdout, "");
+    assert.equal(
+      dataOf(await Deno.readTextFile(`${dir}/one.html`)).runs.length,
+      1,
+    );
+    const two = await cli(
+      ["report", "r.json", "r.json", "--html", "two.html"],
+      dir,
+    );
+    assert.equal(two.code, 0, two.stderr);
+    const diff = dataOf(await Deno.readTextFile(`${dir}/two.html`)).diff;
+    assert.equal(diff[0].pairs, 2);
+    assert.equal(diff[0].delta, 0);
+  });
+});
+
+Deno.test("cli report: usage errors exit 2 and say why", async () => {
+  await withTempDir(async (dir) => {
+    const none = await cli(["report", "r.json"], dir);
+    assert.equal(none.code, 2);
+    assert.match(none.stderr, /report needs a report to write: --html FILE/);
+    const three = await cli(["report", "a", "b", "c", "--html", "x.html"], dir);
+    assert.equal(three.code, 2);
+    assert.match(three.stderr, /report takes one RunRecord, or two/);
+    const missing = await cli(["report", "nope.json", "--html", "x.html"], dir);
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /nope\.json/);
+    await Deno.writeTextFile(
+      `${dir}/s.ndjson`,
+      '{"metric":"m","status":"scored","validity":"valid","value":1,"passed":true,"evaluator_version":"m@1","example_id":"d#1"}\n',
+    );
+    const bad = await cli([
+      "report",
+      "s.ndjson",
+      "--html",
+      "no/such/dir/x.html",
+    ], dir);
+    assert.equal(bad.code, 2);
+    assert.match(
+      bad.stderr,
+      /^evalpipe: Cannot write HTML report "no\/such\/dir\/x\.html": /m,
+    );
+    assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name), [
+      "s.ndjson",
+    ]);
+    const scores = await cli(["report", "s.ndjson", "--html", "x.html"], dir);
+    assert.equal(scores.code, 0, scores.stderr);
+    assert.equal(
+      dataOf(await Deno.readTextFile(`${dir}/x.html`)).rows[0].id,
+      "d#1",
+    );
+  });
+});
+
+Deno.test("htmlReport: a metric that measured nothing fails the outcome, gated or not", async () => {
+  const { errored, scored } = await import("../../src/score/mod.ts");
+  const run = {
+    scores: [
+      scored("kept", 1, { example_id: "d#1", unit_id: "d#1" }),
+      errored("broken", "scorer error: exit 1", {
+        example_id: "d#1",
+        unit_id: "d#1",
+      }),
+    ],
+  };
+  const [page] = dataOf(htmlReport(run)).runs;
+  assert.equal(page.outcome, "failed");
+  assert.deepEqual(
+    page.gates.map((
+      g: { metric: string; gate: string; held: boolean },
+    ) => [g.metric, g.gate, g.held]),
+    [["broken", "nothing measured", false]],
+  );
+  assert.match(
+    page.gates[0].message,
+    /^broken: nothing measured: 1 error of 1 Scores/,
+  );
+});
+
+Deno.test("cli run --html: a report that cannot be written costs the report, not the Scores; an input is never overwritten", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/s.yaml`, CONFIG);
+    await Deno.writeTextFile(`${dir}/d.jsonl`, DATA);
+    const lost = await cli(
+      ["run", "s.yaml", "--html", "no/such/dir/r.html", "--out", "s.ndjson"],
+      dir,
+    );
+    assert.equal(lost.code, 3, lost.stderr);
+    assert.match(
+      lost.stderr,
+      /^evalpipe: Cannot write HTML report "no\/such\/dir\/r\.html": no such file$/m,
+    );
+    assert.equal(
+      (await Deno.readTextFile(`${dir}/s.ndjson`)).split("\n").length,
+      3,
+    );
+    const same = await cli(["run", "s.yaml", "--html", "d.jsonl"], dir);
+    assert.equal(same.code, 2, same.stderr);
+    assert.match(same.stderr, /--html/);
+    assert.equal(await Deno.readTextFile(`${dir}/d.jsonl`), DATA);
+    // No temporary record is left behind either way.
+    const temps = [...Deno.readDirSync(Deno.env.get("TMPDIR") ?? "/tmp")]
+      .filter((e) => e.name.startsWith("evalpipe-record-"));
+    assert.deepEqual(temps, []);
+  });
+});
