@@ -13,6 +13,7 @@ import { say } from "./_output.ts";
 import { aggregate } from "./aggregate.ts";
 import { diff } from "./diff.ts";
 import { exportRun } from "./export.ts";
+import { init } from "./init.ts";
 import { report } from "./report.ts";
 import { run } from "./run.ts";
 import { score } from "./score.ts";
@@ -30,6 +31,7 @@ export const COMMANDS: readonly Command[] = [
   diff,
   report,
   exportRun,
+  init,
 ];
 
 /**

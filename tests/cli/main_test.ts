@@ -47,6 +47,7 @@ Deno.test("the main help lists every command from its declaration", async () => 
     "diff",
     "report",
     "export",
+    "init",
   ]);
   for (const c of COMMANDS) {
     assert.match(

@@ -1,0 +1,54 @@
+/**
+ * `evalpipe init` writes a suite that runs as it is: checked by running it,
+ * offline, with the real CLI.
+ */
+
+import assert from "node:assert/strict";
+import { cli } from "../_cli.ts";
+import { withTempDir } from "../_proc.ts";
+
+Deno.test("cli init writes a suite that runs at once, offline, and passes its gate", async () => {
+  await withTempDir(async (dir) => {
+    const init = await cli(["init"], dir);
+    assert.equal(init.code, 0, init.stderr);
+    assert.equal(init.stdout, "", "stdout is for data");
+    assert.match(init.stderr, /wrote evalpipe\.yaml/);
+    assert.match(init.stderr, /Run it with: {2}evalpipe run evalpipe\.yaml/);
+    const run = await cli(["run", "evalpipe.yaml"], dir);
+    assert.equal(run.code, 0, run.stderr);
+    const scores = run.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    // 4 cases × 3 metrics, every one measured.
+    assert.equal(scores.length, 12);
+    assert.deepEqual(
+      [...new Set(scores.map((s) => s.metric))].sort(),
+      ["brevity", "contains", "exact_match"],
+    );
+    for (const s of scores) assert.equal(s.status, "scored", s.reason);
+    const contains = scores.filter((s) => s.metric === "contains");
+    assert.deepEqual(contains.map((s) => s.passed), [true, true, true, false]);
+  });
+});
+
+Deno.test("cli init leaves existing files alone unless --force, and writes into a folder", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/evalpipe.yaml`, "mine\n");
+    const refused = await cli(["init"], dir);
+    assert.equal(refused.code, 2);
+    assert.match(
+      refused.stderr,
+      /"evalpipe\.yaml" already exists: nothing was written \(--force overwrites them\)/,
+    );
+    assert.equal(await Deno.readTextFile(`${dir}/evalpipe.yaml`), "mine\n");
+    assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name), [
+      "evalpipe.yaml",
+    ]);
+    const forced = await cli(["init", "--force"], dir);
+    assert.equal(forced.code, 0, forced.stderr);
+    assert.notEqual(await Deno.readTextFile(`${dir}/evalpipe.yaml`), "mine\n");
+    const nested = await cli(["init", "evals/first"], dir);
+    assert.equal(nested.code, 0, nested.stderr);
+    assert.match(nested.stderr, /evalpipe run evals\/first\/evalpipe\.yaml/);
+    const run = await cli(["run", "evals/first/evalpipe.yaml"], dir);
+    assert.equal(run.code, 0, run.stderr);
+  });
+});
