@@ -116,6 +116,13 @@ and a summary table on stderr.`,
         "Every scorer's timeout, over each scorer's own timeout: in the config (the target's is --target-timeout)",
       defaultText: "the config's, else 60",
     },
+    "env-file": {
+      type: "string",
+      repeatable: true,
+      value: "FILE",
+      help:
+        "Read KEY=VALUE lines (dotenv's format) into the environment before the suite loads, for API keys; variables already set win",
+    },
     "target-timeout": {
       type: "number",
       value: "SECONDS",
@@ -125,6 +132,10 @@ and a summary table on stderr.`,
     },
   },
   async run(flags, [configPath]) {
+    if (flags["env-file"].length > 0) {
+      const { loadEnvFile } = await import("../config/env_file.ts");
+      for (const file of flags["env-file"]) await loadEnvFile(file);
+    }
     const outPath = flags.out;
     if (flags.resume && outPath === undefined) {
       throw new UsageError(

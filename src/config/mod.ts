@@ -37,3 +37,5 @@ export {
   ConfigError,
   loadConfig,
 } from "./config.ts";
+export type { EnvTarget } from "./env_file.ts";
+export { loadEnvFile } from "./env_file.ts";
