@@ -30,7 +30,8 @@ failing units first. Control characters in model output are escaped.`,
     },
     json: {
       type: "boolean",
-      help: "With --by-call: one JSON object per unit (NDJSON)",
+      help:
+        "JSON instead of a table: one Aggregate per metric (NDJSON), or with --by-call one object per unit",
     },
     width: {
       type: "integer",
@@ -49,6 +50,15 @@ failing units first. Control characters in model output are escaped.`,
       // A whole file is in memory anyway: gather each example wherever it stands.
       const aggregator = new Aggregator({ grouped: true });
       for (const s of file.scores) aggregator.add(s);
+      if (flags.json) {
+        const { inertJson } = await import("../io/inert_json.ts");
+        await writeStdout(
+          inertJson(
+            aggregator.results().map((a) => JSON.stringify(a) + "\n").join(""),
+          ),
+        );
+        return status;
+      }
       await writeStdout(`${formatSummary(aggregator.results())}\n`);
       return status;
     }
@@ -61,8 +71,9 @@ failing units first. Control characters in model output are escaped.`,
       );
       return status;
     }
-    const width = flags.width ??
-      (Deno.stdout.isTerminal() ? Deno.consoleSize().columns : 120);
+    // A terminal that reports no size (0 columns, as some do) gets 120.
+    const columns = Deno.stdout.isTerminal() ? Deno.consoleSize().columns : 0;
+    const width = flags.width ?? (columns > 0 ? columns : 120);
     const failed = units.filter((u) => u.failed).length;
     const lines = renderByCall(units, Math.max(20, width));
     await writeStdout(

@@ -8,6 +8,7 @@ import {
   type UnitView,
 } from "../../src/report/view.ts";
 import { withTempDir } from "../_proc.ts";
+import { Aggregator } from "../../src/aggregate/mod.ts";
 
 /** Every character a terminal could act on rather than print. */
 function unsafeChars(text: string): string[] {
@@ -294,6 +295,19 @@ Deno.test("cli view --by-call --json writes one JSON object per unit", async () 
     assert.equal(units[1].scores[0].reason, HOSTILE_SCORES[2]!.reason);
     assert.equal(units[0].failed, true);
     assert.equal(units[2].failed, false);
+  });
+});
+
+Deno.test("cli view --json without --by-call writes the Aggregates, as aggregate does", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/scores.ndjson`, ndjson(HOSTILE_SCORES));
+    const out = await cli(["view", "scores.ndjson", "--json"], dir);
+    assert.equal(out.code, 0, out.stderr);
+    const lines = out.stdout.trimEnd().split("\n").map((l) => JSON.parse(l));
+    const agg = new Aggregator({ grouped: true });
+    for (const s of HOSTILE_SCORES) agg.add(s);
+    assert.deepEqual(lines, JSON.parse(JSON.stringify(agg.results())));
+    assert.doesNotMatch(out.stdout, /mean ± 95% CI/, "no table");
   });
 });
 
