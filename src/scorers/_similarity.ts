@@ -3,29 +3,46 @@
 
 /** The edit distance of two sequences (insertions, deletions, substitutions). */
 export function editDistance(
-  a: readonly string[],
-  b: readonly string[],
+  a: ArrayLike<number | string>,
+  b: ArrayLike<number | string>,
 ): number {
   if (a.length < b.length) [a, b] = [b, a];
-  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  // Two rows of typed integers: a 2,000-character pair costs no garbage.
+  let row = new Int32Array(b.length + 1);
+  let next = new Int32Array(b.length + 1);
+  for (let j = 0; j <= b.length; j++) row[j] = j;
   for (let i = 1; i <= a.length; i++) {
-    const next = [i];
+    next[0] = i;
+    const ai = a[i - 1];
     for (let j = 1; j <= b.length; j++) {
-      next[j] = Math.min(
-        next[j - 1]! + 1,
-        row[j]! + 1,
-        row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1),
-      );
+      const substitute = row[j - 1]! + (ai === b[j - 1] ? 0 : 1);
+      const insert = next[j - 1]! + 1;
+      const remove = row[j]! + 1;
+      next[j] = substitute < insert
+        ? (substitute < remove ? substitute : remove)
+        : (insert < remove ? insert : remove);
     }
-    row = next;
+    [row, next] = [next, row];
   }
   return row[b.length]!;
 }
 
+/** A text's code points, as numbers. */
+function codePoints(text: string): Int32Array {
+  const out = new Int32Array(text.length);
+  let n = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.codePointAt(i)!;
+    out[n++] = c;
+    if (c > 0xffff) i++;
+  }
+  return out.subarray(0, n);
+}
+
 /** 1 − distance / the longer length, over code points; two empty texts are 1. */
 export function levenshteinSimilarity(a: string, b: string): number {
-  const x = Array.from(a);
-  const y = Array.from(b);
+  const x = codePoints(a);
+  const y = codePoints(b);
   const longest = Math.max(x.length, y.length);
   return longest === 0 ? 1 : 1 - editDistance(x, y) / longest;
 }

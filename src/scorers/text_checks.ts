@@ -42,8 +42,8 @@ export interface RegexScorerOptions {
   match?: boolean;
 }
 
-/** The flags a `regex` scorer takes. */
-export const REGEX_FLAGS: RegExp = /^(?!.*(.).*\1)[imsuv]*$/;
+/** The flags a `regex` scorer takes (`_shape.ts` says the same for the config). */
+const REGEX_FLAGS = /^(?!.*(.).*\1)[imsuv]*$/;
 
 /**
  * `regex`: 1 when the output matches the pattern (or, with `match: false`,
