@@ -130,15 +130,20 @@ export function rougeL(
     : 0;
 }
 
-function ngramCounts(
-  tokens: readonly string[],
-  n: number,
-): Map<string, number> {
-  const counts = new Map<string, number>();
-  for (let i = 0; i + n <= tokens.length; i++) {
-    // A separator no token holds: tokens are split on white space.
-    const key = tokens.slice(i, i + n).join(" ");
-    counts.set(key, (counts.get(key) ?? 0) + 1);
+/** The counts of a sequence's 1- to 4-grams, one pass, one map per order. */
+function ngramCounts(tokens: readonly string[]): Map<string, number>[] {
+  const counts = [new Map(), new Map(), new Map(), new Map()] as Map<
+    string,
+    number
+  >[];
+  for (let i = 0; i < tokens.length; i++) {
+    let key = "";
+    for (let n = 0; n < 4 && i + n < tokens.length; n++) {
+      // A separator no token holds: tokens are split on white space.
+      key = n === 0 ? tokens[i]! : `${key} ${tokens[i + n]}`;
+      const table = counts[n]!;
+      table.set(key, (table.get(key) ?? 0) + 1);
+    }
   }
   return counts;
 }
@@ -155,11 +160,13 @@ export function sentenceBleu(
   hyp: readonly string[],
 ): number {
   const logs: number[] = [];
+  const hypCounts = ngramCounts(hyp);
+  const refCounts = refs.map(ngramCounts);
   for (let n = 1; n <= 4; n++) {
-    const counts = ngramCounts(hyp, n);
+    const counts = hypCounts[n - 1]!;
     const max = new Map<string, number>();
-    for (const ref of refs) {
-      for (const [gram, c] of ngramCounts(ref, n)) {
+    for (const ref of refCounts) {
+      for (const [gram, c] of ref[n - 1]!) {
         if (counts.has(gram)) max.set(gram, Math.max(max.get(gram) ?? 0, c));
       }
     }
