@@ -12,6 +12,11 @@ import { type LocatedYaml, parseYaml } from "../io/yaml.ts";
 import type { SuiteConfig } from "./types.ts";
 import { type Field, type Shape, SUITE } from "./_shape.ts";
 import { duplicateScorerName } from "../scorers/scorer_names.ts";
+import {
+  checkBuiltin,
+  isBuiltin,
+  ScorerOptionError,
+} from "./_builtin_scorers.ts";
 
 /**
  * A config file that cannot be used, with where the problem is: its message
@@ -103,6 +108,55 @@ export function checkScorerNames(
       `two scorers are named ${JSON.stringify(twice.name)}; give one a "name"`,
     );
   }
+}
+
+/**
+ * Checks a validated config's scorers beyond their shape: distinct metric
+ * names, and options that only make sense together (a `regex` pattern that
+ * compiles, `word_count` bounds in order).
+ *
+ * @param config A validated config.
+ * @param file The config file, for messages.
+ * @param lineOf Finds the line of a path.
+ * @throws {ConfigError} On the first problem, at its line.
+ */
+export function checkScorers(
+  config: SuiteConfig,
+  file: string,
+  lineOf: (path: readonly PropertyKey[]) => number | undefined,
+): void {
+  checkScorerNames(config, file, lineOf);
+  for (const [i, scorer] of config.scorers.entries()) {
+    if (!isBuiltin(scorer)) continue;
+    try {
+      checkBuiltin(scorer, `scorers[${i}]`);
+    } catch (error) {
+      throw scorerOptionError(error, file, i, lineOf);
+    }
+  }
+}
+
+/**
+ * A scorer's option error as a ConfigError at the line of its key (or of
+ * the scorer); any other error as it is.
+ *
+ * @param error What was thrown.
+ * @param file The config file.
+ * @param i The scorer's index.
+ * @param lineOf Finds the line of a path.
+ * @returns The error to throw.
+ */
+export function scorerOptionError(
+  error: unknown,
+  file: string,
+  i: number,
+  lineOf: (path: readonly PropertyKey[]) => number | undefined,
+): unknown {
+  if (!(error instanceof ScorerOptionError)) return error;
+  const line =
+    (error.key !== undefined ? lineOf(["scorers", i, error.key]) : undefined) ??
+      lineOf(["scorers", i]);
+  return new ConfigError(file, line, error.message);
 }
 
 // The check below is derived from the shape in `_shape.ts`, as the zod

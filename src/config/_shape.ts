@@ -127,10 +127,29 @@ const target: Shape = {
   },
 };
 
-const builtin = mapping({
-  name: optional(someText),
+const texts: Shape = { kind: "list", of: text, min: 1 };
+const someTexts: Shape = { kind: "list", of: someText, min: 1 };
+const share = number({ min: 0, max: 1 });
+const limit = number({ min: 0 });
+const named = { name: optional(someText) };
+
+// The text scorers: texts of their own (`value`, `values`) or `expected`.
+const textual = {
+  ...named,
   ignore_case: optional(boolean),
-});
+  value: optional(text),
+  values: optional(texts),
+};
+// A mapping each: types that shared one would be listed together in a
+// message naming the types, out of their order here.
+const builtin = () => mapping(textual);
+const similar = () => mapping({ ...named, threshold: optional(share) });
+const similarCased = () =>
+  mapping({
+    ...named,
+    threshold: optional(share),
+    ignore_case: optional(boolean),
+  });
 
 const scorer: Shape = {
   kind: "byType",
@@ -142,8 +161,59 @@ const scorer: Shape = {
       max_output_bytes: optional(number({ int: true, positive: true })),
       persistent: optional(boolean),
     }),
-    exact_match: builtin,
-    contains: builtin,
+    exact_match: builtin(),
+    contains: mapping({
+      ...textual,
+      mode: optional({ kind: "enum", values: ["any", "all"] }),
+    }),
+    not_contains: builtin(),
+    starts_with: builtin(),
+    regex: mapping({
+      ...named,
+      pattern: required(text),
+      flags: optional({
+        kind: "string",
+        pattern: /^(?!.*(.).*\1)[imsuv]*$/,
+        message: 'must be letters of "imsuv", each at most once',
+      }),
+      match: optional(boolean),
+    }),
+    word_count: mapping({
+      ...named,
+      min: optional(number({ int: true, min: 0 })),
+      max: optional(number({ int: true, min: 0 })),
+    }),
+    one_of: mapping({
+      ...named,
+      labels: required(texts),
+      ignore_case: optional(boolean),
+    }),
+    json: mapping({
+      ...named,
+      schema: optional({
+        kind: "union",
+        of: [someText, { kind: "record", of: anything }, boolean],
+      }),
+    }),
+    fields: mapping({ ...named, required: required(someTexts) }),
+    json_match: mapping({ ...named, ignore: optional(someTexts) }),
+    numeric: mapping({
+      ...named,
+      abs_tol: optional(limit),
+      rel_tol: optional(limit),
+    }),
+    levenshtein: similarCased(),
+    token_f1: similar(),
+    rouge_l: similar(),
+    bleu: similarCased(),
+    set_overlap: mapping({
+      ...named,
+      measure: optional({ kind: "enum", values: ["jaccard", "f1"] }),
+      ignore_case: optional(boolean),
+      threshold: optional(share),
+    }),
+    latency: mapping({ ...named, max_ms: required(limit) }),
+    cost: mapping({ ...named, max_usd: required(limit) }),
     llm_judge: mapping({
       name: optional(someText),
       rubric: optional(someText),
@@ -153,8 +223,6 @@ const scorer: Shape = {
     }),
   },
 };
-
-const share = number({ min: 0, max: 1 });
 
 /** A suite config, as `types.ts` types it. */
 export const SUITE: Shape = mapping({

@@ -12,12 +12,13 @@
  */
 
 import {
-  checkScorerNames,
+  checkScorers,
   checkSuite,
   ConfigError,
   locateConfig,
+  scorerOptionError,
 } from "./_check.ts";
-import { contains, exactMatch } from "../scorers/builtin.ts";
+import { buildBuiltin } from "./_builtin_scorers.ts";
 import type { Scorer } from "../scorers/scorer.ts";
 import { scriptName } from "../process/command.ts";
 import type { Target } from "../targets/target.ts";
@@ -62,7 +63,7 @@ export async function checkConfigText(
     const { parseConfig } = await import("./schema.ts");
     return parseConfig(located.value, path, located.lineOf);
   }
-  checkScorerNames(config, path, located.lineOf);
+  checkScorers(config, path, located.lineOf);
   return config;
 }
 
@@ -215,13 +216,11 @@ export async function buildScorers(
       const { llmJudge } = await import("../scorers/llm_judge.ts");
       scorer = llmJudge(withParams(sc));
     } else {
-      const make = sc.type === "exact_match" ? exactMatch : contains;
-      scorer = make({
-        ...(sc.name !== undefined ? { name: sc.name } : {}),
-        ...(sc.ignore_case !== undefined
-          ? { ignore_case: sc.ignore_case }
-          : {}),
-      });
+      try {
+        scorer = await buildBuiltin(sc, `scorers[${i}]`, options.cwd);
+      } catch (error) {
+        throw scorerOptionError(error, file, i, await lineFinder(file));
+      }
     }
     scorers.push(scorer);
     const twice = duplicateScorerName(scorers.map((s) => s.name));
@@ -248,15 +247,22 @@ async function scorerLine(
   file: string,
   i: number,
 ): Promise<number | undefined> {
+  return (await lineFinder(file))(["scorers", i]);
+}
+
+/** Finds lines in the config file, read again for a message. */
+async function lineFinder(
+  file: string,
+): Promise<(path: readonly PropertyKey[]) => number | undefined> {
   let text: string;
   try {
     text = await Deno.readTextFile(file);
   } catch (error) {
     // A config built elsewhere, or moved since: the message goes without.
-    if (error instanceof Deno.errors.NotFound) return undefined;
+    if (error instanceof Deno.errors.NotFound) return () => undefined;
     throw error;
   }
-  return locateConfig(text, file).lineOf(["scorers", i]);
+  return locateConfig(text, file).lineOf;
 }
 
 /**

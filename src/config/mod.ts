@@ -18,6 +18,7 @@
 
 export type {
   BuiltinScorerConfig,
+  BuiltinScorerOptions,
   GenerationKeys,
   HttpTargetConfig,
   LlmJudgeConfig,

@@ -8,7 +8,7 @@
  */
 
 import type { z } from "zod";
-import { checkScorerNames, ConfigError, locateConfig } from "./_check.ts";
+import { checkScorers, ConfigError, locateConfig } from "./_check.ts";
 import { SuiteSchema } from "./_suite_schema.ts";
 import type { SuiteConfig } from "./types.ts";
 
@@ -216,7 +216,7 @@ export function parseConfig(
     throw new ConfigError(file, lineOf(path), detail);
   }
   const config = result.data;
-  checkScorerNames(config, file, lineOf);
+  checkScorers(config, file, lineOf);
   return config;
 }
 

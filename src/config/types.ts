@@ -7,6 +7,27 @@
 
 import type { Gate } from "../aggregate/gates.ts";
 import type { LlmJudgeSettings } from "../scorers/llm_judge.ts";
+import type {
+  ContainsScorerOptions,
+  TextScorerOptions,
+} from "../scorers/builtin.ts";
+import type {
+  OneOfOptions,
+  RegexScorerOptions,
+  WordCountOptions,
+} from "../scorers/text_checks.ts";
+import type {
+  JsonFieldsOptions,
+  JsonMatchOptions,
+  JsonScorerOptions,
+} from "../scorers/json_scorers.ts";
+import type { NumericScorerOptions } from "../scorers/numeric.ts";
+import type { SimilarityScorerOptions } from "../scorers/similarity.ts";
+import type { SetOverlapOptions } from "../scorers/set_overlap.ts";
+import type {
+  CostScorerOptions,
+  LatencyScorerOptions,
+} from "../scorers/run_facts.ts";
 import type { HttpTargetSettings } from "../targets/http_target.ts";
 import type { OpenAITargetSettings } from "../targets/openai_target.ts";
 
@@ -163,7 +184,62 @@ export interface SubprocessScorerConfig {
 }
 
 /**
- * A built-in text scorer's configuration.
+ * The options of each built-in scorer, by its config `type`: the options of
+ * the function `mod.ts` exports for it, except that a `json` scorer's
+ * `schema` may also be a file, relative to the config file's folder.
+ *
+ * @example A regex scorer's options
+ * ```ts
+ * import { type BuiltinScorerOptions, buildScorers } from "./mod.ts";
+ * const options: BuiltinScorerOptions["regex"] = { pattern: "^\\d+$", name: "digits" };
+ * const [built] = await buildScorers({ dataset: "cases.jsonl", target: { type: "replay" }, scorers: [{ type: "regex", ...options }] }, "suite.yaml", { cwd: "." });
+ * const s = await built!.score({ example_id: "d#1", unit_id: "d#1", input: "q", output: "42" }, {});
+ * if ("scores" in s || s.metric !== "digits" || s.value !== 1) throw new Error("unexpected");
+ * ```
+ */
+export interface BuiltinScorerOptions {
+  /** The options of `exactMatch`. */
+  exact_match: TextScorerOptions;
+  /** The options of `contains`. */
+  contains: ContainsScorerOptions;
+  /** The options of `notContains`. */
+  not_contains: TextScorerOptions;
+  /** The options of `startsWith`. */
+  starts_with: TextScorerOptions;
+  /** The options of `regexMatch`. */
+  regex: RegexScorerOptions;
+  /** The options of `wordCount`. */
+  word_count: WordCountOptions;
+  /** The options of `oneOf`. */
+  one_of: OneOfOptions;
+  /** The options of `jsonValid`; `schema` inline, or a JSON file's path. */
+  json: Omit<JsonScorerOptions, "schema"> & {
+    schema?: string | Record<string, unknown> | boolean;
+  };
+  /** The options of `jsonFields`. */
+  fields: JsonFieldsOptions;
+  /** The options of `jsonMatch`. */
+  json_match: JsonMatchOptions;
+  /** The options of `numericMatch`. */
+  numeric: NumericScorerOptions;
+  /** The options of `levenshtein`. */
+  levenshtein: SimilarityScorerOptions;
+  /** The options of `tokenF1`. */
+  token_f1: Omit<SimilarityScorerOptions, "ignore_case">;
+  /** The options of `rougeL`. */
+  rouge_l: Omit<SimilarityScorerOptions, "ignore_case">;
+  /** The options of `bleu`. */
+  bleu: SimilarityScorerOptions;
+  /** The options of `setOverlap`. */
+  set_overlap: SetOverlapOptions;
+  /** The options of `latencyLimit`. */
+  latency: LatencyScorerOptions;
+  /** The options of `costLimit`. */
+  cost: CostScorerOptions;
+}
+
+/**
+ * A built-in scorer's configuration: its `type` and that type's options.
  *
  * @example `{ type: contains, name: mentions_paris, ignore_case: true }`
  * ```ts
@@ -174,14 +250,9 @@ export interface SubprocessScorerConfig {
  * if ("scores" in s || s.metric !== "mentions_paris" || s.value !== 1) throw new Error("unexpected");
  * ```
  */
-export interface BuiltinScorerConfig {
-  /** The built-in scorer. */
-  type: "exact_match" | "contains";
-  /** The metric name; by default the type. */
-  name?: string;
-  /** Compare without regard to letter case. */
-  ignore_case?: boolean;
-}
+export type BuiltinScorerConfig = {
+  [T in keyof BuiltinScorerOptions]: { type: T } & BuiltinScorerOptions[T];
+}[keyof BuiltinScorerOptions];
 
 /**
  * The `llm_judge` scorer's configuration.

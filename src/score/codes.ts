@@ -36,6 +36,8 @@ export const DIAGNOSTIC_CODES: Readonly<Record<string, string>> = Object.freeze(
       "a persistent scorer answered the case with an error line of its own",
     "scorer.invalid_score":
       "a scorer returned something that is not a valid Score, or not one per declared metric",
+    "scorer.invalid_schema":
+      "a json scorer's JSON Schema is not one Ajv accepts (draft 2020-12), so no output can be checked against it",
     "judge.doubt":
       "a judge's reply was read, but with a doubt (a warning beside the value)",
     "target.error":

@@ -1,13 +1,22 @@
 /**
- * Built-in scorers: `exact_match` and `contains`.
+ * Built-in text scorers that compare the output with reference texts:
+ * `exact_match`, `contains`, `not_contains` and `starts_with`. The texts are
+ * the scorer's own (`value`, `values`) or, without them, the case's
+ * `expected`.
  *
  * @module
  */
 
-import { expectedJson } from "../dataset/case.ts";
-import { nonEvaluable, type Score, scored } from "../score/mod.ts";
+import { type Score, scored } from "../score/mod.ts";
 import type { Scorer } from "./scorer.ts";
 import type { Unit } from "../dataset/unit.ts";
+import {
+  noExpected,
+  quote,
+  quoteList,
+  references,
+  versionOf,
+} from "./_builtin.ts";
 
 /**
  * Options of the built-in text scorers.
@@ -24,7 +33,7 @@ import type { Unit } from "../dataset/unit.ts";
 export interface TextScorerOptions {
   /**
    * The metric name.
-   * @default {the scorer's type, `exact_match` or `contains`}
+   * @default {the scorer's type, e.g. `exact_match`}
    */
   name?: string;
   /**
@@ -32,56 +41,90 @@ export interface TextScorerOptions {
    * @default {false}
    */
   ignore_case?: boolean;
+  /**
+   * A text of the scorer's own to compare with, instead of the case's
+   * `expected`.
+   * @default {undefined}
+   */
+  value?: string;
+  /**
+   * Texts of the scorer's own to compare with, instead of the case's
+   * `expected` (with `value`, one list).
+   * @default {undefined}
+   */
+  values?: readonly string[];
 }
 
-/** The reference texts of a unit: a string, a list of strings, or any other value's JSON. */
-function references(unit: Unit): string[] | undefined {
-  const expected = unit.expected;
-  if (expected === undefined || expected === null) return undefined;
-  if (typeof expected === "string") return [expected];
-  if (Array.isArray(expected) && expected.every((e) => typeof e === "string")) {
-    return expected;
-  }
-  return [expectedJson(unit)];
+/**
+ * Options of {@linkcode contains}: the text options and whether any or all
+ * of the texts must be found.
+ *
+ * @example Any one of the words will do
+ * ```ts
+ * import { contains, type ContainsScorerOptions } from "./mod.ts";
+ * const options: ContainsScorerOptions = { values: ["sorry", "apologise"], mode: "any", ignore_case: true };
+ * const s = await contains(options).score({ example_id: "d#1", unit_id: "d#1", input: "q", output: "Sorry for that" }, {});
+ * if ("scores" in s || s.value !== 1) throw new Error("unexpected");
+ * ```
+ */
+export interface ContainsScorerOptions extends TextScorerOptions {
+  /**
+   * `all`: the value is the fraction of the texts found, and it passes when
+   * all are; `any`: 1 when at least one is found, else 0.
+   * @default {"all"}
+   */
+  mode?: "any" | "all";
 }
 
-function builtin(
+type Judge = (
+  output: string,
+  refs: readonly string[],
+  norm: (text: string) => string,
+) => { value: number; passed?: boolean; reason?: string };
+
+function textScorer(
   type: string,
-  options: TextScorerOptions,
-  judge: (
-    output: string,
-    refs: string[],
-    norm: (text: string) => string,
-    metric: string,
-    version: string,
-  ) => Score,
+  options: TextScorerOptions & { mode?: string },
+  judge: Judge,
 ): Scorer {
   const name = options.name ?? type;
   const fold = options.ignore_case === true;
-  const version = `${type}@1${fold ? "+ignore_case" : ""}`;
-  const norm = (s: string) => (fold ? s.toLowerCase() : s);
+  const own = [
+    ...(options.value !== undefined ? [options.value] : []),
+    ...(options.values ?? []),
+  ];
+  const version = versionOf(type, {
+    ignore_case: options.ignore_case,
+    ...(own.length > 0 ? { values: own } : {}),
+    mode: options.mode,
+  });
+  const norm = fold ? (s: string) => s.toLowerCase() : (s: string) => s;
   return {
     name,
     version,
-    score(unit) {
-      const refs = references(unit);
-      if (refs === undefined || refs.length === 0) {
-        return nonEvaluable(name, {
-          evaluator_version: version,
-          reason: "not applicable: the case has no expected",
-        });
-      }
-      return judge(norm(unit.output ?? ""), refs, norm, name, version);
+    score(unit: Unit): Score {
+      const refs = own.length > 0 ? own : references(unit);
+      if (refs === undefined) return noExpected(name, version);
+      const { value, passed, reason } = judge(
+        norm(unit.output ?? ""),
+        refs,
+        norm,
+      );
+      return scored(name, value, {
+        evaluator_version: version,
+        ...(passed !== undefined ? { passed } : {}),
+        ...(reason !== undefined ? { reason } : {}),
+      });
     },
   };
 }
 
 /**
  * `exact_match`: 1 when the output, trimmed, equals the expected text (or
- * one of a list of accepted texts), else 0. `not_applicable` without
- * `expected`.
+ * one of a list of accepted texts), else 0. `non_evaluable` without
+ * `expected` (unless the scorer has texts of its own).
  *
- * @param options Name and case folding.
+ * @param options Name, case folding, texts of its own.
  * @returns The scorer.
  *
  * @example
@@ -93,28 +136,22 @@ function builtin(
  * ```
  */
 export function exactMatch(options: TextScorerOptions = {}): Scorer {
-  return builtin(
-    "exact_match",
-    options,
-    (output, refs, norm, metric, version) => {
-      const got = output.trim();
-      const hit = refs.some((r) => norm(r).trim() === got);
-      return scored(metric, hit ? 1 : 0, {
-        evaluator_version: version,
-        ...(hit ? {} : {
-          reason: `expected ${JSON.stringify(refs[0]!.trim().slice(0, 200))}`,
-        }),
-      });
-    },
-  );
+  return textScorer("exact_match", options, (output, refs, norm) => {
+    const got = output.trim();
+    const hit = refs.some((r) => norm(r).trim() === got);
+    return hit
+      ? { value: 1 }
+      : { value: 0, reason: `expected ${quote(refs[0]!.trim(), 200)}` };
+  });
 }
 
 /**
  * `contains`: the fraction of the expected texts found in the output (1 or
- * 0 for a single text); passes only when all are found. `not_applicable`
- * without `expected`.
+ * 0 for a single text); passes only when all are found. With `mode: "any"`,
+ * 1 when one is found. `non_evaluable` without `expected` (unless the
+ * scorer has texts of its own).
  *
- * @param options Name and case folding.
+ * @param options Name, case folding, texts of its own, any or all.
  * @returns The scorer.
  *
  * @example
@@ -125,21 +162,75 @@ export function exactMatch(options: TextScorerOptions = {}): Scorer {
  * if ("scores" in s || s.passed !== false) throw new Error("unexpected");
  * ```
  */
-export function contains(options: TextScorerOptions = {}): Scorer {
-  return builtin("contains", options, (output, refs, norm, metric, version) => {
+export function contains(options: ContainsScorerOptions = {}): Scorer {
+  const any = options.mode === "any";
+  return textScorer("contains", options, (output, refs, norm) => {
     // Reasons quote the expected texts as written, not as folded.
     const missing = refs.filter((r) => !output.includes(norm(r)));
-    const value = (refs.length - missing.length) / refs.length;
-    return scored(metric, value, {
-      evaluator_version: version,
+    if (any) {
+      return missing.length < refs.length
+        ? { value: 1 }
+        : { value: 0, reason: `none of ${quoteList(refs)} found` };
+    }
+    return {
+      value: (refs.length - missing.length) / refs.length,
       passed: missing.length === 0,
-      ...(missing.length === 0 ? {} : {
-        reason: `missing ${
-          missing.slice(0, 5).map((m) => JSON.stringify(m.slice(0, 100))).join(
-            ", ",
-          )
-        }`,
-      }),
-    });
+      ...(missing.length === 0
+        ? {}
+        : { reason: `missing ${quoteList(missing)}` }),
+    };
+  });
+}
+
+/**
+ * `not_contains`: 1 when none of the texts is found in the output, else 0,
+ * the texts found named in the reason. `non_evaluable` without `expected`
+ * (unless the scorer has texts of its own).
+ *
+ * @param options Name, case folding, texts of its own.
+ * @returns The scorer.
+ *
+ * @example No apology in the answer
+ * ```ts
+ * import { notContains } from "./mod.ts";
+ * const s = await notContains({ values: ["sorry", "as an AI"], ignore_case: true }).score(
+ *   { example_id: "a#1", unit_id: "a#1", input: "q", output: "Sorry, I cannot" }, {});
+ * if ("scores" in s || s.value !== 0 || s.reason !== 'found "sorry"') throw new Error("unexpected");
+ * ```
+ */
+export function notContains(options: TextScorerOptions = {}): Scorer {
+  return textScorer("not_contains", options, (output, refs, norm) => {
+    const found = refs.filter((r) => output.includes(norm(r)));
+    return found.length === 0
+      ? { value: 1 }
+      : { value: 0, reason: `found ${quoteList(found)}` };
+  });
+}
+
+/**
+ * `starts_with`: 1 when the output, its leading white space aside, starts
+ * with the text (or one of the texts), else 0. `non_evaluable` without
+ * `expected` (unless the scorer has texts of its own).
+ *
+ * @param options Name, case folding, texts of its own.
+ * @returns The scorer.
+ *
+ * @example An answer that leads with its verdict
+ * ```ts
+ * import { startsWith } from "./mod.ts";
+ * const s = await startsWith({ values: ["Yes", "No"] }).score(
+ *   { example_id: "a#1", unit_id: "a#1", input: "q", output: "\nNo, because..." }, {});
+ * if ("scores" in s || s.value !== 1) throw new Error("unexpected");
+ * ```
+ */
+export function startsWith(options: TextScorerOptions = {}): Scorer {
+  return textScorer("starts_with", options, (output, refs, norm) => {
+    const got = output.trimStart();
+    return refs.some((r) => got.startsWith(norm(r))) ? { value: 1 } : {
+      value: 0,
+      reason: `does not start with ${
+        refs.length === 1 ? quote(refs[0]!) : `any of ${quoteList(refs)}`
+      }`,
+    };
   });
 }

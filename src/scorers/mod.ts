@@ -23,8 +23,28 @@ export type {
   Verdict,
 } from "./scorer.ts";
 export { functionScorer, scoreFromVerdict } from "./scorer.ts";
-export type { TextScorerOptions } from "./builtin.ts";
-export { contains, exactMatch } from "./builtin.ts";
+export type { ContainsScorerOptions, TextScorerOptions } from "./builtin.ts";
+export { contains, exactMatch, notContains, startsWith } from "./builtin.ts";
+export type {
+  OneOfOptions,
+  RegexScorerOptions,
+  WordCountOptions,
+} from "./text_checks.ts";
+export { oneOf, regexMatch, wordCount } from "./text_checks.ts";
+export type {
+  JsonFieldsOptions,
+  JsonMatchOptions,
+  JsonScorerOptions,
+} from "./json_scorers.ts";
+export { jsonFields, jsonMatch, jsonValid } from "./json_scorers.ts";
+export type { NumericScorerOptions } from "./numeric.ts";
+export { numericMatch } from "./numeric.ts";
+export type { SimilarityScorerOptions } from "./similarity.ts";
+export { bleu, levenshtein, rougeL, tokenF1 } from "./similarity.ts";
+export type { SetOverlapOptions } from "./set_overlap.ts";
+export { setOverlap } from "./set_overlap.ts";
+export type { CostScorerOptions, LatencyScorerOptions } from "./run_facts.ts";
+export { costLimit, latencyLimit } from "./run_facts.ts";
 export type { SubprocessScorerOptions } from "./subprocess_scorer.ts";
 export {
   parseVerdict,

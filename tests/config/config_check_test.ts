@@ -120,6 +120,37 @@ const FULL: Record<string, unknown>[] = [
     target: { type: "replay" },
     scorers: [{ type: "exact_match" }],
   },
+  {
+    dataset: "d.jsonl",
+    target: { type: "replay" },
+    // Every built-in scorer and option, keys out of schema order.
+    scorers: [
+      {
+        values: ["a", "b"],
+        value: "c",
+        ignore_case: true,
+        type: "exact_match",
+      },
+      { mode: "any", values: ["x"], name: "c2", type: "contains" },
+      { value: "sorry", type: "not_contains" },
+      { ignore_case: false, values: ["Yes", "No"], type: "starts_with" },
+      { match: false, flags: "iu", pattern: "^\\d+$", type: "regex" },
+      { max: 12, min: 6, type: "word_count" },
+      { ignore_case: true, labels: ["pos", "neg"], type: "one_of" },
+      { schema: { type: "object", "2": 1, "1": 2 }, type: "json" },
+      { schema: "schemas/answer.json", name: "json2", type: "json" },
+      { required: ["a.b", "c"], type: "fields" },
+      { ignore: ["id"], type: "json_match" },
+      { rel_tol: 0.01, abs_tol: 0, type: "numeric" },
+      { ignore_case: true, threshold: 0.8, type: "levenshtein" },
+      { threshold: 0, type: "token_f1" },
+      { threshold: 1, type: "rouge_l" },
+      { ignore_case: false, type: "bleu" },
+      { threshold: 0.5, ignore_case: true, measure: "f1", type: "set_overlap" },
+      { max_ms: 2000, type: "latency" },
+      { max_usd: 0.01, name: "spend", type: "cost" },
+    ],
+  },
 ];
 
 /** Values put in place of every value of a config. */

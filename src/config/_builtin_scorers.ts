@@ -1,0 +1,210 @@
+// Building the built-in scorers a config names, and the checks of their
+// options that the shape cannot say (a pattern that compiles, bounds in
+// order), each a ConfigError at the line of the key.
+
+import type { Scorer } from "../scorers/scorer.ts";
+import {
+  contains,
+  exactMatch,
+  notContains,
+  startsWith,
+} from "../scorers/builtin.ts";
+import { oneOf, regexMatch, wordCount } from "../scorers/text_checks.ts";
+import {
+  jsonFields,
+  jsonMatch,
+  jsonScorer,
+  jsonValid,
+} from "../scorers/json_scorers.ts";
+import { numericMatch } from "../scorers/numeric.ts";
+import { bleu, levenshtein, rougeL, tokenF1 } from "../scorers/similarity.ts";
+import { setOverlap } from "../scorers/set_overlap.ts";
+import { costLimit, latencyLimit } from "../scorers/run_facts.ts";
+import { osErrorText } from "../base/errors.ts";
+import type { BuiltinScorerConfig, BuiltinScorerOptions } from "./types.ts";
+
+/** The function that makes each built-in scorer from its options. */
+const MAKERS: {
+  [T in keyof BuiltinScorerOptions]: (options: never) => Scorer;
+} = {
+  exact_match: exactMatch,
+  contains,
+  not_contains: notContains,
+  starts_with: startsWith,
+  regex: regexMatch,
+  word_count: wordCount,
+  one_of: oneOf,
+  json: jsonValid,
+  fields: jsonFields,
+  json_match: jsonMatch,
+  numeric: numericMatch,
+  levenshtein,
+  token_f1: tokenF1,
+  rouge_l: rougeL,
+  bleu,
+  set_overlap: setOverlap,
+  latency: latencyLimit,
+  cost: costLimit,
+};
+
+/**
+ * Whether a scorer config is a built-in's.
+ *
+ * @param config A scorer's config.
+ * @returns Whether its type is a built-in's.
+ */
+export function isBuiltin(
+  config: { type: string },
+): config is BuiltinScorerConfig {
+  return Object.hasOwn(MAKERS, config.type);
+}
+
+/** A problem with one scorer's options: the key it is about, and what. */
+export class ScorerOptionError extends SyntaxError {
+  /** The key of the scorer's mapping the problem is about, if one. */
+  readonly key: string | undefined;
+
+  /**
+   * Creates the instance.
+   *
+   * @param key The key.
+   * @param detail What is wrong.
+   */
+  constructor(key: string | undefined, detail: string) {
+    super(detail);
+    this.name = "ScorerOptionError";
+    this.key = key;
+  }
+}
+
+/**
+ * Checks what the shape cannot: a `regex` pattern that compiles, a
+ * `word_count` with a bound, and bounds in order.
+ *
+ * @param config A built-in scorer's config, its shape checked.
+ * @param where How the config names the scorer, e.g. `scorers[2]`.
+ * @throws {ScorerOptionError} On the first problem.
+ */
+export function checkBuiltin(config: BuiltinScorerConfig, where: string): void {
+  if (config.type === "regex") {
+    try {
+      new RegExp(config.pattern, config.flags ?? "");
+    } catch (error) {
+      if (!(error instanceof SyntaxError)) throw error;
+      throw new ScorerOptionError(
+        "pattern",
+        `"${where}.pattern" is not a valid regular expression: ${error.message}`,
+      );
+    }
+  } else if (config.type === "word_count") {
+    if (config.min === undefined && config.max === undefined) {
+      throw new ScorerOptionError(
+        undefined,
+        `"${where}" (word_count) needs "min", "max" or both`,
+      );
+    }
+    if (
+      config.min !== undefined && config.max !== undefined &&
+      config.min > config.max
+    ) {
+      throw new ScorerOptionError(
+        "max",
+        `"${where}.max" (${config.max}) is below its "min" (${config.min})`,
+      );
+    }
+  }
+}
+
+/**
+ * Builds a built-in scorer. A `json` scorer's schema file is read (relative
+ * to `cwd`) and its schema compiled now, so that a bad one is a config
+ * error; Ajv is loaded only then.
+ *
+ * @param config The scorer's config.
+ * @param where How the config names the scorer, e.g. `scorers[2]`.
+ * @param cwd The config file's folder.
+ * @returns The scorer.
+ * @throws {ScorerOptionError} When an option is wrong.
+ */
+export async function buildBuiltin(
+  config: BuiltinScorerConfig,
+  where: string,
+  cwd: string,
+): Promise<Scorer> {
+  checkBuiltin(config, where);
+  if (config.type === "json" && config.schema !== undefined) {
+    const { type: _type, schema: given, ...rest } = config;
+    const schema = typeof given === "string"
+      ? await readSchema(given, where, cwd)
+      : given;
+    const { compileSchema } = await import("../scorers/_json_schema.ts");
+    try {
+      return jsonScorer({ ...rest, schema }, {
+        check: await compileSchema(schema),
+      });
+    } catch (error) {
+      if (!(error instanceof SyntaxError)) throw error;
+      throw new ScorerOptionError(
+        "schema",
+        `"${where}.schema": ${error.message}`,
+      );
+    }
+  }
+  const { type, ...options } = config;
+  try {
+    return (MAKERS[type] as (options: unknown) => Scorer)(options);
+  } catch (error) {
+    // The checks above catch these first in a config file; a config built
+    // in code meets them here.
+    if (!(error instanceof RangeError || error instanceof SyntaxError)) {
+      throw error;
+    }
+    throw new ScorerOptionError(undefined, `"${where}": ${error.message}`);
+  }
+}
+
+/** A schema file's JSON, relative to the config file's folder. */
+async function readSchema(
+  path: string,
+  where: string,
+  cwd: string,
+): Promise<Record<string, unknown> | boolean> {
+  const file = path.startsWith("/") ? path : `${cwd}/${path}`;
+  let text: string;
+  try {
+    text = await Deno.readTextFile(file);
+  } catch (error) {
+    throw new ScorerOptionError(
+      "schema",
+      `"${where}.schema": cannot read ${JSON.stringify(path)}: ${
+        osErrorText(error)
+      }`,
+    );
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    if (!(error instanceof SyntaxError)) throw error;
+    throw new ScorerOptionError(
+      "schema",
+      `"${where}.schema": ${
+        JSON.stringify(path)
+      } is not JSON: ${error.message}`,
+    );
+  }
+  if (
+    typeof value !== "boolean" &&
+    (typeof value !== "object" || value === null || Array.isArray(value))
+  ) {
+    throw new ScorerOptionError(
+      "schema",
+      `"${where}.schema": ${
+        JSON.stringify(path)
+      } must hold a JSON object (a schema), not ${
+        Array.isArray(value) ? "a list" : JSON.stringify(value)
+      }`,
+    );
+  }
+  return value as Record<string, unknown> | boolean;
+}

@@ -1,0 +1,81 @@
+// What the built-in scorers share: their versions, the reference texts of a
+// unit, and the Scores they return when a metric does not apply.
+
+import { expectedJson } from "../dataset/case.ts";
+import type { Unit } from "../dataset/unit.ts";
+import { fingerprint } from "../fingerprint/fingerprint.ts";
+import { nonEvaluable, type Score } from "../score/mod.ts";
+
+/** A value's JSON with the keys of every mapping sorted: one text per meaning. */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) => {
+    if (typeof v !== "object" || v === null || Array.isArray(v)) return v;
+    return Object.fromEntries(
+      Object.entries(v as Record<string, unknown>).sort(([a], [b]) =>
+        a < b ? -1 : a > b ? 1 : 0
+      ),
+    );
+  });
+}
+
+/**
+ * A built-in's `evaluator_version`: `type@1`, `+ignore_case` when it folds
+ * case (as `exact_match` always wrote it), and a short hash of every other
+ * option that changes its Scores, so that changing one changes the version.
+ */
+export function versionOf(
+  type: string,
+  options: Readonly<Record<string, unknown>>,
+): string {
+  const { name: _name, ignore_case, ...rest } = options;
+  const set = Object.entries(rest).filter(([, v]) => v !== undefined);
+  let version = `${type}@1${ignore_case === true ? "+ignore_case" : ""}`;
+  if (set.length > 0) {
+    version += `+${
+      fingerprint(canonicalJson(Object.fromEntries(set))).slice(7, 15)
+    }`;
+  }
+  return version;
+}
+
+/** The reference texts of a unit: a string, a list of strings, or any other value's JSON. */
+export function references(unit: Unit): string[] | undefined {
+  const expected = unit.expected;
+  if (expected === undefined || expected === null) return undefined;
+  if (typeof expected === "string") return [expected];
+  if (Array.isArray(expected) && expected.every((e) => typeof e === "string")) {
+    return expected.length > 0 ? expected : undefined;
+  }
+  return [expectedJson(unit)];
+}
+
+/** The Score of a unit that gives the scorer nothing to compare with. */
+export function noExpected(metric: string, version: string): Score {
+  return nonEvaluable(metric, {
+    evaluator_version: version,
+    reason: "not applicable: the case has no expected",
+  });
+}
+
+/** A text quoted for a reason, cut to `max` characters. */
+export function quote(text: string, max = 100): string {
+  return JSON.stringify(text.length > max ? `${text.slice(0, max)}…` : text);
+}
+
+/** Some texts quoted for a reason: the first five, and how many more. */
+export function quoteList(texts: readonly string[]): string {
+  const shown = texts.slice(0, 5).map((t) => quote(t)).join(", ");
+  return texts.length > 5 ? `${shown} and ${texts.length - 5} more` : shown;
+}
+
+/** The value of `threshold` checked: a number in 0..1. */
+export function checkThreshold(type: string, threshold: number | undefined) {
+  if (
+    threshold !== undefined &&
+    !(Number.isFinite(threshold) && threshold >= 0 && threshold <= 1)
+  ) {
+    throw new RangeError(
+      `The ${type} scorer's "threshold" must be within 0..1, not ${threshold}`,
+    );
+  }
+}

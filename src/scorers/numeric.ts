@@ -1,0 +1,134 @@
+/**
+ * The built-in `numeric` scorer: the first number in the output against
+ * the case's `expected`, within a tolerance.
+ *
+ * @module
+ */
+
+import { nonEvaluable, type Score, scored } from "../score/mod.ts";
+import type { Scorer } from "./scorer.ts";
+import type { Unit } from "../dataset/unit.ts";
+import { noExpected, quote, versionOf } from "./_builtin.ts";
+
+/**
+ * Options of {@linkcode numericMatch}. A number passes when it is within
+ * `max(abs_tol, rel_tol × |expected|)` of `expected`, as Python's
+ * `math.isclose` reads the two tolerances.
+ *
+ * @example Within 1% of the expected figure
+ * ```ts
+ * import { numericMatch, type NumericScorerOptions } from "./mod.ts";
+ * const options: NumericScorerOptions = { rel_tol: 0.01 };
+ * const s = await numericMatch(options).score({ example_id: "d#1", unit_id: "d#1", input: "q", output: "About 1,005 km.", expected: 1000 }, {});
+ * if ("scores" in s || s.value !== 1) throw new Error("unexpected");
+ * ```
+ */
+export interface NumericScorerOptions {
+  /**
+   * The metric name.
+   * @default {"numeric"}
+   */
+  name?: string;
+  /**
+   * The largest absolute difference that passes.
+   * @default {0}
+   */
+  abs_tol?: number;
+  /**
+   * The largest difference that passes, as a share of `|expected|`.
+   * @default {0}
+   */
+  rel_tol?: number;
+}
+
+// A sign, digits (with thousands separators only in groups of three), a
+// fraction, an exponent: "-1,234.5e3", "+.5", "42".
+const NUMBER =
+  /[-+]?(?:(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?/;
+
+/**
+ * The first number in a text, thousands separators dropped.
+ *
+ * @param text The text.
+ * @returns The number, or `undefined` when there is none.
+ */
+function firstNumber(text: string): number | undefined {
+  const m = NUMBER.exec(text);
+  if (m === null) return undefined;
+  const n = Number(m[0].replaceAll(",", ""));
+  return Number.isFinite(n) ? n : undefined;
+}
+
+/**
+ * `numeric`: 1 when the first number in the output is within the tolerance
+ * of `expected` (a number, or a text that is one), else 0, both numbers in
+ * the reason. An output without a number scores 0. `non_evaluable` without
+ * `expected`, or when `expected` is not a number.
+ *
+ * @param options Name and tolerances.
+ * @returns The scorer.
+ * @throws {RangeError} When a tolerance is negative.
+ *
+ * @example Exactly 4
+ * ```ts
+ * import { numericMatch } from "./mod.ts";
+ * const s = await numericMatch().score({ example_id: "d#1", unit_id: "d#1", input: "2+2?", output: "It is 4.", expected: "4" }, {});
+ * if ("scores" in s || s.value !== 1) throw new Error("unexpected");
+ * ```
+ */
+export function numericMatch(options: NumericScorerOptions = {}): Scorer {
+  const abs = options.abs_tol ?? 0;
+  const rel = options.rel_tol ?? 0;
+  for (const [key, tol] of [["abs_tol", abs], ["rel_tol", rel]] as const) {
+    if (!(Number.isFinite(tol) && tol >= 0)) {
+      throw new RangeError(
+        `The numeric scorer's "${key}" must be a number of at least 0, not ${tol}`,
+      );
+    }
+  }
+  const name = options.name ?? "numeric";
+  const version = versionOf("numeric", {
+    abs_tol: options.abs_tol,
+    rel_tol: options.rel_tol,
+  });
+  return {
+    name,
+    version,
+    score(unit: Unit): Score {
+      const raw = unit.expected;
+      if (raw === undefined || raw === null) return noExpected(name, version);
+      const expected = typeof raw === "number"
+        ? raw
+        : typeof raw === "string" && raw.trim() !== ""
+        ? Number(raw.trim().replaceAll(",", ""))
+        : NaN;
+      if (!Number.isFinite(expected)) {
+        return nonEvaluable(name, {
+          evaluator_version: version,
+          reason: `not applicable: expected ${
+            typeof raw === "string"
+              ? quote(raw, 60)
+              : (JSON.stringify(raw) ?? String(raw)).slice(0, 60)
+          } is not a number`,
+        });
+      }
+      const got = firstNumber(unit.output ?? "");
+      if (got === undefined) {
+        return scored(name, 0, {
+          evaluator_version: version,
+          reason: "no number in the output",
+        });
+      }
+      const tolerance = Math.max(abs, rel * Math.abs(expected));
+      const ok = Math.abs(got - expected) <= tolerance;
+      return scored(name, ok ? 1 : 0, {
+        evaluator_version: version,
+        ...(ok ? {} : {
+          reason: `got ${got}, expected ${expected}${
+            tolerance > 0 ? ` ± ${tolerance}` : ""
+          }`,
+        }),
+      });
+    },
+  };
+}

@@ -1,0 +1,135 @@
+/**
+ * The built-in `set_overlap` scorer: the overlap of a list output with a
+ * list `expected`, as Jaccard's index or F1.
+ *
+ * @module
+ */
+
+import { type Score, scored } from "../score/mod.ts";
+import type { Scorer } from "./scorer.ts";
+import type { Unit } from "../dataset/unit.ts";
+import {
+  checkThreshold,
+  noExpected,
+  quoteList,
+  versionOf,
+} from "./_builtin.ts";
+
+/**
+ * Options of {@linkcode setOverlap}.
+ *
+ * @example F1 of the tags, in any case
+ * ```ts
+ * import { setOverlap, type SetOverlapOptions } from "./mod.ts";
+ * const options: SetOverlapOptions = { measure: "f1", ignore_case: true };
+ * const unit = { example_id: "d#1", unit_id: "d#1", input: "q", output: '["Red", "blue"]', expected: ["red", "green"] };
+ * const s = await setOverlap(options).score(unit, {});
+ * if ("scores" in s || s.value !== 0.5) throw new Error("unexpected");
+ * ```
+ */
+export interface SetOverlapOptions {
+  /**
+   * The metric name.
+   * @default {"set_overlap"}
+   */
+  name?: string;
+  /**
+   * `jaccard`: shared items over all items; `f1`: twice the shared items
+   * over the sizes of both sets.
+   * @default {"jaccard"}
+   */
+  measure?: "jaccard" | "f1";
+  /**
+   * Compare items without regard to letter case.
+   * @default {false}
+   */
+  ignore_case?: boolean;
+  /**
+   * The least value that passes, within 0..1.
+   * @default {0.5}
+   */
+  threshold?: number;
+}
+
+/** A list's items as texts: strings as they are, other values as JSON. */
+function items(value: readonly unknown[]): string[] {
+  return value.map((v) => typeof v === "string" ? v : JSON.stringify(v));
+}
+
+/** The items of a list text: a JSON list, else one item per non-empty line. */
+function listOf(text: string): string[] {
+  const trimmed = text.trim();
+  if (trimmed.startsWith("[")) {
+    try {
+      const value: unknown = JSON.parse(trimmed);
+      if (Array.isArray(value)) return items(value);
+    } catch (error) {
+      // Not JSON after all ("[1] see below"): read it as lines.
+      if (!(error instanceof SyntaxError)) throw error;
+    }
+  }
+  return trimmed.split("\n").filter((line) => line.trim() !== "");
+}
+
+/**
+ * `set_overlap`: the Jaccard index (or F1) of the set of the output's items
+ * (a JSON list, or one item per line) and the set of `expected`'s (a list,
+ * or a text read as the output is), items trimmed; two empty sets are 1,
+ * as evalglass's `set_overlap` has it. `non_evaluable` without `expected`.
+ *
+ * @param options Name, measure, case folding, threshold.
+ * @returns The scorer.
+ *
+ * @example One item shared of three: Jaccard 1/3
+ * ```ts
+ * import { setOverlap } from "./mod.ts";
+ * const unit = { example_id: "d#1", unit_id: "d#1", input: "q", output: "paris\nrome\n", expected: ["paris", "berlin"] };
+ * const s = await setOverlap().score(unit, {});
+ * if ("scores" in s || s.value !== 1 / 3 || s.reason !== 'missing "berlin"; extra "rome"') throw new Error("unexpected");
+ * ```
+ */
+export function setOverlap(options: SetOverlapOptions = {}): Scorer {
+  checkThreshold("set_overlap", options.threshold);
+  const name = options.name ?? "set_overlap";
+  const f1 = options.measure === "f1";
+  const threshold = options.threshold ?? 0.5;
+  const fold = options.ignore_case === true;
+  const version = versionOf("set_overlap", {
+    ignore_case: options.ignore_case,
+    measure: options.measure,
+    threshold: options.threshold,
+  });
+  const set = (list: readonly string[]) =>
+    new Set(list.map((s) => fold ? s.trim().toLowerCase() : s.trim()));
+  return {
+    name,
+    version,
+    score(unit: Unit): Score {
+      const raw = unit.expected;
+      if (raw === undefined || raw === null) return noExpected(name, version);
+      const expected = set(
+        Array.isArray(raw)
+          ? items(raw)
+          : listOf(typeof raw === "string" ? raw : JSON.stringify(raw)),
+      );
+      const got = set(listOf(unit.output ?? ""));
+      const shared = [...got].filter((item) => expected.has(item)).length;
+      const value = got.size + expected.size === 0
+        ? 1
+        : f1
+        ? (2 * shared) / (got.size + expected.size)
+        : shared / (got.size + expected.size - shared);
+      const missing = [...expected].filter((item) => !got.has(item));
+      const extra = [...got].filter((item) => !expected.has(item));
+      const reason = [
+        ...(missing.length > 0 ? [`missing ${quoteList(missing)}`] : []),
+        ...(extra.length > 0 ? [`extra ${quoteList(extra)}`] : []),
+      ].join("; ");
+      return scored(name, value, {
+        evaluator_version: version,
+        passed: value >= threshold,
+        ...(reason !== "" ? { reason } : {}),
+      });
+    },
+  };
+}

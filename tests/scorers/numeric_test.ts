@@ -1,0 +1,57 @@
+import assert from "node:assert/strict";
+import { numericMatch } from "../../mod.ts";
+import { assertNotApplicable, one, unit, value } from "./_unit.ts";
+
+Deno.test("numericMatch reads the first number in the output", () => {
+  assert.equal(value(numericMatch(), unit("The answer is 42.", 42)), 1);
+  assert.equal(value(numericMatch(), unit("-3.5e2 degrees", -350)), 1);
+  assert.equal(
+    value(numericMatch(), unit("about 1,234,567 people", 1234567)),
+    1,
+  );
+  assert.equal(value(numericMatch(), unit("it is .5", 0.5)), 1);
+  // Only groups of three are thousands: "12,34" is 12, then 34.
+  assert.equal(value(numericMatch(), unit("12,34", 12)), 1);
+  const miss = one(numericMatch(), unit("3 apples and 4 pears", 4));
+  assert.equal(miss.value, 0);
+  assert.equal(miss.reason, "got 3, expected 4");
+  const none = one(numericMatch(), unit("no idea", 4));
+  assert.equal(none.value, 0);
+  assert.equal(none.reason, "no number in the output");
+});
+
+Deno.test("numericMatch takes a number or a numeric text as expected", () => {
+  assert.equal(value(numericMatch(), unit("4", "4")), 1);
+  assert.equal(value(numericMatch(), unit("4000", " 4,000 ")), 1);
+  assertNotApplicable(
+    one(numericMatch(), unit("4")),
+    "not applicable: the case has no expected",
+  );
+  assertNotApplicable(
+    one(numericMatch(), unit("4", "four")),
+    'not applicable: expected "four" is not a number',
+  );
+  assertNotApplicable(
+    one(numericMatch(), unit("4", [4])),
+    "not applicable: expected [4] is not a number",
+  );
+});
+
+Deno.test("numericMatch passes within max(abs_tol, rel_tol * |expected|)", () => {
+  // abs_tol 0.5: |42.4 - 42| = 0.4 passes, |42.6 - 42| = 0.6 does not.
+  assert.equal(value(numericMatch({ abs_tol: 0.5 }), unit("42.4", 42)), 1);
+  const out = one(numericMatch({ abs_tol: 0.5 }), unit("42.6", 42));
+  assert.equal(out.value, 0);
+  assert.equal(out.reason, "got 42.6, expected 42 ± 0.5");
+  // rel_tol 0.01 of 1000 is 10: 1009 passes, 1011 does not.
+  assert.equal(value(numericMatch({ rel_tol: 0.01 }), unit("1009", 1000)), 1);
+  assert.equal(value(numericMatch({ rel_tol: 0.01 }), unit("1011", 1000)), 0);
+  // Both: the larger tolerance counts (abs 20 > 10).
+  assert.equal(
+    value(numericMatch({ rel_tol: 0.01, abs_tol: 20 }), unit("1015", 1000)),
+    1,
+  );
+  assert.throws(() => numericMatch({ abs_tol: -1 }), RangeError);
+  assert.notEqual(numericMatch({ abs_tol: 1 }).version, numericMatch().version);
+  assert.equal(numericMatch().version, "numeric@1");
+});

@@ -1,0 +1,144 @@
+import assert from "node:assert/strict";
+import {
+  contains,
+  exactMatch,
+  notContains,
+  oneOf,
+  regexMatch,
+  startsWith,
+  wordCount,
+} from "../../mod.ts";
+import { assertNotApplicable, one, unit, value } from "./_unit.ts";
+
+Deno.test("exactMatch with values of its own ignores the case's expected", () => {
+  assert.equal(value(exactMatch({ value: "yes" }), unit(" yes ", "no")), 1);
+  assert.equal(value(exactMatch({ values: ["y", "yes"] }), unit("yes")), 1);
+  const miss = one(exactMatch({ value: "yes" }), unit("no"));
+  assert.equal(miss.value, 0);
+  assert.equal(miss.reason, 'expected "yes"');
+  // value and values together are one list.
+  assert.equal(value(exactMatch({ value: "a", values: ["b"] }), unit("b")), 1);
+});
+
+Deno.test("contains takes values of its own, all of them by default or any", () => {
+  const all = one(
+    contains({ values: ["30 days", "receipt"] }),
+    unit("within 30 days"),
+  );
+  assert.equal(all.value, 0.5);
+  assert.equal(all.passed, false);
+  assert.equal(all.reason, 'missing "receipt"');
+  const any = contains({ values: ["30 days", "receipt"], mode: "any" });
+  assert.equal(value(any, unit("within 30 days")), 1);
+  const none = one(any, unit("soon"));
+  assert.equal(none.value, 0);
+  assert.equal(none.reason, 'none of "30 days", "receipt" found');
+  assert.equal(value(contains({ mode: "any" }), unit("b", ["a", "b"])), 1);
+});
+
+Deno.test("notContains is 1 when no text is found and names those found", () => {
+  const s = notContains({ values: ["sorry", "As an AI"], ignore_case: true });
+  assert.equal(value(s, unit("Here it is.")), 1);
+  const hit = one(s, unit("As an AI model, sorry"));
+  assert.equal(hit.value, 0);
+  assert.equal(hit.reason, 'found "sorry", "As an AI"');
+  assert.equal(value(notContains(), unit("fine", "error")), 1);
+  assertNotApplicable(one(notContains(), unit("fine")));
+});
+
+Deno.test("startsWith compares the start of the output, leading white space aside", () => {
+  assert.equal(value(startsWith({ value: "Yes" }), unit("  Yes, because")), 1);
+  const miss = one(startsWith({ value: "Yes" }), unit("yes"));
+  assert.equal(miss.value, 0);
+  assert.equal(miss.reason, 'does not start with "Yes"');
+  assert.equal(
+    value(startsWith({ value: "Yes", ignore_case: true }), unit("yes")),
+    1,
+  );
+  assert.equal(
+    one(startsWith(), unit("Maybe", ["Yes", "No"])).reason,
+    'does not start with any of "Yes", "No"',
+  );
+  assertNotApplicable(one(startsWith(), unit("x")));
+});
+
+Deno.test("text scorers version their own texts and mode", () => {
+  assert.equal(contains().version, "contains@1");
+  assert.notEqual(contains({ value: "a" }).version, contains().version);
+  assert.notEqual(
+    contains({ value: "a" }).version,
+    contains({ value: "b" }).version,
+  );
+  assert.notEqual(
+    contains({ value: "a", mode: "any" }).version,
+    contains({ value: "a" }).version,
+  );
+  assert.equal(notContains({ name: "polite" }).name, "polite");
+  assert.equal(startsWith().name, "starts_with");
+});
+
+Deno.test("regexMatch must match, or with match: false must not", () => {
+  const date = regexMatch({ pattern: "\\d{4}-\\d{2}-\\d{2}" });
+  assert.equal(value(date, unit("due 2024-05-01")), 1);
+  const miss = one(date, unit("due May 1st"));
+  assert.equal(miss.value, 0);
+  assert.equal(miss.reason, "does not match /\\\\d{4}-\\\\d{2}-\\\\d{2}/");
+  const noEmail = regexMatch({ pattern: "@", match: false, name: "no_at" });
+  assert.equal(value(noEmail, unit("none")), 1);
+  assert.equal(one(noEmail, unit("a@b")).reason, "matches /@/");
+  assert.equal(noEmail.name, "no_at");
+});
+
+Deno.test("regexMatch takes flags and refuses a bad pattern or stateful flags", () => {
+  assert.equal(
+    value(regexMatch({ pattern: "^yes$", flags: "im" }), unit("no\nYES")),
+    1,
+  );
+  assert.equal(value(regexMatch({ pattern: "^yes$" }), unit("no\nYES")), 0);
+  assert.throws(() => regexMatch({ pattern: "(" }), SyntaxError);
+  assert.throws(() => regexMatch({ pattern: "a", flags: "g" }), SyntaxError);
+  assert.throws(() => regexMatch({ pattern: "a", flags: "ii" }), SyntaxError);
+  // The same pattern twice: a regex without `g` keeps no state between units.
+  const r = regexMatch({ pattern: "a" });
+  assert.equal(value(r, unit("a")), 1);
+  assert.equal(value(r, unit("a")), 1);
+  assert.notEqual(regexMatch({ pattern: "a", flags: "i" }).version, r.version);
+  assert.notEqual(
+    regexMatch({ pattern: "a", match: false }).version,
+    r.version,
+  );
+});
+
+Deno.test("wordCount checks the number of words against its bounds", () => {
+  const s = wordCount({ min: 2, max: 3 });
+  assert.equal(one(s, unit("one")).reason, "1 word, fewer than 2");
+  assert.equal(one(s, unit(" two\twords\n")).value, 1);
+  assert.equal(one(s, unit(" two\twords\n")).reason, "2 words");
+  assert.equal(
+    one(s, unit("one two three four")).reason,
+    "4 words, more than 3",
+  );
+  assert.equal(one(wordCount({ max: 0 }), unit("  ")).value, 1);
+  assert.throws(() => wordCount({}), RangeError);
+  assert.throws(() => wordCount({ min: 3, max: 2 }), RangeError);
+  assert.throws(() => wordCount({ min: 1.5 }), RangeError);
+  assert.notEqual(wordCount({ min: 1 }).version, wordCount({ min: 2 }).version);
+});
+
+Deno.test("oneOf checks the trimmed output against its labels", () => {
+  const s = oneOf({ labels: ["positive", "negative"] });
+  assert.equal(value(s, unit(" positive\n")), 1);
+  assert.equal(
+    one(s, unit("Positive")).reason,
+    '"Positive" is not one of "positive", "negative"',
+  );
+  assert.equal(
+    value(oneOf({ labels: ["positive"], ignore_case: true }), unit("POSITIVE")),
+    1,
+  );
+  assert.throws(() => oneOf({ labels: [] }), RangeError);
+  assert.notEqual(
+    oneOf({ labels: ["a"], ignore_case: true }).version,
+    oneOf({ labels: ["a"] }).version,
+  );
+});
