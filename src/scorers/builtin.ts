@@ -6,7 +6,7 @@
 
 import { expectedJson } from "../dataset/case.ts";
 import { nonEvaluable, type Score, scored } from "../score/mod.ts";
-import type { Scorer } from "./scorer.ts";
+import { type Scorer, UNIT_RANGE } from "./scorer.ts";
 import type { Unit } from "../dataset/unit.ts";
 
 /**
@@ -63,6 +63,7 @@ function builtin(
   return {
     name,
     version,
+    range: UNIT_RANGE,
     score(unit) {
       const refs = references(unit);
       if (refs === undefined || refs.length === 0) {

@@ -22,7 +22,12 @@ export type {
   ScorerContext,
   Verdict,
 } from "./scorer.ts";
-export { functionScorer, scoreFromVerdict } from "./scorer.ts";
+export {
+  functionScorer,
+  scoreFromVerdict,
+  UNIT_RANGE,
+  valueRangesOf,
+} from "./scorer.ts";
 export type { TextScorerOptions } from "./builtin.ts";
 export { contains, exactMatch } from "./builtin.ts";
 export type { SubprocessScorerOptions } from "./subprocess_scorer.ts";

@@ -17,6 +17,7 @@ import {
   scoreFromVerdict,
   type Scorer,
   type ScorerContext,
+  UNIT_RANGE,
   type Verdict,
 } from "./scorer.ts";
 import type { Unit } from "../dataset/unit.ts";
@@ -295,6 +296,7 @@ export function subprocessScorer(
   return {
     name,
     version,
+    range: UNIT_RANGE,
     async score(unit: Unit, context: ScorerContext): Promise<Score> {
       const result = await runCommand(cmd, {
         cwd,
