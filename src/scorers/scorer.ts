@@ -87,7 +87,9 @@ export interface Scorer {
   /**
    * The range `[low, high]` its values lie within, when it has one (`[0, 1]`
    * for the built-in, `llm_judge` and subprocess scorers): the mean's
-   * interval is clamped to it. Without one, nothing is clamped.
+   * interval is clamped to it. Without one, nothing is clamped. It is a
+   * promise the aggregate checks per example: an example whose mean lies
+   * outside it drops the range.
    */
   readonly range?: readonly [number, number];
   /**
