@@ -47,7 +47,7 @@ failing units first. Control characters in model output are escaped.`,
         import("../report/summary.ts"),
       ]);
       // A whole file is in memory anyway: gather each example wherever it stands.
-      const ranges = file.record?.value_ranges;
+      const ranges = file.value_ranges ?? file.record?.value_ranges;
       const aggregator = new Aggregator({
         grouped: true,
         // A record keeps its scorers' ranges: clamp as the run did.
