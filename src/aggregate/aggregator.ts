@@ -10,9 +10,31 @@
  */
 
 import { ExactSum } from "./exact_sum.ts";
-import { tCritical95, wilson95 } from "./stats.ts";
+import {
+  clampInterval,
+  ruleOfThree95,
+  SMALL_N,
+  tCritical95,
+  wilson95,
+} from "./stats.ts";
 import { aggregatable, type Score } from "../score/mod.ts";
-import type { Aggregate, PartialAggregate } from "./types.ts";
+import type { Aggregate, PartialAggregate, ValueRange } from "./types.ts";
+
+/**
+ * A metric's range as far as it is known: `undefined` when nothing declared
+ * one and no value has been seen (so merging it changes nothing), `null`
+ * when values came without one or broke it (so merging keeps it unknown).
+ */
+type RangeState = ValueRange | null | undefined;
+
+/** The range of two parts together: the hull of what both declare. */
+function joinRanges(a: RangeState, b: RangeState): RangeState {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  if (a === null || b === null) return null;
+  if (a[0] === b[0] && a[1] === b[1]) return a;
+  return [Math.min(a[0], b[0]), Math.max(a[1], b[1])];
+}
 
 /** The units of one example seen so far, for one metric. */
 interface Cluster {
@@ -54,9 +76,34 @@ class MetricState {
   open: Cluster | undefined;
   /** In grouped mode, every example's cluster until the results are asked for. */
   pending: Map<string, Cluster> | undefined;
+  range: RangeState = undefined;
+  // The range's ends as plain numbers, for one cheap test per example: a
+  // mean outside [low, high] (beyond rounding) drops the range. Unknown
+  // (null) is ±∞, so nothing fails; undefined is +∞..−∞, so the first mean
+  // fails and makes it null.
+  rangeLow = Infinity;
+  rangeHigh = -Infinity;
 
-  constructor(readonly metric: string, grouped = false) {
+  constructor(
+    readonly metric: string,
+    grouped = false,
+    range: RangeState = undefined,
+  ) {
     if (grouped) this.pending = new Map();
+    this.setRange(range);
+  }
+
+  setRange(range: RangeState): void {
+    this.range = range;
+    if (range === undefined || range === null) {
+      this.rangeLow = range === undefined ? Infinity : -Infinity;
+      this.rangeHigh = -this.rangeLow;
+    } else {
+      // An example's mean of values at the range's end may round past it.
+      const slack = 1e-9 * Math.max(1, Math.abs(range[0]), Math.abs(range[1]));
+      this.rangeLow = range[0] - slack;
+      this.rangeHigh = range[1] + slack;
+    }
   }
 
   add(score: Score): void {
@@ -120,6 +167,10 @@ class MetricState {
   fold(c: Cluster): void {
     if (c.count > 0) {
       const mean = c.sum / c.count;
+      // Means without a declared range, or outside it: nothing is clamped.
+      // Checked per example, not per Score: off the hot path, and the mean
+      // of the example means is what the interval is about.
+      if (mean < this.rangeLow || mean > this.rangeHigh) this.setRange(null);
       this.examples++;
       this.value.add(mean);
       this.square.add(mean * mean);
@@ -166,6 +217,7 @@ class MetricState {
     this.low.merge(other.low);
     this.high.merge(other.high);
     this.meanErr.merge(other.meanErr);
+    this.setRange(joinRanges(this.range, other.range));
   }
 
   merge(other: MetricState): void {
@@ -181,6 +233,8 @@ class MetricState {
     const mean = k > 0 && Number.isFinite(sum) ? sum / k : null;
     let stderr: number | null = null;
     let ci95: [number, number] | null = null;
+    let unclamped: [number, number] | null = null;
+    const range = s.range ?? null;
     if (k >= 2 && mean !== null) {
       // Exact sums keep the cancellation error at one rounding of each total.
       const variance = Math.max(
@@ -191,7 +245,10 @@ class MetricState {
       const half = tCritical95(k - 1) * se;
       if (Number.isFinite(mean - half) && Number.isFinite(mean + half)) {
         stderr = se;
-        ci95 = [mean - half, mean + half];
+        unclamped = [mean - half, mean + half];
+        ci95 = range === null
+          ? [mean - half, mean + half]
+          : clampInterval(unclamped, range);
       }
     }
     const trials = s.aggregatable + s.errors + s.blocked;
@@ -217,15 +274,21 @@ class MetricState {
       invalid: s.invalid,
       coverage: s.n > 0 ? s.aggregatable / s.n : null,
       examples: k,
+      small_n: k > 0 && k < SMALL_N,
+      value_range: range === null ? null : [range[0], range[1]],
       mean,
       stderr,
       ci95,
+      ci95_unclamped: unclamped,
       mean_bounds: s.tried > 0 && Number.isFinite(low) && Number.isFinite(high)
         ? [low / s.tried, high / s.tried]
         : null,
       passed: s.passed,
       pass_rate: trials > 0 ? s.passed / trials : null,
       pass_rate_ci95: trials > 0 ? wilson95(s.passed, trials) : null,
+      pass_rate_rule_of_three: trials > 0
+        ? ruleOfThree95(s.passed, trials)
+        : null,
       pass_at_k: s.tried > 0 ? s.passedAny / s.tried : null,
       pass_hat_k: s.tried > 0 ? s.passedAll / s.tried : null,
       sums: {
@@ -257,6 +320,7 @@ class MetricState {
 export class Aggregator {
   #metrics = new Map<string, MetricState>();
   #grouped: boolean;
+  #valueRange: (metric: string) => ValueRange | undefined;
 
   /**
    * Creates an aggregator.
@@ -264,16 +328,29 @@ export class Aggregator {
    * @param options `grouped: true` gathers the Scores of each example wherever
    *   they come in the stream (memory grows with the examples); by default
    *   the Scores of one example must be adjacent, as evalpipe writes them,
-   *   and memory stays flat.
+   *   and memory stays flat. `valueRange` tells the range a metric's scorer
+   *   declares (asked once per metric; `undefined` when it declares none):
+   *   the mean's interval is clamped to it, and an example whose mean lies
+   *   outside it drops it.
    */
-  constructor(options: { grouped?: boolean } = {}) {
+  constructor(
+    options: {
+      grouped?: boolean;
+      valueRange?: (metric: string) => ValueRange | undefined;
+    } = {},
+  ) {
     this.#grouped = options.grouped ?? false;
+    this.#valueRange = options.valueRange ?? (() => undefined);
   }
 
   #state(metric: string): MetricState {
     let state = this.#metrics.get(metric);
     if (state === undefined) {
-      state = new MetricState(metric, this.#grouped);
+      state = new MetricState(
+        metric,
+        this.#grouped,
+        checkedRange(metric, this.#valueRange(metric)),
+      );
       this.#metrics.set(metric, state);
     }
     return state;
@@ -325,6 +402,7 @@ export class Aggregator {
     state.low = new ExactSum(aggregate.sums.low);
     state.high = new ExactSum(aggregate.sums.high);
     state.meanErr = new ExactSum(aggregate.sums.value);
+    state.setRange(aggregate.value_range ?? null);
     this.#state(aggregate.metric).merge(state);
   }
 
@@ -338,4 +416,21 @@ export class Aggregator {
       .sort()
       .map((metric) => this.#metrics.get(metric)!.result());
   }
+}
+
+/** A declared range, copied, after checking that it is one. */
+function checkedRange(
+  metric: string,
+  range: ValueRange | undefined,
+): ValueRange | undefined {
+  if (range === undefined) return undefined;
+  const [low, high] = range;
+  if (!Number.isFinite(low) || !Number.isFinite(high) || low > high) {
+    throw new RangeError(
+      `The value range of metric ${
+        JSON.stringify(metric)
+      } must be two finite numbers, low to high, not ${JSON.stringify(range)}`,
+    );
+  }
+  return [low, high];
 }

@@ -29,7 +29,7 @@ import type { ParsedLine } from "../io/ndjson.ts";
 export interface AggregateLinesOptions {
   /**
    * Where to count; pass your own to read it afterwards. When given,
-   * `grouped` is the aggregator's own.
+   * `grouped` and `valueRange` are the aggregator's own.
    * @default {a new Aggregator}
    */
   aggregator?: Aggregator;
@@ -39,6 +39,13 @@ export interface AggregateLinesOptions {
    * @default {false}
    */
   grouped?: boolean;
+  /**
+   * The range each metric's values lie within, as their scorer declares it
+   * (`undefined` for none); the mean's interval is clamped to it. When
+   * `aggregator` is given, the aggregator's own.
+   * @default {none: a range comes only with Aggregate lines that carry one}
+   */
+  valueRange?: (metric: string) => readonly [number, number] | undefined;
   /**
    * Called for each line that is not JSON, not a Score and not an Aggregate;
    * the line is skipped.
@@ -76,7 +83,12 @@ export function aggregateLines(
   options: AggregateLinesOptions = {},
 ): TransformStream<ParsedLine, Aggregate> {
   const aggregator = options.aggregator ??
-    new Aggregator({ grouped: options.grouped ?? false });
+    new Aggregator({
+      grouped: options.grouped ?? false,
+      ...(options.valueRange !== undefined
+        ? { valueRange: options.valueRange }
+        : {}),
+    });
   const report = options.onMalformed ?? (() => {});
   return new TransformStream({
     transform(parsed) {

@@ -16,7 +16,12 @@
  * @module
  */
 
-export type { Aggregate, AggregateSums, PartialAggregate } from "./types.ts";
+export type {
+  Aggregate,
+  AggregateSums,
+  PartialAggregate,
+  ValueRange,
+} from "./types.ts";
 export { Aggregator } from "./aggregator.ts";
 export { looksLikeAggregate, parseAggregate } from "./wire.ts";
 export { aggregate, aggregateInto } from "./stage.ts";

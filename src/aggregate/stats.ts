@@ -124,3 +124,40 @@ export function wilson95(k: number, n: number): [number, number] {
     Math.min(1, (centre + margin) / denom),
   ];
 }
+
+/** Below this many values a mean's interval is flagged as small-sample (evalglass's threshold). */
+export const SMALL_N = 5;
+
+/**
+ * An interval clamped to a range: each end moved inside it when it lies
+ * beyond.
+ *
+ * @param interval `[low, high]`.
+ * @param range The range the quantity cannot leave.
+ * @returns The clamped interval, a new array.
+ */
+export function clampInterval(
+  interval: readonly [number, number],
+  range: readonly [number, number],
+): [number, number] {
+  return [
+    Math.min(Math.max(interval[0], range[0]), range[1]),
+    Math.max(Math.min(interval[1], range[1]), range[0]),
+  ];
+}
+
+/**
+ * The rule of three's 95% interval for a proportion seen at 0 or at 1:
+ * with no success in n trials the rate is still at most 3/n, with no
+ * failure at least 1 − 3/n; each end is kept within 0..1.
+ *
+ * @param k Successes.
+ * @param n Trials, at least 1.
+ * @returns `[0, min(1, 3/n)]` when k is 0, `[max(0, 1 − 3/n), 1]` when k is
+ *   n, `null` otherwise.
+ */
+export function ruleOfThree95(k: number, n: number): [number, number] | null {
+  if (k === 0) return [0, Math.min(1, 3 / n)];
+  if (k === n) return [Math.max(0, 1 - 3 / n), 1];
+  return null;
+}

@@ -7,6 +7,25 @@
  */
 
 /**
+ * The range `[low, high]` every value of a metric lies within, as its scorer
+ * declares it: `[0, 1]` for the built-in, `llm_judge` and protocol v0
+ * scorers. The mean's interval is clamped to it.
+ *
+ * @example A metric on a 1 to 5 scale
+ * ```ts
+ * import { Aggregator, type ValueRange } from "./mod.ts";
+ * import { scored } from "../score/mod.ts";
+ * const stars: ValueRange = [1, 5];
+ * const aggregator = new Aggregator({ valueRange: (metric) => metric === "stars" ? stars : undefined });
+ * aggregator.add(scored("stars", 5, { example_id: "d#1" }));
+ * aggregator.add(scored("stars", 4, { example_id: "d#2" }));
+ * const [m] = aggregator.results();
+ * if (m?.ci95?.[1] !== 5 || m.ci95_unclamped![1] <= 5) throw new Error("unexpected");
+ * ```
+ */
+export type ValueRange = readonly [number, number];
+
+/**
  * The exact partial sums and counts an Aggregate carries so that it can be
  * merged.
  *
@@ -81,12 +100,36 @@ export interface Aggregate {
   coverage: number | null;
   /** Examples with at least one aggregatable Score: the sample size of the mean. */
   examples: number;
+  /**
+   * Whether the mean rests on fewer than 5 values (1 to 4 examples): its
+   * interval then describes the sample more than it predicts. `false` when
+   * there is no mean.
+   */
+  small_n: boolean;
+  /**
+   * The range the metric's values lie within, as its scorer declares it
+   * (`[0, 1]` for built-in, `llm_judge` and protocol v0 scorers; a function
+   * scorer's `range`); `null` when none is declared, or when an example's
+   * mean (its one value, or its epochs' mean) lies outside it: then the
+   * declaration is not trusted and nothing is clamped.
+   */
+  value_range: [number, number] | null;
   /** The mean across examples of each example's mean; `null` when there are none. */
   mean: number | null;
   /** The standard error of the mean, across examples; `null` below two. */
   stderr: number | null;
-  /** The 95% interval of the mean (Student's t); `null` below two examples. */
+  /**
+   * The 95% interval of the mean (Student's t), clamped to `value_range`
+   * when there is one: a mean of values within 0..1 lies within 0..1 too.
+   * `null` below two examples.
+   */
   ci95: [number, number] | null;
+  /**
+   * The same interval before clamping, `mean ± t(0.975, examples − 1) ×
+   * stderr`; equal to `ci95` when neither end crossed the range, or there
+   * is no range. `null` below two examples.
+   */
+  ci95_unclamped: [number, number] | null;
   /**
    * The mean if every error and blocked Score had scored 0, and if every one
    * had scored 1: how far the failures could move it. `null` when there are neither values
@@ -99,6 +142,14 @@ export interface Aggregate {
   pass_rate: number | null;
   /** The Wilson 95% interval of `pass_rate`. */
   pass_rate_ci95: [number, number] | null;
+  /**
+   * When `pass_rate` is 0 or 1, the rule of three's 95% interval over its
+   * denominator n (`aggregatable + errors + blocked`): `[0, 3/n]` at 0 (no
+   * pass seen in n, the pass rate is still at most 3/n) and `[1 − 3/n, 1]`
+   * at 1; an end beyond 0..1 (n below 3) is clamped to it. `null` for any
+   * other pass rate, or none.
+   */
+  pass_rate_rule_of_three: [number, number] | null;
   /** The share of examples where at least one unit (epoch) passed; errors and blocked Scores fail. */
   pass_at_k: number | null;
   /** The share of examples where every unit (epoch) passed; errors and blocked Scores fail. */
@@ -124,18 +175,23 @@ export interface Aggregate {
  * if (whole.results()[0]?.mean !== 0.5) throw new Error("unexpected");
  * ```
  */
-export type PartialAggregate = Pick<
-  Aggregate,
-  | "metric"
-  | "n"
-  | "aggregatable"
-  | "errors"
-  | "blocked"
-  | "skipped"
-  | "non_evaluable"
-  | "not_applicable"
-  | "invalid"
-  | "examples"
-  | "passed"
-  | "sums"
->;
+export type PartialAggregate =
+  & Pick<
+    Aggregate,
+    | "metric"
+    | "n"
+    | "aggregatable"
+    | "errors"
+    | "blocked"
+    | "skipped"
+    | "non_evaluable"
+    | "not_applicable"
+    | "invalid"
+    | "examples"
+    | "passed"
+    | "sums"
+  >
+  & {
+    /** The range its values were declared within; absent (an older line) or `null` for none. */
+    value_range?: [number, number] | null;
+  };

@@ -78,6 +78,7 @@ export function parseAggregate(value: unknown): PartialAggregate {
     invalid: count(a, "invalid"),
     examples: count(a, "examples"),
     passed: count(a, "passed"),
+    value_range: valueRange(a.value_range),
     sums: {
       value: partials(sums, "value"),
       square: partials(sums, "square"),
@@ -88,6 +89,23 @@ export function parseAggregate(value: unknown): PartialAggregate {
       passed_all: count(sums, "passed_all", "sums."),
     },
   };
+}
+
+/** A declared range, or `null`; an Aggregate line without one (older) declares none. */
+function valueRange(v: unknown): [number, number] | null {
+  if (v === undefined || v === null) return null;
+  if (
+    !Array.isArray(v) || v.length !== 2 || typeof v[0] !== "number" ||
+    typeof v[1] !== "number" || !Number.isFinite(v[0]) ||
+    !Number.isFinite(v[1]) || v[0] > v[1]
+  ) {
+    throw new FieldError(
+      "value_range",
+      "null or two finite numbers, low to high",
+      v,
+    );
+  }
+  return [v[0], v[1]];
 }
 
 function count(o: Record<string, unknown>, key: string, prefix = ""): number {

@@ -43,7 +43,13 @@ export async function readResults(path: string): Promise<ScoresFile> {
   const evalglass = await readEvalglassRunRecord(path);
   if (evalglass !== undefined) {
     sayEvalglass(JSON.stringify(path), evalglass);
-    return { scores: evalglass.scores, problems: [] };
+    return {
+      scores: evalglass.scores,
+      ...(evalglass.value_ranges !== undefined
+        ? { value_ranges: evalglass.value_ranges }
+        : {}),
+      problems: [],
+    };
   }
   const file = await readScoresFile(path);
   for (const p of file.problems) {

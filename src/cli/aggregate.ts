@@ -6,6 +6,7 @@
  */
 
 import { defineCommand } from "./command.ts";
+import { UsageError } from "./flags.ts";
 import { isBrokenPipe, say } from "./_output.ts";
 
 /** The `aggregate` command. */
@@ -20,7 +21,9 @@ metric: counts by status, mean over scored and valid Scores, its standard
 error and 95% interval, pass rate and its Wilson interval. Scores are reduced
 per example first (epochs averaged), which expects the Scores of one example
 to be adjacent, as evalpipe writes them. Aggregate lines in the input (from
-shards split between examples) are merged exactly. An evalglass
+shards split between examples) are merged exactly, with the value range each
+declares. Scores do not carry their scorer's range: give it with --range to
+clamp the mean's interval to it, as run does for its scorers. An evalglass
 runrecord.json among the inputs (as evalglass writes it, or as one line) is
 read as its Scores; what is not mapped is named on stderr.`,
   positionals: {
@@ -29,6 +32,13 @@ read as its Scores; what is not mapped is named on stderr.`,
     files: true,
   },
   flags: {
+    range: {
+      type: "string",
+      repeatable: true,
+      value: "METRIC=LOW..HIGH",
+      help:
+        "The range the values of METRIC lie within, e.g. faithfulness=0..1, as its scorer declares it: the mean's 95% interval is clamped to it; LOW..HIGH alone is every metric's",
+    },
     grouped: {
       type: "boolean",
       help:
@@ -36,6 +46,7 @@ read as its Scores; what is not mapped is named on stderr.`,
     },
   },
   async run(flags, paths) {
+    const valueRange = rangesOf(flags.range);
     const [
       { aggregateLines },
       { inputLines, placeOf },
@@ -63,6 +74,7 @@ read as its Scores; what is not mapped is named on stderr.`,
       await input.lines
         .pipeThrough(aggregateLines({
           grouped: flags.grouped,
+          valueRange,
           onMalformed(line, message) {
             malformed++;
             say(
@@ -79,3 +91,28 @@ read as its Scores; what is not mapped is named on stderr.`,
     return malformed > 0 ? 2 : 0;
   },
 });
+
+/** The `--range` flags as a lookup: a metric's own range, else the one for all. */
+function rangesOf(
+  flags: readonly string[],
+): (metric: string) => readonly [number, number] | undefined {
+  const ranges = new Map<string | undefined, readonly [number, number]>();
+  for (const flag of flags) {
+    const match = /^(?:(.+)=)?([^=]+?)\.\.([^=.][^=]*)$/.exec(flag);
+    const low = Number(match?.[2]);
+    const high = Number(match?.[3]);
+    if (
+      match === null || match[2]!.trim() === "" || match[3]!.trim() === "" ||
+      !Number.isFinite(low) || !Number.isFinite(high) || low > high
+    ) {
+      throw new UsageError(
+        `--range ${
+          JSON.stringify(flag)
+        } is not a range: write LOW..HIGH or METRIC=LOW..HIGH, low to high, e.g. 0..1`,
+      );
+    }
+    ranges.set(match[1], [low, high]);
+  }
+  const all = ranges.get(undefined);
+  return (metric) => ranges.get(metric) ?? all;
+}

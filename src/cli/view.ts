@@ -48,7 +48,17 @@ failing units first. Control characters in model output are escaped.`,
         import("../report/summary.ts"),
       ]);
       // A whole file is in memory anyway: gather each example wherever it stands.
-      const aggregator = new Aggregator({ grouped: true });
+      const ranges = file.value_ranges ?? file.record?.value_ranges;
+      const aggregator = new Aggregator({
+        grouped: true,
+        // A record keeps its scorers' ranges: clamp as the run did.
+        ...(ranges !== undefined
+          ? {
+            valueRange: (metric: string) =>
+              Object.hasOwn(ranges, metric) ? ranges[metric] : undefined,
+          }
+          : {}),
+      });
       for (const s of file.scores) aggregator.add(s);
       if (flags.json) {
         const { inertJson } = await import("../io/inert_json.ts");

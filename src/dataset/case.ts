@@ -29,7 +29,7 @@ export interface Case {
   input: string | unknown[];
   /** The reference answer, any JSON value. */
   expected?: unknown;
-  /** Retrieved context chunks (RAG). */
+  /** Retrieved context chunks (RAG); a dataset's one string is read as one chunk. */
   context?: string[];
   /** Anything else the target or a scorer may use. */
   metadata?: Record<string, unknown>;
@@ -187,6 +187,54 @@ export class CaseError extends TypeError {
   }
 }
 
+/**
+ * Checks a record's `context` in place, as EvalCore reads it: a list of
+ * strings stays, one string becomes one chunk (`["..."]`), `null` is no
+ * context (the key is removed); anything else is a {@linkcode CaseError}.
+ * Every reader of cases and unit records goes through it, so a scorer, a
+ * target and a RunRecord all see a list.
+ *
+ * @param record A parsed case or unit record.
+ * @throws {CaseError} When `context` is neither a string nor a list of strings.
+ *
+ * @example
+ * ```ts
+ * import { readContext } from "./case.ts";
+ * const record: Record<string, unknown> = { input: "q", context: "Paris is in France." };
+ * readContext(record);
+ * if (JSON.stringify(record.context) !== '["Paris is in France."]') throw new Error();
+ * ```
+ */
+export function readContext(record: Record<string, unknown>): void {
+  const context = record.context;
+  if (context === undefined || Array.isArray(context) && allStrings(context)) {
+    return;
+  }
+  if (typeof context === "string") record.context = [context];
+  else if (context === null) delete record.context;
+  else if (Array.isArray(context)) {
+    const i = context.findIndex((c) => typeof c !== "string");
+    throw new CaseError(
+      `"context" must be a string or a list of strings; item ${i + 1} is ${
+        typeName(context[i])
+      }`,
+      "context",
+    );
+  } else {
+    throw new CaseError(
+      `"context" must be a string or a list of strings, not ${
+        typeName(context)
+      }`,
+      "context",
+    );
+  }
+}
+
+function allStrings(list: unknown[]): boolean {
+  for (const item of list) if (typeof item !== "string") return false;
+  return true;
+}
+
 function typeName(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "a list";
@@ -213,7 +261,7 @@ export function parseCase(value: unknown): Case {
     throw new CaseError(`A case must be an object, not ${typeName(value)}`);
   }
   const record = value as Record<string, unknown>;
-  const { id, input, context, metadata, output } = record;
+  const { id, input, metadata, output } = record;
   if (id !== undefined && typeof id !== "string" && typeof id !== "number") {
     throw new CaseError(
       `"id" must be a string or a number, not ${typeName(id)}`,
@@ -230,13 +278,7 @@ export function parseCase(value: unknown): Case {
       "input",
     );
   }
-  if (context === null) delete record.context;
-  else if (
-    context !== undefined &&
-    (!Array.isArray(context) || !context.every((c) => typeof c === "string"))
-  ) {
-    throw new CaseError('"context" must be a list of strings', "context");
-  }
+  readContext(record);
   if (
     metadata !== undefined &&
     (typeof metadata !== "object" || metadata === null ||

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { CaseError, keepVerbatimExpected } from "./case.ts";
+import { CaseError, keepVerbatimExpected, readContext } from "./case.ts";
 import { LineStream } from "../io/line_stream.ts";
 import { NdjsonParseStream, type ParsedLine } from "../io/ndjson.ts";
 
@@ -52,7 +52,7 @@ export interface Unit {
   output: string | null;
   /** The case's reference answer. */
   expected?: unknown;
-  /** The case's retrieved context chunks. */
+  /** The case's retrieved context chunks; a record's one string is read as one chunk. */
   context?: string[];
   /** What the target reports about the call. */
   target?: TargetInfo;
@@ -88,7 +88,7 @@ export function parseUnit(value: unknown, fallbackId: string): Unit {
   }
   record.example_id ??= fallbackId;
   record.unit_id ??= record.example_id;
-  const { input, output, context, target } = record;
+  const { input, output, target } = record;
   if (input === undefined) throw new CaseError('"input" is missing', "input");
   if (typeof input !== "string" && !Array.isArray(input)) {
     throw new CaseError(
@@ -113,13 +113,7 @@ export function parseUnit(value: unknown, fallbackId: string): Unit {
   } else if (output === undefined) {
     record.output = null;
   }
-  if (context === null) delete record.context;
-  else if (
-    context !== undefined &&
-    (!Array.isArray(context) || !context.every((c) => typeof c === "string"))
-  ) {
-    throw new CaseError('"context" must be a list of strings', "context");
-  }
+  readContext(record);
   return record as unknown as Unit;
 }
 

@@ -368,6 +368,10 @@ export async function toEvalglass(record: RunRecord): Promise<EvalglassExport> {
       started_at: record.started_at,
       finished_at: record.finished_at,
       complete: record.complete,
+      // What evalpipe's reader needs to clamp intervals as the run did.
+      ...(record.value_ranges !== undefined
+        ? { value_ranges: record.value_ranges }
+        : {}),
     },
   }];
   if (!record.complete) {

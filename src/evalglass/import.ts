@@ -40,6 +40,12 @@ export interface EvalglassImport {
    * record evalglass's own reader rejects.
    */
   contradicted: string[];
+  /**
+   * Each metric's declared value range, as evalpipe's export keeps it (in
+   * the details of its `evalpipe.export` diagnostic); absent for a record
+   * evalglass wrote itself, whose Scores do not say.
+   */
+  value_ranges?: Record<string, [number, number]>;
 }
 
 /**
@@ -210,13 +216,37 @@ export function fromEvalglass(value: unknown, path: string): EvalglassImport {
       throw new RunRecordError(`${where}: score ${i + 1}: ${error.message}`);
     }
   });
+  const ranges = exportedRanges(value.scorecard);
   return {
     run_id: value.run_id,
     scores,
     unmapped: unmappedParts(value),
     derivedPassed,
     contradicted: contradictedMetrics(value.scorecard, scores),
+    ...(ranges !== undefined ? { value_ranges: ranges } : {}),
   };
+}
+
+/** The value ranges evalpipe's export put in its `evalpipe.export` diagnostic, when they are well formed. */
+function exportedRanges(
+  scorecard: unknown,
+): Record<string, [number, number]> | undefined {
+  const diagnostics = (scorecard as { diagnostics?: unknown })?.diagnostics;
+  if (!Array.isArray(diagnostics)) return undefined;
+  const mine = diagnostics.find((d) => d?.code === "evalpipe.export");
+  const raw = mine?.details?.value_ranges;
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
+    return undefined;
+  }
+  const ranges: Record<string, [number, number]> = {};
+  for (const [metric, r] of Object.entries(raw)) {
+    // A range that is not one is left out: its metric is then not clamped.
+    if (
+      Array.isArray(r) && r.length === 2 && Number.isFinite(r[0]) &&
+      Number.isFinite(r[1]) && r[0] <= r[1]
+    ) ranges[metric] = [r[0], r[1]];
+  }
+  return ranges;
 }
 
 /** How much of a file is read to tell whether it may be an evalglass record. */

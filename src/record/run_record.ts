@@ -70,6 +70,11 @@ export interface RunRecordHeader {
   config: Record<string, unknown>;
   /** What the run depended on. */
   fingerprints: Fingerprints;
+  /**
+   * The range `[low, high]` of each metric whose scorer declares one, so
+   * that aggregates computed again from the Scores clamp as the run did.
+   */
+  value_ranges?: Record<string, [number, number]>;
 }
 
 /**
@@ -111,7 +116,29 @@ function readHeader(value: unknown): RunRecordHeader {
     config_path: stringAt(o, "config_path"),
     config: { ...mappingAt(o.config, "config") },
     fingerprints: fingerprintsAt(o),
+    ...(o.value_ranges !== undefined
+      ? { value_ranges: valueRangesAt(o.value_ranges) }
+      : {}),
   };
+}
+
+/** A record's `value_ranges`: metric → `[low, high]`. */
+function valueRangesAt(value: unknown): Record<string, [number, number]> {
+  const ranges: Record<string, [number, number]> = {};
+  for (const [metric, r] of Object.entries(mappingAt(value, "value_ranges"))) {
+    if (
+      !Array.isArray(r) || r.length !== 2 || typeof r[0] !== "number" ||
+      typeof r[1] !== "number" || !(r[0] <= r[1])
+    ) {
+      throw new FieldError(
+        `value_ranges.${metric}`,
+        "two numbers, low to high",
+        r,
+      );
+    }
+    ranges[metric] = [r[0], r[1]];
+  }
+  return ranges;
 }
 
 /**
@@ -320,7 +347,16 @@ export function parseRunRecord(text: string, path: string): RunRecord {
       );
     }
   });
-  const aggregator = new Aggregator({ grouped: true }); // a resumed run appends epochs apart
+  const ranges = head.value_ranges;
+  const aggregator = new Aggregator({
+    grouped: true, // a resumed run appends epochs apart
+    ...(ranges !== undefined
+      ? {
+        valueRange: (metric: string) =>
+          Object.hasOwn(ranges, metric) ? ranges[metric] : undefined,
+      }
+      : {}),
+  });
   for (const s of scores) aggregator.add(s);
   return {
     ...head,

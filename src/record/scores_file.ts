@@ -29,6 +29,11 @@ export interface ScoresFile {
   scores: Score[];
   /** The record, when the file is a RunRecord. */
   record?: RunRecord;
+  /**
+   * Each metric's declared value range, when the file says (a RunRecord's
+   * `value_ranges`, or an evalglass record exported by evalpipe).
+   */
+  value_ranges?: Record<string, [number, number]>;
   /** Lines that are not Scores, with their 1-based line numbers and why. */
   problems: Array<{ line: number; message: string }>;
 }

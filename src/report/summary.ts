@@ -17,23 +17,27 @@ function percent(x: number | null): string {
 }
 
 /**
- * Formats aggregates as an aligned table: metric, mean ± half the 95%
- * interval, the mean if every error and blocked Score had scored 0 and 1
- * (what the failures could hide), pass rate, coverage (aggregatable / n),
- * then the Scores without a value counted by status: `error`, `blocked`,
- * `skipped`, `non_evaluable`.
+ * Formats aggregates as an aligned table: metric, mean with its 95% interval
+ * (`± half` when symmetric, `[low, high]` when clamped to the metric's
+ * range), the mean if every error and blocked Score had scored 0 and 1
+ * (what the failures could hide), pass rate (with the rule of three's bound
+ * at 0% or 100%), coverage (aggregatable / n), then the Scores without a
+ * value counted by status: `error`, `blocked`, `skipped`, `non_evaluable`.
+ * Below the table, a warning for each metric whose mean rests on fewer than
+ * 5 values.
  *
  * @param aggregates The aggregates.
  * @returns The table, lines joined with `\n`, without a trailing newline.
  *
- * @example
+ * @example Three examples: a clamped interval, the rule of three, a small-n warning
  * ```ts
  * import { formatSummary } from "./summary.ts";
  * import { Aggregator } from "../aggregate/mod.ts";
  * import { scored } from "../score/mod.ts";
- * const agg = new Aggregator();
- * agg.add(scored("exact_match", 1));
- * if (!formatSummary(agg.results()).includes("exact_match")) throw new Error("unexpected");
+ * const agg = new Aggregator({ valueRange: () => [0, 1] });
+ * for (const id of ["d#1", "d#2", "d#3"]) agg.add(scored("exact_match", 1, { example_id: id }));
+ * const text = formatSummary(agg.results());
+ * if (!text.includes("100.0% (≥ 0.0%)") || !text.includes("fewer than 5")) throw new Error(text);
  * ```
  */
 export function formatSummary(aggregates: readonly Aggregate[]): string {
@@ -48,25 +52,45 @@ export function formatSummary(aggregates: readonly Aggregate[]): string {
     "skipped",
     "non_evaluable",
   ];
-  const rows = aggregates.map((a) => {
-    const half = a.ci95 !== null && a.mean !== null
-      ? ` ± ${fixed(a.ci95[1] - a.mean)}`
-      : "";
-    return [
-      escapeControl(a.metric),
-      `${fixed(a.mean)}${half}`,
-      a.errors + a.blocked === 0 || a.mean_bounds === null
-        ? "–"
-        : `${fixed(a.mean_bounds[0])}…${fixed(a.mean_bounds[1])}`,
-      percent(a.pass_rate),
-      `${percent(a.coverage)} (${a.aggregatable}/${a.n})`,
-      String(a.errors),
-      String(a.blocked),
-      String(a.skipped),
-      String(a.non_evaluable),
-    ];
-  });
-  return table(header, rows);
+  const rows = aggregates.map((a) => [
+    escapeControl(a.metric),
+    meanCell(a),
+    a.errors + a.blocked === 0 || a.mean_bounds === null
+      ? "–"
+      : `${fixed(a.mean_bounds[0])}…${fixed(a.mean_bounds[1])}`,
+    passRateCell(a),
+    `${percent(a.coverage)} (${a.aggregatable}/${a.n})`,
+    String(a.errors),
+    String(a.blocked),
+    String(a.skipped),
+    String(a.non_evaluable),
+  ]);
+  const warnings = aggregates.filter((a) => a.small_n).map((a) =>
+    `warning: the mean of "${escapeControl(a.metric)}" rests on ${a.examples} ${
+      a.examples === 1 ? "value" : "values"
+    } (fewer than 5): read its interval as a description of this sample, not a prediction`
+  );
+  return [table(header, rows), ...warnings].join("\n");
+}
+
+function meanCell(a: Aggregate): string {
+  if (a.ci95 === null || a.mean === null) return fixed(a.mean);
+  const raw = a.ci95_unclamped ?? a.ci95;
+  if (raw[0] === a.ci95[0] && raw[1] === a.ci95[1]) {
+    return `${fixed(a.mean)} ± ${fixed(a.ci95[1] - a.mean)}`;
+  }
+  // Clamped to the range: no longer symmetric around the mean.
+  return `${fixed(a.mean)} [${fixed(a.ci95[0])}, ${fixed(a.ci95[1])}]`;
+}
+
+function passRateCell(a: Aggregate): string {
+  const three = a.pass_rate_rule_of_three;
+  if (three === null || a.pass_rate === null) {
+    return percent(a.pass_rate);
+  }
+  return a.pass_rate === 0
+    ? `${percent(a.pass_rate)} (≤ ${percent(three[1])})`
+    : `${percent(a.pass_rate)} (≥ ${percent(three[0])})`;
 }
 
 function table(header: string[], rows: string[][]): string {

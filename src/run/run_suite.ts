@@ -41,7 +41,7 @@ import {
   RunRecordWriter,
 } from "../record/run_record.ts";
 import type { Score } from "../score/mod.ts";
-import type { Scorer } from "../scorers/scorer.ts";
+import { type Scorer, valueRangesOf } from "../scorers/scorer.ts";
 import { DEFAULTS } from "../base/defaults.ts";
 import { resolveIn } from "../process/command.ts";
 import { aggregateInto } from "../aggregate/stage.ts";
@@ -427,10 +427,14 @@ export async function runSuite(
         ...(options.timeout !== undefined ? { timeout: options.timeout } : {}),
       } as unknown as Record<string, unknown>,
       fingerprints,
+      value_ranges: rangesByMetric(scorers),
     });
   // A resumed run's Scores join the earlier ones, wherever each example's
   // epochs fell: gather them by example rather than by adjacency.
-  const aggregator = new Aggregator({ grouped: resume !== undefined });
+  const aggregator = new Aggregator({
+    grouped: resume !== undefined,
+    valueRange: valueRangesOf(scorers),
+  });
   if (resume !== undefined) {
     for await (const score of readScoreLines(resume.path)) {
       aggregator.add(score);
@@ -531,4 +535,22 @@ export async function runSuite(
       }
       : {}),
   };
+}
+
+/** Each metric's declared range, for the record. */
+function rangesByMetric(
+  scorers: readonly Scorer[],
+): Record<string, [number, number]> {
+  const range = valueRangesOf(scorers);
+  const ranges: Record<string, [number, number]> = {};
+  for (const s of scorers) {
+    const metrics = s.metrics !== undefined && s.metrics.length > 0
+      ? s.metrics
+      : [s.name];
+    for (const m of metrics) {
+      const r = range(m);
+      if (r !== undefined) ranges[m] = [r[0], r[1]];
+    }
+  }
+  return ranges;
 }

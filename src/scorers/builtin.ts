@@ -8,7 +8,7 @@
  */
 
 import { type Score, scored } from "../score/mod.ts";
-import type { Scorer } from "./scorer.ts";
+import { type Scorer, UNIT_RANGE } from "./scorer.ts";
 import type { Unit } from "../dataset/unit.ts";
 import {
   noExpected,
@@ -102,6 +102,7 @@ function textScorer(
   return {
     name,
     version,
+    range: UNIT_RANGE,
     score(unit: Unit): Score {
       const refs = own.length > 0 ? own : references(unit);
       if (refs === undefined) return noExpected(name, version);

@@ -9,7 +9,7 @@ import { ChatClient, type ChatSettings } from "../net/chat_client.ts";
 import { fingerprint } from "../fingerprint/fingerprint.ts";
 import { renderTemplate } from "../net/template.ts";
 import { makeScore, type Score } from "../score/mod.ts";
-import type { Scorer, ScorerContext } from "./scorer.ts";
+import { type Scorer, type ScorerContext, UNIT_RANGE } from "./scorer.ts";
 import type { Unit } from "../dataset/unit.ts";
 
 /**
@@ -178,6 +178,8 @@ export function llmJudge(
   return {
     name,
     version,
+    // A score outside 0..1 is invalid, so every aggregated one is within it.
+    range: UNIT_RANGE,
     async score(unit: Unit, context: ScorerContext): Promise<Score> {
       const vars = {
         input: typeof unit.input === "string"

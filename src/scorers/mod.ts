@@ -22,7 +22,12 @@ export type {
   ScorerContext,
   Verdict,
 } from "./scorer.ts";
-export { functionScorer, scoreFromVerdict } from "./scorer.ts";
+export {
+  functionScorer,
+  scoreFromVerdict,
+  UNIT_RANGE,
+  valueRangesOf,
+} from "./scorer.ts";
 export type { ContainsScorerOptions, TextScorerOptions } from "./builtin.ts";
 export { contains, exactMatch, notContains, startsWith } from "./builtin.ts";
 export type {

@@ -14,7 +14,12 @@ import type { SessionChild } from "../process/types.ts";
 import { LineSplitter } from "../io/line_stream.ts";
 import type { Line } from "../io/line_stream.ts";
 import type { Score } from "../score/mod.ts";
-import { scoreFromVerdict, type Scorer, type ScorerContext } from "./scorer.ts";
+import {
+  scoreFromVerdict,
+  type Scorer,
+  type ScorerContext,
+  UNIT_RANGE,
+} from "./scorer.ts";
 import {
   parseVerdict,
   scorerPayload,
@@ -316,6 +321,7 @@ export function persistentScorer(
   return {
     name,
     version,
+    range: UNIT_RANGE,
     async score(unit: Unit, context: ScorerContext): Promise<Score> {
       if (context.signal?.aborted) {
         throw new SubprocessScorerError(

@@ -85,6 +85,14 @@ export interface Scorer {
   /** The metric names its batches may carry, when there are several. */
   readonly metrics?: readonly string[];
   /**
+   * The range `[low, high]` its values lie within, when it has one (`[0, 1]`
+   * for the built-in, `llm_judge` and subprocess scorers): the mean's
+   * interval is clamped to it. Without one, nothing is clamped. It is a
+   * promise the aggregate checks per example: an example whose mean lies
+   * outside it drops the range.
+   */
+  readonly range?: readonly [number, number];
+  /**
    * Scores one unit, synchronously or not. Throwing (or rejecting) is
    * allowed: the pipeline turns it into an `error` Score,
    * `scorer error: <message>`.
@@ -95,6 +103,52 @@ export interface Scorer {
   ): Promise<Score | ScoreBatch> | Score | ScoreBatch;
   /** Releases what the scorer holds (a long-lived process); called once, at the end. */
   close?(): Promise<void>;
+}
+
+/**
+ * The range of every built-in, `llm_judge` and protocol v0 scorer: 0..1.
+ *
+ * @example The built-ins declare it
+ * ```ts
+ * import { exactMatch, UNIT_RANGE } from "./mod.ts";
+ * if (exactMatch().range !== UNIT_RANGE) throw new Error("unexpected");
+ * ```
+ */
+export const UNIT_RANGE: readonly [number, number] = Object.freeze([
+  0,
+  1,
+]) as readonly [number, number];
+
+/**
+ * Each metric's range, as the scorers declare them: what an `Aggregator`
+ * needs (its `valueRange` option) to clamp the mean's interval as `run`
+ * does. A batch scorer's range covers each of its metrics.
+ *
+ * @param scorers The scorers.
+ * @returns The range of a metric, `undefined` for one no scorer bounds.
+ *
+ * @example Aggregate a script's Scores as `run` would
+ * ```ts
+ * import { exactMatch, functionScorer, valueRangesOf } from "./mod.ts";
+ * import { Aggregator } from "../aggregate/mod.ts";
+ * const length = functionScorer("length", (unit) => (unit.output ?? "").length);
+ * const ranges = valueRangesOf([exactMatch(), length]);
+ * if (ranges("exact_match")?.join() !== "0,1" || ranges("length") !== undefined) throw new Error();
+ * const aggregator = new Aggregator({ valueRange: ranges });
+ * ```
+ */
+export function valueRangesOf(
+  scorers: readonly Scorer[],
+): (metric: string) => readonly [number, number] | undefined {
+  const ranges = new Map<string, readonly [number, number]>();
+  for (const s of scorers) {
+    if (s.range === undefined) continue;
+    const metrics = s.metrics !== undefined && s.metrics.length > 0
+      ? s.metrics
+      : [s.name];
+    for (const m of metrics) ranges.set(m, s.range);
+  }
+  return (metric) => ranges.get(metric);
 }
 
 /**
@@ -166,6 +220,13 @@ export interface FunctionScorerOptions {
    * @default {`${name}@1`}
    */
   version?: string;
+  /**
+   * The range `[low, high]` the function's values lie within, e.g. `[0, 1]`
+   * or `[1, 5]`: the mean's interval is clamped to it. A value outside it
+   * is `scored` but `invalid` (not aggregated). A boolean result is 0 or 1.
+   * @default {undefined: no range, nothing clamped}
+   */
+  range?: readonly [number, number];
 }
 
 function isScore(value: object): value is Score {
@@ -198,13 +259,29 @@ export function functionScorer(
   options: FunctionScorerOptions = {},
 ): Scorer {
   const version = options.version ?? `${name}@1`;
+  const range = options.range;
+  if (
+    range !== undefined &&
+    !(Number.isFinite(range[0]) && Number.isFinite(range[1]) &&
+      range[0] <= range[1])
+  ) {
+    throw new RangeError(
+      `The range of function scorer "${name}" must be two finite numbers, low to high, not ${
+        JSON.stringify(range)
+      }`,
+    );
+  }
+  const check = range === undefined
+    ? convert
+    : (result: FunctionScorerResult) => withinRange(convert(result), range);
   return {
     name,
     version,
+    ...(range !== undefined ? { range: [range[0], range[1]] as const } : {}),
     score(unit, context) {
       // A synchronous function stays synchronous: no promise per unit.
       const result = fn(unit, context);
-      return result instanceof Promise ? result.then(convert) : convert(result);
+      return result instanceof Promise ? result.then(check) : check(result);
     },
   };
 
@@ -229,4 +306,33 @@ export function functionScorer(
         "expected a number, a boolean, a verdict, a Score or a batch",
     );
   }
+}
+
+/** A valid value outside the declared range is not trusted: `scored`, `invalid`. */
+function withinRange(
+  result: Score | ScoreBatch,
+  range: readonly [number, number],
+): Score | ScoreBatch {
+  const check = (score: Score): Score => {
+    const value = score.value;
+    if (
+      score.status !== "scored" || score.validity !== "valid" ||
+      value === null || (value >= range[0] && value <= range[1])
+    ) return score;
+    return {
+      ...score,
+      validity: "invalid",
+      diagnostics: [...score.diagnostics, {
+        code: "scorer.out_of_range",
+        severity: "warning",
+        message: `the value ${value} is outside the declared range ${
+          range[0]
+        }..${range[1]}`,
+        details: { value, range: [range[0], range[1]] },
+      }],
+    };
+  };
+  return isScoreBatch(result)
+    ? { ...result, scores: result.scores.map(check) }
+    : check(result);
 }

@@ -17,6 +17,7 @@ import {
   scoreFromVerdict,
   type Scorer,
   type ScorerContext,
+  UNIT_RANGE,
   type Verdict,
 } from "./scorer.ts";
 import type { Unit } from "../dataset/unit.ts";
@@ -152,7 +153,9 @@ function quote(text: string, max = 1000): string {
 /**
  * Reads a verdict from a scorer's stdout, as protocol v0 says: trimmed, one
  * JSON object, `score` a number within 0..1, `passed` a boolean and `reason`
- * a string when present; other fields are ignored.
+ * a string when present; other fields are ignored. `"passed": null` and
+ * `"reason": null` are absent, as EvalCore's reference reader takes them
+ * (Python's `None`): `passed` then defaults to `score >= 0.5`.
  *
  * @param cmd The command, for messages.
  * @param stdout What it printed.
@@ -164,6 +167,8 @@ function quote(text: string, max = 1000): string {
  * import { parseVerdict, SubprocessScorerError } from "./mod.ts";
  * const verdict = parseVerdict("./judge.sh", ' {"score": 0.5, "passed": true, "extra": 1}\n');
  * if (verdict.score !== 0.5 || verdict.passed !== true || "extra" in verdict) throw new Error();
+ * const none = parseVerdict("./judge.py", '{"score": 0.7, "passed": null, "reason": null}');
+ * if ("passed" in none || "reason" in none) throw new Error("null is absent");
  * try {
  *   parseVerdict("./judge.sh", '{"score": 2}');
  *   throw new Error("accepted");
@@ -193,8 +198,9 @@ export function parseVerdict(cmd: string, stdout: string): Verdict {
   }
   const { score, passed, reason } = value as Record<string, unknown>;
   if (typeof score !== "number" || !Number.isFinite(score)) throw invalid();
-  if (passed !== undefined && typeof passed !== "boolean") throw invalid();
-  if (reason !== undefined && typeof reason !== "string") throw invalid();
+  // null is absent (serde's Option), anything else must have its type.
+  if (passed != null && typeof passed !== "boolean") throw invalid();
+  if (reason != null && typeof reason !== "string") throw invalid();
   if (score < 0 || score > 1) {
     throw new SubprocessScorerError(
       `scorer ${JSON.stringify(cmd)} returned score ${score} outside 0.0..=1.0`,
@@ -203,8 +209,8 @@ export function parseVerdict(cmd: string, stdout: string): Verdict {
   }
   return {
     score,
-    ...(passed !== undefined ? { passed } : {}),
-    ...(reason !== undefined ? { reason } : {}),
+    ...(passed != null ? { passed } : {}),
+    ...(reason != null ? { reason } : {}),
   };
 }
 
@@ -290,6 +296,7 @@ export function subprocessScorer(
   return {
     name,
     version,
+    range: UNIT_RANGE,
     async score(unit: Unit, context: ScorerContext): Promise<Score> {
       const result = await runCommand(cmd, {
         cwd,

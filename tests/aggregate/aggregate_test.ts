@@ -35,8 +35,11 @@ function closePair(
   close(actual[1], expected[1], tol);
 }
 
-function aggregateAll(scores: Iterable<Score>): Aggregator {
-  const agg = new Aggregator();
+function aggregateAll(
+  scores: Iterable<Score>,
+  options: ConstructorParameters<typeof Aggregator>[0] = {},
+): Aggregator {
+  const agg = new Aggregator(options);
   for (const s of scores) agg.add(s);
   return agg;
 }
@@ -106,7 +109,14 @@ Deno.test("Aggregator averages aggregatable Scores only and counts the rest", ()
   //   pass_rate = 2 / (3 aggregatable + 1 error + 1 blocked) = 0.4
   //   coverage = 3/8
   assert.deepEqual(
-    { ...accuracy!, mean: 0, stderr: 0, ci95: null, pass_rate_ci95: null },
+    {
+      ...accuracy!,
+      mean: 0,
+      stderr: 0,
+      ci95: null,
+      ci95_unclamped: null,
+      pass_rate_ci95: null,
+    },
     {
       metric: "accuracy",
       n: 8,
@@ -120,12 +130,19 @@ Deno.test("Aggregator averages aggregatable Scores only and counts the rest", ()
       coverage: 3 / 8,
       // Scores without ids are examples of their own: 3 with values.
       examples: 3,
+      // Fewer than 5 values.
+      small_n: true,
+      // No scorer declared a range: nothing is clamped.
+      value_range: null,
       mean: 0,
       stderr: 0,
       ci95: null,
+      ci95_unclamped: null,
       passed: 2,
       pass_rate: 0.4,
       pass_rate_ci95: null,
+      // Neither 0 nor 1: no rule of three.
+      pass_rate_rule_of_three: null,
       // Failures as 0: (0 + 0.5 + 1 + 0 + 0)/5 = 0.3; as 1: (1.5 + 2)/5 = 0.7.
       mean_bounds: [0.3, 0.7],
       // One epoch each: pass@k and pass^k are the pass rate, 2 of 5 tried.
@@ -137,6 +154,7 @@ Deno.test("Aggregator averages aggregatable Scores only and counts the rest", ()
   assert.equal(accuracy!.mean, 0.5);
   close(accuracy!.stderr, 0.2886751, 1e-7);
   closePair(accuracy!.ci95, [-0.7420689, 1.7420689], 1e-7);
+  assert.deepEqual(accuracy!.ci95_unclamped, accuracy!.ci95);
   // Wilson(2, 5), z = 1.959964: centre (0.4 + z²/10)/(1 + z²/5) = 0.443448,
   //   half z·√(0.4·0.6/5 + z²/100)/(1 + z²/5) = 0.325828.
   closePair(accuracy!.pass_rate_ci95, [0.117620, 0.769276], 1e-6);
@@ -166,12 +184,17 @@ Deno.test("Aggregator averages aggregatable Scores only and counts the rest", ()
       invalid: 0,
       coverage: 0,
       examples: 0,
+      // No mean, nothing to warn about.
+      small_n: false,
+      value_range: null,
       mean: null,
       stderr: null,
       ci95: null,
+      ci95_unclamped: null,
       passed: 0,
       pass_rate: null,
       pass_rate_ci95: null,
+      pass_rate_rule_of_three: null,
       mean_bounds: null,
       pass_at_k: null,
       pass_hat_k: null,
@@ -407,15 +430,37 @@ function randomScore(random: () => number): Score {
   return notApplicable(metric);
 }
 
+/**
+ * Declared ranges for the random Scores: faithfulness's holds every value,
+ * exact_match's is broken by the ±1e16 values, brevity has none.
+ */
+const RANDOM_RANGES = {
+  valueRange: (metric: string): [number, number] | undefined =>
+    metric === "faithfulness"
+      ? [-1e16, 1e16]
+      : metric === "exact_match"
+      ? [0, 1]
+      : undefined,
+};
+
 Deno.test("Aggregator.merge of random shards equals the whole run, bit for bit", () => {
   let naiveDrift = 0;
-  for (const seed of [1, 2, 3, 4, 5]) {
+  for (const seed of [1, 2, 3, 4, 5, 6, 7, 8]) {
     const random = prng(seed);
     const scores = Array.from({ length: 3000 }, () => randomScore(random));
-    const whole = aggregateAll(scores).results();
+    // Half the seeds with the scorers' ranges declared, as run declares them.
+    const options = seed > 5 ? RANDOM_RANGES : {};
+    const whole = aggregateAll(scores, options).results();
+    if (seed > 5) {
+      assert.deepEqual(whole.map((a) => [a.metric, a.value_range]), [
+        ["brevity", null],
+        ["exact_match", null],
+        ["faithfulness", [-1e16, 1e16]],
+      ]);
+    }
     const shards = Array.from(
       { length: 2 + Math.floor(random() * 7) },
-      () => new Aggregator(),
+      () => new Aggregator(options),
     );
     for (const s of scores) pick(random, shards).add(s);
     const merged = new Aggregator();
@@ -439,13 +484,15 @@ Deno.test("Aggregator.merge of random shards equals the whole run, bit for bit",
 });
 
 Deno.test("parseAggregate and mergeAggregate round trip NDJSON shards to the whole run, bit for bit", () => {
-  for (const seed of [11, 12, 13, 14, 15]) {
+  for (const seed of [11, 12, 13, 14, 15, 16, 17, 18]) {
     const random = prng(seed);
     const scores = Array.from({ length: 3000 }, () => randomScore(random));
-    const whole = aggregateAll(scores).results();
+    // The shards declare ranges; the aggregator merging their lines does not.
+    const options = seed > 15 ? RANDOM_RANGES : {};
+    const whole = aggregateAll(scores, options).results();
     const shards = Array.from(
       { length: 2 + Math.floor(random() * 7) },
-      () => new Aggregator(),
+      () => new Aggregator(options),
     );
     for (const s of scores) pick(random, shards).add(s);
     // Each shard's output, as `aggregate` would print it, lines interleaved.
@@ -769,7 +816,7 @@ Deno.test("parseAggregate keeps only what merging needs and says what is wrong",
   const parsed = parseAggregate(good);
   assert.equal(
     JSON.stringify(parsed),
-    '{"metric":"m","n":2,"aggregatable":2,"errors":0,"blocked":0,"skipped":0,"non_evaluable":0,"not_applicable":0,"invalid":0,"examples":2,"passed":1,' +
+    '{"metric":"m","n":2,"aggregatable":2,"errors":0,"blocked":0,"skipped":0,"non_evaluable":0,"not_applicable":0,"invalid":0,"examples":2,"passed":1,"value_range":null,' +
       '"sums":{"value":[1],"square":[1],"low":[1],"high":[1],"tried":2,"passed_any":1,"passed_all":1}}',
   );
   const message = (value: unknown) => {

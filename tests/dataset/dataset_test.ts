@@ -244,7 +244,7 @@ Deno.test("loadDataset turns malformed JSONL records into invalid examples and g
       '{"input":"unterminated',
       '{"expected":"no input"}',
       '{"input":42}',
-      '{"input":"q","context":"not a list"}',
+      '{"input":"q","context":7}',
       '{"input":"q","context":["a",1]}',
       '{"input":"q","metadata":[1]}',
       '{"input":"q","metadata":"m"}',
@@ -273,8 +273,14 @@ Deno.test("loadDataset turns malformed JSONL records into invalid examples and g
     assert.match(messages[0]!, /^Cannot parse JSON: /);
     assert.match(messages[1]!, /"input" is missing/);
     assert.match(messages[2]!, /"input" must be .*not a number/);
-    assert.match(messages[3]!, /"context" must be a list of strings/);
-    assert.match(messages[4]!, /"context" must be a list of strings/);
+    assert.equal(
+      messages[3],
+      '"context" must be a string or a list of strings, not a number',
+    );
+    assert.equal(
+      messages[4],
+      '"context" must be a string or a list of strings; item 2 is a number',
+    );
     assert.match(messages[5]!, /"metadata" must be an object, not a list/);
     assert.match(messages[6]!, /"metadata" must be an object, not a string/);
     assert.match(messages[7]!, /must be an object, not a list/);

@@ -32,8 +32,9 @@ function jsonl(records: unknown[]): string {
   return records.map((r) => JSON.stringify(r) + "\n").join("");
 }
 
+/** The aggregates of a run whose scorers are built-ins or subprocesses: every metric 0..1. */
 function aggregatesOf(scores: readonly Score[]): Aggregate[] {
-  const agg = new Aggregator();
+  const agg = new Aggregator({ valueRange: () => [0, 1] });
   for (const s of scores) agg.add(s);
   return JSON.parse(JSON.stringify(agg.results()));
 }

@@ -324,7 +324,12 @@ Deno.test("cli view without --by-call prints the summary table", async () => {
       out.stdout,
       /^judge\s+0\.200\s.*\s50\.0% \(1\/2\)\s+1\s+0\s+0\s+0$/m,
     );
-    assert.equal(lines.length, 3, "a header and a row per metric");
+    assert.equal(lines.length, 5, "a header, a row per metric, 2 warnings");
+    // 3 examples and 1 (its other Score is an error): fewer than 5 values each.
+    assert.deepEqual(lines.slice(3), [
+      'warning: the mean of "exact_match" rests on 3 values (fewer than 5): read its interval as a description of this sample, not a prediction',
+      'warning: the mean of "judge" rests on 1 value (fewer than 5): read its interval as a description of this sample, not a prediction',
+    ]);
     assert.ok(!out.stdout.includes("\x1b"));
   });
 });

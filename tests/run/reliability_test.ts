@@ -887,8 +887,8 @@ Deno.test("run reports each malformed JSONL record by file, line and field, scor
       '"input" must be a string or a list of messages, not a number',
     ],
     [
-      '{"input":"c","context":"not a list","output":"c"}',
-      '"context" must be a list of strings',
+      '{"input":"c","context":{"not":"a list"},"output":"c"}',
+      '"context" must be a string or a list of strings, not an object',
     ],
     [
       '{"input":"d","metadata":[1],"output":"d"}',
@@ -1012,7 +1012,11 @@ Deno.test("run names the record of a malformed .json or .yaml case and scores th
             "data.json",
             "The record is nested deeper than 256 levels",
           ],
-          ["yaml.yaml", "data.yaml", '"context" must be a list of strings'],
+          [
+            "yaml.yaml",
+            "data.yaml",
+            '"context" must be a string or a list of strings; item 1 is a number',
+          ],
         ]
       ) {
         const out = await cli(["run", config!], dir);
