@@ -279,7 +279,10 @@ Deno.test("run --record and --units keep no secret of the openai and http target
     },
   });
   await withTempDir(async (dir) => {
-    const data = jsonl([{ input: "hello" }, { input: "please fail" }]);
+    const data = jsonl([
+      { input: "hello", expected: "key" },
+      { input: "please fail", expected: "key" },
+    ]);
     await write(dir, {
       "data.jsonl": data,
       "openai.yaml": `dataset: data.jsonl
