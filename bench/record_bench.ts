@@ -54,7 +54,7 @@ try {
   );
 
   /** Peak RSS (MiB) and wall time (s) of one evalpipe run. */
-  async function measure(args: string[]): Promise<[number, number]> {
+  const measure = async (args: string[]): Promise<[number, number]> => {
     const start = performance.now();
     const { code, stderr } = await new Deno.Command(TIME, {
       args: ["-f", "peak %M", Deno.execPath(), ...EVALPIPE, ...args],
@@ -70,7 +70,7 @@ try {
       throw new Error(`${args.join(" ")} failed: ${text}`);
     }
     return [kib / 1024, seconds];
-  }
+  };
 
   const median = (xs: number[]) => {
     const s = [...xs].sort((a, b) => a - b);
