@@ -6,7 +6,7 @@
  */
 
 import type { Aggregate } from "../aggregate/mod.ts";
-import { checkGates, type Gate } from "../aggregate/gates.ts";
+import { checkGates, type Gate, type GateFailure } from "../aggregate/gates.ts";
 import type { RunRecord } from "../record/run_record.ts";
 import type { Score } from "../score/mod.ts";
 import { type UnitCase, unitCases } from "./cases.ts";
@@ -104,19 +104,30 @@ function gatesTable(record: RunRecord): string[] {
   const gates = gatesOf(record.config);
   const failures = checkGates(gates, record.aggregates);
   const rows: string[] = [];
+  const shown = new Set<unknown>();
+  const failed = (f: GateFailure) => `❌ failed: ${markdownCell(f.message)}`;
   for (const metric of Object.keys(gates).sort()) {
     for (const [key, threshold] of Object.entries(gates[metric] ?? {})) {
+      if (key === "allow_unmeasured") continue;
       const failure = failures.find((f) =>
         f.metric === metric && f.gate === key
       );
+      shown.add(failure);
       rows.push(
         `| ${markdownCell(metric, 60)} | ${key} | ${threshold} | ${
-          failure === undefined
-            ? "✅ held"
-            : `❌ failed: ${markdownCell(failure.message)}`
+          failure === undefined ? "✅ held" : failed(failure)
         } |`,
       );
     }
+  }
+  // What fails without a gate of its own: a metric that measured nothing.
+  for (const f of failures) {
+    if (shown.has(f)) continue;
+    rows.push(
+      `| ${markdownCell(f.metric, 60)} | ${
+        f.gate === "allow_unmeasured" ? "something measured" : f.gate
+      } | – | ${failed(f)} |`,
+    );
   }
   if (rows.length === 0) return ["No gates in the config."];
   return [
@@ -215,7 +226,9 @@ export function markdownReport(
     ? `❌ ${failedGates.length} ${
       failedGates.length === 1 ? "gate" : "gates"
     } failed`
-    : "✅ every gate held";
+    : Object.keys(gatesOf(record.config)).length > 0
+    ? "✅ every gate held"
+    : "✅ no gate failed (the config sets none)";
   const open = options.recordPath !== undefined
     ? `Open every case with its answer: \`evalpipe report ${
       shellWord(options.recordPath)

@@ -141,9 +141,11 @@ Deno.test("run under GitHub Actions prints ::error for failed gates and ::warnin
       GITHUB_ACTIONS: "true",
     });
     assert.ok(!off.stderr.includes("::"), off.stderr);
-    const plain = await cli(["run", "suite.yaml"], dir);
+    const plain = await cli(["run", "suite.yaml"], dir, { GITHUB_ACTIONS: "" });
     assert.ok(!plain.stderr.includes("::"), plain.stderr);
-    const asked = await cli(["run", "suite.yaml", "--annotations"], dir);
+    const asked = await cli(["run", "suite.yaml", "--annotations"], dir, {
+      GITHUB_ACTIONS: "",
+    });
     assert.equal(
       asked.stderr.split("\n").filter((l) => l.startsWith("::")).length,
       4,
