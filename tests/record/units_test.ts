@@ -444,3 +444,13 @@ Deno.test("parseRunRecord still reads a record of version 1, without units", () 
   assert.equal(torn.complete, false);
   assert.equal(torn.scores.length, 1);
 });
+
+Deno.test("run --units refuses the dataset as its file, and leaves it as it was", async () => {
+  await withTempDir(async (dir) => {
+    await write(dir, { "suite.yaml": REPLAY, "data.jsonl": DATA });
+    const out = await cli(["run", "suite.yaml", "--units", "data.jsonl"], dir);
+    assert.equal(out.code, 2, out.stderr);
+    assert.match(out.stderr, /--units/);
+    assert.equal(await Deno.readTextFile(`${dir}/data.jsonl`), DATA);
+  });
+});
