@@ -454,3 +454,17 @@ Deno.test("run --units refuses the dataset as its file, and leaves it as it was"
     assert.equal(await Deno.readTextFile(`${dir}/data.jsonl`), DATA);
   });
 });
+
+Deno.test("run --units on a full disk exits 3 and still writes every Score", async () => {
+  await withTempDir(async (dir) => {
+    await write(dir, { "suite.yaml": REPLAY, "data.jsonl": DATA });
+    const full = await cli(["run", "suite.yaml", "--units", "/dev/full"], dir);
+    const whole = await cli(["run", "suite.yaml"], dir);
+    assert.equal(full.code, 3, full.stderr);
+    assert.match(
+      full.stderr,
+      /--units "\/dev\/full" could not be written in full; stdout has every Score/,
+    );
+    assert.equal(full.stdout, whole.stdout);
+  });
+});
