@@ -232,7 +232,7 @@ Deno.test("report refuses a Scores file, and wants at least one report", async (
     assert.equal(none.code, 2);
     assert.match(
       none.stderr,
-      /report needs at least one of --junit FILE, --markdown FILE/,
+      /report needs a report to write: --html FILE, --junit FILE, --markdown FILE/,
     );
   });
 });
