@@ -1,5 +1,6 @@
 /**
- * `evalpipe report RECORD [RECORD_B] --html FILE`: reports people open.
+ * `evalpipe report RECORD [RECORD_B] --html FILE --junit FILE --markdown
+ * FILE`: reports people open, and reports CI reads.
  *
  * @module
  */
@@ -8,19 +9,23 @@ import { defineCommand } from "./command.ts";
 import { UsageError } from "./flags.ts";
 import { say } from "./_output.ts";
 import { readResults } from "./_results.ts";
+import { REPORT_FLAGS, REPORT_FORMATS, writeReports } from "./_reports.ts";
 
 /** The `report` command. */
 export const report = defineCommand({
   name: "report",
-  summary: "Write reports of a run, or of two compared: --html",
-  usage: "RECORD [RECORD_B] --html FILE",
+  summary:
+    "Write reports of a run, or of two compared: --html, --junit, --markdown",
+  usage: "RECORD [RECORD_B] [--html FILE] [--junit FILE] [--markdown FILE]",
   description:
     `Writes reports of a RunRecord (or a Scores file). With --html, one
 self-contained HTML file that opens from file:// without a server or the
 network: the summary per metric, gates, run facts, charts, and every unit
 with its input, output, Scores and reasons. With two files (A the baseline,
 B the candidate), the paired diff per metric and the newly failing and newly
-passing cases first, A's and B's outputs side by side.`,
+passing cases first, A's and B's outputs side by side. --junit (JUnit XML, a
+test case per unit) and --markdown (the summary table, the gates, the worst
+failing cases) describe one RunRecord.`,
   positionals: {
     names: ["RECORD", "[RECORD_B]"],
     min: 1,
@@ -33,19 +38,46 @@ passing cases first, A's and B's outputs side by side.`,
       value: "FILE",
       help: "Write the one-file HTML report to FILE",
     },
+    ...REPORT_FLAGS,
   },
   async run(flags, positionals) {
-    if (flags.html === undefined) {
-      throw new UsageError("report needs a report to write: --html FILE");
+    const files: Record<string, string | undefined> = {
+      junit: flags.junit,
+      markdown: flags.markdown,
+    };
+    const ci = REPORT_FORMATS.some((f) => files[f.flag] !== undefined);
+    if (flags.html === undefined && !ci) {
+      throw new UsageError(
+        `report needs a report to write: --html FILE, ${
+          REPORT_FORMATS.map((f) => `--${f.flag} FILE`).join(", ")
+        }`,
+      );
     }
     // The second is optional: there may be one.
-    const files = await Promise.all(
-      positionals.filter((p) => p !== undefined).map(readResults),
-    );
-    const { reportRunOf, writeHtmlReport } = await import("./_html.ts");
-    const [a, b] = files.map(reportRunOf);
-    await writeHtmlReport(flags.html, a!, b);
-    say(`evalpipe: HTML report written to ${flags.html}`);
-    return files.some((f) => f.problems.length > 0) ? 2 : 0;
+    const paths = positionals.filter((p) => p !== undefined);
+    if (ci && paths.length > 1) {
+      throw new UsageError(
+        "--junit and --markdown describe one run: give them one RunRecord",
+      );
+    }
+    const read = await Promise.all(paths.map(readResults));
+    if (ci) {
+      const [file] = read;
+      if (file?.record === undefined) {
+        throw new UsageError(
+          `${
+            JSON.stringify(paths[0])
+          } is not a RunRecord of evalpipe's: --junit and --markdown need the record (run --record FILE)`,
+        );
+      }
+      await writeReports({ record: file.record, recordPath: paths[0]! }, files);
+    }
+    if (flags.html !== undefined) {
+      const { reportRunOf, writeHtmlReport } = await import("./_html.ts");
+      const [a, b] = read.map(reportRunOf);
+      await writeHtmlReport(flags.html, a!, b);
+      say(`evalpipe: HTML report written to ${flags.html}`);
+    }
+    return read.some((f) => f.problems.length > 0) ? 2 : 0;
   },
 });

@@ -8,6 +8,9 @@ import { defineCommand } from "./command.ts";
 import { UsageError } from "./flags.ts";
 import { progress, say } from "./_output.ts";
 import { OUTPUT_EXIT_CODE } from "../base/errors.ts";
+import { REPORT_FLAGS } from "./_reports.ts";
+import type { Score } from "../score/mod.ts";
+import type { Unit } from "../dataset/unit.ts";
 
 /** Opens a file a flag names; one that cannot be opened is a usage error. */
 async function openFlagFile(
@@ -80,7 +83,24 @@ and a summary table on stderr.`,
       type: "string",
       value: "FILE",
       help:
-        "Write the RunRecord (config, fingerprints, Scores, aggregates) to FILE, as the run goes",
+        "Write the RunRecord (config, fingerprints, each unit's input, output and target record with its Scores, aggregates) to FILE, as the run goes",
+    },
+    units: {
+      type: "string",
+      value: "FILE",
+      help:
+        "Write each unit record (ids, epoch, input, expected, context, metadata, output, target) to FILE as NDJSON, the shape score reads",
+    },
+    ...REPORT_FLAGS,
+    annotations: {
+      type: "boolean",
+      help:
+        "Print GitHub Actions workflow commands on stderr: ::error for each failed gate, ::warning per metric with error or blocked Scores",
+      defaultText: "on when GITHUB_ACTIONS=true",
+    },
+    "no-annotations": {
+      type: "boolean",
+      help: "Print no workflow commands, even under GitHub Actions",
     },
     html: {
       type: "string",
@@ -169,6 +189,18 @@ and a summary table on stderr.`,
       ? `--out ${JSON.stringify(outPath)}`
       : "stdout";
     const recordName = `--record ${JSON.stringify(flags.record)}`;
+    // JUnit and Markdown are made from the record too, as the HTML report.
+    const { wantsReports, writeReports } = await import("./_reports.ts");
+    const stepSummary = Deno.env.get("GITHUB_STEP_SUMMARY") || undefined;
+    const reportFiles = { junit: flags.junit, markdown: flags.markdown };
+    const reports = wantsReports(reportFiles, stepSummary);
+    const needRecord = flags.html !== undefined || reports;
+    const annotate = !flags["no-annotations"] &&
+      (flags.annotations || Deno.env.get("GITHUB_ACTIONS") === "true");
+    const firstFailures = new Map<string, Score>();
+    // Resuming into a record keeps the units the earlier one holds.
+    const previousUnits = new Map<string, Unit>();
+    const unitsName = `--units ${JSON.stringify(flags.units)}`;
     // An output the disk refuses is dropped, the others still get every
     // Score; when none is left, the run takes no new cases.
     const failed: string[] = [];
@@ -176,12 +208,15 @@ and a summary table on stderr.`,
     const onFailure = (name: string) => (error: Error) => {
       failed.push(name);
       say(`evalpipe: ${error.message}`);
-      if (failed.length === outputs) stop.abort(error);
+      if (failed.filter((n) => n !== unitsName).length === outputs) {
+        stop.abort(error);
+      }
     };
     // Opened only once the config and the dataset are loaded: a suite that
     // is refused leaves every output file as it was.
     let out: import("../io/out_file.ts").OutFile | undefined;
     let record: import("../io/out_file.ts").OutFile | undefined;
+    let unitsFile: import("../io/out_file.ts").OutFile | undefined;
     // The HTML report is made from the RunRecord: a temporary one without
     // --record. Losing it costs the report, not the run.
     let recordPath = flags.record;
@@ -204,6 +239,9 @@ and a summary table on stderr.`,
           ...(flags.html !== undefined
             ? [{ name: "--html", path: flags.html }]
             : []),
+          ...(flags.units !== undefined
+            ? [{ name: "--units", path: flags.units }]
+            : []),
         ],
         [
           { name: "the config", path: files.config },
@@ -223,21 +261,37 @@ and a summary table on stderr.`,
         name: outName,
         onFailure: onFailure(outName),
       });
+      if (plan !== undefined && flags.record !== undefined) {
+        const { previousUnits: read } = await import("./_previous_units.ts");
+        for (const [id, unit] of await read(flags.record) ?? []) {
+          previousUnits.set(id, unit);
+        }
+      }
+      if (flags.units !== undefined) {
+        unitsFile = await openFlagFile(flags.units, {
+          name: unitsName,
+          onFailure: (error) => {
+            // Not a Scores output: the run goes on, and exits 3 at the end.
+            failed.push(unitsName);
+            say(`evalpipe: ${error.message}`);
+          },
+        });
+      }
       if (flags.record !== undefined) {
         record = await openFlagFile(flags.record, {
           name: recordName,
           onFailure: onFailure(recordName),
         });
-      } else if (flags.html !== undefined) {
+      } else if (needRecord) {
         recordPath = tempRecord = await Deno.makeTempFile({
           prefix: "evalpipe-record-",
           suffix: ".json",
         });
         record = await openFlagFile(tempRecord, {
-          name: "the record behind --html",
+          name: "the record behind the reports",
           onFailure: (error) => {
             htmlLost = true;
-            say(`evalpipe: ${error.message}; no HTML report`);
+            say(`evalpipe: ${error.message}; no reports`);
           },
         });
       }
@@ -268,9 +322,13 @@ and a summary table on stderr.`,
         sink: ndjsonBatchSink({ write: (p) => out!.write(p) }, {
           stringify: scoreLine,
         }),
-        ...(flags.record !== undefined || flags.html !== undefined
+        ...(flags.record !== undefined || needRecord
           ? { record: { write: (p) => record!.write(p) } }
           : {}),
+        ...(flags.units !== undefined
+          ? { units: { write: (p) => unitsFile!.write(p) } }
+          : {}),
+        previousUnits,
         beforeWrite,
         ...(outPath !== undefined ? { outPath } : {}),
         ...(plan !== undefined ? { resume: plan, force: flags.force } : {}),
@@ -293,7 +351,15 @@ and a summary table on stderr.`,
           ? { cacheDir: flags["cache-dir"] }
           : {}),
         onInvalidRecord: (message) => say(`evalpipe: ${message}`),
-        onScore: () => bar.tick(),
+        onScore: annotate
+          ? (score) => {
+            bar.tick();
+            if (
+              (score.status === "error" || score.status === "blocked") &&
+              !firstFailures.has(score.metric)
+            ) firstFailures.set(score.metric, score);
+          }
+          : () => bar.tick(),
       });
       bar.done();
       say(formatSummary(summary.aggregates));
@@ -317,6 +383,17 @@ and a summary table on stderr.`,
           }`,
         );
       }
+      if (reports && !htmlLost && recordPath !== undefined) {
+        const { readRunRecord } = await import("../record/run_record.ts");
+        await writeReports(
+          {
+            record: await readRunRecord(recordPath),
+            ...(flags.record !== undefined ? { recordPath: flags.record } : {}),
+          },
+          reportFiles,
+          stepSummary,
+        );
+      }
       if (flags.html !== undefined && !htmlLost && recordPath !== undefined) {
         const htmlName = `--html ${JSON.stringify(flags.html)}`;
         try {
@@ -338,6 +415,18 @@ and a summary table on stderr.`,
       }
       for (const failure of summary.gateFailures) {
         say(`evalpipe: gate failed: ${failure.message}`);
+      }
+      if (annotate) {
+        // GitHub's runner reads workflow commands on stderr as on stdout
+        // (actions/runner, ScriptHandler.cs): stdout stays data.
+        const { annotations } = await import("../report/annotations.ts");
+        for (
+          const line of annotations(
+            summary.gateFailures,
+            summary.aggregates,
+            firstFailures,
+          )
+        ) say(line);
       }
       if (failed.length > 0) {
         const kept = [outName, ...(flags.record ? [recordName] : [])]
@@ -375,6 +464,7 @@ and a summary table on stderr.`,
       interrupt.dispose();
       out?.close();
       record?.close();
+      unitsFile?.close();
       if (tempRecord !== undefined) await Deno.remove(tempRecord);
     }
   },

@@ -1,6 +1,7 @@
 /**
- * `evalpipe score --scorer CMD ...`: scores unit records from stdin with
- * subprocess scorers.
+ * `evalpipe score --scorer CMD ...` or `evalpipe score --config SUITE`:
+ * scores unit records from stdin with subprocess scorers, or with a suite's
+ * scorers.
  *
  * @module
  */
@@ -13,13 +14,23 @@ import type { Scorer } from "../scorers/scorer.ts";
 /** The `score` command. */
 export const score = defineCommand({
   name: "score",
-  summary: "Score unit records (NDJSON on stdin) with subprocess scorers",
-  usage: "--scorer CMD [--scorer CMD ...] [options] < units.ndjson",
+  summary:
+    "Score unit records (NDJSON on stdin) with subprocess scorers or a suite's",
+  usage:
+    "(--scorer CMD [--scorer CMD ...] | --config SUITE.yaml) [options] < units.ndjson",
   description:
     `Reads unit records (NDJSON: input, output, expected?, context?, example_id?,
-unit_id?) on stdin and runs each subprocess scorer (protocol v0) on each.
-Writes Scores on stdout: units in input order, scorers in the order given.`,
+unit_id?, as run --units writes them) on stdin and runs each subprocess scorer
+(protocol v0) on each, or with --config the scorers of a suite (built-in,
+llm_judge, subprocess, persistent) as run would. Writes Scores on stdout:
+units in input order, scorers in the order given.`,
   flags: {
+    config: {
+      type: "string",
+      value: "SUITE.yaml",
+      help:
+        "Run the scorers of this suite (its target and dataset are not used); its concurrency and timeout apply unless given here",
+    },
     scorer: {
       type: "string",
       repeatable: true,
@@ -53,6 +64,20 @@ Writes Scores on stdout: units in input order, scorers in the order given.`,
   async run(flags) {
     const cmds = flags.scorer;
     const names = flags.name;
+    if (flags.config !== undefined) {
+      if (cmds.length > 0 || names.length > 0 || flags.persistent) {
+        throw new UsageError(
+          "--config takes the suite's scorers: it goes without --scorer, --name and --persistent",
+        );
+      }
+      // Only --config loads the config modules (and YAML): not --scorer.
+      const { suiteScorers } = await import("./_suite_scorers.ts");
+      const suite = await suiteScorers(flags.config, flags.timeout);
+      return await scoreWith(
+        suite.scorers,
+        flags.concurrency ?? suite.concurrency,
+      );
+    }
     if (cmds.length === 0) {
       throw new UsageError("score needs at least one --scorer CMD");
     }
@@ -62,12 +87,6 @@ Writes Scores on stdout: units in input order, scorers in the order given.`,
     // Command-specific modules load with their command: no YAML, no config.
     const [
       make,
-      { readUnits },
-      { scoreUnits },
-      { ndjsonSink },
-      { stdoutWriter },
-      { scoreLine },
-      { onInterrupt, signalExitCode },
       { duplicateScorerName },
       { scriptName },
     ] = await Promise.all([
@@ -78,12 +97,6 @@ Writes Scores on stdout: units in input order, scorers in the order given.`,
         : import("../scorers/subprocess_scorer.ts").then((m) =>
           m.subprocessScorer
         ),
-      import("../dataset/unit.ts"),
-      import("../scorers/score_units.ts"),
-      import("../io/ndjson.ts"),
-      import("../io/stdout.ts"),
-      import("../score/line.ts"),
-      import("../run/interrupt.ts"),
       import("../scorers/scorer_names.ts"),
       import("../process/command.ts"),
     ]);
@@ -109,42 +122,68 @@ Writes Scores on stdout: units in input order, scorers in the order given.`,
         }: give one a --name`,
       );
     }
-    const controller = new AbortController();
-    const interrupt = onInterrupt(controller, controller, {
-      onSignal(sig, again) {
-        if (!again) return;
-        say(`evalpipe: interrupted again by ${sig}: stopped at once`);
-        Deno.exit(signalExitCode(sig));
-      },
-    });
-    let malformed = 0;
-    try {
-      await readUnits(Deno.stdin.readable, "stdin", ({ line, message }) => {
-        malformed++;
-        say(
-          `evalpipe: Malformed unit record on stdin line ${line}: ${message}`,
-        );
-      })
-        .pipeThrough(scoreUnits(scorers, {
-          // A persistent scorer answers in order through one pipe: keep it fed.
-          concurrency: flags.concurrency ?? (flags.persistent ? 64 : 4),
-          signal: controller.signal,
-        }))
-        .pipeTo(ndjsonSink(stdoutWriter(), { stringify: scoreLine }), {
-          signal: controller.signal,
-        });
-      return malformed > 0 ? 2 : 0;
-    } catch (error) {
-      const sig = interrupt.signal;
-      if (sig !== undefined) return signalExitCode(sig);
-      if (isBrokenPipe(error)) {
-        controller.abort(error);
-        return 0;
-      }
-      throw error;
-    } finally {
-      interrupt.dispose();
-      await Promise.all(scorers.map((s) => s.close?.()));
-    }
+    return await scoreWith(
+      scorers,
+      // A persistent scorer answers in order through one pipe: keep it fed.
+      flags.concurrency ?? (flags.persistent ? 64 : 4),
+    );
   },
 });
+
+/** Scores the unit records on stdin with `scorers`; Scores on stdout. */
+async function scoreWith(
+  scorers: Scorer[],
+  concurrency: number,
+): Promise<number> {
+  const [
+    { readUnits },
+    { scoreUnits },
+    { ndjsonSink },
+    { stdoutWriter },
+    { scoreLine },
+    { onInterrupt, signalExitCode },
+  ] = await Promise.all([
+    import("../dataset/unit.ts"),
+    import("../scorers/score_units.ts"),
+    import("../io/ndjson.ts"),
+    import("../io/stdout.ts"),
+    import("../score/line.ts"),
+    import("../run/interrupt.ts"),
+  ]);
+  const controller = new AbortController();
+  const interrupt = onInterrupt(controller, controller, {
+    onSignal(sig, again) {
+      if (!again) return;
+      say(`evalpipe: interrupted again by ${sig}: stopped at once`);
+      Deno.exit(signalExitCode(sig));
+    },
+  });
+  let malformed = 0;
+  try {
+    await readUnits(Deno.stdin.readable, "stdin", ({ line, message }) => {
+      malformed++;
+      say(
+        `evalpipe: Malformed unit record on stdin line ${line}: ${message}`,
+      );
+    })
+      .pipeThrough(scoreUnits(scorers, {
+        concurrency,
+        signal: controller.signal,
+      }))
+      .pipeTo(ndjsonSink(stdoutWriter(), { stringify: scoreLine }), {
+        signal: controller.signal,
+      });
+    return malformed > 0 ? 2 : 0;
+  } catch (error) {
+    const sig = interrupt.signal;
+    if (sig !== undefined) return signalExitCode(sig);
+    if (isBrokenPipe(error)) {
+      controller.abort(error);
+      return 0;
+    }
+    throw error;
+  } finally {
+    interrupt.dispose();
+    await Promise.all(scorers.map((s) => s.close?.()));
+  }
+}

@@ -18,7 +18,8 @@ export const view = defineCommand({
     `Shows a RunRecord (--record) or an NDJSON file of Scores. Without --by-call,
 the summary table per metric. With --by-call, the Scores grouped by example
 and unit, each metric's status, value, verdict and reason side by side,
-failing units first. Control characters in model output are escaped.`,
+failing units first; a RunRecord's units show their input and output.
+Control characters in model output are escaped.`,
   positionals: {
     names: ["FILE"],
     error: "view takes one RunRecord or Scores file",
@@ -73,7 +74,7 @@ failing units first. Control characters in model output are escaped.`,
       return status;
     }
     const { groupByCall, renderByCall } = await import("../report/view.ts");
-    const units = groupByCall(file.scores);
+    const units = groupByCall(file.scores, file.record?.units);
     if (flags.json) {
       const { inertJson } = await import("../io/inert_json.ts");
       await writeStdout(

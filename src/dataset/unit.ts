@@ -5,7 +5,13 @@
  * @module
  */
 
-import { CaseError, keepVerbatimExpected, readContext } from "./case.ts";
+import {
+  CaseError,
+  expectedJson,
+  keepVerbatimExpected,
+  readContext,
+} from "./case.ts";
+import { inertJson } from "../io/inert_json.ts";
 import { LineStream } from "../io/line_stream.ts";
 import { NdjsonParseStream, type ParsedLine } from "../io/ndjson.ts";
 
@@ -46,6 +52,8 @@ export interface Unit {
   example_id: string;
   /** The call: equal to `example_id` with one epoch, `<example_id>@<epoch>` with several. */
   unit_id: string;
+  /** Which repetition of the example this call is, from 1. */
+  epoch?: number;
   /** The case's input, as sent to the target. */
   input: string | unknown[];
   /** The target's output text; `null` when the target failed. */
@@ -54,6 +62,8 @@ export interface Unit {
   expected?: unknown;
   /** The case's retrieved context chunks; a record's one string is read as one chunk. */
   context?: string[];
+  /** The case's metadata. */
+  metadata?: Record<string, unknown>;
   /** What the target reports about the call. */
   target?: TargetInfo;
   /** Set when the dataset record was malformed: its Scores are `invalid case` errors. */
@@ -89,6 +99,11 @@ export function parseUnit(value: unknown, fallbackId: string): Unit {
   record.example_id ??= fallbackId;
   record.unit_id ??= record.example_id;
   const { input, output, target } = record;
+  if (input === undefined && typeof record.invalid === "string") {
+    record.input = "";
+    record.output = null;
+    return record as unknown as Unit;
+  }
   if (input === undefined) throw new CaseError('"input" is missing', "input");
   if (typeof input !== "string" && !Array.isArray(input)) {
     throw new CaseError(
@@ -103,6 +118,15 @@ export function parseUnit(value: unknown, fallbackId: string): Unit {
   if (targetError !== undefined && typeof targetError !== "string") {
     throw new CaseError('"target.error" must be a string', "target.error");
   }
+  if (record.invalid !== undefined) {
+    // A unit of a malformed dataset record, as `run --units` writes it: its
+    // Scores are blocked, whatever else it holds.
+    if (typeof record.invalid !== "string") {
+      throw new CaseError('"invalid" must be a string', "invalid");
+    }
+    record.output = typeof output === "string" ? output : null;
+    return record as unknown as Unit;
+  }
   if (targetError === undefined) {
     if (output === undefined) {
       throw new CaseError('"output" is missing', "output");
@@ -114,7 +138,59 @@ export function parseUnit(value: unknown, fallbackId: string): Unit {
     record.output = null;
   }
   readContext(record);
+  const { epoch, metadata } = record;
+  if (epoch !== undefined && !(Number.isInteger(epoch) && Number(epoch) >= 1)) {
+    throw new CaseError('"epoch" must be a whole number from 1', "epoch");
+  }
+  if (
+    metadata !== undefined &&
+    (typeof metadata !== "object" || metadata === null ||
+      Array.isArray(metadata))
+  ) {
+    throw new CaseError('"metadata" must be an object', "metadata");
+  }
   return record as unknown as Unit;
+}
+
+/**
+ * The JSON text of a unit record, as `run --units` and the RunRecord write
+ * it and {@linkcode parseUnit} reads it back: `example_id`, `unit_id`,
+ * `epoch`, `input`, `expected` (verbatim, when the case has one), `context`,
+ * `metadata`, `output`, `target`, and `invalid` for a malformed dataset
+ * record. Characters a terminal could act on are `\u` escapes.
+ *
+ * @param unit The unit.
+ * @returns One line of JSON, without a line break.
+ *
+ * @example A unit record read back as the same unit
+ * ```ts
+ * import { parseUnit, unitLine } from "./mod.ts";
+ * const line = unitLine({ example_id: "d#1", unit_id: "d#1", epoch: 1, input: "2+2?", output: "4", target: { latency_ms: 3 } });
+ * if (line !== '{"example_id":"d#1","unit_id":"d#1","epoch":1,"input":"2+2?","output":"4","target":{"latency_ms":3}}') throw new Error(line);
+ * if (parseUnit(JSON.parse(line), "x#1").output !== "4") throw new Error("unexpected");
+ * ```
+ */
+export function unitLine(unit: Unit): string {
+  let text = `{"example_id":${JSON.stringify(unit.example_id)},"unit_id":${
+    JSON.stringify(unit.unit_id)
+  }`;
+  if (unit.epoch !== undefined) text += `,"epoch":${unit.epoch}`;
+  text += `,"input":${JSON.stringify(unit.input)}`;
+  if (unit.expected !== undefined) text += `,"expected":${expectedJson(unit)}`;
+  if (unit.context !== undefined) {
+    text += `,"context":${JSON.stringify(unit.context)}`;
+  }
+  if (unit.metadata !== undefined) {
+    text += `,"metadata":${JSON.stringify(unit.metadata)}`;
+  }
+  text += `,"output":${JSON.stringify(unit.output)}`;
+  if (unit.target !== undefined) {
+    text += `,"target":${JSON.stringify(unit.target)}`;
+  }
+  if (unit.invalid !== undefined) {
+    text += `,"invalid":${JSON.stringify(unit.invalid)}`;
+  }
+  return inertJson(`${text}}`);
 }
 
 /**

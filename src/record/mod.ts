@@ -9,6 +9,7 @@ export type { Fingerprints, RunRecord, RunRecordHeader } from "./run_record.ts";
 export {
   isRunRecord,
   parseRunRecord,
+  readRunRecord,
   RunRecordError,
   RunRecordWriter,
 } from "./run_record.ts";

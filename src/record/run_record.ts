@@ -3,14 +3,18 @@
  * run goes, so that a run that dies leaves a record that can still be read
  * (marked incomplete).
  *
- * The file is one JSON object whose `scores` array has one Score per line:
+ * The file is one JSON object whose `units` array has one line per unit:
+ * what went in, what the target answered, and the unit's Scores.
  *
  * ```text
- * {"evalpipe_run_record":1,"run_id":…,"started_at":…,"config_path":…,"config":{…},"fingerprints":{…},"scores":[
- * {…Score…},
- * {…Score…}
+ * {"evalpipe_run_record":2,"run_id":…,"started_at":…,"config_path":…,"config":{…},"fingerprints":{…},"units":[
+ * {"example_id":…,"unit_id":…,"epoch":1,"input":…,"expected":…,"output":…,"target":{…},"scores":[{…Score…},{…Score…}]},
+ * {…unit…,"scores":[…]}
  * ],"aggregates":[…],"finished_at":…,"complete":true}
  * ```
+ *
+ * Records written before units were kept (`"evalpipe_run_record":1`, a
+ * `scores` array with one Score per line) are read as well.
  *
  * @module
  */
@@ -21,6 +25,9 @@ import { FieldError, mappingAt, stringAt, stringMapAt } from "../io/fields.ts";
 import { parseScore, type Score, scoreLine } from "../score/mod.ts";
 import { inertJson } from "../io/inert_json.ts";
 import type { Fingerprints } from "../fingerprint/fingerprint.ts";
+import { CaseError } from "../dataset/case.ts";
+import { parseUnit, type Unit, unitLine } from "../dataset/unit.ts";
+import { LineStream } from "../io/line_stream.ts";
 
 export type { Fingerprints };
 
@@ -94,6 +101,12 @@ export interface RunRecordHeader {
  * ```
  */
 export interface RunRecord extends RunRecordHeader {
+  /**
+   * Every unit the record holds, in output order: ids, epoch, input,
+   * expected, context, metadata, output and the target's record. Empty for
+   * a record written before units were kept.
+   */
+  units: Unit[];
   /** Every Score, in output order. */
   scores: Score[];
   /** One per metric, sorted by metric. */
@@ -107,8 +120,12 @@ export interface RunRecord extends RunRecordHeader {
 /** The header of a parsed record, checked and copied in its order. */
 function readHeader(value: unknown): RunRecordHeader {
   const o = mappingAt(value, "");
-  if (o.evalpipe_run_record !== 1) {
-    throw new FieldError("evalpipe_run_record", "1", o.evalpipe_run_record);
+  if (o.evalpipe_run_record !== 1 && o.evalpipe_run_record !== 2) {
+    throw new FieldError(
+      "evalpipe_run_record",
+      "1 or 2",
+      o.evalpipe_run_record,
+    );
   }
   return {
     run_id: stringAt(o, "run_id"),
@@ -209,21 +226,66 @@ export class RunRecordWriter {
   constructor(dest: ByteWriter, header: RunRecordHeader) {
     this.#out = new TextWriter(dest);
     const text = inertJson(
-      JSON.stringify({ evalpipe_run_record: 1, ...header }, hidePasswords),
+      JSON.stringify({ evalpipe_run_record: 2, ...header }, hidePasswords),
     );
-    this.#out.write(`${text.slice(0, -1)},"scores":[`);
+    this.#out.write(`${text.slice(0, -1)},"units":[`);
   }
 
   /**
-   * Appends a Score on its own line.
+   * Appends a unit with its Scores, on one line.
+   *
+   * @param unit The unit: ids, epoch, input, expected, output, target.
+   * @param scores Its Scores, in output order.
+   * @returns A promise to await for backpressure, when there is one.
+   */
+  addUnit(unit: Unit, scores: readonly Score[]): Promise<void> | undefined {
+    return this.#line(unitLine(unit), scores);
+  }
+
+  /**
+   * Appends a Score whose unit is not known (as when a resumed run's earlier
+   * Scores come from a Scores file), on its own line.
    *
    * @param score The Score.
    * @returns A promise to await for backpressure, when there is one.
    */
   add(score: Score): Promise<void> | undefined {
+    return this.addScores([score]);
+  }
+
+  /**
+   * Appends Scores of one unit whose unit record is not known, on one line.
+   *
+   * @param scores The Scores, of one unit.
+   * @returns A promise to await for backpressure, when there is one.
+   */
+  addScores(scores: readonly Score[]): Promise<void> | undefined {
+    const first = scores[0];
+    const ids = first === undefined
+      ? "{"
+      : `{${
+        first.example_id !== undefined
+          ? `"example_id":${inertJson(JSON.stringify(first.example_id))},`
+          : ""
+      }${
+        first.unit_id !== undefined
+          ? `"unit_id":${inertJson(JSON.stringify(first.unit_id))},`
+          : ""
+      }`;
+    return this.#line(ids.length > 1 ? ids.slice(0, -1) + "}" : "{}", scores);
+  }
+
+  /** Writes `entry` (a JSON object's text) with `"scores"` added, on its own line. */
+  #line(entry: string, scores: readonly Score[]): Promise<void> | undefined {
     const sep = this.#first ? "\n" : ",\n";
     this.#first = false;
-    return this.#out.write(sep + scoreLine(score));
+    let text = entry.length > 2
+      ? `${entry.slice(0, -1)},"scores":[`
+      : '{"scores":[';
+    for (let i = 0; i < scores.length; i++) {
+      text += (i > 0 ? "," : "") + scoreLine(scores[i]!);
+    }
+    return this.#out.write(`${sep}${text}]}`);
   }
 
   /**
@@ -325,6 +387,15 @@ export function parseRunRecord(text: string, path: string): RunRecord {
     value = repair(text, path);
     torn = true;
   }
+  return buildRecord(value, torn, path);
+}
+
+/** A parsed record's value, checked: its header, units, Scores, aggregates. */
+function buildRecord(
+  value: Record<string, unknown>,
+  torn: boolean,
+  path: string,
+): RunRecord {
   let head: RunRecordHeader;
   try {
     head = readHeader(value);
@@ -334,17 +405,40 @@ export function parseRunRecord(text: string, path: string): RunRecord {
       `Invalid run record ${JSON.stringify(path)}: ${error.message}`,
     );
   }
-  const rawScores = Array.isArray(value.scores) ? value.scores : [];
+  const invalid = (message: string) =>
+    new RunRecordError(
+      `Invalid run record ${JSON.stringify(path)}: ${message}`,
+    );
+  const units: Unit[] = [];
+  const rawScores: unknown[] = [];
+  if (value.evalpipe_run_record === 1) {
+    if (Array.isArray(value.scores)) {
+      for (const score of value.scores) rawScores.push(score);
+    }
+  } else {
+    const entries = Array.isArray(value.units) ? value.units : [];
+    for (const [i, entry] of entries.entries()) {
+      const { scores: own, ...rest } = mappingOrThrow(entry, i, invalid);
+      if (!Array.isArray(own)) {
+        throw invalid(`unit ${i + 1}: "scores" must be a list`);
+      }
+      for (const score of own) rawScores.push(score);
+      // An entry without an input holds Scores only: its unit was not known.
+      if (rest.input === undefined && rest.invalid === undefined) continue;
+      try {
+        units.push(parseUnit(rest, `${path}#${i + 1}`));
+      } catch (error) {
+        if (!(error instanceof CaseError)) throw error;
+        throw invalid(`unit ${i + 1}: ${error.message}`);
+      }
+    }
+  }
   const scores = rawScores.map((s, i) => {
     try {
       return parseScore(s);
     } catch (error) {
       if (!(error instanceof SyntaxError)) throw error;
-      throw new RunRecordError(
-        `Invalid run record ${JSON.stringify(path)}: score ${
-          i + 1
-        }: ${error.message}`,
-      );
+      throw invalid(`score ${i + 1}: ${error.message}`);
     }
   });
   const ranges = head.value_ranges;
@@ -360,6 +454,7 @@ export function parseRunRecord(text: string, path: string): RunRecord {
   for (const s of scores) aggregator.add(s);
   return {
     ...head,
+    units,
     scores,
     aggregates: aggregator.results(),
     finished_at: !torn && typeof value.finished_at === "string"
@@ -369,9 +464,112 @@ export function parseRunRecord(text: string, path: string): RunRecord {
   };
 }
 
-/** Rebuilds a record cut short: the header, then every whole Score line. */
+/**
+ * Reads a RunRecord file as {@linkcode parseRunRecord} reads its text, a line
+ * at a time: a record of a million units is larger than the longest string
+ * the runtime can hold, and is read all the same. A file whose first line is
+ * not a record's header as evalpipe writes it (one edited by hand, say) is
+ * read whole.
+ *
+ * @param path The file.
+ * @returns The record.
+ * @throws {RunRecordError} When it is not a RunRecord or a unit or Score in it is invalid.
+ *
+ * @example Read back a record written as the run went
+ * ```ts
+ * import { readRunRecord, RunRecordWriter } from "./mod.ts";
+ * import { scored } from "../score/mod.ts";
+ * const dir = await Deno.makeTempDir();
+ * const file = await Deno.open(`${dir}/run.json`, { write: true, create: true });
+ * const writer = new RunRecordWriter(file, {
+ *   run_id: "r1", started_at: "2026-12-01T08:00:00.000Z", config_path: "evalpipe.yaml", config: {},
+ *   fingerprints: { config: "sha256:aa", dataset: null, target: "sha256:cc", scorers: {} },
+ * });
+ * const unit = { example_id: "d#1", unit_id: "d#1", epoch: 1, input: "q", output: "a" };
+ * await writer.addUnit(unit, [scored("m", 1, { example_id: "d#1", unit_id: "d#1" })]);
+ * await writer.finish([], true);
+ * file.close();
+ * const record = await readRunRecord(`${dir}/run.json`);
+ * await Deno.remove(dir, { recursive: true });
+ * if (!record.complete || record.units[0]?.output !== "a" || record.scores.length !== 1) throw new Error();
+ * ```
+ */
+export async function readRunRecord(path: string): Promise<RunRecord> {
+  const file = await Deno.open(path);
+  const lines = file.readable.pipeThrough(
+    new LineStream({ maxLineBytes: 256 * 1024 * 1024 }),
+  );
+  const header =
+    /^\s*\{\s*"evalpipe_run_record"\s*:\s*([12])\s*,.*"(units|scores)":\[$/;
+  let value: Record<string, unknown> | undefined;
+  let body: unknown[] = [];
+  let torn = true;
+  let whole = true;
+  // Leaving the loop cancels the stream, which closes the file.
+  for await (const line of lines) {
+    if (value === undefined) {
+      const m = line.error === undefined ? header.exec(line.text) : null;
+      if (m === null) {
+        whole = false;
+        break;
+      }
+      try {
+        value = JSON.parse(`${line.text}]}`) as Record<string, unknown>;
+      } catch (error) {
+        if (!(error instanceof SyntaxError)) throw error;
+        whole = false;
+        break;
+      }
+      value[m[2]!] = body = [];
+      continue;
+    }
+    // Only the last line can be torn by a crash; it is dropped.
+    if (line.error !== undefined) break;
+    if (line.text.startsWith("]")) {
+      try {
+        Object.assign(value, JSON.parse(`{${line.text.slice(2)}`));
+        torn = false;
+      } catch (error) {
+        if (!(error instanceof SyntaxError)) throw error;
+      }
+      break;
+    }
+    const json = line.text.endsWith(",") ? line.text.slice(0, -1) : line.text;
+    if (json.trim() === "") continue;
+    try {
+      body.push(JSON.parse(json));
+    } catch (error) {
+      if (!(error instanceof SyntaxError)) throw error;
+      break;
+    }
+  }
+  if (!whole || value === undefined) {
+    return parseRunRecord(await Deno.readTextFile(path), path);
+  }
+  return buildRecord(value, torn, path);
+}
+
+/** An entry of `units`, or the error that says which is not an object. */
+function mappingOrThrow(
+  entry: unknown,
+  i: number,
+  invalid: (message: string) => RunRecordError,
+): Record<string, unknown> {
+  if (typeof entry !== "object" || entry === null || Array.isArray(entry)) {
+    throw invalid(`unit ${i + 1}: must be an object`);
+  }
+  return entry as Record<string, unknown>;
+}
+
+/**
+ * Rebuilds a record cut short: the header, then every whole line of its
+ * body (`units`, or `scores` in a record of version 1).
+ */
 function repair(text: string, path: string): Record<string, unknown> {
-  const marker = text.indexOf('"scores":[');
+  const body = /^\s*\{\s*"evalpipe_run_record"\s*:\s*1\s*,/.test(text)
+    ? "scores"
+    : "units";
+  const marker = text.indexOf(`"${body}":[`);
   if (marker < 0 || !isRunRecord(text)) {
     throw new RunRecordError(
       `Cannot read run record ${JSON.stringify(path)}: not a run record`,
@@ -379,25 +577,25 @@ function repair(text: string, path: string): Record<string, unknown> {
   }
   let head: Record<string, unknown>;
   try {
-    head = JSON.parse(`${text.slice(0, marker)}"scores":[]}`);
+    head = JSON.parse(`${text.slice(0, marker)}"${body}":[]}`);
   } catch (error) {
     if (!(error instanceof SyntaxError)) throw error;
     throw new RunRecordError(
       `Cannot read run record ${JSON.stringify(path)}: its header is damaged`,
     );
   }
-  const scores: unknown[] = [];
-  for (const line of text.slice(marker + 10).split("\n")) {
+  const lines: unknown[] = [];
+  for (const line of text.slice(marker + body.length + 4).split("\n")) {
     if (line.startsWith("]")) break;
-    const body = line.endsWith(",") ? line.slice(0, -1) : line;
-    if (body.trim() === "") continue;
+    const json = line.endsWith(",") ? line.slice(0, -1) : line;
+    if (json.trim() === "") continue;
     try {
-      scores.push(JSON.parse(body));
+      lines.push(JSON.parse(json));
     } catch (error) {
       // Only the last line can be torn by a crash; it is dropped.
       if (!(error instanceof SyntaxError)) throw error;
       break;
     }
   }
-  return { ...head, scores };
+  return { ...head, [body]: lines };
 }

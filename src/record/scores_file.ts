@@ -5,7 +5,7 @@
  */
 
 import { InputError, osErrorText } from "../base/errors.ts";
-import { isRunRecord, parseRunRecord, type RunRecord } from "./run_record.ts";
+import { isRunRecord, readRunRecord, type RunRecord } from "./run_record.ts";
 import { parseScore, type Score } from "../score/mod.ts";
 
 /**
@@ -87,19 +87,22 @@ export class ScoresFileError extends InputError {
 export async function readScoresFile(path: string): Promise<ScoresFile> {
   let text: string;
   try {
+    // A record is read a line at a time: a big one outgrows any string.
+    if (await startsLikeRunRecord(path)) {
+      const record = await readRunRecord(path);
+      return { scores: record.scores, record, problems: [] };
+    }
     const decoder = new TextDecoder("utf-8", { fatal: true });
     // A crash can cut a RunRecord inside a character: its torn last line is
     // dropped anyway, so only elsewhere is an unfinished character an error.
     text = decoder.decode(await Deno.readFile(path), { stream: true });
     if (!isRunRecord(text)) text += decoder.decode();
   } catch (error) {
+    // A record that is there but invalid says so itself.
+    if (error instanceof SyntaxError) throw error;
     throw new ScoresFileError(
       `Cannot read ${JSON.stringify(path)}: ${osErrorText(error)}`,
     );
-  }
-  if (isRunRecord(text)) {
-    const record = parseRunRecord(text, path);
-    return { scores: record.scores, record, problems: [] };
   }
   const scores: Score[] = [];
   const problems: ScoresFile["problems"] = [];
@@ -114,4 +117,21 @@ export async function readScoresFile(path: string): Promise<ScoresFile> {
     }
   });
   return { scores, problems };
+}
+
+/** Whether the file starts as a RunRecord does. */
+async function startsLikeRunRecord(path: string): Promise<boolean> {
+  const file = await Deno.open(path);
+  try {
+    const head = new Uint8Array(256);
+    let n = 0;
+    while (n < head.length) {
+      const read = await file.read(head.subarray(n));
+      if (read === null) break;
+      n += read;
+    }
+    return isRunRecord(new TextDecoder().decode(head.subarray(0, n)));
+  } finally {
+    file.close();
+  }
 }

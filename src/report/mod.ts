@@ -20,3 +20,13 @@ export type { ReportRun, ReportUnit } from "./report_run.ts";
 export { htmlReport, reportPolicy } from "./html.ts";
 export type { UnitView } from "./view.ts";
 export { escapeControl, groupByCall, renderByCall } from "./view.ts";
+export type { CaseOutcome, UnitCase } from "./cases.ts";
+export { caseOutcome, unitCases } from "./cases.ts";
+export { junitReport, xmlAttr, xmlText } from "./junit.ts";
+export type { MarkdownOptions } from "./markdown.ts";
+export { markdownCell, markdownReport } from "./markdown.ts";
+export {
+  annotations,
+  escapeCommandData,
+  escapeCommandProperty,
+} from "./annotations.ts";

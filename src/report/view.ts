@@ -7,6 +7,7 @@
 
 import { TERMINAL_UNSAFE_CHARS } from "../base/terminal.ts";
 import type { Score } from "../score/mod.ts";
+import type { Unit } from "../dataset/unit.ts";
 
 // C0 controls and DEL, and what JSON leaves raw but a terminal acts on (C1
 // controls, separators, bidi marks and overrides, invisible characters).
@@ -68,6 +69,12 @@ export interface UnitView {
   unit_id: string;
   /** Whether any Score is an error, is blocked, or did not pass. */
   failed: boolean;
+  /** What went in, when the record holds the unit. */
+  input?: string | unknown[];
+  /** What the target answered (`null`: it failed), when the record holds the unit. */
+  output?: string | null;
+  /** Why the target failed, when it did and the record holds the unit. */
+  target_error?: string;
   /** Its Scores, in the order they were written. */
   scores: Array<
     Pick<Score, "metric" | "status" | "value" | "passed"> & { reason?: string }
@@ -79,6 +86,8 @@ export interface UnitView {
  * seen), examples with a failing unit first.
  *
  * @param scores The Scores.
+ * @param units The units the Scores measured, when the record holds them:
+ *   each entry then shows the unit's input and output.
  * @returns One entry per unit.
  *
  * @example
@@ -92,14 +101,18 @@ export interface UnitView {
  * if (units[0]?.example_id !== "d#2") throw new Error("failures come first");
  * ```
  */
-export function groupByCall(scores: readonly Score[]): UnitView[] {
+export function groupByCall(
+  scores: readonly Score[],
+  units: readonly Unit[] = [],
+): UnitView[] {
+  const recorded = new Map(units.map((u) => [u.unit_id, u]));
   const examples = new Map<string, Map<string, UnitView>>();
   for (const s of scores) {
     const exampleId = s.example_id ?? s.unit_id ?? "(no id)";
     const unitId = s.unit_id ?? exampleId;
-    let units = examples.get(exampleId);
-    if (units === undefined) examples.set(exampleId, units = new Map());
-    let unit = units.get(unitId);
+    let byUnit = examples.get(exampleId);
+    if (byUnit === undefined) examples.set(exampleId, byUnit = new Map());
+    let unit = byUnit.get(unitId);
     if (unit === undefined) {
       unit = {
         example_id: exampleId,
@@ -107,7 +120,16 @@ export function groupByCall(scores: readonly Score[]): UnitView[] {
         failed: false,
         scores: [],
       };
-      units.set(unitId, unit);
+      const seen = recorded.get(unitId);
+      // A malformed record's unit has no input to show: its reason says why.
+      if (seen !== undefined && seen.invalid === undefined) {
+        unit.input = seen.input;
+        unit.output = seen.output;
+        if (seen.target?.error !== undefined) {
+          unit.target_error = seen.target.error;
+        }
+      }
+      byUnit.set(unitId, unit);
     }
     unit.scores.push({
       metric: s.metric,
@@ -184,6 +206,16 @@ export function renderByCall(
     if (unit.unit_id !== unit.example_id) {
       lines.push(clip(`  ${escapeControl(unit.unit_id)}`, width));
       indent = "    ";
+    }
+    if (unit.input !== undefined) {
+      const input = typeof unit.input === "string"
+        ? unit.input
+        : JSON.stringify(unit.input);
+      lines.push(clip(`${indent}input   ${escapeControl(input)}`, width));
+      const output = unit.output === null || unit.output === undefined
+        ? `(none: ${unit.target_error ?? "no output"})`
+        : unit.output;
+      lines.push(clip(`${indent}output  ${escapeControl(output)}`, width));
     }
     for (const s of unit.scores) {
       const verdict = s.passed === true

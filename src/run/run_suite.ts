@@ -48,7 +48,9 @@ import { aggregateInto } from "../aggregate/stage.ts";
 import { validateScoreBatches } from "../score/validate.ts";
 import { scoreUnitBatches } from "../scorers/score_units.ts";
 import { runTargetBatches } from "../targets/target.ts";
-import type { ByteWriter } from "../io/text_writer.ts";
+import { type ByteWriter, TextWriter } from "../io/text_writer.ts";
+import { type Unit, unitLine } from "../dataset/unit.ts";
+import { UnitScores } from "./unit_scores.ts";
 
 /**
  * Options of {@linkcode runSuite}.
@@ -74,6 +76,18 @@ export interface RunSuiteOptions {
    * @default {undefined}
    */
   record?: ByteWriter;
+  /**
+   * Where the unit records go, as NDJSON (the shape `score` reads), each as
+   * the target answers it.
+   * @default {undefined}
+   */
+  units?: ByteWriter;
+  /**
+   * When resuming with a record: the units the earlier run recorded, by unit
+   * id, so that the new record keeps them beside their Scores.
+   * @default {undefined}
+   */
+  previousUnits?: ReadonlyMap<string, Unit>;
   /**
    * Calls in flight at once in each stage (target calls, units being
    * scored); overrides the config's `concurrency`.
@@ -218,6 +232,19 @@ export interface RunSummary {
   gateFailures: GateFailure[];
   /** Target cache hits and misses, when the target was cached. */
   cache?: { hits: number; misses: number; writeErrors: number };
+}
+
+/** Writes the units still waiting for Scores (none came: a unit without any). */
+async function writeRest(
+  joiner: UnitScores | undefined,
+  record: RunRecordWriter | undefined,
+): Promise<void> {
+  if (joiner === undefined || record === undefined) return;
+  for (const [unit, scores] of joiner.rest()) {
+    await (unit === undefined
+      ? record.addScores(scores)
+      : record.addUnit(unit, scores));
+  }
 }
 
 function isNetwork(config: SuiteConfig): boolean {
@@ -436,10 +463,26 @@ export async function runSuite(
     valueRange: valueRangesOf(scorers),
   });
   if (resume !== undefined) {
+    // The earlier Scores, a unit at a time, beside the unit when it is known.
+    const previous = options.previousUnits;
+    let group: Score[] = [];
+    const flush = async () => {
+      const unit = previous?.get(group[0]?.unit_id ?? "");
+      if (group.length === 0) return;
+      await (unit !== undefined
+        ? record?.addUnit(unit, group)
+        : record?.addScores(group));
+      group = [];
+    };
     for await (const score of readScoreLines(resume.path)) {
       aggregator.add(score);
-      await record?.add(score);
+      if (record === undefined) continue;
+      if (group.length > 0 && group[0]!.unit_id !== score.unit_id) {
+        await flush();
+      }
+      group.push(score);
     }
+    await flush();
   }
   const done = resume?.done;
   const metrics = scorers.flatMap((s) =>
@@ -462,7 +505,7 @@ export async function runSuite(
   };
   // The exported stages, piped as a script would pipe them; what is run's
   // own (resuming, the record, the callbacks) sits between them.
-  const units = examples.pipeThrough(runTargetBatches(target, {
+  let units = examples.pipeThrough(runTargetBatches(target, {
     concurrency,
     epochs,
     ...(signal !== undefined ? { signal } : {}),
@@ -470,6 +513,30 @@ export async function runSuite(
     ...(done !== undefined ? { skip: unitDone } : {}),
     onInvalidRecord,
   }));
+  // What the system said: each unit goes to `--units` as it is answered,
+  // and waits beside the pipeline to join its Scores in the record.
+  const unitsOut = options.units === undefined
+    ? undefined
+    : new TextWriter(options.units);
+  const joiner = record === undefined ? undefined : new UnitScores(
+    (unitId) => metrics.filter((m) => !done?.get(unitId)?.has(m)).length,
+  );
+  if (unitsOut !== undefined || joiner !== undefined) {
+    units = units.pipeThrough(
+      new TransformStream<Unit[], Unit[]>({
+        async transform(batch, controller) {
+          if (unitsOut !== undefined) {
+            let text = "";
+            for (const unit of batch) text += unitLine(unit) + "\n";
+            const pending = unitsOut.write(text);
+            if (pending !== undefined) await pending;
+          }
+          joiner?.push(batch);
+          controller.enqueue(batch);
+        },
+      }),
+    );
+  }
   let valid = units
     .pipeThrough(scoreUnitBatches(scorers, {
       concurrency,
@@ -495,11 +562,15 @@ export async function runSuite(
       .pipeThrough(
         new TransformStream<Score[], Score[]>({
           async transform(batch, controller) {
-            for (const score of batch) {
-              options.onScore?.(score);
-              // Await only a real write: an await per Score costs a turn each.
-              const pending = record?.add(score);
-              if (pending !== undefined) await pending;
+            for (const score of batch) options.onScore?.(score);
+            if (joiner !== undefined) {
+              // Await only a real write: an await per unit costs a turn each.
+              for (const [unit, scores] of joiner.take(batch)) {
+                const pending = unit === undefined
+                  ? record!.addScores(scores)
+                  : record!.addUnit(unit, scores);
+                if (pending !== undefined) await pending;
+              }
             }
             scores += batch.length;
             controller.enqueue(batch);
@@ -509,7 +580,9 @@ export async function runSuite(
       .pipeTo(options.sink, signal !== undefined ? { signal } : {});
   } catch (error) {
     // Keep what was computed: the record ends, marked incomplete.
+    await writeRest(joiner, record);
     await record?.finish(aggregator.results(), false);
+    await unitsOut?.flush();
     throw error;
   } finally {
     // Long-lived scorer processes end with the run, whatever ended it.
@@ -517,7 +590,9 @@ export async function runSuite(
   }
   const stopped = options.stop?.aborted ?? false;
   const aggregates = aggregator.results();
+  await writeRest(joiner, record);
   await record?.finish(aggregates, !stopped);
+  await unitsOut?.flush();
   return {
     runId,
     aggregates,

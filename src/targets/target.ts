@@ -306,6 +306,7 @@ export function callUnit(
     return {
       example_id: id,
       unit_id: unitId,
+      epoch,
       input: "",
       output: null,
       invalid: example.invalid ?? "",
@@ -314,11 +315,13 @@ export function callUnit(
   const unit: Unit = {
     example_id: id,
     unit_id: unitId,
+    epoch,
     input: testCase.input,
     output: null,
   };
   copyExpected(unit, testCase);
   if (testCase.context !== undefined) unit.context = testCase.context;
+  if (testCase.metadata !== undefined) unit.metadata = testCase.metadata;
   const timed = target.timed !== false;
   const started = timed ? performance.now() : 0;
   let result: Promise<TargetResult> | TargetResult;

@@ -103,6 +103,15 @@ for (const command of ["score", "aggregate", "view", "diff"]) {
   });
 }
 
+Deno.test("score --config loads the config modules, through its own helper", () => {
+  const helper = bySpecifier.get(local("src/cli/_suite_scorers.ts"));
+  assert.ok(
+    helper?.dependencies?.some((d) =>
+      d.isDynamic && d.code?.specifier === local("src/config/config.ts")
+    ),
+  );
+});
+
 Deno.test("the run command loads the suite runner when it runs", () => {
   const loaded = loadedBy("run");
   assert.ok(loaded.has(local("src/run/run_suite.ts")));

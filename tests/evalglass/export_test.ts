@@ -28,7 +28,12 @@ async function exported(run: EveryStatusRun) {
     run.dir,
   );
   assert.equal(out.code, 0, out.stderr);
-  const record = JSON.parse(await Deno.readTextFile(run.recordPath));
+  const raw = JSON.parse(await Deno.readTextFile(run.recordPath));
+  // The record keeps each unit's Scores beside the unit.
+  const record = {
+    ...raw,
+    scores: raw.units.flatMap((u: { scores: unknown[] }) => u.scores),
+  };
   const runDir = `${run.dir}/reports/${record.run_id}`;
   assert.equal(out.stdout, `reports/${record.run_id}/runrecord.json\n`);
   const read = (name: string) => Deno.readTextFile(`${runDir}/${name}`);
@@ -240,12 +245,13 @@ Deno.test("export --to evalglass replaces an earlier export and writes through n
 
 Deno.test("export --to evalglass of a run that did not finish says so, on stderr and in the Scorecard", async () => {
   await withEveryStatusRun(async (run) => {
-    // A crash: the record ends inside its seventh Score.
+    // A crash: the record ends inside its third unit (its seventh Score),
+    // after two whole units of three Scores each.
     const text = await Deno.readTextFile(run.recordPath);
     const lines = text.split("\n");
     await Deno.writeTextFile(
       run.recordPath,
-      `${lines.slice(0, 7).join("\n")}\n${lines[7]!.slice(0, 20)}`,
+      `${lines.slice(0, 3).join("\n")}\n${lines[3]!.slice(0, 20)}`,
     );
     const out = await cli(
       ["export", "--to", "evalglass", "run.json", "reports"],

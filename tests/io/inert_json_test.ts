@@ -100,6 +100,7 @@ Deno.test("run writes model text inert to --out and --record", async () => {
       assert.ok(text.includes("\\u009b2Jb"), text);
     }
     assert.equal(JSON.parse(scores).reason, NASTY);
-    assert.equal(JSON.parse(record).scores[0].reason, NASTY);
+    assert.equal(JSON.parse(record).units[0].scores[0].reason, NASTY);
+    assert.equal(JSON.parse(record).units[0].output, NASTY);
   });
 });

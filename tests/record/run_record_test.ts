@@ -4,11 +4,13 @@ import { cli } from "../_cli.ts";
 import { type Aggregate, Aggregator } from "../../src/aggregate/mod.ts";
 import {
   parseRunRecord,
+  readRunRecord,
   type RunRecord,
   RunRecordError,
 } from "../../src/record/run_record.ts";
 import { parseScore, type Score } from "../../src/score/mod.ts";
 import { readScoresFile } from "../../src/record/scores_file.ts";
+import type { Unit } from "../../src/dataset/mod.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 const CLI = `${ROOT}cli.ts`;
@@ -40,6 +42,11 @@ function aggregatesOf(scores: readonly Score[]): Aggregate[] {
 }
 
 const SHA256 = /^sha256:[0-9a-f]{64}$/;
+
+/** The Scores of a record's raw JSON: each unit's, in order. */
+function rawScores(record: { units: { scores: unknown[] }[] }): unknown[] {
+  return record.units.flatMap((u) => u.scores);
+}
 
 // 10 replayed cases × 2 scorers = 20 Scores, with non-ASCII ids, outputs and
 // reasons, and one case without an output (a target error: error Scores with
@@ -80,7 +87,7 @@ Deno.test("cli run --record writes a complete record with fingerprints, config, 
       const text = await Deno.readTextFile(`${dir}/rec.json`);
       const record = JSON.parse(text);
       assert.equal(record.complete, true);
-      assert.equal(record.evalpipe_run_record, 1);
+      assert.equal(record.evalpipe_run_record, 2);
       assert.equal(typeof record.run_id, "string");
       assert.ok(!Number.isNaN(Date.parse(record.started_at)));
       assert.ok(
@@ -106,10 +113,22 @@ Deno.test("cli run --record writes a complete record with fingerprints, config, 
         exact_match: "exact_match@1",
         mentions: "contains@1",
       });
-      // All Scores, as on stdout, and their aggregates.
-      assert.equal(record.scores.length, 20);
-      assert.deepEqual(record.scores, JSON.parse(JSON.stringify(stdoutScores)));
-      for (const s of record.scores) {
+      // All Scores, as on stdout, each beside its unit, and their aggregates.
+      assert.equal(record.units.length, 10);
+      assert.deepEqual(
+        rawScores(record),
+        JSON.parse(JSON.stringify(stdoutScores)),
+      );
+      for (const [i, unit] of record.units.entries()) {
+        assert.equal(unit.input, CASES[i]!.input);
+        assert.equal(unit.epoch, 1);
+        assert.equal(unit.output, CASES[i]!.output ?? null);
+        assert.equal(unit.expected, CASES[i]!.expected);
+        assert.equal(typeof unit.target.latency_ms, "number");
+        for (const s of unit.scores) assert.equal(s.unit_id, unit.unit_id);
+      }
+      assert.match(record.units[4].target.error, /no "output"/);
+      for (const s of rawScores(record) as Score[]) {
         assert.equal(fp.scorers[s.metric], s.evaluator_version);
       }
       assert.deepEqual(record.aggregates, aggregatesOf(stdoutScores));
@@ -125,6 +144,10 @@ Deno.test("cli run --record writes a complete record with fingerprints, config, 
       assert.equal(parsed.finished_at, record.finished_at);
       assert.deepEqual(parsed.scores, stdoutScores);
       assert.deepEqual(
+        parsed.units.map((u) => [u.unit_id, u.output]),
+        record.units.map((u: Unit) => [u.unit_id, u.output]),
+      );
+      assert.deepEqual(
         JSON.parse(JSON.stringify(parsed.aggregates)),
         record.aggregates,
       );
@@ -132,10 +155,10 @@ Deno.test("cli run --record writes a complete record with fingerprints, config, 
   );
 });
 
-/** The byte offset just after each Score line's closing brace. */
-function scoreLineEnds(bytes: Uint8Array): { start: number; ends: number[] } {
+/** The byte offset just after each unit line's closing brace. */
+function unitLineEnds(bytes: Uint8Array): { start: number; ends: number[] } {
   const enc = new TextEncoder();
-  const marker = enc.encode('"scores":[\n');
+  const marker = enc.encode('"units":[\n');
   let start = -1;
   outer: for (let i = 0; i + marker.length <= bytes.length; i++) {
     for (let j = 0; j < marker.length; j++) {
@@ -144,10 +167,10 @@ function scoreLineEnds(bytes: Uint8Array): { start: number; ends: number[] } {
     start = i + marker.length - 1; // just after the "["
     break;
   }
-  assert.ok(start > 0, "the record has a scores section");
+  assert.ok(start > 0, "the record has a units section");
   const ends: number[] = [];
   let i = start + 1;
-  while (bytes[i] === 0x7b) { // "{": a Score line
+  while (bytes[i] === 0x7b) { // "{": a unit line
     let end = bytes.indexOf(0x0a, i);
     if (bytes[end - 1] === 0x2c) end--; // ","
     ends.push(end);
@@ -156,7 +179,7 @@ function scoreLineEnds(bytes: Uint8Array): { start: number; ends: number[] } {
   return { start, ends };
 }
 
-Deno.test("parseRunRecord reads a record cut at any byte up to its last whole Score, never a torn one", async () => {
+Deno.test("parseRunRecord reads a record cut at any byte up to its last whole unit, never a torn one", async () => {
   await withDir(
     { "suite.yaml": REPLAY_SUITE, "data.jsonl": jsonl(CASES) },
     async (dir) => {
@@ -165,8 +188,8 @@ Deno.test("parseRunRecord reads a record cut at any byte up to its last whole Sc
       const bytes = await Deno.readFile(`${dir}/rec.json`);
       const full = parseRunRecord(new TextDecoder().decode(bytes), "rec.json");
       assert.equal(full.scores.length, 20);
-      const { start, ends } = scoreLineEnds(bytes);
-      assert.equal(ends.length, 20);
+      const { start, ends } = unitLineEnds(bytes);
+      assert.equal(ends.length, 10);
       // The JSON ends with the last "}"; only a trailing newline may follow.
       const jsonEnd = bytes.lastIndexOf(0x7d) + 1;
       const decoder = new TextDecoder(); // a torn character becomes U+FFFD
@@ -174,7 +197,7 @@ Deno.test("parseRunRecord reads a record cut at any byte up to its last whole Sc
       for (let cut = 0; cut <= bytes.length; cut++) {
         const text = decoder.decode(bytes.subarray(0, cut));
         if (cut < start) {
-          // Cut inside the header (before the end of '"scores":['): unreadable.
+          // Cut inside the header (before the end of '"units":['): unreadable.
           assert.throws(
             () => parseRunRecord(text, "rec.json"),
             RunRecordError,
@@ -188,7 +211,8 @@ Deno.test("parseRunRecord reads a record cut at any byte up to its last whole Sc
         } catch (error) {
           throw new Error(`cut at ${cut} of ${bytes.length}`, { cause: error });
         }
-        const whole = ends.filter((e) => e <= cut).length;
+        const wholeUnits = ends.filter((e) => e <= cut).length;
+        const whole = wholeUnits * 2; // two Scores per unit
         if (cut >= jsonEnd) {
           assert.equal(record.complete, true, `cut at ${cut}`);
         } else {
@@ -197,9 +221,10 @@ Deno.test("parseRunRecord reads a record cut at any byte up to its last whole Sc
         }
         assert.equal(record.scores.length, whole, `cut at ${cut}`);
         assert.deepEqual(record.scores, full.scores.slice(0, whole));
+        assert.deepEqual(record.units, full.units.slice(0, wholeUnits));
         assert.equal(record.run_id, full.run_id);
         assert.deepEqual(record.fingerprints, full.fingerprints);
-        if (cut === ends[9]! + 1 || cut === ends[19]!) {
+        if (cut === ends[4]! + 1 || cut === ends[9]!) {
           assert.deepEqual(
             JSON.parse(JSON.stringify(record.aggregates)),
             aggregatesOf(full.scores.slice(0, whole)),
@@ -208,6 +233,16 @@ Deno.test("parseRunRecord reads a record cut at any byte up to its last whole Sc
         checked++;
       }
       assert.ok(checked > 2000, `${checked} cuts checked`);
+      // readRunRecord, a line at a time, reads each cut as parseRunRecord does.
+      for (let cut = start; cut <= bytes.length; cut += 7) {
+        await Deno.writeFile(`${dir}/cut.json`, bytes.subarray(0, cut));
+        const text = new TextDecoder().decode(bytes.subarray(0, cut));
+        assert.deepEqual(
+          await readRunRecord(`${dir}/cut.json`),
+          parseRunRecord(text, `${dir}/cut.json`),
+          `cut at ${cut}`,
+        );
+      }
     },
   );
 });
@@ -219,8 +254,8 @@ Deno.test("readScoresFile reads a record cut inside a multi-byte character", asy
       const out = await cli(["run", "suite.yaml", "--record", "rec.json"], dir);
       assert.equal(out.code, 0, out.stderr);
       const bytes = await Deno.readFile(`${dir}/rec.json`);
-      const { start, ends } = scoreLineEnds(bytes);
-      // Every cut that splits a UTF-8 sequence in the scores section: a
+      const { start, ends } = unitLineEnds(bytes);
+      // Every cut that splits a UTF-8 sequence in the units section: a
       // continuation byte (10xxxxxx) right after the cut.
       const cuts: number[] = [];
       for (let i = start; i < ends.at(-1)!; i++) {
@@ -233,7 +268,7 @@ Deno.test("readScoresFile reads a record cut inside a multi-byte character", asy
         assert.equal(file.record?.complete, false, `cut at ${cut}`);
         assert.equal(
           file.scores.length,
-          ends.filter((e) => e <= cut).length,
+          ends.filter((e) => e <= cut).length * 2,
           `cut at ${cut}`,
         );
       }
@@ -272,8 +307,8 @@ Deno.test("parseRunRecord rejects what is not a record and a record with an inva
       ['"run_id":"r"', '"run_id":5', '"run_id": must be a string, not 5'],
       [
         '"evalpipe_run_record":1',
-        '"evalpipe_run_record":2',
-        '"evalpipe_run_record": must be 1, not 2',
+        '"evalpipe_run_record":3',
+        '"evalpipe_run_record": must be 1 or 2, not 3',
       ],
       ['"config":{}', '"config":[]', '"config": must be a mapping, not a list'],
       [
@@ -334,7 +369,7 @@ scorers:
       assert.notEqual(again.run_id, first.run_id);
       assert.match(first.fingerprints.scorers.judge, /^judge@[0-9a-f]+$/);
       assert.equal(
-        first.scores[0].evaluator_version,
+        first.units[0].scores[0].evaluator_version,
         first.fingerprints.scorers.judge,
       );
 
@@ -355,7 +390,7 @@ scorers:
         script.fingerprints.scorers.exact_match,
         first.fingerprints.scorers.exact_match,
       );
-      for (const s of script.scores) {
+      for (const s of rawScores(script) as Score[]) {
         assert.equal(
           s.evaluator_version,
           script.fingerprints.scorers[s.metric],
@@ -390,13 +425,13 @@ const SLOW_CASES = jsonl(
 );
 
 function scoreLines(text: string): number {
-  return text.split("\n").filter((l) => l.startsWith('{"metric"')).length;
+  return text.split("\n").filter((l) => l.startsWith('{"example_id"')).length;
 }
 
-/** Score lines that are whole JSON: a last line torn by a kill is not. */
+/** Unit lines (one Score each here) that are whole JSON: a last line torn by a kill is not. */
 function wholeScoreLines(text: string): number {
   return text.split("\n").filter((l) => {
-    if (!l.startsWith('{"metric"')) return false;
+    if (!l.startsWith('{"example_id"')) return false;
     try {
       JSON.parse(l.endsWith(",") ? l.slice(0, -1) : l);
       return true;
@@ -529,11 +564,13 @@ Deno.test("cli run --record ends the record, incomplete, on SIGINT and exits 130
         const raw = JSON.parse(text); // it ends properly
         assert.equal(raw.complete, false);
         assert.equal(typeof raw.finished_at, "string");
-        assert.ok(raw.scores.length >= 5 && raw.scores.length < 200);
-        assert.deepEqual(raw.aggregates, aggregatesOf(raw.scores));
+        const scores = rawScores(raw) as Score[];
+        assert.ok(scores.length >= 5 && scores.length < 200);
+        assert.deepEqual(raw.aggregates, aggregatesOf(scores));
         const record = parseRunRecord(text, "rec.json");
         assert.equal(record.complete, false);
-        assert.equal(record.scores.length, raw.scores.length);
+        assert.equal(record.scores.length, scores.length);
+        assert.equal(record.units.length, scores.length);
         // evalpipe killed its targets' process groups itself.
         assert.equal(await reap(dir), 0, "nothing left for the test to kill");
       } finally {

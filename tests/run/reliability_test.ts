@@ -781,7 +781,7 @@ for (
         );
         const record = JSON.parse(await Deno.readTextFile(`${dir}/rec.json`));
         assert.equal(record.complete, false);
-        assert.ok(Array.isArray(record.scores));
+        assert.ok(Array.isArray(record.units));
         const pids = await pidsOf(dir);
         assert.equal(pids.length, 6);
         await assertGone(pids, dir);

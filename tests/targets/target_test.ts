@@ -70,6 +70,7 @@ Deno.test("runTarget with functionTarget emits a unit per example with output an
       {
         example_id: "d.jsonl#1",
         unit_id: "d.jsonl#1",
+        epoch: 1,
         input: "a",
         output: "echo: a",
         expected: "A",
@@ -78,8 +79,10 @@ Deno.test("runTarget with functionTarget emits a unit per example with output an
       {
         example_id: "d.jsonl#own",
         unit_id: "d.jsonl#own",
+        epoch: 1,
         input: ["m"],
         output: "echo: m",
+        metadata: { k: 1 },
       },
     ],
   );

@@ -1,0 +1,49 @@
+// The units an earlier run's record holds, for `run --resume --record`: the
+// resumed record keeps them beside the Scores already in `--out`.
+
+import type { Unit } from "../dataset/unit.ts";
+import { say } from "./_output.ts";
+
+/**
+ * Reads the record at `path`, if there is one, and returns its units by
+ * unit id; a file that is missing, or that is not a RunRecord, gives none.
+ */
+export async function previousUnits(
+  path: string,
+): Promise<Map<string, Unit> | undefined> {
+  const { isRunRecord, readRunRecord, RunRecordError } = await import(
+    "../record/run_record.ts"
+  );
+  let head: string;
+  try {
+    const file = await Deno.open(path);
+    try {
+      const bytes = new Uint8Array(256);
+      const n = await file.read(bytes) ?? 0;
+      head = new TextDecoder().decode(bytes.subarray(0, n));
+    } finally {
+      file.close();
+    }
+  } catch (error) {
+    // No earlier record (or not a file): the resumed record starts afresh.
+    if (
+      error instanceof Deno.errors.NotFound ||
+      error instanceof Deno.errors.IsADirectory
+    ) return undefined;
+    throw error;
+  }
+  if (!isRunRecord(head)) return undefined;
+  try {
+    const record = await readRunRecord(path);
+    return new Map(record.units.map((u) => [u.unit_id, u]));
+  } catch (error) {
+    // A damaged record loses its units, not the run: the Scores are in --out.
+    if (!(error instanceof RunRecordError)) throw error;
+    say(
+      `evalpipe: the units of ${
+        JSON.stringify(path)
+      } cannot be kept: ${error.message}`,
+    );
+    return undefined;
+  }
+}

@@ -1,0 +1,110 @@
+// The report files `run` and `report` write from a RunRecord: one entry per
+// format, so that a format is one more row (and one more flag).
+
+import type { RunRecord } from "../record/run_record.ts";
+import { UsageError } from "./flags.ts";
+
+/** What a report writer is given. */
+export interface ReportInput {
+  /** The run. */
+  record: RunRecord;
+  /** The record's file, when it is kept (for the line on the HTML report). */
+  recordPath?: string;
+}
+
+/** A report format: the flag that asks for it, and how to render it. */
+export interface ReportFormat {
+  /** The flag, without dashes (`junit`). */
+  flag: string;
+  /** Renders the file's text. */
+  render(input: ReportInput): Promise<string>;
+}
+
+/** The formats, in the order they are written. */
+export const REPORT_FORMATS: readonly ReportFormat[] = [
+  {
+    flag: "junit",
+    async render({ record }) {
+      const { junitReport } = await import("../report/junit.ts");
+      return junitReport(record);
+    },
+  },
+  {
+    flag: "markdown",
+    async render({ record, recordPath }) {
+      const { markdownReport } = await import("../report/markdown.ts");
+      return markdownReport(
+        record,
+        recordPath !== undefined ? { recordPath } : {},
+      );
+    },
+  },
+];
+
+/** The flag declarations of the formats, for a command's flag table. */
+export const REPORT_FLAGS = {
+  junit: {
+    type: "string",
+    value: "FILE",
+    help:
+      "Write JUnit XML to FILE: a test suite for the run, a test case per unit (failure: a metric failed; error: a Score is an error or blocked; the output in system-out)",
+  },
+  markdown: {
+    type: "string",
+    value: "FILE",
+    help:
+      "Write a Markdown summary to FILE: counts by status per metric, the gates, the worst failing cases with their reasons",
+  },
+} as const;
+
+/** Writes `text` to `path`; a file that cannot be written is a usage error naming it. */
+export async function writeReportFile(
+  path: string,
+  text: string,
+  append = false,
+): Promise<void> {
+  const { osErrorText } = await import("../base/errors.ts");
+  try {
+    await Deno.writeTextFile(path, text, { append });
+  } catch (error) {
+    if (
+      !(error instanceof Deno.errors.NotFound ||
+        error instanceof Deno.errors.PermissionDenied ||
+        error instanceof Deno.errors.IsADirectory ||
+        error instanceof Deno.errors.NotADirectory)
+    ) throw error;
+    throw new UsageError(
+      `Cannot write ${JSON.stringify(path)}: ${osErrorText(error)}`,
+    );
+  }
+}
+
+/**
+ * Writes every report a flag asks for; `stepSummary` (the file
+ * `GITHUB_STEP_SUMMARY` names) gets the Markdown appended.
+ */
+export async function writeReports(
+  input: ReportInput,
+  files: Readonly<Record<string, string | undefined>>,
+  stepSummary?: string,
+): Promise<void> {
+  for (const format of REPORT_FORMATS) {
+    const path = files[format.flag];
+    if (path !== undefined) {
+      await writeReportFile(path, await format.render(input));
+    }
+  }
+  if (stepSummary !== undefined) {
+    const markdown = REPORT_FORMATS.find((f) => f.flag === "markdown")!;
+    await writeReportFile(stepSummary, await markdown.render(input), true);
+  }
+}
+
+/** Whether any report is asked for. */
+export function wantsReports(
+  files: Readonly<Record<string, string | undefined>>,
+  stepSummary?: string,
+): boolean {
+  return stepSummary !== undefined ||
+    REPORT_FORMATS.some((f) => files[f.flag] !== undefined);
+}

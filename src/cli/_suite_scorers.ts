@@ -1,0 +1,35 @@
+// The scorers of a suite for `score --config`, loaded only with that flag:
+// `score --scorer` loads no YAML and no config module.
+
+import type { Scorer } from "../scorers/scorer.ts";
+
+/** The scorers of a suite, built as `run` builds them, and its concurrency. */
+export async function suiteScorers(
+  path: string,
+  timeout: number | undefined,
+): Promise<{ scorers: Scorer[]; concurrency: number }> {
+  const [
+    { buildScorers, ConfigError, folderOf, loadConfig },
+    { TemplateError },
+    { DEFAULTS },
+  ] = await Promise.all([
+    import("../config/config.ts"),
+    import("../net/template.ts"),
+    import("../base/defaults.ts"),
+  ]);
+  const config = await loadConfig(path);
+  try {
+    const scorers = await buildScorers(config, path, {
+      cwd: folderOf(path),
+      ...(timeout !== undefined ? { timeout } : {}),
+    });
+    return {
+      scorers,
+      concurrency: config.concurrency ?? DEFAULTS.concurrency,
+    };
+  } catch (error) {
+    // A judge whose API key variable is not set cannot run: a config error.
+    if (!(error instanceof TemplateError)) throw error;
+    throw new ConfigError(path, undefined, error.message);
+  }
+}

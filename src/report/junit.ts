@@ -1,0 +1,195 @@
+/**
+ * A run as JUnit XML, for CI systems that show test results: a test suite
+ * per run, a test case per unit.
+ *
+ * @module
+ */
+
+import type { RunRecord } from "../record/run_record.ts";
+import type { Score } from "../score/mod.ts";
+import { type UnitCase, unitCases } from "./cases.ts";
+
+// What XML 1.0 cannot carry at all (C0 controls but tab, newline and
+// carriage return; U+FFFE, U+FFFF; lone surrogates): shown as `\u{…}` text.
+const NOT_XML = new RegExp(
+  "[\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\ufffe\\uffff]" +
+    "|[\\ud800-\\udbff](?![\\udc00-\\udfff])|(?<![\\ud800-\\udbff])[\\udc00-\\udfff]",
+  "g",
+);
+
+function visible(c: string): string {
+  return `\\u{${c.charCodeAt(0).toString(16)}}`;
+}
+
+/**
+ * Escapes text for an XML element's content. Characters XML 1.0 cannot
+ * carry (C0 controls but tab, line feed and carriage return; U+FFFE and
+ * U+FFFF; lone surrogates) are replaced by their code as text, `\u{1b}`, so
+ * that a reader sees what was there.
+ *
+ * @param text Any text.
+ * @returns Text safe inside an element.
+ *
+ * @example
+ * ```ts
+ * import { xmlText } from "./junit.ts";
+ * if (xmlText("a < b && \x1b[2J") !== "a &lt; b &amp;&amp; \\u{1b}[2J") throw new Error(xmlText("a < b && \x1b[2J"));
+ * ```
+ */
+export function xmlText(text: string): string {
+  return text.replace(NOT_XML, visible)
+    .replace(/&/g, "&amp;")
+    .replace(/</g, "&lt;")
+    .replace(/>/g, "&gt;")
+    // A carriage return would be read back as a line feed.
+    .replace(/\r/g, "&#13;");
+}
+
+/**
+ * Escapes text for a double-quoted XML attribute value; tabs and line breaks
+ * are character references, so a reader gets them back instead of spaces.
+ *
+ * @param text Any text.
+ * @returns Text safe between double quotes.
+ *
+ * @example
+ * ```ts
+ * import { xmlAttr } from "./junit.ts";
+ * if (xmlAttr('say "hi"\n') !== "say &quot;hi&quot;&#10;") throw new Error();
+ * ```
+ */
+export function xmlAttr(text: string): string {
+  return xmlText(text)
+    .replace(/"/g, "&quot;")
+    .replace(/\n/g, "&#10;")
+    .replace(/\t/g, "&#9;");
+}
+
+/** Seconds with millisecond precision, as JUnit's `time` attributes hold them. */
+function seconds(ms: number): string {
+  return (Math.max(0, ms) / 1000).toFixed(3);
+}
+
+/** One Score as a line of a failure's or error's text. */
+function scoreText(s: Score): string {
+  const value = s.value === null ? "" : ` value ${s.value}`;
+  const reason = s.reason !== undefined ? `: ${s.reason}` : "";
+  const codes = s.diagnostics.map((d) => d.code);
+  return `${s.metric}: ${s.status}${value}${reason}${
+    codes.length > 0 ? ` [${codes.join(", ")}]` : ""
+  }`;
+}
+
+/** The name of a unit's test case: its example id, and its epoch when there are several. */
+function caseName(c: UnitCase, epochs: boolean): string {
+  return epochs && c.epoch !== undefined
+    ? `${c.example_id} (epoch ${c.epoch})`
+    : c.example_id;
+}
+
+function testcase(c: UnitCase, classname: string, epochs: boolean): string {
+  const latency = c.unit?.target?.latency_ms;
+  let xml = `    <testcase name="${xmlAttr(caseName(c, epochs))}" classname="${
+    xmlAttr(classname)
+  }" time="${seconds(typeof latency === "number" ? latency : 0)}">\n`;
+  const errors = c.scores.filter((s) =>
+    s.status === "error" || s.status === "blocked"
+  );
+  const failures = c.scores.filter((s) =>
+    s.status === "scored" && s.passed === false
+  );
+  for (const s of errors) {
+    const code = s.diagnostics.find((d) => d.severity === "error")?.code ??
+      s.status;
+    xml += `      <error message="${
+      xmlAttr(`${s.metric}: ${s.reason ?? s.status}`)
+    }" type="${xmlAttr(code)}">${xmlText(scoreText(s))}</error>\n`;
+  }
+  for (const s of failures) {
+    xml += `      <failure message="${
+      xmlAttr(`${s.metric}: ${s.reason ?? `value ${s.value}`}`)
+    }" type="${xmlAttr(s.metric)}">${xmlText(scoreText(s))}</failure>\n`;
+  }
+  if (c.outcome === "skipped") {
+    xml += `      <skipped message="${
+      xmlAttr(c.scores.map((s) => `${s.metric}: ${s.status}`).join("; "))
+    }"/>\n`;
+  }
+  const output = c.unit?.output;
+  if (typeof output === "string") {
+    xml += `      <system-out>${xmlText(output)}</system-out>\n`;
+  } else if (c.unit?.target?.error !== undefined) {
+    xml += `      <system-err>${
+      xmlText(`target error: ${c.unit.target.error}`)
+    }</system-err>\n`;
+  } else if (c.unit?.invalid !== undefined) {
+    xml += `      <system-err>${
+      xmlText(`invalid case: ${c.unit.invalid}`)
+    }</system-err>\n`;
+  }
+  return `${xml}    </testcase>\n`;
+}
+
+/**
+ * Writes a run as JUnit XML: one `<testsuite>` per run (named by its config
+ * file) in a `<testsuites>`, one `<testcase>` per unit named by its example
+ * id (and its epoch when the run has several). A unit gets an `<error>` per
+ * Score that is an error or blocked, a `<failure>` per Score that was
+ * measured and did not pass (each with the metric and its reason), a
+ * `<skipped>` when nothing was measured, and the target's output in
+ * `<system-out>`. A test case is counted once: as an error if it has one,
+ * else as a failure, so `tests` = passed + `failures` + `errors` + `skipped`.
+ *
+ * @param record The run.
+ * @returns The XML document.
+ *
+ * @example
+ * ```ts
+ * import { junitReport } from "./mod.ts";
+ * import { parseRunRecord } from "../record/mod.ts";
+ * const record = parseRunRecord(JSON.stringify({
+ *   evalpipe_run_record: 1, run_id: "r1", started_at: "2026-12-01T08:00:00.000Z", config_path: "suite.yaml", config: {},
+ *   fingerprints: { config: "sha256:aa", dataset: null, target: "sha256:cc", scorers: {} },
+ *   scores: [{ metric: "m", status: "scored", validity: "valid", value: 0, passed: false, reason: "wrong", evaluator_version: "m@1", example_id: "d#1", unit_id: "d#1" }],
+ *   aggregates: [], finished_at: "2026-12-01T08:00:01.000Z", complete: true,
+ * }), "run.json");
+ * const xml = junitReport(record);
+ * if (!xml.includes('<testsuite name="suite.yaml" tests="1" failures="1" errors="0" skipped="0"')) throw new Error(xml);
+ * ```
+ */
+export function junitReport(record: RunRecord): string {
+  const cases = unitCases(record.scores, record.units);
+  const epochs = cases.some((c) => (c.epoch ?? 1) > 1);
+  const count = (o: UnitCase["outcome"]) =>
+    cases.filter((c) => c.outcome === o).length;
+  const failures = count("failed");
+  const errors = count("error");
+  const skipped = count("skipped");
+  const started = Date.parse(record.started_at);
+  const finished = record.finished_at === null
+    ? NaN
+    : Date.parse(record.finished_at);
+  const time = seconds(
+    Number.isFinite(started) && Number.isFinite(finished)
+      ? finished - started
+      : 0,
+  );
+  const counts =
+    `tests="${cases.length}" failures="${failures}" errors="${errors}" skipped="${skipped}" time="${time}"`;
+  let xml = `<?xml version="1.0" encoding="UTF-8"?>\n` +
+    `<testsuites name="evalpipe" ${counts}>\n` +
+    `  <testsuite name="${xmlAttr(record.config_path)}" ${counts} timestamp="${
+      xmlAttr(record.started_at)
+    }" id="${xmlAttr(record.run_id)}">\n` +
+    `    <properties>\n` +
+    `      <property name="run_id" value="${xmlAttr(record.run_id)}"/>\n` +
+    `      <property name="complete" value="${record.complete}"/>\n`;
+  for (const [name, version] of Object.entries(record.fingerprints.scorers)) {
+    xml += `      <property name="${xmlAttr(`scorer.${name}`)}" value="${
+      xmlAttr(version)
+    }"/>\n`;
+  }
+  xml += `    </properties>\n`;
+  for (const c of cases) xml += testcase(c, record.config_path, epochs);
+  return `${xml}  </testsuite>\n</testsuites>\n`;
+}

@@ -1,0 +1,267 @@
+/**
+ * A run as Markdown, for a pull request or a CI step summary: the summary
+ * table, the gates, the worst failing cases with their reasons.
+ *
+ * @module
+ */
+
+import type { Aggregate } from "../aggregate/mod.ts";
+import { checkGates, type Gate, type GateFailure } from "../aggregate/gates.ts";
+import type { RunRecord } from "../record/run_record.ts";
+import type { Score } from "../score/mod.ts";
+import { type UnitCase, unitCases } from "./cases.ts";
+import { escapeControl } from "./view.ts";
+
+/**
+ * Escapes text for a Markdown table cell: Markdown and HTML syntax are
+ * backslash-escaped (so model output renders as the text it is, never as
+ * markup, a link or an image), line breaks become `⏎`, control characters
+ * are shown escaped, and the text is cut at `max` characters.
+ *
+ * @param text Any text.
+ * @param max The most characters to keep.
+ * @returns Text for one cell.
+ *
+ * @example
+ * ```ts
+ * import { markdownCell } from "./markdown.ts";
+ * if (markdownCell("<img src=x> | *hi*\n") !== "\\<img src=x\\> \\| \\*hi\\*⏎") throw new Error(markdownCell("<img src=x> | *hi*\n"));
+ * ```
+ */
+export function markdownCell(text: string, max = 200): string {
+  const flat = text.replace(/\r?\n/g, "⏎");
+  const chars = [...flat];
+  const cut = chars.length > max
+    ? `${chars.slice(0, max - 1).join("")}…`
+    : flat;
+  // ":" too, so that no "https://" in model output becomes a link.
+  return escapeControl(cut).replace(/[\\`*_{}[\]()<>#+!|~&:]/g, "\\$&");
+}
+
+/**
+ * Options of {@linkcode markdownReport}.
+ *
+ * @example Name the record in the line on the HTML report
+ * ```ts
+ * import { type MarkdownOptions } from "./mod.ts";
+ * const options: MarkdownOptions = { recordPath: "run.json", worst: 5 };
+ * if (options.worst !== 5) throw new Error();
+ * ```
+ */
+export interface MarkdownOptions {
+  /**
+   * The record's file, for the line that says how to open the HTML report.
+   * @default {undefined (the line says to keep a record with --record)}
+   */
+  recordPath?: string;
+  /**
+   * How many failing cases to list.
+   * @default {10}
+   */
+  worst?: number;
+}
+
+function fixed(x: number | null): string {
+  return x === null ? "–" : x.toFixed(3);
+}
+
+function percent(x: number | null): string {
+  return x === null ? "–" : `${(x * 100).toFixed(1)}%`;
+}
+
+function summaryTable(aggregates: readonly Aggregate[]): string[] {
+  const lines = [
+    "| metric | mean ± 95% CI | failures as 0…1 | pass rate | coverage | scored | error | blocked | skipped | non_evaluable | invalid |",
+    "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
+  ];
+  for (const a of aggregates) {
+    const half = a.ci95 !== null && a.mean !== null
+      ? ` ± ${fixed(a.ci95[1] - a.mean)}`
+      : "";
+    const bounds = a.errors + a.blocked === 0 || a.mean_bounds === null
+      ? "–"
+      : `${fixed(a.mean_bounds[0])}…${fixed(a.mean_bounds[1])}`;
+    const scored = a.n - a.errors - a.blocked - a.skipped - a.non_evaluable;
+    lines.push(
+      `| ${markdownCell(a.metric, 60)} | ${
+        fixed(a.mean)
+      }${half} | ${bounds} | ${percent(a.pass_rate)} | ${
+        percent(a.coverage)
+      } (${a.aggregatable}/${a.n}) | ${scored} | ${a.errors} | ${a.blocked} | ${a.skipped} | ${a.non_evaluable} | ${a.invalid} |`,
+    );
+  }
+  return lines;
+}
+
+function gatesOf(config: Record<string, unknown>): Record<string, Gate> {
+  const gates = config.gates;
+  return typeof gates === "object" && gates !== null && !Array.isArray(gates)
+    ? gates as Record<string, Gate>
+    : {};
+}
+
+function gatesTable(record: RunRecord): string[] {
+  const gates = gatesOf(record.config);
+  const failures = checkGates(gates, record.aggregates);
+  const rows: string[] = [];
+  const shown = new Set<unknown>();
+  const failed = (f: GateFailure) => `❌ failed: ${markdownCell(f.message)}`;
+  for (const metric of Object.keys(gates).sort()) {
+    for (const [key, threshold] of Object.entries(gates[metric] ?? {})) {
+      if (key === "allow_unmeasured") continue;
+      const failure = failures.find((f) =>
+        f.metric === metric && f.gate === key
+      );
+      shown.add(failure);
+      rows.push(
+        `| ${markdownCell(metric, 60)} | ${key} | ${threshold} | ${
+          failure === undefined ? "✅ held" : failed(failure)
+        } |`,
+      );
+    }
+  }
+  // What fails without a gate of its own: a metric that measured nothing.
+  for (const f of failures) {
+    if (shown.has(f)) continue;
+    rows.push(
+      `| ${markdownCell(f.metric, 60)} | ${
+        f.gate === "allow_unmeasured" ? "something measured" : f.gate
+      } | – | ${failed(f)} |`,
+    );
+  }
+  if (rows.length === 0) return ["No gates in the config."];
+  return [
+    "| metric | gate | threshold | outcome |",
+    "|---|---|--:|---|",
+    ...rows,
+  ];
+}
+
+/** How bad a case is, for ordering: errors first, then the lowest value. */
+function badness(c: UnitCase): [number, number] {
+  const values = c.scores.flatMap((s) => s.value === null ? [] : [s.value]);
+  return [c.outcome === "error" ? 0 : 1, Math.min(1, ...values)];
+}
+
+function failingScores(c: UnitCase): Score[] {
+  return c.scores.filter((s) =>
+    s.status === "error" || s.status === "blocked" || s.passed === false
+  );
+}
+
+function worstTable(cases: readonly UnitCase[], worst: number): string[] {
+  const failing = cases.filter((c) =>
+    c.outcome === "error" || c.outcome === "failed"
+  );
+  if (failing.length === 0) return ["No failing cases."];
+  const sorted = [...failing].sort((a, b) => {
+    const [ka, va] = badness(a);
+    const [kb, vb] = badness(b);
+    return ka - kb || va - vb;
+  });
+  const shown = sorted.slice(0, worst);
+  const lines = [
+    `${shown.length} of ${failing.length} failing ${
+      failing.length === 1 ? "case" : "cases"
+    }, errors first, then the lowest values:`,
+    "",
+    "| case | metric | status | value | reason | output |",
+    "|---|---|---|--:|---|---|",
+  ];
+  for (const c of shown) {
+    const output = c.unit === undefined
+      ? "–"
+      : c.unit.output === null
+      ? "(none)"
+      : markdownCell(c.unit.output, 80);
+    for (const s of failingScores(c)) {
+      lines.push(
+        `| ${markdownCell(c.unit_id, 80)} | ${
+          markdownCell(s.metric, 40)
+        } | ${s.status} | ${fixed(s.value)} | ${
+          s.reason !== undefined ? markdownCell(s.reason) : "–"
+        } | ${output} |`,
+      );
+    }
+  }
+  return lines;
+}
+
+/**
+ * Writes a run as Markdown: a headline (how many units, whether every gate
+ * held), the summary table per metric with its counts by status, the gates
+ * and their outcome, the worst failing cases (errors first, then the lowest
+ * values) with their reasons and outputs, and a line on how to open the
+ * HTML report. Text from cases is escaped: it renders as text, never as
+ * Markdown or HTML.
+ *
+ * @param record The run.
+ * @param options The record's path and how many cases to list.
+ * @returns The Markdown, ending with a newline.
+ *
+ * @example
+ * ```ts
+ * import { markdownReport } from "./mod.ts";
+ * import { parseRunRecord } from "../record/mod.ts";
+ * const record = parseRunRecord(JSON.stringify({
+ *   evalpipe_run_record: 1, run_id: "r1", started_at: "2026-12-01T08:00:00.000Z", config_path: "suite.yaml",
+ *   config: { gates: { m: { min_mean: 0.5 } } },
+ *   fingerprints: { config: "sha256:aa", dataset: null, target: "sha256:cc", scorers: {} },
+ *   scores: [{ metric: "m", status: "scored", validity: "valid", value: 0, passed: false, reason: "wrong", evaluator_version: "m@1", example_id: "d#1", unit_id: "d#1" }],
+ *   aggregates: [], finished_at: "2026-12-01T08:00:01.000Z", complete: true,
+ * }), "run.json");
+ * const text = markdownReport(record, { recordPath: "run.json" });
+ * if (!text.includes("| m | min_mean | 0.5 | ❌ failed") || !text.includes("evalpipe report run.json --html report.html")) throw new Error(text);
+ * ```
+ */
+export function markdownReport(
+  record: RunRecord,
+  options: MarkdownOptions = {},
+): string {
+  const cases = unitCases(record.scores, record.units);
+  const failedGates = checkGates(gatesOf(record.config), record.aggregates);
+  const failing =
+    cases.filter((c) => c.outcome === "error" || c.outcome === "failed").length;
+  const verdict = failedGates.length > 0
+    ? `❌ ${failedGates.length} ${
+      failedGates.length === 1 ? "gate" : "gates"
+    } failed`
+    : Object.keys(gatesOf(record.config)).length > 0
+    ? "✅ every gate held"
+    : "✅ no gate failed (the config sets none)";
+  const open = options.recordPath !== undefined
+    ? `Open every case with its answer: \`evalpipe report ${
+      shellWord(options.recordPath)
+    } --html report.html\`, then open \`report.html\` in a browser.`
+    : "Keep the run's record (`--record run.json`) to open every case with its answer: `evalpipe report run.json --html report.html`.";
+  return [
+    `## evalpipe: ${markdownCell(record.config_path, 120)}`,
+    "",
+    `${verdict} · ${cases.length} ${
+      cases.length === 1 ? "unit" : "units"
+    }, ${failing} failing · run \`${record.run_id.replace(/`/g, "")}\`${
+      record.complete ? "" : " · **incomplete**"
+    }`,
+    "",
+    "### Summary",
+    "",
+    ...summaryTable(record.aggregates),
+    "",
+    "### Gates",
+    "",
+    ...gatesTable(record),
+    "",
+    "### Worst failing cases",
+    "",
+    ...worstTable(cases, options.worst ?? 10),
+    "",
+    open,
+    "",
+  ].join("\n");
+}
+
+/** A path as one shell word, quoted when it needs to be. */
+function shellWord(path: string): string {
+  const plain = /^[A-Za-z0-9_./@%+=:,-]+$/.test(path);
+  return (plain ? path : `'${path.replace(/'/g, "'\\''")}'`).replace(/`/g, "");
+}

@@ -1,0 +1,238 @@
+// JUnit XML, read back by an independent parser (fast-xml-parser): a suite
+// per run, a case per unit, counts that add up, hostile output kept as text.
+
+import assert from "node:assert/strict";
+import { XMLParser, XMLValidator } from "fast-xml-parser";
+import { cli } from "../_cli.ts";
+import { withTempDir } from "../_proc.ts";
+import { xmlAttr, xmlText } from "../../src/report/junit.ts";
+
+interface Case {
+  name: string;
+  classname: string;
+  time: string;
+  failure?: { message: string; type: string; "#text": string }[];
+  error?: { message: string; type: string; "#text": string }[];
+  skipped?: unknown[];
+  "system-out"?: string[];
+  "system-err"?: string[];
+}
+
+interface Suite {
+  name: string;
+  tests: string;
+  failures: string;
+  errors: string;
+  skipped: string;
+  testcase: Case[];
+}
+
+function parseJunit(xml: string): { suites: Suite[]; root: Suite } {
+  assert.equal(XMLValidator.validate(xml), true, "well-formed XML");
+  // What XML 1.0 forbids, which this parser does not check itself.
+  assert.doesNotMatch(
+    xml,
+    // deno-lint-ignore no-control-regex
+    /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/,
+  );
+  const parser = new XMLParser({
+    ignoreAttributes: false,
+    attributeNamePrefix: "",
+    htmlEntities: true,
+    parseTagValue: false,
+    parseAttributeValue: false,
+    trimValues: false,
+    isArray: (name, _path, _leaf, attribute) =>
+      !attribute && [
+        "testsuite",
+        "testcase",
+        "failure",
+        "error",
+        "skipped",
+        "system-out",
+        "system-err",
+      ].includes(name),
+  });
+  const doc = parser.parse(xml);
+  return { suites: doc.testsuites.testsuite, root: doc.testsuites };
+}
+
+const HOSTILE = "<script>alert(1)</script> & ]]> \u001b[2J \"q\" 'a' \r\n end";
+
+const SUITE = `dataset: data.jsonl
+target: { type: replay }
+scorers:
+  - type: exact_match
+  - type: subprocess
+    name: judge
+    cmd: sh judge.sh
+`;
+
+// judge.sh: fails "crash" cases, scores the rest by length.
+const JUDGE = `p=$(cat)
+case "$p" in *crash*) echo "model file missing" >&2; exit 3;; esac
+printf '{"score":1,"reason":"fine"}'
+`;
+
+const DATA = [
+  { id: "ok", input: "a", expected: "x", output: "x" },
+  { id: "wrong", input: "b", expected: "y", output: HOSTILE },
+  { id: "boom", input: "crash", expected: "z", output: "z" },
+  { id: "down", input: "d", expected: "w" },
+  { id: "open", input: "e", output: "no expected here" },
+].map((r) => JSON.stringify(r) + "\n").join("");
+
+Deno.test("run --junit writes a suite per run and a case per unit that an independent reader counts alike", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/suite.yaml`, SUITE);
+    await Deno.writeTextFile(`${dir}/judge.sh`, JUDGE);
+    await Deno.writeTextFile(`${dir}/data.jsonl`, DATA);
+    const out = await cli(
+      ["run", "suite.yaml", "--junit", "junit.xml", "--record", "rec.json"],
+      dir,
+    );
+    assert.equal(out.code, 0, out.stderr);
+    const xml = await Deno.readTextFile(`${dir}/junit.xml`);
+    const { suites, root } = parseJunit(xml);
+    assert.equal(suites.length, 1);
+    const [suite] = suites as [Suite];
+    assert.equal(suite.name, "suite.yaml");
+    const cases = suite.testcase;
+    assert.deepEqual(
+      cases.map((c) => c.name),
+      [
+        "data.jsonl#ok",
+        "data.jsonl#wrong",
+        "data.jsonl#boom",
+        "data.jsonl#down",
+        "data.jsonl#open",
+      ],
+    );
+    const byName = (id: string) =>
+      cases.find((c) => c.name === `data.jsonl#${id}`)!;
+    // ok: passes. wrong: exact_match failed. boom: the judge is an error.
+    // down: the target failed, both blocked. open: exact_match not applicable.
+    assert.equal(byName("ok").failure, undefined);
+    assert.equal(byName("ok").error, undefined);
+    assert.deepEqual(byName("ok")["system-out"], ["x"]);
+    const failure = byName("wrong").failure!;
+    assert.equal(failure.length, 1);
+    assert.equal(failure[0]!.type, "exact_match");
+    assert.match(failure[0]!.message, /^exact_match: /);
+    assert.equal(byName("wrong").error, undefined);
+    // The output comes back as it was, but for the character XML 1.0 cannot
+    // hold (ESC, shown as \u{1b}).
+    assert.deepEqual(byName("wrong")["system-out"], [
+      HOSTILE.replace("\u001b", "\\u{1b}"),
+    ]);
+    const boom = byName("boom").error!;
+    assert.equal(boom.length, 1);
+    assert.equal(boom[0]!.type, "scorer.exit_status");
+    assert.match(boom[0]!.message, /^judge: scorer error: /);
+    assert.match(boom[0]!["#text"], /model file missing/);
+    const down = byName("down");
+    assert.deepEqual(down.error!.map((e) => e.type), [
+      "target.error",
+      "target.error",
+    ]);
+    assert.equal(down["system-out"], undefined);
+    assert.match(down["system-err"]![0]!, /^target error: /);
+    // Counts: each case once, as an error if it has one, else a failure.
+    const count = (pred: (c: Case) => boolean) =>
+      String(cases.filter(pred).length);
+    assert.equal(suite.tests, "5");
+    assert.equal(suite.errors, count((c) => c.error !== undefined));
+    assert.equal(
+      suite.failures,
+      count((c) => c.error === undefined && c.failure !== undefined),
+    );
+    assert.equal(suite.skipped, count((c) => c.skipped !== undefined));
+    assert.deepEqual([suite.errors, suite.failures, suite.skipped], [
+      "2",
+      "1",
+      "0",
+    ]);
+    assert.deepEqual(
+      [root.tests, root.errors, root.failures, root.skipped],
+      [suite.tests, suite.errors, suite.failures, suite.skipped],
+    );
+    // report RECORD --junit writes the same document from the record.
+    const report = await cli(
+      ["report", "rec.json", "--junit", "again.xml"],
+      dir,
+    );
+    assert.equal(report.code, 0, report.stderr);
+    assert.equal(await Deno.readTextFile(`${dir}/again.xml`), xml);
+  });
+});
+
+Deno.test("run --junit names a unit's case by its epoch when there are several", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      "dataset: data.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n",
+    );
+    await Deno.writeTextFile(
+      `${dir}/data.jsonl`,
+      '{"input":"q","expected":"a","output":"a"}\n{"input":"r","expected":"b","output":"c"}\n',
+    );
+    const out = await cli([
+      "run",
+      "suite.yaml",
+      "--epochs",
+      "2",
+      "--junit",
+      "j.xml",
+    ], dir);
+    assert.equal(out.code, 0, out.stderr);
+    const { suites } = parseJunit(await Deno.readTextFile(`${dir}/j.xml`));
+    assert.deepEqual(suites[0]!.testcase.map((c) => c.name), [
+      "data.jsonl#1 (epoch 1)",
+      "data.jsonl#1 (epoch 2)",
+      "data.jsonl#2 (epoch 1)",
+      "data.jsonl#2 (epoch 2)",
+    ]);
+    assert.equal(suites[0]!.failures, "2");
+    // No record was asked for: the temporary one is gone.
+    assert.deepEqual(
+      [...Deno.readDirSync(dir)].map((e) => e.name).sort(),
+      ["data.jsonl", "j.xml", "suite.yaml"],
+    );
+  });
+});
+
+Deno.test("xmlText and xmlAttr escape markup and what XML 1.0 cannot carry, and a reader gets the text back", () => {
+  const text = "a<b>&c\"d'e\tf\ng\rh\u0000i\ud800j\uffffk😀";
+  const xml = `<r a="${xmlAttr(text)}">${xmlText(text)}</r>`;
+  const parser = new XMLParser({
+    ignoreAttributes: false,
+    attributeNamePrefix: "",
+    htmlEntities: true,
+    parseTagValue: false,
+    parseAttributeValue: false,
+    trimValues: false,
+  });
+  assert.equal(XMLValidator.validate(xml), true);
+  const { r } = parser.parse(xml);
+  const shown = "a<b>&c\"d'e\tf\ng\rh\\u{0}i\\u{d800}j\\u{ffff}k😀";
+  assert.equal(r["#text"], shown);
+  assert.equal(r.a, shown);
+});
+
+Deno.test("report refuses a Scores file, and wants at least one report", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/s.ndjson`,
+      '{"metric":"m","status":"scored","validity":"valid","value":1,"passed":true,"evaluator_version":"m@1"}\n',
+    );
+    const scores = await cli(["report", "s.ndjson", "--junit", "j.xml"], dir);
+    assert.equal(scores.code, 2);
+    assert.match(scores.stderr, /is not a RunRecord of evalpipe's/);
+    const none = await cli(["report", "s.ndjson"], dir);
+    assert.equal(none.code, 2);
+    assert.match(
+      none.stderr,
+      /report needs a report to write: --html FILE, --junit FILE, --markdown FILE/,
+    );
+  });
+});

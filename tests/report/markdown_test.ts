@@ -1,0 +1,167 @@
+// Markdown reports and GitHub Actions output: `--markdown`, the step summary
+// GITHUB_STEP_SUMMARY names, and `::error`/`::warning` workflow commands.
+
+import assert from "node:assert/strict";
+import { cli } from "../_cli.ts";
+import { withTempDir } from "../_proc.ts";
+import { parseScore } from "../../src/score/mod.ts";
+import { markdownCell } from "../../src/report/markdown.ts";
+import {
+  escapeCommandData,
+  escapeCommandProperty,
+} from "../../src/report/annotations.ts";
+
+const HOSTILE =
+  "<img src=x onerror=alert(1)> [click](javascript:alert(1)) | *x* https://evil.example\nsecond line";
+
+const SUITE = `dataset: data.jsonl
+target: { type: replay }
+scorers:
+  - type: exact_match
+  - type: contains
+    name: "odd:name,100%"
+gates:
+  exact_match: { min_mean: 0.9 }
+  "odd:name,100%": { max_blocked: 5 }
+`;
+
+const DATA = [
+  { id: "ok", input: "a", expected: "x", output: "x" },
+  { id: "bad", input: "b", expected: "y", output: HOSTILE },
+  { id: "down", input: "d", expected: "w" },
+].map((r) => JSON.stringify(r) + "\n").join("");
+
+async function setUp(dir: string): Promise<void> {
+  await Deno.writeTextFile(`${dir}/suite.yaml`, SUITE);
+  await Deno.writeTextFile(`${dir}/data.jsonl`, DATA);
+}
+
+Deno.test("run --markdown writes the summary, the gates, the worst failing cases and how to open the HTML report", async () => {
+  await withTempDir(async (dir) => {
+    await setUp(dir);
+    const out = await cli(
+      ["run", "suite.yaml", "--markdown", "summary.md", "--record", "rec.json"],
+      dir,
+    );
+    assert.equal(out.code, 1, out.stderr); // the exact_match gate fails
+    const md = await Deno.readTextFile(`${dir}/summary.md`);
+    assert.match(
+      md,
+      /^## evalpipe: suite\.yaml\n\n❌ 1 gate failed · 3 units, 2 failing · run `/,
+    );
+    assert.match(
+      md,
+      /^\| metric \| mean ± 95% CI \| failures as 0…1 \| pass rate \| coverage \| scored \| error \| blocked \| skipped \| non_evaluable \| invalid \|$/m,
+    );
+    assert.match(
+      md,
+      /^\| exact\\_match \| 0\.500 .* \| 2 \| 0 \| 1 \| 0 \| 0 \| 0 \|$/m,
+    );
+    assert.match(md, /^\| exact\\_match \| min_mean \| 0\.9 \| ❌ failed: /m);
+    assert.match(md, /^\| odd\\:name,100% \| max_blocked \| 5 \| ✅ held \|$/m);
+    // The worst cases: the blocked one first, then the failed one.
+    const rows = md.split("\n").filter((l) => l.startsWith("| data.jsonl"));
+    assert.deepEqual(rows.map((r) => r.split(" | ")[0]), [
+      "| data.jsonl\\#down",
+      "| data.jsonl\\#down",
+      "| data.jsonl\\#bad",
+      "| data.jsonl\\#bad",
+    ]);
+    assert.match(rows[0]!, /\| blocked \| – \| target error\\: /);
+    // Model output renders as text: no tag, no link, no table break.
+    const bad = rows[2]!;
+    assert.ok(bad.includes("\\<img src=x onerror=alert\\(1\\)\\>"), bad);
+    assert.ok(bad.includes("\\[click\\]\\(javascript\\:alert\\(1\\)\\)"), bad);
+    assert.ok(bad.includes("https\\://evil.ex…"), bad);
+    assert.equal(bad.split(/(?<!\\)\|/).length, 8, "six cells");
+    assert.doesNotMatch(md, /(?<!\\)<img|(?<!\\)\]\(javascript/);
+    assert.match(
+      md,
+      /Open every case with its answer: `evalpipe report rec\.json --html report\.html`/,
+    );
+    // report RECORD --markdown writes the same.
+    const report = await cli(
+      ["report", "rec.json", "--markdown", "again.md"],
+      dir,
+    );
+    assert.equal(report.code, 0, report.stderr);
+    assert.equal(await Deno.readTextFile(`${dir}/again.md`), md);
+  });
+});
+
+Deno.test("run appends the same Markdown to GITHUB_STEP_SUMMARY, run after run", async () => {
+  await withTempDir(async (dir) => {
+    await setUp(dir);
+    await Deno.writeTextFile(`${dir}/step.md`, "# earlier step\n");
+    const env = { GITHUB_STEP_SUMMARY: `${dir}/step.md` };
+    const first = await cli(
+      ["run", "suite.yaml", "--markdown", "own.md"],
+      dir,
+      env,
+    );
+    assert.equal(first.code, 1, first.stderr);
+    const own = await Deno.readTextFile(`${dir}/own.md`);
+    assert.equal(
+      await Deno.readTextFile(`${dir}/step.md`),
+      `# earlier step\n${own}`,
+    );
+    const second = await cli(["run", "suite.yaml"], dir, env);
+    assert.equal(second.code, 1, second.stderr);
+    const step = await Deno.readTextFile(`${dir}/step.md`);
+    assert.equal(step.split("## evalpipe: suite.yaml").length, 3);
+    assert.match(step, /Keep the run's record \(`--record run\.json`\)/);
+    // Stdout is still Scores only.
+    for (const line of second.stdout.trimEnd().split("\n")) {
+      parseScore(JSON.parse(line));
+    }
+  });
+});
+
+Deno.test("run under GitHub Actions prints ::error for failed gates and ::warning for errors on stderr, escaped", async () => {
+  await withTempDir(async (dir) => {
+    await setUp(dir);
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      SUITE.replace("max_blocked: 5", "max_blocked: 0"),
+    );
+    const out = await cli(["run", "suite.yaml"], dir, {
+      GITHUB_ACTIONS: "true",
+    });
+    assert.equal(out.code, 1, out.stderr);
+    const commands = out.stderr.split("\n").filter((l) => l.startsWith("::"));
+    assert.deepEqual(commands, [
+      "::error title=evalpipe gate failed%3A exact_match::exact_match: mean 0.5 < min_mean 0.9",
+      "::error title=evalpipe gate failed%3A odd%3Aname%2C100%25::odd:name,100%25: blocked 1 > max_blocked 0",
+      '::warning title=evalpipe%3A exact_match::1 blocked Score (first, data.jsonl#down: target error: The case has no "output" to replay)',
+      '::warning title=evalpipe%3A odd%3Aname%2C100%25::1 blocked Score (first, data.jsonl#down: target error: The case has no "output" to replay)',
+    ]);
+    assert.ok(!out.stdout.includes("::"), "stdout carries Scores only");
+    // Off with --no-annotations, and off by default outside GitHub Actions.
+    const off = await cli(["run", "suite.yaml", "--no-annotations"], dir, {
+      GITHUB_ACTIONS: "true",
+    });
+    assert.ok(!off.stderr.includes("::"), off.stderr);
+    const plain = await cli(["run", "suite.yaml"], dir, { GITHUB_ACTIONS: "" });
+    assert.ok(!plain.stderr.includes("::"), plain.stderr);
+    const asked = await cli(["run", "suite.yaml", "--annotations"], dir, {
+      GITHUB_ACTIONS: "",
+    });
+    assert.equal(
+      asked.stderr.split("\n").filter((l) => l.startsWith("::")).length,
+      4,
+    );
+  });
+});
+
+Deno.test("workflow command escaping follows GitHub's toolkit", () => {
+  assert.equal(
+    escapeCommandData("50% done\r\nnext: a,b"),
+    "50%25 done%0D%0Anext: a,b",
+  );
+  assert.equal(
+    escapeCommandProperty("50% done\r\nnext: a,b"),
+    "50%25 done%0D%0Anext%3A a%2Cb",
+  );
+  assert.equal(markdownCell("a".repeat(300)).length, 200);
+  assert.equal(markdownCell("x\u001b[31my"), "x\\\\u\\{1b\\}\\[31my");
+});
