@@ -214,8 +214,11 @@ export interface MalformedLine {
 
 /**
  * Reads unit records from NDJSON bytes (what `score` reads on stdin). A
- * record without ids gets `<source>#<line>`; `expected` is kept verbatim. A
- * malformed line is passed to `onMalformed` and skipped.
+ * record without ids gets `<source>#<id>` when it has an `id`, as a dataset
+ * case does, else `<source>#<line>`; `expected` is kept verbatim. A
+ * malformed line is passed to `onMalformed` and becomes a unit marked
+ * `invalid` (its Scores are blocked `invalid case: …` Scores, as `run`
+ * makes them), so that no line goes missing from the output.
  *
  * @param bytes The NDJSON.
  * @param source The name in fallback ids, e.g. `stdin`.
@@ -229,6 +232,7 @@ export interface MalformedLine {
  * const bad: number[] = [];
  * const units = await Array.fromAsync(readUnits(ReadableStream.from([bytes]), "stdin", (m) => bad.push(m.line)));
  * if (units[0]?.unit_id !== "stdin#1" || bad.join() !== "2") throw new Error("unexpected");
+ * if (units[1]?.invalid === undefined || units[1].unit_id !== "stdin#2") throw new Error("unexpected");
  * ```
  */
 export function readUnits(
@@ -242,19 +246,50 @@ export function readUnits(
     .pipeThrough(
       new TransformStream<ParsedLine, Unit>({
         transform(parsed, controller) {
-          if (parsed.error !== undefined) {
-            onMalformed({ line: parsed.line, message: parsed.error });
-            return;
-          }
+          const fallback = `${source}#${idOf(parsed.value) ?? parsed.line}`;
+          const invalid = (message: string) => {
+            onMalformed({ line: parsed.line, message });
+            const known = knownIds(parsed.value);
+            const example_id = known.example_id ?? fallback;
+            controller.enqueue({
+              example_id,
+              unit_id: known.unit_id ?? example_id,
+              input: "",
+              output: null,
+              invalid: message,
+            });
+          };
+          if (parsed.error !== undefined) return invalid(parsed.error);
           try {
-            const unit = parseUnit(parsed.value, `${source}#${parsed.line}`);
+            const unit = parseUnit(parsed.value, fallback);
             keepVerbatimExpected(unit, parsed.text);
             controller.enqueue(unit);
           } catch (error) {
             if (!(error instanceof CaseError)) throw error;
-            onMalformed({ line: parsed.line, message: error.message });
+            invalid(error.message);
           }
         },
       }),
     );
+}
+
+/** A record's own `id` (a non-empty string or a finite number), if any. */
+function idOf(value: unknown): string | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const id = (value as { id?: unknown }).id;
+  if (typeof id === "string" && id !== "") return id;
+  if (typeof id === "number" && Number.isFinite(id)) return String(id);
+  return undefined;
+}
+
+/** The ids a malformed record still names well, to keep its Scores in place. */
+function knownIds(value: unknown): { example_id?: string; unit_id?: string } {
+  if (typeof value !== "object" || value === null) return {};
+  const { example_id, unit_id } = value as Record<string, unknown>;
+  return {
+    ...(typeof example_id === "string" && example_id !== ""
+      ? { example_id }
+      : {}),
+    ...(typeof unit_id === "string" && unit_id !== "" ? { unit_id } : {}),
+  };
 }

@@ -321,6 +321,14 @@ for (const { mode, flag, arg } of MODES) {
       assert.deepEqual(lines(out.stdout).map(verdictOf), [
         ["echo", "scored", 1, true, ONE_CHUNK_PAYLOAD],
         ["echo", "scored", 1, true, ONE_CHUNK_PAYLOAD],
+        // The malformed record's Score is blocked, never dropped.
+        [
+          "echo",
+          "blocked",
+          null,
+          false,
+          'invalid case: "context" must be a string or a list of strings, not a number',
+        ],
       ]);
     });
   });

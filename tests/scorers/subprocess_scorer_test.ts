@@ -864,7 +864,7 @@ Deno.test("subprocessScorer through the score command writes the same Scores to 
   assert.equal(ndjson(piped.stdout).length, CLI_UNITS.length);
 });
 
-Deno.test("subprocessScorer through the score command reports a malformed line and scores the rest", async () => {
+Deno.test("subprocessScorer through the score command reports a malformed line, blocks its Scores and scores the rest", async () => {
   const input = [
     CLI_UNITS[0],
     "this is not json",
@@ -881,9 +881,42 @@ Deno.test("subprocessScorer through the score command reports a malformed line a
   assert.doesNotMatch(stderr, /line [14]\b/);
   assert.doesNotMatch(stderr, /^\s+at /m, "no stack trace");
   const scores = ndjson(stdout).map((line) => parseScore(line));
+  // As run does: a malformed record's Scores are blocked, never dropped.
   assert.deepEqual(
-    scores.map((s) => [s.unit_id, s.status, s.value]),
-    [["stdin#1", "scored", 1], ["stdin#4", "scored", 0]],
+    scores.map((s) => [s.unit_id, s.status, s.value, s.diagnostics[0]?.code]),
+    [
+      ["stdin#1", "scored", 1, undefined],
+      ["stdin#2", "blocked", null, "case.invalid"],
+      ["stdin#3", "blocked", null, "case.invalid"],
+      ["stdin#4", "scored", 0, undefined],
+    ],
+  );
+  assert.match(scores[2]!.reason!, /^invalid case: "output" is missing/);
+});
+
+Deno.test("the score command names a record by its id, as run names a case", async () => {
+  const input = [
+    '{"id": "greeting", "input": "hi", "output": "hello"}',
+    '{"id": 7, "input": "q", "output": "a"}',
+    '{"input": "q", "output": "a"}',
+    '{"id": "broken", "input": 5, "output": "a"}',
+    '{"example_id": "d#9", "unit_id": "d#9@2", "input": "q", "output": "a"}',
+  ].join("\n") + "\n";
+  const { code, stdout } = await runCli(["score", "--scorer", COVERAGE], input);
+  assert.equal(code, 2);
+  assert.deepEqual(
+    ndjson(stdout).map((line) => parseScore(line)).map((s) => [
+      s.example_id,
+      s.unit_id,
+      s.status,
+    ]),
+    [
+      ["stdin#greeting", "stdin#greeting", "scored"],
+      ["stdin#7", "stdin#7", "scored"],
+      ["stdin#3", "stdin#3", "scored"],
+      ["stdin#broken", "stdin#broken", "blocked"],
+      ["d#9", "d#9@2", "scored"],
+    ],
   );
 });
 
