@@ -137,13 +137,80 @@ function textScorer(
  * ```
  */
 export function exactMatch(options: TextScorerOptions = {}): Scorer {
-  return textScorer("exact_match", options, (output, refs, norm) => {
+  const text = textScorer("exact_match", options, (output, refs, norm) => {
     const got = output.trim();
     const hit = refs.some((r) => norm(r).trim() === got);
     return hit
       ? { value: 1 }
       : { value: 0, reason: `expected ${quote(refs[0]!.trim(), 200)}` };
   });
+  if (options.value !== undefined || options.values !== undefined) return text;
+  return {
+    ...text,
+    score(unit, context) {
+      const score = text.score(unit, context) as Score;
+      // An expected value that is not text is JSON: an output that is the
+      // same JSON written otherwise (spaces, key order) is the same answer.
+      if (score.value !== 0 || !isStructured(unit.expected)) return score;
+      const output = parseJson(unit.output ?? "");
+      if (output === NOT_JSON || !sameJson(output, unit.expected)) return score;
+      return scored(score.metric, 1, {
+        evaluator_version: score.evaluator_version,
+        reason: "the output is the expected JSON value, written otherwise",
+      });
+    },
+  };
+}
+
+/** What `parseJson` gives for text that is not JSON. */
+const NOT_JSON = Symbol("not JSON");
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    if (error instanceof SyntaxError) return NOT_JSON;
+    throw error;
+  }
+}
+
+/** An `expected` compared as JSON: anything but a text or a list of texts. */
+function isStructured(expected: unknown): boolean {
+  if (expected === undefined || expected === null) return false;
+  if (typeof expected === "string") return false;
+  return !(Array.isArray(expected) &&
+    expected.every((e) => typeof e === "string"));
+}
+
+/**
+ * Whether two JSON values are the same, objects whatever their key order.
+ * An integer beyond 2^53 is never equal here: parsing has rounded it, so
+ * only its text (compared before) can say.
+ */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (typeof a === "number" || typeof b === "number") {
+    return typeof a === "number" && typeof b === "number" && a === b &&
+      (!Number.isInteger(a) || Number.isSafeInteger(a));
+  }
+  if (
+    a === null || b === null || typeof a !== "object" || typeof b !== "object"
+  ) {
+    return a === b;
+  }
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return Array.isArray(a) && Array.isArray(b) && a.length === b.length &&
+      a.every((x, i) => sameJson(x, b[i]));
+  }
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  return ka.length === kb.length &&
+    ka.every((k) =>
+      Object.hasOwn(b, k) &&
+      sameJson(
+        (a as Record<string, unknown>)[k],
+        (b as Record<string, unknown>)[k],
+      )
+    );
 }
 
 /**

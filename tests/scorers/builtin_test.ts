@@ -100,3 +100,41 @@ Deno.test("built-in scorers version their options and take a name", () => {
   );
   assert.equal(contains({ name: "mentions" }).name, "mentions");
 });
+
+Deno.test("exactMatch compares an expected that is not text as JSON: spaces and key order aside", async () => {
+  const expected = { a: 1, b: [1, 2], c: { d: null } };
+  for (
+    const output of [
+      '{"a":1,"b":[1,2],"c":{"d":null}}',
+      '{ "b": [1, 2], "c": { "d": null }, "a": 1 }',
+      '\n{"c":{"d":null},"a":1.0,"b":[1,2]}\n',
+    ]
+  ) {
+    const s = await one(exactMatch(), unit(output, expected));
+    assert.equal(s.value, 1, output);
+    assert.equal(s.passed, true);
+  }
+  for (
+    const output of [
+      '{"a":1,"b":[2,1],"c":{"d":null}}', // lists keep their order
+      '{"a":1,"b":[1,2]}', // a key missing
+      '{"a":"1","b":[1,2],"c":{"d":null}}', // a string is not a number
+      "not json",
+    ]
+  ) {
+    assert.equal((await one(exactMatch(), unit(output, expected))).value, 0);
+  }
+  // Numbers, booleans and mixed lists are JSON too; texts stay texts.
+  assert.equal((await one(exactMatch(), unit("4.0", 4))).value, 1);
+  assert.equal((await one(exactMatch(), unit(" true", true))).value, 1);
+  assert.equal((await one(exactMatch(), unit('["a", 1]', ["a", 1]))).value, 1);
+  assert.equal((await one(exactMatch(), unit('"x"', "x"))).value, 0);
+  // An integer past 2^53 equals only by its text: parsing would round it.
+  const big = 9007199254740993n;
+  const u = unit("9007199254740992", 9007199254740992);
+  assert.equal((await one(exactMatch(), u)).value, 1, "equal texts");
+  assert.equal(
+    (await one(exactMatch(), unit(`${big}`, 9007199254740992))).value,
+    0,
+  );
+});
