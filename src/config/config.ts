@@ -20,7 +20,7 @@ import {
 } from "./_check.ts";
 import { buildBuiltin } from "./_builtin_scorers.ts";
 import type { Scorer } from "../scorers/scorer.ts";
-import { scriptName } from "../process/command.ts";
+import { missingScript, scriptName } from "../process/command.ts";
 import type { Target } from "../targets/target.ts";
 // Commands, network targets, the judge, the cache and persistent scorers are
 // loaded when a config names them: a run pays start-up only for what it uses.
@@ -180,6 +180,20 @@ export async function buildScorers(
   for (const [i, sc] of config.scorers.entries()) {
     let scorer: Scorer;
     if (sc.type === "subprocess") {
+      // A typo in the script's path would fail every case the same way:
+      // say it once, before any work.
+      const missing = missingScript(sc.cmd, options.cwd);
+      if (missing !== undefined) {
+        throw new ConfigError(
+          file,
+          await scorerLine(file, i),
+          `scorer ${JSON.stringify(clip(sc.cmd, 60))} runs ${
+            JSON.stringify(missing)
+          }, which does not exist (paths resolve against the config's folder, ${
+            JSON.stringify(options.cwd)
+          })`,
+        );
+      }
       const timeout = options.timeout ?? sc.timeout ?? config.timeout;
       const name = sc.name ?? scriptName(sc.cmd, options.cwd);
       if (name === undefined) {

@@ -152,3 +152,71 @@ function baseName(path: string): string {
   const dot = file.lastIndexOf(".");
   return dot > 0 ? file.slice(0, dot) : file;
 }
+
+/** Programs that run the script their first argument names. */
+const INTERPRETERS = new Set([
+  "python",
+  "python3",
+  "node",
+  "deno",
+  "bun",
+  "ruby",
+  "perl",
+  "sh",
+  "bash",
+  "zsh",
+  "Rscript",
+  "php",
+]);
+
+/**
+ * The script a command names that does not exist, when it plainly names
+ * one: a program given by a path (`./grade.sh`), or an interpreter's first
+ * argument that looks like a file (`python3 scorers/grade.py`). Inline
+ * programs (`python3 -c ...`), options and anything else are left to the
+ * shell.
+ *
+ * @param cmd The command.
+ * @param cwd The folder it runs in.
+ * @returns The missing script as written, or `undefined`.
+ *
+ * @example
+ * ```ts
+ * import { missingScript } from "./command.ts";
+ * if (missingScript("python3 scorers/no-such-file.py", "/") !== "scorers/no-such-file.py") throw new Error();
+ * if (missingScript("python3 -c 'print(1)'", "/") !== undefined) throw new Error();
+ * ```
+ */
+export function missingScript(cmd: string, cwd: string): string | undefined {
+  const [program, ...args] = tokens(cmd);
+  if (program === undefined) return undefined;
+  // Shell syntax (pipes, redirects, variables) is the shell's to read.
+  if (/[|&;<>$`(]/.test(cmd)) return undefined;
+  if (program.includes("/")) {
+    return exists(resolveIn(cwd, program)) ? undefined : program;
+  }
+  if (!INTERPRETERS.has(baseName(program))) return undefined;
+  let rest = args;
+  if (baseName(program) === "deno" && rest[0] === "run") rest = rest.slice(1);
+  const at = rest.findIndex((a) => !a.startsWith("-"));
+  if (at < 0) return undefined;
+  // An inline program or a module, not a file: `-c`, `-e`, `-m`, `--eval`.
+  const inline = ["-c", "-e", "-m", "-p", "--eval", "--print", "-"];
+  if (rest.slice(0, at).some((a) => inline.includes(a))) return undefined;
+  const first = rest[at]!;
+  if (!/\.[A-Za-z0-9]+$/.test(first) && !first.includes("/")) return undefined;
+  return exists(resolveIn(cwd, first)) ? undefined : first;
+}
+
+function exists(path: string): boolean {
+  if (path.includes("\0")) return true;
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return false;
+    // Unreadable, a loop, too long: not ours to call missing.
+    if (error instanceof Error) return true;
+    throw error;
+  }
+}

@@ -99,3 +99,42 @@ Deno.test("checkConfigText says bounds and empty lists in words, and calls the f
     assert.equal((await configError(text)).message, message, text);
   }
 });
+
+Deno.test("cli run refuses a scorer whose script does not exist, before any work", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.mkdir(join(dir, "scorers"));
+    await Deno.writeTextFile(join(dir, "scorers", "grounded.py"), "print(1)\n");
+    await Deno.writeTextFile(
+      join(dir, "d.jsonl"),
+      '{"input":"a","output":"b"}\n',
+    );
+    const suite = (cmd: string) =>
+      `dataset: d.jsonl\ntarget: { type: replay }\nscorers:\n  - type: exact_match\n  - type: subprocess\n    name: grounded\n    cmd: ${cmd}\n`;
+    await Deno.writeTextFile(
+      join(dir, "s.yaml"),
+      suite("python3 scorers/grounded_typo.py"),
+    );
+    const out = await cli(["run", "s.yaml", "--out", "o.jsonl"], dir);
+    assert.equal(out.code, 2);
+    assert.equal(
+      out.stderr.trim(),
+      'evalpipe: Invalid config "s.yaml" line 5: scorer "python3 scorers/grounded_typo.py" runs "scorers/grounded_typo.py", which does not exist (paths resolve against the config\'s folder, ".")',
+    );
+    assert.equal(out.stdout, "");
+    // The script that exists, an inline program and shell syntax all pass.
+    for (
+      const cmd of [
+        "python3 scorers/grounded.py",
+        `python3 -c 'print("{\\"score\\": 1}")'`,
+        "cat > /dev/null; echo '{\"score\": 1}'",
+      ]
+    ) {
+      await Deno.writeTextFile(join(dir, "s.yaml"), suite(JSON.stringify(cmd)));
+      const run = await cli(["run", "s.yaml"], dir);
+      assert.doesNotMatch(run.stderr, /does not exist/, cmd);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
