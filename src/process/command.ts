@@ -185,6 +185,7 @@ const INTERPRETERS = new Set([
  * import { missingScript } from "./command.ts";
  * if (missingScript("python3 scorers/no-such-file.py", "/") !== "scorers/no-such-file.py") throw new Error();
  * if (missingScript("python3 -c 'print(1)'", "/") !== undefined) throw new Error();
+ * if (missingScript("sh -c 'exit 0' /etc/hostname", "/") !== undefined) throw new Error();
  * ```
  */
 export function missingScript(cmd: string, cwd: string): string | undefined {
@@ -192,6 +193,9 @@ export function missingScript(cmd: string, cwd: string): string | undefined {
   if (program === undefined) return undefined;
   // Shell syntax (pipes, redirects, variables) is the shell's to read.
   if (/[|&;<>$`(]/.test(cmd)) return undefined;
+  // Some word names a file that exists: that is the script (an option's
+  // value, `node --loader ts-node/esm x.js`, may look like one too).
+  if (scriptOf(cmd, cwd) !== undefined) return undefined;
   if (program.includes("/")) {
     return exists(resolveIn(cwd, program)) ? undefined : program;
   }

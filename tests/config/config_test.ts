@@ -138,3 +138,25 @@ Deno.test("cli run refuses a scorer whose script does not exist, before any work
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("missingScript names only a script plainly missing, never an option's value", async () => {
+  const { missingScript } = await import("../../src/process/command.ts");
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(join(dir, "x.js"), "");
+    assert.equal(missingScript("node y.js", dir), "y.js");
+    assert.equal(missingScript("./grade.sh", dir), "./grade.sh");
+    assert.equal(missingScript("deno run -A nope.ts", dir), "nope.ts");
+    // An option's value that looks like a path, beside the script that exists.
+    assert.equal(
+      missingScript("node --loader ts-node/esm x.js", dir),
+      undefined,
+    );
+    assert.equal(missingScript("node x.js", dir), undefined);
+    assert.equal(missingScript("python3 -m my.module", dir), undefined);
+    assert.equal(missingScript("echo hi", dir), undefined);
+    assert.equal(missingScript("python3 grade.py | tee log", dir), undefined);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
