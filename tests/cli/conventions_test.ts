@@ -5,30 +5,11 @@
  */
 
 import assert from "node:assert/strict";
-import { CLI, cli } from "../_cli.ts";
+import { CLI, cli, cliWithStdin } from "../_cli.ts";
 import { withTempDir } from "../_proc.ts";
 import { scored, scoreLine } from "../../mod.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
-
-/** A shell command line run in `cwd`, for redirects and pipes. */
-async function sh(line: string, cwd: string) {
-  const out = await new Deno.Command("sh", {
-    args: ["-c", line],
-    cwd,
-    env: { NO_COLOR: "1" },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const dec = new TextDecoder();
-  return {
-    code: out.code,
-    stdout: dec.decode(out.stdout),
-    stderr: dec.decode(out.stderr),
-  };
-}
-
-const EVALPIPE = `"${Deno.execPath()}" run -A "${CLI}"`;
 
 Deno.test("cli suggests the nearest command and flag for a typo", async () => {
   const command = await cli(["rnu", "suite.yaml"], ROOT);
@@ -100,9 +81,10 @@ Deno.test("cli aggregate reads the files named, in order, - for stdin, and says 
       `${line("d#2", 0)}\n\nnot json\n${line("d#3", 0.5)}\n`,
     );
     await Deno.writeTextFile(`${dir}/a2.jsonl`, `${line("d#4", 1)}\n`);
-    const out = await sh(
-      `${EVALPIPE} aggregate a.jsonl - b.jsonl < a2.jsonl`,
+    const out = await cliWithStdin(
+      ["aggregate", "a.jsonl", "-", "b.jsonl"],
       dir,
+      await Deno.readTextFile(`${dir}/a2.jsonl`),
     );
     assert.equal(out.code, 2, out.stderr);
     const [m] = out.stdout.trim().split("\n").map((l) => JSON.parse(l));
@@ -115,7 +97,11 @@ Deno.test("cli aggregate reads the files named, in order, - for stdin, and says 
         "Unexpected token 'o', \"not json\" is not valid JSON",
     );
     // The same lines on stdin alone still say stdin.
-    const piped = await sh(`${EVALPIPE} aggregate < b.jsonl`, dir);
+    const piped = await cliWithStdin(
+      ["aggregate"],
+      dir,
+      await Deno.readTextFile(`${dir}/b.jsonl`),
+    );
     assert.match(piped.stderr, /Malformed Score on stdin line 3: /);
     // A file that cannot be opened is named, with why; no stack trace.
     const missing = await cli(["aggregate", "a.jsonl", "nope.jsonl"], dir);

@@ -5,7 +5,7 @@
  */
 
 import assert from "node:assert/strict";
-import { CLI, cli } from "../_cli.ts";
+import { cli, cliWithStdin } from "../_cli.ts";
 import { withTempDir } from "../_proc.ts";
 import { fakeLlm, lastMessage, reply } from "../_fake_llm.ts";
 import { DIAGNOSTIC_CODES, parseScore, type Score } from "../../mod.ts";
@@ -52,26 +52,6 @@ function rows(scores: Score[]): Row[] {
     s.validity,
     s.diagnostics.find((d) => d.severity === "error")?.code,
   ]);
-}
-
-/** Runs a shell command line (for a redirect), as a user would. */
-async function sh(
-  line: string,
-  cwd: string,
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out = await new Deno.Command("sh", {
-    args: ["-c", line],
-    cwd,
-    env: { NO_COLOR: "1" },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const dec = new TextDecoder();
-  return {
-    code: out.code,
-    stdout: dec.decode(out.stdout),
-    stderr: dec.decode(out.stderr),
-  };
 }
 
 function parseLines(text: string): Score[] {
@@ -175,9 +155,10 @@ Deno.test("cli run maps every outcome to evalglass's status and validity, with i
       `${dir}/more.jsonl`,
       `${await Deno.readTextFile(`${dir}/scores.jsonl`)}${skippedLine}\n`,
     );
-    const agg = await sh(
-      `"${Deno.execPath()}" run -A "${CLI}" aggregate < more.jsonl`,
+    const agg = await cliWithStdin(
+      ["aggregate"],
       dir,
+      await Deno.readTextFile(`${dir}/more.jsonl`),
     );
     assert.equal(agg.code, 0, agg.stderr);
     const aggregates = new Map(

@@ -5,8 +5,7 @@
  */
 
 import assert from "node:assert/strict";
-import { cli } from "../_cli.ts";
-import { cliWithStdin } from "./_stdin.ts";
+import { cli, cliWithStdin } from "../_cli.ts";
 import { withEveryStatusRun } from "./_every_status.ts";
 
 // deno-lint-ignore no-explicit-any

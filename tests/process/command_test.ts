@@ -7,7 +7,7 @@
 
 import assert from "node:assert/strict";
 import { withTempDir } from "../_proc.ts";
-import { CLI } from "../_cli.ts";
+import { cliWithStdin, type Outcome } from "../_cli.ts";
 import {
   defaultScorerName,
   scriptName,
@@ -19,8 +19,6 @@ import {
 } from "../../src/scorers/subprocess_scorer.ts";
 import { buildScorers, ConfigError, loadConfig } from "../../src/config/mod.ts";
 
-const decoder = new TextDecoder();
-
 /** An inline Python scorer whose program is one word of more than 255 bytes. */
 const INLINE = `python3 -c "import json, sys; case = json.load(sys.stdin); ${
   "x = 1; ".repeat(40)
@@ -29,28 +27,8 @@ const INLINE = `python3 -c "import json, sys; case = json.load(sys.stdin); ${
 const GRADE = 'import json, sys\nprint(json.dumps({"score": 1}))\n';
 
 /** Runs evalpipe with `stdin`, in `cwd`. */
-async function evalpipe(
-  args: string[],
-  cwd: string,
-  stdin = "",
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", CLI, ...args],
-    cwd,
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).spawn();
-  const writer = child.stdin.getWriter();
-  await writer.write(new TextEncoder().encode(stdin));
-  await writer.close();
-  const { code, stdout, stderr } = await child.output();
-  return {
-    code,
-    stdout: decoder.decode(stdout),
-    stderr: decoder.decode(stderr),
-  };
+function evalpipe(args: string[], cwd: string, stdin = ""): Promise<Outcome> {
+  return cliWithStdin(args, cwd, stdin);
 }
 
 Deno.test("scriptOf passes over words that cannot name a file: too long, through a file, looping, with a NUL", async () => {
