@@ -74,11 +74,18 @@ export function locateConfig(text: string, path: string): LocatedYaml {
   } catch (error) {
     const mark = (error as { mark?: { line: number } }).mark;
     const reason = (error as { reason?: string }).reason ?? String(error);
-    throw new ConfigError(
-      path,
-      mark !== undefined ? mark.line + 1 : undefined,
-      reason,
-    );
+    // `dataset: -` (stdin) reads as the start of a YAML list: say so.
+    const bareDash = /^dataset:[ \t]*-[ \t]*(#.*)?$/m.exec(text);
+    const line = mark !== undefined ? mark.line + 1 : undefined;
+    if (bareDash !== null) {
+      const dashLine = text.slice(0, bareDash.index).split("\n").length;
+      throw new ConfigError(
+        path,
+        dashLine,
+        `"dataset": a bare - starts a YAML list; write dataset: "-" for stdin`,
+      );
+    }
+    throw new ConfigError(path, line, reason);
   }
 }
 

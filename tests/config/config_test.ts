@@ -160,3 +160,11 @@ Deno.test("missingScript names only a script plainly missing, never an option's 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("a bare `dataset: -` is refused with the quoting that reads stdin", async () => {
+  const error = await configError(
+    "# a suite over stdin\ndataset: -\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n",
+  );
+  assert.equal(error.line, 2);
+  assert.match(error.message, /write dataset: "-" for stdin/);
+});
