@@ -8,7 +8,7 @@
 import { Aggregator } from "./aggregator.ts";
 import type { Aggregate } from "./types.ts";
 import { looksLikeAggregate, parseAggregate } from "./wire.ts";
-import { parseScore } from "../score/mod.ts";
+import { parseScore, type Score } from "../score/mod.ts";
 import type { ParsedLine } from "../io/ndjson.ts";
 
 /**
@@ -52,6 +52,15 @@ export interface AggregateLinesOptions {
    * @default {undefined}
    */
   onMalformed?: (line: number, message: string) => void;
+  /**
+   * Called, when not `grouped`, for a Score of an example whose Scores of the
+   * same metric ended earlier in the input: counted where it stands, that
+   * example would count twice. Throw from it to stop; when it returns, the
+   * Score is counted as a new cluster. Knowing this holds every example id
+   * seen, per metric.
+   * @default {undefined: not checked}
+   */
+  onScattered?: (line: number, exampleId: string, metric: string) => void;
 }
 
 /**
@@ -90,13 +99,32 @@ export function aggregateLines(
         : {}),
     });
   const report = options.onMalformed ?? (() => {});
+  const scattered = options.grouped === true ? undefined : options.onScattered;
+  // Per metric: the example whose Scores come now, and those that ended.
+  const seen = new Map<string, { open: string; ended: Set<string> }>();
+  const check = (line: number, score: Score) => {
+    const id = score.example_id ?? score.unit_id;
+    if (id === undefined || scattered === undefined) return;
+    const state = seen.get(score.metric);
+    if (state === undefined) {
+      seen.set(score.metric, { open: id, ended: new Set() });
+    } else if (state.open !== id) {
+      state.ended.add(state.open);
+      state.open = id;
+      if (state.ended.has(id)) scattered(line, id, score.metric);
+    }
+  };
   return new TransformStream({
     transform(parsed) {
       if (parsed.error !== undefined) return report(parsed.line, parsed.error);
       try {
         if (looksLikeAggregate(parsed.value)) {
           aggregator.mergeAggregate(parseAggregate(parsed.value));
-        } else aggregator.add(parseScore(parsed.value));
+        } else {
+          const score = parseScore(parsed.value);
+          check(parsed.line, score);
+          aggregator.add(score);
+        }
       } catch (error) {
         // Every validation failure is a SyntaxError naming the field.
         if (!(error instanceof SyntaxError)) throw error;

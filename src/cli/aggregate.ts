@@ -7,6 +7,7 @@
 
 import { defineCommand } from "./command.ts";
 import { UsageError } from "./flags.ts";
+import { InputError } from "../base/errors.ts";
 import { isBrokenPipe, say } from "./_output.ts";
 
 /** The `aggregate` command. */
@@ -20,7 +21,8 @@ none is named (or one is -), and writes one Aggregate per metric, sorted by
 metric: counts by status, mean over scored and valid Scores, its standard
 error and 95% interval, pass rate and its Wilson interval. Scores are reduced
 per example first (epochs averaged), which expects the Scores of one example
-to be adjacent, as evalpipe writes them. Aggregate lines in the input (from
+to be adjacent, as evalpipe writes them: an example whose Scores stand apart
+stops aggregate with a message (use --grouped). Aggregate lines in the input (from
 shards split between examples) are merged exactly, with the value range each
 declares. Scores do not carry their scorer's range: give it with --range to
 clamp the mean's interval to it, as run does for its scorers. An evalglass
@@ -75,6 +77,15 @@ read as its Scores; what is not mapped is named on stderr.`,
         .pipeThrough(aggregateLines({
           grouped: flags.grouped,
           valueRange,
+          onScattered(line, exampleId, metric) {
+            throw new InputError(
+              `The Scores of example ${JSON.stringify(exampleId)} (metric ${
+                JSON.stringify(metric)
+              }) are not adjacent: ${
+                placeOf(input.where(line))
+              } comes after other examples' Scores, so it would count as a second example. Run aggregate --grouped to gather each example wherever it stands, or sort the input by example_id`,
+            );
+          },
           onMalformed(line, message) {
             malformed++;
             say(

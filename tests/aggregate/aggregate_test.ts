@@ -781,10 +781,39 @@ Deno.test("cli aggregate --grouped gathers an example's epochs wherever they sta
   assert.equal(grouped.code, 0, grouped.stderr);
   assert.equal(grouped.stdout, reference.stdout);
   assert.equal(JSON.parse(grouped.stdout).examples, 2);
-  // Without --grouped, the interleaved epochs count as four examples.
-  assert.equal(
-    JSON.parse((await runAggregate(toText(apart))).stdout).examples,
-    4,
+  // Without --grouped, the interleaved epochs would count as four examples:
+  // aggregate stops, names the line and the example, and prints nothing.
+  const plain = await runAggregateWith([], toText(apart));
+  assert.equal(plain.code, 2);
+  assert.equal(plain.stdout, "");
+  assert.match(
+    plain.stderr,
+    /^evalpipe: The Scores of example "d#a" \(metric "m"\) are not adjacent: stdin line 3 comes after other examples' Scores.*--grouped/,
+  );
+});
+
+Deno.test("cli aggregate takes the metrics of one example interleaved as adjacent", async () => {
+  const ids = (e: string, k: number) => ({
+    example_id: `d#${e}`,
+    unit_id: `d#${e}@${k}`,
+  });
+  // Each example's Scores of one metric together, the metrics interleaved.
+  const scores = [
+    scored("m", 1, ids("a", 1)),
+    scored("n", 0, ids("a", 1)),
+    scored("m", 0, ids("a", 2)),
+    scored("n", 1, ids("a", 2)),
+    scored("m", 1, ids("b", 1)),
+    scored("n", 1, ids("b", 1)),
+  ];
+  const text = scores.map((s) => JSON.stringify(s)).join("\n") + "\n";
+  const plain = await runAggregateWith([], text);
+  assert.equal(plain.code, 0, plain.stderr);
+  const grouped = await runAggregateWith(["--grouped"], text);
+  assert.equal(plain.stdout, grouped.stdout);
+  assert.deepStrictEqual(
+    plain.stdout.trim().split("\n").map((l) => JSON.parse(l).examples),
+    [2, 2],
   );
 });
 
