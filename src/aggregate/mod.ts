@@ -29,3 +29,10 @@ export type { AggregateLinesOptions } from "./lines.ts";
 export { aggregateLines } from "./lines.ts";
 export type { Gate, GateFailure } from "./gates.ts";
 export { checkGates } from "./gates.ts";
+export type {
+  JudgeAgreement,
+  KappaEstimate,
+  LabelAgreement,
+  LabelPair,
+} from "./agreement.ts";
+export { cohenKappa, judgeAgreement } from "./agreement.ts";

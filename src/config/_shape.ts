@@ -151,6 +151,8 @@ const similarCased = () =>
     ignore_case: optional(boolean),
   });
 
+const judged = () => mapping({ ...named, threshold: optional(share), ...chat });
+
 const scorer: Shape = {
   kind: "byType",
   types: {
@@ -219,6 +221,19 @@ const scorer: Shape = {
       rubric: optional(someText),
       system: optional(someText),
       pass_threshold: optional(number()),
+      ...chat,
+    }),
+    // The RAG and quality judges (src/scorers/rag_judges.ts).
+    faithfulness: judged(),
+    answer_relevance: judged(),
+    context_precision: judged(),
+    context_recall: judged(),
+    correctness: judged(),
+    rubric: mapping({
+      ...named,
+      threshold: optional(share),
+      file: required(someText),
+      scale: optional({ kind: "list", of: number(), min: 2 }),
       ...chat,
     }),
   },

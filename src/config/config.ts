@@ -19,6 +19,7 @@ import {
   scorerOptionError,
 } from "./_check.ts";
 import { buildBuiltin } from "./_builtin_scorers.ts";
+import { buildJudge, isJudge } from "./_judge_scorers.ts";
 import type { Scorer } from "../scorers/scorer.ts";
 import { missingScript, scriptName } from "../process/command.ts";
 import type { Target } from "../targets/target.ts";
@@ -229,6 +230,17 @@ export async function buildScorers(
     } else if (sc.type === "llm_judge") {
       const { llmJudge } = await import("../scorers/llm_judge.ts");
       scorer = llmJudge(withParams(sc));
+    } else if (isJudge(sc)) {
+      try {
+        // Narrowed first, so that the prepared config keeps its type.
+        scorer = await buildJudge(
+          sc.type === "rubric" ? withParams(sc) : withParams(sc),
+          `scorers[${i}]`,
+          options.cwd,
+        );
+      } catch (error) {
+        throw scorerOptionError(error, file, i, await lineFinder(file));
+      }
     } else {
       try {
         scorer = await buildBuiltin(sc, `scorers[${i}]`, options.cwd);

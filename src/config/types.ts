@@ -7,6 +7,7 @@
 
 import type { Gate } from "../aggregate/gates.ts";
 import type { LlmJudgeSettings } from "../scorers/llm_judge.ts";
+import type { JudgeSettings } from "../scorers/rag_judges.ts";
 import type {
   ContainsScorerOptions,
   TextScorerOptions,
@@ -274,6 +275,52 @@ export interface LlmJudgeConfig extends LlmJudgeSettings, GenerationKeys {
 }
 
 /**
+ * The configuration of a RAG or quality judge: `faithfulness`,
+ * `answer_relevance`, `context_precision`, `context_recall` or
+ * `correctness`, with a chat model's keys, `name` and `threshold`.
+ *
+ * @example A faithfulness judge on a local model
+ * ```ts
+ * import { checkConfigText, type JudgeScorerConfig } from "./mod.ts";
+ * const yaml = "dataset: cases.jsonl\ntarget: { type: replay }\nscorers:\n" +
+ *   "  - { type: faithfulness, model: llama3.1, base_url: 'http://127.0.0.1:11434/v1', threshold: 0.8 }\n";
+ * const [judge] = (await checkConfigText(yaml, "suite.yaml")).scorers as JudgeScorerConfig[];
+ * if (judge?.type !== "faithfulness" || judge.threshold !== 0.8) throw new Error("unexpected");
+ * ```
+ */
+export interface JudgeScorerConfig extends JudgeSettings, GenerationKeys {
+  /** The kind of judge. */
+  type:
+    | "faithfulness"
+    | "answer_relevance"
+    | "context_precision"
+    | "context_recall"
+    | "correctness";
+}
+
+/**
+ * The `rubric` judge's configuration: a judge's keys, the rubric's file
+ * (relative to the config file's folder) and the scale it grades on.
+ *
+ * @example A 1-to-5 rubric in a file beside the config
+ * ```ts
+ * import { checkConfigText, type RubricScorerConfig } from "./mod.ts";
+ * const yaml = "dataset: cases.jsonl\ntarget: { type: replay }\nscorers:\n" +
+ *   "  - { type: rubric, name: tone, file: rubrics/tone.md, scale: [1, 5], model: llama3.1 }\n";
+ * const [judge] = (await checkConfigText(yaml, "suite.yaml")).scorers as RubricScorerConfig[];
+ * if (judge?.file !== "rubrics/tone.md" || judge.scale?.join() !== "1,5") throw new Error("unexpected");
+ * ```
+ */
+export interface RubricScorerConfig extends JudgeSettings, GenerationKeys {
+  /** The kind of judge. */
+  type: "rubric";
+  /** The rubric's file, relative to the config file's folder; its text is the rubric. */
+  file: string;
+  /** The lowest and the highest grade; default `[0, 1]`. */
+  scale?: number[];
+}
+
+/**
  * A scorer's configuration: its `type` says which.
  *
  * @example A config's scorers, each narrowed by its `type`
@@ -288,7 +335,9 @@ export interface LlmJudgeConfig extends LlmJudgeSettings, GenerationKeys {
 export type ScorerConfig =
   | SubprocessScorerConfig
   | BuiltinScorerConfig
-  | LlmJudgeConfig;
+  | LlmJudgeConfig
+  | JudgeScorerConfig
+  | RubricScorerConfig;
 
 /**
  * A suite, as written in its YAML file.

@@ -40,6 +40,12 @@ export const DIAGNOSTIC_CODES: Readonly<Record<string, string>> = Object.freeze(
       "a json scorer's JSON Schema is not one Ajv accepts (draft 2020-12), so no output can be checked against it",
     "judge.doubt":
       "a judge's reply was read, but with a doubt (a warning beside the value)",
+    "judge.unparsable":
+      "a judge's reply is not the JSON verdict it was asked for (no object, a field missing or of the wrong type), so the Score is an error",
+    "judge.incomplete":
+      "a judge's verdict leaves out or adds items it was asked about (a context chunk), so no value can be computed",
+    "judge.out_of_range":
+      "a judge's grade lies outside its scale (a 7 on 0..1): scored, but invalid",
     "target.error":
       "the target failed for this unit, so its Scores are blocked",
     "case.invalid":

@@ -8,7 +8,7 @@ import { expectedJson } from "../dataset/case.ts";
 import { ChatClient, type ChatSettings } from "../net/chat_client.ts";
 import { fingerprint } from "../fingerprint/fingerprint.ts";
 import { renderTemplate } from "../net/template.ts";
-import { makeScore, type Score } from "../score/mod.ts";
+import { errored, makeScore, nonEvaluable, type Score } from "../score/mod.ts";
 import { type Scorer, type ScorerContext, UNIT_RANGE } from "./scorer.ts";
 import type { Unit } from "../dataset/unit.ts";
 
@@ -63,7 +63,16 @@ export const DEFAULT_JUDGE_SYSTEM: string =
   `You are a strict, impartial grader. Reply with one JSON object and nothing else: ` +
   `{"score": <a number from 0 to 1>, "reason": "<one sentence>"}.`;
 
-/** What a judge's reply says. */
+/**
+ * What a judge's reply says.
+ *
+ * @example A grade outside 0..1 comes with a doubt
+ * ```ts
+ * import { type JudgeReading, parseJudgeReply } from "./llm_judge.ts";
+ * const r: JudgeReading = parseJudgeReply('{"score": 7}');
+ * if (r.score !== 7 || r.doubt !== "the judge gave 7, outside 0..1") throw new Error("unexpected");
+ * ```
+ */
 export interface JudgeReading {
   /** The score read. */
   score: number;
@@ -71,6 +80,102 @@ export interface JudgeReading {
   reason?: string;
   /** Why the score is not trustworthy, when it is not. */
   doubt?: string;
+  /**
+   * The code of the doubt's diagnostic.
+   * @default {"judge.doubt"}
+   */
+  code?: string;
+  /** The verdict as the judge gave it (claims, chunks), recorded in the Score's provenance. */
+  verdict?: unknown;
+}
+
+/**
+ * A judge's reply that says the metric does not apply after all (an answer
+ * in which the judge found no claim to check): the Score is
+ * `non_evaluable`.
+ *
+ * @example
+ * ```ts
+ * import type { JudgeAbstention } from "./llm_judge.ts";
+ * const a: JudgeAbstention = { not_applicable: "the judge found no claim in the output", verdict: { claims: [] } };
+ * if (!a.not_applicable.startsWith("the judge")) throw new Error("unexpected");
+ * ```
+ */
+export interface JudgeAbstention {
+  /** Why, after `not applicable: `. */
+  not_applicable: string;
+  /** The verdict as the judge gave it, recorded in the Score's provenance. */
+  verdict?: unknown;
+}
+
+/**
+ * A judge's reply that cannot be read: no JSON object, or not the shape the
+ * judge was asked for. Its Score is an `error` with the error's `code` as
+ * its diagnostic, never a 0.
+ *
+ * @example
+ * ```ts
+ * import { JudgeReplyError } from "./llm_judge.ts";
+ * const e = new JudgeReplyError('the reply has no "claims" list');
+ * if (e.code !== "judge.unparsable" || !(e instanceof SyntaxError)) throw new Error("unexpected");
+ * ```
+ */
+export class JudgeReplyError extends SyntaxError {
+  /** The diagnostic code of the error Score. */
+  readonly code: string;
+
+  /**
+   * Creates the error.
+   *
+   * @param message What is wrong with the reply, for the Score's reason.
+   * @param code The diagnostic code.
+   */
+  constructor(message: string, code = "judge.unparsable") {
+    super(message);
+    this.name = "JudgeReplyError";
+    this.code = code;
+  }
+}
+
+/**
+ * How a judge made from {@linkcode llmJudge} reads units and replies: the
+ * RAG and quality judges (`faithfulness`, `correctness`, ...) are `llmJudge`
+ * with a prompt and one of these.
+ *
+ * @example A judge that counts the words of a reply's "words" list
+ * ```ts
+ * import { type JudgeRecipe, JudgeReplyError, llmJudge } from "./llm_judge.ts";
+ * const recipe: JudgeRecipe = {
+ *   tag: "words/1",
+ *   notApplicable: (unit) => unit.output === "" ? "the output is empty" : undefined,
+ *   read(text) {
+ *     const words = JSON.parse(text).words;
+ *     if (!Array.isArray(words)) throw new JudgeReplyError('the reply has no "words" list');
+ *     return { score: Math.min(1, words.length / 10), verdict: { words } };
+ *   },
+ * };
+ * const judge = llmJudge({ name: "words", model: "m", base_url: "http://127.0.0.1:9/v1" }, undefined, recipe);
+ * const s = await judge.score({ example_id: "d#1", unit_id: "d#1", input: "q", output: "" }, {});
+ * if ("scores" in s || s.status !== "non_evaluable") throw new Error("unexpected");
+ * ```
+ */
+export interface JudgeRecipe {
+  /** Names the recipe and the rules of its reading, in the evaluator version (`faithfulness/1`). */
+  readonly tag: string;
+  /**
+   * Why the metric does not apply to a unit (`the case has no context`), or
+   * `undefined` when it does: the Score is then `non_evaluable` and no call
+   * is made.
+   */
+  notApplicable?(unit: Unit): string | undefined;
+  /** Template variables beside `input`, `output`, `expected` and `context`. */
+  vars?(unit: Unit): Record<string, unknown>;
+  /**
+   * Reads the reply.
+   *
+   * @throws {JudgeReplyError} When it cannot be read.
+   */
+  read(text: string, unit: Unit): JudgeReading | JudgeAbstention;
 }
 
 /**
@@ -136,6 +241,8 @@ export function parseJudgeReply(text: string): JudgeReading {
  *
  * @param settings The judge's model, prompts and flow control.
  * @param env Reads an environment variable (the API key).
+ * @param recipe How the unit is prepared and the reply read, for a judge
+ *   with a structured verdict; by default {@linkcode parseJudgeReply}.
  * @returns The scorer.
  *
  * @example Grade a unit with a chat model on loopback
@@ -152,6 +259,7 @@ export function parseJudgeReply(text: string): JudgeReading {
 export function llmJudge(
   settings: LlmJudgeSettings,
   env?: (name: string) => string | undefined,
+  recipe?: JudgeRecipe,
 ): Scorer {
   const client = new ChatClient(settings, env);
   const name = settings.name ?? "llm_judge";
@@ -167,6 +275,7 @@ export function llmJudge(
       rubric,
       JSON.stringify(settings.params ?? {}),
       String(threshold),
+      ...(recipe !== undefined ? [recipe.tag] : []),
     )
       .slice(7, 15)
   }`;
@@ -181,6 +290,13 @@ export function llmJudge(
     // A score outside 0..1 is invalid, so every aggregated one is within it.
     range: UNIT_RANGE,
     async score(unit: Unit, context: ScorerContext): Promise<Score> {
+      const skip = recipe?.notApplicable?.(unit);
+      if (skip !== undefined) {
+        return nonEvaluable(name, {
+          reason: `not applicable: ${skip}`,
+          evaluator_version: version,
+        });
+      }
       const vars = {
         input: typeof unit.input === "string"
           ? unit.input
@@ -192,13 +308,39 @@ export function llmJudge(
           ? unit.expected
           : expectedJson(unit),
         context: unit.context ?? [],
+        ...recipe?.vars?.(unit),
       };
       const messages = [
         { role: "system", content: system },
         { role: "user", content: renderTemplate(rubric, vars) },
       ];
       const reply = await client.complete(messages, context.signal);
-      const reading = parseJudgeReply(reply.text);
+      let read: JudgeReading | JudgeAbstention;
+      try {
+        read = recipe !== undefined
+          ? recipe.read(reply.text, unit)
+          : parseJudgeReply(reply.text);
+      } catch (error) {
+        if (!(error instanceof JudgeReplyError)) throw error;
+        // The call was made and paid for: its provenance stays.
+        return errored(name, `scorer error: ${error.message}`, {
+          code: error.code,
+          evaluator_version: version,
+          provenance: { ...provenance, ...reply.info },
+        });
+      }
+      if ("not_applicable" in read) {
+        return nonEvaluable(name, {
+          reason: `not applicable: ${read.not_applicable}`,
+          evaluator_version: version,
+          provenance: {
+            ...provenance,
+            ...reply.info,
+            ...(read.verdict !== undefined ? { verdict: read.verdict } : {}),
+          },
+        });
+      }
+      const reading = read;
       const reason = reading.doubt !== undefined
         ? `${reading.doubt}${
           reading.reason !== undefined ? `: ${reading.reason}` : ""
@@ -214,13 +356,19 @@ export function llmJudge(
         evaluator_version: version,
         diagnostics: reading.doubt !== undefined
           ? [{
-            code: "judge.doubt",
+            code: reading.code ?? "judge.doubt",
             severity: "warning",
             message: reading.doubt,
           }]
           : [],
         evidence_refs: [],
-        provenance: { ...provenance, ...reply.info },
+        provenance: {
+          ...provenance,
+          ...reply.info,
+          ...(reading.verdict !== undefined
+            ? { verdict: reading.verdict }
+            : {}),
+        },
       });
     },
   };

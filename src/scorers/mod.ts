@@ -62,6 +62,21 @@ export { persistentScorer } from "./persistent_scorer.ts";
 export type { LlmJudgeSettings } from "./llm_judge.ts";
 export type { ChatSettings } from "../net/chat_client.ts";
 export { llmJudge } from "./llm_judge.ts";
+export type {
+  JudgeAbstention,
+  JudgeReading,
+  JudgeRecipe,
+} from "./llm_judge.ts";
+export { JudgeReplyError } from "./llm_judge.ts";
+export type { JudgeSettings, RubricJudgeSettings } from "./rag_judges.ts";
+export {
+  answerRelevanceJudge,
+  contextPrecisionJudge,
+  contextRecallJudge,
+  correctnessJudge,
+  faithfulnessJudge,
+  rubricJudge,
+} from "./rag_judges.ts";
 export type { DuplicateScorerName } from "./scorer_names.ts";
 export { duplicateScorerName } from "./scorer_names.ts";
 export type { ScoreUnitsOptions } from "./score_units.ts";
