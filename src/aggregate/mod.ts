@@ -36,3 +36,9 @@ export type {
   LabelPair,
 } from "./agreement.ts";
 export { cohenKappa, judgeAgreement } from "./agreement.ts";
+export type {
+  CalibrationLine,
+  Disagreement,
+  HumanLabel,
+} from "./calibration.ts";
+export { Calibration, humanLabel, HumanLabelError } from "./calibration.ts";

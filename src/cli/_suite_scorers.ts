@@ -2,12 +2,13 @@
 // `score --scorer` loads no YAML and no config module.
 
 import type { Scorer } from "../scorers/scorer.ts";
+import type { SuiteConfig } from "../config/types.ts";
 
-/** The scorers of a suite, built as `run` builds them, and its concurrency. */
+/** The scorers of a suite, built as `run` builds them, its concurrency and its config. */
 export async function suiteScorers(
   path: string,
   timeout: number | undefined,
-): Promise<{ scorers: Scorer[]; concurrency: number }> {
+): Promise<{ scorers: Scorer[]; concurrency: number; config: SuiteConfig }> {
   const [
     { buildScorers, ConfigError, folderOf, loadConfig },
     { TemplateError },
@@ -26,6 +27,7 @@ export async function suiteScorers(
     return {
       scorers,
       concurrency: config.concurrency ?? DEFAULTS.concurrency,
+      config,
     };
   } catch (error) {
     // A judge whose API key variable is not set cannot run: a config error.

@@ -11,6 +11,7 @@ import type { Command } from "./command.ts";
 import { nearest, UsageError } from "./flags.ts";
 import { say } from "./_output.ts";
 import { aggregate } from "./aggregate.ts";
+import { calibrate } from "./calibrate.ts";
 import { diff } from "./diff.ts";
 import { exportRun } from "./export.ts";
 import { init } from "./init.ts";
@@ -32,6 +33,7 @@ export const COMMANDS: readonly Command[] = [
   report,
   exportRun,
   init,
+  calibrate,
 ];
 
 /**

@@ -48,6 +48,7 @@ Deno.test("the main help lists every command from its declaration", async () => 
     "report",
     "export",
     "init",
+    "calibrate",
   ]);
   for (const c of COMMANDS) {
     assert.match(
