@@ -1,8 +1,12 @@
 // Baseline for `bench:network`: the same chat completions requests as the
 // openai target sends, from a bare fetch loop with the same concurrency, and
 // nothing else (no dataset, cache, scorers or output).
-// Usage: deno run -A bench/_bare_fetch.ts BASE_URL CASES CONCURRENCY
-const [baseUrl, cases, concurrency] = Deno.args;
+// With `judge`, each request carries a system and a user message the sizes of
+// `llm_judge`'s default prompt for the bench's cases (bench:limits).
+// Usage: deno run -A bench/_bare_fetch.ts BASE_URL CASES CONCURRENCY [judge]
+const [baseUrl, cases, concurrency, shape] = Deno.args;
+const SYSTEM = "s".repeat(143);
+const RUBRIC = "r".repeat(250);
 const total = Number(cases);
 let next = 0;
 async function worker(): Promise<void> {
@@ -16,7 +20,12 @@ async function worker(): Promise<void> {
       },
       body: JSON.stringify({
         model: "fake-model",
-        messages: [{ role: "user", content: `question ${i}` }],
+        messages: shape === "judge"
+          ? [
+            { role: "system", content: SYSTEM },
+            { role: "user", content: `${RUBRIC} question ${i} answer ${i}` },
+          ]
+          : [{ role: "user", content: `question ${i}` }],
       }),
     });
     const reply = JSON.parse(await response.text());

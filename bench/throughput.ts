@@ -431,3 +431,8 @@ if (memory.length > 0) {
       "(goal ≤ 0.5× promptfoo's peak at 1,000 cases: see deno task bench:promptfoo)",
   );
 }
+
+console.log(
+  "\nissue 17's goals, each a ratio against the machine's limit: deno task bench:limits; " +
+    "where their time goes (syscalls, CPU, modules): deno task bench:where",
+);

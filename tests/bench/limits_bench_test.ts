@@ -1,0 +1,126 @@
+// The benches of issue 17 run in their tiny mode (`--quick`) and print every
+// row; the C driver they measure against does what it says.
+
+import assert from "node:assert/strict";
+import { withTempDir } from "../_proc.ts";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+
+async function deno(args: string[]): Promise<{ code: number; out: string }> {
+  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
+    args,
+    cwd: ROOT,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const dec = new TextDecoder();
+  return { code, out: dec.decode(stdout) + dec.decode(stderr) };
+}
+
+const hasCc = await new Deno.Command("cc", {
+  args: ["--version"],
+  stdout: "null",
+  stderr: "null",
+})
+  .output().then(() => true, (error) => {
+    if (error instanceof Deno.errors.NotFound) return false;
+    throw error;
+  });
+
+Deno.test("bench:limits --quick prints a row per goal of issue 17", async () => {
+  const { code, out } = await deno([
+    "run",
+    "-A",
+    "bench/limits_bench.ts",
+    "--quick",
+  ]);
+  assert.equal(code, 0, out);
+  const rows = [
+    "score --persistent, trivial Python scorer",
+    "run, replay + exact_match, 500 cases, vs the same bytes",
+    "start-up: run, 1 case",
+    "start-up: score --config",
+    "start-up: score --scorer",
+    "openai target, 40 cases, c=32",
+    "openai target, 300 cases, c=256",
+    "llm_judge, 40 cases, c=32",
+    "llm_judge, 300 cases, c=256",
+    "cached rerun, 100 cases, vs replay target",
+    ...(hasCc ? [1, 4, 16].map((c) => `c=${c}, vs C posix_spawn driver`) : []),
+  ];
+  for (const row of rows) {
+    assert.match(
+      out,
+      new RegExp(
+        `^\\| [^\\n]*${
+          row.replace(/[+()]/g, "\\$&")
+        }[^\\n]*\\| (met|not met) \\|`,
+        "m",
+      ),
+      row,
+    );
+  }
+  assert.doesNotMatch(out, /differs/);
+  if (!hasCc) assert.match(out, /spawn rows skipped: no `cc`/);
+});
+
+Deno.test("bench:where --quick prints syscalls, CPU and modules", async () => {
+  const { code, out } = await deno([
+    "run",
+    "-A",
+    "bench/where_time_goes.ts",
+    "--quick",
+  ]);
+  assert.equal(code, 0, out);
+  for (
+    const heading of [
+      "syscalls per case",
+      "CPU per case",
+      "start-up CPU",
+      "modules of a one-case process",
+    ]
+  ) {
+    if (out.includes("skipped")) continue;
+    assert.ok(out.includes(heading), `${heading} in:\n${out}`);
+  }
+});
+
+Deno.test({
+  name:
+    "the C driver starts each case as a session leader, feeds it the payload and counts only good verdicts",
+  ignore: !hasCc,
+  fn: () =>
+    withTempDir(async (dir) => {
+      const driver = `${dir}/spawn_driver`;
+      const built = await new Deno.Command("cc", {
+        args: ["-O2", "-o", driver, `${ROOT}bench/_spawn_driver.c`],
+      }).output();
+      assert.equal(built.code, 0, new TextDecoder().decode(built.stderr));
+      const run = async (cmd: string, c: number, lines: string[]) => {
+        const child = new Deno.Command(driver, {
+          args: [cmd, String(c)],
+          stdin: "piped",
+          stdout: "piped",
+          stderr: "piped",
+        }).spawn();
+        const w = child.stdin.getWriter();
+        await w.write(new TextEncoder().encode(lines.join("\n") + "\n"));
+        await w.close();
+        const { code, stdout } = await child.output();
+        return { code, out: new TextDecoder().decode(stdout).trim() };
+      };
+      const lines = Array.from({ length: 9 }, (_, i) => `{"input":"q${i}"}`);
+      // Its own session: the session id (field 6 of /proc/PID/stat) is its pid.
+      const leader =
+        `test "$(cut -d' ' -f6 /proc/$$/stat)" = "$$" && echo '{"score": 1}'`;
+      assert.deepEqual(await run(leader, 4, lines), { code: 0, out: "9" });
+      const payload =
+        `grep -q '^{"input":"q[0-9]"}$' && echo '{"score": 1}' && echo noise >&2`;
+      assert.deepEqual(await run(payload, 1, lines), { code: 0, out: "9" });
+      assert.deepEqual(await run(`echo '{"score": 1}'; exit 3`, 16, lines), {
+        code: 1,
+        out: "0",
+      });
+    }),
+});
