@@ -145,6 +145,8 @@ interface Row {
   a: number[];
   b: number[];
   load: string[];
+  /** The best ratio a Deno process could reach, from start-up alone. */
+  ceiling?: number;
 }
 const rows: Row[] = [];
 const notes: string[] = [];
@@ -264,6 +266,26 @@ async function spawnRows(): Promise<void> {
   const driver = await spawnDriver();
   if (driver === undefined) return;
   const units = await writeUnits("units.ndjson", UNITS);
+  // What start-up alone allows: a Deno process that did each case exactly as
+  // fast as the driver would still pay Deno's start (a bare one-line script)
+  // where the driver pays its own (one unit).
+  const oneUnit = await writeUnits("unit.ndjson", 1);
+  await writeCases("start.jsonl", 1);
+  const denoStart: number[] = [];
+  const cStart: number[] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    denoStart.push(
+      await time({ args: bare("_bare_start.ts", `${dir}/start.jsonl`) }),
+    );
+    cStart.push(
+      await time({ command: driver, args: [SCORER, "1"], stdin: oneUnit }),
+    );
+  }
+  console.error(
+    `start-up: bare Deno script ${
+      median(denoStart).toFixed(1)
+    } ms, C driver on 1 unit ${median(cStart).toFixed(1)} ms`,
+  );
   for (const c of [1, 4, 16]) {
     await compare(
       "spawn",
@@ -284,6 +306,9 @@ async function spawnRows(): Promise<void> {
       },
       { command: driver, args: [SCORER, String(c)], stdin: units },
     );
+    const row = rows.at(-1)!;
+    const b = median(row.b);
+    row.ceiling = b / (b - median(cStart) + median(denoStart));
   }
 }
 
@@ -484,11 +509,8 @@ async function networkRows(): Promise<void> {
       countedRun([...EVALPIPE, "run", `${dir}/cached-replay.yaml`], 0),
     );
   } finally {
+    // Its stdout ends with it, which ends the pipe read above.
     server.kill();
-    await server.stdout.cancel().catch((error) => {
-      // The reader was released; a cancel of a stream already closed is fine.
-      if (!(error instanceof TypeError)) throw error;
-    });
     await server.status;
   }
 
@@ -533,16 +555,18 @@ console.log(
     }${QUICK ? "; --quick: sizes too small to mean anything" : ""}\n`,
 );
 console.log(
-  "| comparison | evalpipe (median) | baseline (median) | ratio | goal | met | load avg (before→after) |",
+  "| comparison | evalpipe (median) | baseline (median) | ratio | goal | met | load avg (before→after) | ceiling from Deno's start-up |",
 );
-console.log("|---|---:|---:|---:|---|---|---|");
+console.log("|---|---:|---:|---:|---|---|---|---:|");
 for (const r of rows) {
   console.log(
     `| ${r.name} | ${median(r.a).toFixed(1)} ms | ${
       median(r.b).toFixed(1)
     } ms | ${ratioText(r)} | ${r.kind === "speed" ? "≥" : "≤"} ${r.goal}× | ${
       met(r) ? "met" : "not met"
-    } | ${r.load.join("→")} |`,
+    } | ${r.load.join("→")} | ${
+      r.ceiling !== undefined ? `${r.ceiling.toFixed(2)}×` : ""
+    } |`,
   );
 }
 for (const note of notes) console.log(`\n${note}`);

@@ -63,7 +63,7 @@ async function exec(argv: string[], stdin?: string): Promise<string> {
     stdin: stdin !== undefined ? "piped" : "null",
     stdout: "null",
     stderr: "piped",
-    env: { NO_COLOR: "1" },
+    env: { NO_COLOR: "1", FAKE_API_KEY: "sk-bench-SECRET-0000" },
   }).spawn();
   if (stdin !== undefined) {
     await (await Deno.open(stdin)).readable.pipeTo(child.stdin);
@@ -249,7 +249,8 @@ const say = (line = "") => {
   report.push(line);
 };
 const ms = (x: number) => `${x.toFixed(2)} ms`;
-const us = (x: number) => `${(x * 1000).toFixed(0)} µs`;
+const us = (x: number) =>
+  `${(x * 1000).toFixed(Math.abs(x) < 0.01 ? 2 : 0)} µs`;
 
 try {
   say(
@@ -404,6 +405,115 @@ try {
         bare("_floor_run.ts", `${small}.jsonl`),
       ],
     );
+    // The network rows: CPU of the client process alone (the server is not
+    // its child), per request.
+    const server = new Deno.Command(DENO, {
+      args: ["run", "-A", `${ROOT}bench/_slow_server.ts`, "50"],
+      stdin: "null",
+      stdout: "piped",
+      stderr: "inherit",
+    }).spawn();
+    const reader = server.stdout.pipeThrough(new TextDecoderStream())
+      .getReader();
+    const baseUrl = (await reader.read()).value!.trim();
+    reader.releaseLock();
+    try {
+      const N = QUICK ? 20 : 2_000;
+      const cases = (name: string, n: number) =>
+        Deno.writeTextFile(
+          `${dir}/${name}.jsonl`,
+          Array.from({ length: n }, (_, i) =>
+            JSON.stringify({
+              input: `question ${i}`,
+              expected: "answer",
+              output: `answer ${i}`,
+            })).join("\n") + "\n",
+        );
+      await cases("net1", 1);
+      await cases("netN", N);
+      const openai = (data: string, c: number) =>
+        `dataset: ${data}.jsonl\ntarget:\n  type: openai\n  base_url: ${baseUrl}\n  model: fake-model\n  api_key_env: FAKE_API_KEY\nscorers: [{ type: exact_match }]\nconcurrency: ${c}\n`;
+      const judge = (data: string, c: number) =>
+        `dataset: ${data}.jsonl\ntarget: { type: replay }\nscorers:\n  - type: llm_judge\n    base_url: ${baseUrl}\n    model: fake-model\n    api_key_env: FAKE_API_KEY\nconcurrency: ${c}\n`;
+      for (const c of [32, 256]) {
+        for (
+          const [kind, yaml] of [["openai", openai], ["judge", judge]] as const
+        ) {
+          await Deno.writeTextFile(
+            `${dir}/${kind}1-${c}.yaml`,
+            yaml("net1", c),
+          );
+          await Deno.writeTextFile(
+            `${dir}/${kind}N-${c}.yaml`,
+            yaml("netN", c),
+          );
+          const fetchLoop = (n: number) =>
+            bare(
+              "_bare_fetch.ts",
+              baseUrl,
+              String(n),
+              String(c),
+              ...(kind === "judge" ? ["judge"] : []),
+            );
+          await row(
+            `${
+              kind === "openai" ? "openai target" : "llm_judge"
+            }, c=${c}, vs bare fetch loop (client process only)`,
+            [
+              DENO,
+              ...EVALPIPE,
+              "run",
+              `${dir}/${kind}N-${c}.yaml`,
+              "--no-cache",
+            ],
+            fetchLoop(N),
+            undefined,
+            undefined,
+            N,
+            [
+              [
+                DENO,
+                ...EVALPIPE,
+                "run",
+                `${dir}/${kind}1-${c}.yaml`,
+                "--no-cache",
+              ],
+              fetchLoop(1),
+            ],
+          );
+        }
+      }
+      // The cached rerun against replay over the same cases.
+      await Deno.writeTextFile(`${dir}/cached1.yaml`, openai("net1", 256));
+      await Deno.writeTextFile(`${dir}/cachedN.yaml`, openai("netN", 256));
+      const replay = (data: string) =>
+        `dataset: ${data}.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\nconcurrency: 256\n`;
+      await Deno.writeTextFile(`${dir}/replay1.yaml`, replay("net1"));
+      await Deno.writeTextFile(`${dir}/replayN.yaml`, replay("netN"));
+      const cachedRun = (which: string) => [
+        DENO,
+        ...EVALPIPE,
+        "run",
+        `${dir}/cached${which}.yaml`,
+        "--cache-dir",
+        `${dir}/cache`,
+      ];
+      await exec(cachedRun("1"));
+      await exec(cachedRun("N"));
+      await row(
+        "cached rerun vs replay target",
+        cachedRun("N"),
+        [DENO, ...EVALPIPE, "run", `${dir}/replayN.yaml`],
+        undefined,
+        undefined,
+        N,
+        [cachedRun("1"), [DENO, ...EVALPIPE, "run", `${dir}/replay1.yaml`]],
+      );
+    } finally {
+      server.kill();
+      await server.status;
+    }
+
     // Start-up: one case, CPU and switches of the whole process.
     const [r1, s1, c1, b1] = await perfMedians([
       { argv: [DENO, ...EVALPIPE, "run", `${small}.yaml`] },
@@ -434,6 +544,65 @@ try {
         `| ${name} | ${ms(p!.cpuMs)} | ${p!.switches.toFixed(0)} | ${
           (p!.cpuMs / b1!.cpuMs).toFixed(2)
         }× |`,
+      );
+    }
+  }
+
+  // Start-up phases, in CPU of the process (bench/_startup_phases.ts).
+  {
+    const small = await writeCases("small", 1);
+    const phases = async (argv: string[], stdin?: string) => {
+      const text = await exec(argv, stdin);
+      return JSON.parse(text.trim().split("\n").at(-1)!) as Record<
+        string,
+        number
+      >;
+    };
+    const runs = [
+      {
+        name: "run, 1 case",
+        argv: bare(
+          "_startup_phases.ts",
+          "--preload",
+          "run",
+          "run",
+          `${small}.yaml`,
+        ),
+      },
+      {
+        name: "score --scorer (sh), 1 unit",
+        argv: bare(
+          "_startup_phases.ts",
+          "--preload",
+          "score",
+          "score",
+          "--scorer",
+          SCORER,
+          "--name",
+          "t",
+        ),
+        stdin: one,
+      },
+    ];
+    const got = runs.map(() => [] as Array<Record<string, number>>);
+    for (let r = 0; r < ROUNDS; r++) {
+      for (const [i, run] of runs.entries()) {
+        got[i]!.push(await phases(run.argv, run.stdin));
+      }
+    }
+    say(
+      `\nstart-up phases, CPU of the process (clock_gettime(CLOCK_PROCESS_CPUTIME_ID), children not included; load average ${load()})\n`,
+    );
+    say(
+      "| process | Deno until a one-module script runs | import the command table | import the command's lazy modules | first main() (one case, cold) | second main() (warm) |",
+    );
+    say("|---|---:|---:|---:|---:|---:|");
+    for (const [i, run] of runs.entries()) {
+      const m = (k: string) => ms(median(got[i]!.map((g) => g[k]!)));
+      say(
+        `| ${run.name} | ${m("deno")} | ${m("table")} | ${m("imports")} | ${
+          m("first")
+        } | ${m("second")} |`,
       );
     }
   }
