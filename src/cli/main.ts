@@ -15,6 +15,8 @@ import { calibrate } from "./calibrate.ts";
 import { diff } from "./diff.ts";
 import { exportRun } from "./export.ts";
 import { init } from "./init.ts";
+import { merge } from "./merge.ts";
+import { cache } from "./cache.ts";
 import { report } from "./report.ts";
 import { run } from "./run.ts";
 import { score } from "./score.ts";
@@ -31,6 +33,8 @@ export const COMMANDS: readonly Command[] = [
   view,
   diff,
   report,
+  merge,
+  cache,
   exportRun,
   init,
   calibrate,

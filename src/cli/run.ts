@@ -150,6 +150,37 @@ and a summary table on stderr.`,
       defaultText:
         "the config's, else 120 for subprocess, 60 for openai and http",
     },
+    // Shards and subsets (src/run/select.ts).
+    shard: {
+      type: "string",
+      value: "K/N",
+      help:
+        "Run shard K of N (from 1): the examples whose hash of example id falls to it; auto/N reads K from EVALPIPE_SHARD_INDEX (from 1), JOB_COMPLETION_INDEX (from 0) or CI_NODE_INDEX (from 1). Merge the shards with `evalpipe merge`",
+    },
+    limit: {
+      type: "integer",
+      value: "N",
+      help:
+        "Run only the first N examples (after --filter and --sample); the rest are skipped Scores",
+    },
+    sample: {
+      type: "integer",
+      value: "N",
+      help:
+        "Run N examples drawn by a stable hash of --seed and the example id (the same N on every run); the rest are skipped Scores",
+    },
+    seed: {
+      type: "string",
+      value: "S",
+      help: "The seed --sample draws with",
+      defaultText: "0",
+    },
+    filter: {
+      type: "string",
+      value: "REGEX",
+      help:
+        "Run only the examples whose id or a metadata value matches REGEX; the rest are skipped Scores",
+    },
   },
   async run(flags, [configPath]) {
     if (flags["env-file"].length > 0) {
@@ -165,6 +196,11 @@ and a summary table on stderr.`,
     if (flags.force && !flags.resume) {
       throw new UsageError("--force goes with --resume");
     }
+    // Shards and subsets: checked before anything is read.
+    const { selectionOptions, describeSelection } = await import(
+      "./_selection.ts"
+    );
+    const selected = selectionOptions(flags);
     // Command-specific modules load with their command: `score` needs no YAML.
     const [
       { runSuite },
@@ -350,6 +386,7 @@ and a summary table on stderr.`,
           : flags["cache-dir"] !== undefined
           ? { cacheDir: flags["cache-dir"] }
           : {}),
+        ...selected,
         onInvalidRecord: (message) => say(`evalpipe: ${message}`),
         onScore: annotate
           ? (score) => {
@@ -363,6 +400,8 @@ and a summary table on stderr.`,
       });
       bar.done();
       say(formatSummary(summary.aggregates));
+      const chosen = describeSelection(selected, summary.selection);
+      if (chosen !== undefined) say(chosen);
       const resumed = plan !== undefined && plan.scores > 0
         ? ` (after ${plan.scores} already there)`
         : "";
@@ -413,7 +452,17 @@ and a summary table on stderr.`,
         say(resumeHint());
         return signalExitCode(sig);
       }
-      for (const failure of summary.gateFailures) {
+      // A shard's gates hold over part of the suite: merge checks them on
+      // the whole, and a shard that exits 1 would be retried by its engine.
+      const gateFailures = selected.shard !== undefined
+        ? []
+        : summary.gateFailures;
+      if (gateFailures.length < summary.gateFailures.length) {
+        say(
+          "evalpipe: the gates are checked on the merged run (evalpipe merge), not on a shard",
+        );
+      }
+      for (const failure of gateFailures) {
         say(`evalpipe: gate failed: ${failure.message}`);
       }
       if (annotate) {
@@ -422,7 +471,7 @@ and a summary table on stderr.`,
         const { annotations } = await import("../report/annotations.ts");
         for (
           const line of annotations(
-            summary.gateFailures,
+            gateFailures,
             summary.aggregates,
             firstFailures,
           )
@@ -443,7 +492,7 @@ and a summary table on stderr.`,
         return OUTPUT_EXIT_CODE;
       }
       if (summary.invalidRecords > 0) return 2;
-      return summary.gateFailures.length > 0 ? 1 : 0;
+      return gateFailures.length > 0 ? 1 : 0;
     } catch (error) {
       bar.done();
       const sig = interrupt.signal;

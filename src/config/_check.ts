@@ -10,7 +10,7 @@
 
 import { type LocatedYaml, parseYaml } from "../io/yaml.ts";
 import type { SuiteConfig } from "./types.ts";
-import { type Field, type Shape, SUITE } from "./_shape.ts";
+import { type Field, type Shape, SUITE, SUITE_LISTED } from "./_shape.ts";
 import { duplicateScorerName } from "../scorers/scorer_names.ts";
 import {
   checkBuiltin,
@@ -343,6 +343,18 @@ function compile(shape: Shape): Check {
 }
 
 const suite = compile(SUITE);
+const suiteListed = compile(SUITE_LISTED);
+
+/**
+ * Whether a parsed config lists its datasets (`datasets:`), and so is
+ * checked against that shape.
+ *
+ * @param value The parsed YAML.
+ * @returns Whether it is a mapping with a `datasets` key.
+ */
+export function listsDatasets(value: unknown): boolean {
+  return isMapping(value) && Object.hasOwn(value, "datasets");
+}
 
 /**
  * Validates a parsed config as `SuiteSchema.safeParse` would, without zod.
@@ -352,5 +364,7 @@ const suite = compile(SUITE);
  * `undefined` when the config is invalid or this check is not sure.
  */
 export function checkSuite(value: unknown): SuiteConfig | undefined {
-  return suite(value) as SuiteConfig | undefined;
+  return (listsDatasets(value) ? suiteListed : suite)(value) as
+    | SuiteConfig
+    | undefined;
 }

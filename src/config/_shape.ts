@@ -263,3 +263,22 @@ export const SUITE: Shape = mapping({
     }),
   }),
 });
+
+/**
+ * A suite config with `datasets:` (a list of files, each with an optional
+ * name) instead of `dataset:`: the shape a config with that key is checked
+ * against. One with `dataset` too is refused in `_datasets.ts`.
+ */
+export const SUITE_LISTED: Shape = (() => {
+  const { dataset: _one, ...rest } = (SUITE as Shape & { kind: "mapping" })
+    .fields;
+  return mapping({
+    dataset: optional(someText),
+    datasets: required({
+      kind: "list",
+      of: mapping({ path: required(someText), name: optional(someText) }),
+      min: 1,
+    }),
+    ...rest,
+  });
+})();

@@ -8,7 +8,7 @@
 
 import { z } from "zod";
 import type { SuiteConfig } from "./types.ts";
-import { type Field, type Shape, SUITE } from "./_shape.ts";
+import { type Field, type Shape, SUITE, SUITE_LISTED } from "./_shape.ts";
 
 function fields(shape: Readonly<Record<string, Field>>): z.ZodRawShape {
   return Object.fromEntries(
@@ -80,4 +80,9 @@ function toZod(shape: Shape): z.ZodType {
 /** A suite config as `types.ts` types it, from the shape `_check.ts` checks too. */
 export const SuiteSchema: z.ZodType<SuiteConfig> = toZod(
   SUITE,
+) as z.ZodType<SuiteConfig>;
+
+/** A suite config with `datasets:`, from the shape `_check.ts` checks too. */
+export const SuiteListedSchema: z.ZodType<SuiteConfig> = toZod(
+  SUITE_LISTED,
 ) as z.ZodType<SuiteConfig>;

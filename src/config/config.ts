@@ -29,6 +29,7 @@ import type { TargetCache } from "../targets/cache.ts";
 import { replayTarget } from "../targets/replay_target.ts";
 import { osErrorText } from "../base/errors.ts";
 import { duplicateScorerName } from "../scorers/scorer_names.ts";
+import { checkDatasets } from "./_datasets.ts";
 
 export { ConfigError };
 export type * from "./types.ts";
@@ -65,6 +66,7 @@ export async function checkConfigText(
     return parseConfig(located.value, path, located.lineOf);
   }
   checkScorers(config, path, located.lineOf);
+  checkDatasets(config, path, located.lineOf);
   return config;
 }
 

@@ -19,6 +19,7 @@
 export type {
   BuiltinScorerConfig,
   BuiltinScorerOptions,
+  DatasetConfig,
   GenerationKeys,
   HttpTargetConfig,
   JudgeScorerConfig,
@@ -40,5 +41,6 @@ export {
   ConfigError,
   loadConfig,
 } from "./config.ts";
+export { datasetName, datasetsOf } from "./_datasets.ts";
 export type { EnvTarget } from "./env_file.ts";
 export { loadEnvFile } from "./env_file.ts";

@@ -8,8 +8,14 @@
  */
 
 import type { z } from "zod";
-import { checkScorers, ConfigError, locateConfig } from "./_check.ts";
-import { SuiteSchema } from "./_suite_schema.ts";
+import {
+  checkScorers,
+  ConfigError,
+  listsDatasets,
+  locateConfig,
+} from "./_check.ts";
+import { checkDatasets } from "./_datasets.ts";
+import { SuiteListedSchema, SuiteSchema } from "./_suite_schema.ts";
 import type { SuiteConfig } from "./types.ts";
 
 function pathText(path: readonly PropertyKey[]): string {
@@ -210,13 +216,15 @@ export function parseConfig(
   lineOf: (path: readonly PropertyKey[]) => number | undefined = () =>
     undefined,
 ): SuiteConfig {
-  const result = SuiteSchema.safeParse(value);
+  const result = (listsDatasets(value) ? SuiteListedSchema : SuiteSchema)
+    .safeParse(value);
   if (!result.success) {
     const [path, detail] = describe(result.error.issues, value);
     throw new ConfigError(file, lineOf(path), detail);
   }
   const config = result.data;
   checkScorers(config, file, lineOf);
+  checkDatasets(config, file, lineOf);
   return config;
 }
 

@@ -340,6 +340,25 @@ export type ScorerConfig =
   | RubricScorerConfig;
 
 /**
+ * One of a suite's `datasets:`. Its examples' ids are `<name>#<id>`, or
+ * `<path>#<id>` without a name, so that ids stay unique across datasets.
+ *
+ * @example Two datasets, one named
+ * ```ts
+ * import { checkConfigText, type DatasetConfig } from "./mod.ts";
+ * const yaml = "datasets:\n  - { path: a.jsonl, name: easy }\n  - path: b.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n";
+ * const datasets: DatasetConfig[] = (await checkConfigText(yaml, "suite.yaml")).datasets ?? [];
+ * if (datasets[0]?.name !== "easy" || datasets[1]?.path !== "b.jsonl") throw new Error("unexpected");
+ * ```
+ */
+export interface DatasetConfig {
+  /** The file, relative to the config file's folder. */
+  path: string;
+  /** The name its example ids start with. */
+  name?: string;
+}
+
+/**
  * A suite, as written in its YAML file.
  *
  * @example Three epochs of each case, and a gate on the pass rate
@@ -352,8 +371,13 @@ export type ScorerConfig =
  * ```
  */
 export interface SuiteConfig {
-  /** The dataset's path, relative to the config file's folder. */
-  dataset: string;
+  /**
+   * The dataset's path, relative to the config file's folder (or `-`,
+   * stdin); a config has this or `datasets`.
+   */
+  dataset?: string;
+  /** Several datasets, read in order; a config has this or `dataset`. */
+  datasets?: DatasetConfig[];
   /** The system under test. */
   target: TargetConfig;
   /** The scorers, in output order. */

@@ -15,3 +15,7 @@ export {
 } from "./run_record.ts";
 export type { ScoresFile } from "./scores_file.ts";
 export { readScoresFile, ScoresFileError } from "./scores_file.ts";
+export type { SelectionTally, ShardInfo, Subset } from "./selection.ts";
+export { subsetFlags } from "./selection.ts";
+export type { MergedRun, MergeOptions, ShardPart } from "./merge.ts";
+export { MergeError, mergeShards } from "./merge.ts";

@@ -28,6 +28,14 @@ import type { Fingerprints } from "../fingerprint/fingerprint.ts";
 import { CaseError } from "../dataset/case.ts";
 import { parseUnit, type Unit, unitLine } from "../dataset/unit.ts";
 import { LineStream } from "../io/line_stream.ts";
+import {
+  selectionAt,
+  type SelectionTally,
+  shardAt,
+  type ShardInfo,
+  type Subset,
+  subsetAt,
+} from "./selection.ts";
 
 export type { Fingerprints };
 
@@ -82,6 +90,10 @@ export interface RunRecordHeader {
    * that aggregates computed again from the Scores clamp as the run did.
    */
   value_ranges?: Record<string, [number, number]>;
+  /** Which shard of how many the run is (`run --shard k/n`). */
+  shard?: ShardInfo;
+  /** The subset the run chose (`--filter`, `--sample`, `--limit`). */
+  subset?: Subset;
 }
 
 /**
@@ -115,6 +127,11 @@ export interface RunRecord extends RunRecordHeader {
   finished_at: string | null;
   /** Whether every unit was run: `false` after an interruption or a crash. */
   complete: boolean;
+  /**
+   * What a shard or a subset ran and left out, once it finished (absent
+   * for a run of the whole suite).
+   */
+  selection?: SelectionTally;
 }
 
 /** The header of a parsed record, checked and copied in its order. */
@@ -136,6 +153,19 @@ function readHeader(value: unknown): RunRecordHeader {
     ...(o.value_ranges !== undefined
       ? { value_ranges: valueRangesAt(o.value_ranges) }
       : {}),
+    ...selectedPart(o),
+  };
+}
+
+/** A header's shard and subset, checked, when it has them. */
+function selectedPart(
+  o: Record<string, unknown>,
+): { shard?: ShardInfo; subset?: Subset } {
+  const shard = shardAt(o);
+  const subset = subsetAt(o);
+  return {
+    ...(shard !== undefined ? { shard } : {}),
+    ...(subset !== undefined ? { subset } : {}),
   };
 }
 
@@ -293,14 +323,17 @@ export class RunRecordWriter {
    *
    * @param aggregates The aggregates.
    * @param complete Whether every unit was run.
+   * @param selection What a shard or subset ran and left out.
    * @returns When it is written.
    */
   async finish(
     aggregates: readonly Aggregate[],
     complete: boolean,
+    selection?: SelectionTally,
   ): Promise<void> {
     const tail = {
       aggregates,
+      ...(selection !== undefined ? { selection } : {}),
       finished_at: new Date().toISOString(),
       complete,
     };
@@ -397,8 +430,10 @@ function buildRecord(
   path: string,
 ): RunRecord {
   let head: RunRecordHeader;
+  let selection: SelectionTally | undefined;
   try {
     head = readHeader(value);
+    selection = torn ? undefined : selectionAt(value);
   } catch (error) {
     if (!(error instanceof FieldError)) throw error;
     throw new RunRecordError(
@@ -461,6 +496,7 @@ function buildRecord(
       ? value.finished_at
       : null,
     complete: !torn && value.complete === true,
+    ...(selection !== undefined ? { selection } : {}),
   };
 }
 

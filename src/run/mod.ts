@@ -15,3 +15,12 @@ export type {
   InterruptSignal,
 } from "./interrupt.ts";
 export { onInterrupt, signalExitCode } from "./interrupt.ts";
+export type { SelectionOptions } from "./select.ts";
+export {
+  drawSample,
+  parseShard,
+  Selection,
+  SHARD_INDEX_VARIABLES,
+  ShardError,
+  shardOf,
+} from "./select.ts";

@@ -12,6 +12,14 @@ import { LineStream } from "../io/line_stream.ts";
 import { replaceFile } from "../io/replace_file.ts";
 import type { Fingerprints } from "../fingerprint/fingerprint.ts";
 import { parseScore, type Score } from "../score/mod.ts";
+import {
+  selectionAt,
+  type SelectionTally,
+  shardAt,
+  type ShardInfo,
+  type Subset,
+  subsetAt,
+} from "../record/selection.ts";
 
 /**
  * What a run that writes `--out` records beside it, so it can be resumed
@@ -45,6 +53,13 @@ export interface RunMeta {
    * written before they were recorded).
    */
   settings?: RunSettings;
+  /**
+   * A shard's or a subset's tally, written when the run ends (absent while
+   * it runs, and for a run of the whole suite).
+   */
+  selection?: SelectionTally;
+  /** Whether the run ended having run every unit it had to (once it ended). */
+  complete?: boolean;
 }
 
 /**
@@ -78,6 +93,10 @@ export interface RunMeta {
 export interface RunSettings {
   /** How many times each example runs: it names the units (`#id@k`). */
   epochs: number;
+  /** The shard the run is, if it is one: a file is continued by the same shard. */
+  shard?: ShardInfo;
+  /** The subset the run chose, if it chose one. */
+  subset?: Subset;
 }
 
 /**
@@ -96,6 +115,29 @@ export function checkResumeSettings(plan: ResumePlan, now: RunSettings): void {
     throw new ResumeError(
       `${JSON.stringify(plan.path)} was started with epochs ${then.epochs}, ` +
         `this run has epochs ${now.epochs}: resume with --epochs ${then.epochs}, or start a new --out`,
+    );
+  }
+  // A shard's file is continued by that shard, a subset's by that subset.
+  const shardText = (s: RunSettings) =>
+    s.shard === undefined
+      ? "no --shard"
+      : `--shard ${s.shard.index}/${s.shard.count}`;
+  if (shardText(then) !== shardText(now)) {
+    throw new ResumeError(
+      `${JSON.stringify(plan.path)} was started with ${shardText(then)}, ` +
+        `this run has ${
+          shardText(now)
+        }: resume it as it was started, or start a new --out`,
+    );
+  }
+  const subsetText = (s: RunSettings) => JSON.stringify(s.subset ?? {});
+  if (subsetText(then) !== subsetText(now)) {
+    throw new ResumeError(
+      `${JSON.stringify(plan.path)} was started with the subset ${
+        subsetText(then)
+      }, this run has ${
+        subsetText(now)
+      }: resume it with the same --filter, --sample, --seed and --limit, or start a new --out`,
     );
   }
 }
@@ -195,8 +237,15 @@ export async function writeMeta(out: string, meta: RunMeta): Promise<void> {
   });
 }
 
-/** The sidecar's metadata; `undefined` when there is none, `null` when it is damaged. */
-async function readMeta(out: string): Promise<RunMeta | undefined | null> {
+/**
+ * Reads the sidecar of a Scores file (`<out>.meta.json`).
+ *
+ * @param out The Scores file.
+ * @returns Its metadata; `undefined` when there is none, `null` when it is damaged.
+ */
+export async function readMeta(
+  out: string,
+): Promise<RunMeta | undefined | null> {
   let text: string;
   try {
     text = await Deno.readTextFile(metaPath(out));
@@ -217,7 +266,15 @@ async function readMeta(out: string): Promise<RunMeta | undefined | null> {
         throw new SyntaxError('"settings.epochs" must be a whole number');
       }
       read.settings = { epochs: epochs as number };
+      const settings = mappingAt(meta.settings, "settings");
+      const shard = shardAt(settings);
+      const subset = subsetAt(settings);
+      if (shard !== undefined) read.settings.shard = shard;
+      if (subset !== undefined) read.settings.subset = subset;
     }
+    const selection = selectionAt(meta);
+    if (selection !== undefined) read.selection = selection;
+    if (typeof meta.complete === "boolean") read.complete = meta.complete;
     return read;
   } catch (error) {
     // FieldError is a SyntaxError too.

@@ -16,17 +16,8 @@ import {
   readConfigText,
   type SuiteConfig,
 } from "../config/config.ts";
-import {
-  DatasetError,
-  formatOf,
-  loadDatasetBatches,
-} from "../dataset/dataset.ts";
-import {
-  commandFingerprint,
-  fileFingerprint,
-  fingerprint,
-} from "../fingerprint/fingerprint.ts";
-import { osErrorText } from "../base/errors.ts";
+import { DatasetError } from "../dataset/dataset.ts";
+import { commandFingerprint, fingerprint } from "../fingerprint/fingerprint.ts";
 import { checkGates, type GateFailure } from "../aggregate/gates.ts";
 import {
   checkResume,
@@ -50,7 +41,16 @@ import { scoreUnitBatches } from "../scorers/score_units.ts";
 import { runTargetBatches } from "../targets/target.ts";
 import { type ByteWriter, TextWriter } from "../io/text_writer.ts";
 import { type Unit, unitLine } from "../dataset/unit.ts";
-import { UnitScores } from "./unit_scores.ts";
+import { joinLoose, UnitScores } from "./unit_scores.ts";
+import {
+  datasetsFingerprint,
+  type DatasetSource,
+  datasetSources,
+  loadSources,
+  whereOf,
+} from "./datasets.ts";
+import { drawSample, Selection } from "./select.ts";
+import type { SelectionTally, ShardInfo, Subset } from "../record/selection.ts";
 
 /**
  * Options of {@linkcode runSuite}.
@@ -175,6 +175,18 @@ export interface RunSuiteOptions {
    * @default {Deno.stdin.readable}
    */
   stdin?: ReadableStream<Uint8Array>;
+  /**
+   * Run only this shard's examples (`--shard k/n`): those whose stable hash
+   * of example id falls to it. The record says which shard it is.
+   * @default {undefined}
+   */
+  shard?: ShardInfo;
+  /**
+   * Run only this subset of the suite (`--filter`, `--sample`, `--limit`):
+   * the examples it leaves out get `skipped` Scores, after the others.
+   * @default {undefined}
+   */
+  subset?: Subset;
 }
 
 /**
@@ -232,6 +244,8 @@ export interface RunSummary {
   gateFailures: GateFailure[];
   /** Target cache hits and misses, when the target was cached. */
   cache?: { hits: number; misses: number; writeErrors: number };
+  /** With a shard or a subset: the examples seen, run and left out. */
+  selection?: Omit<SelectionTally, "order">;
 }
 
 /** Writes the units still waiting for Scores (none came: a unit without any). */
@@ -256,8 +270,7 @@ interface Prepared {
   config: SuiteConfig;
   cwd: string;
   scorers: Scorer[];
-  datasetPath: string;
-  datasetName: string;
+  sources: DatasetSource[];
   fingerprints: Fingerprints;
 }
 
@@ -289,38 +302,17 @@ async function prepare(
     if (!(error instanceof TemplateError)) throw error;
     throw new ConfigError(configPath, undefined, error.message);
   }
-  const fromStdin = config.dataset === "-";
-  const datasetPath = fromStdin || config.dataset.startsWith("/")
-    ? config.dataset
-    : `${cwd}/${config.dataset}`;
-  let dataset: string | null = null;
-  if (
-    !fromStdin &&
-    (options.record !== undefined || options.outPath !== undefined)
-  ) {
-    try {
-      dataset = await fileFingerprint(datasetPath);
-    } catch (error) {
-      // Linux opens a folder for reading: only reading it fails.
-      if (
-        !(error instanceof Deno.errors.NotFound ||
-          error instanceof Deno.errors.PermissionDenied ||
-          error instanceof Deno.errors.IsADirectory)
-      ) throw error;
-      throw new DatasetError(
-        `Cannot open dataset ${JSON.stringify(datasetPath)}: ${
-          osErrorText(error)
-        }`,
-      );
-    }
-  }
+  // `dataset:` or `datasets:` (datasets.ts): read one after another.
+  const sources = datasetSources(config, cwd);
+  const dataset = options.record !== undefined || options.outPath !== undefined
+    ? await datasetsFingerprint(sources)
+    : null;
   const target = config.target;
   return {
     config,
     cwd,
     scorers,
-    datasetPath,
-    datasetName: fromStdin ? "stdin" : config.dataset,
+    sources,
     fingerprints: {
       // What shapes the Scores, not how fast they come: a config that
       // changed only its concurrency or process cap is the same suite.
@@ -380,21 +372,47 @@ export async function runSuite(
 ): Promise<RunSummary> {
   const started = new Date();
   const runId = newRunId(started);
-  const { config, cwd, scorers, datasetPath, datasetName, fingerprints } =
-    await prepare(
-      configPath,
-      options,
-    );
+  const { config, cwd, scorers, sources, fingerprints } = await prepare(
+    configPath,
+    options,
+  );
   const resume = options.resume;
   if (resume !== undefined && !options.force) checkResume(resume, fingerprints);
   const epochs = options.epochs ?? config.epochs ?? DEFAULTS.epochs;
-  const settings = { epochs };
+  // Shards and subsets (select.ts): which examples this run runs.
+  const subset = options.subset !== undefined &&
+      Object.keys(options.subset).length > 0
+    ? options.subset
+    : undefined;
+  const settings = {
+    epochs,
+    ...(options.shard !== undefined ? { shard: options.shard } : {}),
+    ...(subset !== undefined ? { subset } : {}),
+  };
   if (resume !== undefined) checkResumeSettings(resume, settings);
-  const where = formatOf(config.dataset) === "jsonl" ? "line" : "record";
-  const examples = await loadDatasetBatches(datasetPath, {
-    name: datasetName,
-    ...(options.stdin !== undefined ? { stdin: options.stdin } : {}),
-  });
+  let sampled: Set<string> | undefined;
+  if (subset?.sample !== undefined) {
+    if (config.dataset === "-") {
+      throw new DatasetError(
+        "--sample reads the dataset twice (to draw, then to run): it needs a dataset file, not stdin",
+      );
+    }
+    sampled = await drawSample(
+      await loadSources(sources, undefined),
+      subset,
+    );
+  }
+  const selection = options.shard !== undefined || subset !== undefined
+    ? new Selection({
+      ...(options.shard !== undefined ? { shard: options.shard } : {}),
+      ...(subset !== undefined ? { subset } : {}),
+      ...(sampled !== undefined ? { sampled } : {}),
+    })
+    : undefined;
+  const loaded = await loadSources(sources, options.stdin);
+  const examples = selection === undefined
+    ? loaded
+    : loaded.pipeThrough(selection.stage());
   const concurrency = options.concurrency ?? config.concurrency ??
     DEFAULTS.concurrency;
   const maxProcesses = options.maxProcesses ?? config.max_processes;
@@ -420,7 +438,7 @@ export async function runSuite(
     try {
       await options.beforeWrite({
         config: configPath,
-        datasets: config.dataset === "-" ? [] : [datasetPath],
+        datasets: sources.filter((s) => s.path !== "-").map((s) => s.path),
       });
     } catch (error) {
       await examples.cancel(error);
@@ -455,6 +473,8 @@ export async function runSuite(
       } as unknown as Record<string, unknown>,
       fingerprints,
       value_ranges: rangesByMetric(scorers),
+      ...(options.shard !== undefined ? { shard: options.shard } : {}),
+      ...(subset !== undefined ? { subset } : {}),
     });
   // A resumed run's Scores join the earlier ones, wherever each example's
   // epochs fell: gather them by example rather than by adjacency.
@@ -496,9 +516,10 @@ export async function runSuite(
   let scores = 0;
   const onInvalidRecord = (example: Example) => {
     invalidRecords++;
+    const { name, where } = whereOf(sources, example);
     options.onInvalidRecord?.(
       `Invalid case in ${
-        JSON.stringify(datasetName)
+        JSON.stringify(name)
       } ${where} ${example.line}: ${example.invalid}`,
       example,
     );
@@ -543,6 +564,25 @@ export async function runSuite(
       ...(signal !== undefined ? { signal } : {}),
     }))
     .pipeThrough(validateScoreBatches());
+  if (selection?.subset !== undefined) {
+    // What the subset left out: `skipped` Scores, after the others.
+    const versions = scorers.flatMap((s) =>
+      (s.metrics !== undefined && s.metrics.length > 0 ? s.metrics : [s.name])
+        .map((metric) => ({ metric, version: s.version }))
+    );
+    valid = valid.pipeThrough(
+      new TransformStream<Score[], Score[]>({
+        flush(controller) {
+          const rest = selection.skippedScores(versions, epochs);
+          // Batches of whole units: each unit is one line of the record.
+          const step = versions.length * 256;
+          for (let i = 0; i < rest.length; i += step) {
+            controller.enqueue(rest.slice(i, i + step));
+          }
+        },
+      }),
+    );
+  }
   if (done !== undefined) {
     // Resuming: a Score the file already has is not written twice.
     valid = valid.pipeThrough(
@@ -565,7 +605,7 @@ export async function runSuite(
             for (const score of batch) options.onScore?.(score);
             if (joiner !== undefined) {
               // Await only a real write: an await per unit costs a turn each.
-              for (const [unit, scores] of joiner.take(batch)) {
+              for (const [unit, scores] of joinLoose(joiner.take(batch))) {
                 const pending = unit === undefined
                   ? record!.addScores(scores)
                   : record!.addUnit(unit, scores);
@@ -581,7 +621,7 @@ export async function runSuite(
   } catch (error) {
     // Keep what was computed: the record ends, marked incomplete.
     await writeRest(joiner, record);
-    await record?.finish(aggregator.results(), false);
+    await record?.finish(aggregator.results(), false, selection?.tally());
     await unitsOut?.flush();
     throw error;
   } finally {
@@ -591,8 +631,22 @@ export async function runSuite(
   const stopped = options.stop?.aborted ?? false;
   const aggregates = aggregator.results();
   await writeRest(joiner, record);
-  await record?.finish(aggregates, !stopped);
+  const tally = selection?.tally();
+  await record?.finish(aggregates, !stopped, tally);
   await unitsOut?.flush();
+  if (tally !== undefined && options.outPath !== undefined) {
+    // A shard's Scores file says, beside it, what it ran: merge reads it.
+    await writeMeta(options.outPath, {
+      ...(resume?.meta !== undefined && resume.scores > 0 ? resume.meta : {
+        run_id: runId,
+        started_at: started.toISOString(),
+        fingerprints,
+      }),
+      settings,
+      selection: tally,
+      complete: !stopped,
+    });
+  }
   return {
     runId,
     aggregates,
@@ -600,6 +654,15 @@ export async function runSuite(
     complete: !stopped,
     invalidRecords,
     gateFailures: checkGates(config.gates ?? {}, aggregates),
+    ...(tally !== undefined
+      ? {
+        selection: {
+          examples: tally.examples,
+          ran: tally.ran,
+          skipped: tally.skipped,
+        },
+      }
+      : {}),
     ...(cache !== undefined
       ? {
         cache: {

@@ -91,3 +91,25 @@ export class UnitScores {
     return -1;
   }
 }
+
+/**
+ * Joins adjacent entries without a unit that belong to one unit id (as the
+ * `skipped` Scores of a subset come), so that each is one line of the record.
+ *
+ * @param entries Entries as {@linkcode UnitScores.take} returns them.
+ * @returns The same Scores, in the same order, in fewer entries.
+ */
+export function joinLoose(entries: UnitEntry[]): UnitEntry[] {
+  const out: UnitEntry[] = [];
+  for (const entry of entries) {
+    const last = out.at(-1);
+    if (
+      entry[0] === undefined && last !== undefined && last[0] === undefined &&
+      last[1].length > 0 && entry[1].length > 0 &&
+      last[1][0]!.unit_id === entry[1][0]!.unit_id
+    ) {
+      last[1].push(...entry[1]);
+    } else out.push(entry); // take() makes fresh arrays: extending one is safe
+  }
+  return out;
+}

@@ -34,3 +34,5 @@ export type { NetworkSettings } from "../net/network.ts";
 export type { ChatSettings } from "../net/chat_client.ts";
 export { httpTarget } from "./http_target.ts";
 export { cachedTarget, TargetCache } from "./cache.ts";
+export type { CacheMergeResult } from "./cache_merge.ts";
+export { mergeCaches } from "./cache_merge.ts";

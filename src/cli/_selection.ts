@@ -1,0 +1,87 @@
+// `run`'s shard and subset flags, read into runSuite's options, and the line
+// of the summary that says what they chose.
+
+import { UsageError } from "./flags.ts";
+import { parseShard } from "../run/select.ts";
+import type { RunSummary } from "../run/run_suite.ts";
+import {
+  type ShardInfo,
+  type Subset,
+  subsetFlags,
+} from "../record/selection.ts";
+
+/** What `run` passes on. */
+export interface Selected {
+  shard?: ShardInfo;
+  subset?: Subset;
+}
+
+/** Reads `--shard`, `--filter`, `--sample`, `--seed`, `--limit`. */
+export function selectionOptions(flags: {
+  shard: string | undefined;
+  filter: string | undefined;
+  sample: number | undefined;
+  seed: string | undefined;
+  limit: number | undefined;
+}): Selected {
+  const subset: Subset = {};
+  if (flags.filter !== undefined) subset.filter = flags.filter;
+  if (flags.sample !== undefined) {
+    if (flags.sample < 0) {
+      throw new UsageError(`--sample must be 0 or more, not ${flags.sample}`);
+    }
+    subset.sample = flags.sample;
+    subset.seed = flags.seed ?? "0";
+  } else if (flags.seed !== undefined) {
+    throw new UsageError("--seed goes with --sample");
+  }
+  if (flags.limit !== undefined) {
+    if (flags.limit < 0) {
+      throw new UsageError(`--limit must be 0 or more, not ${flags.limit}`);
+    }
+    subset.limit = flags.limit;
+  }
+  if (flags.filter !== undefined) {
+    try {
+      new RegExp(flags.filter, "u");
+    } catch (error) {
+      if (!(error instanceof SyntaxError)) throw error;
+      throw new UsageError(
+        `--filter ${
+          JSON.stringify(flags.filter)
+        } is not a regular expression: ${
+          error.message.replace(/^Invalid regular expression: /, "")
+        }`,
+      );
+    }
+  }
+  return {
+    ...(flags.shard !== undefined ? { shard: parseShard(flags.shard) } : {}),
+    ...(Object.keys(subset).length > 0 ? { subset } : {}),
+  };
+}
+
+/** The summary's line about the shard and subset, when there is one. */
+export function describeSelection(
+  selected: Selected,
+  tally: RunSummary["selection"],
+): string | undefined {
+  if (tally === undefined) return undefined;
+  const { shard, subset } = selected;
+  const parts: string[] = [];
+  if (shard !== undefined) {
+    parts.push(
+      `shard ${shard.index}/${shard.count}: ${
+        tally.ran + tally.skipped
+      } of ${tally.examples} examples are this shard's`,
+    );
+  }
+  if (subset !== undefined) {
+    parts.push(
+      `subset ${
+        subsetFlags(subset)
+      }: ${tally.ran} examples ran, ${tally.skipped} skipped (their Scores say "skipped")`,
+    );
+  } else parts.push(`${tally.ran} ran`);
+  return parts.join("; ");
+}

@@ -1,0 +1,238 @@
+/**
+ * `evalpipe merge SHARD...`: the shards of one run (`run --shard k/n`) back
+ * into the run one machine would have made.
+ *
+ * @module
+ */
+
+import { defineCommand } from "./command.ts";
+import { UsageError } from "./flags.ts";
+import { say } from "./_output.ts";
+import type { ShardPart } from "../record/merge.ts";
+
+/** Reads one shard: a RunRecord, or a Scores file with its sidecar. */
+async function readShard(path: string): Promise<ShardPart> {
+  const [
+    { isRunRecord, parseRunRecord },
+    { readScoresFile },
+    { readMeta, metaPath },
+    { InputError },
+  ] = await Promise.all([
+    import("../record/run_record.ts"),
+    import("../record/scores_file.ts"),
+    import("../run/resume.ts"),
+    import("../base/errors.ts"),
+  ]);
+  let record;
+  if (path === "-") {
+    const text = await new Response(Deno.stdin.readable).text();
+    if (!isRunRecord(text)) {
+      throw new InputError(
+        "merge: stdin holds Scores, not a RunRecord: Scores say which shard they are only in the sidecar beside their --out file, so give that file (or the shard's --record) instead",
+      );
+    }
+    record = parseRunRecord(text, "stdin");
+  } else {
+    if (path.endsWith(".meta.json")) {
+      // `shard-*.json` matches `shard-1.ndjson.meta.json` too: say so.
+      throw new InputError(
+        `${
+          JSON.stringify(path)
+        } is the sidecar of a Scores file, not a shard: give merge the records (or the Scores files beside their sidecars)`,
+      );
+    }
+    // A record is read a line at a time; a missing file is named.
+    const file = await readScoresFile(path);
+    if (file.record !== undefined) record = file.record;
+    else {
+      if (file.problems.length > 0) {
+        const p = file.problems[0]!;
+        throw new InputError(
+          `Malformed Score in ${
+            JSON.stringify(path)
+          } line ${p.line}: ${p.message}`,
+        );
+      }
+      const meta = await readMeta(path);
+      if (meta === undefined || meta === null) {
+        throw new InputError(
+          `${JSON.stringify(path)} is a Scores file without ${
+            meta === null ? "a readable" : "its"
+          } sidecar ${
+            JSON.stringify(metaPath(path))
+          } (run --out writes it): merge cannot tell which shard it is`,
+        );
+      }
+      return {
+        name: path,
+        fingerprints: meta.fingerprints,
+        complete: meta.complete === true,
+        scores: file.scores,
+        ...(meta.settings?.shard !== undefined
+          ? { shard: meta.settings.shard }
+          : {}),
+        ...(meta.settings?.subset !== undefined
+          ? { subset: meta.settings.subset }
+          : {}),
+        ...(meta.selection !== undefined ? { selection: meta.selection } : {}),
+      };
+    }
+  }
+  return {
+    name: path === "-" ? "stdin" : path,
+    fingerprints: record.fingerprints,
+    complete: record.complete,
+    scores: record.scores,
+    record,
+    ...(record.shard !== undefined ? { shard: record.shard } : {}),
+    ...(record.subset !== undefined ? { subset: record.subset } : {}),
+    ...(record.selection !== undefined ? { selection: record.selection } : {}),
+  };
+}
+
+/** The `merge` command. */
+export const merge = defineCommand({
+  name: "merge",
+  summary: "Merge the shards of a run (run --shard k/n) into one",
+  usage: "SHARD... [--record FILE] [--allow-partial]",
+  description:
+    `Merges the shards of one run, given as their RunRecords or their Scores
+files (each with the .meta.json sidecar run --out writes beside it; - reads a
+record on stdin). Writes the merged Scores on stdout, in the order one
+unsharded run writes them, the merged RunRecord to --record (equal to the
+unsharded run's but for its times and run id), and a summary on stderr; the
+config's gates are checked as run checks them (exit 1). Refuses shards of
+different configs or datasets, a missing shard, one given twice, or one that
+did not finish.`,
+  positionals: {
+    names: ["SHARD..."],
+    error: "merge takes the shards' records or Scores files",
+    files: true,
+  },
+  flags: {
+    record: {
+      type: "string",
+      value: "FILE",
+      help:
+        "Write the merged RunRecord to FILE (every shard must then be a record)",
+    },
+    "allow-partial": {
+      type: "boolean",
+      help:
+        "Merge even when shards are missing or did not finish, saying what is missing; the merged run is marked incomplete",
+    },
+  },
+  async run(flags, given) {
+    const paths: readonly string[] = given;
+    if (paths.length === 0) {
+      throw new UsageError("merge takes the shards' records or Scores files");
+    }
+    if (paths.filter((p) => p === "-").length > 1) {
+      throw new UsageError("merge reads stdin (-) once");
+    }
+    if (flags.record !== undefined) {
+      // Read whole before --record is opened, but a shard is still not to
+      // be overwritten by the merge.
+      const { refuseSameFile } = await import("../io/same_file.ts");
+      await refuseSameFile(
+        [{ name: "--record", path: flags.record }],
+        paths.filter((p) => p !== "-").map((path) => ({
+          name: "a shard",
+          path,
+        })),
+      );
+    }
+    const parts: ShardPart[] = [];
+    for (const path of paths) parts.push(await readShard(path));
+    const [
+      { mergeShards },
+      { newRunId, RunRecordWriter },
+      { openOut },
+      { scoreLine },
+      { formatSummary },
+      { checkGates },
+      { TextWriter },
+      { stdoutWriter },
+    ] = await Promise.all([
+      import("../record/merge.ts"),
+      import("../record/run_record.ts"),
+      import("../io/out_file.ts"),
+      import("../score/line.ts"),
+      import("../report/summary.ts"),
+      import("../aggregate/gates.ts"),
+      import("../io/text_writer.ts"),
+      import("../io/stdout.ts"),
+    ]);
+    const merged = mergeShards(parts, { allowPartial: flags["allow-partial"] });
+    if (flags.record !== undefined && merged.header === undefined) {
+      const scoresOnly = parts.filter((p) => p.record === undefined);
+      throw new UsageError(
+        `--record needs every shard's RunRecord: ${
+          scoresOnly.map((p) => JSON.stringify(p.name)).join(", ")
+        } ${scoresOnly.length === 1 ? "is a Scores file" : "are Scores files"}`,
+      );
+    }
+    for (const m of merged.missing) say(`evalpipe: partial merge: ${m}`);
+    if (flags.record !== undefined && merged.header !== undefined) {
+      const out = await openOut(flags.record, {
+        name: `--record ${JSON.stringify(flags.record)}`,
+      });
+      try {
+        const started = new Date(merged.header.started_at);
+        const writer = new RunRecordWriter(out, {
+          ...merged.header,
+          run_id: newRunId(
+            Number.isNaN(started.getTime()) ? new Date() : started,
+          ),
+        });
+        for (const [unit, scores] of merged.entries) {
+          const pending = unit === undefined
+            ? writer.addScores(scores)
+            : writer.addUnit(unit, scores);
+          if (pending !== undefined) await pending;
+        }
+        await writer.finish(
+          merged.aggregates,
+          merged.complete,
+          merged.selection,
+        );
+      } finally {
+        out.close();
+      }
+    }
+    const stdout = new TextWriter(stdoutWriter());
+    try {
+      let text = "";
+      for (const score of merged.scores) {
+        text += scoreLine(score) + "\n";
+        if (text.length > 65536) {
+          const pending = stdout.write(text);
+          text = "";
+          if (pending !== undefined) await pending;
+        }
+      }
+      stdout.write(text);
+      await stdout.flush();
+    } catch (error) {
+      // A reader that went away (`| head`) got what it wanted.
+      if (!(error instanceof Deno.errors.BrokenPipe)) throw error;
+    }
+    say(formatSummary(merged.aggregates));
+    const n = merged.shards;
+    say(
+      `merged ${n} ${
+        n === 1 ? "shard" : "shards"
+      }: ${merged.scores.length} scores${
+        merged.complete ? "" : " (partial: the merged run is incomplete)"
+      }${
+        flags.record !== undefined ? `; record written to ${flags.record}` : ""
+      }`,
+    );
+    const config = merged.header?.config as
+      | { gates?: Parameters<typeof checkGates>[0] }
+      | undefined;
+    const failures = checkGates(config?.gates ?? {}, merged.aggregates);
+    for (const f of failures) say(`evalpipe: gate failed: ${f.message}`);
+    return failures.length > 0 ? 1 : 0;
+  },
+});

@@ -1,0 +1,107 @@
+/**
+ * A suite's datasets: `dataset:` (one file) or `datasets:` (a list, each
+ * with its path and an optional name), checked beyond their shape, and read
+ * as one list.
+ *
+ * @module
+ */
+
+import { ConfigError } from "./_check.ts";
+import type { DatasetConfig, SuiteConfig } from "./types.ts";
+
+/**
+ * The name a dataset's example ids start with: its `name`, else its path as
+ * written (`stdin` for `-`).
+ *
+ * @param dataset The dataset.
+ * @returns The prefix of its example ids, before `#`.
+ *
+ * @example
+ * ```ts
+ * import { datasetName } from "./mod.ts";
+ * if (datasetName({ path: "a.jsonl", name: "easy" }) !== "easy" || datasetName({ path: "a.jsonl" }) !== "a.jsonl") throw new Error();
+ * ```
+ */
+export function datasetName(dataset: DatasetConfig): string {
+  return dataset.name ?? (dataset.path === "-" ? "stdin" : dataset.path);
+}
+
+/**
+ * A suite's datasets as one list: `dataset: x` is `[{ path: x }]`.
+ *
+ * @param config A validated config.
+ * @returns Its datasets, in order.
+ *
+ * @example
+ * ```ts
+ * import { checkConfigText, datasetsOf } from "./mod.ts";
+ * const one = await checkConfigText("dataset: a.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n", "s.yaml");
+ * if (datasetsOf(one)[0]?.path !== "a.jsonl") throw new Error("unexpected");
+ * ```
+ */
+export function datasetsOf(config: SuiteConfig): DatasetConfig[] {
+  if (config.datasets !== undefined) return config.datasets;
+  return config.dataset === undefined ? [] : [{ path: config.dataset }];
+}
+
+/**
+ * Refuses a config without a dataset, with both `dataset` and `datasets`,
+ * with stdin in a list, or with two datasets whose example ids would share
+ * a name.
+ *
+ * @param config A validated config.
+ * @param file The config file, for messages.
+ * @param lineOf Finds the line of a path.
+ * @throws {ConfigError} On the first problem, at its line.
+ */
+export function checkDatasets(
+  config: SuiteConfig,
+  file: string,
+  lineOf: (path: readonly PropertyKey[]) => number | undefined,
+): void {
+  if (config.dataset !== undefined && config.datasets !== undefined) {
+    throw new ConfigError(
+      file,
+      lineOf(["datasets"]),
+      'give "dataset" (one file) or "datasets" (a list), not both',
+    );
+  }
+  if (config.dataset === undefined && config.datasets === undefined) {
+    throw new ConfigError(
+      file,
+      undefined,
+      'missing key "dataset" (a file of cases; or "datasets", a list of them)',
+    );
+  }
+  const seen = new Map<string, number>();
+  for (const [i, dataset] of (config.datasets ?? []).entries()) {
+    if (dataset.path === "-") {
+      throw new ConfigError(
+        file,
+        lineOf(["datasets", i, "path"]),
+        'stdin ("-") cannot be one of "datasets": give it as "dataset: -"',
+      );
+    }
+    if (dataset.name !== undefined && dataset.name.includes("#")) {
+      throw new ConfigError(
+        file,
+        lineOf(["datasets", i, "name"]),
+        `a dataset's name cannot hold "#" (it ends the name in example ids), not ${
+          JSON.stringify(dataset.name)
+        }`,
+      );
+    }
+    const name = datasetName(dataset);
+    const first = seen.get(name);
+    if (first !== undefined) {
+      throw new ConfigError(
+        file,
+        lineOf(["datasets", i]),
+        `datasets ${first + 1} and ${i + 1} would both name their examples ${
+          JSON.stringify(`${name}#…`)
+        }: give one a different "name"`,
+      );
+    }
+    seen.set(name, i);
+  }
+}

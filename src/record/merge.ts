@@ -1,0 +1,357 @@
+/**
+ * Merging the shards of one run (`run --shard k/n`) back into the run one
+ * machine would have made: the Scores in its order, the units beside them,
+ * the aggregates computed as it computed them (exact sums, so bit for bit),
+ * after checking that the shards are of one suite, each there once and
+ * finished.
+ *
+ * @module
+ */
+
+import { Aggregator } from "../aggregate/mod.ts";
+import type { Aggregate } from "../aggregate/mod.ts";
+import { InputError } from "../base/errors.ts";
+import type { Unit } from "../dataset/unit.ts";
+import type { Fingerprints } from "../fingerprint/fingerprint.ts";
+import type { Score } from "../score/mod.ts";
+import type { RunRecord, RunRecordHeader } from "./run_record.ts";
+import type { SelectionTally, ShardInfo, Subset } from "./selection.ts";
+
+/**
+ * One shard as {@linkcode mergeShards} takes it: read from its RunRecord, or
+ * from a Scores file and the sidecar `run --out` writes beside it.
+ *
+ * @example A shard read from its record
+ * ```ts
+ * import type { RunRecord, ShardPart } from "./mod.ts";
+ * const shardPartOf = (name: string, record: RunRecord): ShardPart => ({
+ *   name, fingerprints: record.fingerprints, complete: record.complete, scores: record.scores, record,
+ *   ...(record.shard !== undefined ? { shard: record.shard } : {}),
+ *   ...(record.subset !== undefined ? { subset: record.subset } : {}),
+ *   ...(record.selection !== undefined ? { selection: record.selection } : {}),
+ * });
+ * if (typeof shardPartOf !== "function") throw new Error("unexpected");
+ * ```
+ */
+export interface ShardPart {
+  /** The file as given (`stdin` for `-`), for messages. */
+  name: string;
+  /** What the shard's run depended on. */
+  fingerprints: Fingerprints;
+  /** Which shard it is; absent for a run that was not sharded. */
+  shard?: ShardInfo;
+  /** The subset it ran, if any. */
+  subset?: Subset;
+  /** What it ran, once it finished. */
+  selection?: SelectionTally;
+  /** Whether it finished, every unit run. */
+  complete: boolean;
+  /** Its Scores, in its output order. */
+  scores: Score[];
+  /** Its record, when it was read from one. */
+  record?: RunRecord;
+}
+
+/**
+ * Options of {@linkcode mergeShards}.
+ *
+ * @example Merge what is there, saying what is not
+ * ```ts
+ * import type { MergeOptions } from "./mod.ts";
+ * const options: MergeOptions = { allowPartial: true };
+ * if (!options.allowPartial) throw new Error("unexpected");
+ * ```
+ */
+export interface MergeOptions {
+  /**
+   * Merge even when a shard is missing or did not finish; what is missing
+   * is listed in the result's `missing`, and the merged run is incomplete.
+   * @default {false}
+   */
+  allowPartial?: boolean;
+}
+
+/**
+ * The merged run.
+ *
+ * @example What a merge returns
+ * ```ts
+ * import type { MergedRun } from "./mod.ts";
+ * const empty: MergedRun = { scores: [], entries: [], aggregates: [], complete: true, missing: [], shards: 0 };
+ * if (empty.complete !== true) throw new Error("unexpected");
+ * ```
+ */
+export interface MergedRun {
+  /** Every Score, in the order the unsharded run writes them. */
+  scores: Score[];
+  /**
+   * The record's lines: each unit (when known) with its Scores, in order.
+   * Empty unless every shard was read from its record.
+   */
+  entries: Array<[Unit | undefined, Score[]]>;
+  /** The aggregates, computed from the Scores in that order. */
+  aggregates: Aggregate[];
+  /**
+   * The merged record's header (no shard, the earliest start), when every
+   * shard was read from its record; its `run_id` is the caller's to set.
+   */
+  header?: RunRecordHeader;
+  /** The merged selection (a subset's counts), when the shards had a subset. */
+  selection?: SelectionTally;
+  /** Whether every shard was there and finished. */
+  complete: boolean;
+  /** With `allowPartial`: what is missing, one sentence each. */
+  missing: string[];
+  /** How many shard files were merged. */
+  shards: number;
+}
+
+/**
+ * Shards that cannot be merged: of different suites, one missing, one given
+ * twice, one unfinished. Its message names the files; the command line
+ * exits 2.
+ *
+ * @example
+ * ```ts
+ * import { MergeError, mergeShards } from "./mod.ts";
+ * const error = (() => { try { mergeShards([]); } catch (e) { return e; } })();
+ * if (!(error instanceof MergeError) || error.exitCode !== 2) throw new Error("unexpected");
+ * ```
+ */
+export class MergeError extends InputError {
+  /**
+   * Creates the error.
+   *
+   * @param message What is wrong, naming the files.
+   */
+  constructor(message: string) {
+    super(message);
+    this.name = "MergeError";
+  }
+}
+
+/** The epoch a Score's unit id names (1 when it names none). */
+function epochOf(score: Score): number {
+  const example = score.example_id;
+  const unit = score.unit_id;
+  if (unit === undefined || example === undefined || unit === example) return 1;
+  if (unit.startsWith(`${example}@`)) {
+    const n = Number(unit.slice(example.length + 1));
+    if (Number.isSafeInteger(n)) return n;
+  }
+  return 0;
+}
+
+const q = JSON.stringify;
+
+/** Refuses parts that are not shards of one suite, split one way. */
+function checkSameRun(parts: readonly ShardPart[]): void {
+  const [first] = parts;
+  if (first === undefined) {
+    throw new MergeError("merge takes the shards to merge: none were given");
+  }
+  for (const part of parts) {
+    if (part.shard === undefined) {
+      throw new MergeError(
+        `${q(part.name)} is not a shard: it was run without --shard`,
+      );
+    }
+  }
+  const a = first.fingerprints;
+  for (const part of parts.slice(1)) {
+    const b = part.fingerprints;
+    const differ = (what: string) =>
+      new MergeError(
+        `${q(first.name)} and ${
+          q(part.name)
+        } are shards of different ${what}: they cannot be merged`,
+      );
+    if (a.config !== b.config) throw differ("configs");
+    if (a.dataset !== b.dataset) throw differ("datasets");
+    if (a.target !== b.target) throw differ("targets");
+    if (q(a.scorers) !== q(b.scorers)) throw differ("scorers");
+    if (q(first.subset ?? {}) !== q(part.subset ?? {})) {
+      throw differ("subsets (--filter, --sample, --limit)");
+    }
+    if (part.shard!.count !== first.shard!.count) {
+      throw new MergeError(
+        `${q(first.name)} is shard ${first.shard!.index}/${
+          first.shard!.count
+        } and ${q(part.name)} is shard ${part.shard!.index}/${
+          part.shard!.count
+        }: shards of one run are split the same number of ways`,
+      );
+    }
+    const [ea, eb] = [first.selection?.examples, part.selection?.examples];
+    if (ea !== undefined && eb !== undefined && ea !== eb) {
+      throw new MergeError(
+        `${q(first.name)} saw ${ea} examples and ${
+          q(part.name)
+        } ${eb}: they read different datasets`,
+      );
+    }
+  }
+}
+
+/** The parts by shard index; refuses a shard given twice. */
+function byIndex(parts: readonly ShardPart[]): Map<number, ShardPart> {
+  const seen = new Map<number, ShardPart>();
+  for (const part of parts) {
+    const { index, count } = part.shard!;
+    const other = seen.get(index);
+    if (other !== undefined) {
+      throw new MergeError(
+        `${q(other.name)} and ${
+          q(part.name)
+        } are both shard ${index}/${count}: give each shard once`,
+      );
+    }
+    seen.set(index, part);
+  }
+  return seen;
+}
+
+/**
+ * Merges the shards of one run into the run one machine would have made:
+ * the Scores in its order (each shard's record says where each of its
+ * examples stands), the aggregates computed from them as the run computes
+ * them, and, when every shard is a record, the record's lines and header.
+ *
+ * @param parts The shards, in any order.
+ * @param options Whether to merge what is there when some is missing.
+ * @returns The merged run.
+ * @throws {MergeError} For shards of different suites, a shard missing or given twice, an unfinished one.
+ *
+ * @example Two shards of a two-example run, given in reverse
+ * ```ts
+ * import { mergeShards, type ShardPart } from "./mod.ts";
+ * import { scored } from "../score/mod.ts";
+ * const fingerprints = { config: "sha256:a", dataset: "sha256:b", target: "sha256:c", scorers: { m: "m@1" } };
+ * const part = (index: number, id: string, at: number, value: number): ShardPart => ({
+ *   name: `s${index}.json`, fingerprints, shard: { index, count: 2 }, complete: true,
+ *   selection: { examples: 2, ran: 1, skipped: 0, order: { [id]: at } },
+ *   scores: [scored("m", value, { example_id: id, unit_id: id })],
+ * });
+ * const merged = mergeShards([part(2, "d#2", 1, 0), part(1, "d#1", 0, 1)]);
+ * if (merged.scores.map((s) => s.example_id).join() !== "d#1,d#2" || merged.aggregates[0]?.mean !== 0.5) throw new Error();
+ * ```
+ */
+export function mergeShards(
+  parts: readonly ShardPart[],
+  options: MergeOptions = {},
+): MergedRun {
+  checkSameRun(parts);
+  const seen = byIndex(parts);
+  const count = parts[0]!.shard!.count;
+  const missing: string[] = [];
+  for (let index = 1; index <= count; index++) {
+    if (!seen.has(index)) missing.push(`shard ${index}/${count} is missing`);
+  }
+  const ordered = [...seen.keys()].sort((a, b) => a - b).map((k) =>
+    seen.get(k)!
+  );
+  for (const part of ordered) {
+    if (!part.complete || part.selection?.order === undefined) {
+      missing.push(
+        `${q(part.name)} (shard ${
+          part.shard!.index
+        }/${count}) did not finish: resume it (run --resume) and merge again`,
+      );
+    }
+  }
+  if (missing.length > 0 && !options.allowPartial) {
+    throw new MergeError(
+      `Cannot merge: ${
+        missing.join("; ")
+      } (--allow-partial merges what is there)`,
+    );
+  }
+  // Each Score's place: its example's place in the unsharded output, then
+  // its epoch, then where its shard wrote it. An unfinished shard's
+  // examples whose place is not known come last, as written.
+  const keyed: Array<{ score: Score; at: number; epoch: number; i: number }> =
+    [];
+  let i = 0;
+  for (const part of ordered) {
+    const order = part.selection?.order;
+    for (const score of part.scores) {
+      const id = score.example_id ?? score.unit_id ?? "";
+      const at = order !== undefined && Object.hasOwn(order, id)
+        ? order[id]!
+        : Infinity;
+      keyed.push({ score, at, epoch: epochOf(score), i: i++ });
+    }
+  }
+  keyed.sort((a, b) => a.at - b.at || a.epoch - b.epoch || a.i - b.i);
+  const scores = keyed.map((k) => k.score);
+  const records = ordered.every((p) => p.record !== undefined)
+    ? ordered.map((p) => p.record!)
+    : undefined;
+  const ranges = records?.[0]?.value_ranges;
+  const aggregator = new Aggregator({
+    grouped: missing.length > 0, // an unfinished shard's tail is out of order
+    ...(ranges !== undefined
+      ? {
+        valueRange: (metric: string) =>
+          Object.hasOwn(ranges, metric) ? ranges[metric] : undefined,
+      }
+      : {}),
+  });
+  for (const score of scores) aggregator.add(score);
+  const entries: Array<[Unit | undefined, Score[]]> = [];
+  if (records !== undefined) {
+    const units = new Map<string, Unit>();
+    for (const record of records) {
+      for (const unit of record.units) units.set(unit.unit_id, unit);
+    }
+    for (const score of scores) {
+      const last = entries.at(-1);
+      if (last !== undefined && last[1][0]!.unit_id === score.unit_id) {
+        last[1].push(score);
+      } else {
+        entries.push([units.get(score.unit_id ?? ""), [score]]);
+      }
+    }
+  }
+  const subset = parts[0]!.subset;
+  let selection: SelectionTally | undefined;
+  if (subset !== undefined) {
+    selection = {
+      examples: ordered[0]!.selection?.examples ?? 0,
+      ran: ordered.reduce((n, p) => n + (p.selection?.ran ?? 0), 0),
+      skipped: ordered.reduce((n, p) => n + (p.selection?.skipped ?? 0), 0),
+    };
+  }
+  let header: RunRecordHeader | undefined;
+  if (records !== undefined) {
+    const { shard: _shard, ...first } = headerOf(records[0]!);
+    const started = records.map((r) => r.started_at).sort()[0]!;
+    header = { ...first, started_at: started };
+  }
+  return {
+    scores,
+    entries,
+    aggregates: aggregator.results(),
+    ...(header !== undefined ? { header } : {}),
+    ...(selection !== undefined ? { selection } : {}),
+    complete: missing.length === 0,
+    missing,
+    shards: ordered.length,
+  };
+}
+
+/** A record's header, in the order the writer writes it. */
+function headerOf(record: RunRecord): RunRecordHeader {
+  return {
+    run_id: record.run_id,
+    started_at: record.started_at,
+    config_path: record.config_path,
+    config: record.config,
+    fingerprints: record.fingerprints,
+    ...(record.value_ranges !== undefined
+      ? { value_ranges: record.value_ranges }
+      : {}),
+    ...(record.shard !== undefined ? { shard: record.shard } : {}),
+    ...(record.subset !== undefined ? { subset: record.subset } : {}),
+  };
+}

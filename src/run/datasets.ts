@@ -1,0 +1,116 @@
+// A suite's datasets (`dataset:` or `datasets:`) as the run reads them: each
+// resolved against the config's folder, fingerprinted, and loaded one after
+// another as one stream of examples.
+
+import { datasetName, datasetsOf } from "../config/_datasets.ts";
+import type { SuiteConfig } from "../config/types.ts";
+import type { Example } from "../dataset/case.ts";
+import {
+  DatasetError,
+  formatOf,
+  loadDatasetBatches,
+} from "../dataset/dataset.ts";
+import { osErrorText } from "../base/errors.ts";
+import { fileFingerprint, fingerprint } from "../fingerprint/fingerprint.ts";
+
+/** One dataset of a suite, ready to read. */
+export interface DatasetSource {
+  /** The path as the config writes it. */
+  written: string;
+  /** The file, resolved against the config's folder (`-` for stdin). */
+  path: string;
+  /** The name its example ids start with. */
+  name: string;
+}
+
+/** A suite's datasets, resolved against its folder. */
+export function datasetSources(
+  config: SuiteConfig,
+  cwd: string,
+): DatasetSource[] {
+  return datasetsOf(config).map((d) => ({
+    written: d.path,
+    path: d.path === "-" || d.path.startsWith("/")
+      ? d.path
+      : `${cwd}/${d.path}`,
+    name: datasetName(d),
+  }));
+}
+
+/**
+ * The fingerprint of the datasets' bytes: one file's own, or of each file's
+ * with its name, in order; `null` for stdin.
+ */
+export async function datasetsFingerprint(
+  sources: readonly DatasetSource[],
+): Promise<string | null> {
+  if (sources.length === 1 && sources[0]!.path === "-") return null;
+  const prints: string[] = [];
+  for (const s of sources) {
+    try {
+      prints.push(await fileFingerprint(s.path));
+    } catch (error) {
+      // Linux opens a folder for reading: only reading it fails.
+      if (
+        !(error instanceof Deno.errors.NotFound ||
+          error instanceof Deno.errors.PermissionDenied ||
+          error instanceof Deno.errors.IsADirectory)
+      ) throw error;
+      throw new DatasetError(
+        `Cannot open dataset ${JSON.stringify(s.path)}: ${osErrorText(error)}`,
+      );
+    }
+  }
+  if (sources.length === 1) return prints[0]!;
+  return fingerprint(...sources.flatMap((s, i) => [s.name, prints[i]!]));
+}
+
+/** The examples of every dataset, one dataset after another. */
+export async function loadSources(
+  sources: readonly DatasetSource[],
+  stdin: ReadableStream<Uint8Array> | undefined,
+): Promise<ReadableStream<Example[]>> {
+  const streams: ReadableStream<Example[]>[] = [];
+  try {
+    // Every file opened before any is read: a missing one fails the run
+    // before anything is written.
+    for (const s of sources) {
+      streams.push(
+        await loadDatasetBatches(s.path, {
+          name: s.name,
+          ...(stdin !== undefined ? { stdin } : {}),
+        }),
+      );
+    }
+  } catch (error) {
+    await Promise.all(streams.map((s) => s.cancel()));
+    throw error;
+  }
+  if (streams.length === 1) return streams[0]!;
+  async function* chain() {
+    let i = 0;
+    try {
+      for (; i < streams.length; i++) yield* streams[i]!;
+    } finally {
+      // Stopped early: the files not reached yet are closed too.
+      for (let j = i + 1; j < streams.length; j++) await streams[j]!.cancel();
+    }
+  }
+  return ReadableStream.from(chain());
+}
+
+/** The dataset an example came from, and how its records are counted. */
+export function whereOf(
+  sources: readonly DatasetSource[],
+  example: Example,
+): { name: string; where: "line" | "record" } {
+  const source =
+    sources.find((s) => example.example_id.startsWith(`${s.name}#`)) ??
+      sources[0]!;
+  return {
+    name: source.name,
+    where: formatOf(source.written) === "jsonl" || source.written === "-"
+      ? "line"
+      : "record",
+  };
+}

@@ -1,0 +1,410 @@
+// `run --shard k/n` and `merge`: shards run at once against a loopback model
+// merge into exactly the run one process makes.
+
+import assert from "node:assert/strict";
+import { CLI, cli, cliWithStdin } from "../_cli.ts";
+import { withTempDir } from "../_proc.ts";
+import { fakeLlm, reply } from "../_fake_llm.ts";
+
+/** A suite of `n` cases against the model at `baseUrl`, two epochs, a gate. */
+async function writeSuite(
+  dir: string,
+  baseUrl: string,
+  n = 30,
+  extra = "",
+): Promise<string> {
+  const lines: string[] = [];
+  for (let i = 1; i <= n; i++) {
+    lines.push(JSON.stringify({
+      input: `q${i}`,
+      // Half the cases expect what the model answers.
+      expected: i % 2 === 0 ? `echo: q${i}` : `no ${i}`,
+      metadata: { topic: i % 3 === 0 ? "math" : "geo" },
+    }));
+  }
+  await Deno.writeTextFile(`${dir}/cases.jsonl`, lines.join("\n") + "\n");
+  const config = `${dir}/suite.yaml`;
+  await Deno.writeTextFile(
+    config,
+    `dataset: cases.jsonl
+target: { type: openai, base_url: "${baseUrl}", model: m, retries: 0 }
+scorers:
+  - type: exact_match
+  - type: contains
+    value: "echo"
+epochs: 2
+gates:
+  exact_match: { min_pass_rate: 0.1 }
+${extra}`,
+  );
+  return config;
+}
+
+/** A record's text with what differs between two runs of one suite masked. */
+function masked(text: string): string {
+  return text
+    .replace(/"(run_id|started_at|finished_at)":"[^"]*"/g, '"$1":"*"')
+    .replace(/"latency_ms":[0-9.e+-]+/g, '"latency_ms":0');
+}
+
+/** Runs `cli.ts` with these args in `dir`, the child's handle. */
+function spawnRun(
+  args: string[],
+  dir: string,
+  env: Record<string, string> = {},
+) {
+  return new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", CLI, ...args],
+    cwd: dir,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1", ...env },
+  }).output();
+}
+
+Deno.test("merge of 3 shards run at once equals the unsharded run, Scores, aggregates and record", async () => {
+  await using server = fakeLlm({ delayMs: 5 });
+  await withTempDir(async (dir) => {
+    const config = await writeSuite(dir, server.baseUrl);
+    const whole = await cli(
+      ["run", config, "--no-cache", "--record", `${dir}/whole.json`],
+      dir,
+    );
+    assert.equal(whole.code, 0, whole.stderr);
+    // Three processes at once, as three machines would run them.
+    const shards = await Promise.all([1, 2, 3].map((k) =>
+      spawnRun([
+        "run",
+        config,
+        "--no-cache",
+        "--shard",
+        `${k}/3`,
+        "--record",
+        `${dir}/shard-${k}.json`,
+        "--out",
+        `${dir}/shard-${k}.ndjson`,
+      ], dir)
+    ));
+    const dec = new TextDecoder();
+    for (const s of shards) assert.equal(s.code, 0, dec.decode(s.stderr));
+    const sizes = shards.map((s) =>
+      Number(
+        /(\d+) of 30 examples are this shard's/.exec(dec.decode(s.stderr))?.[1],
+      )
+    );
+    assert.equal(sizes.reduce((a, b) => a + b, 0), 30, String(sizes));
+    const merged = await cli(
+      [
+        "merge",
+        `${dir}/shard-3.json`,
+        `${dir}/shard-1.json`,
+        `${dir}/shard-2.json`,
+        "--record",
+        `${dir}/merged.json`,
+      ],
+      dir,
+    );
+    assert.equal(merged.code, 0, merged.stderr);
+    assert.match(merged.stderr, /merged 3 shards: 120 scores/);
+    // Score by Score, in order.
+    assert.equal(merged.stdout, whole.stdout);
+    // The record, times and run id aside (latency is a time).
+    const a = masked(await Deno.readTextFile(`${dir}/whole.json`));
+    const b = masked(await Deno.readTextFile(`${dir}/merged.json`));
+    assert.equal(b, a);
+    // Aggregates bit for bit: `aggregate` over each.
+    const aggA = await cliWithStdin(["aggregate"], dir, whole.stdout);
+    const aggB = await cliWithStdin(["aggregate"], dir, merged.stdout);
+    assert.equal(aggB.stdout, aggA.stdout);
+    // Scores files with their sidecars merge the same.
+    const fromScores = await cli(
+      ["merge", ...[2, 1, 3].map((k) => `${dir}/shard-${k}.ndjson`)],
+      dir,
+    );
+    assert.equal(fromScores.code, 0, fromScores.stderr);
+    assert.equal(fromScores.stdout, whole.stdout);
+    // The merged record serves report, view and diff as a run's does.
+    const view = await cli(["view", `${dir}/merged.json`], dir);
+    assert.equal(view.code, 0, view.stderr);
+    const diff = await cli(
+      [
+        "diff",
+        `${dir}/whole.json`,
+        `${dir}/merged.json`,
+        "--fail-on-regression",
+      ],
+      dir,
+    );
+    assert.equal(diff.code, 0, diff.stderr);
+    for (const line of diff.stdout.trim().split("\n")) {
+      const d = JSON.parse(line);
+      assert.equal(d.delta, 0);
+      assert.equal(d.pairs, 30);
+    }
+    const report = await cli(
+      ["report", `${dir}/merged.json`, "--markdown", `${dir}/r.md`],
+      dir,
+    );
+    assert.equal(report.code, 0, report.stderr);
+    // A record on stdin merges too.
+    const one = await Deno.readTextFile(`${dir}/shard-1.json`);
+    const partial = await cliWithStdin(
+      ["merge", "-", `${dir}/shard-2.json`, "--allow-partial"],
+      dir,
+      one,
+    );
+    assert.equal(partial.code, 0, partial.stderr);
+    assert.match(partial.stderr, /partial merge: shard 3\/3 is missing/);
+  });
+});
+
+Deno.test("merge refuses a missing shard, one given twice, another suite's, an unfinished one", async () => {
+  await using server = fakeLlm();
+  await withTempDir(async (dir) => {
+    const config = await writeSuite(dir, server.baseUrl, 12);
+    for (const k of [1, 2]) {
+      const r = await cli(
+        ["run", config, "--shard", `${k}/2`, "--record", `${dir}/s${k}.json`],
+        dir,
+      );
+      assert.equal(r.code, 0, r.stderr);
+    }
+    const missing = await cli(["merge", `${dir}/s1.json`], dir);
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /shard 2\/2 is missing/);
+    const twice = await cli(
+      ["merge", `${dir}/s1.json`, `${dir}/s1.json`, `${dir}/s2.json`],
+      dir,
+    );
+    assert.equal(twice.code, 2);
+    assert.match(twice.stderr, /are both shard 1\/2: give each shard once/);
+    assert.ok(twice.stderr.includes(`"${dir}/s1.json"`), twice.stderr);
+    // Another config: one more scorer.
+    await Deno.mkdir(`${dir}/other`);
+    const other = await writeSuite(
+      `${dir}/other`,
+      server.baseUrl,
+      12,
+      "timeout: 30\n",
+    );
+    const o = await cli(
+      ["run", other, "--shard", "2/2", "--record", `${dir}/o2.json`],
+      dir,
+    );
+    assert.equal(o.code, 0, o.stderr);
+    const differ = await cli(
+      ["merge", `${dir}/s1.json`, `${dir}/o2.json`],
+      dir,
+    );
+    assert.equal(differ.code, 2);
+    assert.match(differ.stderr, /are shards of different configs/);
+    assert.ok(differ.stderr.includes(`"${dir}/o2.json"`), differ.stderr);
+    // A record cut short by a crash.
+    const text = await Deno.readTextFile(`${dir}/s2.json`);
+    await Deno.writeTextFile(
+      `${dir}/torn.json`,
+      text.slice(0, text.indexOf("\n],")),
+    );
+    const torn = await cli(
+      ["merge", `${dir}/s1.json`, `${dir}/torn.json`],
+      dir,
+    );
+    assert.equal(torn.code, 2);
+    assert.match(torn.stderr, /did not finish: resume it/);
+    const allowed = await cli(
+      ["merge", `${dir}/s1.json`, `${dir}/torn.json`, "--allow-partial"],
+      dir,
+    );
+    assert.equal(allowed.code, 0, allowed.stderr);
+    assert.match(
+      allowed.stderr,
+      /partial merge: .*torn\.json.* did not finish/,
+    );
+    // Scores on stdin say nothing of their shard; a sidecar is no shard.
+    const stdinScores = await cliWithStdin(
+      ["merge", "-", `${dir}/s2.json`],
+      dir,
+      '{"metric":"m","status":"skipped","validity":"not_measured","value":null,"evaluator_version":"m@1"}\n',
+    );
+    assert.equal(stdinScores.code, 2);
+    assert.match(stdinScores.stderr, /stdin holds Scores, not a RunRecord/);
+    const sidecar = await cli(
+      ["merge", `${dir}/s1.json`, `${dir}/x.ndjson.meta.json`],
+      dir,
+    );
+    assert.equal(sidecar.code, 2);
+    assert.match(
+      sidecar.stderr,
+      /is the sidecar of a Scores file, not a shard/,
+    );
+    const overwrite = await cli(
+      [
+        "merge",
+        `${dir}/s1.json`,
+        `${dir}/s2.json`,
+        "--record",
+        `${dir}/s2.json`,
+      ],
+      dir,
+    );
+    assert.equal(overwrite.code, 2, overwrite.stderr);
+    assert.equal(await Deno.readTextFile(`${dir}/s2.json`), text);
+    // Not a shard at all.
+    const plain = await cli(["run", config, "--record", `${dir}/p.json`], dir);
+    assert.equal(plain.code, 0, plain.stderr);
+    const notShard = await cli(["merge", `${dir}/p.json`], dir);
+    assert.equal(notShard.code, 2);
+    assert.match(notShard.stderr, /p\.json" is not a shard/);
+  });
+});
+
+Deno.test("merge checks the config's gates on the merged run and exits 1", async () => {
+  await using server = fakeLlm({ handler: () => reply.ok("wrong") });
+  await withTempDir(async (dir) => {
+    const config = await writeSuite(dir, server.baseUrl, 8);
+    for (const k of [1, 2]) {
+      const r = await cli(
+        ["run", config, "--shard", `${k}/2`, "--record", `${dir}/s${k}.json`],
+        dir,
+      );
+      // A shard's gate is not the run's: it exits 0, merge exits 1.
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stderr, /gates are checked on the merged run/);
+    }
+    const merged = await cli(
+      ["merge", `${dir}/s1.json`, `${dir}/s2.json`],
+      dir,
+    );
+    assert.equal(merged.code, 1, merged.stderr);
+    assert.match(merged.stderr, /gate failed: exact_match/);
+  });
+});
+
+Deno.test("run --shard auto/n reads the engine's index; a missing or wrong one exits 2", async () => {
+  await using server = fakeLlm();
+  await withTempDir(async (dir) => {
+    const config = await writeSuite(dir, server.baseUrl, 6);
+    const none = await cli(["run", config, "--shard", "auto/3"], dir);
+    assert.equal(none.code, 2);
+    assert.match(none.stderr, /no shard index in the environment/);
+    const out = await cli(["run", config, "--shard", "auto/3"], dir, {
+      JOB_COMPLETION_INDEX: "3",
+    });
+    assert.equal(out.code, 2);
+    assert.match(out.stderr, /JOB_COMPLETION_INDEX is "3", not a shard of 3/);
+    const bad = await cli(["run", config, "--shard", "0/3"], dir);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /k must be from 1 to 3/);
+    const job = await cli(
+      ["run", config, "--shard", "auto/3", "--record", `${dir}/j.json`],
+      dir,
+      { JOB_COMPLETION_INDEX: "0" },
+    );
+    assert.equal(job.code, 0, job.stderr);
+    const gitlab = await cli(
+      ["run", config, "--shard", "1/3", "--record", `${dir}/g.json`],
+      dir,
+      { CI_NODE_INDEX: "1" },
+    );
+    assert.equal(gitlab.code, 0, gitlab.stderr);
+    assert.equal(job.stdout, gitlab.stdout);
+    const record = JSON.parse(await Deno.readTextFile(`${dir}/j.json`));
+    assert.deepEqual(record.shard, { index: 1, count: 3 });
+    assert.match(record.fingerprints.config, /^sha256:/);
+    assert.match(record.fingerprints.dataset, /^sha256:/);
+  });
+});
+
+Deno.test("a shard killed mid-run resumes with the same command and merges into the whole run", async () => {
+  await using server = fakeLlm({ delayMs: 40 });
+  await withTempDir(async (dir) => {
+    const config = await writeSuite(dir, server.baseUrl, 24);
+    const whole = await cli(["run", config, "--no-cache"], dir);
+    assert.equal(whole.code, 0, whole.stderr);
+    const shardArgs = (k: number) => [
+      "run",
+      config,
+      "--no-cache",
+      "--concurrency",
+      "2",
+      "--shard",
+      `${k}/2`,
+      "--out",
+      `${dir}/s${k}.ndjson`,
+      "--record",
+      `${dir}/s${k}.json`,
+      "--resume", // as a restarted pod runs it: a fresh file starts afresh
+    ];
+    const first = await cli(shardArgs(1), dir);
+    assert.equal(first.code, 0, first.stderr);
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", CLI, ...shardArgs(2)],
+      cwd: dir,
+      stdin: "null",
+      stdout: "null",
+      stderr: "null",
+    }).spawn();
+    // Killed once some of its Scores are written, as a node dies.
+    for (let i = 0; i < 400; i++) {
+      const text = await Deno.readTextFile(`${dir}/s2.ndjson`).catch(
+        (error) => {
+          if (error instanceof Deno.errors.NotFound) return "";
+          throw error;
+        },
+      );
+      if (text.split("\n").length > 6) break;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    child.kill("SIGKILL");
+    await child.status;
+    const before = (await Deno.readTextFile(`${dir}/s2.ndjson`)).split("\n")
+      .length;
+    assert.ok(before > 6 && before < 60, `${before} lines before the kill`);
+    const torn = await cli(["merge", `${dir}/s1.json`, `${dir}/s2.json`], dir);
+    assert.equal(torn.code, 2);
+    assert.match(torn.stderr, /did not finish/);
+    const calls = server.count;
+    const again = await cli(shardArgs(2), dir);
+    assert.equal(again.code, 0, again.stderr);
+    assert.match(again.stderr, /after \d+ already there/);
+    assert.ok(
+      server.count - calls < 24,
+      "the units already scored are not called again",
+    );
+    const merged = await cli(
+      ["merge", `${dir}/s1.ndjson`, `${dir}/s2.ndjson`],
+      dir,
+    );
+    assert.equal(merged.code, 0, merged.stderr);
+    assert.equal(merged.stdout, whole.stdout);
+    const fromRecords = await cli(
+      ["merge", `${dir}/s2.json`, `${dir}/s1.json`],
+      dir,
+    );
+    assert.equal(fromRecords.code, 0, fromRecords.stderr);
+    assert.equal(fromRecords.stdout, whole.stdout);
+  });
+});
+
+Deno.test("run --resume refuses to continue a shard's file as another shard", async () => {
+  await using server = fakeLlm();
+  await withTempDir(async (dir) => {
+    const config = await writeSuite(dir, server.baseUrl, 6);
+    const out = `${dir}/s.ndjson`;
+    const first = await cli(
+      ["run", config, "--shard", "1/2", "--out", out],
+      dir,
+    );
+    assert.equal(first.code, 0, first.stderr);
+    const other = await cli(
+      ["run", config, "--shard", "2/2", "--out", out, "--resume"],
+      dir,
+    );
+    assert.equal(other.code, 2);
+    assert.match(
+      other.stderr,
+      /was started with --shard 1\/2, this run has --shard 2\/2/,
+    );
+  });
+});

@@ -1,0 +1,195 @@
+// `run --limit`, `--sample --seed`, `--filter`: part of a suite runs, the rest
+// is counted as skipped, never silently absent.
+
+import assert from "node:assert/strict";
+import { cli } from "../_cli.ts";
+import { withTempDir } from "../_proc.ts";
+
+async function writeSuite(dir: string, n = 20): Promise<string> {
+  const lines: string[] = [];
+  for (let i = 1; i <= n; i++) {
+    lines.push(JSON.stringify({
+      input: `q${i}`,
+      output: i % 4 === 0 ? "no" : "yes",
+      expected: "yes",
+      metadata: { topic: i % 2 === 0 ? "math" : "geo" },
+    }));
+  }
+  await Deno.writeTextFile(`${dir}/cases.jsonl`, lines.join("\n") + "\n");
+  await Deno.writeTextFile(
+    `${dir}/suite.yaml`,
+    "dataset: cases.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }, { type: contains, value: y }]\n",
+  );
+  return `${dir}/suite.yaml`;
+}
+
+const parse = (stdout: string) =>
+  stdout.trim().split("\n").map((l) => JSON.parse(l));
+
+Deno.test("run --limit runs the first N; the rest are skipped Scores, counted in the summary, aggregates and record", async () => {
+  await withTempDir(async (dir) => {
+    const config = await writeSuite(dir);
+    const r = await cli(
+      ["run", config, "--limit", "5", "--record", `${dir}/r.json`],
+      dir,
+    );
+    assert.equal(r.code, 0, r.stderr);
+    const scores = parse(r.stdout);
+    // One Score per unit and metric, as a whole run: none silently absent.
+    assert.equal(scores.length, 40);
+    const ran = scores.filter((s) => s.status !== "skipped");
+    assert.deepEqual(
+      [...new Set(ran.map((s) => s.example_id))],
+      [1, 2, 3, 4, 5].map((i) => `cases.jsonl#${i}`),
+    );
+    // The skipped come after, in dataset order, saying why.
+    assert.equal(scores[10].example_id, "cases.jsonl#6");
+    assert.equal(scores[10].status, "skipped");
+    assert.equal(scores[10].validity, "not_measured");
+    assert.equal(scores[10].value, null);
+    assert.equal(scores[10].reason, "skipped: not in the subset --limit 5");
+    assert.match(r.stderr, /subset --limit 5: 5 examples ran, 15 skipped/);
+    const record = JSON.parse(await Deno.readTextFile(`${dir}/r.json`));
+    assert.deepEqual(record.subset, { limit: 5 });
+    assert.deepEqual(record.selection, { examples: 20, ran: 5, skipped: 15 });
+    const agg = record.aggregates.find((a: { metric: string }) =>
+      a.metric === "exact_match"
+    );
+    assert.equal(agg.skipped, 15);
+    assert.equal(agg.n, 20);
+    assert.equal(agg.mean, 0.8);
+    // One record line per skipped unit, its Scores together.
+    const skippedLines = record.units.filter((
+      u: { scores: { status: string }[] },
+    ) => u.scores[0]!.status === "skipped");
+    assert.equal(skippedLines.length, 15);
+    assert.equal(skippedLines[0].scores.length, 2);
+  });
+});
+
+Deno.test("run --sample N --seed S draws the same N examples each time; another seed, others", async () => {
+  await withTempDir(async (dir) => {
+    const config = await writeSuite(dir, 40);
+    const ranIds = async (seed: string) => {
+      const r = await cli(
+        ["run", config, "--sample", "6", "--seed", seed],
+        dir,
+      );
+      assert.equal(r.code, 0, r.stderr);
+      return [
+        ...new Set(
+          parse(r.stdout).filter((s) => s.status !== "skipped").map((s) =>
+            s.example_id
+          ),
+        ),
+      ];
+    };
+    const a = await ranIds("7");
+    assert.equal(a.length, 6);
+    assert.deepEqual(await ranIds("7"), a);
+    assert.notDeepEqual(await ranIds("8"), a);
+  });
+});
+
+Deno.test("run --filter matches example ids and metadata values", async () => {
+  await withTempDir(async (dir) => {
+    const config = await writeSuite(dir);
+    const r = await cli(["run", config, "--filter", "^math$|#1$"], dir);
+    assert.equal(r.code, 0, r.stderr);
+    const ran = [
+      ...new Set(
+        parse(r.stdout).filter((s) => s.status !== "skipped").map((s) =>
+          s.example_id
+        ),
+      ),
+    ];
+    assert.deepEqual(ran, [
+      "cases.jsonl#1",
+      ...[2, 4, 6, 8, 10, 12, 14, 16, 18, 20].map((i) => `cases.jsonl#${i}`),
+    ]);
+  });
+});
+
+Deno.test("the shards of a subset merge into the unsharded run of that subset", async () => {
+  await withTempDir(async (dir) => {
+    const config = await writeSuite(dir, 30);
+    const subset = ["--filter", "geo", "--limit", "9"];
+    const whole = await cli(
+      ["run", config, ...subset, "--record", `${dir}/w.json`],
+      dir,
+    );
+    assert.equal(whole.code, 0, whole.stderr);
+    for (const k of [1, 2, 3]) {
+      const r = await cli(
+        [
+          "run",
+          config,
+          ...subset,
+          "--shard",
+          `${k}/3`,
+          "--record",
+          `${dir}/s${k}.json`,
+        ],
+        dir,
+      );
+      assert.equal(r.code, 0, r.stderr);
+    }
+    const merged = await cli(
+      [
+        "merge",
+        ...[1, 2, 3].map((k) => `${dir}/s${k}.json`),
+        "--record",
+        `${dir}/m.json`,
+      ],
+      dir,
+    );
+    assert.equal(merged.code, 0, merged.stderr);
+    assert.equal(merged.stdout, whole.stdout);
+    const mask = (t: string) =>
+      t.replace(/"(run_id|started_at|finished_at)":"[^"]*"/g, "");
+    assert.equal(
+      mask(await Deno.readTextFile(`${dir}/m.json`)),
+      mask(await Deno.readTextFile(`${dir}/w.json`)),
+    );
+    // Shards of another subset are not of this run.
+    const other = await cli(
+      [
+        "run",
+        config,
+        "--limit",
+        "9",
+        "--shard",
+        "3/3",
+        "--record",
+        `${dir}/o3.json`,
+      ],
+      dir,
+    );
+    assert.equal(other.code, 0, other.stderr);
+    const refused = await cli(
+      ["merge", `${dir}/s1.json`, `${dir}/s2.json`, `${dir}/o3.json`],
+      dir,
+    );
+    assert.equal(refused.code, 2);
+    assert.match(refused.stderr, /different subsets/);
+  });
+});
+
+Deno.test("run refuses --seed without --sample, a --filter that is no regex, --sample of stdin", async () => {
+  await withTempDir(async (dir) => {
+    const config = await writeSuite(dir);
+    const seed = await cli(["run", config, "--seed", "1"], dir);
+    assert.equal(seed.code, 2);
+    assert.match(seed.stderr, /--seed goes with --sample/);
+    const filter = await cli(["run", config, "--filter", "("], dir);
+    assert.equal(filter.code, 2);
+    assert.match(filter.stderr, /--filter "\(" is not a regular expression/);
+    await Deno.writeTextFile(
+      `${dir}/stdin.yaml`,
+      "dataset: '-'\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n",
+    );
+    const stdin = await cli(["run", `${dir}/stdin.yaml`, "--sample", "2"], dir);
+    assert.equal(stdin.code, 2);
+    assert.match(stdin.stderr, /--sample reads the dataset twice/);
+  });
+});
