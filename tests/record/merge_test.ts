@@ -1,0 +1,99 @@
+import assert from "node:assert/strict";
+import {
+  MergeError,
+  mergeShards,
+  type ShardPart,
+} from "../../src/record/mod.ts";
+import { scored } from "../../src/score/mod.ts";
+
+const fingerprints = {
+  config: "sha256:a",
+  dataset: "sha256:b",
+  target: "sha256:c",
+  scorers: { m: "m@1" },
+};
+
+function part(
+  index: number,
+  ids: Array<[string, number]>,
+  scores: Array<[string, number, number]>,
+  extra: Partial<ShardPart> = {},
+): ShardPart {
+  return {
+    name: `s${index}.json`,
+    fingerprints,
+    shard: { index, count: 2 },
+    complete: true,
+    selection: {
+      examples: 4,
+      ran: ids.length,
+      skipped: 0,
+      order: Object.fromEntries(ids),
+    },
+    scores: scores.map(([id, epoch, value]) =>
+      scored("m", value, { example_id: id, unit_id: `${id}@${epoch}` })
+    ),
+    ...extra,
+  };
+}
+
+Deno.test("mergeShards orders by the example's place, then by epoch, whatever order a resumed shard wrote", () => {
+  const merged = mergeShards([
+    part(2, [["d#2", 1], ["d#4", 3]], [["d#4", 2, 1], ["d#2", 1, 0], [
+      "d#4",
+      1,
+      0,
+    ], ["d#2", 2, 1]]),
+    part(1, [["d#1", 0], ["d#3", 2]], [["d#1", 1, 1], ["d#1", 2, 1], [
+      "d#3",
+      1,
+      0,
+    ], ["d#3", 2, 0]]),
+  ]);
+  assert.deepEqual(merged.scores.map((s) => s.unit_id), [
+    "d#1@1",
+    "d#1@2",
+    "d#2@1",
+    "d#2@2",
+    "d#3@1",
+    "d#3@2",
+    "d#4@1",
+    "d#4@2",
+  ]);
+  assert.equal(merged.aggregates[0]!.mean, 0.5);
+  assert.equal(merged.aggregates[0]!.examples, 4);
+  assert.equal(merged.complete, true);
+});
+
+Deno.test("mergeShards with allowPartial keeps an unfinished shard's Scores, says what is missing", () => {
+  const unfinished = part(2, [], [["d#2", 1, 0]], { complete: false });
+  delete unfinished.selection;
+  const merged = mergeShards(
+    [part(1, [["d#1", 0]], [["d#1", 1, 1]]), unfinished],
+    { allowPartial: true },
+  );
+  assert.equal(merged.complete, false);
+  assert.equal(merged.scores.length, 2);
+  assert.match(merged.missing[0]!, /"s2\.json" \(shard 2\/2\) did not finish/);
+  assert.throws(
+    () => mergeShards([part(1, [["d#1", 0]], [["d#1", 1, 1]]), unfinished]),
+    (e) => e instanceof MergeError && /--allow-partial/.test(e.message),
+  );
+});
+
+Deno.test("mergeShards refuses shards split different ways, or of different scorers", () => {
+  const other = part(2, [], []);
+  other.shard = { index: 2, count: 3 };
+  assert.throws(
+    () => mergeShards([part(1, [], []), other]),
+    (e) =>
+      e instanceof MergeError &&
+      /split the same number of ways/.test(e.message),
+  );
+  const scorers = part(2, [], []);
+  scorers.fingerprints = { ...fingerprints, scorers: { m: "m@2" } };
+  assert.throws(
+    () => mergeShards([part(1, [], []), scorers]),
+    (e) => e instanceof MergeError && /different scorers/.test(e.message),
+  );
+});
