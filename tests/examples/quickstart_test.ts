@@ -59,7 +59,7 @@ async function datasetIds(): Promise<string[]> {
     decodeURIComponent(new URL(CONFIG, ROOT).pathname),
   );
   assert.equal(config.scorers.length, METRICS.length);
-  const text = await Deno.readTextFile(new URL(config.dataset, EXAMPLE));
+  const text = await Deno.readTextFile(new URL(config.dataset!, EXAMPLE));
   return text.split("\n").filter((line) => line.trim() !== "").map((line) =>
     String(JSON.parse(line).id)
   );
