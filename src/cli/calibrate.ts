@@ -94,10 +94,17 @@ command exits 2 at the end.`,
       scorers = chosen;
     }
     const config = suite.config;
-    const fromStdin = config.dataset === "-";
-    const path = fromStdin || config.dataset.startsWith("/")
-      ? config.dataset
-      : `${folderOf(configPath)}/${config.dataset}`;
+    // One dataset of labelled outputs (`datasets:` is for suites that run).
+    const dataset = config.dataset;
+    if (dataset === undefined) {
+      throw new UsageError(
+        'calibrate reads one dataset of labelled outputs: give the suite "dataset:", not "datasets:"',
+      );
+    }
+    const fromStdin = dataset === "-";
+    const path = fromStdin || dataset.startsWith("/")
+      ? dataset
+      : `${folderOf(configPath)}/${dataset}`;
     const metrics = scorers.map((s) => s.name);
     const calibration = new Calibration(metrics);
     // Each example's label per metric, until its Scores are in.
@@ -117,7 +124,7 @@ command exits 2 at the end.`,
     });
     try {
       const examples = await loadDataset(path, {
-        name: fromStdin ? "stdin" : config.dataset,
+        name: fromStdin ? "stdin" : dataset,
       });
       await examples
         .pipeThrough(
