@@ -46,6 +46,8 @@ Deno.test("the main help lists every command from its declaration", async () => 
     "view",
     "diff",
     "report",
+    "merge",
+    "cache",
     "export",
     "init",
     "calibrate",
