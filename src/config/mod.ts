@@ -19,6 +19,7 @@
 export type {
   BuiltinScorerConfig,
   BuiltinScorerOptions,
+  EpochsConfig,
   GenerationKeys,
   HttpTargetConfig,
   JudgeScorerConfig,
@@ -36,9 +37,12 @@ export type { BuildOptions } from "./config.ts";
 export {
   buildScorers,
   buildTarget,
+  buildTargetConfig,
   checkConfigText,
   ConfigError,
   loadConfig,
 } from "./config.ts";
+export type { NamedTarget, TargetChoice } from "./targets.ts";
+export { epochsOf, selectTargets } from "./targets.ts";
 export type { EnvTarget } from "./env_file.ts";
 export { loadEnvFile } from "./env_file.ts";

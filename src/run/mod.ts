@@ -15,3 +15,27 @@ export type {
   InterruptSignal,
 } from "./interrupt.ts";
 export { onInterrupt, signalExitCode } from "./interrupt.ts";
+export type {
+  BaselineComparison,
+  BaselineFile,
+  BaselineScore,
+  BaselineUnit,
+  CaseChange,
+} from "./baseline.ts";
+export {
+  BaselineCollector,
+  baselinePath,
+  baselineText,
+  casePasses,
+  compareWithBaseline,
+  FLAKY_ALPHA,
+  readBaseline,
+  writeBaseline,
+} from "./baseline.ts";
+export type { MatrixTarget } from "./matrix.ts";
+export {
+  matrixUnitId,
+  runMatrixBatches,
+  stampTargetNames,
+  withTargetName,
+} from "./matrix.ts";
