@@ -61,7 +61,11 @@ import {
 import { buildTargetConfig } from "../config/config.ts";
 import type { TargetConfig } from "../config/types.ts";
 import type { Target } from "../targets/target.ts";
-import type { BaselineCollector, BaselineComparison } from "./baseline.ts";
+import type {
+  BaselineCollector,
+  BaselineComparison,
+  readBaseline as readBaselineType,
+} from "./baseline.ts";
 // --- end issue 14 ---
 
 /**
@@ -361,6 +365,11 @@ async function prepare(
   const text = await readConfigText(configPath);
   const config = await checkConfigText(text, configPath);
   const cwd = folderOf(configPath);
+  // Before any scorer is built: a choice the config cannot give costs nothing.
+  const targets = selectTargets(config, configPath, {
+    ...(options.target !== undefined ? { target: options.target } : {}),
+    ...(options.matrix !== undefined ? { matrix: options.matrix } : {}),
+  });
   let scorers: Scorer[];
   try {
     scorers = await buildScorers(config, configPath, {
@@ -397,10 +406,6 @@ async function prepare(
       );
     }
   }
-  const targets = selectTargets(config, configPath, {
-    ...(options.target !== undefined ? { target: options.target } : {}),
-    ...(options.matrix !== undefined ? { matrix: options.matrix } : {}),
-  });
   return {
     config,
     cwd,
@@ -482,16 +487,22 @@ export async function runSuite(
       options.saveBaseline !== undefined
     ? await import("./baseline.ts")
     : undefined;
-  const savePath = options.saveBaseline === undefined
-    ? undefined
-    : baselineModule!.baselinePath(options.saveBaseline, cwd);
-  const comparePath = options.baseline === undefined
-    ? undefined
-    : baselineModule!.baselinePath(options.baseline, cwd);
-  // Read before the run: a missing baseline costs no model call.
-  const baseline = comparePath === undefined
-    ? undefined
-    : await baselineModule!.readBaseline(comparePath);
+  let savePath: string | undefined;
+  let comparePath: string | undefined;
+  let baseline: Awaited<ReturnType<typeof readBaselineType>> | undefined;
+  try {
+    if (options.saveBaseline !== undefined) {
+      savePath = baselineModule!.baselinePath(options.saveBaseline, cwd);
+    }
+    if (options.baseline !== undefined) {
+      comparePath = baselineModule!.baselinePath(options.baseline, cwd);
+      // Read before the run: a missing baseline costs no model call.
+      baseline = await baselineModule!.readBaseline(comparePath);
+    }
+  } catch (error) {
+    await Promise.all(scorers.map((s) => s.close?.()));
+    throw error;
+  }
   const collector: BaselineCollector | undefined =
     baselineModule !== undefined || matrix !== undefined
       ? new (baselineModule ?? await import("./baseline.ts"))
