@@ -11,7 +11,6 @@ import { DEFAULTS } from "../base/defaults.ts";
 import type { Example } from "../dataset/case.ts";
 import type { Unit } from "../dataset/unit.ts";
 import { concurrentMapBatches } from "../io/concurrent_map.ts";
-import type { Score } from "../score/mod.ts";
 import {
   callUnit,
   type RunTargetOptions,
@@ -151,66 +150,5 @@ export function runMatrixBatches(
   // Room for every target's calls at once: each is bounded by its slots.
   return concurrentMapBatches(tasks, call, {
     concurrency: concurrency * targets.length,
-  });
-}
-
-/**
- * A Score with its target's name, in the canonical key order (after the
- * ids).
- *
- * @param score A valid Score of a matrix unit.
- * @param target The target's name.
- * @returns A new Score.
- *
- * @example
- * ```ts
- * import { withTargetName } from "./mod.ts";
- * import { scored } from "../score/mod.ts";
- * const s = withTargetName(scored("m", 1, { example_id: "d#1", unit_id: "d#1~a" }), "a");
- * if (Object.keys(s).join() !== "metric,status,validity,value,passed,evaluator_version,example_id,unit_id,target_name,diagnostics,evidence_refs") throw new Error();
- * ```
- */
-export function withTargetName(score: Score, target: string): Score {
-  const { diagnostics, evidence_refs, provenance, target_name: _, ...head } =
-    score;
-  return {
-    ...head,
-    target_name: target,
-    diagnostics,
-    evidence_refs,
-    ...(provenance !== undefined ? { provenance } : {}),
-  };
-}
-
-/**
- * A stage that stamps each Score of a matrix run with its target's name,
- * read from the end of its unit id (`d#1~fast`).
- *
- * @param targets The matrix's target names.
- * @returns The stage.
- *
- * @example
- * ```ts
- * import { stampTargetNames } from "./mod.ts";
- * import { scored } from "../score/mod.ts";
- * const batches = await Array.fromAsync(
- *   ReadableStream.from([[scored("m", 1, { example_id: "d#1", unit_id: "d#1~fast" })]]).pipeThrough(stampTargetNames(["fast"])),
- * );
- * const s = batches[0]?.[0];
- * if (s?.target_name !== "fast") throw new Error("unexpected");
- * ```
- */
-export function stampTargetNames(
-  targets: readonly string[],
-): TransformStream<Score[], Score[]> {
-  const known = new Set(targets);
-  return new TransformStream({
-    transform(batch, controller) {
-      controller.enqueue(batch.map((s) => {
-        const id = s.unit_id ?? "";
-        const name = id.slice(id.lastIndexOf("~") + 1);
-        return known.has(name) ? withTargetName(s, name) : s;
-      }));
-    },
   });
 }

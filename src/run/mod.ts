@@ -33,9 +33,4 @@ export {
   writeBaseline,
 } from "./baseline.ts";
 export type { MatrixTarget } from "./matrix.ts";
-export {
-  matrixUnitId,
-  runMatrixBatches,
-  stampTargetNames,
-  withTargetName,
-} from "./matrix.ts";
+export { matrixUnitId, runMatrixBatches } from "./matrix.ts";

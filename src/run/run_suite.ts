@@ -700,9 +700,6 @@ export async function runSuite(
       ...(signal !== undefined ? { signal } : {}),
     }))
     .pipeThrough(validateScoreBatches());
-  if (matrixModule !== undefined) {
-    valid = valid.pipeThrough(matrixModule.stampTargetNames(matrix!));
-  }
   if (done !== undefined) {
     // Resuming: a Score the file already has is not written twice.
     valid = valid.pipeThrough(

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { cli } from "../_cli.ts";
+import { CLI, cli } from "../_cli.ts";
 import { withTempDir } from "../_proc.ts";
 
 // Three cases; "up" answers in capitals, "same" repeats the input: "up"
@@ -334,5 +334,30 @@ Deno.test("aggregate of a matrix run's Scores gives each target's Aggregates, th
     const again = await cli(["aggregate", "agg.ndjson"], dir);
     assert.equal(again.code, 0, again.stderr);
     assert.equal(lines(again.stdout).length, 2);
+  });
+});
+
+Deno.test("score --config of a matrix run's units stamps each Score with its unit's target", async () => {
+  await withTempDir(async (dir) => {
+    await suite(dir);
+    const run = await cli(
+      ["run", "s.yaml", "--matrix", "up,same", "--units", "u.ndjson"],
+      dir,
+    );
+    assert.equal(run.code, 0, run.stderr);
+    const again = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", CLI, "score", "--config", "s.yaml"],
+      cwd: dir,
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const writer = again.stdin.getWriter();
+    await writer.write(await Deno.readFile(`${dir}/u.ndjson`));
+    await writer.close();
+    const out = await again.output();
+    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+    // The same Scores, the target included, as the run wrote them.
+    assert.equal(new TextDecoder().decode(out.stdout), run.stdout);
   });
 });
