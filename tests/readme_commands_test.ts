@@ -151,7 +151,12 @@ Deno.test("every yaml block of the READMEs parses, and a suite or a part of one 
     const keys = Object.keys(value);
     const suiteKeys = ["dataset", "target", "scorers", "gates"];
     if (!keys.some((k) => suiteKeys.includes(k))) continue;
-    const suite = yaml.dump({ ...base, ...value });
+    // A suite of several targets (`targets:`) takes no `target:` of base.
+    const { target: _, ...untargeted } = base;
+    const suite = yaml.dump({
+      ...("targets" in value ? untargeted : base),
+      ...value,
+    });
     try {
       await checkConfigText(suite, `${where(block)}.yaml`);
     } catch (error) {

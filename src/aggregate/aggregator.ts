@@ -43,12 +43,22 @@ interface Cluster {
   count: number;
   /** Its Scores that failed without a value: errors and blocked ones. */
   errors: number;
+  /** Its Scores that passed. */
+  passes: number;
   anyPassed: boolean;
   allPassed: boolean;
 }
 
 function newCluster(id: string | undefined): Cluster {
-  return { id, sum: 0, count: 0, errors: 0, anyPassed: false, allPassed: true };
+  return {
+    id,
+    sum: 0,
+    count: 0,
+    errors: 0,
+    passes: 0,
+    anyPassed: false,
+    allPassed: true,
+  };
 }
 
 /** The running state of one metric. */
@@ -66,6 +76,10 @@ class MetricState {
   tried = 0;
   passedAny = 0;
   passedAll = 0;
+  passedMajority = 0;
+  flaky = 0;
+  /** Whether every part merged in counted `passedMajority` and `flaky`. */
+  reducersKnown = true;
   value = new ExactSum();
   square = new ExactSum();
   // The error bounds differ from the mean only for examples with errors, so
@@ -128,6 +142,7 @@ class MetricState {
       c.count++;
       if (score.passed === true) {
         this.passed++;
+        c.passes++;
         c.anyPassed = true;
       } else c.allPassed = false;
     } else {
@@ -185,6 +200,8 @@ class MetricState {
       }
       if (c.anyPassed) this.passedAny++;
       if (c.allPassed) this.passedAll++;
+      if (c.passes * 2 > trials) this.passedMajority++;
+      if (c.anyPassed && !c.allPassed) this.flaky++;
     }
   }
 
@@ -212,6 +229,9 @@ class MetricState {
     this.tried += other.tried;
     this.passedAny += other.passedAny;
     this.passedAll += other.passedAll;
+    this.passedMajority += other.passedMajority;
+    this.flaky += other.flaky;
+    this.reducersKnown &&= other.reducersKnown;
     this.value.merge(other.value);
     this.square.merge(other.square);
     this.low.merge(other.low);
@@ -291,6 +311,10 @@ class MetricState {
         : null,
       pass_at_k: s.tried > 0 ? s.passedAny / s.tried : null,
       pass_hat_k: s.tried > 0 ? s.passedAll / s.tried : null,
+      pass_majority: s.tried > 0 && s.reducersKnown
+        ? s.passedMajority / s.tried
+        : null,
+      flaky: s.reducersKnown ? s.flaky : null,
       sums: {
         value: s.value.partials,
         square: s.square.partials,
@@ -299,6 +323,9 @@ class MetricState {
         tried: s.tried,
         passed_any: s.passedAny,
         passed_all: s.passedAll,
+        ...(s.reducersKnown
+          ? { passed_majority: s.passedMajority, flaky: s.flaky }
+          : {}),
       },
     };
   }
@@ -319,6 +346,8 @@ class MetricState {
  */
 export class Aggregator {
   #metrics = new Map<string, MetricState>();
+  /** A matrix run's Scores, per target (in the order first seen), per metric. */
+  #targets = new Map<string, Map<string, MetricState>>();
   #grouped: boolean;
   #valueRange: (metric: string) => ValueRange | undefined;
 
@@ -343,15 +372,20 @@ export class Aggregator {
     this.#valueRange = options.valueRange ?? (() => undefined);
   }
 
-  #state(metric: string): MetricState {
-    let state = this.#metrics.get(metric);
+  #state(metric: string, target?: string): MetricState {
+    let metrics = this.#metrics;
+    if (target !== undefined) {
+      metrics = this.#targets.get(target) ?? new Map();
+      this.#targets.set(target, metrics);
+    }
+    let state = metrics.get(metric);
     if (state === undefined) {
       state = new MetricState(
         metric,
         this.#grouped,
         checkedRange(metric, this.#valueRange(metric)),
       );
-      this.#metrics.set(metric, state);
+      metrics.set(metric, state);
     }
     return state;
   }
@@ -362,7 +396,11 @@ export class Aggregator {
    * @param score A valid Score.
    */
   add(score: Score): void {
-    this.#state(score.metric).add(score);
+    // A matrix run's Scores count towards their target's aggregates.
+    const target = score.target_name;
+    (target === undefined
+      ? this.#state(score.metric)
+      : this.#state(score.metric, target)).add(score);
   }
 
   /**
@@ -373,6 +411,11 @@ export class Aggregator {
   merge(other: Aggregator): void {
     for (const [metric, state] of other.#metrics) {
       this.#state(metric).merge(state);
+    }
+    for (const [target, metrics] of other.#targets) {
+      for (const [metric, state] of metrics) {
+        this.#state(metric, target).merge(state);
+      }
     }
   }
 
@@ -396,6 +439,11 @@ export class Aggregator {
     state.tried = aggregate.sums.tried;
     state.passedAny = aggregate.sums.passed_any;
     state.passedAll = aggregate.sums.passed_all;
+    const { passed_majority, flaky } = aggregate.sums;
+    if (passed_majority !== undefined && flaky !== undefined) {
+      state.passedMajority = passed_majority;
+      state.flaky = flaky;
+    } else state.reducersKnown = false;
     state.value = new ExactSum(aggregate.sums.value);
     state.square = new ExactSum(aggregate.sums.square);
     // Serialised bounds are whole sums: as if every example had errors.
@@ -403,18 +451,24 @@ export class Aggregator {
     state.high = new ExactSum(aggregate.sums.high);
     state.meanErr = new ExactSum(aggregate.sums.value);
     state.setRange(aggregate.value_range ?? null);
-    this.#state(aggregate.metric).merge(state);
+    this.#state(aggregate.metric, aggregate.target_name).merge(state);
   }
 
   /**
-   * The aggregates, one per metric, sorted by metric.
+   * The aggregates, one per metric, sorted by metric; a matrix run's then
+   * one per target and metric, each with its `target_name`, the targets in
+   * the order their Scores first came.
    *
    * @returns The aggregates.
    */
   results(): Aggregate[] {
-    return [...this.#metrics.keys()]
-      .sort()
-      .map((metric) => this.#metrics.get(metric)!.result());
+    const sorted = (metrics: Map<string, MetricState>) =>
+      [...metrics.keys()].sort().map((metric) => metrics.get(metric)!.result());
+    const out = sorted(this.#metrics);
+    for (const [target, metrics] of this.#targets) {
+      for (const a of sorted(metrics)) out.push({ target_name: target, ...a });
+    }
+    return out;
   }
 }
 

@@ -61,6 +61,11 @@ export interface AggregateLinesOptions {
    * @default {undefined: not checked}
    */
   onScattered?: (line: number, exampleId: string, metric: string) => void;
+  /**
+   * Called for each Score read (not for Aggregate lines), once it is valid.
+   * @default {undefined}
+   */
+  onScore?: (score: Score) => void;
 }
 
 /**
@@ -105,9 +110,13 @@ export function aggregateLines(
   const check = (line: number, score: Score) => {
     const id = score.example_id ?? score.unit_id;
     if (id === undefined || scattered === undefined) return;
-    const state = seen.get(score.metric);
+    // A matrix run's targets are aggregated apart: adjacent per target.
+    const key = score.target_name === undefined
+      ? score.metric
+      : `${score.target_name}\u0000${score.metric}`;
+    const state = seen.get(key);
     if (state === undefined) {
-      seen.set(score.metric, { open: id, ended: new Set() });
+      seen.set(key, { open: id, ended: new Set() });
     } else if (state.open !== id) {
       state.ended.add(state.open);
       state.open = id;
@@ -117,6 +126,11 @@ export function aggregateLines(
   return new TransformStream({
     transform(parsed) {
       if (parsed.error !== undefined) return report(parsed.line, parsed.error);
+      // A matrix's comparison line, as this stage writes it: derived from
+      // the Scores, nothing to merge.
+      if ((parsed.value as { kind?: unknown } | null)?.kind === "comparison") {
+        return;
+      }
       try {
         if (looksLikeAggregate(parsed.value)) {
           aggregator.mergeAggregate(parseAggregate(parsed.value));
@@ -124,6 +138,7 @@ export function aggregateLines(
           const score = parseScore(parsed.value);
           check(parsed.line, score);
           aggregator.add(score);
+          options.onScore?.(score);
         }
       } catch (error) {
         // Every validation failure is a SyntaxError naming the field.

@@ -19,6 +19,7 @@
 export type {
   Aggregate,
   AggregateSums,
+  CaseRequirement,
   PartialAggregate,
   ValueRange,
 } from "./types.ts";

@@ -161,3 +161,39 @@ export function ruleOfThree95(k: number, n: number): [number, number] | null {
   if (k === n) return [Math.max(0, 1 - 3 / n), 1];
   return null;
 }
+
+/** The log of n choose k. */
+function logChoose(n: number, k: number): number {
+  return logGamma(n + 1) - logGamma(k + 1) - logGamma(n - k + 1);
+}
+
+/**
+ * Fisher's exact test, one-sided: the probability, were both pass rates
+ * equal, of a first sample passing at least `k1` of `n1` times, given that
+ * both samples passed `k1 + k2` times in all. A small value says the second
+ * sample's rate (`k2 / n2`) is lower than the first's beyond chance.
+ *
+ * @param k1 Passes in the first sample (the baseline).
+ * @param n1 Trials in the first sample.
+ * @param k2 Passes in the second sample (now).
+ * @param n2 Trials in the second sample.
+ * @returns The one-sided p-value, within 0..1.
+ */
+export function fisherExactLower(
+  k1: number,
+  n1: number,
+  k2: number,
+  n2: number,
+): number {
+  const total = n1 + n2;
+  const passes = k1 + k2;
+  const denominator = logChoose(total, n1);
+  let p = 0;
+  for (let x = k1; x <= Math.min(passes, n1); x++) {
+    if (passes - x > n2) continue;
+    p += Math.exp(
+      logChoose(passes, x) + logChoose(total - passes, n1 - x) - denominator,
+    );
+  }
+  return Math.min(1, p);
+}

@@ -26,6 +26,21 @@
 export type ValueRange = readonly [number, number];
 
 /**
+ * When a case run over several epochs passes: when `all` of its epochs pass
+ * (the share of such cases is `pass_hat_k`), when more than half do
+ * (`majority`, `pass_majority`), or when at least one does (`any`,
+ * `pass_at_k`).
+ *
+ * @example The figure of an Aggregate each requirement reads
+ * ```ts
+ * import type { CaseRequirement } from "./mod.ts";
+ * const field: Record<CaseRequirement, string> = { all: "pass_hat_k", majority: "pass_majority", any: "pass_at_k" };
+ * if (field.majority !== "pass_majority") throw new Error("unexpected");
+ * ```
+ */
+export type CaseRequirement = "all" | "majority" | "any";
+
+/**
  * The exact partial sums and counts an Aggregate carries so that it can be
  * merged.
  *
@@ -55,6 +70,10 @@ export interface AggregateSums {
   passed_any: number;
   /** Of those, examples where every unit passed (no error, no blocked Score, no failure). */
   passed_all: number;
+  /** Of those, examples where more than half of the units passed; absent in lines written before it. */
+  passed_majority?: number;
+  /** Of those, examples whose units disagree (one passed, another failed); absent in lines written before it. */
+  flaky?: number;
 }
 
 /**
@@ -78,6 +97,8 @@ export interface AggregateSums {
  * ```
  */
 export interface Aggregate {
+  /** In a matrix run, the target whose Scores these are. */
+  target_name?: string;
   /** The metric. */
   metric: string;
   /** Scores seen. */
@@ -154,6 +175,18 @@ export interface Aggregate {
   pass_at_k: number | null;
   /** The share of examples where every unit (epoch) passed; errors and blocked Scores fail. */
   pass_hat_k: number | null;
+  /**
+   * The share of examples where more than half of the units (epochs)
+   * passed; errors and blocked Scores fail. `null` when there are none, or
+   * when a merged line did not carry it.
+   */
+  pass_majority: number | null;
+  /**
+   * Examples whose epochs disagree: at least one passed and at least one
+   * failed (an error or a blocked Score fails). `null` when a merged line
+   * did not carry it.
+   */
+  flaky: number | null;
   /** What merging needs: exact partial sums and counts. */
   sums: AggregateSums;
 }
@@ -194,4 +227,6 @@ export type PartialAggregate =
   & {
     /** The range its values were declared within; absent (an older line) or `null` for none. */
     value_range?: [number, number] | null;
+    /** In a matrix run, the target whose Scores these are. */
+    target_name?: string;
   };

@@ -61,8 +61,12 @@ export function parseAggregate(value: unknown): PartialAggregate {
   if (typeof a.metric !== "string" || a.metric === "") {
     throw new FieldError("metric", "a non-empty string", a.metric);
   }
+  if (a.target_name !== undefined && typeof a.target_name !== "string") {
+    throw new FieldError("target_name", "a string", a.target_name);
+  }
   // Only the fields merging needs, in this order; others are dropped.
   return {
+    ...(a.target_name !== undefined ? { target_name: a.target_name } : {}),
     metric: a.metric,
     n: count(a, "n"),
     aggregatable: count(a, "aggregatable"),
@@ -87,6 +91,13 @@ export function parseAggregate(value: unknown): PartialAggregate {
       tried: count(sums, "tried", "sums."),
       passed_any: count(sums, "passed_any", "sums."),
       passed_all: count(sums, "passed_all", "sums."),
+      // Lines written before the reducers existed lack them: unknown.
+      ...(sums.passed_majority !== undefined || sums.flaky !== undefined
+        ? {
+          passed_majority: count(sums, "passed_majority", "sums."),
+          flaky: count(sums, "flaky", "sums."),
+        }
+        : {}),
     },
   };
 }

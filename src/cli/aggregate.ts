@@ -72,6 +72,18 @@ read as its Scores; what is not mapped is named on stderr.`,
         source: name,
         onRecord: (read, line) => sayEvalglass(placeOf({ name, line }), read),
       }));
+    // A matrix run's Scores (issue 14): after the Aggregates, one
+    // "comparison" line per metric, its targets compared with the first.
+    const matrix: import("../score/mod.ts").Score[] = [];
+    const comparison = new TransformStream<unknown, unknown>({
+      async flush(controller) {
+        if (matrix.length === 0) return;
+        const { compareTargets } = await import("../diff/compare.ts");
+        for (const line of compareTargets(matrix, { valueRange })) {
+          controller.enqueue(line);
+        }
+      },
+    });
     try {
       await input.lines
         .pipeThrough(aggregateLines({
@@ -86,6 +98,9 @@ read as its Scores; what is not mapped is named on stderr.`,
               } comes after other examples' Scores, so it would count as a second example. Run aggregate --grouped to gather each example wherever it stands, or sort the input by example_id`,
             );
           },
+          onScore(score) {
+            if (score.target_name !== undefined) matrix.push(score);
+          },
           onMalformed(line, message) {
             malformed++;
             say(
@@ -95,6 +110,7 @@ read as its Scores; what is not mapped is named on stderr.`,
             );
           },
         }))
+        .pipeThrough(comparison)
         .pipeTo(ndjsonSink(stdoutWriter()));
     } catch (error) {
       if (!isBrokenPipe(error)) throw error;

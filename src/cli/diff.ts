@@ -12,15 +12,18 @@ import { readResults } from "./_results.ts";
 export const diff = defineCommand({
   name: "diff",
   summary: "Compare two runs case by case (paired differences)",
-  usage: "A B [--fail-on-regression]",
+  usage: "A B [--fail-on-regression] | diff MATRIX_RECORD",
   description:
     `Compares two runs (RunRecords or Scores files), pairing Scores by example id
 and metric (epochs averaged per example). Writes one NDJSON line per metric
 on stdout (pairs, mean_a, mean_b, delta = B - A, its paired stderr and ci95,
 improved, regressed, newly_passing, newly_failing, only_a, only_b,
-regressions) and a table on stderr.`,
+regressions) and a table on stderr. Given one matrix run (a record or Scores
+file of run --matrix), compares its targets instead: one "comparison" line
+per metric.`,
   positionals: {
     names: ["A", "B"],
+    min: 1,
     error: "diff takes two files: A (baseline) and B",
   },
   flags: {
@@ -31,9 +34,12 @@ regressions) and a table on stderr.`,
     },
   },
   async run(flags, [pathA, pathB]) {
+    // --- one matrix run: its targets compared (issue 14) ---
+    if (pathB === undefined) return await compareMatrix(pathA);
+    // --- end issue 14 ---
     const [a, b] = await Promise.all([readResults(pathA), readResults(pathB)]);
     const [
-      { diffScores, pairingOf, significantlyWorse },
+      { caseIdOf, diffScores, pairingOf, significantlyWorse },
       { formatDiff },
       { inertJson },
     ] = await Promise.all([
@@ -61,7 +67,7 @@ regressions) and a table on stderr.`,
     const examples = (scores: typeof a.scores, key: (id: string) => string) =>
       new Set(
         scores.flatMap((s) => {
-          const id = s.example_id ?? s.unit_id;
+          const id = caseIdOf(s);
           return id === undefined ? [] : [key(id)];
         }),
       );
@@ -94,3 +100,39 @@ regressions) and a table on stderr.`,
     return flags["fail-on-regression"] && worse.length > 0 ? 1 : 0;
   },
 });
+
+/** `diff MATRIX_RECORD`: the comparison of one matrix run's targets. */
+async function compareMatrix(path: string): Promise<number> {
+  const [file, { compareTargets, targetsOf }, { formatComparison }, {
+    inertJson,
+  }, { UsageError }] = await Promise.all([
+    readResults(path),
+    import("../diff/compare.ts"),
+    import("../report/comparison.ts"),
+    import("../io/inert_json.ts"),
+    import("./flags.ts"),
+  ]);
+  const targets = targetsOf(file.scores);
+  if (targets.length === 0) {
+    throw new UsageError(
+      `diff takes two files: A (baseline) and B; one file only when it is a matrix run (run --matrix), and ${
+        JSON.stringify(path)
+      } has Scores of one target`,
+    );
+  }
+  const ranges = file.value_ranges ?? file.record?.value_ranges;
+  const lines = compareTargets(file.scores, {
+    targets,
+    ...(ranges !== undefined
+      ? {
+        valueRange: (metric: string) =>
+          Object.hasOwn(ranges, metric) ? ranges[metric] : undefined,
+      }
+      : {}),
+  });
+  await writeStdout(
+    inertJson(lines.map((l) => JSON.stringify(l) + "\n").join("")),
+  );
+  say(formatComparison(lines));
+  return file.problems.length > 0 ? 2 : 0;
+}

@@ -181,6 +181,32 @@ and a summary table on stderr.`,
       help:
         "Run only the examples whose id or a metadata value matches REGEX; the rest are skipped Scores",
     },
+    // --- targets, matrix, baselines (issue 14) ---
+    target: {
+      type: "string",
+      value: "NAME",
+      help: "Run the one of the config's targets: that NAME",
+    },
+    matrix: {
+      type: "string",
+      value: "A,B",
+      help:
+        "Run the same cases through several of the config's targets side by side, and compare each with the first",
+      defaultText: "the config's matrix:",
+    },
+    "save-baseline": {
+      type: "string",
+      value: "NAME",
+      help:
+        "Keep the run's Scores and outputs in .evalpipe/baselines/NAME.json in the config's folder (or a path), to commit",
+    },
+    baseline: {
+      type: "string",
+      value: "NAME",
+      help:
+        "Compare with a saved baseline (a name or a path); exit 1 on a case that passed there and fails now, or a metric significantly worse",
+    },
+    // --- end issue 14 ---
   },
   async run(flags, [configPath]) {
     if (flags["env-file"].length > 0) {
@@ -387,6 +413,16 @@ and a summary table on stderr.`,
           ? { cacheDir: flags["cache-dir"] }
           : {}),
         ...selected,
+        // --- targets, matrix, baselines (issue 14) ---
+        ...(flags.target !== undefined ? { target: flags.target } : {}),
+        ...(flags.matrix !== undefined
+          ? { matrix: flags.matrix.split(",").map((n) => n.trim()) }
+          : {}),
+        ...(flags["save-baseline"] !== undefined
+          ? { saveBaseline: flags["save-baseline"] }
+          : {}),
+        ...(flags.baseline !== undefined ? { baseline: flags.baseline } : {}),
+        // --- end issue 14 ---
         onInvalidRecord: (message) => say(`evalpipe: ${message}`),
         onScore: annotate
           ? (score) => {
@@ -399,9 +435,33 @@ and a summary table on stderr.`,
           : () => bar.tick(),
       });
       bar.done();
+      // --- matrix, reducers, baselines (issue 14) ---
+      const compare = summary.targets !== undefined ||
+          (summary.epochs ?? 1) > 1 || summary.baseline !== undefined
+        ? await import("../report/comparison.ts")
+        : undefined;
       say(formatSummary(summary.aggregates));
       const chosen = describeSelection(selected, summary.selection);
       if (chosen !== undefined) say(chosen);
+      if (summary.targets !== undefined) {
+        say("");
+        say(compare!.formatComparison(summary.comparison ?? []));
+      }
+      if ((summary.epochs ?? 1) > 1) {
+        const cases = compare!.formatCases(
+          summary.aggregates,
+          summary.epochs!,
+          summary.require ?? "all",
+        );
+        if (cases !== "") say(cases);
+      }
+      if (summary.savedBaseline !== undefined) {
+        say(`baseline saved to ${summary.savedBaseline}`);
+      }
+      if (summary.baseline !== undefined) {
+        say(compare!.formatBaseline(summary.baseline, summary.baseline.path));
+      }
+      // --- end issue 14 ---
       const resumed = plan !== undefined && plan.scores > 0
         ? ` (after ${plan.scores} already there)`
         : "";
@@ -492,6 +552,22 @@ and a summary table on stderr.`,
         return OUTPUT_EXIT_CODE;
       }
       if (summary.invalidRecords > 0) return 2;
+      // --- baselines (issue 14) ---
+      if (summary.baseline?.failed) {
+        const b = summary.baseline;
+        say(
+          `evalpipe: regressed against baseline ${JSON.stringify(b.path)}: ${
+            [
+              ...(b.newly_failing.length > 0
+                ? [`${b.newly_failing.length} newly failing`]
+                : []),
+              ...b.worse.map((m) => `${m} significantly worse`),
+            ].join(", ")
+          }`,
+        );
+        return 1;
+      }
+      // --- end issue 14 ---
       return gateFailures.length > 0 ? 1 : 0;
     } catch (error) {
       bar.done();

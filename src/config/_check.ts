@@ -117,6 +117,103 @@ export function checkScorerNames(
   }
 }
 
+/** What a target's name may be: it ends unit ids (`d#1~fast`). */
+const TARGET_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+
+/**
+ * Checks a validated config's targets beyond their shape: exactly one of
+ * `target` and `targets`, target names that can end a unit id, and a
+ * `matrix` that names targets, each once.
+ *
+ * @param config A validated config.
+ * @param file The config file, for messages.
+ * @param lineOf Finds the line of a path.
+ * @throws {ConfigError} On the first problem, at its line.
+ */
+export function checkTargets(
+  config: SuiteConfig,
+  file: string,
+  lineOf: (path: readonly PropertyKey[]) => number | undefined,
+): void {
+  const { target, targets, matrix } = config;
+  if (target !== undefined && targets !== undefined) {
+    throw new ConfigError(
+      file,
+      lineOf(["targets"]),
+      'give either "target" (one system) or "targets" (several, by name), not both',
+    );
+  }
+  if (target === undefined && targets === undefined) {
+    throw new ConfigError(
+      file,
+      undefined,
+      '"target" is missing (or "targets", several by name)',
+    );
+  }
+  if (targets !== undefined) {
+    const names = Object.keys(targets);
+    if (names.length === 0) {
+      throw new ConfigError(
+        file,
+        lineOf(["targets"]),
+        '"targets" must name at least one target',
+      );
+    }
+    for (const name of names) {
+      if (!TARGET_NAME.test(name)) {
+        throw new ConfigError(
+          file,
+          lineOf(["targets", name]),
+          `target name ${
+            JSON.stringify(name)
+          } must be letters, digits, "_", "." and "-", starting with a letter or digit`,
+        );
+      }
+    }
+  }
+  if (matrix !== undefined) {
+    if (targets === undefined) {
+      throw new ConfigError(
+        file,
+        lineOf(["matrix"]),
+        '"matrix" names targets of "targets"; this config has one "target"',
+      );
+    }
+    const seen = new Set<string>();
+    for (const [i, name] of matrix.entries()) {
+      if (!Object.hasOwn(targets, name)) {
+        throw new ConfigError(
+          file,
+          lineOf(["matrix", i]),
+          `"matrix" names ${JSON.stringify(name)}, which is not a target; ${
+            targetNames(targets)
+          }`,
+        );
+      }
+      if (seen.has(name)) {
+        throw new ConfigError(
+          file,
+          lineOf(["matrix", i]),
+          `"matrix" names ${JSON.stringify(name)} twice`,
+        );
+      }
+      seen.add(name);
+    }
+  }
+}
+
+/**
+ * The sentence that lists a config's target names.
+ *
+ * @param targets The config's `targets`.
+ * @returns E.g. `the targets are "fast", "slow"`.
+ */
+export function targetNames(targets: Record<string, unknown>): string {
+  return `the targets are ${
+    Object.keys(targets).map((n) => JSON.stringify(n)).join(", ")
+  }`;
+}
+
 /**
  * Checks a validated config's scorers beyond their shape: distinct metric
  * names, and options that only make sense together (a `regex` pattern that

@@ -68,6 +68,7 @@ const boolean: Shape = { kind: "boolean" };
 const anything: Shape = { kind: "unknown" };
 
 const seconds = number({ positive: true, max: 86_400 });
+const epochCount = number({ int: true, min: 1, max: 1000 });
 
 const network = {
   timeout: optional(seconds),
@@ -242,10 +243,27 @@ const scorer: Shape = {
 /** A suite config, as `types.ts` types it. */
 export const SUITE: Shape = mapping({
   dataset: required(someText),
-  target: required(target),
+  // Exactly one of `target` and `targets` (checked after the shape, in
+  // `_check.ts`, where the message can say so); `matrix` names targets.
+  target: optional(target),
+  targets: optional({ kind: "record", of: target }),
+  matrix: optional({ kind: "list", of: someText, min: 1 }),
   scorers: required({ kind: "list", of: scorer, min: 1 }),
   concurrency: optional(number({ int: true, min: 1, max: 1024 })),
-  epochs: optional(number({ int: true, min: 1, max: 1000 })),
+  // `epochs: 5`, or `epochs: { n: 5, require: majority }`.
+  epochs: optional({
+    kind: "union",
+    of: [
+      epochCount,
+      mapping({
+        n: required(epochCount),
+        require: optional({
+          kind: "enum",
+          values: ["all", "majority", "any"],
+        }),
+      }),
+    ],
+  }),
   max_processes: optional(number({ int: true, min: 1, max: 4096 })),
   timeout: optional(seconds),
   gates: optional({

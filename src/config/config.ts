@@ -14,6 +14,7 @@
 import {
   checkScorers,
   checkSuite,
+  checkTargets,
   ConfigError,
   locateConfig,
   scorerOptionError,
@@ -33,7 +34,8 @@ import { checkDatasets } from "./_datasets.ts";
 
 export { ConfigError };
 export type * from "./types.ts";
-import type { GenerationKeys, SuiteConfig } from "./types.ts";
+import type { GenerationKeys, SuiteConfig, TargetConfig } from "./types.ts";
+import { selectTargets } from "./targets.ts";
 
 /**
  * Parses and validates a suite's YAML config text, loading zod only when the
@@ -46,7 +48,7 @@ import type { GenerationKeys, SuiteConfig } from "./types.ts";
  *   "dataset: cases.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n",
  *   "suite.yaml",
  * );
- * if (config.target.type !== "replay") throw new Error();
+ * if (config.target?.type !== "replay") throw new Error();
  * ```
  *
  * @param text The YAML.
@@ -67,6 +69,7 @@ export async function checkConfigText(
   }
   checkScorers(config, path, located.lineOf);
   checkDatasets(config, path, located.lineOf);
+  checkTargets(config, path, located.lineOf);
   return config;
 }
 
@@ -315,7 +318,31 @@ export async function buildTarget(
   cwd: string,
   cache?: TargetCache,
 ): Promise<Target> {
-  const t = config.target;
+  const [only] = selectTargets(config, "the config");
+  return await buildTargetConfig(only!.config, cwd, cache);
+}
+
+/**
+ * Builds one target from its configuration (one of a config's `targets`).
+ *
+ * @param t The target's configuration.
+ * @param cwd The folder commands run in.
+ * @param cache Where network targets keep their responses, if anywhere.
+ * @returns The target.
+ *
+ * @example A subprocess target from a matrix's targets
+ * ```ts
+ * import { buildTargetConfig } from "./mod.ts";
+ * const target = await buildTargetConfig({ type: "subprocess", cmd: "echo hi" }, ".");
+ * const result = await target.call({ input: "q" }, {});
+ * if (result.output !== "hi") throw new Error(result.output);
+ * ```
+ */
+export async function buildTargetConfig(
+  t: TargetConfig,
+  cwd: string,
+  cache?: TargetCache,
+): Promise<Target> {
   switch (t.type) {
     case "replay":
       return replayTarget();

@@ -20,6 +20,7 @@ export type {
   BuiltinScorerConfig,
   BuiltinScorerOptions,
   DatasetConfig,
+  EpochsConfig,
   GenerationKeys,
   HttpTargetConfig,
   JudgeScorerConfig,
@@ -37,10 +38,13 @@ export type { BuildOptions } from "./config.ts";
 export {
   buildScorers,
   buildTarget,
+  buildTargetConfig,
   checkConfigText,
   ConfigError,
   loadConfig,
 } from "./config.ts";
 export { datasetName, datasetsOf } from "./_datasets.ts";
+export type { NamedTarget, TargetChoice } from "./targets.ts";
+export { epochsOf, selectTargets } from "./targets.ts";
 export type { EnvTarget } from "./env_file.ts";
 export { loadEnvFile } from "./env_file.ts";

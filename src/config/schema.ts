@@ -10,6 +10,7 @@
 import type { z } from "zod";
 import {
   checkScorers,
+  checkTargets,
   ConfigError,
   listsDatasets,
   locateConfig,
@@ -128,6 +129,19 @@ function describe(
       ];
     }
     case "invalid_union": {
+      // A union of a count and a mapping (`epochs`): a value of one
+      // branch's type is described by that branch's first problem.
+      const branches = (issue as { errors?: z.core.$ZodIssue[][] }).errors;
+      const fit = branches?.find((b) =>
+        b.length > 0 &&
+        !(b[0]!.code === "invalid_type" && b[0]!.path.length === 0)
+      );
+      if (fit !== undefined) {
+        return describe(
+          fit.map((i) => ({ ...i, path: [...path, ...i.path] })),
+          root,
+        );
+      }
       const choices = (issue as { options?: unknown[] }).options;
       if (Array.isArray(choices)) {
         const is = actual === undefined
@@ -225,6 +239,7 @@ export function parseConfig(
   const config = result.data;
   checkScorers(config, file, lineOf);
   checkDatasets(config, file, lineOf);
+  checkTargets(config, file, lineOf);
   return config;
 }
 

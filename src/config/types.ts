@@ -6,6 +6,7 @@
  */
 
 import type { Gate } from "../aggregate/gates.ts";
+import type { CaseRequirement } from "../aggregate/types.ts";
 import type { LlmJudgeSettings } from "../scorers/llm_judge.ts";
 import type { JudgeSettings } from "../scorers/rag_judges.ts";
 import type {
@@ -116,7 +117,7 @@ export interface HttpTargetConfig extends HttpTargetSettings {
  * ```ts
  * import { checkConfigText, type TargetConfig } from "./mod.ts";
  * const yaml = "dataset: cases.jsonl\ntarget: { type: subprocess, cmd: python3 app.py }\nscorers: [{ type: exact_match }]\n";
- * const target: TargetConfig = (await checkConfigText(yaml, "suite.yaml")).target;
+ * const target: TargetConfig = (await checkConfigText(yaml, "suite.yaml")).target!;
  * if (target.type !== "subprocess" || target.cmd !== "python3 app.py") throw new Error("unexpected");
  * ```
  */
@@ -378,18 +379,44 @@ export interface SuiteConfig {
   dataset?: string;
   /** Several datasets, read in order; a config has this or `dataset`. */
   datasets?: DatasetConfig[];
-  /** The system under test. */
-  target: TargetConfig;
+  /** The system under test; exactly one of `target` and `targets` is given. */
+  target?: TargetConfig;
+  /** Several systems under test, by name (`run --target NAME`, `--matrix a,b`). */
+  targets?: Record<string, TargetConfig>;
+  /** The targets a run compares when neither `--target` nor `--matrix` is given. */
+  matrix?: string[];
   /** The scorers, in output order. */
   scorers: ScorerConfig[];
   /** Units in flight at once. */
   concurrency?: number;
-  /** How many times each example is run (units `<example_id>@<epoch>`). */
-  epochs?: number;
+  /**
+   * How many times each example is run (units `<example_id>@<epoch>`), or
+   * that and when a case passes: `{ n: 5, require: majority }`.
+   */
+  epochs?: number | EpochsConfig;
   /** The most child processes (targets and scorers together) at once. */
   max_processes?: number;
   /** The default scorer timeout, in seconds. */
   timeout?: number;
   /** Thresholds per metric; `run` exits 1 when one fails. */
   gates?: Record<string, Gate>;
+}
+
+/**
+ * Epochs with a reducer: how many times each example runs, and when a case
+ * passes (all, more than half, or at least one of its epochs pass).
+ *
+ * @example Five epochs, a case passes when most of them pass
+ * ```ts
+ * import { checkConfigText, type EpochsConfig } from "./mod.ts";
+ * const yaml = "dataset: cases.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\nepochs: { n: 5, require: majority }\n";
+ * const epochs = (await checkConfigText(yaml, "suite.yaml")).epochs as EpochsConfig;
+ * if (epochs.n !== 5 || epochs.require !== "majority") throw new Error("unexpected");
+ * ```
+ */
+export interface EpochsConfig {
+  /** How many times each example is run. */
+  n: number;
+  /** When a case passes; by default `all`. */
+  require?: CaseRequirement;
 }

@@ -52,6 +52,8 @@ export interface Unit {
   example_id: string;
   /** The call: equal to `example_id` with one epoch, `<example_id>@<epoch>` with several. */
   unit_id: string;
+  /** In a matrix run, the name of the target that made the call (`targets:`). */
+  target_name?: string;
   /** Which repetition of the example this call is, from 1. */
   epoch?: number;
   /** The case's input, as sent to the target. */
@@ -91,7 +93,7 @@ export function parseUnit(value: unknown, fallbackId: string): Unit {
     throw new CaseError("A unit record must be an object");
   }
   const record = value as Record<string, unknown>;
-  for (const key of ["example_id", "unit_id"]) {
+  for (const key of ["example_id", "unit_id", "target_name"]) {
     if (record[key] !== undefined && typeof record[key] !== "string") {
       throw new CaseError(`"${key}" must be a string`, key);
     }
@@ -174,6 +176,9 @@ export function unitLine(unit: Unit): string {
   let text = `{"example_id":${JSON.stringify(unit.example_id)},"unit_id":${
     JSON.stringify(unit.unit_id)
   }`;
+  if (unit.target_name !== undefined) {
+    text += `,"target_name":${JSON.stringify(unit.target_name)}`;
+  }
   if (unit.epoch !== undefined) text += `,"epoch":${unit.epoch}`;
   text += `,"input":${JSON.stringify(unit.input)}`;
   if (unit.expected !== undefined) text += `,"expected":${expectedJson(unit)}`;

@@ -123,7 +123,7 @@ function reduce(
     let counts = statuses.get(s.metric);
     if (counts === undefined) statuses.set(s.metric, counts = noStatuses());
     counts[s.status]++;
-    const raw = s.example_id ?? s.unit_id;
+    const raw = caseIdOf(s);
     if (raw === undefined) continue;
     const id = key(raw);
     let examples = byMetric.get(s.metric);
@@ -138,6 +138,28 @@ function reduce(
     examples.set(id, r);
   }
   return byMetric;
+}
+
+/**
+ * The case a Score belongs to, as runs are paired by: its example id, and in
+ * a matrix run the target after a `~` (`d#1~fast`), so that two matrix runs
+ * pair target by target.
+ *
+ * @param score A Score.
+ * @returns The case's id; `undefined` for a Score without ids.
+ *
+ * @example
+ * ```ts
+ * import { caseIdOf } from "./mod.ts";
+ * import { scored } from "../score/mod.ts";
+ * const s = { ...scored("m", 1, { example_id: "d#1", unit_id: "d#1@2~fast" }), target_name: "fast" };
+ * if (caseIdOf(s) !== "d#1~fast" || caseIdOf(scored("m", 1, { example_id: "d#2" })) !== "d#2") throw new Error();
+ * ```
+ */
+export function caseIdOf(score: Score): string | undefined {
+  const id = score.example_id ?? score.unit_id;
+  if (id === undefined || score.target_name === undefined) return id;
+  return `${id}~${score.target_name}`;
 }
 
 /** The dataset part of an example id, `datasets/a.jsonl` of `datasets/a.jsonl#7`. */
@@ -178,7 +200,7 @@ export function pairingOf(a: readonly Score[], b: readonly Score[]): Pairing {
   const ids = (scores: readonly Score[]) => {
     const out = new Set<string>();
     for (const s of scores) {
-      const id = s.example_id ?? s.unit_id;
+      const id = caseIdOf(s);
       if (id !== undefined) out.add(id);
     }
     return out;

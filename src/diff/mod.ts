@@ -6,4 +6,11 @@
  */
 
 export type { DiffLine, Pairing, Regression, StatusCounts } from "./diff.ts";
-export { diffScores, pairingOf, significantlyWorse } from "./diff.ts";
+export { caseIdOf, diffScores, pairingOf, significantlyWorse } from "./diff.ts";
+export type {
+  CompareOptions,
+  ComparisonLine,
+  TargetDelta,
+  TargetFigures,
+} from "./compare.ts";
+export { compareTargets, targetsOf } from "./compare.ts";

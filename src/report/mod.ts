@@ -30,3 +30,5 @@ export {
   escapeCommandData,
   escapeCommandProperty,
 } from "./annotations.ts";
+export { formatBaseline, formatCases, formatComparison } from "./comparison.ts";
+export { splitMatrixRun } from "./matrix_runs.ts";

@@ -53,7 +53,10 @@ export function formatSummary(aggregates: readonly Aggregate[]): string {
     "non_evaluable",
   ];
   const rows = aggregates.map((a) => [
-    escapeControl(a.metric),
+    // A matrix run's aggregates stand per target (issue 14).
+    escapeControl(
+      a.target_name !== undefined ? `${a.target_name}: ${a.metric}` : a.metric,
+    ),
     meanCell(a),
     a.errors + a.blocked === 0 || a.mean_bounds === null
       ? "–"
@@ -66,7 +69,11 @@ export function formatSummary(aggregates: readonly Aggregate[]): string {
     String(a.non_evaluable),
   ]);
   const warnings = aggregates.filter((a) => a.small_n).map((a) =>
-    `warning: the mean of "${escapeControl(a.metric)}" rests on ${a.examples} ${
+    `warning: the mean of "${escapeControl(a.metric)}"${
+      a.target_name !== undefined
+        ? ` (target ${escapeControl(a.target_name)})`
+        : ""
+    } rests on ${a.examples} ${
       a.examples === 1 ? "value" : "values"
     } (fewer than 5): read its interval as a description of this sample, not a prediction`
   );

@@ -24,3 +24,22 @@ export {
   ShardError,
   shardOf,
 } from "./select.ts";
+export type {
+  BaselineComparison,
+  BaselineFile,
+  BaselineScore,
+  BaselineUnit,
+  CaseChange,
+} from "./baseline.ts";
+export {
+  BaselineCollector,
+  baselinePath,
+  baselineText,
+  casePasses,
+  compareWithBaseline,
+  FLAKY_ALPHA,
+  readBaseline,
+  writeBaseline,
+} from "./baseline.ts";
+export type { MatrixTarget } from "./matrix.ts";
+export { matrixUnitId, runMatrixBatches } from "./matrix.ts";

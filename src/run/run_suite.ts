@@ -9,7 +9,6 @@ import type { Example } from "../dataset/case.ts";
 import { TemplateError } from "../net/template.ts";
 import {
   buildScorers,
-  buildTarget,
   checkConfigText,
   ConfigError,
   folderOf,
@@ -51,6 +50,23 @@ import {
 } from "./datasets.ts";
 import { drawSample, Selection } from "./select.ts";
 import type { SelectionTally, ShardInfo, Subset } from "../record/selection.ts";
+// --- targets, matrix, baselines, reducers (issue 14) ---
+import type { CaseRequirement } from "../aggregate/types.ts";
+import type { ComparisonLine } from "../diff/compare.ts";
+import {
+  epochsOf,
+  type NamedTarget,
+  selectTargets,
+} from "../config/targets.ts";
+import { buildTargetConfig } from "../config/config.ts";
+import type { TargetConfig } from "../config/types.ts";
+import type { Target } from "../targets/target.ts";
+import type {
+  BaselineCollector,
+  BaselineComparison,
+  readBaseline as readBaselineType,
+} from "./baseline.ts";
+// --- end issue 14 ---
 
 /**
  * Options of {@linkcode runSuite}.
@@ -187,6 +203,32 @@ export interface RunSuiteOptions {
    * @default {undefined}
    */
   subset?: Subset;
+  // --- targets, matrix, baselines (issue 14) ---
+  /**
+   * One of the config's `targets` by name (`run --target NAME`).
+   * @default {undefined}
+   */
+  target?: string;
+  /**
+   * Several of the config's `targets` by name, run side by side and
+   * compared with the first (`run --matrix a,b`); overrides `matrix:`.
+   * @default {the config's `matrix`}
+   */
+  matrix?: readonly string[];
+  /**
+   * Keep the run's Scores and outputs as a baseline: a bare name is
+   * `.evalpipe/baselines/<name>.json` in the config's folder, anything else
+   * a path (`run --save-baseline NAME`).
+   * @default {undefined}
+   */
+  saveBaseline?: string;
+  /**
+   * Compare the run with this baseline (a name or a path, as
+   * `saveBaseline`); the summary's `baseline` says what changed.
+   * @default {undefined}
+   */
+  baseline?: string;
+  // --- end issue 14 ---
 }
 
 /**
@@ -246,6 +288,20 @@ export interface RunSummary {
   cache?: { hits: number; misses: number; writeErrors: number };
   /** With a shard or a subset: the examples seen, run and left out. */
   selection?: Omit<SelectionTally, "order">;
+  // --- targets, matrix, baselines, reducers (issue 14) ---
+  /** How many times each example ran. */
+  epochs?: number;
+  /** When a case passes over its epochs (the config's `epochs.require`). */
+  require?: CaseRequirement;
+  /** A matrix run's targets, in order; `aggregates` are then per target. */
+  targets?: string[];
+  /** A matrix run's comparison of its targets, per metric. */
+  comparison?: ComparisonLine[];
+  /** Where the baseline was saved (`saveBaseline`). */
+  savedBaseline?: string;
+  /** The run compared with its baseline (`baseline`), and the file's path. */
+  baseline?: BaselineComparison & { path: string };
+  // --- end issue 14 ---
 }
 
 /** Writes the units still waiting for Scores (none came: a unit without any). */
@@ -261,8 +317,8 @@ async function writeRest(
   }
 }
 
-function isNetwork(config: SuiteConfig): boolean {
-  return config.target.type === "openai" || config.target.type === "http";
+function isNetwork(target: TargetConfig): boolean {
+  return target.type === "openai" || target.type === "http";
 }
 
 /** A suite ready to run: its config resolved and its parts built. */
@@ -272,16 +328,47 @@ interface Prepared {
   scorers: Scorer[];
   sources: DatasetSource[];
   fingerprints: Fingerprints;
+  /** The targets the run calls; more than one is a matrix. */
+  targets: NamedTarget[];
 }
 
-/** The config with the caller's target timeout, when there is one to set. */
+/** A target with the caller's target timeout, when there is one to set. */
 function withTargetTimeout(
+  target: TargetConfig,
+  options: RunSuiteOptions,
+): TargetConfig {
+  const timeout = options.targetTimeout;
+  if (timeout === undefined || target.type === "replay") return target;
+  return { ...target, timeout };
+}
+
+/** The config as the record keeps it: each target with its timeout. */
+function recordedConfig(
   config: SuiteConfig,
+  targets: readonly NamedTarget[],
   options: RunSuiteOptions,
 ): SuiteConfig {
-  const timeout = options.targetTimeout;
-  if (timeout === undefined || config.target.type === "replay") return config;
-  return { ...config, target: { ...config.target, timeout } };
+  if (config.target !== undefined) {
+    return { ...config, target: withTargetTimeout(config.target, options) };
+  }
+  const all = Object.entries(config.targets ?? {});
+  return {
+    ...config,
+    targets: Object.fromEntries(
+      all.map(([name, t]) => [name, withTargetTimeout(t, options)]),
+    ),
+    matrix: targets.map((t) => t.name!),
+  };
+}
+
+/** The fingerprint of what the run calls: its target, or a matrix's each. */
+function targetFingerprint(target: TargetConfig, cwd: string): string {
+  return target.type === "subprocess"
+    ? fingerprint(
+      JSON.stringify(target),
+      commandFingerprint(target.cmd, cwd),
+    )
+    : fingerprint(JSON.stringify(target));
 }
 
 async function prepare(
@@ -291,6 +378,11 @@ async function prepare(
   const text = await readConfigText(configPath);
   const config = await checkConfigText(text, configPath);
   const cwd = folderOf(configPath);
+  // Before any scorer is built: a choice the config cannot give costs nothing.
+  const targets = selectTargets(config, configPath, {
+    ...(options.target !== undefined ? { target: options.target } : {}),
+    ...(options.matrix !== undefined ? { matrix: options.matrix } : {}),
+  });
   let scorers: Scorer[];
   try {
     scorers = await buildScorers(config, configPath, {
@@ -307,12 +399,12 @@ async function prepare(
   const dataset = options.record !== undefined || options.outPath !== undefined
     ? await datasetsFingerprint(sources)
     : null;
-  const target = config.target;
   return {
     config,
     cwd,
     scorers,
     sources,
+    targets,
     fingerprints: {
       // What shapes the Scores, not how fast they come: a config that
       // changed only its concurrency or process cap is the same suite.
@@ -322,12 +414,11 @@ async function prepare(
         max_processes: undefined,
       })),
       dataset,
-      target: target.type === "subprocess"
-        ? fingerprint(
-          JSON.stringify(target),
-          commandFingerprint(target.cmd, cwd),
-        )
-        : fingerprint(JSON.stringify(target)),
+      target: targets.length === 1
+        ? targetFingerprint(targets[0]!.config, cwd)
+        : fingerprint(JSON.stringify(
+          targets.map((t) => [t.name, targetFingerprint(t.config, cwd)]),
+        )),
       scorers: Object.fromEntries(scorers.map((s) => [s.name, s.version])),
     },
   };
@@ -372,13 +463,46 @@ export async function runSuite(
 ): Promise<RunSummary> {
   const started = new Date();
   const runId = newRunId(started);
-  const { config, cwd, scorers, sources, fingerprints } = await prepare(
-    configPath,
-    options,
-  );
+  const {
+    config,
+    cwd,
+    scorers,
+    sources,
+    fingerprints,
+    targets: selected,
+  } = await prepare(configPath, options);
+  // --- matrix and baselines (issue 14) ---
+  const matrix = selected.length > 1 ? selected.map((t) => t.name!) : undefined;
+  const require = epochsOf(config).require;
+  const baselineModule = options.baseline !== undefined ||
+      options.saveBaseline !== undefined
+    ? await import("./baseline.ts")
+    : undefined;
+  let savePath: string | undefined;
+  let comparePath: string | undefined;
+  let baseline: Awaited<ReturnType<typeof readBaselineType>> | undefined;
+  try {
+    if (options.saveBaseline !== undefined) {
+      savePath = baselineModule!.baselinePath(options.saveBaseline, cwd);
+    }
+    if (options.baseline !== undefined) {
+      comparePath = baselineModule!.baselinePath(options.baseline, cwd);
+      // Read before the run: a missing baseline costs no model call.
+      baseline = await baselineModule!.readBaseline(comparePath);
+    }
+  } catch (error) {
+    await Promise.all(scorers.map((s) => s.close?.()));
+    throw error;
+  }
+  const collector: BaselineCollector | undefined =
+    baselineModule !== undefined || matrix !== undefined
+      ? new (baselineModule ?? await import("./baseline.ts"))
+        .BaselineCollector()
+      : undefined;
+  // --- end issue 14 ---
   const resume = options.resume;
   if (resume !== undefined && !options.force) checkResume(resume, fingerprints);
-  const epochs = options.epochs ?? config.epochs ?? DEFAULTS.epochs;
+  const epochs = options.epochs ?? epochsOf(config).n ?? DEFAULTS.epochs;
   // Shards and subsets (select.ts): which examples this run runs.
   const subset = options.subset !== undefined &&
       Object.keys(options.subset).length > 0
@@ -420,20 +544,32 @@ export async function runSuite(
     (await import("../process/run_command.ts")).setMaxProcesses(maxProcesses);
   }
   const signal = options.signal;
-  const cache = options.cacheDir === null || !isNetwork(config)
+  const cache = options.cacheDir === null ||
+      !selected.some((t) => isNetwork(t.config))
     ? undefined
     : new (await import("../targets/cache.ts")).TargetCache(
       // Like every path of a suite, the cache belongs to the config's folder:
       // the same suite run from another folder finds the answers it paid for.
       options.cacheDir ?? resolveIn(cwd, ".evalpipe/cache"),
     );
-  let target;
+  // One cache for every target of a matrix: its keys hold each target's
+  // settings, so their answers never mix.
+  const built: Target[] = [];
   try {
-    target = await buildTarget(withTargetTimeout(config, options), cwd, cache);
+    for (const t of selected) {
+      built.push(
+        await buildTargetConfig(
+          withTargetTimeout(t.config, options),
+          cwd,
+          cache,
+        ),
+      );
+    }
   } catch (error) {
     if (!(error instanceof TemplateError)) throw error;
     throw new ConfigError(configPath, undefined, error.message);
   }
+  const target = built[0]!;
   if (options.beforeWrite !== undefined) {
     try {
       await options.beforeWrite({
@@ -466,9 +602,10 @@ export async function runSuite(
       started_at: started.toISOString(),
       config_path: configPath,
       config: {
-        ...withTargetTimeout(config, options),
+        ...recordedConfig(config, selected, options),
         concurrency,
-        epochs,
+        // The count as run; with its requirement, when the config set one.
+        epochs: require !== undefined ? { n: epochs, require } : epochs,
         ...(options.timeout !== undefined ? { timeout: options.timeout } : {}),
       } as unknown as Record<string, unknown>,
       fingerprints,
@@ -478,10 +615,12 @@ export async function runSuite(
     });
   // A resumed run's Scores join the earlier ones, wherever each example's
   // epochs fell: gather them by example rather than by adjacency.
-  const aggregator = new Aggregator({
+  const aggregatorOptions = {
     grouped: resume !== undefined,
     valueRange: valueRangesOf(scorers),
-  });
+  };
+  // A matrix's Scores carry their target: the aggregator keeps each apart.
+  const aggregator = new Aggregator(aggregatorOptions);
   if (resume !== undefined) {
     // The earlier Scores, a unit at a time, beside the unit when it is known.
     const previous = options.previousUnits;
@@ -496,6 +635,7 @@ export async function runSuite(
     };
     for await (const score of readScoreLines(resume.path)) {
       aggregator.add(score);
+      collector?.addScore(score);
       if (record === undefined) continue;
       if (group.length > 0 && group[0]!.unit_id !== score.unit_id) {
         await flush();
@@ -526,14 +666,25 @@ export async function runSuite(
   };
   // The exported stages, piped as a script would pipe them; what is run's
   // own (resuming, the record, the callbacks) sits between them.
-  let units = examples.pipeThrough(runTargetBatches(target, {
+  const targetOptions = {
     concurrency,
     epochs,
     ...(signal !== undefined ? { signal } : {}),
     ...(options.stop !== undefined ? { stop: options.stop } : {}),
     ...(done !== undefined ? { skip: unitDone } : {}),
     onInvalidRecord,
-  }));
+  };
+  const matrixModule = matrix === undefined
+    ? undefined
+    : await import("./matrix.ts");
+  let units = matrixModule === undefined
+    ? examples.pipeThrough(runTargetBatches(target, targetOptions))
+    : examples.pipeThrough(
+      matrixModule.runMatrixBatches(
+        built.map((t, i) => ({ name: matrix![i]!, target: t })),
+        targetOptions,
+      ),
+    );
   // What the system said: each unit goes to `--units` as it is answered,
   // and waits beside the pipeline to join its Scores in the record.
   const unitsOut = options.units === undefined
@@ -542,10 +693,16 @@ export async function runSuite(
   const joiner = record === undefined ? undefined : new UnitScores(
     (unitId) => metrics.filter((m) => !done?.get(unitId)?.has(m)).length,
   );
-  if (unitsOut !== undefined || joiner !== undefined) {
+  const keepUnits = baselineModule !== undefined ? collector : undefined;
+  if (
+    unitsOut !== undefined || joiner !== undefined || keepUnits !== undefined
+  ) {
     units = units.pipeThrough(
       new TransformStream<Unit[], Unit[]>({
         async transform(batch, controller) {
+          if (keepUnits !== undefined) {
+            for (const unit of batch) keepUnits.addUnit(unit);
+          }
           if (unitsOut !== undefined) {
             let text = "";
             for (const unit of batch) text += unitLine(unit) + "\n";
@@ -603,6 +760,9 @@ export async function runSuite(
         new TransformStream<Score[], Score[]>({
           async transform(batch, controller) {
             for (const score of batch) options.onScore?.(score);
+            if (collector !== undefined) {
+              for (const score of batch) collector.addScore(score);
+            }
             if (joiner !== undefined) {
               // Await only a real write: an await per unit costs a turn each.
               for (const [unit, scores] of joinLoose(joiner.take(batch))) {
@@ -647,13 +807,53 @@ export async function runSuite(
       complete: !stopped,
     });
   }
+  // --- matrix and baselines (issue 14) ---
+  let gateFailures: GateFailure[];
+  let comparison: ComparisonLine[] | undefined;
+  if (matrix !== undefined) {
+    // Each target meets the gates on its own.
+    gateFailures = matrix.flatMap((name) =>
+      checkGates(
+        config.gates ?? {},
+        aggregates.filter((a) => a.target_name === name),
+      ).map((f) => ({
+        ...f,
+        message: `${name}: ${f.message}`,
+      }))
+    );
+    const { compareTargets } = await import("../diff/compare.ts");
+    comparison = compareTargets(collector!.scores(), {
+      targets: matrix,
+      valueRange: valueRangesOf(scorers),
+    });
+  } else gateFailures = checkGates(config.gates ?? {}, aggregates);
+  const settings14 = {
+    epochs,
+    require: require ?? "all",
+    ...(matrix !== undefined ? { targets: matrix } : {}),
+  } as const;
+  if (savePath !== undefined) {
+    await baselineModule!.writeBaseline(
+      savePath,
+      collector!.file(settings14),
+    );
+  }
+  const compared = baseline === undefined ? undefined : {
+    path: comparePath!,
+    ...baselineModule!.compareWithBaseline(
+      baseline.scores,
+      collector!.scores(),
+      require ?? baseline.file.require,
+    ),
+  };
+  // --- end issue 14 ---
   return {
     runId,
     aggregates,
     scores,
     complete: !stopped,
     invalidRecords,
-    gateFailures: checkGates(config.gates ?? {}, aggregates),
+    gateFailures,
     ...(tally !== undefined
       ? {
         selection: {
@@ -663,6 +863,13 @@ export async function runSuite(
         },
       }
       : {}),
+    epochs,
+    ...(require !== undefined ? { require } : {}),
+    ...(matrix !== undefined && comparison !== undefined
+      ? { targets: matrix, comparison }
+      : {}),
+    ...(savePath !== undefined ? { savedBaseline: savePath } : {}),
+    ...(compared !== undefined ? { baseline: compared } : {}),
     ...(cache !== undefined
       ? {
         cache: {

@@ -56,6 +56,9 @@ export function scoreLine(score: Score): string {
     text += `,"example_id":${jsonOf(example_id, 2)}`;
   }
   if (unit_id !== undefined) text += `,"unit_id":${jsonOf(unit_id, 2)}`;
+  if (score.target_name !== undefined) {
+    text += `,"target_name":${JSON.stringify(score.target_name)}`;
+  }
   text += `,"diagnostics":${
     diagnostics.length === 0 ? "[]" : inertJson(JSON.stringify(diagnostics))
   },"evidence_refs":${

@@ -225,6 +225,9 @@ function quickScore(v: unknown, identity?: Identity): Score | undefined {
     if (unit_id != null && typeof unit_id !== "string") return undefined;
   }
   if (provenance != null && !isMapping(provenance)) return undefined;
+  // Stamped by the pipeline, as the ids are: a scorer's own is dropped.
+  const targetName = identity !== undefined ? undefined : s.target_name;
+  if (targetName != null && typeof targetName !== "string") return undefined;
   const diags: Diagnostic[] = [];
   if (diagnostics != null) {
     if (!Array.isArray(diagnostics)) return undefined;
@@ -253,6 +256,7 @@ function quickScore(v: unknown, identity?: Identity): Score | undefined {
   const unitId = identity !== undefined ? identity.unit_id : unit_id;
   if (typeof exampleId === "string") out.example_id = exampleId;
   if (typeof unitId === "string") out.unit_id = unitId;
+  if (typeof targetName === "string") out.target_name = targetName;
   out.diagnostics = diags;
   out.evidence_refs = refs;
   // A JSON copy: validated JSON-safe, it no longer aliases the caller's object.
@@ -273,11 +277,13 @@ const KEYS = [
   "evaluator_version",
   "example_id",
   "unit_id",
+  "target_name",
   "diagnostics",
   "evidence_refs",
 ];
 const OPTIONAL = KEYS.map((k) =>
-  k === "passed" || k === "reason" || k === "example_id" || k === "unit_id"
+  k === "passed" || k === "reason" || k === "example_id" || k === "unit_id" ||
+  k === "target_name"
 );
 
 /** A diagnostic's keys a canonical one may have as it is, in order. */
@@ -359,6 +365,11 @@ export function isCanonicalScore(value: unknown): value is Score {
   }
   if (unit_id !== undefined) {
     if (typeof unit_id !== "string") return false;
+    present++;
+  }
+  const targetName = s.target_name;
+  if (targetName !== undefined) {
+    if (typeof targetName !== "string") return false;
     present++;
   }
   if (present !== optional) return false;
@@ -461,6 +472,7 @@ function explainScore(v: unknown, identity?: Identity): string {
     optional("example_id", (x) => typeof x === "string", "a string");
     optional("unit_id", (x) => typeof x === "string", "a string");
   }
+  optional("target_name", (x) => typeof x === "string", "a string");
   optional(
     "diagnostics",
     (x) => Array.isArray(x) && x.every((d) => readDiagnostic(d) !== undefined),

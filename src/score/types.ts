@@ -161,6 +161,8 @@ export interface Score {
   example_id?: string;
   /** The unit (one target call) this Score measured, stamped by the pipeline. */
   unit_id?: string;
+  /** In a matrix run, the name of the target whose output this Score measured. */
+  target_name?: string;
   /** Notes on how the Score came about. */
   diagnostics: Diagnostic[];
   /** References to evidence behind the Score (trace ids, file paths). */

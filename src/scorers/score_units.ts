@@ -186,7 +186,38 @@ export function checkScores(
 /** The context of a scorer run without a signal, shared: it holds nothing. */
 const NO_SIGNAL: ScorerContext = Object.freeze({});
 
+/**
+ * A matrix unit's Scores with its target's name after the ids, as the
+ * pipeline stamps ids: whatever the scorer returned, and every failure.
+ */
+function withTarget(scores: Score[], target: string): Score[] {
+  return scores.map((score) => {
+    const { diagnostics, evidence_refs, provenance, target_name: _, ...ids } =
+      score;
+    return {
+      ...ids,
+      target_name: target,
+      diagnostics,
+      evidence_refs,
+      ...(provenance !== undefined ? { provenance } : {}),
+    };
+  });
+}
+
 function runScorer(
+  scorer: Scorer,
+  unit: Unit,
+  signal?: AbortSignal,
+): Score[] | Promise<Score[]> {
+  const target = unit.target_name;
+  if (target === undefined) return scoreOne(scorer, unit, signal);
+  const scores = scoreOne(scorer, unit, signal);
+  return scores instanceof Promise
+    ? scores.then((list) => withTarget(list, target))
+    : withTarget(scores, target);
+}
+
+function scoreOne(
   scorer: Scorer,
   unit: Unit,
   signal?: AbortSignal,

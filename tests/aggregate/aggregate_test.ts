@@ -148,6 +148,9 @@ Deno.test("Aggregator averages aggregatable Scores only and counts the rest", ()
       // One epoch each: pass@k and pass^k are the pass rate, 2 of 5 tried.
       pass_at_k: 0.4,
       pass_hat_k: 0.4,
+      // One epoch each: more than half of one is that one, 2 of 5; no flaky.
+      pass_majority: 0.4,
+      flaky: 0,
       sums: accuracy!.sums,
     },
   );
@@ -198,6 +201,8 @@ Deno.test("Aggregator averages aggregatable Scores only and counts the rest", ()
       mean_bounds: null,
       pass_at_k: null,
       pass_hat_k: null,
+      pass_majority: null,
+      flaky: 0,
       sums: null,
     },
   );

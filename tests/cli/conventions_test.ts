@@ -66,9 +66,19 @@ Deno.test("cli refuses arguments a command does not take, rather than ignore the
   const out = await cli(["score", "--scorer", "true", "extra.ndjson"], ROOT);
   assert.equal(out.code, 2);
   assert.match(out.stderr, /"score" takes no arguments, not "extra\.ndjson"/);
-  const diff = await cli(["diff", "a.jsonl"], ROOT);
-  assert.equal(diff.code, 2);
-  assert.match(diff.stderr, /diff takes two files/);
+  // One file is taken only when it is a matrix run (issue 14).
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/a.jsonl`,
+      scoreLine(scored("m", 1, { example_id: "d#1", unit_id: "d#1" })) + "\n",
+    );
+    const diff = await cli(["diff", "a.jsonl"], dir);
+    assert.equal(diff.code, 2);
+    assert.match(diff.stderr, /diff takes two files/);
+  });
+  const three = await cli(["diff", "a", "b", "c"], ROOT);
+  assert.equal(three.code, 2);
+  assert.match(three.stderr, /diff takes two files/);
 });
 
 Deno.test("cli aggregate reads the files named, in order, - for stdin, and says which file a bad line is in", async () => {

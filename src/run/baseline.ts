@@ -1,0 +1,575 @@
+/**
+ * Baselines: a run's accepted results kept as a small, reviewable file to
+ * commit with the suite (`run --save-baseline NAME` writes
+ * `.evalpipe/baselines/NAME.json` in the config's folder), and later runs
+ * compared with it case by case (`run --baseline NAME`).
+ *
+ * @module
+ */
+
+import type { CaseRequirement } from "../aggregate/types.ts";
+import { fisherExactLower } from "../aggregate/stats.ts";
+import { InputError, osErrorText } from "../base/errors.ts";
+import type { Unit } from "../dataset/unit.ts";
+import {
+  caseIdOf,
+  type DiffLine,
+  diffScores,
+  significantlyWorse,
+} from "../diff/diff.ts";
+import { resolveIn } from "../process/command.ts";
+import { aggregatable, parseScore, type Score } from "../score/mod.ts";
+
+/** What a baseline name may be: a file name, without a folder. */
+const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+
+/**
+ * The p-value below which a flaky case's fall counts as a regression.
+ *
+ * @example
+ * ```ts
+ * import { FLAKY_ALPHA } from "./mod.ts";
+ * if (FLAKY_ALPHA !== 0.05) throw new Error("unexpected");
+ * ```
+ */
+export const FLAKY_ALPHA = 0.05;
+
+/**
+ * A Score as a baseline keeps it: its verdict, value and version, without
+ * the ids (its unit has them) or the diagnostics.
+ *
+ * @example
+ * ```ts
+ * import type { BaselineScore } from "./mod.ts";
+ * const s: BaselineScore = { metric: "exact_match", status: "scored", validity: "valid", value: 1, passed: true, evaluator_version: "exact_match@1" };
+ * if (s.passed !== true) throw new Error("unexpected");
+ * ```
+ */
+export interface BaselineScore {
+  /** The metric. */
+  metric: string;
+  /** The Score's status. */
+  status: Score["status"];
+  /** The Score's validity. */
+  validity: Score["validity"];
+  /** The value; `null` unless scored. */
+  value: number | null;
+  /** The verdict, when there is one. */
+  passed?: boolean;
+  /** The reason, when known. */
+  reason?: string;
+  /** The evaluator and its version. */
+  evaluator_version: string;
+}
+
+/**
+ * One unit of a baseline: what the system said, and its Scores.
+ *
+ * @example
+ * ```ts
+ * import type { BaselineUnit } from "./mod.ts";
+ * const unit: BaselineUnit = { example_id: "d#1", unit_id: "d#1", input: "2+2?", output: "4", scores: [] };
+ * if (unit.output !== "4") throw new Error("unexpected");
+ * ```
+ */
+export interface BaselineUnit {
+  /** The example. */
+  example_id: string;
+  /** The unit. */
+  unit_id: string;
+  /** In a matrix run, the target. */
+  target_name?: string;
+  /** The epoch, with several. */
+  epoch?: number;
+  /** The case's input, when the unit was known. */
+  input?: unknown;
+  /** What the system said; `null` when the call failed. */
+  output?: string | null;
+  /** The target's error, when the call failed. */
+  error?: string;
+  /** The unit's Scores, in output order. */
+  scores: BaselineScore[];
+}
+
+/**
+ * A baseline file: pretty-printed JSON, keys in a fixed order, nothing that
+ * changes from one identical run to the next (no run id, no times, no
+ * latencies), and no secrets (outputs are redacted as everywhere else).
+ *
+ * @example
+ * ```ts
+ * import type { BaselineFile } from "./mod.ts";
+ * const file: BaselineFile = { evalpipe_baseline: 1, epochs: 1, require: "all", units: [] };
+ * if (file.units.length !== 0) throw new Error("unexpected");
+ * ```
+ */
+export interface BaselineFile {
+  /** The format's version. */
+  evalpipe_baseline: 1;
+  /** How many epochs each example ran. */
+  epochs: number;
+  /** When a case passed. */
+  require: CaseRequirement;
+  /** In a matrix run, the targets in order. */
+  targets?: string[];
+  /** The units, in the order the run wrote them. */
+  units: BaselineUnit[];
+}
+
+/**
+ * Where a baseline lives: a bare name (`main`) is
+ * `.evalpipe/baselines/<name>.json` in the config's folder; anything with a
+ * `/` or ending `.json` is a path, relative to the current folder.
+ *
+ * @param nameOrPath The name or path.
+ * @param configFolder The config file's folder.
+ * @returns The file's path.
+ * @throws {InputError} For a name that cannot be a file name.
+ *
+ * @example
+ * ```ts
+ * import { baselinePath } from "./mod.ts";
+ * if (baselinePath("main", "suite") !== "suite/.evalpipe/baselines/main.json") throw new Error(baselinePath("main", "suite"));
+ * if (baselinePath("out/b.json", "suite") !== "out/b.json") throw new Error("unexpected");
+ * ```
+ */
+export function baselinePath(nameOrPath: string, configFolder: string): string {
+  if (nameOrPath.includes("/") || nameOrPath.endsWith(".json")) {
+    return nameOrPath;
+  }
+  if (!NAME.test(nameOrPath)) {
+    throw new InputError(
+      `Baseline name ${
+        JSON.stringify(nameOrPath)
+      } must be letters, digits, "_", "." and "-" (or a path to a .json file)`,
+    );
+  }
+  return resolveIn(configFolder, `.evalpipe/baselines/${nameOrPath}.json`);
+}
+
+/**
+ * Gathers what a baseline keeps as a run goes: each unit as the target
+ * answers it, each Score as it is written.
+ *
+ * @example Two Scores of one unit, kept as one baseline unit
+ * ```ts
+ * import { BaselineCollector } from "./mod.ts";
+ * import { scored } from "../score/mod.ts";
+ * const c = new BaselineCollector();
+ * c.addUnit({ example_id: "d#1", unit_id: "d#1", input: "q", output: "a", target: { latency_ms: 12 } });
+ * c.addScore(scored("m", 1, { example_id: "d#1", unit_id: "d#1" }));
+ * c.addScore(scored("n", 0, { example_id: "d#1", unit_id: "d#1" }));
+ * const file = c.file({ epochs: 1, require: "all" });
+ * if (file.units.length !== 1 || file.units[0]?.scores.length !== 2 || "target" in file.units[0]!) throw new Error();
+ * ```
+ */
+export class BaselineCollector {
+  #units = new Map<string, Unit>();
+  #scores = new Map<string, Score[]>();
+  #all: Score[] = [];
+
+  /**
+   * Keeps a unit's ids, input and output.
+   *
+   * @param unit The unit.
+   */
+  addUnit(unit: Unit): void {
+    this.#units.set(unit.unit_id, unit);
+  }
+
+  /**
+   * Keeps a Score, beside its unit.
+   *
+   * @param score The Score.
+   */
+  addScore(score: Score): void {
+    this.#all.push(score);
+    const id = score.unit_id ?? score.example_id ?? "";
+    const list = this.#scores.get(id);
+    if (list === undefined) this.#scores.set(id, [score]);
+    else list.push(score);
+  }
+
+  /**
+   * Every Score kept, in the order written.
+   *
+   * @returns The Scores.
+   */
+  scores(): readonly Score[] {
+    return this.#all;
+  }
+
+  /**
+   * The baseline file of what was kept.
+   *
+   * @param settings The run's epochs, reducer and targets.
+   * @returns The file's value.
+   */
+  file(
+    settings: { epochs: number; require: CaseRequirement; targets?: string[] },
+  ): BaselineFile {
+    const units: BaselineUnit[] = [];
+    for (const [id, scores] of this.#scores) {
+      const unit = this.#units.get(id);
+      const first = scores[0]!;
+      // Keys in a fixed order, as a reviewer reads them.
+      const entry = {
+        example_id: unit?.example_id ?? first.example_id ?? id,
+        unit_id: id,
+      } as BaselineUnit;
+      const target = unit?.target_name ?? first.target_name;
+      if (target !== undefined) entry.target_name = target;
+      if (unit?.epoch !== undefined && settings.epochs > 1) {
+        entry.epoch = unit.epoch;
+      }
+      if (unit !== undefined) {
+        entry.input = unit.input;
+        entry.output = unit.output;
+        const error = unit.target?.error;
+        if (typeof error === "string") entry.error = error;
+      }
+      entry.scores = scores.map(baselineScore);
+      units.push(entry);
+    }
+    return {
+      evalpipe_baseline: 1,
+      epochs: settings.epochs,
+      require: settings.require,
+      ...(settings.targets !== undefined ? { targets: settings.targets } : {}),
+      units,
+    };
+  }
+}
+
+function baselineScore(s: Score): BaselineScore {
+  // Keys in the Score's canonical order.
+  return {
+    metric: s.metric,
+    status: s.status,
+    validity: s.validity,
+    value: s.value,
+    ...(s.passed !== undefined ? { passed: s.passed } : {}),
+    ...(s.reason !== undefined ? { reason: s.reason } : {}),
+    evaluator_version: s.evaluator_version,
+  };
+}
+
+/**
+ * The text of a baseline file: two-space JSON, one final line break.
+ *
+ * @param file The baseline.
+ * @returns Its text.
+ *
+ * @example
+ * ```ts
+ * import { baselineText } from "./mod.ts";
+ * const text = baselineText({ evalpipe_baseline: 1, epochs: 1, require: "all", units: [] });
+ * if (!text.startsWith('{\n  "evalpipe_baseline": 1,') || !text.endsWith("}\n")) throw new Error(text);
+ * ```
+ */
+export function baselineText(file: BaselineFile): string {
+  return JSON.stringify(file, null, 2) + "\n";
+}
+
+/**
+ * Writes a baseline file, creating its folder.
+ *
+ * @param path Where.
+ * @param file The baseline.
+ * @throws {InputError} When it cannot be written.
+ *
+ * @example Write a baseline and read its Scores back
+ * ```ts
+ * import { readBaseline, writeBaseline } from "./mod.ts";
+ * const dir = await Deno.makeTempDir();
+ * await writeBaseline(`${dir}/b/main.json`, { evalpipe_baseline: 1, epochs: 1, require: "all", units: [
+ *   { example_id: "d#1", unit_id: "d#1", input: "q", output: "a", scores: [
+ *     { metric: "m", status: "scored", validity: "valid", value: 1, passed: true, evaluator_version: "m@1" }] }] });
+ * const { scores } = await readBaseline(`${dir}/b/main.json`);
+ * await Deno.remove(dir, { recursive: true });
+ * if (scores[0]?.unit_id !== "d#1" || scores[0].value !== 1) throw new Error("unexpected");
+ * ```
+ */
+export async function writeBaseline(
+  path: string,
+  file: BaselineFile,
+): Promise<void> {
+  const slash = path.lastIndexOf("/");
+  try {
+    if (slash > 0) await Deno.mkdir(path.slice(0, slash), { recursive: true });
+    // Written whole, then moved in: a reader never sees half a baseline.
+    const temp = `${path}.tmp-${Deno.pid}`;
+    await Deno.writeTextFile(temp, baselineText(file));
+    await Deno.rename(temp, path);
+  } catch (error) {
+    if (
+      !(error instanceof Deno.errors.PermissionDenied ||
+        error instanceof Deno.errors.NotFound ||
+        error instanceof Deno.errors.NotADirectory ||
+        error instanceof Deno.errors.IsADirectory)
+    ) throw error;
+    throw new InputError(
+      `Cannot write baseline ${JSON.stringify(path)}: ${osErrorText(error)}`,
+    );
+  }
+}
+
+/**
+ * Reads a baseline file back as its Scores, each with its unit's ids.
+ *
+ * @param path The file.
+ * @returns The baseline and its Scores.
+ * @throws {InputError} When it is missing or not a baseline.
+ *
+ * @example A missing baseline says how to make one
+ * ```ts
+ * import { readBaseline } from "./mod.ts";
+ * const error = await readBaseline("no/such/baseline.json").then(() => undefined, (e) => e as Error & { exitCode?: number });
+ * if (error?.exitCode !== 2 || !error.message.includes("--save-baseline")) throw new Error(error?.message);
+ * ```
+ */
+export async function readBaseline(
+  path: string,
+): Promise<{ file: BaselineFile; scores: Score[] }> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(path);
+  } catch (error) {
+    if (
+      !(error instanceof Deno.errors.NotFound ||
+        error instanceof Deno.errors.PermissionDenied ||
+        error instanceof Deno.errors.IsADirectory)
+    ) throw error;
+    throw new InputError(
+      `Cannot read baseline ${JSON.stringify(path)}: ${
+        osErrorText(error)
+      } (save one with run --save-baseline NAME)`,
+    );
+  }
+  const bad = (why: string) =>
+    new InputError(`Invalid baseline ${JSON.stringify(path)}: ${why}`);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    if (!(error instanceof SyntaxError)) throw error;
+    throw bad(error.message);
+  }
+  const file = value as BaselineFile;
+  if (
+    typeof value !== "object" || value === null ||
+    file.evalpipe_baseline !== 1 || !Array.isArray(file.units)
+  ) {
+    throw bad('not a baseline ("evalpipe_baseline": 1 and "units" expected)');
+  }
+  const scores: Score[] = [];
+  for (const [i, unit] of file.units.entries()) {
+    if (
+      typeof unit !== "object" || unit === null ||
+      typeof unit.unit_id !== "string" || typeof unit.example_id !== "string" ||
+      !Array.isArray(unit.scores)
+    ) {
+      throw bad(`unit ${i + 1} needs "example_id", "unit_id" and "scores"`);
+    }
+    for (const s of unit.scores) {
+      try {
+        scores.push(parseScore({
+          ...s,
+          example_id: unit.example_id,
+          unit_id: unit.unit_id,
+          ...(unit.target_name !== undefined
+            ? { target_name: unit.target_name }
+            : {}),
+        }));
+      } catch (error) {
+        if (!(error instanceof SyntaxError)) throw error;
+        throw bad(`unit ${i + 1} (${unit.unit_id}): ${error.message}`);
+      }
+    }
+  }
+  return { file, scores };
+}
+
+/**
+ * A case whose verdict on one metric changed, or whose epochs disagree.
+ *
+ * @example
+ * ```ts
+ * import type { CaseChange } from "./mod.ts";
+ * const change: CaseChange = { case: "d#1", metric: "m", baseline: [5, 5], now: [0, 5], p_value: 1 / 252 };
+ * if (change.now[0] !== 0) throw new Error("unexpected");
+ * ```
+ */
+export interface CaseChange {
+  /** The case: its example id, `~<target>` in a matrix. */
+  case: string;
+  /** The metric. */
+  metric: string;
+  /** Passes and trials (epochs) in the baseline. */
+  baseline: [number, number];
+  /** Passes and trials now. */
+  now: [number, number];
+  /**
+   * For a flaky case, Fisher's exact one-sided p-value that its pass
+   * fraction fell.
+   */
+  p_value?: number;
+}
+
+/**
+ * A run compared with its baseline.
+ *
+ * @example
+ * ```ts
+ * import { compareWithBaseline, type BaselineComparison } from "./mod.ts";
+ * import { scored } from "../score/mod.ts";
+ * const a = [scored("m", 1, { example_id: "d#1", unit_id: "d#1" })];
+ * const b = [scored("m", 0, { example_id: "d#1", unit_id: "d#1" })];
+ * const c: BaselineComparison = compareWithBaseline(a, b, "all");
+ * if (c.newly_failing.length !== 1 || !c.failed) throw new Error("unexpected");
+ * ```
+ */
+export interface BaselineComparison {
+  /** Cases that failed in the baseline and pass now. */
+  fixed: CaseChange[];
+  /**
+   * Cases that passed in the baseline and fail now (a flaky one only when
+   * its pass fraction fell significantly): regressions.
+   */
+  newly_failing: CaseChange[];
+  /** Cases whose epochs disagree, not counted as regressions. */
+  flaky: CaseChange[];
+  /** Cases run now and not in the baseline. */
+  new_cases: string[];
+  /** Cases in the baseline and not run now. */
+  removed_cases: string[];
+  /** The paired difference per metric, as `diff` gives it. */
+  metrics: DiffLine[];
+  /** The metrics whose paired difference is significantly negative. */
+  worse: string[];
+  /** Whether the run regressed: a newly failing case, or a worse metric. */
+  failed: boolean;
+}
+
+/** A case's passes and trials on one metric. */
+type Tally = [number, number];
+
+function tallies(scores: readonly Score[]): Map<string, Map<string, Tally>> {
+  const out = new Map<string, Map<string, Tally>>();
+  for (const s of scores) {
+    const id = caseIdOf(s);
+    if (id === undefined) continue;
+    let metrics = out.get(id);
+    if (metrics === undefined) out.set(id, metrics = new Map());
+    let t = metrics.get(s.metric);
+    if (t === undefined) metrics.set(s.metric, t = [0, 0]);
+    // An error and a blocked Score fail, as in the pass rate; an invalid,
+    // skipped or non_evaluable one is no trial.
+    if (aggregatable(s)) {
+      t[1]++;
+      if (s.passed === true) t[0]++;
+    } else if (s.status === "error" || s.status === "blocked") t[1]++;
+  }
+  return out;
+}
+
+/**
+ * Whether a case passes under a requirement.
+ *
+ * @param passes Epochs that passed.
+ * @param trials Epochs tried.
+ * @param require When a case passes.
+ * @returns The verdict.
+ *
+ * @example
+ * ```ts
+ * import { casePasses } from "./mod.ts";
+ * if (!casePasses(3, 5, "majority") || casePasses(2, 4, "majority") || !casePasses(1, 5, "any") || casePasses(4, 5, "all")) throw new Error();
+ * ```
+ */
+export function casePasses(
+  passes: number,
+  trials: number,
+  require: CaseRequirement,
+): boolean {
+  switch (require) {
+    case "all":
+      return passes === trials;
+    case "majority":
+      return passes * 2 > trials;
+    case "any":
+      return passes > 0;
+  }
+}
+
+/**
+ * Compares a run with its baseline, case by case and metric by metric. A
+ * case's verdict on a metric follows `require` over its epochs. A case
+ * whose epochs disagree (in either run) is flaky: it is a regression only
+ * when its pass fraction fell significantly (Fisher's exact test,
+ * one-sided, p < 0.05); otherwise one that passed and fails now is a
+ * regression. A metric whose paired difference's 95% interval lies below
+ * zero is one too.
+ *
+ * @param baseline The baseline's Scores.
+ * @param now The run's Scores.
+ * @param require When a case passes.
+ * @returns What changed.
+ *
+ * @example A case fixed, one removed, one new
+ * ```ts
+ * import { compareWithBaseline } from "./mod.ts";
+ * import { scored } from "../score/mod.ts";
+ * const s = (id: string, v: number) => scored("m", v, { example_id: id, unit_id: id });
+ * const c = compareWithBaseline([s("d#1", 0), s("d#2", 1)], [s("d#1", 1), s("d#3", 1)], "all");
+ * if (c.fixed[0]?.case !== "d#1" || c.removed_cases[0] !== "d#2" || c.new_cases[0] !== "d#3" || c.failed) throw new Error();
+ * ```
+ */
+export function compareWithBaseline(
+  baseline: readonly Score[],
+  now: readonly Score[],
+  require: CaseRequirement,
+): BaselineComparison {
+  const before = tallies(baseline);
+  const after = tallies(now);
+  const fixed: CaseChange[] = [];
+  const newlyFailing: CaseChange[] = [];
+  const flaky: CaseChange[] = [];
+  for (const [id, metrics] of after) {
+    const old = before.get(id);
+    if (old === undefined) continue;
+    for (const [metric, t] of metrics) {
+      const b = old.get(metric);
+      if (b === undefined || b[1] === 0 || t[1] === 0) continue;
+      const change: CaseChange = {
+        case: id,
+        metric,
+        baseline: [b[0], b[1]],
+        now: [t[0], t[1]],
+      };
+      const wasPassing = casePasses(b[0], b[1], require);
+      const passes = casePasses(t[0], t[1], require);
+      const disagree = (x: Tally) => x[0] > 0 && x[0] < x[1];
+      if (disagree(b) || disagree(t)) {
+        change.p_value = fisherExactLower(b[0], b[1], t[0], t[1]);
+        if (change.p_value < FLAKY_ALPHA) newlyFailing.push(change);
+        else if (disagree(t)) flaky.push(change);
+        else if (!wasPassing && passes) fixed.push(change);
+        else flaky.push(change);
+      } else if (wasPassing && !passes) newlyFailing.push(change);
+      else if (!wasPassing && passes) fixed.push(change);
+    }
+  }
+  const metrics = diffScores(baseline, now);
+  const worse = metrics.filter(significantlyWorse).map((l) => l.metric);
+  return {
+    fixed,
+    newly_failing: newlyFailing,
+    flaky,
+    new_cases: [...after.keys()].filter((id) => !before.has(id)),
+    removed_cases: [...before.keys()].filter((id) => !after.has(id)),
+    metrics,
+    worse,
+    failed: newlyFailing.length > 0 || worse.length > 0,
+  };
+}

@@ -1,0 +1,321 @@
+import assert from "node:assert/strict";
+import { cli } from "../_cli.ts";
+import { withTempDir } from "../_proc.ts";
+import { compareWithBaseline } from "../../src/run/mod.ts";
+import { blocked, scored } from "../../src/score/mod.ts";
+
+// The system under test answers from answers.json: what a pull request
+// changes. Case data reaches it on stdin only.
+const SYSTEM = `import json, sys
+case = json.load(sys.stdin)
+print(json.load(open("answers.json")).get(case["input"], "?"))
+`;
+
+async function git(dir: string, ...args: string[]): Promise<string> {
+  const out = await new Deno.Command("git", {
+    args,
+    cwd: dir,
+    stdout: "piped",
+    stderr: "piped",
+    env: {
+      GIT_AUTHOR_NAME: "t",
+      GIT_AUTHOR_EMAIL: "t@example.com",
+      GIT_COMMITTER_NAME: "t",
+      GIT_COMMITTER_EMAIL: "t@example.com",
+    },
+  }).output();
+  const text = new TextDecoder().decode(out.stdout);
+  assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+  return text;
+}
+
+async function suite(
+  dir: string,
+  cases: Record<string, string>,
+  answers: Record<string, string>,
+): Promise<void> {
+  await Deno.writeTextFile(`${dir}/app.py`, SYSTEM);
+  await Deno.writeTextFile(
+    `${dir}/d.jsonl`,
+    Object.entries(cases).map(([id, expected]) =>
+      JSON.stringify({ id, input: id, expected })
+    ).join("\n") + "\n",
+  );
+  await Deno.writeTextFile(`${dir}/answers.json`, JSON.stringify(answers));
+  await Deno.writeTextFile(
+    `${dir}/evalpipe.yaml`,
+    "dataset: d.jsonl\ntarget: { type: subprocess, cmd: python3 app.py }\n" +
+      "scorers: [{ type: exact_match }]\n",
+  );
+}
+
+Deno.test("run --save-baseline writes a small deterministic file; --baseline gates on what changed", async () => {
+  await withTempDir(async (dir) => {
+    await git(dir, "init", "-q");
+    await suite(dir, { a: "1", b: "2", c: "3", d: "4" }, {
+      a: "1",
+      b: "2",
+      c: "x",
+      d: "4",
+    });
+    // From another folder: the baseline belongs to the config's.
+    const saved = await cli(
+      ["run", `${dir}/evalpipe.yaml`, "--save-baseline", "main"],
+      "/",
+    );
+    assert.equal(saved.code, 0, saved.stderr);
+    const path = `${dir}/.evalpipe/baselines/main.json`;
+    const text = await Deno.readTextFile(path);
+    assert.match(
+      saved.stderr,
+      /baseline saved to .*\.evalpipe\/baselines\/main\.json/,
+    );
+    // Reviewable: pretty-printed, stable keys, no times or run ids.
+    assert.ok(
+      text.startsWith(
+        '{\n  "evalpipe_baseline": 1,\n  "epochs": 1,\n  "require": "all",\n  "units": [\n',
+      ),
+    );
+    assert.doesNotMatch(text, /latency_ms|run_id|started_at|finished_at/);
+    const file = JSON.parse(text);
+    assert.deepEqual(file.units[0], {
+      example_id: "d.jsonl#a",
+      unit_id: "d.jsonl#a",
+      input: "a",
+      output: "1",
+      scores: [{
+        metric: "exact_match",
+        status: "scored",
+        validity: "valid",
+        value: 1,
+        passed: true,
+        evaluator_version: "exact_match@1",
+      }],
+    });
+    await git(dir, "add", "-A");
+    await git(dir, "commit", "-q", "-m", "baseline");
+    // The same system again: the same bytes, nothing to commit.
+    const again = await cli(
+      ["run", "evalpipe.yaml", "--save-baseline", "main"],
+      dir,
+    );
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal(await git(dir, "status", "--porcelain"), "");
+    const unchanged = await cli(
+      ["run", "evalpipe.yaml", "--baseline", "main"],
+      dir,
+    );
+    assert.equal(unchanged.code, 0, unchanged.stderr);
+    assert.match(unchanged.stderr, /no case changed/);
+
+    // The change under review: a breaks, c is fixed, b leaves, e comes.
+    await suite(dir, { a: "1", c: "3", d: "4", e: "5" }, {
+      a: "wrong",
+      c: "3",
+      d: "4",
+      e: "5",
+    });
+    const changed = await cli(
+      ["run", "evalpipe.yaml", "--baseline", "main"],
+      dir,
+    );
+    assert.equal(changed.code, 1, changed.stderr);
+    assert.match(
+      changed.stderr,
+      /newly failing \(1\):\n {2}d\.jsonl#a {2}exact_match {2}1\/1 → 0\/1\n/,
+    );
+    assert.match(
+      changed.stderr,
+      /fixed \(1\):\n {2}d\.jsonl#c {2}exact_match {2}0\/1 → 1\/1\n/,
+    );
+    assert.match(changed.stderr, /new cases \(1\): d\.jsonl#e\n/);
+    assert.match(changed.stderr, /removed cases \(1\): d\.jsonl#b\n/);
+    assert.match(
+      changed.stderr,
+      /evalpipe: regressed against baseline ".*main\.json": 1 newly failing/,
+    );
+    // A path names a baseline file as well as a name does.
+    const byPath = await cli(
+      ["run", "evalpipe.yaml", "--baseline", ".evalpipe/baselines/main.json"],
+      dir,
+    );
+    assert.equal(byPath.code, 1);
+    // The fix is committed as the new baseline; the next run is clean.
+    await git(dir, "checkout", "--", ".");
+    const missing = await cli(
+      ["run", "evalpipe.yaml", "--baseline", "nope"],
+      dir,
+    );
+    assert.equal(missing.code, 2);
+    assert.match(
+      missing.stderr,
+      /Cannot read baseline ".*nope\.json": no such file/,
+    );
+    assert.equal(missing.stdout, "");
+  });
+});
+
+Deno.test("run --baseline in a matrix compares target by target", async () => {
+  await withTempDir(async (dir) => {
+    await suite(dir, { a: "1", b: "2" }, { a: "1", b: "2" });
+    await Deno.writeTextFile(
+      `${dir}/evalpipe.yaml`,
+      "dataset: d.jsonl\ntargets:\n  one: { type: subprocess, cmd: python3 app.py }\n" +
+        "  two: { type: subprocess, cmd: python3 app.py }\nmatrix: [one, two]\n" +
+        "scorers: [{ type: exact_match }]\n",
+    );
+    const saved = await cli(
+      ["run", "evalpipe.yaml", "--save-baseline", "m"],
+      dir,
+    );
+    assert.equal(saved.code, 0, saved.stderr);
+    const file = JSON.parse(
+      await Deno.readTextFile(`${dir}/.evalpipe/baselines/m.json`),
+    );
+    assert.deepEqual(file.targets, ["one", "two"]);
+    assert.equal(file.units[1].target_name, "two");
+    await Deno.writeTextFile(
+      `${dir}/answers.json`,
+      JSON.stringify({ a: "1", b: "no" }),
+    );
+    const out = await cli(["run", "evalpipe.yaml", "--baseline", "m"], dir);
+    assert.equal(out.code, 1);
+    assert.match(
+      out.stderr,
+      /newly failing \(2\):\n {2}d\.jsonl#b~one .*\n {2}d\.jsonl#b~two /,
+    );
+  });
+});
+
+// A system right on its first `right` calls of each case and wrong after:
+// epochs that disagree. One call at a time, so the count is exact.
+const FLAKY = `import json, sys, os
+case = json.load(sys.stdin)
+path = "count-" + case["input"]
+n = int(open(path).read()) if os.path.exists(path) else 0
+open(path, "w").write(str(n + 1))
+right = int(open("right").read())
+print("1" if n % 5 < right else "wrong")
+`;
+
+async function flakySuite(dir: string): Promise<void> {
+  await Deno.writeTextFile(`${dir}/app.py`, FLAKY);
+  await Deno.writeTextFile(
+    `${dir}/d.jsonl`,
+    '{"id":"a","input":"a","expected":"1"}\n',
+  );
+  await Deno.writeTextFile(
+    `${dir}/evalpipe.yaml`,
+    "dataset: d.jsonl\n" +
+      "target: { type: subprocess, cmd: python3 app.py }\n" +
+      "scorers: [{ type: exact_match }]\nepochs: { n: 5, require: majority }\nconcurrency: 1\n",
+  );
+}
+
+async function runWith(dir: string, right: number, ...args: string[]) {
+  await Deno.writeTextFile(`${dir}/right`, String(right));
+  for await (const e of Deno.readDir(dir)) {
+    if (e.name.startsWith("count-")) await Deno.remove(`${dir}/${e.name}`);
+  }
+  return await cli(["run", "evalpipe.yaml", ...args], dir);
+}
+
+Deno.test("run --baseline with epochs reports a flaky case as flaky unless its pass fraction fell significantly", async () => {
+  await withTempDir(async (dir) => {
+    await flakySuite(dir);
+    const saved = await runWith(dir, 5, "--save-baseline", "main");
+    assert.equal(saved.code, 0, saved.stderr);
+    // 5/5 → 2/5: now failing under majority, but flaky; Fisher's one-sided
+    // p = C(7,5)·C(3,0)/C(10,5) = 21/252 = 0.083: not significant.
+    const flaky = await runWith(dir, 2, "--baseline", "main");
+    assert.equal(flaky.code, 0, flaky.stderr);
+    assert.match(
+      flaky.stderr,
+      /flaky, epochs disagree \(not a regression\) \(1\):\n {2}d\.jsonl#a {2}exact_match {2}5\/5 → 2\/5 {2}\(Fisher p = 0\.083\)/,
+    );
+    assert.match(
+      flaky.stderr,
+      /exact_match: 0 of 1 cases pass \(require majority: more than half of 5 epochs\), 1 flaky/,
+    );
+    // 5/5 → 1/5: p = C(6,5)·C(4,0)/252 = 6/252 = 0.024 < 0.05: a regression.
+    const fell = await runWith(dir, 1, "--baseline", "main");
+    assert.equal(fell.code, 1, fell.stderr);
+    assert.match(
+      fell.stderr,
+      /newly failing \(1\):\n {2}d\.jsonl#a {2}exact_match {2}5\/5 → 1\/5 {2}\(Fisher p = 0\.024\)/,
+    );
+    // 5/5 → 3/5: still passes by majority; flaky, no regression.
+    const most = await runWith(dir, 3, "--baseline", "main");
+    assert.equal(most.code, 0, most.stderr);
+    assert.match(most.stderr, /5\/5 → 3\/5 {2}\(Fisher p = 0\.222\)/);
+  });
+});
+
+Deno.test("compareWithBaseline follows the requirement over epochs and counts errors as failures", () => {
+  const at = (id: string, values: (number | "b")[]) =>
+    values.map((v, i) => {
+      const ids = { example_id: id, unit_id: `${id}@${i + 1}` };
+      return v === "b"
+        ? blocked("m", "target error: down", ids)
+        : scored("m", v, ids);
+    });
+  // d#1: 3 epochs all pass, then all blocked (0/3, unanimous): newly failing.
+  // d#2: 0/3, then 3/3: fixed.
+  const c = compareWithBaseline(
+    [...at("d#1", [1, 1, 1]), ...at("d#2", [0, 0, 0])],
+    [...at("d#1", ["b", "b", "b"]), ...at("d#2", [1, 1, 1])],
+    "any",
+  );
+  assert.deepEqual(c.newly_failing, [{
+    case: "d#1",
+    metric: "m",
+    baseline: [3, 3],
+    now: [0, 3],
+  }]);
+  assert.deepEqual(c.fixed.map((x) => x.case), ["d#2"]);
+  assert.equal(c.failed, true);
+  // Under "any", 1/3 passes: d#1 at 3/3 → 1/3 is flaky, p = C(4,3)C(2,0)/C(6,3) = 4/20.
+  const any = compareWithBaseline(
+    at("d#1", [1, 1, 1]),
+    at("d#1", [1, 0, 0]),
+    "any",
+  );
+  assert.equal(any.flaky.length, 1);
+  assert.ok(Math.abs(any.flaky[0]!.p_value! - 0.2) < 1e-12);
+  assert.equal(any.failed, false);
+});
+
+Deno.test("run --save-baseline keeps no secret a target echoed", async () => {
+  const token = "tok-SECRET-4242";
+  await using server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    (request) =>
+      Response.json({
+        answer: `you sent ${request.headers.get("authorization")}`,
+      }),
+  );
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/d.jsonl`,
+      '{"input":"q","expected":"a"}\n',
+    );
+    await Deno.writeTextFile(
+      `${dir}/evalpipe.yaml`,
+      `dataset: d.jsonl\ntarget:\n  type: http\n  url: http://127.0.0.1:${server.addr.port}/\n` +
+        '  headers: { authorization: "Bearer ${BOT_TOKEN}" }\n  body: { q: "{{input}}" }\n  output: answer\n' +
+        "scorers: [{ type: exact_match }]\n",
+    );
+    const out = await cli(
+      ["run", "evalpipe.yaml", "--save-baseline", "main", "--no-cache"],
+      dir,
+      { BOT_TOKEN: token },
+    );
+    assert.equal(out.code, 0, out.stderr);
+    const text = await Deno.readTextFile(
+      `${dir}/.evalpipe/baselines/main.json`,
+    );
+    // The answer is kept, the token in it is not.
+    assert.match(text, /"output": "you sent Bearer /);
+    assert.doesNotMatch(text, /SECRET/);
+  });
+});
