@@ -15,3 +15,5 @@ export {
 } from "./run_record.ts";
 export type { ScoresFile } from "./scores_file.ts";
 export { readScoresFile, ScoresFileError } from "./scores_file.ts";
+export type { Spend, SpendSide } from "./spend.ts";
+export { formatSpend, hasSpend, judgeSpendOf, SpendTally } from "./spend.ts";

@@ -28,6 +28,7 @@ import type { Fingerprints } from "../fingerprint/fingerprint.ts";
 import { CaseError } from "../dataset/case.ts";
 import { parseUnit, type Unit, unitLine } from "../dataset/unit.ts";
 import { LineStream } from "../io/line_stream.ts";
+import { judgeSpendOf, type Spend } from "./spend.ts";
 
 export type { Fingerprints };
 
@@ -239,7 +240,15 @@ export class RunRecordWriter {
    * @returns A promise to await for backpressure, when there is one.
    */
   addUnit(unit: Unit, scores: readonly Score[]): Promise<void> | undefined {
-    return this.#line(unitLine(unit), scores);
+    const line = unitLine(unit);
+    // What the unit's judges spent, beside what its target did.
+    const judge = judgeSpendOf(scores);
+    return this.#line(
+      judge === undefined
+        ? line
+        : `${line.slice(0, -1)},"judge":${JSON.stringify(judge)}}`,
+      scores,
+    );
   }
 
   /**
@@ -293,14 +302,17 @@ export class RunRecordWriter {
    *
    * @param aggregates The aggregates.
    * @param complete Whether every unit was run.
+   * @param cost What the run's model calls cost, when it made any.
    * @returns When it is written.
    */
   async finish(
     aggregates: readonly Aggregate[],
     complete: boolean,
+    cost?: Spend,
   ): Promise<void> {
     const tail = {
       aggregates,
+      ...(cost !== undefined ? { cost } : {}),
       finished_at: new Date().toISOString(),
       complete,
     };

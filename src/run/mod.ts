@@ -5,7 +5,12 @@
  * @module
  */
 
-export type { RunSuiteOptions, RunSummary, SuiteFiles } from "./run_suite.ts";
+export type {
+  CacheCounts,
+  RunSuiteOptions,
+  RunSummary,
+  SuiteFiles,
+} from "./run_suite.ts";
 export { runSuite } from "./run_suite.ts";
 export type { ResumePlan, RunMeta, RunSettings } from "./resume.ts";
 export { dropTornLine, prepareResume, ResumeError } from "./resume.ts";

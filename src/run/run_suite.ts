@@ -51,6 +51,9 @@ import { runTargetBatches } from "../targets/target.ts";
 import { type ByteWriter, TextWriter } from "../io/text_writer.ts";
 import { type Unit, unitLine } from "../dataset/unit.ts";
 import { UnitScores } from "./unit_scores.ts";
+import type { CacheMode, TargetCache } from "../targets/cache.ts";
+import type { Budget } from "../net/budget.ts";
+import { hasSpend, type Spend, SpendTally } from "../record/spend.ts";
 
 /**
  * Options of {@linkcode runSuite}.
@@ -137,6 +140,12 @@ export interface RunSuiteOptions {
    * @default {".evalpipe/cache" in the config file's folder}
    */
   cacheDir?: string | null;
+  /**
+   * How the cache of model calls (network targets, judges) is used;
+   * overrides the config's `cache`. `cacheDir: null` is `off`.
+   * @default {the config's, else "auto"}
+   */
+  cacheMode?: CacheMode;
   /**
    * Aborting stops the intake of new cases; units already in flight finish
    * and are written, and the summary says the run is not complete.
@@ -231,7 +240,48 @@ export interface RunSummary {
   /** The config's gates that did not hold. */
   gateFailures: GateFailure[];
   /** Target cache hits and misses, when the target was cached. */
-  cache?: { hits: number; misses: number; writeErrors: number };
+  cache?: CacheCounts;
+  /** The judges' cache hits and misses, when a judge was cached. */
+  scorerCache?: CacheCounts;
+  /** The cache's mode, when the run made cacheable calls. */
+  cacheMode?: CacheMode;
+  /** What the model calls cost, when the run made any (or found them cached). */
+  spend?: Spend;
+  /**
+   * The config's `budget_usd`, what was spent against it, and how many
+   * calls it refused (their units and Scores are blocked).
+   */
+  budget?: { limit_usd: number; spent_usd: number; refused: number };
+}
+
+/**
+ * What a cache did in a run.
+ *
+ * @example
+ * ```ts
+ * import type { CacheCounts } from "./mod.ts";
+ * const counts: CacheCounts = { hits: 3, misses: 1, missing: 0, writeErrors: 0 };
+ * if (counts.hits + counts.misses !== 4) throw new Error();
+ * ```
+ */
+export interface CacheCounts {
+  /** Answers read from the cache. */
+  hits: number;
+  /** Calls made (not in the cache, or `live`). */
+  misses: number;
+  /** Calls a replaying cache could not answer: failed, not made. */
+  missing: number;
+  /** Answers that could not be stored. */
+  writeErrors: number;
+}
+
+function countsOf(cache: TargetCache): CacheCounts {
+  return {
+    hits: cache.hits,
+    misses: cache.misses,
+    missing: cache.missing,
+    writeErrors: cache.writeErrors,
+  };
 }
 
 /** Writes the units still waiting for Scores (none came: a unit without any). */
@@ -251,11 +301,27 @@ function isNetwork(config: SuiteConfig): boolean {
   return config.target.type === "openai" || config.target.type === "http";
 }
 
+/** The spend, when the run made (or found cached) any model call. */
+function spendIf(tally: SpendTally): Spend | undefined {
+  const spend = tally.result();
+  return hasSpend(spend) ? spend : undefined;
+}
+
+/** The cache's folder: the caller's, else `.evalpipe/cache` beside the config. */
+function cacheFolder(options: RunSuiteOptions, cwd: string): string {
+  // Like every path of a suite, the cache belongs to the config's folder:
+  // the same suite run from another folder finds the answers it paid for.
+  return options.cacheDir ?? resolveIn(cwd, ".evalpipe/cache");
+}
+
 /** A suite ready to run: its config resolved and its parts built. */
 interface Prepared {
   config: SuiteConfig;
   cwd: string;
   scorers: Scorer[];
+  mode: CacheMode;
+  budget: Budget | undefined;
+  scorerCache: TargetCache | undefined;
   datasetPath: string;
   datasetName: string;
   fingerprints: Fingerprints;
@@ -278,11 +344,30 @@ async function prepare(
   const text = await readConfigText(configPath);
   const config = await checkConfigText(text, configPath);
   const cwd = folderOf(configPath);
+  const mode: CacheMode = options.cacheDir === null
+    ? "off"
+    : options.cacheMode ?? config.cache ?? "auto";
+  const budget = config.budget_usd === undefined
+    ? undefined
+    : new (await import("../net/budget.ts")).Budget(config.budget_usd);
+  // Judges keep their answers beside the target's, counted apart. Made for
+  // every run (it touches no file until a scorer asks it), so any scorer
+  // that calls a model through it gets the run's mode.
+  const scorerCache = mode === "off"
+    ? undefined
+    : new (await import("../targets/cache.ts")).TargetCache(
+      cacheFolder(options, cwd),
+      { mode },
+    );
   let scorers: Scorer[];
   try {
     scorers = await buildScorers(config, configPath, {
       cwd,
       ...(options.timeout !== undefined ? { timeout: options.timeout } : {}),
+      cache: scorerCache,
+      budget,
+      // A replayed run calls nothing: a key it lacks is no error.
+      optionalKey: mode === "replay",
     });
   } catch (error) {
     // A judge whose API key variable is not set cannot run: a config error.
@@ -319,6 +404,9 @@ async function prepare(
     config,
     cwd,
     scorers,
+    mode,
+    budget,
+    scorerCache,
     datasetPath,
     datasetName: fromStdin ? "stdin" : config.dataset,
     fingerprints: {
@@ -328,6 +416,7 @@ async function prepare(
         ...config,
         concurrency: undefined,
         max_processes: undefined,
+        cache: undefined,
       })),
       dataset,
       target: target.type === "subprocess"
@@ -380,11 +469,17 @@ export async function runSuite(
 ): Promise<RunSummary> {
   const started = new Date();
   const runId = newRunId(started);
-  const { config, cwd, scorers, datasetPath, datasetName, fingerprints } =
-    await prepare(
-      configPath,
-      options,
-    );
+  const {
+    config,
+    cwd,
+    scorers,
+    datasetPath,
+    datasetName,
+    fingerprints,
+    mode,
+    budget,
+    scorerCache,
+  } = await prepare(configPath, options);
   const resume = options.resume;
   if (resume !== undefined && !options.force) checkResume(resume, fingerprints);
   const epochs = options.epochs ?? config.epochs ?? DEFAULTS.epochs;
@@ -402,16 +497,22 @@ export async function runSuite(
     (await import("../process/run_command.ts")).setMaxProcesses(maxProcesses);
   }
   const signal = options.signal;
-  const cache = options.cacheDir === null || !isNetwork(config)
+  const cache = mode === "off" || !isNetwork(config)
     ? undefined
     : new (await import("../targets/cache.ts")).TargetCache(
-      // Like every path of a suite, the cache belongs to the config's folder:
-      // the same suite run from another folder finds the answers it paid for.
-      options.cacheDir ?? resolveIn(cwd, ".evalpipe/cache"),
+      cacheFolder(options, cwd),
+      { mode },
     );
+  // What the model calls cost, tallied as units and Scores go by.
+  const tally = new SpendTally();
   let target;
   try {
-    target = await buildTarget(withTargetTimeout(config, options), cwd, cache);
+    target = await buildTarget(
+      withTargetTimeout(config, options),
+      cwd,
+      cache,
+      { budget, optionalKey: mode === "replay" },
+    );
   } catch (error) {
     if (!(error instanceof TemplateError)) throw error;
     throw new ConfigError(configPath, undefined, error.message);
@@ -521,10 +622,16 @@ export async function runSuite(
   const joiner = record === undefined ? undefined : new UnitScores(
     (unitId) => metrics.filter((m) => !done?.get(unitId)?.has(m)).length,
   );
-  if (unitsOut !== undefined || joiner !== undefined) {
+  // Only a network target's units can carry a spend: a replay's run keeps
+  // its fast path without this stage.
+  const priced = isNetwork(config);
+  if (unitsOut !== undefined || joiner !== undefined || priced) {
     units = units.pipeThrough(
       new TransformStream<Unit[], Unit[]>({
         async transform(batch, controller) {
+          if (priced) {
+            for (const unit of batch) tally.addUnit(unit);
+          }
           if (unitsOut !== undefined) {
             let text = "";
             for (const unit of batch) text += unitLine(unit) + "\n";
@@ -563,6 +670,7 @@ export async function runSuite(
         new TransformStream<Score[], Score[]>({
           async transform(batch, controller) {
             for (const score of batch) options.onScore?.(score);
+            for (const score of batch) tally.addScore(score);
             if (joiner !== undefined) {
               // Await only a real write: an await per unit costs a turn each.
               for (const [unit, scores] of joiner.take(batch)) {
@@ -581,7 +689,7 @@ export async function runSuite(
   } catch (error) {
     // Keep what was computed: the record ends, marked incomplete.
     await writeRest(joiner, record);
-    await record?.finish(aggregator.results(), false);
+    await record?.finish(aggregator.results(), false, spendIf(tally));
     await unitsOut?.flush();
     throw error;
   } finally {
@@ -591,7 +699,8 @@ export async function runSuite(
   const stopped = options.stop?.aborted ?? false;
   const aggregates = aggregator.results();
   await writeRest(joiner, record);
-  await record?.finish(aggregates, !stopped);
+  const spend = spendIf(tally);
+  await record?.finish(aggregates, !stopped, spend);
   await unitsOut?.flush();
   return {
     runId,
@@ -600,12 +709,20 @@ export async function runSuite(
     complete: !stopped,
     invalidRecords,
     gateFailures: checkGates(config.gates ?? {}, aggregates),
-    ...(cache !== undefined
+    ...(cache !== undefined ? { cache: countsOf(cache) } : {}),
+    ...(scorerCache !== undefined
+      ? { scorerCache: countsOf(scorerCache) }
+      : {}),
+    ...(cache !== undefined || scorerCache !== undefined
+      ? { cacheMode: mode }
+      : {}),
+    ...(spend !== undefined ? { spend } : {}),
+    ...(budget !== undefined
       ? {
-        cache: {
-          hits: cache.hits,
-          misses: cache.misses,
-          writeErrors: cache.writeErrors,
+        budget: {
+          limit_usd: budget.limit,
+          spent_usd: budget.spent,
+          refused: budget.refused,
         },
       }
       : {}),
