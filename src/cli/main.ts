@@ -18,6 +18,7 @@ import { init } from "./init.ts";
 import { report } from "./report.ts";
 import { run } from "./run.ts";
 import { score } from "./score.ts";
+import { validate } from "./validate.ts";
 import { view } from "./view.ts";
 
 /** evalpipe's version, as `deno.json` has it. */
@@ -31,6 +32,7 @@ export const COMMANDS: readonly Command[] = [
   view,
   diff,
   report,
+  validate,
   exportRun,
   init,
   calibrate,

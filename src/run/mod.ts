@@ -20,3 +20,9 @@ export type {
   InterruptSignal,
 } from "./interrupt.ts";
 export { onInterrupt, signalExitCode } from "./interrupt.ts";
+export type {
+  CacheCoverage,
+  PlanSuiteOptions,
+  SuitePlan,
+} from "./plan_suite.ts";
+export { formatPlan, planSuite } from "./plan_suite.ts";

@@ -46,6 +46,7 @@ Deno.test("the main help lists every command from its declaration", async () => 
     "view",
     "diff",
     "report",
+    "validate",
     "export",
     "init",
     "calibrate",
