@@ -536,9 +536,12 @@ export function cacheKey(
 const identities = new WeakMap<CacheableTarget, string>();
 
 /**
- * Wraps a target with a cache: a hit returns the stored output (its `info`
- * marked `cached: true`) without calling; a successful call is stored; a
- * failed one is not.
+ * Wraps a target with a cache, used as the cache's mode says: a hit returns
+ * the stored output (its `info` marked `cached: true`, and `cost_usd: 0`
+ * for a priced target) without calling; a successful call is stored, a
+ * failed one is not. In `replay` mode a miss throws
+ * {@linkcode CacheMissError} (the unit's error, code `cache.miss`) and
+ * nothing is called; in `live` mode every case is called and stored again.
  *
  * @param target The target.
  * @param cache The cache.
