@@ -245,6 +245,36 @@ Deno.test("a judge whose answer a replay lacks gives an error Score coded cache.
   });
 });
 
+Deno.test("an http target replays with the ${NAME} of its headers unset, sending nothing", async () => {
+  await withTempDir(async (dir) => {
+    await using server = fakeLlm({ handler: () => reply.ok("pong") });
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      `dataset: data.jsonl
+target:
+  type: http
+  url: ${server.url}/ask
+  headers: { authorization: "Bearer \${EVALPIPE_HTTP_TOKEN}" }
+  output: choices.0.message.content
+scorers: [{ type: exact_match, value: pong }]
+`,
+    );
+    await Deno.writeTextFile(`${dir}/data.jsonl`, jsonl([{ input: "ping" }]));
+    const recorded = await cli(["run", "suite.yaml"], dir, {
+      EVALPIPE_HTTP_TOKEN: "tok",
+    });
+    assert.equal(recorded.code, 0, recorded.stderr);
+    assert.equal(server.count, 1);
+    const unset = await cli(["run", "suite.yaml"], dir);
+    assert.equal(unset.code, 2);
+    assert.match(unset.stderr, /EVALPIPE_HTTP_TOKEN is not set/);
+    const replayed = await cli(["run", "suite.yaml", "--cache", "replay"], dir);
+    assert.equal(replayed.code, 0, replayed.stderr);
+    assert.equal(server.count, 1);
+    assert.equal(lines(replayed.stdout)[0]?.value, 1);
+  });
+});
+
 Deno.test("cacheKey keys on nothing of the machine: not the key's value, a URL's password, the prices or the flow settings", () => {
   const settings = {
     base_url: "http://127.0.0.1:9/v1",

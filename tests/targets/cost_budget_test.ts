@@ -77,6 +77,8 @@ Deno.test("run records each unit's tokens and cost, the target's and the judge's
       "run.json",
       "--markdown",
       "summary.md",
+      "--junit",
+      "junit.xml",
       "--html",
       "report.html",
     ], dir);
@@ -107,6 +109,9 @@ Deno.test("run records each unit's tokens and cost, the target's and the judge's
     assert.deepEqual([cost.status, cost.value], ["scored", 0]);
     const markdown = await Deno.readTextFile(`${dir}/summary.md`);
     assert.match(markdown, /\*\*Cost: \$0\.018 \(target \$0\.006: 3 calls/);
+    const junit = await Deno.readTextFile(`${dir}/junit.xml`);
+    assert.match(junit, /<property name="cost_usd" value="0\.018"\/>/);
+    assert.match(junit, /<property name="cost_usd.judge" value="0\.012"\/>/);
     const html = await Deno.readTextFile(`${dir}/report.html`);
     assert.match(html, /0\.018 \(target \$0\.006: 3 calls/);
 
