@@ -245,6 +245,44 @@ Deno.test("a judge whose answer a replay lacks gives an error Score coded cache.
   });
 });
 
+Deno.test("the RAG judges go through the cache too: a replay asks the model nothing", async () => {
+  await withTempDir(async (dir) => {
+    await using server = fakeLlm({
+      handler: () =>
+        reply.ok(
+          '{"claims": [{"claim": "Paris is the capital", "supported": true}]}',
+        ),
+    });
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      `dataset: data.jsonl
+target: { type: replay }
+scorers:
+  - { type: faithfulness, base_url: "${server.baseUrl}", model: judge, api_key_env: ${KEY_ENV} }
+`,
+    );
+    await Deno.writeTextFile(
+      `${dir}/data.jsonl`,
+      jsonl([{
+        input: "capital?",
+        output: "Paris is the capital.",
+        context: ["Paris is the capital of France."],
+      }]),
+    );
+    const recorded = await cli(["run", "suite.yaml"], dir, { [KEY_ENV]: "sk" });
+    assert.equal(recorded.code, 0, recorded.stderr);
+    assert.equal(server.count, 1);
+    const replayed = await cli(["run", "suite.yaml", "--cache", "replay"], dir);
+    assert.equal(replayed.code, 0, replayed.stderr);
+    assert.equal(server.count, 1, "replay sent a request");
+    assert.match(replayed.stderr, /judge cache: 1 hits, 0 calls/);
+    assert.deepEqual(
+      lines(replayed.stdout).map((s) => [s.metric, s.status, s.value]),
+      lines(recorded.stdout).map((s) => [s.metric, s.status, s.value]),
+    );
+  });
+});
+
 Deno.test("an http target replays with the ${NAME} of its headers unset, sending nothing", async () => {
   await withTempDir(async (dir) => {
     await using server = fakeLlm({ handler: () => reply.ok("pong") });
