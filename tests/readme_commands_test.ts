@@ -109,7 +109,10 @@ async function copyTree(from: string, to: string): Promise<void> {
   if (!info.isDirectory) return await Deno.copyFile(from, to);
   await Deno.mkdir(to, { recursive: true });
   for await (const entry of Deno.readDir(from)) {
-    if (entry.name === ".evalpipe") continue; // a cache of local runs
+    // A cache of local runs, except the one committed with the CI example.
+    if (entry.name === ".evalpipe" && !from.endsWith("examples/ci/suite")) {
+      continue;
+    }
     await copyTree(join(from, entry.name), join(to, entry.name));
   }
 }

@@ -20,6 +20,7 @@ import { cache } from "./cache.ts";
 import { report } from "./report.ts";
 import { run } from "./run.ts";
 import { score } from "./score.ts";
+import { validate } from "./validate.ts";
 import { view } from "./view.ts";
 
 /** evalpipe's version, as `deno.json` has it. */
@@ -35,6 +36,7 @@ export const COMMANDS: readonly Command[] = [
   report,
   merge,
   cache,
+  validate,
   exportRun,
   init,
   calibrate,

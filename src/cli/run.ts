@@ -9,6 +9,7 @@ import { UsageError } from "./flags.ts";
 import { progress, say } from "./_output.ts";
 import { OUTPUT_EXIT_CODE } from "../base/errors.ts";
 import { REPORT_FLAGS } from "./_reports.ts";
+import { CACHE_FLAG, cacheModeOf } from "./_cache_flag.ts";
 import type { Score } from "../score/mod.ts";
 import type { Unit } from "../dataset/unit.ts";
 
@@ -119,9 +120,11 @@ and a summary table on stderr.`,
       help: "Run each example N times",
       defaultText: "the config's, else 1",
     },
+    ...CACHE_FLAG,
     "no-cache": {
       type: "boolean",
-      help: "Call network targets even when a cached answer exists",
+      help:
+        "Call network targets and judges even when a cached answer exists (= --cache off)",
     },
     "cache-dir": {
       type: "string",
@@ -227,6 +230,10 @@ and a summary table on stderr.`,
       "./_selection.ts"
     );
     const selected = selectionOptions(flags);
+    const cacheMode = cacheModeOf(flags.cache);
+    if (flags["no-cache"] && cacheMode !== undefined && cacheMode !== "off") {
+      throw new UsageError(`--no-cache and --cache ${cacheMode} disagree`);
+    }
     // Command-specific modules load with their command: `score` needs no YAML.
     const [
       { runSuite },
@@ -423,6 +430,7 @@ and a summary table on stderr.`,
           : {}),
         ...(flags.baseline !== undefined ? { baseline: flags.baseline } : {}),
         // --- end issue 14 ---
+        ...(cacheMode !== undefined ? { cacheMode } : {}),
         onInvalidRecord: (message) => say(`evalpipe: ${message}`),
         onScore: annotate
           ? (score) => {
@@ -472,14 +480,46 @@ and a summary table on stderr.`,
             : ""
         }${resumed}`,
       );
-      if (summary.cache !== undefined) {
-        const c = summary.cache;
+      const cacheLine = (
+        name: string,
+        c: import("../run/run_suite.ts").CacheCounts,
+      ) =>
         say(
-          `target cache: ${c.hits} hits, ${c.misses} calls${
+          `${name} cache: ${c.hits} hits, ${c.misses} calls${
+            c.missing > 0 ? `, ${c.missing} not in the cache (replay)` : ""
+          }${
             c.writeErrors > 0
               ? `, ${c.writeErrors} answers could not be cached`
               : ""
           }`,
+        );
+      if (summary.cache !== undefined) cacheLine("target", summary.cache);
+      if (
+        summary.scorerCache !== undefined &&
+        summary.scorerCache.hits + summary.scorerCache.misses +
+              summary.scorerCache.missing > 0
+      ) cacheLine("judge", summary.scorerCache);
+      const missing = (summary.cache?.missing ?? 0) +
+        (summary.scorerCache?.missing ?? 0);
+      if (missing > 0) {
+        say(
+          `evalpipe: ${missing} calls were not in the cache and --cache replay makes none: their Scores are blocked or errors (cache.miss); record them with --cache auto`,
+        );
+      }
+      const { formatSpend, hasSpend } = await import("../record/spend.ts");
+      if (summary.spend !== undefined && hasSpend(summary.spend)) {
+        say(formatSpend(summary.spend));
+      }
+      const budget = summary.budget;
+      const overBudget = budget !== undefined && budget.refused > 0;
+      if (overBudget) {
+        const { usdText } = await import("../net/budget.ts");
+        say(
+          `evalpipe: budget reached: $${
+            usdText(budget.spent_usd)
+          } spent of budget_usd $${
+            usdText(budget.limit_usd)
+          }; ${budget.refused} calls were not made, their Scores are blocked (budget.exhausted)`,
         );
       }
       if (reports && !htmlLost && recordPath !== undefined) {
@@ -568,7 +608,7 @@ and a summary table on stderr.`,
         return 1;
       }
       // --- end issue 14 ---
-      return gateFailures.length > 0 ? 1 : 0;
+      return gateFailures.length > 0 || overBudget ? 1 : 0;
     } catch (error) {
       bar.done();
       const sig = interrupt.signal;

@@ -3,6 +3,7 @@
 // config file's folder, so that a missing one is a config error at its line.
 
 import type { Scorer } from "../scorers/scorer.ts";
+import type { ChatClientOptions } from "../net/chat_client.ts";
 import { osErrorText } from "../base/errors.ts";
 import { ScorerOptionError } from "./_builtin_scorers.ts";
 import type {
@@ -54,6 +55,7 @@ export async function buildJudge(
   config: Prepared<JudgeScorerConfig | RubricScorerConfig>,
   where: string,
   cwd: string,
+  options: ChatClientOptions = {},
 ): Promise<Scorer> {
   const judges = await import("../scorers/rag_judges.ts");
   if (config.type !== "rubric") {
@@ -65,7 +67,7 @@ export async function buildJudge(
       context_recall: judges.contextRecallJudge,
       correctness: judges.correctnessJudge,
     }[type];
-    return make(settings);
+    return make(settings, undefined, options);
   }
   const { type: _type, file, scale, ...settings } = config;
   if (scale !== undefined && scale.length !== 2) {
@@ -95,11 +97,15 @@ export async function buildJudge(
     );
   }
   try {
-    return judges.rubricJudge({
-      ...settings,
-      rubric,
-      ...(scale !== undefined ? { scale: [scale[0]!, scale[1]!] } : {}),
-    });
+    return judges.rubricJudge(
+      {
+        ...settings,
+        rubric,
+        ...(scale !== undefined ? { scale: [scale[0]!, scale[1]!] } : {}),
+      },
+      undefined,
+      options,
+    );
   } catch (error) {
     if (!(error instanceof RangeError)) throw error;
     throw new ScorerOptionError("scale", `"${where}.scale": ${error.message}`);

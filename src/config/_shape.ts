@@ -89,8 +89,14 @@ const generation = {
   stop: optional({ kind: "union", of: [text, { kind: "list", of: text }] }),
 };
 
+const price = number({ min: 0 });
+
 const chat = {
   base_url: optional({ kind: "url" }),
+  cost: optional(mapping({
+    input_per_1m: required(price),
+    output_per_1m: required(price),
+  })),
   model: required(someText),
   api_key_env: optional({
     kind: "string",
@@ -266,6 +272,8 @@ export const SUITE: Shape = mapping({
   }),
   max_processes: optional(number({ int: true, min: 1, max: 4096 })),
   timeout: optional(seconds),
+  cache: optional({ kind: "enum", values: ["auto", "replay", "live", "off"] }),
+  budget_usd: optional(number({ positive: true })),
   gates: optional({
     kind: "record",
     of: mapping({

@@ -27,6 +27,7 @@ import type { Target } from "../targets/target.ts";
 // Commands, network targets, the judge, the cache and persistent scorers are
 // loaded when a config names them: a run pays start-up only for what it uses.
 import type { TargetCache } from "../targets/cache.ts";
+import type { Budget } from "../net/budget.ts";
 import { replayTarget } from "../targets/replay_target.ts";
 import { osErrorText } from "../base/errors.ts";
 import { duplicateScorerName } from "../scorers/scorer_names.ts";
@@ -143,11 +144,44 @@ export function folderOf(path: string): string {
  * if (scorer?.name !== "grade" || scorer.version !== same.version) throw new Error("unexpected");
  * ```
  */
-export interface BuildOptions {
+export interface BuildOptions extends CallOptions {
   /** The folder commands run in: the config file's. */
   cwd: string;
   /** Overrides every scorer's timeout (the CLI's `--timeout`). */
   timeout?: number;
+  /**
+   * Where scorers that call a model (`llm_judge`) keep their answers, its
+   * mode applied.
+   * @default {undefined: no cache}
+   */
+  cache?: TargetCache | undefined;
+}
+
+/**
+ * How the targets and scorers a config names make their model calls: the
+ * run's budget, and whether an API key may be missing.
+ *
+ * @example A replayed run needs no key
+ * ```ts
+ * import { buildTarget, type CallOptions, checkConfigText } from "./mod.ts";
+ * const config = await checkConfigText("dataset: d.jsonl\ntarget: { type: openai, model: m, api_key_env: NOT_SET_ANYWHERE }\nscorers: [{ type: exact_match }]\n", "s.yaml");
+ * const options: CallOptions = { optionalKey: true };
+ * const target = await buildTarget(config, ".", undefined, options);
+ * if (typeof target.call !== "function") throw new Error();
+ * ```
+ */
+export interface CallOptions {
+  /**
+   * What the run may spend: no priced call starts once it is spent.
+   * @default {undefined: no cap}
+   */
+  budget?: Budget | undefined;
+  /**
+   * Accept API key variables that are not set, failing at the first call
+   * instead: a run that replays its cache calls nothing.
+   * @default {false}
+   */
+  optionalKey?: boolean | undefined;
 }
 
 /**
@@ -181,6 +215,12 @@ export async function buildScorers(
   options: BuildOptions,
 ): Promise<Scorer[]> {
   const scorers: Scorer[] = [];
+  // How judges call their model: the run's cache, budget and key rule.
+  const calls = {
+    cache: options.cache,
+    budget: options.budget,
+    optionalKey: options.optionalKey,
+  };
   // Each kind's module is imported when a scorer of that kind comes (again:
   // at the cost of a resolved promise).
   for (const [i, sc] of config.scorers.entries()) {
@@ -234,7 +274,7 @@ export async function buildScorers(
         );
     } else if (sc.type === "llm_judge") {
       const { llmJudge } = await import("../scorers/llm_judge.ts");
-      scorer = llmJudge(withParams(sc));
+      scorer = llmJudge(withParams(sc), undefined, undefined, calls);
     } else if (isJudge(sc)) {
       try {
         // Narrowed first, so that the prepared config keeps its type.
@@ -242,6 +282,7 @@ export async function buildScorers(
           sc.type === "rubric" ? withParams(sc) : withParams(sc),
           `scorers[${i}]`,
           options.cwd,
+          calls,
         );
       } catch (error) {
         throw scorerOptionError(error, file, i, await lineFinder(file));
@@ -302,6 +343,7 @@ async function lineFinder(
  * @param config The config.
  * @param cwd The folder commands run in.
  * @param cache Where network targets keep their responses, if anywhere.
+ * @param options The run's budget; whether an API key may be missing.
  * @returns The target.
  *
  * @example A replay target returns each case's recorded `output`
@@ -317,9 +359,10 @@ export async function buildTarget(
   config: SuiteConfig,
   cwd: string,
   cache?: TargetCache,
+  options: CallOptions = {},
 ): Promise<Target> {
   const [only] = selectTargets(config, "the config");
-  return await buildTargetConfig(only!.config, cwd, cache);
+  return await buildTargetConfig(only!.config, cwd, cache, options);
 }
 
 /**
@@ -328,6 +371,8 @@ export async function buildTarget(
  * @param t The target's configuration.
  * @param cwd The folder commands run in.
  * @param cache Where network targets keep their responses, if anywhere.
+ * @param options The run's budget, and whether a missing API key may pass
+ *   (replay).
  * @returns The target.
  *
  * @example A subprocess target from a matrix's targets
@@ -342,6 +387,7 @@ export async function buildTargetConfig(
   t: TargetConfig,
   cwd: string,
   cache?: TargetCache,
+  options: CallOptions = {},
 ): Promise<Target> {
   switch (t.type) {
     case "replay":
@@ -358,12 +404,24 @@ export async function buildTargetConfig(
     case "openai": {
       const { type: _type, ...settings } = withParams(t);
       const { openaiTarget } = await import("../targets/openai_target.ts");
-      return await withCache(openaiTarget(settings), cache);
+      return await withCache(
+        openaiTarget(settings, undefined, {
+          budget: options.budget,
+          optionalKey: options.optionalKey,
+        }),
+        cache,
+      );
     }
     case "http": {
       const { type: _type, ...settings } = t;
       const { httpTarget } = await import("../targets/http_target.ts");
-      return await withCache(httpTarget(settings), cache);
+      return await withCache(
+        httpTarget(settings, undefined, {
+          budget: options.budget,
+          optionalKey: options.optionalKey,
+        }),
+        cache,
+      );
     }
   }
 }

@@ -34,7 +34,7 @@ export type {
   SuiteConfig,
   TargetConfig,
 } from "./types.ts";
-export type { BuildOptions } from "./config.ts";
+export type { BuildOptions, CallOptions } from "./config.ts";
 export {
   buildScorers,
   buildTarget,

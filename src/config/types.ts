@@ -398,6 +398,17 @@ export interface SuiteConfig {
   max_processes?: number;
   /** The default scorer timeout, in seconds. */
   timeout?: number;
+  /**
+   * How the cache of model calls is used (`run --cache` overrides it):
+   * `auto`, `replay`, `live` or `off`.
+   */
+  cache?: "auto" | "replay" | "live" | "off";
+  /**
+   * The most US dollars the run's priced calls (targets and judges with
+   * `cost:`) may spend: once reached, no new call starts and the units not
+   * run are blocked.
+   */
+  budget_usd?: number;
   /** Thresholds per metric; `run` exits 1 when one fails. */
   gates?: Record<string, Gate>;
 }

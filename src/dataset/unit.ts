@@ -31,6 +31,11 @@ export interface TargetInfo {
   latency_ms?: number;
   /** Why the call failed; the unit then has no usable output. */
   error?: string;
+  /**
+   * The failure's own diagnostic code, when it has one (`budget.exhausted`,
+   * `cache.miss`); its Scores carry it instead of `target.error`.
+   */
+  error_code?: string;
   /** Anything else a target records (model, token usage, ...). */
   [key: string]: unknown;
 }

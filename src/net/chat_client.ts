@@ -7,6 +7,8 @@
 
 import { parseJsonAnswer, send } from "./_http.ts";
 import { NetworkFlow, type NetworkSettings } from "./network.ts";
+import { type Budget, costOf, type Prices } from "./budget.ts";
+import { fingerprint } from "../fingerprint/fingerprint.ts";
 import {
   redact,
   TemplateError,
@@ -35,6 +37,72 @@ export interface ChatSettings extends NetworkSettings {
   api_key_env?: string;
   /** Generation parameters passed through (`temperature`, `max_tokens`, `seed`, ...). */
   params?: Record<string, unknown>;
+  /** The model's prices: each reply's `usage` then gives its `cost_usd`. */
+  cost?: Prices;
+}
+
+/**
+ * Where a chat client keeps the answers it paid for: what a `TargetCache`
+ * (`src/targets/cache.ts`) offers, its mode (`replay`, `live`, ...) applied
+ * by the cache itself.
+ *
+ * @example A judge's answers kept in a target cache
+ * ```ts
+ * import { type ReplyCache, TargetCache } from "../targets/mod.ts";
+ * const dir = await Deno.makeTempDir();
+ * const cache: ReplyCache = new TargetCache(dir);
+ * await cache.keep("a".repeat(64), { output: '{"score": 1}' });
+ * const hit = cache.lookup("a".repeat(64));
+ * await Deno.remove(dir, { recursive: true });
+ * if (hit?.output !== '{"score": 1}') throw new Error();
+ * ```
+ */
+export interface ReplyCache {
+  /**
+   * The stored answer for a key, if the cache's mode reads one.
+   *
+   * @throws When the cache replays only and has no answer for the key.
+   */
+  lookup(
+    key: string,
+  ): { output: string; info?: Record<string, unknown> } | undefined;
+  /** Stores an answer, if the cache's mode writes; never rejects for the disk's sake. */
+  keep(
+    key: string,
+    result: { output: string; info?: Record<string, unknown> },
+  ): Promise<void>;
+}
+
+/**
+ * Options of a {@linkcode ChatClient} beyond its settings.
+ *
+ * @example A judge's client: its answers cached, its spend capped
+ * ```ts
+ * import { ChatClient, type ChatClientOptions } from "./chat_client.ts";
+ * import { Budget } from "./budget.ts";
+ * const options: ChatClientOptions = { budget: new Budget(1) };
+ * const client = new ChatClient({ model: "m", base_url: "http://127.0.0.1:9/v1" }, undefined, options);
+ * if (client.url !== "http://127.0.0.1:9/v1/chat/completions") throw new Error();
+ * ```
+ */
+export interface ChatClientOptions {
+  /**
+   * What the run may spend: no call starts once it is spent, and each
+   * priced reply is charged to it.
+   * @default {undefined}
+   */
+  budget?: Budget | undefined;
+  /**
+   * Where answers are kept and looked up, by {@linkcode ChatClient.cacheKey}.
+   * @default {undefined}
+   */
+  cache?: ReplyCache | undefined;
+  /**
+   * Accept an `api_key_env` that is not set: the error comes with the first
+   * call instead (for a run that replays its cache and calls nothing).
+   * @default {false}
+   */
+  optionalKey?: boolean | undefined;
 }
 
 /** A chat message. */
@@ -62,30 +130,37 @@ export class ChatClient {
   /** The settings it was made with. */
   readonly settings: ChatSettings;
   #key: string | undefined;
+  #missingKey: string | undefined;
   #secrets: string[];
   #flow: NetworkFlow;
+  #budget: Budget | undefined;
+  #cache: ReplyCache | undefined;
 
   /**
    * Creates the client; reads the API key from the environment now.
    *
    * @param settings The settings.
    * @param env Reads an environment variable.
+   * @param options A budget, a cache, whether the key may be missing.
    * @throws {TemplateError} When `api_key_env` names a variable that is not set.
    */
   constructor(
     settings: ChatSettings,
     env: (name: string) => string | undefined = (name) => Deno.env.get(name),
+    options: ChatClientOptions = {},
   ) {
     this.settings = settings;
     this.url = `${
       (settings.base_url ?? "https://api.openai.com/v1").replace(/\/+$/, "")
     }/chat/completions`;
+    this.#budget = options.budget;
+    this.#cache = options.cache;
     if (settings.api_key_env !== undefined) {
       this.#key = env(settings.api_key_env);
       if (this.#key === undefined || this.#key === "") {
-        throw new TemplateError(
-          `The environment variable ${settings.api_key_env} is not set`,
-        );
+        this.#key = undefined;
+        this.#missingKey = settings.api_key_env;
+        if (!options.optionalKey) throw this.#keyError();
       }
     }
     this.shownUrl = withoutUserinfo(this.url);
@@ -108,19 +183,78 @@ export class ChatClient {
   }
 
   /**
+   * The cache key of a request: a SHA-256 of the URL (without user name and
+   * password) and the body. Nothing of the machine goes in, no path, no
+   * key, no price: a cache made on one machine answers on another.
+   *
+   * @param messages The conversation.
+   * @returns A hex key.
+   */
+  cacheKey(messages: readonly unknown[]): string {
+    return fingerprint(
+      "chat",
+      this.shownUrl,
+      JSON.stringify(this.body(messages)),
+    ).slice("sha256:".length);
+  }
+
+  #keyError(): TemplateError {
+    return new TemplateError(
+      `The environment variable ${this.#missingKey} is not set`,
+    );
+  }
+
+  /** A reply's info with its cost, when the client has prices. */
+  #priced(info: Record<string, unknown>, cached: boolean) {
+    const prices = this.settings.cost;
+    if (prices === undefined) return info;
+    const usd = cached ? 0 : costOf(info.usage, prices);
+    return usd === undefined ? info : { ...info, cost_usd: usd };
+  }
+
+  /**
    * Asks the model, with the client's timeout, rate limit and retries. The
    * reply's text comes with every secret (the key, a URL password) hidden,
-   * so that none is cached, scored or written.
+   * so that none is cached, scored or written. With a cache, a stored
+   * answer comes back marked `cached: true` (and, priced, `cost_usd: 0`)
+   * without a call, and a paid-for one is stored. With a budget, no call
+   * starts once it is spent, and a priced reply is charged to it.
    *
    * @param messages The conversation.
    * @param signal Aborting stops it.
    * @returns The reply.
-   * @throws An `Error` with a message for people when the call fails for good.
+   * @throws An `Error` with a message for people when the call fails for
+   *   good; a {@linkcode import("./budget.ts").BudgetError} when the budget
+   *   is spent; the cache's error when it replays only and lacks the answer.
    */
   async complete(
     messages: readonly unknown[],
     signal?: AbortSignal,
   ): Promise<ChatReply> {
+    const cache = this.#cache;
+    const key = cache !== undefined ? this.cacheKey(messages) : undefined;
+    if (cache !== undefined) {
+      const hit = cache.lookup(key!);
+      if (hit !== undefined) {
+        return {
+          text: hit.output,
+          info: this.#priced({ ...hit.info, cached: true }, true),
+        };
+      }
+    }
+    const reply = await this.#call(messages, signal);
+    if (cache !== undefined) {
+      await cache.keep(key!, { output: reply.text, info: reply.info });
+    }
+    return reply;
+  }
+
+  async #call(
+    messages: readonly unknown[],
+    signal?: AbortSignal,
+  ): Promise<ChatReply> {
+    if (this.#missingKey !== undefined) throw this.#keyError();
+    this.#budget?.claim();
     const secrets = this.#secrets;
     const headers: Record<string, string> = {
       "content-type": "application/json",
@@ -149,16 +283,15 @@ export class ChatClient {
       );
     }
     const r = reply as Record<string, unknown>;
-    return {
-      text: redact(content, secrets),
-      info: {
-        model: r.model ?? this.settings.model,
-        ...(r.usage !== undefined ? { usage: r.usage } : {}),
-        ...(choice?.finish_reason !== undefined
-          ? { finish_reason: choice.finish_reason }
-          : {}),
-        attempts,
-      },
-    };
+    const info = this.#priced({
+      model: r.model ?? this.settings.model,
+      ...(r.usage !== undefined ? { usage: r.usage } : {}),
+      ...(choice?.finish_reason !== undefined
+        ? { finish_reason: choice.finish_reason }
+        : {}),
+      attempts,
+    }, false);
+    this.#budget?.charge(info.cost_usd as number | undefined);
+    return { text: redact(content, secrets), info };
   }
 }

@@ -17,5 +17,13 @@ export {
 } from "./flow.ts";
 export type { NetworkSettings } from "./network.ts";
 export { NetworkFlow, withoutFlow } from "./network.ts";
-export type { ChatMessage, ChatReply, ChatSettings } from "./chat_client.ts";
+export type {
+  ChatClientOptions,
+  ChatMessage,
+  ChatReply,
+  ChatSettings,
+  ReplyCache,
+} from "./chat_client.ts";
+export type { Prices } from "./budget.ts";
+export { Budget, BudgetError, costOf, roundUsd, tokensOf } from "./budget.ts";
 export { ChatClient } from "./chat_client.ts";

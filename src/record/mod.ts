@@ -19,3 +19,5 @@ export type { SelectionTally, ShardInfo, Subset } from "./selection.ts";
 export { subsetFlags } from "./selection.ts";
 export type { MergedRun, MergeOptions, ShardPart } from "./merge.ts";
 export { MergeError, mergeShards } from "./merge.ts";
+export type { Spend, SpendSide } from "./spend.ts";
+export { formatSpend, hasSpend, judgeSpendOf, SpendTally } from "./spend.ts";

@@ -36,6 +36,7 @@ import {
   type Subset,
   subsetAt,
 } from "./selection.ts";
+import { judgeSpendOf, type Spend } from "./spend.ts";
 
 export type { Fingerprints };
 
@@ -269,7 +270,15 @@ export class RunRecordWriter {
    * @returns A promise to await for backpressure, when there is one.
    */
   addUnit(unit: Unit, scores: readonly Score[]): Promise<void> | undefined {
-    return this.#line(unitLine(unit), scores);
+    const line = unitLine(unit);
+    // What the unit's judges spent, beside what its target did.
+    const judge = judgeSpendOf(scores);
+    return this.#line(
+      judge === undefined
+        ? line
+        : `${line.slice(0, -1)},"judge":${JSON.stringify(judge)}}`,
+      scores,
+    );
   }
 
   /**
@@ -324,16 +333,19 @@ export class RunRecordWriter {
    * @param aggregates The aggregates.
    * @param complete Whether every unit was run.
    * @param selection What a shard or subset ran and left out.
+   * @param cost What the run's model calls cost, when it made any.
    * @returns When it is written.
    */
   async finish(
     aggregates: readonly Aggregate[],
     complete: boolean,
     selection?: SelectionTally,
+    cost?: Spend,
   ): Promise<void> {
     const tail = {
       aggregates,
       ...(selection !== undefined ? { selection } : {}),
+      ...(cost !== undefined ? { cost } : {}),
       finished_at: new Date().toISOString(),
       complete,
     };

@@ -7,6 +7,7 @@ import type { Aggregate } from "../aggregate/types.ts";
 import { type DiffLine, diffScores } from "../diff/diff.ts";
 import { aggregatable, type Score } from "../score/mod.ts";
 import type { ReportRun, ReportUnit } from "./report_run.ts";
+import { formatSpend, hasSpend, SpendTally } from "../record/spend.ts";
 
 /** A Score as the page holds it: short keys, absent fields left out. */
 export interface PageScore {
@@ -209,6 +210,17 @@ function costOf(target: unknown): number | undefined {
   return undefined;
 }
 
+/** What the run's model calls cost, as one line, when it made any. */
+function spendOf(run: ReportRun): string | undefined {
+  const tally = new SpendTally();
+  for (const u of run.units ?? []) tally.addUnit(u);
+  for (const s of run.scores) tally.addScore(s);
+  const spend = tally.result();
+  return hasSpend(spend)
+    ? formatSpend(spend).slice("cost: ".length)
+    : undefined;
+}
+
 function facts(run: ReportRun): Array<[string, string]> {
   const out: Array<[string, string]> = [];
   const add = (name: string, value: unknown) => {
@@ -240,6 +252,8 @@ function facts(run: ReportRun): Array<[string, string]> {
   add("finished", run.finished_at ?? undefined);
   add("duration", duration(run.started_at, run.finished_at));
   if (run.complete !== undefined) add("complete", run.complete ? "yes" : "no");
+  const spend = spendOf(run);
+  if (spend !== undefined) add("cost", spend);
   add("epochs", config.epochs);
   add("concurrency", config.concurrency);
   if (run.units !== undefined) add("units", String(run.units.length));

@@ -8,6 +8,7 @@
 import type { RunRecord } from "../record/run_record.ts";
 import type { Score } from "../score/mod.ts";
 import { type UnitCase, unitCases } from "./cases.ts";
+import { hasSpend, SpendTally } from "../record/spend.ts";
 
 // What XML 1.0 cannot carry at all (C0 controls but tab, newline and
 // carriage return; U+FFFE, U+FFFF; lone surrogates): shown as `\u{…}` text.
@@ -188,6 +189,16 @@ export function junitReport(record: RunRecord): string {
     xml += `      <property name="${xmlAttr(`scorer.${name}`)}" value="${
       xmlAttr(version)
     }"/>\n`;
+  }
+  // What the model calls cost, when the run made any: totals, and each side.
+  const tally = new SpendTally();
+  for (const unit of record.units) tally.addUnit(unit);
+  for (const score of record.scores) tally.addScore(score);
+  const spend = tally.result();
+  if (hasSpend(spend)) {
+    xml += `      <property name="cost_usd" value="${spend.cost_usd}"/>\n` +
+      `      <property name="cost_usd.target" value="${spend.target.cost_usd}"/>\n` +
+      `      <property name="cost_usd.judge" value="${spend.judge.cost_usd}"/>\n`;
   }
   xml += `    </properties>\n`;
   for (const c of cases) xml += testcase(c, record.config_path, epochs);

@@ -11,6 +11,7 @@ import type { RunRecord } from "../record/run_record.ts";
 import type { Score } from "../score/mod.ts";
 import { type UnitCase, unitCases } from "./cases.ts";
 import { escapeControl } from "./view.ts";
+import { formatSpend, hasSpend, SpendTally } from "../record/spend.ts";
 
 /**
  * Escapes text for a Markdown table cell: Markdown and HTML syntax are
@@ -243,6 +244,7 @@ export function markdownReport(
       record.complete ? "" : " · **incomplete**"
     }`,
     "",
+    ...costLine(record),
     "### Summary",
     "",
     ...summaryTable(record.aggregates),
@@ -258,6 +260,17 @@ export function markdownReport(
     open,
     "",
   ].join("\n");
+}
+
+/** The run's spend on model calls, with a blank line, when it made any. */
+function costLine(record: RunRecord): string[] {
+  const tally = new SpendTally();
+  for (const unit of record.units) tally.addUnit(unit);
+  for (const score of record.scores) tally.addScore(score);
+  const spend = tally.result();
+  return hasSpend(spend)
+    ? [`**${formatSpend(spend).replace(/^cost/, "Cost")}**`, ""]
+    : [];
 }
 
 /** A path as one shell word, quoted when it needs to be. */

@@ -5,7 +5,12 @@
  * @module
  */
 
-export type { RunSuiteOptions, RunSummary, SuiteFiles } from "./run_suite.ts";
+export type {
+  CacheCounts,
+  RunSuiteOptions,
+  RunSummary,
+  SuiteFiles,
+} from "./run_suite.ts";
 export { runSuite } from "./run_suite.ts";
 export type { ResumePlan, RunMeta, RunSettings } from "./resume.ts";
 export { dropTornLine, prepareResume, ResumeError } from "./resume.ts";
@@ -43,3 +48,9 @@ export {
 } from "./baseline.ts";
 export type { MatrixTarget } from "./matrix.ts";
 export { matrixUnitId, runMatrixBatches } from "./matrix.ts";
+export type {
+  CacheCoverage,
+  PlanSuiteOptions,
+  SuitePlan,
+} from "./plan_suite.ts";
+export { formatPlan, planSuite } from "./plan_suite.ts";

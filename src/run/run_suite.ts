@@ -67,6 +67,9 @@ import type {
   readBaseline as readBaselineType,
 } from "./baseline.ts";
 // --- end issue 14 ---
+import type { CacheMode, TargetCache } from "../targets/cache.ts";
+import type { Budget } from "../net/budget.ts";
+import { hasSpend, type Spend, SpendTally } from "../record/spend.ts";
 
 /**
  * Options of {@linkcode runSuite}.
@@ -153,6 +156,12 @@ export interface RunSuiteOptions {
    * @default {".evalpipe/cache" in the config file's folder}
    */
   cacheDir?: string | null;
+  /**
+   * How the cache of model calls (network targets, judges) is used;
+   * overrides the config's `cache`. `cacheDir: null` is `off`.
+   * @default {the config's, else "auto"}
+   */
+  cacheMode?: CacheMode;
   /**
    * Aborting stops the intake of new cases; units already in flight finish
    * and are written, and the summary says the run is not complete.
@@ -285,7 +294,7 @@ export interface RunSummary {
   /** The config's gates that did not hold. */
   gateFailures: GateFailure[];
   /** Target cache hits and misses, when the target was cached. */
-  cache?: { hits: number; misses: number; writeErrors: number };
+  cache?: CacheCounts;
   /** With a shard or a subset: the examples seen, run and left out. */
   selection?: Omit<SelectionTally, "order">;
   // --- targets, matrix, baselines, reducers (issue 14) ---
@@ -302,6 +311,47 @@ export interface RunSummary {
   /** The run compared with its baseline (`baseline`), and the file's path. */
   baseline?: BaselineComparison & { path: string };
   // --- end issue 14 ---
+  /** The judges' cache hits and misses, when a judge was cached. */
+  scorerCache?: CacheCounts;
+  /** The cache's mode, when the run made cacheable calls. */
+  cacheMode?: CacheMode;
+  /** What the model calls cost, when the run made any (or found them cached). */
+  spend?: Spend;
+  /**
+   * The config's `budget_usd`, what was spent against it, and how many
+   * calls it refused (their units and Scores are blocked).
+   */
+  budget?: { limit_usd: number; spent_usd: number; refused: number };
+}
+
+/**
+ * What a cache did in a run.
+ *
+ * @example
+ * ```ts
+ * import type { CacheCounts } from "./mod.ts";
+ * const counts: CacheCounts = { hits: 3, misses: 1, missing: 0, writeErrors: 0 };
+ * if (counts.hits + counts.misses !== 4) throw new Error();
+ * ```
+ */
+export interface CacheCounts {
+  /** Answers read from the cache. */
+  hits: number;
+  /** Calls made (not in the cache, or `live`). */
+  misses: number;
+  /** Calls a replaying cache could not answer: failed, not made. */
+  missing: number;
+  /** Answers that could not be stored. */
+  writeErrors: number;
+}
+
+function countsOf(cache: TargetCache): CacheCounts {
+  return {
+    hits: cache.hits,
+    misses: cache.misses,
+    missing: cache.missing,
+    writeErrors: cache.writeErrors,
+  };
 }
 
 /** Writes the units still waiting for Scores (none came: a unit without any). */
@@ -321,12 +371,28 @@ function isNetwork(target: TargetConfig): boolean {
   return target.type === "openai" || target.type === "http";
 }
 
+/** The spend, when the run made (or found cached) any model call. */
+function spendIf(tally: SpendTally): Spend | undefined {
+  const spend = tally.result();
+  return hasSpend(spend) ? spend : undefined;
+}
+
+/** The cache's folder: the caller's, else `.evalpipe/cache` beside the config. */
+function cacheFolder(options: RunSuiteOptions, cwd: string): string {
+  // Like every path of a suite, the cache belongs to the config's folder:
+  // the same suite run from another folder finds the answers it paid for.
+  return options.cacheDir ?? resolveIn(cwd, ".evalpipe/cache");
+}
+
 /** A suite ready to run: its config resolved and its parts built. */
 interface Prepared {
   config: SuiteConfig;
   cwd: string;
   scorers: Scorer[];
   sources: DatasetSource[];
+  mode: CacheMode;
+  budget: Budget | undefined;
+  scorerCache: TargetCache | undefined;
   fingerprints: Fingerprints;
   /** The targets the run calls; more than one is a matrix. */
   targets: NamedTarget[];
@@ -383,11 +449,30 @@ async function prepare(
     ...(options.target !== undefined ? { target: options.target } : {}),
     ...(options.matrix !== undefined ? { matrix: options.matrix } : {}),
   });
+  const mode: CacheMode = options.cacheDir === null
+    ? "off"
+    : options.cacheMode ?? config.cache ?? "auto";
+  const budget = config.budget_usd === undefined
+    ? undefined
+    : new (await import("../net/budget.ts")).Budget(config.budget_usd);
+  // Judges keep their answers beside the target's, counted apart. Made for
+  // every run (it touches no file until a scorer asks it), so any scorer
+  // that calls a model through it gets the run's mode.
+  const scorerCache = mode === "off"
+    ? undefined
+    : new (await import("../targets/cache.ts")).TargetCache(
+      cacheFolder(options, cwd),
+      { mode },
+    );
   let scorers: Scorer[];
   try {
     scorers = await buildScorers(config, configPath, {
       cwd,
       ...(options.timeout !== undefined ? { timeout: options.timeout } : {}),
+      cache: scorerCache,
+      budget,
+      // A replayed run calls nothing: a key it lacks is no error.
+      optionalKey: mode === "replay",
     });
   } catch (error) {
     // A judge whose API key variable is not set cannot run: a config error.
@@ -405,6 +490,9 @@ async function prepare(
     scorers,
     sources,
     targets,
+    mode,
+    budget,
+    scorerCache,
     fingerprints: {
       // What shapes the Scores, not how fast they come: a config that
       // changed only its concurrency or process cap is the same suite.
@@ -412,6 +500,7 @@ async function prepare(
         ...config,
         concurrency: undefined,
         max_processes: undefined,
+        cache: undefined,
       })),
       dataset,
       target: targets.length === 1
@@ -470,6 +559,9 @@ export async function runSuite(
     sources,
     fingerprints,
     targets: selected,
+    mode,
+    budget,
+    scorerCache,
   } = await prepare(configPath, options);
   // --- matrix and baselines (issue 14) ---
   const matrix = selected.length > 1 ? selected.map((t) => t.name!) : undefined;
@@ -544,14 +636,15 @@ export async function runSuite(
     (await import("../process/run_command.ts")).setMaxProcesses(maxProcesses);
   }
   const signal = options.signal;
-  const cache = options.cacheDir === null ||
+  const cache = mode === "off" ||
       !selected.some((t) => isNetwork(t.config))
     ? undefined
     : new (await import("../targets/cache.ts")).TargetCache(
-      // Like every path of a suite, the cache belongs to the config's folder:
-      // the same suite run from another folder finds the answers it paid for.
-      options.cacheDir ?? resolveIn(cwd, ".evalpipe/cache"),
+      cacheFolder(options, cwd),
+      { mode },
     );
+  // What the model calls cost, tallied as units and Scores go by.
+  const tally = new SpendTally();
   // One cache for every target of a matrix: its keys hold each target's
   // settings, so their answers never mix.
   const built: Target[] = [];
@@ -562,6 +655,7 @@ export async function runSuite(
           withTargetTimeout(t.config, options),
           cwd,
           cache,
+          { budget, optionalKey: mode === "replay" },
         ),
       );
     }
@@ -694,12 +788,19 @@ export async function runSuite(
     (unitId) => metrics.filter((m) => !done?.get(unitId)?.has(m)).length,
   );
   const keepUnits = baselineModule !== undefined ? collector : undefined;
+  // Only a network target's units can carry a spend: a replay's run keeps
+  // its fast path without this stage.
+  const priced = selected.some((t) => isNetwork(t.config));
   if (
-    unitsOut !== undefined || joiner !== undefined || keepUnits !== undefined
+    unitsOut !== undefined || joiner !== undefined || keepUnits !== undefined ||
+    priced
   ) {
     units = units.pipeThrough(
       new TransformStream<Unit[], Unit[]>({
         async transform(batch, controller) {
+          if (priced) {
+            for (const unit of batch) tally.addUnit(unit);
+          }
           if (keepUnits !== undefined) {
             for (const unit of batch) keepUnits.addUnit(unit);
           }
@@ -763,6 +864,7 @@ export async function runSuite(
             if (collector !== undefined) {
               for (const score of batch) collector.addScore(score);
             }
+            for (const score of batch) tally.addScore(score);
             if (joiner !== undefined) {
               // Await only a real write: an await per unit costs a turn each.
               for (const [unit, scores] of joinLoose(joiner.take(batch))) {
@@ -781,7 +883,12 @@ export async function runSuite(
   } catch (error) {
     // Keep what was computed: the record ends, marked incomplete.
     await writeRest(joiner, record);
-    await record?.finish(aggregator.results(), false, selection?.tally());
+    await record?.finish(
+      aggregator.results(),
+      false,
+      selection?.tally(),
+      spendIf(tally),
+    );
     await unitsOut?.flush();
     throw error;
   } finally {
@@ -791,10 +898,11 @@ export async function runSuite(
   const stopped = options.stop?.aborted ?? false;
   const aggregates = aggregator.results();
   await writeRest(joiner, record);
-  const tally = selection?.tally();
-  await record?.finish(aggregates, !stopped, tally);
+  const selectionTally = selection?.tally();
+  const spend = spendIf(tally);
+  await record?.finish(aggregates, !stopped, selectionTally, spend);
   await unitsOut?.flush();
-  if (tally !== undefined && options.outPath !== undefined) {
+  if (selectionTally !== undefined && options.outPath !== undefined) {
     // A shard's Scores file says, beside it, what it ran: merge reads it.
     await writeMeta(options.outPath, {
       ...(resume?.meta !== undefined && resume.scores > 0 ? resume.meta : {
@@ -803,7 +911,7 @@ export async function runSuite(
         fingerprints,
       }),
       settings,
-      selection: tally,
+      selection: selectionTally,
       complete: !stopped,
     });
   }
@@ -854,12 +962,12 @@ export async function runSuite(
     complete: !stopped,
     invalidRecords,
     gateFailures,
-    ...(tally !== undefined
+    ...(selectionTally !== undefined
       ? {
         selection: {
-          examples: tally.examples,
-          ran: tally.ran,
-          skipped: tally.skipped,
+          examples: selectionTally.examples,
+          ran: selectionTally.ran,
+          skipped: selectionTally.skipped,
         },
       }
       : {}),
@@ -870,12 +978,20 @@ export async function runSuite(
       : {}),
     ...(savePath !== undefined ? { savedBaseline: savePath } : {}),
     ...(compared !== undefined ? { baseline: compared } : {}),
-    ...(cache !== undefined
+    ...(cache !== undefined ? { cache: countsOf(cache) } : {}),
+    ...(scorerCache !== undefined
+      ? { scorerCache: countsOf(scorerCache) }
+      : {}),
+    ...(cache !== undefined || scorerCache !== undefined
+      ? { cacheMode: mode }
+      : {}),
+    ...(spend !== undefined ? { spend } : {}),
+    ...(budget !== undefined
       ? {
-        cache: {
-          hits: cache.hits,
-          misses: cache.misses,
-          writeErrors: cache.writeErrors,
+        budget: {
+          limit_usd: budget.limit,
+          spent_usd: budget.spent,
+          refused: budget.refused,
         },
       }
       : {}),

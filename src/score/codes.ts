@@ -54,6 +54,8 @@ export const DIAGNOSTIC_CODES: Readonly<Record<string, string>> = Object.freeze(
       "something this Score depends on failed (a blocked Score of no cause above)",
     "budget.exhausted":
       "a budget (calls, cost) ran out before this unit, so its Scores are blocked",
+    "cache.miss":
+      "the cache replays only (--cache replay) and had no answer for this call, so none was made",
     "legacy.error":
       "an error diagnostic read from a file written before codes existed",
     "legacy.warning":

@@ -5,7 +5,11 @@
  */
 
 import { expectedJson } from "../dataset/case.ts";
-import { ChatClient, type ChatSettings } from "../net/chat_client.ts";
+import {
+  ChatClient,
+  type ChatClientOptions,
+  type ChatSettings,
+} from "../net/chat_client.ts";
 import { fingerprint } from "../fingerprint/fingerprint.ts";
 import { renderTemplate } from "../net/template.ts";
 import { errored, makeScore, nonEvaluable, type Score } from "../score/mod.ts";
@@ -237,12 +241,16 @@ export function parseJudgeReply(text: string): JudgeReading {
  * read is an error (never a 0); a score read but not trustworthy is `scored`
  * and `invalid`, so it is shown but not aggregated. The judge's model, prompt
  * and parameters go into its `evaluator_version` and `provenance`, so
- * changing the judge changes the version.
+ * changing the judge changes the version. With a cache, its answers are kept
+ * and replayed as the cache's mode says (its `provenance` then says
+ * `cached: true`); with `cost` (prices per million tokens) its `provenance`
+ * records `cost_usd`, charged to the budget when there is one.
  *
- * @param settings The judge's model, prompts and flow control.
+ * @param settings The judge's model, prompts, prices and flow control.
  * @param env Reads an environment variable (the API key).
  * @param recipe How the unit is prepared and the reply read, for a judge
  *   with a structured verdict; by default {@linkcode parseJudgeReply}.
+ * @param options A cache, a budget, whether the API key may be missing (a replayed run).
  * @returns The scorer.
  *
  * @example Grade a unit with a chat model on loopback
@@ -260,8 +268,9 @@ export function llmJudge(
   settings: LlmJudgeSettings,
   env?: (name: string) => string | undefined,
   recipe?: JudgeRecipe,
+  options: ChatClientOptions = {},
 ): Scorer {
-  const client = new ChatClient(settings, env);
+  const client = new ChatClient(settings, env, options);
   const name = settings.name ?? "llm_judge";
   const rubric = settings.rubric ?? DEFAULT_RUBRIC;
   const system = settings.system ?? DEFAULT_JUDGE_SYSTEM;
@@ -284,11 +293,31 @@ export function llmJudge(
     judge_url: client.shownUrl,
     prompt: promptHash,
   };
+  const messagesOf = (unit: Unit) => {
+    const vars = {
+      input: typeof unit.input === "string"
+        ? unit.input
+        : JSON.stringify(unit.input),
+      output: unit.output ?? "",
+      expected: unit.expected === undefined
+        ? ""
+        : typeof unit.expected === "string"
+        ? unit.expected
+        : expectedJson(unit),
+      context: unit.context ?? [],
+      ...recipe?.vars?.(unit),
+    };
+    return [
+      { role: "system", content: system },
+      { role: "user", content: renderTemplate(rubric, vars) },
+    ];
+  };
   return {
     name,
     version,
     // A score outside 0..1 is invalid, so every aggregated one is within it.
     range: UNIT_RANGE,
+    cacheKey: (unit: Unit) => client.cacheKey(messagesOf(unit)),
     async score(unit: Unit, context: ScorerContext): Promise<Score> {
       const skip = recipe?.notApplicable?.(unit);
       if (skip !== undefined) {
@@ -297,23 +326,7 @@ export function llmJudge(
           evaluator_version: version,
         });
       }
-      const vars = {
-        input: typeof unit.input === "string"
-          ? unit.input
-          : JSON.stringify(unit.input),
-        output: unit.output ?? "",
-        expected: unit.expected === undefined
-          ? ""
-          : typeof unit.expected === "string"
-          ? unit.expected
-          : expectedJson(unit),
-        context: unit.context ?? [],
-        ...recipe?.vars?.(unit),
-      };
-      const messages = [
-        { role: "system", content: system },
-        { role: "user", content: renderTemplate(rubric, vars) },
-      ];
+      const messages = messagesOf(unit);
       const reply = await client.complete(messages, context.signal);
       let read: JudgeReading | JudgeAbstention;
       try {

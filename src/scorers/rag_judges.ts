@@ -12,7 +12,7 @@
 import { expectedJson } from "../dataset/case.ts";
 import type { Unit } from "../dataset/unit.ts";
 import { fingerprint } from "../fingerprint/fingerprint.ts";
-import type { ChatSettings } from "../net/chat_client.ts";
+import type { ChatClientOptions, ChatSettings } from "../net/chat_client.ts";
 import {
   type JudgeAbstention,
   type JudgeReading,
@@ -85,6 +85,7 @@ function judge(
   recipe: JudgeRecipe,
   settings: JudgeSettings,
   env: ((name: string) => string | undefined) | undefined,
+  options: ChatClientOptions,
 ): Scorer {
   const { name, threshold, ...chat } = settings;
   if (threshold !== undefined && !(threshold >= 0 && threshold <= 1)) {
@@ -104,6 +105,7 @@ function judge(
     },
     env,
     recipe,
+    options,
   );
 }
 
@@ -171,6 +173,7 @@ function share(
  *
  * @param settings The judge's model, name and threshold.
  * @param env Reads an environment variable (the API key).
+ * @param options The run's cache and budget, whether the API key may be missing.
  * @returns The scorer.
  *
  * @example Three claims, two supported: 0.667
@@ -193,6 +196,7 @@ function share(
 export function faithfulnessJudge(
   settings: JudgeSettings,
   env?: (name: string) => string | undefined,
+  options: ChatClientOptions = {},
 ): Scorer {
   return judge(
     "faithfulness",
@@ -233,6 +237,7 @@ export function faithfulnessJudge(
     },
     settings,
     env,
+    options,
   );
 }
 
@@ -245,6 +250,7 @@ export function faithfulnessJudge(
  *
  * @param settings The judge's model, name and threshold.
  * @param env Reads an environment variable (the API key).
+ * @param options The run's cache and budget, whether the API key may be missing.
  * @returns The scorer.
  *
  * @example
@@ -261,6 +267,7 @@ export function faithfulnessJudge(
 export function answerRelevanceJudge(
   settings: JudgeSettings,
   env?: (name: string) => string | undefined,
+  options: ChatClientOptions = {},
 ): Scorer {
   return judge(
     "answer_relevance",
@@ -272,6 +279,7 @@ export function answerRelevanceJudge(
     },
     settings,
     env,
+    options,
   );
 }
 
@@ -306,6 +314,7 @@ function gradeOn(
  *
  * @param settings The judge's model, name and threshold.
  * @param env Reads an environment variable (the API key).
+ * @param options The run's cache and budget, whether the API key may be missing.
  * @returns The scorer.
  *
  * @example Useful chunks at ranks 1 and 3: (1/1 + 2/3) / 2
@@ -323,6 +332,7 @@ function gradeOn(
 export function contextPrecisionJudge(
   settings: JudgeSettings,
   env?: (name: string) => string | undefined,
+  options: ChatClientOptions = {},
 ): Scorer {
   return judge(
     "context_precision",
@@ -384,6 +394,7 @@ export function contextPrecisionJudge(
     },
     settings,
     env,
+    options,
   );
 }
 
@@ -396,6 +407,7 @@ export function contextPrecisionJudge(
  *
  * @param settings The judge's model, name and threshold.
  * @param env Reads an environment variable (the API key).
+ * @param options The run's cache and budget, whether the API key may be missing.
  * @returns The scorer.
  *
  * @example One of two statements in the context: 0.5
@@ -417,6 +429,7 @@ export function contextPrecisionJudge(
 export function contextRecallJudge(
   settings: JudgeSettings,
   env?: (name: string) => string | undefined,
+  options: ChatClientOptions = {},
 ): Scorer {
   return judge(
     "context_recall",
@@ -464,6 +477,7 @@ export function contextRecallJudge(
     },
     settings,
     env,
+    options,
   );
 }
 
@@ -478,6 +492,7 @@ const FACT_VERDICTS = ["stated", "missing", "contradicted"] as const;
  *
  * @param settings The judge's model, name and threshold.
  * @param env Reads an environment variable (the API key).
+ * @param options The run's cache and budget, whether the API key may be missing.
  * @returns The scorer.
  *
  * @example One fact stated, one contradicted: 0.5
@@ -499,6 +514,7 @@ const FACT_VERDICTS = ["stated", "missing", "contradicted"] as const;
 export function correctnessJudge(
   settings: JudgeSettings,
   env?: (name: string) => string | undefined,
+  options: ChatClientOptions = {},
 ): Scorer {
   return judge(
     "correctness",
@@ -547,6 +563,7 @@ export function correctnessJudge(
     },
     settings,
     env,
+    options,
   );
 }
 
@@ -559,6 +576,7 @@ export function correctnessJudge(
  *
  * @param settings The judge's model, name, threshold, rubric and scale.
  * @param env Reads an environment variable (the API key).
+ * @param options The run's cache and budget, whether the API key may be missing.
  * @returns The scorer.
  * @throws {RangeError} When the scale is not two finite numbers, low below high.
  *
@@ -577,6 +595,7 @@ export function correctnessJudge(
 export function rubricJudge(
   settings: RubricJudgeSettings,
   env?: (name: string) => string | undefined,
+  options: ChatClientOptions = {},
 ): Scorer {
   const { rubric, scale = [0, 1], ...rest } = settings;
   const [low, high] = scale;
@@ -612,5 +631,6 @@ export function rubricJudge(
     },
     rest,
     env,
+    options,
   );
 }

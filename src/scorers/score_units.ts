@@ -233,17 +233,27 @@ function scoreOne(
   }
   const targetError = unit.target?.error;
   if (targetError !== undefined) {
-    return failure(
-      scorer,
-      `target error: ${targetError}`,
-      unit,
-      "target.error",
-      "blocked",
-    );
+    const code = unit.target?.error_code;
+    return code === "budget.exhausted"
+      ? failure(scorer, `budget: ${targetError}`, unit, code, "blocked")
+      : failure(
+        scorer,
+        `target error: ${targetError}`,
+        unit,
+        typeof code === "string" && /^[a-z_]+(\.[a-z_]+)+$/.test(code)
+          ? code
+          : "target.error",
+        "blocked",
+      );
   }
-  // Any throw or rejection is the scorer's failure, and failures are data.
-  const failed = (error: unknown) =>
-    failure(scorer, `scorer error: ${messageOf(error)}`, unit, codeOf(error));
+  // Any throw or rejection is the scorer's failure, and failures are data;
+  // one the budget refused was never run: blocked, as the units it stops.
+  const failed = (error: unknown) => {
+    const code = codeOf(error);
+    return code === "budget.exhausted"
+      ? failure(scorer, `budget: ${messageOf(error)}`, unit, code, "blocked")
+      : failure(scorer, `scorer error: ${messageOf(error)}`, unit, code);
+  };
   let result: unknown;
   try {
     result = scorer.score(unit, signal !== undefined ? { signal } : NO_SIGNAL);

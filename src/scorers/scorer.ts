@@ -103,6 +103,12 @@ export interface Scorer {
   ): Promise<Score | ScoreBatch> | Score | ScoreBatch;
   /** Releases what the scorer holds (a long-lived process); called once, at the end. */
   close?(): Promise<void>;
+  /**
+   * The cache key of the call scoring a unit would make, for a scorer that
+   * calls a model through the cache (`llm_judge`): what `validate` checks
+   * the cache for. Throws when the unit cannot become a request.
+   */
+  cacheKey?(unit: Unit): string;
 }
 
 /**

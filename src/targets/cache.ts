@@ -10,6 +10,93 @@ import type { Case } from "../dataset/case.ts";
 import type { Target, TargetContext, TargetResult } from "./target.ts";
 import type { CacheableTarget } from "./openai_target.ts";
 
+/**
+ * How a cache is used. `auto` reads what is stored and stores what is
+ * paid for; `replay` only reads: a miss fails the call with a
+ * {@linkcode CacheMissError} and nothing goes to the network; `live` calls
+ * again and stores the new answer in place of the old; `off` neither reads
+ * nor writes.
+ *
+ * @example
+ * ```ts
+ * import { CACHE_MODES, type CacheMode } from "./mod.ts";
+ * const mode: CacheMode = "replay";
+ * if (!CACHE_MODES.includes(mode)) throw new Error();
+ * ```
+ */
+export type CacheMode = "auto" | "replay" | "live" | "off";
+
+/**
+ * Every {@linkcode CacheMode}, the default first.
+ *
+ * @example
+ * ```ts
+ * import { CACHE_MODES } from "./mod.ts";
+ * if (CACHE_MODES.join() !== "auto,replay,live,off") throw new Error();
+ * ```
+ */
+export const CACHE_MODES: readonly CacheMode[] = Object.freeze([
+  "auto",
+  "replay",
+  "live",
+  "off",
+]);
+
+/**
+ * Options of {@linkcode TargetCache}.
+ *
+ * @example A cache that only replays
+ * ```ts
+ * import { TargetCache, type TargetCacheOptions } from "./mod.ts";
+ * const options: TargetCacheOptions = { mode: "replay" };
+ * if (new TargetCache("/nonexistent", options).mode !== "replay") throw new Error();
+ * ```
+ */
+export interface TargetCacheOptions {
+  /**
+   * How the cache is used.
+   * @default {"auto"}
+   */
+  mode?: CacheMode;
+}
+
+/**
+ * What a lookup throws when the cache replays only and has no answer: the
+ * call fails without going to the network. Its `code` is the diagnostic
+ * code of what it fails.
+ *
+ * @example A replaying cache that lacks the answer
+ * ```ts
+ * import { CacheMissError, TargetCache } from "./mod.ts";
+ * const cache = new TargetCache(await Deno.makeTempDir(), { mode: "replay" });
+ * try {
+ *   cache.getSync("0".repeat(64));
+ *   throw new Error("unexpected");
+ * } catch (error) {
+ *   if (!(error instanceof CacheMissError) || error.code !== "cache.miss") throw error;
+ * }
+ * await Deno.remove(cache.dir, { recursive: true });
+ * ```
+ */
+export class CacheMissError extends Error {
+  /** The diagnostic code: `cache.miss`. */
+  readonly code = "cache.miss";
+
+  /**
+   * Creates the error.
+   *
+   * @param key The key that missed.
+   */
+  constructor(key: string) {
+    super(
+      `No cached answer for this request (key ${
+        key.slice(0, 16)
+      }), and the cache mode "replay" makes no call`,
+    );
+    this.name = "CacheMissError";
+  }
+}
+
 /** Where an entry's line lies in a pack file. */
 interface Location {
   path: string;
@@ -53,10 +140,14 @@ const KEY_END = KEY_START + 64;
 export class TargetCache {
   /** The folder. */
   readonly dir: string;
+  /** How it is used. */
+  readonly mode: CacheMode;
   /** Results read from the cache. */
   hits = 0;
   /** Calls that had to be made. */
   misses = 0;
+  /** Lookups a replaying cache could not answer (calls failed, not made). */
+  missing = 0;
   /** Results that could not be stored. */
   writeErrors = 0;
   /** Entries by key, once the packs have been read. */
@@ -78,29 +169,71 @@ export class TargetCache {
    * Creates the cache.
    *
    * @param dir The folder; created on the first write.
+   * @param options Its mode.
    */
-  constructor(dir: string) {
+  constructor(dir: string, options: TargetCacheOptions = {}) {
     this.dir = dir;
+    this.mode = options.mode ?? "auto";
   }
 
   /**
-   * Reads a result. An entry that is missing, torn, corrupt or for another
-   * key is a miss, never trusted.
+   * Looks a result up as the cache's mode says: `auto` and `replay` read
+   * the entry (one that is missing, torn, corrupt or for another key is a
+   * miss, never trusted); `live` and `off` miss always. Only a replay's
+   * miss is counted (in `missing`); {@linkcode TargetCache.lookup} counts
+   * hits and misses too.
    *
    * @param key The key.
-   * @returns The result, or `undefined`.
+   * @returns The result, or `undefined`: make the call.
+   * @throws {CacheMissError} On a miss in `replay` mode: make no call.
    */
   get(key: string): Promise<TargetResult | undefined> {
-    return Promise.resolve(this.getSync(key));
+    try {
+      return Promise.resolve(this.getSync(key));
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /**
-   * Reads a result at once (see {@linkcode TargetCache.get}).
+   * Looks a result up at once (see {@linkcode TargetCache.get}).
+   *
+   * @param key The key.
+   * @returns The result, or `undefined`: make the call.
+   * @throws {CacheMissError} On a miss in `replay` mode: make no call.
+   */
+  getSync(key: string): TargetResult | undefined {
+    if (this.mode === "live" || this.mode === "off") return undefined;
+    const hit = this.peek(key);
+    if (hit !== undefined || this.mode !== "replay") return hit;
+    this.missing++;
+    throw new CacheMissError(key);
+  }
+
+  /**
+   * Looks a result up as {@linkcode TargetCache.getSync} does, counting a
+   * hit in `hits` and a miss (a call to make) in `misses`: what a cached
+   * call does before it calls.
+   *
+   * @param key The key.
+   * @returns The result, or `undefined`: make the call.
+   * @throws {CacheMissError} On a miss in `replay` mode: make no call.
+   */
+  lookup(key: string): TargetResult | undefined {
+    const hit = this.getSync(key);
+    if (hit !== undefined) this.hits++;
+    else this.misses++;
+    return hit;
+  }
+
+  /**
+   * Reads what is stored for a key, whatever the mode, counting nothing:
+   * what `validate` asks to tell how many requests a replay would lack.
    *
    * @param key The key.
    * @returns The result, or `undefined`.
    */
-  getSync(key: string): TargetResult | undefined {
+  peek(key: string): TargetResult | undefined {
     this.#index ??= this.#readIndex();
     const at = this.#index.get(key);
     if (at !== undefined) {
@@ -136,21 +269,42 @@ export class TargetCache {
   }
 
   /**
-   * Appends a result to this run's pack. Answers that arrive while a write
-   * is under way go out together in the next one; each line is whole, so
-   * readers meet whole entries or a torn last line (a miss), and no other
-   * writer shares the file.
+   * Stores a result, unless the mode writes nothing (`replay`, `off`). It
+   * is appended to this run's pack, where it takes the place of an earlier
+   * entry for the key (`live`). Answers that arrive while a write is under
+   * way go out together in the next one; each line is whole, so readers
+   * meet whole entries or a torn last line (a miss), and no other writer
+   * shares the file.
    *
    * @param key The key.
    * @param result The result.
    * @returns When the entry is written.
    */
   set(key: string, result: TargetResult): Promise<void> {
+    if (this.mode === "replay" || this.mode === "off") return Promise.resolve();
     const line = encoder.encode(JSON.stringify({ key, result }) + "\n");
     return new Promise((resolve, reject) => {
       this.#queue.push({ key, line, resolve, reject });
       if (!this.#flushing) this.#flush();
     });
+  }
+
+  /**
+   * Stores a result as {@linkcode TargetCache.set} does, but a cache that
+   * cannot be written (disk full, no permission) only counts it in
+   * `writeErrors`: a paid-for answer must not become an error.
+   *
+   * @param key The key.
+   * @param result The result.
+   * @returns When the entry is written, or could not be.
+   */
+  async keep(key: string, result: TargetResult): Promise<void> {
+    try {
+      await this.set(key, result);
+    } catch (error) {
+      if (!isFsError(error)) throw error;
+      this.writeErrors++;
+    }
   }
 
   async #flush(): Promise<void> {
@@ -351,6 +505,15 @@ function isFsError(error: unknown): boolean {
  * @param testCase The case.
  * @param epoch The epoch.
  * @returns A hex key.
+ *
+ * @example The key does not depend on the API key's value
+ * ```ts
+ * import { cacheKey, openaiTarget } from "./mod.ts";
+ * const settings = { model: "m", base_url: "http://127.0.0.1:9/v1", api_key_env: "KEY" };
+ * const a = cacheKey(openaiTarget(settings, () => "one"), { input: "q" }, 1);
+ * const b = cacheKey(openaiTarget(settings, () => "two"), { input: "q" }, 1);
+ * if (a !== b || a.length !== 64) throw new Error();
+ * ```
  */
 export function cacheKey(
   target: CacheableTarget,
@@ -373,9 +536,12 @@ export function cacheKey(
 const identities = new WeakMap<CacheableTarget, string>();
 
 /**
- * Wraps a target with a cache: a hit returns the stored output (its `info`
- * marked `cached: true`) without calling; a successful call is stored; a
- * failed one is not.
+ * Wraps a target with a cache, used as the cache's mode says: a hit returns
+ * the stored output (its `info` marked `cached: true`, and `cost_usd: 0`
+ * for a priced target) without calling; a successful call is stored, a
+ * failed one is not. In `replay` mode a miss throws
+ * {@linkcode CacheMissError} (the unit's error, code `cache.miss`) and
+ * nothing is called; in `live` mode every case is called and stored again.
  *
  * @param target The target.
  * @param cache The cache.
@@ -402,14 +568,7 @@ export function cachedTarget(
     key: string,
     result: TargetResult,
   ): Promise<TargetResult> => {
-    try {
-      await cache.set(key, result);
-    } catch (error) {
-      // A cache that cannot be written (disk full, no permission) must not
-      // turn a paid-for answer into an error: keep the answer, count it.
-      if (!isFsError(error)) throw error;
-      cache.writeErrors++;
-    }
+    await cache.keep(key, result);
     return result;
   };
   return {
@@ -418,13 +577,17 @@ export function cachedTarget(
       context: TargetContext,
     ): Promise<TargetResult> | TargetResult {
       const key = cacheKey(target, testCase, context.epoch ?? 1);
-      const hit = cache.getSync(key);
+      // Counts the lookup; in replay mode a miss throws: no call is made.
+      const hit = cache.lookup(key);
       if (hit !== undefined) {
-        cache.hits++;
-        // A hit answers at once: a cached run has no promise per case.
-        return { output: hit.output, info: { ...hit.info, cached: true } };
+        // A hit answers at once: a cached run has no promise per case. It
+        // cost nothing this time.
+        const info: Record<string, unknown> = { ...hit.info, cached: true };
+        if (target.priced === true || info.cost_usd !== undefined) {
+          info.cost_usd = 0;
+        }
+        return { output: hit.output, info };
       }
-      cache.misses++;
       const answer = target.call(testCase, context);
       return answer instanceof Promise
         ? answer.then((r) => store(key, r))

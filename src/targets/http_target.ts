@@ -7,11 +7,13 @@
 
 import type { Case } from "../dataset/case.ts";
 import { parseJsonAnswer, send } from "../net/_http.ts";
+import type { Budget } from "../net/budget.ts";
 import {
   fillEnv,
   redact,
   renderJsonTemplate,
   renderTemplate,
+  TemplateError,
   urlSecrets,
   withoutUserinfo,
 } from "../net/template.ts";
@@ -82,6 +84,9 @@ export function atPath(value: unknown, path: string): unknown {
  *
  * @param settings URL, method, headers, body template, output path, flow control.
  * @param env Reads an environment variable (for `${NAME}` in headers).
+ * @param options A budget (no call starts once it is spent); whether a
+ *   `${NAME}` that is not set may wait for the first call to fail (a
+ *   replayed run calls nothing).
  * @returns The target.
  *
  * @example Call a service on loopback for each example
@@ -100,12 +105,25 @@ export function atPath(value: unknown, path: string): unknown {
 export function httpTarget(
   settings: HttpTargetSettings,
   env?: (name: string) => string | undefined,
+  options: { budget?: Budget | undefined; optionalKey?: boolean | undefined } =
+    {},
 ): CacheableTarget {
   const method = (settings.method ?? "POST").toUpperCase();
   const headers: Record<string, string> = {};
   const secrets: string[] = urlSecrets(settings.url);
+  let unset: TemplateError | undefined;
   for (const [name, value] of Object.entries(settings.headers ?? {})) {
-    const filled = fillEnv(value, env);
+    let filled: { text: string; secrets: string[] };
+    try {
+      filled = fillEnv(value, env);
+    } catch (error) {
+      // A replayed run sends nothing: the header is needed by no call.
+      if (!(error instanceof TemplateError) || !options.optionalKey) {
+        throw error;
+      }
+      unset ??= error;
+      continue;
+    }
     headers[name.toLowerCase()] = filled.text;
     secrets.push(...filled.secrets);
   }
@@ -131,6 +149,8 @@ export function httpTarget(
     identity: { type: "http", ...withoutFlow(settings) },
     request,
     async call(testCase: Case, context: TargetContext): Promise<TargetResult> {
+      if (unset !== undefined) throw unset;
+      options.budget?.claim();
       const req = request(testCase);
       const body = req.body !== undefined
         ? JSON.stringify(req.body)

@@ -31,8 +31,21 @@ export type { CacheableTarget, OpenAITargetSettings } from "./openai_target.ts";
 export { openaiTarget } from "./openai_target.ts";
 export type { HttpTargetSettings } from "./http_target.ts";
 export type { NetworkSettings } from "../net/network.ts";
-export type { ChatSettings } from "../net/chat_client.ts";
+export type {
+  ChatClientOptions,
+  ChatSettings,
+  ReplyCache,
+} from "../net/chat_client.ts";
+export type { Prices } from "../net/budget.ts";
+export { Budget, BudgetError, costOf } from "../net/budget.ts";
 export { httpTarget } from "./http_target.ts";
-export { cachedTarget, TargetCache } from "./cache.ts";
+export type { CacheMode, TargetCacheOptions } from "./cache.ts";
+export {
+  CACHE_MODES,
+  cachedTarget,
+  cacheKey,
+  CacheMissError,
+  TargetCache,
+} from "./cache.ts";
 export type { CacheMergeResult } from "./cache_merge.ts";
 export { mergeCaches } from "./cache_merge.ts";

@@ -6,8 +6,12 @@
  */
 
 import type { Case } from "../dataset/case.ts";
-import { ChatClient, type ChatSettings } from "../net/chat_client.ts";
-import { renderTemplate } from "../net/template.ts";
+import {
+  ChatClient,
+  type ChatClientOptions,
+  type ChatSettings,
+} from "../net/chat_client.ts";
+import { renderTemplate, withoutUserinfo } from "../net/template.ts";
 import { withoutFlow } from "../net/network.ts";
 import type { Target, TargetContext, TargetResult } from "./target.ts";
 
@@ -62,6 +66,11 @@ export interface CacheableTarget extends Target {
    * @throws When the case cannot be turned into a request (a template names a missing field).
    */
   request(testCase: Case): unknown;
+  /**
+   * Whether its results carry a `cost_usd` (it has prices): a cached
+   * answer then records `cost_usd: 0`, since it cost nothing this time.
+   */
+  readonly priced?: boolean;
 }
 
 /** The values a target's templates may use: the case's fields, never `expected`. */
@@ -76,10 +85,12 @@ export function targetVars(testCase: Case): Record<string, unknown> {
  * A target that asks a chat model. The case's `input` is rendered into the
  * `prompt` template (after the `system` prompt), or, when `input` is already a
  * list of messages, sent as it is. The unit records the model, token usage,
- * finish reason and attempts under `target`.
+ * finish reason and attempts under `target`, and with `cost` (prices per
+ * million tokens) what the call cost as `cost_usd`.
  *
- * @param settings Base URL, model, key variable, prompts, parameters, flow control.
+ * @param settings Base URL, model, key variable, prompts, parameters, prices, flow control.
  * @param env Reads an environment variable (the API key).
+ * @param options A budget to charge, whether the API key may be missing (a replayed run).
  * @returns The target.
  *
  * @example Ask a chat model on loopback for each example
@@ -96,8 +107,9 @@ export function targetVars(testCase: Case): Record<string, unknown> {
 export function openaiTarget(
   settings: OpenAITargetSettings,
   env?: (name: string) => string | undefined,
+  options: Omit<ChatClientOptions, "cache"> = {},
 ): CacheableTarget {
-  const client = new ChatClient(settings, env);
+  const client = new ChatClient(settings, env, options);
   const messagesOf = (testCase: Case): unknown[] => {
     if (Array.isArray(testCase.input)) return testCase.input;
     const messages: unknown[] = [];
@@ -116,8 +128,19 @@ export function openaiTarget(
     });
     return messages;
   };
+  // What keys the cache: nothing of the machine, no secret (a URL's
+  // password), no price (a new price list is the same answer).
+  const { cost: _cost, ...kept } = withoutFlow(settings);
   return {
-    identity: { type: "openai", url: client.url, ...withoutFlow(settings) },
+    identity: {
+      type: "openai",
+      url: client.shownUrl,
+      ...kept,
+      ...(kept.base_url !== undefined
+        ? { base_url: withoutUserinfo(kept.base_url) }
+        : {}),
+    },
+    priced: settings.cost !== undefined,
     request: (testCase) => client.body(messagesOf(testCase)),
     async call(testCase: Case, context: TargetContext): Promise<TargetResult> {
       const reply = await client.complete(messagesOf(testCase), context.signal);

@@ -367,6 +367,12 @@ function failedUnit(
     latency_ms: latencyMs(timed, started),
     error: messageOf(error),
   };
+  // A failure with a cause of its own (`budget.exhausted`, `cache.miss`)
+  // says so, and its unit's Scores carry that code.
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === "string" && /^[a-z_]+(\.[a-z_]+)+$/.test(code)) {
+    unit.target.error_code = code;
+  }
   return unit;
 }
 

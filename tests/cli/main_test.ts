@@ -48,6 +48,7 @@ Deno.test("the main help lists every command from its declaration", async () => 
     "report",
     "merge",
     "cache",
+    "validate",
     "export",
     "init",
     "calibrate",

@@ -1521,7 +1521,13 @@ Deno.test("cli run with an openai target and an llm_judge caches, retries, and n
       );
       // 4 first attempts, 1 retry after the 429, 2 retries of the 500.
       assert.equal(targetCalls(), 7);
-      assert.equal((await cacheEntries(`${dir}/cache`)).length, 3);
+      // The judge's answers are cached too (issue 14), beside the target's.
+      const byModel = async (model: string) =>
+        (await cacheEntries(`${dir}/cache`)).filter((e) =>
+          e.result.info?.model === model
+        ).length;
+      assert.equal(await byModel("fake-target"), 3);
+      assert.equal(await byModel("fake-judge"), 3);
       // The server did get the key: the tests below would pass vacuously otherwise.
       assert.ok(
         server.requests.every((r) =>
@@ -1542,6 +1548,7 @@ Deno.test("cli run with an openai target and an llm_judge caches, retries, and n
       ], dir);
       assert.equal(second.code, 0, second.stderr);
       assert.match(second.stderr, /target cache: 3 hits, 1 calls/);
+      assert.match(second.stderr, /judge cache: 3 hits, 0 calls/);
       assert.equal(targetCalls(), 10);
       const again = parseLines(second.stdout);
       assert.deepEqual(
@@ -1569,7 +1576,7 @@ Deno.test("cli run with an openai target and an llm_judge caches, retries, and n
         [...new Set(epochScores.map((s) => s.unit_id))],
         [1, 2, 3, 4].flatMap((i) => [`data.jsonl#${i}@1`, `data.jsonl#${i}@2`]),
       );
-      assert.equal((await cacheEntries(`${dir}/cache`)).length, 6);
+      assert.equal(await byModel("fake-target"), 6);
 
       // --no-cache calls every time and leaves the cache alone.
       const before = targetCalls();
@@ -1580,7 +1587,11 @@ Deno.test("cli run with an openai target and an llm_judge caches, retries, and n
       assert.equal(uncached.code, 0, uncached.stderr);
       assert.doesNotMatch(uncached.stderr, /target cache/);
       assert.equal(targetCalls() - before, 6);
-      assert.equal((await cacheEntries(`${dir}/cache`)).length, 6);
+      assert.equal(await byModel("fake-target"), 6);
+      assert.equal(
+        (await cacheEntries(`${dir}/cache`)).length,
+        6 + await byModel("fake-judge"),
+      );
 
       await assertNoSecret(dir, [
         first.stdout,

@@ -1,0 +1,82 @@
+/**
+ * `evalpipe validate CONFIG.yaml`: checks a suite without calling anything
+ * and says what a run would do.
+ *
+ * @module
+ */
+
+import { defineCommand } from "./command.ts";
+import { CACHE_FLAG, cacheModeOf } from "./_cache_flag.ts";
+import { say } from "./_output.ts";
+
+/** The `validate` command. */
+export const validate = defineCommand({
+  name: "validate",
+  summary: "Check a suite without calling anything; say what a run would do",
+  usage: "CONFIG.yaml [options]",
+  description:
+    `Checks the config, reads every dataset record, looks for every command's
+program and script, and asks the cache which requests it holds, without
+running, sending or writing anything. Prints what a run would do (cases,
+epochs, target, scorers, and with a cache how many requests it lacks) on
+stdout. Exits 0 when a run could start, 2 when the config, a command or a
+dataset record is wrong (each malformed record is named on stderr).`,
+  positionals: {
+    names: ["CONFIG.yaml"],
+    error: "validate takes one config file",
+  },
+  flags: {
+    ...CACHE_FLAG,
+    "cache-dir": {
+      type: "string",
+      value: "DIR",
+      help: "The cache's folder",
+      defaultText: ".evalpipe/cache in the config's folder",
+    },
+    epochs: {
+      type: "integer",
+      help: "Count each example N times",
+      defaultText: "the config's, else 1",
+    },
+    "env-file": {
+      type: "string",
+      repeatable: true,
+      value: "FILE",
+      help:
+        "Read KEY=VALUE lines into the environment first, as run does, so API keys are found",
+    },
+    json: {
+      type: "boolean",
+      help: "Print the plan as one JSON object instead of text",
+    },
+  },
+  async run(flags, [configPath]) {
+    const cacheMode = cacheModeOf(flags.cache);
+    if (flags["env-file"].length > 0) {
+      const { loadEnvFile } = await import("../config/env_file.ts");
+      for (const file of flags["env-file"]) await loadEnvFile(file);
+    }
+    const [{ formatPlan, planSuite }, { stdoutWriter }] = await Promise.all([
+      import("../run/plan_suite.ts"),
+      import("../io/stdout.ts"),
+    ]);
+    const plan = await planSuite(configPath, {
+      ...(cacheMode !== undefined ? { cacheMode } : {}),
+      ...(flags["cache-dir"] !== undefined
+        ? { cacheDir: flags["cache-dir"] }
+        : {}),
+      ...(flags.epochs !== undefined ? { epochs: flags.epochs } : {}),
+    });
+    for (const bad of plan.invalid) {
+      say(
+        `evalpipe: Invalid case in ${
+          JSON.stringify(bad.dataset)
+        } line ${bad.line}: ${bad.message}`,
+      );
+    }
+    const text = flags.json ? JSON.stringify(plan) + "\n" : formatPlan(plan);
+    const out = stdoutWriter();
+    await out.write(new TextEncoder().encode(text));
+    return plan.invalid.length > 0 ? 2 : 0;
+  },
+});

@@ -1,0 +1,217 @@
+/**
+ * What model calls cost and a cap on what a run may spend: prices per
+ * million tokens turn a reply's `usage` into US dollars, and a budget
+ * refuses to start a call once the spend has reached it.
+ *
+ * @module
+ */
+
+/**
+ * A model's prices, in US dollars per million tokens (the config's `cost:`).
+ *
+ * @example A call of 1,200 prompt and 300 completion tokens
+ * ```ts
+ * import { costOf, type Prices } from "./budget.ts";
+ * const prices: Prices = { input_per_1m: 2.5, output_per_1m: 10 };
+ * const usd = costOf({ prompt_tokens: 1200, completion_tokens: 300 }, prices);
+ * if (usd !== 0.006) throw new Error(String(usd));
+ * ```
+ */
+export interface Prices {
+  /** US dollars per million input (prompt) tokens. */
+  input_per_1m: number;
+  /** US dollars per million output (completion) tokens. */
+  output_per_1m: number;
+}
+
+/**
+ * What a call cost, from the `usage` its reply reports (the OpenAI names
+ * `prompt_tokens` and `completion_tokens`, or `input_tokens` and
+ * `output_tokens`), rounded to a billionth of a dollar so that sums stay
+ * readable.
+ *
+ * @param usage The reply's `usage`.
+ * @param prices The prices.
+ * @returns The cost in US dollars, or `undefined` when the reply reports no token counts.
+ *
+ * @example A reply without usage has no known cost
+ * ```ts
+ * import { costOf } from "./budget.ts";
+ * if (costOf(undefined, { input_per_1m: 1, output_per_1m: 1 }) !== undefined) throw new Error();
+ * ```
+ */
+export function costOf(usage: unknown, prices: Prices): number | undefined {
+  const tokens = tokensOf(usage);
+  if (tokens === undefined) return undefined;
+  const usd = (tokens.input * prices.input_per_1m +
+    tokens.output * prices.output_per_1m) / 1e6;
+  return roundUsd(usd);
+}
+
+/**
+ * The input and output token counts a reply's `usage` reports.
+ *
+ * @param usage The reply's `usage`.
+ * @returns The counts, or `undefined` when it reports neither.
+ *
+ * @example
+ * ```ts
+ * import { tokensOf } from "./budget.ts";
+ * const t = tokensOf({ prompt_tokens: 12, completion_tokens: 3, total_tokens: 15 });
+ * if (t?.input !== 12 || t.output !== 3) throw new Error();
+ * ```
+ */
+export function tokensOf(
+  usage: unknown,
+): { input: number; output: number } | undefined {
+  if (typeof usage !== "object" || usage === null) return undefined;
+  const u = usage as Record<string, unknown>;
+  const count = (...names: string[]) => {
+    for (const name of names) {
+      const n = u[name];
+      if (typeof n === "number" && Number.isFinite(n) && n >= 0) return n;
+    }
+    return undefined;
+  };
+  const input = count("prompt_tokens", "input_tokens");
+  const output = count("completion_tokens", "output_tokens");
+  if (input === undefined && output === undefined) return undefined;
+  return { input: input ?? 0, output: output ?? 0 };
+}
+
+/**
+ * A sum of US dollars rounded to a billionth: what floating point adds
+ * beyond that is noise.
+ *
+ * @param usd An amount.
+ * @returns It, rounded.
+ *
+ * @example
+ * ```ts
+ * import { roundUsd } from "./budget.ts";
+ * if (roundUsd(0.1 + 0.2) !== 0.3) throw new Error();
+ * ```
+ */
+export function roundUsd(usd: number): number {
+  return Math.round(usd * 1e9) / 1e9;
+}
+
+/**
+ * An amount of US dollars as people read it: up to six decimals, without
+ * trailing zeros.
+ *
+ * @param usd An amount.
+ * @returns E.g. `0.0042`.
+ *
+ * @example
+ * ```ts
+ * import { usdText } from "./budget.ts";
+ * if (usdText(0.00420001) !== "0.0042" || usdText(2) !== "2") throw new Error();
+ * ```
+ */
+export function usdText(usd: number): string {
+  const text = usd.toFixed(6).replace(/0+$/, "").replace(/\.$/, "");
+  return text === "-0" ? "0" : text;
+}
+
+/**
+ * Thrown instead of starting a call once the budget is spent. Its `code`
+ * is the diagnostic code of the Scores it blocks.
+ *
+ * @example
+ * ```ts
+ * import { Budget, BudgetError } from "./budget.ts";
+ * const budget = new Budget(0.01);
+ * budget.charge(0.01);
+ * try {
+ *   budget.claim();
+ *   throw new Error("unexpected");
+ * } catch (error) {
+ *   if (!(error instanceof BudgetError) || error.code !== "budget.exhausted") throw error;
+ * }
+ * ```
+ */
+export class BudgetError extends Error {
+  /** The diagnostic code: `budget.exhausted`. */
+  readonly code = "budget.exhausted";
+
+  /**
+   * Creates the error.
+   *
+   * @param message Why no call starts.
+   */
+  constructor(message: string) {
+    super(message);
+    this.name = "BudgetError";
+  }
+}
+
+/**
+ * A run's spending cap (the config's `budget_usd`): every priced call adds
+ * its cost, and once the spend has reached the cap no new call starts.
+ * Calls already in flight finish, so the spend may pass the cap by what
+ * they cost.
+ *
+ * @example Two calls fit, the third is refused
+ * ```ts
+ * import { Budget, BudgetError } from "./budget.ts";
+ * const budget = new Budget(0.02);
+ * for (let i = 0; i < 3; i++) {
+ *   try {
+ *     budget.claim();
+ *     budget.charge(0.01);
+ *   } catch (error) {
+ *     if (!(error instanceof BudgetError)) throw error; // refused, and counted
+ *   }
+ * }
+ * if (budget.spent !== 0.02 || budget.refused !== 1) throw new Error();
+ * ```
+ */
+export class Budget {
+  /** The cap, in US dollars. */
+  readonly limit: number;
+  /** What the priced calls cost so far, in US dollars. */
+  spent = 0;
+  /** Calls refused because the budget was spent. */
+  refused = 0;
+
+  /**
+   * Creates the budget.
+   *
+   * @param limitUsd The cap, in US dollars.
+   */
+  constructor(limitUsd: number) {
+    this.limit = limitUsd;
+  }
+
+  /** Whether the spend has reached the cap. */
+  get exhausted(): boolean {
+    return this.spent >= this.limit;
+  }
+
+  /**
+   * Asks to start a call.
+   *
+   * @throws {BudgetError} When the spend has reached the cap (counted in `refused`).
+   */
+  claim(): void {
+    if (!this.exhausted) return;
+    this.refused++;
+    throw new BudgetError(
+      `the budget_usd of $${usdText(this.limit)} is spent ($${
+        usdText(this.spent)
+      } so far); no new call starts`,
+    );
+  }
+
+  /**
+   * Adds what a call cost.
+   *
+   * @param usd The cost, in US dollars; `undefined` (not known) adds nothing.
+   */
+  charge(usd: number | undefined): void {
+    if (usd !== undefined && Number.isFinite(usd) && usd > 0) {
+      this.spent = roundUsd(this.spent + usd);
+    }
+  }
+}

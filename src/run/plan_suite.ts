@@ -1,0 +1,590 @@
+/**
+ * What a run of a suite would do, found without calling anything: the
+ * config checked, every dataset record read, every command's program and
+ * script looked for, and the cache asked which requests it holds. What
+ * `evalpipe validate` prints.
+ *
+ * @module
+ */
+
+import { TemplateError } from "../net/template.ts";
+import {
+  buildScorers,
+  buildTargetConfig,
+  checkConfigText,
+  ConfigError,
+  folderOf,
+  readConfigText,
+  type SuiteConfig,
+} from "../config/config.ts";
+import { locateConfig } from "../config/_check.ts";
+import { loadDatasetBatches } from "../dataset/dataset.ts";
+import { missingScript, resolveIn } from "../process/command.ts";
+import { DEFAULTS } from "../base/defaults.ts";
+import type { Scorer } from "../scorers/scorer.ts";
+import type { CacheMode } from "../targets/cache.ts";
+import type { CacheableTarget } from "../targets/openai_target.ts";
+import type { Case } from "../dataset/case.ts";
+import type { Unit } from "../dataset/unit.ts";
+import { unitIdOf } from "../targets/target.ts";
+import {
+  epochsOf,
+  type NamedTarget,
+  selectTargets,
+} from "../config/targets.ts";
+import type { TargetConfig } from "../config/types.ts";
+import { datasetSources } from "./datasets.ts";
+
+/**
+ * Options of {@linkcode planSuite}.
+ *
+ * @example Ask what a replay would lack
+ * ```ts
+ * import { planSuite, type PlanSuiteOptions } from "./mod.ts";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/d.jsonl`, '{"input":"q","output":"a"}\n');
+ * await Deno.writeTextFile(`${dir}/s.yaml`, "dataset: d.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n");
+ * const options: PlanSuiteOptions = { cacheMode: "replay" };
+ * const plan = await planSuite(`${dir}/s.yaml`, options);
+ * await Deno.remove(dir, { recursive: true });
+ * if (plan.cases !== 1 || plan.cache !== undefined) throw new Error(); // a replay target calls nothing
+ * ```
+ */
+export interface PlanSuiteOptions {
+  /**
+   * The cache's mode; overrides the config's `cache`.
+   * @default {the config's, else "auto"}
+   */
+  cacheMode?: CacheMode;
+  /**
+   * The cache's folder. A relative path is the caller's.
+   * @default {".evalpipe/cache" in the config file's folder}
+   */
+  cacheDir?: string;
+  /**
+   * How many times each example would run; overrides the config's `epochs`.
+   * @default {the config's, else 1}
+   */
+  epochs?: number;
+}
+
+/**
+ * What the cache holds of one kind of request.
+ *
+ * @example
+ * ```ts
+ * import type { CacheCoverage } from "./mod.ts";
+ * const target: CacheCoverage = { requests: 3, stored: 2, missing: 1 };
+ * if (target.stored + target.missing !== target.requests) throw new Error();
+ * ```
+ */
+export interface CacheCoverage {
+  /** Requests a run would make (of those that can be known now). */
+  requests: number;
+  /** Of them, answered by the cache. */
+  stored: number;
+  /** Of them, not in the cache: calls in `auto`, blocked units in `replay`. */
+  missing: number;
+}
+
+/**
+ * What a run of a suite would do.
+ *
+ * @example
+ * ```ts
+ * import { planSuite, type SuitePlan } from "./mod.ts";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/d.jsonl`, '{"input":"q","output":"a","expected":"a"}\n{"input":"r","output":"b"}\n');
+ * await Deno.writeTextFile(`${dir}/s.yaml`, "dataset: d.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\nepochs: 2\n");
+ * const plan: SuitePlan = await planSuite(`${dir}/s.yaml`);
+ * await Deno.remove(dir, { recursive: true });
+ * if (plan.cases !== 2 || plan.units !== 4 || plan.scorers[0]?.name !== "exact_match") throw new Error();
+ * ```
+ */
+export interface SuitePlan {
+  /** The config file, as given. */
+  config: string;
+  /**
+   * The dataset, as the config names it (`-` for stdin, not read); several
+   * (`datasets:`) joined by ", ".
+   */
+  dataset: string;
+  /** Dataset records read (malformed ones included). */
+  cases: number;
+  /** The malformed records, with their dataset, line (or position) and why. */
+  invalid: Array<{ dataset: string; line: number; message: string }>;
+  /** How many times each example would run. */
+  epochs: number;
+  /** Target calls a run would make: cases times epochs (times targets). */
+  units: number;
+  /** The target (a matrix's first): its type and what it calls. */
+  target: { type: string; model?: string; url?: string; cmd?: string };
+  /**
+   * Every target a run could call, by name, when the config has `targets:`
+   * (a matrix's, else all of them: a run picks one with `--target`).
+   */
+  targets?: Array<
+    { name: string; type: string; model?: string; url?: string; cmd?: string }
+  >;
+  /** The scorers, in output order: metric name, version, type. */
+  scorers: Array<{ name: string; version: string; type: string }>;
+  /** Units in flight at once. */
+  concurrency: number;
+  /** The config's `budget_usd`, when it sets one. */
+  budget_usd?: number;
+  /**
+   * What the cache holds, when the run would make cacheable calls and the
+   * cache is read (`auto`, `replay`). A judge's request is known only when
+   * the target's answer is (cached, or replayed from the dataset).
+   */
+  cache?: {
+    mode: CacheMode;
+    dir: string;
+    target?: CacheCoverage;
+    judge?: CacheCoverage & {
+      /** Judge requests not known yet: their unit's answer is not cached. */
+      unknown: number;
+    };
+  };
+}
+
+const BUILTINS = new Set([
+  ".",
+  ":",
+  "[",
+  "alias",
+  "cd",
+  "command",
+  "eval",
+  "exec",
+  "exit",
+  "export",
+  "false",
+  "printf",
+  "echo",
+  "read",
+  "set",
+  "test",
+  "true",
+  "ulimit",
+  "umask",
+  "unset",
+  "wait",
+  "if",
+  "for",
+  "while",
+  "case",
+  "until",
+  "{",
+  "(",
+  "!",
+]);
+
+/**
+ * The program a shell command starts that is found nowhere, when it plainly
+ * names one: its first word after any `NAME=value`, looked for on `PATH`
+ * (a builtin or keyword is the shell's), or as a path from `cwd`.
+ */
+function missingProgram(cmd: string, cwd: string): string | undefined {
+  const words = cmd.trim().split(/\s+/);
+  let i = 0;
+  while (i < words.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[i]!)) i++;
+  const program = words[i];
+  if (program === undefined || !/^[A-Za-z0-9_.\/+-]+$/.test(program)) {
+    return undefined; // quoting, expansions: the shell's to read
+  }
+  if (BUILTINS.has(program)) return undefined;
+  const exists = (path: string) => {
+    try {
+      return Deno.statSync(path).isFile;
+    } catch (error) {
+      if (
+        error instanceof Deno.errors.NotFound ||
+        error instanceof Deno.errors.PermissionDenied ||
+        error instanceof Deno.errors.NotADirectory
+      ) return false;
+      throw error;
+    }
+  };
+  if (program.includes("/")) {
+    return exists(resolveIn(cwd, program)) ? undefined : program;
+  }
+  const path = Deno.env.get("PATH") ?? "";
+  return path.split(":").some((dir) =>
+      dir !== "" && exists(`${dir}/${program}`)
+    )
+    ? undefined
+    : program;
+}
+
+/** A command that cannot run as written, as a config error at its line. */
+function checkCommand(
+  what: string,
+  cmd: string,
+  cwd: string,
+  file: string,
+  line: number | undefined,
+): void {
+  const script = missingScript(cmd, cwd);
+  if (script !== undefined) {
+    throw new ConfigError(
+      file,
+      line,
+      `${what} ${JSON.stringify(cmd)} runs ${
+        JSON.stringify(script)
+      }, which does not exist (paths resolve against the config's folder, ${
+        JSON.stringify(cwd)
+      })`,
+    );
+  }
+  const program = missingProgram(cmd, cwd);
+  if (program !== undefined) {
+    throw new ConfigError(
+      file,
+      line,
+      `${what} ${JSON.stringify(cmd)} runs ${
+        JSON.stringify(program)
+      }, which is ${program.includes("/") ? "not a file" : "not on PATH"}`,
+    );
+  }
+}
+
+function targetSummary(t: TargetConfig): SuitePlan["target"] {
+  switch (t.type) {
+    case "subprocess":
+      return { type: t.type, cmd: t.cmd };
+    case "openai":
+      return {
+        type: t.type,
+        model: t.model,
+        url: t.base_url ?? "https://api.openai.com/v1",
+      };
+    case "http":
+      return { type: t.type, url: t.url };
+    case "replay":
+      return { type: t.type };
+  }
+}
+
+/**
+ * Finds out what a run of a suite would do without calling anything: the
+ * config is checked as `run` checks it, every dataset record is read (the
+ * malformed ones are listed), every command's script and program are looked
+ * for, and, where the run would make cacheable calls, the cache is asked
+ * for each request (the judges' too, where the target's answer is known).
+ * Nothing is run, nothing is sent, nothing is written.
+ *
+ * @param configPath The YAML config file.
+ * @param options The cache's mode and folder, epochs.
+ * @returns The plan.
+ * @throws {ConfigError} For a config that cannot be used, a command whose
+ *   script or program is missing, an API key that is not set (unless the
+ *   cache replays).
+ * @throws {import("../dataset/dataset.ts").DatasetError} For a dataset that cannot be read at all.
+ *
+ * @example A subprocess scorer whose script is missing
+ * ```ts
+ * import { planSuite } from "./mod.ts";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/d.jsonl`, '{"input":"q","output":"a"}\n');
+ * await Deno.writeTextFile(`${dir}/s.yaml`, "dataset: d.jsonl\ntarget: { type: replay }\nscorers: [{ type: subprocess, cmd: python3 nope.py }]\n");
+ * const error = await planSuite(`${dir}/s.yaml`).then(() => undefined, (e) => e);
+ * await Deno.remove(dir, { recursive: true });
+ * if (error?.exitCode !== 2 || !error.message.includes('"nope.py", which does not exist')) throw new Error(String(error));
+ * ```
+ */
+export async function planSuite(
+  configPath: string,
+  options: PlanSuiteOptions = {},
+): Promise<SuitePlan> {
+  const text = await readConfigText(configPath);
+  const config = await checkConfigText(text, configPath);
+  const lineOf = locateConfig(text, configPath).lineOf;
+  const cwd = folderOf(configPath);
+  const mode = options.cacheMode ?? config.cache ?? "auto";
+  const optionalKey = mode === "replay";
+  // A matrix's targets, or every one of `targets:` (a run picks one).
+  const chosen: NamedTarget[] =
+    config.targets !== undefined && config.matrix === undefined
+      ? Object.entries(config.targets).map(([name, t]) => ({
+        name,
+        config: t,
+      }))
+      : selectTargets(config, configPath);
+  let scorers: Scorer[];
+  const built: unknown[] = [];
+  try {
+    scorers = await buildScorers(config, configPath, { cwd, optionalKey });
+    for (const t of chosen) {
+      built.push(
+        await buildTargetConfig(t.config, cwd, undefined, { optionalKey }),
+      );
+    }
+  } catch (error) {
+    if (!(error instanceof TemplateError)) throw error;
+    throw new ConfigError(configPath, undefined, error.message);
+  }
+  try {
+    for (const t of chosen) {
+      if (t.config.type !== "subprocess") continue;
+      checkCommand(
+        t.name === undefined
+          ? "the target"
+          : `target ${JSON.stringify(t.name)}`,
+        t.config.cmd,
+        cwd,
+        configPath,
+        lineOf(
+          t.name === undefined ? ["target", "cmd"] : ["targets", t.name, "cmd"],
+        ),
+      );
+    }
+    for (const [i, sc] of config.scorers.entries()) {
+      if (sc.type !== "subprocess") continue;
+      checkCommand(
+        "scorer",
+        sc.cmd,
+        cwd,
+        configPath,
+        lineOf(["scorers", i, "cmd"]),
+      );
+    }
+  } finally {
+    await Promise.all(scorers.map((s) => s.close?.()));
+  }
+  const epochs = options.epochs ?? epochsOf(config).n ?? DEFAULTS.epochs;
+  const isNetwork = (t: TargetConfig) =>
+    t.type === "openai" || t.type === "http";
+  const network = chosen.some((t) => isNetwork(t.config));
+  const judges = scorers.filter((s) => s.cacheKey !== undefined);
+  const readsCache = (mode === "auto" || mode === "replay") &&
+    (network || judges.length > 0);
+  const dir = options.cacheDir ?? resolveIn(cwd, ".evalpipe/cache");
+  const cache = readsCache
+    ? new (await import("../targets/cache.ts")).TargetCache(dir, { mode })
+    : undefined;
+  const cacheKeyOf = network
+    ? (await import("../targets/cache.ts")).cacheKey
+    : undefined;
+  const targetCoverage: CacheCoverage = { requests: 0, stored: 0, missing: 0 };
+  const judgeCoverage = { requests: 0, stored: 0, missing: 0, unknown: 0 };
+
+  const invalid: SuitePlan["invalid"] = [];
+  let cases = 0;
+  const sources = datasetSources(config, cwd);
+  for (const source of sources) {
+    if (source.path === "-") continue;
+    const batches = await loadDatasetBatches(source.path, {
+      name: source.name,
+    });
+    for await (const batch of batches) {
+      for (const example of batch) {
+        cases++;
+        if (example.case === null) {
+          invalid.push({
+            dataset: source.written,
+            line: example.line,
+            message: example.invalid ?? "",
+          });
+          continue;
+        }
+        if (cache === undefined) continue;
+        for (let epoch = 1; epoch <= epochs; epoch++) {
+          for (const [k, t] of chosen.entries()) {
+            const output = outputOf(
+              example.case,
+              epoch,
+              t.config.type === "replay",
+              isNetwork(t.config) ? cacheKeyOf : undefined,
+              built[k] as CacheableTarget,
+              cache,
+              targetCoverage,
+            );
+            if (judges.length === 0) continue;
+            if (output === undefined) {
+              judgeCoverage.unknown += judges.length;
+              continue;
+            }
+            const unit: Unit = {
+              example_id: example.example_id,
+              unit_id: unitIdOf(example.example_id, epoch, epochs),
+              input: example.case.input,
+              output,
+              ...(example.case.expected !== undefined
+                ? { expected: example.case.expected }
+                : {}),
+              ...(example.case.context !== undefined
+                ? { context: example.case.context }
+                : {}),
+            };
+            for (const judge of judges) {
+              judgeCoverage.requests++;
+              if (cache.peek(judge.cacheKey!(unit)) !== undefined) {
+                judgeCoverage.stored++;
+              } else judgeCoverage.missing++;
+            }
+          }
+        }
+      }
+    }
+  }
+  return {
+    config: configPath,
+    dataset: sources.map((s) => s.written).join(", "),
+    cases,
+    invalid,
+    epochs,
+    units: (cases - invalid.length) * epochs * chosen.length,
+    target: targetSummary(chosen[0]!.config),
+    ...(config.targets !== undefined
+      ? {
+        targets: chosen.map((t) => ({
+          name: t.name!,
+          ...targetSummary(t.config),
+        })),
+      }
+      : {}),
+    scorers: scorers.map((s, i) => ({
+      name: s.name,
+      version: s.version,
+      type: config.scorers[i]!.type,
+    })),
+    concurrency: config.concurrency ?? DEFAULTS.concurrency,
+    ...(config.budget_usd !== undefined
+      ? { budget_usd: config.budget_usd }
+      : {}),
+    ...(network || judges.length > 0
+      ? {
+        cache: {
+          mode,
+          dir,
+          ...(cache !== undefined && network ? { target: targetCoverage } : {}),
+          ...(cache !== undefined && judges.length > 0
+            ? { judge: judgeCoverage }
+            : {}),
+        },
+      }
+      : {}),
+  };
+}
+
+/**
+ * The output a run would have for a case's epoch when it is known now: the
+ * cached answer of a network target (counted), or a replay's `output`.
+ */
+function outputOf(
+  testCase: Case,
+  epoch: number,
+  replay: boolean,
+  cacheKeyOf: typeof import("../targets/cache.ts").cacheKey | undefined,
+  target: CacheableTarget,
+  cache: import("../targets/cache.ts").TargetCache,
+  coverage: CacheCoverage,
+): string | undefined {
+  if (cacheKeyOf === undefined) {
+    return replay && typeof testCase.output === "string"
+      ? testCase.output
+      : undefined;
+  }
+  coverage.requests++;
+  let key: string;
+  try {
+    key = cacheKeyOf(target, testCase, epoch);
+  } catch (error) {
+    // A case its template cannot fill fails in the run without a call.
+    if (!(error instanceof TemplateError)) throw error;
+    coverage.requests--;
+    return undefined;
+  }
+  const hit = cache.peek(key);
+  if (hit === undefined) {
+    coverage.missing++;
+    return undefined;
+  }
+  coverage.stored++;
+  return hit.output;
+}
+
+/**
+ * A plan as people read it: one line per part of the run.
+ *
+ * @param plan The plan.
+ * @returns The text, ending with a newline.
+ *
+ * @example
+ * ```ts
+ * import { formatPlan, planSuite } from "./mod.ts";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/d.jsonl`, '{"input":"q","output":"a"}\n');
+ * await Deno.writeTextFile(`${dir}/s.yaml`, "dataset: d.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n");
+ * const text = formatPlan(await planSuite(`${dir}/s.yaml`));
+ * await Deno.remove(dir, { recursive: true });
+ * if (!text.includes("dataset: d.jsonl: 1 case") || !text.includes("exact_match (exact_match@1)")) throw new Error(text);
+ * ```
+ */
+export function formatPlan(plan: SuitePlan): string {
+  const plural = (n: number, one: string, many = `${one}s`) =>
+    `${n} ${n === 1 ? one : many}`;
+  const t = plan.target;
+  const lines = [
+    `config: ${plan.config}: valid`,
+    plan.dataset === "-"
+      ? "dataset: stdin (read when the run starts)"
+      : `dataset: ${plan.dataset}: ${plural(plan.cases, "case")}${
+        plan.invalid.length > 0
+          ? `, ${plural(plan.invalid.length, "malformed record")}`
+          : ""
+      }`,
+    `epochs: ${plan.epochs}: ${
+      plural(plan.units, "unit")
+    }, ${plan.concurrency} at once`,
+    ...(plan.targets ?? [{ name: undefined, ...t }]).map((t) =>
+      `target${t.name !== undefined ? ` ${t.name}` : ""}: ${t.type}${
+        t.model !== undefined ? ` ${t.model}` : ""
+      }${t.url !== undefined ? ` at ${t.url}` : ""}${
+        t.cmd !== undefined ? `: ${t.cmd}` : ""
+      }`
+    ),
+    `scorers: ${
+      plan.scorers.map((s) => `${s.name} (${s.version})`).join(", ")
+    }`,
+  ];
+  if (plan.budget_usd !== undefined) {
+    lines.push(`budget: $${plan.budget_usd} (budget_usd)`);
+  }
+  const c = plan.cache;
+  if (c !== undefined) {
+    const parts: string[] = [];
+    const calls = c.mode === "replay"
+      ? "missing (blocked in replay)"
+      : "to call";
+    if (c.target !== undefined) {
+      parts.push(
+        `target ${c.target.stored} of ${
+          plural(c.target.requests, "request")
+        } stored, ${c.target.missing} ${calls}`,
+      );
+    }
+    if (c.judge !== undefined) {
+      parts.push(
+        `judge ${c.judge.stored} of ${
+          plural(c.judge.requests, "request")
+        } stored, ${c.judge.missing} ${calls}${
+          c.judge.unknown > 0
+            ? `, ${c.judge.unknown} known once the target answers`
+            : ""
+        }`,
+      );
+    }
+    lines.push(
+      `cache: ${c.mode}, ${c.dir}${
+        parts.length > 0
+          ? `: ${parts.join("; ")}`
+          : c.mode === "off"
+          ? ": not used"
+          : ": every request is made again"
+      }`,
+    );
+  }
+  return lines.join("\n") + "\n";
+}

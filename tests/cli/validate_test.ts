@@ -1,0 +1,230 @@
+// `evalpipe validate CONFIG`: the config, every dataset record and every
+// command checked, what a run would do printed, nothing called: a loopback
+// server counts the requests, and validate must make none.
+
+import assert from "node:assert/strict";
+import { cli } from "../_cli.ts";
+import { fakeLlm, lastMessage, reply } from "../_fake_llm.ts";
+import { withTempDir } from "../_proc.ts";
+
+const jsonl = (rows: unknown[]) =>
+  rows.map((r) => JSON.stringify(r)).join("\n") + "\n";
+
+Deno.test("validate prints what a run would do and exits 0, running nothing", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/data.jsonl`,
+      jsonl([{ input: "q", output: "a", expected: "a" }, {
+        input: "r",
+        output: "b",
+      }]),
+    );
+    await Deno.writeTextFile(`${dir}/mark.sh`, "touch ran\n");
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      `dataset: data.jsonl
+target: { type: replay }
+scorers:
+  - { type: exact_match }
+  - { type: subprocess, cmd: sh mark.sh, name: marked }
+epochs: 3
+budget_usd: 1.5
+`,
+    );
+    const text = await cli(["validate", "suite.yaml"], dir);
+    assert.equal(text.code, 0, text.stderr);
+    assert.equal(text.stderr, "");
+    assert.match(text.stdout, /^config: suite\.yaml: valid$/m);
+    assert.match(text.stdout, /^dataset: data\.jsonl: 2 cases$/m);
+    assert.match(text.stdout, /^epochs: 3: 6 units, 8 at once$/m);
+    assert.match(text.stdout, /^target: replay$/m);
+    assert.match(
+      text.stdout,
+      /^scorers: exact_match \(exact_match@1\), marked \(marked@[0-9a-f]{8}\)$/m,
+    );
+    assert.match(text.stdout, /^budget: \$1\.5 \(budget_usd\)$/m);
+    const json = await cli([
+      "validate",
+      "suite.yaml",
+      "--json",
+      "--epochs",
+      "2",
+    ], dir);
+    assert.equal(json.code, 0, json.stderr);
+    const plan = JSON.parse(json.stdout);
+    assert.equal(plan.cases, 2);
+    assert.equal(plan.units, 4);
+    assert.deepEqual(plan.scorers.map((s: { type: string }) => s.type), [
+      "exact_match",
+      "subprocess",
+    ]);
+    await assert.rejects(Deno.stat(`${dir}/ran`), Deno.errors.NotFound);
+    await assert.rejects(Deno.stat(`${dir}/.evalpipe`), Deno.errors.NotFound);
+  });
+});
+
+Deno.test("validate names every malformed dataset record with its line and exits 2", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/data.jsonl`,
+      '{"input":"q","output":"a"}\nnot json\n{"output":"b"}\n{"input":"r","output":"c"}\n',
+    );
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      "dataset: data.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n",
+    );
+    const out = await cli(["validate", "suite.yaml"], dir);
+    assert.equal(out.code, 2);
+    assert.match(out.stderr, /Invalid case in "data\.jsonl" line 2: /);
+    assert.match(out.stderr, /Invalid case in "data\.jsonl" line 3: .*input/);
+    assert.match(
+      out.stdout,
+      /^dataset: data\.jsonl: 4 cases, 2 malformed records$/m,
+    );
+  });
+});
+
+Deno.test("validate refuses a command whose program or script is missing, at its line", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/data.jsonl`, '{"input":"q"}\n');
+    const check = async (target: string, scorer: string, pattern: RegExp) => {
+      await Deno.writeTextFile(
+        `${dir}/suite.yaml`,
+        `dataset: data.jsonl\ntarget:\n  type: subprocess\n  cmd: ${target}\nscorers:\n  - type: subprocess\n    name: s\n    cmd: ${scorer}\n`,
+      );
+      const out = await cli(["validate", "suite.yaml"], dir);
+      assert.equal(out.code, 2, out.stdout);
+      assert.match(out.stderr, pattern);
+    };
+    await Deno.writeTextFile(`${dir}/ok.py`, "print(1)\n");
+    await check(
+      "python3 app_typo.py",
+      "python3 ok.py",
+      /line 4: the target "python3 app_typo\.py" runs "app_typo\.py", which does not exist/,
+    );
+    await check(
+      "no-such-program-here --flag",
+      "python3 ok.py",
+      /line 4: the target "no-such-program-here --flag" runs "no-such-program-here", which is not on PATH/,
+    );
+    await check(
+      "python3 ok.py",
+      "./bin/score.sh",
+      /line 6: scorer "\.\/bin\/score\.sh" runs "\.\/bin\/score\.sh", which does not exist/,
+    );
+    // A command that can run, after an assignment, passes.
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      "dataset: data.jsonl\ntarget: { type: subprocess, cmd: FOO=1 python3 ok.py }\nscorers: [{ type: subprocess, name: s, cmd: python3 ok.py }]\n",
+    );
+    const ok = await cli(["validate", "suite.yaml"], dir);
+    assert.equal(ok.code, 0, ok.stderr);
+  });
+});
+
+Deno.test("validate --cache replay counts the requests the cache lacks, with no request and no API key", async () => {
+  await withTempDir(async (dir) => {
+    await using server = fakeLlm({
+      handler: (request) =>
+        (request.json as { model?: string }).model === "judge"
+          ? reply.ok('{"score": 1}')
+          : reply.ok(`A: ${lastMessage(request)}`),
+    });
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      `dataset: data.jsonl
+target: { type: openai, base_url: "${server.baseUrl}", model: bot, api_key_env: VALIDATE_TEST_KEY }
+scorers:
+  - type: exact_match
+  - { type: llm_judge, base_url: "${server.baseUrl}", model: judge }
+`,
+    );
+    await Deno.writeTextFile(
+      `${dir}/data.jsonl`,
+      jsonl([{ input: "one" }, { input: "two" }]),
+    );
+    const run = await cli(["run", "suite.yaml"], dir, {
+      VALIDATE_TEST_KEY: "sk",
+    });
+    assert.equal(run.code, 0, run.stderr);
+    const calls = server.count;
+    await Deno.writeTextFile(
+      `${dir}/data.jsonl`,
+      jsonl([{ input: "one" }, { input: "two" }, { input: "three" }]),
+    );
+    const out = await cli(
+      ["validate", "suite.yaml", "--cache", "replay", "--json"],
+      dir,
+    );
+    assert.equal(out.code, 0, out.stderr);
+    assert.equal(server.count, calls, "validate sent a request");
+    const plan = JSON.parse(out.stdout);
+    assert.equal(plan.cache.mode, "replay");
+    assert.deepEqual(plan.cache.target, { requests: 3, stored: 2, missing: 1 });
+    assert.deepEqual(plan.cache.judge, {
+      requests: 2,
+      stored: 2,
+      missing: 0,
+      unknown: 1,
+    });
+    const text = await cli(
+      ["validate", "suite.yaml", "--cache", "replay"],
+      dir,
+    );
+    assert.match(
+      text.stdout,
+      /^cache: replay, .*\.evalpipe\/cache: target 2 of 3 requests stored, 1 missing \(blocked in replay\); judge 2 of 2 requests stored, 0 missing \(blocked in replay\), 1 known once the target answers$/m,
+    );
+    // Without replay, the key a run needs must be set.
+    const auto = await cli(["validate", "suite.yaml"], dir);
+    assert.equal(auto.code, 2);
+    assert.match(auto.stderr, /VALIDATE_TEST_KEY is not set/);
+  });
+});
+
+Deno.test("validate plans every target of targets:, every file of datasets:, and epochs given as a mapping", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/a.jsonl`, jsonl([{ input: "q" }]));
+    await Deno.writeTextFile(
+      `${dir}/b.jsonl`,
+      jsonl([{ input: "r" }, { input: "s" }, "not a case"]),
+    );
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      `datasets:
+  - { path: a.jsonl, name: first }
+  - { path: b.jsonl }
+targets:
+  v1: { type: subprocess, cmd: echo one }
+  v2: { type: subprocess, cmd: sh missing.sh }
+scorers: [{ type: exact_match }]
+epochs: { n: 2, require: majority }
+`,
+    );
+    const missing = await cli(["validate", "suite.yaml"], dir);
+    assert.equal(missing.code, 2);
+    assert.match(
+      missing.stderr,
+      /line 6: target "v2" "sh missing\.sh" runs "missing\.sh", which does not exist/,
+    );
+    await Deno.writeTextFile(`${dir}/missing.sh`, "echo two\n");
+    const text = await cli(["validate", "suite.yaml", "--json"], dir);
+    // The malformed record is named in its own file.
+    assert.equal(text.code, 2);
+    assert.match(
+      text.stderr,
+      /^evalpipe: Invalid case in "b\.jsonl" line 3: A case must be an object/,
+    );
+    const plan = JSON.parse(text.stdout);
+    assert.equal(plan.dataset, "a.jsonl, b.jsonl");
+    assert.equal(plan.cases, 4);
+    assert.equal(plan.invalid.length, 1);
+    assert.equal(plan.epochs, 2);
+    // 3 good cases × 2 epochs × 2 targets.
+    assert.equal(plan.units, 12);
+    assert.deepStrictEqual(plan.targets.map((t: { name: string }) => t.name), [
+      "v1",
+      "v2",
+    ]);
+  });
+});

@@ -1,0 +1,211 @@
+// Cost and budget: prices per million tokens on `openai` targets and judges
+// turn each reply's `usage` into `cost_usd`, the target's and the judge's
+// apart, totals in the summary, the record and the reports; `budget_usd`
+// stops new calls once spent. Against a loopback server that returns usage.
+
+import assert from "node:assert/strict";
+import { cli } from "../_cli.ts";
+import { fakeLlm, lastMessage, reply } from "../_fake_llm.ts";
+import { withTempDir } from "../_proc.ts";
+
+// 1000 prompt and 100 completion tokens per call: at 1 and 10 USD per
+// million, a target call costs 0.002; at 2 and 20, a judge call 0.004.
+const USAGE = {
+  prompt_tokens: 1000,
+  completion_tokens: 100,
+  total_tokens: 1100,
+};
+
+function handler(request: Parameters<typeof lastMessage>[0]) {
+  const model = (request.json as { model?: string }).model;
+  return model === "judge"
+    ? reply.ok('{"score": 1, "reason": "right"}', { usage: USAGE })
+    : reply.ok(`A: ${lastMessage(request)}`, { usage: USAGE });
+}
+
+function suite(baseUrl: string, extra = "", judge = true): string {
+  return `dataset: data.jsonl
+target:
+  type: openai
+  base_url: ${baseUrl}
+  model: bot
+  cost: { input_per_1m: 1, output_per_1m: 10 }
+scorers:
+  - type: exact_match
+  - type: cost
+    max_usd: 0.0015
+${
+    judge
+      ? `  - type: llm_judge
+    base_url: ${baseUrl}
+    model: judge
+    cost: { input_per_1m: 2, output_per_1m: 20 }
+`
+      : ""
+  }concurrency: 1
+${extra}`;
+}
+
+const cases = (n: number) =>
+  Array.from(
+    { length: n },
+    (_, i) => JSON.stringify({ input: `q${i + 1}`, expected: `A: q${i + 1}` }),
+  ).join("\n") + "\n";
+
+interface Line {
+  unit_id: string;
+  metric: string;
+  status: string;
+  value: number | null;
+  reason?: string;
+  diagnostics: Array<{ code: string }>;
+  provenance?: Record<string, unknown>;
+}
+
+const lines = (text: string): Line[] =>
+  text.trim() === "" ? [] : text.trim().split("\n").map((l) => JSON.parse(l));
+
+Deno.test("run records each unit's tokens and cost, the target's and the judge's apart, with totals in the summary, record and reports", async () => {
+  await withTempDir(async (dir) => {
+    await using server = fakeLlm({ handler });
+    await Deno.writeTextFile(`${dir}/suite.yaml`, suite(server.baseUrl));
+    await Deno.writeTextFile(`${dir}/data.jsonl`, cases(3));
+    const out = await cli([
+      "run",
+      "suite.yaml",
+      "--record",
+      "run.json",
+      "--markdown",
+      "summary.md",
+      "--junit",
+      "junit.xml",
+      "--html",
+      "report.html",
+    ], dir);
+    assert.equal(out.code, 0, out.stderr);
+    assert.equal(server.count, 6);
+    assert.match(
+      out.stderr,
+      /cost: \$0\.018 \(target \$0\.006: 3 calls, 3000\+300 tokens; judge \$0\.012: 3 calls, 3000\+300 tokens\)/,
+    );
+    const record = JSON.parse(await Deno.readTextFile(`${dir}/run.json`));
+    const unit = record.units[0];
+    assert.equal(unit.target.cost_usd, 0.002);
+    assert.deepEqual(unit.target.usage, USAGE);
+    assert.deepEqual(unit.judge, {
+      calls: 1,
+      cached: 0,
+      input_tokens: 1000,
+      output_tokens: 100,
+      cost_usd: 0.004,
+    });
+    const judged = unit.scores.find((s: Line) => s.metric === "llm_judge");
+    assert.equal(judged.provenance.cost_usd, 0.004);
+    assert.equal(record.cost.cost_usd, 0.018);
+    assert.equal(record.cost.target.cost_usd, 0.006);
+    assert.equal(record.cost.judge.calls, 3);
+    // The cost scorer reads target.cost_usd: 0.002 is over 0.0015.
+    const cost = unit.scores.find((s: Line) => s.metric === "cost");
+    assert.deepEqual([cost.status, cost.value], ["scored", 0]);
+    const markdown = await Deno.readTextFile(`${dir}/summary.md`);
+    assert.match(markdown, /\*\*Cost: \$0\.018 \(target \$0\.006: 3 calls/);
+    const junit = await Deno.readTextFile(`${dir}/junit.xml`);
+    assert.match(junit, /<property name="cost_usd" value="0\.018"\/>/);
+    assert.match(junit, /<property name="cost_usd.judge" value="0\.012"\/>/);
+    const html = await Deno.readTextFile(`${dir}/report.html`);
+    assert.match(html, /0\.018 \(target \$0\.006: 3 calls/);
+
+    // Again: every answer is cached, and a cached answer costs nothing.
+    const again = await cli(
+      ["run", "suite.yaml", "--record", "again.json"],
+      dir,
+    );
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal(server.count, 6);
+    assert.match(
+      again.stderr,
+      /cost: \$0 \(target \$0: 0 calls, 0\+0 tokens, 3 cached; judge \$0: 0 calls, 0\+0 tokens, 3 cached\)/,
+    );
+    const cached = JSON.parse(await Deno.readTextFile(`${dir}/again.json`));
+    assert.equal(cached.units[0].target.cost_usd, 0);
+    assert.equal(cached.units[0].target.cached, true);
+    assert.equal(cached.units[0].judge.cached, 1);
+    const cheap = cached.units[0].scores.find((s: Line) => s.metric === "cost");
+    assert.equal(cheap.value, 1);
+  });
+});
+
+Deno.test("run stops calling once budget_usd is spent: the units not run are blocked (budget.exhausted) and run exits 1", async () => {
+  await withTempDir(async (dir) => {
+    await using server = fakeLlm({ handler });
+    // 0.002 per target call: the third reaches 0.006 >= 0.005.
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      suite(server.baseUrl, "budget_usd: 0.005\n", false),
+    );
+    await Deno.writeTextFile(`${dir}/data.jsonl`, cases(5));
+    const out = await cli(["run", "suite.yaml", "--record", "run.json"], dir);
+    assert.equal(out.code, 1, out.stderr);
+    assert.equal(server.count, 3);
+    assert.match(
+      out.stderr,
+      /evalpipe: budget reached: \$0\.006 spent of budget_usd \$0\.005; 2 calls were not made, their Scores are blocked \(budget\.exhausted\)/,
+    );
+    const scores = lines(out.stdout).filter((s) => s.metric === "exact_match");
+    assert.deepEqual(
+      scores.map((s) => s.status),
+      ["scored", "scored", "scored", "blocked", "blocked"],
+    );
+    assert.deepEqual(scores[3]?.diagnostics.map((d) => d.code), [
+      "budget.exhausted",
+    ]);
+    assert.match(
+      scores[3]?.reason ?? "",
+      /^budget: the budget_usd of \$0\.005 is spent \(\$0\.006 so far\); no new call starts$/,
+    );
+    const record = JSON.parse(await Deno.readTextFile(`${dir}/run.json`));
+    assert.equal(record.units.length, 5);
+    assert.equal(record.units[4].output, null);
+    assert.equal(record.units[4].target.error_code, "budget.exhausted");
+
+    // Cached answers cost nothing: the same budget now runs them all, and
+    // only the two calls left are paid for.
+    const again = await cli(["run", "suite.yaml"], dir);
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal(server.count, 5);
+    assert.ok(
+      lines(again.stdout).every((s) => s.status !== "blocked"),
+      again.stdout,
+    );
+  });
+});
+
+Deno.test("a judge the budget refuses gives a blocked Score (budget.exhausted), not an error", async () => {
+  await withTempDir(async (dir) => {
+    await using server = fakeLlm({ handler });
+    // Two target calls (0.002 each) and the first judge call (0.004) spend
+    // 0.008: the second judge call is refused (one call at a time a stage).
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      suite(server.baseUrl, "budget_usd: 0.005\n"),
+    );
+    await Deno.writeTextFile(`${dir}/data.jsonl`, cases(2));
+    const out = await cli(["run", "suite.yaml"], dir);
+    assert.equal(out.code, 1, out.stderr);
+    assert.equal(server.count, 3);
+    const scores = lines(out.stdout);
+    assert.deepEqual(
+      scores.map((s) => [s.unit_id, s.metric, s.status]),
+      [
+        ["data.jsonl#1", "exact_match", "scored"],
+        ["data.jsonl#1", "cost", "scored"],
+        ["data.jsonl#1", "llm_judge", "scored"],
+        ["data.jsonl#2", "exact_match", "scored"],
+        ["data.jsonl#2", "cost", "scored"],
+        ["data.jsonl#2", "llm_judge", "blocked"],
+      ],
+    );
+    assert.equal(scores[5]?.diagnostics[0]?.code, "budget.exhausted");
+    assert.match(scores[5]?.reason ?? "", /^budget: the budget_usd of/);
+  });
+});
