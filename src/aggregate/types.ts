@@ -6,6 +6,8 @@
  * @module
  */
 
+import type { Classification, ClassificationCounts } from "./classification.ts";
+
 /**
  * The range `[low, high]` every value of a metric lies within, as its scorer
  * declares it: `[0, 1]` for the built-in, `llm_judge` and protocol v0
@@ -156,6 +158,12 @@ export interface Aggregate {
   pass_hat_k: number | null;
   /** What merging needs: exact partial sums and counts. */
   sums: AggregateSums;
+  /**
+   * For a classification metric (its Scores carry their labels in
+   * `provenance.classification`), the confusion matrix and what it sums up
+   * to; absent for any other metric.
+   */
+  classification?: Classification;
 }
 
 /**
@@ -194,4 +202,6 @@ export type PartialAggregate =
   & {
     /** The range its values were declared within; absent (an older line) or `null` for none. */
     value_range?: [number, number] | null;
+    /** A classification metric's counts; absent for any other metric. */
+    classification?: ClassificationCounts;
   };

@@ -7,6 +7,7 @@
 
 import { FieldError, mappingAt } from "../io/fields.ts";
 import type { PartialAggregate } from "./types.ts";
+import { parseClassification } from "./classification.ts";
 
 /**
  * Tells whether a parsed NDJSON value is a partial Aggregate rather than a
@@ -88,6 +89,9 @@ export function parseAggregate(value: unknown): PartialAggregate {
       passed_any: count(sums, "passed_any", "sums."),
       passed_all: count(sums, "passed_all", "sums."),
     },
+    ...(a.classification !== undefined
+      ? { classification: parseClassification(a.classification) }
+      : {}),
   };
 }
 

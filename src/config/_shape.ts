@@ -260,6 +260,14 @@ export const SUITE: Shape = mapping({
       max_errors: optional(number({ int: true, min: 0 })),
       max_blocked: optional(number({ int: true, min: 0 })),
       allow_unmeasured: optional(boolean),
+      // A classification metric's figures (`classification:` below).
+      min_accuracy: optional(share),
+      min_macro_f1: optional(share),
     }),
+  }),
+  // Each unit one prediction: the output's label against `expected`.
+  classification: optional({
+    kind: "union",
+    of: [boolean, mapping({ field: optional(someText) })],
   }),
 });

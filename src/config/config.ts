@@ -260,6 +260,13 @@ export async function buildScorers(
       );
     }
   }
+  // `classification:` adds its metric after the config's scorers (the
+  // config check has refused a scorer of that name).
+  const labels = config.classification;
+  if (labels !== undefined && labels !== false) {
+    const { classification } = await import("../scorers/classification.ts");
+    scorers.push(classification(labels === true ? {} : { ...labels }));
+  }
   return scorers;
 }
 

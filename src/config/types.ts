@@ -29,6 +29,7 @@ import type {
   CostScorerOptions,
   LatencyScorerOptions,
 } from "../scorers/run_facts.ts";
+import type { ClassificationOptions } from "../scorers/classification.ts";
 import type { HttpTargetSettings } from "../targets/http_target.ts";
 import type { OpenAITargetSettings } from "../targets/openai_target.ts";
 
@@ -368,4 +369,11 @@ export interface SuiteConfig {
   timeout?: number;
   /** Thresholds per metric; `run` exits 1 when one fails. */
   gates?: Record<string, Gate>;
+  /**
+   * Each unit is a prediction: the output's trimmed text (or, with
+   * `field`, a field of its JSON) is the predicted label, `expected` the
+   * true one. Adds the metric `classification`, whose Aggregate carries the
+   * confusion matrix, accuracy and F1s.
+   */
+  classification?: boolean | Pick<ClassificationOptions, "field">;
 }

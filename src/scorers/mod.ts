@@ -50,6 +50,8 @@ export type { SetOverlapOptions } from "./set_overlap.ts";
 export { setOverlap } from "./set_overlap.ts";
 export type { CostScorerOptions, LatencyScorerOptions } from "./run_facts.ts";
 export { costLimit, latencyLimit } from "./run_facts.ts";
+export type { ClassificationOptions } from "./classification.ts";
+export { classification } from "./classification.ts";
 export type { SubprocessScorerOptions } from "./subprocess_scorer.ts";
 export {
   parseVerdict,
