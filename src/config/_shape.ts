@@ -236,6 +236,15 @@ const scorer: Shape = {
       scale: optional({ kind: "list", of: number(), min: 2 }),
       ...chat,
     }),
+    semantic_similarity: mapping({
+      name: optional(someText),
+      threshold: optional(share),
+      base_url: optional({ kind: "url" }),
+      model: required(someText),
+      api_key_env: chat.api_key_env,
+      headers: optional({ kind: "record", of: text }),
+      ...network,
+    }),
   },
 };
 

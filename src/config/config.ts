@@ -143,6 +143,8 @@ export interface BuildOptions {
   cwd: string;
   /** Overrides every scorer's timeout (the CLI's `--timeout`). */
   timeout?: number;
+  /** Where `semantic_similarity` scorers keep embeddings; none by default. */
+  cache?: TargetCache;
 }
 
 /**
@@ -227,6 +229,17 @@ export async function buildScorers(
             ...(cap !== undefined ? { maxStdoutBytes: cap } : {}),
           },
         );
+    } else if (sc.type === "semantic_similarity") {
+      const { type: _type, ...settings } = sc;
+      const [{ semanticSimilarity }, cache] = await Promise.all([
+        import("../scorers/semantic_similarity.ts"),
+        options.cache === undefined
+          ? undefined
+          : import("./_embedding_cache.ts").then((m) =>
+            m.targetEmbeddingCache(options.cache!)
+          ),
+      ]);
+      scorer = semanticSimilarity(settings, cache ? { cache } : {});
     } else if (sc.type === "llm_judge") {
       const { llmJudge } = await import("../scorers/llm_judge.ts");
       scorer = llmJudge(withParams(sc));

@@ -27,6 +27,7 @@ export type {
   ReplayTargetConfig,
   RubricScorerConfig,
   ScorerConfig,
+  SemanticSimilarityConfig,
   SubprocessScorerConfig,
   SubprocessTargetConfig,
   SuiteConfig,

@@ -19,3 +19,5 @@ export type { NetworkSettings } from "./network.ts";
 export { NetworkFlow, withoutFlow } from "./network.ts";
 export type { ChatMessage, ChatReply, ChatSettings } from "./chat_client.ts";
 export { ChatClient } from "./chat_client.ts";
+export type { Embeddings, EmbeddingSettings } from "./embeddings_client.ts";
+export { EmbeddingAnswerError, EmbeddingsClient } from "./embeddings_client.ts";

@@ -279,10 +279,18 @@ async function prepare(
   const config = await checkConfigText(text, configPath);
   const cwd = folderOf(configPath);
   let scorers: Scorer[];
+  // Embeddings are kept beside the target's answers, in the same cache.
+  const embeddings = options.cacheDir === null ||
+      !config.scorers.some((s) => s.type === "semantic_similarity")
+    ? undefined
+    : new (await import("../targets/cache.ts")).TargetCache(
+      options.cacheDir ?? resolveIn(cwd, ".evalpipe/cache"),
+    );
   try {
     scorers = await buildScorers(config, configPath, {
       cwd,
       ...(options.timeout !== undefined ? { timeout: options.timeout } : {}),
+      ...(embeddings !== undefined ? { cache: embeddings } : {}),
     });
   } catch (error) {
     // A judge whose API key variable is not set cannot run: a config error.
