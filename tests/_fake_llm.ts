@@ -1,6 +1,7 @@
 /**
  * A fake chat completions server on loopback, for tests and benchmarks: it
- * speaks the OpenAI chat completions shape, answers as each request's script
+ * speaks the OpenAI chat completions shape (and the embeddings API, with the
+ * {@linkcode embeddings} handler), answers as each request's script
  * says (a good answer, 429 with `Retry-After`, 500, slowly, malformed JSON, a
  * dropped connection, any raw response), and records every request it gets.
  *
@@ -187,6 +188,47 @@ export function lastMessage(request: RecordedRequest): string {
 /** The default handler: echoes the last message. */
 export const echo: FakeHandler = (request) =>
   reply.ok(`echo: ${lastMessage(request)}`);
+
+/** The texts of an embeddings request: its `input`, one text or a list. */
+export function embeddingInputs(request: RecordedRequest): string[] {
+  const input = (request.json as { input?: unknown } | undefined)?.input;
+  if (typeof input === "string") return [input];
+  return Array.isArray(input) ? input.map(String) : [];
+}
+
+/**
+ * A handler that speaks the embeddings API too: a request to a path ending
+ * `/embeddings` gets `vectorOf(text)` for each of its texts, in the
+ * OpenAI shape (`data[].embedding`, `index`, `model`, `usage`); any other
+ * request goes to `otherwise`.
+ *
+ * @param vectorOf The vector of a text, as the test chooses it.
+ * @param otherwise The handler of other requests.
+ * @returns The handler.
+ */
+export function embeddings(
+  vectorOf: (text: string) => number[],
+  otherwise: FakeHandler = echo,
+): FakeHandler {
+  return (request) => {
+    if (!request.path.split("?")[0]!.endsWith("/embeddings")) {
+      return otherwise(request);
+    }
+    const texts = embeddingInputs(request);
+    const model = (request.json as { model?: unknown } | undefined)?.model;
+    const tokens = texts.reduce((n, t) => n + Math.ceil(t.length / 4), 0);
+    return reply.json({
+      object: "list",
+      data: texts.map((text, index) => ({
+        object: "embedding",
+        index,
+        embedding: vectorOf(text),
+      })),
+      model: typeof model === "string" ? model : "fake-embedding",
+      usage: { prompt_tokens: tokens, total_tokens: tokens },
+    });
+  };
+}
 
 const encoder = new TextEncoder();
 

@@ -19,6 +19,11 @@ import {
 } from "./stats.ts";
 import { aggregatable, type Score } from "../score/mod.ts";
 import type { Aggregate, PartialAggregate, ValueRange } from "./types.ts";
+import {
+  ConfusionCounts,
+  confusionFrom,
+  predictionOf,
+} from "./classification.ts";
 
 /**
  * A metric's range as far as it is known: `undefined` when nothing declared
@@ -97,6 +102,8 @@ class MetricState {
   // fails and makes it null.
   rangeLow = Infinity;
   rangeHigh = -Infinity;
+  /** The predictions of a classification metric, once one is seen. */
+  confusion: ConfusionCounts | undefined;
 
   constructor(
     readonly metric: string,
@@ -145,6 +152,12 @@ class MetricState {
         c.passes++;
         c.anyPassed = true;
       } else c.allPassed = false;
+      if (score.provenance !== undefined) {
+        const p = predictionOf(score);
+        if (p !== undefined) {
+          (this.confusion ??= new ConfusionCounts()).add(p.label, p.predicted);
+        }
+      }
     } else {
       if (score.validity === "not_applicable") this.not_applicable++;
       switch (score.status) {
@@ -238,6 +251,9 @@ class MetricState {
     this.high.merge(other.high);
     this.meanErr.merge(other.meanErr);
     this.setRange(joinRanges(this.range, other.range));
+    if (other.confusion !== undefined) {
+      (this.confusion ??= new ConfusionCounts()).merge(other.confusion);
+    }
   }
 
   merge(other: MetricState): void {
@@ -327,6 +343,9 @@ class MetricState {
           ? { passed_majority: s.passedMajority, flaky: s.flaky }
           : {}),
       },
+      ...(s.confusion !== undefined
+        ? { classification: s.confusion.figures() }
+        : {}),
     };
   }
 }
@@ -451,6 +470,9 @@ export class Aggregator {
     state.high = new ExactSum(aggregate.sums.high);
     state.meanErr = new ExactSum(aggregate.sums.value);
     state.setRange(aggregate.value_range ?? null);
+    if (aggregate.classification !== undefined) {
+      state.confusion = confusionFrom(aggregate.classification);
+    }
     this.#state(aggregate.metric, aggregate.target_name).merge(state);
   }
 

@@ -32,6 +32,10 @@ export interface Gate {
   max_errors?: number;
   /** At most this many Scores may be blocked (the target or the case failed). */
   max_blocked?: number;
+  /** A classification metric's accuracy (invalid predictions count as wrong) must be at least this. */
+  min_accuracy?: number;
+  /** A classification metric's macro F1 must be at least this. */
+  min_macro_f1?: number;
   /**
    * Let the run pass when nothing of this metric was measured: every Score
    * that could have been is an error or blocked. Without it, such a metric
@@ -83,6 +87,18 @@ const CHECKS: Array<
   ["min_coverage", "coverage", (a) => a.coverage, "min"],
   ["max_errors", "errors", (a) => a.errors, "max"],
   ["max_blocked", "blocked", (a) => a.blocked, "max"],
+  [
+    "min_accuracy",
+    "accuracy",
+    (a) => a.classification?.accuracy ?? null,
+    "min",
+  ],
+  [
+    "min_macro_f1",
+    "macro F1",
+    (a) => a.classification?.macro_f1 ?? null,
+    "min",
+  ],
 ];
 
 function show(x: number | null): string {

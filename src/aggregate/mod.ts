@@ -28,6 +28,13 @@ export { looksLikeAggregate, parseAggregate } from "./wire.ts";
 export { aggregate, aggregateInto } from "./stage.ts";
 export type { AggregateLinesOptions } from "./lines.ts";
 export { aggregateLines } from "./lines.ts";
+export type {
+  Classification,
+  ClassificationCounts,
+  LabelFigures,
+  Prediction,
+} from "./classification.ts";
+export { ConfusionCounts, predictionOf } from "./classification.ts";
 export type { Gate, GateFailure } from "./gates.ts";
 export { checkGates } from "./gates.ts";
 export type {

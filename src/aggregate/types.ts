@@ -6,6 +6,8 @@
  * @module
  */
 
+import type { Classification, ClassificationCounts } from "./classification.ts";
+
 /**
  * The range `[low, high]` every value of a metric lies within, as its scorer
  * declares it: `[0, 1]` for the built-in, `llm_judge` and protocol v0
@@ -189,6 +191,12 @@ export interface Aggregate {
   flaky: number | null;
   /** What merging needs: exact partial sums and counts. */
   sums: AggregateSums;
+  /**
+   * For a classification metric (its Scores carry their labels in
+   * `provenance.classification`), the confusion matrix and what it sums up
+   * to; absent for any other metric.
+   */
+  classification?: Classification;
 }
 
 /**
@@ -229,4 +237,6 @@ export type PartialAggregate =
     value_range?: [number, number] | null;
     /** In a matrix run, the target whose Scores these are. */
     target_name?: string;
+    /** A classification metric's counts; absent for any other metric. */
+    classification?: ClassificationCounts;
   };

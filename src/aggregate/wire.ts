@@ -7,6 +7,7 @@
 
 import { FieldError, mappingAt } from "../io/fields.ts";
 import type { PartialAggregate } from "./types.ts";
+import { parseClassification } from "./classification.ts";
 
 /**
  * Tells whether a parsed NDJSON value is a partial Aggregate rather than a
@@ -99,6 +100,9 @@ export function parseAggregate(value: unknown): PartialAggregate {
         }
         : {}),
     },
+    ...(a.classification !== undefined
+      ? { classification: parseClassification(a.classification) }
+      : {}),
   };
 }
 

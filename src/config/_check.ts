@@ -230,12 +230,58 @@ export function checkScorers(
   lineOf: (path: readonly PropertyKey[]) => number | undefined,
 ): void {
   checkScorerNames(config, file, lineOf);
+  checkClassification(config, file, lineOf);
   for (const [i, scorer] of config.scorers.entries()) {
     if (!isBuiltin(scorer)) continue;
     try {
       checkBuiltin(scorer, `scorers[${i}]`);
     } catch (error) {
       throw scorerOptionError(error, file, i, lineOf);
+    }
+  }
+}
+
+/** The metric `classification: true` adds. */
+export const CLASSIFICATION_METRIC = "classification";
+
+/**
+ * Refuses a scorer that takes the classification metric's name while
+ * `classification:` is on, and classification gates on any other metric:
+ * a bar that no figure could ever be compared with.
+ */
+function checkClassification(
+  config: SuiteConfig,
+  file: string,
+  lineOf: (path: readonly PropertyKey[]) => number | undefined,
+): void {
+  const on = config.classification !== undefined &&
+    config.classification !== false;
+  if (on) {
+    const i = config.scorers.findIndex((s) =>
+      (s.name ?? (s.type === "subprocess" ? undefined : s.type)) ===
+        CLASSIFICATION_METRIC
+    );
+    if (i >= 0) {
+      throw new ConfigError(
+        file,
+        lineOf(["scorers", i]),
+        `a scorer is named ${
+          JSON.stringify(CLASSIFICATION_METRIC)
+        }, the metric "classification:" adds; give it another "name"`,
+      );
+    }
+  }
+  for (const [metric, gate] of Object.entries(config.gates ?? {})) {
+    for (const key of ["min_accuracy", "min_macro_f1"] as const) {
+      if (gate[key] === undefined) continue;
+      if (on && metric === CLASSIFICATION_METRIC) continue;
+      throw new ConfigError(
+        file,
+        lineOf(["gates", metric, key]),
+        on
+          ? `"gates.${metric}.${key}" applies only to the classification metric, "gates.${CLASSIFICATION_METRIC}.${key}"`
+          : `"gates.${metric}.${key}" needs "classification: true" (or "classification: { field: NAME }") in the suite`,
+      );
     }
   }
 }

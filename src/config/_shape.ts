@@ -243,6 +243,15 @@ const scorer: Shape = {
       scale: optional({ kind: "list", of: number(), min: 2 }),
       ...chat,
     }),
+    semantic_similarity: mapping({
+      name: optional(someText),
+      threshold: optional(share),
+      base_url: optional({ kind: "url" }),
+      model: required(someText),
+      api_key_env: chat.api_key_env,
+      headers: optional({ kind: "record", of: text }),
+      ...network,
+    }),
   },
 };
 
@@ -286,7 +295,15 @@ export const SUITE: Shape = mapping({
       max_errors: optional(number({ int: true, min: 0 })),
       max_blocked: optional(number({ int: true, min: 0 })),
       allow_unmeasured: optional(boolean),
+      // A classification metric's figures (`classification:` below).
+      min_accuracy: optional(share),
+      min_macro_f1: optional(share),
     }),
+  }),
+  // Each unit one prediction: the output's label against `expected`.
+  classification: optional({
+    kind: "union",
+    of: [boolean, mapping({ field: optional(someText) })],
   }),
 });
 

@@ -150,8 +150,8 @@ export interface BuildOptions extends CallOptions {
   /** Overrides every scorer's timeout (the CLI's `--timeout`). */
   timeout?: number;
   /**
-   * Where scorers that call a model (`llm_judge`) keep their answers, its
-   * mode applied.
+   * Where scorers that call a model (`llm_judge`, the RAG judges,
+   * `semantic_similarity`) keep their answers, the cache's mode applied.
    * @default {undefined: no cache}
    */
   cache?: TargetCache | undefined;
@@ -272,6 +272,17 @@ export async function buildScorers(
             ...(cap !== undefined ? { maxStdoutBytes: cap } : {}),
           },
         );
+    } else if (sc.type === "semantic_similarity") {
+      const { type: _type, ...settings } = sc;
+      const [{ semanticSimilarity }, cache] = await Promise.all([
+        import("../scorers/semantic_similarity.ts"),
+        options.cache === undefined
+          ? undefined
+          : import("./_embedding_cache.ts").then((m) =>
+            m.targetEmbeddingCache(options.cache!)
+          ),
+      ]);
+      scorer = semanticSimilarity(settings, cache ? { cache } : {});
     } else if (sc.type === "llm_judge") {
       const { llmJudge } = await import("../scorers/llm_judge.ts");
       scorer = llmJudge(withParams(sc), undefined, undefined, calls);
@@ -305,6 +316,13 @@ export async function buildScorers(
         }; give one a "name"`,
       );
     }
+  }
+  // `classification:` adds its metric after the config's scorers (the
+  // config check has refused a scorer of that name).
+  const labels = config.classification;
+  if (labels !== undefined && labels !== false) {
+    const { classification } = await import("../scorers/classification.ts");
+    scorers.push(classification(labels === true ? {} : { ...labels }));
   }
   return scorers;
 }

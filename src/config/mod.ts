@@ -29,6 +29,7 @@ export type {
   ReplayTargetConfig,
   RubricScorerConfig,
   ScorerConfig,
+  SemanticSimilarityConfig,
   SubprocessScorerConfig,
   SubprocessTargetConfig,
   SuiteConfig,

@@ -30,6 +30,8 @@ import type {
   CostScorerOptions,
   LatencyScorerOptions,
 } from "../scorers/run_facts.ts";
+import type { ClassificationOptions } from "../scorers/classification.ts";
+import type { SemanticSimilaritySettings } from "../scorers/semantic_similarity.ts";
 import type { HttpTargetSettings } from "../targets/http_target.ts";
 import type { OpenAITargetSettings } from "../targets/openai_target.ts";
 
@@ -322,6 +324,27 @@ export interface RubricScorerConfig extends JudgeSettings, GenerationKeys {
 }
 
 /**
+ * The `semantic_similarity` scorer's configuration.
+ *
+ * @example Embeddings from a server on loopback: the same text is 1
+ * ```ts
+ * import { buildScorers, type SemanticSimilarityConfig } from "./mod.ts";
+ * await using server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (request) => {
+ *   const { input } = await request.json();
+ *   return Response.json({ data: input.map((_: string, index: number) => ({ index, embedding: [0.6, 0.8] })) });
+ * });
+ * const scorer: SemanticSimilarityConfig = { type: "semantic_similarity", base_url: `http://127.0.0.1:${server.addr.port}/v1`, model: "e", threshold: 0.9 };
+ * const [built] = await buildScorers({ dataset: "cases.jsonl", target: { type: "replay" }, scorers: [scorer] }, "suite.yaml", { cwd: "." });
+ * const s = await built!.score({ example_id: "d#1", unit_id: "d#1", input: "q", output: "yes", expected: "yes" }, {});
+ * if ("scores" in s || s.value !== 1 || !s.passed) throw new Error("unexpected");
+ * ```
+ */
+export interface SemanticSimilarityConfig extends SemanticSimilaritySettings {
+  /** The kind of scorer. */
+  type: "semantic_similarity";
+}
+
+/**
  * A scorer's configuration: its `type` says which.
  *
  * @example A config's scorers, each narrowed by its `type`
@@ -338,7 +361,8 @@ export type ScorerConfig =
   | BuiltinScorerConfig
   | LlmJudgeConfig
   | JudgeScorerConfig
-  | RubricScorerConfig;
+  | RubricScorerConfig
+  | SemanticSimilarityConfig;
 
 /**
  * One of a suite's `datasets:`. Its examples' ids are `<name>#<id>`, or
@@ -411,6 +435,13 @@ export interface SuiteConfig {
   budget_usd?: number;
   /** Thresholds per metric; `run` exits 1 when one fails. */
   gates?: Record<string, Gate>;
+  /**
+   * Each unit is a prediction: the output's trimmed text (or, with
+   * `field`, a field of its JSON) is the predicted label, `expected` the
+   * true one. Adds the metric `classification`, whose Aggregate carries the
+   * confusion matrix, accuracy and F1s.
+   */
+  classification?: boolean | Pick<ClassificationOptions, "field">;
 }
 
 /**

@@ -27,3 +27,5 @@ export type {
 export type { Prices } from "./budget.ts";
 export { Budget, BudgetError, costOf, roundUsd, tokensOf } from "./budget.ts";
 export { ChatClient } from "./chat_client.ts";
+export type { Embeddings, EmbeddingSettings } from "./embeddings_client.ts";
+export { EmbeddingAnswerError, EmbeddingsClient } from "./embeddings_client.ts";

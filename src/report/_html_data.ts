@@ -109,6 +109,8 @@ const GATE_KEYS: ReadonlyArray<Threshold> = [
   "min_coverage",
   "max_errors",
   "max_blocked",
+  "min_accuracy",
+  "min_macro_f1",
 ];
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
@@ -157,6 +159,8 @@ function pageGates(
         min_coverage: aggregate.coverage,
         max_errors: aggregate.errors,
         max_blocked: aggregate.blocked,
+        min_accuracy: aggregate.classification?.accuracy ?? null,
+        min_macro_f1: aggregate.classification?.macro_f1 ?? null,
       })[key]);
       out.push({
         metric,

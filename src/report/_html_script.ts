@@ -108,6 +108,25 @@ D.runs.forEach(function (run) {
         a.aggregatable + a.invalid, a.invalid, a.errors, a.blocked, a.skipped, a.non_evaluable];
     }),
     [0, 1, 0, 1, 0, 0, 1, 1, 1, 1, 1, 1, 1]));
+  // A classification metric: its figures, per label, and the confusion matrix.
+  run.aggregates.forEach(function (a) {
+    var c = a.classification;
+    if (!c) return;
+    add(sec, el("h3", "", "Classification: " + a.metric));
+    add(sec, el("p", "classification", "accuracy " + num(c.accuracy) + " (" + c.correct + "/" + c.predictions +
+      (c.invalid_predictions > 0 ? ", " + c.invalid_predictions + " invalid" : "") + "), macro F1 " +
+      num(c.macro_f1) + ", micro F1 " + num(c.micro_f1) + ", weighted F1 " + num(c.weighted_f1)));
+    add(sec, table(["label", "precision", "recall", "F1", "support"], c.per_label.map(function (l) {
+      return [l.label, num(l.precision), num(l.recall), num(l.f1), l.support];
+    }), [0, 1, 1, 1, 1]));
+    if (c.labels.length <= 20) {
+      var m = table(["true \\ predicted"].concat(c.labels, ["invalid"]), c.confusion.map(function (row, i) {
+        return [c.labels[i]].concat(row, [c.invalid_by_label[i]]);
+      }), [0].concat(c.labels.map(function () { return 1; }), [1]));
+      m.setAttribute("aria-label", "Confusion matrix of " + a.metric + ": rows true, columns predicted");
+      add(sec, m);
+    }
+  });
   var gh = el("h3", "", "Gates: ");
   var oc = el("span", "badge " + (run.outcome === "passed" ? "pass" : run.outcome === "failed" ? "fail" : "muted"),
     run.outcome === "none" ? "no gates" : run.outcome);

@@ -200,6 +200,23 @@ export function junitReport(record: RunRecord): string {
       `      <property name="cost_usd.target" value="${spend.target.cost_usd}"/>\n` +
       `      <property name="cost_usd.judge" value="${spend.judge.cost_usd}"/>\n`;
   }
+  // A classification's figures belong to the run, not to one unit.
+  for (const a of record.aggregates) {
+    const c = a.classification;
+    if (c === undefined) continue;
+    const figures = {
+      accuracy: c.accuracy,
+      macro_f1: c.macro_f1,
+      micro_f1: c.micro_f1,
+      weighted_f1: c.weighted_f1,
+      invalid_predictions: c.invalid_predictions,
+    };
+    for (const [key, value] of Object.entries(figures)) {
+      xml += `      <property name="${xmlAttr(`${a.metric}.${key}`)}" value="${
+        value ?? ""
+      }"/>\n`;
+    }
+  }
   xml += `    </properties>\n`;
   for (const c of cases) xml += testcase(c, record.config_path, epochs);
   return `${xml}  </testsuite>\n</testsuites>\n`;

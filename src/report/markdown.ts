@@ -12,6 +12,7 @@ import type { Score } from "../score/mod.ts";
 import { type UnitCase, unitCases } from "./cases.ts";
 import { escapeControl } from "./view.ts";
 import { formatSpend, hasSpend, SpendTally } from "../record/spend.ts";
+import { classificationHeadline, MATRIX_LABELS } from "./classification.ts";
 
 /**
  * Escapes text for a Markdown table cell: Markdown and HTML syntax are
@@ -68,6 +69,44 @@ function fixed(x: number | null): string {
 
 function percent(x: number | null): string {
   return x === null ? "–" : `${(x * 100).toFixed(1)}%`;
+}
+
+/** Each classification metric: its headline, a table per label, the confusion matrix. */
+function classificationTables(aggregates: readonly Aggregate[]): string[] {
+  const lines: string[] = [];
+  for (const a of aggregates) {
+    const c = a.classification;
+    if (c === undefined) continue;
+    const label = (l: string) => markdownCell(l, 60);
+    lines.push(
+      "",
+      `### Classification: ${markdownCell(a.metric, 60)}`,
+      "",
+      markdownCell(classificationHeadline(a.metric, c), 400),
+      "",
+      "| label | precision | recall | F1 | support |",
+      "|---|--:|--:|--:|--:|",
+      ...c.per_label.map((l) =>
+        `| ${label(l.label)} | ${fixed(l.precision)} | ${fixed(l.recall)} | ${
+          fixed(l.f1)
+        } | ${l.support} |`
+      ),
+    );
+    if (c.labels.length > MATRIX_LABELS) continue;
+    lines.push(
+      "",
+      "Confusion matrix, rows true, columns predicted:",
+      "",
+      `| true \\ predicted | ${c.labels.map(label).join(" | ")} | invalid |`,
+      `|---|${c.labels.map(() => "--:|").join("")}--:|`,
+      ...c.confusion.map((row, i) =>
+        `| ${label(c.labels[i]!)} | ${row.join(" | ")} | ${
+          c.invalid_by_label[i]
+        } |`
+      ),
+    );
+  }
+  return lines;
 }
 
 function summaryTable(aggregates: readonly Aggregate[]): string[] {
@@ -248,6 +287,7 @@ export function markdownReport(
     "### Summary",
     "",
     ...summaryTable(record.aggregates),
+    ...classificationTables(record.aggregates),
     "",
     "### Gates",
     "",

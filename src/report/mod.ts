@@ -15,6 +15,7 @@
  */
 
 export { formatDiff, formatSummary } from "./summary.ts";
+export { formatClassification } from "./classification.ts";
 export type { HtmlReportOptions } from "./html.ts";
 export type { ReportRun, ReportUnit } from "./report_run.ts";
 export { htmlReport, reportPolicy } from "./html.ts";

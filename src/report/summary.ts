@@ -7,6 +7,7 @@
 import type { Aggregate } from "../aggregate/mod.ts";
 import type { DiffLine } from "../diff/diff.ts";
 import { escapeControl } from "./view.ts";
+import { formatClassification } from "./classification.ts";
 
 function fixed(x: number | null, digits = 3): string {
   return x === null ? "–" : x.toFixed(digits);
@@ -24,7 +25,8 @@ function percent(x: number | null): string {
  * at 0% or 100%), coverage (aggregatable / n), then the Scores without a
  * value counted by status: `error`, `blocked`, `skipped`, `non_evaluable`.
  * Below the table, a warning for each metric whose mean rests on fewer than
- * 5 values.
+ * 5 values, then the figures of each classification metric
+ * ({@linkcode formatClassification}).
  *
  * @param aggregates The aggregates.
  * @returns The table, lines joined with `\n`, without a trailing newline.
@@ -77,7 +79,13 @@ export function formatSummary(aggregates: readonly Aggregate[]): string {
       a.examples === 1 ? "value" : "values"
     } (fewer than 5): read its interval as a description of this sample, not a prediction`
   );
-  return [table(header, rows), ...warnings].join("\n");
+  const labels = formatClassification(aggregates);
+  return [
+    table(header, rows),
+    ...warnings,
+    ...(labels === "" ? [] : ["", labels]),
+  ]
+    .join("\n");
 }
 
 function meanCell(a: Aggregate): string {

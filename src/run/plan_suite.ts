@@ -15,7 +15,6 @@ import {
   ConfigError,
   folderOf,
   readConfigText,
-  type SuiteConfig,
 } from "../config/config.ts";
 import { locateConfig } from "../config/_check.ts";
 import { loadDatasetBatches } from "../dataset/dataset.ts";

@@ -38,6 +38,12 @@ export const DIAGNOSTIC_CODES: Readonly<Record<string, string>> = Object.freeze(
       "a scorer returned something that is not a valid Score, or not one per declared metric",
     "scorer.invalid_schema":
       "a json scorer's JSON Schema is not one Ajv accepts (draft 2020-12), so no output can be checked against it",
+    "embedding.request_failed":
+      "a semantic_similarity scorer's call to the embeddings endpoint failed (an HTTP error, a timeout, a reset), after its retries",
+    "embedding.invalid_answer":
+      "the embeddings endpoint answered, but not with usable vectors (not JSON, no numbers, lengths that differ, a zero vector)",
+    "classification.invalid_prediction":
+      "a classification unit's output gave no label (empty, not JSON, the field missing): counted as an invalid prediction, wrong, in no label's column",
     "judge.doubt":
       "a judge's reply was read, but with a doubt (a warning beside the value)",
     "judge.unparsable":

@@ -50,6 +50,19 @@ export type { SetOverlapOptions } from "./set_overlap.ts";
 export { setOverlap } from "./set_overlap.ts";
 export type { CostScorerOptions, LatencyScorerOptions } from "./run_facts.ts";
 export { costLimit, latencyLimit } from "./run_facts.ts";
+export type {
+  EmbeddingCache,
+  SemanticSimilarityOptions,
+  SemanticSimilaritySettings,
+} from "./semantic_similarity.ts";
+export { semanticSimilarity } from "./semantic_similarity.ts";
+export type {
+  Embeddings,
+  EmbeddingsClient,
+  EmbeddingSettings,
+} from "../net/embeddings_client.ts";
+export type { ClassificationOptions } from "./classification.ts";
+export { classification } from "./classification.ts";
 export type { SubprocessScorerOptions } from "./subprocess_scorer.ts";
 export {
   parseVerdict,
