@@ -303,6 +303,8 @@ and a summary table on stderr.`,
       onSignal(sig, again) {
         if (again) {
           say(`evalpipe: interrupted again by ${sig}: stopped at once`);
+          // Called on a signal, long after resumeHint below is defined.
+          if (outPath !== undefined) say(resumeHint());
           Deno.exit(signalExitCode(sig));
         }
         say(
