@@ -1,7 +1,7 @@
 // What the commands write for people (stderr) and the small helpers they
 // share; stdout carries data only.
 
-import { escapeControl } from "../report/view.ts";
+import { escapeControl } from "../base/terminal.ts";
 
 const encoder = new TextEncoder();
 

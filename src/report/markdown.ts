@@ -10,7 +10,7 @@ import { checkGates, type Gate, type GateFailure } from "../aggregate/gates.ts";
 import type { RunRecord } from "../record/run_record.ts";
 import type { Score } from "../score/mod.ts";
 import { type UnitCase, unitCases } from "./cases.ts";
-import { escapeControl } from "./view.ts";
+import { escapeControl } from "../base/terminal.ts";
 
 /**
  * Escapes text for a Markdown table cell: Markdown and HTML syntax are
