@@ -56,11 +56,11 @@ export class WrittenUnits implements ByteWriter {
    * The stage that marks each batch of Scores (whole units, as
    * `scoreUnitBatches` emits them) on its way to the sink.
    *
-   * @param onBatch Told of each batch, with the units it holds.
+   * @param onBatch Told of each batch (a progress line counts it).
    * @returns The stage.
    */
   counter(
-    onBatch?: (scores: readonly Score[], units: number) => void,
+    onBatch?: (scores: readonly Score[]) => void,
   ): TransformStream<Score[], Score[]> {
     return new TransformStream({
       transform: (batch, controller) => {
@@ -74,7 +74,7 @@ export class WrittenUnits implements ByteWriter {
         this.#queuedLines += batch.length;
         this.#queuedUnits += units;
         this.#marks.push(this.#queuedLines, this.#queuedUnits);
-        onBatch?.(batch, units);
+        onBatch?.(batch);
         controller.enqueue(batch);
       },
     });

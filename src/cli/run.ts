@@ -312,7 +312,7 @@ and a summary table on stderr.`,
         );
       },
     });
-    const bar = progress();
+    const bar = await progress();
     const resumeHint = () =>
       outPath !== undefined
         ? `evalpipe: resume with: evalpipe run ${configPath} --out ${outPath}${
@@ -353,15 +353,17 @@ and a summary table on stderr.`,
           ? { cacheDir: flags["cache-dir"] }
           : {}),
         onInvalidRecord: (message) => say(`evalpipe: ${message}`),
-        onScore: annotate
-          ? (score) => {
-            bar.tick();
-            if (
-              (score.status === "error" || score.status === "blocked") &&
-              !firstFailures.has(score.metric)
-            ) firstFailures.set(score.metric, score);
+        ...(bar.run !== undefined ? { progress: bar.run } : {}),
+        ...(annotate
+          ? {
+            onScore: (score: Score) => {
+              if (
+                (score.status === "error" || score.status === "blocked") &&
+                !firstFailures.has(score.metric)
+              ) firstFailures.set(score.metric, score);
+            },
           }
-          : () => bar.tick(),
+          : {}),
       });
       bar.done();
       say(formatSummary(summary.aggregates));

@@ -8,7 +8,7 @@
 
 import { defineCommand } from "./command.ts";
 import { UsageError } from "./flags.ts";
-import { isBrokenPipe, say } from "./_output.ts";
+import { isBrokenPipe, progress, say } from "./_output.ts";
 import type { Scorer } from "../scorers/scorer.ts";
 import type { Unit } from "../dataset/unit.ts";
 
@@ -161,10 +161,14 @@ async function scoreWith(
         written.units === 1 ? "" : "s"
       } scored (their Scores are on stdout), the rest were not`,
     );
+  // Stdin has no total to count: the line counts units.
+  const bar = await progress();
+  const run = bar.run;
   const controller = new AbortController();
   const interrupt = onInterrupt(controller, controller, {
     onSignal(sig, again) {
       if (!again) return;
+      bar.done();
       stopped(sig, "again, stopped at once");
       Deno.exit(signalExitCode(sig));
     },
@@ -181,19 +185,25 @@ async function scoreWith(
       // written whole or not at all.
       .pipeThrough(
         new TransformStream<Unit, Unit[]>({
-          transform: (unit, c) => c.enqueue([unit]),
+          transform: (unit, c) => {
+            run?.start?.(1);
+            c.enqueue([unit]);
+          },
         }),
       )
       .pipeThrough(scoreUnitBatches(scorers, {
         concurrency,
         signal: controller.signal,
+        ...(run?.flow !== undefined ? { flow: run.flow } : {}),
       }))
-      .pipeThrough(written.counter())
+      .pipeThrough(written.counter(run?.done))
       .pipeTo(ndjsonBatchSink(written, { stringify: scoreLine }), {
         signal: controller.signal,
       });
+    bar.done();
     return malformed > 0 ? 2 : 0;
   } catch (error) {
+    bar.done();
     const sig = interrupt.signal;
     if (sig !== undefined) {
       stopped(sig, "running scorers were stopped");

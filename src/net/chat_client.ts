@@ -7,6 +7,7 @@
 
 import { parseJsonAnswer, send } from "./_http.ts";
 import { NetworkFlow, type NetworkSettings } from "./network.ts";
+import type { FlowWatch } from "./flow.ts";
 import {
   redact,
   TemplateError,
@@ -114,12 +115,14 @@ export class ChatClient {
    *
    * @param messages The conversation.
    * @param signal Aborting stops it.
+   * @param watch Told of every wait (rate limit, `Retry-After`, backoff, call slots).
    * @returns The reply.
    * @throws An `Error` with a message for people when the call fails for good.
    */
   async complete(
     messages: readonly unknown[],
     signal?: AbortSignal,
+    watch?: FlowWatch,
   ): Promise<ChatReply> {
     const secrets = this.#secrets;
     const headers: Record<string, string> = {
@@ -135,8 +138,10 @@ export class ChatClient {
           maxResponseBytes: this.#flow.maxResponseBytes,
           secrets,
           signal,
+          watch,
         }),
       signal,
+      watch,
     );
     const reply = parseJsonAnswer(this.shownUrl, result.text, secrets);
     const choice = (reply as { choices?: Array<Record<string, unknown>> })

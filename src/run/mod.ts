@@ -15,3 +15,4 @@ export type {
   InterruptSignal,
 } from "./interrupt.ts";
 export { onInterrupt, signalExitCode } from "./interrupt.ts";
+export type { RunProgress } from "./progress.ts";

@@ -51,6 +51,7 @@ import { runTargetBatches } from "../targets/target.ts";
 import { type ByteWriter, TextWriter } from "../io/text_writer.ts";
 import { type Unit, unitLine } from "../dataset/unit.ts";
 import { UnitScores } from "./unit_scores.ts";
+import { countExamples, type RunProgress } from "./progress.ts";
 
 /**
  * Options of {@linkcode runSuite}.
@@ -175,6 +176,12 @@ export interface RunSuiteOptions {
    * @default {Deno.stdin.readable}
    */
   stdin?: ReadableStream<Uint8Array>;
+  /**
+   * Told how many units the run makes and of each that starts, is skipped or
+   * is done, and (its `flow`) of the network calls' waits: for a progress display.
+   * @default {undefined}
+   */
+  progress?: RunProgress;
 }
 
 /**
@@ -409,7 +416,7 @@ export async function runSuite(
       // the same suite run from another folder finds the answers it paid for.
       options.cacheDir ?? resolveIn(cwd, ".evalpipe/cache"),
     );
-  let target;
+  let target: import("../targets/target.ts").Target;
   try {
     target = await buildTarget(withTargetTimeout(config, options), cwd, cache);
   } catch (error) {
@@ -494,7 +501,36 @@ export async function runSuite(
   };
   let invalidRecords = 0;
   let scores = 0;
+  // Progress: the dataset counted beside the run, each unit's start and skip.
+  const progress = options.progress;
+  let counting: Promise<unknown> | undefined;
+  let ended = false;
+  if (progress?.total !== undefined && config.dataset !== "-") {
+    // The loader opened it: its format is known.
+    const format = formatOf(config.dataset)!;
+    counting = countExamples(datasetPath, format, () => ended)
+      .then((n) => {
+        if (n !== undefined) progress.total!(n * epochs);
+      });
+  }
+  if (progress?.start !== undefined) {
+    const inner = target;
+    const start = progress.start;
+    target = {
+      call: (testCase, context) => {
+        start(1);
+        return inner.call(testCase, context);
+      },
+      ...(inner.timed !== undefined ? { timed: inner.timed } : {}),
+    };
+  }
+  const skipUnit = progress?.skip === undefined ? unitDone : (id: string) => {
+    const skip = unitDone(id);
+    if (skip) progress.skip!(1);
+    return skip;
+  };
   const onInvalidRecord = (example: Example) => {
+    progress?.start?.(epochs);
     invalidRecords++;
     options.onInvalidRecord?.(
       `Invalid case in ${
@@ -510,7 +546,8 @@ export async function runSuite(
     epochs,
     ...(signal !== undefined ? { signal } : {}),
     ...(options.stop !== undefined ? { stop: options.stop } : {}),
-    ...(done !== undefined ? { skip: unitDone } : {}),
+    ...(done !== undefined ? { skip: skipUnit } : {}),
+    ...(progress?.flow !== undefined ? { flow: progress.flow } : {}),
     onInvalidRecord,
   }));
   // What the system said: each unit goes to `--units` as it is answered,
@@ -541,6 +578,7 @@ export async function runSuite(
     .pipeThrough(scoreUnitBatches(scorers, {
       concurrency,
       ...(signal !== undefined ? { signal } : {}),
+      ...(progress?.flow !== undefined ? { flow: progress.flow } : {}),
     }))
     .pipeThrough(validateScoreBatches());
   if (done !== undefined) {
@@ -563,6 +601,7 @@ export async function runSuite(
         new TransformStream<Score[], Score[]>({
           async transform(batch, controller) {
             for (const score of batch) options.onScore?.(score);
+            progress?.done?.(batch);
             if (joiner !== undefined) {
               // Await only a real write: an await per unit costs a turn each.
               for (const [unit, scores] of joiner.take(batch)) {
@@ -579,12 +618,17 @@ export async function runSuite(
       )
       .pipeTo(options.sink, signal !== undefined ? { signal } : {});
   } catch (error) {
+    ended = true;
     // Keep what was computed: the record ends, marked incomplete.
     await writeRest(joiner, record);
     await record?.finish(aggregator.results(), false);
     await unitsOut?.flush();
     throw error;
   } finally {
+    // A run that read its whole dataset lets the count end; one that
+    // stopped early stops it.
+    if (options.stop?.aborted) ended = true;
+    await counting;
     // Long-lived scorer processes end with the run, whatever ended it.
     await Promise.all(scorers.map((s) => s.close?.()));
   }

@@ -314,7 +314,11 @@ export function llmJudge(
         { role: "system", content: system },
         { role: "user", content: renderTemplate(rubric, vars) },
       ];
-      const reply = await client.complete(messages, context.signal);
+      const reply = await client.complete(
+        messages,
+        context.signal,
+        context.flow,
+      );
       let read: JudgeReading | JudgeAbstention;
       try {
         read = recipe !== undefined

@@ -32,5 +32,7 @@ export { openaiTarget } from "./openai_target.ts";
 export type { HttpTargetSettings } from "./http_target.ts";
 export type { NetworkSettings } from "../net/network.ts";
 export type { ChatSettings } from "../net/chat_client.ts";
+export type { FlowState, FlowWait } from "../net/flow.ts";
+export { FlowWatch } from "../net/flow.ts";
 export { httpTarget } from "./http_target.ts";
 export { cachedTarget, TargetCache } from "./cache.ts";

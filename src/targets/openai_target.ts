@@ -120,7 +120,11 @@ export function openaiTarget(
     identity: { type: "openai", url: client.url, ...withoutFlow(settings) },
     request: (testCase) => client.body(messagesOf(testCase)),
     async call(testCase: Case, context: TargetContext): Promise<TargetResult> {
-      const reply = await client.complete(messagesOf(testCase), context.signal);
+      const reply = await client.complete(
+        messagesOf(testCase),
+        context.signal,
+        context.flow,
+      );
       return { output: reply.text, info: reply.info };
     },
   };
