@@ -47,12 +47,16 @@ let shownLine: { clear(): void } | undefined;
 /**
  * The progress line on stderr (done / total, rate, ETA, errors, units in
  * flight, what holds the network calls back), on a terminal only: when
- * stderr is not one, nothing is drawn and nothing more is loaded.
+ * stderr is not one, nothing is drawn and nothing more is loaded. Nor when
+ * the Scores go to stdout and stdout is a terminal too: each Score line
+ * would land after a frame.
  *
+ * @param scoresOnStdout Whether the command writes its Scores to stdout.
  * @returns The line's observer for the run, and `done()`.
  */
-export async function progress(): Promise<Progress> {
+export async function progress(scoresOnStdout: boolean): Promise<Progress> {
   if (!Deno.stderr.isTerminal()) return { done() {} };
+  if (scoresOnStdout && Deno.stdout.isTerminal()) return { done() {} };
   const [{ FlowWatch }, { progressOnStderr }] = await Promise.all([
     import("../net/flow.ts"),
     import("./_progress.ts"),

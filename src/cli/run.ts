@@ -312,7 +312,7 @@ and a summary table on stderr.`,
         );
       },
     });
-    const bar = await progress();
+    const bar = await progress(outPath === undefined);
     const resumeHint = () =>
       outPath !== undefined
         ? `evalpipe: resume with: evalpipe run ${configPath} --out ${outPath}${

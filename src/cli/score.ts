@@ -162,7 +162,7 @@ async function scoreWith(
       } scored (their Scores are on stdout), the rest were not`,
     );
   // Stdin has no total to count: the line counts units.
-  const bar = await progress();
+  const bar = await progress(true);
   const run = bar.run;
   const controller = new AbortController();
   const interrupt = onInterrupt(controller, controller, {

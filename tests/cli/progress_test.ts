@@ -232,7 +232,7 @@ Deno.test("run on a terminal says when a server's Retry-After or the rate limit 
       const { frames } = framesOf(out.screen);
       assert.ok(
         frames.some((f) =>
-          /^0\/2 units \(0%\) .*server asked to wait \(Retry-After 1s\): 2 calls waiting$/
+          /^0\/2 units \(0%\) .*server asked to wait \(Retry-After 1s\): [12] calls? waiting$/
             .test(f)
         ),
         frames.join("\n"),
@@ -268,6 +268,23 @@ Deno.test("run on a terminal says when a server's Retry-After or the rate limit 
   } finally {
     await server.shutdown();
   }
+});
+
+Deno.test("run draws no progress line through Scores that go to the same terminal", async () => {
+  await withTempDir(async (dir) => {
+    await slowSuite(dir, "data.jsonl", 6);
+    const out = await inPty(["run", "suite.yaml"], {
+      cwd: dir,
+      env: { NO_COLOR: "1" },
+    });
+    assert.equal(out.code, 0, out.screen);
+    assert.ok(!out.screen.includes(CLEAR), JSON.stringify(out.screen));
+    const scores = out.screen.split("\r\n").filter((l) => l.startsWith("{"));
+    assert.equal(scores.length, 6, out.screen);
+    for (const line of scores) {
+      assert.equal(JSON.parse(line).metric, "exact_match");
+    }
+  });
 });
 
 Deno.test("run and score draw nothing when stderr is not a terminal", async () => {
