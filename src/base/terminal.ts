@@ -1,7 +1,7 @@
 /**
  * What a terminal acts on in text: the one list of characters that JSON
  * outputs write as `\u` escapes and tables escape, kept at the bottom so that
- * both (and the command line's messages) share it.
+ * both (and the command line's messages) share it, and the escaping itself.
  *
  * @module
  */
@@ -14,3 +14,32 @@
  */
 export const TERMINAL_UNSAFE_CHARS =
   "\\u0080-\\u009f\\u061c\\u200b-\\u200f\\u2028\\u2029\\u202a-\\u202e\\u2060-\\u2064\\u2066-\\u2069\\ufeff";
+
+// C0 controls and DEL, and what JSON leaves raw but a terminal acts on (C1
+// controls, separators, bidi marks and overrides, invisible characters).
+const UNSAFE = new RegExp(
+  `[\\u0000-\\u001f\\u007f${TERMINAL_UNSAFE_CHARS}]`,
+  "g",
+);
+
+/**
+ * Escapes every character that could move the cursor, change colours or
+ * reorder text in a terminal, as `\n`, `\t` or `\u{1b}`.
+ *
+ * @param text Untrusted text (model output, a reason).
+ * @returns Text that prints as one inert line.
+ *
+ * @example
+ * ```ts
+ * import { escapeControl } from "./terminal.ts";
+ * if (escapeControl("a\x1b[2Jb\n") !== "a\\u{1b}[2Jb\\n") throw new Error("unexpected");
+ * ```
+ */
+export function escapeControl(text: string): string {
+  return text.replace(UNSAFE, (c) => {
+    if (c === "\n") return "\\n";
+    if (c === "\t") return "\\t";
+    if (c === "\r") return "\\r";
+    return `\\u{${c.codePointAt(0)!.toString(16)}}`;
+  });
+}

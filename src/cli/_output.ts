@@ -1,12 +1,13 @@
 // What the commands write for people (stderr) and the small helpers they
 // share; stdout carries data only.
 
-import { escapeControl } from "../report/view.ts";
+import { escapeControl } from "../base/terminal.ts";
 
 const encoder = new TextEncoder();
 
 /** Writes a message for people on stderr; text from cases cannot drive the terminal. */
 export function say(message: string): void {
+  shownLine?.clear();
   const safe = message.split("\n").map(escapeControl).join("\n");
   Deno.stderr.writeSync(encoder.encode(`${safe}\n`));
 }
@@ -31,21 +32,49 @@ export async function writeStdout(text: string): Promise<void> {
   }
 }
 
-/** A count of Scores on stderr, redrawn at most every 100 ms, on a terminal only. */
-export function progress(): { tick(): void; done(): void } {
-  if (!Deno.stderr.isTerminal()) return { tick() {}, done() {} };
-  let count = 0;
-  let last = 0;
+/** The progress line of a command, and how to end it. */
+export interface Progress {
+  /** What the run tells the line; absent when stderr is not a terminal. */
+  readonly run?: import("../run/progress.ts").RunProgress;
+  /** Ends the line: its last frame stays, on a line of its own. */
+  done(): void;
+}
+
+// The progress line being drawn, if any: a message clears it first, and the
+// next frame draws it again below the message.
+let shownLine: { clear(): void } | undefined;
+
+/**
+ * The progress line on stderr (done / total, rate, ETA, errors, units in
+ * flight, what holds the network calls back), on a terminal only: when
+ * stderr is not one, nothing is drawn and nothing more is loaded. Nor when
+ * the Scores go to stdout and stdout is a terminal too: each Score line
+ * would land after a frame.
+ *
+ * @param scoresOnStdout Whether the command writes its Scores to stdout.
+ * @returns The line's observer for the run, and `done()`.
+ */
+export async function progress(scoresOnStdout: boolean): Promise<Progress> {
+  if (!Deno.stderr.isTerminal()) return { done() {} };
+  if (scoresOnStdout && Deno.stdout.isTerminal()) return { done() {} };
+  const [{ FlowWatch }, { progressOnStderr }] = await Promise.all([
+    import("../net/flow.ts"),
+    import("./_progress.ts"),
+  ]);
+  const line = progressOnStderr(new FlowWatch())!;
+  shownLine = line;
+  line.begin();
   return {
-    tick() {
-      count++;
-      const now = performance.now();
-      if (now - last < 100) return;
-      last = now;
-      Deno.stderr.writeSync(encoder.encode(`\r\x1b[K${count} scores…`));
+    run: {
+      flow: line.flow!,
+      total: (units) => line.total(units),
+      start: (units) => line.start(units),
+      skip: (units) => line.skip(units),
+      done: (scores) => line.scored(scores),
     },
     done() {
-      Deno.stderr.writeSync(encoder.encode("\r\x1b[K"));
+      line.end();
+      if (shownLine === line) shownLine = undefined;
     },
   };
 }

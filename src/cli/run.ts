@@ -372,6 +372,8 @@ and a summary table on stderr.`,
       onSignal(sig, again) {
         if (again) {
           say(`evalpipe: interrupted again by ${sig}: stopped at once`);
+          // Called on a signal, long after resumeHint below is defined.
+          if (outPath !== undefined) say(resumeHint());
           Deno.exit(signalExitCode(sig));
         }
         say(
@@ -379,7 +381,7 @@ and a summary table on stderr.`,
         );
       },
     });
-    const bar = progress();
+    const bar = await progress(outPath === undefined);
     const resumeHint = () =>
       outPath !== undefined
         ? `evalpipe: resume with: evalpipe run ${configPath} --out ${outPath}${
@@ -432,15 +434,17 @@ and a summary table on stderr.`,
         // --- end issue 14 ---
         ...(cacheMode !== undefined ? { cacheMode } : {}),
         onInvalidRecord: (message) => say(`evalpipe: ${message}`),
-        onScore: annotate
-          ? (score) => {
-            bar.tick();
-            if (
-              (score.status === "error" || score.status === "blocked") &&
-              !firstFailures.has(score.metric)
-            ) firstFailures.set(score.metric, score);
+        ...(bar.run !== undefined ? { progress: bar.run } : {}),
+        ...(annotate
+          ? {
+            onScore: (score: Score) => {
+              if (
+                (score.status === "error" || score.status === "blocked") &&
+                !firstFailures.has(score.metric)
+              ) firstFailures.set(score.metric, score);
+            },
           }
-          : () => bar.tick(),
+          : {}),
       });
       bar.done();
       // --- matrix, reducers, baselines (issue 14) ---

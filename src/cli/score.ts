@@ -8,8 +8,9 @@
 
 import { defineCommand } from "./command.ts";
 import { UsageError } from "./flags.ts";
-import { isBrokenPipe, say } from "./_output.ts";
+import { isBrokenPipe, progress, say } from "./_output.ts";
 import type { Scorer } from "../scorers/scorer.ts";
+import type { Unit } from "../dataset/unit.ts";
 
 /** The `score` command. */
 export const score = defineCommand({
@@ -137,11 +138,12 @@ async function scoreWith(
 ): Promise<number> {
   const [
     { readUnits },
-    { scoreUnits },
-    { ndjsonSink },
+    { scoreUnitBatches },
+    { ndjsonBatchSink },
     { stdoutWriter },
     { scoreLine },
     { onInterrupt, signalExitCode },
+    { WrittenUnits },
   ] = await Promise.all([
     import("../dataset/unit.ts"),
     import("../scorers/score_units.ts"),
@@ -149,12 +151,25 @@ async function scoreWith(
     import("../io/stdout.ts"),
     import("../score/line.ts"),
     import("../run/interrupt.ts"),
+    import("./_written_units.ts"),
   ]);
+  // What reached stdout, a unit at a time: the count an interrupt reports.
+  const written = new WrittenUnits(stdoutWriter());
+  const stopped = (sig: string, how: string) =>
+    say(
+      `evalpipe: interrupted by ${sig}; ${how}: ${written.units} unit${
+        written.units === 1 ? "" : "s"
+      } scored (their Scores are on stdout), the rest were not`,
+    );
+  // Stdin has no total to count: the line counts units.
+  const bar = await progress(true);
+  const run = bar.run;
   const controller = new AbortController();
   const interrupt = onInterrupt(controller, controller, {
     onSignal(sig, again) {
       if (!again) return;
-      say(`evalpipe: interrupted again by ${sig}: stopped at once`);
+      bar.done();
+      stopped(sig, "again, stopped at once");
       Deno.exit(signalExitCode(sig));
     },
   });
@@ -166,17 +181,34 @@ async function scoreWith(
         `evalpipe: Malformed unit record on stdin line ${line}: ${message}`,
       );
     })
-      .pipeThrough(scoreUnits(scorers, {
+      // A batch per unit: its Scores leave together, so that a unit is
+      // written whole or not at all.
+      .pipeThrough(
+        new TransformStream<Unit, Unit[]>({
+          transform: (unit, c) => {
+            run?.start?.(1);
+            c.enqueue([unit]);
+          },
+        }),
+      )
+      .pipeThrough(scoreUnitBatches(scorers, {
         concurrency,
         signal: controller.signal,
+        ...(run?.flow !== undefined ? { flow: run.flow } : {}),
       }))
-      .pipeTo(ndjsonSink(stdoutWriter(), { stringify: scoreLine }), {
+      .pipeThrough(written.counter(run?.done))
+      .pipeTo(ndjsonBatchSink(written, { stringify: scoreLine }), {
         signal: controller.signal,
       });
+    bar.done();
     return malformed > 0 ? 2 : 0;
   } catch (error) {
+    bar.done();
     const sig = interrupt.signal;
-    if (sig !== undefined) return signalExitCode(sig);
+    if (sig !== undefined) {
+      stopped(sig, "running scorers were stopped");
+      return signalExitCode(sig);
+    }
     if (isBrokenPipe(error)) {
       controller.abort(error);
       return 0;

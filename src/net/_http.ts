@@ -5,7 +5,7 @@
  * @module
  */
 
-import { parseRetryAfter, RetryableError } from "./flow.ts";
+import { type FlowWatch, parseRetryAfter, RetryableError } from "./flow.ts";
 import { knownFileLimit, networkSlots } from "./_slots.ts";
 import {
   redact,
@@ -42,6 +42,8 @@ export interface SendOptions {
   secrets: readonly string[];
   /** Aborting stops it. */
   signal?: AbortSignal | undefined;
+  /** Told when the call waits for a call slot. */
+  watch?: FlowWatch | undefined;
   /**
    * Same-origin redirects followed before the call fails.
    * @default {3}
@@ -86,6 +88,7 @@ export async function send(
   const slots = networkSlots();
   const wait = slots.acquire(signal);
   if (wait !== undefined) {
+    const end = options.watch?.wait("slots");
     // It rejects only when the signal aborts.
     await wait.catch(() => {
       throw new Error(
@@ -93,7 +96,7 @@ export async function send(
           redact(withoutUserinfo(request.url), options.secrets)
         } was interrupted`,
       );
-    });
+    }).finally(end);
   }
   try {
     return await sendInSlot(request, options);

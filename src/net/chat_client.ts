@@ -9,6 +9,7 @@ import { parseJsonAnswer, send } from "./_http.ts";
 import { NetworkFlow, type NetworkSettings } from "./network.ts";
 import { type Budget, costOf, type Prices } from "./budget.ts";
 import { fingerprint } from "../fingerprint/fingerprint.ts";
+import type { FlowWatch } from "./flow.ts";
 import {
   redact,
   TemplateError,
@@ -222,6 +223,7 @@ export class ChatClient {
    *
    * @param messages The conversation.
    * @param signal Aborting stops it.
+   * @param watch Told of every wait (rate limit, `Retry-After`, backoff, call slots).
    * @returns The reply.
    * @throws An `Error` with a message for people when the call fails for
    *   good; a {@linkcode import("./budget.ts").BudgetError} when the budget
@@ -230,6 +232,7 @@ export class ChatClient {
   async complete(
     messages: readonly unknown[],
     signal?: AbortSignal,
+    watch?: FlowWatch,
   ): Promise<ChatReply> {
     const cache = this.#cache;
     const key = cache !== undefined ? this.cacheKey(messages) : undefined;
@@ -242,7 +245,7 @@ export class ChatClient {
         };
       }
     }
-    const reply = await this.#call(messages, signal);
+    const reply = await this.#call(messages, signal, watch);
     if (cache !== undefined) {
       await cache.keep(key!, { output: reply.text, info: reply.info });
     }
@@ -252,6 +255,7 @@ export class ChatClient {
   async #call(
     messages: readonly unknown[],
     signal?: AbortSignal,
+    watch?: FlowWatch,
   ): Promise<ChatReply> {
     if (this.#missingKey !== undefined) throw this.#keyError();
     this.#budget?.claim();
@@ -269,8 +273,10 @@ export class ChatClient {
           maxResponseBytes: this.#flow.maxResponseBytes,
           secrets,
           signal,
+          watch,
         }),
       signal,
+      watch,
     );
     const reply = parseJsonAnswer(this.shownUrl, result.text, secrets);
     const choice = (reply as { choices?: Array<Record<string, unknown>> })

@@ -6,6 +6,105 @@
  * @module
  */
 
+/**
+ * Why a network call is waiting rather than running: for its rate limit
+ * (`rate_limit`), for the `Retry-After` a server answered with, for a backoff
+ * before a retry the server gave no time for, or for a free call slot under
+ * the open-file limit.
+ *
+ * @example
+ * ```ts
+ * import { type FlowWait, FlowWatch } from "./mod.ts";
+ * const kind: FlowWait = "retry_after";
+ * const end = new FlowWatch().wait(kind, 1000);
+ * end();
+ * ```
+ */
+export type FlowWait = "rate_limit" | "retry_after" | "backoff" | "slots";
+
+/**
+ * What holds a run's network calls back at one moment: how many calls wait
+ * for each reason, and when the longest `Retry-After` wait ends.
+ *
+ * @example Read it for a progress line
+ * ```ts
+ * import { type FlowState, FlowWatch } from "./mod.ts";
+ * const state: FlowState = new FlowWatch().state();
+ * if (state.waiting.rate_limit !== 0 || state.retryAfterMs !== 0) throw new Error("unexpected");
+ * ```
+ */
+export interface FlowState {
+  /** Calls waiting now, by reason. */
+  waiting: Record<FlowWait, number>;
+  /** Milliseconds until the last `Retry-After` wait under way ends; 0 when none is. */
+  retryAfterMs: number;
+}
+
+/**
+ * The waits of one run's network calls, as they happen: each call that has
+ * to wait (its rate limit, a `Retry-After`, a backoff, a call slot) says so
+ * here and says when it stops. A run makes its own and hands it to its
+ * stages (`TargetContext.flow`, `ScorerContext.flow`); nothing is shared
+ * between runs.
+ *
+ * @example Two calls held by the rate limit, one released
+ * ```ts
+ * import { FlowWatch } from "./mod.ts";
+ * const watch = new FlowWatch();
+ * const first = watch.wait("rate_limit");
+ * watch.wait("rate_limit");
+ * first();
+ * first(); // a second call changes nothing
+ * if (watch.state().waiting.rate_limit !== 1) throw new Error("unexpected");
+ * ```
+ */
+export class FlowWatch {
+  #waiting: Record<FlowWait, number> = {
+    rate_limit: 0,
+    retry_after: 0,
+    backoff: 0,
+    slots: 0,
+  };
+  #retryAfterEnds = new Map<number, number>();
+  #next = 0;
+
+  /**
+   * Records that a call starts to wait.
+   *
+   * @param kind Why.
+   * @param ms How long, when known (a `Retry-After`).
+   * @returns Call it when the wait ends, however it ends.
+   */
+  wait(kind: FlowWait, ms?: number): () => void {
+    this.#waiting[kind]++;
+    const id = this.#next++;
+    if (kind === "retry_after" && ms !== undefined) {
+      this.#retryAfterEnds.set(id, performance.now() + ms);
+    }
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
+      this.#waiting[kind]--;
+      this.#retryAfterEnds.delete(id);
+    };
+  }
+
+  /**
+   * What holds the calls back now.
+   *
+   * @returns Calls waiting by reason, and the longest `Retry-After` left.
+   */
+  state(): FlowState {
+    let last = 0;
+    for (const end of this.#retryAfterEnds.values()) last = Math.max(last, end);
+    return {
+      waiting: { ...this.#waiting },
+      retryAfterMs: last === 0 ? 0 : Math.max(0, last - performance.now()),
+    };
+  }
+}
+
 /** Options of {@linkcode RateLimiter}. */
 export interface RateLimiterOptions {
   /** Requests per minute; spaced evenly, never in bursts. */
@@ -46,13 +145,20 @@ export class RateLimiter {
    * Waits for the next free slot.
    *
    * @param signal Aborting stops the wait.
+   * @param watch Told of the wait, when there is one.
    * @returns When the call may start.
    */
-  async acquire(signal?: AbortSignal): Promise<void> {
+  async acquire(signal?: AbortSignal, watch?: FlowWatch): Promise<void> {
     const now = performance.now();
     const at = Math.max(now, this.#next);
     this.#next = at + this.#interval;
-    if (at > now) await sleep(at - now, signal);
+    if (at <= now) return;
+    const end = watch?.wait("rate_limit", at - now);
+    try {
+      await sleep(at - now, signal);
+    } finally {
+      end?.();
+    }
   }
 }
 
@@ -187,6 +293,11 @@ export interface RetryOptions {
    */
   random?: () => number;
   /**
+   * Told of every wait: for the limiter, for a `Retry-After`, for a backoff.
+   * @default {undefined}
+   */
+  watch?: FlowWatch;
+  /**
    * Told of each retry before its wait (for progress and logs).
    * @default {undefined}
    */
@@ -215,7 +326,7 @@ export async function withRetries<T>(
   const cap = options.maxDelayMs ?? 30_000;
   const random = options.random ?? Math.random;
   for (let n = 1;; n++) {
-    await options.limiter?.acquire(options.signal);
+    await options.limiter?.acquire(options.signal, options.watch);
     try {
       return await attempt(n);
     } catch (error) {
@@ -236,7 +347,15 @@ export async function withRetries<T>(
         ? Math.min(error.retryAfterMs, options.maxRetryAfterMs ?? 120_000)
         : jittered;
       options.onRetry?.({ attempt: n, delayMs, error });
-      await sleep(delayMs, options.signal);
+      const end = options.watch?.wait(
+        error.retryAfterMs !== undefined ? "retry_after" : "backoff",
+        delayMs,
+      );
+      try {
+        await sleep(delayMs, options.signal);
+      } finally {
+        end?.();
+      }
     }
   }
 }

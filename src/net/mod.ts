@@ -6,8 +6,14 @@
  * @module
  */
 
-export type { RateLimiterOptions, RetryOptions } from "./flow.ts";
+export type {
+  FlowState,
+  FlowWait,
+  RateLimiterOptions,
+  RetryOptions,
+} from "./flow.ts";
 export {
+  FlowWatch,
   parseRetryAfter,
   RateLimiter,
   RetryableError,

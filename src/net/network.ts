@@ -5,7 +5,12 @@
  * @module
  */
 
-import { RateLimiter, RetryBudget, withRetries } from "./flow.ts";
+import {
+  type FlowWatch,
+  RateLimiter,
+  RetryBudget,
+  withRetries,
+} from "./flow.ts";
 
 /**
  * Flow control settings of a network target or judge (config keys).
@@ -101,11 +106,13 @@ export class NetworkFlow {
    *
    * @param attempt One try.
    * @param signal Aborting stops it.
+   * @param watch Told of every wait (rate limit, `Retry-After`, backoff).
    * @returns The result and how many attempts it took.
    */
   async run<T>(
     attempt: () => Promise<T>,
     signal?: AbortSignal,
+    watch?: FlowWatch,
   ): Promise<{ result: T; attempts: number }> {
     let attempts = 0;
     const result = await withRetries(() => {
@@ -117,6 +124,7 @@ export class NetworkFlow {
       budget: this.#budget,
       ...(this.#limiter !== undefined ? { limiter: this.#limiter } : {}),
       ...(signal !== undefined ? { signal } : {}),
+      ...(watch !== undefined ? { watch } : {}),
     });
     return { result, attempts };
   }

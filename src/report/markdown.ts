@@ -10,7 +10,7 @@ import { checkGates, type Gate, type GateFailure } from "../aggregate/gates.ts";
 import type { RunRecord } from "../record/run_record.ts";
 import type { Score } from "../score/mod.ts";
 import { type UnitCase, unitCases } from "./cases.ts";
-import { escapeControl } from "./view.ts";
+import { escapeControl } from "../base/terminal.ts";
 import { formatSpend, hasSpend, SpendTally } from "../record/spend.ts";
 import { classificationHeadline, MATRIX_LABELS } from "./classification.ts";
 

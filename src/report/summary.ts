@@ -6,7 +6,7 @@
 
 import type { Aggregate } from "../aggregate/mod.ts";
 import type { DiffLine } from "../diff/diff.ts";
-import { escapeControl } from "./view.ts";
+import { escapeControl } from "../base/terminal.ts";
 import { formatClassification } from "./classification.ts";
 
 function fixed(x: number | null, digits = 3): string {

@@ -5,47 +5,12 @@
  * @module
  */
 
-import { TERMINAL_UNSAFE_CHARS } from "../base/terminal.ts";
+import { escapeControl } from "../base/terminal.ts";
+import { clipWidth as clip, displayWidth, padEndWidth } from "./_width.ts";
 import type { Score } from "../score/mod.ts";
 import type { Unit } from "../dataset/unit.ts";
 
-// C0 controls and DEL, and what JSON leaves raw but a terminal acts on (C1
-// controls, separators, bidi marks and overrides, invisible characters).
-const UNSAFE = new RegExp(
-  `[\\u0000-\\u001f\\u007f${TERMINAL_UNSAFE_CHARS}]`,
-  "g",
-);
-
-/**
- * Escapes every character that could move the cursor, change colours or
- * reorder text in a terminal, as `\n`, `\t` or `\u{1b}`.
- *
- * @param text Untrusted text (model output, a reason).
- * @returns Text that prints as one inert line.
- *
- * @example
- * ```ts
- * import { escapeControl } from "./view.ts";
- * if (escapeControl("a\x1b[2Jb\n") !== "a\\u{1b}[2Jb\\n") throw new Error("unexpected");
- * ```
- */
-export function escapeControl(text: string): string {
-  return text.replace(UNSAFE, (c) => {
-    if (c === "\n") return "\\n";
-    if (c === "\t") return "\\t";
-    if (c === "\r") return "\\r";
-    return `\\u{${c.codePointAt(0)!.toString(16)}}`;
-  });
-}
-
-/** Cuts text to at most `width` code points, marking the cut with `…`. */
-function clip(text: string, width: number): string {
-  const chars = [...text];
-  if (chars.length <= width) return text;
-  return width <= 1
-    ? "…".slice(0, width)
-    : `${chars.slice(0, width - 1).join("")}…`;
-}
+export { escapeControl };
 
 /**
  * The Scores of one unit.
@@ -181,7 +146,7 @@ export function renderByCall(
     Math.max(
       6,
       ...units.flatMap((u) =>
-        u.scores.map((s) => escapeControl(s.metric).length)
+        u.scores.map((s) => displayWidth(escapeControl(s.metric)))
       ),
     ),
   );
@@ -225,7 +190,7 @@ export function renderByCall(
         : "–";
       const value = s.value === null ? "–" : s.value.toFixed(3);
       const head = `${indent}${
-        clip(escapeControl(s.metric), metricWidth).padEnd(metricWidth)
+        padEndWidth(clip(escapeControl(s.metric), metricWidth), metricWidth)
       }  ${s.status.padEnd(14)}  ${value.padStart(5)}  ${verdict.padEnd(4)}`;
       const reason = s.reason !== undefined
         ? `  ${escapeControl(s.reason)}`

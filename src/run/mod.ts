@@ -54,3 +54,4 @@ export type {
   SuitePlan,
 } from "./plan_suite.ts";
 export { formatPlan, planSuite } from "./plan_suite.ts";
+export type { RunProgress } from "./progress.ts";

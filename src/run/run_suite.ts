@@ -15,7 +15,7 @@ import {
   readConfigText,
   type SuiteConfig,
 } from "../config/config.ts";
-import { DatasetError } from "../dataset/dataset.ts";
+import { DatasetError, formatOf } from "../dataset/dataset.ts";
 import { commandFingerprint, fingerprint } from "../fingerprint/fingerprint.ts";
 import { checkGates, type GateFailure } from "../aggregate/gates.ts";
 import {
@@ -70,6 +70,7 @@ import type {
 import type { CacheMode, TargetCache } from "../targets/cache.ts";
 import type { Budget } from "../net/budget.ts";
 import { hasSpend, type Spend, SpendTally } from "../record/spend.ts";
+import { countExamples, type RunProgress } from "./progress.ts";
 
 /**
  * Options of {@linkcode runSuite}.
@@ -238,6 +239,12 @@ export interface RunSuiteOptions {
    */
   baseline?: string;
   // --- end issue 14 ---
+  /**
+   * Told how many units the run makes and of each that starts, is skipped or
+   * is done, and (its `flow`) of the network calls' waits: for a progress display.
+   * @default {undefined}
+   */
+  progress?: RunProgress;
 }
 
 /**
@@ -663,7 +670,7 @@ export async function runSuite(
     if (!(error instanceof TemplateError)) throw error;
     throw new ConfigError(configPath, undefined, error.message);
   }
-  const target = built[0]!;
+  let target = built[0]!;
   if (options.beforeWrite !== undefined) {
     try {
       await options.beforeWrite({
@@ -748,7 +755,49 @@ export async function runSuite(
   };
   let invalidRecords = 0;
   let scores = 0;
+  // Progress: the dataset counted beside the run, each unit's start and skip.
+  const progress = options.progress;
+  let counting: Promise<unknown> | undefined;
+  let ended = false;
+  // A shard or a subset runs part of the datasets: its total is not known
+  // before the run, and the display counts instead.
+  if (
+    progress?.total !== undefined && selection === undefined &&
+    sources.every((s) => s.path !== "-")
+  ) {
+    // The loader opened them: their formats are known.
+    counting = Promise.all(
+      sources.map((s) =>
+        countExamples(s.path, formatOf(s.written)!, () => ended)
+      ),
+    ).then((counts) => {
+      if (counts.every((n) => n !== undefined)) {
+        const cases = counts.reduce((sum: number, n) => sum + n!, 0);
+        progress.total!(cases * epochs * built.length);
+      }
+    });
+  }
+  if (progress?.start !== undefined) {
+    const start = progress.start;
+    // Every target of a matrix reports the units it starts.
+    for (const [i, inner] of built.entries()) {
+      built[i] = {
+        call: (testCase, context) => {
+          start(1);
+          return inner.call(testCase, context);
+        },
+        ...(inner.timed !== undefined ? { timed: inner.timed } : {}),
+      };
+    }
+    target = built[0]!;
+  }
+  const skipUnit = progress?.skip === undefined ? unitDone : (id: string) => {
+    const skip = unitDone(id);
+    if (skip) progress.skip!(1);
+    return skip;
+  };
   const onInvalidRecord = (example: Example) => {
+    progress?.start?.(epochs * built.length);
     invalidRecords++;
     const { name, where } = whereOf(sources, example);
     options.onInvalidRecord?.(
@@ -765,7 +814,8 @@ export async function runSuite(
     epochs,
     ...(signal !== undefined ? { signal } : {}),
     ...(options.stop !== undefined ? { stop: options.stop } : {}),
-    ...(done !== undefined ? { skip: unitDone } : {}),
+    ...(done !== undefined ? { skip: skipUnit } : {}),
+    ...(progress?.flow !== undefined ? { flow: progress.flow } : {}),
     onInvalidRecord,
   };
   const matrixModule = matrix === undefined
@@ -820,6 +870,7 @@ export async function runSuite(
     .pipeThrough(scoreUnitBatches(scorers, {
       concurrency,
       ...(signal !== undefined ? { signal } : {}),
+      ...(progress?.flow !== undefined ? { flow: progress.flow } : {}),
     }))
     .pipeThrough(validateScoreBatches());
   if (selection?.subset !== undefined) {
@@ -865,6 +916,7 @@ export async function runSuite(
               for (const score of batch) collector.addScore(score);
             }
             for (const score of batch) tally.addScore(score);
+            progress?.done?.(batch);
             if (joiner !== undefined) {
               // Await only a real write: an await per unit costs a turn each.
               for (const [unit, scores] of joinLoose(joiner.take(batch))) {
@@ -881,6 +933,7 @@ export async function runSuite(
       )
       .pipeTo(options.sink, signal !== undefined ? { signal } : {});
   } catch (error) {
+    ended = true;
     // Keep what was computed: the record ends, marked incomplete.
     await writeRest(joiner, record);
     await record?.finish(
@@ -892,6 +945,10 @@ export async function runSuite(
     await unitsOut?.flush();
     throw error;
   } finally {
+    // A run that read its whole dataset lets the count end; one that
+    // stopped early stops it.
+    if (options.stop?.aborted) ended = true;
+    await counting;
     // Long-lived scorer processes end with the run, whatever ended it.
     await Promise.all(scorers.map((s) => s.close?.()));
   }

@@ -327,7 +327,11 @@ export function llmJudge(
         });
       }
       const messages = messagesOf(unit);
-      const reply = await client.complete(messages, context.signal);
+      const reply = await client.complete(
+        messages,
+        context.signal,
+        context.flow,
+      );
       let read: JudgeReading | JudgeAbstention;
       try {
         read = recipe !== undefined

@@ -16,6 +16,7 @@ import {
   type Score,
 } from "../score/mod.ts";
 import type { Scorer, ScorerContext } from "./scorer.ts";
+import type { FlowWatch } from "../net/flow.ts";
 import type { Unit } from "../dataset/unit.ts";
 
 /**
@@ -44,6 +45,11 @@ export interface ScoreUnitsOptions {
    * @default {undefined}
    */
   signal?: AbortSignal;
+  /**
+   * Given to each scorer as `context.flow`: told when its network requests wait.
+   * @default {undefined}
+   */
+  flow?: FlowWatch;
 }
 
 /** The metrics a scorer declares: its `metrics`, else its name. */
@@ -204,14 +210,23 @@ function withTarget(scores: Score[], target: string): Score[] {
   });
 }
 
+/** The one context every scorer run of a stage shares. */
+function contextOf(signal?: AbortSignal, flow?: FlowWatch): ScorerContext {
+  if (signal === undefined && flow === undefined) return NO_SIGNAL;
+  return Object.freeze({
+    ...(signal !== undefined ? { signal } : {}),
+    ...(flow !== undefined ? { flow } : {}),
+  });
+}
+
 function runScorer(
   scorer: Scorer,
   unit: Unit,
-  signal?: AbortSignal,
+  context: ScorerContext,
 ): Score[] | Promise<Score[]> {
   const target = unit.target_name;
-  if (target === undefined) return scoreOne(scorer, unit, signal);
-  const scores = scoreOne(scorer, unit, signal);
+  if (target === undefined) return scoreOne(scorer, unit, context);
+  const scores = scoreOne(scorer, unit, context);
   return scores instanceof Promise
     ? scores.then((list) => withTarget(list, target))
     : withTarget(scores, target);
@@ -220,7 +235,7 @@ function runScorer(
 function scoreOne(
   scorer: Scorer,
   unit: Unit,
-  signal?: AbortSignal,
+  context: ScorerContext,
 ): Score[] | Promise<Score[]> {
   if (unit.invalid !== undefined) {
     return failure(
@@ -256,7 +271,7 @@ function scoreOne(
   };
   let result: unknown;
   try {
-    result = scorer.score(unit, signal !== undefined ? { signal } : NO_SIGNAL);
+    result = scorer.score(unit, context);
   } catch (error) {
     return failed(error);
   }
@@ -292,9 +307,9 @@ export function scoreUnits(
   scorers: readonly Scorer[],
   options: ScoreUnitsOptions = {},
 ): TransformStream<Unit, Score> {
-  const signal = options.signal;
+  const context = contextOf(options.signal, options.flow);
   return concurrentFlatMap(
-    (unit: Unit) => scoreUnit(scorers, unit, signal),
+    (unit: Unit) => scoreWith(scorers, unit, context),
     { concurrency: options.concurrency ?? DEFAULTS.concurrency },
   );
 }
@@ -332,10 +347,10 @@ export function scoreUnitBatches(
   scorers: readonly Scorer[],
   options: ScoreUnitsOptions = {},
 ): TransformStream<readonly Unit[], Score[]> {
-  const signal = options.signal;
+  const context = contextOf(options.signal, options.flow);
   return concurrentBatches(
     units,
-    (unit: Unit) => scoreUnit(scorers, unit, signal),
+    (unit: Unit) => scoreWith(scorers, unit, context),
     { concurrency: options.concurrency ?? DEFAULTS.concurrency },
   );
 }
@@ -347,6 +362,7 @@ export function scoreUnitBatches(
  * @param scorers The scorers.
  * @param unit The unit.
  * @param signal Aborting stops running scorers.
+ * @param flow Told when the scorers' network requests wait.
  * @returns The Scores (at once when every scorer answers synchronously);
  *   never throws for a scorer's failure.
  */
@@ -354,9 +370,18 @@ export function scoreUnit(
   scorers: readonly Scorer[],
   unit: Unit,
   signal?: AbortSignal,
+  flow?: FlowWatch,
 ): Score[] | Promise<Score[]> {
-  if (scorers.length === 1) return runScorer(scorers[0]!, unit, signal);
-  const perScorer = scorers.map((s) => runScorer(s, unit, signal));
+  return scoreWith(scorers, unit, contextOf(signal, flow));
+}
+
+function scoreWith(
+  scorers: readonly Scorer[],
+  unit: Unit,
+  context: ScorerContext,
+): Score[] | Promise<Score[]> {
+  if (scorers.length === 1) return runScorer(scorers[0]!, unit, context);
+  const perScorer = scorers.map((s) => runScorer(s, unit, context));
   return perScorer.some((r) => r instanceof Promise)
     ? Promise.all(perScorer).then((all) => all.flat())
     : (perScorer as Score[][]).flat();

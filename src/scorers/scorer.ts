@@ -11,6 +11,7 @@ import {
   scored,
 } from "../score/mod.ts";
 import type { Unit } from "../dataset/unit.ts";
+import type { FlowWatch } from "../net/flow.ts";
 
 /**
  * What a scorer decides about one unit: the protocol's verdict shape.
@@ -58,6 +59,8 @@ export interface Verdict {
 export interface ScorerContext {
   /** Aborted when the run stops: stop work and let the Score be whatever comes. */
   signal?: AbortSignal;
+  /** Told of every wait of the scorer's network requests (a judge's rate limit, `Retry-After`, ...). */
+  flow?: FlowWatch;
 }
 
 /**

@@ -170,9 +170,11 @@ export function httpTarget(
               maxResponseBytes: flow.maxResponseBytes,
               secrets,
               signal: context.signal,
+              watch: context.flow,
             },
           ),
         context.signal,
+        context.flow,
       );
       const info = { status: result.status, attempts };
       // A secret the service echoes is hidden before the answer is cached,

@@ -38,6 +38,8 @@ export type {
 } from "../net/chat_client.ts";
 export type { Prices } from "../net/budget.ts";
 export { Budget, BudgetError, costOf } from "../net/budget.ts";
+export type { FlowState, FlowWait } from "../net/flow.ts";
+export { FlowWatch } from "../net/flow.ts";
 export { httpTarget } from "./http_target.ts";
 export type { CacheMode, TargetCacheOptions } from "./cache.ts";
 export {

@@ -143,7 +143,11 @@ export function openaiTarget(
     priced: settings.cost !== undefined,
     request: (testCase) => client.body(messagesOf(testCase)),
     async call(testCase: Case, context: TargetContext): Promise<TargetResult> {
-      const reply = await client.complete(messagesOf(testCase), context.signal);
+      const reply = await client.complete(
+        messagesOf(testCase),
+        context.signal,
+        context.flow,
+      );
       return { output: reply.text, info: reply.info };
     },
   };

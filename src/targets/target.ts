@@ -14,6 +14,7 @@ import {
   concurrentMapTasks,
 } from "../io/concurrent_map.ts";
 import type { Unit } from "../dataset/unit.ts";
+import type { FlowWatch } from "../net/flow.ts";
 
 /**
  * What a target returns for one case.
@@ -53,6 +54,8 @@ export interface TargetContext {
   signal?: AbortSignal;
   /** Which repetition of the example this call is, from 1 (see `epochs`). */
   epoch?: number;
+  /** Told of every wait of the call's network requests (rate limit, `Retry-After`, ...). */
+  flow?: FlowWatch;
 }
 
 /**
@@ -137,6 +140,11 @@ export interface RunTargetOptions {
    * @default {undefined}
    */
   onInvalidRecord?: (example: Example) => void;
+  /**
+   * Given to each call as `context.flow`: told when its network requests wait.
+   * @default {undefined}
+   */
+  flow?: FlowWatch;
 }
 
 /** One call: an example's epoch. */
@@ -158,6 +166,7 @@ interface Plan {
  */
 function targetPlan(target: Target, options: RunTargetOptions): Plan {
   const signal = options.signal;
+  const flow = options.flow;
   const stop = options.stop;
   const epochs = Math.max(1, Math.floor(options.epochs ?? DEFAULTS.epochs));
   const { skip, onInvalidRecord } = options;
@@ -170,7 +179,7 @@ function targetPlan(target: Target, options: RunTargetOptions): Plan {
       tasks: (examples: Iterable<Example>): Iterable<Example> => examples,
       call: (example: Example) => {
         if (example.invalid !== undefined) onInvalidRecord?.(example);
-        return callUnit(target, example, 1, 1, signal);
+        return callUnit(target, example, 1, 1, signal, flow);
       },
     };
   }
@@ -191,7 +200,7 @@ function targetPlan(target: Target, options: RunTargetOptions): Plan {
     pool,
     tasks,
     call: ({ example, epoch }: Task) =>
-      callUnit(target, example, epoch, epochs, signal),
+      callUnit(target, example, epoch, epochs, signal, flow),
   };
 }
 
@@ -290,6 +299,7 @@ export function unitIdOf(
  * @param epoch Which epoch, from 1.
  * @param epochs How many epochs the run has.
  * @param signal Aborting stops the call.
+ * @param flow Told when the call's network requests wait.
  * @returns The unit; never throws for the target's failures.
  */
 export function callUnit(
@@ -298,6 +308,7 @@ export function callUnit(
   epoch: number,
   epochs: number,
   signal?: AbortSignal,
+  flow?: FlowWatch,
 ): Unit | Promise<Unit> {
   const testCase = example.case;
   const id = example.example_id;
@@ -326,10 +337,11 @@ export function callUnit(
   const started = timed ? performance.now() : 0;
   let result: Promise<TargetResult> | TargetResult;
   try {
-    result = target.call(
-      testCase,
-      signal !== undefined ? { signal, epoch } : { epoch },
-    );
+    const context: TargetContext = signal !== undefined
+      ? { signal, epoch }
+      : { epoch };
+    if (flow !== undefined) context.flow = flow;
+    result = target.call(testCase, context);
   } catch (error) {
     return failedUnit(unit, timed, started, error);
   }

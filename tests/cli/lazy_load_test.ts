@@ -82,7 +82,6 @@ Deno.test("cli.ts loads only the command declarations until a command runs", () 
   const allowed = [
     local("cli.ts"),
     local("deno.json"),
-    local("src/report/view.ts"), // escapeControl, for messages on stderr
   ];
   for (const s of loaded) {
     assert.ok(
@@ -116,4 +115,16 @@ Deno.test("the run command loads the suite runner when it runs", () => {
   const loaded = loadedBy("run");
   assert.ok(loaded.has(local("src/run/run_suite.ts")));
   assert.ok(loaded.has(local("src/config/config.ts")));
+});
+
+Deno.test("only view loads the display-width table, when it runs", () => {
+  const table = /^npm:\/?get-east-asian-width@/;
+  const start = [...staticClosure([local("cli.ts")])];
+  assert.deepEqual(start.filter((s) => table.test(s)), [], "at start-up");
+  assert.ok(!start.includes(local("src/report/view.ts")));
+  for (const command of ["score", "run", "aggregate"]) {
+    const loaded = [...loadedBy(command)];
+    assert.deepEqual(loaded.filter((s) => table.test(s)), [], command);
+  }
+  assert.ok([...loadedBy("view")].some((s) => table.test(s)));
 });

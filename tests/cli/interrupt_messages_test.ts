@@ -1,0 +1,183 @@
+// What `score` and `run` tell a person when Ctrl-C stops them: the real
+// command line in a child process, stopped by real signals.
+
+import assert from "node:assert/strict";
+import { CLI, cli } from "../_cli.ts";
+import { assertNoneRunning, delay, withTempDir } from "../_proc.ts";
+
+const encoder = new TextEncoder();
+
+/** A child's output stream, read as it comes. */
+class Collected {
+  text = "";
+  constructor(stream: ReadableStream<Uint8Array>) {
+    this.done = (async () => {
+      for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
+        this.text += chunk;
+      }
+    })();
+  }
+  readonly done: Promise<void>;
+
+  async until(what: string, ready: (text: string) => boolean): Promise<void> {
+    for (let i = 0; !ready(this.text); i++) {
+      if (i > 6000) throw new Error(`Timed out waiting for ${what}`);
+      await delay(5);
+    }
+  }
+}
+
+// Answers at once, except for the case whose input says "hang": it records
+// its pid and sleeps until killed.
+const SCORER = `payload=$(cat)
+case "$payload" in
+  *hang*) echo $$ >> pids.txt; exec sleep 1000 ;;
+esac
+echo '{"score": 1}'
+`;
+
+Deno.test("score on SIGINT says how many units were scored and that the rest were not", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/s.sh`, SCORER);
+    const child = new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "-A",
+        CLI,
+        "score",
+        "--scorer",
+        "sh s.sh",
+        "--name",
+        "a",
+        "--scorer",
+        "sh s.sh",
+        "--name",
+        "b",
+        "--concurrency",
+        "1",
+      ],
+      cwd: dir,
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+      env: { NO_COLOR: "1" },
+    }).spawn();
+    const stdout = new Collected(child.stdout);
+    const stderr = new Collected(child.stderr);
+    // Stdin stays open, as a stream piped from another program would.
+    const writer = child.stdin.getWriter();
+    await writer.write(encoder.encode(
+      ["one", "two", "hang", "four"]
+        .map((input) => JSON.stringify({ input, output: input }) + "\n")
+        .join(""),
+    ));
+    await stdout.until("two units' Scores", (t) => t.split("\n").length > 4);
+    // The third unit's scorer is running (and hangs).
+    await stderr.until("the hung scorer", () => {
+      try {
+        return Deno.readTextFileSync(`${dir}/pids.txt`) !== "";
+      } catch (error) {
+        if (!(error instanceof Deno.errors.NotFound)) throw error;
+        return false;
+      }
+    });
+    child.kill("SIGINT");
+    const status = await child.status;
+    await Promise.all([stdout.done, stderr.done]);
+    await writer.close().catch((error) => {
+      // The command stopped reading: expected once it is interrupted.
+      if (!(error instanceof Deno.errors.BrokenPipe)) throw error;
+    });
+    assert.equal(status.code, 130, stderr.text);
+    assert.equal(
+      stderr.text,
+      "evalpipe: interrupted by SIGINT; running scorers were stopped: 2 units scored (their Scores are on stdout), the rest were not\n",
+    );
+    const scores = stdout.text.trim().split("\n").map((l) => JSON.parse(l));
+    assert.deepEqual(
+      scores.map((s) => `${s.unit_id} ${s.metric}`),
+      ["stdin#1 a", "stdin#1 b", "stdin#2 a", "stdin#2 b"],
+    );
+    const pids = Deno.readTextFileSync(`${dir}/pids.txt`).trim().split("\n")
+      .map(Number);
+    await assertNoneRunning(pids);
+  });
+});
+
+const HANG_SUITE = `dataset: data.jsonl
+target: { type: replay }
+scorers:
+  - type: subprocess
+    cmd: sh s.sh
+concurrency: 2
+`;
+
+Deno.test("run stopped by a second SIGINT prints the command that resumes it", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/suite.yaml`, HANG_SUITE);
+    await Deno.writeTextFile(`${dir}/s.sh`, SCORER);
+    await Deno.writeTextFile(
+      `${dir}/data.jsonl`,
+      ["one", "hang", "three", "hang too"]
+        .map((input) => JSON.stringify({ input, output: input }) + "\n")
+        .join(""),
+    );
+    const child = new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "-A",
+        CLI,
+        "run",
+        "suite.yaml",
+        "--out",
+        "part.ndjson",
+        "--grace",
+        "600",
+      ],
+      cwd: dir,
+      stdin: "null",
+      stdout: "null",
+      stderr: "piped",
+      env: { NO_COLOR: "1" },
+    }).spawn();
+    const stderr = new Collected(child.stderr);
+    await stderr.until("the hung scorer", () => {
+      try {
+        return Deno.readTextFileSync(`${dir}/pids.txt`) !== "";
+      } catch (error) {
+        if (!(error instanceof Deno.errors.NotFound)) throw error;
+        return false;
+      }
+    });
+    child.kill("SIGINT");
+    await stderr.until("the first signal's word", (t) => t.includes("again"));
+    child.kill("SIGINT");
+    const status = await child.status;
+    await stderr.done;
+    assert.equal(status.code, 130, stderr.text);
+    const hint =
+      "evalpipe: resume with: evalpipe run suite.yaml --out part.ndjson --resume";
+    assert.equal(
+      stderr.text,
+      "evalpipe: SIGINT: taking no new cases, finishing the ones running (again to stop at once)\n" +
+        "evalpipe: interrupted again by SIGINT: stopped at once\n" +
+        `${hint}\n`,
+    );
+    const pids = Deno.readTextFileSync(`${dir}/pids.txt`).trim().split("\n")
+      .map(Number);
+    await assertNoneRunning(pids);
+
+    // The hint works: without the hanging case, the resumed run completes.
+    await Deno.writeTextFile(
+      `${dir}/s.sh`,
+      `cat > /dev/null\necho '{"score": 1}'\n`,
+    );
+    const resumed = await cli(hint.split(": evalpipe ")[1]!.split(" "), dir);
+    assert.equal(resumed.code, 0, resumed.stderr);
+    const ids = new Set(
+      (await Deno.readTextFile(`${dir}/part.ndjson`)).trim().split("\n")
+        .map((l) => JSON.parse(l).unit_id),
+    );
+    assert.equal(ids.size, 4);
+  });
+});
