@@ -29,7 +29,7 @@ import type { TargetCache } from "../targets/cache.ts";
 import { replayTarget } from "../targets/replay_target.ts";
 import { osErrorText } from "../base/errors.ts";
 import { duplicateScorerName } from "../scorers/scorer_names.ts";
-import { checkDatasets } from "./_datasets.ts";
+import { checkDatasets, datasetsOf } from "./_datasets.ts";
 
 export { ConfigError };
 export type * from "./types.ts";
@@ -337,6 +337,16 @@ export async function buildTarget(
       const { type: _type, ...settings } = t;
       const { httpTarget } = await import("../targets/http_target.ts");
       return await withCache(httpTarget(settings), cache);
+    }
+    case "trace": {
+      // A case's trace is named relative to the dataset file, as EvalCore's
+      // (with several datasets, the first one's).
+      const dataset = datasetsOf(config)[0]?.path ?? "-";
+      const dir = dataset === "-" ? cwd : folderOf(
+        dataset.startsWith("/") || cwd === "." ? dataset : `${cwd}/${dataset}`,
+      );
+      const { traceTarget } = await import("../targets/trace_target.ts");
+      return traceTarget({ dir });
     }
   }
 }

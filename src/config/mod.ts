@@ -33,6 +33,7 @@ export type {
   SuiteConfig,
   TargetConfig,
 } from "./types.ts";
+export type { TraceTargetConfig } from "./types.ts";
 export type { BuildOptions } from "./config.ts";
 export {
   buildScorers,

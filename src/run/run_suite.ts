@@ -280,7 +280,10 @@ function withTargetTimeout(
   options: RunSuiteOptions,
 ): SuiteConfig {
   const timeout = options.targetTimeout;
-  if (timeout === undefined || config.target.type === "replay") return config;
+  const type = config.target.type;
+  if (timeout === undefined || type === "replay" || type === "trace") {
+    return config;
+  }
   return { ...config, target: { ...config.target, timeout } };
 }
 

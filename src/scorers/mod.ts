@@ -50,6 +50,14 @@ export type { SetOverlapOptions } from "./set_overlap.ts";
 export { setOverlap } from "./set_overlap.ts";
 export type { CostScorerOptions, LatencyScorerOptions } from "./run_facts.ts";
 export { costLimit, latencyLimit } from "./run_facts.ts";
+export type {
+  ArgumentMatcher,
+  ExpectedToolCall,
+  ToolCallF1Options,
+  TrajectoryOptions,
+  TrajectoryRule,
+} from "./trajectory.ts";
+export { toolCallF1, trajectory, TrajectoryOptionError } from "./trajectory.ts";
 export type { SubprocessScorerOptions } from "./subprocess_scorer.ts";
 export {
   parseVerdict,

@@ -422,7 +422,10 @@ export function cachedTarget(
       if (hit !== undefined) {
         cache.hits++;
         // A hit answers at once: a cached run has no promise per case.
-        return { output: hit.output, info: { ...hit.info, cached: true } };
+        const info = { ...hit.info, cached: true };
+        return hit.tool_calls === undefined
+          ? { output: hit.output, info }
+          : { output: hit.output, info, tool_calls: hit.tool_calls };
       }
       cache.misses++;
       const answer = target.call(testCase, context);

@@ -76,7 +76,10 @@ export function targetVars(testCase: Case): Record<string, unknown> {
  * A target that asks a chat model. The case's `input` is rendered into the
  * `prompt` template (after the `system` prompt), or, when `input` is already a
  * list of messages, sent as it is. The unit records the model, token usage,
- * finish reason and attempts under `target`.
+ * finish reason and attempts under `target`, and the tools the model asked
+ * to call as its `tool_calls` (arguments parsed from their JSON text; a text
+ * that does not parse kept, with `arguments_error`). A request that offers
+ * `tools` (in `params`) and gets no call records an empty list.
  *
  * @param settings Base URL, model, key variable, prompts, parameters, flow control.
  * @param env Reads an environment variable (the API key).
@@ -98,6 +101,8 @@ export function openaiTarget(
   env?: (name: string) => string | undefined,
 ): CacheableTarget {
   const client = new ChatClient(settings, env);
+  const tools = settings.params?.tools;
+  const offersTools = Array.isArray(tools) && tools.length > 0;
   const messagesOf = (testCase: Case): unknown[] => {
     if (Array.isArray(testCase.input)) return testCase.input;
     const messages: unknown[] = [];
@@ -121,7 +126,11 @@ export function openaiTarget(
     request: (testCase) => client.body(messagesOf(testCase)),
     async call(testCase: Case, context: TargetContext): Promise<TargetResult> {
       const reply = await client.complete(messagesOf(testCase), context.signal);
-      return { output: reply.text, info: reply.info };
+      // Offered tools and called none: an empty trajectory, not a missing one.
+      const toolCalls = reply.tool_calls ?? (offersTools ? [] : undefined);
+      return toolCalls === undefined
+        ? { output: reply.text, info: reply.info }
+        : { output: reply.text, info: reply.info, tool_calls: toolCalls };
     },
   };
 }
