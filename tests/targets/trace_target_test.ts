@@ -520,3 +520,26 @@ Deno.test("run with a trace target: traces resolve against the dataset's folder;
     assert.equal(units[0].output, "Refunds within 30 days.");
   });
 });
+
+Deno.test("run with a trace target reads a CSV dataset's trace column, without an input column", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/a.json`,
+      '{"final_output": "30 days", "steps": [{"tool": "search_kb"}]}',
+    );
+    await Deno.writeTextFile(
+      `${dir}/cases.csv`,
+      "id,trace,topic\na,a.json,refunds\n",
+    );
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      "dataset: cases.csv\ntarget: { type: trace }\nscorers:\n  - { type: exact_match, value: 30 days }\n",
+    );
+    const out = await cli(["run", "suite.yaml", "--units", "units.jsonl"], dir);
+    assert.equal(out.code, 0, out.stderr);
+    assert.equal(JSON.parse(out.stdout).value, 1);
+    const unit = JSON.parse(await Deno.readTextFile(`${dir}/units.jsonl`));
+    assert.deepEqual(unit.metadata, { topic: "refunds" });
+    assert.deepEqual(unit.tool_calls, [{ name: "search_kb", arguments: null }]);
+  });
+});
