@@ -543,3 +543,24 @@ Deno.test("run with a trace target reads a CSV dataset's trace column, without a
     assert.deepEqual(unit.tool_calls, [{ name: "search_kb", arguments: null }]);
   });
 });
+
+Deno.test("run with a trace target and datasets: traces resolve against the first dataset's folder", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.mkdir(`${dir}/data`);
+    await Deno.writeTextFile(
+      `${dir}/data/a.json`,
+      '{"final_output": "30 days", "steps": []}',
+    );
+    await Deno.writeTextFile(
+      `${dir}/data/cases.jsonl`,
+      '{"id": "a", "trace": "a.json"}\n',
+    );
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      "datasets:\n  - path: data/cases.jsonl\ntarget: { type: trace }\nscorers:\n  - { type: exact_match, value: 30 days }\n",
+    );
+    const out = await cli(["run", "suite.yaml"], dir);
+    assert.equal(out.code, 0, out.stderr);
+    assert.equal(JSON.parse(out.stdout).value, 1);
+  });
+});
