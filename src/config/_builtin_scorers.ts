@@ -20,6 +20,12 @@ import { numericMatch } from "../scorers/numeric.ts";
 import { bleu, levenshtein, rougeL, tokenF1 } from "../scorers/similarity.ts";
 import { setOverlap } from "../scorers/set_overlap.ts";
 import { costLimit, latencyLimit } from "../scorers/run_facts.ts";
+import {
+  readRules,
+  toolCallF1,
+  trajectory,
+  TrajectoryOptionError,
+} from "../scorers/trajectory.ts";
 import { osErrorText } from "../base/errors.ts";
 import type { BuiltinScorerConfig, BuiltinScorerOptions } from "./types.ts";
 
@@ -45,6 +51,8 @@ const MAKERS: {
   set_overlap: setOverlap,
   latency: latencyLimit,
   cost: costLimit,
+  trajectory,
+  tool_call_f1: toolCallF1,
 };
 
 /**
@@ -63,17 +71,25 @@ export function isBuiltin(
 export class ScorerOptionError extends SyntaxError {
   /** The key of the scorer's mapping the problem is about, if one. */
   readonly key: string | undefined;
+  /** The path under the scorer's mapping, when deeper than its key. */
+  readonly path: readonly (string | number)[] | undefined;
 
   /**
    * Creates the instance.
    *
    * @param key The key.
    * @param detail What is wrong.
+   * @param path The path under the scorer's mapping, e.g. `["rules", 1]`.
    */
-  constructor(key: string | undefined, detail: string) {
+  constructor(
+    key: string | undefined,
+    detail: string,
+    path?: readonly (string | number)[],
+  ) {
     super(detail);
     this.name = "ScorerOptionError";
     this.key = key;
+    this.path = path;
   }
 }
 
@@ -86,7 +102,21 @@ export class ScorerOptionError extends SyntaxError {
  * @throws {ScorerOptionError} On the first problem.
  */
 export function checkBuiltin(config: BuiltinScorerConfig, where: string): void {
-  if (config.type === "regex") {
+  if (config.type === "trajectory" || config.type === "tool_call_f1") {
+    try {
+      if (config.type === "trajectory") readRules(config.rules, where);
+      else toolCallF1(config);
+    } catch (error) {
+      if (!(error instanceof TrajectoryOptionError)) throw error;
+      throw new ScorerOptionError(
+        String(error.path[0]),
+        config.type === "trajectory"
+          ? error.message
+          : `"${where}.calls" must list tools' names or {name, arguments} mappings`,
+        error.path,
+      );
+    }
+  } else if (config.type === "regex") {
     try {
       new RegExp(config.pattern, config.flags ?? "");
     } catch (error) {

@@ -304,7 +304,12 @@ export function scorerOptionError(
 ): unknown {
   if (!(error instanceof ScorerOptionError)) return error;
   const line =
-    (error.key !== undefined ? lineOf(["scorers", i, error.key]) : undefined) ??
+    (error.path !== undefined
+      ? lineOf(["scorers", i, ...error.path])
+      : undefined) ??
+      (error.key !== undefined
+        ? lineOf(["scorers", i, error.key])
+        : undefined) ??
       lineOf(["scorers", i]);
   return new ConfigError(file, line, error.message);
 }

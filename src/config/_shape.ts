@@ -131,6 +131,7 @@ const target: Shape = {
       timeout: optional(seconds),
     }),
     replay: mapping({}),
+    trace: mapping({}),
   },
 };
 
@@ -223,6 +224,21 @@ const scorer: Shape = {
     }),
     latency: mapping({ ...named, max_ms: required(limit) }),
     cost: mapping({ ...named, max_usd: required(limit) }),
+    // Each rule is read by the scorer, which names the rule and key at fault.
+    trajectory: mapping({
+      ...named,
+      rules: required({
+        kind: "list",
+        of: { kind: "record", of: anything },
+        min: 1,
+      }),
+    }),
+    tool_call_f1: mapping({
+      ...named,
+      arguments: optional(boolean),
+      calls: optional({ kind: "list", of: anything }),
+      threshold: optional(share),
+    }),
     llm_judge: mapping({
       name: optional(someText),
       rubric: optional(someText),

@@ -31,7 +31,7 @@ import type { Budget } from "../net/budget.ts";
 import { replayTarget } from "../targets/replay_target.ts";
 import { osErrorText } from "../base/errors.ts";
 import { duplicateScorerName } from "../scorers/scorer_names.ts";
-import { checkDatasets } from "./_datasets.ts";
+import { checkDatasets, datasetsOf } from "./_datasets.ts";
 
 export { ConfigError };
 export type * from "./types.ts";
@@ -182,6 +182,35 @@ export interface CallOptions {
    * @default {false}
    */
   optionalKey?: boolean | undefined;
+  /**
+   * The folder a `trace` target reads a case's `trace:` file from: the
+   * dataset's ({@linkcode traceDirOf}).
+   * @default {the config's folder}
+   */
+  traceDir?: string | undefined;
+}
+
+/**
+ * The folder a suite's `trace` target reads traces from: a case names its
+ * trace file relative to the dataset file, as EvalCore's do (with several
+ * datasets, the first one's; with stdin, the config's folder).
+ *
+ * @param config A checked config.
+ * @param cwd The config file's folder.
+ * @returns The folder.
+ *
+ * @example
+ * ```ts
+ * import { checkConfigText, traceDirOf } from "./mod.ts";
+ * const config = await checkConfigText("dataset: runs/cases.jsonl\ntarget: { type: trace }\nscorers: [{ type: exact_match }]\n", "s.yaml");
+ * if (traceDirOf(config, "/suite") !== "/suite/runs") throw new Error(traceDirOf(config, "/suite"));
+ * ```
+ */
+export function traceDirOf(config: SuiteConfig, cwd: string): string {
+  const dataset = datasetsOf(config)[0]?.path ?? "-";
+  return dataset === "-" ? cwd : folderOf(
+    dataset.startsWith("/") || cwd === "." ? dataset : `${cwd}/${dataset}`,
+  );
 }
 
 /**
@@ -380,7 +409,10 @@ export async function buildTarget(
   options: CallOptions = {},
 ): Promise<Target> {
   const [only] = selectTargets(config, "the config");
-  return await buildTargetConfig(only!.config, cwd, cache, options);
+  return await buildTargetConfig(only!.config, cwd, cache, {
+    traceDir: traceDirOf(config, cwd),
+    ...options,
+  });
 }
 
 /**
@@ -440,6 +472,10 @@ export async function buildTargetConfig(
         }),
         cache,
       );
+    }
+    case "trace": {
+      const { traceTarget } = await import("../targets/trace_target.ts");
+      return traceTarget({ dir: options.traceDir ?? cwd });
     }
   }
 }

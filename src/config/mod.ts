@@ -35,6 +35,7 @@ export type {
   SuiteConfig,
   TargetConfig,
 } from "./types.ts";
+export type { TraceTargetConfig } from "./types.ts";
 export type { BuildOptions, CallOptions } from "./config.ts";
 export {
   buildScorers,
@@ -43,6 +44,7 @@ export {
   checkConfigText,
   ConfigError,
   loadConfig,
+  traceDirOf,
 } from "./config.ts";
 export { datasetName, datasetsOf } from "./_datasets.ts";
 export type { NamedTarget, TargetChoice } from "./targets.ts";

@@ -161,7 +161,7 @@ function describe(
       return [
         path,
         `${named(path)} must be ${
-          issue.expected === "object"
+          issue.expected === "object" || issue.expected === "record"
             ? "a mapping"
             : issue.expected === "array"
             ? "a list"

@@ -32,6 +32,10 @@ import type {
 } from "../scorers/run_facts.ts";
 import type { ClassificationOptions } from "../scorers/classification.ts";
 import type { SemanticSimilaritySettings } from "../scorers/semantic_similarity.ts";
+import type {
+  ToolCallF1Options,
+  TrajectoryOptions,
+} from "../scorers/trajectory.ts";
 import type { HttpTargetSettings } from "../targets/http_target.ts";
 import type { OpenAITargetSettings } from "../targets/openai_target.ts";
 
@@ -113,6 +117,27 @@ export interface HttpTargetConfig extends HttpTargetSettings {
 }
 
 /**
+ * The `trace` target: each case's recorded agent trace, named by its
+ * `trace` field relative to the dataset file.
+ *
+ * @example `target: { type: trace }` reads what the agent did
+ * ```ts
+ * import { buildTarget, type TraceTargetConfig } from "./mod.ts";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/t.json`, '{"steps": [{"tool": "search_kb"}], "final_output": "30 days"}');
+ * const target: TraceTargetConfig = { type: "trace" };
+ * const built = await buildTarget({ dataset: "cases.jsonl", target, scorers: [{ type: "exact_match" }] }, dir);
+ * const result = await built.call({ input: "", trace: "t.json" }, {});
+ * await Deno.remove(dir, { recursive: true });
+ * if (result.output !== "30 days" || result.tool_calls?.[0]?.name !== "search_kb") throw new Error("unexpected");
+ * ```
+ */
+export interface TraceTargetConfig {
+  /** The kind of target. */
+  type: "trace";
+}
+
+/**
  * A target's configuration: its `type` says which.
  *
  * @example Narrow a config's target by its `type`
@@ -127,7 +152,8 @@ export type TargetConfig =
   | SubprocessTargetConfig
   | ReplayTargetConfig
   | OpenAITargetConfig
-  | HttpTargetConfig;
+  | HttpTargetConfig
+  | TraceTargetConfig;
 
 /**
  * Common generation parameters, accepted beside `params` and merged into it.
@@ -240,6 +266,10 @@ export interface BuiltinScorerOptions {
   latency: LatencyScorerOptions;
   /** The options of `costLimit`. */
   cost: CostScorerOptions;
+  /** The options of `trajectory`. */
+  trajectory: TrajectoryOptions;
+  /** The options of `toolCallF1`. */
+  tool_call_f1: ToolCallF1Options;
 }
 
 /**

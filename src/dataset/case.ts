@@ -35,6 +35,11 @@ export interface Case {
   metadata?: Record<string, unknown>;
   /** A recorded output, read by the `replay` target. */
   output?: string;
+  /**
+   * A recorded agent trace's file, relative to the dataset file, read by
+   * the `trace` target. A case with one may leave out `input`.
+   */
+  trace?: string;
 }
 
 /**
@@ -261,7 +266,7 @@ export function parseCase(value: unknown): Case {
     throw new CaseError(`A case must be an object, not ${typeName(value)}`);
   }
   const record = value as Record<string, unknown>;
-  const { id, input, metadata, output } = record;
+  const { id, metadata, output, trace } = record;
   if (id !== undefined && typeof id !== "string" && typeof id !== "number") {
     throw new CaseError(
       `"id" must be a string or a number, not ${typeName(id)}`,
@@ -271,6 +276,16 @@ export function parseCase(value: unknown): Case {
   if (id === "") {
     throw new CaseError('"id" must not be empty', "id");
   }
+  if (trace !== undefined && typeof trace !== "string") {
+    throw new CaseError(
+      `"trace" must be a file's path, not ${typeName(trace)}`,
+      "trace",
+    );
+  }
+  if (trace === "") throw new CaseError('"trace" must not be empty', "trace");
+  // A recorded trace is the whole case: EvalCore's trace cases have no input.
+  if (record.input === undefined && trace !== undefined) record.input = "";
+  const input = record.input;
   if (input === undefined) throw new CaseError('"input" is missing', "input");
   if (typeof input !== "string" && !Array.isArray(input)) {
     throw new CaseError(

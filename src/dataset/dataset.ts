@@ -568,6 +568,8 @@ function caseFromRow(
       if (cell !== "") record.id = cell; // an empty cell: numbered by position
     } else if (key === "expected") {
       if (cell !== "") record.expected = cell;
+    } else if (key === "trace") {
+      if (cell !== "") record.trace = cell; // the `trace` target's file
     } else if (key === "context") {
       if (cell.trim().startsWith("[")) {
         try {

@@ -14,6 +14,9 @@ import {
 import { inertJson } from "../io/inert_json.ts";
 import { LineStream } from "../io/line_stream.ts";
 import { NdjsonParseStream, type ParsedLine } from "../io/ndjson.ts";
+import type { ToolCall } from "../net/tool_calls.ts";
+
+export type { ToolCall };
 
 /**
  * What a target reports about its call.
@@ -65,6 +68,11 @@ export interface Unit {
   input: string | unknown[];
   /** The target's output text; `null` when the target failed. */
   output: string | null;
+  /**
+   * The tool calls the system made or asked for, in order: its trajectory.
+   * Absent when the target records none (an empty list: it called nothing).
+   */
+  tool_calls?: ToolCall[];
   /** The case's reference answer. */
   expected?: unknown;
   /** The case's retrieved context chunks; a record's one string is read as one chunk. */
@@ -145,6 +153,7 @@ export function parseUnit(value: unknown, fallbackId: string): Unit {
     record.output = null;
   }
   readContext(record);
+  if (record.tool_calls !== undefined) readToolCalls(record.tool_calls);
   const { epoch, metadata } = record;
   if (epoch !== undefined && !(Number.isInteger(epoch) && Number(epoch) >= 1)) {
     throw new CaseError('"epoch" must be a whole number from 1', "epoch");
@@ -159,12 +168,35 @@ export function parseUnit(value: unknown, fallbackId: string): Unit {
   return record as unknown as Unit;
 }
 
+/** Checks a unit record's `tool_calls`: a list of calls, each with a name. */
+function readToolCalls(calls: unknown): void {
+  if (!Array.isArray(calls)) {
+    throw new CaseError('"tool_calls" must be a list', "tool_calls");
+  }
+  for (const [i, call] of calls.entries()) {
+    const at = `tool_calls[${i}]`;
+    if (typeof call !== "object" || call === null || Array.isArray(call)) {
+      throw new CaseError(`"${at}" must be an object`, at);
+    }
+    const c = call as Record<string, unknown>;
+    if (typeof c.name !== "string") {
+      throw new CaseError(`"${at}.name" must be a string`, `${at}.name`);
+    }
+    for (const key of ["arguments_error", "id"]) {
+      if (c[key] !== undefined && typeof c[key] !== "string") {
+        throw new CaseError(`"${at}.${key}" must be a string`, `${at}.${key}`);
+      }
+    }
+    c.arguments ??= null;
+  }
+}
+
 /**
  * The JSON text of a unit record, as `run --units` and the RunRecord write
  * it and {@linkcode parseUnit} reads it back: `example_id`, `unit_id`,
  * `epoch`, `input`, `expected` (verbatim, when the case has one), `context`,
- * `metadata`, `output`, `target`, and `invalid` for a malformed dataset
- * record. Characters a terminal could act on are `\u` escapes.
+ * `metadata`, `output`, `tool_calls`, `target`, and `invalid` for a
+ * malformed dataset record. Characters a terminal could act on are `\u` escapes.
  *
  * @param unit The unit.
  * @returns One line of JSON, without a line break.
@@ -194,6 +226,9 @@ export function unitLine(unit: Unit): string {
     text += `,"metadata":${JSON.stringify(unit.metadata)}`;
   }
   text += `,"output":${JSON.stringify(unit.output)}`;
+  if (unit.tool_calls !== undefined) {
+    text += `,"tool_calls":${JSON.stringify(unit.tool_calls)}`;
+  }
   if (unit.target !== undefined) {
     text += `,"target":${JSON.stringify(unit.target)}`;
   }

@@ -6,6 +6,7 @@
  */
 
 import { parseJsonAnswer, send } from "./_http.ts";
+import { readToolCalls, type ToolCall } from "./tool_calls.ts";
 import { NetworkFlow, type NetworkSettings } from "./network.ts";
 import { type Budget, costOf, type Prices } from "./budget.ts";
 import { fingerprint } from "../fingerprint/fingerprint.ts";
@@ -120,6 +121,8 @@ export interface ChatReply {
   text: string;
   /** What to record: model, usage, finish reason, attempts. */
   info: Record<string, unknown>;
+  /** The tools the model asked to call, when it asked for any. */
+  tool_calls?: ToolCall[];
 }
 
 /** Calls `{base_url}/chat/completions`. */
@@ -281,8 +284,17 @@ export class ChatClient {
     const reply = parseJsonAnswer(this.shownUrl, result.text, secrets);
     const choice = (reply as { choices?: Array<Record<string, unknown>> })
       .choices?.[0];
-    const content = (choice?.message as { content?: unknown } | undefined)
-      ?.content;
+    const message = choice?.message;
+    const toolCalls = typeof message === "object" && message !== null
+      ? readToolCalls(
+        message as Record<string, unknown>,
+        this.shownUrl,
+        secrets,
+      )
+      : undefined;
+    // A reply that only calls tools has no text: `content` is null.
+    const content = (message as { content?: unknown } | undefined)?.content ??
+      (toolCalls !== undefined ? "" : undefined);
     if (typeof content !== "string") {
       throw new Error(
         `${this.shownUrl} answered without a message text in choices[0].message.content`,
@@ -298,6 +310,10 @@ export class ChatClient {
       attempts,
     }, false);
     this.#budget?.charge(info.cost_usd as number | undefined);
-    return { text: redact(content, secrets), info };
+    return {
+      text: redact(content, secrets),
+      info,
+      ...(toolCalls !== undefined ? { tool_calls: toolCalls } : {}),
+    };
   }
 }

@@ -15,6 +15,7 @@ import {
   ConfigError,
   folderOf,
   readConfigText,
+  traceDirOf,
 } from "../config/config.ts";
 import { locateConfig } from "../config/_check.ts";
 import { loadDatasetBatches } from "../dataset/dataset.ts";
@@ -261,6 +262,7 @@ function targetSummary(t: TargetConfig): SuitePlan["target"] {
     case "http":
       return { type: t.type, url: t.url };
     case "replay":
+    case "trace":
       return { type: t.type };
   }
 }
@@ -316,7 +318,10 @@ export async function planSuite(
     scorers = await buildScorers(config, configPath, { cwd, optionalKey });
     for (const t of chosen) {
       built.push(
-        await buildTargetConfig(t.config, cwd, undefined, { optionalKey }),
+        await buildTargetConfig(t.config, cwd, undefined, {
+          optionalKey,
+          traceDir: traceDirOf(config, cwd),
+        }),
       );
     }
   } catch (error) {

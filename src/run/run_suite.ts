@@ -58,7 +58,7 @@ import {
   type NamedTarget,
   selectTargets,
 } from "../config/targets.ts";
-import { buildTargetConfig } from "../config/config.ts";
+import { buildTargetConfig, traceDirOf } from "../config/config.ts";
 import type { TargetConfig } from "../config/types.ts";
 import type { Target } from "../targets/target.ts";
 import type {
@@ -411,7 +411,10 @@ function withTargetTimeout(
   options: RunSuiteOptions,
 ): TargetConfig {
   const timeout = options.targetTimeout;
-  if (timeout === undefined || target.type === "replay") return target;
+  if (
+    timeout === undefined || target.type === "replay" ||
+    target.type === "trace"
+  ) return target;
   return { ...target, timeout };
 }
 
@@ -662,7 +665,11 @@ export async function runSuite(
           withTargetTimeout(t.config, options),
           cwd,
           cache,
-          { budget, optionalKey: mode === "replay" },
+          {
+            budget,
+            optionalKey: mode === "replay",
+            traceDir: traceDirOf(config, cwd),
+          },
         ),
       );
     }

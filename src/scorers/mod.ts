@@ -63,6 +63,14 @@ export type {
 } from "../net/embeddings_client.ts";
 export type { ClassificationOptions } from "./classification.ts";
 export { classification } from "./classification.ts";
+export type {
+  ArgumentMatcher,
+  ExpectedToolCall,
+  ToolCallF1Options,
+  TrajectoryOptions,
+  TrajectoryRule,
+} from "./trajectory.ts";
+export { toolCallF1, trajectory, TrajectoryOptionError } from "./trajectory.ts";
 export type { SubprocessScorerOptions } from "./subprocess_scorer.ts";
 export {
   parseVerdict,

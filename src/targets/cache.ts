@@ -586,7 +586,9 @@ export function cachedTarget(
         if (target.priced === true || info.cost_usd !== undefined) {
           info.cost_usd = 0;
         }
-        return { output: hit.output, info };
+        return hit.tool_calls === undefined
+          ? { output: hit.output, info }
+          : { output: hit.output, info, tool_calls: hit.tool_calls };
       }
       const answer = target.call(testCase, context);
       return answer instanceof Promise

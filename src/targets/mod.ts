@@ -1,7 +1,8 @@
 /**
  * Targets, the systems under test, and the stage that calls them: a
  * TypeScript function, recorded outputs, a command, an OpenAI-compatible chat
- * API or any HTTP service, with a cache for the network ones.
+ * API or any HTTP service, with a cache for the network ones, or recorded
+ * agent traces.
  *
  * @example Call a function target for each example
  * ```ts
@@ -51,3 +52,7 @@ export {
 } from "./cache.ts";
 export type { CacheMergeResult } from "./cache_merge.ts";
 export { mergeCaches } from "./cache_merge.ts";
+export type { TraceTargetOptions } from "./trace_target.ts";
+export { traceTarget } from "./trace_target.ts";
+export type { Trace } from "./trace_format.ts";
+export { parseTrace, TraceError, trajectoryJson } from "./trace_format.ts";

@@ -85,8 +85,11 @@ export function targetVars(testCase: Case): Record<string, unknown> {
  * A target that asks a chat model. The case's `input` is rendered into the
  * `prompt` template (after the `system` prompt), or, when `input` is already a
  * list of messages, sent as it is. The unit records the model, token usage,
- * finish reason and attempts under `target`, and with `cost` (prices per
- * million tokens) what the call cost as `cost_usd`.
+ * finish reason and attempts under `target`, with `cost` (prices per
+ * million tokens) what the call cost as `cost_usd`, and the tools the model
+ * asked to call as its `tool_calls` (arguments parsed from their JSON text; a text
+ * that does not parse kept, with `arguments_error`). A request that offers
+ * `tools` (in `params`) and gets no call records an empty list.
  *
  * @param settings Base URL, model, key variable, prompts, parameters, prices, flow control.
  * @param env Reads an environment variable (the API key).
@@ -110,6 +113,8 @@ export function openaiTarget(
   options: Omit<ChatClientOptions, "cache"> = {},
 ): CacheableTarget {
   const client = new ChatClient(settings, env, options);
+  const tools = settings.params?.tools;
+  const offersTools = Array.isArray(tools) && tools.length > 0;
   const messagesOf = (testCase: Case): unknown[] => {
     if (Array.isArray(testCase.input)) return testCase.input;
     const messages: unknown[] = [];
@@ -148,7 +153,10 @@ export function openaiTarget(
         context.signal,
         context.flow,
       );
-      return { output: reply.text, info: reply.info };
+      const toolCalls = reply.tool_calls ?? (offersTools ? [] : undefined);
+      return toolCalls === undefined
+        ? { output: reply.text, info: reply.info }
+        : { output: reply.text, info: reply.info, tool_calls: toolCalls };
     },
   };
 }

@@ -13,7 +13,7 @@ import {
   type ConcurrentMapOptions,
   concurrentMapTasks,
 } from "../io/concurrent_map.ts";
-import type { Unit } from "../dataset/unit.ts";
+import type { ToolCall, Unit } from "../dataset/unit.ts";
 import type { FlowWatch } from "../net/flow.ts";
 
 /**
@@ -34,6 +34,8 @@ export interface TargetResult {
   output: string;
   /** What to record under the unit's `target` (model, usage, ...). */
   info?: Record<string, unknown>;
+  /** The tool calls the system made or asked for: the unit's trajectory. */
+  tool_calls?: ToolCall[];
 }
 
 /**
@@ -361,6 +363,7 @@ function doneUnit(
   result: TargetResult,
 ): Unit {
   unit.output = result.output;
+  if (result.tool_calls !== undefined) unit.tool_calls = result.tool_calls;
   const latency_ms = latencyMs(timed, started);
   // Without info (a replay), no spread: it costs more than the unit's fields.
   unit.target = result.info === undefined

@@ -1265,7 +1265,7 @@ Deno.test("run refuses unknown config keys and wrong types, naming file, line an
     ],
     [
       `${head}scorers:\n  - type: exact_match\n  - type: jaccard\n`,
-      'line 5: "scorers[1].type" is string "jaccard"; expected one of subprocess, exact_match, contains, not_contains, starts_with, regex, word_count, one_of, json, fields, json_match, numeric, levenshtein, token_f1, rouge_l, bleu, set_overlap, latency, cost, llm_judge, faithfulness, answer_relevance, context_precision, context_recall, correctness, rubric, semantic_similarity',
+      'line 5: "scorers[1].type" is string "jaccard"; expected one of subprocess, exact_match, contains, not_contains, starts_with, regex, word_count, one_of, json, fields, json_match, numeric, levenshtein, token_f1, rouge_l, bleu, set_overlap, latency, cost, trajectory, tool_call_f1, llm_judge, faithfulness, answer_relevance, context_precision, context_recall, correctness, rubric, semantic_similarity',
     ],
   ];
   const files: Record<string, string> = { "data.jsonl": '{"input":"a"}\n' };
