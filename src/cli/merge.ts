@@ -185,16 +185,24 @@ did not finish.`,
             Number.isNaN(started.getTime()) ? new Date() : started,
           ),
         });
+        // What the model calls cost, summed again over every shard's units
+        // and Scores, as the unsharded run sums them.
+        const { hasSpend, SpendTally } = await import("../record/spend.ts");
+        const tally = new SpendTally();
         for (const [unit, scores] of merged.entries) {
+          if (unit !== undefined) tally.addUnit(unit);
+          for (const score of scores) tally.addScore(score);
           const pending = unit === undefined
             ? writer.addScores(scores)
             : writer.addUnit(unit, scores);
           if (pending !== undefined) await pending;
         }
+        const spend = tally.result();
         await writer.finish(
           merged.aggregates,
           merged.complete,
           merged.selection,
+          hasSpend(spend) ? spend : undefined,
         );
       } finally {
         out.close();

@@ -8,7 +8,7 @@
 
 import type { Aggregate } from "../aggregate/mod.ts";
 import type { Classification } from "../aggregate/classification.ts";
-import { escapeControl } from "./view.ts";
+import { escapeControl } from "../base/terminal.ts";
 
 /** Above this many labels the matrix is left to the Aggregate line. */
 export const MATRIX_LABELS = 20;

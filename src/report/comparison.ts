@@ -8,7 +8,7 @@
 import type { Aggregate, CaseRequirement } from "../aggregate/types.ts";
 import type { ComparisonLine } from "../diff/compare.ts";
 import type { BaselineComparison, CaseChange } from "../run/baseline.ts";
-import { escapeControl } from "./view.ts";
+import { escapeControl } from "../base/terminal.ts";
 
 function fixed(x: number | null): string {
   return x === null ? "–" : x.toFixed(3);
