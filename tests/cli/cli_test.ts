@@ -301,24 +301,32 @@ Deno.test("cli run on SIGINT kills running commands and exits 130", async () => 
       if (text.trim().split("\n").length >= 4) break;
       await new Promise((r) => setTimeout(r, 50));
     }
-    child.kill("SIGINT");
-    const { code } = await child.output();
-    assert.equal(code, 130);
+    // Each process's state and start time (field 22 of /proc/PID/stat): a
+    // PID the kernel hands to a new process later is not the one killed.
+    const stat = async (pid: number) => {
+      try {
+        const fields = (await Deno.readTextFile(`/proc/${pid}/stat`)).split(
+          ") ",
+        )[1]!.split(" ");
+        return { state: fields[0]!, started: fields[19]! };
+      } catch (error) {
+        if (!(error instanceof Deno.errors.NotFound)) throw error;
+        return undefined;
+      }
+    };
     const pids = (await Deno.readTextFile(`${dir}/pids.txt`)).trim().split("\n")
       .map(Number);
     assert.equal(pids.length, 4);
-    for (const pid of pids) {
-      let state = "gone";
-      try {
-        state = (await Deno.readTextFile(`/proc/${pid}/stat`)).split(
-          ") ",
-        )[1]![0]!;
-      } catch (error) {
-        if (!(error instanceof Deno.errors.NotFound)) throw error;
-      }
+    const before = await Promise.all(pids.map(stat));
+    child.kill("SIGINT");
+    const { code } = await child.output();
+    assert.equal(code, 130);
+    for (const [i, pid] of pids.entries()) {
+      const now = await stat(pid);
+      const same = now !== undefined && now.started === before[i]?.started;
       assert.ok(
-        state === "gone" || state === "Z",
-        `process ${pid} is still running (${state})`,
+        !same || now.state === "Z",
+        `process ${pid} is still running (${now?.state})`,
       );
     }
   } finally {
