@@ -19,8 +19,8 @@ import {
   scoreUnits,
   valueRangesOf,
 } from "../../mod.ts";
-import { CLI, cli } from "../_cli.ts";
-import { withTempDir, writeAndClose } from "../_proc.ts";
+import { cli, cliWithStdin } from "../_cli.ts";
+import { withTempDir } from "../_proc.ts";
 
 // Student's t, two-sided 95% (0.975 quantile), from the table.
 const T_DF2 = 4.302652730;
@@ -360,31 +360,9 @@ function aggregates(text: string): Aggregate[] {
   return text.split("\n").filter((l) => l !== "").map((l) => JSON.parse(l));
 }
 
-/** Runs the CLI in `dir` with `input` on stdin. */
-async function withStdin(
-  args: string[],
-  input: string,
-  dir: string,
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", CLI, ...args],
-    cwd: dir,
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).spawn();
-  const [, output] = await Promise.all([
-    writeAndClose(child.stdin, new TextEncoder().encode(input)),
-    child.output(),
-  ]);
-  const dec = new TextDecoder();
-  return {
-    code: output.code,
-    stdout: dec.decode(output.stdout),
-    stderr: dec.decode(output.stderr),
-  };
-}
+/** The CLI in `dir` with `input` on stdin (tests/_cli.ts takes `dir` first). */
+const withStdin = (args: string[], input: string, dir: string) =>
+  cliWithStdin(args, dir, input);
 
 const CLAMPED = values("clamped", [1, 1, 1, 0.5]);
 const FREE = values("free", [0, 0.1, 0.2, 0.3, 0.4]);
