@@ -121,6 +121,37 @@ export function checkScorerNames(
 const TARGET_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 
 /**
+ * Checks that a `budget_usd` can stop a call: only calls priced by a
+ * `cost:` (an `openai` target's, a judge's) count against it, so a budget
+ * with no price anywhere would never stop anything.
+ *
+ * @param config A validated config.
+ * @param file The config file, for messages.
+ * @param lineOf Finds the line of a path.
+ * @throws {ConfigError} When `budget_usd` is set and nothing is priced.
+ */
+export function checkBudget(
+  config: SuiteConfig,
+  file: string,
+  lineOf: (path: readonly PropertyKey[]) => number | undefined,
+): void {
+  if (config.budget_usd === undefined) return;
+  const priced = (value: unknown) =>
+    isMapping(value) && isMapping(value.cost) &&
+    value.cost.input_per_1m !== undefined;
+  if (
+    priced(config.target) ||
+    Object.values(config.targets ?? {}).some(priced) ||
+    config.scorers.some(priced)
+  ) return;
+  throw new ConfigError(
+    file,
+    lineOf(["budget_usd"]),
+    '"budget_usd" counts what priced calls cost, and no target or judge here has a "cost" ({ input_per_1m, output_per_1m }, USD): the budget would never stop a call; give the prices, or drop "budget_usd"',
+  );
+}
+
+/**
  * Checks a validated config's targets beyond their shape: exactly one of
  * `target` and `targets`, target names that can end a unit id, and a
  * `matrix` that names targets, each once.

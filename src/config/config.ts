@@ -12,6 +12,7 @@
  */
 
 import {
+  checkBudget,
   checkScorers,
   checkSuite,
   checkTargets,
@@ -71,6 +72,7 @@ export async function checkConfigText(
   checkScorers(config, path, located.lineOf);
   checkDatasets(config, path, located.lineOf);
   checkTargets(config, path, located.lineOf);
+  checkBudget(config, path, located.lineOf);
   return config;
 }
 

@@ -9,6 +9,7 @@
 
 import type { z } from "zod";
 import {
+  checkBudget,
   checkScorers,
   checkTargets,
   ConfigError,
@@ -240,6 +241,7 @@ export function parseConfig(
   checkScorers(config, file, lineOf);
   checkDatasets(config, file, lineOf);
   checkTargets(config, file, lineOf);
+  checkBudget(config, file, lineOf);
   return config;
 }
 

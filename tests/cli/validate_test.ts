@@ -28,7 +28,6 @@ scorers:
   - { type: exact_match }
   - { type: subprocess, cmd: sh mark.sh, name: marked }
 epochs: 3
-budget_usd: 1.5
 `,
     );
     const text = await cli(["validate", "suite.yaml"], dir);
@@ -42,7 +41,6 @@ budget_usd: 1.5
       text.stdout,
       /^scorers: exact_match \(exact_match@1\), marked \(marked@[0-9a-f]{8}\)$/m,
     );
-    assert.match(text.stdout, /^budget: \$1\.5 \(budget_usd\)$/m);
     const json = await cli([
       "validate",
       "suite.yaml",
@@ -226,5 +224,40 @@ epochs: { n: 2, require: majority }
       "v1",
       "v2",
     ]);
+  });
+});
+
+Deno.test("a budget_usd with no price anywhere is a config error at its line; with a cost, validate shows it", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/data.jsonl`, jsonl([{ input: "q" }]));
+    const suite = (cost: string) =>
+      `dataset: data.jsonl
+target:
+  type: openai
+  base_url: http://127.0.0.1:9/v1
+  model: bot
+  api_key_env: VALIDATE_TEST_KEY
+${cost}scorers:
+  - type: exact_match
+budget_usd: 1.5
+`;
+    await Deno.writeTextFile(`${dir}/suite.yaml`, suite(""));
+    const env = { VALIDATE_TEST_KEY: "sk" };
+    for (const command of ["validate", "run"]) {
+      const out = await cli([command, "suite.yaml"], dir, env);
+      assert.equal(out.code, 2, out.stderr);
+      assert.match(
+        out.stderr,
+        /Invalid config "suite\.yaml" line 9: "budget_usd" counts what priced calls cost, and no target or judge here has a "cost"/,
+      );
+      assert.equal(out.stdout, "");
+    }
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      suite("  cost: { input_per_1m: 1, output_per_1m: 2 }\n"),
+    );
+    const ok = await cli(["validate", "suite.yaml"], dir, env);
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.match(ok.stdout, /^budget: \$1\.5 \(budget_usd\)$/m);
   });
 });
