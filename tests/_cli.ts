@@ -1,5 +1,7 @@
 /** Running evalpipe's command line in tests, as a user would. */
 
+import { within, writeAndClose } from "./_proc.ts";
+
 /** The command line's entry point. */
 export const CLI: string = new URL("../cli.ts", import.meta.url).pathname;
 
@@ -36,17 +38,21 @@ export async function cli(
 }
 
 /**
- * Runs `deno run -A cli.ts ...args` in `cwd` with `input` on stdin.
+ * Runs `deno run -A cli.ts ...args` in `cwd` with `input` on stdin; a CLI
+ * that stops reading stdin early is fine (it is judged by its output).
  *
  * @param args The command and its options.
  * @param cwd The folder to run in.
  * @param input What stdin carries.
+ * @param timeoutMs When given, the child is killed and the call rejects
+ *   after this long: a bound on the test, not a timing claim.
  * @returns Its exit code and output.
  */
 export async function cliWithStdin(
   args: string[],
   cwd: string,
   input: string,
+  timeoutMs?: number,
 ): Promise<Outcome> {
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", CLI, ...args],
@@ -56,11 +62,24 @@ export async function cliWithStdin(
     stderr: "piped",
     env: { NO_COLOR: "1" },
   }).spawn();
-  const writer = child.stdin.getWriter();
-  const [, out] = await Promise.all([
-    writer.write(new TextEncoder().encode(input)).then(() => writer.close()),
+  const both = Promise.all([
+    writeAndClose(child.stdin, new TextEncoder().encode(input)),
     child.output(),
   ]);
+  let out: Deno.CommandOutput;
+  try {
+    [, out] = timeoutMs === undefined
+      ? await both
+      : await within(both, timeoutMs, `evalpipe ${args[0]}`);
+  } catch (error) {
+    try {
+      child.kill("SIGKILL");
+    } catch (killError) {
+      // It exited meanwhile: nothing left to stop.
+      if (!(killError instanceof TypeError)) throw killError;
+    }
+    throw error;
+  }
   const dec = new TextDecoder();
   return {
     code: out.code,

@@ -94,16 +94,19 @@ async function readShard(path: string): Promise<ShardPart> {
 export const merge = defineCommand({
   name: "merge",
   summary: "Merge the shards of a run (run --shard k/n) into one",
-  usage: "SHARD... [--record FILE] [--allow-partial]",
+  usage:
+    "SHARD... [--record FILE] [--allow-partial] [--save-baseline NAME] [--baseline NAME]",
   description:
     `Merges the shards of one run, given as their RunRecords or their Scores
 files (each with the .meta.json sidecar run --out writes beside it; - reads a
 record on stdin). Writes the merged Scores on stdout, in the order one
 unsharded run writes them, the merged RunRecord to --record (equal to the
 unsharded run's but for its times and run id), and a summary on stderr; the
-config's gates are checked as run checks them (exit 1). Refuses shards of
-different configs or datasets, a missing shard, one given twice, or one that
-did not finish.`,
+config's gates are checked as run checks them (exit 1). --save-baseline and
+--baseline keep or compare the merged run as run's flags do (a bare name is
+.evalpipe/baselines/NAME.json beside the config the shards ran). Refuses
+shards of different configs or datasets, a missing shard, one given twice, or
+one that did not finish.`,
   positionals: {
     names: ["SHARD..."],
     error: "merge takes the shards' records or Scores files",
@@ -120,6 +123,18 @@ did not finish.`,
       type: "boolean",
       help:
         "Merge even when shards are missing or did not finish, saying what is missing; the merged run is marked incomplete",
+    },
+    "save-baseline": {
+      type: "string",
+      value: "NAME",
+      help:
+        "Keep the merged run's Scores and outputs as a baseline, as run --save-baseline does (every shard must be a record)",
+    },
+    baseline: {
+      type: "string",
+      value: "NAME",
+      help:
+        "Compare the merged run with a baseline, as run --baseline does; exit 1 on a case that passed there and fails now, or a metric significantly worse",
     },
   },
   async run(flags, given) {
@@ -144,6 +159,49 @@ did not finish.`,
     }
     const parts: ShardPart[] = [];
     for (const path of paths) parts.push(await readShard(path));
+    // Baselines: where they are, and the one to compare with, read before
+    // anything is written (a missing baseline is a mistake to hear first).
+    const baselines = flags["save-baseline"] !== undefined ||
+        flags.baseline !== undefined
+      ? await import("../run/baseline.ts")
+      : undefined;
+    const configPath = parts.find((p) => p.record !== undefined)?.record
+      ?.config_path;
+    const baselineAt = async (flag: string, nameOrPath: string) => {
+      if (nameOrPath.includes("/") || nameOrPath.endsWith(".json")) {
+        return baselines!.baselinePath(nameOrPath, ".");
+      }
+      if (configPath === undefined) {
+        throw new UsageError(
+          `${flag} ${
+            JSON.stringify(nameOrPath)
+          }: a baseline name is found beside the shards' config, which only their records name: give the shards' records, or a path to the baseline`,
+        );
+      }
+      const { folderOf } = await import("../config/config.ts");
+      return baselines!.baselinePath(nameOrPath, folderOf(configPath));
+    };
+    const savePath = flags["save-baseline"] === undefined
+      ? undefined
+      : await baselineAt("--save-baseline", flags["save-baseline"]);
+    if (savePath !== undefined) {
+      const scoresOnly = parts.filter((p) => p.record === undefined);
+      if (scoresOnly.length > 0) {
+        throw new UsageError(
+          `--save-baseline needs every shard's RunRecord, which holds the outputs a baseline keeps: ${
+            scoresOnly.map((p) => JSON.stringify(p.name)).join(", ")
+          } ${
+            scoresOnly.length === 1 ? "is a Scores file" : "are Scores files"
+          }`,
+        );
+      }
+    }
+    const comparePath = flags.baseline === undefined
+      ? undefined
+      : await baselineAt("--baseline", flags.baseline);
+    const baseline = comparePath === undefined
+      ? undefined
+      : await baselines!.readBaseline(comparePath);
     const [
       { mergeShards },
       { newRunId, RunRecordWriter },
@@ -241,6 +299,39 @@ did not finish.`,
       | undefined;
     const failures = checkGates(config?.gates ?? {}, merged.aggregates);
     for (const f of failures) say(`evalpipe: gate failed: ${f.message}`);
-    return failures.length > 0 ? 1 : 0;
+    let regressed = false;
+    if (baselines !== undefined) {
+      // The merged run as one run's baseline keeps it, and compares it.
+      const settings = baselines.baselineSettings(merged.header?.config ?? {});
+      if (savePath !== undefined) {
+        const collector = new baselines.BaselineCollector();
+        for (const [unit, scores] of merged.entries) {
+          if (unit !== undefined) collector.addUnit(unit);
+          for (const score of scores) collector.addScore(score);
+        }
+        await baselines.writeBaseline(
+          savePath,
+          collector.file({ ...settings, require: settings.require ?? "all" }),
+        );
+        say(`baseline saved to ${savePath}`);
+      }
+      if (baseline !== undefined) {
+        const { formatBaseline, formatRegression } = await import(
+          "../report/comparison.ts"
+        );
+        const compared = baselines.compareWithBaseline(
+          baseline.scores,
+          merged.scores,
+          settings.require ?? baseline.file.require,
+        );
+        say(formatBaseline(compared, comparePath!));
+        const line = formatRegression(compared, comparePath!);
+        if (line !== undefined) {
+          say(line);
+          regressed = true;
+        }
+      }
+    }
+    return failures.length > 0 || regressed ? 1 : 0;
   },
 });

@@ -598,17 +598,8 @@ and a summary table on stderr.`,
       if (summary.invalidRecords > 0) return 2;
       // --- baselines (issue 14) ---
       if (summary.baseline?.failed) {
-        const b = summary.baseline;
-        say(
-          `evalpipe: regressed against baseline ${JSON.stringify(b.path)}: ${
-            [
-              ...(b.newly_failing.length > 0
-                ? [`${b.newly_failing.length} newly failing`]
-                : []),
-              ...b.worse.map((m) => `${m} significantly worse`),
-            ].join(", ")
-          }`,
-        );
+        const { formatRegression } = await import("../report/comparison.ts");
+        say(formatRegression(summary.baseline, summary.baseline.path)!);
         return 1;
       }
       // --- end issue 14 ---

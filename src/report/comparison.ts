@@ -191,3 +191,38 @@ export function formatBaseline(
   }
   return out.join("\n");
 }
+
+/**
+ * The line that says why a run regressed against its baseline, or
+ * `undefined` when it did not: the count of newly failing cases and the
+ * metrics significantly worse.
+ *
+ * @param c The comparison.
+ * @param path The baseline's file.
+ * @returns The line, or `undefined`.
+ *
+ * @example
+ * ```ts
+ * import { formatRegression } from "./mod.ts";
+ * import { compareWithBaseline } from "../run/mod.ts";
+ * import { scored } from "../score/mod.ts";
+ * const s = (v: number) => [scored("m", v, { example_id: "d#1", unit_id: "d#1" })];
+ * const line = formatRegression(compareWithBaseline(s(1), s(0), "all"), "b.json");
+ * if (line !== 'evalpipe: regressed against baseline "b.json": 1 newly failing') throw new Error(line);
+ * if (formatRegression(compareWithBaseline(s(0), s(1), "all"), "b.json") !== undefined) throw new Error();
+ * ```
+ */
+export function formatRegression(
+  c: BaselineComparison,
+  path: string,
+): string | undefined {
+  if (!c.failed) return undefined;
+  return `evalpipe: regressed against baseline ${JSON.stringify(path)}: ${
+    [
+      ...(c.newly_failing.length > 0
+        ? [`${c.newly_failing.length} newly failing`]
+        : []),
+      ...c.worse.map((m) => `${escapeControl(m)} significantly worse`),
+    ].join(", ")
+  }`;
+}

@@ -31,5 +31,10 @@ export {
   escapeCommandData,
   escapeCommandProperty,
 } from "./annotations.ts";
-export { formatBaseline, formatCases, formatComparison } from "./comparison.ts";
+export {
+  formatBaseline,
+  formatCases,
+  formatComparison,
+  formatRegression,
+} from "./comparison.ts";
 export { splitMatrixRun } from "./matrix_runs.ts";

@@ -83,6 +83,8 @@ export interface BaselineUnit {
   epoch?: number;
   /** The case's input, when the unit was known. */
   input?: unknown;
+  /** The case's expected answer, when it has one. */
+  expected?: unknown;
   /** What the system said; `null` when the call failed. */
   output?: string | null;
   /** The target's error, when the call failed. */
@@ -224,6 +226,7 @@ export class BaselineCollector {
       }
       if (unit !== undefined) {
         entry.input = unit.input;
+        if (unit.expected !== undefined) entry.expected = unit.expected;
         entry.output = unit.output;
         const error = unit.target?.error;
         if (typeof error === "string") entry.error = error;
@@ -251,6 +254,41 @@ function baselineScore(s: Score): BaselineScore {
     ...(s.passed !== undefined ? { passed: s.passed } : {}),
     ...(s.reason !== undefined ? { reason: s.reason } : {}),
     evaluator_version: s.evaluator_version,
+  };
+}
+
+/**
+ * A baseline's settings as a recorded config states them: the epochs as
+ * run, when a case passes, and a matrix's targets in order (what `run`
+ * records in its RunRecord's `config`).
+ *
+ * @param config The `config` of a RunRecord.
+ * @returns The epochs, the requirement when the config set one (the
+ *   default is `all`) and the targets.
+ *
+ * @example
+ * ```ts
+ * import { baselineSettings } from "./mod.ts";
+ * const s = baselineSettings({ epochs: { n: 3, require: "any" }, matrix: ["a", "b"] });
+ * if (s.epochs !== 3 || s.require !== "any" || s.targets?.join() !== "a,b") throw new Error();
+ * ```
+ */
+export function baselineSettings(
+  config: Record<string, unknown>,
+): { epochs: number; require?: CaseRequirement; targets?: string[] } {
+  const epochs = config.epochs as
+    | number
+    | { n?: number; require?: CaseRequirement }
+    | undefined;
+  const matrix = config.matrix;
+  return {
+    epochs: (typeof epochs === "number" ? epochs : epochs?.n) ?? 1,
+    ...(typeof epochs === "object" && epochs.require !== undefined
+      ? { require: epochs.require }
+      : {}),
+    ...(Array.isArray(matrix) && matrix.length > 1
+      ? { targets: matrix.map(String) }
+      : {}),
   };
 }
 

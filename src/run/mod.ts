@@ -39,6 +39,7 @@ export type {
 export {
   BaselineCollector,
   baselinePath,
+  baselineSettings,
   baselineText,
   casePasses,
   compareWithBaseline,

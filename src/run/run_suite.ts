@@ -736,6 +736,10 @@ export async function runSuite(
     const flush = async () => {
       const unit = previous?.get(group[0]?.unit_id ?? "");
       if (group.length === 0) return;
+      // A baseline keeps the earlier units' inputs and outputs too.
+      if (unit !== undefined && baselineModule !== undefined) {
+        collector?.addUnit(unit);
+      }
       await (unit !== undefined
         ? record?.addUnit(unit, group)
         : record?.addScores(group));

@@ -281,6 +281,113 @@ Deno.test("merge checks the config's gates on the merged run and exits 1", async
   });
 });
 
+Deno.test("merge --save-baseline writes the unsharded run's baseline; merge --baseline gates on it", async () => {
+  await using server = fakeLlm({ delayMs: 2 });
+  await withTempDir(async (dir) => {
+    // The suite in its own folder: a bare baseline name lives beside it.
+    await Deno.mkdir(`${dir}/suite`);
+    const config = await writeSuite(`${dir}/suite`, server.baseUrl, 12);
+    const whole = await cli(
+      ["run", config, "--no-cache", "--save-baseline", "whole"],
+      dir,
+    );
+    assert.equal(whole.code, 0, whole.stderr);
+    for (const k of [1, 2, 3]) {
+      const r = await cli([
+        "run",
+        config,
+        "--no-cache",
+        "--shard",
+        `${k}/3`,
+        "--record",
+        `${dir}/s${k}.json`,
+        "--out",
+        `${dir}/s${k}.ndjson`,
+      ], dir);
+      assert.equal(r.code, 0, r.stderr);
+    }
+    const records = [3, 1, 2].map((k) => `${dir}/s${k}.json`);
+    const saved = await cli(
+      ["merge", ...records, "--save-baseline", "merged"],
+      dir,
+    );
+    assert.equal(saved.code, 0, saved.stderr);
+    const folder = `${dir}/suite/.evalpipe/baselines`;
+    assert.match(
+      saved.stderr,
+      /baseline saved to .*suite\/\.evalpipe\/baselines\/merged\.json/,
+    );
+    // Byte for byte the baseline one machine saves: inputs, expected,
+    // outputs, epochs and Scores in the unsharded run's order.
+    const wholeText = await Deno.readTextFile(`${folder}/whole.json`);
+    assert.equal(await Deno.readTextFile(`${folder}/merged.json`), wholeText);
+    assert.match(wholeText, /"expected": "echo: q2"/);
+    assert.match(wholeText, /"epoch": 2/);
+    // Compared with the unsharded run's baseline, nothing changed.
+    const same = await cli(["merge", ...records, "--baseline", "whole"], dir);
+    assert.equal(same.code, 0, same.stderr);
+    assert.match(
+      same.stderr,
+      /Compared with baseline .*whole\.json[\s\S]*no case changed/,
+    );
+    // A baseline in which q1 passed (it fails now): a regression, exit 1.
+    const file = JSON.parse(wholeText);
+    for (const unit of file.units) {
+      if (unit.example_id !== "cases.jsonl#1") continue;
+      for (const s of unit.scores) {
+        if (s.metric === "exact_match") {
+          Object.assign(s, { value: 1, passed: true });
+        }
+      }
+    }
+    await Deno.writeTextFile(`${dir}/edited.json`, JSON.stringify(file));
+    // Scores files serve a comparison with a baseline given by path.
+    const scoresFiles = [1, 2, 3].map((k) => `${dir}/s${k}.ndjson`);
+    const worse = await cli(
+      ["merge", ...scoresFiles, "--baseline", `${dir}/edited.json`],
+      dir,
+    );
+    assert.equal(worse.code, 1, worse.stderr);
+    assert.ok(
+      worse.stderr.includes(
+        "newly failing (1):\n  cases.jsonl#1  exact_match  2/2 → 0/2",
+      ),
+      worse.stderr,
+    );
+    assert.match(
+      worse.stderr,
+      /regressed against baseline .*edited\.json.*: 1 newly failing/,
+    );
+    // A bare name needs the records' config path; saving needs outputs.
+    const bare = await cli(
+      ["merge", ...scoresFiles, "--baseline", "whole"],
+      dir,
+    );
+    assert.equal(bare.code, 2, bare.stderr);
+    assert.match(
+      bare.stderr,
+      /a baseline name is found beside the shards' config/,
+    );
+    const noOutputs = await cli(
+      ["merge", ...scoresFiles, "--save-baseline", `${dir}/b.json`],
+      dir,
+    );
+    assert.equal(noOutputs.code, 2, noOutputs.stderr);
+    assert.match(
+      noOutputs.stderr,
+      /--save-baseline needs every shard's RunRecord/,
+    );
+    // A missing baseline is heard before anything is written.
+    const missing = await cli(
+      ["merge", ...records, "--baseline", "nope", "--record", `${dir}/m.json`],
+      dir,
+    );
+    assert.equal(missing.code, 2, missing.stderr);
+    assert.match(missing.stderr, /Cannot read baseline .*nope\.json/);
+    await assert.rejects(Deno.stat(`${dir}/m.json`), Deno.errors.NotFound);
+  });
+});
+
 Deno.test("run --shard auto/n reads the engine's index; a missing or wrong one exits 2", async () => {
   await using server = fakeLlm();
   await withTempDir(async (dir) => {

@@ -82,6 +82,7 @@ Deno.test("run --save-baseline writes a small deterministic file; --baseline gat
       example_id: "d.jsonl#a",
       unit_id: "d.jsonl#a",
       input: "a",
+      expected: "1",
       output: "1",
       scores: [{
         metric: "exact_match",
@@ -317,5 +318,51 @@ Deno.test("run --save-baseline keeps no secret a target echoed", async () => {
     // The answer is kept, the token in it is not.
     assert.match(text, /"output": "you sent Bearer /);
     assert.doesNotMatch(text, /SECRET/);
+  });
+});
+
+Deno.test("run --resume --record --save-baseline keeps the earlier units' inputs and outputs", async () => {
+  await withTempDir(async (dir) => {
+    await suite(dir, { a: "1", b: "2", c: "3", d: "4" }, {
+      a: "1",
+      b: "x",
+      c: "3",
+      d: "4",
+    });
+    const config = `${dir}/evalpipe.yaml`;
+    const whole = await cli(
+      ["run", config, "--out", "s.ndjson", "--record", "r.json"],
+      dir,
+    );
+    assert.equal(whole.code, 0, whole.stderr);
+    const full = await cli(["run", config, "--save-baseline", "full"], dir);
+    assert.equal(full.code, 0, full.stderr);
+    // As if the run had stopped after two cases: resume does the rest.
+    const lines = (await Deno.readTextFile(`${dir}/s.ndjson`)).split("\n");
+    await Deno.writeTextFile(
+      `${dir}/s.ndjson`,
+      lines.slice(0, 2).join("\n") + "\n",
+    );
+    const resumed = await cli([
+      "run",
+      config,
+      "--out",
+      "s.ndjson",
+      "--record",
+      "r.json",
+      "--resume",
+      "--save-baseline",
+      "resumed",
+    ], dir);
+    assert.equal(resumed.code, 0, resumed.stderr);
+    assert.match(resumed.stderr, /after 2 already there/);
+    const folder = `${dir}/.evalpipe/baselines`;
+    const text = await Deno.readTextFile(`${folder}/resumed.json`);
+    // Case a and b were scored before the resume: their outputs are kept.
+    assert.match(
+      text,
+      /"unit_id": "d\.jsonl#b",\n\s+"input": "b",\n\s+"expected": "2",\n\s+"output": "x"/,
+    );
+    assert.equal(text, await Deno.readTextFile(`${folder}/full.json`));
   });
 });

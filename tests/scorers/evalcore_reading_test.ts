@@ -7,12 +7,9 @@
  */
 
 import assert from "node:assert/strict";
-import { CLI, cli } from "../_cli.ts";
-import { within, withTempDir, writeAndClose } from "../_proc.ts";
+import { cli, cliWithStdin } from "../_cli.ts";
+import { withTempDir } from "../_proc.ts";
 import { parseVerdict, SubprocessScorerError } from "../../mod.ts";
-
-const encoder = new TextEncoder();
-const decoder = new TextDecoder();
 
 /**
  * A scorer that answers with the Python dict given as its last argument,
@@ -42,35 +39,6 @@ else:
 
 const BOTH_NULL = "{'score': 0.7, 'passed': None, 'reason': None}";
 const PASSED_NULL = "{'score': 0.3, 'passed': None}";
-
-/** Runs the CLI in `dir` with `input` on stdin. */
-async function cliWithStdin(
-  args: string[],
-  input: string,
-  dir: string,
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", CLI, ...args],
-    cwd: dir,
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).spawn();
-  const [, output] = await within(
-    Promise.all([
-      writeAndClose(child.stdin, encoder.encode(input)),
-      child.output(),
-    ]),
-    60_000,
-    `evalpipe ${args[0]}`,
-  );
-  return {
-    code: output.code,
-    stdout: decoder.decode(output.stdout),
-    stderr: decoder.decode(output.stderr),
-  };
-}
 
 function lines(text: string): Record<string, unknown>[] {
   return text.split("\n").filter((l) => l !== "").map((l) => JSON.parse(l));
@@ -149,8 +117,9 @@ for (const { mode, flag, arg } of MODES) {
           "--name",
           "passed_null",
         ],
-        '{"input":"q1","output":"a1"}\n{"input":"q2","output":"a2"}\n',
         dir,
+        '{"input":"q1","output":"a1"}\n{"input":"q2","output":"a2"}\n',
+        60_000,
       );
       assert.deepEqual([out.code, out.stderr], [0, ""]);
       // passed defaults to score >= 0.5: 0.7 passes, 0.3 fails; no reason.
@@ -184,8 +153,9 @@ for (const { mode, flag, arg } of MODES) {
           "--name",
           "five",
         ],
-        '{"input":"q","output":"a"}\n',
         dir,
+        '{"input":"q","output":"a"}\n',
+        60_000,
       );
       assert.deepEqual([out.code, out.stderr], [0, ""]);
       const invalid = (cmd: string, stdout: string) =>
@@ -308,10 +278,11 @@ for (const { mode, flag, arg } of MODES) {
     await withScripts(async (dir) => {
       const out = await cliWithStdin(
         ["score", ...flag, "--scorer", `python3 echo.py ${arg}`.trim()],
+        dir,
         '{"input":"q","output":"a","context":"one string"}\n' +
           '{"input":"q","output":"a","context":["one string"]}\n' +
           '{"input":"q","output":"a","context":5}\n',
-        dir,
+        60_000,
       );
       assert.equal(out.code, 2, out.stderr);
       assert.equal(
