@@ -48,6 +48,6 @@ export {
 } from "./config.ts";
 export { datasetName, datasetsOf } from "./_datasets.ts";
 export type { NamedTarget, TargetChoice } from "./targets.ts";
-export { epochsOf, selectTargets } from "./targets.ts";
+export { epochsOf, isNetworkTarget, selectTargets } from "./targets.ts";
 export type { EnvTarget } from "./env_file.ts";
 export { loadEnvFile } from "./env_file.ts";

@@ -155,3 +155,20 @@ export function epochsOf(
   }
   return { n: epochs.n, require: epochs.require };
 }
+
+/**
+ * Whether a target calls over the network (`openai`, `http`): its answers
+ * are cached, its calls may be priced, and a replay run must not make them.
+ *
+ * @param target A target's config.
+ * @returns Whether it is a network target.
+ *
+ * @example
+ * ```ts
+ * import { isNetworkTarget } from "./mod.ts";
+ * if (!isNetworkTarget({ type: "openai", model: "m" }) || isNetworkTarget({ type: "replay" })) throw new Error();
+ * ```
+ */
+export function isNetworkTarget(target: TargetConfig): boolean {
+  return target.type === "openai" || target.type === "http";
+}

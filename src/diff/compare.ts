@@ -9,7 +9,7 @@
 import { Aggregator } from "../aggregate/aggregator.ts";
 import type { ValueRange } from "../aggregate/types.ts";
 import type { Score } from "../score/mod.ts";
-import { diffScores } from "./diff.ts";
+import { diffScores, type PairedDelta } from "./diff.ts";
 
 /**
  * One target's figures for one metric.
@@ -50,27 +50,11 @@ export interface TargetFigures {
  * if (d.target !== "slow" || d.against !== "fast" || d.delta !== 0.5 || d.newly_passing !== 1) throw new Error("unexpected");
  * ```
  */
-export interface TargetDelta {
-  /** The target compared. */
+export interface TargetDelta extends PairedDelta {
+  /** The target compared (B). */
   target: string;
-  /** The target it is compared with: the matrix's first. */
+  /** The target it is compared with (A): the matrix's first. */
   against: string;
-  /** Examples measured (scored and valid) by both. */
-  pairs: number;
-  /** The mean of this target − the first, over the pairs. */
-  delta: number | null;
-  /** The paired standard error of `delta`; `null` below two pairs. */
-  stderr: number | null;
-  /** The 95% interval of `delta` (Student's t); `null` below two pairs. */
-  ci95: [number, number] | null;
-  /** Pairs whose value rose. */
-  improved: number;
-  /** Pairs whose value fell. */
-  regressed: number;
-  /** Pairs that fail with the first target and pass with this one. */
-  newly_passing: number;
-  /** Pairs that pass with the first target and fail with this one. */
-  newly_failing: number;
 }
 
 /**

@@ -50,29 +50,20 @@ export interface Regression {
 }
 
 /**
- * How one metric changed from run A to run B, over the examples both
- * measured.
+ * A paired difference, B − A (a later run against an earlier, a target
+ * against a matrix's first), over the examples both sides measured.
  *
- * @example One example only in run B does not enter the pairs
+ * @example
  * ```ts
- * import { type DiffLine, diffScores } from "./mod.ts";
- * import { scored } from "../score/mod.ts";
- * const a = [scored("m", 0, { example_id: "d#1" })];
- * const b = [scored("m", 1, { example_id: "d#1" }), scored("m", 1, { example_id: "d#2" })];
- * const [line]: DiffLine[] = diffScores(a, b);
- * if (line?.pairs !== 1 || line.newly_passing !== 1 || line.only_b !== 1) throw new Error("unexpected");
+ * import type { PairedDelta } from "./mod.ts";
+ * const d: PairedDelta = { pairs: 2, delta: 0.5, stderr: 0.5, ci95: [-5.85, 6.85], improved: 1, regressed: 0, newly_passing: 1, newly_failing: 0 };
+ * if (d.newly_passing !== 1) throw new Error();
  * ```
  */
-export interface DiffLine {
-  /** The metric. */
-  metric: string;
-  /** Examples with an aggregatable value in both runs. */
+export interface PairedDelta {
+  /** Examples with an aggregatable value (scored and valid) on both sides. */
   pairs: number;
-  /** The mean in A over the pairs; `null` without pairs. */
-  mean_a: number | null;
-  /** The mean in B over the pairs. */
-  mean_b: number | null;
-  /** The mean of B − A over the pairs. */
+  /** The mean of B − A over the pairs; `null` without pairs. */
   delta: number | null;
   /** The paired standard error of `delta`; `null` below two pairs. */
   stderr: number | null;
@@ -86,6 +77,29 @@ export interface DiffLine {
   newly_passing: number;
   /** Pairs that passed in A and fail in B. */
   newly_failing: number;
+}
+
+/**
+ * How one metric changed from run A to run B, over the examples both
+ * measured.
+ *
+ * @example One example only in run B does not enter the pairs
+ * ```ts
+ * import { type DiffLine, diffScores } from "./mod.ts";
+ * import { scored } from "../score/mod.ts";
+ * const a = [scored("m", 0, { example_id: "d#1" })];
+ * const b = [scored("m", 1, { example_id: "d#1" }), scored("m", 1, { example_id: "d#2" })];
+ * const [line]: DiffLine[] = diffScores(a, b);
+ * if (line?.pairs !== 1 || line.newly_passing !== 1 || line.only_b !== 1) throw new Error("unexpected");
+ * ```
+ */
+export interface DiffLine extends PairedDelta {
+  /** The metric. */
+  metric: string;
+  /** The mean in A over the pairs; `null` without pairs. */
+  mean_a: number | null;
+  /** The mean in B over the pairs. */
+  mean_b: number | null;
   /** Examples with Scores of this metric in A only. */
   only_a: number;
   /** Examples with Scores of this metric in B only. */

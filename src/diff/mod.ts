@@ -5,7 +5,13 @@
  * @module
  */
 
-export type { DiffLine, Pairing, Regression, StatusCounts } from "./diff.ts";
+export type {
+  DiffLine,
+  PairedDelta,
+  Pairing,
+  Regression,
+  StatusCounts,
+} from "./diff.ts";
 export { caseIdOf, diffScores, pairingOf, significantlyWorse } from "./diff.ts";
 export type {
   CompareOptions,

@@ -224,3 +224,75 @@ function exists(path: string): boolean {
     throw error;
   }
 }
+
+/** Shell builtins and keywords: the shell runs these, no program on PATH. */
+const BUILTINS = new Set([
+  ".",
+  ":",
+  "[",
+  "alias",
+  "cd",
+  "command",
+  "eval",
+  "exec",
+  "exit",
+  "export",
+  "false",
+  "printf",
+  "echo",
+  "read",
+  "set",
+  "test",
+  "true",
+  "ulimit",
+  "umask",
+  "unset",
+  "wait",
+  "if",
+  "for",
+  "while",
+  "case",
+  "until",
+  "{",
+  "(",
+  "!",
+]);
+
+/**
+ * The program a shell command starts that is found nowhere, when it plainly
+ * names one: its first word after any `NAME=value`, looked for on `PATH`
+ * (a builtin or keyword is the shell's), or as a path from `cwd`.
+ *
+ * @param cmd The shell command.
+ * @param cwd The folder it runs in.
+ * @returns The missing program as written, or `undefined`.
+ *
+ * @example
+ * ```ts
+ * import { missingProgram } from "./command.ts";
+ * if (missingProgram("no-such-program-here --flag", "/") !== "no-such-program-here") throw new Error();
+ * if (missingProgram("sh -c 'exit 0'", "/") !== undefined || missingProgram("cd x && y", "/") !== undefined) throw new Error();
+ * ```
+ */
+export function missingProgram(
+  cmd: string,
+  cwd: string,
+): string | undefined {
+  const words = cmd.trim().split(/\s+/);
+  let i = 0;
+  while (i < words.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[i]!)) i++;
+  const program = words[i];
+  if (program === undefined || !/^[A-Za-z0-9_.\/+-]+$/.test(program)) {
+    return undefined; // quoting, expansions: the shell's to read
+  }
+  if (BUILTINS.has(program)) return undefined;
+  if (program.includes("/")) {
+    return isFile(resolveIn(cwd, program)) ? undefined : program;
+  }
+  const path = Deno.env.get("PATH") ?? "";
+  return path.split(":").some((dir) =>
+      dir !== "" && isFile(`${dir}/${program}`)
+    )
+    ? undefined
+    : program;
+}

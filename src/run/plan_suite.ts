@@ -19,7 +19,11 @@ import {
 } from "../config/config.ts";
 import { locateConfig } from "../config/_check.ts";
 import { loadDatasetBatches } from "../dataset/dataset.ts";
-import { missingScript, resolveIn } from "../process/command.ts";
+import {
+  missingProgram,
+  missingScript,
+  resolveIn,
+} from "../process/command.ts";
 import { DEFAULTS } from "../base/defaults.ts";
 import type { Scorer } from "../scorers/scorer.ts";
 import type { CacheMode } from "../targets/cache.ts";
@@ -29,6 +33,7 @@ import type { Unit } from "../dataset/unit.ts";
 import { unitIdOf } from "../targets/target.ts";
 import {
   epochsOf,
+  isNetworkTarget,
   type NamedTarget,
   selectTargets,
 } from "../config/targets.ts";
@@ -146,75 +151,6 @@ export interface SuitePlan {
       unknown: number;
     };
   };
-}
-
-const BUILTINS = new Set([
-  ".",
-  ":",
-  "[",
-  "alias",
-  "cd",
-  "command",
-  "eval",
-  "exec",
-  "exit",
-  "export",
-  "false",
-  "printf",
-  "echo",
-  "read",
-  "set",
-  "test",
-  "true",
-  "ulimit",
-  "umask",
-  "unset",
-  "wait",
-  "if",
-  "for",
-  "while",
-  "case",
-  "until",
-  "{",
-  "(",
-  "!",
-]);
-
-/**
- * The program a shell command starts that is found nowhere, when it plainly
- * names one: its first word after any `NAME=value`, looked for on `PATH`
- * (a builtin or keyword is the shell's), or as a path from `cwd`.
- */
-function missingProgram(cmd: string, cwd: string): string | undefined {
-  const words = cmd.trim().split(/\s+/);
-  let i = 0;
-  while (i < words.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[i]!)) i++;
-  const program = words[i];
-  if (program === undefined || !/^[A-Za-z0-9_.\/+-]+$/.test(program)) {
-    return undefined; // quoting, expansions: the shell's to read
-  }
-  if (BUILTINS.has(program)) return undefined;
-  const exists = (path: string) => {
-    try {
-      return Deno.statSync(path).isFile;
-    } catch (error) {
-      if (
-        error instanceof Deno.errors.NotFound ||
-        error instanceof Deno.errors.PermissionDenied ||
-        error instanceof Deno.errors.NotADirectory
-      ) return false;
-      throw error;
-    }
-  };
-  if (program.includes("/")) {
-    return exists(resolveIn(cwd, program)) ? undefined : program;
-  }
-  const path = Deno.env.get("PATH") ?? "";
-  return path.split(":").some((dir) =>
-      dir !== "" && exists(`${dir}/${program}`)
-    )
-    ? undefined
-    : program;
 }
 
 /** A command that cannot run as written, as a config error at its line. */
@@ -357,9 +293,7 @@ export async function planSuite(
     await Promise.all(scorers.map((s) => s.close?.()));
   }
   const epochs = options.epochs ?? epochsOf(config).n ?? DEFAULTS.epochs;
-  const isNetwork = (t: TargetConfig) =>
-    t.type === "openai" || t.type === "http";
-  const network = chosen.some((t) => isNetwork(t.config));
+  const network = chosen.some((t) => isNetworkTarget(t.config));
   const judges = scorers.filter((s) => s.cacheKey !== undefined);
   const readsCache = (mode === "auto" || mode === "replay") &&
     (network || judges.length > 0);
@@ -399,7 +333,7 @@ export async function planSuite(
               example.case,
               epoch,
               t.config.type === "replay",
-              isNetwork(t.config) ? cacheKeyOf : undefined,
+              isNetworkTarget(t.config) ? cacheKeyOf : undefined,
               built[k] as CacheableTarget,
               cache,
               targetCoverage,

@@ -55,6 +55,7 @@ import type { CaseRequirement } from "../aggregate/types.ts";
 import type { ComparisonLine } from "../diff/compare.ts";
 import {
   epochsOf,
+  isNetworkTarget,
   type NamedTarget,
   selectTargets,
 } from "../config/targets.ts";
@@ -374,10 +375,6 @@ async function writeRest(
   }
 }
 
-function isNetwork(target: TargetConfig): boolean {
-  return target.type === "openai" || target.type === "http";
-}
-
 /** The spend, when the run made (or found cached) any model call. */
 function spendIf(tally: SpendTally): Spend | undefined {
   const spend = tally.result();
@@ -647,7 +644,7 @@ export async function runSuite(
   }
   const signal = options.signal;
   const cache = mode === "off" ||
-      !selected.some((t) => isNetwork(t.config))
+      !selected.some((t) => isNetworkTarget(t.config))
     ? undefined
     : new (await import("../targets/cache.ts")).TargetCache(
       cacheFolder(options, cwd),
@@ -851,7 +848,7 @@ export async function runSuite(
   const keepUnits = baselineModule !== undefined ? collector : undefined;
   // Only a network target's units can carry a spend: a replay's run keeps
   // its fast path without this stage.
-  const priced = selected.some((t) => isNetwork(t.config));
+  const priced = selected.some((t) => isNetworkTarget(t.config));
   if (
     unitsOut !== undefined || joiner !== undefined || keepUnits !== undefined ||
     priced
