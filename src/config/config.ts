@@ -313,7 +313,10 @@ export async function buildScorers(
             m.targetEmbeddingCache(options.cache!)
           ),
       ]);
-      scorer = semanticSimilarity(settings, cache ? { cache } : {});
+      scorer = semanticSimilarity(settings, {
+        ...(cache ? { cache } : {}),
+        optionalKey: options.optionalKey,
+      });
     } else if (sc.type === "llm_judge") {
       const { llmJudge } = await import("../scorers/llm_judge.ts");
       scorer = llmJudge(withParams(sc), undefined, undefined, calls);

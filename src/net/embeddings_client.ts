@@ -110,6 +110,8 @@ export class EmbeddingsClient {
   #headers: Record<string, string>;
   #secrets: string[];
   #flow: NetworkFlow;
+  /** The API key's variable is not set (with `optionalKey`): every call fails. */
+  #missingKey: TemplateError | undefined;
 
   /**
    * Creates the client; reads the API key and the headers' variables from
@@ -117,11 +119,14 @@ export class EmbeddingsClient {
    *
    * @param settings The settings.
    * @param env Reads an environment variable.
+   * @param options With `optionalKey`, a missing API key fails each call
+   *   rather than the client (a replay run makes none).
    * @throws {TemplateError} When a variable the settings name is not set.
    */
   constructor(
     settings: EmbeddingSettings,
     env: (name: string) => string | undefined = (name) => Deno.env.get(name),
+    options: { optionalKey?: boolean | undefined } = {},
   ) {
     this.settings = settings;
     this.url = `${
@@ -138,12 +143,15 @@ export class EmbeddingsClient {
     if (settings.api_key_env !== undefined) {
       const key = env(settings.api_key_env);
       if (key === undefined || key === "") {
-        throw new TemplateError(
+        // A replay needs no key: the call that would need it fails alone.
+        this.#missingKey = new TemplateError(
           `The environment variable ${settings.api_key_env} is not set`,
         );
+        if (!options.optionalKey) throw this.#missingKey;
+      } else {
+        headers.authorization = `Bearer ${key}`;
+        secrets.push(key);
       }
-      headers.authorization = `Bearer ${key}`;
-      secrets.push(key);
     }
     headers["content-type"] = "application/json";
     this.#headers = headers;
@@ -181,6 +189,7 @@ export class EmbeddingsClient {
     texts: readonly string[],
     signal?: AbortSignal,
   ): Promise<Embeddings> {
+    if (this.#missingKey !== undefined) throw this.#missingKey;
     const secrets = this.#secrets;
     const body = JSON.stringify(this.body(texts));
     const { result, attempts } = await this.#flow.run(

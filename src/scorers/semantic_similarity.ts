@@ -112,6 +112,12 @@ export interface SemanticSimilarityOptions {
    * @default {undefined}
    */
   cache?: EmbeddingCache;
+  /**
+   * Whether a missing API key may wait for a call that needs it (a replay
+   * run, whose embeddings come from the cache).
+   * @default {false}
+   */
+  optionalKey?: boolean | undefined;
 }
 
 /** The default: every text asked of the client, in a request of its own. */
@@ -175,7 +181,9 @@ export function semanticSimilarity(
   checkThreshold("semantic_similarity", pass);
   const name = given ?? "semantic_similarity";
   const threshold = pass ?? 0.5;
-  const client = new EmbeddingsClient(endpoint, options.env);
+  const client = new EmbeddingsClient(endpoint, options.env, {
+    optionalKey: options.optionalKey,
+  });
   const cache = options.cache ?? UNCACHED;
   const version = `${name}@${
     fingerprint(JSON.stringify(client.identity), String(threshold)).slice(7, 15)

@@ -11,6 +11,7 @@ import {
   reply,
 } from "../_fake_llm.ts";
 import { withTempDir } from "../_proc.ts";
+import { cli } from "../_cli.ts";
 import {
   ConfigError,
   runSuite,
@@ -326,5 +327,50 @@ Deno.test("semantic_similarity in a config: a missing key variable is a config e
         error instanceof ConfigError &&
         error.message.includes("EVALPIPE_TEST_UNSET_KEY is not set"),
     );
+  });
+});
+
+Deno.test("semantic_similarity replays from the cache with no API key set; a text not cached fails alone, no request", async () => {
+  await withTempDir(async (dir) => {
+    await using server = fakeLlm({ handler: embeddings(vectorOf) });
+    const path = await suite(dir, server.baseUrl);
+    const config = (await Deno.readTextFile(path)).replace(
+      "threshold: 0.9 }",
+      "threshold: 0.9, api_key_env: EVALPIPE_TEST_EMBED_KEY }",
+    );
+    await Deno.writeTextFile(path, config);
+    const live = await cli(["run", "suite.yaml"], dir, {
+      EVALPIPE_TEST_EMBED_KEY: "sk-embed",
+    });
+    assert.equal(live.code, 0, live.stderr);
+    const asked = server.count;
+    assert.equal(asked, 4);
+    // CI without the key: every embedding comes from the cache.
+    const replayed = await cli(["run", "suite.yaml", "--cache", "replay"], dir);
+    assert.equal(replayed.code, 0, replayed.stderr);
+    assert.equal(replayed.stdout, live.stdout);
+    assert.equal(server.count, asked);
+    // A case whose text was never embedded: that Score fails, not the run.
+    await Deno.writeTextFile(
+      `${dir}/cases.jsonl`,
+      JSON.stringify({ input: "new?", output: "no", expected: "yes" }) + "\n",
+      { append: true },
+    );
+    const missing = await cli(["run", "suite.yaml", "--cache", "replay"], dir);
+    assert.equal(server.count, asked, "replay made a request");
+    const scores = missing.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    assert.equal(scores.length, 4);
+    assert.deepEqual(
+      scores.slice(0, 3),
+      JSON.parse(`[${live.stdout.trim().split("\n").join(",")}]`),
+    );
+    assert.equal(scores[3].status, "error");
+    assert.match(scores[3].reason, /cache mode "replay" makes no call/);
+    assert.equal(scores[3].value, null);
+    assert.doesNotMatch(missing.stderr, /EVALPIPE_TEST_EMBED_KEY is not set/);
+    // Outside replay, the key a run needs must be set.
+    const auto = await cli(["run", "suite.yaml"], dir);
+    assert.equal(auto.code, 2, auto.stderr);
+    assert.match(auto.stderr, /EVALPIPE_TEST_EMBED_KEY is not set/);
   });
 });
