@@ -18,6 +18,11 @@ import {
   significantlyWorse,
 } from "../diff/diff.ts";
 import { resolveIn } from "../process/command.ts";
+import {
+  isRunRecord,
+  parseRunRecord,
+  RunRecordError,
+} from "../record/run_record.ts";
 import { aggregatable, parseScore, type Score } from "../score/mod.ts";
 
 /** What a baseline name may be: a file name, without a folder. */
@@ -386,6 +391,35 @@ export async function readBaseline(
   }
   const bad = (why: string) =>
     new InputError(`Invalid baseline ${JSON.stringify(path)}: ${why}`);
+  if (isRunRecord(text)) {
+    // A run's record serves as its baseline: a merged shard run's, an
+    // earlier run's kept by CI.
+    let record;
+    try {
+      record = parseRunRecord(text, path);
+    } catch (error) {
+      if (!(error instanceof RunRecordError)) throw error;
+      throw bad(error.message);
+    }
+    if (!record.complete) {
+      throw bad(
+        "the run it records did not finish, so cases it never ran would count as removed (resume it, or merge every shard)",
+      );
+    }
+    const settings = baselineSettings(record.config);
+    return {
+      file: {
+        evalpipe_baseline: 1,
+        epochs: settings.epochs,
+        require: settings.require ?? "all",
+        ...(settings.targets !== undefined
+          ? { targets: settings.targets }
+          : {}),
+        units: [],
+      },
+      scores: record.scores,
+    };
+  }
   let value: unknown;
   try {
     value = JSON.parse(text);

@@ -308,7 +308,14 @@ Deno.test("merge --save-baseline writes the unsharded run's baseline; merge --ba
     }
     const records = [3, 1, 2].map((k) => `${dir}/s${k}.json`);
     const saved = await cli(
-      ["merge", ...records, "--save-baseline", "merged"],
+      [
+        "merge",
+        ...records,
+        "--save-baseline",
+        "merged",
+        "--record",
+        `${dir}/merged.json`,
+      ],
       dir,
     );
     assert.equal(saved.code, 0, saved.stderr);
@@ -330,6 +337,27 @@ Deno.test("merge --save-baseline writes the unsharded run's baseline; merge --ba
       same.stderr,
       /Compared with baseline .*whole\.json[\s\S]*no case changed/,
     );
+    // The merged record serves as a baseline itself.
+    const onRecord = await cli(
+      ["run", config, "--no-cache", "--baseline", `${dir}/merged.json`],
+      dir,
+    );
+    assert.equal(onRecord.code, 0, onRecord.stderr);
+    assert.match(onRecord.stderr, /merged\.json":\nno case changed/);
+    // But not one of a run that did not finish: its missing cases would
+    // look removed.
+    const recordText = await Deno.readTextFile(`${dir}/merged.json`);
+    assert.match(recordText, /"complete":true/);
+    await Deno.writeTextFile(
+      `${dir}/cut.json`,
+      recordText.replace('"complete":true', '"complete":false'),
+    );
+    const cut = await cli(
+      ["run", config, "--no-cache", "--baseline", `${dir}/cut.json`],
+      dir,
+    );
+    assert.equal(cut.code, 2, cut.stderr);
+    assert.match(cut.stderr, /Invalid baseline .*cut\.json.*did not finish/);
     // A baseline in which q1 passed (it fails now): a regression, exit 1.
     const file = JSON.parse(wholeText);
     for (const unit of file.units) {
