@@ -17,19 +17,10 @@ export async function writeHtmlReport(
   a: ReportRun,
   b?: ReportRun,
 ): Promise<void> {
-  const [{ htmlReport }, { replaceFile }, { splitMatrixRun }] = await Promise
-    .all([
-      import("../report/html.ts"),
-      import("../io/replace_file.ts"),
-      import("../report/matrix_runs.ts"),
-    ]);
-  // A matrix record alone: its first two targets, compared as two runs.
-  const targets = b === undefined ? splitMatrixRun(a) : undefined;
-  await replaceFile(
-    path,
-    targets !== undefined
-      ? htmlReport(targets[0]!, targets[1])
-      : htmlReport(a, b),
-    { name: "HTML report" },
-  );
+  const [{ htmlReport }, { replaceFile }] = await Promise.all([
+    import("../report/html.ts"),
+    import("../io/replace_file.ts"),
+  ]);
+  // A matrix record alone shows every target, each against the first.
+  await replaceFile(path, htmlReport(a, b), { name: "HTML report" });
 }

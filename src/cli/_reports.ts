@@ -100,6 +100,50 @@ export async function writeReports(
   }
 }
 
+/**
+ * Refuses, before anything runs, a report whose folder is missing or is not
+ * a folder: the same input error (exit 2) for `run` and `report`. A report the disk refuses later is still an output lost (exit 3).
+ */
+export async function checkReportFolders(
+  files: Readonly<Record<string, string | undefined>>,
+): Promise<void> {
+  const { InputError, osErrorText } = await import("../base/errors.ts");
+  const names: Record<string, string> = {
+    html: "HTML report",
+    junit: "JUnit report",
+    markdown: "Markdown report",
+  };
+  for (const [flag, path] of Object.entries(files)) {
+    if (path === undefined) continue;
+    const name = `${names[flag] ?? `--${flag}`} ${JSON.stringify(path)}`;
+    const slash = path.lastIndexOf("/");
+    if (slash < 0) continue;
+    const folder = path.slice(0, slash) || "/";
+    let info: Deno.FileInfo;
+    try {
+      info = await Deno.stat(folder);
+    } catch (error) {
+      if (
+        !(error instanceof Deno.errors.NotFound ||
+          error instanceof Deno.errors.NotADirectory ||
+          error instanceof Deno.errors.PermissionDenied)
+      ) throw error;
+      throw new InputError(
+        `Cannot write ${name}: ${
+          error instanceof Deno.errors.PermissionDenied
+            ? osErrorText(error)
+            : "no such folder"
+        } ${JSON.stringify(folder)}`,
+      );
+    }
+    if (!info.isDirectory) {
+      throw new InputError(
+        `Cannot write ${name}: ${JSON.stringify(folder)} is not a folder`,
+      );
+    }
+  }
+}
+
 /** Whether any report is asked for. */
 export function wantsReports(
   files: Readonly<Record<string, string | undefined>>,

@@ -9,7 +9,12 @@ import { defineCommand } from "./command.ts";
 import { UsageError } from "./flags.ts";
 import { say } from "./_output.ts";
 import { readResults } from "./_results.ts";
-import { REPORT_FLAGS, REPORT_FORMATS, writeReports } from "./_reports.ts";
+import {
+  checkReportFolders,
+  REPORT_FLAGS,
+  REPORT_FORMATS,
+  writeReports,
+} from "./_reports.ts";
 
 /** The `report` command. */
 export const report = defineCommand({
@@ -60,6 +65,7 @@ failing cases) describe one RunRecord.`,
         "--junit and --markdown describe one run: give them one RunRecord",
       );
     }
+    await checkReportFolders({ html: flags.html, ...files });
     const read = await Promise.all(paths.map(readResults));
     if (ci) {
       const [file] = read;

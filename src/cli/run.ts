@@ -291,9 +291,13 @@ and a summary table on stderr.`,
     let recordPath = flags.record;
     let tempRecord: string | undefined;
     let htmlLost = false;
+    let htmlRefused = false;
     const beforeWrite = async (
       files: import("../run/run_suite.ts").SuiteFiles,
     ) => {
+      // --- report folders (issue 14): refused before any call, as `report` does ---
+      const { checkReportFolders } = await import("./_reports.ts");
+      await checkReportFolders({ html: flags.html, ...reportFiles });
       await refuseSameFile(
         [
           ...(outPath !== undefined
@@ -543,11 +547,14 @@ and a summary table on stderr.`,
           await writeRunReport(recordPath, flags.html);
           say(`HTML report written to ${flags.html}`);
         } catch (error) {
-          // The Scores are written; a report that cannot be is an output lost.
+          // The Scores are written; a report the disk refuses is an output
+          // lost (3), one whose folder went missing meanwhile a usage error (2).
           const { exitCodeOf } = await import("../base/errors.ts");
-          if (exitCodeOf(error) === undefined) throw error;
+          const code = exitCodeOf(error);
+          if (code === undefined) throw error;
           say(`evalpipe: ${(error as Error).message}`);
-          failed.push(htmlName);
+          if (code === OUTPUT_EXIT_CODE) failed.push(htmlName);
+          else htmlRefused = true;
         }
       }
       const sig = interrupt.signal;
@@ -595,7 +602,7 @@ and a summary table on stderr.`,
         );
         return OUTPUT_EXIT_CODE;
       }
-      if (summary.invalidRecords > 0) return 2;
+      if (summary.invalidRecords > 0 || htmlRefused) return 2;
       // --- baselines (issue 14) ---
       if (summary.baseline?.failed) {
         const { formatRegression } = await import("../report/comparison.ts");

@@ -4,8 +4,10 @@
 import { Aggregator } from "../aggregate/aggregator.ts";
 import { checkGates, type Gate } from "../aggregate/gates.ts";
 import type { Aggregate } from "../aggregate/types.ts";
+import type { ComparisonLine } from "../diff/compare.ts";
 import { type DiffLine, diffScores } from "../diff/diff.ts";
 import { aggregatable, type Score } from "../score/mod.ts";
+import { matrixComparison, splitMatrixRun } from "./matrix_runs.ts";
 import type { ReportRun, ReportUnit } from "./report_run.ts";
 import { formatSpend, hasSpend, SpendTally } from "../record/spend.ts";
 
@@ -40,7 +42,10 @@ export interface PageUnit {
   s: Array<PageScore | null>;
 }
 
-/** One row of the cases table: a unit of run A, of run B, or of both. */
+/**
+ * One row of the cases table: a unit of run A, of run B, or of both; or, for
+ * a matrix run, the case's unit of each target.
+ */
 export interface PageRow {
   /** The unit id. */
   id: string;
@@ -48,9 +53,16 @@ export interface PageRow {
   ex?: string;
   /** The epoch, when known. */
   ep?: number;
+  /** Run A's unit; in a matrix, the first target's. */
   a: PageUnit | null;
   b?: PageUnit | null;
-  /** Two runs: -1 newly failing, 1 newly passing, 0 neither. */
+  /** In a matrix: the units of the targets after the first, in order. */
+  rest?: Array<PageUnit | null>;
+  /**
+   * Two runs: -1 newly failing in B, 1 newly passing, 0 neither. A matrix:
+   * -1 when a later target fails what the first passes, else 1 when one
+   * passes what the first fails.
+   */
   ch?: number;
 }
 
@@ -76,8 +88,11 @@ export interface PageChart {
   bounds: [number, number] | null;
 }
 
-/** One run's summary as the page shows it. */
+/** One run's summary as the page shows it: a run, or a matrix's target. */
 export interface PageRun {
+  /** `run` (A or B, or the one run) or `target` (a matrix's). */
+  noun: "run" | "target";
+  /** "A", "B", the target's name, or empty for the one run. */
   label: string;
   facts: Array<[string, string]>;
   aggregates: Array<Omit<Aggregate, "sums">>;
@@ -95,6 +110,8 @@ export interface PageData {
   metrics: string[];
   runs: PageRun[];
   diff: Array<Omit<DiffLine, "regressions">> | null;
+  /** A matrix run: the comparison of its targets, as `diff RECORD` prints it. */
+  comparison: ComparisonLine[] | null;
   rows: PageRow[];
   /** The evaluator versions the Scores name, each once. */
   evaluators: string[];
@@ -225,6 +242,16 @@ function spendOf(run: ReportRun): string | undefined {
     : undefined;
 }
 
+/** A target's config as one line: its type and where it runs. */
+function targetText(target: Record<string, unknown>): string | undefined {
+  const where = target.cmd ?? target.url ?? target.base_url;
+  return typeof target.type === "string"
+    ? `${target.type}${
+      typeof where === "string" ? `: ${noUserinfo(where)}` : ""
+    }`
+    : undefined;
+}
+
 function facts(run: ReportRun): Array<[string, string]> {
   const out: Array<[string, string]> = [];
   const add = (name: string, value: unknown) => {
@@ -236,21 +263,25 @@ function facts(run: ReportRun): Array<[string, string]> {
   add("run", run.run_id);
   add("config", run.config_path);
   add("dataset", config.dataset);
-  const where = target.cmd ?? target.url ?? target.base_url;
-  add(
-    "target",
-    typeof target.type === "string"
-      ? `${target.type}${
-        typeof where === "string" ? `: ${noUserinfo(where)}` : ""
-      }`
-      : undefined,
-  );
+  add("target", targetText(target));
   const models = new Set<string>();
   if (typeof target.model === "string") models.add(target.model);
+  if (!isObject(config.target) && isObject(config.targets)) {
+    for (const t of Object.values(config.targets)) {
+      if (isObject(t) && typeof t.model === "string") models.add(t.model);
+    }
+  }
   for (const u of run.units ?? []) {
     const m = isObject(u.target) ? u.target.model : undefined;
     if (typeof m === "string" && models.size < 5) models.add(m);
   }
+  // A matrix config (not split per target): each of its targets.
+  if (!isObject(config.target) && isObject(config.targets)) {
+    for (const [name, t] of Object.entries(config.targets)) {
+      add(`target ${name}`, isObject(t) ? targetText(t) : undefined);
+    }
+  }
+  if (Array.isArray(config.matrix)) add("matrix", config.matrix.join(", "));
   add("model", [...models].join(", "));
   add("started", run.started_at);
   add("finished", run.finished_at ?? undefined);
@@ -324,7 +355,16 @@ function charts(
 
 function aggregatesOf(run: ReportRun): Aggregate[] {
   if (run.aggregates !== undefined) return [...run.aggregates];
-  const aggregator = new Aggregator({ grouped: true });
+  const ranges = run.value_ranges;
+  const aggregator = new Aggregator({
+    grouped: true,
+    ...(ranges !== undefined
+      ? {
+        valueRange: (metric: string) =>
+          Object.hasOwn(ranges, metric) ? ranges[metric] : undefined,
+      }
+      : {}),
+  });
   for (const s of run.scores) aggregator.add(s);
   return aggregator.results();
 }
@@ -448,9 +488,11 @@ function pageRun(
   run: ReportRun,
   label: string,
   aggregates: readonly Aggregate[],
+  noun: PageRun["noun"] = "run",
 ): PageRun {
   const gates = pageGates(run.config, aggregates);
   return {
+    noun,
     label,
     facts: facts(run),
     aggregates: aggregates.map(({ sums: _, ...rest }) => rest),
@@ -473,6 +515,10 @@ export function pageData(
   b: ReportRun | undefined,
   title: string,
 ): PageData {
+  if (b === undefined) {
+    const targets = splitMatrixRun(a);
+    if (targets !== undefined) return matrixData(a, targets, title);
+  }
   const aggA = aggregatesOf(a);
   const aggB = b === undefined ? [] : aggregatesOf(b);
   const metrics = [
@@ -491,6 +537,7 @@ export function pageData(
       metrics,
       runs: [pageRun(a, "", aggA)],
       diff: null,
+      comparison: null,
       rows: unitsA.map((k) => row(k, k.unit)),
       evaluators: evaluators.list,
     };
@@ -514,12 +561,7 @@ export function pageData(
     r.ch = change.get(r.ex ?? r.id) ?? 0;
     rows.push(r);
   }
-  // Newly failing cases first, then newly passing, then the rest in order.
-  const rank = (ch: number | undefined) => ch === -1 ? 0 : ch === 1 ? 1 : 2;
-  const sorted = rows
-    .map((r, i) => [r, i] as const)
-    .sort(([p, i], [q, j]) => rank(p.ch) - rank(q.ch) || i - j)
-    .map(([r]) => r);
+  const sorted = changedFirst(rows);
   return {
     title,
     metrics,
@@ -527,6 +569,7 @@ export function pageData(
     diff: diffScores(a.scores, b.scores).map(({ regressions: _, ...rest }) =>
       rest
     ),
+    comparison: null,
     rows: sorted,
     evaluators: evaluators.list,
   };
@@ -537,4 +580,67 @@ function row(k: Keyed, a: PageUnit | null): PageRow {
   if (k.ex !== k.id) r.ex = k.ex;
   if (k.ep !== undefined) r.ep = k.ep;
   return r;
+}
+
+/** Newly failing cases first, then newly passing, then the rest in order. */
+function changedFirst(rows: readonly PageRow[]): PageRow[] {
+  const rank = (ch: number | undefined) => ch === -1 ? 0 : ch === 1 ? 1 : 2;
+  return rows
+    .map((r, i) => [r, i] as const)
+    .sort(([p, i], [q, j]) => rank(p.ch) - rank(q.ch) || i - j)
+    .map(([r]) => r);
+}
+
+/**
+ * A matrix run: a summary per target, the comparison of every target with
+ * the first, and a row per case with each target's unit.
+ */
+function matrixData(
+  run: ReportRun,
+  targets: readonly ReportRun[],
+  title: string,
+): PageData {
+  const names = targets.map((t) => String(t.config?.target_name ?? ""));
+  // The record's own aggregates, computed by the run; else from the Scores.
+  const aggregates = targets.map((t, i) =>
+    run.aggregates !== undefined
+      ? run.aggregates.filter((x) => x.target_name === names[i])
+        .map(({ target_name: _, ...x }) => x)
+      : aggregatesOf(t)
+  );
+  const metrics = [
+    ...new Set([
+      ...aggregates.flatMap((list) => list.map((x) => x.metric)),
+      ...run.scores.map((s) => s.metric),
+    ]),
+  ].sort();
+  const evaluators = new Interned();
+  const units = targets.map((t) =>
+    new Map(keyedUnits(t, metrics, evaluators).map((k) => [k.id, k]))
+  );
+  // Every case once, in the order the targets first name it.
+  const order = new Map<string, Keyed>();
+  for (const byId of units) {
+    for (const [id, k] of byId) if (!order.has(id)) order.set(id, k);
+  }
+  const change = targets.slice(1).map((t) => changes(targets[0]!, t));
+  const rows = [...order.values()].map((k) => {
+    const r = row(k, units[0]!.get(k.id)?.unit ?? null);
+    r.rest = units.slice(1).map((byId) => byId.get(k.id)?.unit ?? null);
+    const ex = r.ex ?? r.id;
+    const flips = change.map((c) => c.get(ex) ?? 0);
+    r.ch = flips.includes(-1) ? -1 : flips.includes(1) ? 1 : 0;
+    return r;
+  });
+  return {
+    title,
+    metrics,
+    runs: targets.map((t, i) =>
+      pageRun(t, names[i]!, aggregates[i]!, "target")
+    ),
+    diff: null,
+    comparison: matrixComparison(run) ?? null,
+    rows: changedFirst(rows),
+    evaluators: evaluators.list,
+  };
 }

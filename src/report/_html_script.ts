@@ -8,7 +8,10 @@
 export const SCRIPT = String.raw`"use strict";
 (function () {
 var D = JSON.parse(document.getElementById("report-data").textContent);
-var M = D.metrics, ROWS = D.rows, TWO = D.runs.length === 2, RH = 28;
+var M = D.metrics, ROWS = D.rows, RH = 28;
+// A matrix run: a summary per target, each unit of a case side by side.
+var MATRIX = !!D.comparison, TWO = !MATRIX && D.runs.length === 2;
+var NAMES = D.runs.map(function (r) { return r.label; });
 var STATUSES = ["scored", "blocked", "non_evaluable", "skipped", "error"];
 // The page's data leaves out what is common (status scored, validity valid,
 // an example id equal to the unit id): these read it back, row by row as needed.
@@ -50,6 +53,10 @@ function num(x, d) { return x === null || x === undefined ? "\u2013" : Number(x)
 function fig(x) { return typeof x === "number" && Number.isInteger(x) ? String(x) : num(x); }
 function pct(x) { return x === null || x === undefined ? "\u2013" : (x * 100).toFixed(1) + "%"; }
 function iv(c) { return c ? "[" + num(c[0]) + ", " + num(c[1]) + "]" : ""; }
+// A difference, as the comparison on stderr writes it: "+0.250", "-0.500".
+function sg(x) { return x === null || x === undefined ? "\u2013" : (x >= 0 ? "+" : "") + Number(x).toFixed(3); }
+function ivs(c) { return c ? "[" + sg(c[0]) + ", " + sg(c[1]) + "]" : ""; }
+function runName(run) { return run.label ? run.noun + " " + run.label : ""; }
 function table(head, rows, numeric) {
   var t = el("table", "t"), thead = el("thead"), tr = el("tr");
   head.forEach(function (h, i) {
@@ -87,10 +94,13 @@ function verdict(s) {
 
 var app = document.getElementById("app");
 var header = add(el("header"), el("h1", "", D.title));
-var sub = D.runs.map(function (r) {
+function runId(r) {
   var id = r.facts.filter(function (f) { return f[0] === "run"; })[0];
-  return (r.label ? r.label + ": " : "") + (id ? id[1] : "run");
-}).join("  \u2192  ");
+  return id ? id[1] : "run";
+}
+var sub = MATRIX
+  ? runId(D.runs[0]).replace(/ \(target [^]*\)$/, "") + ": targets " + NAMES.join(", ") + ", each against " + NAMES[0]
+  : D.runs.map(function (r) { return (r.label ? r.label + ": " : "") + runId(r); }).join("  \u2192  ");
 add(header, el("p", "muted", sub));
 var main = el("main");
 add(app, header, main);
@@ -99,7 +109,7 @@ add(app, header, main);
 D.runs.forEach(function (run) {
   var sec = el("section");
   sec.setAttribute("aria-label", "Summary" + (run.label ? " " + run.label : ""));
-  add(sec, el("h2", "", "Summary" + (run.label ? " \u2014 run " + run.label : "")));
+  add(sec, el("h2", "", "Summary" + (run.label ? " \u2014 " + runName(run) : "")));
   add(sec, table(
     ["metric", "mean", "95% interval", "coverage", "failures as 0\u20261", "pass rate", "n", "scored", "invalid", "error", "blocked", "skipped", "non_evaluable"],
     run.aggregates.map(function (a) {
@@ -157,7 +167,7 @@ D.runs.forEach(function (run) {
       var W = 240, H = 110, P = 18, max = Math.max.apply(null, c.bins.concat([1]));
       var s = svg("svg", { width: W, height: H + 30, viewBox: "0 0 " + W + " " + (H + 30), role: "img" });
       var total = c.bins.reduce(function (x, y) { return x + y; }, 0);
-      s.setAttribute("aria-label", "Distribution of " + c.metric + (run.label ? " in run " + run.label : "") + ": " + total + " values");
+      s.setAttribute("aria-label", "Distribution of " + c.metric + (run.label ? " in " + runName(run) : "") + ": " + total + " values");
       var bw = (W - 2 * P) / c.bins.length;
       c.bins.forEach(function (b, i) {
         var h = b / max * (H - 10);
@@ -178,8 +188,17 @@ D.runs.forEach(function (run) {
       box.appendChild(fig);
     });
   });
-  if (D.diff) {
-    D.diff.forEach(function (d) {
+  // The differences: B against A, or each target against the first.
+  var deltas = D.diff ? D.diff.map(function (d) {
+    return { metric: d.metric, delta: d.delta, ci95: d.ci95, what: "B \u2212 A" };
+  }) : [];
+  (D.comparison || []).forEach(function (l) {
+    l.versus.forEach(function (d) {
+      deltas.push({ metric: l.metric, delta: d.delta, ci95: d.ci95, what: d.target + " \u2212 " + d.against });
+    });
+  });
+  if (deltas.length > 0) {
+    deltas.forEach(function (d) {
       var W = 240, H = 40, P = 18;
       var m = Math.max(0.05, Math.abs(d.delta || 0), d.ci95 ? Math.max(Math.abs(d.ci95[0]), Math.abs(d.ci95[1])) : 0);
       var sx = function (v) { return P + (v + m) / (2 * m) * (W - 2 * P); };
@@ -192,7 +211,7 @@ D.runs.forEach(function (run) {
       var t2 = svg("text", { x: W - P, y: 38, "text-anchor": "end" }); t2.textContent = "+" + num(m, 2); s.appendChild(t2);
       var fig = add(el("figure", "chart"), s);
       fig.style.margin = "0";
-      add(fig, el("figcaption", "muted", d.metric + ": B \u2212 A " + num(d.delta) + " " + iv(d.ci95)));
+      add(fig, el("figcaption", "muted", d.metric + ": " + d.what + " " + num(d.delta) + " " + iv(d.ci95)));
       box.appendChild(fig);
     });
   }
@@ -212,14 +231,43 @@ if (D.diff) {
   main.appendChild(ds);
 }
 
-// The cases.
+// A matrix run: per metric each target's mean, each target against the first.
+if (MATRIX) {
+  var cs = el("section");
+  cs.setAttribute("aria-label", "Comparison");
+  add(cs, el("h2", "", "Targets against " + NAMES[0] + " (paired by example)"));
+  var crows = [];
+  D.comparison.forEach(function (l) {
+    l.targets.forEach(function (t, i) {
+      var d = i === 0 ? null : l.versus[i - 1];
+      crows.push([l.metric, d ? t.target + " vs " + d.against : t.target, num(t.mean) + (t.ci95 ? " " + iv(t.ci95) : ""),
+        d ? sg(d.delta) + (d.ci95 ? " " + ivs(d.ci95) : "") : "", d ? String(d.pairs) : "",
+        d ? el("span", d.newly_failing > 0 ? "fail" : "", String(d.newly_failing)) : "", d ? String(d.newly_passing) : "",
+        d ? String(d.improved) : "", d ? String(d.regressed) : ""]);
+    });
+  });
+  add(cs, table(["metric", "target", "mean [95% CI]", "\u0394 vs first [95% CI]", "pairs", "pass\u2192fail", "fail\u2192pass", "improved", "regressed"],
+    crows, [0, 0, 1, 1, 1, 1, 1, 1, 1]));
+  main.appendChild(cs);
+}
+
+// The cases: with two runs one column per metric ("A \u2192 B" where they
+// differ); in a matrix one per metric and target.
+var SIDES = MATRIX ? NAMES.length : 1;
+function sideOf(r, k) { return (MATRIX ? (k === 0 ? r.a : r.rest[k - 1]) : TWO ? r.b || r.a : r.a) || { s: [] }; }
+function sidesOf(r) { return MATRIX ? [r.a].concat(r.rest) : TWO ? [r.a, r.b] : [r.a]; }
 var cols = [{ name: "unit", w: "minmax(180px,2fr)", key: function (r) { return r.id; } }];
-if (TWO) cols.push({ name: "change", w: "120px", key: function (r) { return r.ch; } });
+if (TWO || MATRIX) cols.push({ name: "change", w: "120px", key: function (r) { return r.ch; } });
 M.forEach(function (m, i) {
-  cols.push({ name: m, w: "minmax(110px,1fr)", metric: i, key: function (r) { return verdict(unitOf(r).s[i]).key; } });
+  for (var k = 0; k < SIDES; k++) (function (k) {
+    cols.push({ name: MATRIX ? m + " \u00b7 " + NAMES[k] : m, w: "minmax(110px,1fr)", metric: i, side: k,
+      key: function (r) { return verdict(sideOf(r, k).s[i]).key; } });
+  })(k);
 });
-cols.push({ name: "latency", w: "100px", numeric: true, key: function (r) { var ms = msOf(unitOf(r)); return ms === undefined ? Infinity : ms; } });
-function unitOf(r) { return (TWO ? r.b || r.a : r.a) || { s: [] }; }
+for (var k = 0; k < SIDES; k++) (function (k) {
+  cols.push({ name: MATRIX ? "latency \u00b7 " + NAMES[k] : "latency", w: "100px", numeric: true, side: k,
+    key: function (r) { var ms = msOf(sideOf(r, k)); return ms === undefined ? Infinity : ms; } });
+})(k);
 
 var cases = el("section");
 cases.setAttribute("aria-label", "Cases");
@@ -234,7 +282,7 @@ function select(options) {
 var fMetric = select([["", "all metrics"]].concat(M.map(function (m, i) { return [String(i), m]; })));
 var fStatus = select([["", "any status"]].concat(STATUSES.map(function (s) { return [s, s]; })));
 var fPass = select([["", "pass or fail"], ["pass", "passed"], ["fail", "failed"]]);
-var fChange = TWO ? select([["", "any change"], ["-1", "newly failing"], ["1", "newly passing"], ["0", "neither"]]) : null;
+var fChange = TWO || MATRIX ? select([["", "any change"], ["-1", "newly failing"], ["1", "newly passing"], ["0", "neither"]]) : null;
 var fText = el("input");
 fText.type = "search";
 fText.placeholder = "search input and output";
@@ -284,7 +332,7 @@ function matches(r) {
   var mi = fMetric.value === "" ? -1 : Number(fMetric.value);
   var st = fStatus.value, pf = fPass.value;
   if (fChange && fChange.value !== "" && String(r.ch) !== fChange.value) return false;
-  var units = TWO ? [r.a, r.b] : [r.a];
+  var units = sidesOf(r);
   if (st !== "" || pf !== "" || mi >= 0) {
     var any = false, failed = false, passed = false;
     for (var k = 0; k < units.length; k++) {
@@ -309,7 +357,7 @@ function matches(r) {
 }
 function text(r) {
   var parts = [r.id];
-  [r.a, r.b].forEach(function (u) { if (u) parts.push(show(u.in), show(u.out)); });
+  sidesOf(r).forEach(function (u) { if (u) parts.push(show(u.in), show(u.out)); });
   return parts.join("\n").toLowerCase();
 }
 function refilter() {
@@ -357,18 +405,22 @@ function rowEl(vi) {
   e.setAttribute("data-unit", r.id);
   e.style.top = vi * RH + "px";
   add(e, el("span", "", r.id));
-  if (TWO) add(e, el("span", r.ch === -1 ? "fail" : r.ch === 1 ? "pass" : "muted", r.ch === -1 ? "newly failing" : r.ch === 1 ? "newly passing" : ""));
+  if (TWO || MATRIX) add(e, el("span", r.ch === -1 ? "fail" : r.ch === 1 ? "pass" : "muted", r.ch === -1 ? "newly failing" : r.ch === 1 ? "newly passing" : ""));
   for (var i = 0; i < M.length; i++) {
-    var vb = verdict(unitOf(r).s[i]);
-    var txt = vb.text;
-    if (TWO && r.a && r.b) {
-      var va = verdict(r.a.s[i]);
-      if (va.text !== vb.text) txt = va.text + " \u2192 " + vb.text;
+    for (var k = 0; k < SIDES; k++) {
+      var vb = verdict(sideOf(r, k).s[i]);
+      var txt = vb.text;
+      if (TWO && r.a && r.b) {
+        var va = verdict(r.a.s[i]);
+        if (va.text !== vb.text) txt = va.text + " \u2192 " + vb.text;
+      }
+      add(e, el("span", vb.cls, txt));
     }
-    add(e, el("span", vb.cls, txt));
   }
-  var ms = msOf(unitOf(r));
-  add(e, el("span", "n", ms === undefined ? "" : Math.round(ms) + " ms"));
+  for (var k = 0; k < SIDES; k++) {
+    var ms = msOf(sideOf(r, k));
+    add(e, el("span", "n", ms === undefined ? "" : Math.round(ms) + " ms"));
+  }
   e.addEventListener("click", function () { cursor = vi; draw(true); open(vi); });
   return e;
 }
@@ -446,7 +498,7 @@ function scoreEl(s, metric) {
 }
 function side(u, label) {
   var col = el("div");
-  if (label) add(col, el("h3", "", "Run " + label));
+  if (label) add(col, el("h3", "", label));
   if (!u) { add(col, el("p", "muted", "not in this run")); return col; }
   block(col, "Output", u.out);
   add(col, el("h3", "", "Scores"));
@@ -479,8 +531,8 @@ function open(vi) {
   h.id = "detail-title";
   detail.setAttribute("aria-labelledby", "detail-title");
   add(detail, add(el("div", "dh"), add(el("div"), h, el("p", "muted", "example " + (r.ex === undefined ? r.id : r.ex) + (r.ep !== undefined ? ", epoch " + r.ep : "") +
-    (TWO ? (r.ch === -1 ? ", newly failing" : r.ch === 1 ? ", newly passing" : "") : ""))), close));
-  var u = (TWO ? r.b || r.a : r.a) || { s: [] };
+    (TWO || MATRIX ? (r.ch === -1 ? ", newly failing" : r.ch === 1 ? ", newly passing" : "") : ""))), close));
+  var u = MATRIX ? sidesOf(r).filter(function (x) { return x; })[0] || { s: [] } : (TWO ? r.b || r.a : r.a) || { s: [] };
   block(detail, "Input", u.in);
   if (Array.isArray(u.ctx)) {
     add(detail, el("h3", "", "Context"));
@@ -490,8 +542,11 @@ function open(vi) {
   block(detail, "Metadata", u.meta);
   if (u.in === undefined && u.out === undefined) add(detail, el("p", "muted", "The record holds no inputs or outputs: Scores only."));
   var sides = el("div", "side");
-  if (TWO) { sides.style.setProperty("--sides", "2"); add(sides, side(r.a, "A"), side(r.b, "B")); }
-  else add(sides, side(r.a, ""));
+  if (TWO) { sides.style.setProperty("--sides", "2"); add(sides, side(r.a, "Run A"), side(r.b, "Run B")); }
+  else if (MATRIX) {
+    sides.style.setProperty("--sides", String(Math.min(SIDES, 3)));
+    sidesOf(r).forEach(function (x, k) { add(sides, side(x, "Target " + NAMES[k])); });
+  } else add(sides, side(r.a, ""));
   add(detail, sides);
   detail.hidden = false;
   detail.focus();

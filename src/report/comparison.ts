@@ -52,22 +52,35 @@ function table(header: string[], rows: string[][]): string {
  * ```
  */
 export function formatComparison(lines: readonly ComparisonLine[]): string {
-  const header = [
-    "metric",
-    "target",
-    "mean [95% CI]",
-    "Δ vs first [95% CI]",
-    "pairs",
-    "pass→fail",
-    "fail→pass",
-  ];
+  return table([...COMPARISON_HEADER], comparisonRows(lines, escapeControl));
+}
+
+/** The columns of a matrix's comparison, as the text and Markdown tables have them. */
+export const COMPARISON_HEADER = [
+  "metric",
+  "target",
+  "mean [95% CI]",
+  "Δ vs first [95% CI]",
+  "pairs",
+  "pass→fail",
+  "fail→pass",
+] as const;
+
+/**
+ * The cells of a matrix's comparison, a row per metric and target (the
+ * first target's row without a difference), `metric` made safe by `cell`.
+ */
+export function comparisonRows(
+  lines: readonly ComparisonLine[],
+  cell: (text: string) => string,
+): string[][] {
   const rows: string[][] = [];
   for (const line of lines) {
     for (const [i, t] of line.targets.entries()) {
       const d = i === 0 ? undefined : line.versus[i - 1];
       rows.push([
-        escapeControl(line.metric),
-        d === undefined ? t.target : `${t.target} vs ${d.against}`,
+        cell(line.metric),
+        cell(d === undefined ? t.target : `${t.target} vs ${d.against}`),
         `${fixed(t.mean)}${interval(t.ci95)}`,
         d === undefined ? "" : `${signed(d.delta)}${interval(d.ci95, signed)}`,
         d === undefined ? "" : String(d.pairs),
@@ -76,7 +89,7 @@ export function formatComparison(lines: readonly ComparisonLine[]): string {
       ]);
     }
   }
-  return table(header, rows);
+  return rows;
 }
 
 /**

@@ -9,6 +9,7 @@ import type { RunRecord } from "../record/run_record.ts";
 import type { Score } from "../score/mod.ts";
 import { type UnitCase, unitCases } from "./cases.ts";
 import { hasSpend, SpendTally } from "../record/spend.ts";
+import { targetOrder } from "./matrix_runs.ts";
 
 // What XML 1.0 cannot carry at all (C0 controls but tab, newline and
 // carriage return; U+FFFE, U+FFFF; lone surrogates): shown as `\u{…}` text.
@@ -131,11 +132,90 @@ function testcase(c: UnitCase, classname: string, epochs: boolean): string {
   return `${xml}    </testcase>\n`;
 }
 
+/** One `<testsuite>`: its cases, counts, properties. */
+function testsuite(
+  record: RunRecord,
+  name: string,
+  scores: readonly Score[],
+  units: RunRecord["units"],
+  target: string | undefined,
+  time: string,
+): { xml: string; counts: number[] } {
+  const cases = unitCases(scores, units);
+  const epochs = cases.some((c) => (c.epoch ?? 1) > 1);
+  const count = (o: UnitCase["outcome"]) =>
+    cases.filter((c) => c.outcome === o).length;
+  const counts = [
+    cases.length,
+    count("failed"),
+    count("error"),
+    count("skipped"),
+  ];
+  let xml =
+    `  <testsuite name="${xmlAttr(name)}" ${
+      countText(counts, time)
+    } timestamp="${xmlAttr(record.started_at)}" id="${
+      xmlAttr(
+        target === undefined
+          ? record.run_id
+          : `${record.run_id} (target ${target})`,
+      )
+    }">\n` +
+    `    <properties>\n` +
+    `      <property name="run_id" value="${xmlAttr(record.run_id)}"/>\n` +
+    (target === undefined
+      ? ""
+      : `      <property name="target" value="${xmlAttr(target)}"/>\n`) +
+    `      <property name="complete" value="${record.complete}"/>\n`;
+  for (const [scorer, version] of Object.entries(record.fingerprints.scorers)) {
+    xml += `      <property name="${xmlAttr(`scorer.${scorer}`)}" value="${
+      xmlAttr(version)
+    }"/>\n`;
+  }
+  // What the model calls cost, when the run made any: totals, and each side.
+  const tally = new SpendTally();
+  for (const unit of units) tally.addUnit(unit);
+  for (const score of scores) tally.addScore(score);
+  const spend = tally.result();
+  if (hasSpend(spend)) {
+    xml += `      <property name="cost_usd" value="${spend.cost_usd}"/>\n` +
+      `      <property name="cost_usd.target" value="${spend.target.cost_usd}"/>\n` +
+      `      <property name="cost_usd.judge" value="${spend.judge.cost_usd}"/>\n`;
+  }
+  // A classification's figures belong to the run, not to one unit.
+  for (const a of record.aggregates) {
+    const c = a.classification;
+    if (c === undefined || a.target_name !== target) continue;
+    const figures = {
+      accuracy: c.accuracy,
+      macro_f1: c.macro_f1,
+      micro_f1: c.micro_f1,
+      weighted_f1: c.weighted_f1,
+      invalid_predictions: c.invalid_predictions,
+    };
+    for (const [key, value] of Object.entries(figures)) {
+      xml += `      <property name="${xmlAttr(`${a.metric}.${key}`)}" value="${
+        value ?? ""
+      }"/>\n`;
+    }
+  }
+  xml += `    </properties>\n`;
+  for (const c of cases) xml += testcase(c, name, epochs);
+  return { xml: `${xml}  </testsuite>\n`, counts };
+}
+
+function countText(counts: readonly number[], time: string): string {
+  const [tests, failures, errors, skipped] = counts;
+  return `tests="${tests}" failures="${failures}" errors="${errors}" skipped="${skipped}" time="${time}"`;
+}
+
 /**
  * Writes a run as JUnit XML: one `<testsuite>` per run (named by its config
  * file) in a `<testsuites>`, one `<testcase>` per unit named by its example
- * id (and its epoch when the run has several). A unit gets an `<error>` per
- * Score that is an error or blocked, a `<failure>` per Score that was
+ * id (and its epoch when the run has several). A matrix run has a
+ * `<testsuite>` per target, named `<config> (target <name>)` (its cases'
+ * classname too), so CI shows which target failed. A unit gets an `<error>`
+ * per Score that is an error or blocked, a `<failure>` per Score that was
  * measured and did not pass (each with the metric and its reason), a
  * `<skipped>` when nothing was measured, and the target's output in
  * `<system-out>`. A test case is counted once: as an error if it has one,
@@ -159,13 +239,6 @@ function testcase(c: UnitCase, classname: string, epochs: boolean): string {
  * ```
  */
 export function junitReport(record: RunRecord): string {
-  const cases = unitCases(record.scores, record.units);
-  const epochs = cases.some((c) => (c.epoch ?? 1) > 1);
-  const count = (o: UnitCase["outcome"]) =>
-    cases.filter((c) => c.outcome === o).length;
-  const failures = count("failed");
-  const errors = count("error");
-  const skipped = count("skipped");
   const started = Date.parse(record.started_at);
   const finished = record.finished_at === null
     ? NaN
@@ -175,49 +248,32 @@ export function junitReport(record: RunRecord): string {
       ? finished - started
       : 0,
   );
-  const counts =
-    `tests="${cases.length}" failures="${failures}" errors="${errors}" skipped="${skipped}" time="${time}"`;
-  let xml = `<?xml version="1.0" encoding="UTF-8"?>\n` +
-    `<testsuites name="evalpipe" ${counts}>\n` +
-    `  <testsuite name="${xmlAttr(record.config_path)}" ${counts} timestamp="${
-      xmlAttr(record.started_at)
-    }" id="${xmlAttr(record.run_id)}">\n` +
-    `    <properties>\n` +
-    `      <property name="run_id" value="${xmlAttr(record.run_id)}"/>\n` +
-    `      <property name="complete" value="${record.complete}"/>\n`;
-  for (const [name, version] of Object.entries(record.fingerprints.scorers)) {
-    xml += `      <property name="${xmlAttr(`scorer.${name}`)}" value="${
-      xmlAttr(version)
-    }"/>\n`;
-  }
-  // What the model calls cost, when the run made any: totals, and each side.
-  const tally = new SpendTally();
-  for (const unit of record.units) tally.addUnit(unit);
-  for (const score of record.scores) tally.addScore(score);
-  const spend = tally.result();
-  if (hasSpend(spend)) {
-    xml += `      <property name="cost_usd" value="${spend.cost_usd}"/>\n` +
-      `      <property name="cost_usd.target" value="${spend.target.cost_usd}"/>\n` +
-      `      <property name="cost_usd.judge" value="${spend.judge.cost_usd}"/>\n`;
-  }
-  // A classification's figures belong to the run, not to one unit.
-  for (const a of record.aggregates) {
-    const c = a.classification;
-    if (c === undefined) continue;
-    const figures = {
-      accuracy: c.accuracy,
-      macro_f1: c.macro_f1,
-      micro_f1: c.micro_f1,
-      weighted_f1: c.weighted_f1,
-      invalid_predictions: c.invalid_predictions,
-    };
-    for (const [key, value] of Object.entries(figures)) {
-      xml += `      <property name="${xmlAttr(`${a.metric}.${key}`)}" value="${
-        value ?? ""
-      }"/>\n`;
-    }
-  }
-  xml += `    </properties>\n`;
-  for (const c of cases) xml += testcase(c, record.config_path, epochs);
-  return `${xml}  </testsuite>\n</testsuites>\n`;
+  const targets = targetOrder(record);
+  const suites = targets.length === 0
+    ? [
+      testsuite(
+        record,
+        record.config_path,
+        record.scores,
+        record.units,
+        undefined,
+        time,
+      ),
+    ]
+    : targets.map((t) =>
+      testsuite(
+        record,
+        `${record.config_path} (target ${t})`,
+        record.scores.filter((s) => s.target_name === t),
+        record.units.filter((u) => u.target_name === t),
+        t,
+        time,
+      )
+    );
+  const total = [0, 1, 2, 3].map((i) =>
+    suites.reduce((sum, s) => sum + s.counts[i]!, 0)
+  );
+  return `<?xml version="1.0" encoding="UTF-8"?>\n` +
+    `<testsuites name="evalpipe" ${countText(total, time)}>\n` +
+    suites.map((s) => s.xml).join("") + `</testsuites>\n`;
 }

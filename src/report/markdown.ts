@@ -13,6 +13,8 @@ import { type UnitCase, unitCases } from "./cases.ts";
 import { escapeControl } from "../base/terminal.ts";
 import { formatSpend, hasSpend, SpendTally } from "../record/spend.ts";
 import { classificationHeadline, MATRIX_LABELS } from "./classification.ts";
+import { COMPARISON_HEADER, comparisonRows } from "./comparison.ts";
+import { matrixComparison, targetOrder } from "./matrix_runs.ts";
 
 /**
  * Escapes text for a Markdown table cell: Markdown and HTML syntax are
@@ -80,7 +82,11 @@ function classificationTables(aggregates: readonly Aggregate[]): string[] {
     const label = (l: string) => markdownCell(l, 60);
     lines.push(
       "",
-      `### Classification: ${markdownCell(a.metric, 60)}`,
+      `### Classification: ${markdownCell(a.metric, 60)}${
+        a.target_name !== undefined
+          ? ` (target ${markdownCell(a.target_name, 60)})`
+          : ""
+      }`,
       "",
       markdownCell(classificationHeadline(a.metric, c), 400),
       "",
@@ -110,22 +116,30 @@ function classificationTables(aggregates: readonly Aggregate[]): string[] {
 }
 
 function summaryTable(aggregates: readonly Aggregate[]): string[] {
+  // A matrix run: a row per target and metric.
+  const matrix = aggregates.some((a) => a.target_name !== undefined);
   const lines = [
-    "| metric | mean ± 95% CI | failures as 0…1 | pass rate | coverage | scored | error | blocked | skipped | non_evaluable | invalid |",
-    "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
+    `| ${
+      matrix ? "target | " : ""
+    }metric | mean ± 95% CI | failures as 0…1 | pass rate | coverage | scored | error | blocked | skipped | non_evaluable | invalid |`,
+    `|${matrix ? "---|" : ""}---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|`,
   ];
   for (const a of aggregates) {
-    const half = a.ci95 !== null && a.mean !== null
+    // An interval clamped to the metric's range is no longer symmetric:
+    // then its ends, as the run's summary prints them.
+    const half = a.ci95 === null || a.mean === null
+      ? ""
+      : Math.abs(a.ci95[1] - a.mean - (a.mean - a.ci95[0])) < 1e-9
       ? ` ± ${fixed(a.ci95[1] - a.mean)}`
-      : "";
+      : ` [${fixed(a.ci95[0])}, ${fixed(a.ci95[1])}]`;
     const bounds = a.errors + a.blocked === 0 || a.mean_bounds === null
       ? "–"
       : `${fixed(a.mean_bounds[0])}…${fixed(a.mean_bounds[1])}`;
     const scored = a.n - a.errors - a.blocked - a.skipped - a.non_evaluable;
     lines.push(
-      `| ${markdownCell(a.metric, 60)} | ${
-        fixed(a.mean)
-      }${half} | ${bounds} | ${percent(a.pass_rate)} | ${
+      `| ${matrix ? `${markdownCell(a.target_name ?? "–", 60)} | ` : ""}${
+        markdownCell(a.metric, 60)
+      } | ${fixed(a.mean)}${half} | ${bounds} | ${percent(a.pass_rate)} | ${
         percent(a.coverage)
       } (${a.aggregatable}/${a.n}) | ${scored} | ${a.errors} | ${a.blocked} | ${a.skipped} | ${a.non_evaluable} | ${a.invalid} |`,
     );
@@ -140,40 +154,82 @@ function gatesOf(config: Record<string, unknown>): Record<string, Gate> {
     : {};
 }
 
+/**
+ * The gates' failures, as the run checks them: in a matrix run each target
+ * meets the gates on its own, its failures' messages naming it.
+ */
+function gateFailures(
+  record: RunRecord,
+): Array<[string | undefined, GateFailure[]]> {
+  const gates = gatesOf(record.config);
+  const targets = targetOrder(record);
+  if (targets.length === 0) {
+    return [[undefined, checkGates(gates, record.aggregates)]];
+  }
+  return targets.map((t) => [
+    t,
+    checkGates(gates, record.aggregates.filter((a) => a.target_name === t))
+      .map((f) => ({ ...f, message: `${t}: ${f.message}` })),
+  ]);
+}
+
 function gatesTable(record: RunRecord): string[] {
   const gates = gatesOf(record.config);
-  const failures = checkGates(gates, record.aggregates);
   const rows: string[] = [];
-  const shown = new Set<unknown>();
+  const perTarget = gateFailures(record);
+  const matrix = perTarget[0]?.[0] !== undefined;
   const failed = (f: GateFailure) => `❌ failed: ${markdownCell(f.message)}`;
-  for (const metric of Object.keys(gates).sort()) {
-    for (const [key, threshold] of Object.entries(gates[metric] ?? {})) {
-      if (key === "allow_unmeasured") continue;
-      const failure = failures.find((f) =>
-        f.metric === metric && f.gate === key
-      );
-      shown.add(failure);
+  for (const [target, failures] of perTarget) {
+    const who = matrix ? `${markdownCell(target!, 60)} | ` : "";
+    const shown = new Set<unknown>();
+    for (const metric of Object.keys(gates).sort()) {
+      for (const [key, threshold] of Object.entries(gates[metric] ?? {})) {
+        if (key === "allow_unmeasured") continue;
+        const failure = failures.find((f) =>
+          f.metric === metric && f.gate === key
+        );
+        shown.add(failure);
+        rows.push(
+          `| ${who}${markdownCell(metric, 60)} | ${key} | ${threshold} | ${
+            failure === undefined ? "✅ held" : failed(failure)
+          } |`,
+        );
+      }
+    }
+    // What fails without a gate of its own: a metric that measured nothing.
+    for (const f of failures) {
+      if (shown.has(f)) continue;
       rows.push(
-        `| ${markdownCell(metric, 60)} | ${key} | ${threshold} | ${
-          failure === undefined ? "✅ held" : failed(failure)
-        } |`,
+        `| ${who}${markdownCell(f.metric, 60)} | ${
+          f.gate === "allow_unmeasured" ? "something measured" : f.gate
+        } | – | ${failed(f)} |`,
       );
     }
   }
-  // What fails without a gate of its own: a metric that measured nothing.
-  for (const f of failures) {
-    if (shown.has(f)) continue;
-    rows.push(
-      `| ${markdownCell(f.metric, 60)} | ${
-        f.gate === "allow_unmeasured" ? "something measured" : f.gate
-      } | – | ${failed(f)} |`,
-    );
-  }
   if (rows.length === 0) return ["No gates in the config."];
   return [
-    "| metric | gate | threshold | outcome |",
-    "|---|---|--:|---|",
+    `| ${matrix ? "target | " : ""}metric | gate | threshold | outcome |`,
+    `|${matrix ? "---|" : ""}---|---|--:|---|`,
     ...rows,
+  ];
+}
+
+/** A matrix run: per metric each target's mean, each against the first. */
+function comparisonTable(record: RunRecord): string[] {
+  const lines = matrixComparison(record);
+  if (lines === undefined) return [];
+  const first = lines[0]?.targets[0]?.target ?? "";
+  return [
+    "",
+    `### Targets compared, each against ${markdownCell(first, 60)}`,
+    "",
+    "Paired by example: Δ is the target's mean − the first's over the examples both measured, with its 95% interval; pass→fail and fail→pass count the verdicts that flipped.",
+    "",
+    `| ${COMPARISON_HEADER.join(" | ")} |`,
+    "|---|---|--:|--:|--:|--:|--:|",
+    ...comparisonRows(lines, (t) => markdownCell(t, 60)).map((r) =>
+      `| ${r.join(" | ")} |`
+    ),
   ];
 }
 
@@ -229,7 +285,9 @@ function worstTable(cases: readonly UnitCase[], worst: number): string[] {
 
 /**
  * Writes a run as Markdown: a headline (how many units, whether every gate
- * held), the summary table per metric with its counts by status, the gates
+ * held), the summary table per metric with its counts by status (for a
+ * matrix run, per target and metric, then the comparison of each target
+ * with the first as the run's summary prints it), the gates (per target)
  * and their outcome, the worst failing cases (errors first, then the lowest
  * values) with their reasons and outputs, and a line on how to open the
  * HTML report. Text from cases is escaped: it renders as text, never as
@@ -259,7 +317,7 @@ export function markdownReport(
   options: MarkdownOptions = {},
 ): string {
   const cases = unitCases(record.scores, record.units);
-  const failedGates = checkGates(gatesOf(record.config), record.aggregates);
+  const failedGates = gateFailures(record).flatMap(([, f]) => f);
   const failing =
     cases.filter((c) => c.outcome === "error" || c.outcome === "failed").length;
   const verdict = failedGates.length > 0
@@ -287,6 +345,7 @@ export function markdownReport(
     "### Summary",
     "",
     ...summaryTable(record.aggregates),
+    ...comparisonTable(record),
     ...classificationTables(record.aggregates),
     "",
     "### Gates",

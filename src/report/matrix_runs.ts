@@ -5,8 +5,72 @@
  * @module
  */
 
+import { compareTargets, type ComparisonLine } from "../diff/compare.ts";
 import type { Score } from "../score/mod.ts";
 import type { ReportRun, ReportUnit } from "./report_run.ts";
+
+/**
+ * A matrix run's targets in the run's order: the config's `matrix` first,
+ * then any other target its Scores name, in the order first seen.
+ */
+export function targetOrder(
+  run: Pick<ReportRun, "config" | "scores">,
+): string[] {
+  const names: string[] = [];
+  const matrix = run.config?.matrix;
+  if (Array.isArray(matrix)) {
+    for (const m of matrix) {
+      if (typeof m === "string" && !names.includes(m)) names.push(m);
+    }
+  }
+  for (const s of run.scores) {
+    if (s.target_name !== undefined && !names.includes(s.target_name)) {
+      names.push(s.target_name);
+    }
+  }
+  return names;
+}
+
+/**
+ * The comparison of a matrix run's targets, as the run's summary and `diff
+ * RECORD` compute it: per metric each target's mean with its interval
+ * (clamped to the metric's range the record names), and each target's
+ * paired difference from the first with its interval and the flips. A run
+ * of one target gives `undefined`.
+ *
+ * @param run A run, as the report reads it.
+ * @returns One line per metric, or `undefined`.
+ *
+ * @example
+ * ```ts
+ * import { matrixComparison } from "./mod.ts";
+ * import { scored } from "../score/mod.ts";
+ * const s = (t: string, v: number) => ({ ...scored("m", v, { example_id: "d#1", unit_id: `d#1~${t}` }), target_name: t });
+ * const [line] = matrixComparison({ scores: [s("a", 1), s("b", 0), s("c", 1)] }) ?? [];
+ * if (line?.versus.map((d) => d.delta).join() !== "-1,0") throw new Error();
+ * ```
+ */
+export function matrixComparison(
+  run: ReportRun,
+): ComparisonLine[] | undefined {
+  const targets = targetOrder(run);
+  if (
+    targets.filter((t) => run.scores.some((s) => s.target_name === t)).length <
+      2
+  ) {
+    return undefined;
+  }
+  const ranges = run.value_ranges;
+  return compareTargets(run.scores, {
+    targets,
+    ...(ranges !== undefined
+      ? {
+        valueRange: (metric: string) =>
+          Object.hasOwn(ranges, metric) ? ranges[metric] : undefined,
+      }
+      : {}),
+  });
+}
 
 /** A unit id without its matrix suffix (`d#1@2~fast` → `d#1@2`). */
 function plainId(id: string | undefined, target: string): string | undefined {
@@ -16,8 +80,8 @@ function plainId(id: string | undefined, target: string): string | undefined {
 }
 
 /**
- * Splits a matrix run into one run per target, in the order the targets
- * first appear: each with that target's Scores and units, their ids as a
+ * Splits a matrix run into one run per target, in the run's order (the
+ * config's `matrix`, then the order the targets first appear): each with that target's Scores and units, their ids as a
  * run of that target alone would have them, and the config's target set to
  * that one. A run of one target gives `undefined`.
  *
@@ -34,12 +98,9 @@ function plainId(id: string | undefined, target: string): string | undefined {
  * ```
  */
 export function splitMatrixRun(run: ReportRun): ReportRun[] | undefined {
-  const names: string[] = [];
-  for (const s of run.scores) {
-    if (s.target_name !== undefined && !names.includes(s.target_name)) {
-      names.push(s.target_name);
-    }
-  }
+  const names = targetOrder(run).filter((t) =>
+    run.scores.some((s) => s.target_name === t)
+  );
   if (names.length < 2) return undefined;
   const targets = run.config?.targets as Record<string, unknown> | undefined;
   return names.map((name) => {

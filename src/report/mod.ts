@@ -37,4 +37,4 @@ export {
   formatComparison,
   formatRegression,
 } from "./comparison.ts";
-export { splitMatrixRun } from "./matrix_runs.ts";
+export { matrixComparison, splitMatrixRun } from "./matrix_runs.ts";

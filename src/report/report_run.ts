@@ -79,4 +79,6 @@ export interface ReportRun {
   aggregates?: readonly Aggregate[];
   /** Every unit, when the record holds them. */
   units?: readonly ReportUnit[];
+  /** The range each metric's values lie within, for clamping intervals. */
+  value_ranges?: Readonly<Record<string, [number, number]>>;
 }

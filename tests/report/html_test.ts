@@ -217,23 +217,37 @@ Deno.test("htmlReport: a metric that measured nothing fails the outcome, gated o
   );
 });
 
-Deno.test("cli run --html: a report that cannot be written costs the report, not the Scores; an input is never overwritten", async () => {
+Deno.test("cli run --html: a missing folder exits 2 before any call, as report --html does; an input is never overwritten", async () => {
   await withTempDir(async (dir) => {
     await Deno.writeTextFile(`${dir}/s.yaml`, CONFIG);
     await Deno.writeTextFile(`${dir}/d.jsonl`, DATA);
+    // A folder that is not there is a mistake in the command line: refused
+    // before any call, with the code and the words of `report --html`.
     const lost = await cli(
       ["run", "s.yaml", "--html", "no/such/dir/r.html", "--out", "s.ndjson"],
       dir,
     );
-    assert.equal(lost.code, 3, lost.stderr);
-    assert.match(
-      lost.stderr,
-      /^evalpipe: Cannot write HTML report "no\/such\/dir\/r\.html": no such file$/m,
+    assert.equal(lost.code, 2, lost.stderr);
+    const words =
+      /^evalpipe: Cannot write HTML report "no\/such\/dir\/r\.html": no such folder "no\/such\/dir"$/m;
+    assert.match(lost.stderr, words);
+    await assert.rejects(Deno.stat(`${dir}/s.ndjson`), Deno.errors.NotFound);
+    await Deno.writeTextFile(`${dir}/r.json`, "");
+    const ran = await cli(["run", "s.yaml", "--record", "r.json"], dir);
+    assert.equal(ran.code, 0, ran.stderr);
+    const report = await cli(
+      ["report", "r.json", "--html", "no/such/dir/r.html"],
+      dir,
     );
-    assert.equal(
-      (await Deno.readTextFile(`${dir}/s.ndjson`)).split("\n").length,
-      3,
-    );
+    assert.equal(report.code, lost.code);
+    assert.match(report.stderr, words);
+    // A file where the folder should be, for every report run writes.
+    for (const flag of ["--html", "--junit", "--markdown"]) {
+      const notDir = await cli(["run", "s.yaml", flag, "d.jsonl/r"], dir);
+      assert.equal(notDir.code, 2, notDir.stderr);
+      assert.match(notDir.stderr, /: "d\.jsonl" is not a folder$/m);
+      assert.equal(notDir.stdout, "");
+    }
     const same = await cli(["run", "s.yaml", "--html", "d.jsonl"], dir);
     assert.equal(same.code, 2, same.stderr);
     assert.match(same.stderr, /--html/);

@@ -6,6 +6,7 @@ import { XMLParser, XMLValidator } from "fast-xml-parser";
 import { cli } from "../_cli.ts";
 import { withTempDir } from "../_proc.ts";
 import { xmlAttr, xmlText } from "../../src/report/junit.ts";
+import { matrixRun } from "./_matrix_fixture.ts";
 
 interface Case {
   name: string;
@@ -234,5 +235,51 @@ Deno.test("report refuses a Scores file, and wants at least one report", async (
       none.stderr,
       /report needs a report to write: --html FILE, --junit FILE, --markdown FILE/,
     );
+  });
+});
+
+Deno.test("run --matrix --junit writes a test suite per target, so CI shows which target failed", async () => {
+  await withTempDir(async (dir) => {
+    const run = await matrixRun(dir, ["--junit", "j.xml"]);
+    assert.equal(run.code, 0, run.stderr);
+    const xml = await Deno.readTextFile(`${dir}/j.xml`);
+    const { suites, root } = parseJunit(xml);
+    assert.deepEqual(suites.map((s) => s.name), [
+      "s.yaml (target up)",
+      "s.yaml (target same)",
+      "s.yaml (target odd)",
+    ]);
+    // up fails d#3; same fails d#1, d#2, d#4; odd fails d#3, d#4.
+    const failing = suites.map((s) =>
+      s.testcase.filter((c) => c.failure !== undefined).map((c) => c.name)
+    );
+    assert.deepEqual(failing, [
+      ["d.jsonl#3"],
+      ["d.jsonl#1", "d.jsonl#2", "d.jsonl#4"],
+      ["d.jsonl#3", "d.jsonl#4"],
+    ]);
+    assert.deepEqual(suites.map((s) => [s.tests, s.failures]), [
+      ["4", "1"],
+      ["4", "3"],
+      ["4", "2"],
+    ]);
+    assert.deepEqual([root.tests, root.failures, root.errors], [
+      "12",
+      "6",
+      "0",
+    ]);
+    // Each case's classname names its target too, and its output is its own.
+    for (const s of suites) {
+      assert.ok(s.testcase.every((c) => c.classname === s.name));
+    }
+    assert.deepEqual(suites[1]!.testcase[0]!["system-out"], ["a"]);
+    assert.match(
+      suites[2]!.testcase[3]!["system-out"]![0]!,
+      /^<img src=x onerror=window\.__pwned=1>/,
+    );
+    assert.match(xml, /<property name="target" value="same"\/>/);
+    const again = await cli(["report", "r.json", "--junit", "again.xml"], dir);
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal(await Deno.readTextFile(`${dir}/again.xml`), xml);
   });
 });

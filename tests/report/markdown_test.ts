@@ -6,6 +6,7 @@ import { cli } from "../_cli.ts";
 import { withTempDir } from "../_proc.ts";
 import { parseScore } from "../../src/score/mod.ts";
 import { markdownCell } from "../../src/report/markdown.ts";
+import { matrixRun, textRows } from "./_matrix_fixture.ts";
 import {
   escapeCommandData,
   escapeCommandProperty,
@@ -164,4 +165,63 @@ Deno.test("workflow command escaping follows GitHub's toolkit", () => {
   );
   assert.equal(markdownCell("a".repeat(300)).length, 200);
   assert.equal(markdownCell("x\u001b[31my"), "x\\\\u\\{1b\\}\\[31my");
+});
+
+Deno.test("run --matrix --markdown shows each target's summary and gates, and the comparison the run prints", async () => {
+  await withTempDir(async (dir) => {
+    const run = await matrixRun(
+      dir,
+      ["--markdown", "m.md"],
+      "gates:\n  exact_match: { min_mean: 0.5 }\n",
+    );
+    assert.equal(run.code, 1, run.stderr); // same's mean is 0.25
+    const md = await Deno.readTextFile(`${dir}/m.md`);
+    assert.match(md, /^❌ 1 gate failed · 12 units, 6 failing/m);
+    // A summary row per target, its interval as the run prints it.
+    assert.match(md, /^\| target \| metric \| mean ± 95% CI \|/m);
+    assert.match(
+      md,
+      /^\| up \| exact\\_match \| 0\.750 \[0\.000, 1\.000\] \| /m,
+    );
+    assert.match(
+      md,
+      /^\| same \| exact\\_match \| 0\.250 \[0\.000, 1\.000\] \| /m,
+    );
+    assert.match(md, /^\| odd \| exact\\_match \| 0\.500 /m);
+    // The comparison: the run's table, cell for cell.
+    assert.match(md, /^### Targets compared, each against up$/m);
+    const table = md.split("\n").filter((l) =>
+      l.startsWith("| exact\\_match | ")
+    )
+      .map((l) =>
+        l.slice(2, -2).split(" | ").map((c) => c.replace(/\\/g, "")).filter(
+          (c) => c !== "",
+        )
+      );
+    const printed = textRows(run.stderr);
+    assert.equal(printed.length, 3);
+    assert.deepEqual(table.slice(0, 3), printed);
+    // The gates per target: same fails, up and odd hold.
+    assert.match(
+      md,
+      /^\| up \| exact\\_match \| min_mean \| 0\.5 \| ✅ held \|$/m,
+    );
+    assert.match(
+      md,
+      /^\| same \| exact\\_match \| min_mean \| 0\.5 \| ❌ failed: same\\: exact\\_match\\: mean 0\.25 /m,
+    );
+    assert.match(
+      md,
+      /^\| odd \| exact\\_match \| min_mean \| 0\.5 \| ✅ held \|$/m,
+    );
+    // Model output stays text.
+    assert.match(md, /\\<img src=x onerror=window\.\\_\\_pwned=1\\>/);
+    assert.doesNotMatch(md, /(?<!\\)<img/);
+    const again = await cli(
+      ["report", "r.json", "--markdown", "again.md"],
+      dir,
+    );
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal(await Deno.readTextFile(`${dir}/again.md`), md);
+  });
 });

@@ -285,7 +285,7 @@ Deno.test("run --matrix gives each target the run's concurrency, side by side, a
   }
 });
 
-Deno.test("run --matrix --html compares the first two targets as two runs", async () => {
+Deno.test("run --matrix --html shows each target and its comparison with the first", async () => {
   await withTempDir(async (dir) => {
     await suite(dir);
     const out = await cli(
@@ -302,10 +302,11 @@ Deno.test("run --matrix --html compares the first two targets as two runs", asyn
     assert.equal(data.runs.length, 2);
     assert.match(JSON.stringify(data.runs[0]), /\(target up\)/);
     assert.match(JSON.stringify(data.runs[1]), /\(target same\)/);
-    // The paired diff of same against up, as the comparison has it.
-    assert.equal(data.diff[0].pairs, 3);
-    assert.equal(data.diff[0].newly_failing, 2);
-    assert.equal(data.diff[0].newly_passing, 1);
+    // The paired difference of same against up, as the comparison has it.
+    const versus = data.comparison[0].versus[0];
+    assert.equal(versus.pairs, 3);
+    assert.equal(versus.newly_failing, 2);
+    assert.equal(versus.newly_passing, 1);
     // One row per case, both targets' units side by side.
     assert.equal(data.rows.length, 3);
   });
