@@ -30,7 +30,9 @@ with its input, output, Scores and reasons. With two files (A the baseline,
 B the candidate), the paired diff per metric and the newly failing and newly
 passing cases first, A's and B's outputs side by side. --junit (JUnit XML, a
 test case per unit) and --markdown (the summary table, the gates, the worst
-failing cases) describe one RunRecord.`,
+failing cases) describe one RunRecord. A matrix record (run --matrix) shows
+every target: a summary per target and each target against the first, as
+diff RECORD prints it; JUnit has a test suite per target.`,
   positionals: {
     names: ["RECORD", "[RECORD_B]"],
     min: 1,

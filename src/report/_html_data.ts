@@ -9,6 +9,7 @@ import { type DiffLine, diffScores } from "../diff/diff.ts";
 import { aggregatable, type Score } from "../score/mod.ts";
 import { matrixComparison, splitMatrixRun } from "./matrix_runs.ts";
 import type { ReportRun, ReportUnit } from "./report_run.ts";
+import { toolCallLines } from "./_tool_calls.ts";
 import { formatSpend, hasSpend, SpendTally } from "../record/spend.ts";
 
 /** A Score as the page holds it: short keys, absent fields left out. */
@@ -36,6 +37,8 @@ export interface PageUnit {
   ctx?: unknown;
   meta?: unknown;
   out?: unknown;
+  /** The tool calls, a line of text each. */
+  tc?: string[];
   /** The target's record. */
   t?: unknown;
   /** The unit's Scores, by metric index; `null` where it has none. */
@@ -440,6 +443,8 @@ function copyUnit(u: ReportUnit, unit: PageUnit): void {
   if (u.context !== undefined && u.context !== null) unit.ctx = u.context;
   if (u.metadata !== undefined) unit.meta = u.metadata;
   if (u.output !== undefined) unit.out = u.output;
+  const calls = toolCallLines(u.tool_calls);
+  if (calls.length > 0) unit.tc = calls;
   if (u.target !== undefined) unit.t = u.target;
 }
 

@@ -357,7 +357,7 @@ function matches(r) {
 }
 function text(r) {
   var parts = [r.id];
-  sidesOf(r).forEach(function (u) { if (u) parts.push(show(u.in), show(u.out)); });
+  sidesOf(r).forEach(function (u) { if (u) parts.push(show(u.in), show(u.out), u.tc ? clean(u.tc.join("\n")) : ""); });
   return parts.join("\n").toLowerCase();
 }
 function refilter() {
@@ -501,6 +501,12 @@ function side(u, label) {
   if (label) add(col, el("h3", "", label));
   if (!u) { add(col, el("p", "muted", "not in this run")); return col; }
   block(col, "Output", u.out);
+  if (u.tc) {
+    add(col, el("h3", "", "Tool calls (" + u.tc.length + ")"));
+    var ol = el("ol", "calls");
+    u.tc.forEach(function (c) { add(ol, add(el("li"), el("pre", "v", c))); });
+    add(col, ol);
+  }
   add(col, el("h3", "", "Scores"));
   var any = false;
   for (var i = 0; i < M.length; i++) if (u.s[i]) { any = true; add(col, scoreEl(u.s[i], M[i])); }

@@ -10,6 +10,7 @@ import type { Score } from "../score/mod.ts";
 import { type UnitCase, unitCases } from "./cases.ts";
 import { hasSpend, SpendTally } from "../record/spend.ts";
 import { targetOrder } from "./matrix_runs.ts";
+import { toolCallLines } from "./_tool_calls.ts";
 
 // What XML 1.0 cannot carry at all (C0 controls but tab, newline and
 // carriage return; U+FFFE, U+FFFF; lone surrogates): shown as `\u{…}` text.
@@ -118,8 +119,13 @@ function testcase(c: UnitCase, classname: string, epochs: boolean): string {
     }"/>\n`;
   }
   const output = c.unit?.output;
+  const calls = toolCallLines(c.unit?.tool_calls);
   if (typeof output === "string") {
-    xml += `      <system-out>${xmlText(output)}</system-out>\n`;
+    // The tool calls after the output, as `view` shows them.
+    const text = calls.length > 0
+      ? `${output}\n\ntool calls:\n${calls.join("\n")}`
+      : output;
+    xml += `      <system-out>${xmlText(text)}</system-out>\n`;
   } else if (c.unit?.target?.error !== undefined) {
     xml += `      <system-err>${
       xmlText(`target error: ${c.unit.target.error}`)

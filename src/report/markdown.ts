@@ -15,6 +15,7 @@ import { formatSpend, hasSpend, SpendTally } from "../record/spend.ts";
 import { classificationHeadline, MATRIX_LABELS } from "./classification.ts";
 import { COMPARISON_HEADER, comparisonRows } from "./comparison.ts";
 import { matrixComparison, targetOrder } from "./matrix_runs.ts";
+import { toolCallNames } from "./_tool_calls.ts";
 
 /**
  * Escapes text for a Markdown table cell: Markdown and HTML syntax are
@@ -265,11 +266,13 @@ function worstTable(cases: readonly UnitCase[], worst: number): string[] {
     "|---|---|---|--:|---|---|",
   ];
   for (const c of shown) {
+    const names = toolCallNames(c.unit?.tool_calls);
+    const called = names.length > 0 ? ` (called ${names.join(", ")})` : "";
     const output = c.unit === undefined
       ? "–"
       : c.unit.output === null
-      ? "(none)"
-      : markdownCell(c.unit.output, 80);
+      ? markdownCell(`(none)${called}`, 200)
+      : `${markdownCell(c.unit.output, 80)}${markdownCell(called, 120)}`;
     for (const s of failingScores(c)) {
       lines.push(
         `| ${markdownCell(c.unit_id, 80)} | ${

@@ -41,6 +41,8 @@ export interface ReportUnit {
   metadata?: unknown;
   /** What the system under test answered. */
   output?: unknown;
+  /** The tools it called (an `openai` reply's, a trace's steps). */
+  tool_calls?: unknown;
   /** The target's record: latency, error, model, usage, cache. */
   target?: unknown;
 }

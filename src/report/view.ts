@@ -9,6 +9,7 @@ import { escapeControl } from "../base/terminal.ts";
 import { clipWidth as clip, displayWidth, padEndWidth } from "./_width.ts";
 import type { Score } from "../score/mod.ts";
 import type { Unit } from "../dataset/unit.ts";
+import { toolCallLines } from "./_tool_calls.ts";
 
 export { escapeControl };
 
@@ -40,6 +41,8 @@ export interface UnitView {
   output?: string | null;
   /** Why the target failed, when it did and the record holds the unit. */
   target_error?: string;
+  /** The tools it called, a line each (`1. name({...}) → output`), when any. */
+  tool_calls?: string[];
   /** Its Scores, in the order they were written. */
   scores: Array<
     Pick<Score, "metric" | "status" | "value" | "passed"> & { reason?: string }
@@ -93,6 +96,8 @@ export function groupByCall(
         if (seen.target?.error !== undefined) {
           unit.target_error = seen.target.error;
         }
+        const calls = toolCallLines(seen.tool_calls);
+        if (calls.length > 0) unit.tool_calls = calls;
       }
       byUnit.set(unitId, unit);
     }
@@ -118,8 +123,9 @@ export function groupByCall(
 
 /**
  * Renders units as a table for a terminal of `width` columns: a heading per
- * example (and per unit when there are several), a row per metric with
- * status, value, verdict and reason. Control characters are escaped.
+ * example (and per unit when there are several), its input, output and tool
+ * calls when the record holds them, a row per metric with status, value,
+ * verdict and reason. Control characters are escaped.
  *
  * @param units From {@linkcode groupByCall}.
  * @param width The terminal's width in columns.
@@ -181,6 +187,9 @@ export function renderByCall(
         ? `(none: ${unit.target_error ?? "no output"})`
         : unit.output;
       lines.push(clip(`${indent}output  ${escapeControl(output)}`, width));
+      for (const call of unit.tool_calls ?? []) {
+        lines.push(clip(`${indent}call    ${escapeControl(call)}`, width));
+      }
     }
     for (const s of unit.scores) {
       const verdict = s.passed === true
