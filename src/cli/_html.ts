@@ -3,9 +3,17 @@
 import type { ScoresFile } from "../record/scores_file.ts";
 import type { ReportRun } from "../report/report_run.ts";
 
-/** What a results file gives the report: the record when it is one, else its Scores. */
+/**
+ * What a results file gives the report: the record when it is one, else its
+ * Scores, with the metrics' ranges its sidecar names (as `diff` reads them).
+ */
 export function reportRunOf(file: ScoresFile): ReportRun {
-  return file.record ?? { scores: file.scores };
+  return file.record ?? {
+    scores: file.scores,
+    ...(file.value_ranges !== undefined
+      ? { value_ranges: file.value_ranges }
+      : {}),
+  };
 }
 
 /**

@@ -7,7 +7,11 @@ import type { Aggregate } from "../aggregate/types.ts";
 import type { ComparisonLine } from "../diff/compare.ts";
 import { type DiffLine, diffScores } from "../diff/diff.ts";
 import { aggregatable, type Score } from "../score/mod.ts";
-import { matrixComparison, splitMatrixRun } from "./matrix_runs.ts";
+import {
+  matrixComparison,
+  splitMatrixRun,
+  targetOrder,
+} from "./matrix_runs.ts";
 import type { ReportRun, ReportUnit } from "./report_run.ts";
 import { toolCallLines } from "./_tool_calls.ts";
 import { formatSpend, hasSpend, SpendTally } from "../record/spend.ts";
@@ -605,7 +609,10 @@ function matrixData(
   targets: readonly ReportRun[],
   title: string,
 ): PageData {
-  const names = targets.map((t) => String(t.config?.target_name ?? ""));
+  // splitMatrixRun's order: a Scores file has no config to name them.
+  const names = targetOrder(run).filter((t) =>
+    run.scores.some((s) => s.target_name === t)
+  );
   // The record's own aggregates, computed by the run; else from the Scores.
   const aggregates = targets.map((t, i) =>
     run.aggregates !== undefined

@@ -160,3 +160,29 @@ Deno.test("report --html of a matrix record shows its targets in the facts and t
     }
   });
 });
+
+Deno.test("report --html of a matrix run's Scores file names each target and compares them as diff does", async () => {
+  await withTempDir(async (dir) => {
+    assert.equal((await matrixRun(dir, ["--out", "s.ndjson"])).code, 0);
+    const out = await cli(["report", "s.ndjson", "--html", "s.html"], dir);
+    assert.equal(out.code, 0, out.stderr);
+    const diff = await cli(["diff", "s.ndjson"], dir);
+    assert.equal(diff.code, 0, diff.stderr);
+    const data = dataOf(await Deno.readTextFile(`${dir}/s.html`));
+    assert.deepEqual(data.runs.map((r: { label: string }) => r.label), [
+      "up",
+      "same",
+      "odd",
+    ]);
+    assert.deepEqual(
+      data.runs.map((r: { aggregates: { mean: number }[] }) =>
+        r.aggregates[0]!.mean
+      ),
+      [0.75, 0.25, 0.5],
+    );
+    assert.deepEqual(
+      data.comparison,
+      diff.stdout.trim().split("\n").map((l) => JSON.parse(l)),
+    );
+  });
+});
