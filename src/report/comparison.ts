@@ -68,7 +68,8 @@ export const COMPARISON_HEADER = [
 
 /**
  * The cells of a matrix's comparison, a row per metric and target (the
- * first target's row without a difference), `metric` made safe by `cell`.
+ * first target's row without a difference), the metric and the target
+ * made safe by `cell`.
  */
 export function comparisonRows(
   lines: readonly ComparisonLine[],

@@ -53,13 +53,11 @@ export function targetOrder(
 export function matrixComparison(
   run: ReportRun,
 ): ComparisonLine[] | undefined {
-  const targets = targetOrder(run);
-  if (
-    targets.filter((t) => run.scores.some((s) => s.target_name === t)).length <
-      2
-  ) {
-    return undefined;
-  }
+  // The targets that have Scores, as diff and splitMatrixRun take them.
+  const targets = targetOrder(run).filter((t) =>
+    run.scores.some((s) => s.target_name === t)
+  );
+  if (targets.length < 2) return undefined;
   const ranges = run.value_ranges;
   return compareTargets(run.scores, {
     targets,
@@ -81,9 +79,10 @@ function plainId(id: string | undefined, target: string): string | undefined {
 
 /**
  * Splits a matrix run into one run per target, in the run's order (the
- * config's `matrix`, then the order the targets first appear): each with that target's Scores and units, their ids as a
- * run of that target alone would have them, and the config's target set to
- * that one. A run of one target gives `undefined`.
+ * config's `matrix`, then the order the targets first appear): each with
+ * that target's Scores and units, their ids as a run of that target alone
+ * would have them, and the config's target set to that one. A run of one
+ * target gives `undefined`.
  *
  * @param run A run, as the report reads it.
  * @returns One run per target, or `undefined`.
