@@ -104,6 +104,9 @@ export function osErrorText(error: unknown): string {
   if (error instanceof Deno.errors.NotFound) return "no such file";
   if (error instanceof Deno.errors.PermissionDenied) return "permission denied";
   if (error instanceof Deno.errors.IsADirectory) return "it is a folder";
+  if (error instanceof Deno.errors.NotADirectory) {
+    return "a part of its path is a file, not a folder";
+  }
   if (
     error instanceof TypeError &&
     /invalid utf-8|did not contain valid UTF-8|encoded data is not valid/i.test(

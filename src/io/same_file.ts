@@ -45,6 +45,9 @@ async function identityOf(path: string): Promise<string | undefined> {
     }
     return `path:${await Deno.realPath(path)}`;
   } catch (error) {
+    // Through a file as if it were a folder (`data.jsonl/x`): it can never
+    // be created, so it is no file of ours; opening it says why.
+    if (error instanceof Deno.errors.NotADirectory) return undefined;
     if (!(error instanceof Deno.errors.NotFound)) throw error;
   }
   // Not there yet, or a symlink to a file not there yet: where it will be.

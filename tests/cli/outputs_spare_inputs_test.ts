@@ -300,3 +300,21 @@ Deno.test("cli run refuses a dataset named like the --out sidecar", async () => 
     ]);
   });
 });
+
+Deno.test("cli run refuses an output whose path goes through a file as if it were a folder, plainly, changing nothing", async () => {
+  await withTempDir(async (dir) => {
+    await suite(dir);
+    for (const flag of ["--out", "--record", "--units", "--html"]) {
+      const before = await snapshot(dir);
+      const { code, stdout, stderr } = await cli(
+        ["run", "s.yaml", flag, "d.jsonl/x"],
+        dir,
+      );
+      assert.equal(code, 2, `${flag}: ${stderr}`);
+      assert.equal(stdout, "");
+      assert.match(stderr, /"d\.jsonl\/x"/, flag);
+      assert.doesNotMatch(stderr, /\n\s+at |Uncaught|os error/, flag);
+      assert.deepEqual(await snapshot(dir), before, `${flag}: a file changed`);
+    }
+  });
+});
