@@ -52,6 +52,12 @@ export async function readResults(path: string): Promise<ScoresFile> {
     };
   }
   const file = await readScoresFile(path);
+  if (file.record === undefined && path !== "-") {
+    // A Scores file's sidecar keeps the ranges a record would.
+    const { readMeta } = await import("../run/resume.ts");
+    const ranges = (await readMeta(path))?.value_ranges;
+    if (ranges !== undefined) file.value_ranges = ranges;
+  }
   for (const p of file.problems) {
     say(
       `evalpipe: Malformed Score in ${

@@ -75,6 +75,9 @@ async function readShard(path: string): Promise<ShardPart> {
           ? { subset: meta.settings.subset }
           : {}),
         ...(meta.selection !== undefined ? { selection: meta.selection } : {}),
+        ...(meta.value_ranges !== undefined
+          ? { value_ranges: meta.value_ranges }
+          : {}),
       };
     }
   }

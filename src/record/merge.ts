@@ -50,6 +50,8 @@ export interface ShardPart {
   scores: Score[];
   /** Its record, when it was read from one. */
   record?: RunRecord;
+  /** Each metric's declared range, from its record or its sidecar. */
+  value_ranges?: Record<string, [number, number]>;
 }
 
 /**
@@ -287,7 +289,7 @@ export function mergeShards(
   const records = ordered.every((p) => p.record !== undefined)
     ? ordered.map((p) => p.record!)
     : undefined;
-  const ranges = records?.[0]?.value_ranges;
+  const ranges = ordered[0]?.record?.value_ranges ?? ordered[0]?.value_ranges;
   const aggregator = new Aggregator({
     grouped: missing.length > 0, // an unfinished shard's tail is out of order
     ...(ranges !== undefined

@@ -170,8 +170,10 @@ function selectedPart(
   };
 }
 
-/** A record's `value_ranges`: metric → `[low, high]`. */
-function valueRangesAt(value: unknown): Record<string, [number, number]> {
+/** A record's (or a sidecar's) `value_ranges`: metric → `[low, high]`, checked. */
+export function valueRangesAt(
+  value: unknown,
+): Record<string, [number, number]> {
   const ranges: Record<string, [number, number]> = {};
   for (const [metric, r] of Object.entries(mappingAt(value, "value_ranges"))) {
     if (

@@ -7,7 +7,7 @@
 
 import { InputError } from "../base/errors.ts";
 import { mappingAt, stringAt } from "../io/fields.ts";
-import { fingerprintsAt } from "../record/run_record.ts";
+import { fingerprintsAt, valueRangesAt } from "../record/run_record.ts";
 import { LineStream } from "../io/line_stream.ts";
 import { replaceFile } from "../io/replace_file.ts";
 import type { Fingerprints } from "../fingerprint/fingerprint.ts";
@@ -60,6 +60,12 @@ export interface RunMeta {
   selection?: SelectionTally;
   /** Whether the run ended having run every unit it had to (once it ended). */
   complete?: boolean;
+  /**
+   * The range `[low, high]` of each metric whose scorer declares one, as a
+   * RunRecord keeps them, so aggregates computed again from the Scores
+   * clamp their intervals as the run did.
+   */
+  value_ranges?: Record<string, [number, number]>;
 }
 
 /**
@@ -275,6 +281,9 @@ export async function readMeta(
     const selection = selectionAt(meta);
     if (selection !== undefined) read.selection = selection;
     if (typeof meta.complete === "boolean") read.complete = meta.complete;
+    if (meta.value_ranges !== undefined) {
+      read.value_ranges = valueRangesAt(meta.value_ranges);
+    }
     return read;
   } catch (error) {
     // FieldError is a SyntaxError too.

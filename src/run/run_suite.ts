@@ -698,6 +698,7 @@ export async function runSuite(
       started_at: started.toISOString(),
       fingerprints,
       settings,
+      ...rangesIf(scorers),
     });
   }
   const record = options.record === undefined
@@ -978,6 +979,7 @@ export async function runSuite(
       settings,
       selection: selectionTally,
       complete: !stopped,
+      ...rangesIf(scorers),
     });
   }
   // --- matrix and baselines (issue 14) ---
@@ -1064,6 +1066,14 @@ export async function runSuite(
 }
 
 /** Each metric's declared range, for the record. */
+/** `{ value_ranges }` for a sidecar, when a scorer declares a range. */
+function rangesIf(
+  scorers: readonly Scorer[],
+): { value_ranges?: Record<string, [number, number]> } {
+  const ranges = rangesByMetric(scorers);
+  return Object.keys(ranges).length > 0 ? { value_ranges: ranges } : {};
+}
+
 function rangesByMetric(
   scorers: readonly Scorer[],
 ): Record<string, [number, number]> {

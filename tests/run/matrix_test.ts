@@ -155,12 +155,24 @@ Deno.test("diff of one matrix record prints the comparison of its targets", asyn
   await withTempDir(async (dir) => {
     await suite(dir);
     const run = await cli(
-      ["run", "s.yaml", "--matrix", "up,same", "--record", "r.json"],
+      [
+        "run",
+        "s.yaml",
+        "--matrix",
+        "up,same",
+        "--record",
+        "r.json",
+        "--out",
+        "s.ndjson",
+      ],
       dir,
     );
     assert.equal(run.code, 0, run.stderr);
     const out = await cli(["diff", "r.json"], dir);
     assert.equal(out.code, 0, out.stderr);
+    // The Scores file says the same: its sidecar keeps the value ranges.
+    const fromScores = await cli(["diff", "s.ndjson"], dir);
+    assert.equal(fromScores.stdout, out.stdout);
     const [line] = lines(out.stdout) as {
       kind: string;
       metric: string;
