@@ -7,6 +7,7 @@
 
 import { type FlowWatch, parseRetryAfter, RetryableError } from "./flow.ts";
 import { knownFileLimit, networkSlots } from "./_slots.ts";
+import { clearDeadline, setDeadline } from "../process/_deadlines.ts";
 import {
   redact,
   redactClipped,
@@ -110,51 +111,75 @@ async function sendInSlot(
   options: SendOptions,
 ): Promise<HttpResponse> {
   const { timeoutMs, signal } = options;
-  // A password in the URL goes out as Basic auth: hidden like a key.
-  const secrets = [...options.secrets, ...urlSecrets(request.url)];
-  const maxRedirects = options.maxRedirects ?? 3;
-  const timeout = AbortSignal.timeout(timeoutMs);
-  const both = signal !== undefined
-    ? AbortSignal.any([signal, timeout])
-    : timeout;
-  const where = `${request.method} ${
-    redact(withoutUserinfo(request.url), secrets)
-  }`;
-  const call: Call = {
-    where,
-    maxResponseBytes: options.maxResponseBytes ?? MAX_RESPONSE_BYTES,
-    timeoutMs,
-    secrets,
-    both,
-    signal,
-  };
-  let current = request;
-  for (let hops = 0;; hops++) {
-    const response = await exchange(current, call);
-    const location = response.headers.get("location");
-    if (!REDIRECTS.has(response.status) || location === null) {
-      return await answer(response, call);
-    }
-    await response.body?.cancel();
-    const next = redirectTarget(current, response.status, location);
-    const shown = JSON.stringify(
-      redact(withoutUserinfo(next?.url ?? location), secrets),
-    );
-    if (
-      next === undefined ||
-      new URL(next.url).origin !== new URL(current.url).origin
-    ) {
-      throw new Error(
-        `${where} was redirected (HTTP ${response.status}) to another origin, ${shown}, which is not followed`,
+  const call = new Call(request, options);
+  if (signal?.aborted) throw new Error(`${call.where} was interrupted`);
+  // One timer for every call's deadline (the spawner's), and one listener
+  // per run's signal: a timer and a dependent signal per call cost more CPU
+  // than the rest of the call's own work at high concurrency.
+  const stop = call.stop;
+  const deadline = setDeadline(
+    performance.now() + timeoutMs,
+    () => stop.abort(),
+  );
+  const stoppedBy = signal !== undefined ? follow(signal, stop) : undefined;
+  try {
+    const maxRedirects = options.maxRedirects ?? 3;
+    let current = request;
+    for (let hops = 0;; hops++) {
+      const response = await exchange(current, call);
+      if (!REDIRECTS.has(response.status)) return await answer(response, call);
+      const location = response.headers.get("location");
+      if (location === null) return await answer(response, call);
+      await response.body?.cancel();
+      const next = redirectTarget(current, response.status, location);
+      const shown = JSON.stringify(
+        redact(withoutUserinfo(next?.url ?? location), call.secrets),
       );
+      if (
+        next === undefined ||
+        new URL(next.url).origin !== new URL(current.url).origin
+      ) {
+        throw new Error(
+          `${call.where} was redirected (HTTP ${response.status}) to another origin, ${shown}, which is not followed`,
+        );
+      }
+      if (hops >= maxRedirects) {
+        throw new Error(
+          `${call.where} was redirected more than ${maxRedirects} times (max_redirects), last to ${shown}`,
+        );
+      }
+      current = next;
     }
-    if (hops >= maxRedirects) {
-      throw new Error(
-        `${where} was redirected more than ${maxRedirects} times (max_redirects), last to ${shown}`,
-      );
-    }
-    current = next;
+  } finally {
+    clearDeadline(deadline);
+    stoppedBy?.delete(stop);
   }
+}
+
+/** The calls in flight that each signal stops, by the signal. */
+const following = new WeakMap<AbortSignal, Set<AbortController>>();
+
+/**
+ * Makes `signal` abort `stop`: one listener per signal (a run's), however
+ * many calls it stops.
+ *
+ * @returns The calls the signal stops, to take `stop` out of when done.
+ */
+function follow(
+  signal: AbortSignal,
+  stop: AbortController,
+): Set<AbortController> {
+  let calls = following.get(signal);
+  if (calls === undefined) {
+    const stopped = calls = new Set();
+    following.set(signal, stopped);
+    signal.addEventListener("abort", () => {
+      for (const call of stopped) call.abort(signal.reason);
+      stopped.clear();
+    }, { once: true });
+  }
+  calls.add(stop);
+  return calls;
 }
 
 /**
@@ -187,46 +212,91 @@ async function exchange(
   request: HttpRequest,
   call: Call,
 ): Promise<Response> {
-  const { where, secrets, both } = call;
-  let prepared: Request;
+  // The URL and init go to fetch as they are: a Request made here would be
+  // copied into another one inside fetch.
+  const init: RequestInit = {
+    method: request.method,
+    headers: request.headers,
+    redirect: "manual",
+    signal: call.stop.signal,
+  };
+  if (request.body !== undefined) init.body = request.body;
   try {
-    prepared = new Request(request.url, {
-      method: request.method,
-      headers: request.headers,
-      ...(request.body !== undefined ? { body: request.body } : {}),
-      redirect: "manual",
-      signal: both,
-    });
+    return await fetch(request.url, init);
   } catch (error) {
-    // An invalid request (a GET with a body, a bad URL or header value) fails
-    // the same way every time: final, unlike the TypeErrors of fetch below.
-    if (!(error instanceof TypeError)) throw error;
-    throw new Error(
-      `${where} cannot be sent: ${redact(error.message, secrets)}`,
-    );
-  }
-  try {
-    return await fetch(prepared);
-  } catch (error) {
-    throw failure(error, call);
+    throw invalid(error, request.url, init, call) ?? failure(error, call);
   }
 }
 
-/** What a call's messages and failures need to know of it. */
-interface Call {
-  where: string;
-  maxResponseBytes: number;
-  timeoutMs: number;
-  secrets: readonly string[];
-  both: AbortSignal;
-  signal: AbortSignal | undefined;
+/**
+ * The final error of a request that cannot be made at all (a GET with a
+ * body, a bad URL or header value), which fails the same way every time,
+ * unlike the TypeErrors of a failed connection; `undefined` for any other
+ * failure. Asked only once fetch has failed, by making the request again.
+ */
+function invalid(
+  error: unknown,
+  url: string,
+  init: RequestInit,
+  call: Call,
+): Error | undefined {
+  if (!(error instanceof TypeError) || call.stop.signal.aborted) {
+    return undefined;
+  }
+  try {
+    new Request(url, init);
+  } catch (invalid) {
+    if (!(invalid instanceof TypeError)) throw invalid;
+    return new Error(
+      `${call.where} cannot be sent: ${redact(invalid.message, call.secrets)}`,
+    );
+  }
+  return undefined;
+}
+
+/**
+ * What a call's messages and failures need to know of it: where it goes,
+ * shown without secrets, made only when a message needs it.
+ */
+class Call {
+  readonly maxResponseBytes: number;
+  readonly timeoutMs: number;
+  readonly signal: AbortSignal | undefined;
+  /** Aborted when the call times out, or its signal aborts. */
+  readonly stop: AbortController = new AbortController();
+  #request: HttpRequest;
+  #options: SendOptions;
+  #secrets: readonly string[] | undefined;
+  #where: string | undefined;
+
+  constructor(request: HttpRequest, options: SendOptions) {
+    this.#request = request;
+    this.#options = options;
+    this.maxResponseBytes = options.maxResponseBytes ?? MAX_RESPONSE_BYTES;
+    this.timeoutMs = options.timeoutMs;
+    this.signal = options.signal;
+  }
+
+  /** The values to hide: a password in the URL goes out as Basic auth. */
+  get secrets(): readonly string[] {
+    return this.#secrets ??= this.#request.url.includes("@")
+      ? [...this.#options.secrets, ...urlSecrets(this.#request.url)]
+      : this.#options.secrets;
+  }
+
+  /** The method and URL, secrets hidden. */
+  get where(): string {
+    return this.#where ??= `${this.#request.method} ${
+      redact(withoutUserinfo(this.#request.url), this.secrets)
+    }`;
+  }
 }
 
 /** What a failed fetch or body read throws. */
 function failure(error: unknown, call: Call): unknown {
-  const { where, timeoutMs, secrets, both, signal } = call;
+  const { where, timeoutMs, secrets, signal } = call;
   if (signal?.aborted) return new Error(`${where} was interrupted`);
-  if (both.aborted) {
+  if (call.stop.signal.aborted) {
     return new RetryableError(
       `${where} timed out after ${timeoutMs / 1000} s`,
     );
@@ -302,21 +372,20 @@ async function answer(
   response: Response,
   call: Call,
 ): Promise<HttpResponse> {
-  const { where, secrets } = call;
   let text: string;
   try {
     text = response.ok
       ? await readCapped(response, call.maxResponseBytes, () =>
         new Error(
-          `${where} answered more than ${call.maxResponseBytes} bytes (max_response_bytes): the answer was not read`,
+          `${call.where} answered more than ${call.maxResponseBytes} bytes (max_response_bytes): the answer was not read`,
         ))
       : await readCapped(response, ERROR_BODY_BYTES);
   } catch (error) {
     throw failure(error, call);
   }
   if (response.ok) return { status: response.status, text };
-  const message = `${where} answered HTTP ${response.status}: ${
-    redactClipped(text.trim(), secrets)
+  const message = `${call.where} answered HTTP ${response.status}: ${
+    redactClipped(text.trim(), call.secrets)
   }`;
   if (response.status === 429 || response.status >= 500) {
     throw new RetryableError(

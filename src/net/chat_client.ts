@@ -139,6 +139,7 @@ export class ChatClient {
   #flow: NetworkFlow;
   #budget: Budget | undefined;
   #cache: ReplyCache | undefined;
+  #headers: Readonly<Record<string, string>>;
 
   /**
    * Creates the client; reads the API key from the environment now.
@@ -173,6 +174,13 @@ export class ChatClient {
       ...urlSecrets(this.url),
     ];
     this.#flow = new NetworkFlow(settings);
+    // The same for every call (fetch copies them): made once.
+    this.#headers = this.#key !== undefined
+      ? {
+        "content-type": "application/json",
+        authorization: `Bearer ${this.#key}`,
+      }
+      : { "content-type": "application/json" };
   }
 
   /**
@@ -263,10 +271,7 @@ export class ChatClient {
     if (this.#missingKey !== undefined) throw this.#keyError();
     this.#budget?.claim();
     const secrets = this.#secrets;
-    const headers: Record<string, string> = {
-      "content-type": "application/json",
-    };
-    if (this.#key !== undefined) headers.authorization = `Bearer ${this.#key}`;
+    const headers = this.#headers;
     const body = JSON.stringify(this.body(messages));
     const { result, attempts } = await this.#flow.run(
       () =>
@@ -301,14 +306,16 @@ export class ChatClient {
       );
     }
     const r = reply as Record<string, unknown>;
-    const info = this.#priced({
+    // Keys in this order: model, usage, finish_reason, attempts.
+    const read: Record<string, unknown> = {
       model: r.model ?? this.settings.model,
-      ...(r.usage !== undefined ? { usage: r.usage } : {}),
-      ...(choice?.finish_reason !== undefined
-        ? { finish_reason: choice.finish_reason }
-        : {}),
-      attempts,
-    }, false);
+    };
+    if (r.usage !== undefined) read.usage = r.usage;
+    if (choice?.finish_reason !== undefined) {
+      read.finish_reason = choice.finish_reason;
+    }
+    read.attempts = attempts;
+    const info = this.#priced(read, false);
     this.#budget?.charge(info.cost_usd as number | undefined);
     return {
       text: redact(content, secrets),

@@ -326,7 +326,9 @@ export async function withRetries<T>(
   const cap = options.maxDelayMs ?? 30_000;
   const random = options.random ?? Math.random;
   for (let n = 1;; n++) {
-    await options.limiter?.acquire(options.signal, options.watch);
+    if (options.limiter !== undefined) {
+      await options.limiter.acquire(options.signal, options.watch);
+    }
     try {
       return await attempt(n);
     } catch (error) {

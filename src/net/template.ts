@@ -22,6 +22,8 @@ const PLACEHOLDER = /\{\{\s*([A-Za-z_][\w-]*(?:\.[\w-]+)*)\s*\}\}/g;
 const WHOLE = /^\{\{\s*([A-Za-z_][\w-]*(?:\.[\w-]+)*)\s*\}\}$/;
 
 function lookup(vars: Record<string, unknown>, path: string): unknown {
+  // Most placeholders name a field of the case itself: no split for them.
+  if (!path.includes(".") && Object.hasOwn(vars, path)) return vars[path];
   let value: unknown = vars;
   for (const key of path.split(".")) {
     if (
@@ -65,10 +67,33 @@ export function renderTemplate(
   template: string,
   vars: Record<string, unknown>,
 ): string {
-  return template.replace(
-    PLACEHOLDER,
-    (_, path: string) => asText(lookup(vars, path)),
-  );
+  const parts = partsOf(template);
+  if (parts.length === 1) return template;
+  // Texts at even places, placeholders' paths at odd ones, left to right.
+  let out = parts[0] as string;
+  for (let i = 1; i < parts.length; i += 2) {
+    out += asText(lookup(vars, parts[i] as string)) + (parts[i + 1] as string);
+  }
+  return out;
+}
+
+/** Templates split at their placeholders, by template: a run has few. */
+const partsByTemplate = new Map<string, readonly string[]>();
+
+/**
+ * A template's texts and placeholder paths, alternating, text first and
+ * last: split once, not per case.
+ */
+function partsOf(template: string): readonly string[] {
+  let parts = partsByTemplate.get(template);
+  if (parts === undefined) {
+    // split() with a capturing group alternates texts and captures.
+    parts = template.split(PLACEHOLDER);
+    // A program that renders ever new templates must not grow this forever.
+    if (partsByTemplate.size >= 256) partsByTemplate.clear();
+    partsByTemplate.set(template, parts);
+  }
+  return parts;
 }
 
 /**

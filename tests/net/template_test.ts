@@ -1,0 +1,73 @@
+// renderTemplate splits each template once and reuses the split: the text
+// it renders must be what filling each placeholder in turn gives, for every
+// case it renders, and a missing field fails the same way.
+
+import assert from "node:assert/strict";
+import { renderTemplate, TemplateError } from "../../src/net/template.ts";
+
+Deno.test("renderTemplate fills every placeholder, texts around them kept", () => {
+  const template =
+    "Q: {{input}}\nA: {{ output }}\n{{context}}|{{meta.topic}}{{input}}";
+  const vars = {
+    input: "why?",
+    output: "because",
+    context: ["a", "b"],
+    meta: { topic: "t" },
+  };
+  assert.equal(
+    renderTemplate(template, vars),
+    "Q: why?\nA: because\na\n\nb|twhy?",
+  );
+});
+
+Deno.test("renderTemplate renders one template for many cases, each with its own values", () => {
+  const template = "<{{input}}> and {{n}}";
+  for (let i = 0; i < 300; i++) {
+    assert.equal(
+      renderTemplate(template, { input: `q${i}`, n: i }),
+      `<q${i}> and ${i}`,
+    );
+  }
+});
+
+Deno.test("renderTemplate keeps a text without placeholders, and braces that are not one", () => {
+  assert.equal(renderTemplate("plain text", {}), "plain text");
+  assert.equal(
+    renderTemplate("{{ 1bad }} {x} {{input}}", { input: "q" }),
+    "{{ 1bad }} {x} q",
+  );
+  assert.equal(renderTemplate("", { input: "q" }), "");
+});
+
+Deno.test("renderTemplate writes values that are not text as JSON", () => {
+  assert.equal(
+    renderTemplate("{{a}} {{b}} {{c}} {{d}}", {
+      a: 1,
+      b: { k: [1, "x"] },
+      c: [1, 2],
+      d: null,
+    }),
+    '1 {"k":[1,"x"]} [1,2] null',
+  );
+});
+
+Deno.test("renderTemplate refuses a placeholder the case lacks, at any depth, inherited names included", () => {
+  for (
+    const [template, vars] of [
+      ["{{missing}}", { input: "q" }],
+      ["{{meta.none}}", { meta: {} }],
+      ["{{input.length}}", { input: "q" }],
+      ["{{constructor}}", {}],
+      ["{{meta.toString}}", { meta: {} }],
+    ] as const
+  ) {
+    assert.throws(
+      () => renderTemplate(template, vars),
+      (error: unknown) =>
+        error instanceof TemplateError &&
+        error.message ===
+          `The template names ${template}, which this case does not have`,
+      template,
+    );
+  }
+});
