@@ -98,6 +98,21 @@ export class Sha256 {
   #bytes = 0;
 
   /**
+   * Makes this hash a copy of `other` as it stands, so that one hash of a
+   * common start goes on into many without hashing the start again.
+   *
+   * @param other The hash to copy.
+   * @returns This hash, to chain.
+   */
+  copyFrom(other: Sha256): this {
+    this.#h.set(other.#h);
+    this.#block.set(other.#block);
+    this.#used = other.#used;
+    this.#bytes = other.#bytes;
+    return this;
+  }
+
+  /**
    * Adds data.
    *
    * @param data Text (as UTF-8) or bytes.

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { fingerprint } from "../fingerprint/fingerprint.ts";
+import { Sha256 } from "../fingerprint/_sha256.ts";
 import type { Case } from "../dataset/case.ts";
 import type { Target, TargetContext, TargetResult } from "./target.ts";
 import type { CacheableTarget } from "./openai_target.ts";
@@ -58,6 +58,12 @@ export interface TargetCacheOptions {
    * @default {"auto"}
    */
   mode?: CacheMode;
+  /**
+   * The most bytes of pack files kept in memory once read, so that a hit
+   * reads no file; packs past it are read from disk on each hit.
+   * @default {67108864 (64 MiB, some 150,000 answers of a chat model)}
+   */
+  memoryBytes?: number;
 }
 
 /**
@@ -97,12 +103,20 @@ export class CacheMissError extends Error {
   }
 }
 
-/** Where an entry's line lies in a pack file. */
+/**
+ * Where an entry's line lies in a pack file (bytes from `start` to `end`),
+ * or, in a pack held in memory, in its text (characters).
+ */
 interface Location {
   path: string;
   start: number;
   end: number;
+  /** The whole pack as it was read, for a pack held in memory. */
+  text?: string;
 }
+
+/** The default of {@linkcode TargetCacheOptions.memoryBytes}: 64 MiB. */
+const MEMORY_BYTES = 64 * 1024 * 1024;
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -154,6 +168,8 @@ export class TargetCache {
   #index: Map<string, Location> | undefined;
   /** Whether the folder holds entries of the file-per-key layout. */
   #legacy = false;
+  /** The most bytes of packs held in memory. */
+  #memoryBytes: number;
   /** This run's pack and its size so far, once it has written one. */
   #pack: { path: string; size: number } | undefined;
   /** Entries waiting for the write under way to end. */
@@ -174,6 +190,7 @@ export class TargetCache {
   constructor(dir: string, options: TargetCacheOptions = {}) {
     this.dir = dir;
     this.mode = options.mode ?? "auto";
+    this.#memoryBytes = options.memoryBytes ?? MEMORY_BYTES;
   }
 
   /**
@@ -262,8 +279,9 @@ export class TargetCache {
       throw error;
     }
     this.#legacy = names.some((n) => /^[0-9a-f]{2}$/.test(n));
+    const held = { left: this.#memoryBytes };
     for (const name of names.filter(isPack).sort()) {
-      indexPack(`${this.dir}/${name}`, index);
+      indexPack(`${this.dir}/${name}`, index, held);
     }
     return index;
   }
@@ -349,10 +367,16 @@ export class TargetCache {
 
 /**
  * Adds a pack's lines to `index` by the key at its fixed place in each line;
- * whether a line holds a whole entry is checked when it is read. The pack is
- * read a chunk at a time: a cache of a million answers is not read whole.
+ * whether a line holds a whole entry is checked when it is read. A pack that
+ * fits what is left of `held.left` is read whole and kept, for hits to read
+ * no file; a larger one is read a chunk at a time: a cache of a million
+ * answers is not read whole.
  */
-function indexPack(path: string, index: Map<string, Location>): void {
+function indexPack(
+  path: string,
+  index: Map<string, Location>,
+  held: { left: number },
+): void {
   let file: Deno.FsFile;
   try {
     file = Deno.openSync(path);
@@ -370,6 +394,13 @@ function indexPack(path: string, index: Map<string, Location>): void {
     }
   };
   try {
+    const size = file.statSync().size;
+    if (size <= held.left) {
+      const bytes = readWhole(file, size);
+      held.left -= bytes.length;
+      indexHeld(path, decoder.decode(bytes), index);
+      return;
+    }
     const buffer = new Uint8Array(1 << 20);
     const head = new Uint8Array(KEY_END); // the current line's first bytes
     let headLength = 0;
@@ -403,6 +434,46 @@ function indexPack(path: string, index: Map<string, Location>): void {
   }
 }
 
+/** Up to `size` bytes of a file from where it stands: fewer if it ends first. */
+function readWhole(file: Deno.FsFile, size: number): Uint8Array {
+  const bytes = new Uint8Array(size);
+  let read = 0;
+  while (read < size) {
+    const n = file.readSync(bytes.subarray(read));
+    if (n === null || n === 0) break;
+    read += n;
+  }
+  return read < size ? bytes.subarray(0, read) : bytes;
+}
+
+/**
+ * Adds the lines of a pack read whole, as {@linkcode indexPack} does, by
+ * where they lie in its text: a hit then slices the text, with no file read
+ * and no decoding.
+ */
+function indexHeld(
+  path: string,
+  text: string,
+  index: Map<string, Location>,
+): void {
+  for (let start = 0; start < text.length;) {
+    const newline = text.indexOf("\n", start);
+    // A last line without its newline is torn: indexed, and a miss when read.
+    const end = newline < 0 ? text.length : newline;
+    // The key's characters are ASCII where the line is an entry: they lie
+    // where its bytes do.
+    if (end - start > KEY_END) {
+      index.set(text.slice(start + KEY_START, start + KEY_END), {
+        path,
+        start,
+        end,
+        text,
+      });
+    }
+    start = end + 1;
+  }
+}
+
 function isPack(name: string): boolean {
   return name.startsWith("pack-") && name.endsWith(".ndjson");
 }
@@ -423,6 +494,7 @@ function packName(): string {
 
 /** The bytes of one line of a pack, as text; `undefined` if unreadable. */
 function readRange(at: Location): string | undefined {
+  if (at.text !== undefined) return at.text.slice(at.start, at.end);
   let file: Deno.FsFile | undefined;
   try {
     file = Deno.openSync(at.path);
@@ -520,20 +592,25 @@ export function cacheKey(
   testCase: Case,
   epoch: number,
 ): string {
-  let identity = identities.get(target);
-  if (identity === undefined) {
-    identities.set(target, identity = JSON.stringify(target.identity));
+  let keyed = keyedTargets.get(target);
+  if (keyed === undefined) {
+    // fingerprint(identity, request, epoch) hashes each part and a NUL: the
+    // identity's part is hashed once, and each key goes on from a copy.
+    const identity = new Sha256().update(JSON.stringify(target.identity))
+      .update("\0");
+    keyedTargets.set(target, keyed = { identity, hash: new Sha256() });
   }
-  return fingerprint(
-    identity,
-    JSON.stringify(target.request(testCase)),
-    String(epoch),
-  )
-    .slice("sha256:".length);
+  const request = JSON.stringify(target.request(testCase));
+  return keyed.hash.copyFrom(keyed.identity).update(request).update("\0")
+    .update(String(epoch)).update("\0").hex();
 }
 
-// A target's identity does not change: serialise it once, not per case.
-const identities = new WeakMap<CacheableTarget, string>();
+// A target's identity does not change: hashed once, not per case. Keys are
+// made synchronously, so one hash per target serves every case in turn.
+const keyedTargets = new WeakMap<
+  CacheableTarget,
+  { identity: Sha256; hash: Sha256 }
+>();
 
 /**
  * Wraps a target with a cache, used as the cache's mode says: a hit returns

@@ -47,3 +47,12 @@ Deno.test("Sha256 agrees with node:crypto on text, bytes and split updates", () 
     "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
   );
 });
+
+Deno.test("Sha256.copyFrom goes on from another hash's state, which stays as it was", () => {
+  for (let n = 0; n <= 130; n++) {
+    const start = new Sha256().update("s".repeat(n));
+    const copy = new Sha256().update("something else").copyFrom(start);
+    assert.equal(copy.update("tail").hex(), native(["s".repeat(n), "tail"]));
+    assert.equal(start.update("other").hex(), native(["s".repeat(n), "other"]));
+  }
+});

@@ -1148,11 +1148,17 @@ Deno.test("TargetCache indexes a pack read in chunks, lines straddling them", as
     );
     const [pack] = new Set((await cacheEntries(dir)).map((e) => e.file));
     assert.ok((await Deno.stat(pack!)).size > 3_000_000);
-    const reader = new TargetCache(dir);
-    for (const [i, key] of keys.entries()) {
-      const output = (await reader.get(key))?.output;
-      assert.equal(output?.length, `${i} `.length + 250_000 + i * 997, key);
-      assert.ok(output?.startsWith(`${i} y`), key);
+    // Read a chunk at a time (nothing held in memory), and held whole.
+    for (const memoryBytes of [0, undefined]) {
+      const reader = new TargetCache(
+        dir,
+        memoryBytes !== undefined ? { memoryBytes } : {},
+      );
+      for (const [i, key] of keys.entries()) {
+        const output = (await reader.get(key))?.output;
+        assert.equal(output?.length, `${i} `.length + 250_000 + i * 997, key);
+        assert.ok(output?.startsWith(`${i} y`), key);
+      }
     }
   });
 });
