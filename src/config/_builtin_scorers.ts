@@ -3,57 +3,78 @@
 // order), each a ConfigError at the line of the key.
 
 import type { Scorer } from "../scorers/scorer.ts";
-import {
-  contains,
-  exactMatch,
-  notContains,
-  startsWith,
-} from "../scorers/builtin.ts";
-import { oneOf, regexMatch, wordCount } from "../scorers/text_checks.ts";
-import {
-  jsonFields,
-  jsonMatch,
-  jsonScorer,
-  jsonValid,
-} from "../scorers/json_scorers.ts";
-import { numericMatch } from "../scorers/numeric.ts";
-import { bleu, levenshtein, rougeL, tokenF1 } from "../scorers/similarity.ts";
-import { setOverlap } from "../scorers/set_overlap.ts";
-import { costLimit, latencyLimit } from "../scorers/run_facts.ts";
-import {
-  readRules,
-  toolCallF1,
-  trajectory,
-  TrajectoryOptionError,
-} from "../scorers/trajectory.ts";
 import { osErrorText } from "../base/errors.ts";
 import type { BuiltinScorerConfig, BuiltinScorerOptions } from "./types.ts";
 
-/** The function that makes each built-in scorer from its options. */
+/** What `scorers/trajectory.ts` gives the checks of its two scorers. */
+export type TrajectoryChecks = Pick<
+  typeof import("../scorers/trajectory.ts"),
+  "readRules" | "toolCallF1" | "TrajectoryOptionError"
+>;
+
+type Maker = (options: never) => Scorer;
+
+/**
+ * Where the function that makes each built-in scorer from its options is:
+ * each family's module is imported when a config names one of its types, so
+ * that a run of `exact_match` evaluates none of the others.
+ */
 const MAKERS: {
-  [T in keyof BuiltinScorerOptions]: (options: never) => Scorer;
+  [T in keyof BuiltinScorerOptions]: () => Promise<Maker>;
 } = {
-  exact_match: exactMatch,
-  contains,
-  not_contains: notContains,
-  starts_with: startsWith,
-  regex: regexMatch,
-  word_count: wordCount,
-  one_of: oneOf,
-  json: jsonValid,
-  fields: jsonFields,
-  json_match: jsonMatch,
-  numeric: numericMatch,
-  levenshtein,
-  token_f1: tokenF1,
-  rouge_l: rougeL,
-  bleu,
-  set_overlap: setOverlap,
-  latency: latencyLimit,
-  cost: costLimit,
-  trajectory,
-  tool_call_f1: toolCallF1,
+  exact_match: () => import("../scorers/builtin.ts").then((m) => m.exactMatch),
+  contains: () => import("../scorers/builtin.ts").then((m) => m.contains),
+  not_contains: () =>
+    import("../scorers/builtin.ts").then((m) => m.notContains),
+  starts_with: () => import("../scorers/builtin.ts").then((m) => m.startsWith),
+  regex: () => import("../scorers/text_checks.ts").then((m) => m.regexMatch),
+  word_count: () =>
+    import("../scorers/text_checks.ts").then((m) => m.wordCount),
+  one_of: () => import("../scorers/text_checks.ts").then((m) => m.oneOf),
+  json: () => import("../scorers/json_scorers.ts").then((m) => m.jsonValid),
+  fields: () => import("../scorers/json_scorers.ts").then((m) => m.jsonFields),
+  json_match: () =>
+    import("../scorers/json_scorers.ts").then((m) => m.jsonMatch),
+  numeric: () => import("../scorers/numeric.ts").then((m) => m.numericMatch),
+  levenshtein: () =>
+    import("../scorers/similarity.ts").then((m) => m.levenshtein),
+  token_f1: () => import("../scorers/similarity.ts").then((m) => m.tokenF1),
+  rouge_l: () => import("../scorers/similarity.ts").then((m) => m.rougeL),
+  bleu: () => import("../scorers/similarity.ts").then((m) => m.bleu),
+  set_overlap: () =>
+    import("../scorers/set_overlap.ts").then((m) => m.setOverlap),
+  latency: () => import("../scorers/run_facts.ts").then((m) => m.latencyLimit),
+  cost: () => import("../scorers/run_facts.ts").then((m) => m.costLimit),
+  trajectory: () =>
+    import("../scorers/trajectory.ts").then((m) => m.trajectory),
+  tool_call_f1: () =>
+    import("../scorers/trajectory.ts").then((m) => m.toolCallF1),
 };
+
+/**
+ * Whether a scorer config needs {@linkcode TrajectoryChecks} to be checked.
+ *
+ * @param config A scorer's config.
+ * @returns Whether it is a `trajectory` or `tool_call_f1` scorer.
+ */
+export function needsTrajectory(config: { type: string }): boolean {
+  return config.type === "trajectory" || config.type === "tool_call_f1";
+}
+
+/**
+ * The trajectory module, loaded when one of the scorers needs it to be
+ * checked.
+ *
+ * @param scorers The config's scorers.
+ * @returns The checks, or `undefined` when no scorer needs them.
+ */
+export async function trajectoryChecksFor(
+  scorers: readonly { type: string }[],
+): Promise<TrajectoryChecks | undefined> {
+  return scorers.some(needsTrajectory)
+    ? await import("../scorers/trajectory.ts")
+    : undefined;
+}
 
 /**
  * Whether a scorer config is a built-in's.
@@ -99,10 +120,22 @@ export class ScorerOptionError extends SyntaxError {
  *
  * @param config A built-in scorer's config, its shape checked.
  * @param where How the config names the scorer, e.g. `scorers[2]`.
+ * @param trajectoryChecks The trajectory module, for a `trajectory` or
+ *   `tool_call_f1` scorer ({@linkcode trajectoryChecksFor}).
  * @throws {ScorerOptionError} On the first problem.
  */
-export function checkBuiltin(config: BuiltinScorerConfig, where: string): void {
+export function checkBuiltin(
+  config: BuiltinScorerConfig,
+  where: string,
+  trajectoryChecks: TrajectoryChecks | undefined,
+): void {
   if (config.type === "trajectory" || config.type === "tool_call_f1") {
+    if (trajectoryChecks === undefined) {
+      throw new TypeError(
+        `checkBuiltin needs the trajectory checks for ${where} (${config.type})`,
+      );
+    }
+    const { readRules, toolCallF1, TrajectoryOptionError } = trajectoryChecks;
     try {
       if (config.type === "trajectory") readRules(config.rules, where);
       else toolCallF1(config);
@@ -161,13 +194,16 @@ export async function buildBuiltin(
   where: string,
   cwd: string,
 ): Promise<Scorer> {
-  checkBuiltin(config, where);
+  checkBuiltin(config, where, await trajectoryChecksFor([config]));
   if (config.type === "json" && config.schema !== undefined) {
     const { type: _type, schema: given, ...rest } = config;
     const schema = typeof given === "string"
       ? await readSchema(given, where, cwd)
       : given;
-    const { compileSchema } = await import("../scorers/_json_schema.ts");
+    const [{ compileSchema }, { jsonScorer }] = await Promise.all([
+      import("../scorers/_json_schema.ts"),
+      import("../scorers/json_scorers.ts"),
+    ]);
     try {
       return jsonScorer({ ...rest, schema }, {
         check: await compileSchema(schema),
@@ -181,8 +217,9 @@ export async function buildBuiltin(
     }
   }
   const { type, ...options } = config;
+  const make = await MAKERS[type]() as (options: unknown) => Scorer;
   try {
-    return (MAKERS[type] as (options: unknown) => Scorer)(options);
+    return make(options);
   } catch (error) {
     // The checks above catch these first in a config file; a config built
     // in code meets them here.

@@ -16,6 +16,7 @@ import {
   checkBuiltin,
   isBuiltin,
   ScorerOptionError,
+  type TrajectoryChecks,
 } from "./_builtin_scorers.ts";
 
 /**
@@ -253,19 +254,22 @@ export function targetNames(targets: Record<string, unknown>): string {
  * @param config A validated config.
  * @param file The config file, for messages.
  * @param lineOf Finds the line of a path.
+ * @param trajectoryChecks The trajectory module, when a scorer is a
+ *   `trajectory` or `tool_call_f1` one (`trajectoryChecksFor`).
  * @throws {ConfigError} On the first problem, at its line.
  */
 export function checkScorers(
   config: SuiteConfig,
   file: string,
   lineOf: (path: readonly PropertyKey[]) => number | undefined,
+  trajectoryChecks: TrajectoryChecks | undefined,
 ): void {
   checkScorerNames(config, file, lineOf);
   checkClassification(config, file, lineOf);
   for (const [i, scorer] of config.scorers.entries()) {
     if (!isBuiltin(scorer)) continue;
     try {
-      checkBuiltin(scorer, `scorers[${i}]`);
+      checkBuiltin(scorer, `scorers[${i}]`, trajectoryChecks);
     } catch (error) {
       throw scorerOptionError(error, file, i, lineOf);
     }
@@ -423,19 +427,27 @@ function listOf(check: Check, min: number): Check {
   };
 }
 
-/** `z.discriminatedUnion("type", ...)`, one mapping per `type`. */
+/**
+ * `z.discriminatedUnion("type", ...)`, one mapping per `type`. Each type's
+ * check is made when a value of that type first comes: a config names a few
+ * of the forty-odd scorer and target types, and start-up pays for those.
+ */
 function byType(types: Shape & { kind: "byType" }): Check {
   const table = new Map<string, Check>();
-  for (const [type, shape] of Object.entries(types.types)) {
+  const checkOf = (type: string): Check | undefined => {
+    let check = table.get(type);
+    if (check !== undefined || !Object.hasOwn(types.types, type)) return check;
     const fields = {
       type: { shape: { kind: "enum", values: [type] }, optional: false },
-      ...shape.fields,
+      ...types.types[type]!.fields,
     } satisfies Record<string, Field>;
-    table.set(type, mapping(fields));
-  }
+    check = mapping(fields);
+    table.set(type, check);
+    return check;
+  };
   return (value) => {
-    if (!isMapping(value)) return undefined;
-    return table.get(value.type as string)?.(value);
+    if (!isMapping(value) || typeof value.type !== "string") return undefined;
+    return checkOf(value.type)?.(value);
   };
 }
 
@@ -521,8 +533,9 @@ function compile(shape: Shape): Check {
   }
 }
 
-const suite = compile(SUITE);
-const suiteListed = compile(SUITE_LISTED);
+// Compiled on first use: a config is checked against one of the two.
+let suite: Check | undefined;
+let suiteListed: Check | undefined;
 
 /**
  * Whether a parsed config lists its datasets (`datasets:`), and so is
@@ -543,7 +556,10 @@ export function listsDatasets(value: unknown): boolean {
  * `undefined` when the config is invalid or this check is not sure.
  */
 export function checkSuite(value: unknown): SuiteConfig | undefined {
-  return (listsDatasets(value) ? suiteListed : suite)(value) as
+  const check = listsDatasets(value)
+    ? suiteListed ??= compile(SUITE_LISTED)
+    : suite ??= compile(SUITE);
+  return check(value) as
     | SuiteConfig
     | undefined;
 }

@@ -20,7 +20,7 @@ import {
   locateConfig,
   scorerOptionError,
 } from "./_check.ts";
-import { buildBuiltin } from "./_builtin_scorers.ts";
+import { buildBuiltin, trajectoryChecksFor } from "./_builtin_scorers.ts";
 import { buildJudge, isJudge } from "./_judge_scorers.ts";
 import type { Scorer } from "../scorers/scorer.ts";
 import { missingScript, scriptName } from "../process/command.ts";
@@ -69,7 +69,12 @@ export async function checkConfigText(
     const { parseConfig } = await import("./schema.ts");
     return parseConfig(located.value, path, located.lineOf);
   }
-  checkScorers(config, path, located.lineOf);
+  checkScorers(
+    config,
+    path,
+    located.lineOf,
+    await trajectoryChecksFor(config.scorers),
+  );
   checkDatasets(config, path, located.lineOf);
   checkTargets(config, path, located.lineOf);
   checkBudget(config, path, located.lineOf);

@@ -18,6 +18,7 @@ import {
 } from "./_check.ts";
 import { checkDatasets } from "./_datasets.ts";
 import { SuiteListedSchema, SuiteSchema } from "./_suite_schema.ts";
+import * as trajectoryChecks from "../scorers/trajectory.ts";
 import type { SuiteConfig } from "./types.ts";
 
 function pathText(path: readonly PropertyKey[]): string {
@@ -238,7 +239,9 @@ export function parseConfig(
     throw new ConfigError(file, lineOf(path), detail);
   }
   const config = result.data;
-  checkScorers(config, file, lineOf);
+  // Loaded for an invalid (or unusual) config only: the trajectory module
+  // comes with it, so that this check stays synchronous.
+  checkScorers(config, file, lineOf, trajectoryChecks);
   checkDatasets(config, file, lineOf);
   checkTargets(config, file, lineOf);
   checkBudget(config, file, lineOf);
