@@ -225,35 +225,40 @@ and a summary table on stderr.`,
     if (flags.force && !flags.resume) {
       throw new UsageError("--force goes with --resume");
     }
-    // Shards and subsets: checked before anything is read.
-    const { selectionOptions, describeSelection } = await import(
-      "./_selection.ts"
-    );
-    const selected = selectionOptions(flags);
+    // Shards and subsets: checked before anything is read (and their
+    // modules loaded only for a run that names one).
+    const selecting = flags.shard !== undefined ||
+        flags.filter !== undefined || flags.sample !== undefined ||
+        flags.seed !== undefined || flags.limit !== undefined
+      ? await import("./_selection.ts")
+      : undefined;
+    const selected: import("./_selection.ts").Selected =
+      selecting?.selectionOptions(flags) ?? {};
     const cacheMode = cacheModeOf(flags.cache);
     if (flags["no-cache"] && cacheMode !== undefined && cacheMode !== "off") {
       throw new UsageError(`--no-cache and --cache ${cacheMode} disagree`);
     }
     // Command-specific modules load with their command: `score` needs no YAML.
+    // Resuming and the --out sidecar's name only with --out.
     const [
       { runSuite },
-      { dropTornLine, metaPath, prepareResume },
+      resuming,
       { onInterrupt, signalExitCode },
       { ndjsonBatchSink },
       { scoreLine },
       { formatSummary },
-      { refuseSameFile },
     ] = await Promise.all([
       import("../run/run_suite.ts"),
-      import("../run/resume.ts"),
+      outPath !== undefined ? import("../run/resume.ts") : undefined,
       import("../run/interrupt.ts"),
       import("../io/ndjson.ts"),
       import("../score/line.ts"),
       import("../report/summary.ts"),
-      import("../io/same_file.ts"),
     ]);
     // Read only: the file is trimmed once the run is known to go ahead.
-    const plan = flags.resume ? await prepareResume(outPath!) : undefined;
+    const plan = flags.resume
+      ? await resuming!.prepareResume(outPath!)
+      : undefined;
     const outName = outPath !== undefined
       ? `--out ${JSON.stringify(outPath)}`
       : "stdout";
@@ -298,31 +303,33 @@ and a summary table on stderr.`,
       // --- report folders (issue 14): refused before any call, as `report` does ---
       const { checkReportFolders } = await import("./_reports.ts");
       await checkReportFolders({ html: flags.html, ...reportFiles });
-      await refuseSameFile(
-        [
-          ...(outPath !== undefined
-            ? [{ name: "--out", path: outPath }, {
-              name: "the --out sidecar",
-              path: metaPath(outPath),
-            }]
-            : []),
-          ...(flags.record !== undefined
-            ? [{ name: "--record", path: flags.record }]
-            : []),
-          ...(flags.html !== undefined
-            ? [{ name: "--html", path: flags.html }]
-            : []),
-          ...(flags.units !== undefined
-            ? [{ name: "--units", path: flags.units }]
-            : []),
-        ],
-        [
+      const outputs = [
+        ...(outPath !== undefined
+          ? [{ name: "--out", path: outPath }, {
+            name: "the --out sidecar",
+            path: resuming!.metaPath(outPath),
+          }]
+          : []),
+        ...(flags.record !== undefined
+          ? [{ name: "--record", path: flags.record }]
+          : []),
+        ...(flags.html !== undefined
+          ? [{ name: "--html", path: flags.html }]
+          : []),
+        ...(flags.units !== undefined
+          ? [{ name: "--units", path: flags.units }]
+          : []),
+      ];
+      // Stdout alone overwrites no file: nothing to compare.
+      if (outputs.length > 0) {
+        const { refuseSameFile } = await import("../io/same_file.ts");
+        await refuseSameFile(outputs, [
           { name: "the config", path: files.config },
           ...files.datasets.map((path) => ({ name: "the dataset", path })),
-        ],
-      );
+        ]);
+      }
       if (plan?.dropped !== undefined) {
-        await dropTornLine(plan);
+        await resuming!.dropTornLine(plan);
         say(
           `evalpipe: dropped a torn last line of ${
             JSON.stringify(outPath)
@@ -457,7 +464,7 @@ and a summary table on stderr.`,
         ? await import("../report/comparison.ts")
         : undefined;
       say(formatSummary(summary.aggregates));
-      const chosen = describeSelection(selected, summary.selection);
+      const chosen = selecting?.describeSelection(selected, summary.selection);
       if (chosen !== undefined) say(chosen);
       if (summary.targets !== undefined) {
         say("");

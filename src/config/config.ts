@@ -366,6 +366,28 @@ export async function buildScorers(
   return scorers;
 }
 
+/**
+ * Whether any of a config's scorers calls a model, and so keeps its answers
+ * in the cache {@linkcode BuildOptions.cache} names: a run whose scorers do
+ * not need not open one.
+ *
+ * @param config A checked config.
+ * @returns Whether a scorer is `llm_judge`, `semantic_similarity` or a RAG or
+ *   quality judge.
+ *
+ * @example
+ * ```ts
+ * import { checkConfigText, scorersCallModels } from "./config.ts";
+ * const config = await checkConfigText("dataset: d.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n", "s.yaml");
+ * if (scorersCallModels(config)) throw new Error("exact_match calls no model");
+ * ```
+ */
+export function scorersCallModels(config: SuiteConfig): boolean {
+  return config.scorers.some((sc) =>
+    sc.type === "llm_judge" || sc.type === "semantic_similarity" || isJudge(sc)
+  );
+}
+
 /** `text`, cut to `max` characters. */
 function clip(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max)}…` : text;

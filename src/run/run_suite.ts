@@ -4,32 +4,24 @@
  * @module
  */
 
-import { type Aggregate, Aggregator } from "../aggregate/mod.ts";
+import type { Aggregate } from "../aggregate/mod.ts";
+import { Aggregator } from "../aggregate/aggregator.ts";
 import type { Example } from "../dataset/case.ts";
-import { TemplateError } from "../net/template.ts";
 import {
   buildScorers,
   checkConfigText,
   ConfigError,
   folderOf,
   readConfigText,
+  scorersCallModels,
   type SuiteConfig,
 } from "../config/config.ts";
 import { DatasetError, formatOf } from "../dataset/dataset.ts";
 import { commandFingerprint, fingerprint } from "../fingerprint/fingerprint.ts";
 import { checkGates, type GateFailure } from "../aggregate/gates.ts";
-import {
-  checkResume,
-  checkResumeSettings,
-  readScoreLines,
-  type ResumePlan,
-  writeMeta,
-} from "./resume.ts";
-import {
-  type Fingerprints,
-  newRunId,
-  RunRecordWriter,
-} from "../record/run_record.ts";
+import type { ResumePlan } from "./resume.ts";
+import type { Fingerprints, RunRecordWriter } from "../record/run_record.ts";
+import { newRunId } from "../record/_run_id.ts";
 import type { Score } from "../score/mod.ts";
 import { type Scorer, valueRangesOf } from "../scorers/scorer.ts";
 import { DEFAULTS } from "../base/defaults.ts";
@@ -39,8 +31,8 @@ import { validateScoreBatches } from "../score/validate.ts";
 import { scoreUnitBatches } from "../scorers/score_units.ts";
 import { runTargetBatches } from "../targets/target.ts";
 import { type ByteWriter, TextWriter } from "../io/text_writer.ts";
-import { type Unit, unitLine } from "../dataset/unit.ts";
-import { joinLoose, UnitScores } from "./unit_scores.ts";
+import type { Unit } from "../dataset/unit.ts";
+import type { UnitScores } from "./unit_scores.ts";
 import {
   datasetsFingerprint,
   type DatasetSource,
@@ -48,7 +40,6 @@ import {
   loadSources,
   whereOf,
 } from "./datasets.ts";
-import { drawSample, Selection } from "./select.ts";
 import type { SelectionTally, ShardInfo, Subset } from "../record/selection.ts";
 // --- targets, matrix, baselines, reducers (issue 14) ---
 import type { CaseRequirement } from "../aggregate/types.ts";
@@ -71,7 +62,10 @@ import type {
 import type { CacheMode, TargetCache } from "../targets/cache.ts";
 import type { Budget } from "../net/budget.ts";
 import { hasSpend, type Spend, SpendTally } from "../record/spend.ts";
-import { countExamples, type RunProgress } from "./progress.ts";
+import type { RunProgress } from "./progress.ts";
+// What only some runs need (resuming, a record, a subset, a progress
+// display, a template's error) is imported when the run needs it: a
+// one-case run pays start-up only for the stages it pipes.
 
 /**
  * Options of {@linkcode runSuite}.
@@ -375,6 +369,11 @@ async function writeRest(
   }
 }
 
+/** Whether `error` is a template's (its module is loaded if it could be). */
+async function isTemplateError(error: unknown): Promise<boolean> {
+  return error instanceof (await import("../net/template.ts")).TemplateError;
+}
+
 /** The spend, when the run made (or found cached) any model call. */
 function spendIf(tally: SpendTally): Spend | undefined {
   const spend = tally.result();
@@ -397,7 +396,8 @@ interface Prepared {
   mode: CacheMode;
   budget: Budget | undefined;
   scorerCache: TargetCache | undefined;
-  fingerprints: Fingerprints;
+  /** Made only for what keeps them: a record, `outPath`'s sidecar, a resume. */
+  fingerprints: Fingerprints | undefined;
   /** The targets the run calls; more than one is a matrix. */
   targets: NamedTarget[];
 }
@@ -463,9 +463,9 @@ async function prepare(
     ? undefined
     : new (await import("../net/budget.ts")).Budget(config.budget_usd);
   // Judges keep their answers beside the target's, counted apart. Made for
-  // every run (it touches no file until a scorer asks it), so any scorer
-  // that calls a model through it gets the run's mode.
-  const scorerCache = mode === "off"
+  // every run whose scorers call a model (it touches no file until a scorer
+  // asks it), so any scorer that calls one through it gets the run's mode.
+  const scorerCache = mode === "off" || !scorersCallModels(config)
     ? undefined
     : new (await import("../targets/cache.ts")).TargetCache(
       cacheFolder(options, cwd),
@@ -483,14 +483,16 @@ async function prepare(
     });
   } catch (error) {
     // A judge whose API key variable is not set cannot run: a config error.
-    if (!(error instanceof TemplateError)) throw error;
-    throw new ConfigError(configPath, undefined, error.message);
+    if (!await isTemplateError(error)) throw error;
+    throw new ConfigError(configPath, undefined, (error as Error).message);
   }
   // `dataset:` or `datasets:` (datasets.ts): read one after another.
   const sources = datasetSources(config, cwd);
   const dataset = options.record !== undefined || options.outPath !== undefined
     ? await datasetsFingerprint(sources)
     : null;
+  const keepsPrints = options.record !== undefined ||
+    options.outPath !== undefined || options.resume !== undefined;
   return {
     config,
     cwd,
@@ -500,7 +502,7 @@ async function prepare(
     mode,
     budget,
     scorerCache,
-    fingerprints: {
+    fingerprints: !keepsPrints ? undefined : {
       // What shapes the Scores, not how fast they come: a config that
       // changed only its concurrency or process cap is the same suite.
       config: fingerprint(JSON.stringify({
@@ -600,7 +602,12 @@ export async function runSuite(
       : undefined;
   // --- end issue 14 ---
   const resume = options.resume;
-  if (resume !== undefined && !options.force) checkResume(resume, fingerprints);
+  const resuming = resume !== undefined || options.outPath !== undefined
+    ? await import("./resume.ts")
+    : undefined;
+  if (resume !== undefined && !options.force) {
+    resuming!.checkResume(resume, fingerprints!);
+  }
   const epochs = options.epochs ?? epochsOf(config).n ?? DEFAULTS.epochs;
   // Shards and subsets (select.ts): which examples this run runs.
   const subset = options.subset !== undefined &&
@@ -612,7 +619,7 @@ export async function runSuite(
     ...(options.shard !== undefined ? { shard: options.shard } : {}),
     ...(subset !== undefined ? { subset } : {}),
   };
-  if (resume !== undefined) checkResumeSettings(resume, settings);
+  if (resume !== undefined) resuming!.checkResumeSettings(resume, settings);
   let sampled: Set<string> | undefined;
   if (subset?.sample !== undefined) {
     if (config.dataset === "-") {
@@ -620,13 +627,13 @@ export async function runSuite(
         "--sample reads the dataset twice (to draw, then to run): it needs a dataset file, not stdin",
       );
     }
-    sampled = await drawSample(
+    sampled = await (await import("./select.ts")).drawSample(
       await loadSources(sources, undefined),
       subset,
     );
   }
   const selection = options.shard !== undefined || subset !== undefined
-    ? new Selection({
+    ? new (await import("./select.ts")).Selection({
       ...(options.shard !== undefined ? { shard: options.shard } : {}),
       ...(subset !== undefined ? { subset } : {}),
       ...(sampled !== undefined ? { sampled } : {}),
@@ -671,8 +678,8 @@ export async function runSuite(
       );
     }
   } catch (error) {
-    if (!(error instanceof TemplateError)) throw error;
-    throw new ConfigError(configPath, undefined, error.message);
+    if (!await isTemplateError(error)) throw error;
+    throw new ConfigError(configPath, undefined, (error as Error).message);
   }
   let target = built[0]!;
   if (options.beforeWrite !== undefined) {
@@ -693,32 +700,37 @@ export async function runSuite(
     options.outPath !== undefined &&
     (resume === undefined || resume.scores === 0)
   ) {
-    await writeMeta(options.outPath, {
+    await resuming!.writeMeta(options.outPath, {
       run_id: runId,
       started_at: started.toISOString(),
-      fingerprints,
+      fingerprints: fingerprints!,
       settings,
       ...rangesIf(scorers),
     });
   }
   const record = options.record === undefined
     ? undefined
-    : new RunRecordWriter(options.record, {
-      run_id: runId,
-      started_at: started.toISOString(),
-      config_path: configPath,
-      config: {
-        ...recordedConfig(config, selected, options),
-        concurrency,
-        // The count as run; with its requirement, when the config set one.
-        epochs: require !== undefined ? { n: epochs, require } : epochs,
-        ...(options.timeout !== undefined ? { timeout: options.timeout } : {}),
-      } as unknown as Record<string, unknown>,
-      fingerprints,
-      value_ranges: rangesByMetric(scorers),
-      ...(options.shard !== undefined ? { shard: options.shard } : {}),
-      ...(subset !== undefined ? { subset } : {}),
-    });
+    : new (await import("../record/run_record.ts")).RunRecordWriter(
+      options.record,
+      {
+        run_id: runId,
+        started_at: started.toISOString(),
+        config_path: configPath,
+        config: {
+          ...recordedConfig(config, selected, options),
+          concurrency,
+          // The count as run; with its requirement, when the config set one.
+          epochs: require !== undefined ? { n: epochs, require } : epochs,
+          ...(options.timeout !== undefined
+            ? { timeout: options.timeout }
+            : {}),
+        } as unknown as Record<string, unknown>,
+        fingerprints: fingerprints!,
+        value_ranges: rangesByMetric(scorers),
+        ...(options.shard !== undefined ? { shard: options.shard } : {}),
+        ...(subset !== undefined ? { subset } : {}),
+      },
+    );
   // A resumed run's Scores join the earlier ones, wherever each example's
   // epochs fell: gather them by example rather than by adjacency.
   const aggregatorOptions = {
@@ -743,7 +755,7 @@ export async function runSuite(
         : record?.addScores(group));
       group = [];
     };
-    for await (const score of readScoreLines(resume.path)) {
+    for await (const score of resuming!.readScoreLines(resume.path)) {
       aggregator.add(score);
       collector?.addScore(score);
       if (record === undefined) continue;
@@ -775,6 +787,7 @@ export async function runSuite(
     sources.every((s) => s.path !== "-")
   ) {
     // The loader opened them: their formats are known.
+    const { countExamples } = await import("./progress.ts");
     counting = Promise.all(
       sources.map((s) =>
         countExamples(s.path, formatOf(s.written)!, () => ended)
@@ -843,10 +856,16 @@ export async function runSuite(
   const unitsOut = options.units === undefined
     ? undefined
     : new TextWriter(options.units);
-  const joiner = record === undefined ? undefined : new UnitScores(
+  const joining = record === undefined
+    ? undefined
+    : await import("./unit_scores.ts");
+  const joiner = joining === undefined ? undefined : new joining.UnitScores(
     (unitId) => metrics.filter((m) => !done?.get(unitId)?.has(m)).length,
   );
   const keepUnits = baselineModule !== undefined ? collector : undefined;
+  const unitLine = unitsOut === undefined
+    ? undefined
+    : (await import("../dataset/unit.ts")).unitLine;
   // Only a network target's units can carry a spend: a replay's run keeps
   // its fast path without this stage.
   const priced = selected.some((t) => isNetworkTarget(t.config));
@@ -865,7 +884,7 @@ export async function runSuite(
           }
           if (unitsOut !== undefined) {
             let text = "";
-            for (const unit of batch) text += unitLine(unit) + "\n";
+            for (const unit of batch) text += unitLine!(unit) + "\n";
             const pending = unitsOut.write(text);
             if (pending !== undefined) await pending;
           }
@@ -928,7 +947,9 @@ export async function runSuite(
             progress?.done?.(batch);
             if (joiner !== undefined) {
               // Await only a real write: an await per unit costs a turn each.
-              for (const [unit, scores] of joinLoose(joiner.take(batch))) {
+              for (
+                const [unit, scores] of joining!.joinLoose(joiner.take(batch))
+              ) {
                 const pending = unit === undefined
                   ? record!.addScores(scores)
                   : record!.addUnit(unit, scores);
@@ -970,11 +991,11 @@ export async function runSuite(
   await unitsOut?.flush();
   if (selectionTally !== undefined && options.outPath !== undefined) {
     // A shard's Scores file says, beside it, what it ran: merge reads it.
-    await writeMeta(options.outPath, {
+    await resuming!.writeMeta(options.outPath, {
       ...(resume?.meta !== undefined && resume.scores > 0 ? resume.meta : {
         run_id: runId,
         started_at: started.toISOString(),
-        fingerprints,
+        fingerprints: fingerprints!,
       }),
       settings,
       selection: selectionTally,

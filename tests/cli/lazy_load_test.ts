@@ -128,3 +128,62 @@ Deno.test("only view loads the display-width table, when it runs", () => {
   }
   assert.ok([...loadedBy("view")].some((s) => table.test(s)));
 });
+
+Deno.test("a run of exact_match loads the text scorers only: each built-in family loads when a config names it", () => {
+  // The suite runner and the config modules, as a one-case run evaluates them.
+  const loaded = staticClosure([
+    local("src/run/run_suite.ts"),
+    local("src/config/config.ts"),
+  ]);
+  for (
+    const family of [
+      "text_checks",
+      "json_scorers",
+      "numeric",
+      "similarity",
+      "set_overlap",
+      "run_facts",
+      "trajectory",
+    ]
+  ) {
+    const file = local(`src/scorers/${family}.ts`);
+    assert.ok(!loaded.has(file), `${family} loads with the runner`);
+    // ...and the built-in table can still reach it when a config names it.
+    assert.ok(
+      bySpecifier.get(local("src/config/_builtin_scorers.ts"))?.dependencies
+        ?.some((d) => d.isDynamic && d.code?.specifier === file),
+      `${family} is not in the built-in table`,
+    );
+  }
+  assert.ok(!loaded.has(local("src/scorers/builtin.ts")));
+});
+
+Deno.test("the suite runner loads resuming, the record, subsets, progress and the cache only for a run that uses them", () => {
+  const loaded = staticClosure([
+    local("src/run/run_suite.ts"),
+    local("src/config/config.ts"),
+  ]);
+  for (
+    const file of [
+      "src/run/resume.ts",
+      "src/record/run_record.ts",
+      "src/run/select.ts",
+      "src/run/progress.ts",
+      "src/run/unit_scores.ts",
+      "src/targets/cache.ts",
+      "src/net/template.ts",
+      // The aggregator, not every aggregate module: agreement, calibration,
+      // lines and the wire format are other commands'.
+      "src/aggregate/mod.ts",
+      "src/aggregate/agreement.ts",
+      "src/aggregate/calibration.ts",
+    ]
+  ) assert.ok(!loaded.has(local(file)), `${file} loads with the runner`);
+  // The run command itself: resuming and the same-file check come with --out.
+  const command = bySpecifier.get(local("src/cli/run.ts"));
+  const statics = (command?.dependencies ?? []).filter((d) => !d.isDynamic)
+    .map((d) => d.code?.specifier);
+  for (const file of ["src/run/resume.ts", "src/io/same_file.ts"]) {
+    assert.ok(!statics.includes(local(file)), file);
+  }
+});
