@@ -8,11 +8,12 @@ import { inertJson } from "../io/inert_json.ts";
 import type { Score } from "./types.ts";
 
 // The JSON text of the last few strings written: the Scores of a run repeat
-// their metric, version and ids (a unit's Scores share their ids, and an id
-// built by concatenation must be flattened before it can be escaped).
-const lastText: string[] = ["", "", ""];
+// their metric, version, ids (a unit's Scores share their ids, and an id
+// built by concatenation must be flattened before it can be escaped) and
+// often their reason (a scorer's reason for a miss names the expected text).
+const lastText: string[] = ["", "", "", ""];
 
-const lastJson: string[] = ['""', '""', '""'];
+const lastJson: string[] = ['""', '""', '""', '""'];
 
 /** The inert JSON of `text`, remembered in `slot`. */
 function jsonOf(text: string, slot: number): string {
@@ -49,7 +50,7 @@ export function scoreLine(score: Score): string {
   }`;
   if (score.passed !== undefined) text += `,"passed":${score.passed}`;
   if (reason !== undefined) {
-    text += `,"reason":${inertJson(JSON.stringify(reason))}`;
+    text += `,"reason":${jsonOf(reason, 3)}`;
   }
   text += `,"evaluator_version":${jsonOf(score.evaluator_version, 1)}`;
   if (example_id !== undefined) {

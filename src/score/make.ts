@@ -163,6 +163,46 @@ export function scored(
       }`,
     );
   }
+  // A built-in's Score (no ids, lists or provenance given): every field is
+  // checked here, and the Score is built once, as `makeScore` would build it.
+  const version = options.evaluator_version ?? `${metric}@1`;
+  const passed = options.passed ?? value >= 0.5;
+  const validity = options.validity ?? "valid";
+  const reason = options.reason;
+  if (
+    typeof metric === "string" && metric !== "" &&
+    typeof version === "string" && version !== "" &&
+    typeof passed === "boolean" &&
+    (validity === "valid" || validity === "invalid") &&
+    (reason === undefined || typeof reason === "string") &&
+    options.example_id === undefined && options.unit_id === undefined &&
+    options.diagnostics === undefined && options.evidence_refs === undefined &&
+    options.provenance === undefined
+  ) {
+    const v = value === 0 ? 0 : value; // -0 is written 0
+    return reason === undefined
+      ? {
+        metric,
+        status: "scored",
+        validity,
+        value: v,
+        passed,
+        evaluator_version: version,
+        diagnostics: [],
+        evidence_refs: [],
+      }
+      : {
+        metric,
+        status: "scored",
+        validity,
+        value: v,
+        passed,
+        reason,
+        evaluator_version: version,
+        diagnostics: [],
+        evidence_refs: [],
+      };
+  }
   return makeScore(
     base(
       metric,

@@ -145,9 +145,33 @@ export function exactMatch(options: TextScorerOptions = {}): Scorer {
       : { value: 0, reason: `expected ${quote(refs[0]!.trim(), 200)}` };
   });
   if (options.value !== undefined || options.values !== undefined) return text;
+  const { name, version } = text;
+  const fold = options.ignore_case === true;
+  // The reason of the last miss, for the expected text it names: a dataset
+  // often expects one of a few answers.
+  let missed: string | undefined;
+  let missReason = "";
   return {
     ...text,
     score(unit, context) {
+      const expected = unit.expected;
+      if (typeof expected === "string") {
+        // One expected text, the common case: the same Score as below,
+        // without the list of references and the judge's result.
+        const output = unit.output ?? "";
+        const hit = fold
+          ? expected.toLowerCase().trim() === output.toLowerCase().trim()
+          : expected.trim() === output.trim();
+        if (hit) return scored(name, 1, { evaluator_version: version });
+        if (expected !== missed) {
+          missed = expected;
+          missReason = `expected ${quote(expected.trim(), 200)}`;
+        }
+        return scored(name, 0, {
+          evaluator_version: version,
+          reason: missReason,
+        });
+      }
       const score = text.score(unit, context) as Score;
       // An expected value that is not text is JSON: an output that is the
       // same JSON written otherwise (spaces, key order) is the same answer.

@@ -4,6 +4,7 @@ import {
   aggregatable,
   blocked,
   errored,
+  makeScore,
   nonEvaluable,
   notApplicable,
   parseScore,
@@ -26,6 +27,46 @@ Deno.test("scored rejects NaN, infinities and booleans", () => {
   ) {
     assert.throws(() => scored("m", bad), ScoreError);
   }
+});
+
+Deno.test("scored builds, key for key, the Score makeScore builds from the same fields", () => {
+  // scored builds a built-in's Score in one step; it must be the very Score
+  // (keys, order, -0 as 0) the checked constructor makes.
+  const optionsList = [
+    {},
+    { reason: "r" },
+    { passed: false },
+    { validity: "invalid" as const, reason: "out of range" },
+    { evaluator_version: "m@2" },
+    { example_id: "d#1", unit_id: "d#1@2" },
+    { diagnostics: [{ code: "a.b", severity: "info" as const, message: "m" }] },
+  ];
+  for (const options of optionsList) {
+    for (const value of [1, 0.25, 0, -0]) {
+      const got = scored("m", value, options);
+      const want = makeScore({
+        metric: "m",
+        status: "scored",
+        validity: options.validity ?? "valid",
+        value,
+        passed: options.passed ?? value >= 0.5,
+        ...("reason" in options ? { reason: options.reason } : {}),
+        evaluator_version: options.evaluator_version ?? "m@1",
+        ...("example_id" in options
+          ? { example_id: options.example_id, unit_id: options.unit_id }
+          : {}),
+        diagnostics: options.diagnostics ?? [],
+        evidence_refs: [],
+      });
+      assert.equal(JSON.stringify(got), JSON.stringify(want));
+      assert.ok(Object.is(got.value, value === 0 ? 0 : value));
+    }
+  }
+  assert.throws(() => scored("", 1), ScoreError);
+  assert.throws(
+    () => scored("m", 1, { passed: "yes" as unknown as boolean }),
+    ScoreError,
+  );
 });
 
 Deno.test("errored carries null, fails, and repeats its message as a diagnostic", () => {

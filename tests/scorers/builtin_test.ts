@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import {
   contains,
   exactMatch,
+  makeScore,
   readUnits,
   type Score,
   type Scorer,
@@ -43,6 +44,43 @@ Deno.test("exactMatch compares trimmed output with expected, or any of a list", 
   const miss = await one(exactMatch(), unit("45 days", "30 days"));
   assert.equal(miss.passed, false);
   assert.equal(miss.reason, 'expected "30 days"');
+});
+
+Deno.test("exactMatch on a text expected: each miss names its own expected, in the canonical Score", async () => {
+  // Its one-text path remembers the last miss's reason: a change of expected
+  // text must change the reason, and the Score is the one makeScore builds.
+  const scorer = exactMatch();
+  const long = "x".repeat(250);
+  const cases: Array<[string, string, number, string | undefined]> = [
+    ["no", "yes", 0, 'expected "yes"'],
+    ["no", "yes", 0, 'expected "yes"'],
+    [" maybe ", "maybe", 1, undefined],
+    ["no", " other\n", 0, 'expected "other"'],
+    ["no", "yes", 0, 'expected "yes"'],
+    ["no", long, 0, `expected "${"x".repeat(200)}…"`],
+  ];
+  for (const [output, expected, value, reason] of cases) {
+    const s = await one(scorer, unit(output, expected));
+    assert.deepEqual(
+      JSON.stringify(s),
+      JSON.stringify(makeScore({
+        metric: "exact_match",
+        status: "scored",
+        validity: "valid",
+        value,
+        passed: value === 1,
+        ...(reason !== undefined ? { reason } : {}),
+        evaluator_version: "exact_match@1",
+        diagnostics: [],
+        evidence_refs: [],
+      })),
+    );
+  }
+  const folded = exactMatch({ ignore_case: true });
+  assert.equal((await one(folded, unit(" YES\n", "yes "))).value, 1);
+  const miss = await one(folded, unit("No", "Yes"));
+  assert.equal(miss.reason, 'expected "Yes"');
+  assert.equal(miss.evaluator_version, "exact_match@1+ignore_case");
 });
 
 Deno.test("exactMatch compares a non-string expected with its verbatim JSON text", async () => {
