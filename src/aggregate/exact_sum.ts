@@ -43,8 +43,12 @@ export class ExactSum {
       if (lo !== 0) partials[i++] = lo;
       x = hi;
     }
-    partials.length = i;
-    partials.push(x);
+    // The common case, no partial left over (integers, or a sum that stays
+    // exact): the list keeps its length, and is not cut and grown again.
+    if (i < n) {
+      partials[i] = x;
+      if (i + 1 < n) partials.length = i + 1;
+    } else partials.push(x);
   }
 
   /**
