@@ -11,11 +11,9 @@ export async function suiteScorers(
 ): Promise<{ scorers: Scorer[]; concurrency: number; config: SuiteConfig }> {
   const [
     { buildScorers, ConfigError, folderOf, loadConfig },
-    { TemplateError },
     { DEFAULTS },
   ] = await Promise.all([
     import("../config/config.ts"),
-    import("../net/template.ts"),
     import("../base/defaults.ts"),
   ]);
   const config = await loadConfig(path);
@@ -31,6 +29,8 @@ export async function suiteScorers(
     };
   } catch (error) {
     // A judge whose API key variable is not set cannot run: a config error.
+    // (Only a judge, whose module loads the templates, can throw one.)
+    const { TemplateError } = await import("../net/template.ts");
     if (!(error instanceof TemplateError)) throw error;
     throw new ConfigError(path, undefined, error.message);
   }
