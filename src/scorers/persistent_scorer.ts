@@ -6,6 +6,13 @@
  * fail that case alone. A crash or a hang turns the cases in flight into
  * error Scores, and the next case starts a new process.
  *
+ * Payloads go out in as few writes as keep the process busy: those of cases
+ * started together in one write, and while the process has more than half
+ * of `inFlight` cases unanswered, new ones gather until it has answered
+ * enough (or has been quiet for a millisecond), so that a fast scorer reads
+ * many lines per read. A scorer must therefore read its stdin as a stream of
+ * lines, not expect one line per read.
+ *
  * @module
  */
 
@@ -65,40 +72,76 @@ export interface PersistentScorerOptions {
    */
   maxLineBytes?: number;
   /**
-   * Payloads written ahead of their verdicts.
+   * Payloads written ahead of their verdicts, at most. While more than half
+   * of them are unanswered, new payloads gather and go out together (see
+   * the module doc).
    * @default {64}
    */
   inFlight?: number;
 }
 
 interface Pending {
-  resolve(line: string): void;
+  resolve(score: Score): void;
   reject(error: Error): void;
-  timer?: ReturnType<typeof setTimeout>;
+  /** The signal of the run the case belongs to, if any. */
+  signal: AbortSignal | undefined;
 }
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-/** One running process and the cases waiting for its verdicts. */
+/** How long a process that has work queued may be quiet before more comes. */
+const QUIET_MS = 1;
+
+/**
+ * One running process and the cases waiting for its verdicts. Per case it
+ * costs one promise and one queue entry: payloads that are ready together
+ * go out in one write, one deadline timer serves every case, and each run's
+ * abort signal is listened to once per process.
+ */
 class Worker {
   readonly #child: SessionChild;
   readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
   readonly #pending: Pending[] = [];
   readonly #label: string;
   readonly #timeoutMs: number;
+  readonly #verdict: (line: string) => Score;
+  readonly #settled: () => void;
+  /** Payload lines not written yet, and how many. */
+  #unsent = "";
+  #unsentCount = 0;
+  /** Unanswered payloads past which new ones gather before they are written. */
+  readonly #low: number;
+  /** Ends a gathering that no verdict has ended. */
+  #hold: ReturnType<typeof setTimeout> | undefined;
+  /** The write loop, while it runs. */
+  #writing: Promise<void> | undefined;
+  /** When the oldest case in flight started its clock. */
+  #headSince = 0;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  readonly #aborts = new Map<AbortSignal, () => void>();
   #stderr = "";
   #dead: Error | undefined;
   readonly done: Promise<void>;
 
+  /**
+   * Starts `cmd`; `verdict` turns a verdict line into the case's Score (or
+   * throws the case's error), and `settled` is told each time a case ends.
+   */
   constructor(
     cmd: string,
     cwd: string,
     timeoutMs: number,
     maxLineBytes: number,
+    inFlight: number,
+    verdict: (line: string) => Score,
+    settled: () => void,
   ) {
+    this.#low = Math.max(1, inFlight >> 1);
     this.#label = `scorer ${JSON.stringify(cmd)}`;
     this.#timeoutMs = timeoutMs;
+    this.#verdict = verdict;
+    this.#settled = settled;
     try {
       this.#child = startCommand(cmd, { cwd });
     } catch (error) {
@@ -147,7 +190,7 @@ class Worker {
     const lines: Line[] = [];
     for await (const chunk of this.#child.stdout) {
       splitter.push(chunk, lines);
-      for (const line of lines) this.#answer(line);
+      for (let i = 0; i < lines.length; i++) this.#answer(lines[i]!);
       lines.length = 0;
     }
     splitter.end(lines);
@@ -164,51 +207,85 @@ class Worker {
   #answer(line: Line): void {
     const pending = this.#pending.shift();
     if (pending === undefined) return; // a line nobody asked for is ignored
-    clearTimeout(pending.timer);
-    this.#arm();
+    // Verdicts come in order, so the next case's time starts now: the cases
+    // queued behind a slow one do not spend their timeout waiting.
+    if (this.#pending.length > 0) this.#headSince = performance.now();
+    if (this.#unsentCount > 0) this.#push();
+    let score: Score | undefined;
+    let error: Error | undefined;
     if (line.error !== undefined) {
-      pending.reject(
-        new SubprocessScorerError(
-          `${this.#label} printed an unreadable verdict line: ${line.error}`,
-          "scorer.invalid_verdict",
-        ),
+      error = new SubprocessScorerError(
+        `${this.#label} printed an unreadable verdict line: ${line.error}`,
+        "scorer.invalid_verdict",
       );
-    } else pending.resolve(line.text);
+    } else {
+      try {
+        score = this.#verdict(line.text);
+      } catch (failure) {
+        // The case's own failure (a verdict the protocol refuses, an error
+        // line): its error Score, not the end of the read loop.
+        if (!(failure instanceof Error)) throw failure;
+        error = failure;
+      }
+    }
+    if (error !== undefined) pending.reject(error);
+    else pending.resolve(score!);
+    this.#settled();
   }
 
   /**
-   * Starts the clock of the oldest case in flight. Verdicts come in order, so
-   * a case's time starts when the one before it is answered: the cases queued
-   * behind a slow one do not spend their timeout waiting.
+   * The one deadline timer: it fires at most once per timeout, and re-arms
+   * itself for whatever time the oldest case in flight has left.
    */
   #arm(): void {
-    const head = this.#pending[0];
-    if (head === undefined || head.timer !== undefined) return;
-    head.timer = setTimeout(() => {
-      // This case gets the timeout; the others in flight, the restart.
-      if (this.#pending[0] === head) this.#pending.shift();
-      head.reject(
-        new SubprocessScorerError(
-          `${this.#label} timed out after ${
-            this.#timeoutMs / 1000
-          } s (its process group was killed)`,
-          "scorer.timeout",
-        ),
-      );
-      this.kill(
-        new SubprocessScorerError(
-          `${this.#label} was restarted: another case timed out`,
-          "scorer.interrupted",
-        ),
-      );
-    }, this.#timeoutMs);
+    if (this.#timer === undefined && this.#dead === undefined) {
+      this.#timer = setTimeout(this.#expire, this.#timeoutMs);
+    }
   }
+
+  readonly #expire = (): void => {
+    this.#timer = undefined;
+    const head = this.#pending[0];
+    if (head === undefined) return; // idle: the next case arms it again
+    const left = this.#headSince + this.#timeoutMs - performance.now();
+    if (left > 0) {
+      this.#timer = setTimeout(this.#expire, left);
+      return;
+    }
+    // This case gets the timeout; the others in flight, the restart.
+    this.#pending.shift();
+    head.reject(
+      new SubprocessScorerError(
+        `${this.#label} timed out after ${
+          this.#timeoutMs / 1000
+        } s (its process group was killed)`,
+        "scorer.timeout",
+      ),
+    );
+    this.#settled();
+    this.kill(
+      new SubprocessScorerError(
+        `${this.#label} was restarted: another case timed out`,
+        "scorer.interrupted",
+      ),
+    );
+  };
 
   #fail(error: Error): void {
     this.#dead ??= error;
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    clearTimeout(this.#hold);
+    this.#hold = undefined;
+    this.#unsent = "";
+    this.#unsentCount = 0;
+    for (const [signal, onAbort] of this.#aborts) {
+      signal.removeEventListener("abort", onAbort);
+    }
+    this.#aborts.clear();
     for (const pending of this.#pending.splice(0)) {
-      clearTimeout(pending.timer);
       pending.reject(error);
+      this.#settled();
     }
   }
 
@@ -218,50 +295,125 @@ class Worker {
     this.#child.kill();
   }
 
-  /** Sends one payload; resolves with its verdict line. */
-  async ask(payload: string, signal?: AbortSignal): Promise<string> {
-    if (this.#dead !== undefined) throw this.#dead;
-    if (signal?.aborted) {
-      throw new SubprocessScorerError(
-        `${this.#label} was interrupted`,
-        "scorer.interrupted",
-      );
+  /**
+   * Sends one payload (with the others ready in the same turn, in one
+   * write); `resolve` gets its Score, `reject` its error.
+   */
+  ask(
+    payload: string,
+    signal: AbortSignal | undefined,
+    resolve: (score: Score) => void,
+    reject: (error: Error) => void,
+  ): void {
+    if (this.#dead !== undefined) {
+      reject(this.#dead);
+      return;
     }
-    const answer = new Promise<string>((resolve, reject) => {
-      this.#pending.push({ resolve, reject });
-      this.#arm();
-    });
-    const onAbort = () =>
-      this.kill(
-        new SubprocessScorerError(
-          `${this.#label} was interrupted`,
-          "scorer.interrupted",
-        ),
-      );
-    signal?.addEventListener("abort", onAbort, { once: true });
-    try {
-      try {
-        await this.#writer.write(encoder.encode(`${payload}\n`));
-      } catch (error) {
-        // A broken pipe: the process died before it read this payload, and
-        // its exit says why. Anything else: give up on this process, so that
-        // the answer below is settled (by the kill) rather than left hanging.
-        if (!(error instanceof Deno.errors.BrokenPipe)) {
-          this.kill(
-            new SubprocessScorerError(
-              `${this.#label} could not be written to: ${error}`,
-            ),
-          );
-        }
+    if (signal !== undefined && !this.#aborts.has(signal)) this.#listen(signal);
+    if (this.#pending.length === 0) this.#headSince = performance.now();
+    this.#pending.push({ resolve, reject, signal });
+    this.#arm();
+    this.#unsent += `${payload}\n`;
+    this.#unsentCount++;
+    this.#push();
+  }
+
+  /** Kills the process when `signal` aborts while one of its cases is in flight. */
+  #listen(signal: AbortSignal): void {
+    const onAbort = () => {
+      if (this.#pending.some((p) => p.signal === signal)) {
+        this.kill(
+          new SubprocessScorerError(
+            `${this.#label} was interrupted`,
+            "scorer.interrupted",
+          ),
+        );
       }
-      return await answer;
+    };
+    this.#aborts.set(signal, onAbort);
+    signal.addEventListener("abort", onAbort, { once: true });
+  }
+
+  /**
+   * Starts writing the unsent payloads, unless the process still has more
+   * than half of `inFlight` unanswered: then they gather while its verdicts
+   * keep coming, and go out in one write once it has answered enough, or
+   * once it has been quiet for a millisecond. A process that answers quickly
+   * then reads many payloads per read, as it would from a file, instead of
+   * waking for each; one that answers slowly, or only once it has read more,
+   * gets them a millisecond after its last verdict.
+   */
+  #push(): void {
+    if (this.#writing !== undefined || this.#unsent === "") return;
+    if (this.#pending.length - this.#unsentCount > this.#low) {
+      this.#hold ??= setTimeout(this.#quiet, QUIET_MS);
+      return;
+    }
+    this.#writing = this.#write();
+  }
+
+  /** The gathering's timer: ends it once no verdict came for `QUIET_MS`. */
+  readonly #quiet = (): void => {
+    this.#hold = undefined;
+    if (this.#writing !== undefined || this.#unsent === "") return;
+    // With payloads unsent, the clock of the oldest case started at the
+    // last verdict.
+    const since = performance.now() - this.#headSince;
+    if (since < QUIET_MS) {
+      this.#hold = setTimeout(this.#quiet, Math.ceil(QUIET_MS - since));
+    } else this.#flush();
+  };
+
+  /** Writes the unsent payloads now. */
+  #flush(): void {
+    clearTimeout(this.#hold);
+    this.#hold = undefined;
+    if (this.#writing === undefined && this.#unsent !== "") {
+      this.#writing = this.#write();
+    }
+  }
+
+  /**
+   * Writes what is unsent until nothing is: the payloads that come while a
+   * write is under way go out together in the next.
+   */
+  async #write(): Promise<void> {
+    // After the microtasks of this turn, so that the cases started together
+    // leave together.
+    await undefined;
+    clearTimeout(this.#hold);
+    this.#hold = undefined;
+    try {
+      while (this.#unsent !== "" && this.#dead === undefined) {
+        const text = this.#unsent;
+        this.#unsent = "";
+        this.#unsentCount = 0;
+        await this.#writer.write(encoder.encode(text));
+      }
+    } catch (error) {
+      // A broken pipe: the process died before it read these payloads, and
+      // its exit says why. Anything else: give up on this process, so that
+      // the cases in flight are settled (by the kill) rather than left
+      // hanging.
+      if (!(error instanceof Deno.errors.BrokenPipe)) {
+        this.kill(
+          new SubprocessScorerError(
+            `${this.#label} could not be written to: ${error}`,
+          ),
+        );
+      }
+      this.#unsent = "";
+      this.#unsentCount = 0;
     } finally {
-      signal?.removeEventListener("abort", onAbort);
+      this.#writing = undefined;
     }
   }
 
   /** Closes stdin so the process can finish, then makes sure it has. */
   async close(): Promise<void> {
+    // What still gathers goes out first: stdin ends after it.
+    this.#flush();
+    await this.#writing;
     await this.#writer.close().catch((error) => {
       // Already closed by a crash: nothing more to say to it.
       if (
@@ -308,44 +460,61 @@ export function persistentScorer(
   const { cwd, name, version, timeout } = subprocessScorerSetup(cmd, options);
   const maxLineBytes = options.maxLineBytes ?? 1024 * 1024;
   const inFlight = Math.max(1, options.inFlight ?? 64);
+  const label = `scorer ${JSON.stringify(cmd)}`;
   let worker: Worker | undefined;
   const waiting: Array<() => void> = [];
   const retired: Worker[] = [];
+  const verdict = (line: string): Score => {
+    const error = perCaseError(line);
+    if (error !== undefined) {
+      throw new SubprocessScorerError(
+        `${label} reported: ${error}`,
+        "scorer.reported",
+      );
+    }
+    return scoreFromVerdict(name, version, parseVerdict(cmd, line));
+  };
+  // Each case that ends lets one that waits for room go.
+  const settled = () => waiting.shift()?.();
   const current = (): Worker => {
     if (worker === undefined || !worker.alive) {
       if (worker !== undefined) retired.push(worker);
-      worker = new Worker(cmd, cwd, timeout * 1000, maxLineBytes);
+      worker = undefined;
+      worker = new Worker(
+        cmd,
+        cwd,
+        timeout * 1000,
+        maxLineBytes,
+        inFlight,
+        verdict,
+        settled,
+      );
     }
     return worker;
+  };
+  const interrupted = () =>
+    new SubprocessScorerError(`${label} was interrupted`, "scorer.interrupted");
+  /** One promise per case: the worker settles it with the Score. */
+  const send = (unit: Unit, signal?: AbortSignal): Promise<Score> =>
+    new Promise<Score>((resolve, reject) =>
+      // A spawn failure or an unwritable unit throws here: a rejection.
+      current().ask(scorerPayload(unit), signal, resolve, reject)
+    );
+  const full = () =>
+    worker !== undefined && worker.alive && worker.busy >= inFlight;
+  const queued = async (unit: Unit, signal?: AbortSignal): Promise<Score> => {
+    while (full()) await new Promise<void>((resolve) => waiting.push(resolve));
+    if (signal?.aborted) throw interrupted();
+    return await send(unit, signal);
   };
   return {
     name,
     version,
     range: UNIT_RANGE,
-    async score(unit: Unit, context: ScorerContext): Promise<Score> {
-      if (context.signal?.aborted) {
-        throw new SubprocessScorerError(
-          `scorer ${JSON.stringify(cmd)} was interrupted`,
-          "scorer.interrupted",
-        );
-      }
-      while (worker !== undefined && worker.alive && worker.busy >= inFlight) {
-        await new Promise<void>((resolve) => waiting.push(resolve));
-      }
-      let line: string;
-      try {
-        line = await current().ask(scorerPayload(unit), context.signal);
-      } finally {
-        waiting.shift()?.();
-      }
-      const error = perCaseError(line);
-      if (error !== undefined) {
-        throw new SubprocessScorerError(
-          `scorer ${JSON.stringify(cmd)} reported: ${error}`,
-          "scorer.reported",
-        );
-      }
-      return scoreFromVerdict(name, version, parseVerdict(cmd, line));
+    score(unit: Unit, context: ScorerContext): Promise<Score> {
+      const signal = context.signal;
+      if (signal?.aborted) return Promise.reject(interrupted());
+      return full() ? queued(unit, signal) : send(unit, signal);
     },
     async close() {
       const all = [...retired, ...(worker !== undefined ? [worker] : [])];

@@ -353,6 +353,88 @@ return '{"score": 1}'`,
   });
 });
 
+Deno.test("persistentScorer writes the payloads of cases started together in one write", async () => {
+  await withTempDir(async (dir) => {
+    // Notes how many payload lines each read of its stdin found.
+    const script = `${dir}/reads.py`;
+    await Deno.writeTextFile(
+      script,
+      `import os, sys
+rest = b""
+while True:
+    chunk = os.read(0, 65536)
+    if not chunk:
+        break
+    *lines, rest = (rest + chunk).split(b"\\n")
+    with open(sys.argv[1], "a") as f:
+        f.write(f"{len(lines)}\\n")
+    sys.stdout.write('{"score": 1}\\n' * len(lines))
+    sys.stdout.flush()
+`,
+    );
+    const reads = `${dir}/reads`;
+    const s = scorer(`python3 ${sh(script)} ${sh(reads)}`, { name: "reads" });
+    try {
+      // Started and waiting in a read before the others come.
+      assert.deepEqual(await inFlight(s, [unit("warm")]), ["1"]);
+      const units = Array.from({ length: 20 }, (_, i) => unit(`q${i}`));
+      assert.deepEqual(await inFlight(s, units), units.map(() => "1"));
+    } finally {
+      await s.close!();
+    }
+    // 20 short lines are one write of less than PIPE_BUF: one read.
+    assert.equal(await Deno.readTextFile(reads), "1\n20\n");
+  });
+});
+
+Deno.test("persistentScorer gives a process that answers only after reading more the payloads it waits for", async () => {
+  await withTempDir(async (dir) => {
+    // Answers in batches of 50, once it has read 50 payloads.
+    const script = `${dir}/batches.py`;
+    await Deno.writeTextFile(
+      script,
+      `import os, sys
+rest, lines = b"", []
+while True:
+    chunk = os.read(0, 65536)
+    if not chunk:
+        break
+    *new, rest = (rest + chunk).split(b"\\n")
+    lines += new
+    if len(lines) >= 50:
+        sys.stdout.write('{"score": 1}\\n' * len(lines))
+        sys.stdout.flush()
+        lines = []
+`,
+    );
+    const s = scorer(`python3 ${sh(script)}`, { name: "batches", timeout: 10 });
+    try {
+      // 40 unanswered payloads are more than half of the 64 in flight: the
+      // next ten gather for a moment, then go out though no verdict came.
+      const first = Array.from(
+        { length: 40 },
+        (_, i) => s.score(unit(`a${i}`), {}),
+      );
+      await delay(200);
+      const next = Array.from(
+        { length: 10 },
+        (_, i) => s.score(unit(`b${i}`), {}),
+      );
+      const scores = await within(
+        Promise.all([...first, ...next]),
+        20_000,
+        "the verdicts",
+      );
+      assert.deepEqual(
+        scores.map((x) => "value" in x ? x.value : x),
+        scores.map(() => 1),
+      );
+    } finally {
+      await s.close!();
+    }
+  });
+});
+
 // ---------------------------------------------------------------------------
 // Crashes, hangs, the end
 
@@ -478,6 +560,47 @@ return json.dumps({"score": 1, "reason": payload["input"]})`,
       await s.close!();
     }
     await readPids(pids, 1);
+  });
+});
+
+Deno.test("persistentScorer fails the cases in flight when their run is aborted and kills the process", async () => {
+  await withTempDir(async (dir) => {
+    // Answers "fast" at once and sleeps on anything else.
+    const { cmd, pids } = await pythonScorer(
+      dir,
+      "slow",
+      `if payload["input"] != "fast":
+    time.sleep(3600)
+return '{"score": 1}'`,
+    );
+    const s = scorer(cmd, { name: "slow" });
+    try {
+      const stop = new AbortController();
+      assert.deepEqual(
+        (await s.score(unit("fast"), { signal: stop.signal }) as Score).value,
+        1,
+      );
+      const calls = ["a", "b", "c"].map((i) =>
+        s.score(unit(i), { signal: stop.signal })
+      );
+      await delay(100);
+      stop.abort();
+      const settled = await within(
+        Promise.allSettled(calls),
+        10_000,
+        "the interrupted cases",
+      );
+      assert.deepEqual(
+        settled.map((r) => r.status === "rejected" && r.reason.message),
+        calls.map(() => `scorer ${JSON.stringify(cmd)} was interrupted`),
+      );
+      await assertNoneRunning(await readPids(pids, 1));
+      // Another run's case starts a new process.
+      assert.deepEqual(await inFlight(s, [unit("fast")]), ["1"]);
+      await readPids(pids, 2);
+    } finally {
+      await s.close!();
+    }
   });
 });
 
