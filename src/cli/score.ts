@@ -10,7 +10,6 @@ import { defineCommand } from "./command.ts";
 import { UsageError } from "./flags.ts";
 import { isBrokenPipe, progress, say } from "./_output.ts";
 import type { Scorer } from "../scorers/scorer.ts";
-import type { Unit } from "../dataset/unit.ts";
 
 /** The `score` command. */
 export const score = defineCommand({
@@ -137,7 +136,7 @@ async function scoreWith(
   concurrency: number,
 ): Promise<number> {
   const [
-    { readUnits },
+    { readUnitBatches },
     { scoreUnitBatches },
     { ndjsonBatchSink },
     { stdoutWriter },
@@ -164,6 +163,7 @@ async function scoreWith(
   // Stdin has no total to count: the line counts units.
   const bar = await progress(true);
   const run = bar.run;
+  const start = run?.start;
   const controller = new AbortController();
   const interrupt = onInterrupt(controller, controller, {
     onSignal(sig, again) {
@@ -175,26 +175,20 @@ async function scoreWith(
   });
   let malformed = 0;
   try {
-    await readUnits(Deno.stdin.readable, "stdin", ({ line, message }) => {
+    await readUnitBatches(Deno.stdin.readable, "stdin", ({ line, message }) => {
       malformed++;
       say(
         `evalpipe: Malformed unit record on stdin line ${line}: ${message}`,
       );
     })
-      // A batch per unit: its Scores leave together, so that a unit is
-      // written whole or not at all.
-      .pipeThrough(
-        new TransformStream<Unit, Unit[]>({
-          transform: (unit, c) => {
-            run?.start?.(1);
-            c.enqueue([unit]);
-          },
-        }),
-      )
+      // The units of a read, in one batch: a stream step per read, not per
+      // unit. A unit's Scores still leave together (the pool never splits
+      // them), so a unit is written whole or not at all.
       .pipeThrough(scoreUnitBatches(scorers, {
         concurrency,
         signal: controller.signal,
         ...(run?.flow !== undefined ? { flow: run.flow } : {}),
+        ...(start !== undefined ? { onStart: () => start(1) } : {}),
       }))
       .pipeThrough(written.counter(run?.done))
       .pipeTo(ndjsonBatchSink(written, { stringify: scoreLine }), {

@@ -12,7 +12,7 @@ import {
   readContext,
 } from "./case.ts";
 import { inertJson } from "../io/inert_json.ts";
-import { LineStream } from "../io/line_stream.ts";
+import { type Line, LineBatchStream, LineStream } from "../io/line_stream.ts";
 import { NdjsonParseStream, type ParsedLine } from "../io/ndjson.ts";
 import type { ToolCall } from "../net/tool_calls.ts";
 
@@ -291,31 +291,100 @@ export function readUnits(
     .pipeThrough(
       new TransformStream<ParsedLine, Unit>({
         transform(parsed, controller) {
-          const fallback = `${source}#${idOf(parsed.value) ?? parsed.line}`;
-          const invalid = (message: string) => {
-            onMalformed({ line: parsed.line, message });
-            const known = knownIds(parsed.value);
-            const example_id = known.example_id ?? fallback;
-            controller.enqueue({
-              example_id,
-              unit_id: known.unit_id ?? example_id,
-              input: "",
-              output: null,
-              invalid: message,
-            });
-          };
-          if (parsed.error !== undefined) return invalid(parsed.error);
-          try {
-            const unit = parseUnit(parsed.value, fallback);
-            keepVerbatimExpected(unit, parsed.text);
-            controller.enqueue(unit);
-          } catch (error) {
-            if (!(error instanceof CaseError)) throw error;
-            invalid(error.message);
-          }
+          controller.enqueue(unitOf(parsed, source, onMalformed));
         },
       }),
     );
+}
+
+/**
+ * Like {@linkcode readUnits}, but the units of each chunk of bytes come
+ * together as one array (never an empty one): one stream step per chunk
+ * rather than per unit, as `score` reads stdin.
+ *
+ * @param bytes The NDJSON.
+ * @param source The name in fallback ids, e.g. `stdin`.
+ * @param onMalformed Called for each malformed line.
+ * @returns The units, in batches.
+ *
+ * @example
+ * ```ts
+ * import { readUnitBatches } from "./mod.ts";
+ * const bytes = new TextEncoder().encode('{"input":"q","output":"a"}\n\n{"input":1}\n');
+ * const bad: number[] = [];
+ * const batches = await Array.fromAsync(readUnitBatches(ReadableStream.from([bytes]), "stdin", (m) => bad.push(m.line)));
+ * if (batches.length !== 1 || batches[0]!.length !== 2 || bad.join() !== "3") throw new Error("unexpected");
+ * ```
+ */
+export function readUnitBatches(
+  bytes: ReadableStream<Uint8Array>,
+  source: string,
+  onMalformed: (malformed: MalformedLine) => void,
+): ReadableStream<Unit[]> {
+  return bytes
+    .pipeThrough(new LineBatchStream())
+    .pipeThrough(
+      new TransformStream<Line[], Unit[]>({
+        transform(lines, controller) {
+          const units: Unit[] = [];
+          for (let i = 0; i < lines.length; i++) {
+            const parsed = parsedLine(lines[i]!);
+            if (parsed !== undefined) {
+              units.push(unitOf(parsed, source, onMalformed));
+            }
+          }
+          if (units.length > 0) controller.enqueue(units);
+        },
+      }),
+    );
+}
+
+/** A line as {@linkcode NdjsonParseStream} parses it; a blank one is none. */
+function parsedLine(line: Line): ParsedLine | undefined {
+  if (line.error !== undefined) {
+    return { line: line.line, text: line.text, error: line.error };
+  }
+  if (line.text.trim() === "") return undefined;
+  try {
+    return { line: line.line, text: line.text, value: JSON.parse(line.text) };
+  } catch (error) {
+    if (!(error instanceof SyntaxError)) throw error;
+    return {
+      line: line.line,
+      text: line.text,
+      error: `Cannot parse JSON: ${error.message}`,
+    };
+  }
+}
+
+/** The unit of a parsed line: its record, or an `invalid` unit that says why. */
+function unitOf(
+  parsed: ParsedLine,
+  source: string,
+  onMalformed: (malformed: MalformedLine) => void,
+): Unit {
+  const fallback = `${source}#${idOf(parsed.value) ?? parsed.line}`;
+  const invalid = (message: string): Unit => {
+    onMalformed({ line: parsed.line, message });
+    const known = knownIds(parsed.value);
+    const example_id = known.example_id ?? fallback;
+    return {
+      example_id,
+      unit_id: known.unit_id ?? example_id,
+      input: "",
+      output: null,
+      invalid: message,
+    };
+  };
+  if (parsed.error !== undefined) return invalid(parsed.error);
+  try {
+    const unit = parseUnit(parsed.value, fallback);
+    keepVerbatimExpected(unit, parsed.text);
+    return unit;
+  } catch (error) {
+    if (!(error instanceof CaseError)) throw error;
+    return invalid(error.message);
+  }
 }
 
 /** A record's own `id` (a non-empty string or a finite number), if any. */

@@ -50,6 +50,11 @@ export interface ScoreUnitsOptions {
    * @default {undefined}
    */
   flow?: FlowWatch;
+  /**
+   * Told as each unit's scoring starts (a progress line counts it).
+   * @default {undefined}
+   */
+  onStart?: (unit: Unit) => void;
 }
 
 /** The metrics a scorer declares: its `metrics`, else its name. */
@@ -307,11 +312,24 @@ export function scoreUnits(
   scorers: readonly Scorer[],
   options: ScoreUnitsOptions = {},
 ): TransformStream<Unit, Score> {
-  const context = contextOf(options.signal, options.flow);
   return concurrentFlatMap(
-    (unit: Unit) => scoreWith(scorers, unit, context),
+    scoreEach(scorers, options),
     { concurrency: options.concurrency ?? DEFAULTS.concurrency },
   );
+}
+
+/** What a stage runs per unit: every scorer, after `onStart` when given. */
+function scoreEach(
+  scorers: readonly Scorer[],
+  options: ScoreUnitsOptions,
+): (unit: Unit) => Score[] | Promise<Score[]> {
+  const context = contextOf(options.signal, options.flow);
+  const onStart = options.onStart;
+  if (onStart === undefined) return (unit) => scoreWith(scorers, unit, context);
+  return (unit) => {
+    onStart(unit);
+    return scoreWith(scorers, unit, context);
+  };
 }
 
 function units(batch: readonly Unit[]): readonly Unit[] {
@@ -347,10 +365,9 @@ export function scoreUnitBatches(
   scorers: readonly Scorer[],
   options: ScoreUnitsOptions = {},
 ): TransformStream<readonly Unit[], Score[]> {
-  const context = contextOf(options.signal, options.flow);
   return concurrentBatches(
     units,
-    (unit: Unit) => scoreWith(scorers, unit, context),
+    scoreEach(scorers, options),
     { concurrency: options.concurrency ?? DEFAULTS.concurrency },
   );
 }

@@ -1,5 +1,11 @@
 import assert from "node:assert/strict";
-import { scored, type Scorer, scoreUnits, type Unit } from "../../mod.ts";
+import {
+  scored,
+  type Scorer,
+  scoreUnitBatches,
+  scoreUnits,
+  type Unit,
+} from "../../mod.ts";
 
 const UNIT: Unit = {
   example_id: "d#1",
@@ -79,4 +85,36 @@ Deno.test("scoreUnits refuses two Scores for one metric", async () => {
 Deno.test("scoreUnits treats an empty metrics list as the scorer's name", async () => {
   const scores = await run(batchScorer([], []));
   assert.deepEqual(scores.map((s) => [s.metric, s.status]), [["pr", "error"]]);
+});
+
+Deno.test("scoreUnitBatches tells onStart of each unit as its scoring starts, before its Score", async () => {
+  const events: string[] = [];
+  const slow: Scorer = {
+    name: "m",
+    version: "m@1",
+    score: async (unit) => {
+      events.push(`score ${unit.unit_id}`);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      return scored("m", 1);
+    },
+  };
+  const units = ["d#1", "d#2", "d#3"].map((id) => ({ ...UNIT, unit_id: id }));
+  const batches = await Array.fromAsync(
+    ReadableStream.from([units]).pipeThrough(
+      scoreUnitBatches([slow], {
+        concurrency: 1,
+        onStart: (unit) => events.push(`start ${unit.unit_id}`),
+      }),
+    ),
+  );
+  assert.deepEqual(batches.flat().map((s) => s.unit_id), ["d#1", "d#2", "d#3"]);
+  // One at a time: each start comes as the unit is taken, not as it is read.
+  assert.deepEqual(events, [
+    "start d#1",
+    "score d#1",
+    "start d#2",
+    "score d#2",
+    "start d#3",
+    "score d#3",
+  ]);
 });

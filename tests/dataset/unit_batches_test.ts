@@ -1,0 +1,88 @@
+/**
+ * readUnitBatches, the batch form of readUnits that `score` reads stdin
+ * with: the same units, malformed lines and line numbers, a batch per read.
+ */
+
+import assert from "node:assert/strict";
+import { type MalformedLine, readUnitBatches, readUnits } from "../../mod.ts";
+
+const encoder = new TextEncoder();
+
+const LINES = [
+  '{"input":"q1","output":"a","expected":{"b":1,"a":[true]}}',
+  "",
+  '{"id":"k","input":"q2","output":"a"}',
+  "not json",
+  '{"input":1,"output":"a","unit_id":"u#9"}',
+  "   ",
+  '{"example_id":"e#1","unit_id":"e#1@2","input":"q3","output":null,"context":["c"]}',
+  '{"input":"é ü","output":"ß"}',
+];
+
+function bytesOf(lines: string[]): Uint8Array {
+  const text = encoder.encode(lines.join("\n") + "\n");
+  // An invalid UTF-8 line, then one without a final line break.
+  const bad = new Uint8Array([0xff, 0xfe, 10]);
+  const last = encoder.encode('{"input":"q4","output":"a"}');
+  const all = new Uint8Array(text.length + bad.length + last.length);
+  all.set(text);
+  all.set(bad, text.length);
+  all.set(last, text.length + bad.length);
+  return all;
+}
+
+function chunksOf(bytes: Uint8Array, size: number): Uint8Array[] {
+  const chunks: Uint8Array[] = [];
+  for (let i = 0; i < bytes.length; i += size) {
+    chunks.push(bytes.slice(i, i + size));
+  }
+  return chunks;
+}
+
+Deno.test("readUnitBatches gives readUnits' units and malformed lines, whatever the chunks", async () => {
+  const bytes = bytesOf(LINES);
+  const wantMalformed: MalformedLine[] = [];
+  const want = await Array.fromAsync(
+    readUnits(
+      ReadableStream.from([bytes]),
+      "stdin",
+      (m) => wantMalformed.push(m),
+    ),
+  );
+  assert.equal(want.length, 8);
+  assert.equal(wantMalformed.length, 4);
+  for (const size of [1, 7, 64, bytes.length]) {
+    const malformed: MalformedLine[] = [];
+    const batches = await Array.fromAsync(
+      readUnitBatches(
+        ReadableStream.from(chunksOf(bytes, size)),
+        "stdin",
+        (m) => malformed.push(m),
+      ),
+    );
+    assert.deepEqual(batches.flat(), want, `chunks of ${size} bytes`);
+    assert.deepEqual(malformed, wantMalformed, `chunks of ${size} bytes`);
+    assert.ok(batches.every((b) => b.length > 0), "no empty batch");
+  }
+});
+
+Deno.test("readUnitBatches gives the units of one read as one batch", async () => {
+  const lines = Array.from(
+    { length: 100 },
+    (_, i) => JSON.stringify({ input: `q${i}`, output: "a" }),
+  );
+  const batches = await Array.fromAsync(
+    readUnitBatches(
+      ReadableStream.from([encoder.encode(lines.join("\n") + "\n")]),
+      "stdin",
+      () => {
+        throw new Error("no line is malformed");
+      },
+    ),
+  );
+  assert.equal(batches.length, 1);
+  assert.deepEqual(
+    batches[0]!.map((u) => u.unit_id),
+    lines.map((_, i) => `stdin#${i + 1}`),
+  );
+});
