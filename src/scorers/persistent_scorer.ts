@@ -80,6 +80,11 @@ export interface PersistentScorerOptions {
   inFlight?: number;
 }
 
+interface Listening {
+  onAbort(): void;
+  cases: number;
+}
+
 interface Pending {
   resolve(score: Score): void;
   reject(error: Error): void;
@@ -119,7 +124,8 @@ class Worker {
   /** When the oldest case in flight started its clock. */
   #headSince = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
-  readonly #aborts = new Map<AbortSignal, () => void>();
+  /** Each signal with cases in flight: its listener and how many cases. */
+  readonly #aborts = new Map<AbortSignal, Listening>();
   #stderr = "";
   #dead: Error | undefined;
   readonly done: Promise<void>;
@@ -230,6 +236,20 @@ class Worker {
     }
     if (error !== undefined) pending.reject(error);
     else pending.resolve(score!);
+    this.#ended(pending);
+  }
+
+  /** After a case has its Score or error: its signal and a waiting case. */
+  #ended(pending: Pending): void {
+    const signal = pending.signal;
+    if (signal !== undefined) {
+      const listening = this.#aborts.get(signal);
+      if (listening !== undefined && --listening.cases === 0) {
+        // No case of that run is left: nothing to listen for, nothing kept.
+        signal.removeEventListener("abort", listening.onAbort);
+        this.#aborts.delete(signal);
+      }
+    }
     this.#settled();
   }
 
@@ -262,7 +282,7 @@ class Worker {
         "scorer.timeout",
       ),
     );
-    this.#settled();
+    this.#ended(head);
     this.kill(
       new SubprocessScorerError(
         `${this.#label} was restarted: another case timed out`,
@@ -279,7 +299,7 @@ class Worker {
     this.#hold = undefined;
     this.#unsent = "";
     this.#unsentCount = 0;
-    for (const [signal, onAbort] of this.#aborts) {
+    for (const [signal, { onAbort }] of this.#aborts) {
       signal.removeEventListener("abort", onAbort);
     }
     this.#aborts.clear();
@@ -309,7 +329,9 @@ class Worker {
       reject(this.#dead);
       return;
     }
-    if (signal !== undefined && !this.#aborts.has(signal)) this.#listen(signal);
+    if (signal !== undefined) {
+      (this.#aborts.get(signal) ?? this.#listen(signal)).cases++;
+    }
     if (this.#pending.length === 0) this.#headSince = performance.now();
     this.#pending.push({ resolve, reject, signal });
     this.#arm();
@@ -319,19 +341,20 @@ class Worker {
   }
 
   /** Kills the process when `signal` aborts while one of its cases is in flight. */
-  #listen(signal: AbortSignal): void {
-    const onAbort = () => {
-      if (this.#pending.some((p) => p.signal === signal)) {
-        this.kill(
-          new SubprocessScorerError(
-            `${this.#label} was interrupted`,
-            "scorer.interrupted",
-          ),
-        );
-      }
-    };
-    this.#aborts.set(signal, onAbort);
+  #listen(signal: AbortSignal): Listening {
+    // Listened to while one of its cases is in flight: as long as the work
+    // comes steadily, once for the whole run rather than once per case.
+    const onAbort = () =>
+      this.kill(
+        new SubprocessScorerError(
+          `${this.#label} was interrupted`,
+          "scorer.interrupted",
+        ),
+      );
+    const listening = { onAbort, cases: 0 };
+    this.#aborts.set(signal, listening);
     signal.addEventListener("abort", onAbort, { once: true });
+    return listening;
   }
 
   /**

@@ -604,6 +604,51 @@ return '{"score": 1}'`,
   });
 });
 
+Deno.test("persistentScorer keeps no abort listener once a run's cases have ended, and an abort then kills nothing", async () => {
+  await withTempDir(async (dir) => {
+    const { cmd, pids } = await pythonScorer(
+      dir,
+      "plain",
+      `return '{"score": 1}'`,
+    );
+    const s = scorer(cmd, { name: "plain" });
+    // Signals that count the listeners they hold.
+    let live = 0;
+    const counted = () => {
+      const signal = new AbortController().signal;
+      const add = signal.addEventListener.bind(signal);
+      const remove = signal.removeEventListener.bind(signal);
+      signal.addEventListener = (...args: Parameters<typeof add>) => {
+        live++;
+        add(...args);
+      };
+      signal.removeEventListener = (...args: Parameters<typeof remove>) => {
+        live--;
+        remove(...args);
+      };
+      return signal;
+    };
+    try {
+      for (let i = 0; i < 20; i++) {
+        const scores = await Promise.all(
+          ["a", "b"].map((x) =>
+            s.score(unit(`${x}${i}`), { signal: counted() })
+          ),
+        );
+        assert.deepEqual(scores.map((x) => (x as Score).value), [1, 1]);
+      }
+      assert.equal(live, 0, "listeners left on the signals of ended cases");
+      const stop = new AbortController();
+      await s.score(unit("c"), { signal: stop.signal });
+      stop.abort();
+      assert.deepEqual(await inFlight(s, [unit("d")]), ["1"]);
+      await readPids(pids, 1); // the same process throughout
+    } finally {
+      await s.close!();
+    }
+  });
+});
+
 Deno.test("persistentScorer close ends the process", async () => {
   await withTempDir(async (dir) => {
     const { cmd, pids } = await pythonScorer(
