@@ -507,7 +507,9 @@ Deno.test("persistentScorer times out a hung case, restarts the others in flight
     time.sleep(3600)
 return json.dumps({"score": 1, "reason": payload["input"]})`,
     );
-    const s = scorer(cmd, { name: "hang", timeout: 0.5 });
+    // Each case's time includes a (re)start of Python, which takes over
+    // half a second on a loaded machine: 3 s keeps the test about the hang.
+    const s = scorer(cmd, { name: "hang", timeout: 3 });
     try {
       // Started first: its start-up would count against the first case.
       assert.deepEqual(await inFlight(s, [unit("warm")]), ["1 warm"]);
@@ -520,7 +522,7 @@ return json.dumps({"score": 1, "reason": payload["input"]})`,
         [
           "1 a",
           "1 b",
-          `${label} timed out after 0.5 s (its process group was killed)`,
+          `${label} timed out after 3 s (its process group was killed)`,
           `${label} was restarted: another case timed out`,
           `${label} was restarted: another case timed out`,
         ],
