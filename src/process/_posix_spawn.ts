@@ -6,17 +6,22 @@
  *
  * A run is served without streams or exceptions: the payload is written at
  * once (the pipe takes it whole unless it is large), then the run waits for
- * its command's exit on the event loop's own thread: one SIGCHLD listener
- * serves every live run, reaping with `waitpid(WNOHANG)` those that exited
- * and reading their pipes, which then hold all they wrote (most commands
- * exit before their output fills a pipe). No thread hop, and one signal
- * serves every exit that is ready. A run that has not exited after 20 ms,
- * whose payload did not fit, or whose pipes a process that left the group
- * still holds, goes on in `poll` calls on Deno's thread pool, with the time
- * left as their timeout, over its pidfd and pipes; synchronous reads of the
+ * its command's exit alone (most commands exit before their output fills a
+ * pipe, and the pipes then hold all they wrote). A run that starts while
+ * others are live waits on one SIGCHLD listener that serves them all, on the
+ * event loop: a signal reaps with `waitpid(WNOHANG)` every waiting run whose
+ * command exited. A run alone waits in a `poll` of its pidfd on Deno's
+ * thread pool (one thread hop, where Deno's signal thread would add one).
+ * After 20 ms, when the payload did not fit, or while a process that left the
+ * group holds a pipe, `poll` calls on the thread pool watch its pipes and
+ * pidfd, with the time left as their timeout; synchronous reads of the
  * non-blocking pipe ends follow each poll. A kill of the process group
  * (timeout, output cap, abort) makes the pidfd readable, which ends the poll
- * under way.
+ * under way, or the wait for the exit.
+ *
+ * libc's synchronous functions are `Deno.dlopen` symbols (fast calls once
+ * optimised), `sh` is looked up on PATH once per value of PATH, and a child
+ * changes folder only when its folder is not this process's.
  *
  * Linux ≥ 5.3 (pidfd) with glibc ≥ 2.29 only, with the `ffi` permission and
  * the `run` permission for `sh`; {@linkcode loadPosixSpawn} says whether this
