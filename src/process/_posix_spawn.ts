@@ -4,15 +4,24 @@
  * and stderr on pipes: no exec of the `setsid` program, and glibc's
  * vfork-style clone stays cheap in a process as large as Deno's.
  *
- * A run is served without streams, timers or exceptions: the payload is
- * written at once (the pipe takes it whole unless it is large), then `poll`
- * calls on Deno's thread pool, with the time left as their timeout, wait for
- * the child's pidfd: first alone (most commands exit before their output
- * fills a pipe, and then one poll serves the whole run), after 20 ms or when
- * the payload did not fit with stdout and stderr too. Synchronous reads of
- * the non-blocking pipe ends follow each poll. A kill of the process group
+ * A run is served without streams or exceptions: the payload is written at
+ * once (the pipe takes it whole unless it is large), then the run waits for
+ * its command's exit alone (most commands exit before their output fills a
+ * pipe, and the pipes then hold all they wrote). A run that starts while
+ * others are live waits on one SIGCHLD listener that serves them all, on the
+ * event loop: a signal reaps with `waitpid(WNOHANG)` every waiting run whose
+ * command exited. A run alone waits in a `poll` of its pidfd on Deno's
+ * thread pool (one thread hop, where Deno's signal thread would add one).
+ * After 20 ms, when the payload did not fit, or while a process that left the
+ * group holds a pipe, `poll` calls on the thread pool watch its pipes and
+ * pidfd, with the time left as their timeout; synchronous reads of the
+ * non-blocking pipe ends follow each poll. A kill of the process group
  * (timeout, output cap, abort) makes the pidfd readable, which ends the poll
- * under way.
+ * under way, or the wait for the exit.
+ *
+ * libc's synchronous functions are `Deno.dlopen` symbols (fast calls once
+ * optimised), `sh` is looked up on PATH once per value of PATH, and a child
+ * changes folder only when its folder is not this process's.
  *
  * Linux ≥ 5.3 (pidfd) with glibc ≥ 2.29 only, with the `ffi` permission and
  * the `run` permission for `sh`; {@linkcode loadPosixSpawn} says whether this
@@ -33,13 +42,16 @@ const F_SETFL = 4;
 const F_DUPFD_CLOEXEC = 1030;
 const POLLIN = 0x1;
 const POLLOUT = 0x4;
+const ENOENT = 2;
 const EINTR = 4;
+const EACCES = 13;
 const EAGAIN = 11;
 const EPIPE = 32;
 const WNOHANG = 1;
 const SIGKILL = 9;
 const SIGPIPE = 13;
 const SIGCHLD = 17;
+const X_OK = 1;
 const SIG_IGN = 1n;
 const POSIX_SPAWN_SETSIGDEF = 0x04;
 const POSIX_SPAWN_SETSIGMASK = 0x08;
@@ -89,6 +101,21 @@ const FUNCTIONS = {
     parameters: ["pointer", "pointer"],
     result: "i32",
   },
+  // Where the PATH search for `sh` is made, once per PATH (see `shell`).
+  getenv: { parameters: ["pointer"], result: "pointer" },
+  access: { parameters: ["pointer", "i32"], result: "i32" },
+  getcwd: { parameters: ["pointer", "usize"], result: "pointer" },
+  posix_spawn: {
+    parameters: [
+      "pointer",
+      "pointer",
+      "pointer",
+      "pointer",
+      "pointer",
+      "pointer",
+    ],
+    result: "i32",
+  },
   posix_spawnp: {
     parameters: [
       "pointer",
@@ -105,18 +132,24 @@ const FUNCTIONS = {
 
 type Functions = typeof FUNCTIONS;
 
-/** The functions above, called through their addresses. */
+/** The functions above. */
 type Libc = {
   [K in keyof Functions]: Deno.UnsafeFnPointer<Functions[K]>["call"];
 };
 
-/** What is looked up in libc: the functions' addresses, and `environ`'s. */
-const ADDRESSES = {
+/**
+ * What is looked up in libc: its synchronous functions as they are (fast
+ * calls once optimised), and `poll`'s address and `environ`'s.
+ */
+const SYMBOLS = {
   ...Object.fromEntries(
-    Object.keys(FUNCTIONS).map((name) => [name, { type: "pointer" }]),
+    Object.entries(FUNCTIONS).filter(([name]) => name !== "poll"),
   ),
+  pollAt: { name: "poll", type: "pointer" },
   environ: { type: "pointer" },
-} as Record<keyof Functions | "environ", { type: "pointer" }>;
+} as unknown as
+  & Omit<Functions, "poll">
+  & { pollAt: { name: "poll"; type: "pointer" }; environ: { type: "pointer" } };
 
 interface Loaded {
   libc: Libc;
@@ -150,11 +183,15 @@ class Scratch {
   /** Reads are copied out at once. */
   readonly chunk = new Uint8Array(65536);
   readonly chunkAt = of(this.chunk);
+  /** This process's folder, as `getcwd` writes it (NUL-terminated). */
+  readonly cwd = new Uint8Array(4097);
+  readonly cwdAt = of(this.cwd);
 }
 
 const encoder = new TextEncoder();
 const SH = encoder.encode("sh\0");
 const DASH_C = encoder.encode("-c\0");
+const PATH = encoder.encode("PATH\0");
 
 /** The backend once loaded: `null` when this process cannot use it. */
 let loaded: Loaded | null | undefined;
@@ -205,37 +242,36 @@ function load(): Loaded | undefined {
 }
 
 /**
- * libc's functions and `environ`, through their addresses. The library is
- * closed at once: it is the glibc Deno itself runs on, so it stays loaded
- * (dlclose drops only the reference dlopen took), and no library stays open
- * to count as a leak against whatever spawned first (a test, under the
- * resource sanitizer). A call through an address costs about a microsecond
- * more than one through a library's own symbols.
+ * libc's functions and `environ`. The library is closed at once: it is the
+ * glibc Deno itself runs on, so it stays loaded (dlclose drops only the
+ * reference dlopen took), and no library stays open to count as a leak
+ * against whatever spawned first (a test, under the resource sanitizer).
+ * The synchronous functions outlive the library's handle (each holds its
+ * symbol and trampoline, and calls an address that stays mapped); they are
+ * fast calls once optimised, about 0.2 µs against 1.3–2.3 µs through an
+ * address (`Deno.UnsafeFnPointer`), which only the `nonblocking` `poll`
+ * still takes (a nonblocking symbol calls through the library's handle).
  */
 function lookUp(): { libc: Libc; environ: Deno.PointerObject } | undefined {
-  let addresses: Record<keyof Functions | "environ", Deno.PointerValue>;
+  let symbols: Deno.DynamicLibrary<typeof SYMBOLS>["symbols"];
   try {
-    const library = Deno.dlopen("libc.so.6", ADDRESSES);
-    addresses = { ...library.symbols };
+    const library = Deno.dlopen("libc.so.6", SYMBOLS);
+    symbols = library.symbols;
     library.close();
   } catch (error) {
     // No glibc, or one older than 2.29: the setsid program does the job.
     if (error instanceof Error) return undefined;
     throw error;
   }
-  const libc: Record<string, unknown> = {};
-  for (const [name, definition] of Object.entries(FUNCTIONS)) {
-    const address = addresses[name as keyof Functions];
-    if (address === null) return undefined;
-    // The address is that of the function the definition describes.
-    const fn = new Deno.UnsafeFnPointer(
-      address as Deno.PointerObject<typeof definition>,
-      definition,
-    );
-    libc[name] = fn.call.bind(fn);
-  }
-  if (addresses.environ === null) return undefined;
-  return { libc: libc as Libc, environ: addresses.environ };
+  const { pollAt, environ, ...sync } = symbols;
+  if (pollAt === null || environ === null) return undefined;
+  // The address is that of the function the definition describes.
+  const poll = new Deno.UnsafeFnPointer(
+    pollAt as Deno.PointerObject<Functions["poll"]>,
+    FUNCTIONS.poll,
+  );
+  const libc = { ...sync, poll: poll.call.bind(poll) } as unknown as Libc;
+  return { libc, environ };
 }
 
 /** Whether SIGCHLD is as a child's status needs, and the attributes are set. */
@@ -306,46 +342,70 @@ function errno(): number {
  * @throws {Error} When it cannot start, as `Deno.Command.spawn` would.
  */
 function spawn(
-  { libc, environ: environAt, attributesAt, scratch }: Loaded,
+  loaded: Loaded,
   cmd: string,
   cwd: string | undefined,
 ): { pid: number; fds: Int32Array } {
+  const { libc, scratch } = loaded;
   const command = cString(cmd, "command");
-  const folder = cwd !== undefined ? cString(cwd, "folder") : undefined;
+  // No chdir in the child when the folder is already this process's.
+  const folder = cwd !== undefined && !isCwd(loaded, cwd)
+    ? cString(cwd, "folder")
+    : undefined;
   // All close-on-exec so that no other child inherits them; posix_spawn's
   // dup2 clears it on the child's 0, 1 and 2.
   const fds = scratch.fds.fill(-1);
-  const fail = (code: number): never => {
-    for (const fd of fds) if (fd >= 0) libc.close(fd);
-    throw new Error(`Failed to spawn 'sh' (os error ${code})`);
-  };
-  for (const pair of scratch.pairsAt) {
-    if (libc.pipe2(pair, O_CLOEXEC) !== 0) fail(errno());
+  for (let i = 0; i < 6; i += 2) {
+    if (libc.pipe2(scratch.pairsAt[i >> 1]!, O_CLOEXEC) !== 0) {
+      failSpawn(libc, fds, errno());
+    }
   }
-  if (fds.some((fd) => fd < 3) && !moveAboveStdio(libc, fds)) {
-    fail(errno());
+  if (anyStdio(fds) && !moveAboveStdio(libc, fds)) {
+    failSpawn(libc, fds, errno());
   }
   // Our ends never block; the child's ends are other open files and do.
-  for (const i of [1, 2, 4]) libc.fcntl(fds[i]!, F_SETFL, O_NONBLOCK);
+  libc.fcntl(fds[1]!, F_SETFL, O_NONBLOCK);
+  libc.fcntl(fds[2]!, F_SETFL, O_NONBLOCK);
+  libc.fcntl(fds[4]!, F_SETFL, O_NONBLOCK);
   const pid = scratch.pid;
-  const actions = fileActions(libc, fds, cwd, folder);
-  if (typeof actions === "number") fail(actions);
+  const actions = fileActions(
+    libc,
+    fds,
+    folder !== undefined ? cwd : undefined,
+  );
+  if (typeof actions === "number") failSpawn(libc, fds, actions);
   // Read at each spawn: setenv (Deno.env.set) may have moved the array.
-  const environ = new Deno.UnsafePointerView(environAt).getPointer();
+  const environ = new Deno.UnsafePointerView(loaded.environ).getPointer();
   scratch.argv[2] = BigInt(Deno.UnsafePointer.value(command));
   // The child is in its own session before this returns: glibc waits for
   // its exec, and exec failures (no `sh`, no folder) are returned here.
-  const failed = libc.posix_spawnp(
+  const at = shell(loaded);
+  let failed = at === null ? ENOENT : libc.posix_spawn(
     scratch.pidAt,
-    scratch.shAt,
+    at,
     actions as Deno.PointerValue,
-    attributesAt,
+    loaded.attributesAt,
     scratch.argvAt,
     environ,
   );
-  if (failed !== 0) fail(failed);
+  if (failed === ENOENT || failed === EACCES) {
+    // Not found where it was, not searched, or not a program (a folder
+    // named `sh`): PATH as posix_spawnp searches it, error for error.
+    found = undefined;
+    failed = libc.posix_spawnp(
+      scratch.pidAt,
+      scratch.shAt,
+      actions as Deno.PointerValue,
+      loaded.attributesAt,
+      scratch.argvAt,
+      environ,
+    );
+  }
+  if (failed !== 0) failSpawn(libc, fds, failed);
   // The child's ends are the child's now.
-  for (const i of [0, 3, 5]) libc.close(fds[i]!);
+  libc.close(fds[0]!);
+  libc.close(fds[3]!);
+  libc.close(fds[5]!);
   // A descriptor that polls readable once the child has exited: its exit
   // joins the poll that serves the pipes.
   const child = pid[0]!;
@@ -359,9 +419,74 @@ function spawn(
       const reaped = libc.waitpid(child, scratch.statusAt, 0);
       if (reaped === child || errno() !== EINTR) break;
     }
-    fail(code);
+    failSpawn(libc, fds, code);
   }
   return { pid: child, fds: Int32Array.of(fds[1]!, fds[2]!, fds[4]!, pidfd) };
+}
+
+function anyStdio(fds: Int32Array): boolean {
+  for (let i = 0; i < 6; i++) if (fds[i]! < 3) return true;
+  return false;
+}
+
+/** Closes what a spawn opened, and throws as `Deno.Command.spawn` would. */
+function failSpawn(libc: Libc, fds: Int32Array, code: number): never {
+  for (let i = 0; i < 6; i++) {
+    if (fds[i]! >= 0) libc.close(fds[i]!);
+    fds[i] = -1;
+  }
+  throw new Error(`Failed to spawn 'sh' (os error ${code})`);
+}
+
+/** Whether `cwd` is this process's folder now, as `getcwd` spells it. */
+function isCwd({ libc, scratch }: Loaded, cwd: string): boolean {
+  const bytes = cStrings.get(cwd)?.bytes;
+  // Only a folder already spelled out once is compared: its bytes are kept.
+  if (bytes === undefined) return false;
+  if (libc.getcwd(scratch.cwdAt, 4097n) === null) return false;
+  const here = scratch.cwd;
+  for (let i = 0; i < bytes.length; i++) {
+    if (here[i] !== bytes[i]) return false;
+  }
+  return true;
+}
+
+/** `sh` as `posix_spawnp` would find it on PATH, by the PATH it was found on. */
+let found:
+  | { path: Deno.PointerValue; bytes: Uint8Array | null; at: Deno.PointerValue }
+  | undefined;
+
+/**
+ * Where `posix_spawnp` would find `sh`: searched once per value of PATH
+ * (glibc never frees a value setenv gave it, so a new value has a new
+ * address), not by a failed exec in each child per folder before it.
+ *
+ * @returns Its path, or `null` to leave the search to `posix_spawnp`: not
+ *   found, or after a relative entry of PATH (which the child's folder
+ *   would resolve).
+ */
+function shell({ libc }: Loaded): Deno.PointerValue | null {
+  const path = libc.getenv(of(PATH));
+  if (found === undefined || !Deno.UnsafePointer.equals(found.path, path)) {
+    const bytes = search(libc, path);
+    found = { path, bytes, at: bytes === null ? null : of(bytes) };
+  }
+  return found.at;
+}
+
+function search(libc: Libc, pathAt: Deno.PointerValue): Uint8Array | null {
+  // glibc's default PATH when there is none.
+  const path = pathAt === null
+    ? "/bin:/usr/bin"
+    : new Deno.UnsafePointerView(pathAt).getCString();
+  for (const dir of path.split(":")) {
+    // A relative entry (the empty one is the folder) is searched in the
+    // child's folder.
+    if (!dir.startsWith("/")) return null;
+    const bytes = encoder.encode(`${dir.replace(/\/$/, "")}/sh\0`);
+    if (libc.access(of(bytes), X_OK) === 0) return bytes;
+  }
+  return null;
 }
 
 /** File actions by the child's descriptors and folder, with their buffers. */
@@ -383,11 +508,10 @@ function fileActions(
   libc: Libc,
   fds: Int32Array,
   cwd: string | undefined,
-  folder: Deno.PointerValue | undefined,
 ): Deno.PointerValue | number {
-  const key = `${fds[0]} ${fds[3]} ${fds[5]} ${
-    cwd === undefined ? "" : `/${cwd}`
-  }`;
+  const key = cwd === undefined
+    ? `${fds[0]} ${fds[3]} ${fds[5]}`
+    : `${fds[0]} ${fds[3]} ${fds[5]} /${cwd}`;
   const known = actionsFor.get(key);
   if (known !== undefined) return known.at;
   if (actionsFor.size >= 64) {
@@ -404,8 +528,8 @@ function fileActions(
   const added = libc.posix_spawn_file_actions_adddup2(at, fds[0]!, 0) ||
     libc.posix_spawn_file_actions_adddup2(at, fds[3]!, 1) ||
     libc.posix_spawn_file_actions_adddup2(at, fds[5]!, 2) ||
-    (folder !== undefined
-      ? libc.posix_spawn_file_actions_addchdir_np(at, folder)
+    (cwd !== undefined
+      ? libc.posix_spawn_file_actions_addchdir_np(at, cString(cwd, "folder"))
       : 0);
   if (added !== 0) {
     libc.posix_spawn_file_actions_destroy(at);
@@ -532,8 +656,58 @@ function runSession(
     .run();
 }
 
+/** Runs waiting for their command's exit, which the SIGCHLD listener serves. */
+const awaitingExit = new Set<Session>();
+/**
+ * Whether the SIGCHLD listener is in place: while two runs or more are live
+ * (none is left behind, for the test sanitizer's sake), `false` when this
+ * runtime will not listen.
+ */
+let listening: boolean | undefined = false;
+/** Runs spawned and not yet done. */
+let live = 0;
+
+/**
+ * Listens for SIGCHLD on the event loop, for every run at once: a signal
+ * that does not keep this process alive (each waiting run's timer does).
+ *
+ * @returns Whether it listens.
+ */
+function listen(): boolean {
+  if (listening !== false) return listening === true;
+  try {
+    Deno.addSignalListener("SIGCHLD", onChildExit);
+    listening = true;
+  } catch (error) {
+    // A runtime that will not listen for it: each run then polls its
+    // pidfd on the thread pool, as a run alone does.
+    if (!(error instanceof Error)) throw error;
+    listening = undefined;
+  }
+  return listening === true;
+}
+
+/** The last run is done: nothing listens between runs. */
+function unlisten(): void {
+  if (listening !== true) return;
+  Deno.removeSignalListener("SIGCHLD", onChildExit);
+  listening = false;
+}
+
+/** Some child exited (signals of several exits may come as one): reap ours. */
+function onChildExit(): void {
+  for (const session of awaitingExit) session.checkExit();
+}
+
+/** A waiting run's time to wait for its exit alone is up. */
+function stopWaiting(session: Session): void {
+  session.stopWaiting();
+}
+
 /** Why a run ended before its command did. */
 type Ending = EarlyEnding;
+
+const EMPTY = new Uint8Array(0);
 
 /** One run of a child started by `spawn`, from its first write to its reaping. */
 class Session {
@@ -544,19 +718,25 @@ class Session {
   readonly #options: RunCommandOptions;
   readonly #started: number;
   readonly #deadline: number;
-  /** `struct pollfd[4]`: an int fd, then a short events and a short revents. */
-  readonly #pollfds = new Int32Array(8);
-  readonly #events = new Int16Array(this.#pollfds.buffer);
-  readonly #pollfdsAt = of(this.#pollfds);
+  /** `struct pollfd[4]`: an int fd, then a short events and a short revents (made at the first poll). */
+  #pollfds: Int32Array | undefined;
+  #events: Int16Array | undefined;
+  #pollfdsAt: Deno.PointerValue = null;
   /** What is left to write on stdin. */
   #stdin: Uint8Array;
-  readonly #chunks: [Uint8Array[], Uint8Array[]] = [[], []];
-  readonly #sizes = [0, 0];
+  /** What stdout and stderr gave: one read's bytes, or the list of several. */
+  #out: Uint8Array | Uint8Array[] | undefined;
+  #err: Uint8Array | Uint8Array[] | undefined;
+  #outSize = 0;
+  #errSize = 0;
   #ending: Ending | undefined;
   /** Whether the poll watches stdout and stderr, or waits for the exit alone. */
   #watchPipes = true;
   #status: Deno.CommandStatus | undefined;
   #error: Error | undefined;
+  /** Ends the wait for the exit alone, while it lasts. */
+  #wake: (() => void) | undefined;
+  #timer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     libc: Libc,
@@ -576,52 +756,122 @@ class Session {
 
   async run(): Promise<RunResult> {
     const signal = this.#options.signal;
-    const onAbort = () => this.#end("aborted");
-    signal?.addEventListener("abort", onAbort);
+    signal?.addEventListener("abort", this);
+    live++;
     try {
       if (signal?.aborted) this.#end("aborted");
       this.#write();
-      // A payload the pipe took whole: most commands now exit before their
-      // output fills a pipe, so the first poll waits for the exit alone
-      // (one poll per run rather than one for the output and one for the
-      // exit), for a while: output that fills a pipe waits that long.
-      this.#watchPipes = this.#fds[IN]! >= 0;
-      const events = this.#events;
-      for (;;) {
-        const timeout = this.#arm();
-        if (timeout === undefined) break;
-        // -1 (a signal interrupted it) leaves every revents at 0: look again.
-        await this.#libc.poll(this.#pollfdsAt, 4n, timeout);
-        this.#watchPipes = true;
-        const exited = events[4 * PID + 3] !== 0;
-        if (events[4 * IN + 3] !== 0) this.#write();
-        // After the exit the pipes hold all the child wrote.
-        if (exited || events[4 * OUT + 3] !== 0) this.#read(OUT);
-        if (exited || events[4 * ERR + 3] !== 0) this.#read(ERR);
-        // Both pipes at their end: the exit is near or past, and a waitpid
-        // that does not block may spare the poll that would wait for it.
-        if (exited || (this.#fds[OUT]! < 0 && this.#fds[ERR]! < 0)) {
-          this.#reap();
-        }
-        // A run whose command has exited, its output read to the end, is
-        // done even if the time is up.
-        const done = this.#status !== undefined && this.#fds[OUT]! < 0 &&
-          this.#fds[ERR]! < 0;
-        if (
-          !done && this.#ending === undefined &&
-          performance.now() >= this.#deadline
-        ) {
-          this.#end("timeout");
-        }
+      const fds = this.#fds;
+      if (fds[IN]! < 0 && this.#ending === undefined) {
+        // A payload the pipe took whole: most commands now exit before
+        // their output fills a pipe, so the run waits for the exit alone,
+        // for a while: output that fills a pipe waits that long. With other
+        // runs live, on the SIGCHLD listener that serves them all; alone, in
+        // a poll of its pidfd (measured: a signal costs this process one
+        // thread hop more than the poll, as Deno serves it on a thread of
+        // its own, so it pays only when one signal serves several runs).
+        if (live > 1 && listen()) {
+          await this.#exit();
+          // After the exit the pipes hold all the child wrote.
+          if (this.#status !== undefined) {
+            this.#read(OUT);
+            this.#read(ERR);
+          }
+        } else this.#watchPipes = false;
+      }
+      if (fds[OUT]! >= 0 || fds[ERR]! >= 0 || fds[PID]! >= 0) {
+        await this.#poll();
       }
     } finally {
-      signal?.removeEventListener("abort", onAbort);
+      if (--live === 0) unlisten();
+      signal?.removeEventListener("abort", this);
+      this.stopWaiting();
       // Only a bug gets here with the child unreaped: no process outlives the run.
       if (this.#status === undefined) this.#kill();
       for (let slot = IN; slot <= PID; slot++) this.#close(slot);
     }
     if (this.#error !== undefined) throw this.#error;
     return this.#result(performance.now() - this.#started);
+  }
+
+  /** The abort signal's listener. */
+  handleEvent(): void {
+    this.#end("aborted");
+  }
+
+  /**
+   * Waits for the exit alone, on the SIGCHLD listener, for `EXIT_WAIT_MS`
+   * at most (or the time left).
+   */
+  #exit(): Promise<void> {
+    const ms = Math.min(
+      EXIT_WAIT_MS,
+      Math.max(0, Math.ceil(this.#deadline - performance.now())),
+    );
+    return new Promise<void>((resolve) => {
+      this.#wake = resolve;
+      awaitingExit.add(this);
+      this.#timer = setTimeout(stopWaiting, ms, this);
+      // An exit whose signal came before this run listened.
+      this.checkExit();
+    });
+  }
+
+  /** Reaps the child if it has exited, and ends the wait for its exit then. */
+  checkExit(): void {
+    this.#reap();
+    if (this.#status !== undefined) this.stopWaiting();
+  }
+
+  /** Ends the wait for the exit alone, if it is under way. */
+  stopWaiting(): void {
+    const wake = this.#wake;
+    if (wake === undefined) return;
+    this.#wake = undefined;
+    awaitingExit.delete(this);
+    clearTimeout(this.#timer);
+    wake();
+  }
+
+  /**
+   * Serves the run in `poll` calls on the thread pool until it is done:
+   * stdin while bytes wait for room, stdout and stderr until their end, the
+   * pidfd until the child is reaped.
+   */
+  async #poll(): Promise<void> {
+    if (this.#pollfds === undefined) {
+      this.#pollfds = new Int32Array(8);
+      this.#events = new Int16Array(this.#pollfds.buffer);
+      this.#pollfdsAt = of(this.#pollfds);
+    }
+    const events = this.#events!;
+    for (;;) {
+      const timeout = this.#arm();
+      if (timeout === undefined) break;
+      // -1 (a signal interrupted it) leaves every revents at 0: look again.
+      await this.#libc.poll(this.#pollfdsAt, 4n, timeout);
+      this.#watchPipes = true;
+      const exited = events[4 * PID + 3] !== 0;
+      if (events[4 * IN + 3] !== 0) this.#write();
+      // After the exit the pipes hold all the child wrote.
+      if (exited || events[4 * OUT + 3] !== 0) this.#read(OUT);
+      if (exited || events[4 * ERR + 3] !== 0) this.#read(ERR);
+      // Both pipes at their end: the exit is near or past, and a waitpid
+      // that does not block may spare the poll that would wait for it.
+      if (exited || (this.#fds[OUT]! < 0 && this.#fds[ERR]! < 0)) {
+        this.#reap();
+      }
+      // A run whose command has exited, its output read to the end, is
+      // done even if the time is up.
+      const done = this.#status !== undefined && this.#fds[OUT]! < 0 &&
+        this.#fds[ERR]! < 0;
+      if (
+        !done && this.#ending === undefined &&
+        performance.now() >= this.#deadline
+      ) {
+        this.#end("timeout");
+      }
+    }
   }
 
   #result(ms: number): RunResult {
@@ -632,8 +882,8 @@ class Session {
       kind: "exited",
       code: status.code,
       signal: status.signal,
-      stdout: concat(this.#chunks[0], this.#sizes[0]!),
-      stderr: concat(this.#chunks[1], this.#sizes[1]!),
+      stdout: bytesOf(this.#out, this.#outSize),
+      stderr: bytesOf(this.#err, this.#errSize),
       ms,
     };
   }
@@ -652,8 +902,8 @@ class Session {
       this.#close(OUT);
       this.#close(ERR);
     }
-    const pollfds = this.#pollfds;
-    const events = this.#events;
+    const pollfds = this.#pollfds!;
+    const events = this.#events!;
     pollfds[2 * IN] = fds[IN]!;
     events[4 * IN + 2] = POLLOUT;
     pollfds[2 * OUT] = this.#watchPipes ? fds[OUT]! : -1;
@@ -680,6 +930,7 @@ class Session {
   #end(why: Ending): void {
     this.#ending ??= why;
     this.#kill();
+    this.stopWaiting();
   }
 
   /**
@@ -724,20 +975,30 @@ class Session {
     const fd = this.#fds[slot]!;
     if (fd < 0) return;
     const libc = this.#libc;
-    const i = slot - OUT;
-    const limit = slot === OUT
+    const isOut = slot === OUT;
+    const limit = isOut
       ? this.#options.maxStdoutBytes
       : this.#options.maxStderrBytes;
     const { chunk, chunkAt } = loaded!.scratch;
     for (let turn = 0; turn < READS_PER_TURN; turn++) {
       const n = Number(libc.read(fd, chunkAt, CHUNK));
       if (n > 0) {
-        this.#sizes[i]! += n;
-        if (this.#sizes[i]! > limit) {
-          this.#end(slot === OUT ? "stdout" : "stderr");
+        const size = (isOut ? this.#outSize : this.#errSize) + n;
+        if (isOut) this.#outSize = size;
+        else this.#errSize = size;
+        if (size > limit) {
+          this.#end(isOut ? "stdout" : "stderr");
           return;
         }
-        this.#chunks[i]!.push(chunk.slice(0, n));
+        const bytes = chunk.slice(0, n);
+        const got = isOut ? this.#out : this.#err;
+        const kept = got === undefined
+          ? bytes
+          : got instanceof Uint8Array
+          ? [got, bytes]
+          : (got.push(bytes), got);
+        if (isOut) this.#out = kept;
+        else this.#err = kept;
         continue;
       }
       const code = n === 0 ? 0 : errno();
@@ -778,4 +1039,13 @@ class Session {
     this.#libc.close(fd);
     this.#fds[slot] = -1;
   }
+}
+
+/** What a stream gave, as one array. */
+function bytesOf(
+  got: Uint8Array | Uint8Array[] | undefined,
+  size: number,
+): Uint8Array {
+  if (got === undefined) return EMPTY;
+  return got instanceof Uint8Array ? got : concat(got, size);
 }

@@ -33,6 +33,13 @@ class ProcessSlots {
     return this.#limit;
   }
 
+  /** Takes a slot if one is free now, without a promise. */
+  tryAcquire(signal?: AbortSignal): boolean {
+    if (this.#running >= this.#limit || signal?.aborted) return false;
+    this.#running++;
+    return true;
+  }
+
   async acquire(signal?: AbortSignal): Promise<boolean> {
     while (this.#running >= this.#limit) {
       if (signal?.aborted) return false;
@@ -112,16 +119,41 @@ export function setMaxProcesses(limit: number): void {
  * }
  * ```
  */
-export async function runCommand(
+export function runCommand(
   cmd: string,
   options: RunCommandOptions,
 ): Promise<RunResult> {
-  if (!(await slots.acquire(options.signal))) return { kind: "aborted" };
+  // A free slot is taken at once: no promise before the spawn.
+  if (slots.tryAcquire(options.signal)) return runInSlot(cmd, options);
+  return slots.acquire(options.signal).then((acquired) =>
+    acquired ? runInSlot(cmd, options) : { kind: "aborted" }
+  );
+}
+
+/** Runs in the slot taken for it, and gives the slot back once it is done. */
+function runInSlot(
+  cmd: string,
+  options: RunCommandOptions,
+): Promise<RunResult> {
+  let running: Promise<RunResult>;
   try {
-    return await runOnce(cmd, options);
-  } finally {
+    running = runOnce(cmd, options);
+  } catch (error) {
+    // Rejected, not thrown, as from the async function this was.
     slots.release();
+    return Promise.reject(error);
   }
+  return running.then(released, releasedThrowing);
+}
+
+function released(result: RunResult): RunResult {
+  slots.release();
+  return result;
+}
+
+function releasedThrowing(error: unknown): never {
+  slots.release();
+  throw error;
 }
 
 const decoder = new TextDecoder();

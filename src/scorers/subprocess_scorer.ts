@@ -179,39 +179,47 @@ function quote(text: string, max = 1000): string {
  */
 export function parseVerdict(cmd: string, stdout: string): Verdict {
   const text = stdout.trim();
-  const invalid = () =>
-    new SubprocessScorerError(
-      `scorer ${JSON.stringify(cmd)} printed invalid verdict JSON: ${
-        quote(text)
-      }`,
-      "scorer.invalid_verdict",
-    );
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (error) {
-    if (error instanceof SyntaxError) throw invalid();
+    if (error instanceof SyntaxError) throw invalidVerdict(cmd, text);
     throw error;
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw invalid();
+    throw invalidVerdict(cmd, text);
   }
   const { score, passed, reason } = value as Record<string, unknown>;
-  if (typeof score !== "number" || !Number.isFinite(score)) throw invalid();
+  if (typeof score !== "number" || !Number.isFinite(score)) {
+    throw invalidVerdict(cmd, text);
+  }
   // null is absent (serde's Option), anything else must have its type.
-  if (passed != null && typeof passed !== "boolean") throw invalid();
-  if (reason != null && typeof reason !== "string") throw invalid();
+  if (
+    (passed != null && typeof passed !== "boolean") ||
+    (reason != null && typeof reason !== "string")
+  ) {
+    throw invalidVerdict(cmd, text);
+  }
   if (score < 0 || score > 1) {
     throw new SubprocessScorerError(
       `scorer ${JSON.stringify(cmd)} returned score ${score} outside 0.0..=1.0`,
       "scorer.out_of_range",
     );
   }
-  return {
-    score,
-    ...(passed != null ? { passed } : {}),
-    ...(reason != null ? { reason } : {}),
-  };
+  // Built without spreads: this runs once per case.
+  const verdict: Verdict = { score };
+  if (passed != null) verdict.passed = passed as boolean;
+  if (reason != null) verdict.reason = reason as string;
+  return verdict;
+}
+
+function invalidVerdict(cmd: string, text: string): SubprocessScorerError {
+  return new SubprocessScorerError(
+    `scorer ${JSON.stringify(cmd)} printed invalid verdict JSON: ${
+      quote(text)
+    }`,
+    "scorer.invalid_verdict",
+  );
 }
 
 /**
@@ -293,25 +301,30 @@ export function subprocessScorer(
   const { cwd, name, version, timeout } = subprocessScorerSetup(cmd, options);
   const maxStdoutBytes = options.maxStdoutBytes ?? 1024 * 1024;
   const maxStderrBytes = options.maxStderrBytes ?? 1024 * 1024;
+  const timeoutMs = timeout * 1000;
   return {
     name,
     version,
     range: UNIT_RANGE,
     async score(unit: Unit, context: ScorerContext): Promise<Score> {
-      const result = await runCommand(cmd, {
-        cwd,
-        stdin: encoder.encode(scorerPayload(unit)),
-        timeoutMs: timeout * 1000,
-        maxStdoutBytes,
-        maxStderrBytes,
-        ...(context.signal !== undefined ? { signal: context.signal } : {}),
-      });
-      const failure = failureMessage("scorer", cmd, result, timeout);
-      if (failure !== undefined) {
-        throw new SubprocessScorerError(failure, failureCode(result));
-      }
-      if (result.kind !== "exited") {
-        throw new Error("unreachable: a run that did not exit failed");
+      const stdin = encoder.encode(scorerPayload(unit));
+      const signal = context.signal;
+      // One options object per case, made without spreads.
+      const result = await runCommand(
+        cmd,
+        signal === undefined
+          ? { cwd, stdin, timeoutMs, maxStdoutBytes, maxStderrBytes }
+          : { cwd, stdin, timeoutMs, maxStdoutBytes, maxStderrBytes, signal },
+      );
+      // The common case first: exit status 0 needs no failure message.
+      if (
+        result.kind !== "exited" || result.code !== 0 || result.signal !== null
+      ) {
+        // Any other ending has its message.
+        throw new SubprocessScorerError(
+          failureMessage("scorer", cmd, result, timeout)!,
+          failureCode(result),
+        );
       }
       const verdict = parseVerdict(cmd, decoder.decode(result.stdout));
       return scoreFromVerdict(name, version, verdict);

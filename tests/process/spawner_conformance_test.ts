@@ -63,6 +63,67 @@ for (const path of BACKENDS) {
     });
   });
 
+  Deno.test(`runCommand (${path}) runs in its cwd after this process changed folder`, async () => {
+    await on(path, async () => {
+      const here = Deno.cwd();
+      assert.equal(exited(await run("pwd", { cwd: here })).stdout, `${here}\n`);
+      await withTempDir(async (dir) => {
+        Deno.chdir(dir);
+        try {
+          // The folder this process was in is no longer its own.
+          const there = exited(await run("pwd", { cwd: here }));
+          assert.equal(there.stdout, `${here}\n`);
+          const own = exited(await run("pwd -P", { cwd: Deno.cwd() }));
+          assert.equal(own.stdout, `${Deno.realPathSync(dir)}\n`);
+        } finally {
+          Deno.chdir(here);
+        }
+      });
+    });
+  });
+
+  Deno.test(`runCommand (${path}) finds sh on PATH as PATH is at each run`, async () => {
+    await on(path, async () => {
+      await withTempDir(async (dir) => {
+        assert.equal(exited(await run("echo real")).stdout, "real\n");
+        await Deno.writeTextFile(`${dir}/sh`, '#!/bin/sh\necho "other $2"\n', {
+          mode: 0o755,
+        });
+        const old = Deno.env.get("PATH")!;
+        Deno.env.set("PATH", `${dir}:${old}`);
+        try {
+          assert.equal(
+            exited(await run("echo real")).stdout,
+            "other echo real\n",
+          );
+        } finally {
+          Deno.env.set("PATH", old);
+        }
+        assert.equal(exited(await run("echo real")).stdout, "real\n");
+      });
+    });
+  });
+
+  Deno.test(`runCommand (${path}) gives each of many runs at once its own status and output`, async () => {
+    await on(path, async () => {
+      // Quick runs beside slower ones (past the first wait for an exit),
+      // ending in any order.
+      const results = await Promise.all(
+        Array.from(
+          { length: 24 },
+          (_, i) =>
+            run(`cat; ${i % 3 === 0 ? "sleep 0.1; " : ""}exit ${i % 5}`, {
+              stdin: encoder.encode(`run ${i}`),
+            }),
+        ),
+      );
+      for (const [i, result] of results.entries()) {
+        const { code, stdout } = exited(result);
+        assert.deepEqual([code, stdout], [i % 5, `run ${i}`]);
+      }
+    });
+  });
+
   Deno.test(`runCommand (${path}) passes the environment as Deno.env has it now`, async () => {
     await on(path, async () => {
       // Enough new variables for setenv to move the environment.
