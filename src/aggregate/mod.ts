@@ -50,3 +50,4 @@ export type {
   HumanLabel,
 } from "./calibration.ts";
 export { Calibration, humanLabel, HumanLabelError } from "./calibration.ts";
+export { valueRangeOption } from "./value_ranges.ts";

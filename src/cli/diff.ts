@@ -123,12 +123,9 @@ async function compareMatrix(path: string): Promise<number> {
   const ranges = file.value_ranges ?? file.record?.value_ranges;
   const lines = compareTargets(file.scores, {
     targets,
-    ...(ranges !== undefined
-      ? {
-        valueRange: (metric: string) =>
-          Object.hasOwn(ranges, metric) ? ranges[metric] : undefined,
-      }
-      : {}),
+    ...(await import("../aggregate/value_ranges.ts")).valueRangeOption(
+      ranges,
+    ),
   });
   await writeStdout(
     inertJson(lines.map((l) => JSON.stringify(l) + "\n").join("")),

@@ -53,12 +53,9 @@ Control characters in model output are escaped.`,
       const aggregator = new Aggregator({
         grouped: true,
         // A record keeps its scorers' ranges: clamp as the run did.
-        ...(ranges !== undefined
-          ? {
-            valueRange: (metric: string) =>
-              Object.hasOwn(ranges, metric) ? ranges[metric] : undefined,
-          }
-          : {}),
+        ...(await import("../aggregate/value_ranges.ts")).valueRangeOption(
+          ranges,
+        ),
       });
       for (const s of file.scores) aggregator.add(s);
       if (flags.json) {

@@ -16,6 +16,7 @@ import type { Fingerprints } from "../fingerprint/fingerprint.ts";
 import type { Score } from "../score/mod.ts";
 import type { RunRecord, RunRecordHeader } from "./run_record.ts";
 import type { SelectionTally, ShardInfo, Subset } from "./selection.ts";
+import { valueRangeOption } from "../aggregate/value_ranges.ts";
 
 /**
  * One shard as {@linkcode mergeShards} takes it: read from its RunRecord, or
@@ -292,12 +293,7 @@ export function mergeShards(
   const ranges = ordered[0]?.record?.value_ranges ?? ordered[0]?.value_ranges;
   const aggregator = new Aggregator({
     grouped: missing.length > 0, // an unfinished shard's tail is out of order
-    ...(ranges !== undefined
-      ? {
-        valueRange: (metric: string) =>
-          Object.hasOwn(ranges, metric) ? ranges[metric] : undefined,
-      }
-      : {}),
+    ...valueRangeOption(ranges),
   });
   for (const score of scores) aggregator.add(score);
   const entries: Array<[Unit | undefined, Score[]]> = [];

@@ -37,6 +37,7 @@ import {
   subsetAt,
 } from "./selection.ts";
 import { judgeSpendOf, type Spend } from "./spend.ts";
+import { valueRangeOption } from "../aggregate/value_ranges.ts";
 
 export type { Fingerprints };
 
@@ -478,12 +479,7 @@ function buildRecord(
   const ranges = head.value_ranges;
   const aggregator = new Aggregator({
     grouped: true, // a resumed run appends epochs apart
-    ...(ranges !== undefined
-      ? {
-        valueRange: (metric: string) =>
-          Object.hasOwn(ranges, metric) ? ranges[metric] : undefined,
-      }
-      : {}),
+    ...valueRangeOption(ranges),
   });
   for (const s of scores) aggregator.add(s);
   return {

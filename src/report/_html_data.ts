@@ -15,6 +15,7 @@ import {
 import type { ReportRun, ReportUnit } from "./report_run.ts";
 import { toolCallLines } from "./_tool_calls.ts";
 import { formatSpend, hasSpend, SpendTally } from "../record/spend.ts";
+import { valueRangeOption } from "../aggregate/value_ranges.ts";
 
 /** A Score as the page holds it: short keys, absent fields left out. */
 export interface PageScore {
@@ -365,12 +366,7 @@ function aggregatesOf(run: ReportRun): Aggregate[] {
   const ranges = run.value_ranges;
   const aggregator = new Aggregator({
     grouped: true,
-    ...(ranges !== undefined
-      ? {
-        valueRange: (metric: string) =>
-          Object.hasOwn(ranges, metric) ? ranges[metric] : undefined,
-      }
-      : {}),
+    ...valueRangeOption(ranges),
   });
   for (const s of run.scores) aggregator.add(s);
   return aggregator.results();

@@ -8,6 +8,7 @@
 import { compareTargets, type ComparisonLine } from "../diff/compare.ts";
 import type { Score } from "../score/mod.ts";
 import type { ReportRun, ReportUnit } from "./report_run.ts";
+import { valueRangeOption } from "../aggregate/value_ranges.ts";
 
 /**
  * A matrix run's targets in the run's order: the config's `matrix` first,
@@ -61,12 +62,7 @@ export function matrixComparison(
   const ranges = run.value_ranges;
   return compareTargets(run.scores, {
     targets,
-    ...(ranges !== undefined
-      ? {
-        valueRange: (metric: string) =>
-          Object.hasOwn(ranges, metric) ? ranges[metric] : undefined,
-      }
-      : {}),
+    ...valueRangeOption(ranges),
   });
 }
 
