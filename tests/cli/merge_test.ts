@@ -2,7 +2,7 @@
 // merge into exactly the run one process makes.
 
 import assert from "node:assert/strict";
-import { CLI, cli, cliWithStdin } from "../_cli.ts";
+import { CLI, cli, cliWithStdin, type Outcome } from "../_cli.ts";
 import { withTempDir } from "../_proc.ts";
 import { fakeLlm, reply } from "../_fake_llm.ts";
 
@@ -38,6 +38,35 @@ gates:
 ${extra}`,
   );
   return config;
+}
+
+/**
+ * Runs shards 1..n of `config` one after another in `dir`, each writing its
+ * record to `s<k>.json` (and, with `out`, its Scores to `s<k>.ndjson`);
+ * each must exit 0. Returns their outcomes.
+ */
+async function runShards(
+  config: string,
+  dir: string,
+  n: number,
+  options: { out?: boolean; args?: string[] } = {},
+): Promise<Outcome[]> {
+  const outcomes: Outcome[] = [];
+  for (let k = 1; k <= n; k++) {
+    const r = await cli([
+      "run",
+      config,
+      ...(options.args ?? []),
+      "--shard",
+      `${k}/${n}`,
+      "--record",
+      `${dir}/s${k}.json`,
+      ...(options.out ? ["--out", `${dir}/s${k}.ndjson`] : []),
+    ], dir);
+    assert.equal(r.code, 0, r.stderr);
+    outcomes.push(r);
+  }
+  return outcomes;
 }
 
 /** A record's text with what differs between two runs of one suite masked. */
@@ -163,13 +192,7 @@ Deno.test("merge refuses a missing shard, one given twice, another suite's, an u
   await using server = fakeLlm();
   await withTempDir(async (dir) => {
     const config = await writeSuite(dir, server.baseUrl, 12);
-    for (const k of [1, 2]) {
-      const r = await cli(
-        ["run", config, "--shard", `${k}/2`, "--record", `${dir}/s${k}.json`],
-        dir,
-      );
-      assert.equal(r.code, 0, r.stderr);
-    }
+    await runShards(config, dir, 2);
     const missing = await cli(["merge", `${dir}/s1.json`], dir);
     assert.equal(missing.code, 2);
     assert.match(missing.stderr, /shard 2\/2 is missing/);
@@ -263,13 +286,8 @@ Deno.test("merge checks the config's gates on the merged run and exits 1", async
   await using server = fakeLlm({ handler: () => reply.ok("wrong") });
   await withTempDir(async (dir) => {
     const config = await writeSuite(dir, server.baseUrl, 8);
-    for (const k of [1, 2]) {
-      const r = await cli(
-        ["run", config, "--shard", `${k}/2`, "--record", `${dir}/s${k}.json`],
-        dir,
-      );
-      // A shard's gate is not the run's: it exits 0, merge exits 1.
-      assert.equal(r.code, 0, r.stderr);
+    // A shard's gate is not the run's: it exits 0, merge exits 1.
+    for (const r of await runShards(config, dir, 2)) {
       assert.match(r.stderr, /gates are checked on the merged run/);
     }
     const merged = await cli(
@@ -292,20 +310,7 @@ Deno.test("merge --save-baseline writes the unsharded run's baseline; merge --ba
       dir,
     );
     assert.equal(whole.code, 0, whole.stderr);
-    for (const k of [1, 2, 3]) {
-      const r = await cli([
-        "run",
-        config,
-        "--no-cache",
-        "--shard",
-        `${k}/3`,
-        "--record",
-        `${dir}/s${k}.json`,
-        "--out",
-        `${dir}/s${k}.ndjson`,
-      ], dir);
-      assert.equal(r.code, 0, r.stderr);
-    }
+    await runShards(config, dir, 3, { out: true, args: ["--no-cache"] });
     const records = [3, 1, 2].map((k) => `${dir}/s${k}.json`);
     const saved = await cli(
       [
