@@ -112,6 +112,8 @@ units in input order, scorers in the order given.`,
       return make(cmd, {
         name,
         ...(flags.timeout !== undefined ? { timeout: flags.timeout } : {}),
+        // A persistent scorer starts while the rest of the command loads.
+        ...(flags.persistent ? { startNow: true } : {}),
       });
     });
     const twice = duplicateScorerName(scorers.map((s) => s.name));

@@ -26,7 +26,9 @@ import {
   type Scorer,
   type ScorerContext,
   UNIT_RANGE,
+  type Verdict,
 } from "./scorer.ts";
+import { type Failure, UNIT_PATH, type UnitPath } from "./_unit_path.ts";
 import {
   parseVerdict,
   scorerPayload,
@@ -78,6 +80,14 @@ export interface PersistentScorerOptions {
    * @default {64}
    */
   inFlight?: number;
+  /**
+   * Starts the process as the scorer is made, not at its first case, so
+   * that the process's start-up overlaps the caller's (`score --persistent`
+   * does this). A spawn failure then waits for the first case, which tries
+   * again and gets it as its error.
+   * @default {false}
+   */
+  startNow?: boolean;
 }
 
 interface Listening {
@@ -85,11 +95,25 @@ interface Listening {
   cases: number;
 }
 
+/**
+ * A case in flight. Asked through `score`, it gets its Score or its error
+ * as a rejection; asked through the unit path (`unit` set), its final
+ * Scores, a failure among them as `failed` makes it.
+ */
 interface Pending {
-  resolve(score: Score): void;
+  resolve(value: Score | Score[]): void;
   reject(error: Error): void;
   /** The signal of the run the case belongs to, if any. */
   signal: AbortSignal | undefined;
+  unit: Unit | undefined;
+}
+
+/** How a worker turns a verdict line into a Score, and a failure into Scores. */
+interface Verdicts {
+  /** The case's Score (with the unit's ids when `unit` is given); throws the case's error. */
+  score(line: string, unit: Unit | undefined): Score;
+  /** The Scores of a unit path's case that failed. */
+  failed(error: Error, unit: Unit): Score[];
 }
 
 const encoder = new TextEncoder();
@@ -110,7 +134,7 @@ class Worker {
   readonly #pending: Pending[] = [];
   readonly #label: string;
   readonly #timeoutMs: number;
-  readonly #verdict: (line: string) => Score;
+  readonly #verdicts: Verdicts;
   readonly #settled: () => void;
   /** Payload lines not written yet, and how many. */
   #unsent = "";
@@ -131,8 +155,9 @@ class Worker {
   readonly done: Promise<void>;
 
   /**
-   * Starts `cmd`; `verdict` turns a verdict line into the case's Score (or
-   * throws the case's error), and `settled` is told each time a case ends.
+   * Starts `cmd`; `verdicts` turns a verdict line into the case's Score
+   * (or throws the case's error), and `settled` is told each time a case
+   * ends.
    */
   constructor(
     cmd: string,
@@ -140,13 +165,13 @@ class Worker {
     timeoutMs: number,
     maxLineBytes: number,
     inFlight: number,
-    verdict: (line: string) => Score,
+    verdicts: Verdicts,
     settled: () => void,
   ) {
     this.#low = Math.max(1, inFlight >> 1);
     this.#label = `scorer ${JSON.stringify(cmd)}`;
     this.#timeoutMs = timeoutMs;
-    this.#verdict = verdict;
+    this.#verdicts = verdicts;
     this.#settled = settled;
     try {
       this.#child = startCommand(cmd, { cwd });
@@ -159,16 +184,16 @@ class Worker {
       );
     }
     this.#writer = this.#child.stdin.getWriter();
-    const verdicts = this.#readVerdicts(maxLineBytes);
+    const reading = this.#readVerdicts(maxLineBytes);
     const errors = this.#readStderr();
     this.done = Promise.all([
-      verdicts,
+      reading,
       errors,
       // Settles once it has exited and what it left behind has been killed.
       this.#child.status.then(async (status) => {
         // The exit can be seen before the pipes are drained: the verdicts it
         // wrote first are still owed to their cases, and stderr says why.
-        await Promise.allSettled([verdicts, errors]);
+        await Promise.allSettled([reading, errors]);
         const how = status.signal !== null
           ? `was killed by ${status.signal}`
           : `exited with status ${status.code}`;
@@ -196,11 +221,13 @@ class Worker {
     const lines: Line[] = [];
     for await (const chunk of this.#child.stdout) {
       splitter.push(chunk, lines);
-      for (let i = 0; i < lines.length; i++) this.#answer(lines[i]!);
+      // The verdicts of one read came at once: one clock reading for all.
+      const now = performance.now();
+      for (let i = 0; i < lines.length; i++) this.#answer(lines[i]!, now);
       lines.length = 0;
     }
     splitter.end(lines);
-    for (const line of lines) this.#answer(line);
+    for (const line of lines) this.#answer(line, performance.now());
   }
 
   async #readStderr(): Promise<void> {
@@ -210,32 +237,42 @@ class Worker {
     }
   }
 
-  #answer(line: Line): void {
+  #answer(line: Line, now: number): void {
     const pending = this.#pending.shift();
     if (pending === undefined) return; // a line nobody asked for is ignored
     // Verdicts come in order, so the next case's time starts now: the cases
     // queued behind a slow one do not spend their timeout waiting.
-    if (this.#pending.length > 0) this.#headSince = performance.now();
+    if (this.#pending.length > 0) this.#headSince = now;
     if (this.#unsentCount > 0) this.#push();
-    let score: Score | undefined;
-    let error: Error | undefined;
     if (line.error !== undefined) {
-      error = new SubprocessScorerError(
-        `${this.#label} printed an unreadable verdict line: ${line.error}`,
-        "scorer.invalid_verdict",
+      this.#reject(
+        pending,
+        new SubprocessScorerError(
+          `${this.#label} printed an unreadable verdict line: ${line.error}`,
+          "scorer.invalid_verdict",
+        ),
       );
-    } else {
-      try {
-        score = this.#verdict(line.text);
-      } catch (failure) {
-        // The case's own failure (a verdict the protocol refuses, an error
-        // line): its error Score, not the end of the read loop.
-        if (!(failure instanceof Error)) throw failure;
-        error = failure;
-      }
+      return;
     }
-    if (error !== undefined) pending.reject(error);
-    else pending.resolve(score!);
+    let score: Score;
+    try {
+      score = this.#verdicts.score(line.text, pending.unit);
+    } catch (failure) {
+      // The case's own failure (a verdict the protocol refuses, an error
+      // line): its error Score, not the end of the read loop.
+      if (!(failure instanceof Error)) throw failure;
+      this.#reject(pending, failure);
+      return;
+    }
+    pending.resolve(pending.unit === undefined ? score : [score]);
+    this.#ended(pending);
+  }
+
+  /** Ends a case with its error: a rejection, or a unit path's error Scores. */
+  #reject(pending: Pending, error: Error): void {
+    const unit = pending.unit;
+    if (unit === undefined) pending.reject(error);
+    else pending.resolve(this.#verdicts.failed(error, unit));
     this.#ended(pending);
   }
 
@@ -274,7 +311,8 @@ class Worker {
     }
     // This case gets the timeout; the others in flight, the restart.
     this.#pending.shift();
-    head.reject(
+    this.#reject(
+      head,
       new SubprocessScorerError(
         `${this.#label} timed out after ${
           this.#timeoutMs / 1000
@@ -282,7 +320,6 @@ class Worker {
         "scorer.timeout",
       ),
     );
-    this.#ended(head);
     this.kill(
       new SubprocessScorerError(
         `${this.#label} was restarted: another case timed out`,
@@ -304,7 +341,9 @@ class Worker {
     }
     this.#aborts.clear();
     for (const pending of this.#pending.splice(0)) {
-      pending.reject(error);
+      const unit = pending.unit;
+      if (unit === undefined) pending.reject(error);
+      else pending.resolve(this.#verdicts.failed(error, unit));
       this.#settled();
     }
   }
@@ -317,23 +356,21 @@ class Worker {
 
   /**
    * Sends one payload (with the others ready in the same turn, in one
-   * write); `resolve` gets its Score, `reject` its error.
+   * write) for the case `pending`.
    */
-  ask(
-    payload: string,
-    signal: AbortSignal | undefined,
-    resolve: (score: Score) => void,
-    reject: (error: Error) => void,
-  ): void {
+  ask(payload: string, pending: Pending): void {
     if (this.#dead !== undefined) {
-      reject(this.#dead);
+      const unit = pending.unit;
+      if (unit === undefined) pending.reject(this.#dead);
+      else pending.resolve(this.#verdicts.failed(this.#dead, unit));
       return;
     }
+    const signal = pending.signal;
     if (signal !== undefined) {
       (this.#aborts.get(signal) ?? this.#listen(signal)).cases++;
     }
     if (this.#pending.length === 0) this.#headSince = performance.now();
-    this.#pending.push({ resolve, reject, signal });
+    this.#pending.push(pending);
     this.#arm();
     this.#unsent += `${payload}\n`;
     this.#unsentCount++;
@@ -487,15 +524,24 @@ export function persistentScorer(
   let worker: Worker | undefined;
   const waiting: Array<() => void> = [];
   const retired: Worker[] = [];
-  const verdict = (line: string): Score => {
-    const error = perCaseError(line);
-    if (error !== undefined) {
-      throw new SubprocessScorerError(
-        `${label} reported: ${error}`,
-        "scorer.reported",
-      );
-    }
-    return scoreFromVerdict(name, version, parseVerdict(cmd, line));
+  // The pipeline's failure, as the unit path was last given it (one
+  // function for every case: `scoreUnits`' own).
+  let failure: Failure | undefined;
+  const verdicts: Verdicts = {
+    score(line: string, unit: Unit | undefined): Score {
+      const error = perCaseError(line);
+      if (error !== undefined) {
+        throw new SubprocessScorerError(
+          `${label} reported: ${error}`,
+          "scorer.reported",
+        );
+      }
+      const verdict = parseVerdict(cmd, line);
+      return unit === undefined
+        ? scoreFromVerdict(name, version, verdict)
+        : unitScore(name, version, verdict, unit);
+    },
+    failed: (error: Error, unit: Unit): Score[] => failure!(self, error, unit),
   };
   // Each case that ends lets one that waits for room go.
   const settled = () => waiting.shift()?.();
@@ -509,7 +555,7 @@ export function persistentScorer(
         timeout * 1000,
         maxLineBytes,
         inFlight,
-        verdict,
+        verdicts,
         settled,
       );
     }
@@ -517,27 +563,74 @@ export function persistentScorer(
   };
   const interrupted = () =>
     new SubprocessScorerError(`${label} was interrupted`, "scorer.interrupted");
-  /** One promise per case: the worker settles it with the Score. */
-  const send = (unit: Unit, signal?: AbortSignal): Promise<Score> =>
-    new Promise<Score>((resolve, reject) =>
-      // A spawn failure or an unwritable unit throws here: a rejection.
-      current().ask(scorerPayload(unit), signal, resolve, reject)
-    );
+  /**
+   * One promise per case: the worker settles it with the case's Score, or
+   * (`unit` given) its final Scores.
+   */
+  const send = <T extends Score | Score[]>(
+    unit: Unit,
+    signal: AbortSignal | undefined,
+    path: boolean,
+  ): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      let payload: string;
+      let to: Worker;
+      try {
+        to = current();
+        payload = scorerPayload(unit);
+      } catch (error) {
+        // A spawn failure or an unwritable unit: the case's own failure.
+        if (!path) throw error; // a rejection
+        resolve(failure!(self, error, unit) as T);
+        return;
+      }
+      to.ask(payload, {
+        resolve: resolve as (value: Score | Score[]) => void,
+        reject,
+        signal,
+        unit: path ? unit : undefined,
+      });
+    });
   const full = () =>
     worker !== undefined && worker.alive && worker.busy >= inFlight;
-  const queued = async (unit: Unit, signal?: AbortSignal): Promise<Score> => {
+  const wait = async () => {
     while (full()) await new Promise<void>((resolve) => waiting.push(resolve));
-    if (signal?.aborted) throw interrupted();
-    return await send(unit, signal);
   };
-  return {
+  const queued = async (unit: Unit, signal?: AbortSignal): Promise<Score> => {
+    await wait();
+    if (signal?.aborted) throw interrupted();
+    return await send<Score>(unit, signal, false);
+  };
+  const queuedPath = async (
+    unit: Unit,
+    signal?: AbortSignal,
+  ): Promise<Score[]> => {
+    await wait();
+    if (signal?.aborted) return failure!(self, interrupted(), unit);
+    return await send<Score[]>(unit, signal, true);
+  };
+  const self: Scorer & UnitPath = {
     name,
     version,
     range: UNIT_RANGE,
     score(unit: Unit, context: ScorerContext): Promise<Score> {
       const signal = context.signal;
       if (signal?.aborted) return Promise.reject(interrupted());
-      return full() ? queued(unit, signal) : send(unit, signal);
+      return full() ? queued(unit, signal) : send<Score>(unit, signal, false);
+    },
+    [UNIT_PATH](
+      unit: Unit,
+      context: ScorerContext,
+      failed: Failure,
+    ): Promise<Score[]> {
+      failure = failed;
+      const signal = context.signal;
+      if (signal?.aborted) {
+        return Promise.resolve(failed(self, interrupted(), unit));
+      }
+      return full()
+        ? queuedPath(unit, signal)
+        : send<Score[]>(unit, signal, true);
     },
     async close() {
       const all = [...retired, ...(worker !== undefined ? [worker] : [])];
@@ -546,6 +639,58 @@ export function persistentScorer(
       await Promise.all(all.map((w) => w.close()));
     },
   };
+  if (options.startNow === true) {
+    try {
+      current();
+    } catch (error) {
+      // The first case spawns again and gets the failure as its error.
+      if (!(error instanceof SubprocessScorerError)) throw error;
+    }
+  }
+  return self;
+}
+
+/**
+ * The Score of a verdict for `unit`, as `checkScores` would make it of
+ * `scoreFromVerdict`'s: the verdict was checked as it was read, and the
+ * metric and version when the scorer was made, so it is built once, in the
+ * canonical key order, and not checked again.
+ */
+function unitScore(
+  metric: string,
+  version: string,
+  verdict: Verdict,
+  unit: Unit,
+): Score {
+  const value = verdict.score === 0 ? 0 : verdict.score; // -0 is written 0
+  const passed = verdict.passed ?? value >= 0.5;
+  const reason = verdict.reason;
+  return reason === undefined
+    ? {
+      metric,
+      status: "scored",
+      validity: "valid",
+      value,
+      passed,
+      evaluator_version: version,
+      example_id: unit.example_id,
+      unit_id: unit.unit_id,
+      diagnostics: [],
+      evidence_refs: [],
+    }
+    : {
+      metric,
+      status: "scored",
+      validity: "valid",
+      value,
+      passed,
+      reason,
+      evaluator_version: version,
+      example_id: unit.example_id,
+      unit_id: unit.unit_id,
+      diagnostics: [],
+      evidence_refs: [],
+    };
 }
 
 /** The message of a `{"error": "..."}` line, the extension's per-case failure. */

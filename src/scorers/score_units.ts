@@ -16,6 +16,7 @@ import {
   type Score,
 } from "../score/mod.ts";
 import type { Scorer, ScorerContext } from "./scorer.ts";
+import { unitPathOf } from "./_unit_path.ts";
 import type { FlowWatch } from "../net/flow.ts";
 import type { Unit } from "../dataset/unit.ts";
 
@@ -194,6 +195,17 @@ export function checkScores(
   });
 }
 
+/**
+ * Any throw or rejection is the scorer's failure, and failures are data; one
+ * the budget refused was never run: blocked, as the units it stops.
+ */
+function scorerFailed(scorer: Scorer, error: unknown, unit: Unit): Score[] {
+  const code = codeOf(error);
+  return code === "budget.exhausted"
+    ? failure(scorer, `budget: ${messageOf(error)}`, unit, code, "blocked")
+    : failure(scorer, `scorer error: ${messageOf(error)}`, unit, code);
+}
+
 /** The context of a scorer run without a signal, shared: it holds nothing. */
 const NO_SIGNAL: ScorerContext = Object.freeze({});
 
@@ -266,14 +278,10 @@ function scoreOne(
         "blocked",
       );
   }
-  // Any throw or rejection is the scorer's failure, and failures are data;
-  // one the budget refused was never run: blocked, as the units it stops.
-  const failed = (error: unknown) => {
-    const code = codeOf(error);
-    return code === "budget.exhausted"
-      ? failure(scorer, `budget: ${messageOf(error)}`, unit, code, "blocked")
-      : failure(scorer, `scorer error: ${messageOf(error)}`, unit, code);
-  };
+  // A scorer of this package whose Scores need no second look.
+  const path = unitPathOf(scorer);
+  if (path !== undefined) return path.call(scorer, unit, context, scorerFailed);
+  const failed = (error: unknown) => scorerFailed(scorer, error, unit);
   let result: unknown;
   try {
     result = scorer.score(unit, context);

@@ -16,14 +16,17 @@ import {
   writeAndClose,
 } from "../_proc.ts";
 import {
+  errored,
   parseScore,
   persistentScorer,
   type PersistentScorerOptions,
   type Score,
   type Scorer,
   subprocessScorer,
+  SubprocessScorerError,
   type Unit,
 } from "../../mod.ts";
+import { checkScores } from "../../src/scorers/score_units.ts";
 
 /** The project root: commands are written relative to it. */
 const ROOT = decodeURIComponent(new URL("../..", import.meta.url).pathname)
@@ -1015,3 +1018,213 @@ Deno.test("persistentScorer does not send a case whose run was already interrupt
 function withTempDir(fn: (dir: string) => Promise<void>): Promise<void> {
   return inTempDir(fn, "evalpipe_persistent_test_");
 }
+
+Deno.test("persistentScorer gives through the scoring stage what score and checkScores give, ids and target stamped", async () => {
+  await withTempDir(async (dir) => {
+    const { cmd } = await pythonScorer(
+      dir,
+      "shapes",
+      `return {
+    "plain": '{"score": 0.75}',
+    "reason": '{"score": 0.25, "reason": "short"}',
+    "passed": '{"score": 0.2, "passed": true, "extra": 1}',
+    "zero": '{"score": -0.0}',
+    "nulls": '{"score": 1, "passed": null, "reason": null}',
+    "range": '{"score": 2}',
+    "bad": 'not json',
+    "bad_passed": '{"score": 1, "passed": "yes"}',
+    "reported": '{"error": "no context"}',
+}[payload["input"]]`,
+    );
+    const s = scorer(cmd, { name: "shapes" });
+    const units = [
+      "plain",
+      "reason",
+      "passed",
+      "zero",
+      "nulls",
+      "range",
+      "bad",
+      "bad_passed",
+      "reported",
+    ].map((i) => unit(i));
+    units.push(unit("plain", { unit_id: "t#plain@2", target_name: "m1" }));
+    try {
+      // What the stage made of score's Score or error before it had a path
+      // of its own: checkScores, or the error Score of the failure.
+      const expected: Score[] = [];
+      for (const u of units) {
+        try {
+          expected.push(...checkScores(await s.score(u, {}), s, u));
+        } catch (error) {
+          if (!(error instanceof SubprocessScorerError)) throw error;
+          expected.push(
+            errored("shapes", `scorer error: ${error.message}`, {
+              code: error.code,
+              evaluator_version: s.version,
+              example_id: u.example_id,
+              unit_id: u.unit_id,
+            }),
+          );
+        }
+      }
+      const last = expected.pop()!;
+      const { diagnostics, evidence_refs, ...ids } = last;
+      expected.push({ ...ids, target_name: "m1", diagnostics, evidence_refs });
+      const got = await scoreAll([s], units, 4);
+      assert.deepEqual(got, expected);
+      // Keys in the canonical order, as the Score's line writes them.
+      assert.deepEqual(
+        got.map((score) => JSON.stringify(score)),
+        expected.map((score) => JSON.stringify(score)),
+      );
+      assert.deepEqual(
+        got.map((score) => `${score.status} ${score.value} ${score.passed}`),
+        [
+          "scored 0.75 true",
+          "scored 0.25 false",
+          "scored 0.2 true",
+          "scored 0 false",
+          "scored 1 true",
+          "error null false",
+          "error null false",
+          "error null false",
+          "error null false",
+          "scored 0.75 true",
+        ],
+      );
+      assert.equal(Object.is(got[3]!.value, -0), false, "-0 is written 0");
+    } finally {
+      await s.close!();
+    }
+  });
+});
+
+Deno.test("persistentScorer scores blocked units through the scoring stage without sending them", async () => {
+  await withTempDir(async (dir) => {
+    const { cmd } = await pythonScorer(
+      dir,
+      "seen",
+      `return json.dumps({"score": 1, "reason": payload["input"]})`,
+    );
+    const s = scorer(cmd, { name: "seen" });
+    try {
+      const got = await scoreAll([s], [
+        unit("a", { target: { latency_ms: 1, error: "boom" } }),
+        unit("b", { invalid: "no output" }),
+        unit("c"),
+      ], 4);
+      assert.deepEqual(
+        got.map((x) => [x.unit_id, x.status, x.reason]),
+        [
+          ["t#a", "blocked", "target error: boom"],
+          ["t#b", "blocked", "invalid case: no output"],
+          ["t#c", "scored", "c"],
+        ],
+      );
+    } finally {
+      await s.close!();
+    }
+  });
+});
+
+Deno.test("persistentScorer with startNow starts its process before the first case, which it then serves", async () => {
+  await withTempDir(async (dir) => {
+    const { cmd, pids } = await pythonScorer(
+      dir,
+      "early",
+      `return '{"score": 1}'`,
+    );
+    const s = scorer(cmd, { name: "early", startNow: true });
+    try {
+      // Started with no case asked: its PID file appears on its own.
+      await within(
+        (async () => {
+          while (true) {
+            try {
+              if ((await Deno.readTextFile(pids)).includes("\n")) return;
+            } catch (error) {
+              // Not written yet: the process is still starting.
+              if (!(error instanceof Deno.errors.NotFound)) throw error;
+            }
+            await delay(10);
+          }
+        })(),
+        20_000,
+        "the process to start",
+      );
+      const [score] = await scoreAll([s], [unit("a")]);
+      assert.equal(score!.value, 1);
+      const [pid] = await readPids(pids, 1);
+      assert.ok(running(pid!), "the early process serves the case");
+    } finally {
+      await s.close!();
+    }
+    await assertNoneRunning(await readPids(pids, 1));
+  });
+});
+
+Deno.test("persistentScorer with startNow reports a spawn failure on the first case", async () => {
+  const cmd = `cat`;
+  const s = scorer(cmd, {
+    cwd: `${ROOT}/no-such-folder-evalpipe`,
+    name: "c",
+    startNow: true,
+  });
+  try {
+    const [score] = await scoreAll([s], [unit("a")]);
+    assert.equal(
+      scorerErrorMessage(score!),
+      `failed to spawn subprocess scorer: ${cmd}`,
+    );
+  } finally {
+    await s.close!();
+  }
+});
+
+Deno.test("score --persistent starts the scorer before the first unit record arrives", async () => {
+  await withTempDir(async (dir) => {
+    const { cmd, pids } = await pythonScorer(
+      dir,
+      "ready",
+      `return '{"score": 1}'`,
+    );
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "cli.ts", "score", "--persistent", "--scorer", cmd],
+      cwd: ROOT,
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+      env: { NO_COLOR: "1" },
+    }).spawn();
+    const output = child.output();
+    // Nothing written to its stdin yet: the scorer starts all the same.
+    await within(
+      (async () => {
+        while (true) {
+          try {
+            if ((await Deno.readTextFile(pids)).includes("\n")) return;
+          } catch (error) {
+            // Not written yet: evalpipe or the scorer is still starting.
+            if (!(error instanceof Deno.errors.NotFound)) throw error;
+          }
+          await delay(10);
+        }
+      })(),
+      60_000,
+      "the scorer to start",
+    );
+    await writeAndClose(
+      child.stdin,
+      encoder.encode('{"input": "q", "output": "a"}\n'),
+    );
+    const { code, stdout, stderr } = await output;
+    assert.equal(decoder.decode(stderr), "");
+    assert.equal(code, 0);
+    assert.deepEqual(
+      ndjson(decoder.decode(stdout)).map((s) => [s.unit_id, s.value]),
+      [["stdin#1", 1]],
+    );
+    await assertNoneRunning(await readPids(pids, 1));
+  });
+});

@@ -1,0 +1,34 @@
+// A scorer's own path to a unit's final Scores, for scorers of this package
+// whose Scores need no second look: `scoreUnits` takes it when a scorer has
+// one, instead of `score` followed by `checkScores`.
+
+import type { Score } from "../score/mod.ts";
+import type { Unit } from "../dataset/unit.ts";
+import type { Scorer, ScorerContext } from "./scorer.ts";
+
+/** The key of a scorer's unit path; not exported from any `mod.ts`. */
+export const UNIT_PATH: unique symbol = Symbol("evalpipe.unitPath");
+
+/** What a failure of `scorer` on `unit` becomes: its error (or blocked) Scores. */
+export type Failure = (scorer: Scorer, error: unknown, unit: Unit) => Score[];
+
+/** A scorer with a unit path. */
+export interface UnitPath {
+  /**
+   * Scores `unit` as `scoreUnits` would from `score` and `checkScores`: one
+   * valid Score per declared metric, in order, carrying the unit's ids.
+   * Never rejects: a failure resolves to `failed(this, error, unit)`.
+   */
+  [UNIT_PATH](
+    unit: Unit,
+    context: ScorerContext,
+    failed: Failure,
+  ): Promise<Score[]>;
+}
+
+/** The scorer's unit path, if it has one. */
+export function unitPathOf(
+  scorer: Scorer,
+): UnitPath[typeof UNIT_PATH] | undefined {
+  return (scorer as Partial<UnitPath>)[UNIT_PATH];
+}
