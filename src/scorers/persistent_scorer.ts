@@ -119,6 +119,9 @@ interface Verdicts {
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
+/** The size of the buffer verdicts are read into. */
+const READ_BYTES = 64 * 1024;
+
 /** How long a process that has work queued may be quiet before more comes. */
 const QUIET_MS = 1;
 
@@ -219,12 +222,22 @@ class Worker {
   async #readVerdicts(maxLineBytes: number): Promise<void> {
     const splitter = new LineSplitter(maxLineBytes);
     const lines: Line[] = [];
-    for await (const chunk of this.#child.stdout) {
-      splitter.push(chunk, lines);
-      // The verdicts of one read came at once: one clock reading for all.
-      const now = performance.now();
-      for (let i = 0; i < lines.length; i++) this.#answer(lines[i]!, now);
-      lines.length = 0;
+    // One buffer for every read: the splitter copies what it keeps.
+    const reader = this.#child.stdout.getReader({ mode: "byob" });
+    let buffer = new ArrayBuffer(READ_BYTES);
+    try {
+      for (;;) {
+        const { done, value } = await reader.read(new Uint8Array(buffer));
+        if (done || value === undefined) break;
+        buffer = value.buffer as ArrayBuffer;
+        splitter.push(value, lines);
+        // The verdicts of one read came at once: one clock reading for all.
+        const now = performance.now();
+        for (let i = 0; i < lines.length; i++) this.#answer(lines[i]!, now);
+        lines.length = 0;
+      }
+    } finally {
+      reader.releaseLock();
     }
     splitter.end(lines);
     for (const line of lines) this.#answer(line, performance.now());
