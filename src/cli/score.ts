@@ -10,6 +10,7 @@ import { defineCommand } from "./command.ts";
 import { UsageError } from "./flags.ts";
 import { isBrokenPipe, progress, say } from "./_output.ts";
 import type { Scorer } from "../scorers/scorer.ts";
+import type { Unit } from "../dataset/unit.ts";
 
 /** The `score` command. */
 export const score = defineCommand({
@@ -145,6 +146,7 @@ async function scoreWith(
     { scoreLine },
     { onInterrupt, signalExitCode },
     { WrittenUnits },
+    { endOfCases },
   ] = await Promise.all([
     import("../dataset/unit.ts"),
     import("../scorers/score_units.ts"),
@@ -153,6 +155,7 @@ async function scoreWith(
     import("../score/line.ts"),
     import("../run/interrupt.ts"),
     import("./_written_units.ts"),
+    import("../scorers/_unit_path.ts"),
   ]);
   // What reached stdout, a unit at a time: the count an interrupt reports.
   const written = new WrittenUnits(stdoutWriter());
@@ -176,6 +179,23 @@ async function scoreWith(
     },
   });
   let malformed = 0;
+  // Once every unit read has started, no case will come: a persistent
+  // scorer's process may then see the end of its input while it answers
+  // the last cases, rather than after their Scores are written.
+  let read = 0;
+  let started = 0;
+  let inputEnded = false;
+  const lastCase = () => {
+    if (inputEnded && started === read) {
+      inputEnded = false; // once
+      for (const s of scorers) endOfCases(s);
+    }
+  };
+  const onStart = () => {
+    started++;
+    start?.(1);
+    lastCase();
+  };
   try {
     await readUnitBatches(Deno.stdin.readable, "stdin", ({ line, message }) => {
       malformed++;
@@ -183,6 +203,18 @@ async function scoreWith(
         `evalpipe: Malformed unit record on stdin line ${line}: ${message}`,
       );
     })
+      .pipeThrough(
+        new TransformStream<Unit[], Unit[]>({
+          transform(units, c) {
+            read += units.length;
+            c.enqueue(units);
+          },
+          flush() {
+            inputEnded = true;
+            lastCase();
+          },
+        }),
+      )
       // The units of a read, in one batch: a stream step per read, not per
       // unit. A unit's Scores still leave together (the pool never splits
       // them), so a unit is written whole or not at all.
@@ -190,7 +222,7 @@ async function scoreWith(
         concurrency,
         signal: controller.signal,
         ...(run?.flow !== undefined ? { flow: run.flow } : {}),
-        ...(start !== undefined ? { onStart: () => start(1) } : {}),
+        onStart,
       }))
       .pipeThrough(written.counter(run?.done))
       .pipeTo(ndjsonBatchSink(written, { stringify: scoreLine }), {

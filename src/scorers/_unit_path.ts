@@ -32,3 +32,22 @@ export function unitPathOf(
 ): UnitPath[typeof UNIT_PATH] | undefined {
   return (scorer as Partial<UnitPath>)[UNIT_PATH];
 }
+
+/** The key of a scorer's "no more cases" notice; not exported from any `mod.ts`. */
+export const END_OF_CASES: unique symbol = Symbol("evalpipe.endOfCases");
+
+/** A scorer that can let go of its input early. */
+export interface CasesEnd {
+  /**
+   * Told once no case will come any more (every unit has started): a
+   * persistent scorer closes its process's stdin once the payloads asked
+   * for are written, so that the process ends beside the last verdicts
+   * rather than after them. `close` is still called.
+   */
+  [END_OF_CASES](): void;
+}
+
+/** Tells `scorer` that no case will come any more, if it wants to know. */
+export function endOfCases(scorer: Scorer): void {
+  (scorer as Partial<CasesEnd>)[END_OF_CASES]?.();
+}

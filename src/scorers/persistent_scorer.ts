@@ -28,7 +28,13 @@ import {
   UNIT_RANGE,
   type Verdict,
 } from "./scorer.ts";
-import { type Failure, UNIT_PATH, type UnitPath } from "./_unit_path.ts";
+import {
+  type CasesEnd,
+  END_OF_CASES,
+  type Failure,
+  UNIT_PATH,
+  type UnitPath,
+} from "./_unit_path.ts";
 import {
   parseVerdict,
   scorerPayload,
@@ -155,6 +161,8 @@ class Worker {
   readonly #aborts = new Map<AbortSignal, Listening>();
   #stderr = "";
   #dead: Error | undefined;
+  /** The end of stdin, once begun. */
+  #ending: Promise<void> | undefined;
   readonly done: Promise<void>;
 
   /**
@@ -482,17 +490,29 @@ class Worker {
     }
   }
 
+  /**
+   * Writes what is unsent, then closes stdin: no case will come, and the
+   * process may finish once it has answered.
+   */
+  endInput(): Promise<void> {
+    this.#ending ??= (async () => {
+      // What still gathers goes out first: stdin ends after it.
+      this.#flush();
+      await this.#writing;
+      await this.#writer.close().catch((error) => {
+        // Already closed by a crash: nothing more to say to it.
+        if (
+          !(error instanceof Deno.errors.BrokenPipe ||
+            error instanceof TypeError)
+        ) throw error;
+      });
+    })();
+    return this.#ending;
+  }
+
   /** Closes stdin so the process can finish, then makes sure it has. */
   async close(): Promise<void> {
-    // What still gathers goes out first: stdin ends after it.
-    this.#flush();
-    await this.#writing;
-    await this.#writer.close().catch((error) => {
-      // Already closed by a crash: nothing more to say to it.
-      if (
-        !(error instanceof Deno.errors.BrokenPipe || error instanceof TypeError)
-      ) throw error;
-    });
+    await this.endInput();
     const grace = setTimeout(
       () =>
         this.kill(
@@ -622,7 +642,7 @@ export function persistentScorer(
     if (signal?.aborted) return failure!(self, interrupted(), unit);
     return await send<Score[]>(unit, signal, true);
   };
-  const self: Scorer & UnitPath = {
+  const self: Scorer & UnitPath & CasesEnd = {
     name,
     version,
     range: UNIT_RANGE,
@@ -644,6 +664,12 @@ export function persistentScorer(
       return full()
         ? queuedPath(unit, signal)
         : send<Score[]>(unit, signal, true);
+    },
+    [END_OF_CASES](): void {
+      // The cases in flight are the last: their process may see the end of
+      // its input now. A failure to close it is close()'s to report, which
+      // awaits the same promise.
+      worker?.endInput().then(undefined, () => {});
     },
     async close() {
       const all = [...retired, ...(worker !== undefined ? [worker] : [])];

@@ -27,6 +27,7 @@ import {
   type Unit,
 } from "../../mod.ts";
 import { checkScores } from "../../src/scorers/score_units.ts";
+import { endOfCases } from "../../src/scorers/_unit_path.ts";
 
 /** The project root: commands are written relative to it. */
 const ROOT = decodeURIComponent(new URL("../..", import.meta.url).pathname)
@@ -1226,5 +1227,69 @@ Deno.test("score --persistent starts the scorer before the first unit record arr
       [["stdin#1", 1]],
     );
     await assertNoneRunning(await readPids(pids, 1));
+  });
+});
+
+Deno.test("score --persistent ends the scorer's input once every unit has started, so one that answers at the end of its input is served", async () => {
+  await withTempDir(async (dir) => {
+    // Reads every payload first, then answers them all.
+    const script = `${dir}/at_end.py`;
+    await Deno.writeTextFile(
+      script,
+      `import json, sys
+lines = sys.stdin.readlines()
+for line in lines:
+    print(json.dumps({"score": 1, "reason": json.loads(line)["input"]}))
+`,
+    );
+    const units = ["a", "b", "c"].map((i) =>
+      JSON.stringify({ input: i, output: "x" })
+    ).join("\n") + "\n";
+    const r = await runCli([
+      "score",
+      "--persistent",
+      "--scorer",
+      `python3 ${sh(script)}`,
+      "--name",
+      "at_end",
+      "--timeout",
+      "20",
+    ], units);
+    assert.equal(r.stderr, "");
+    assert.equal(r.code, 0);
+    assert.deepEqual(
+      ndjson(r.stdout).map((s) => [s.unit_id, s.status, s.reason]),
+      [
+        ["stdin#1", "scored", "a"],
+        ["stdin#2", "scored", "b"],
+        ["stdin#3", "scored", "c"],
+      ],
+    );
+  });
+});
+
+Deno.test("persistentScorer told of the end of its cases closes its process's input and still answers those in flight", async () => {
+  await withTempDir(async (dir) => {
+    const script = `${dir}/at_end.py`;
+    await Deno.writeTextFile(
+      script,
+      `import json, sys
+lines = sys.stdin.readlines()
+for line in lines:
+    print(json.dumps({"score": 0.5, "reason": json.loads(line)["input"]}))
+`,
+    );
+    const s = scorer(`python3 ${sh(script)}`, { name: "at_end" });
+    try {
+      const calls = ["a", "b"].map((i) => s.score(unit(i), {}));
+      endOfCases(s);
+      const scores = await within(Promise.all(calls), 20_000, "the verdicts");
+      assert.deepEqual(
+        scores.map((x) => "scores" in x ? "batch" : `${x.value} ${x.reason}`),
+        ["0.5 a", "0.5 b"],
+      );
+    } finally {
+      await s.close!();
+    }
   });
 });
