@@ -831,3 +831,34 @@ Deno.test("loadDataset refuses an id that is another case's line number, and dup
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("loadDataset reads a FIFO without blocking the event loop while its writer pauses", async () => {
+  await withTempDir(async (dir) => {
+    const fifo = join(dir, "cases.jsonl");
+    const made = await new Deno.Command("mkfifo", { args: [fifo] }).output();
+    assert.equal(made.code, 0);
+    // Another process writes one case, pauses, then writes the next.
+    const writer = new Deno.Command("sh", {
+      args: [
+        "-c",
+        `exec 3>"$1"; printf '{"input":"a"}\\n' >&3; sleep 0.5; printf '{"input":"b"}\\n' >&3`,
+        "sh",
+        fifo,
+      ],
+    }).spawn();
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 10);
+    try {
+      const reader = (await loadDataset(fifo)).getReader();
+      assert.equal((await reader.read()).value?.case?.input, "a");
+      const before = ticks;
+      assert.equal((await reader.read()).value?.case?.input, "b");
+      // A read that blocked the thread would have stopped the timer.
+      assert.ok(ticks - before >= 5, `${ticks - before} ticks`);
+      assert.equal((await reader.read()).done, true);
+    } finally {
+      clearInterval(timer);
+      await writer.status;
+    }
+  });
+});
