@@ -18,7 +18,14 @@ export class SeenIds {
   /** The line where `id` was first seen, if it was. */
   get(id: string): number | undefined {
     const n = smallInteger(id);
-    if (n < 0) return this.#byText.get(id);
+    return n < 0 ? this.#byText.get(id) : this.getSmall(n);
+  }
+
+  /**
+   * `get(String(n))` for an integer `0 <= n < 2^31`, whose text is
+   * canonical: an id that came as a JSON number, or a line number.
+   */
+  getSmall(n: number): number | undefined {
     if (n < this.#dense.length) {
       const v = this.#dense[n]!;
       return v === 0 ? undefined : v - 1;
@@ -33,6 +40,11 @@ export class SeenIds {
       this.#byText.set(id, line);
       return;
     }
+    this.setSmall(n, line);
+  }
+
+  /** `set(String(n), line)` for an integer `0 <= n < 2^31`. */
+  setSmall(n: number, line: number): void {
     this.#count++;
     // The array grows with the ids stored, never to one id's size alone.
     if (n >= this.#dense.length && n < Math.max(MIN_DENSE, 4 * this.#count)) {

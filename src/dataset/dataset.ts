@@ -365,6 +365,22 @@ class IdentityCheck {
     this.#count += batch.length;
     for (let k = 0; k < batch.length; k++) {
       const example = batch[k]!;
+      const small = smallKey(example);
+      if (small >= 0) {
+        // The same checks as below, on the number the id's text stands for.
+        const first = this.#own.getSmall(small);
+        if (example.case!.id === undefined) {
+          if (first === undefined) {
+            this.#lineNamed.setSmall(small, example.line);
+            continue;
+          }
+        } else if (
+          first === undefined && this.#lineNamed.getSmall(small) === undefined
+        ) {
+          this.#own.setSmall(small, example.line);
+          continue;
+        }
+      }
       const key = example.example_id.slice(prefix);
       const byLine = example.case?.id === undefined &&
         key === String(example.line);
@@ -409,6 +425,23 @@ class IdentityCheck {
       ? new DatasetError(`Dataset ${JSON.stringify(this.#path)} has no cases`)
       : undefined;
   }
+}
+
+/**
+ * The number an example's id text stands for, when that text is the
+ * canonical form of an integer below 2^31 known without reading it: a case's
+ * `id` given as such a JSON number, or a case without an `id`, named by its
+ * line. Else -1, and the id is checked by its text.
+ */
+function smallKey(example: Example): number {
+  const testCase = example.case;
+  if (testCase === null) return -1;
+  const id = testCase.id;
+  if (id === undefined) return example.line < 2 ** 31 ? example.line : -1;
+  return typeof id === "number" && Number.isInteger(id) && id >= 0 &&
+      id < 2 ** 31
+    ? id
+    : -1;
 }
 
 /**

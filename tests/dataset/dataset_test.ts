@@ -862,3 +862,35 @@ Deno.test("loadDataset reads a FIFO without blocking the event loop while its wr
     }
   });
 });
+
+Deno.test("loadDataset finds a duplicate id whether it came as a JSON number or as its text", async () => {
+  await withTempDir(async (dir) => {
+    const examples = await load(
+      dir,
+      "d.jsonl",
+      [
+        '{"id":9,"input":"a"}',
+        '{"id":"9","input":"b"}',
+        '{"id":"2147483648","input":"c"}',
+        '{"id":2147483648,"input":"d"}',
+        '{"id":-0,"input":"e"}',
+        '{"id":0,"input":"f"}',
+        '{"input":"g"}',
+        '{"id":9.0,"input":"h"}',
+      ].join("\n") + "\n",
+    );
+    const problems = examples.map((e) => e.invalid ?? "");
+    assert.match(problems[1]!, /^Duplicate id "9" \(first at line 1\)/);
+    assert.match(
+      problems[3]!,
+      /^Duplicate id "2147483648" \(first at line 3\)/,
+    );
+    assert.match(problems[5]!, /^Duplicate id "0" \(first at line 5\)/);
+    assert.equal(problems[6], "");
+    assert.match(problems[7]!, /^Duplicate id "9" \(first at line 1\)/);
+    assert.deepEqual(
+      problems.map((p) => p === ""),
+      [true, false, true, false, true, false, true, false],
+    );
+  });
+});
