@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import {
+  type Score,
   scored,
   type Scorer,
   scoreUnitBatches,
@@ -117,4 +118,45 @@ Deno.test("scoreUnitBatches tells onStart of each unit as its scoring starts, be
     "start d#3",
     "score d#3",
   ]);
+});
+
+Deno.test("scoreUnits stamps a canonical Score's ids on a copy equal to parseScoreFor's, for each shape", async () => {
+  const { parseScoreFor } = await import("../../src/score/mod.ts");
+  const returned: Score[] = [
+    scored("m", 1, { evaluator_version: "m@2" }),
+    scored("m", 0, { reason: 'expected "a"', validity: "invalid" }),
+    // Stale ids of another unit are replaced, not kept.
+    scored("m", 0.5, { example_id: "old#9", unit_id: "old#9@2" }),
+    {
+      metric: "m",
+      status: "skipped",
+      validity: "not_measured",
+      value: null,
+      reason: "filtered",
+      evaluator_version: "m@1",
+      diagnostics: [],
+      evidence_refs: [],
+    },
+    {
+      metric: "m",
+      status: "non_evaluable",
+      validity: "not_applicable",
+      value: null,
+      evaluator_version: "m@1",
+      diagnostics: [],
+      evidence_refs: [],
+    },
+  ];
+  for (const score of returned) {
+    const scorer: Scorer = { name: "m", version: "m@1", score: () => score };
+    const [out] = await Array.fromAsync(
+      ReadableStream.from([UNIT]).pipeThrough(scoreUnits([scorer])),
+    );
+    const expected = parseScoreFor(score, UNIT);
+    assert.deepEqual(out, expected);
+    assert.deepEqual(Object.keys(out!), Object.keys(expected));
+    assert.notEqual(out, score);
+    assert.notEqual(out!.diagnostics, score.diagnostics);
+    assert.notEqual(out!.evidence_refs, score.evidence_refs);
+  }
 });
