@@ -25,7 +25,11 @@
  * ```
  */
 export interface ByteWriter {
-  /** Writes some of `p`, resolving to how many bytes were written. */
+  /**
+   * Writes some of `p`, resolving to how many bytes were written. Once the
+   * promise settles, `p`'s bytes may be reused for later output: a writer
+   * that keeps them copies them first (`p.slice()`).
+   */
   write(p: Uint8Array): Promise<number>;
 }
 
@@ -42,7 +46,11 @@ async function writeAll(dest: ByteWriter, bytes: Uint8Array): Promise<void> {
 export class TextWriter {
   #dest: ByteWriter;
   #flushChars: number;
-  #pending = "";
+  /** The bytes gathered since the last write, encoded as they came. */
+  #buffer: Uint8Array | undefined;
+  #used = 0;
+  /** Buffers whose writes ended, to be filled again. */
+  #spare: Uint8Array[] = [];
   #scheduled = false;
   #chain: Promise<void> = Promise.resolve();
   /** Writes queued and not yet done. */
@@ -73,11 +81,47 @@ export class TextWriter {
    */
   write(text: string): Promise<void> | undefined {
     if (this.#failure !== undefined) throw this.#failure;
-    this.#pending += text;
-    if (this.#pending.length >= this.#flushChars) return this.flush();
+    this.#append(text);
+    if (this.#used >= this.#flushChars) return this.flush();
     // While a write is under way, the text waits for it to end.
     if (this.#writing === 0) this.#schedule();
     return undefined;
+  }
+
+  /**
+   * Encodes `text` after the bytes gathered, into a buffer that grows rather
+   * than tear it: a write holds whole pieces only.
+   */
+  #append(text: string): void {
+    let buffer = this.#buffer;
+    if (buffer === undefined) {
+      buffer = this.#buffer = this.#spare.pop() ??
+        new Uint8Array(Math.max(this.#capacity(), text.length + 1024));
+    }
+    const { read, written } = encoder.encodeInto(
+      text,
+      buffer.subarray(this.#used),
+    );
+    this.#used += written;
+    if (read === text.length) return;
+    // UTF-8 takes at most three bytes per UTF-16 unit.
+    const grown = new Uint8Array(
+      Math.max(2 * buffer.length, this.#used + 3 * (text.length - read)),
+    );
+    grown.set(buffer.subarray(0, this.#used));
+    this.#buffer = grown;
+    this.#used += encoder.encodeInto(
+      read === 0 ? text : text.slice(read),
+      grown.subarray(this.#used),
+    ).written;
+  }
+
+  /**
+   * The size of a fresh buffer: room for a few times what forces a write,
+   * as a batch of lines can come whole.
+   */
+  #capacity(): number {
+    return Math.min(Math.max(4 * this.#flushChars, 1024), 1 << 20);
   }
 
   /**
@@ -87,14 +131,20 @@ export class TextWriter {
    */
   flush(): Promise<void> {
     this.#scheduled = false;
-    if (this.#pending !== "") {
-      const bytes = encoder.encode(this.#pending);
-      this.#pending = "";
+    const buffer = this.#buffer;
+    if (buffer !== undefined && this.#used > 0) {
+      const bytes = buffer.subarray(0, this.#used);
+      this.#buffer = undefined;
+      this.#used = 0;
       this.#writing++;
       this.#chain = this.#chain.then(() => writeAll(this.#dest, bytes)).then(
         () => {
+          // Written: the buffer can be filled again (one grown far is let go).
+          if (
+            buffer.length <= 4 * this.#capacity() && this.#spare.length < 2
+          ) this.#spare.push(buffer);
           // What came meanwhile goes out in one write.
-          if (--this.#writing === 0 && this.#pending !== "") this.#schedule();
+          if (--this.#writing === 0 && this.#used > 0) this.#schedule();
         },
         (error) => {
           this.#writing--;
@@ -110,7 +160,7 @@ export class TextWriter {
   /** Drops what is buffered: for a stream that failed. */
   discard(): void {
     this.#scheduled = false;
-    this.#pending = "";
+    this.#used = 0;
   }
 
   #schedule(): void {
