@@ -93,6 +93,8 @@ class MetricState {
   high = new ExactSum();
   meanErr = new ExactSum();
   open: Cluster | undefined;
+  /** The cluster last closed, to be opened again for the next example. */
+  spare: Cluster | undefined;
   /** In grouped mode, every example's cluster until the results are asked for. */
   pending: Map<string, Cluster> | undefined;
   range: RangeState = undefined;
@@ -141,7 +143,7 @@ class MetricState {
       ) {
         this.close();
       }
-      c = this.open ??= newCluster(id);
+      c = this.open ??= this.reopen(id);
     }
     if (aggregatable(score)) {
       this.aggregatable++;
@@ -184,9 +186,28 @@ class MetricState {
     }
   }
 
+  /** A cluster for a new example: the spare one, emptied, or a new one. */
+  reopen(id: string | undefined): Cluster {
+    const c = this.spare;
+    if (c === undefined) return newCluster(id);
+    this.spare = undefined;
+    c.id = id;
+    c.sum = 0;
+    c.count = 0;
+    c.errors = 0;
+    c.passes = 0;
+    c.anyPassed = false;
+    c.allPassed = true;
+    return c;
+  }
+
   /** Folds the open cluster (and, grouped, every pending one) into the sums. */
   close(): void {
-    if (this.open !== undefined) this.fold(this.open);
+    if (this.open !== undefined) {
+      this.fold(this.open);
+      // Folded, it is nobody's: one cluster serves example after example.
+      this.spare = this.open;
+    }
     this.open = undefined;
     for (const c of this.pending?.values() ?? []) this.fold(c);
     this.pending?.clear();
