@@ -199,45 +199,16 @@ async function openBytes(path: string): Promise<ReadableStream<Uint8Array>> {
   try {
     file = await Deno.open(path);
     // Linux opens a folder for reading; only reading it fails, mid-stream.
-    const info = await file.stat();
-    if (info.isDirectory) throw new Deno.errors.IsADirectory(path);
-    return info.isFile ? fileChunks(file) : file.readable;
+    if ((await file.stat()).isDirectory) {
+      throw new Deno.errors.IsADirectory(path);
+    }
+    return file.readable;
   } catch (error) {
     file?.close();
     throw new DatasetError(
       `Cannot open dataset ${JSON.stringify(path)}: ${fileErrorText(error)}`,
     );
   }
-}
-
-/**
- * A regular file's bytes, read synchronously a chunk at a time as the stream
- * is pulled. A file never waits for a writer, and an asynchronous read is a
- * round trip to Deno's thread pool: over a 200,000-case dataset that round
- * trip left the run idle for a tenth of its time. A pipe or a FIFO keeps
- * `file.readable`, whose reads may wait as long as the writer does.
- */
-function fileChunks(file: Deno.FsFile): ReadableStream<Uint8Array> {
-  const size = 65536;
-  return new ReadableStream<Uint8Array>({
-    pull(controller) {
-      const chunk = new Uint8Array(size);
-      let n: number | null;
-      try {
-        n = file.readSync(chunk);
-      } catch (error) {
-        file.close();
-        throw error;
-      }
-      if (n === null) {
-        file.close();
-        controller.close();
-      } else controller.enqueue(n === size ? chunk : chunk.subarray(0, n));
-    },
-    cancel() {
-      file.close();
-    },
-  }, { highWaterMark: 0 });
 }
 
 async function readText(path: string): Promise<string> {
