@@ -217,3 +217,27 @@ Deno.test("the suite runner loads resuming, the record, subsets, progress and th
     assert.ok(!statics.includes(local(file)), file);
   }
 });
+
+Deno.test("the openai target and its cache load the HTTP exchange only at the first call: a rerun whose every request hits makes none", () => {
+  const loaded = staticClosure([
+    local("src/targets/openai_target.ts"),
+    local("src/targets/cache.ts"),
+  ]);
+  for (
+    const file of [
+      "src/net/_http.ts",
+      "src/net/_slots.ts",
+      "src/net/tool_calls.ts",
+      "src/process/_deadlines.ts",
+    ]
+  ) assert.ok(!loaded.has(local(file)), `${file} loads with the target`);
+  const client = bySpecifier.get(local("src/net/chat_client.ts"));
+  for (const file of ["src/net/_http.ts", "src/net/tool_calls.ts"]) {
+    assert.ok(
+      client?.dependencies?.some((d) =>
+        d.isDynamic && d.code?.specifier === local(file)
+      ),
+      `chat_client.ts does not import ${file} when it calls`,
+    );
+  }
+});
