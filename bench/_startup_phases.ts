@@ -2,8 +2,9 @@
 // process, all threads (clock_gettime(CLOCK_PROCESS_CPUTIME_ID) through FFI,
 // which this script loads first; no wall time): Deno's own start
 // until this one-module script runs; importing the command table; importing
-// the modules the command imports when it runs (`--preload run|score`, the
-// lists of src/cli/run.ts's and src/cli/score.ts's `import()`s); the first
+// the command's module and the modules it imports when it runs
+// (`--preload run|score`, the lists of src/cli/run.ts's and
+// src/cli/score.ts's `import()`s); the first
 // `main(args)` (what is left: the work of one case, cold); and a second
 // `main(args)` in the same process (the same work, warm; `score` gets no
 // input the second time). Prints one JSON line on stderr.
@@ -22,6 +23,7 @@ const { main } = await import("../src/cli/main.ts");
 const t1 = cpu();
 if (preload === "run") {
   await Promise.all([
+    import("../src/cli/run.ts"),
     import("../src/io/out_file.ts"),
     import("../src/run/run_suite.ts"),
     import("../src/run/resume.ts"),
@@ -35,6 +37,7 @@ if (preload === "run") {
   ]);
 } else if (preload === "score") {
   await Promise.all([
+    import("../src/cli/score.ts"),
     import("../src/scorers/subprocess_scorer.ts"),
     import("../src/scorers/scorer_names.ts"),
     import("../src/process/command.ts"),

@@ -10,74 +10,14 @@ import { exitCodeOf, outputErrorOf } from "../base/errors.ts";
 import type { Command } from "./command.ts";
 import { nearest, UsageError } from "./flags.ts";
 import { say } from "./_output.ts";
-import { aggregate } from "./aggregate.ts";
-import { calibrate } from "./calibrate.ts";
-import { diff } from "./diff.ts";
-import { exportRun } from "./export.ts";
-import { init } from "./init.ts";
-import { merge } from "./merge.ts";
-import { cache } from "./cache.ts";
-import { report } from "./report.ts";
-import { run } from "./run.ts";
-import { score } from "./score.ts";
-import { validate } from "./validate.ts";
-import { view } from "./view.ts";
+import { COMMAND_NAMES, loadCommand } from "./_command_table.ts";
 
 /** evalpipe's version, as `deno.json` has it. */
 export const VERSION: string = denoJson.version;
 
-/** The commands, in the order the help lists them. */
-export const COMMANDS: readonly Command[] = [
-  run,
-  score,
-  aggregate,
-  view,
-  diff,
-  report,
-  merge,
-  cache,
-  validate,
-  exportRun,
-  init,
-  calibrate,
-];
-
-/**
- * The main help: what evalpipe is, and the commands from their declarations.
- *
- * @param commands The command table.
- * @returns The text, without a final newline.
- *
- * @example
- * ```ts
- * import { COMMANDS, mainHelp } from "./main.ts";
- * if (!mainHelp(COMMANDS).includes("  run CONFIG.yaml")) throw new Error();
- * ```
- */
-export function mainHelp(commands: readonly Command[] = COMMANDS): string {
-  const left = commands.map((c) => [c.name, ...c.positionals].join(" "));
-  const column = Math.max(...left.map((l) => l.length)) + 3;
-  return [
-    "evalpipe: evaluate LLM systems as streams",
-    "",
-    "Usage: evalpipe <command> [options]",
-    "",
-    "Commands:",
-    ...commands.map((c, i) => `  ${left[i]!.padEnd(column)}${c.summary}`),
-    "",
-    'Run "evalpipe <command> --help" (or "evalpipe help <command>") for a',
-    'command\'s options, "evalpipe --version" for the version.',
-    "Exit codes: 0 success, 1 a gate failed, 2 usage, config or input error,",
-    "3 an output could not be written (a full or read-only disk).",
-  ].join("\n");
-}
-
 /** An unknown command, with the nearest known one when it looks like a typo. */
-function unknownCommand(
-  name: string,
-  commands: readonly Command[],
-): UsageError {
-  const near = nearest(name, commands.map((c) => c.name));
+function unknownCommand(name: string, names: readonly string[]): UsageError {
+  const near = nearest(name, names);
   return new UsageError(
     `Unknown command ${JSON.stringify(name)}${
       near !== undefined ? `; did you mean "${near}"?` : ""
@@ -100,7 +40,7 @@ function print(text: string): number {
 export interface MainOptions {
   /**
    * The command table.
-   * @default {COMMANDS}
+   * @default {COMMANDS, each command loaded when it runs}
    */
   commands?: readonly Command[];
 }
@@ -124,11 +64,18 @@ export async function main(
   args: readonly string[],
   options: MainOptions = {},
 ): Promise<number> {
-  const commands = options.commands ?? COMMANDS;
+  const given = options.commands;
   const [name, ...rest] = args;
-  const command = commands.find((c) => c.name === name);
+  // Only the command that runs is loaded: not the others' declarations.
+  let command: Command | undefined;
   try {
+    command = name === undefined
+      ? undefined
+      : given !== undefined
+      ? given.find((c) => c.name === name)
+      : await loadCommand(name);
     if (command !== undefined) return await command.main(rest);
+    const names = given?.map((c) => c.name) ?? COMMAND_NAMES;
     switch (name) {
       case "--version":
       case "-V":
@@ -136,16 +83,20 @@ export async function main(
       case "help":
       case "--help":
       case "-h": {
+        const { COMMANDS, mainHelp } = await import("./commands.ts");
+        const commands = given ?? COMMANDS;
         if (rest.length === 0) return print(mainHelp(commands));
         const topic = commands.find((c) => c.name === rest[0]);
-        if (topic === undefined) throw unknownCommand(rest[0]!, commands);
+        if (topic === undefined) throw unknownCommand(rest[0]!, names);
         return print(topic.help());
       }
-      case undefined:
-        say(mainHelp(commands));
+      case undefined: {
+        const { COMMANDS, mainHelp } = await import("./commands.ts");
+        say(mainHelp(given ?? COMMANDS));
         return 2;
+      }
       default:
-        throw unknownCommand(name, commands);
+        throw unknownCommand(name, names);
     }
   } catch (thrown) {
     // A write the disk refused that no writer named is still no crash (EIO

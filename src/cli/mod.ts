@@ -38,4 +38,5 @@ export {
 export type { Command, CommandSpec, PositionalSpec } from "./command.ts";
 export { defineCommand } from "./command.ts";
 export type { MainOptions } from "./main.ts";
-export { COMMANDS, main, mainHelp, VERSION } from "./main.ts";
+export { main, VERSION } from "./main.ts";
+export { COMMANDS, mainHelp } from "./commands.ts";

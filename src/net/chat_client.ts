@@ -5,8 +5,7 @@
  * @module
  */
 
-import { parseJsonAnswer, send } from "./_http.ts";
-import { readToolCalls, type ToolCall } from "./tool_calls.ts";
+import type { ToolCall } from "./tool_calls.ts";
 import { NetworkFlow, type NetworkSettings } from "./network.ts";
 import { type Budget, costOf, type Prices } from "./budget.ts";
 import { fingerprint } from "../fingerprint/fingerprint.ts";
@@ -124,6 +123,11 @@ export interface ChatReply {
   /** The tools the model asked to call, when it asked for any. */
   tool_calls?: ToolCall[];
 }
+
+// The HTTP exchange and the reading of tool calls load at the first call:
+// a cached rerun whose every request hits makes none.
+let http: typeof import("./_http.ts") | undefined;
+let tools: typeof import("./tool_calls.ts") | undefined;
 
 /** Calls `{base_url}/chat/completions`. */
 export class ChatClient {
@@ -273,6 +277,8 @@ export class ChatClient {
     const secrets = this.#secrets;
     const headers = this.#headers;
     const body = JSON.stringify(this.body(messages));
+    const { parseJsonAnswer, send } = http ??= await import("./_http.ts");
+    const { readToolCalls } = tools ??= await import("./tool_calls.ts");
     const { result, attempts } = await this.#flow.run(
       () =>
         send({ method: "POST", url: this.url, headers, body }, {

@@ -19,9 +19,11 @@
  * (timeout, output cap, abort) makes the pidfd readable, which ends the poll
  * under way, or the wait for the exit.
  *
- * libc's synchronous functions are `Deno.dlopen` symbols (fast calls once
- * optimised), `sh` is looked up on PATH once per value of PATH, and a child
- * changes folder only when its folder is not this process's.
+ * libc's functions are called through their addresses for the first spawns
+ * of a process, and the dozen that every spawn calls become `Deno.dlopen`
+ * symbols (fast calls once optimised) once a run has made enough spawns to
+ * repay their set-up; `sh` is looked up on PATH once per value of PATH, and
+ * a child changes folder only when its folder is not this process's.
  *
  * Linux ≥ 5.3 (pidfd) with glibc ≥ 2.29 only, with the `ffi` permission and
  * the `run` permission for `sh`; {@linkcode loadPosixSpawn} says whether this
@@ -138,21 +140,52 @@ type Libc = {
 };
 
 /**
- * What is looked up in libc: its synchronous functions as they are (fast
- * calls once optimised), and `poll`'s address and `environ`'s.
+ * What is looked up in libc: the address of each function, and `environ`'s.
+ * Functions called through an address are slow calls (0.8–3 µs each), but
+ * looking an address up costs nothing, where a function looked up as a
+ * symbol costs 80–100 µs of CPU to set up its fast call: 2 ms for all of
+ * them, a few percent of a one-unit `score`'s start-up.
  */
-const SYMBOLS = {
+const ADDRESSES = {
   ...Object.fromEntries(
-    Object.entries(FUNCTIONS).filter(([name]) => name !== "poll"),
+    Object.keys(FUNCTIONS).map((name) => [name, { name, type: "pointer" }]),
   ),
-  pollAt: { name: "poll", type: "pointer" },
   environ: { type: "pointer" },
 } as unknown as
-  & Omit<Functions, "poll">
-  & { pollAt: { name: "poll"; type: "pointer" }; environ: { type: "pointer" } };
+  & { [K in keyof Functions]: { name: K; type: "pointer" } }
+  & { environ: { type: "pointer" } };
+
+/**
+ * The functions a spawn, its reads and its reaping call every time: after
+ * {@linkcode FAST_AFTER} spawns, these are looked up as symbols too, fast
+ * calls once optimised (about 0.2 µs against 0.8 µs through an address).
+ */
+const HOT = [
+  "pipe2",
+  "fcntl",
+  "close",
+  "read",
+  "write",
+  "waitpid",
+  "kill",
+  "syscall",
+  "getenv",
+  "getcwd",
+  "posix_spawn",
+] as const;
+
+/**
+ * Spawns served through addresses before the hot functions get their fast
+ * calls: about 10 µs more per spawn until then, against about 1 ms to set
+ * them up, which a run of a few units never gets back.
+ */
+const FAST_AFTER = 64;
 
 interface Loaded {
+  /** Through addresses at first, with fast calls for the hot ones later. */
   libc: Libc;
+  /** Spawns so far, up to {@linkcode FAST_AFTER}. */
+  spawns: number;
   /** The address of libc's `environ`. */
   environ: Deno.PointerObject;
   /** The spawn attributes, the same for every child (glibc only reads them). */
@@ -233,6 +266,7 @@ function load(): Loaded | undefined {
   if (self < 0 || !initAttributes(libc, attributes)) return undefined;
   return {
     libc,
+    spawns: 0,
     environ,
     attributes,
     attributesAt: of(attributes),
@@ -242,20 +276,16 @@ function load(): Loaded | undefined {
 }
 
 /**
- * libc's functions and `environ`. The library is closed at once: it is the
- * glibc Deno itself runs on, so it stays loaded (dlclose drops only the
- * reference dlopen took), and no library stays open to count as a leak
- * against whatever spawned first (a test, under the resource sanitizer).
- * The synchronous functions outlive the library's handle (each holds its
- * symbol and trampoline, and calls an address that stays mapped); they are
- * fast calls once optimised, about 0.2 µs against 1.3–2.3 µs through an
- * address (`Deno.UnsafeFnPointer`), which only the `nonblocking` `poll`
- * still takes (a nonblocking symbol calls through the library's handle).
+ * libc's functions and `environ`, by address. The library is closed at once:
+ * it is the glibc Deno itself runs on, so it stays loaded (dlclose drops
+ * only the reference dlopen took), and no library stays open to count as a
+ * leak against whatever spawned first (a test, under the resource
+ * sanitizer).
  */
 function lookUp(): { libc: Libc; environ: Deno.PointerObject } | undefined {
-  let symbols: Deno.DynamicLibrary<typeof SYMBOLS>["symbols"];
+  let symbols: Deno.DynamicLibrary<typeof ADDRESSES>["symbols"];
   try {
-    const library = Deno.dlopen("libc.so.6", SYMBOLS);
+    const library = Deno.dlopen("libc.so.6", ADDRESSES);
     symbols = library.symbols;
     library.close();
   } catch (error) {
@@ -263,15 +293,45 @@ function lookUp(): { libc: Libc; environ: Deno.PointerObject } | undefined {
     if (error instanceof Error) return undefined;
     throw error;
   }
-  const { pollAt, environ, ...sync } = symbols;
-  if (pollAt === null || environ === null) return undefined;
-  // The address is that of the function the definition describes.
-  const poll = new Deno.UnsafeFnPointer(
-    pollAt as Deno.PointerObject<Functions["poll"]>,
-    FUNCTIONS.poll,
-  );
-  const libc = { ...sync, poll: poll.call.bind(poll) } as unknown as Libc;
-  return { libc, environ };
+  const libc: Record<string, unknown> = {};
+  for (const [name, definition] of Object.entries(FUNCTIONS)) {
+    const at = symbols[name as keyof Functions];
+    if (at === null) return undefined;
+    // The address is that of the function the definition describes.
+    const fn = new Deno.UnsafeFnPointer(
+      at as Deno.PointerObject<typeof definition>,
+      definition,
+    );
+    libc[name] = fn.call.bind(fn);
+  }
+  if (symbols.environ === null) return undefined;
+  return { libc: libc as Libc, environ: symbols.environ };
+}
+
+/**
+ * The hot functions as symbols: fast calls once optimised. They outlive the
+ * library's handle (each holds its symbol and trampoline, and calls an
+ * address that stays mapped). `poll` stays a call through its address: it
+ * is `nonblocking`, and a nonblocking symbol calls through the library's
+ * handle.
+ *
+ * @returns `libc` with the hot functions replaced, or as it was when they
+ *   cannot be looked up.
+ */
+function withFastCalls(libc: Libc): Libc {
+  const definitions = Object.fromEntries(
+    HOT.map((name) => [name, FUNCTIONS[name]]),
+  ) as { [K in typeof HOT[number]]: Functions[K] };
+  try {
+    const library = Deno.dlopen("libc.so.6", definitions);
+    const fast = { ...libc, ...library.symbols };
+    library.close();
+    return fast;
+  } catch (error) {
+    // Found once by address, so not expected; the slow calls still work.
+    if (error instanceof Error) return libc;
+    throw error;
+  }
 }
 
 /** Whether SIGCHLD is as a child's status needs, and the attributes are set. */
@@ -346,6 +406,9 @@ function spawn(
   cmd: string,
   cwd: string | undefined,
 ): { pid: number; fds: Int32Array } {
+  if (loaded.spawns < FAST_AFTER && ++loaded.spawns === FAST_AFTER) {
+    loaded.libc = withFastCalls(loaded.libc);
+  }
   const { libc, scratch } = loaded;
   const command = cString(cmd, "command");
   // No chdir in the child when the folder is already this process's.

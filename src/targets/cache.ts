@@ -233,7 +233,8 @@ export class TargetCache {
    * call does before it calls.
    *
    * @param key The key.
-   * @returns The result, or `undefined`: make the call.
+   * @returns The result, or `undefined`: make the call. Each lookup reads
+   *   its own copy, which the caller may change.
    * @throws {CacheMissError} On a miss in `replay` mode: make no call.
    */
   lookup(key: string): TargetResult | undefined {
@@ -658,8 +659,10 @@ export function cachedTarget(
       const hit = cache.lookup(key);
       if (hit !== undefined) {
         // A hit answers at once: a cached run has no promise per case. It
-        // cost nothing this time.
-        const info: Record<string, unknown> = { ...hit.info, cached: true };
+        // cost nothing this time. Its info was parsed for this hit alone:
+        // marked in place, not copied.
+        const info: Record<string, unknown> = hit.info ?? {};
+        info.cached = true;
         if (target.priced === true || info.cost_usd !== undefined) {
           info.cost_usd = 0;
         }

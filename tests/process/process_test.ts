@@ -190,3 +190,58 @@ Deno.test("isGone reads ESRCH in the message forms Deno has used", () => {
   assert.ok(isGone(new Deno.errors.NotFound("gone")));
   assert.ok(!isGone(new Error("Permission denied (os error 13)")));
 });
+
+Deno.test("runCommand (posix_spawn) gives the same results before and after a process's hot libc calls become fast calls", async () => {
+  // A fresh process: its first 64 spawns call libc through addresses, the
+  // later ones through symbols; every run must see the same thing.
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/script.ts`,
+      `import { runCommand, spawnBackend } from ${
+        JSON.stringify(`${ROOT}/src/process/mod.ts`)
+      };
+const text = new TextDecoder();
+const seen = [];
+for (let i = 0; i < 150; i++) {
+  const result = await runCommand(\`cat; pwd >&2; exit \${i % 5}\`, {
+    stdin: new TextEncoder().encode(\`run \${i}\`),
+    timeoutMs: 20000,
+    maxStdoutBytes: 1000,
+    maxStderrBytes: 1000,
+    ...(i % 2 ? { cwd: Deno.args[1] } : {}),
+  });
+  if (result.kind !== "exited") throw new Error(JSON.stringify(result));
+  seen.push([result.code, text.decode(result.stdout), text.decode(result.stderr)]);
+}
+await Deno.writeTextFile(Deno.args[0], JSON.stringify({ path: spawnBackend(), seen }));
+`,
+    );
+    await Deno.mkdir(`${dir}/other`);
+    const { code, stderr } = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "--config",
+        `${ROOT}/deno.json`,
+        "-A",
+        `${dir}/script.ts`,
+        `${dir}/seen.json`,
+        `${dir}/other`,
+      ],
+      cwd: ROOT,
+      stdin: "null",
+    }).output();
+    assert.equal(code, 0, decoder.decode(stderr));
+    const { path, seen } = JSON.parse(
+      await Deno.readTextFile(`${dir}/seen.json`),
+    );
+    assert.equal(path, "posix_spawn");
+    assert.deepEqual(
+      seen,
+      Array.from({ length: 150 }, (_, i) => [
+        i % 5,
+        `run ${i}`,
+        `${i % 2 ? `${dir}/other` : ROOT}\n`,
+      ]),
+    );
+  });
+});

@@ -917,3 +917,70 @@ Deno.test("scoreUnits turns a Score for an undeclared metric into an error", asy
     },
   ]);
 });
+
+Deno.test("makeScore copies a provenance as JSON would, and rejects one JSON would change", () => {
+  const base: Score = {
+    metric: "judge",
+    status: "scored",
+    validity: "valid",
+    value: 0.5,
+    evaluator_version: "judge@1",
+    diagnostics: [],
+    evidence_refs: [],
+  };
+  let deep: unknown = "bottom";
+  for (let i = 0; i < 998; i++) deep = { d: deep };
+  let tooDeep: unknown = "bottom";
+  for (let i = 0; i < 1001; i++) tooDeep = [tooDeep];
+  const cycle: Record<string, unknown> = { a: 1 };
+  cycle.self = cycle;
+  const valid: Array<Record<string, unknown>> = [
+    {
+      judge_model: "m",
+      judge_url: "http://127.0.0.1:1/v1/chat/completions",
+      prompt: "ab12cd34",
+      usage: { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 },
+      finish_reason: "stop",
+      attempts: 1,
+      verdict: { claims: [{ text: "x", supported: true }, null], n: -0 },
+    },
+    { 2: "two", 1: "one", b: "b", a: ["\ud800", "é", 1e21, 5e-324, false] },
+    JSON.parse('{"__proto__": {"polluted": true}, "k": 1}'),
+    Object.assign(Object.create(null), { k: { z: null } }),
+    { deep },
+    {},
+  ];
+  for (const provenance of valid) {
+    const s = makeScore({ ...base, provenance });
+    const json = JSON.parse(JSON.stringify(provenance));
+    assert.deepStrictEqual(s.provenance, json);
+    assert.deepEqual(Object.keys(s.provenance!), Object.keys(json));
+    assert.equal(Object.getPrototypeOf(s.provenance), Object.prototype);
+    assert.equal(JSON.stringify(s.provenance), JSON.stringify(provenance));
+    assert.notEqual(s.provenance, provenance);
+  }
+  assert.equal(
+    Object.getPrototypeOf(
+      makeScore({ ...base, provenance: valid[2]! }).provenance,
+    ),
+    Object.prototype,
+  );
+  for (
+    const provenance of [
+      { tooDeep },
+      cycle,
+      { n: NaN },
+      { a: [1, , 3] },
+      { u: undefined },
+      { f: () => 1 },
+      { d: new Date(0) },
+      { m: new Map() },
+      { b: 1n },
+    ]
+  ) {
+    assert.throws(
+      () => makeScore({ ...base, provenance } as unknown as Score),
+      ScoreError,
+    );
+  }
+});
