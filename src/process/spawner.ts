@@ -71,6 +71,14 @@ export function spawnBackend(): SpawnBackend {
 }
 
 /**
+ * The backend chosen so far, without choosing one: for tests of when the
+ * choice happens. Not exported from `mod.ts`.
+ */
+export function chosenBackend(): SpawnBackend | undefined {
+  return chosen?.name;
+}
+
+/**
  * Makes the spawner start commands through `backend` from now on, or
  * (`undefined`) through the one it would choose itself. For tests and
  * benchmarks that compare the two.
@@ -136,6 +144,11 @@ export function startCommand(
   cmd: string,
   options: StartCommandOptions = {},
 ): SessionChild {
-  choose(); // the first spawn chooses, whichever kind it is
+  // A long-lived child always goes through `setsid`: the one-shot backend
+  // is chosen at the first one-shot run, so that the process (a persistent
+  // scorer) starts without waiting for libc's set-up. Only a backend asked
+  // for is checked now, so that asking for one this process cannot use
+  // fails at the first spawn of any kind, as documented.
+  if (requested === "posix_spawn") choose();
   return startThroughSetsid(cmd, options);
 }

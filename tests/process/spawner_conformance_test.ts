@@ -491,3 +491,38 @@ for (const path of BACKENDS) {
     });
   });
 }
+
+Deno.test("startCommand leaves the one-shot backend unchosen: a long-lived child does not wait for libc's set-up", async () => {
+  // A fresh process: the choice is per process, and this one has made it.
+  const spawner = new URL("../../src/process/spawner.ts", import.meta.url);
+  const process = new URL("../../src/process/mod.ts", import.meta.url);
+  const script = `
+    import { chosenBackend, startCommand, useSpawnBackend } from ${
+    JSON.stringify(spawner.href)
+  };
+    import { runCommand } from ${JSON.stringify(process.href)};
+    const child = startCommand("cat");
+    const afterStart = chosenBackend() ?? "none";
+    await child.stdin.close();
+    await child.stdout.cancel();
+    await child.stderr.cancel();
+    await child.status;
+    await runCommand("true", { stdin: new Uint8Array(), timeoutMs: 5000, maxStdoutBytes: 1024, maxStderrBytes: 1024 });
+    const afterRun = chosenBackend();
+    useSpawnBackend("setsid");
+    startCommand("true").kill();
+    console.log(afterStart, afterRun, chosenBackend() ?? "none");
+  `;
+  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
+    args: ["eval", "--no-check", script],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(code, 0, decoder.decode(stderr));
+  const [afterStart, afterRun, afterSetsid] = decoder.decode(stdout).trim()
+    .split(" ");
+  assert.equal(afterStart, "none");
+  assert.ok(BACKENDS.includes(afterRun as never), afterRun);
+  // A backend asked for is the one a later choice makes.
+  assert.equal(afterSetsid, "none");
+});
