@@ -1,7 +1,11 @@
 // How many units' Scores reached stdout, counted as the bytes are written:
 // what `score` tells a person it was interrupted after.
 
-import type { ByteWriter } from "../io/text_writer.ts";
+import {
+  type ByteWriter,
+  RELEASES_BYTES,
+  releasesBytes,
+} from "../io/text_writer.ts";
 import type { Score } from "../score/mod.ts";
 
 const NEWLINE = 10;
@@ -26,6 +30,11 @@ export class WrittenUnits implements ByteWriter {
   /** @param dest Where the bytes go. */
   constructor(dest: ByteWriter) {
     this.#dest = dest;
+  }
+
+  /** Done with the bytes of a write when `dest` is: it awaits `dest`. */
+  get [RELEASES_BYTES](): boolean {
+    return releasesBytes(this.#dest);
   }
 
   /** Units whose every Score line has been written. */

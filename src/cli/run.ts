@@ -244,7 +244,7 @@ and a summary table on stderr.`,
       { runSuite },
       resuming,
       { onInterrupt, signalExitCode },
-      { ndjsonBatchSink },
+      { ndjsonBatchSink, releasing },
       { scoreLine },
       { formatSummary },
     ] = await Promise.all([
@@ -401,14 +401,15 @@ and a summary table on stderr.`,
         : "evalpipe: to be able to resume a run, give it --out FILE";
     try {
       const summary = await runSuite(configPath, {
-        sink: ndjsonBatchSink({ write: (p) => out!.write(p) }, {
+        // Each an OutFile of openFlagFile's, done with the bytes it writes.
+        sink: ndjsonBatchSink(releasing({ write: (p) => out!.write(p) }), {
           stringify: scoreLine,
         }),
         ...(flags.record !== undefined || needRecord
-          ? { record: { write: (p) => record!.write(p) } }
+          ? { record: releasing({ write: (p) => record!.write(p) }) }
           : {}),
         ...(flags.units !== undefined
-          ? { units: { write: (p) => unitsFile!.write(p) } }
+          ? { units: releasing({ write: (p) => unitsFile!.write(p) }) }
           : {}),
         previousUnits,
         beforeWrite,

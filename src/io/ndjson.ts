@@ -10,6 +10,7 @@ import type { Line } from "./line_stream.ts";
 import { type ByteWriter, TextWriter } from "./text_writer.ts";
 
 export type { ByteWriter } from "./text_writer.ts";
+export { releasing } from "./text_writer.ts";
 
 /**
  * One parsed NDJSON line: its value, or why it could not be parsed.

@@ -11,7 +11,7 @@ import {
   outputErrorOf,
 } from "../base/errors.ts";
 import { stdoutWriter } from "./stdout.ts";
-import type { ByteWriter } from "./text_writer.ts";
+import { type ByteWriter, releasesBytes, releasing } from "./text_writer.ts";
 
 /**
  * An output opened by {@linkcode openOut}: bytes written to it reach the file
@@ -125,14 +125,14 @@ export async function openOut(
 ): Promise<OutFile> {
   if (path === undefined) {
     const stdout = stdoutWriter();
-    return {
+    return releasing({
       write: guarded(
         (p) => stdout.write(p),
         options.name ?? "stdout",
         options.onFailure,
       ),
       close: () => {},
-    };
+    }, releasesBytes(stdout));
   }
   const name = options.name ?? JSON.stringify(path);
   let file: Deno.FsFile;
@@ -150,12 +150,12 @@ export async function openOut(
       { cause: error },
     );
   }
-  return {
+  return releasing({
     write: guarded(
       (p) => Promise.resolve(file.writeSync(p)),
       name,
       options.onFailure,
     ),
     close: () => file.close(),
-  };
+  });
 }

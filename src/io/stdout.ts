@@ -6,7 +6,7 @@
  */
 
 import { outputErrorOf } from "../base/errors.ts";
-import type { ByteWriter } from "./text_writer.ts";
+import { type ByteWriter, releasing } from "./text_writer.ts";
 
 /**
  * Stdout as a {@linkcode ByteWriter}: written synchronously when it is a file
@@ -46,7 +46,7 @@ export function stdoutWriter(): ByteWriter {
     (info.isFile || (info.isCharDevice === true && !Deno.stdout.isTerminal()));
   // A pipe or a terminal is never full: no error to name on this side.
   if (!neverWaits) return Deno.stdout;
-  return {
+  return releasing({
     write(p) {
       try {
         return Promise.resolve(Deno.stdout.writeSync(p));
@@ -54,5 +54,5 @@ export function stdoutWriter(): ByteWriter {
         return Promise.reject(outputErrorOf(error, "stdout") ?? error);
       }
     },
-  };
+  });
 }

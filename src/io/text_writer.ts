@@ -26,11 +26,41 @@
  */
 export interface ByteWriter {
   /**
-   * Writes some of `p`, resolving to how many bytes were written. Once the
-   * promise settles, `p`'s bytes may be reused for later output: a writer
-   * that keeps them copies them first (`p.slice()`).
+   * Writes some of `p`, resolving to how many bytes were written. `p` is the
+   * writer's to keep: a writer that collects the chunks it is given gets
+   * bytes no later output overwrites.
    */
   write(p: Uint8Array): Promise<number>;
+}
+
+/**
+ * Marks a {@linkcode ByteWriter} of this package that is done with `p` once
+ * its write settles (it wrote the bytes to a file or a pipe, or passed them
+ * to such a writer and awaited it), so that a {@linkcode TextWriter} may fill
+ * the same buffer again. Not exported from any `mod.ts`: a writer from
+ * outside is given bytes of its own.
+ */
+export const RELEASES_BYTES: unique symbol = Symbol("evalpipe.releasesBytes");
+
+/** Whether `dest` is done with the bytes of a write once it settles. */
+export function releasesBytes(dest: ByteWriter): boolean {
+  return dest === Deno.stdout || dest instanceof Deno.FsFile ||
+    (dest as { [RELEASES_BYTES]?: boolean })[RELEASES_BYTES] === true;
+}
+
+/**
+ * Marks `writer` as done with the bytes of a write once it settles (or not).
+ *
+ * @param writer A writer of this package.
+ * @param releases Whether it is.
+ * @returns `writer`.
+ */
+export function releasing<T extends ByteWriter>(
+  writer: T,
+  releases = true,
+): T {
+  (writer as { [RELEASES_BYTES]?: boolean })[RELEASES_BYTES] = releases;
+  return writer;
 }
 
 const encoder = new TextEncoder();
@@ -45,6 +75,8 @@ async function writeAll(dest: ByteWriter, bytes: Uint8Array): Promise<void> {
 /** A text buffer in front of a {@linkcode ByteWriter}; each `write` lands whole. */
 export class TextWriter {
   #dest: ByteWriter;
+  /** Whether `#dest` is done with a buffer once its write settles. */
+  #reuse: boolean;
   #flushChars: number;
   /** The bytes gathered since the last write, encoded as they came. */
   #buffer: Uint8Array | undefined;
@@ -67,6 +99,7 @@ export class TextWriter {
    */
   constructor(dest: ByteWriter, flushChars = 65536) {
     this.#dest = dest;
+    this.#reuse = releasesBytes(dest);
     this.#flushChars = flushChars;
   }
 
@@ -133,15 +166,23 @@ export class TextWriter {
     this.#scheduled = false;
     const buffer = this.#buffer;
     if (buffer !== undefined && this.#used > 0) {
-      const bytes = buffer.subarray(0, this.#used);
-      this.#buffer = undefined;
+      // A writer from outside may keep what it is given: a copy of its own
+      // (the size of the text, not of the buffer), and the buffer stays.
+      const reuse = this.#reuse;
+      const bytes = reuse
+        ? buffer.subarray(0, this.#used)
+        : buffer.slice(0, this.#used);
+      this.#buffer = reuse || buffer.length > 4 * this.#capacity()
+        ? undefined
+        : buffer;
       this.#used = 0;
       this.#writing++;
       this.#chain = this.#chain.then(() => writeAll(this.#dest, bytes)).then(
         () => {
           // Written: the buffer can be filled again (one grown far is let go).
           if (
-            buffer.length <= 4 * this.#capacity() && this.#spare.length < 2
+            reuse && buffer.length <= 4 * this.#capacity() &&
+            this.#spare.length < 2
           ) this.#spare.push(buffer);
           // What came meanwhile goes out in one write.
           if (--this.#writing === 0 && this.#used > 0) this.#schedule();

@@ -12,6 +12,9 @@ import {
   concurrentMap,
   concurrentMapTasks,
 } from "../../src/io/concurrent_map.ts";
+import { releasesBytes } from "../../src/io/text_writer.ts";
+import { stdoutWriter } from "../../src/io/stdout.ts";
+import { openOut } from "../../src/io/out_file.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -291,6 +294,44 @@ Deno.test("ndjsonSink coalesces many values into few writes of whole lines", asy
     values,
   );
   for (const call of dest.calls) assert.equal(call.at(-1), 10);
+});
+
+Deno.test("ndjsonSink gives a destination from outside bytes of its own: one that keeps every chunk reads the lines it was given", async () => {
+  // A script's collector: it keeps each chunk as it came, no copy. The sink
+  // fills its buffer again after each write; the chunks must not change.
+  const kept: Uint8Array[] = [];
+  const dest: ByteWriter = {
+    write: (p) =>
+      new Promise<number>((resolve) =>
+        setTimeout(() => (kept.push(p), resolve(p.length)), 0)
+      ),
+  };
+  const values = Array.from({ length: 3000 }, (_, i) => ({ i, pad: "x" }));
+  await ReadableStream.from(values).pipeTo(
+    ndjsonSink(dest, { flushChars: 256 }),
+  );
+  assert.ok(kept.length > 10, `${kept.length} writes`);
+  const text = kept.map((c) => decoder.decode(c)).join("");
+  assert.equal(text, values.map((v) => JSON.stringify(v) + "\n").join(""));
+  // Each chunk is the size of its text, not of the sink's buffer.
+  for (const c of kept) assert.equal(c.byteLength, c.buffer.byteLength);
+});
+
+Deno.test("the sink fills its buffer again only for writers of this package that are done with the bytes", async () => {
+  assert.equal(releasesBytes(Deno.stdout), true);
+  assert.equal(releasesBytes(stdoutWriter()), true);
+  assert.equal(
+    releasesBytes({ write: (p) => Promise.resolve(p.length) }),
+    false,
+  );
+  const path = await Deno.makeTempFile();
+  try {
+    const file = await openOut(path);
+    assert.equal(releasesBytes(file), true);
+    file.close();
+  } finally {
+    await Deno.remove(path);
+  }
 });
 
 Deno.test("ndjsonBatchSink writes each batch whole, before any timer fires", async () => {
