@@ -197,6 +197,35 @@ for (const path of BACKENDS) {
     });
   });
 
+  Deno.test(`runCommand (${path}) reads more output than a pipe holds from several runs at once`, async () => {
+    await on(path, async () => {
+      // Runs beside others wait for their exit on the SIGCHLD listener, for
+      // a while: that wait must end, on the spawner's timer, for output that
+      // fills the pipes to be read at all.
+      const results = await Promise.all(
+        Array.from(
+          { length: 4 },
+          (_, i) =>
+            run(
+              `cat; head -c ${
+                200000 + i
+              } /dev/zero; head -c 100000 /dev/zero >&2`,
+              {
+                stdin: encoder.encode("x"),
+              },
+            ),
+        ),
+      );
+      for (const [i, result] of results.entries()) {
+        const { code, stdout, stderr } = exited(result);
+        assert.deepEqual(
+          [code, stdout.length, stderr.length],
+          [0, 200001 + i, 100000],
+        );
+      }
+    });
+  });
+
   Deno.test(`runCommand (${path}) takes a timeout longer than a C int of milliseconds`, async () => {
     await on(path, async () => {
       // 10^13 ms: poll's and setTimeout's delays are 32-bit ints.
