@@ -20,7 +20,7 @@
  * under way, or the wait for the exit.
  *
  * libc's functions are called through their addresses for the first spawns
- * of a process, and the dozen that every spawn calls become `Deno.dlopen`
+ * of a process, and the fourteen that every spawn calls become `Deno.dlopen`
  * symbols (fast calls once optimised) once a run has made enough spawns to
  * repay their set-up; `sh` is looked up on PATH once per value of PATH, and
  * a child changes folder only when its folder is not this process's.
@@ -173,6 +173,9 @@ const HOT = [
   "getenv",
   "getcwd",
   "posix_spawn",
+  "posix_spawn_file_actions_init",
+  "posix_spawn_file_actions_adddup2",
+  "posix_spawn_file_actions_destroy",
 ] as const;
 
 /**
@@ -217,6 +220,9 @@ class Scratch {
   /** Reads are copied out at once. */
   readonly chunk = new Uint8Array(65536);
   readonly chunkAt = of(this.chunk);
+  /** The file actions of the spawn under way (posix_spawn_file_actions_t: 80 bytes). */
+  readonly actions = new Uint8Array(256);
+  readonly actionsAt = of(this.actions);
   /** This process's folder, as `getcwd` writes it (NUL-terminated). */
   readonly cwd = new Uint8Array(4097);
   readonly cwdAt = of(this.cwd);
@@ -434,6 +440,7 @@ function spawn(
   const pid = scratch.pid;
   const actions = fileActions(
     libc,
+    scratch,
     fds,
     folder !== undefined ? cwd : undefined,
   );
@@ -465,6 +472,7 @@ function spawn(
       environ,
     );
   }
+  libc.posix_spawn_file_actions_destroy(actions as Deno.PointerValue);
   if (failed !== 0) failSpawn(libc, fds, failed);
   // The child's ends are the child's now.
   libc.close(fds[0]!);
@@ -553,40 +561,24 @@ function search(libc: Libc, pathAt: Deno.PointerValue): Uint8Array | null {
   return null;
 }
 
-/** File actions by the child's descriptors and folder, with their buffers. */
-const actionsFor = new Map<
-  string,
-  { bytes: Uint8Array; at: Deno.PointerValue }
->();
-
 /**
  * The file actions that give the child its pipe ends as 0, 1 and 2, and its
- * folder: made once for a set of descriptors and folder and kept, since the
- * descriptors of one spawn recur in the next (the lowest free ones are
- * taken), which spares five calls per spawn. glibc keeps its own copy of the
+ * folder, made in the scratch buffer for each spawn, and destroyed once it
+ * has started: five fast calls. Kept from one spawn to the next instead,
+ * by descriptors, they were missed at every other spawn with 16 children
+ * at once (the descriptors free and taken in another order each time), and
+ * each miss cost more than the calls. glibc keeps its own copy of the
  * folder's path.
  *
  * @returns The actions, or the error number when they cannot be made.
  */
 function fileActions(
   libc: Libc,
+  scratch: Scratch,
   fds: Int32Array,
   cwd: string | undefined,
 ): Deno.PointerValue | number {
-  const key = cwd === undefined
-    ? `${fds[0]} ${fds[3]} ${fds[5]}`
-    : `${fds[0]} ${fds[3]} ${fds[5]} /${cwd}`;
-  const known = actionsFor.get(key);
-  if (known !== undefined) return known.at;
-  if (actionsFor.size >= 64) {
-    // A bound, not a working set.
-    for (const { at } of actionsFor.values()) {
-      libc.posix_spawn_file_actions_destroy(at);
-    }
-    actionsFor.clear();
-  }
-  const bytes = new Uint8Array(256); // posix_spawn_file_actions_t: 80 bytes
-  const at = of(bytes);
+  const at = scratch.actionsAt;
   const failed = libc.posix_spawn_file_actions_init(at);
   if (failed !== 0) return failed;
   const added = libc.posix_spawn_file_actions_adddup2(at, fds[0]!, 0) ||
@@ -599,7 +591,6 @@ function fileActions(
     libc.posix_spawn_file_actions_destroy(at);
     return added;
   }
-  actionsFor.set(key, { bytes, at });
   return at;
 }
 
