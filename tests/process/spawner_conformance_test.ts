@@ -299,6 +299,42 @@ for (const path of BACKENDS) {
     });
   });
 
+  Deno.test(`runCommand (${path}) ends every run of an aborted signal, and only those`, async () => {
+    await on(path, async () => {
+      await withTempDir(async (dir) => {
+        const shared = new AbortController();
+        const other = new AbortController();
+        // A run that ended before the abort, on the same signal.
+        assert.equal(
+          exited(await run("echo done", { signal: shared.signal })).stdout,
+          "done\n",
+        );
+        const hang = (i: number, signal: AbortSignal) =>
+          run(`echo $$ >${sh(`${dir}/${i}`)}; sleep 1000 & wait`, { signal });
+        const aborted = [0, 1, 2].map((i) => hang(i, shared.signal));
+        const spared = run(`read x; echo "$x"`, {
+          signal: other.signal,
+          stdin: encoder.encode("spared"),
+        });
+        const pids = (await Promise.all(
+          [0, 1, 2].map((i) => readPids(`${dir}/${i}`, 1)),
+        )).flat();
+        shared.abort();
+        for (const result of await Promise.all(aborted)) {
+          assert.equal(result.kind, "aborted");
+        }
+        await assertNoneRunning(pids);
+        assert.equal(exited(await spared).stdout, "spared\n");
+        // A signal's later runs still end when it aborts.
+        const again = hang(3, other.signal);
+        const [last] = await readPids(`${dir}/3`, 1);
+        other.abort();
+        assert.equal((await again).kind, "aborted");
+        await assertNoneRunning([last!]);
+      });
+    });
+  });
+
   Deno.test(`runCommand (${path}) ends on timeout and on abort while a process that left the group holds stdout`, async () => {
     await on(path, async () => {
       await withTempDir(async (dir) => {
