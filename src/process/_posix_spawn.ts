@@ -810,8 +810,8 @@ class Session {
   #wake: (() => void) | undefined;
   /** When the wait for the exit alone ends: the spawner's one timer, not
    * `setTimeout`, which loads Deno's Node compatibility layer at its first
-   * call and costs more per call (measured: 25-30 ms once, then about
-   * 0.1 ms a run at c=16). */
+   * call and costs more per call (measured: 6-15 ms once, then tens of
+   * microseconds a run). */
   #timer: Deadline | undefined;
 
   constructor(
