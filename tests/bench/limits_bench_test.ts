@@ -28,7 +28,7 @@ const hasCc = await new Deno.Command("cc", {
     throw error;
   });
 
-Deno.test("bench:limits --quick prints a row per goal of issue 17", async () => {
+Deno.test("bench:limits --quick prints a row per goal of issue 17, its limit rows and the run row's ceiling", async () => {
   const { code, out } = await deno([
     "run",
     "-A",
@@ -49,18 +49,28 @@ Deno.test("bench:limits --quick prints a row per goal of issue 17", async () => 
     "cached rerun, 100 cases, vs replay target",
     ...(hasCc ? [1, 4, 16].map((c) => `c=${c}, vs C posix_spawn driver`) : []),
   ];
-  for (const row of rows) {
-    assert.match(
-      out,
-      new RegExp(
-        `^\\| [^\\n]*${
-          row.replace(/[+()]/g, "\\$&")
-        }[^\\n]*\\| (met|not met) \\|`,
-        "m",
-      ),
-      row,
+  const limits = [
+    "start-up limit: bare program with js-yaml config + Web Streams dataset",
+    "start-up limit: empty Deno script, vs bare script with one sh -c",
+  ];
+  const row = (text: string, met: string, ceiling = "[^|\\n]*") =>
+    new RegExp(
+      `^\\| [^\\n]*${
+        text.replace(/[+()]/g, "\\$&")
+      }[^\\n]*\\| ${met} \\| [^|\\n]* \\| ${ceiling} \\|$`,
+      "m",
     );
-  }
+  for (const text of rows) assert.match(out, row(text, "(met|not met)"), text);
+  for (const text of limits) assert.match(out, row(text, "limit row"), text);
+  // The run row's ceiling is filled, from the start-up of both sides.
+  assert.match(
+    out,
+    row(
+      "run, replay + exact_match, 500 cases",
+      "(met|not met)",
+      "\\d+\\.\\d\\d×",
+    ),
+  );
   assert.doesNotMatch(out, /differs/);
   if (!hasCc) assert.match(out, /spawn rows skipped: no `cc`/);
 });
