@@ -16,9 +16,18 @@
 //   reads its verdict lines.
 // - run: `run` (replay → exact_match → validate → aggregate → NDJSON) over
 //   200,000 cases against bench/_floor_run.ts (the same bytes, checked first).
+//   Its ceiling: the ratio a `run` whose every case cost what the floor's
+//   costs would reach, from `run`'s one-case start-up against the floor's on
+//   the same one-line dataset, measured alternating in the same run.
 // - startup: `run` and `score` on one case against bench/_bare_start.ts, which
 //   reads the same one-line dataset and prints one Score line; both started as
 //   `deno run -A` with the install task's V8 flags. Time ratios, medians of 11.
+//   Two limit rows beside them: bench/_startup_limits.ts doing only what a
+//   one-case `run` cannot skip (its config parsed with js-yaml, its dataset
+//   read through Web Streams, the same Score line out) against the bare
+//   script; and, as the bare script with one `sh -c` already does only what
+//   `score --scorer` cannot skip, Deno's own start (bench/_empty_start.ts)
+//   against it.
 // - network: the `openai` target and `llm_judge` at c = 32 and c = 256 against
 //   bench/_slow_server.ts (another process, answering after 50 ms) against
 //   bench/_bare_fetch.ts at the same concurrency and server; a cached rerun of
@@ -375,8 +384,21 @@ async function persistentRows(): Promise<void> {
   }
 }
 
+/** The one-case dataset and suite the start-up figures share (written once). */
+let oneCase: Promise<void> | undefined;
+function writeOneCase(): Promise<void> {
+  return oneCase ??= (async () => {
+    await writeCases("one.jsonl", 1);
+    await Deno.writeTextFile(
+      `${dir}/one.yaml`,
+      "dataset: one.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n",
+    );
+  })();
+}
+
 async function runRows(): Promise<void> {
   await writeCases("data.jsonl", CASES);
+  await writeOneCase();
   await Deno.writeTextFile(
     `${dir}/suite.yaml`,
     "dataset: data.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n",
@@ -388,6 +410,24 @@ async function runRows(): Promise<void> {
     notes.push("run row skipped: bench/_floor_run.ts's output differs");
     return;
   }
+  // What start-up alone allows: a `run` whose every case cost what the
+  // floor's costs would still pay its own one-case start-up where the floor
+  // pays the floor's, both on the same one-line dataset, alternating.
+  const runStart: number[] = [];
+  const floorStart: number[] = [];
+  const runOne = { args: [...EVALPIPE, "run", `${dir}/one.yaml`] };
+  const floorOne = { args: bare("_floor_run.ts", `${dir}/one.jsonl`) };
+  for (let r = 0; r < STARTUP_ROUNDS; r++) {
+    const pair = [
+      async () => runStart.push(await time(runOne)),
+      async () => floorStart.push(await time(floorOne)),
+    ];
+    for (const step of r % 2 === 0 ? pair : pair.reverse()) await step();
+  }
+  console.error(
+    `start-up: run on 1 case ${median(runStart).toFixed(1)} ms, ` +
+      `the floor on 1 case ${median(floorStart).toFixed(1)} ms`,
+  );
   await compare(
     "run",
     `run, replay + exact_match, ${CASES} cases, vs the same bytes from one tight loop`,
@@ -395,39 +435,51 @@ async function runRows(): Promise<void> {
     run,
     floor,
   );
+  const row = rows.at(-1)!;
+  const b = median(row.b);
+  row.ceiling = b / (b - median(floorStart) + median(runStart));
 }
 
 async function startupRows(): Promise<void> {
-  await writeCases("one.jsonl", 1);
-  await Deno.writeTextFile(
-    `${dir}/one.yaml`,
-    "dataset: one.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n",
-  );
+  await writeOneCase();
   const unit = await writeUnits("one-unit.ndjson", 1);
   const floor = { args: bare("_bare_start.ts", `${dir}/one.jsonl`) };
   const run = { args: [...EVALPIPE, "run", `${dir}/one.yaml`] };
-  if (await stdoutOf(run) !== await stdoutOf(floor)) {
-    notes.push(
-      "start-up: bench/_bare_start.ts's Score line differs from run's",
-    );
-  }
-  const how = {
-    kind: "time" as const,
-    goal: 1.5,
-    n: 1,
-    rounds: STARTUP_ROUNDS,
+  // What a one-case `run` cannot skip, and nothing else: its YAML config
+  // parsed with js-yaml, its dataset read through Web Streams, one line out.
+  const shaped = {
+    args: bare(
+      "_startup_limits.ts",
+      `${dir}/one.jsonl`,
+      "--streams",
+      "--yaml",
+      `${dir}/one.yaml`,
+    ),
   };
+  const line = await stdoutOf(run);
+  for (
+    const [name, other] of [["_bare_start.ts", floor], [
+      "_startup_limits.ts",
+      shaped,
+    ]] as const
+  ) {
+    if (await stdoutOf(other) !== line) {
+      notes.push(`start-up: bench/${name}'s Score line differs from run's`);
+    }
+  }
+  const how = { kind: "time" as const, n: 1, rounds: STARTUP_ROUNDS };
+  const goal = { ...how, goal: 1.5 };
   await compare(
     "startup",
     "start-up: run, 1 case (replay + exact_match), vs bare script",
-    how,
+    goal,
     run,
     floor,
   );
   await compare(
     "startup",
     "start-up: score --config (exact_match), 1 unit, vs bare script",
-    how,
+    goal,
     {
       args: [...EVALPIPE, "score", "--config", `${dir}/one.yaml`],
       stdin: unit,
@@ -436,15 +488,32 @@ async function startupRows(): Promise<void> {
   );
   await compare(
     "startup",
-    "start-up: score --scorer (sh), 1 unit, vs bare script with one sh -c",
+    "start-up limit: bare program with js-yaml config + Web Streams dataset, 1 case, vs bare script",
     how,
+    shaped,
+    floor,
+  );
+  const spawning = {
+    args: bare("_bare_start.ts", `${dir}/one.jsonl`, "--spawn", SCORER),
+  };
+  await compare(
+    "startup",
+    "start-up: score --scorer (sh), 1 unit, vs bare script with one sh -c",
+    goal,
     {
       args: [...EVALPIPE, "score", "--scorer", SCORER, "--name", "t"],
       stdin: unit,
     },
-    {
-      args: bare("_bare_start.ts", `${dir}/one.jsonl`, "--spawn", SCORER),
-    },
+    spawning,
+  );
+  // The bare script with one `sh -c` already does only what `score --scorer`
+  // cannot skip; what is left to show is how much of it is Deno's own start.
+  await compare(
+    "startup",
+    "start-up limit: empty Deno script, vs bare script with one sh -c",
+    how,
+    { args: bare("_empty_start.ts") },
+    spawning,
   );
 }
 

@@ -2,7 +2,7 @@
 // whose Scores need no second look: `scoreUnits` takes it when a scorer has
 // one, instead of `score` followed by `checkScores`.
 
-import type { Score } from "../score/mod.ts";
+import type { Score, ScoreStatus, ScoreValidity } from "../score/mod.ts";
 import type { Unit } from "../dataset/unit.ts";
 import type { Scorer, ScorerContext } from "./scorer.ts";
 
@@ -50,4 +50,76 @@ export interface CasesEnd {
 /** Tells `scorer` that no case will come any more, if it wants to know. */
 export function endOfCases(scorer: Scorer): void {
   (scorer as Partial<CasesEnd>)[END_OF_CASES]?.();
+}
+
+/**
+ * A Score without diagnostics or evidence, with `unit`'s ids in their place,
+ * built as `parseScoreFor` would build it: one literal of one shape per kind
+ * (with `passed` or without, with a reason or without), keys in canonical
+ * order. For Scores whose every rule was checked before (a canonical one, a
+ * checked verdict's); it checks nothing.
+ */
+export function unitScore(
+  metric: string,
+  status: ScoreStatus,
+  validity: ScoreValidity,
+  value: number | null,
+  passed: boolean | undefined,
+  reason: string | undefined,
+  evaluator_version: string,
+  unit: Unit,
+): Score {
+  const { example_id, unit_id } = unit;
+  if (passed === undefined) {
+    return reason === undefined
+      ? {
+        metric,
+        status,
+        validity,
+        value,
+        evaluator_version,
+        example_id,
+        unit_id,
+        diagnostics: [],
+        evidence_refs: [],
+      }
+      : {
+        metric,
+        status,
+        validity,
+        value,
+        reason,
+        evaluator_version,
+        example_id,
+        unit_id,
+        diagnostics: [],
+        evidence_refs: [],
+      };
+  }
+  return reason === undefined
+    ? {
+      metric,
+      status,
+      validity,
+      value,
+      passed,
+      evaluator_version,
+      example_id,
+      unit_id,
+      diagnostics: [],
+      evidence_refs: [],
+    }
+    : {
+      metric,
+      status,
+      validity,
+      value,
+      passed,
+      reason,
+      evaluator_version,
+      example_id,
+      unit_id,
+      diagnostics: [],
+      evidence_refs: [],
+    };
 }

@@ -26,7 +26,6 @@ import {
   type Scorer,
   type ScorerContext,
   UNIT_RANGE,
-  type Verdict,
 } from "./scorer.ts";
 import {
   type CasesEnd,
@@ -34,6 +33,7 @@ import {
   type Failure,
   UNIT_PATH,
   type UnitPath,
+  unitScore,
 } from "./_unit_path.ts";
 import {
   parseVerdict,
@@ -570,9 +570,21 @@ export function persistentScorer(
         );
       }
       const verdict = parseVerdict(cmd, line);
-      return unit === undefined
-        ? scoreFromVerdict(name, version, verdict)
-        : unitScore(name, version, verdict, unit);
+      if (unit === undefined) return scoreFromVerdict(name, version, verdict);
+      // What checkScores would make of scoreFromVerdict's Score, built once:
+      // the verdict was checked as it was read, the metric and version when
+      // the scorer was made.
+      const value = verdict.score === 0 ? 0 : verdict.score; // -0 is written 0
+      return unitScore(
+        name,
+        "scored",
+        "valid",
+        value,
+        verdict.passed ?? value >= 0.5,
+        verdict.reason,
+        version,
+        unit,
+      );
     },
     failed: (error: Error, unit: Unit): Score[] => failure!(self, error, unit),
   };
@@ -687,49 +699,6 @@ export function persistentScorer(
     }
   }
   return self;
-}
-
-/**
- * The Score of a verdict for `unit`, as `checkScores` would make it of
- * `scoreFromVerdict`'s: the verdict was checked as it was read, and the
- * metric and version when the scorer was made, so it is built once, in the
- * canonical key order, and not checked again.
- */
-function unitScore(
-  metric: string,
-  version: string,
-  verdict: Verdict,
-  unit: Unit,
-): Score {
-  const value = verdict.score === 0 ? 0 : verdict.score; // -0 is written 0
-  const passed = verdict.passed ?? value >= 0.5;
-  const reason = verdict.reason;
-  return reason === undefined
-    ? {
-      metric,
-      status: "scored",
-      validity: "valid",
-      value,
-      passed,
-      evaluator_version: version,
-      example_id: unit.example_id,
-      unit_id: unit.unit_id,
-      diagnostics: [],
-      evidence_refs: [],
-    }
-    : {
-      metric,
-      status: "scored",
-      validity: "valid",
-      value,
-      passed,
-      reason,
-      evaluator_version: version,
-      example_id: unit.example_id,
-      unit_id: unit.unit_id,
-      diagnostics: [],
-      evidence_refs: [],
-    };
 }
 
 /** The message of a `{"error": "..."}` line, the extension's per-case failure. */

@@ -17,7 +17,7 @@ import {
 } from "../score/mod.ts";
 import { isCanonicalScore } from "../score/rules.ts";
 import type { Scorer, ScorerContext } from "./scorer.ts";
-import { unitPathOf } from "./_unit_path.ts";
+import { unitPathOf, unitScore } from "./_unit_path.ts";
 import type { FlowWatch } from "../net/flow.ts";
 import type { Unit } from "../dataset/unit.ts";
 
@@ -135,7 +135,18 @@ export function checkScores(
     result.metric === declared[0] && result.target_name === undefined &&
     typeof unit.example_id === "string" && typeof unit.unit_id === "string" &&
     result.diagnostics.length === 0 && result.evidence_refs.length === 0
-  ) return [stamped(result, unit)];
+  ) {
+    return [unitScore(
+      result.metric,
+      result.status,
+      result.validity,
+      result.value,
+      result.passed,
+      result.reason,
+      result.evaluator_version,
+      unit,
+    )];
+  }
   // The common case, one Score for a scorer's one metric, valid as it came.
   if (declared.length === 1 && !isScoreBatch(result)) {
     try {
@@ -213,69 +224,6 @@ function scorerFailed(scorer: Scorer, error: unknown, unit: Unit): Score[] {
   return code === "budget.exhausted"
     ? failure(scorer, `budget: ${messageOf(error)}`, unit, code, "blocked")
     : failure(scorer, `scorer error: ${messageOf(error)}`, unit, code);
-}
-
-/**
- * A canonical Score without diagnostics or evidence, copied with the unit's
- * ids in their place: what `parseScoreFor` builds from it, in one literal of
- * one shape per kind (with a reason or without).
- */
-function stamped(score: Score, unit: Unit): Score {
-  const { metric, status, validity, value, passed, reason } = score;
-  const { example_id, unit_id } = unit;
-  const evaluator_version = score.evaluator_version;
-  if (passed === undefined) {
-    return reason === undefined
-      ? {
-        metric,
-        status,
-        validity,
-        value,
-        evaluator_version,
-        example_id,
-        unit_id,
-        diagnostics: [],
-        evidence_refs: [],
-      }
-      : {
-        metric,
-        status,
-        validity,
-        value,
-        reason,
-        evaluator_version,
-        example_id,
-        unit_id,
-        diagnostics: [],
-        evidence_refs: [],
-      };
-  }
-  return reason === undefined
-    ? {
-      metric,
-      status,
-      validity,
-      value,
-      passed,
-      evaluator_version,
-      example_id,
-      unit_id,
-      diagnostics: [],
-      evidence_refs: [],
-    }
-    : {
-      metric,
-      status,
-      validity,
-      value,
-      passed,
-      reason,
-      evaluator_version,
-      example_id,
-      unit_id,
-      diagnostics: [],
-      evidence_refs: [],
-    };
 }
 
 /** The context of a scorer run without a signal, shared: it holds nothing. */

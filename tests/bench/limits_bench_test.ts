@@ -29,7 +29,7 @@ const hasCc = await new Deno.Command("cc", {
     throw error;
   });
 
-Deno.test("bench:limits --quick prints a row per goal of issue 17", async () => {
+Deno.test("bench:limits --quick prints a row per goal of issue 17, its limit rows and the run row's ceiling", async () => {
   const { code, out } = await deno([
     "run",
     "-A",
@@ -50,23 +50,36 @@ Deno.test("bench:limits --quick prints a row per goal of issue 17", async () => 
     "cached rerun, 100 cases, vs replay target",
     ...(hasCc ? [1, 4, 16].map((c) => `c=${c}, vs C posix_spawn driver`) : []),
   ];
-  const limitRows = hasCc
-    ? [
-      "limit, rung A: Deno, the driver's libc calls, synchronous, 8 units, c=1,",
-      ...[1, 4, 16].map((c) =>
-        `limit, rung B: Deno, the driver's libc calls, one nonblocking poll per wake, 8 units, c=${c},`
-      ),
-    ]
-    : [];
-  const rowOf = (row: string, met: string) =>
+  const limits = [
+    "start-up limit: bare program with js-yaml config + Web Streams dataset",
+    "start-up limit: empty Deno script, vs bare script with one sh -c",
+    ...(hasCc
+      ? [
+        "limit, rung A: Deno, the driver's libc calls, synchronous, 8 units, c=1,",
+        ...[1, 4, 16].map((c) =>
+          `limit, rung B: Deno, the driver's libc calls, one nonblocking poll per wake, 8 units, c=${c},`
+        ),
+      ]
+      : []),
+  ];
+  const row = (text: string, met: string, ceiling = "[^|\\n]*") =>
     new RegExp(
-      `^\\| ${row.replace(/[+()]/g, "\\$&")}[^\\n]*\\| (${met}) \\|`,
+      `^\\| [^\\n]*${
+        text.replace(/[+()]/g, "\\$&")
+      }[^\\n]*\\| ${met} \\| [^|\\n]* \\| ${ceiling} \\|$`,
       "m",
     );
-  for (const row of rows) {
-    assert.match(out, rowOf(`[^\\n]*${row}`, "met|not met"), row);
-  }
-  for (const row of limitRows) assert.match(out, rowOf(row, "limit row"), row);
+  for (const text of rows) assert.match(out, row(text, "(met|not met)"), text);
+  for (const text of limits) assert.match(out, row(text, "limit row"), text);
+  // The run row's ceiling is filled, from the start-up of both sides.
+  assert.match(
+    out,
+    row(
+      "run, replay + exact_match, 500 cases",
+      "(met|not met)",
+      "\\d+\\.\\d\\d×",
+    ),
+  );
   assert.doesNotMatch(out, /differs/);
   if (!hasCc) assert.match(out, /spawn rows skipped: no `cc`/);
 });

@@ -97,8 +97,7 @@ function scorerErrorMessage(score: Score): string {
 }
 
 async function readPids(file: string, count: number): Promise<number[]> {
-  const pids = (await Deno.readTextFile(file)).split("\n")
-    .filter((line) => line.trim() !== "").map(Number);
+  const pids = await startedPids(file);
   assert.equal(pids.length, count, `PIDs in ${file}: ${pids.join(", ")}`);
   for (const pid of pids) assert.ok(Number.isInteger(pid) && pid > 1);
   assert.equal(new Set(pids).size, count, "one process per PID");
@@ -176,6 +175,48 @@ for i, line in enumerate(sys.stdin):
   return { cmd: `python3 ${sh(script)} ${sh(pids)}`, pids };
 }
 
+/**
+ * Runs `use` with a persistent scorer (named `name`) over
+ * `pythonScorer(dir, name, answer)` in a new temporary folder `dir`, closes
+ * it whatever `use` did, then checks that no process it started is left.
+ */
+async function withPythonScorer(
+  name: string,
+  answer: string | ((dir: string) => string),
+  use: (
+    s: Scorer,
+    script: { cmd: string; pids: string; dir: string },
+  ) => Promise<void>,
+  options: PersistentScorerOptions = {},
+): Promise<void> {
+  await withTempDir(async (dir) => {
+    const { cmd, pids } = await pythonScorer(
+      dir,
+      name,
+      typeof answer === "string" ? answer : answer(dir),
+    );
+    const s = scorer(cmd, { name, ...options });
+    try {
+      await use(s, { cmd, pids, dir });
+    } finally {
+      await s.close!();
+    }
+    await assertNoneRunning(await startedPids(pids));
+  });
+}
+
+/** The PIDs a scorer of `pythonScorer` wrote, none if it never started. */
+async function startedPids(file: string): Promise<number[]> {
+  try {
+    return (await Deno.readTextFile(file)).split("\n")
+      .filter((line) => line.trim() !== "").map(Number);
+  } catch (error) {
+    // No process started: the file is written by the scorer's first line.
+    if (error instanceof Deno.errors.NotFound) return [];
+    throw error;
+  }
+}
+
 // ---------------------------------------------------------------------------
 // The line protocol
 
@@ -237,17 +278,13 @@ with open(stats, "w") as f:
 });
 
 Deno.test("persistentScorer fails only the case answered with an error line and keeps serving", async () => {
-  await withTempDir(async (dir) => {
-    const { cmd, pids } = await pythonScorer(
-      dir,
-      "picky",
-      `if payload["input"].startswith("bad"):
+  await withPythonScorer(
+    "picky",
+    `if payload["input"].startswith("bad"):
     return json.dumps({"error": "cannot judge " + payload["input"]})
 return json.dumps({"score": 1, "reason": "judged " + payload["input"]})`,
-    );
-    const s = scorer(cmd, { name: "picky" });
-    const units = ["a", "bad1", "b", "c", "bad2", "d"].map((i) => unit(i));
-    try {
+    async (s, { cmd, pids }) => {
+      const units = ["a", "bad1", "b", "c", "bad2", "d"].map((i) => unit(i));
       const scores = await scoreAll([s], units, 8);
       assert.deepEqual(
         scores.map((x) => x.status),
@@ -268,41 +305,38 @@ return json.dumps({"score": 1, "reason": "judged " + payload["input"]})`,
         assert.equal(scores[i]!.evaluator_version, s.version);
         assert.equal(scores[i]!.diagnostics[0]?.code, "scorer.reported");
       }
-    } finally {
-      await s.close!();
-    }
-    await readPids(pids, 1); // one process served them all
-  });
+      await readPids(pids, 1); // one process served them all
+    },
+  );
 });
 
 Deno.test("persistentScorer reports bad verdict lines with the protocol's messages", async () => {
-  await withTempDir(async (dir) => {
-    // The verdict line is the unit's output, verbatim.
-    const { cmd, pids } = await pythonScorer(
-      dir,
-      "verbatim",
-      `return payload["output"]`,
-    );
-    const s = scorer(cmd, { name: "verbatim" });
-    const invalid = (text: string) =>
-      `scorer ${JSON.stringify(cmd)} printed invalid verdict JSON: ${
-        JSON.stringify(text.trim())
-      }`;
-    const outside = (n: string) =>
-      `scorer ${JSON.stringify(cmd)} returned score ${n} outside 0.0..=1.0`;
-    const cases: Array<[string, string]> = [
-      ["not json", invalid("not json")],
-      ['{"score":1.5}', outside("1.5")],
-      ["", invalid("")],
-      ['{"score":-0.1,"passed":true}', outside("-0.1")],
-      ['{"score":0.9,"passed":"yes"}', invalid('{"score":0.9,"passed":"yes"}')],
-      ['{"error":5}', invalid('{"error":5}')],
-      ["[1]", invalid("[1]")],
-      ['  {"score":0.25}  ', "0.25"],
-      ['{"score":100,"reason":"percent"}', outside("100")],
-      ['{"score":0.75,"reason":"fine"}', "0.75 fine"],
-    ];
-    try {
+  // The verdict line is the unit's output, verbatim.
+  await withPythonScorer(
+    "verbatim",
+    `return payload["output"]`,
+    async (s, { cmd, pids }) => {
+      const invalid = (text: string) =>
+        `scorer ${JSON.stringify(cmd)} printed invalid verdict JSON: ${
+          JSON.stringify(text.trim())
+        }`;
+      const outside = (n: string) =>
+        `scorer ${JSON.stringify(cmd)} returned score ${n} outside 0.0..=1.0`;
+      const cases: Array<[string, string]> = [
+        ["not json", invalid("not json")],
+        ['{"score":1.5}', outside("1.5")],
+        ["", invalid("")],
+        ['{"score":-0.1,"passed":true}', outside("-0.1")],
+        [
+          '{"score":0.9,"passed":"yes"}',
+          invalid('{"score":0.9,"passed":"yes"}'),
+        ],
+        ['{"error":5}', invalid('{"error":5}')],
+        ["[1]", invalid("[1]")],
+        ['  {"score":0.25}  ', "0.25"],
+        ['{"score":100,"reason":"percent"}', outside("100")],
+        ['{"score":0.75,"reason":"fine"}', "0.75 fine"],
+      ];
       const scores = await scoreAll(
         [s],
         cases.map(([output], i) => unit(`q${i}`, { output })),
@@ -316,45 +350,38 @@ Deno.test("persistentScorer reports bad verdict lines with the protocol's messag
         ),
         cases.map(([, want]) => want),
       );
-    } finally {
-      await s.close!();
-    }
-    await readPids(pids, 1); // a bad line fails its case, not the process
-  });
+      await readPids(pids, 1); // a bad line fails its case, not the process
+    },
+  );
 });
 
 Deno.test("persistentScorer sends each payload as one compact protocol v0 line", async () => {
-  await withTempDir(async (dir) => {
-    const { cmd } = await pythonScorer(
-      dir,
-      "capture",
+  await withPythonScorer(
+    "capture",
+    (dir) =>
       `with open(${JSON.stringify(`${dir}/payloads`)}, "a") as f:
     f.write(line)
 return '{"score": 1}'`,
-    );
-    const s = scorer(cmd, { name: "capture" });
-    const units = [
-      unit("q1", { context: ["c 1", 'c"2'], expected: "30 days" }),
-      unit("q2", { output: "line\nbreak", expected: { b: 1, a: [true] } }),
-      unit("q3"),
-    ];
-    try {
+    async (s, { dir }) => {
+      const units = [
+        unit("q1", { context: ["c 1", 'c"2'], expected: "30 days" }),
+        unit("q2", { output: "line\nbreak", expected: { b: 1, a: [true] } }),
+        unit("q3"),
+      ];
       const scores = await scoreAll([s], units);
       assert.deepEqual(scores.map((x) => x.status), [
         "scored",
         "scored",
         "scored",
       ]);
-    } finally {
-      await s.close!();
-    }
-    assert.equal(
-      await Deno.readTextFile(`${dir}/payloads`),
-      '{"context":["c 1","c\\"2"],"expected":"30 days","input":"q1","output":"a"}\n' +
-        '{"expected":{"b":1,"a":[true]},"input":"q2","output":"line\\nbreak"}\n' +
-        '{"expected":null,"input":"q3","output":"a"}\n',
-    );
-  });
+      assert.equal(
+        await Deno.readTextFile(`${dir}/payloads`),
+        '{"context":["c 1","c\\"2"],"expected":"30 days","input":"q1","output":"a"}\n' +
+          '{"expected":{"b":1,"a":[true]},"input":"q2","output":"line\\nbreak"}\n' +
+          '{"expected":null,"input":"q3","output":"a"}\n',
+      );
+    },
+  );
 });
 
 Deno.test("persistentScorer writes the payloads of cases started together in one write", async () => {
@@ -443,14 +470,12 @@ while True:
 // Crashes, hangs, the end
 
 Deno.test("persistentScorer fails the cases in flight when the process crashes, then restarts it", async () => {
-  await withTempDir(async (dir) => {
-    // Answers three cases in one write, complains at length, and dies at
-    // once: the verdicts it wrote are owed to their cases, and the rest of
-    // the cases in flight fail.
-    const { cmd, pids } = await pythonScorer(
-      dir,
-      "crash",
-      `if i < 2:
+  // Answers three cases in one write, complains at length, and dies at
+  // once: the verdicts it wrote are owed to their cases, and the rest of
+  // the cases in flight fail.
+  await withPythonScorer(
+    "crash",
+    `if i < 2:
     sys.stdout.write(json.dumps({"score": 1, "reason": payload["input"]}) + "\\n")
     return None  # not flushed: the three verdicts leave together
 sys.stdout.write('{"score": 1, "reason": "third"}\\n')
@@ -458,9 +483,7 @@ sys.stdout.flush()
 sys.stderr.write("." * 3000 + "\\ngave up after 3 cases\\n")
 sys.stderr.flush()
 os._exit(7)`,
-    );
-    const s = scorer(cmd, { name: "crash" });
-    try {
+    async (s, { cmd, pids }) => {
       const crashed =
         `error: scorer ${JSON.stringify(cmd)} exited with status 7: ` +
         `${".".repeat(3000)}\ngave up after 3 cases`;
@@ -489,32 +512,25 @@ os._exit(7)`,
       const scores = await scoreAll([s], ["i", "j"].map((i) => unit(i)), 2);
       assert.deepEqual(scores.map((x) => x.status), ["scored", "error"]);
       assert.equal(scorerErrorMessage(scores[1]!), crashed.slice(7));
-    } finally {
-      await s.close!();
-    }
-    await assertNoneRunning(await readPids(pids, 6));
-  });
+      await readPids(pids, 6);
+    },
+  );
 });
 
 Deno.test("persistentScorer times out a hung case, restarts the others in flight and leaves no process", async () => {
-  await withTempDir(async (dir) => {
-    const children = `${dir}/children.pids`;
-    // On "hang" it starts a child in its group, then sleeps for ever.
-    const { cmd, pids } = await pythonScorer(
-      dir,
-      "hang",
+  // On "hang" it starts a child in its group, then sleeps for ever.
+  await withPythonScorer(
+    "hang",
+    (dir) =>
       `if payload["input"] == "hang":
     import subprocess
     child = subprocess.Popen(["sleep", "3600"])
-    with open(${JSON.stringify(children)}, "a") as f:
+    with open(${JSON.stringify(`${dir}/children.pids`)}, "a") as f:
         f.write(f"{child.pid}\\n")
     time.sleep(3600)
 return json.dumps({"score": 1, "reason": payload["input"]})`,
-    );
-    // Each case's time includes a (re)start of Python, which takes over
-    // half a second on a loaded machine: 3 s keeps the test about the hang.
-    const s = scorer(cmd, { name: "hang", timeout: 3 });
-    try {
+    async (s, { cmd, pids, dir }) => {
+      const children = `${dir}/children.pids`;
       // Started first: its start-up would count against the first case.
       assert.deepEqual(await inFlight(s, [unit("warm")]), ["1 warm"]);
       const label = `error: scorer ${JSON.stringify(cmd)}`;
@@ -538,49 +554,40 @@ return json.dumps({"score": 1, "reason": payload["input"]})`,
       // The next case starts a new process.
       assert.deepEqual(await inFlight(s, [unit("f")]), ["1 f"]);
       await readPids(pids, 2);
-    } finally {
-      await s.close!();
-    }
-    await assertNoneRunning(await readPids(pids, 2));
-  });
+    },
+    // Each case's time includes a (re)start of Python, which takes over
+    // half a second on a loaded machine: 3 s keeps the test about the hang.
+    { timeout: 3 },
+  );
 });
 
 Deno.test("persistentScorer does not count the wait behind earlier cases against a case's timeout", async () => {
-  await withTempDir(async (dir) => {
-    // Each case takes a fraction of the timeout; all of them together take
-    // more than it. Queued cases must not time out.
-    const { cmd, pids } = await pythonScorer(
-      dir,
-      "steady",
-      `time.sleep(0.1)
+  // Each case takes a fraction of the timeout; all of them together take
+  // more than it. Queued cases must not time out.
+  await withPythonScorer(
+    "steady",
+    `time.sleep(0.1)
 return json.dumps({"score": 1, "reason": payload["input"]})`,
-    );
-    const s = scorer(cmd, { name: "steady", timeout: 1.5 });
-    const inputs = Array.from({ length: 25 }, (_, i) => `q${i}`);
-    try {
+    async (s, { pids }) => {
+      const inputs = Array.from({ length: 25 }, (_, i) => `q${i}`);
       assert.deepEqual(
         await inFlight(s, inputs.map((i) => unit(i))),
         inputs.map((i) => `1 ${i}`),
       );
-    } finally {
-      await s.close!();
-    }
-    await readPids(pids, 1);
-  });
+      await readPids(pids, 1);
+    },
+    { timeout: 1.5 },
+  );
 });
 
 Deno.test("persistentScorer fails the cases in flight when their run is aborted and kills the process", async () => {
-  await withTempDir(async (dir) => {
-    // Answers "fast" at once and sleeps on anything else.
-    const { cmd, pids } = await pythonScorer(
-      dir,
-      "slow",
-      `if payload["input"] != "fast":
+  // Answers "fast" at once and sleeps on anything else.
+  await withPythonScorer(
+    "slow",
+    `if payload["input"] != "fast":
     time.sleep(3600)
 return '{"score": 1}'`,
-    );
-    const s = scorer(cmd, { name: "slow" });
-    try {
+    async (s, { cmd, pids }) => {
       const stop = new AbortController();
       assert.deepEqual(
         (await s.score(unit("fast"), { signal: stop.signal }) as Score).value,
@@ -604,37 +611,31 @@ return '{"score": 1}'`,
       // Another run's case starts a new process.
       assert.deepEqual(await inFlight(s, [unit("fast")]), ["1"]);
       await readPids(pids, 2);
-    } finally {
-      await s.close!();
-    }
-  });
+    },
+  );
 });
 
 Deno.test("persistentScorer keeps no abort listener once a run's cases have ended, and an abort then kills nothing", async () => {
-  await withTempDir(async (dir) => {
-    const { cmd, pids } = await pythonScorer(
-      dir,
-      "plain",
-      `return '{"score": 1}'`,
-    );
-    const s = scorer(cmd, { name: "plain" });
-    // Signals that count the listeners they hold.
-    let live = 0;
-    const counted = () => {
-      const signal = new AbortController().signal;
-      const add = signal.addEventListener.bind(signal);
-      const remove = signal.removeEventListener.bind(signal);
-      signal.addEventListener = (...args: Parameters<typeof add>) => {
-        live++;
-        add(...args);
+  await withPythonScorer(
+    "plain",
+    `return '{"score": 1}'`,
+    async (s, { pids }) => {
+      // Signals that count the listeners they hold.
+      let live = 0;
+      const counted = () => {
+        const signal = new AbortController().signal;
+        const add = signal.addEventListener.bind(signal);
+        const remove = signal.removeEventListener.bind(signal);
+        signal.addEventListener = (...args: Parameters<typeof add>) => {
+          live++;
+          add(...args);
+        };
+        signal.removeEventListener = (...args: Parameters<typeof remove>) => {
+          live--;
+          remove(...args);
+        };
+        return signal;
       };
-      signal.removeEventListener = (...args: Parameters<typeof remove>) => {
-        live--;
-        remove(...args);
-      };
-      return signal;
-    };
-    try {
       for (let i = 0; i < 20; i++) {
         const scores = await Promise.all(
           ["a", "b"].map((x) =>
@@ -649,10 +650,8 @@ Deno.test("persistentScorer keeps no abort listener once a run's cases have ende
       stop.abort();
       assert.deepEqual(await inFlight(s, [unit("d")]), ["1"]);
       await readPids(pids, 1); // the same process throughout
-    } finally {
-      await s.close!();
-    }
-  });
+    },
+  );
 });
 
 Deno.test("persistentScorer close ends the process", async () => {
@@ -1021,11 +1020,9 @@ function withTempDir(fn: (dir: string) => Promise<void>): Promise<void> {
 }
 
 Deno.test("persistentScorer gives through the scoring stage what score and checkScores give, ids and target stamped", async () => {
-  await withTempDir(async (dir) => {
-    const { cmd } = await pythonScorer(
-      dir,
-      "shapes",
-      `return {
+  await withPythonScorer(
+    "shapes",
+    `return {
     "plain": '{"score": 0.75}',
     "reason": '{"score": 0.25, "reason": "short"}',
     "passed": '{"score": 0.2, "passed": true, "extra": 1}',
@@ -1036,21 +1033,19 @@ Deno.test("persistentScorer gives through the scoring stage what score and check
     "bad_passed": '{"score": 1, "passed": "yes"}',
     "reported": '{"error": "no context"}',
 }[payload["input"]]`,
-    );
-    const s = scorer(cmd, { name: "shapes" });
-    const units = [
-      "plain",
-      "reason",
-      "passed",
-      "zero",
-      "nulls",
-      "range",
-      "bad",
-      "bad_passed",
-      "reported",
-    ].map((i) => unit(i));
-    units.push(unit("plain", { unit_id: "t#plain@2", target_name: "m1" }));
-    try {
+    async (s) => {
+      const units = [
+        "plain",
+        "reason",
+        "passed",
+        "zero",
+        "nulls",
+        "range",
+        "bad",
+        "bad_passed",
+        "reported",
+      ].map((i) => unit(i));
+      units.push(unit("plain", { unit_id: "t#plain@2", target_name: "m1" }));
       // What the stage made of score's Score or error before it had a path
       // of its own: checkScores, or the error Score of the failure.
       const expected: Score[] = [];
@@ -1095,21 +1090,15 @@ Deno.test("persistentScorer gives through the scoring stage what score and check
         ],
       );
       assert.equal(Object.is(got[3]!.value, -0), false, "-0 is written 0");
-    } finally {
-      await s.close!();
-    }
-  });
+    },
+  );
 });
 
 Deno.test("persistentScorer scores blocked units through the scoring stage without sending them", async () => {
-  await withTempDir(async (dir) => {
-    const { cmd } = await pythonScorer(
-      dir,
-      "seen",
-      `return json.dumps({"score": 1, "reason": payload["input"]})`,
-    );
-    const s = scorer(cmd, { name: "seen" });
-    try {
+  await withPythonScorer(
+    "seen",
+    `return json.dumps({"score": 1, "reason": payload["input"]})`,
+    async (s) => {
       const got = await scoreAll([s], [
         unit("a", { target: { latency_ms: 1, error: "boom" } }),
         unit("b", { invalid: "no output" }),
@@ -1123,21 +1112,15 @@ Deno.test("persistentScorer scores blocked units through the scoring stage witho
           ["t#c", "scored", "c"],
         ],
       );
-    } finally {
-      await s.close!();
-    }
-  });
+    },
+  );
 });
 
 Deno.test("persistentScorer with startNow starts its process before the first case, which it then serves", async () => {
-  await withTempDir(async (dir) => {
-    const { cmd, pids } = await pythonScorer(
-      dir,
-      "early",
-      `return '{"score": 1}'`,
-    );
-    const s = scorer(cmd, { name: "early", startNow: true });
-    try {
+  await withPythonScorer(
+    "early",
+    `return '{"score": 1}'`,
+    async (s, { pids }) => {
       // Started with no case asked: its PID file appears on its own.
       await within(
         (async () => {
@@ -1158,11 +1141,10 @@ Deno.test("persistentScorer with startNow starts its process before the first ca
       assert.equal(score!.value, 1);
       const [pid] = await readPids(pids, 1);
       assert.ok(running(pid!), "the early process serves the case");
-    } finally {
-      await s.close!();
-    }
-    await assertNoneRunning(await readPids(pids, 1));
-  });
+      await readPids(pids, 1);
+    },
+    { startNow: true },
+  );
 });
 
 Deno.test("persistentScorer with startNow reports a spawn failure on the first case", async () => {
