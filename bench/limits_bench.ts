@@ -6,7 +6,11 @@
 //   included) against bench/_spawn_driver.c, a C driver that starts the same
 //   `sh -c CMD` with posix_spawn + POSIX_SPAWN_SETSID, at c = 1, 4 and 16. The
 //   driver is compiled here with the system's `cc` into bench/.work/; without
-//   `cc` the rows are skipped, and the bench says so.
+//   `cc` the rows are skipped, and the bench says so. Limit rows beside them
+//   (no goal): how far a bare Deno program making the driver's own libc calls
+//   gets against the same driver, rung A synchronously at c=1
+//   (bench/_ffi_spawn_sync.ts), rung B without blocking its event loop at each
+//   c (bench/_ffi_spawn_async.ts).
 // - persistent: `score --persistent` against bench/_bare_persistent.ts, which
 //   writes the same payload lines to the same long-lived Python process and
 //   reads its verdict lines.
@@ -276,6 +280,10 @@ async function spawnDriver(): Promise<string | undefined> {
   return out;
 }
 
+/** How rung B (bench/_ffi_spawn_async.ts) learns of exits, the fastest
+ * measured of its three ways at c=4 and c=16, and its row's words for it. */
+const RUNG_B = { how: "all", says: "one nonblocking poll per wake" };
+
 async function spawnRows(): Promise<void> {
   const driver = await spawnDriver();
   if (driver === undefined) return;
@@ -301,6 +309,7 @@ async function spawnRows(): Promise<void> {
     } ms, C driver on 1 unit ${median(cStart).toFixed(1)} ms`,
   );
   for (const c of [1, 4, 16]) {
+    const versus = { command: driver, args: [SCORER, String(c)], stdin: units };
     await compare(
       "spawn",
       `score, trivial sh scorer, ${UNITS} units, c=${c}, vs C posix_spawn driver`,
@@ -318,8 +327,36 @@ async function spawnRows(): Promise<void> {
         ],
         stdin: units,
       },
-      { command: driver, args: [SCORER, String(c)], stdin: units },
+      versus,
     );
+    withCeiling();
+    // The ladder: bare Deno programs making the driver's calls and nothing
+    // evalpipe adds. Rung A, synchronous, cannot overlap cases: c=1 only.
+    if (c === 1) {
+      await compare(
+        "spawn",
+        `limit, rung A: Deno, the driver's libc calls, synchronous, ${UNITS} units, c=1, vs C posix_spawn driver`,
+        { n: UNITS },
+        { args: bare("_ffi_spawn_sync.ts", SCORER), stdin: units },
+        versus,
+      );
+      withCeiling();
+    }
+    await compare(
+      "spawn",
+      `limit, rung B: Deno, the driver's libc calls, ${RUNG_B.says}, ${UNITS} units, c=${c}, vs C posix_spawn driver`,
+      { n: UNITS },
+      {
+        args: bare("_ffi_spawn_async.ts", RUNG_B.how, SCORER, String(c)),
+        stdin: units,
+      },
+      versus,
+    );
+    withCeiling();
+  }
+
+  /** The last row's best ratio from Deno's start-up alone. */
+  function withCeiling(): void {
     const row = rows.at(-1)!;
     const b = median(row.b);
     row.ceiling = b / (b - median(cStart) + median(denoStart));

@@ -20,7 +20,7 @@
  * under way, or the wait for the exit.
  *
  * libc's functions are called through their addresses for the first spawns
- * of a process, and the dozen that every spawn calls become `Deno.dlopen`
+ * of a process, and the fourteen that every spawn calls become `Deno.dlopen`
  * symbols (fast calls once optimised) once a run has made enough spawns to
  * repay their set-up; `sh` is looked up on PATH once per value of PATH, and
  * a child changes folder only when its folder is not this process's.
@@ -35,6 +35,7 @@
 
 import { type EarlyEnding, earlyResult } from "./_ending.ts";
 import { concat } from "./_concat.ts";
+import { clearDeadline, type Deadline, setDeadline } from "./_deadlines.ts";
 import type { RunCommandOptions, RunResult } from "./types.ts";
 
 // Linux values, the same on x86_64 and aarch64 (Deno's two Linux targets).
@@ -172,6 +173,9 @@ const HOT = [
   "getenv",
   "getcwd",
   "posix_spawn",
+  "posix_spawn_file_actions_init",
+  "posix_spawn_file_actions_adddup2",
+  "posix_spawn_file_actions_destroy",
 ] as const;
 
 /**
@@ -216,6 +220,9 @@ class Scratch {
   /** Reads are copied out at once. */
   readonly chunk = new Uint8Array(65536);
   readonly chunkAt = of(this.chunk);
+  /** The file actions of the spawn under way (posix_spawn_file_actions_t: 80 bytes). */
+  readonly actions = new Uint8Array(256);
+  readonly actionsAt = of(this.actions);
   /** This process's folder, as `getcwd` writes it (NUL-terminated). */
   readonly cwd = new Uint8Array(4097);
   readonly cwdAt = of(this.cwd);
@@ -433,6 +440,7 @@ function spawn(
   const pid = scratch.pid;
   const actions = fileActions(
     libc,
+    scratch,
     fds,
     folder !== undefined ? cwd : undefined,
   );
@@ -464,6 +472,7 @@ function spawn(
       environ,
     );
   }
+  libc.posix_spawn_file_actions_destroy(actions as Deno.PointerValue);
   if (failed !== 0) failSpawn(libc, fds, failed);
   // The child's ends are the child's now.
   libc.close(fds[0]!);
@@ -552,40 +561,24 @@ function search(libc: Libc, pathAt: Deno.PointerValue): Uint8Array | null {
   return null;
 }
 
-/** File actions by the child's descriptors and folder, with their buffers. */
-const actionsFor = new Map<
-  string,
-  { bytes: Uint8Array; at: Deno.PointerValue }
->();
-
 /**
  * The file actions that give the child its pipe ends as 0, 1 and 2, and its
- * folder: made once for a set of descriptors and folder and kept, since the
- * descriptors of one spawn recur in the next (the lowest free ones are
- * taken), which spares five calls per spawn. glibc keeps its own copy of the
+ * folder, made in the scratch buffer for each spawn, and destroyed once it
+ * has started: five fast calls. Kept from one spawn to the next instead,
+ * by descriptors, they were missed at every other spawn with 16 children
+ * at once (the descriptors free and taken in another order each time), and
+ * each miss cost more than the calls. glibc keeps its own copy of the
  * folder's path.
  *
  * @returns The actions, or the error number when they cannot be made.
  */
 function fileActions(
   libc: Libc,
+  scratch: Scratch,
   fds: Int32Array,
   cwd: string | undefined,
 ): Deno.PointerValue | number {
-  const key = cwd === undefined
-    ? `${fds[0]} ${fds[3]} ${fds[5]}`
-    : `${fds[0]} ${fds[3]} ${fds[5]} /${cwd}`;
-  const known = actionsFor.get(key);
-  if (known !== undefined) return known.at;
-  if (actionsFor.size >= 64) {
-    // A bound, not a working set.
-    for (const { at } of actionsFor.values()) {
-      libc.posix_spawn_file_actions_destroy(at);
-    }
-    actionsFor.clear();
-  }
-  const bytes = new Uint8Array(256); // posix_spawn_file_actions_t: 80 bytes
-  const at = of(bytes);
+  const at = scratch.actionsAt;
   const failed = libc.posix_spawn_file_actions_init(at);
   if (failed !== 0) return failed;
   const added = libc.posix_spawn_file_actions_adddup2(at, fds[0]!, 0) ||
@@ -598,7 +591,6 @@ function fileActions(
     libc.posix_spawn_file_actions_destroy(at);
     return added;
   }
-  actionsFor.set(key, { bytes, at });
   return at;
 }
 
@@ -719,6 +711,28 @@ function runSession(
     .run();
 }
 
+/**
+ * The live runs of each abort signal. One listener per signal ends them all:
+ * `addEventListener` and `removeEventListener` for every run cost about as
+ * much as the spawn itself (profiled at c=16: 16 samples against 25, of the
+ * spawner's 113 on the main thread), where most runs share one signal.
+ */
+const runsOf = new WeakMap<AbortSignal, Set<Session>>();
+
+function watchAbort(signal: AbortSignal, session: Session): void {
+  let runs = runsOf.get(signal);
+  if (runs === undefined) {
+    const live = new Set<Session>();
+    runs = live;
+    runsOf.set(signal, live);
+    // Held by the signal, and holding only the runs under way.
+    signal.addEventListener("abort", () => {
+      for (const run of live) run.handleEvent();
+    }, { once: true });
+  }
+  runs.add(session);
+}
+
 /** Runs waiting for their command's exit, which the SIGCHLD listener serves. */
 const awaitingExit = new Set<Session>();
 /**
@@ -762,11 +776,6 @@ function onChildExit(): void {
   for (const session of awaitingExit) session.checkExit();
 }
 
-/** A waiting run's time to wait for its exit alone is up. */
-function stopWaiting(session: Session): void {
-  session.stopWaiting();
-}
-
 /** Why a run ended before its command did. */
 type Ending = EarlyEnding;
 
@@ -799,7 +808,11 @@ class Session {
   #error: Error | undefined;
   /** Ends the wait for the exit alone, while it lasts. */
   #wake: (() => void) | undefined;
-  #timer: ReturnType<typeof setTimeout> | undefined;
+  /** When the wait for the exit alone ends: the spawner's one timer, not
+   * `setTimeout`, which loads Deno's Node compatibility layer at its first
+   * call and costs more per call (measured: 6-15 ms once, then tens of
+   * microseconds a run). */
+  #timer: Deadline | undefined;
 
   constructor(
     libc: Libc,
@@ -819,7 +832,7 @@ class Session {
 
   async run(): Promise<RunResult> {
     const signal = this.#options.signal;
-    signal?.addEventListener("abort", this);
+    if (signal !== undefined) watchAbort(signal, this);
     live++;
     try {
       if (signal?.aborted) this.#end("aborted");
@@ -847,7 +860,7 @@ class Session {
       }
     } finally {
       if (--live === 0) unlisten();
-      signal?.removeEventListener("abort", this);
+      if (signal !== undefined) runsOf.get(signal)?.delete(this);
       this.stopWaiting();
       // Only a bug gets here with the child unreaped: no process outlives the run.
       if (this.#status === undefined) this.#kill();
@@ -857,7 +870,7 @@ class Session {
     return this.#result(performance.now() - this.#started);
   }
 
-  /** The abort signal's listener. */
+  /** Its abort signal has aborted. */
   handleEvent(): void {
     this.#end("aborted");
   }
@@ -874,7 +887,10 @@ class Session {
     return new Promise<void>((resolve) => {
       this.#wake = resolve;
       awaitingExit.add(this);
-      this.#timer = setTimeout(stopWaiting, ms, this);
+      this.#timer = setDeadline(
+        performance.now() + ms,
+        () => this.stopWaiting(),
+      );
       // An exit whose signal came before this run listened.
       this.checkExit();
     });
@@ -892,7 +908,8 @@ class Session {
     if (wake === undefined) return;
     this.#wake = undefined;
     awaitingExit.delete(this);
-    clearTimeout(this.#timer);
+    if (this.#timer !== undefined) clearDeadline(this.#timer);
+    this.#timer = undefined;
     wake();
   }
 

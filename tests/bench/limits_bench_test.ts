@@ -1,5 +1,6 @@
 // The benches of issue 17 run in their tiny mode (`--quick`) and print every
-// row; the C driver they measure against does what it says.
+// row; the C driver they measure against, and the bare Deno programs of the
+// spawn ladder's limit rows, do what they say.
 
 import assert from "node:assert/strict";
 import { withTempDir } from "../_proc.ts";
@@ -52,6 +53,14 @@ Deno.test("bench:limits --quick prints a row per goal of issue 17, its limit row
   const limits = [
     "start-up limit: bare program with js-yaml config + Web Streams dataset",
     "start-up limit: empty Deno script, vs bare script with one sh -c",
+    ...(hasCc
+      ? [
+        "limit, rung A: Deno, the driver's libc calls, synchronous, 8 units, c=1,",
+        ...[1, 4, 16].map((c) =>
+          `limit, rung B: Deno, the driver's libc calls, one nonblocking poll per wake, 8 units, c=${c},`
+        ),
+      ]
+      : []),
   ];
   const row = (text: string, met: string, ceiling = "[^|\\n]*") =>
     new RegExp(
@@ -107,30 +116,93 @@ Deno.test({
         args: ["-O2", "-o", driver, `${ROOT}bench/_spawn_driver.c`],
       }).output();
       assert.equal(built.code, 0, new TextDecoder().decode(built.stderr));
-      const run = async (cmd: string, c: number, lines: string[]) => {
-        const child = new Deno.Command(driver, {
-          args: [cmd, String(c)],
-          stdin: "piped",
-          stdout: "piped",
-          stderr: "piped",
-        }).spawn();
-        const w = child.stdin.getWriter();
-        await w.write(new TextEncoder().encode(lines.join("\n") + "\n"));
-        await w.close();
-        const { code, stdout } = await child.output();
-        return { code, out: new TextDecoder().decode(stdout).trim() };
-      };
-      const lines = Array.from({ length: 9 }, (_, i) => `{"input":"q${i}"}`);
-      // Its own session: the session id (field 6 of /proc/PID/stat) is its pid.
-      const leader =
-        `test "$(cut -d' ' -f6 /proc/$$/stat)" = "$$" && echo '{"score": 1}'`;
-      assert.deepEqual(await run(leader, 4, lines), { code: 0, out: "9" });
-      const payload =
-        `grep -q '^{"input":"q[0-9]"}$' && echo '{"score": 1}' && echo noise >&2`;
-      assert.deepEqual(await run(payload, 1, lines), { code: 0, out: "9" });
-      assert.deepEqual(await run(`echo '{"score": 1}'; exit 3`, 16, lines), {
-        code: 1,
-        out: "0",
-      });
+      const run = (cmd: string, c: number, lines: string[]) =>
+        feed(driver, [cmd, String(c)], lines);
+      await startsSessionLeaders(run, [1, 4, 16]);
     }),
 });
+
+/** `program args…` with `lines` on stdin: its exit code and trimmed stdout. */
+async function feed(
+  program: string,
+  args: string[],
+  lines: string[],
+): Promise<{ code: number; out: string }> {
+  const child = new Deno.Command(program, {
+    args,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const w = child.stdin.getWriter();
+  await w.write(new TextEncoder().encode(lines.join("\n") + "\n"));
+  await w.close();
+  const { code, stdout } = await child.output();
+  return { code, out: new TextDecoder().decode(stdout).trim() };
+}
+
+/**
+ * What the C driver and each rung of the spawn ladder must do, at each of
+ * `widths`: every case's `sh` leads its own session and reads its payload
+ * line; a verdict counts only with exit 0; any case without one fails the run.
+ */
+async function startsSessionLeaders(
+  run: (cmd: string, c: number, lines: string[]) => Promise<
+    { code: number; out: string }
+  >,
+  widths: number[],
+): Promise<void> {
+  const lines = Array.from({ length: 9 }, (_, i) => `{"input":"q${i}"}`);
+  // Its own session: the session id (field 6 of /proc/PID/stat) is its pid.
+  const leader =
+    `test "$(cut -d' ' -f6 /proc/$$/stat)" = "$$" && echo '{"score": 1}'`;
+  const payload =
+    `grep -q '^{"input":"q[0-9]"}$' && echo '{"score": 1}' && echo noise >&2`;
+  for (const c of widths) {
+    assert.deepEqual(
+      await run(leader, c, lines),
+      { code: 0, out: "9" },
+      `c=${c}`,
+    );
+    assert.deepEqual(
+      await run(payload, c, lines),
+      { code: 0, out: "9" },
+      `c=${c}`,
+    );
+    assert.deepEqual(await run(`echo '{"score": 1}'; exit 3`, c, lines), {
+      code: 1,
+      out: "0",
+    }, `c=${c}`);
+    // One bad case of nine.
+    const one = `read l; test "$l" != '{"input":"q4"}' && echo '{"score": 1}'`;
+    assert.deepEqual(await run(one, c, lines), { code: 1, out: "8" }, `c=${c}`);
+  }
+}
+
+Deno.test("the spawn ladder's rung A makes the driver's calls, one case at a time", () =>
+  startsSessionLeaders(
+    (cmd, _c, lines) =>
+      feed(Deno.execPath(), [
+        "run",
+        "-A",
+        `${ROOT}bench/_ffi_spawn_sync.ts`,
+        cmd,
+      ], lines),
+    [1],
+  ));
+
+for (const how of ["each", "all", "sigchld"]) {
+  Deno.test(`the spawn ladder's rung B (${how}) makes the driver's calls, c at once`, () =>
+    startsSessionLeaders(
+      (cmd, c, lines) =>
+        feed(Deno.execPath(), [
+          "run",
+          "-A",
+          `${ROOT}bench/_ffi_spawn_async.ts`,
+          how,
+          cmd,
+          String(c),
+        ], lines),
+      [1, 4, 16],
+    ));
+}

@@ -197,6 +197,35 @@ for (const path of BACKENDS) {
     });
   });
 
+  Deno.test(`runCommand (${path}) reads more output than a pipe holds from several runs at once`, async () => {
+    await on(path, async () => {
+      // Runs beside others wait for their exit on the SIGCHLD listener, for
+      // a while: that wait must end, on the spawner's timer, for output that
+      // fills the pipes to be read at all.
+      const results = await Promise.all(
+        Array.from(
+          { length: 4 },
+          (_, i) =>
+            run(
+              `cat; head -c ${
+                200000 + i
+              } /dev/zero; head -c 100000 /dev/zero >&2`,
+              {
+                stdin: encoder.encode("x"),
+              },
+            ),
+        ),
+      );
+      for (const [i, result] of results.entries()) {
+        const { code, stdout, stderr } = exited(result);
+        assert.deepEqual(
+          [code, stdout.length, stderr.length],
+          [0, 200001 + i, 100000],
+        );
+      }
+    });
+  });
+
   Deno.test(`runCommand (${path}) takes a timeout longer than a C int of milliseconds`, async () => {
     await on(path, async () => {
       // 10^13 ms: poll's and setTimeout's delays are 32-bit ints.
@@ -266,6 +295,42 @@ for (const path of BACKENDS) {
         assert.equal((await running).kind, "aborted");
         await assertNoneRunning([hung!]);
         await assertNoneRunning(groupMembers(hung!));
+      });
+    });
+  });
+
+  Deno.test(`runCommand (${path}) ends every run of an aborted signal, and only those`, async () => {
+    await on(path, async () => {
+      await withTempDir(async (dir) => {
+        const shared = new AbortController();
+        const other = new AbortController();
+        // A run that ended before the abort, on the same signal.
+        assert.equal(
+          exited(await run("echo done", { signal: shared.signal })).stdout,
+          "done\n",
+        );
+        const hang = (i: number, signal: AbortSignal) =>
+          run(`echo $$ >${sh(`${dir}/${i}`)}; sleep 1000 & wait`, { signal });
+        const aborted = [0, 1, 2].map((i) => hang(i, shared.signal));
+        const spared = run(`read x; echo "$x"`, {
+          signal: other.signal,
+          stdin: encoder.encode("spared"),
+        });
+        const pids = (await Promise.all(
+          [0, 1, 2].map((i) => readPids(`${dir}/${i}`, 1)),
+        )).flat();
+        shared.abort();
+        for (const result of await Promise.all(aborted)) {
+          assert.equal(result.kind, "aborted");
+        }
+        await assertNoneRunning(pids);
+        assert.equal(exited(await spared).stdout, "spared\n");
+        // A signal's later runs still end when it aborts.
+        const again = hang(3, other.signal);
+        const [last] = await readPids(`${dir}/3`, 1);
+        other.abort();
+        assert.equal((await again).kind, "aborted");
+        await assertNoneRunning([last!]);
       });
     });
   });
