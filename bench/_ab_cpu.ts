@@ -28,7 +28,7 @@ const out = await Deno.makeTempFile({ prefix: "evalpipe_ab_" });
 async function measure(v: Variant): Promise<{ cpu: number; wall: number }> {
   const child = new Deno.Command("perf", {
     args: ["stat", "-x,", "-e", "task-clock", "-o", out, "--", ...v.argv],
-    cwd: v.cwd,
+    ...(v.cwd !== undefined ? { cwd: v.cwd } : {}),
     stdin: v.stdin !== undefined ? "piped" : "null",
     stdout: "null",
     stderr: "piped",
