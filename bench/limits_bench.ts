@@ -682,6 +682,20 @@ async function networkRows(): Promise<void> {
       { args: limit("hit") },
       { args: limit("replay") },
     );
+    // What a hit's own work (key, lookup, the entry's parse) adds to a replay
+    // run, as the bare program pays it, bounds the cached rerun's ratio.
+    const [floorRow, replayRun] = [rows.at(-1)!, rows.at(-2)!];
+    const extra = median(floorRow.a) - median(floorRow.b);
+    const b = median(replayRun.b);
+    notes.push(
+      `cached rerun: a hit's own work in a bare program (key, lookup, parse) took ${
+        extra.toFixed(1)
+      } ms over ${n} cases (${
+        (extra * 1000 / n).toFixed(1)
+      } µs each); added to the replay run's ${
+        b.toFixed(1)
+      } ms it leaves the cached rerun at most ${(b / (b + extra)).toFixed(2)}×`,
+    );
   } finally {
     // Its stdout ends with it, which ends the pipe read above.
     server.kill();

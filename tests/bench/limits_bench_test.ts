@@ -89,6 +89,7 @@ Deno.test("bench:limits --quick prints a row per goal of issue 17, its limit row
       "\\d+\\.\\d\\d×",
     ),
   );
+  assert.match(out, /cached rerun: a hit's own work .* at most [\d.]+×/);
   assert.doesNotMatch(out, /differs/);
   if (!hasCc) assert.match(out, /spawn rows skipped: no `cc`/);
 });
