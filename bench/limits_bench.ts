@@ -13,7 +13,10 @@
 //   c (bench/_ffi_spawn_async.ts).
 // - persistent: `score --persistent` against bench/_bare_persistent.ts, which
 //   writes the same payload lines to the same long-lived Python process and
-//   reads its verdict lines.
+//   reads its verdict lines. Limit rows: bench/_limit_persistent.ts (the same
+//   loop plus each verdict parsed, a Score-shaped line per case on stdout;
+//   then with payloads written as stdin's chunks arrive) against the bare
+//   loop.
 // - run: `run` (replay → exact_match → validate → aggregate → NDJSON) over
 //   200,000 cases against bench/_floor_run.ts (the same bytes, checked first).
 //   Its ceiling: the ratio a `run` whose every case cost what the floor's
@@ -31,7 +34,12 @@
 // - network: the `openai` target and `llm_judge` at c = 32 and c = 256 against
 //   bench/_slow_server.ts (another process, answering after 50 ms) against
 //   bench/_bare_fetch.ts at the same concurrency and server; a cached rerun of
-//   10,000 cases against the replay target over the same cases.
+//   10,000 cases against the replay target over the same cases. Limit rows:
+//   bench/_limit_fetch.ts (the bare loop plus a stoppable call, the reply
+//   parsed, a Score line per case) against the same bare loop, and
+//   bench/_limit_cached.ts (the cases, each request's SHA-256 key, a `Map`
+//   lookup in the pack read whole, a Score line per case) against the replay
+//   target, and against itself without key and lookup.
 //
 // The load average is printed beside the table: on a shared machine wall time
 // ratios move with it. bench/where_time_goes.ts measures without wall time.
@@ -381,6 +389,24 @@ async function persistentRows(): Promise<void> {
       },
       { args: bare("_bare_persistent.ts", cmd), stdin: units },
     );
+    for (const stream of [false, true]) {
+      await compare(
+        "persistent",
+        `limit: bare loop + verdicts parsed + Score lines${
+          stream ? ", payloads streamed" : ""
+        }, ${n} units, vs bare loop`,
+        { n },
+        {
+          args: bare(
+            "_limit_persistent.ts",
+            cmd,
+            ...(stream ? ["stream"] : []),
+          ),
+          stdin: units,
+        },
+        { args: bare("_bare_persistent.ts", cmd), stdin: units },
+      );
+    }
   }
 }
 
@@ -584,6 +610,26 @@ async function networkRows(): Promise<void> {
         ),
         fetchLoop(true),
       );
+      for (const judge of [false, true]) {
+        await compare(
+          "network",
+          `limit: bare fetch loop + deadline + reply parsed + Score lines${
+            judge ? " (judge)" : ""
+          }, ${n} cases, c=${c}, vs bare fetch loop`,
+          { n },
+          countedRun(
+            bare(
+              "_limit_fetch.ts",
+              baseUrl,
+              `${dir}/net-${c}.jsonl`,
+              String(c),
+              ...(judge ? ["judge"] : []),
+            ),
+            n,
+          ),
+          fetchLoop(judge),
+        );
+      }
     }
     // The cached rerun: the cache filled once, untimed; then every case a hit.
     const n = CACHED_CASES;
@@ -618,6 +664,37 @@ async function networkRows(): Promise<void> {
       { goal: 0.9, n },
       countedRun(cached, 0, `target cache: ${n} hits, 0 calls`),
       countedRun([...EVALPIPE, "run", `${dir}/cached-replay.yaml`], 0),
+    );
+    const limit = (mode: string) =>
+      bare("_limit_cached.ts", mode, `${dir}/cached.jsonl`, `${dir}/pack`);
+    await time({ args: limit("fill") });
+    await compare(
+      "network",
+      `limit: cases + SHA-256 key + Map lookup + Score lines, ${n} cases, vs replay target`,
+      { n },
+      { args: limit("hit") },
+      countedRun([...EVALPIPE, "run", `${dir}/cached-replay.yaml`], 0),
+    );
+    await compare(
+      "network",
+      `limit: the same, ${n} cases, vs the same program without key and lookup`,
+      { n },
+      { args: limit("hit") },
+      { args: limit("replay") },
+    );
+    // What a hit's own work (key, lookup, the entry's parse) adds to a replay
+    // run, as the bare program pays it, bounds the cached rerun's ratio.
+    const [floorRow, replayRun] = [rows.at(-1)!, rows.at(-2)!];
+    const extra = median(floorRow.a) - median(floorRow.b);
+    const b = median(replayRun.b);
+    notes.push(
+      `cached rerun: a hit's own work in a bare program (key, lookup, parse) took ${
+        extra.toFixed(1)
+      } ms over ${n} cases (${
+        (extra * 1000 / n).toFixed(1)
+      } µs each); added to the replay run's ${
+        b.toFixed(1)
+      } ms it leaves the cached rerun at most ${(b / (b + extra)).toFixed(2)}×`,
     );
   } finally {
     // Its stdout ends with it, which ends the pipe read above.

@@ -1,6 +1,7 @@
 // The benches of issue 17 run in their tiny mode (`--quick`) and print every
-// row; the C driver they measure against, and the bare Deno programs of the
-// spawn ladder's limit rows, do what they say.
+// row; the C driver they measure against, the bare Deno programs of the
+// spawn ladder's limit rows and those of the persistent, network and cache
+// limit rows do what they say.
 
 import assert from "node:assert/strict";
 import { withTempDir } from "../_proc.ts";
@@ -61,6 +62,14 @@ Deno.test("bench:limits --quick prints a row per goal of issue 17, its limit row
         ),
       ]
       : []),
+    "limit: bare loop + verdicts parsed + Score lines, 8 units",
+    "limit: bare loop + verdicts parsed + Score lines, payloads streamed, 8 units",
+    ...[[40, 32], [300, 256]].flatMap(([n, c]) => [
+      `limit: bare fetch loop + deadline + reply parsed + Score lines, ${n} cases, c=${c}`,
+      `limit: bare fetch loop + deadline + reply parsed + Score lines (judge), ${n} cases, c=${c}`,
+    ]),
+    "limit: cases + SHA-256 key + Map lookup + Score lines, 100 cases, vs replay target",
+    "limit: the same, 100 cases, vs the same program without key and lookup",
   ];
   const row = (text: string, met: string, ceiling = "[^|\\n]*") =>
     new RegExp(
@@ -80,6 +89,7 @@ Deno.test("bench:limits --quick prints a row per goal of issue 17, its limit row
       "\\d+\\.\\d\\d×",
     ),
   );
+  assert.match(out, /cached rerun: a hit's own work .* at most [\d.]+×/);
   assert.doesNotMatch(out, /differs/);
   if (!hasCc) assert.match(out, /spawn rows skipped: no `cc`/);
 });
@@ -206,3 +216,123 @@ for (const how of ["each", "all", "sigchld"]) {
       [1, 4, 16],
     ));
 }
+
+/** Runs a bench/ program with `stdin`, returning its stdout's lines. */
+async function floor(
+  script: string,
+  args: string[],
+  stdin = "",
+): Promise<string[]> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", `${ROOT}bench/${script}`, ...args],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+    env: { FAKE_API_KEY: "sk-test" },
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  await writer.write(new TextEncoder().encode(stdin));
+  await writer.close();
+  const { code, stdout, stderr } = await child.output();
+  assert.equal(code, 0, new TextDecoder().decode(stderr));
+  return new TextDecoder().decode(stdout).split("\n").filter((l) => l !== "");
+}
+
+Deno.test("the persistent limit program writes one Score line per unit, with its ids, in both modes", async () => {
+  const units = Array.from(
+    { length: 300 },
+    (_, i) =>
+      JSON.stringify(
+        i === 4 ? { id: "named", input: `q${i}` } : { input: `q${i}` },
+      ),
+  ).join("\n") + "\n";
+  const scorer = `while read -r line; do echo '{"score": 0.25}'; done`;
+  for (const mode of [[], ["stream"]]) {
+    const lines = await floor("_limit_persistent.ts", [scorer, ...mode], units);
+    assert.equal(lines.length, 300, mode.join());
+    const scores = lines.map((l) => JSON.parse(l));
+    assert.deepEqual(scores.map((s) => s.unit_id).slice(0, 6), [
+      "stdin#1",
+      "stdin#2",
+      "stdin#3",
+      "stdin#4",
+      "named",
+      "stdin#6",
+    ]);
+    assert.ok(scores.every((s) => s.value === 0.25 && s.passed === false));
+  }
+});
+
+Deno.test("the network limit program makes one call and writes one Score line per case", async () => {
+  const server = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", `${ROOT}bench/_slow_server.ts`, "1"],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const reader = server.stdout.pipeThrough(new TextDecoderStream())
+    .getReader();
+  try {
+    const baseUrl = (await reader.read()).value!.trim();
+    const count = async () =>
+      Number(await (await fetch(baseUrl.replace(/\/v1$/, "/count"))).text());
+    await withTempDir(async (dir) => {
+      await Deno.writeTextFile(
+        `${dir}/net.jsonl`,
+        Array.from(
+          { length: 37 },
+          (_, i) => JSON.stringify({ input: `question ${i}`, expected: "x" }),
+        ).join("\n") + "\n",
+      );
+      for (const mode of [[], ["judge"]]) {
+        const before = await count();
+        const lines = await floor("_limit_fetch.ts", [
+          baseUrl,
+          `${dir}/net.jsonl`,
+          "5",
+          ...mode,
+        ]);
+        assert.equal(await count() - before, 37, mode.join());
+        assert.equal(lines.length, 37, mode.join());
+        const ids = new Set(lines.map((l) => JSON.parse(l).unit_id));
+        assert.equal(ids.size, 37);
+        assert.ok(ids.has("net.jsonl#37"));
+        const value = mode.length ? 1 : 0; // the server's text is a verdict
+        assert.ok(lines.every((l) => JSON.parse(l).value === value));
+      }
+    });
+  } finally {
+    server.kill();
+    await reader.cancel();
+    await server.status;
+  }
+});
+
+Deno.test("the cached limit program finds every case in the pack and writes the replay's lines", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/cases.jsonl`,
+      Array.from({ length: 250 }, (_, i) =>
+        JSON.stringify({
+          input: `question ${i} é ${"x".repeat(i)}`,
+          expected: "answer 3",
+          output: `answer ${i}`,
+        })).join("\n") + "\n",
+    );
+    const run = (mode: string) =>
+      floor("_limit_cached.ts", [mode, `${dir}/cases.jsonl`, `${dir}/pack`]);
+    assert.deepEqual(await run("fill"), []);
+    const pack = (await Deno.readTextFile(`${dir}/pack`)).trim().split("\n");
+    assert.equal(pack.length, 250);
+    // Keys are SHA-256 hex, each at the place the index reads it from.
+    assert.ok(pack.every((l) => /^\{"key":"[0-9a-f]{64}","result":/.test(l)));
+    assert.equal(new Set(pack.map((l) => JSON.parse(l).key)).size, 250);
+    const hit = await run("hit");
+    assert.equal(hit.length, 250);
+    assert.deepEqual(hit, await run("replay"));
+    assert.deepEqual(
+      hit.map((l) => JSON.parse(l).value).filter((v) => v === 1).length,
+      1,
+    );
+  });
+});
