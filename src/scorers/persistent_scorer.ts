@@ -16,6 +16,11 @@
  * @module
  */
 
+import {
+  clearDeadline,
+  type Deadline,
+  setDeadline,
+} from "../process/_deadlines.ts";
 import { startCommand } from "../process/spawner.ts";
 import type { SessionChild } from "../process/types.ts";
 import { LineSplitter } from "../io/line_stream.ts";
@@ -151,12 +156,15 @@ class Worker {
   /** Unanswered payloads past which new ones gather before they are written. */
   readonly #low: number;
   /** Ends a gathering that no verdict has ended. */
-  #hold: ReturnType<typeof setTimeout> | undefined;
+  #hold: Deadline | undefined;
   /** The write loop, while it runs. */
   #writing: Promise<void> | undefined;
   /** When the oldest case in flight started its clock. */
   #headSince = 0;
-  #timer: ReturnType<typeof setTimeout> | undefined;
+  /** The one deadline of the cases in flight (the spawner's timer, not
+   * `setTimeout`, whose first call loads Deno's Node compatibility layer:
+   * about 4 ms of a short `score --persistent`). */
+  #timer: Deadline | undefined;
   /** Each signal with cases in flight: its listener and how many cases. */
   readonly #aborts = new Map<AbortSignal, Listening>();
   #stderr = "";
@@ -317,7 +325,10 @@ class Worker {
    */
   #arm(): void {
     if (this.#timer === undefined && this.#dead === undefined) {
-      this.#timer = setTimeout(this.#expire, this.#timeoutMs);
+      this.#timer = setDeadline(
+        performance.now() + this.#timeoutMs,
+        this.#expire,
+      );
     }
   }
 
@@ -327,7 +338,7 @@ class Worker {
     if (head === undefined) return; // idle: the next case arms it again
     const left = this.#headSince + this.#timeoutMs - performance.now();
     if (left > 0) {
-      this.#timer = setTimeout(this.#expire, left);
+      this.#timer = setDeadline(performance.now() + left, this.#expire);
       return;
     }
     // This case gets the timeout; the others in flight, the restart.
@@ -351,9 +362,9 @@ class Worker {
 
   #fail(error: Error): void {
     this.#dead ??= error;
-    clearTimeout(this.#timer);
+    if (this.#timer !== undefined) clearDeadline(this.#timer);
     this.#timer = undefined;
-    clearTimeout(this.#hold);
+    if (this.#hold !== undefined) clearDeadline(this.#hold);
     this.#hold = undefined;
     this.#unsent = "";
     this.#unsentCount = 0;
@@ -427,7 +438,7 @@ class Worker {
   #push(): void {
     if (this.#writing !== undefined || this.#unsent === "") return;
     if (this.#pending.length - this.#unsentCount > this.#low) {
-      this.#hold ??= setTimeout(this.#quiet, QUIET_MS);
+      this.#hold ??= setDeadline(performance.now() + QUIET_MS, this.#quiet);
       return;
     }
     this.#writing = this.#write();
@@ -441,13 +452,16 @@ class Worker {
     // last verdict.
     const since = performance.now() - this.#headSince;
     if (since < QUIET_MS) {
-      this.#hold = setTimeout(this.#quiet, Math.ceil(QUIET_MS - since));
+      this.#hold = setDeadline(
+        performance.now() + QUIET_MS - since,
+        this.#quiet,
+      );
     } else this.#flush();
   };
 
   /** Writes the unsent payloads now. */
   #flush(): void {
-    clearTimeout(this.#hold);
+    if (this.#hold !== undefined) clearDeadline(this.#hold);
     this.#hold = undefined;
     if (this.#writing === undefined && this.#unsent !== "") {
       this.#writing = this.#write();
@@ -462,7 +476,7 @@ class Worker {
     // After the microtasks of this turn, so that the cases started together
     // leave together.
     await undefined;
-    clearTimeout(this.#hold);
+    if (this.#hold !== undefined) clearDeadline(this.#hold);
     this.#hold = undefined;
     try {
       while (this.#unsent !== "" && this.#dead === undefined) {
@@ -513,7 +527,8 @@ class Worker {
   /** Closes stdin so the process can finish, then makes sure it has. */
   async close(): Promise<void> {
     await this.endInput();
-    const grace = setTimeout(
+    const grace = setDeadline(
+      performance.now() + 2000,
       () =>
         this.kill(
           new SubprocessScorerError(
@@ -521,10 +536,9 @@ class Worker {
             "scorer.interrupted",
           ),
         ),
-      2000,
     );
     await this.done;
-    clearTimeout(grace);
+    clearDeadline(grace);
   }
 }
 
