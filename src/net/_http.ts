@@ -7,7 +7,11 @@
 
 import { type FlowWatch, parseRetryAfter, RetryableError } from "./flow.ts";
 import { knownFileLimit, networkSlots } from "./_slots.ts";
-import { clearDeadline, setDeadline } from "../process/_deadlines.ts";
+import {
+  clearDeadline,
+  type Deadline,
+  setDeadline,
+} from "../process/_deadlines.ts";
 import {
   redact,
   redactClipped,
@@ -99,34 +103,48 @@ export async function send(
       );
     }).finally(end);
   }
-  try {
-    return await sendInSlot(request, options);
-  } finally {
-    slots.release();
-  }
-}
-
-async function sendInSlot(
-  request: HttpRequest,
-  options: SendOptions,
-): Promise<HttpResponse> {
-  const { timeoutMs, signal } = options;
+  // The call in its slot, in this one function: each async layer of a call
+  // costs a promise and a turn of the microtask queue, at c=256 thousands a
+  // second.
   const call = new Call(request, options);
-  if (signal?.aborted) throw new Error(`${call.where} was interrupted`);
-  // One timer for every call's deadline (the spawner's), and one listener
-  // per run's signal: a timer and a dependent signal per call cost more CPU
-  // than the rest of the call's own work at high concurrency.
-  const stop = call.stop;
-  const deadline = setDeadline(
-    performance.now() + timeoutMs,
-    () => stop.abort(),
-  );
-  const stoppedBy = signal !== undefined ? follow(signal, stop) : undefined;
+  let deadline: Deadline | undefined;
+  let stoppedBy: Set<AbortController> | undefined;
   try {
+    if (signal?.aborted) throw new Error(`${call.where} was interrupted`);
+    // One timer for every call's deadline (the spawner's), and one listener
+    // per run's signal: a timer and a dependent signal per call cost more
+    // CPU than the rest of the call's own work at high concurrency.
+    const stop = call.stop;
+    deadline = setDeadline(
+      performance.now() + options.timeoutMs,
+      () => stop.abort(),
+    );
+    if (signal !== undefined) stoppedBy = follow(signal, stop);
     const maxRedirects = options.maxRedirects ?? 3;
     let current = request;
     for (let hops = 0;; hops++) {
-      const response = await exchange(current, call);
+      let response: Response;
+      const init = fetchInit(current, call);
+      try {
+        response = await fetch(current.url, init);
+      } catch (error) {
+        throw invalid(error, current.url, init, call) ?? failure(error, call);
+      }
+      if (response.ok) {
+        // A 2xx answer of a declared length within the cap, not decoded on
+        // the way: read at once, here (readCapped's first case).
+        const declared = response.headers.get("content-length");
+        if (
+          declared !== null && Number(declared) <= call.maxResponseBytes &&
+          !response.headers.has("content-encoding")
+        ) {
+          try {
+            return { status: response.status, text: await response.text() };
+          } catch (error) {
+            throw failure(error, call);
+          }
+        }
+      }
       if (!REDIRECTS.has(response.status)) return await answer(response, call);
       const location = response.headers.get("location");
       if (location === null) return await answer(response, call);
@@ -151,8 +169,9 @@ async function sendInSlot(
       current = next;
     }
   } finally {
-    clearDeadline(deadline);
-    stoppedBy?.delete(stop);
+    if (deadline !== undefined) clearDeadline(deadline);
+    stoppedBy?.delete(call.stop);
+    slots.release();
   }
 }
 
@@ -207,13 +226,12 @@ function redirectTarget(
   return { method: "GET", url: url.href, headers };
 }
 
-/** One fetch, redirects not followed; its failures sorted as `send` says. */
-async function exchange(
-  request: HttpRequest,
-  call: Call,
-): Promise<Response> {
-  // The URL and init go to fetch as they are: a Request made here would be
-  // copied into another one inside fetch.
+/**
+ * What fetch is given besides the URL, redirects not followed: the URL and
+ * init go to fetch as they are, since a Request made here would be copied
+ * into another one inside fetch.
+ */
+function fetchInit(request: HttpRequest, call: Call): RequestInit {
   const init: RequestInit = {
     method: request.method,
     headers: request.headers,
@@ -221,11 +239,7 @@ async function exchange(
     signal: call.stop.signal,
   };
   if (request.body !== undefined) init.body = request.body;
-  try {
-    return await fetch(request.url, init);
-  } catch (error) {
-    throw invalid(error, request.url, init, call) ?? failure(error, call);
-  }
+  return init;
 }
 
 /**
