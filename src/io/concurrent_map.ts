@@ -4,6 +4,8 @@
  * @module
  */
 
+import { Later } from "./_later.ts";
+
 /**
  * Options of {@linkcode concurrentMap}.
  *
@@ -236,7 +238,9 @@ function single<I>(chunk: I): Iterable<I> {
  * together.
  */
 function orderedPool<I, T, R, O>(
-  fn: (task: T) => Promise<R> | R,
+  // A `Later` (this package's own tasks) is a result settled without a
+  // promise: it becomes the task's slot.
+  fn: (task: T) => Promise<R> | Later<R> | R,
   options: ConcurrentMapOptions,
   emit: (results: R[], enqueue: (value: O) => void) => void,
   split: (chunk: I) => Iterable<T> = single as unknown as (
@@ -256,6 +260,12 @@ function orderedPool<I, T, R, O>(
   let wake: (() => void) | undefined;
   let controller!: TransformStreamDefaultController<O>;
   const enqueue = (value: O) => controller.enqueue(value);
+  /** A `Later` slot has settled: one function for every such task. */
+  const laterSettled = () => {
+    running--;
+    scheduleDrain();
+    signal();
+  };
   const waiting = () => queue.length - head + settled.length;
 
   const drain = () => {
@@ -343,7 +353,7 @@ function orderedPool<I, T, R, O>(
   });
 
   function start(task: T): void {
-    let result: Promise<R> | R;
+    let result: Promise<R> | Later<R> | R;
     try {
       result = fn(task);
     } catch (error) {
@@ -351,6 +361,16 @@ function orderedPool<I, T, R, O>(
       controller.error(error);
       signal();
       return;
+    }
+    if (result instanceof Later) {
+      if (!result.done) {
+        // Its own slot, in order; it tells the pool when it settles.
+        queue.push(result as Slot<R>);
+        running++;
+        result.onSettle = laterSettled;
+        return;
+      }
+      result = result.value as R;
     }
     if (!(result instanceof Promise) && head === queue.length) {
       // Nothing pending before it: a synchronous result is ready, in order,

@@ -5,6 +5,7 @@
 import type { Score, ScoreStatus, ScoreValidity } from "../score/mod.ts";
 import type { Unit } from "../dataset/unit.ts";
 import type { Scorer, ScorerContext } from "./scorer.ts";
+import type { Later } from "../io/_later.ts";
 
 /** The key of a scorer's unit path; not exported from any `mod.ts`. */
 export const UNIT_PATH: unique symbol = Symbol("evalpipe.unitPath");
@@ -31,6 +32,31 @@ export function unitPathOf(
   scorer: Scorer,
 ): UnitPath[typeof UNIT_PATH] | undefined {
   return (scorer as Partial<UnitPath>)[UNIT_PATH];
+}
+
+/** The key of a scorer's pooled unit path; not exported from any `mod.ts`. */
+export const UNIT_LATER: unique symbol = Symbol("evalpipe.unitLater");
+
+/** A scorer whose unit path can settle without a promise. */
+export interface UnitLater {
+  /**
+   * What {@linkcode UnitPath}'s path gives, for a caller that is the pool of
+   * a concurrent stage (`scoreUnits`, `scoreUnitBatches` with this scorer
+   * alone, for a unit without a target name, a target error or `invalid`):
+   * the Scores now, or a promise, or a `Later` the scorer settles with them.
+   */
+  [UNIT_LATER](
+    unit: Unit,
+    context: ScorerContext,
+    failed: Failure,
+  ): Score[] | Promise<Score[]> | Later<Score[]>;
+}
+
+/** The scorer's pooled unit path, if it has one. */
+export function unitLaterOf(
+  scorer: Scorer,
+): UnitLater[typeof UNIT_LATER] | undefined {
+  return (scorer as Partial<UnitLater>)[UNIT_LATER];
 }
 
 /** The key of a scorer's "no more cases" notice; not exported from any `mod.ts`. */

@@ -36,10 +36,13 @@ import {
   type CasesEnd,
   END_OF_CASES,
   type Failure,
+  UNIT_LATER,
   UNIT_PATH,
+  type UnitLater,
   type UnitPath,
   unitScore,
 } from "./_unit_path.ts";
+import { Later } from "../io/_later.ts";
 import {
   parseVerdict,
   scorerPayload,
@@ -117,6 +120,28 @@ interface Pending {
   /** The signal of the run the case belongs to, if any. */
   signal: AbortSignal | undefined;
   unit: Unit | undefined;
+}
+
+/**
+ * A pooled unit path's case: its own `Later`, settled with its final Scores
+ * (a failure among them), and its queue entry in the worker: one object per
+ * case, no promise.
+ */
+class PathCase extends Later<Score[]> implements Pending {
+  readonly signal: AbortSignal | undefined;
+  readonly unit: Unit;
+  constructor(unit: Unit, signal: AbortSignal | undefined) {
+    super();
+    this.unit = unit;
+    this.signal = signal;
+  }
+  resolve(value: Score | Score[]): void {
+    this.settle(value as Score[]);
+  }
+  reject(): void {
+    // Never called: a case with a unit is settled with its error Scores.
+    throw new TypeError("a unit path's case is never rejected");
+  }
 }
 
 /** How a worker turns a verdict line into a Score, and a failure into Scores. */
@@ -668,7 +693,25 @@ export function persistentScorer(
     if (signal?.aborted) return failure!(self, interrupted(), unit);
     return await send<Score[]>(unit, signal, true);
   };
-  const self: Scorer & UnitPath & CasesEnd = {
+  /** `send` for the pool: the case is its own Later. */
+  const sendLater = (
+    unit: Unit,
+    signal: AbortSignal | undefined,
+  ): Score[] | Later<Score[]> => {
+    let payload: string;
+    let to: Worker;
+    try {
+      to = current();
+      payload = scorerPayload(unit);
+    } catch (error) {
+      // A spawn failure or an unwritable unit: the case's own failure.
+      return failure!(self, error, unit);
+    }
+    const pending = new PathCase(unit, signal);
+    to.ask(payload, pending);
+    return pending;
+  };
+  const self: Scorer & UnitPath & UnitLater & CasesEnd = {
     name,
     version,
     range: UNIT_RANGE,
@@ -690,6 +733,16 @@ export function persistentScorer(
       return full()
         ? queuedPath(unit, signal)
         : send<Score[]>(unit, signal, true);
+    },
+    [UNIT_LATER](
+      unit: Unit,
+      context: ScorerContext,
+      failed: Failure,
+    ): Score[] | Promise<Score[]> | Later<Score[]> {
+      failure = failed;
+      const signal = context.signal;
+      if (signal?.aborted) return failed(self, interrupted(), unit);
+      return full() ? queuedPath(unit, signal) : sendLater(unit, signal);
     },
     [END_OF_CASES](): void {
       // The cases in flight are the last: their process may see the end of

@@ -17,7 +17,7 @@ import {
 } from "../score/mod.ts";
 import { isCanonicalScore } from "../score/rules.ts";
 import type { Scorer, ScorerContext } from "./scorer.ts";
-import { unitPathOf, unitScore } from "./_unit_path.ts";
+import { unitLaterOf, unitPathOf, unitScore } from "./_unit_path.ts";
 import type { FlowWatch } from "../net/flow.ts";
 import type { Unit } from "../dataset/unit.ts";
 
@@ -353,11 +353,36 @@ function scoreEach(
 ): (unit: Unit) => Score[] | Promise<Score[]> {
   const context = contextOf(options.signal, options.flow);
   const onStart = options.onStart;
-  if (onStart === undefined) return (unit) => scoreWith(scorers, unit, context);
+  const each = pooled(scorers, context);
+  if (onStart === undefined) return each;
   return (unit) => {
     onStart(unit);
-    return scoreWith(scorers, unit, context);
+    return each(unit);
   };
+}
+
+/**
+ * What the pool runs per unit: `scoreWith`, or for one scorer with a pooled
+ * unit path, that path for the units it serves (no target name, no target
+ * error, not `invalid`: `scoreOne`'s and `runScorer`'s other cases), which
+ * may settle a `Later` the pool keeps instead of a promise per unit.
+ */
+function pooled(
+  scorers: readonly Scorer[],
+  context: ScorerContext,
+): (unit: Unit) => Score[] | Promise<Score[]> {
+  const scorer = scorers.length === 1 ? scorers[0]! : undefined;
+  const later = scorer !== undefined ? unitLaterOf(scorer) : undefined;
+  if (later === undefined) return (unit) => scoreWith(scorers, unit, context);
+  // The pool (orderedPool) takes a Later as a result; the stages' public
+  // types do not name it.
+  return ((unit: Unit) =>
+    unit.invalid === undefined && unit.target_name === undefined &&
+      unit.target?.error === undefined
+      ? later.call(scorer, unit, context, scorerFailed)
+      : scoreWith(scorers, unit, context)) as (
+      unit: Unit,
+    ) => Score[] | Promise<Score[]>;
 }
 
 function units(batch: readonly Unit[]): readonly Unit[] {

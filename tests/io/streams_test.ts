@@ -12,6 +12,7 @@ import {
   concurrentMap,
   concurrentMapTasks,
 } from "../../src/io/concurrent_map.ts";
+import { Later } from "../../src/io/_later.ts";
 import { releasesBytes } from "../../src/io/text_writer.ts";
 import { stdoutWriter } from "../../src/io/stdout.ts";
 import { openOut } from "../../src/io/out_file.ts";
@@ -776,6 +777,44 @@ Deno.test("concurrentBatches keeps order when synchronous and asynchronous resul
       batches.flat().flatMap((n) => [n, -n]),
       `concurrency ${concurrency}`,
     );
+  }
+});
+
+Deno.test("concurrentBatches keeps order and its concurrency with results settled as a Later, in any order", async () => {
+  for (const concurrency of [1, 3, 8]) {
+    // Each task's Later is settled by a timer, later ones often first; every
+    // fifth comes settled already, every seventh is a plain array.
+    const batches = [[0, 1, 2, 3, 4, 5, 6, 7, 8], [9, 10], [11, 12, 13, 14]];
+    let running = 0;
+    let most = 0;
+    const make = (n: number): readonly number[] => {
+      if (n % 7 === 3) return [n, -n];
+      const later = new Later<readonly number[]>();
+      if (n % 5 === 2) {
+        later.settle([n, -n]);
+      } else {
+        running++;
+        most = Math.max(most, running);
+        delay((n * 7) % 4).then(() => {
+          running--;
+          later.settle([n, -n]);
+          later.settle([0]); // a second settle is ignored
+        });
+      }
+      // The pool takes a Later where a result goes; its types do not say so.
+      return later as unknown as readonly number[];
+    };
+    const out = await Array.fromAsync(
+      ReadableStream.from(batches).pipeThrough(
+        concurrentBatches((b: number[]) => b, make, { concurrency }),
+      ),
+    );
+    assert.deepEqual(
+      out.flat(),
+      batches.flat().flatMap((n) => [n, -n]),
+      `concurrency ${concurrency}`,
+    );
+    assert.ok(most <= concurrency, `${most} at once, ${concurrency} allowed`);
   }
 });
 
