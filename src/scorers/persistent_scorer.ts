@@ -647,32 +647,17 @@ export function persistentScorer(
   };
   const interrupted = () =>
     new SubprocessScorerError(`${label} was interrupted`, "scorer.interrupted");
-  /**
-   * One promise per case: the worker settles it with the case's Score, or
-   * (`unit` given) its final Scores.
-   */
-  const send = <T extends Score | Score[]>(
-    unit: Unit,
-    signal: AbortSignal | undefined,
-    path: boolean,
-  ): Promise<T> =>
-    new Promise<T>((resolve, reject) => {
-      let payload: string;
-      let to: Worker;
-      try {
-        to = current();
-        payload = scorerPayload(unit);
-      } catch (error) {
-        // A spawn failure or an unwritable unit: the case's own failure.
-        if (!path) throw error; // a rejection
-        resolve(failure!(self, error, unit) as T);
-        return;
-      }
+  /** One promise per case (`score`): the worker settles it with the case's Score. */
+  const send = (unit: Unit, signal: AbortSignal | undefined): Promise<Score> =>
+    new Promise<Score>((resolve, reject) => {
+      // A spawn failure or an unwritable unit: a rejection.
+      const to = current();
+      const payload = scorerPayload(unit);
       to.ask(payload, {
         resolve: resolve as (value: Score | Score[]) => void,
         reject,
         signal,
-        unit: path ? unit : undefined,
+        unit: undefined,
       });
     });
   const full = () =>
@@ -683,17 +668,13 @@ export function persistentScorer(
   const queued = async (unit: Unit, signal?: AbortSignal): Promise<Score> => {
     await wait();
     if (signal?.aborted) throw interrupted();
-    return await send<Score>(unit, signal, false);
+    return await send(unit, signal);
   };
-  const queuedPath = async (
-    unit: Unit,
-    signal?: AbortSignal,
-  ): Promise<Score[]> => {
-    await wait();
-    if (signal?.aborted) return failure!(self, interrupted(), unit);
-    return await send<Score[]>(unit, signal, true);
-  };
-  /** `send` for the pool: the case is its own Later. */
+  /**
+   * A unit path's case, sent now: its final Scores at once (a spawn failure
+   * or an unwritable unit is the case's own failure), or the case itself, a
+   * `Later` the worker settles with them.
+   */
   const sendLater = (
     unit: Unit,
     signal: AbortSignal | undefined,
@@ -704,12 +685,31 @@ export function persistentScorer(
       to = current();
       payload = scorerPayload(unit);
     } catch (error) {
-      // A spawn failure or an unwritable unit: the case's own failure.
       return failure!(self, error, unit);
     }
     const pending = new PathCase(unit, signal);
     to.ask(payload, pending);
     return pending;
+  };
+  /** `sendLater` for a caller that takes a promise. */
+  const sendPath = (
+    unit: Unit,
+    signal: AbortSignal | undefined,
+  ): Promise<Score[]> => {
+    const sent = sendLater(unit, signal);
+    if (!(sent instanceof Later)) return Promise.resolve(sent);
+    if (sent.done) return Promise.resolve(sent.value!);
+    return new Promise((resolve) => {
+      sent.onSettle = () => resolve(sent.value!);
+    });
+  };
+  const queuedPath = async (
+    unit: Unit,
+    signal?: AbortSignal,
+  ): Promise<Score[]> => {
+    await wait();
+    if (signal?.aborted) return failure!(self, interrupted(), unit);
+    return await sendPath(unit, signal);
   };
   const self: Scorer & UnitPath & UnitLater & CasesEnd = {
     name,
@@ -718,7 +718,7 @@ export function persistentScorer(
     score(unit: Unit, context: ScorerContext): Promise<Score> {
       const signal = context.signal;
       if (signal?.aborted) return Promise.reject(interrupted());
-      return full() ? queued(unit, signal) : send<Score>(unit, signal, false);
+      return full() ? queued(unit, signal) : send(unit, signal);
     },
     [UNIT_PATH](
       unit: Unit,
@@ -730,9 +730,7 @@ export function persistentScorer(
       if (signal?.aborted) {
         return Promise.resolve(failed(self, interrupted(), unit));
       }
-      return full()
-        ? queuedPath(unit, signal)
-        : send<Score[]>(unit, signal, true);
+      return full() ? queuedPath(unit, signal) : sendPath(unit, signal);
     },
     [UNIT_LATER](
       unit: Unit,
