@@ -18,39 +18,26 @@
 // did, as the driver does.
 // Usage: deno run -A bench/_ffi_spawn_async.ts each|all|sigchld CMD C < payloads.ndjson
 
-const libc = Deno.dlopen("libc.so.6", {
-  pipe2: { parameters: ["buffer", "i32"], result: "i32" },
-  close: { parameters: ["i32"], result: "i32" },
-  read: { parameters: ["i32", "buffer", "usize"], result: "isize" },
-  write: { parameters: ["i32", "pointer", "usize"], result: "isize" },
-  waitpid: { parameters: ["i32", "buffer", "i32"], result: "i32" },
-  syscall: { parameters: ["i64", "i64", "i64"], result: "i64" },
-  poll: {
-    parameters: ["buffer", "u64", "i32"],
-    result: "i32",
-    nonblocking: true,
-  },
-  posix_spawn: {
-    parameters: ["buffer", "buffer", "buffer", "buffer", "buffer", "pointer"],
-    result: "i32",
-  },
-  posix_spawnattr_init: { parameters: ["buffer"], result: "i32" },
-  posix_spawnattr_setflags: { parameters: ["buffer", "i16"], result: "i32" },
-  posix_spawnattr_setsigdefault: {
-    parameters: ["buffer", "buffer"],
-    result: "i32",
-  },
-  posix_spawn_file_actions_init: { parameters: ["buffer"], result: "i32" },
-  posix_spawn_file_actions_destroy: { parameters: ["buffer"], result: "i32" },
-  posix_spawn_file_actions_adddup2: {
-    parameters: ["buffer", "i32", "i32"],
-    result: "i32",
-  },
-  environ: { type: "pointer" },
-});
+import {
+  payloads,
+  SPAWN_SYMBOLS,
+  Spawner,
+  type Started,
+} from "./_ffi_spawn_common.ts";
+
+const libc = Deno.dlopen(
+  "libc.so.6",
+  {
+    ...SPAWN_SYMBOLS,
+    syscall: { parameters: ["i64", "i64", "i64"], result: "i64" },
+    poll: {
+      parameters: ["buffer", "u64", "i32"],
+      result: "i32",
+      nonblocking: true,
+    },
+  } as const,
+);
 const c = libc.symbols;
-const O_CLOEXEC = 0o2000000;
-const SETSID_SETSIGDEF = 0x80 | 0x04;
 const SYS_PIDFD_OPEN = 434n;
 const POLLIN = 1;
 const WNOHANG = 1;
@@ -59,42 +46,15 @@ if (!["each", "all", "sigchld"].includes(how!) || cmd === undefined) {
   throw new Error("usage: _ffi_spawn_async.ts each|all|sigchld CMD C < lines");
 }
 const concurrency = Number(width ?? 1);
-const enc = new TextEncoder();
-const cstr = (s: string) => enc.encode(`${s}\0`);
-const [sh, dashC, command] = [cstr("/bin/sh"), cstr("-c"), cstr(cmd)];
-const addr = (b: Uint8Array) =>
-  BigInt(Deno.UnsafePointer.value(Deno.UnsafePointer.of(b)));
-const argv = BigUint64Array.of(addr(sh), addr(dashC), addr(command), 0n);
-const environ = new Deno.UnsafePointerView(c.environ!).getPointer();
-// SIGPIPE (which Deno ignores) back to its default in the children.
-const pipeDefault = new BigUint64Array(16);
-pipeDefault[0] = 1n << 12n;
-const attr = new Uint8Array(1024);
-c.posix_spawnattr_init(attr);
-c.posix_spawnattr_setflags(attr, SETSID_SETSIGDEF);
-c.posix_spawnattr_setsigdefault(attr, pipeDefault);
-const actions = new Uint8Array(256);
-const fds = new Int32Array(6);
-const pairs = [0, 2, 4].map((i) => fds.subarray(i, i + 2));
-const pidOut = new Int32Array(1);
 const status = new Int32Array(1);
-const out = new Uint8Array(4096);
-const sink = new Uint8Array(4096);
-const dec = new TextDecoder();
-
-const input = new Uint8Array(
-  await new Response(Deno.stdin.readable).arrayBuffer(),
-);
-const base = Deno.UnsafePointer.of(input)!;
+const input = await payloads();
+const spawner = new Spawner(c, cmd, input);
 let next = 0;
 let ok = 0;
 let started = 0;
 
-interface Child {
-  pid: number;
-  /** stdout and stderr's read ends, then the pidfd. */
-  out: number;
-  err: number;
+interface Child extends Started {
+  /** The child's pidfd (-1 when exits come by SIGCHLD). */
   pidfd: number;
 }
 
@@ -111,51 +71,17 @@ function start(): Child | undefined {
   const at = next;
   next = end + 1;
   started++;
-  for (const pair of pairs) {
-    if (c.pipe2(pair, O_CLOEXEC)) throw new Error("pipe2 failed");
-  }
-  c.posix_spawn_file_actions_init(actions);
-  c.posix_spawn_file_actions_adddup2(actions, fds[0]!, 0);
-  c.posix_spawn_file_actions_adddup2(actions, fds[3]!, 1);
-  c.posix_spawn_file_actions_adddup2(actions, fds[5]!, 2);
-  if (c.posix_spawn(pidOut, sh, actions, attr, argv, environ)) {
-    throw new Error("posix_spawn failed");
-  }
-  c.posix_spawn_file_actions_destroy(actions);
-  c.close(fds[0]!);
-  c.close(fds[3]!);
-  c.close(fds[5]!);
-  // A child that exits without reading its payload is its verdict's business.
-  c.write(fds[1]!, Deno.UnsafePointer.offset(base, at), BigInt(end - at));
-  c.close(fds[1]!);
-  const pid = pidOut[0]!;
+  const child = spawner.start(at, end);
   const pidfd = how === "sigchld"
     ? -1
-    : Number(c.syscall(SYS_PIDFD_OPEN, BigInt(pid), 0n));
-  return { pid, out: fds[2]!, err: fds[4]!, pidfd };
+    : Number(c.syscall(SYS_PIDFD_OPEN, BigInt(child.pid), 0n));
+  return { ...child, pidfd };
 }
 
 /** Reads an exited child's pipes to EOF, reaps it, counts its verdict. */
 function finish(child: Child, reaped?: number): void {
-  let len = 0;
-  for (
-    let n;
-    (n = Number(c.read(child.out, out.subarray(len), 4096n - BigInt(len)))) > 0;
-  ) {
-    len += n;
-    if (len === out.length) len = 0; // more than a verdict: keep reading
-  }
-  while (c.read(child.err, sink, 4096n) > 0);
-  c.close(child.out);
-  c.close(child.err);
   if (child.pidfd >= 0) c.close(child.pidfd);
-  if (reaped === undefined) c.waitpid(child.pid, status, 0);
-  if (
-    (reaped ?? status[0]) === 0 &&
-    dec.decode(out.subarray(0, len)).includes("score")
-  ) {
-    ok++;
-  }
+  if (spawner.finish(child, reaped)) ok++;
 }
 
 if (how === "each") {
