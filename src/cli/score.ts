@@ -59,7 +59,7 @@ units in input order, scorers in the order given.`,
     concurrency: {
       type: "integer",
       help: "Units scored at once",
-      defaultText: "4; 64 with --persistent",
+      defaultText: "4; 1024 with --persistent",
     },
   },
   async run(flags) {
@@ -128,7 +128,7 @@ units in input order, scorers in the order given.`,
     return await scoreWith(
       scorers,
       // A persistent scorer answers in order through one pipe: keep it fed.
-      flags.concurrency ?? (flags.persistent ? 64 : 4),
+      flags.concurrency ?? (flags.persistent ? 1024 : 4),
     );
   },
 });

@@ -3,8 +3,8 @@
  * long-lived process per scorer reads one payload per line on stdin and
  * writes one verdict per line on stdout, in order. Payloads and verdicts have
  * the v0 shapes; a verdict line may instead be `{"error": "<message>"}` to
- * fail that case alone. A crash or a hang turns the cases in flight into
- * error Scores, and the next case starts a new process.
+ * fail that case alone. A crash or a hang fails the case the process owed
+ * its next verdict, and a new process takes the cases behind it (below).
  *
  * Payloads go out in as few writes as keep the process busy: those of cases
  * started together in one write, and while the process has more than half
@@ -12,6 +12,12 @@
  * enough (or has been quiet for a millisecond), so that a fast scorer reads
  * many lines per read. A scorer must therefore read its stdin as a stream of
  * lines, not expect one line per read.
+ *
+ * A crash or a timeout costs one case, not all those in flight: the case the
+ * process owed its next verdict gets the error, and the cases behind it,
+ * which it never answered, are sent once more to a new process. A case lost
+ * a second time gets the error too, so a process that dies on every start
+ * is not restarted for ever.
  *
  * @module
  */
@@ -90,8 +96,9 @@ export interface PersistentScorerOptions {
   /**
    * Payloads written ahead of their verdicts, at most. While more than half
    * of them are unanswered, new payloads gather and go out together (see
-   * the module doc).
-   * @default {64}
+   * the module doc). Deep enough that a fast scorer's start-up is spent
+   * with a thousand payloads already waiting in its pipe.
+   * @default {1024}
    */
   inFlight?: number;
   /**
@@ -120,6 +127,10 @@ interface Pending {
   /** The signal of the run the case belongs to, if any. */
   signal: AbortSignal | undefined;
   unit: Unit | undefined;
+  /** Its payload line, kept to send it again after a crash. */
+  payload: string;
+  /** Whether it was sent again already: a second loss is its error. */
+  resent: boolean;
 }
 
 /**
@@ -130,10 +141,13 @@ interface Pending {
 class PathCase extends Later<Score[]> implements Pending {
   readonly signal: AbortSignal | undefined;
   readonly unit: Unit;
-  constructor(unit: Unit, signal: AbortSignal | undefined) {
+  readonly payload: string;
+  resent = false;
+  constructor(unit: Unit, signal: AbortSignal | undefined, payload: string) {
     super();
     this.unit = unit;
     this.signal = signal;
+    this.payload = payload;
   }
   resolve(value: Score | Score[]): void {
     this.settle(value as Score[]);
@@ -151,6 +165,20 @@ interface Verdicts {
   /** The Scores of a unit path's case that failed. */
   failed(error: Error, unit: Unit): Score[];
 }
+
+/** Ends a case with its error: a rejection, or a unit path's error Scores. */
+function failCase(pending: Pending, error: Error, verdicts: Verdicts): void {
+  const unit = pending.unit;
+  if (unit === undefined) pending.reject(error);
+  else pending.resolve(verdicts.failed(error, unit));
+}
+
+/**
+ * What a worker does with the cases its process never answered once it is
+ * gone: they go to a new process, or end with `error`. `ended` says that the
+ * process had been told its input was over.
+ */
+type Lost = (cases: Pending[], error: Error, ended: boolean) => void;
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -175,6 +203,7 @@ class Worker {
   readonly #timeoutMs: number;
   readonly #verdicts: Verdicts;
   readonly #settled: () => void;
+  readonly #lost: Lost;
   /** Payload lines not written yet, and how many. */
   #unsent = "";
   #unsentCount = 0;
@@ -200,8 +229,8 @@ class Worker {
 
   /**
    * Starts `cmd`; `verdicts` turns a verdict line into the case's Score
-   * (or throws the case's error), and `settled` is told each time a case
-   * ends.
+   * (or throws the case's error), `settled` is told each time a case ends,
+   * and `lost` is given the cases a crash or a timeout left unanswered.
    */
   constructor(
     cmd: string,
@@ -211,12 +240,14 @@ class Worker {
     inFlight: number,
     verdicts: Verdicts,
     settled: () => void,
+    lost: Lost,
   ) {
     this.#low = Math.max(1, inFlight >> 1);
     this.#label = `scorer ${JSON.stringify(cmd)}`;
     this.#timeoutMs = timeoutMs;
     this.#verdicts = verdicts;
     this.#settled = settled;
+    this.#lost = lost;
     try {
       this.#child = startCommand(cmd, { cwd });
     } catch (error) {
@@ -242,12 +273,17 @@ class Worker {
           ? `was killed by ${status.signal}`
           : `exited with status ${status.code}`;
         const stderr = this.#stderr.trim();
-        this.#fail(
-          new SubprocessScorerError(
-            `${this.#label} ${how}${stderr === "" ? "" : `: ${stderr}`}`,
-            "scorer.exit_status",
-          ),
+        const crash = new SubprocessScorerError(
+          `${this.#label} ${how}${stderr === "" ? "" : `: ${stderr}`}`,
+          "scorer.exit_status",
         );
+        // Unless a kill already ended them: the case it owed its next
+        // verdict gets the crash; those behind it go to a new process.
+        const head = this.#dead === undefined
+          ? this.#pending.shift()
+          : undefined;
+        if (head !== undefined) this.#reject(head, crash);
+        this.#fail(crash, true);
       }),
     ]).then(() => {});
   }
@@ -322,11 +358,9 @@ class Worker {
     this.#ended(pending);
   }
 
-  /** Ends a case with its error: a rejection, or a unit path's error Scores. */
+  /** Ends a case with its error, and what listened for it. */
   #reject(pending: Pending, error: Error): void {
-    const unit = pending.unit;
-    if (unit === undefined) pending.reject(error);
-    else pending.resolve(this.#verdicts.failed(error, unit));
+    failCase(pending, error, this.#verdicts);
     this.#ended(pending);
   }
 
@@ -366,7 +400,7 @@ class Worker {
       this.#timer = setDeadline(performance.now() + left, this.#expire);
       return;
     }
-    // This case gets the timeout; the others in flight, the restart.
+    // This case gets the timeout; the others in flight go to a new process.
     this.#pending.shift();
     this.#reject(
       head,
@@ -382,10 +416,15 @@ class Worker {
         `${this.#label} was restarted: another case timed out`,
         "scorer.interrupted",
       ),
+      true,
     );
   };
 
-  #fail(error: Error): void {
+  /**
+   * Ends the process's cases in flight: with `error`, or with `resend` handed
+   * to `lost`, which sends them again or ends them with `error`.
+   */
+  #fail(error: Error, resend = false): void {
     this.#dead ??= error;
     if (this.#timer !== undefined) clearDeadline(this.#timer);
     this.#timer = undefined;
@@ -397,29 +436,33 @@ class Worker {
       signal.removeEventListener("abort", onAbort);
     }
     this.#aborts.clear();
-    for (const pending of this.#pending.splice(0)) {
-      const unit = pending.unit;
-      if (unit === undefined) pending.reject(error);
-      else pending.resolve(this.#verdicts.failed(error, unit));
+    const cases = this.#pending.splice(0);
+    if (resend && cases.length > 0) {
+      this.#lost(cases, error, this.#ending !== undefined);
+      return;
+    }
+    for (const pending of cases) {
+      failCase(pending, error, this.#verdicts);
       this.#settled();
     }
   }
 
-  /** Kills the process group; cases in flight fail with `error`. */
-  kill(error: Error): void {
-    this.#fail(error);
+  /**
+   * Kills the process group; cases in flight fail with `error`, or with
+   * `resend` go to a new process (each once).
+   */
+  kill(error: Error, resend = false): void {
+    this.#fail(error, resend);
     this.#child.kill();
   }
 
   /**
-   * Sends one payload (with the others ready in the same turn, in one
-   * write) for the case `pending`.
+   * Sends the payload of the case `pending` (with the others ready in the
+   * same turn, in one write).
    */
-  ask(payload: string, pending: Pending): void {
+  ask(pending: Pending): void {
     if (this.#dead !== undefined) {
-      const unit = pending.unit;
-      if (unit === undefined) pending.reject(this.#dead);
-      else pending.resolve(this.#verdicts.failed(this.#dead, unit));
+      failCase(pending, this.#dead, this.#verdicts);
       return;
     }
     const signal = pending.signal;
@@ -429,7 +472,7 @@ class Worker {
     if (this.#pending.length === 0) this.#headSince = performance.now();
     this.#pending.push(pending);
     this.#arm();
-    this.#unsent += `${payload}\n`;
+    this.#unsent += `${pending.payload}\n`;
     this.#unsentCount++;
     this.#push();
   }
@@ -591,7 +634,7 @@ export function persistentScorer(
 ): Scorer {
   const { cwd, name, version, timeout } = subprocessScorerSetup(cmd, options);
   const maxLineBytes = options.maxLineBytes ?? 1024 * 1024;
-  const inFlight = Math.max(1, options.inFlight ?? 64);
+  const inFlight = Math.max(1, options.inFlight ?? 1024);
   const label = `scorer ${JSON.stringify(cmd)}`;
   let worker: Worker | undefined;
   const waiting: Array<() => void> = [];
@@ -629,6 +672,40 @@ export function persistentScorer(
   };
   // Each case that ends lets one that waits for room go.
   const settled = () => waiting.shift()?.();
+  // While close() runs, no process may start: it would outlive it.
+  let closed = false;
+  /**
+   * The cases a crash or a timeout left unanswered, in order: each goes to a
+   * new process once; one lost before, or with its run interrupted, or
+   * after close() began, or that no process can be started for, ends with
+   * `error` (the spawn failure, for that last).
+   */
+  const lost: Lost = (cases, error, ended) => {
+    let to: Worker | undefined;
+    for (const pending of cases) {
+      let why: Error | undefined = pending.resent || closed ||
+          pending.signal?.aborted === true
+        ? error
+        : undefined;
+      if (why === undefined) {
+        try {
+          to ??= current();
+        } catch (failure) {
+          if (!(failure instanceof Error)) throw failure;
+          why = failure;
+        }
+      }
+      if (why !== undefined || to === undefined) {
+        failCase(pending, why ?? error, verdicts);
+        settled();
+        continue;
+      }
+      pending.resent = true;
+      to.ask(pending);
+    }
+    // No case follows these: the new process may see its input end too.
+    if (ended) to?.endInput().then(undefined, () => {});
+  };
   const current = (): Worker => {
     if (worker === undefined || !worker.alive) {
       if (worker !== undefined) retired.push(worker);
@@ -641,6 +718,7 @@ export function persistentScorer(
         inFlight,
         verdicts,
         settled,
+        lost,
       );
     }
     return worker;
@@ -652,12 +730,13 @@ export function persistentScorer(
     new Promise<Score>((resolve, reject) => {
       // A spawn failure or an unwritable unit: a rejection.
       const to = current();
-      const payload = scorerPayload(unit);
-      to.ask(payload, {
+      to.ask({
         resolve: resolve as (value: Score | Score[]) => void,
         reject,
         signal,
         unit: undefined,
+        payload: scorerPayload(unit),
+        resent: false,
       });
     });
   const full = () =>
@@ -687,8 +766,8 @@ export function persistentScorer(
     } catch (error) {
       return failure!(self, error, unit);
     }
-    const pending = new PathCase(unit, signal);
-    to.ask(payload, pending);
+    const pending = new PathCase(unit, signal, payload);
+    to.ask(pending);
     return pending;
   };
   /** `sendLater` for a caller that takes a promise. */
@@ -749,10 +828,15 @@ export function persistentScorer(
       worker?.endInput().then(undefined, () => {});
     },
     async close() {
+      closed = true;
       const all = [...retired, ...(worker !== undefined ? [worker] : [])];
       worker = undefined;
       retired.length = 0;
-      await Promise.all(all.map((w) => w.close()));
+      try {
+        await Promise.all(all.map((w) => w.close()));
+      } finally {
+        closed = false;
+      }
     },
   };
   if (options.startNow === true) {

@@ -438,7 +438,11 @@ while True:
         lines = []
 `,
     );
-    const s = scorer(`python3 ${sh(script)}`, { name: "batches", timeout: 10 });
+    const s = scorer(`python3 ${sh(script)}`, {
+      name: "batches",
+      timeout: 10,
+      inFlight: 64,
+    });
     try {
       // 40 unanswered payloads are more than half of the 64 in flight: the
       // next ten gather for a moment, then go out though no verdict came.
@@ -469,25 +473,29 @@ while True:
 // ---------------------------------------------------------------------------
 // Crashes, hangs, the end
 
-Deno.test("persistentScorer fails the cases in flight when the process crashes, then restarts it", async () => {
-  // Answers three cases in one write, complains at length, and dies at
-  // once: the verdicts it wrote are owed to their cases, and the rest of
-  // the cases in flight fail.
+Deno.test("persistentScorer fails only the case a crash cut off and sends the cases behind it to a new process", async () => {
+  // Holds the verdicts of "a" and "b", writes them with that of "c" in one
+  // write, complains at length, and dies at once: the verdicts it wrote
+  // are owed to their cases, the next case ("d") gets the crash, and the
+  // cases behind it go to a new process.
   await withPythonScorer(
     "crash",
-    `if i < 2:
+    `if payload["input"].startswith(("a", "b")):
     sys.stdout.write(json.dumps({"score": 1, "reason": payload["input"]}) + "\\n")
     return None  # not flushed: the three verdicts leave together
-sys.stdout.write('{"score": 1, "reason": "third"}\\n')
-sys.stdout.flush()
-sys.stderr.write("." * 3000 + "\\ngave up after 3 cases\\n")
-sys.stderr.flush()
-os._exit(7)`,
+if payload["input"].startswith("c"):
+    sys.stdout.write('{"score": 1, "reason": "third"}\\n')
+    sys.stdout.flush()
+    sys.stderr.write("." * 3000 + "\\ngave up after 3 cases\\n")
+    sys.stderr.flush()
+    os._exit(7)
+return json.dumps({"score": 0.5, "reason": payload["input"]})`,
     async (s, { cmd, pids }) => {
       const crashed =
         `error: scorer ${JSON.stringify(cmd)} exited with status 7: ` +
         `${".".repeat(3000)}\ngave up after 3 cases`;
-      // Several rounds, some seeing the verdicts and the exit together.
+      // Several rounds, some seeing the verdicts and the exit together; each
+      // crashes one process and leaves the next serving.
       const rounds = 5;
       for (let round = 0; round < rounds; round++) {
         assert.deepEqual(
@@ -496,28 +504,176 @@ os._exit(7)`,
             ["a", "b", "c", "d", "e", "f"].map((i) => unit(i)),
             round % 2 === 0 ? 0 : 300,
           ),
-          ["1 a", "1 b", "1 third", crashed, crashed, crashed],
+          ["1 a", "1 b", "1 third", crashed, "0.5 e", "0.5 f"],
           `round ${round}`,
         );
       }
-      // The next cases start a new process.
+      // The process that took "e" and "f" serves on.
       assert.deepEqual(await inFlight(s, [unit("g"), unit("h")]), [
-        "1 g",
-        "1 h",
+        "0.5 g",
+        "0.5 h",
       ]);
       const started = await readPids(pids, rounds + 1);
       await assertNoneRunning(started.slice(0, rounds));
-      assert.ok(running(started[rounds]!), "the restarted process serves on");
-      // Through the scoring stage, the failure is an error Score.
-      const scores = await scoreAll([s], ["i", "j"].map((i) => unit(i)), 2);
-      assert.deepEqual(scores.map((x) => x.status), ["scored", "error"]);
-      assert.equal(scorerErrorMessage(scores[1]!), crashed.slice(7));
-      await readPids(pids, 6);
+      assert.ok(running(started[rounds]!), "the last process serves on");
+      // Through the scoring stage, the failure is an error Score, and the
+      // unit behind it is scored.
+      const scores = await scoreAll(
+        [s],
+        ["a1", "c1", "i", "j"].map((i) => unit(i)),
+        4,
+      );
+      assert.deepEqual(scores.map((x) => x.status), [
+        "scored",
+        "scored",
+        "error",
+        "scored",
+      ]);
+      assert.equal(scorerErrorMessage(scores[2]!), crashed.slice(7));
+      assert.equal(scores[3]!.reason, "j");
+      await readPids(pids, rounds + 2);
     },
   );
 });
 
-Deno.test("persistentScorer times out a hung case, restarts the others in flight and leaves no process", async () => {
+Deno.test("persistentScorer sends a lost case again only once, so a process that dies at every start is not restarted for ever", async () => {
+  // Dies on reading its first payload, before any verdict.
+  await withPythonScorer(
+    "dies",
+    `sys.stderr.write("cannot load the model\\n")
+sys.stderr.flush()
+os._exit(3)`,
+    async (s, { cmd, pids }) => {
+      const died =
+        `error: scorer ${JSON.stringify(cmd)} exited with status 3: ` +
+        "cannot load the model";
+      const inputs = Array.from({ length: 20 }, (_, i) => `q${i}`);
+      // The first process's crash is the first case's; the second's, the
+      // second case's, and the cases lost twice end with it.
+      assert.deepEqual(
+        await inFlight(s, inputs.map((i) => unit(i))),
+        inputs.map(() => died),
+      );
+      await assertNoneRunning(await readPids(pids, 2));
+    },
+  );
+});
+
+Deno.test("persistentScorer ends a new process's input after the lost cases when the crashed one had seen its end", async () => {
+  await withTempDir(async (dir) => {
+    // Answers only at the end of its input, and dies on "boom".
+    const script = `${dir}/at_end.py`;
+    await Deno.writeTextFile(
+      script,
+      `import json, os, sys
+for line in sys.stdin.readlines():
+    case = json.loads(line)
+    if case["input"] == "boom":
+        sys.stdout.flush()
+        os._exit(9)
+    print(json.dumps({"score": 0.5, "reason": case["input"]}))
+`,
+    );
+    const cmd = `python3 ${sh(script)}`;
+    const s = scorer(cmd, { name: "at_end" });
+    try {
+      const calls = ["a", "boom", "c", "d"].map((i) => s.score(unit(i), {}));
+      endOfCases(s);
+      const settled = await within(
+        Promise.allSettled(calls),
+        20_000,
+        "the verdicts",
+      );
+      assert.deepEqual(
+        settled.map((r) =>
+          r.status === "rejected"
+            ? (r.reason as Error).message
+            : `${(r.value as Score).value} ${(r.value as Score).reason}`
+        ),
+        [
+          "0.5 a",
+          `scorer ${JSON.stringify(cmd)} exited with status 9`,
+          "0.5 c",
+          "0.5 d",
+        ],
+      );
+    } finally {
+      await s.close!();
+    }
+  });
+});
+
+Deno.test("persistentScorer gives lost cases the spawn failure when no new process can start", async () => {
+  await withTempDir(async (dir) => {
+    // Runs in a folder that is gone by the time it crashes on "boom".
+    const cwd = `${dir}/work`;
+    await Deno.mkdir(cwd);
+    const { cmd, pids } = await pythonScorer(
+      dir,
+      "gone",
+      `if payload["input"] == "boom":
+    os._exit(4)
+return '{"score": 1}'`,
+    );
+    const s = scorer(cmd, { name: "gone", cwd });
+    try {
+      assert.deepEqual(await inFlight(s, [unit("a")]), ["1"]);
+      await Deno.remove(cwd);
+      assert.deepEqual(
+        await inFlight(s, ["boom", "b", "c"].map((i) => unit(i))),
+        [
+          `error: scorer ${JSON.stringify(cmd)} exited with status 4`,
+          `error: failed to spawn subprocess scorer: ${cmd}`,
+          `error: failed to spawn subprocess scorer: ${cmd}`,
+        ],
+      );
+    } finally {
+      await s.close!();
+    }
+    await assertNoneRunning(await readPids(pids, 1));
+  });
+});
+
+Deno.test("score --persistent turns a crash in a run of thousands into one error Score, the units around it scored in order", async () => {
+  await withTempDir(async (dir) => {
+    const { cmd, pids } = await pythonScorer(
+      dir,
+      "crash_once",
+      `if payload["input"] == "q1500":
+    os._exit(5)
+return json.dumps({"score": 1, "reason": payload["input"]})`,
+    );
+    const n = 3000;
+    const input = Array.from(
+      { length: n },
+      (_, i) => JSON.stringify({ input: `q${i}`, output: "a" }),
+    ).join("\n") + "\n";
+    const r = await runCli(
+      ["score", "--persistent", "--scorer", cmd, "--name", "crash_once"],
+      input,
+    );
+    assert.equal(r.stderr, "");
+    assert.equal(r.code, 0);
+    const scores = ndjson(r.stdout);
+    assert.deepEqual(
+      scores.map((x) => x.unit_id),
+      Array.from({ length: n }, (_, i) => `stdin#${i + 1}`),
+    );
+    const errors = scores.flatMap((x, i) => x.status === "error" ? [i] : []);
+    assert.deepEqual(errors, [1500]);
+    assert.equal(
+      scorerErrorMessage(scores[1500]!),
+      `scorer ${JSON.stringify(cmd)} exited with status 5`,
+    );
+    assert.deepEqual(
+      scores.filter((x) => x.status === "scored").map((x) => x.reason),
+      Array.from({ length: n }, (_, i) => `q${i}`).filter((q) => q !== "q1500"),
+    );
+    await assertNoneRunning(await readPids(pids, 2));
+  });
+});
+
+Deno.test("persistentScorer times out a hung case, sends the others in flight to a new process and leaves none behind", async () => {
   // On "hang" it starts a child in its group, then sleeps for ever.
   await withPythonScorer(
     "hang",
@@ -543,16 +699,15 @@ return json.dumps({"score": 1, "reason": payload["input"]})`,
           "1 a",
           "1 b",
           `${label} timed out after 3 s (its process group was killed)`,
-          `${label} was restarted: another case timed out`,
-          `${label} was restarted: another case timed out`,
+          "1 d",
+          "1 e",
         ],
       );
-      await assertNoneRunning([
-        ...await readPids(pids, 1),
-        ...await readPids(children, 1),
-      ]);
-      // The next case starts a new process.
+      const [first, second] = await readPids(pids, 2) as [number, number];
+      await assertNoneRunning([first, ...await readPids(children, 1)]);
+      // The process that took "d" and "e" serves on.
       assert.deepEqual(await inFlight(s, [unit("f")]), ["1 f"]);
+      assert.ok(running(second));
       await readPids(pids, 2);
     },
     // Each case's time includes a (re)start of Python, which takes over
