@@ -7,8 +7,15 @@
 // - `--yaml CONFIG`: the config parsed with js-yaml, the npm package evalpipe
 //   reads its YAML configs with (Deno sets up npm resolution for it);
 // - `--graph`: evalpipe's module graph, which Deno reads before a program
-//   runs (cli.ts behind an `import()` that is never taken).
-// Usage: deno run -A bench/_startup_limits.ts DATA.jsonl [--streams] [--yaml CONFIG] [--graph]
+//   runs (cli.ts behind an `import()` that is never taken);
+// - `--spawn CMD`: the Score's value from one `sh -c CMD` given the protocol
+//   v0 payload, as bench/_bare_start.ts --spawn gets it (what `score
+//   --scorer` cannot skip, with `--streams`);
+// - `--score-modules`: the modules `score --scorer` evaluates, loaded and
+//   evaluated, none of their functions called (not a limit: a part of
+//   evalpipe's own start-up, measured apart).
+// Usage: deno run -A bench/_startup_limits.ts DATA.jsonl [--streams] [--yaml CONFIG]
+//          [--graph] [--spawn CMD] [--score-modules]
 const [path, ...rest] = Deno.args;
 const has = (flag: string) => rest.includes(flag);
 const name = path!.split("/").at(-1)!;
@@ -18,6 +25,24 @@ if (has("--yaml")) {
   if (yaml.load(text) === undefined) throw new Error("empty config");
 }
 if (has("--graph") && rest.includes("--never")) await import("../cli.ts");
+if (has("--score-modules")) {
+  // As src/cli/main.ts and src/cli/score.ts import them for `score --scorer`.
+  await import("../src/cli/main.ts");
+  await import("../src/cli/score.ts");
+  await Promise.all([
+    import("../src/scorers/subprocess_scorer.ts"),
+    import("../src/scorers/scorer_names.ts"),
+    import("../src/process/command.ts"),
+    import("../src/dataset/unit.ts"),
+    import("../src/scorers/score_units.ts"),
+    import("../src/io/ndjson.ts"),
+    import("../src/io/stdout.ts"),
+    import("../src/score/line.ts"),
+    import("../src/run/interrupt.ts"),
+    import("../src/cli/_written_units.ts"),
+    import("../src/scorers/_unit_path.ts"),
+  ]);
+}
 let line: string;
 if (has("--streams")) {
   const file = await Deno.open(path!);
@@ -37,7 +62,26 @@ if (has("--streams")) {
 } else line = (await Deno.readTextFile(path!)).split("\n")[0]!;
 const r = JSON.parse(line);
 const id = JSON.stringify(`${name}#${r.id ?? 1}`);
-const hit = r.output.trim() === r.expected.trim();
+let hit = r.output.trim() === r.expected.trim();
+if (has("--spawn")) {
+  const child = new Deno.Command("sh", {
+    args: ["-c", rest[rest.indexOf("--spawn") + 1]!],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const w = child.stdin.getWriter();
+  await w.write(
+    new TextEncoder().encode(JSON.stringify({
+      expected: r.expected,
+      input: r.input,
+      output: r.output,
+    })),
+  );
+  await w.close();
+  const out = await child.output();
+  hit = JSON.parse(new TextDecoder().decode(out.stdout)).score === 1;
+}
 console.log(
   `{"metric":"exact_match","status":"scored","validity":"valid","value":${
     hit ? 1 : 0

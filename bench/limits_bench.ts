@@ -25,12 +25,15 @@
 // - startup: `run` and `score` on one case against bench/_bare_start.ts, which
 //   reads the same one-line dataset and prints one Score line; both started as
 //   `deno run -A` with the install task's V8 flags. Time ratios, medians of 11.
-//   Two limit rows beside them: bench/_startup_limits.ts doing only what a
+//   Limit rows beside them: bench/_startup_limits.ts doing only what a
 //   one-case `run` cannot skip (its config parsed with js-yaml, its dataset
 //   read through Web Streams, the same Score line out) against the bare
-//   script; and, as the bare script with one `sh -c` already does only what
-//   `score --scorer` cannot skip, Deno's own start (bench/_empty_start.ts)
-//   against it.
+//   script; the same program with the dataset through Web Streams and one
+//   `sh -c` (what `score --scorer` cannot skip) against the bare script with
+//   one `sh -c`, and, beside it, that program with `score --scorer`'s modules
+//   loaded too (a part row: how much of the gap is evalpipe's own code); and
+//   Deno's own start (bench/_empty_start.ts) against the bare script with one
+//   `sh -c`.
 // - network: the `openai` target and `llm_judge` at c = 32 and c = 256 against
 //   bench/_slow_server.ts (another process, answering after 50 ms) against
 //   bench/_bare_fetch.ts at the same concurrency and server; a cached rerun of
@@ -165,6 +168,8 @@ interface Row {
    * goal's row cannot skip, against the same baseline, to show how far Deno
    * itself gets. */
   goal?: number;
+  /** A part row: a piece of evalpipe's own work measured apart, not a limit. */
+  part?: boolean;
   n: number;
   a: number[];
   b: number[];
@@ -178,7 +183,13 @@ const notes: string[] = [];
 async function compare(
   group: Group,
   name: string,
-  how: { kind?: "speed" | "time"; goal?: number; n: number; rounds?: number },
+  how: {
+    kind?: "speed" | "time";
+    goal?: number;
+    part?: boolean;
+    n: number;
+    rounds?: number;
+  },
   a: Run,
   b: Run,
 ): Promise<void> {
@@ -192,6 +203,7 @@ async function compare(
     load: [load()],
   };
   if (how.goal !== undefined) row.goal = how.goal;
+  if (how.part === true) row.part = true;
   for (let r = 0; r < (how.rounds ?? ROUNDS); r++) {
     if (r % 2 === 0) {
       row.a.push(await time(a));
@@ -219,7 +231,7 @@ function ratioText(r: Row): string {
   return `${ratio(r).toFixed(2)}× ${r.kind === "speed" ? "speed" : "time"}`;
 }
 function met(r: Row): string {
-  if (r.goal === undefined) return "limit row";
+  if (r.goal === undefined) return r.part === true ? "part row" : "limit row";
   const ok = r.kind === "speed" ? ratio(r) >= r.goal : ratio(r) <= r.goal;
   return ok ? "met" : "not met";
 }
@@ -532,8 +544,24 @@ async function startupRows(): Promise<void> {
     },
     spawning,
   );
-  // The bare script with one `sh -c` already does only what `score --scorer`
-  // cannot skip; what is left to show is how much of it is Deno's own start.
+  // What `score --scorer` cannot skip: its input through Web Streams, as
+  // every stage of evalpipe is one, and the one `sh -c`.
+  const streamed = [`${dir}/one.jsonl`, "--streams", "--spawn", SCORER];
+  await compare(
+    "startup",
+    "start-up limit: bare program with Web Streams dataset + one sh -c, vs bare script with one sh -c",
+    how,
+    { args: bare("_startup_limits.ts", ...streamed) },
+    spawning,
+  );
+  await compare(
+    "startup",
+    "start-up part: the same + score --scorer's modules loaded, vs bare script with one sh -c",
+    { ...how, part: true },
+    { args: bare("_startup_limits.ts", ...streamed, "--score-modules") },
+    spawning,
+  );
+  // How much of the bare script with one `sh -c` is Deno's own start.
   await compare(
     "startup",
     "start-up limit: empty Deno script, vs bare script with one sh -c",

@@ -53,6 +53,7 @@ Deno.test("bench:limits --quick prints a row per goal of issue 17, its limit row
   ];
   const limits = [
     "start-up limit: bare program with js-yaml config + Web Streams dataset",
+    "start-up limit: bare program with Web Streams dataset + one sh -c",
     "start-up limit: empty Deno script, vs bare script with one sh -c",
     ...(hasCc
       ? [
@@ -80,6 +81,13 @@ Deno.test("bench:limits --quick prints a row per goal of issue 17, its limit row
     );
   for (const text of rows) assert.match(out, row(text, "(met|not met)"), text);
   for (const text of limits) assert.match(out, row(text, "limit row"), text);
+  assert.match(
+    out,
+    row(
+      "start-up part: the same + score --scorer's modules loaded",
+      "part row",
+    ),
+  );
   // The run row's ceiling is filled, from the start-up of both sides.
   assert.match(
     out,
@@ -334,5 +342,38 @@ Deno.test("the cached limit program finds every case in the pack and writes the 
       hit.map((l) => JSON.parse(l).value).filter((v) => v === 1).length,
       1,
     );
+  });
+});
+
+Deno.test("the start-up limit program reads its case through Web Streams and takes the Score's value from one sh -c", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/one.jsonl`,
+      JSON.stringify({ input: "q", output: "a", expected: "a" }) + "\n",
+    );
+    // The verdict contradicts the exact match, so the value shows who gave it.
+    const cmd = `cat > '${dir}/payload'; echo '{"score": 0}'`;
+    for (const more of [[], ["--score-modules"]]) {
+      await Deno.remove(`${dir}/payload`).catch(() => {});
+      const { code, out } = await deno([
+        "run",
+        "-A",
+        "bench/_startup_limits.ts",
+        `${dir}/one.jsonl`,
+        "--streams",
+        "--spawn",
+        cmd,
+        ...more,
+      ]);
+      assert.equal(code, 0, out);
+      const score = JSON.parse(out);
+      assert.equal(score.value, 0, out);
+      assert.equal(score.unit_id, "one.jsonl#1");
+      assert.deepEqual(JSON.parse(await Deno.readTextFile(`${dir}/payload`)), {
+        expected: "a",
+        input: "q",
+        output: "a",
+      });
+    }
   });
 });
