@@ -15,9 +15,10 @@
  *
  * A crash or a timeout costs one case, not all those in flight: the case the
  * process owed its next verdict gets the error, and the cases behind it,
- * which it never answered, are sent once more to a new process. A case lost
- * a second time gets the error too, so a process that dies on every start
- * is not restarted for ever.
+ * which it never answered, are sent again to a new process (after an exit
+ * with status 0, that case too). A case that a second process loses without
+ * having answered anything gets the error too, so a scorer that dies on
+ * every start costs two processes, not one per case.
  *
  * @module
  */
@@ -102,6 +103,13 @@ export interface PersistentScorerOptions {
    */
   inFlight?: number;
   /**
+   * Characters of payload written ahead of their verdicts, at most, beside
+   * `inFlight`: while those unanswered reach it, new cases wait (one case
+   * is always let through), so that large payloads do not pile up.
+   * @default {16777216}
+   */
+  inFlightChars?: number;
+  /**
    * Starts the process as the scorer is made, not at its first case, so
    * that the process's start-up overlaps the caller's (`score --persistent`
    * does this). A spawn failure then waits for the first case, which tries
@@ -129,8 +137,11 @@ interface Pending {
   unit: Unit | undefined;
   /** Its payload line, kept to send it again after a crash. */
   payload: string;
-  /** Whether it was sent again already: a second loss is its error. */
-  resent: boolean;
+  /**
+   * How many processes that answered nothing lost it: at two (a scorer
+   * that cannot start, not a case it cannot take), it ends with the error.
+   */
+  barren: number;
 }
 
 /**
@@ -142,7 +153,7 @@ class PathCase extends Later<Score[]> implements Pending {
   readonly signal: AbortSignal | undefined;
   readonly unit: Unit;
   readonly payload: string;
-  resent = false;
+  barren = 0;
   constructor(unit: Unit, signal: AbortSignal | undefined, payload: string) {
     super();
     this.unit = unit;
@@ -176,9 +187,15 @@ function failCase(pending: Pending, error: Error, verdicts: Verdicts): void {
 /**
  * What a worker does with the cases its process never answered once it is
  * gone: they go to a new process, or end with `error`. `ended` says that the
- * process had been told its input was over.
+ * process had been told its input was over, `answered` that it gave at least
+ * one verdict.
  */
-type Lost = (cases: Pending[], error: Error, ended: boolean) => void;
+type Lost = (
+  cases: Pending[],
+  error: Error,
+  ended: boolean,
+  answered: boolean,
+) => void;
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -204,6 +221,10 @@ class Worker {
   readonly #verdicts: Verdicts;
   readonly #settled: () => void;
   readonly #lost: Lost;
+  /** Whether the process gave a verdict (a line, read or not). */
+  #answered = false;
+  /** Characters of the payloads of the cases in flight. */
+  #chars = 0;
   /** Payload lines not written yet, and how many. */
   #unsent = "";
   #unsentCount = 0;
@@ -278,11 +299,16 @@ class Worker {
           "scorer.exit_status",
         );
         // Unless a kill already ended them: the case it owed its next
-        // verdict gets the crash; those behind it go to a new process.
-        const head = this.#dead === undefined
+        // verdict gets the crash, and those behind it go to a new process;
+        // after a clean exit, that case too.
+        const clean = status.code === 0 && status.signal === null;
+        const head = this.#dead === undefined && !clean
           ? this.#pending.shift()
           : undefined;
-        if (head !== undefined) this.#reject(head, crash);
+        if (head !== undefined) {
+          this.#chars -= head.payload.length;
+          this.#reject(head, crash);
+        }
         this.#fail(crash, true);
       }),
     ]).then(() => {});
@@ -294,6 +320,11 @@ class Worker {
 
   get busy(): number {
     return this.#pending.length;
+  }
+
+  /** Characters of payload in flight. */
+  get chars(): number {
+    return this.#chars;
   }
 
   async #readVerdicts(maxLineBytes: number): Promise<void> {
@@ -330,6 +361,8 @@ class Worker {
   #answer(line: Line, now: number): void {
     const pending = this.#pending.shift();
     if (pending === undefined) return; // a line nobody asked for is ignored
+    this.#answered = true;
+    this.#chars -= pending.payload.length;
     // Verdicts come in order, so the next case's time starts now: the cases
     // queued behind a slow one do not spend their timeout waiting.
     if (this.#pending.length > 0) this.#headSince = now;
@@ -402,6 +435,7 @@ class Worker {
     }
     // This case gets the timeout; the others in flight go to a new process.
     this.#pending.shift();
+    this.#chars -= head.payload.length;
     this.#reject(
       head,
       new SubprocessScorerError(
@@ -437,8 +471,9 @@ class Worker {
     }
     this.#aborts.clear();
     const cases = this.#pending.splice(0);
+    this.#chars = 0;
     if (resend && cases.length > 0) {
-      this.#lost(cases, error, this.#ending !== undefined);
+      this.#lost(cases, error, this.#ending !== undefined, this.#answered);
       return;
     }
     for (const pending of cases) {
@@ -471,6 +506,7 @@ class Worker {
     }
     if (this.#pending.length === 0) this.#headSince = performance.now();
     this.#pending.push(pending);
+    this.#chars += pending.payload.length;
     this.#arm();
     this.#unsent += `${pending.payload}\n`;
     this.#unsentCount++;
@@ -635,6 +671,7 @@ export function persistentScorer(
   const { cwd, name, version, timeout } = subprocessScorerSetup(cmd, options);
   const maxLineBytes = options.maxLineBytes ?? 1024 * 1024;
   const inFlight = Math.max(1, options.inFlight ?? 1024);
+  const inFlightChars = options.inFlightChars ?? 16 * 1024 * 1024;
   const label = `scorer ${JSON.stringify(cmd)}`;
   let worker: Worker | undefined;
   const waiting: Array<() => void> = [];
@@ -676,23 +713,26 @@ export function persistentScorer(
   let closed = false;
   /**
    * The cases a crash or a timeout left unanswered, in order: each goes to a
-   * new process once; one lost before, or with its run interrupted, or
-   * after close() began, or that no process can be started for, ends with
-   * `error` (the spawn failure, for that last).
+   * new process, unless this is the second process that lost it without
+   * answering anything (a scorer that cannot start), its run was
+   * interrupted, or close() has begun: then it ends with `error`; when no
+   * process can be started, with the spawn failure.
    */
-  const lost: Lost = (cases, error, ended) => {
+  const lost: Lost = (cases, error, ended, answered) => {
     let to: Worker | undefined;
+    let unstarted: Error | undefined;
     for (const pending of cases) {
-      let why: Error | undefined = pending.resent || closed ||
+      if (!answered) pending.barren++;
+      let why: Error | undefined = pending.barren >= 2 || closed ||
           pending.signal?.aborted === true
         ? error
-        : undefined;
-      if (why === undefined) {
+        : unstarted;
+      if (why === undefined && to === undefined) {
         try {
-          to ??= current();
+          to = current();
         } catch (failure) {
           if (!(failure instanceof Error)) throw failure;
-          why = failure;
+          why = unstarted = failure;
         }
       }
       if (why !== undefined || to === undefined) {
@@ -700,7 +740,6 @@ export function persistentScorer(
         settled();
         continue;
       }
-      pending.resent = true;
       to.ask(pending);
     }
     // No case follows these: the new process may see its input end too.
@@ -736,18 +775,35 @@ export function persistentScorer(
         signal,
         unit: undefined,
         payload: scorerPayload(unit),
-        resent: false,
+        barren: 0,
       });
     });
   const full = () =>
-    worker !== undefined && worker.alive && worker.busy >= inFlight;
+    worker !== undefined && worker.alive &&
+    (worker.busy >= inFlight ||
+      (worker.busy > 0 && worker.chars >= inFlightChars));
   const wait = async () => {
     while (full()) await new Promise<void>((resolve) => waiting.push(resolve));
   };
+  // Cases waiting for room, which the end of the cases must wait for.
+  let parked = 0;
+  let endOnceSent = false;
+  /** A waiting case has been sent (or failed): the end of the cases, if it was put off for it. */
+  const unpark = () => {
+    if (--parked === 0 && endOnceSent) {
+      endOnceSent = false;
+      worker?.endInput().then(undefined, () => {});
+    }
+  };
   const queued = async (unit: Unit, signal?: AbortSignal): Promise<Score> => {
+    parked++;
     await wait();
-    if (signal?.aborted) throw interrupted();
-    return await send(unit, signal);
+    try {
+      if (signal?.aborted) throw interrupted();
+      return send(unit, signal);
+    } finally {
+      unpark();
+    }
   };
   /**
    * A unit path's case, sent now: its final Scores at once (a spawn failure
@@ -786,9 +842,14 @@ export function persistentScorer(
     unit: Unit,
     signal?: AbortSignal,
   ): Promise<Score[]> => {
+    parked++;
     await wait();
-    if (signal?.aborted) return failure!(self, interrupted(), unit);
-    return await sendPath(unit, signal);
+    try {
+      if (signal?.aborted) return failure!(self, interrupted(), unit);
+      return sendPath(unit, signal);
+    } finally {
+      unpark();
+    }
   };
   const self: Scorer & UnitPath & UnitLater & CasesEnd = {
     name,
@@ -823,9 +884,10 @@ export function persistentScorer(
     },
     [END_OF_CASES](): void {
       // The cases in flight are the last: their process may see the end of
-      // its input now. A failure to close it is close()'s to report, which
-      // awaits the same promise.
-      worker?.endInput().then(undefined, () => {});
+      // its input now, or once those waiting for room are sent. A failure
+      // to close it is close()'s to report, which awaits the same promise.
+      if (parked > 0) endOnceSent = true;
+      else worker?.endInput().then(undefined, () => {});
     },
     async close() {
       closed = true;

@@ -418,6 +418,41 @@ while True:
   });
 });
 
+Deno.test("persistentScorer lets no more payload characters than inFlightChars wait for verdicts, one case at least", async () => {
+  await withTempDir(async (dir) => {
+    // Notes how many payload lines each read of its stdin found.
+    const script = `${dir}/reads.py`;
+    await Deno.writeTextFile(
+      script,
+      `import os, sys
+rest = b""
+while True:
+    chunk = os.read(0, 65536)
+    if not chunk:
+        break
+    *lines, rest = (rest + chunk).split(b"\\n")
+    with open(sys.argv[1], "a") as f:
+        f.write(f"{len(lines)}\\n")
+    sys.stdout.write('{"score": 1}\\n' * len(lines))
+    sys.stdout.flush()
+`,
+    );
+    const reads = `${dir}/reads`;
+    // Each payload is longer than 10 characters: one at a time.
+    const s = scorer(`python3 ${sh(script)} ${sh(reads)}`, {
+      name: "reads",
+      inFlightChars: 10,
+    });
+    try {
+      const units = Array.from({ length: 8 }, (_, i) => unit(`q${i}`));
+      assert.deepEqual(await inFlight(s, units), units.map(() => "1"));
+    } finally {
+      await s.close!();
+    }
+    assert.equal(await Deno.readTextFile(reads), "1\n".repeat(8));
+  });
+});
+
 Deno.test("persistentScorer gives a process that answers only after reading more the payloads it waits for", async () => {
   await withTempDir(async (dir) => {
     // Answers in batches of 50, once it has read 50 payloads.
@@ -559,6 +594,49 @@ os._exit(3)`,
   );
 });
 
+Deno.test("persistentScorer fails only the cases crashes cut off, however close together, while each new process answers", async () => {
+  await withPythonScorer(
+    "poison",
+    `if payload["input"] in ("q5", "q8", "q9"):
+    os._exit(6)
+return json.dumps({"score": 1, "reason": payload["input"]})`,
+    async (s, { cmd, pids }) => {
+      const crashed = `error: scorer ${
+        JSON.stringify(cmd)
+      } exited with status 6`;
+      const inputs = Array.from({ length: 30 }, (_, i) => `q${i}`);
+      assert.deepEqual(
+        await inFlight(s, inputs.map((i) => unit(i))),
+        inputs.map((i) => ["q5", "q8", "q9"].includes(i) ? crashed : `1 ${i}`),
+      );
+      // q8's process had answered q6 and q7; q9's none, but q9 was sent
+      // only once before.
+      await readPids(pids, 4);
+    },
+  );
+});
+
+Deno.test("persistentScorer sends the case after a clean exit to a new process too", async () => {
+  // Exits with status 0 after every third verdict, as a scorer that
+  // recycles itself might.
+  await withPythonScorer(
+    "recycles",
+    `sys.stdout.write(json.dumps({"score": 1, "reason": payload["input"]}) + "\\n")
+sys.stdout.flush()
+if i == 2:
+    os._exit(0)
+return None`,
+    async (s, { pids }) => {
+      const inputs = Array.from({ length: 12 }, (_, i) => `q${i}`);
+      assert.deepEqual(
+        await inFlight(s, inputs.map((i) => unit(i))),
+        inputs.map((i) => `1 ${i}`),
+      );
+      await readPids(pids, 4);
+    },
+  );
+});
+
 Deno.test("persistentScorer ends a new process's input after the lost cases when the crashed one had seen its end", async () => {
   await withTempDir(async (dir) => {
     // Answers only at the end of its input, and dies on "boom".
@@ -670,6 +748,43 @@ return json.dumps({"score": 1, "reason": payload["input"]})`,
       Array.from({ length: n }, (_, i) => `q${i}`).filter((q) => q !== "q1500"),
     );
     await assertNoneRunning(await readPids(pids, 2));
+  });
+});
+
+Deno.test("score --persistent with more units at once than the window ends the scorer's input only after the last is sent", async () => {
+  await withTempDir(async (dir) => {
+    const { cmd, pids } = await pythonScorer(
+      dir,
+      "plain",
+      `return json.dumps({"score": 1, "reason": payload["input"]})`,
+    );
+    const n = 3000;
+    const input = Array.from(
+      { length: n },
+      (_, i) => JSON.stringify({ input: `q${i}`, output: "a" }),
+    ).join("\n") + "\n";
+    // 3,000 units at once, 1,024 in flight: the rest wait for room.
+    const r = await runCli(
+      [
+        "score",
+        "--persistent",
+        "--concurrency",
+        String(n),
+        "--scorer",
+        cmd,
+        "--name",
+        "plain",
+      ],
+      input,
+    );
+    assert.equal(r.stderr, "");
+    assert.equal(r.code, 0);
+    const scores = ndjson(r.stdout);
+    assert.deepEqual(
+      scores.map((x) => `${x.status} ${x.reason}`),
+      Array.from({ length: n }, (_, i) => `scored q${i}`),
+    );
+    await assertNoneRunning(await readPids(pids, 1));
   });
 });
 
