@@ -205,6 +205,33 @@ async function withPythonScorer(
   });
 }
 
+/**
+ * A Python scorer in `dir` that answers every line with 1 and notes, in the
+ * file `reads`, how many payload lines each read of its stdin found.
+ */
+async function readsScorer(
+  dir: string,
+): Promise<{ cmd: string; reads: string }> {
+  const script = `${dir}/reads.py`;
+  await Deno.writeTextFile(
+    script,
+    `import os, sys
+rest = b""
+while True:
+    chunk = os.read(0, 65536)
+    if not chunk:
+        break
+    *lines, rest = (rest + chunk).split(b"\\n")
+    with open(sys.argv[1], "a") as f:
+        f.write(f"{len(lines)}\\n")
+    sys.stdout.write('{"score": 1}\\n' * len(lines))
+    sys.stdout.flush()
+`,
+  );
+  const reads = `${dir}/reads`;
+  return { cmd: `python3 ${sh(script)} ${sh(reads)}`, reads };
+}
+
 /** The PIDs a scorer of `pythonScorer` wrote, none if it never started. */
 async function startedPids(file: string): Promise<number[]> {
   try {
@@ -386,25 +413,8 @@ return '{"score": 1}'`,
 
 Deno.test("persistentScorer writes the payloads of cases started together in one write", async () => {
   await withTempDir(async (dir) => {
-    // Notes how many payload lines each read of its stdin found.
-    const script = `${dir}/reads.py`;
-    await Deno.writeTextFile(
-      script,
-      `import os, sys
-rest = b""
-while True:
-    chunk = os.read(0, 65536)
-    if not chunk:
-        break
-    *lines, rest = (rest + chunk).split(b"\\n")
-    with open(sys.argv[1], "a") as f:
-        f.write(f"{len(lines)}\\n")
-    sys.stdout.write('{"score": 1}\\n' * len(lines))
-    sys.stdout.flush()
-`,
-    );
-    const reads = `${dir}/reads`;
-    const s = scorer(`python3 ${sh(script)} ${sh(reads)}`, { name: "reads" });
+    const { cmd, reads } = await readsScorer(dir);
+    const s = scorer(cmd, { name: "reads" });
     try {
       // Started and waiting in a read before the others come.
       assert.deepEqual(await inFlight(s, [unit("warm")]), ["1"]);
@@ -420,26 +430,9 @@ while True:
 
 Deno.test("persistentScorer lets no more payload characters than inFlightChars wait for verdicts, one case at least", async () => {
   await withTempDir(async (dir) => {
-    // Notes how many payload lines each read of its stdin found.
-    const script = `${dir}/reads.py`;
-    await Deno.writeTextFile(
-      script,
-      `import os, sys
-rest = b""
-while True:
-    chunk = os.read(0, 65536)
-    if not chunk:
-        break
-    *lines, rest = (rest + chunk).split(b"\\n")
-    with open(sys.argv[1], "a") as f:
-        f.write(f"{len(lines)}\\n")
-    sys.stdout.write('{"score": 1}\\n' * len(lines))
-    sys.stdout.flush()
-`,
-    );
-    const reads = `${dir}/reads`;
+    const { cmd, reads } = await readsScorer(dir);
     // Each payload is longer than 10 characters: one at a time.
-    const s = scorer(`python3 ${sh(script)} ${sh(reads)}`, {
+    const s = scorer(cmd, {
       name: "reads",
       inFlightChars: 10,
     });
