@@ -484,7 +484,7 @@ class Worker {
 
   /**
    * Kills the process group; cases in flight fail with `error`, or with
-   * `resend` go to a new process (each once).
+   * `resend` are handed to `lost` (see the module doc).
    */
   kill(error: Error, resend = false): void {
     this.#fail(error, resend);
