@@ -11,23 +11,9 @@ const r = JSON.parse(line);
 const id = JSON.stringify(`${name}#${r.id ?? 1}`);
 let hit = r.output.trim() === r.expected.trim();
 if (how === "--spawn") {
-  const child = new Deno.Command("sh", {
-    args: ["-c", cmd!],
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const w = child.stdin.getWriter();
-  await w.write(
-    new TextEncoder().encode(JSON.stringify({
-      expected: r.expected,
-      input: r.input,
-      output: r.output,
-    })),
-  );
-  await w.close();
-  const out = await child.output();
-  hit = JSON.parse(new TextDecoder().decode(out.stdout)).score === 1;
+  // Loaded only here: the floor without --spawn reads no module of its own.
+  const { shScore } = await import("./_bare_parts.ts");
+  hit = await shScore(cmd!, r) === 1;
 }
 console.log(
   `{"metric":"exact_match","status":"scored","validity":"valid","value":${

@@ -9,6 +9,8 @@
 // replay. `fill` writes the pack first (untimed), one line per case,
 // `{"key": ..., "result": {"output": ..., "info": ...}}`, as evalpipe's are.
 // Usage: deno run -A bench/_limit_cached.ts fill|hit|replay DATASET PACK
+import { exactMatchLine } from "./_bare_parts.ts";
+
 const [mode, dataset, pack] = Deno.args;
 const URL = "http://127.0.0.1:1/v1/chat/completions";
 /** Unit ids are the dataset's file name and line, as `run` makes them. */
@@ -224,19 +226,7 @@ for (let i = 0; i < cases.length; i++) {
   }
   const id = `${name}#${i + 1}`;
   const value = output === c.expected ? 1 : 0;
-  out += JSON.stringify({
-    metric: "exact_match",
-    status: "scored",
-    validity: "valid",
-    value,
-    passed: value === 1,
-    reason: `expected ${JSON.stringify(c.expected)}`,
-    evaluator_version: "exact_match@1",
-    example_id: id,
-    unit_id: id,
-    diagnostics: [],
-    evidence_refs: [],
-  }) + "\n";
+  out += exactMatchLine(id, value, c.expected) + "\n";
   if (out.length > 1 << 16) {
     await stdout.write(enc.encode(out));
     out = "";

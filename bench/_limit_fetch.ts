@@ -9,6 +9,8 @@
 // With `judge`, each request carries the judge-sized messages of
 // bench/_bare_fetch.ts.
 // Usage: deno run -A bench/_limit_fetch.ts BASE_URL DATASET CONCURRENCY [judge]
+import { exactMatchLine } from "./_bare_parts.ts";
+
 const [baseUrl, dataset, concurrency, shape] = Deno.args;
 const judge = shape === "judge";
 const SYSTEM = "s".repeat(143);
@@ -107,19 +109,7 @@ async function worker(): Promise<void> {
       }));
     } else {
       const value = record.output === c.expected ? 1 : 0;
-      emit(JSON.stringify({
-        metric: "exact_match",
-        status: "scored",
-        validity: "valid",
-        value,
-        passed: value === 1,
-        reason: `expected ${JSON.stringify(c.expected)}`,
-        evaluator_version: "exact_match@1",
-        example_id: id,
-        unit_id: id,
-        diagnostics: [],
-        evidence_refs: [],
-      }));
+      emit(exactMatchLine(id, value, c.expected));
     }
   }
 }

@@ -64,23 +64,9 @@ const r = JSON.parse(line);
 const id = JSON.stringify(`${name}#${r.id ?? 1}`);
 let hit = r.output.trim() === r.expected.trim();
 if (has("--spawn")) {
-  const child = new Deno.Command("sh", {
-    args: ["-c", rest[rest.indexOf("--spawn") + 1]!],
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const w = child.stdin.getWriter();
-  await w.write(
-    new TextEncoder().encode(JSON.stringify({
-      expected: r.expected,
-      input: r.input,
-      output: r.output,
-    })),
-  );
-  await w.close();
-  const out = await child.output();
-  hit = JSON.parse(new TextDecoder().decode(out.stdout)).score === 1;
+  // As bench/_bare_start.ts --spawn, its baseline, loads it.
+  const { shScore } = await import("./_bare_parts.ts");
+  hit = await shScore(rest[rest.indexOf("--spawn") + 1]!, r) === 1;
 }
 console.log(
   `{"metric":"exact_match","status":"scored","validity":"valid","value":${
