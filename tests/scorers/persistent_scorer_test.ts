@@ -131,6 +131,14 @@ async function runCli(
   };
 }
 
+/** `n` unit records, one per line, with inputs `q0`, `q1`, …. */
+function unitLines(n: number): string {
+  return Array.from(
+    { length: n },
+    (_, i) => JSON.stringify({ input: `q${i}`, output: "a" }),
+  ).join("\n") + "\n";
+}
+
 function ndjson(text: string): Score[] {
   assert.ok(text === "" || text.endsWith("\n"), "NDJSON ends with a newline");
   return text.split("\n").filter((l) => l !== "").map((l) =>
@@ -715,10 +723,7 @@ Deno.test("score --persistent turns a crash in a run of thousands into one error
 return json.dumps({"score": 1, "reason": payload["input"]})`,
     );
     const n = 3000;
-    const input = Array.from(
-      { length: n },
-      (_, i) => JSON.stringify({ input: `q${i}`, output: "a" }),
-    ).join("\n") + "\n";
+    const input = unitLines(n);
     const r = await runCli(
       ["score", "--persistent", "--scorer", cmd, "--name", "crash_once"],
       input,
@@ -752,10 +757,7 @@ Deno.test("score --persistent with more units at once than the window ends the s
       `return json.dumps({"score": 1, "reason": payload["input"]})`,
     );
     const n = 3000;
-    const input = Array.from(
-      { length: n },
-      (_, i) => JSON.stringify({ input: `q${i}`, output: "a" }),
-    ).join("\n") + "\n";
+    const input = unitLines(n);
     // 3,000 units at once, 1,024 in flight: the rest wait for room.
     const r = await runCli(
       [
