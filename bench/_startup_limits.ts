@@ -26,22 +26,15 @@ if (has("--yaml")) {
 }
 if (has("--graph") && rest.includes("--never")) await import("../cli.ts");
 if (has("--score-modules")) {
-  // As src/cli/main.ts and src/cli/score.ts import them for `score --scorer`.
-  await import("../src/cli/main.ts");
-  await import("../src/cli/score.ts");
-  await Promise.all([
-    import("../src/scorers/subprocess_scorer.ts"),
-    import("../src/scorers/scorer_names.ts"),
-    import("../src/process/command.ts"),
-    import("../src/dataset/unit.ts"),
-    import("../src/scorers/score_units.ts"),
-    import("../src/io/ndjson.ts"),
-    import("../src/io/stdout.ts"),
-    import("../src/score/line.ts"),
-    import("../src/run/interrupt.ts"),
-    import("../src/cli/_written_units.ts"),
-    import("../src/scorers/_unit_path.ts"),
-  ]);
+  // As src/cli/main.ts and src/cli/score.ts import them for `score --scorer`:
+  // the command table, the command, then its modules at once.
+  const { SCORE_PATH } = await import("./_score_path.ts");
+  const [table, command, ...others] = SCORE_PATH.map((file) =>
+    new URL(`../${file}`, import.meta.url).href
+  );
+  await import(table!);
+  await import(command!);
+  await Promise.all(others.map((module) => import(module)));
 }
 let line: string;
 if (has("--streams")) {

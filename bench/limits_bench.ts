@@ -33,7 +33,10 @@
 //   one `sh -c`, and, beside it, that program with `score --scorer`'s modules
 //   loaded too (a part row: how much of the gap is evalpipe's own code); and
 //   Deno's own start (bench/_empty_start.ts) against the bare script with one
-//   `sh -c`.
+//   `sh -c`. Form rows: `score --scorer` with evalpipe's own code in other
+//   shapes (bench/_module_forms.ts: per-file JavaScript without source maps,
+//   the score path merged into one TypeScript module, that module as
+//   JavaScript) against the same bare script: how much is the shape.
 // - network: the `openai` target and `llm_judge` at c = 32 and c = 256 against
 //   bench/_slow_server.ts (another process, answering after 50 ms) against
 //   bench/_bare_fetch.ts at the same concurrency and server; a cached rerun of
@@ -170,6 +173,8 @@ interface Row {
   goal?: number;
   /** A part row: a piece of evalpipe's own work measured apart, not a limit. */
   part?: boolean;
+  /** A form row: evalpipe's own code run in another shape (bench/_module_forms.ts). */
+  form?: boolean;
   n: number;
   a: number[];
   b: number[];
@@ -187,6 +192,7 @@ async function compare(
     kind?: "speed" | "time";
     goal?: number;
     part?: boolean;
+    form?: boolean;
     n: number;
     rounds?: number;
   },
@@ -204,6 +210,7 @@ async function compare(
   };
   if (how.goal !== undefined) row.goal = how.goal;
   if (how.part === true) row.part = true;
+  if (how.form === true) row.form = true;
   for (let r = 0; r < (how.rounds ?? ROUNDS); r++) {
     if (r % 2 === 0) {
       row.a.push(await time(a));
@@ -231,7 +238,13 @@ function ratioText(r: Row): string {
   return `${ratio(r).toFixed(2)}× ${r.kind === "speed" ? "speed" : "time"}`;
 }
 function met(r: Row): string {
-  if (r.goal === undefined) return r.part === true ? "part row" : "limit row";
+  if (r.goal === undefined) {
+    return r.part === true
+      ? "part row"
+      : r.form === true
+      ? "form row"
+      : "limit row";
+  }
   const ok = r.kind === "speed" ? ratio(r) >= r.goal : ratio(r) <= r.goal;
   return ok ? "met" : "not met";
 }
@@ -534,14 +547,15 @@ async function startupRows(): Promise<void> {
   const spawning = {
     args: bare("_bare_start.ts", `${dir}/one.jsonl`, "--spawn", SCORER),
   };
+  const scoring = {
+    args: [...EVALPIPE, "score", "--scorer", SCORER, "--name", "t"],
+    stdin: unit,
+  };
   await compare(
     "startup",
     "start-up: score --scorer (sh), 1 unit, vs bare script with one sh -c",
     goal,
-    {
-      args: [...EVALPIPE, "score", "--scorer", SCORER, "--name", "t"],
-      stdin: unit,
-    },
+    scoring,
     spawning,
   );
   // What `score --scorer` cannot skip: its input through Web Streams, as
@@ -561,6 +575,7 @@ async function startupRows(): Promise<void> {
     { args: bare("_startup_limits.ts", ...streamed, "--score-modules") },
     spawning,
   );
+  await formRows(scoring, spawning, { ...how, form: true });
   // How much of the bare script with one `sh -c` is Deno's own start.
   await compare(
     "startup",
@@ -569,6 +584,51 @@ async function startupRows(): Promise<void> {
     { args: bare("_empty_start.ts") },
     spawning,
   );
+}
+
+/**
+ * `score --scorer` with evalpipe's own code in other shapes
+ * (bench/_module_forms.ts): how much of its start-up is the shape, one
+ * TypeScript module per file, rather than the code. Skipped, with a note,
+ * when the forms cannot be built (esbuild comes from npm).
+ */
+async function formRows(
+  scoring: Run & { stdin: string },
+  spawning: Run,
+  how: { kind: "time"; n: number; rounds: number; form: true },
+): Promise<void> {
+  let forms;
+  try {
+    const { buildForms } = await import("./_module_forms.ts");
+    forms = await buildForms(ROOT, `${WORK}/forms`);
+  } catch (error) {
+    notes.push(`start-up form rows skipped: no build (${error})`);
+    return;
+  }
+  const rest = scoring.args.slice(EVALPIPE.length);
+  const shapes = [
+    [
+      forms.js,
+      "its modules as JavaScript, one file each, no source maps",
+    ],
+    [forms.merged, "its modules merged into one TypeScript module"],
+    [forms.mergedJs, "that one module as JavaScript"],
+  ] as const;
+  const line = await stdoutOf(scoring);
+  for (const [cli, what] of shapes) {
+    const run = { args: [...evalpipeArgs(cli), ...rest], stdin: scoring.stdin };
+    if (await stdoutOf(run) !== line) {
+      notes.push(`start-up form row skipped: ${cli}'s Score line differs`);
+      continue;
+    }
+    await compare(
+      "startup",
+      `start-up form: score --scorer, ${what}, vs bare script with one sh -c`,
+      how,
+      run,
+      spawning,
+    );
+  }
 }
 
 async function networkRows(): Promise<void> {

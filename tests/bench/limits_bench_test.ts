@@ -5,6 +5,7 @@
 
 import assert from "node:assert/strict";
 import { withTempDir } from "../_proc.ts";
+import { SCORE_PATH } from "../../bench/_score_path.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
@@ -88,6 +89,18 @@ Deno.test("bench:limits --quick prints a row per goal of issue 17, its limit row
       "part row",
     ),
   );
+  for (
+    const what of [
+      "its modules as JavaScript, one file each, no source maps",
+      "its modules merged into one TypeScript module",
+      "that one module as JavaScript",
+    ]
+  ) {
+    assert.match(
+      out,
+      row(`start-up form: score --scorer, ${what}`, "form row"),
+    );
+  }
   // The run row's ceiling is filled, from the start-up of both sides.
   assert.match(
     out,
@@ -375,5 +388,83 @@ Deno.test("the start-up limit program reads its case through Web Streams and tak
         output: "a",
       });
     }
+  });
+});
+
+Deno.test("bench/_score_path.ts names the modules score --scorer imports: the command table, the command and each import() it takes", async () => {
+  const score = await Deno.readTextFile(`${ROOT}src/cli/score.ts`);
+  const imported = [...score.matchAll(/import\("(\.{1,2}\/[^"]+)"\)/g)]
+    .map(([, path]) => new URL(path!, `file://${ROOT}src/cli/`).pathname)
+    .map((path) => path.slice(ROOT.length))
+    // The branches --scorer without --persistent does not take.
+    .filter((path) =>
+      !["src/scorers/persistent_scorer.ts", "src/cli/_suite_scorers.ts"]
+        .includes(path)
+    );
+  assert.deepEqual(SCORE_PATH.slice(0, 2), [
+    "src/cli/main.ts",
+    "src/cli/score.ts",
+  ]);
+  assert.deepEqual([...SCORE_PATH.slice(2)].sort(), [...imported].sort());
+});
+
+Deno.test("bench/_module_forms.ts builds forms that score as cli.ts does; the merged one is one module that reaches the clone for anything else", async () => {
+  await withTempDir(async (dir) => {
+    const { buildForms } = await import("../../bench/_module_forms.ts");
+    const forms = await buildForms(ROOT, `${dir}/forms`);
+    await Deno.writeTextFile(
+      `${dir}/units.ndjson`,
+      JSON.stringify({ input: "q", output: "a", expected: "a" }) + "\n",
+    );
+    // The verdict contradicts the exact match and names the payload it read.
+    const cmd =
+      `read -r p; printf '{"score": 0.25, "reason": "read %s bytes"}' "$(printf %s "$p" | wc -c)"`;
+    const scores = async (cli: string, ...more: string[]) => {
+      const child = new Deno.Command(Deno.execPath(), {
+        args: [
+          "run",
+          "-A",
+          cli,
+          "score",
+          "--scorer",
+          cmd,
+          "--name",
+          "t",
+          ...more,
+        ],
+        cwd: dir,
+        stdin: "piped",
+        stdout: "piped",
+        stderr: "piped",
+      }).spawn();
+      await (await Deno.open(`${dir}/units.ndjson`)).readable.pipeTo(
+        child.stdin,
+      );
+      const { code, stdout, stderr } = await child.output();
+      const dec = new TextDecoder();
+      assert.equal(code, 0, dec.decode(stderr));
+      return dec.decode(stdout);
+    };
+    const ours = await scores(`${ROOT}cli.ts`);
+    assert.equal(JSON.parse(ours).value, 0.25);
+    for (const cli of [forms.js, forms.merged, forms.mergedJs]) {
+      assert.equal(await scores(cli), ours, cli);
+    }
+    // One module: no import of a file beside it; what is not on the score
+    // path (here --persistent) is an import() of the clone's own file.
+    for (const cli of [forms.merged, forms.mergedJs]) {
+      const code = await Deno.readTextFile(cli);
+      assert.doesNotMatch(code, /(from|import\() *"\.\.?\//, cli);
+      assert.match(
+        code,
+        new RegExp(
+          `import\\("file://${ROOT}src/scorers/persistent_scorer\\.ts"\\)`,
+        ),
+      );
+    }
+    assert.equal(
+      await scores(forms.merged, "--persistent"),
+      await scores(`${ROOT}cli.ts`, "--persistent"),
+    );
   });
 });
