@@ -80,12 +80,21 @@ function expireDue(): void {
   firesAt = Infinity;
   const now = performance.now();
   let next = Infinity;
+  // An expiry that throws (a bug) must not leave the others due unfired, nor
+  // the timer unarmed: every later deadline of the process would then be
+  // lost. Its error is thrown once the rest is done.
+  let failed: { error: unknown } | undefined;
   for (const deadline of pending) {
     if (deadline.at <= now) {
       pending.delete(deadline);
-      deadline.expire();
+      try {
+        deadline.expire();
+      } catch (error) {
+        failed ??= { error };
+      }
     } else if (deadline.at < next) next = deadline.at;
   }
   // An expiry may have set a deadline, and so armed the timer, itself.
   if (pending.size > 0 && next < firesAt) arm(next);
+  if (failed !== undefined) throw failed.error;
 }
