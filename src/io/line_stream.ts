@@ -46,6 +46,9 @@ export interface LineStreamOptions {
 }
 
 const NEWLINE = 10;
+/** The `error` of a line whose bytes are not UTF-8 (its text decoded leniently). */
+export const INVALID_UTF8 = "Invalid UTF-8";
+
 const strict = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const lenient = new TextDecoder("utf-8", { ignoreBOM: true });
 
@@ -196,7 +199,7 @@ export class LineSplitter {
       out.push({ line, text: strict.decode(bytes) });
     } catch (error) {
       if (!(error instanceof TypeError)) throw error;
-      out.push({ line, text: lenient.decode(bytes), error: "Invalid UTF-8" });
+      out.push({ line, text: lenient.decode(bytes), error: INVALID_UTF8 });
     }
   }
 }

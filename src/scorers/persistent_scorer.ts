@@ -30,8 +30,7 @@ import {
 } from "../process/_deadlines.ts";
 import { startCommand } from "../process/spawner.ts";
 import type { SessionChild } from "../process/types.ts";
-import { LineSplitter } from "../io/line_stream.ts";
-import type { Line } from "../io/line_stream.ts";
+import { INVALID_UTF8, type Line, LineSplitter } from "../io/line_stream.ts";
 import type { Score } from "../score/mod.ts";
 import {
   scoreFromVerdict,
@@ -246,6 +245,10 @@ class Worker {
   #dead: Error | undefined;
   /** The end of stdin, once begun. */
   #ending: Promise<void> | undefined;
+  /** Whether stdin is closed or closing: no case may be asked any more. */
+  #closing = false;
+  /** A last verdict line without its newline, until the exit says what it is. */
+  #tail: Line | undefined;
   readonly done: Promise<void>;
 
   /**
@@ -302,6 +305,11 @@ class Worker {
         // verdict gets the crash, and those behind it go to a new process;
         // after a clean exit, that case too.
         const clean = status.code === 0 && status.signal === null;
+        const tail = this.#tail;
+        this.#tail = undefined;
+        if (clean && tail !== undefined && this.#dead === undefined) {
+          this.#answer(tail, performance.now());
+        }
         const head = this.#dead === undefined && !clean
           ? this.#pending.shift()
           : undefined;
@@ -314,8 +322,9 @@ class Worker {
     ]).then(() => {});
   }
 
+  /** Whether the process can take cases: running, its stdin still open. */
   get alive(): boolean {
-    return this.#dead === undefined;
+    return this.#dead === undefined && !this.#closing;
   }
 
   get busy(): number {
@@ -347,8 +356,11 @@ class Worker {
     } finally {
       reader.releaseLock();
     }
+    // A last line without its newline waits for the exit: after a clean
+    // one it is a verdict, after a crash the rest of it never came, and
+    // the case it was for gets the crash.
     splitter.end(lines);
-    for (const line of lines) this.#answer(line, performance.now());
+    this.#tail = lines[0];
   }
 
   async #readStderr(): Promise<void> {
@@ -367,7 +379,9 @@ class Worker {
     // queued behind a slow one do not spend their timeout waiting.
     if (this.#pending.length > 0) this.#headSince = now;
     if (this.#unsentCount > 0) this.#push();
-    if (line.error !== undefined) {
+    // Invalid UTF-8 is read as the per-case mode reads it, each bad byte a
+    // U+FFFD, so that both modes give a case the same Score.
+    if (line.error !== undefined && line.error !== INVALID_UTF8) {
       this.#reject(
         pending,
         new SubprocessScorerError(
@@ -614,9 +628,16 @@ class Worker {
    */
   endInput(): Promise<void> {
     this.#ending ??= (async () => {
-      // What still gathers goes out first: stdin ends after it.
-      this.#flush();
-      await this.#writing;
+      // The end of the cases can be told just before the last of them is
+      // asked, in the same turn: stdin ends after every payload asked by
+      // then, and after those of the writes they were gathered into.
+      await undefined;
+      for (;;) {
+        this.#flush();
+        if (this.#writing === undefined) break;
+        await this.#writing;
+      }
+      this.#closing = true;
       await this.#writer.close().catch((error) => {
         // Already closed by a crash: nothing more to say to it.
         if (

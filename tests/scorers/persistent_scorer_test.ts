@@ -1540,3 +1540,167 @@ for line in lines:
     }
   });
 });
+
+Deno.test("persistentScorer told of the end of its cases just before the last is asked, in the same turn, still sends it", async () => {
+  // The scoring stage tells the end as the last unit starts, just before
+  // it asks for that unit's Score: stdin must end after its payload.
+  await withPythonScorer(
+    "echo",
+    `return json.dumps({"score": 0.5, "reason": payload["input"]})`,
+    async (s) => {
+      assert.deepEqual(await inFlight(s, [unit("a")]), ["0.5 a"]);
+      endOfCases(s);
+      assert.deepEqual(await inFlight(s, [unit("b"), unit("c")]), [
+        "0.5 b",
+        "0.5 c",
+      ]);
+      // A case asked once the input has ended goes to a new process.
+      assert.deepEqual(await inFlight(s, [unit("d")]), ["0.5 d"]);
+    },
+  );
+});
+
+Deno.test("score --persistent scores the last unit, one unit at a time, with a crash or without", async () => {
+  await withTempDir(async (dir) => {
+    // The first process dies on its second case; the next ones serve.
+    const marker = `${dir}/crashed`;
+    const { cmd } = await pythonScorer(
+      dir,
+      "crash_once",
+      `if i == 1 and not os.path.exists(${JSON.stringify(marker)}):
+    open(${JSON.stringify(marker)}, "w").close()
+    os._exit(9)
+return json.dumps({"score": 0.5, "reason": payload["input"]})`,
+    );
+    for (const concurrency of ["1", "2", "4"]) {
+      for (const crash of [false, true]) {
+        if (crash) await Deno.remove(marker).catch(() => {});
+        else await Deno.writeTextFile(marker, "");
+        const r = await runCli([
+          "score",
+          "--persistent",
+          "--concurrency",
+          concurrency,
+          "--scorer",
+          cmd,
+          "--name",
+          "crash_once",
+        ], unitLines(6));
+        const how = `concurrency ${concurrency}, ${crash ? "a crash" : "none"}`;
+        assert.equal(r.code, 0, `${how}: ${r.stderr}`);
+        assert.deepEqual(
+          ndjson(r.stdout).map((s) => [s.unit_id, s.status, s.reason]),
+          Array.from({ length: 6 }, (_, i) =>
+            crash && i === 1
+              ? [
+                `stdin#2`,
+                "error",
+                `scorer error: scorer ${
+                  JSON.stringify(cmd)
+                } exited with status 9`,
+              ]
+              : [`stdin#${i + 1}`, "scored", `q${i}`]),
+          how,
+        );
+      }
+    }
+  });
+});
+
+Deno.test("persistentScorer gives a crash mid-verdict to the case of that verdict, and none to the case behind it", async () => {
+  await withPythonScorer(
+    "cut_off",
+    `if payload["input"] == "c":
+    sys.stdout.write('{"score": 0.')
+    sys.stdout.flush()
+    os._exit(4)
+return json.dumps({"score": 0.5, "reason": payload["input"]})`,
+    async (s, { cmd, pids }) => {
+      assert.deepEqual(
+        await inFlight(s, ["a", "b", "c", "d", "e"].map((i) => unit(i))),
+        [
+          "0.5 a",
+          "0.5 b",
+          `error: scorer ${JSON.stringify(cmd)} exited with status 4`,
+          "0.5 d",
+          "0.5 e",
+        ],
+      );
+      await readPids(pids, 2);
+    },
+  );
+});
+
+Deno.test("persistentScorer reads a last verdict without its newline after a clean exit", async () => {
+  await withTempDir(async (dir) => {
+    // Reads every payload, answers them all, the last line unterminated.
+    const script = `${dir}/no_newline.py`;
+    await Deno.writeTextFile(
+      script,
+      `import json, sys
+lines = sys.stdin.readlines()
+sys.stdout.write("\\n".join(
+    json.dumps({"score": 0.5, "reason": json.loads(line)["input"]})
+    for line in lines))
+`,
+    );
+    const s = scorer(`python3 ${sh(script)}`, { name: "no_newline" });
+    try {
+      const calls = ["a", "b", "c"].map((i) => s.score(unit(i), {}));
+      endOfCases(s);
+      const scores = await within(Promise.all(calls), 20_000, "the verdicts");
+      assert.deepEqual(
+        scores.map((x) => "scores" in x ? "batch" : `${x.value} ${x.reason}`),
+        ["0.5 a", "0.5 b", "0.5 c"],
+      );
+    } finally {
+      await s.close!();
+    }
+  });
+});
+
+Deno.test("persistentScorer reads a verdict that is not UTF-8 as the per-case mode does", async () => {
+  await withTempDir(async (dir) => {
+    // "café" in Latin-1: the é is one byte that UTF-8 refuses.
+    const verdict = `{"score": 0.5, "reason": "caf\\xe9"}`;
+    const persistent = `${dir}/latin1_persistent.py`;
+    await Deno.writeTextFile(
+      persistent,
+      `import sys
+for line in sys.stdin:
+    sys.stdout.buffer.write(b'${verdict}\\n')
+    sys.stdout.flush()
+`,
+    );
+    const perCase = `${dir}/latin1.py`;
+    await Deno.writeTextFile(
+      perCase,
+      `import sys
+sys.stdin.read()
+sys.stdout.buffer.write(b'${verdict}')
+`,
+    );
+    const s = scorer(`python3 ${sh(persistent)}`, { name: "latin1" });
+    try {
+      const [fromPersistent, fromPerCase] = await Promise.all([
+        s.score(unit("a"), {}),
+        subprocessScorer(`python3 ${sh(perCase)}`, {
+          cwd: ROOT,
+          name: "latin1",
+        })
+          .score(unit("a"), {}),
+      ]);
+      const said = (x: typeof fromPerCase) =>
+        "scores" in x ? "batch" : [x.status, x.value, x.passed, x.reason];
+      assert.deepEqual(said(fromPersistent), said(fromPerCase));
+      assert.deepEqual(said(fromPersistent), [
+        "scored",
+        0.5,
+        true,
+        "caf\uFFFD",
+      ]);
+    } finally {
+      await s.close!();
+    }
+  });
+});
