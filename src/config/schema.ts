@@ -42,6 +42,21 @@ function typeName(value: unknown): string {
     : `${typeof value} ${JSON.stringify(value)}`;
 }
 
+/** A type zod expected, in the words of a config's reader. */
+function kindName(expected: string): string {
+  switch (expected) {
+    case "object":
+    case "record":
+      return "a mapping";
+    case "array":
+      return "a list";
+    case "int":
+      return "a whole number";
+    default:
+      return `a ${expected}`;
+  }
+}
+
 function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
   let v: unknown = root;
   for (const key of path) {
@@ -134,15 +149,34 @@ function describe(
       // A union of a count and a mapping (`epochs`): a value of one
       // branch's type is described by that branch's first problem.
       const branches = (issue as { errors?: z.core.$ZodIssue[][] }).errors;
+      // (A number that is not whole fits the branch of a whole number.)
       const fit = branches?.find((b) =>
         b.length > 0 &&
-        !(b[0]!.code === "invalid_type" && b[0]!.path.length === 0)
+        (!(b[0]!.code === "invalid_type" && b[0]!.path.length === 0) ||
+          (b[0]!.expected === "int" && typeof actual === "number"))
       );
       if (fit !== undefined) {
         return describe(
           fit.map((i) => ({ ...i, path: [...path, ...i.path] })),
           root,
         );
+      }
+      // No branch takes a value of this type: say which types would do.
+      const kinds = branches?.map((b) =>
+        b.length > 0 && b[0]!.code === "invalid_type" && b[0]!.path.length === 0
+          ? b[0]!.expected
+          : undefined
+      );
+      if (
+        kinds !== undefined && kinds.length > 0 &&
+        kinds.every((k) => k !== undefined) && actual !== undefined
+      ) {
+        return [
+          path,
+          `${named(path)} must be ${
+            kinds.map((k) => kindName(k!)).join(" or ")
+          }, not ${typeName(actual)}`,
+        ];
       }
       const choices = (issue as { options?: unknown[] }).options;
       if (Array.isArray(choices)) {
@@ -162,13 +196,9 @@ function describe(
       }
       return [
         path,
-        `${named(path)} must be ${
-          issue.expected === "object" || issue.expected === "record"
-            ? "a mapping"
-            : issue.expected === "array"
-            ? "a list"
-            : `a ${issue.expected}`
-        }, not ${typeName(actual)}`,
+        `${named(path)} must be ${kindName(issue.expected)}, not ${
+          typeName(actual)
+        }`,
       ];
     case "too_big":
     case "too_small": {

@@ -94,6 +94,22 @@ Deno.test("checkConfigText says bounds and empty lists in words, and calls the f
       "dataset: d.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\ngates:\n  exact_match:\n    min_mean: 1.5\n",
       'Invalid config "suite.yaml" line 6: "gates.exact_match.min_mean" must be at most 1, not 1.5',
     ],
+    // A count or a mapping: the reason, not just "is not valid".
+    ...([
+      ["1.5", '"epochs" must be a whole number, not number 1.5'],
+      ['"x"', '"epochs" must be a number or a mapping, not string "x"'],
+      ["true", '"epochs" must be a number or a mapping, not boolean true'],
+      ["[3]", '"epochs" must be a number or a mapping, not a list'],
+      ["{ n: 2.5 }", '"epochs.n" must be a whole number, not number 2.5'],
+      ["0", '"epochs" must be at least 1, not 0'],
+    ].map(([epochs, why]): [string, string] => [
+      `dataset: d.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\nepochs: ${epochs}\n`,
+      `Invalid config "suite.yaml" line 4: ${why}`,
+    ])),
+    [
+      "dataset: d.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\nconcurrency: 2.5\n",
+      'Invalid config "suite.yaml" line 4: "concurrency" must be a whole number, not number 2.5',
+    ],
   ];
   for (const [text, message] of cases) {
     assert.equal((await configError(text)).message, message, text);

@@ -127,9 +127,9 @@ Deno.test("classification config errors name the key and its line", async () => 
     (await configError(`${SUITE}classification: { feild: label }\n`)).message,
     'Invalid config "suite.yaml" line 4: unknown key "classification.feild"',
   );
-  assert.match(
+  assert.equal(
     (await configError(`${SUITE}classification: yes please\n`)).message,
-    /line 4: "classification" is not valid/,
+    'Invalid config "suite.yaml" line 4: "classification" must be a boolean or a mapping, not string "yes please"',
   );
   const named = "dataset: cases.jsonl\ntarget: { type: replay }\n" +
     "scorers:\n  - { type: exact_match }\n  - { type: contains, name: classification }\n" +
