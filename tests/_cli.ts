@@ -46,6 +46,7 @@ export async function cli(
  * @param input What stdin carries.
  * @param timeoutMs When given, the child is killed and the call rejects
  *   after this long: a bound on the test, not a timing claim.
+ * @param program The entry point run in place of cli.ts (a built form of it).
  * @returns Its exit code and output.
  */
 export async function cliWithStdin(
@@ -53,9 +54,10 @@ export async function cliWithStdin(
   cwd: string,
   input: string,
   timeoutMs?: number,
+  program: string = CLI,
 ): Promise<Outcome> {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", CLI, ...args],
+    args: ["run", "-A", program, ...args],
     cwd,
     stdin: "piped",
     stdout: "piped",

@@ -5,6 +5,7 @@
 
 import assert from "node:assert/strict";
 import { withTempDir } from "../_proc.ts";
+import { cliWithStdin } from "../_cli.ts";
 import { SCORE_PATH } from "../../bench/_score_path.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -412,38 +413,21 @@ Deno.test("bench/_module_forms.ts builds forms that score as cli.ts does; the me
   await withTempDir(async (dir) => {
     const { buildForms } = await import("../../bench/_module_forms.ts");
     const forms = await buildForms(ROOT, `${dir}/forms`);
-    await Deno.writeTextFile(
-      `${dir}/units.ndjson`,
-      JSON.stringify({ input: "q", output: "a", expected: "a" }) + "\n",
-    );
     // The verdict contradicts the exact match and names the payload it read.
     const cmd =
       `read -r p; printf '{"score": 0.25, "reason": "read %s bytes"}' "$(printf %s "$p" | wc -c)"`;
+    const input = JSON.stringify({ input: "q", output: "a", expected: "a" }) +
+      "\n";
     const scores = async (cli: string, ...more: string[]) => {
-      const child = new Deno.Command(Deno.execPath(), {
-        args: [
-          "run",
-          "-A",
-          cli,
-          "score",
-          "--scorer",
-          cmd,
-          "--name",
-          "t",
-          ...more,
-        ],
-        cwd: dir,
-        stdin: "piped",
-        stdout: "piped",
-        stderr: "piped",
-      }).spawn();
-      await (await Deno.open(`${dir}/units.ndjson`)).readable.pipeTo(
-        child.stdin,
+      const { code, stdout, stderr } = await cliWithStdin(
+        ["score", "--scorer", cmd, "--name", "t", ...more],
+        dir,
+        input,
+        undefined,
+        cli,
       );
-      const { code, stdout, stderr } = await child.output();
-      const dec = new TextDecoder();
-      assert.equal(code, 0, dec.decode(stderr));
-      return dec.decode(stdout);
+      assert.equal(code, 0, stderr);
+      return stdout;
     };
     const ours = await scores(`${ROOT}cli.ts`);
     assert.equal(JSON.parse(ours).value, 0.25);
