@@ -42,6 +42,19 @@ function typeName(value: unknown): string {
     : `${typeof value} ${JSON.stringify(value)}`;
 }
 
+/**
+ * The type a union's branch wants, when the value is not of it (the
+ * branch's first problem is the value's own type); otherwise `undefined`.
+ */
+function branchType(
+  issues: readonly z.core.$ZodIssue[],
+): string | undefined {
+  const first = issues[0];
+  return first?.code === "invalid_type" && first.path.length === 0
+    ? first.expected
+    : undefined;
+}
+
 /** A type zod expected, in the words of a config's reader. */
 function kindName(expected: string): string {
   switch (expected) {
@@ -150,11 +163,12 @@ function describe(
       // branch's type is described by that branch's first problem.
       const branches = (issue as { errors?: z.core.$ZodIssue[][] }).errors;
       // (A number that is not whole fits the branch of a whole number.)
-      const fit = branches?.find((b) =>
-        b.length > 0 &&
-        (!(b[0]!.code === "invalid_type" && b[0]!.path.length === 0) ||
-          (b[0]!.expected === "int" && typeof actual === "number"))
-      );
+      const fit = branches?.find((b) => {
+        const kind = branchType(b);
+        return b.length > 0 &&
+          (kind === undefined ||
+            (kind === "int" && typeof actual === "number"));
+      });
       if (fit !== undefined) {
         return describe(
           fit.map((i) => ({ ...i, path: [...path, ...i.path] })),
@@ -162,11 +176,7 @@ function describe(
         );
       }
       // No branch takes a value of this type: say which types would do.
-      const kinds = branches?.map((b) =>
-        b.length > 0 && b[0]!.code === "invalid_type" && b[0]!.path.length === 0
-          ? b[0]!.expected
-          : undefined
-      );
+      const kinds = branches?.map(branchType);
       if (
         kinds !== undefined && kinds.length > 0 &&
         kinds.every((k) => k !== undefined) && actual !== undefined

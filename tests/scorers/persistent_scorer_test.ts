@@ -59,14 +59,17 @@ function scorer(cmd: string, options: PersistentScorerOptions = {}): Scorer {
  * Calls `score` for every unit at once: all are in flight on one process.
  * With `busyMs`, this thread then blocks for that long once the payloads are
  * out, so that whatever the scorer does meanwhile is seen at once, as on a
- * loaded machine.
+ * loaded machine. With `end`, the scorer is then told of the end of its
+ * cases (they are all asked).
  */
 async function inFlight(
   s: Scorer,
   units: readonly Unit[],
   busyMs = 0,
+  end = false,
 ): Promise<string[]> {
   const calls = units.map((u) => s.score(u, {}));
+  if (end) endOfCases(s);
   if (busyMs > 0) {
     await delay(0);
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, busyMs);
@@ -656,22 +659,11 @@ for line in sys.stdin.readlines():
     const cmd = `python3 ${sh(script)}`;
     const s = scorer(cmd, { name: "at_end" });
     try {
-      const calls = ["a", "boom", "c", "d"].map((i) => s.score(unit(i), {}));
-      endOfCases(s);
-      const settled = await within(
-        Promise.allSettled(calls),
-        20_000,
-        "the verdicts",
-      );
       assert.deepEqual(
-        settled.map((r) =>
-          r.status === "rejected"
-            ? (r.reason as Error).message
-            : `${(r.value as Score).value} ${(r.value as Score).reason}`
-        ),
+        await inFlight(s, ["a", "boom", "c", "d"].map((i) => unit(i)), 0, true),
         [
           "0.5 a",
-          `scorer ${JSON.stringify(cmd)} exited with status 9`,
+          `error: scorer ${JSON.stringify(cmd)} exited with status 9`,
           "0.5 c",
           "0.5 d",
         ],
@@ -1528,11 +1520,8 @@ for line in lines:
     );
     const s = scorer(`python3 ${sh(script)}`, { name: "at_end" });
     try {
-      const calls = ["a", "b"].map((i) => s.score(unit(i), {}));
-      endOfCases(s);
-      const scores = await within(Promise.all(calls), 20_000, "the verdicts");
       assert.deepEqual(
-        scores.map((x) => "scores" in x ? "batch" : `${x.value} ${x.reason}`),
+        await inFlight(s, [unit("a"), unit("b")], 0, true),
         ["0.5 a", "0.5 b"],
       );
     } finally {
@@ -1646,11 +1635,8 @@ sys.stdout.write("\\n".join(
     );
     const s = scorer(`python3 ${sh(script)}`, { name: "no_newline" });
     try {
-      const calls = ["a", "b", "c"].map((i) => s.score(unit(i), {}));
-      endOfCases(s);
-      const scores = await within(Promise.all(calls), 20_000, "the verdicts");
       assert.deepEqual(
-        scores.map((x) => "scores" in x ? "batch" : `${x.value} ${x.reason}`),
+        await inFlight(s, ["a", "b", "c"].map((i) => unit(i)), 0, true),
         ["0.5 a", "0.5 b", "0.5 c"],
       );
     } finally {
