@@ -115,6 +115,7 @@ export async function checkReportFolders(
   };
   for (const [flag, path] of Object.entries(files)) {
     if (path === undefined) continue;
+    await refuseFolder(names[flag] ?? `--${flag}`, path);
     const name = `${names[flag] ?? `--${flag}`} ${JSON.stringify(path)}`;
     const slash = path.lastIndexOf("/");
     if (slash < 0) continue;
@@ -141,6 +142,26 @@ export async function checkReportFolders(
         `Cannot write ${name}: ${JSON.stringify(folder)} is not a folder`,
       );
     }
+  }
+}
+
+/**
+ * Refuses, before anything runs, a file output that names a folder (`--junit
+ * /tmp`): it could only fail once the run is done.
+ *
+ * @param name What the file is, for the message (`JUnit report`).
+ * @param path The path given.
+ */
+export async function refuseFolder(name: string, path: string): Promise<void> {
+  const { InputError } = await import("../base/errors.ts");
+  const isFolder = await Deno.stat(path).then(
+    (i) => i.isDirectory,
+    () => false,
+  );
+  if (isFolder) {
+    throw new InputError(
+      `Cannot write ${name} ${JSON.stringify(path)}: it is a folder`,
+    );
   }
 }
 

@@ -10,7 +10,7 @@ export async function suiteScorers(
   timeout: number | undefined,
 ): Promise<{ scorers: Scorer[]; concurrency: number; config: SuiteConfig }> {
   const [
-    { buildScorers, ConfigError, folderOf, loadConfig },
+    { buildScorers, folderOf, loadConfig, missingVariableError },
     { DEFAULTS },
   ] = await Promise.all([
     import("../config/config.ts"),
@@ -32,6 +32,6 @@ export async function suiteScorers(
     // (Only a judge, whose module loads the templates, can throw one.)
     const { TemplateError } = await import("../net/template.ts");
     if (!(error instanceof TemplateError)) throw error;
-    throw new ConfigError(path, undefined, error.message);
+    throw await missingVariableError(error.message, path);
   }
 }

@@ -7,6 +7,7 @@
  */
 
 import { InputError } from "../base/errors.ts";
+import { nearest } from "../base/words.ts";
 
 /** What a flag's value is; `number` and `integer` values must be positive. */
 export type FlagType = "string" | "number" | "integer" | "boolean";
@@ -63,6 +64,11 @@ export interface NumberFlag extends FlagBase {
    * @default {undefined}
    */
   readonly default?: number;
+  /**
+   * The largest value taken, as the config key of the same name bounds it.
+   * @default {no bound}
+   */
+  readonly max?: number;
 }
 
 /** A flag that takes no value: present is `true`, absent `false`. */
@@ -125,67 +131,6 @@ export class UsageError extends InputError {
   }
 }
 
-/**
- * The edit distance between two words (insertions, deletions, substitutions
- * and swaps of neighbours each cost 1), for suggesting what a typo meant.
- *
- * @param a One word.
- * @param b The other.
- * @returns The distance.
- *
- * @example
- * ```ts
- * import { editDistance } from "./flags.ts";
- * if (editDistance("concurency", "concurrency") !== 1) throw new Error();
- * if (editDistance("rnu", "run") !== 1) throw new Error();
- * ```
- */
-export function editDistance(a: string, b: string): number {
-  const d: number[][] = [];
-  for (let i = 0; i <= a.length; i++) {
-    d[i] = [i];
-    for (let j = 1; j <= b.length; j++) {
-      d[i]![j] = i === 0 ? j : Math.min(
-        d[i - 1]![j]! + 1,
-        d[i]![j - 1]! + 1,
-        d[i - 1]![j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1),
-      );
-      if (
-        i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]
-      ) d[i]![j] = Math.min(d[i]![j]!, d[i - 2]![j - 2]! + 1);
-    }
-  }
-  return d[a.length]![b.length]!;
-}
-
-/**
- * The known word closest to a typo, when it is close enough to be what was
- * meant: within a third of its length, at least one edit.
- *
- * @param typo What was written.
- * @param known The words it could have meant.
- * @returns The nearest, or `undefined`.
- *
- * @example
- * ```ts
- * import { nearest } from "./flags.ts";
- * if (nearest("concurency", ["concurrency", "out"]) !== "concurrency") throw new Error();
- * if (nearest("zzz", ["run", "score"]) !== undefined) throw new Error();
- * ```
- */
-export function nearest(
-  typo: string,
-  known: Iterable<string>,
-): string | undefined {
-  let best: string | undefined;
-  let bestDistance = Math.max(1, Math.floor(typo.length / 3)) + 1;
-  for (const word of known) {
-    const distance = editDistance(typo, word);
-    if (distance < bestDistance) [best, bestDistance] = [word, distance];
-  }
-  return best;
-}
-
 /** `; did you mean "--x"?` when a known word is close, else nothing. */
 function suggestion(typo: string, known: Iterable<string>, prefix: string) {
   const near = nearest(typo, known);
@@ -202,6 +147,13 @@ function parseNumber(name: string, flag: NumberFlag, raw: string): number {
   if (flag.type === "integer" && !Number.isInteger(value)) {
     throw new UsageError(
       `Option "--${name}" needs a whole number, not ${JSON.stringify(raw)}`,
+    );
+  }
+  if (flag.max !== undefined && value > flag.max) {
+    throw new UsageError(
+      `Option "--${name}" must be at most ${flag.max}, not ${
+        JSON.stringify(raw)
+      }`,
     );
   }
   return value;

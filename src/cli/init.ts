@@ -95,6 +95,7 @@ works at once, offline. Existing files are left alone unless --force is given.`,
     const [{ InputError, OutputError, osErrorText }, { join }] = await Promise
       .all([import("../base/errors.ts"), import("node:path")]);
     const root = dir ?? ".";
+    await checkFolder(root, InputError);
     const paths = Object.keys(FILES).map((name) => join(root, name));
     if (!flags.force) {
       const there = paths.filter((path) => {
@@ -132,3 +133,33 @@ works at once, offline. Existing files are left alone unless --force is given.`,
     return 0;
   },
 });
+
+/**
+ * Refuses a DIR that cannot hold the starter suite: a file, a path through
+ * one, a symlink to nothing. A folder not there yet is made.
+ */
+async function checkFolder(
+  root: string,
+  InputError: typeof import("../base/errors.ts").InputError,
+): Promise<void> {
+  const quoted = JSON.stringify(root);
+  try {
+    if ((await Deno.stat(root)).isDirectory) return;
+    throw new InputError(`${quoted} is not a folder: nothing was written`);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotADirectory) {
+      throw new InputError(
+        `${quoted} goes through a file as if it were a folder: nothing was written`,
+      );
+    }
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+  const link = await Deno.lstat(root).then((i) => i.isSymlink, () => false);
+  if (link) {
+    throw new InputError(
+      `${quoted} is a symlink to nothing (${
+        JSON.stringify(await Deno.readLink(root))
+      }): nothing was written`,
+    );
+  }
+}

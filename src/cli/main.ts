@@ -8,7 +8,8 @@
 import denoJson from "../../deno.json" with { type: "json" };
 import { exitCodeOf, outputErrorOf } from "../base/errors.ts";
 import type { Command } from "./command.ts";
-import { nearest, UsageError } from "./flags.ts";
+import { UsageError } from "./flags.ts";
+import { nearest } from "../base/words.ts";
 import { say } from "./_output.ts";
 import { COMMAND_NAMES, loadCommand } from "./_command_table.ts";
 

@@ -188,6 +188,23 @@ one that did not finish.`,
       ? undefined
       : await baselineAt("--save-baseline", flags["save-baseline"]);
     if (savePath !== undefined) {
+      const [{ refuseSameFile }, { refuseFolder }] = await Promise.all([
+        import("../io/same_file.ts"),
+        import("./_reports.ts"),
+      ]);
+      await refuseFolder("baseline", savePath);
+      await refuseSameFile(
+        [
+          { name: "--save-baseline", path: savePath },
+          ...(flags.record !== undefined
+            ? [{ name: "--record", path: flags.record }]
+            : []),
+        ],
+        paths.filter((p) => p !== "-").map((path) => ({
+          name: "a shard",
+          path,
+        })),
+      );
       const scoresOnly = parts.filter((p) => p.record === undefined);
       if (scoresOnly.length > 0) {
         throw new UsageError(

@@ -27,14 +27,8 @@ export type {
   ParsedFlags,
   StringFlag,
 } from "./flags.ts";
-export {
-  defaultOf,
-  editDistance,
-  formatFlags,
-  nearest,
-  parseFlags,
-  UsageError,
-} from "./flags.ts";
+export { defaultOf, formatFlags, parseFlags, UsageError } from "./flags.ts";
+export { editDistance, nearest } from "../base/words.ts";
 export type { Command, CommandSpec, PositionalSpec } from "./command.ts";
 export { defineCommand } from "./command.ts";
 export type { MainOptions } from "./main.ts";

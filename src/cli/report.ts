@@ -68,6 +68,17 @@ diff RECORD prints it; JUnit has a test suite per target.`,
       );
     }
     await checkReportFolders({ html: flags.html, ...files });
+    const outputs = Object.entries({ html: flags.html, ...files }).flatMap((
+      [flag, path],
+    ) => path !== undefined ? [{ name: `--${flag}`, path }] : []);
+    const { refuseSameFile } = await import("../io/same_file.ts");
+    await refuseSameFile(
+      outputs,
+      paths.filter((p) => p !== "-").map((path) => ({
+        name: "the record",
+        path,
+      })),
+    );
     const read = await Promise.all(paths.map(readResults));
     if (ci) {
       const [file] = read;

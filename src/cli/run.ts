@@ -41,6 +41,39 @@ async function writeRunReport(recordPath: string, htmlPath: string) {
   await writeHtmlReport(htmlPath, reportRunOf(file));
 }
 
+/** A word as the shell reads it back: quoted unless it is plain. */
+function shellWord(word: string): string {
+  return /^[A-Za-z0-9_.,:\/=@%+-]+$/.test(word)
+    ? word
+    : `'${word.replaceAll("'", `'\\''`)}'`;
+}
+
+/**
+ * The command that resumes this run: the same config and every flag given
+ * (the subset, the targets, the record, the reports...), `--resume` added.
+ * A resume refuses a different subset or epochs, so all must be repeated.
+ */
+function resumeCommand(
+  configPath: string,
+  flags: Readonly<Record<string, unknown>>,
+  spec: import("./flags.ts").FlagSpecs,
+): string {
+  const words = ["evalpipe", "run", configPath];
+  for (const [name, def] of Object.entries(spec)) {
+    if (name === "resume" || name === "help") continue;
+    const value = flags[name];
+    const values = Array.isArray(value) ? value : [value];
+    for (const v of values) {
+      if (v === undefined || v === false) continue;
+      if (def.type !== "boolean" && v === def.default) continue;
+      words.push(`--${name}`);
+      if (v !== true) words.push(String(v));
+    }
+  }
+  words.push("--resume");
+  return words.map(shellWord).join(" ");
+}
+
 /** The `run` command. */
 export const run = defineCommand({
   name: "run",
@@ -70,6 +103,7 @@ and a summary table on stderr.`,
     },
     "max-processes": {
       type: "integer",
+      max: 4096,
       help: "The most child processes at once",
       defaultText: "the config's, else 64",
     },
@@ -111,12 +145,14 @@ and a summary table on stderr.`,
     },
     concurrency: {
       type: "integer",
+      max: 1024,
       short: "c",
       help: "Units in flight at once",
       defaultText: "the config's, else 8",
     },
     epochs: {
       type: "integer",
+      max: 1000,
       help: "Run each example N times",
       defaultText: "the config's, else 1",
     },
@@ -301,8 +337,20 @@ and a summary table on stderr.`,
       files: import("../run/run_suite.ts").SuiteFiles,
     ) => {
       // --- report folders (issue 14): refused before any call, as `report` does ---
-      const { checkReportFolders } = await import("./_reports.ts");
+      const { checkReportFolders, refuseFolder } = await import(
+        "./_reports.ts"
+      );
       await checkReportFolders({ html: flags.html, ...reportFiles });
+      // Where --save-baseline writes, as the run will resolve it.
+      const baselineFile = flags["save-baseline"] === undefined
+        ? undefined
+        : (await import("../run/baseline.ts")).baselinePath(
+          flags["save-baseline"],
+          (await import("../config/config.ts")).folderOf(files.config),
+        );
+      if (baselineFile !== undefined) {
+        await refuseFolder("baseline", baselineFile);
+      }
       const outputs = [
         ...(outPath !== undefined
           ? [{ name: "--out", path: outPath }, {
@@ -319,6 +367,12 @@ and a summary table on stderr.`,
         ...(flags.units !== undefined
           ? [{ name: "--units", path: flags.units }]
           : []),
+        ...Object.entries(reportFiles).flatMap(([flag, path]) =>
+          path !== undefined ? [{ name: `--${flag}`, path }] : []
+        ),
+        ...(baselineFile !== undefined
+          ? [{ name: "--save-baseline", path: baselineFile }]
+          : []),
       ];
       // Stdout alone overwrites no file: nothing to compare.
       if (outputs.length > 0) {
@@ -326,6 +380,10 @@ and a summary table on stderr.`,
         await refuseSameFile(outputs, [
           { name: "the config", path: files.config },
           ...files.datasets.map((path) => ({ name: "the dataset", path })),
+          ...(files.scripts ?? []).map((path) => ({
+            name: "a script the suite runs",
+            path,
+          })),
         ]);
       }
       if (plan?.dropped !== undefined) {
@@ -395,9 +453,9 @@ and a summary table on stderr.`,
     const bar = await progress(outPath === undefined);
     const resumeHint = () =>
       outPath !== undefined
-        ? `evalpipe: resume with: evalpipe run ${configPath} --out ${outPath}${
-          flags.epochs !== undefined ? ` --epochs ${flags.epochs}` : ""
-        } --resume`
+        ? `evalpipe: resume with: ${
+          resumeCommand(configPath!, flags, run.flags)
+        }`
         : "evalpipe: to be able to resume a run, give it --out FILE";
     try {
       const summary = await runSuite(configPath, {

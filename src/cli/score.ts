@@ -85,6 +85,10 @@ units in input order, scorers in the order given.`,
     if (names.length > cmds.length) {
       throw new UsageError("There are more --name than --scorer options");
     }
+    // A metric is named: an empty name would make every Score malformed.
+    if (names.some((name) => name.trim() === "")) {
+      throw new UsageError("--name must not be empty: it names the metric");
+    }
     // Command-specific modules load with their command: no YAML, no config.
     const [
       make,

@@ -35,6 +35,7 @@ dataset record is wrong (each malformed record is named on stderr).`,
     },
     epochs: {
       type: "integer",
+      max: 1000,
       help: "Count each example N times",
       defaultText: "the config's, else 1",
     },
@@ -48,6 +49,19 @@ dataset record is wrong (each malformed record is named on stderr).`,
     json: {
       type: "boolean",
       help: "Print the plan as one JSON object instead of text",
+    },
+    target: {
+      type: "string",
+      value: "NAME",
+      help:
+        "Check the run of one of the config's targets, as run --target does",
+    },
+    matrix: {
+      type: "string",
+      value: "A,B",
+      help:
+        "Check the run of several of the config's targets, as run --matrix does",
+      defaultText: "the config's matrix:",
     },
   },
   async run(flags, [configPath]) {
@@ -66,12 +80,16 @@ dataset record is wrong (each malformed record is named on stderr).`,
         ? { cacheDir: flags["cache-dir"] }
         : {}),
       ...(flags.epochs !== undefined ? { epochs: flags.epochs } : {}),
+      ...(flags.target !== undefined ? { target: flags.target } : {}),
+      ...(flags.matrix !== undefined
+        ? { matrix: flags.matrix.split(",").map((n) => n.trim()) }
+        : {}),
     });
     for (const bad of plan.invalid) {
       say(
         `evalpipe: Invalid case in ${
           JSON.stringify(bad.dataset)
-        } line ${bad.line}: ${bad.message}`,
+        } ${bad.where} ${bad.line}: ${bad.message}`,
       );
     }
     const text = flags.json ? JSON.stringify(plan) + "\n" : formatPlan(plan);

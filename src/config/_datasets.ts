@@ -79,7 +79,7 @@ export function checkDatasets(
       throw new ConfigError(
         file,
         lineOf(["datasets", i, "path"]),
-        'stdin ("-") cannot be one of "datasets": give it as "dataset: -"',
+        'stdin ("-") cannot be one of "datasets": give it as dataset: "-"',
       );
     }
     if (dataset.name !== undefined && dataset.name.includes("#")) {

@@ -22,8 +22,13 @@ import {
 } from "./_check.ts";
 import { buildBuiltin, trajectoryChecksFor } from "./_builtin_scorers.ts";
 import { buildJudge, isJudge } from "./_judge_scorers.ts";
-import type { Scorer } from "../scorers/scorer.ts";
-import { missingScript, scriptName } from "../process/command.ts";
+import { metricsOf, type Scorer } from "../scorers/scorer.ts";
+import { nearest } from "../base/words.ts";
+import {
+  missingProgram,
+  missingScript,
+  scriptName,
+} from "../process/command.ts";
 import type { Target } from "../targets/target.ts";
 // Commands, network targets, the judge, the cache and persistent scorers are
 // loaded when a config names them: a run pays start-up only for what it uses.
@@ -37,7 +42,7 @@ import { checkDatasets, datasetsOf } from "./_datasets.ts";
 export { ConfigError };
 export type * from "./types.ts";
 import type { GenerationKeys, SuiteConfig, TargetConfig } from "./types.ts";
-import { selectTargets } from "./targets.ts";
+import { type NamedTarget, selectTargets } from "./targets.ts";
 
 /**
  * Parses and validates a suite's YAML config text, loading zod only when the
@@ -228,9 +233,9 @@ export function traceDirOf(config: SuiteConfig, cwd: string): string {
  * @param file The config file, for messages.
  * @param options The folder and timeout override.
  * @returns The scorers, in config order.
- * @throws {ConfigError} When two scorers share a name, or a subprocess
+ * @throws {ConfigError} When two scorers share a name, a subprocess
  *   scorer has no `name` and its command names no script file to take one
- *   from.
+ *   from, or a gate names a metric none of the scorers gives.
  *
  * @example Build a suite's scorers and score one unit
  * ```ts
@@ -363,7 +368,146 @@ export async function buildScorers(
     const { classification } = await import("../scorers/classification.ts");
     scorers.push(classification(labels === true ? {} : { ...labels }));
   }
+  await checkGateMetrics(config, file, scorers);
   return scorers;
+}
+
+/**
+ * Refuses a gate on a metric none of the suite's scorers gives: a misspelt
+ * metric would otherwise be found only when the whole run has been paid for
+ * (and a gate with only `allow_unmeasured` never at all).
+ */
+async function checkGateMetrics(
+  config: SuiteConfig,
+  file: string,
+  scorers: readonly Scorer[],
+): Promise<void> {
+  const gated = Object.keys(config.gates ?? {});
+  if (gated.length === 0) return;
+  const metrics = new Set(scorers.flatMap(metricsOf));
+  const unknown = gated.find((metric) => !metrics.has(metric));
+  if (unknown === undefined) return;
+  const near = nearest(unknown, metrics);
+  throw new ConfigError(
+    file,
+    (await lineFinder(file))(["gates", unknown]),
+    `gate ${JSON.stringify(unknown)} names no metric of this suite (${
+      [...metrics].map((m) => JSON.stringify(m)).join(", ")
+    })${near !== undefined ? `; did you mean ${JSON.stringify(near)}?` : ""}`,
+  );
+}
+
+/**
+ * Refuses a command of the suite that cannot run as written: a target's or a
+ * scorer's script that does not exist, or a program found nowhere. `run` and
+ * `validate` check the same, before any work: every case would fail alike.
+ *
+ * @param config A checked config.
+ * @param targets The targets the run calls (`selectTargets`).
+ * @param file The config file, for messages.
+ * @param cwd The config's folder, where commands run.
+ * @param lineOf Finds a path's line in the config file.
+ * @throws {ConfigError} Naming the command, what is missing, and its line.
+ *
+ * @example
+ * ```ts
+ * import { checkCommands, checkConfigText, ConfigError, selectTargets } from "./mod.ts";
+ * const config = await checkConfigText("dataset: d.jsonl\ntarget: { type: subprocess, cmd: python3 nope.py }\nscorers: [{ type: exact_match }]\n", "s.yaml");
+ * const error = (() => { try { checkCommands(config, selectTargets(config, "s.yaml"), "s.yaml", "/", () => 2); } catch (e) { return e; } })();
+ * if (!(error instanceof ConfigError) || !error.message.includes('runs "nope.py", which does not exist')) throw new Error(String(error));
+ * ```
+ */
+export function checkCommands(
+  config: SuiteConfig,
+  targets: readonly NamedTarget[],
+  file: string,
+  cwd: string,
+  lineOf: (path: readonly PropertyKey[]) => number | undefined,
+): void {
+  for (const t of targets) {
+    if (t.config.type !== "subprocess") continue;
+    checkCommand(
+      t.name === undefined ? "the target" : `target ${JSON.stringify(t.name)}`,
+      t.config.cmd,
+      cwd,
+      file,
+      lineOf(
+        t.name === undefined ? ["target", "cmd"] : ["targets", t.name, "cmd"],
+      ),
+    );
+  }
+  for (const [i, sc] of config.scorers.entries()) {
+    if (sc.type !== "subprocess") continue;
+    checkCommand("scorer", sc.cmd, cwd, file, lineOf(["scorers", i, "cmd"]));
+  }
+}
+
+/** A command that cannot run as written, as a config error at its line. */
+function checkCommand(
+  what: string,
+  cmd: string,
+  cwd: string,
+  file: string,
+  line: number | undefined,
+): void {
+  const script = missingScript(cmd, cwd);
+  if (script !== undefined) {
+    throw new ConfigError(
+      file,
+      line,
+      `${what} ${JSON.stringify(cmd)} runs ${
+        JSON.stringify(script)
+      }, which does not exist (paths resolve against the config's folder, ${
+        JSON.stringify(cwd)
+      })`,
+    );
+  }
+  const program = missingProgram(cmd, cwd);
+  if (program !== undefined) {
+    throw new ConfigError(
+      file,
+      line,
+      `${what} ${JSON.stringify(cmd)} runs ${
+        JSON.stringify(program)
+      }, which is ${program.includes("/") ? "not a file" : "not on PATH"}`,
+    );
+  }
+}
+
+/**
+ * The config error for an environment variable a target or judge needs and
+ * the environment lacks (`api_key_env`, `${TOKEN}` in a header), at the line
+ * of the config that names it.
+ *
+ * @param message The error's message (`The environment variable X is not set`).
+ * @param file The config file.
+ * @returns The error to throw.
+ *
+ * @example
+ * ```ts
+ * import { missingVariableError } from "./config.ts";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/s.yaml`, "dataset: d.jsonl\ntarget: { type: openai, model: m, api_key_env: NOPE_KEY }\n");
+ * const error = await missingVariableError("The environment variable NOPE_KEY is not set", `${dir}/s.yaml`);
+ * await Deno.remove(dir, { recursive: true });
+ * if (error.line !== 2) throw new Error(error.message);
+ * ```
+ */
+export async function missingVariableError(
+  message: string,
+  file: string,
+): Promise<ConfigError> {
+  const name = /environment variable (\S+) is not set/.exec(message)?.[1];
+  let line: number | undefined;
+  if (name !== undefined) {
+    const text = await Deno.readTextFile(file).catch(() => "");
+    const word = new RegExp(`(^|[^\\w])${name}(?![\\w])`);
+    const at = text.split("\n").findIndex((l) =>
+      word.test(l.replace(/(^|\s)#.*$/, ""))
+    );
+    if (at >= 0) line = at + 1;
+  }
+  return new ConfigError(file, line, message);
 }
 
 /**

@@ -41,6 +41,7 @@ export {
   buildScorers,
   buildTarget,
   buildTargetConfig,
+  checkCommands,
   checkConfigText,
   ConfigError,
   loadConfig,

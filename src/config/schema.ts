@@ -17,6 +17,7 @@ import {
   locateConfig,
 } from "./_check.ts";
 import { checkDatasets } from "./_datasets.ts";
+import { editDistance } from "../base/words.ts";
 import { SuiteListedSchema, SuiteSchema } from "./_suite_schema.ts";
 import * as trajectoryChecks from "../scorers/trajectory.ts";
 import type { SuiteConfig } from "./types.ts";
@@ -78,26 +79,6 @@ function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
   return v;
 }
 
-/** The edit distance of two keys (adjacent swaps count one), at most `max + 1`. */
-function distance(a: string, b: string, max: number): number {
-  if (Math.abs(a.length - b.length) > max) return max + 1;
-  let before: number[] = [];
-  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const next = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      next[j] = Math.min(next[j - 1]! + 1, row[j]! + 1, row[j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
-        next[j] = Math.min(next[j]!, before[j - 2]! + 1);
-      }
-    }
-    before = row;
-    row = next;
-  }
-  return row[b.length]!;
-}
-
 /**
  * The unknown key to name instead of a missing one beside it (`scorerz:`
  * for `scorers:`), and the missing key it is close enough to suggest.
@@ -121,7 +102,7 @@ function misspelt(
   if (unknown === undefined) return undefined;
   const max = Math.max(1, Math.floor(missing.length / 3));
   const near = unknown.keys
-    .map((key) => ({ key, d: distance(key, missing, max) }))
+    .map((key) => ({ key, d: editDistance(key, missing) }))
     .sort((a, b) => a.d - b.d)[0]!;
   const key = near.d <= max ? near.key : unknown.keys[0]!;
   const hint = near.d <= max

@@ -7,7 +7,7 @@
 
 import { InputError, messageOf } from "../base/errors.ts";
 import { YAMLException } from "js-yaml";
-import { loadYaml, YamlBombError } from "../io/yaml.ts";
+import { loadYaml, YamlBombError, YamlDocumentsError } from "../io/yaml.ts";
 import {
   type Case,
   CaseError,
@@ -353,6 +353,15 @@ class IdentityCheck {
         }
       }
       const key = example.example_id.slice(prefix);
+      if (example.case === null) {
+        // Invalid as read, named by where it stands: a case's own id may
+        // have taken that name before (`"id": "line-3"`).
+        if (this.#own.get(key) !== undefined) {
+          batch[k] = { ...example, example_id: this.#freeName(key) };
+        }
+        this.#own.set(batch[k]!.example_id.slice(prefix), example.line);
+        continue;
+      }
       const byLine = example.case?.id === undefined &&
         key === String(example.line);
       let problem: string | undefined;
@@ -379,15 +388,28 @@ class IdentityCheck {
         } else this.#own.set(key, example.line);
       }
       if (problem !== undefined) {
-        // Named by where it stands, apart from both kinds of ids.
+        // Named by where it stands, apart from both kinds of ids (and from
+        // an own id that took that name).
+        const name = `${unit}-${example.line}`;
+        const id = this.#own.get(name) === undefined
+          ? `${this.#name}#${name}`
+          : this.#freeName(name);
+        this.#own.set(id.slice(prefix), example.line);
         batch[k] = {
-          example_id: `${this.#name}#${unit}-${example.line}`,
+          example_id: id,
           line: example.line,
           case: null,
           invalid: problem,
         };
       }
     }
+  }
+
+  /** An example id for an invalid case whose name `key` an own id took. */
+  #freeName(key: string): string {
+    let name = `${key}-invalid`;
+    while (this.#own.get(name) !== undefined) name += "-invalid";
+    return `${this.#name}#${name}`;
   }
 
   /** The error for a dataset that had no record, once it ended. */
@@ -508,7 +530,10 @@ export async function loadDatasetBatches(
   try {
     value = loadYaml(text, path);
   } catch (error) {
-    if (!(error instanceof YAMLException || error instanceof YamlBombError)) {
+    if (
+      !(error instanceof YAMLException || error instanceof YamlBombError ||
+        error instanceof YamlDocumentsError)
+    ) {
       throw error;
     }
     throw new DatasetError(

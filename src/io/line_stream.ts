@@ -48,6 +48,8 @@ export interface LineStreamOptions {
 const NEWLINE = 10;
 /** The `error` of a line whose bytes are not UTF-8 (its text decoded leniently). */
 export const INVALID_UTF8 = "Invalid UTF-8";
+/** How the `error` of a line longer than the splitter's cap begins. */
+export const TOO_LONG = "Line is longer than ";
 
 const strict = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const lenient = new TextDecoder("utf-8", { ignoreBOM: true });
@@ -180,7 +182,7 @@ export class LineSplitter {
       out.push({
         line,
         text: "",
-        error: `Line is longer than ${this.#max} bytes`,
+        error: `${TOO_LONG}${this.#max} bytes`,
       });
       return;
     }

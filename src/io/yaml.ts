@@ -82,6 +82,7 @@ export function parseYaml(text: string, filename: string): LocatedYaml {
     }
   }
   checkExpansion(text, events, MAX_NODES);
+  checkOneDocument(text, events);
   const value = yaml.constructFromEvents(events, {
     source: text,
     filename,
@@ -130,6 +131,70 @@ export class YamlBombError extends Error {
     this.name = "YamlBombError";
     this.reason = message;
   }
+}
+
+/**
+ * A YAML file that holds a second document (after a `---`): what it says
+ * would be dropped unread, so it is refused where it starts.
+ */
+export class YamlDocumentsError extends Error {
+  /** The message without decoration, as `YAMLException` has it. */
+  readonly reason: string;
+  /** Where the second document starts, its line 0-based as `YAMLException`'s. */
+  readonly mark: { line: number };
+
+  /**
+   * Creates the error.
+   *
+   * @param line The 0-based line of the second document's `---`.
+   */
+  constructor(line: number) {
+    const reason =
+      "a second YAML document starts here; the file must hold one (its first would be read, the rest dropped)";
+    super(`${reason} (line ${line + 1})`);
+    this.name = "YamlDocumentsError";
+    this.reason = reason;
+    this.mark = { line };
+  }
+}
+
+/**
+ * Refuses a stream whose later documents hold anything, naming the line
+ * where the first of them starts (a lone `---` at the end drops nothing).
+ */
+function checkOneDocument(
+  text: string,
+  events: ReturnType<typeof yaml.parseEvents>,
+): void {
+  const { DOCUMENT, SCALAR, ALIAS } = yaml.EVENT_ID;
+  let documents = 0;
+  let offset: number | undefined;
+  for (const event of events) {
+    if (event.type === DOCUMENT) {
+      documents++;
+      continue;
+    }
+    if (documents < 2) continue;
+    // A later document's first node (an empty one has none): its `---` is
+    // the last marker before it.
+    const start = event.type === SCALAR
+      ? event.valueStart
+      : event.type === ALIAS
+      ? event.anchorStart
+      : (event as { start?: number }).start;
+    if (start !== undefined && start >= 0) {
+      offset = start;
+      break;
+    }
+  }
+  if (offset === undefined) return;
+  const marker = /^(---|\.\.\.)/gm;
+  let at = 0;
+  for (let m = marker.exec(text); m !== null; m = marker.exec(text)) {
+    if (m.index >= offset) break;
+    at = m.index;
+  }
+  throw new YamlDocumentsError(text.slice(0, at).split("\n").length - 1);
 }
 
 /**
@@ -197,6 +262,7 @@ function checkExpansion(
 export function loadYaml(text: string, filename: string): unknown {
   const events = yaml.parseEvents(text, { filename, maxDepth: 256 });
   checkExpansion(text, events, MAX_NODES);
+  checkOneDocument(text, events);
   return yaml.constructFromEvents(events, {
     source: text,
     filename,

@@ -98,3 +98,11 @@ function expireDue(): void {
   if (pending.size > 0 && next < firesAt) arm(next);
   if (failed !== undefined) throw failed.error;
 }
+
+/**
+ * How long a command's pipes are read once it has exited and its group is
+ * killed: by then they hold at most a pipe's buffer of what it wrote. Only a
+ * process it left in another session (`setsid`) can keep one open longer, and
+ * the run does not wait for that one.
+ */
+export const EXIT_DRAIN_MS = 1000;

@@ -35,7 +35,12 @@
 
 import { type EarlyEnding, earlyResult } from "./_ending.ts";
 import { concat } from "./_concat.ts";
-import { clearDeadline, type Deadline, setDeadline } from "./_deadlines.ts";
+import {
+  clearDeadline,
+  type Deadline,
+  EXIT_DRAIN_MS,
+  setDeadline,
+} from "./_deadlines.ts";
 import type { RunCommandOptions, RunResult } from "./types.ts";
 
 // Linux values, the same on x86_64 and aarch64 (Deno's two Linux targets).
@@ -804,6 +809,8 @@ class Session {
   #ending: Ending | undefined;
   /** Whether the poll watches stdout and stderr, or waits for the exit alone. */
   #watchPipes = true;
+  /** When the child was reaped (`performance.now()`). */
+  #reapedAt: number | undefined;
   #status: Deno.CommandStatus | undefined;
   #error: Error | undefined;
   /** Ends the wait for the exit alone, while it lasts. */
@@ -945,6 +952,16 @@ class Session {
       // done even if the time is up.
       const done = this.#status !== undefined && this.#fds[OUT]! < 0 &&
         this.#fds[ERR]! < 0;
+      // Reaped, its group killed, yet a pipe is open: a process it left in
+      // another session holds it. What the command wrote is read by now.
+      if (
+        !done && this.#reapedAt !== undefined &&
+        performance.now() >= this.#reapedAt + EXIT_DRAIN_MS
+      ) {
+        this.#close(OUT);
+        this.#close(ERR);
+        continue;
+      }
       if (
         !done && this.#ending === undefined &&
         performance.now() >= this.#deadline
@@ -1108,6 +1125,7 @@ class Session {
       return;
     }
     this.#status = decodeStatus(status[0]!);
+    this.#reapedAt = performance.now();
     // Whatever the command left behind in its group dies with it; this also
     // closes pipes that a background descendant still holds.
     this.#libc.kill(-this.#pid, SIGKILL);

@@ -14,7 +14,12 @@
 
 import { type EarlyEnding, earlyResult } from "./_ending.ts";
 import { concat } from "./_concat.ts";
-import { clearDeadline, type Deadline, setDeadline } from "./_deadlines.ts";
+import {
+  clearDeadline,
+  type Deadline,
+  EXIT_DRAIN_MS,
+  setDeadline,
+} from "./_deadlines.ts";
 import type {
   RunCommandOptions,
   RunResult,
@@ -152,6 +157,7 @@ class SetsidRun {
     );
     const onAbort = () => this.#end("aborted");
     signal?.addEventListener("abort", onAbort);
+    let drain: Deadline | undefined;
     try {
       if (signal?.aborted) this.#end("aborted");
       const [status, stdout, stderr] = await Promise.all([
@@ -160,6 +166,13 @@ class SetsidRun {
           // Whatever the command left behind in its group dies with it; this
           // also closes pipes that a background descendant still holds.
           killGroup(this.#child.pid, true);
+          // One it left in another session may hold them still: what the
+          // command wrote is read by then, and the run ends with it.
+          drain = setDeadline(performance.now() + EXIT_DRAIN_MS, () => {
+            for (const reader of [this.#stdout, this.#stderr]) {
+              reader.cancel().catch(() => {});
+            }
+          });
           return status;
         }),
         this.#read(this.#stdout, options.maxStdoutBytes, "stdout"),
@@ -169,6 +182,7 @@ class SetsidRun {
       if (this.#error !== undefined) throw this.#error;
       return this.#result(status, stdout, stderr);
     } finally {
+      if (drain !== undefined) clearDeadline(drain);
       clearDeadline(deadline);
       signal?.removeEventListener("abort", onAbort);
     }

@@ -11,19 +11,16 @@ import { TemplateError } from "../net/template.ts";
 import {
   buildScorers,
   buildTargetConfig,
+  checkCommands,
   checkConfigText,
-  ConfigError,
   folderOf,
+  missingVariableError,
   readConfigText,
   traceDirOf,
 } from "../config/config.ts";
 import { locateConfig } from "../config/_check.ts";
 import { loadDatasetBatches } from "../dataset/dataset.ts";
-import {
-  missingProgram,
-  missingScript,
-  resolveIn,
-} from "../process/command.ts";
+import { resolveIn } from "../process/command.ts";
 import { DEFAULTS } from "../base/defaults.ts";
 import type { Scorer } from "../scorers/scorer.ts";
 import type { CacheMode } from "../targets/cache.ts";
@@ -38,7 +35,7 @@ import {
   selectTargets,
 } from "../config/targets.ts";
 import type { TargetConfig } from "../config/types.ts";
-import { datasetSources } from "./datasets.ts";
+import { datasetSources, whereOf } from "./datasets.ts";
 
 /**
  * Options of {@linkcode planSuite}.
@@ -71,6 +68,17 @@ export interface PlanSuiteOptions {
    * @default {the config's, else 1}
    */
   epochs?: number;
+  /**
+   * One of the config's `targets` by name, as `run --target NAME` picks it.
+   * @default {undefined}
+   */
+  target?: string;
+  /**
+   * Several of the config's `targets`, as `run --matrix a,b` runs them;
+   * overrides `matrix:`.
+   * @default {the config's `matrix`}
+   */
+  matrix?: readonly string[];
 }
 
 /**
@@ -117,7 +125,15 @@ export interface SuitePlan {
   /** Dataset records read (malformed ones included). */
   cases: number;
   /** The malformed records, with their dataset, line (or position) and why. */
-  invalid: Array<{ dataset: string; line: number; message: string }>;
+  invalid: Array<
+    {
+      dataset: string;
+      line: number;
+      message: string;
+      /** What `line` counts: a JSONL file's lines, a list's or CSV's records. */
+      where: "line" | "record";
+    }
+  >;
   /** How many times each example would run. */
   epochs: number;
   /** Target calls a run would make: cases times epochs (times targets). */
@@ -125,8 +141,8 @@ export interface SuitePlan {
   /** The target (a matrix's first): its type and what it calls. */
   target: { type: string; model?: string; url?: string; cmd?: string };
   /**
-   * Every target a run could call, by name, when the config has `targets:`
-   * (a matrix's, else all of them: a run picks one with `--target`).
+   * The targets the run calls, by name, when the config has `targets:`: the
+   * one `target` picks, `matrix`'s, or the config's `matrix:`.
    */
   targets?: Array<
     { name: string; type: string; model?: string; url?: string; cmd?: string }
@@ -151,38 +167,6 @@ export interface SuitePlan {
       unknown: number;
     };
   };
-}
-
-/** A command that cannot run as written, as a config error at its line. */
-function checkCommand(
-  what: string,
-  cmd: string,
-  cwd: string,
-  file: string,
-  line: number | undefined,
-): void {
-  const script = missingScript(cmd, cwd);
-  if (script !== undefined) {
-    throw new ConfigError(
-      file,
-      line,
-      `${what} ${JSON.stringify(cmd)} runs ${
-        JSON.stringify(script)
-      }, which does not exist (paths resolve against the config's folder, ${
-        JSON.stringify(cwd)
-      })`,
-    );
-  }
-  const program = missingProgram(cmd, cwd);
-  if (program !== undefined) {
-    throw new ConfigError(
-      file,
-      line,
-      `${what} ${JSON.stringify(cmd)} runs ${
-        JSON.stringify(program)
-      }, which is ${program.includes("/") ? "not a file" : "not on PATH"}`,
-    );
-  }
 }
 
 function targetSummary(t: TargetConfig): SuitePlan["target"] {
@@ -240,14 +224,12 @@ export async function planSuite(
   const cwd = folderOf(configPath);
   const mode = options.cacheMode ?? config.cache ?? "auto";
   const optionalKey = mode === "replay";
-  // A matrix's targets, or every one of `targets:` (a run picks one).
-  const chosen: NamedTarget[] =
-    config.targets !== undefined && config.matrix === undefined
-      ? Object.entries(config.targets).map(([name, t]) => ({
-        name,
-        config: t,
-      }))
-      : selectTargets(config, configPath);
+  // The targets a run with the same choice calls; one it would refuse
+  // (several targets, none picked) is refused alike.
+  const chosen: NamedTarget[] = selectTargets(config, configPath, {
+    ...(options.target !== undefined ? { target: options.target } : {}),
+    ...(options.matrix !== undefined ? { matrix: options.matrix } : {}),
+  });
   let scorers: Scorer[];
   const built: unknown[] = [];
   try {
@@ -262,33 +244,10 @@ export async function planSuite(
     }
   } catch (error) {
     if (!(error instanceof TemplateError)) throw error;
-    throw new ConfigError(configPath, undefined, error.message);
+    throw await missingVariableError(error.message, configPath);
   }
   try {
-    for (const t of chosen) {
-      if (t.config.type !== "subprocess") continue;
-      checkCommand(
-        t.name === undefined
-          ? "the target"
-          : `target ${JSON.stringify(t.name)}`,
-        t.config.cmd,
-        cwd,
-        configPath,
-        lineOf(
-          t.name === undefined ? ["target", "cmd"] : ["targets", t.name, "cmd"],
-        ),
-      );
-    }
-    for (const [i, sc] of config.scorers.entries()) {
-      if (sc.type !== "subprocess") continue;
-      checkCommand(
-        "scorer",
-        sc.cmd,
-        cwd,
-        configPath,
-        lineOf(["scorers", i, "cmd"]),
-      );
-    }
+    checkCommands(config, chosen, configPath, cwd, lineOf);
   } finally {
     await Promise.all(scorers.map((s) => s.close?.()));
   }
@@ -323,6 +282,7 @@ export async function planSuite(
             dataset: source.written,
             line: example.line,
             message: example.invalid ?? "",
+            where: whereOf([source], example).where,
           });
           continue;
         }
@@ -385,7 +345,8 @@ export async function planSuite(
     scorers: scorers.map((s, i) => ({
       name: s.name,
       version: s.version,
-      type: config.scorers[i]!.type,
+      // `classification:` adds its scorer after the config's.
+      type: config.scorers[i]?.type ?? "classification",
     })),
     concurrency: config.concurrency ?? DEFAULTS.concurrency,
     ...(config.budget_usd !== undefined

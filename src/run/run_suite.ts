@@ -9,13 +9,15 @@ import { Aggregator } from "../aggregate/aggregator.ts";
 import type { Example } from "../dataset/case.ts";
 import {
   buildScorers,
+  checkCommands,
   checkConfigText,
-  ConfigError,
   folderOf,
+  missingVariableError,
   readConfigText,
   scorersCallModels,
   type SuiteConfig,
 } from "../config/config.ts";
+import { locateConfig } from "../config/_check.ts";
 import { DatasetError, formatOf } from "../dataset/dataset.ts";
 import { commandFingerprint, fingerprint } from "../fingerprint/fingerprint.ts";
 import { checkGates, type GateFailure } from "../aggregate/gates.ts";
@@ -23,7 +25,7 @@ import type { ResumePlan } from "./resume.ts";
 import type { Fingerprints, RunRecordWriter } from "../record/run_record.ts";
 import { newRunId } from "../record/_run_id.ts";
 import type { Score } from "../score/mod.ts";
-import { type Scorer, valueRangesOf } from "../scorers/scorer.ts";
+import { metricsOf, type Scorer, valueRangesOf } from "../scorers/scorer.ts";
 import { DEFAULTS } from "../base/defaults.ts";
 import { resolveIn } from "../process/command.ts";
 import { aggregateInto } from "../aggregate/stage.ts";
@@ -266,6 +268,13 @@ export interface SuiteFiles {
    * folder (none when the dataset is stdin).
    */
   datasets: string[];
+  /**
+   * The script files the targets called and the subprocess scorers run,
+   * resolved against the config's folder: an output over one would change
+   * the system under test or its judge.
+   * @default {[]}
+   */
+  scripts?: string[];
 }
 
 /**
@@ -484,7 +493,21 @@ async function prepare(
   } catch (error) {
     // A judge whose API key variable is not set cannot run: a config error.
     if (!await isTemplateError(error)) throw error;
-    throw new ConfigError(configPath, undefined, (error as Error).message);
+    throw await missingVariableError((error as Error).message, configPath);
+  }
+  try {
+    // As validate checks them: a command that cannot start fails every case.
+    // The config is parsed again for a line only when one is wrong.
+    checkCommands(
+      config,
+      targets,
+      configPath,
+      cwd,
+      (path) => locateConfig(text, configPath).lineOf(path),
+    );
+  } catch (error) {
+    await Promise.all(scorers.map((s) => s.close?.()));
+    throw error;
   }
   // `dataset:` or `datasets:` (datasets.ts): read one after another.
   const sources = datasetSources(config, cwd);
@@ -679,14 +702,29 @@ export async function runSuite(
     }
   } catch (error) {
     if (!await isTemplateError(error)) throw error;
-    throw new ConfigError(configPath, undefined, (error as Error).message);
+    throw await missingVariableError((error as Error).message, configPath);
   }
   let target = built[0]!;
   if (options.beforeWrite !== undefined) {
     try {
+      const { resolveIn, scriptOf } = await import("../process/command.ts");
+      const commands = [
+        ...selected.flatMap((t) =>
+          t.config.type === "subprocess" ? [t.config.cmd] : []
+        ),
+        ...config.scorers.flatMap((sc) =>
+          sc.type === "subprocess" ? [sc.cmd] : []
+        ),
+      ];
       await options.beforeWrite({
         config: configPath,
         datasets: sources.filter((s) => s.path !== "-").map((s) => s.path),
+        scripts: commands.flatMap((cmd) => {
+          const script = scriptOf(cmd, cwd);
+          return script === undefined
+            ? []
+            : [cwd === "." ? script : resolveIn(cwd, script)];
+        }),
       });
     } catch (error) {
       await examples.cancel(error);
@@ -767,9 +805,7 @@ export async function runSuite(
     await flush();
   }
   const done = resume?.done;
-  const metrics = scorers.flatMap((s) =>
-    s.metrics !== undefined && s.metrics.length > 0 ? s.metrics : [s.name]
-  );
+  const metrics = scorers.flatMap(metricsOf);
   const unitDone = (unitId: string) => {
     const have = done?.get(unitId);
     return have !== undefined && metrics.every((m) => have.has(m));

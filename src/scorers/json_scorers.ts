@@ -11,24 +11,62 @@
  */
 
 import { errored, type Score, scored } from "../score/mod.ts";
-import type { Scorer } from "./scorer.ts";
+import { type Scorer, UNIT_RANGE } from "./scorer.ts";
 import type { Unit } from "../dataset/unit.ts";
-import {
-  canonicalJson,
-  noExpected,
-  quote,
-  quoteList,
-  versionOf,
-} from "./_builtin.ts";
+import { noExpected, quote, quoteList, versionOf } from "./_builtin.ts";
+import { expectedJson } from "../dataset/case.ts";
 import type { SchemaCheck } from "./_json_schema.ts";
 
 /** The output parsed, or why it is not JSON. */
+/**
+ * `JSON.parse`, with every integer beyond 2^53 kept exact as a `bigint`
+ * (read from its source text): `12345678901234567891` is not
+ * `12345678901234567890`, though both are the same double.
+ */
+function parseExact(text: string): unknown {
+  return JSON.parse(
+    text,
+    (_key, value: unknown, context?: { source?: string }) =>
+      typeof value === "number" && Number.isInteger(value) &&
+        !Number.isSafeInteger(value) && context?.source !== undefined &&
+        /^-?\d+$/.test(context.source)
+        ? BigInt(context.source)
+        : value,
+  );
+}
+
+/** The exact integer a JSON value stands for, when it is one past 2^53. */
+function bigIntegerOf(value: unknown): bigint | undefined {
+  if (typeof value === "bigint") return value;
+  return typeof value === "number" && Number.isInteger(value) &&
+      !Number.isSafeInteger(value)
+    ? BigInt(value)
+    : undefined;
+}
+
+/** JSON text of a parsed value, its exact integers written as digits. */
+function exactJson(value: unknown, canonical = false): string | undefined {
+  const text = JSON.stringify(value, (_key, v: unknown) => {
+    const big = bigIntegerOf(v);
+    if (big !== undefined) return `\u0000${big}`;
+    if (!canonical || typeof v !== "object" || v === null || Array.isArray(v)) {
+      return v;
+    }
+    return Object.fromEntries(
+      Object.entries(v as Record<string, unknown>).sort(([a], [b]) =>
+        a < b ? -1 : a > b ? 1 : 0
+      ),
+    );
+  });
+  return text?.replace(/"\\u0000(-?\d+)"/g, "$1");
+}
+
 function parseOutput(
   unit: Unit,
 ): { ok: true; value: unknown } | { ok: false; reason: string } {
   const text = (unit.output ?? "").trim();
   try {
-    return { ok: true, value: JSON.parse(text) };
+    return { ok: true, value: parseExact(text) };
   } catch (error) {
     // JSON.parse throws only SyntaxError: the output is not JSON.
     if (!(error instanceof SyntaxError)) throw error;
@@ -128,6 +166,7 @@ export function jsonScorer(
   return {
     name,
     version,
+    range: UNIT_RANGE,
     score(unit) {
       if (check !== undefined) return judge(unit, check);
       if (failure !== undefined) return broken();
@@ -202,6 +241,7 @@ export function jsonFields(options: JsonFieldsOptions): Scorer {
   return {
     name,
     version,
+    range: UNIT_RANGE,
     score(unit: Unit): Score {
       const parsed = parseOutput(unit);
       if (!parsed.ok) {
@@ -281,9 +321,11 @@ function difference(a: unknown, b: unknown, path = "$"): string | undefined {
   if (
     typeof a !== "object" || a === null || typeof b !== "object" || b === null
   ) {
-    return Object.is(a, b) || (a === b)
-      ? undefined
-      : `${path}: expected ${shown(a)}, got ${shown(b)}`;
+    const [bigA, bigB] = [bigIntegerOf(a), bigIntegerOf(b)];
+    const same = bigA !== undefined || bigB !== undefined
+      ? bigA === bigB
+      : Object.is(a, b) || (a === b);
+    return same ? undefined : `${path}: expected ${shown(a)}, got ${shown(b)}`;
   }
   if (Array.isArray(a) !== Array.isArray(b)) {
     return `${path}: expected ${shown(a)}, got ${shown(b)}`;
@@ -314,7 +356,7 @@ function difference(a: unknown, b: unknown, path = "$"): string | undefined {
 }
 
 function shown(value: unknown): string {
-  const text = JSON.stringify(value) ?? String(value);
+  const text = exactJson(value) ?? String(value);
   return text.length > 60 ? `${text.slice(0, 60)}…` : text;
 }
 
@@ -347,14 +389,16 @@ export function jsonMatch(options: JsonMatchOptions = {}): Scorer {
   return {
     name,
     version,
+    range: UNIT_RANGE,
     score(unit: Unit): Score {
       if (unit.expected === undefined || unit.expected === null) {
         return noExpected(name, version);
       }
-      let expected: unknown = unit.expected;
+      // As the dataset spelt it: its integers past 2^53 exact.
+      let expected: unknown = parseExact(expectedJson(unit));
       if (typeof expected === "string") {
         try {
-          expected = JSON.parse(expected);
+          expected = parseExact(expected);
         } catch (error) {
           // Not JSON text: the expected value is that string itself.
           if (!(error instanceof SyntaxError)) throw error;
@@ -369,7 +413,7 @@ export function jsonMatch(options: JsonMatchOptions = {}): Scorer {
       }
       const a = strip(expected);
       const b = strip(parsed.value);
-      const d = canonicalJson(a) === canonicalJson(b)
+      const d = exactJson(a, true) === exactJson(b, true)
         ? undefined
         : difference(a, b) ?? "differs";
       return scored(name, d === undefined ? 1 : 0, {

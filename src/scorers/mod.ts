@@ -24,6 +24,7 @@ export type {
 } from "./scorer.ts";
 export {
   functionScorer,
+  metricsOf,
   scoreFromVerdict,
   UNIT_RANGE,
   valueRangesOf,

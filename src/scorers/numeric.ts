@@ -6,7 +6,7 @@
  */
 
 import { nonEvaluable, type Score, scored } from "../score/mod.ts";
-import type { Scorer } from "./scorer.ts";
+import { type Scorer, UNIT_RANGE } from "./scorer.ts";
 import type { Unit } from "../dataset/unit.ts";
 import { noExpected, quote, versionOf } from "./_builtin.ts";
 
@@ -94,6 +94,7 @@ export function numericMatch(options: NumericScorerOptions = {}): Scorer {
   return {
     name,
     version,
+    range: UNIT_RANGE,
     score(unit: Unit): Score {
       const raw = unit.expected;
       if (raw === undefined || raw === null) return noExpected(name, version);

@@ -26,11 +26,17 @@
 import {
   clearDeadline,
   type Deadline,
+  EXIT_DRAIN_MS,
   setDeadline,
 } from "../process/_deadlines.ts";
 import { startCommand } from "../process/spawner.ts";
 import type { SessionChild } from "../process/types.ts";
-import { INVALID_UTF8, type Line, LineSplitter } from "../io/line_stream.ts";
+import {
+  INVALID_UTF8,
+  type Line,
+  LineSplitter,
+  TOO_LONG,
+} from "../io/line_stream.ts";
 import type { Score } from "../score/mod.ts";
 import {
   scoreFromVerdict,
@@ -242,6 +248,8 @@ class Worker {
   /** Each signal with cases in flight: its listener and how many cases. */
   readonly #aborts = new Map<AbortSignal, Listening>();
   #stderr = "";
+  /** The readers of its stdout and stderr, stopped if they outlast it. */
+  readonly #readers: { cancel(): Promise<void> }[] = [];
   #dead: Error | undefined;
   /** The end of stdin, once begun. */
   #ending: Promise<void> | undefined;
@@ -292,7 +300,15 @@ class Worker {
       this.#child.status.then(async (status) => {
         // The exit can be seen before the pipes are drained: the verdicts it
         // wrote first are still owed to their cases, and stderr says why.
+        // A pipe still open once the process is gone is held by something
+        // it left in another session (`setsid`): by then what it wrote
+        // before its exit has been read (a pipe holds 64 KiB at most), so
+        // the reads stop rather than wait for that holder forever.
+        const drain = setDeadline(performance.now() + EXIT_DRAIN_MS, () => {
+          for (const r of this.#readers) r.cancel().catch(() => {});
+        });
         await Promise.allSettled([reading, errors]);
+        clearDeadline(drain);
         const how = status.signal !== null
           ? `was killed by ${status.signal}`
           : `exited with status ${status.code}`;
@@ -341,6 +357,7 @@ class Worker {
     const lines: Line[] = [];
     // One buffer for every read: the splitter copies what it keeps.
     const reader = this.#child.stdout.getReader({ mode: "byob" });
+    this.#readers.push(reader);
     let buffer = new ArrayBuffer(READ_BYTES);
     try {
       for (;;) {
@@ -365,8 +382,16 @@ class Worker {
 
   async #readStderr(): Promise<void> {
     // Keep the last few KiB: enough to explain a crash, never unbounded.
-    for await (const chunk of this.#child.stderr) {
-      this.#stderr = (this.#stderr + decoder.decode(chunk)).slice(-4096);
+    const reader = this.#child.stderr.getReader();
+    this.#readers.push(reader);
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        this.#stderr = (this.#stderr + decoder.decode(value)).slice(-4096);
+      }
+    } finally {
+      reader.releaseLock();
     }
   }
 
@@ -382,11 +407,17 @@ class Worker {
     // Invalid UTF-8 is read as the per-case mode reads it, each bad byte a
     // U+FFFD, so that both modes give a case the same Score.
     if (line.error !== undefined && line.error !== INVALID_UTF8) {
+      // Past the cap, as the per-case mode names it: the cap, not the verdict.
+      const capped = line.error.startsWith(TOO_LONG);
       this.#reject(
         pending,
         new SubprocessScorerError(
-          `${this.#label} printed an unreadable verdict line: ${line.error}`,
-          "scorer.invalid_verdict",
+          capped
+            ? `${this.#label} printed a verdict line of more than ${
+              line.error.slice(TOO_LONG.length, -" bytes".length)
+            } bytes on stdout`
+            : `${this.#label} printed an unreadable verdict line: ${line.error}`,
+          capped ? "scorer.output_cap" : "scorer.invalid_verdict",
         ),
       );
       return;

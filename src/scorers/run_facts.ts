@@ -8,7 +8,7 @@
  */
 
 import { nonEvaluable, type Score, scored } from "../score/mod.ts";
-import type { Scorer } from "./scorer.ts";
+import { type Scorer, UNIT_RANGE } from "./scorer.ts";
 import type { Unit } from "../dataset/unit.ts";
 import { versionOf } from "./_builtin.ts";
 
@@ -70,6 +70,7 @@ function limit(
   return {
     name,
     version,
+    range: UNIT_RANGE,
     score(unit: Unit): Score {
       const fact = unit.target?.[key];
       if (typeof fact !== "number" || !Number.isFinite(fact) || fact < 0) {

@@ -16,7 +16,7 @@ import {
   type Score,
 } from "../score/mod.ts";
 import { isCanonicalScore } from "../score/rules.ts";
-import type { Scorer, ScorerContext } from "./scorer.ts";
+import { metricsOf, type Scorer, type ScorerContext } from "./scorer.ts";
 import { unitLaterOf, unitPathOf, unitScore } from "./_unit_path.ts";
 import type { FlowWatch } from "../net/flow.ts";
 import type { Unit } from "../dataset/unit.ts";
@@ -59,13 +59,6 @@ export interface ScoreUnitsOptions {
   onStart?: (unit: Unit) => void;
 }
 
-/** The metrics a scorer declares: its `metrics`, else its name. */
-function declaredMetrics(scorer: Scorer): readonly string[] {
-  return scorer.metrics !== undefined && scorer.metrics.length > 0
-    ? scorer.metrics
-    : [scorer.name];
-}
-
 /**
  * What a scorer failing on a unit gives: an error Score per declared metric,
  * or a blocked one when the unit's target or record failed before it.
@@ -77,7 +70,7 @@ function failure(
   code: string,
   status: "error" | "blocked" = "error",
 ): Score[] {
-  return declaredMetrics(scorer).map((metric) =>
+  return metricsOf(scorer).map((metric) =>
     errorScore(scorer, metric, reason, unit, code, status)
   );
 }
@@ -127,7 +120,7 @@ export function checkScores(
   scorer: Scorer,
   unit: Unit,
 ): Score[] {
-  const declared = declaredMetrics(scorer);
+  const declared = metricsOf(scorer);
   // A built-in's Score: canonical as it came, so every rule holds already,
   // and the copy that stamps the ids need not check them again.
   if (

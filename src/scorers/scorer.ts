@@ -129,6 +129,26 @@ export const UNIT_RANGE: readonly [number, number] = Object.freeze([
 ]) as readonly [number, number];
 
 /**
+ * The metrics a scorer's Scores carry: its declared `metrics`, else its name.
+ *
+ * @param scorer The scorer.
+ * @returns Its metric names, in its order.
+ *
+ * @example
+ * ```ts
+ * import { exactMatch, metricsOf } from "./mod.ts";
+ * if (metricsOf(exactMatch()).join() !== "exact_match") throw new Error();
+ * const batch = { ...exactMatch(), metrics: ["faithfulness", "relevance"] };
+ * if (metricsOf(batch).join() !== "faithfulness,relevance") throw new Error();
+ * ```
+ */
+export function metricsOf(scorer: Scorer): readonly string[] {
+  return scorer.metrics !== undefined && scorer.metrics.length > 0
+    ? scorer.metrics
+    : [scorer.name];
+}
+
+/**
  * Each metric's range, as the scorers declare them: what an `Aggregator`
  * needs (its `valueRange` option) to clamp the mean's interval as `run`
  * does. A batch scorer's range covers each of its metrics.
@@ -152,10 +172,7 @@ export function valueRangesOf(
   const ranges = new Map<string, readonly [number, number]>();
   for (const s of scorers) {
     if (s.range === undefined) continue;
-    const metrics = s.metrics !== undefined && s.metrics.length > 0
-      ? s.metrics
-      : [s.name];
-    for (const m of metrics) ranges.set(m, s.range);
+    for (const m of metricsOf(s)) ranges.set(m, s.range);
   }
   return (metric) => ranges.get(metric);
 }

@@ -6,7 +6,7 @@
  */
 
 import { type Score, scored } from "../score/mod.ts";
-import type { Scorer } from "./scorer.ts";
+import { type Scorer, UNIT_RANGE } from "./scorer.ts";
 import type { Unit } from "../dataset/unit.ts";
 import {
   checkThreshold,
@@ -104,6 +104,7 @@ export function setOverlap(options: SetOverlapOptions = {}): Scorer {
   return {
     name,
     version,
+    range: UNIT_RANGE,
     score(unit: Unit): Score {
       const raw = unit.expected;
       if (raw === undefined || raw === null) return noExpected(name, version);

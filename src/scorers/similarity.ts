@@ -8,7 +8,7 @@
  */
 
 import { nonEvaluable, type Score, scored } from "../score/mod.ts";
-import type { Scorer } from "./scorer.ts";
+import { type Scorer, UNIT_RANGE } from "./scorer.ts";
 import type { Unit } from "../dataset/unit.ts";
 import {
   checkThreshold,
@@ -70,6 +70,7 @@ function similarity(
   return {
     name,
     version,
+    range: UNIT_RANGE,
     score(unit: Unit): Score {
       const refs = references(unit);
       if (refs === undefined) return noExpected(name, version);

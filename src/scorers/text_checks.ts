@@ -6,7 +6,7 @@
  */
 
 import { type Score, scored } from "../score/mod.ts";
-import type { Scorer } from "./scorer.ts";
+import { type Scorer, UNIT_RANGE } from "./scorer.ts";
 import type { Unit } from "../dataset/unit.ts";
 import { quote, quoteList, versionOf } from "./_builtin.ts";
 
@@ -82,6 +82,7 @@ export function regexMatch(options: RegexScorerOptions): Scorer {
   return {
     name,
     version,
+    range: UNIT_RANGE,
     score(unit: Unit): Score {
       const hit = re.test(unit.output ?? "");
       const ok = hit === must;
@@ -161,6 +162,7 @@ export function wordCount(options: WordCountOptions): Scorer {
   return {
     name,
     version,
+    range: UNIT_RANGE,
     score(unit: Unit): Score {
       const text = (unit.output ?? "").trim();
       const count = text === "" ? 0 : text.split(/\s+/u).length;
@@ -234,6 +236,7 @@ export function oneOf(options: OneOfOptions): Scorer {
   return {
     name,
     version,
+    range: UNIT_RANGE,
     score(unit: Unit): Score {
       const got = (unit.output ?? "").trim();
       const ok = labels.has(fold ? got.toLowerCase() : got);

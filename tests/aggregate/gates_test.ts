@@ -274,13 +274,13 @@ Deno.test("cli run exits 1 and names metric, figure and threshold when a gate fa
   );
 });
 
-Deno.test("cli run lists every failing gate, including a metric with no Scores", async () => {
+Deno.test("cli run lists every failing gate of a metric, the ones that hold left out", async () => {
+  // A gate on a metric no scorer gives is a config error (config_test.ts).
   await withSuite(
     `  exact_match:
     min_mean_lower_bound: 0.5
     min_coverage: 1
-  faithfulness:
-    min_mean: 0.5
+    min_pass_rate: 0.9
 `,
     async (dir) => {
       const out = await cli(["run", "suite.yaml"], dir);
@@ -296,7 +296,10 @@ Deno.test("cli run lists every failing gate, including a metric with no Scores",
         gateLines[0]!,
         /exact_match: 95% interval low end 0 < min_mean_lower_bound 0\.5/,
       );
-      assert.match(gateLines[1]!, /faithfulness.*min_mean 0\.5/);
+      assert.match(
+        gateLines[1]!,
+        /exact_match: pass rate 0\.75 < min_pass_rate 0\.9/,
+      );
     },
   );
 });

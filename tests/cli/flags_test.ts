@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
 import { exitCodeOf } from "../../src/base/mod.ts";
+import { cli } from "../_cli.ts";
+import { withTempDir } from "../_proc.ts";
 import {
   defaultOf,
   editDistance,
@@ -215,4 +217,46 @@ Deno.test("editDistance counts a swap of neighbours as one edit", () => {
   assert.equal(editDistance("kitten", "sitting"), 3);
   assert.equal(nearest("veiw", ["run", "view", "diff"]), "view");
   assert.equal(nearest("a", ["b"]), "b", "one edit is always near enough");
+});
+
+Deno.test("a number flag with a max refuses more, as the config key of the same name does", async () => {
+  const spec = { epochs: { type: "integer", max: 1000, help: "N" } } as const;
+  assert.equal(parseFlags(["--epochs", "1000"], spec).flags.epochs, 1000);
+  assert.throws(
+    () => parseFlags(["--epochs=1001"], spec),
+    (e: unknown) =>
+      e instanceof UsageError &&
+      e.message === 'Option "--epochs" must be at most 1000, not "1001"',
+  );
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/d.jsonl`, '{"input":"q","output":"a"}\n');
+    await Deno.writeTextFile(
+      `${dir}/s.yaml`,
+      "dataset: d.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n",
+    );
+    for (
+      const [args, message] of [
+        [
+          ["validate", "s.yaml", "--epochs", "5000"],
+          '"--epochs" must be at most 1000',
+        ],
+        [
+          ["run", "s.yaml", "--epochs", "1001"],
+          '"--epochs" must be at most 1000',
+        ],
+        [
+          ["run", "s.yaml", "-c", "1025"],
+          '"--concurrency" must be at most 1024',
+        ],
+        [
+          ["run", "s.yaml", "--max-processes", "5000"],
+          '"--max-processes" must be at most 4096',
+        ],
+      ] as const
+    ) {
+      const out = await cli([...args], dir);
+      assert.equal(out.code, 2, out.stderr);
+      assert.ok(out.stderr.includes(message), out.stderr);
+    }
+  });
 });

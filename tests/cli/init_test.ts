@@ -52,3 +52,25 @@ Deno.test("cli init leaves existing files alone unless --force, and writes into 
     assert.equal(run.code, 0, run.stderr);
   });
 });
+
+Deno.test("cli init refuses a DIR that is a file, goes through one or is a symlink to nothing, plainly, writing nothing", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/afile`, "x");
+    await Deno.symlink(`${dir}/nowhere/x`, `${dir}/dangling`);
+    const cases: [string, string][] = [
+      ["afile", '"afile" is not a folder'],
+      ["afile/sub", '"afile/sub" goes through a file as if it were a folder'],
+      ["dangling", `"dangling" is a symlink to nothing ("${dir}/nowhere/x")`],
+    ];
+    for (const [target, message] of cases) {
+      const { code, stdout, stderr } = await cli(["init", target], dir);
+      assert.equal(code, 2, stderr);
+      assert.equal(stdout, "");
+      assert.equal(stderr, `evalpipe: ${message}: nothing was written\n`);
+    }
+    const names: string[] = [];
+    for await (const entry of Deno.readDir(dir)) names.push(entry.name);
+    assert.deepEqual(names.sort(), ["afile", "dangling"]);
+    assert.equal(await Deno.readTextFile(`${dir}/afile`), "x");
+  });
+});

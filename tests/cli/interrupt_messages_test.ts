@@ -156,7 +156,7 @@ Deno.test("run stopped by a second SIGINT prints the command that resumes it", a
     await stderr.done;
     assert.equal(status.code, 130, stderr.text);
     const hint =
-      "evalpipe: resume with: evalpipe run suite.yaml --out part.ndjson --resume";
+      "evalpipe: resume with: evalpipe run suite.yaml --out part.ndjson --grace 600 --resume";
     assert.equal(
       stderr.text,
       "evalpipe: SIGINT: taking no new cases, finishing the ones running (again to stop at once)\n" +

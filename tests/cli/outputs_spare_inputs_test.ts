@@ -318,3 +318,145 @@ Deno.test("cli run refuses an output whose path goes through a file as if it wer
     }
   });
 });
+
+Deno.test("cli run refuses --junit, --markdown and --save-baseline that are an input or another output", async () => {
+  await withTempDir(async (dir) => {
+    await suite(dir);
+    await refused(dir, ["run", "s.yaml", "--junit", "s.yaml"], [
+      "s.yaml",
+      "s.yaml",
+    ]);
+    await refused(dir, ["run", "s.yaml", "--markdown", "d.jsonl"], [
+      "d.jsonl",
+      "./d.jsonl",
+    ]);
+    await refused(dir, ["run", "s.yaml", "--save-baseline", "./d.jsonl"], [
+      "./d.jsonl",
+      "./d.jsonl",
+    ]);
+    await refused(dir, [
+      "run",
+      "s.yaml",
+      "--record",
+      "r.json",
+      "--markdown",
+      "r.json",
+    ], ["r.json", "r.json"]);
+    await refused(dir, [
+      "run",
+      "s.yaml",
+      "--out",
+      "o.jsonl",
+      "--junit",
+      "./o.jsonl",
+    ], ["./o.jsonl", "o.jsonl"]);
+    // A baseline saved over the one compared with is the way to move it on.
+    const first = await cli(["run", "s.yaml", "--save-baseline", "main"], dir);
+    assert.equal(first.code, 0, first.stderr);
+    const again = await cli([
+      "run",
+      "s.yaml",
+      "--baseline",
+      "main",
+      "--save-baseline",
+      "main",
+    ], dir);
+    assert.equal(again.code, 0, again.stderr);
+  });
+});
+
+Deno.test("cli report and merge refuse to write a report or a baseline over the record they read", async () => {
+  await withTempDir(async (dir) => {
+    await suite(dir);
+    for (const k of [1, 2]) {
+      const shard = await cli([
+        "run",
+        "s.yaml",
+        "--shard",
+        `${k}/2`,
+        "--record",
+        `k${k}.json`,
+      ], dir);
+      assert.equal(shard.code, 0, shard.stderr);
+    }
+    for (const flag of ["--html", "--junit", "--markdown"]) {
+      await refused(dir, ["report", "k1.json", flag, "./k1.json"], [
+        "./k1.json",
+        "k1.json",
+      ]);
+    }
+    await refused(dir, [
+      "merge",
+      "k1.json",
+      "k2.json",
+      "--save-baseline",
+      "./k2.json",
+    ], ["./k2.json", "k2.json"]);
+    await refused(dir, [
+      "merge",
+      "k1.json",
+      "k2.json",
+      "--record",
+      "m.json",
+      "--save-baseline",
+      "./m.json",
+    ], ["m.json", "./m.json"]);
+  });
+});
+
+Deno.test("cli run, report and merge refuse a report or a baseline that names a folder, before any work", async () => {
+  await withTempDir(async (dir) => {
+    await suite(dir);
+    await Deno.mkdir(`${dir}/out`);
+    const record = await cli(["run", "s.yaml", "--record", "r.json"], dir);
+    assert.equal(record.code, 0, record.stderr);
+    const cases: [string[], string][] = [
+      [["run", "s.yaml", "--junit", "out"], 'JUnit report "out"'],
+      [["run", "s.yaml", "--markdown", "out"], 'Markdown report "out"'],
+      [["run", "s.yaml", "--html", "out/"], 'HTML report "out/"'],
+      [["run", "s.yaml", "--save-baseline", "out/"], 'baseline "out/"'],
+      [["report", "r.json", "--junit", "out"], 'JUnit report "out"'],
+      [["merge", "r.json", "--save-baseline", "out/"], 'baseline "out/"'],
+    ];
+    for (const [args, name] of cases) {
+      const before = await snapshot(dir);
+      const { code, stdout, stderr } = await cli(args, dir);
+      assert.equal(code, 2, `${args.join(" ")}: ${stderr}`);
+      assert.equal(stdout, "", args.join(" "));
+      assert.equal(
+        stderr,
+        `evalpipe: Cannot write ${name}: it is a folder\n`,
+        args.join(" "),
+      );
+      assert.deepEqual(await snapshot(dir), before, "no file changed");
+    }
+  });
+});
+
+Deno.test("cli run refuses an output over the script of its target or of a subprocess scorer", async () => {
+  await withTempDir(async (dir) => {
+    const app = "import json, sys\nprint(json.load(sys.stdin)['input'])\n";
+    const grade = "import sys\nsys.stdin.read()\nprint('{\"score\": 1}')\n";
+    await Deno.mkdir(`${dir}/scorers`);
+    await Deno.writeTextFile(`${dir}/app.py`, app);
+    await Deno.writeTextFile(`${dir}/scorers/grade.py`, grade);
+    await Deno.writeTextFile(`${dir}/d.jsonl`, '{"input":"hi"}\n');
+    await Deno.writeTextFile(
+      `${dir}/s.yaml`,
+      "dataset: d.jsonl\ntarget: { type: subprocess, cmd: python3 app.py }\nscorers:\n  - { type: subprocess, cmd: python3 scorers/grade.py }\n",
+    );
+    await refused(dir, ["run", "s.yaml", "--out", "app.py"], [
+      "app.py",
+      "app.py",
+    ]);
+    await refused(dir, ["run", "s.yaml", "--html", "scorers/grade.py"], [
+      "scorers/grade.py",
+      "scorers/grade.py",
+    ]);
+    const { stderr } = await cli(["run", "s.yaml", "--out", "./app.py"], dir);
+    assert.match(
+      stderr,
+      /is the same file as a script the suite runs "app\.py"/,
+    );
+  });
+});

@@ -180,7 +180,7 @@ scorers:
   });
 });
 
-Deno.test("validate plans every target of targets:, every file of datasets:, and epochs given as a mapping", async () => {
+Deno.test("validate plans the targets --matrix names, every file of datasets:, and epochs given as a mapping", async () => {
   await withTempDir(async (dir) => {
     await Deno.writeTextFile(`${dir}/a.jsonl`, jsonl([{ input: "q" }]));
     await Deno.writeTextFile(
@@ -199,14 +199,27 @@ scorers: [{ type: exact_match }]
 epochs: { n: 2, require: majority }
 `,
     );
-    const missing = await cli(["validate", "suite.yaml"], dir);
+    // Without a choice, validate refuses what run refuses, in its words.
+    const unpicked = await cli(["validate", "suite.yaml"], dir);
+    assert.equal(unpicked.code, 2);
+    const run = await cli(["run", "suite.yaml"], dir);
+    assert.equal(run.code, 2);
+    assert.equal(unpicked.stderr, run.stderr);
+    assert.match(unpicked.stderr, /has several targets: pick one/);
+    const matrix = ["validate", "suite.yaml", "--matrix", "v1,v2"];
+    const missing = await cli(matrix, dir);
     assert.equal(missing.code, 2);
     assert.match(
       missing.stderr,
       /line 6: target "v2" "sh missing\.sh" runs "missing\.sh", which does not exist/,
     );
+    // The one target picked is all that is checked, as run calls no other.
+    const one = await cli(["validate", "suite.yaml", "--target", "v1"], dir);
+    assert.equal(one.code, 2, one.stderr);
+    assert.doesNotMatch(one.stderr, /missing\.sh/);
+    assert.match(one.stdout, /^target v1: subprocess/m);
     await Deno.writeTextFile(`${dir}/missing.sh`, "echo two\n");
-    const text = await cli(["validate", "suite.yaml", "--json"], dir);
+    const text = await cli([...matrix, "--json"], dir);
     // The malformed record is named in its own file.
     assert.equal(text.code, 2);
     assert.match(
@@ -259,5 +272,34 @@ budget_usd: 1.5
     const ok = await cli(["validate", "suite.yaml"], dir, env);
     assert.equal(ok.code, 0, ok.stderr);
     assert.match(ok.stdout, /^budget: \$1\.5 \(budget_usd\)$/m);
+  });
+});
+
+Deno.test("validate names a bad record of a JSON or YAML dataset by its record number, as run does", async () => {
+  await withTempDir(async (dir) => {
+    const files: Record<string, string> = {
+      "m.json":
+        '[\n  {"input": "q", "output": "a"},\n  {"input": "q2", "output": "a"},\n  {"input": 3, "output": "a"}\n]\n',
+      "m.yaml": "- { input: q }\n- { input: r }\n-\n  input: 3\n",
+    };
+    for (const [file, text] of Object.entries(files)) {
+      await Deno.writeTextFile(`${dir}/${file}`, text);
+      await Deno.writeTextFile(
+        `${dir}/s.yaml`,
+        `dataset: ${file}\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n`,
+      );
+      const validate = await cli(["validate", "s.yaml"], dir);
+      const run = await cli(["run", "s.yaml"], dir);
+      assert.equal(validate.code, 2, validate.stderr);
+      const said = validate.stderr.split("\n")[0]!;
+      assert.match(
+        said,
+        new RegExp(`^evalpipe: Invalid case in "${file}" record \\d: `),
+      );
+      assert.ok(
+        run.stderr.includes(said.slice("evalpipe: ".length)),
+        run.stderr,
+      );
+    }
   });
 });

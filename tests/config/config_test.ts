@@ -184,3 +184,193 @@ Deno.test("a bare `dataset: -` is refused with the quoting that reads stdin", as
   assert.equal(error.line, 2);
   assert.match(error.message, /write dataset: "-" for stdin/);
 });
+
+Deno.test("a gate on a metric no scorer gives is a config error before any work, with the metric meant", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.mkdir(join(dir, "scorers"));
+    await Deno.writeTextFile(
+      join(dir, "scorers", "grounded.py"),
+      'import json, sys\njson.load(sys.stdin)\nprint(json.dumps({"score": 1}))\n',
+    );
+    await Deno.writeTextFile(
+      join(dir, "d.jsonl"),
+      '{"input":"yes","output":"yes","expected":"yes"}\n',
+    );
+    // The target leaves a mark when it is called: a refused suite calls nothing.
+    const suite = (gates: string) =>
+      `dataset: d.jsonl\ntargets:\n  a: { type: subprocess, cmd: "cat > /dev/null; touch called; echo yes" }\n  b: { type: replay }\nscorers:\n  - type: exact_match\n  - type: subprocess\n    cmd: python3 scorers/grounded.py\nclassification: true\ngates:\n${gates}`;
+    const write = (gates: string) =>
+      Deno.writeTextFile(join(dir, "s.yaml"), suite(gates));
+    // The script's name, a built-in's and classification's are metrics;
+    // a matrix gates each target on the same names.
+    await write(
+      "  exact_match: { min_mean: 0.5 }\n  grounded: { max_errors: 0 }\n  classification: { min_accuracy: 0.5 }\n",
+    );
+    const commands = [["validate", "s.yaml", "--matrix", "a,b"], [
+      "run",
+      "s.yaml",
+      "--matrix",
+      "a,b",
+    ]];
+    for (const args of commands) {
+      const ok = await cli(args, dir);
+      assert.equal(ok.code, 0, `${args.join(" ")}: ${ok.stderr}`);
+      // validate lists classification's scorer (it once failed on it).
+      if (args[0] === "validate") {
+        assert.match(ok.stdout, /, classification \(classification@1\)\n/);
+      }
+    }
+    await Deno.remove(join(dir, "called"));
+    const cases: [string, string][] = [
+      [
+        "  exact_match: { min_mean: 0.5 }\n  grunded: { min_mean: 0.8 }\n",
+        'line 12: gate "grunded" names no metric of this suite ("exact_match", "grounded", "classification"); did you mean "grounded"?',
+      ],
+      // A gate that only lets a metric go unmeasured is as misspelt.
+      [
+        "  exact_matc: { allow_unmeasured: true }\n",
+        'line 11: gate "exact_matc" names no metric of this suite ("exact_match", "grounded", "classification"); did you mean "exact_match"?',
+      ],
+      [
+        "  latency_p95: { max_errors: 0 }\n",
+        'line 11: gate "latency_p95" names no metric of this suite ("exact_match", "grounded", "classification")',
+      ],
+    ];
+    for (const [gates, message] of cases) {
+      await write(gates);
+      for (const args of commands) {
+        const out = await cli(args, dir);
+        assert.equal(out.code, 2, `${args.join(" ")}: ${out.stderr}`);
+        assert.equal(
+          out.stderr.trim(),
+          `evalpipe: Invalid config "s.yaml" ${message}`,
+        );
+        assert.equal(out.stdout, "");
+      }
+    }
+    assert.equal(
+      await Deno.stat(join(dir, "called")).then(() => true, () => false),
+      false,
+      "the target was called",
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a config of two YAML documents is refused where the second starts; a lone --- at the end drops nothing", async () => {
+  const suite =
+    "dataset: d.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n";
+  for (
+    const [text, line] of [
+      [`---\n${suite}---\ngates:\n  exact_match: { min_mean: 0.99 }\n`, 5],
+      [`${suite}...\n---\nepochs: 3\n`, 5],
+    ] as const
+  ) {
+    const error = await configError(text);
+    assert.equal(
+      error.message,
+      `Invalid config "suite.yaml" line ${line}: a second YAML document starts here; the file must hold one (its first would be read, the rest dropped)`,
+    );
+  }
+  const { checkConfigText } = await import("../../src/config/mod.ts");
+  const config = await checkConfigText(`---\n${suite}---\n`, "suite.yaml");
+  assert.equal(config.dataset, "d.jsonl");
+});
+
+Deno.test("stdin among datasets is refused with a hint that works as written", async () => {
+  const error = await configError(
+    'datasets: [{ path: "-" }]\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n',
+  );
+  const hint = /give it as (.*)$/.exec(error.message)?.[1];
+  assert.equal(hint, 'dataset: "-"', error.message);
+  // The hint, put in place of the datasets, is a valid config.
+  const { checkConfigText } = await import("../../src/config/mod.ts");
+  const config = await checkConfigText(
+    `${hint}\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n`,
+    "suite.yaml",
+  );
+  assert.equal(config.dataset, "-");
+});
+
+Deno.test("cli run refuses a target whose script or program is missing, as validate does, before any call", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(join(dir, "d.jsonl"), '{"input":"a"}\n');
+    const cases: [string, string][] = [
+      [
+        "target: { type: subprocess, cmd: python3 nope.py }",
+        'line 2: the target "python3 nope.py" runs "nope.py", which does not exist (paths resolve against the config\'s folder, ".")',
+      ],
+      [
+        "targets:\n  a: { type: replay }\n  b: { type: subprocess, cmd: no-such-program-here --x }",
+        'line 4: target "b" "no-such-program-here --x" runs "no-such-program-here", which is not on PATH',
+      ],
+    ];
+    for (const [target, message] of cases) {
+      await Deno.writeTextFile(
+        join(dir, "s.yaml"),
+        `dataset: d.jsonl\n${target}\nscorers: [{ type: exact_match }]\n`,
+      );
+      const pick = target.startsWith("targets") ? ["--matrix", "a,b"] : [];
+      for (const command of ["run", "validate"]) {
+        const out = await cli([command, "s.yaml", ...pick], dir);
+        assert.equal(out.code, 2, `${command}: ${out.stderr}`);
+        assert.equal(out.stdout, "");
+        assert.equal(
+          out.stderr,
+          `evalpipe: Invalid config "s.yaml" ${message}\n`,
+          command,
+        );
+      }
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a variable a target, a header or a judge needs and the environment lacks is a config error at the line naming it", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(join(dir, "d.jsonl"), '{"input":"a"}\n');
+    const cases: [string, number, string][] = [
+      [
+        "target: { type: openai, model: m, api_key_env: EVALPIPE_NOPE_A }\nscorers: [{ type: exact_match }]\n",
+        2,
+        "EVALPIPE_NOPE_A",
+      ],
+      [
+        'target:\n  type: http\n  url: http://127.0.0.1:9/x\n  headers:\n    # EVALPIPE_NOPE_B, in a comment, is not its line\n    Authorization: "Bearer ${EVALPIPE_NOPE_B}"\nscorers: [{ type: exact_match }]\n',
+        7,
+        "EVALPIPE_NOPE_B",
+      ],
+      [
+        'target: { type: replay }\nscorers:\n  - type: llm_judge\n    rubric: "{{output}}"\n    model: m\n    api_key_env: EVALPIPE_NOPE_C\n',
+        7,
+        "EVALPIPE_NOPE_C",
+      ],
+    ];
+    for (const [rest, line, name] of cases) {
+      await Deno.writeTextFile(
+        join(dir, "s.yaml"),
+        `dataset: d.jsonl\n${rest}`,
+      );
+      const commands = [["validate", "s.yaml"], ["run", "s.yaml"]];
+      if (rest.includes("llm_judge")) {
+        commands.push(["score", "--config", "s.yaml"]);
+      }
+      for (const args of commands) {
+        const out = await cli(args, dir);
+        assert.equal(out.code, 2, `${args[0]}: ${out.stderr}`);
+        assert.equal(
+          out.stderr,
+          `evalpipe: Invalid config "s.yaml" line ${line}: The environment variable ${name} is not set\n`,
+          args[0],
+        );
+      }
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

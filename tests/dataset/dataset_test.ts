@@ -404,6 +404,12 @@ Deno.test("loadDataset throws DatasetError when a YAML file is not a list or not
         ["map.yaml", "input: a\n", /must hold a YAML list/],
         ["empty.yml", "", /Cannot parse dataset|must hold a YAML list/],
         ["bad.yaml", "- input: [unclosed\n", /Cannot parse dataset/],
+        // A second document would be dropped unread.
+        [
+          "two.yaml",
+          "- { input: a }\n---\n- { input: b }\n",
+          /: a second YAML document starts here; .* \(line 2\)$/,
+        ],
       ] as const
     ) {
       const path = join(dir, file);
@@ -892,5 +898,34 @@ Deno.test("loadDataset finds a duplicate id whether it came as a JSON number or 
       problems.map((p) => p === ""),
       [true, false, true, false, true, false, true, false],
     );
+  });
+});
+
+Deno.test("an invalid case never takes the id a case gave itself: its name by line is made free", async () => {
+  await withTempDir(async (dir) => {
+    const examples = await load(
+      dir,
+      "d.jsonl",
+      [
+        '{"id":"a","input":"a"}',
+        '{"id":"line-3","input":"b"}',
+        '{"id":"a","input":"c"}', // a duplicate, named line-3: taken
+        '{"id":5,"input":"d"}',
+        "not json", // line 5, named 5: taken
+        '{"id":"5-invalid","input":"e"}', // now a duplicate of that name
+      ].join("\n") + "\n",
+    );
+    assert.deepEqual(ids(examples), [
+      "d.jsonl#a",
+      "d.jsonl#line-3",
+      "d.jsonl#line-3-invalid",
+      "d.jsonl#5",
+      "d.jsonl#5-invalid",
+      "d.jsonl#line-6",
+    ]);
+    assert.equal(new Set(ids(examples)).size, examples.length);
+    assert.match(examples[2]!.invalid!, /Duplicate id "a"/);
+    assert.match(examples[4]!.invalid!, /Cannot parse JSON/);
+    assert.match(examples[5]!.invalid!, /Duplicate id "5-invalid"/);
   });
 });

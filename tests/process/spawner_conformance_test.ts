@@ -370,6 +370,32 @@ for (const path of BACKENDS) {
     });
   });
 
+  Deno.test(`runCommand (${path}) ends with what a command printed when, once it has exited, a process it left in another session holds stdout`, async () => {
+    await on(path, async () => {
+      await withTempDir(async (dir) => {
+        const file = `${dir}/pids`;
+        const cmd = `setsid sh -c ${
+          sh(`echo $$ >${sh(file)}; exec sleep 1000`)
+        } & while [ ! -s ${sh(file)} ]; do sleep 0.01; done; echo verdict`;
+        const escaped: number[] = [];
+        try {
+          // The timeout is far: the run ends a short drain after the exit.
+          const result = await within(
+            run(cmd, { timeoutMs: 60_000 }),
+            10_000,
+            "the run",
+          );
+          escaped.push(...await readPids(file, 1));
+          const out = exited(result);
+          assert.equal(out.code, 0);
+          assert.equal(out.stdout, "verdict\n");
+        } finally {
+          for (const pid of escaped) Deno.kill(pid, "SIGKILL");
+        }
+      });
+    });
+  });
+
   Deno.test(`runCommand (${path}) leaves no file descriptor open`, async () => {
     await on(path, async () => {
       const before = openFds();

@@ -727,7 +727,7 @@ async function startHung(dir: string, extra: string[]): Promise<Evalpipe> {
   return run;
 }
 
-Deno.test("run on SIGINT prints a resume command that keeps --epochs", async () => {
+Deno.test("run on SIGINT prints a resume command that keeps every flag given, --epochs and the subset included", async () => {
   await withDir(
     {
       "suite.yaml": HANG_SUITE,
@@ -735,18 +735,30 @@ Deno.test("run on SIGINT prints a resume command that keeps --epochs", async () 
       "data.jsonl": HANG_CASES,
     },
     async (dir) => {
-      const run = await startHung(dir, ["--grace", "0.5", "--epochs", "2"]);
+      const run = await startHung(dir, [
+        "--grace",
+        "0.5",
+        "--epochs",
+        "2",
+        "--filter",
+        "jsonl",
+        "--units",
+        "it's units.jsonl",
+      ]);
       run.kill("SIGINT");
       const out = await run.outcome;
       assert.equal(out.code, 130, out.stderr);
       assert.match(
         out.stderr,
-        /^evalpipe: resume with: evalpipe run suite\.yaml --out part\.ndjson --epochs 2 --resume$/m,
+        /^evalpipe: resume with: evalpipe run suite\.yaml --out part\.ndjson --grace 0\.5 --units 'it'\\''s units\.jsonl' --epochs 2 --filter jsonl --resume$/m,
       );
       const meta = JSON.parse(
         await Deno.readTextFile(`${dir}/part.ndjson.meta.json`),
       );
-      assert.deepEqual(meta.settings, { epochs: 2 });
+      assert.deepEqual(meta.settings, {
+        epochs: 2,
+        subset: { filter: "jsonl" },
+      });
     },
   );
 });
@@ -772,7 +784,7 @@ for (
         const out = await run.outcome;
         assert.equal(out.code, code, out.stderr);
         const hint =
-          "evalpipe: resume with: evalpipe run suite.yaml --out part.ndjson --resume";
+          "evalpipe: resume with: evalpipe run suite.yaml --out part.ndjson --grace 0.5 --record rec.json --resume";
         assert.equal(
           out.stderr,
           `evalpipe: ${sig}: taking no new cases, finishing the ones running (again to stop at once)\n` +

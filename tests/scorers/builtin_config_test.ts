@@ -347,3 +347,53 @@ Deno.test("the README's table of scorers has a row for every type, whose example
     assert.equal(config.scorers[0]!.type, type);
   }
 });
+
+Deno.test("every built-in scorer declares its range, 0..1, so run clamps its interval and records it", async () => {
+  const unit = [
+    "exact_match",
+    "contains",
+    "not_contains",
+    "starts_with",
+    "regex, pattern: x",
+    "word_count, max: 3",
+    "one_of, labels: [a, b]",
+    "json",
+    "fields, required: [a]",
+    "json_match",
+    "numeric",
+    "levenshtein",
+    "rouge_l",
+    "bleu",
+    "token_f1",
+    "set_overlap",
+  ];
+  const config = await checkConfigText(
+    `dataset: d.jsonl\ntarget: { type: replay }\nscorers:\n${
+      unit.map((t) => `  - { type: ${t} }\n`).join("")
+    }  - { type: latency, max_ms: 100 }\n  - { type: cost, max_usd: 1 }\n`,
+    "s.yaml",
+  );
+  const scorers = await buildScorers(config, "s.yaml", { cwd: "." });
+  for (const s of scorers) {
+    assert.deepEqual(s.range, [0, 1], s.name);
+  }
+  // A run of two cases, one right and one wrong, keeps the interval in 0..1.
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/d.jsonl`,
+      '{"input":"q","output":"abc","expected":"abc"}\n{"input":"q","output":"x","expected":"abc"}\n',
+    );
+    await Deno.writeTextFile(
+      `${dir}/s.yaml`,
+      "dataset: d.jsonl\ntarget: { type: replay }\nscorers: [{ type: levenshtein }]\n",
+    );
+    const out = await cli(["run", "s.yaml", "--record", "r.json"], dir);
+    assert.equal(out.code, 0, out.stderr);
+    const ranges = /"value_ranges":(\{[^}]*\})/.exec(
+      await Deno.readTextFile(`${dir}/r.json`),
+    )?.[1];
+    assert.deepEqual(JSON.parse(ranges!), { levenshtein: [0, 1] });
+    // 1 and 0: the interval would reach far below 0 and above 1 unclamped.
+    assert.match(out.stderr, /levenshtein\s+0\.500 \[0\.000, 1\.000\]/);
+  });
+});

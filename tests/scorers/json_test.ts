@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { jsonFields, jsonMatch, jsonValid, type Score } from "../../mod.ts";
 import { assertNotApplicable, one, unit, value } from "./_unit.ts";
+import { cli } from "../_cli.ts";
+import { withTempDir } from "../_proc.ts";
 
 const ANSWER = {
   type: "object",
@@ -188,4 +190,43 @@ Deno.test("jsonMatch leaves out the ignored paths on both sides", () => {
   );
   assert.notEqual(s.version, jsonMatch().version);
   assert.equal(jsonMatch().version, "json_match@1");
+});
+
+Deno.test("json_match compares integers past 2^53 exactly, as the dataset spells them, and says them whole", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/d.jsonl`,
+      [
+        '{"id":"big","input":"q","output":"12345678901234567890","expected":12345678901234567891}',
+        '{"id":"obj","input":"q","output":"{\\"a\\": 9007199254740993}","expected":{"a":9007199254740992}}',
+        '{"id":"same","input":"q","output":"{\\"a\\": 9007199254740993, \\"b\\": 1.0}","expected":{"b":1,"a":9007199254740993}}',
+        '{"id":"spelt","input":"q","output":"[1e20]","expected":"[100000000000000000000]"}',
+      ].join("\n") + "\n",
+    );
+    await Deno.writeTextFile(
+      `${dir}/s.yaml`,
+      "dataset: d.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }, { type: json_match }]\n",
+    );
+    const out = await cli(["run", "s.yaml"], dir);
+    assert.equal(out.code, 0, out.stderr);
+    const scores = out.stdout.trim().split("\n").map((l) => JSON.parse(l))
+      .filter((s) => s.metric === "json_match");
+    assert.deepEqual(
+      scores.map((s) => [s.example_id, s.value, s.reason]),
+      [
+        [
+          "d.jsonl#big",
+          0,
+          "$: expected 12345678901234567891, got 12345678901234567890",
+        ],
+        [
+          "d.jsonl#obj",
+          0,
+          "$.a: expected 9007199254740992, got 9007199254740993",
+        ],
+        ["d.jsonl#same", 1, undefined],
+        ["d.jsonl#spelt", 1, undefined],
+      ],
+    );
+  });
 });

@@ -1690,3 +1690,67 @@ sys.stdout.buffer.write(b'${verdict}')
     }
   });
 });
+
+Deno.test("persistentScorer names a verdict line past its cap as the per-case mode names its stdout cap: scorer.output_cap, and goes on", async () => {
+  await inTempDir(async (dir) => {
+    // Each case's verdict: a long one for "big", a short one otherwise.
+    const script =
+      'import json, sys\nfor line in sys.stdin:\n    big = json.loads(line)["input"] == "big"\n    print(json.dumps({"score": 1, "reason": "r" * (500 if big else 1)}), flush=True)\n';
+    await Deno.writeTextFile(`${dir}/cap.py`, script);
+    const persistent = persistentScorer("python3 cap.py", {
+      name: "cap",
+      cwd: dir,
+      timeout: 10,
+      maxLineBytes: 200,
+    });
+    const perCase = subprocessScorer("python3 cap.py", {
+      name: "cap",
+      cwd: dir,
+      timeout: 10,
+      maxStdoutBytes: 200,
+    });
+    try {
+      const units = ["big", "small"].map((i) => unit(i));
+      const [capped, after] = await scoreAll([persistent], units, 1);
+      const [alone] = await scoreAll([perCase], [units[0]!], 1);
+      for (const s of [capped!, alone!]) {
+        assert.equal(s.status, "error");
+        assert.equal(s.diagnostics[0]?.code, "scorer.output_cap");
+      }
+      assert.equal(
+        scorerErrorMessage(capped!),
+        'scorer "python3 cap.py" printed a verdict line of more than 200 bytes on stdout',
+      );
+      assert.equal(after!.status, "scored");
+      assert.equal(after!.value, 1);
+    } finally {
+      await persistent.close?.();
+    }
+  });
+});
+
+Deno.test("score --persistent ends when its scorer exits though a process it left in another session holds stdout", async () => {
+  await inTempDir(async (dir) => {
+    // A helper started with its own session (start_new_session): not in
+    // the scorer's process group, and holding the scorer's stdout open.
+    const script =
+      `import subprocess, sys\nhelper = subprocess.Popen(["sleep", "60"], start_new_session=True, stderr=subprocess.DEVNULL)\nopen(${
+        JSON.stringify(`${dir}/helper.pid`)
+      }, "w").write(str(helper.pid))\nfor line in sys.stdin:\n    print('{"score": 1}', flush=True)\n`;
+    await Deno.writeTextFile(`${dir}/detach.py`, script);
+    try {
+      const r = await runCli(
+        ["score", "--persistent", "--scorer", `python3 ${dir}/detach.py`],
+        CLI_INPUT,
+      );
+      assert.equal(r.code, 0, r.stderr);
+      const scores = r.stdout.trim().split("\n").map((l) => JSON.parse(l));
+      assert.equal(scores.length, CLI_UNITS.length);
+      assert.ok(scores.every((s) => s.status === "scored" && s.value === 1));
+    } finally {
+      const pid = Number(await Deno.readTextFile(`${dir}/helper.pid`));
+      // Out of every group evalpipe kills: the test ends it.
+      await new Deno.Command("kill", { args: ["-9", String(pid)] }).output();
+    }
+  });
+});

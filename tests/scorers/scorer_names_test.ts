@@ -90,3 +90,29 @@ Deno.test("the score command refuses two scorers with one name, by the same rule
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("the score command refuses an empty --name as a usage error, in both modes", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(
+      join(dir, "ok.sh"),
+      "cat > /dev/null; echo '{\"score\": 1}'\n",
+    );
+    for (const mode of [[], ["--persistent"]]) {
+      for (const name of ["", "  "]) {
+        const out = await cli(
+          ["score", ...mode, "--scorer", "sh ok.sh", "--name", name],
+          dir,
+        );
+        assert.equal(out.code, 2, out.stderr);
+        assert.equal(out.stdout, "");
+        assert.match(
+          out.stderr,
+          /^evalpipe: --name must not be empty: it names the metric\n/,
+        );
+      }
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
