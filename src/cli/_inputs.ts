@@ -70,7 +70,9 @@ async function open(path: string): Promise<ReadableStream<Uint8Array>> {
  */
 export function inputLines(
   paths: readonly string[],
-  perInput?: (name: string) => TransformStream<ParsedLine, ParsedLine>,
+  perInput?: (
+    name: string,
+  ) => ReadableWritablePair<ParsedLine, ParsedLine>,
 ): InputLines {
   const names = paths.length === 0 ? ["-"] : [...paths];
   const label = (path: string) => path === "-" ? "stdin" : path;

@@ -9,6 +9,7 @@ import { defineCommand } from "./command.ts";
 import { UsageError } from "./flags.ts";
 import { InputError } from "../base/errors.ts";
 import { isBrokenPipe, say } from "./_output.ts";
+import type { ParsedLine } from "../io/ndjson.ts";
 
 /** The `aggregate` command. */
 export const aggregate = defineCommand({
@@ -25,9 +26,10 @@ to be adjacent, as evalpipe writes them: an example whose Scores stand apart
 stops aggregate with a message (use --grouped). Aggregate lines in the input (from
 shards split between examples) are merged exactly, with the value range each
 declares. Scores do not carry their scorer's range: give it with --range to
-clamp the mean's interval to it, as run does for its scorers. An evalglass
-runrecord.json among the inputs (as evalglass writes it, or as one line) is
-read as its Scores; what is not mapped is named on stderr.`,
+clamp the mean's interval to it, as run does for its scorers. An evalpipe
+RunRecord (run --record) among the inputs is read as its Scores, with the
+ranges it keeps. An evalglass runrecord.json (as evalglass writes it, or as one
+line) is read as its Scores; what is not mapped is named on stderr.`,
   positionals: {
     names: ["[SCORES...]"],
     error: "aggregate takes Scores files",
@@ -66,12 +68,19 @@ read as its Scores; what is not mapped is named on stderr.`,
     ]);
     let malformed = 0;
     // An evalglass record is one JSON document over many lines: each input
-    // is read for one on its own.
-    const input = inputLines(paths, (name) =>
-      evalglassLines({
+    // is read for one on its own, and for an evalpipe RunRecord.
+    const recordRanges = new Map<string, readonly [number, number]>();
+    const input = inputLines(paths, (name) => {
+      const glass = evalglassLines({
         source: name,
         onRecord: (read, line) => sayEvalglass(placeOf({ name, line }), read),
-      }));
+      });
+      const records = runRecordLines(name, recordRanges);
+      return {
+        writable: glass.writable,
+        readable: glass.readable.pipeThrough(records),
+      };
+    });
     // A matrix run's Scores (issue 14): after the Aggregates, one
     // "comparison" line per metric, its targets compared with the first.
     const matrix: import("../score/mod.ts").Score[] = [];
@@ -84,11 +93,29 @@ read as its Scores; what is not mapped is named on stderr.`,
         }
       },
     });
+    // Ctrl-C reaches every process of a pipeline: `run` finishes the cases
+    // running and closes its stdout, so the Scores it wrote are still
+    // aggregated, and the exit then says the input was interrupted. A
+    // second signal stops at once.
+    let interrupted: "SIGINT" | "SIGTERM" | undefined;
+    const signals = (["SIGINT", "SIGTERM"] as const).map((sig) => {
+      const handler = () => {
+        if (interrupted !== undefined) Deno.exit(sig === "SIGINT" ? 130 : 143);
+        interrupted = sig;
+        say(
+          `evalpipe: ${sig}: aggregating the Scores read until the input ends (again to stop at once)`,
+        );
+      };
+      Deno.addSignalListener(sig, handler);
+      return [sig, handler] as const;
+    });
     try {
       await input.lines
         .pipeThrough(aggregateLines({
           grouped: flags.grouped,
-          valueRange,
+          // A flag's range, else the one a RunRecord among the inputs keeps.
+          valueRange: (metric) =>
+            valueRange(metric) ?? recordRanges.get(metric),
           onScattered(line, exampleId, metric) {
             throw new InputError(
               `The Scores of example ${JSON.stringify(exampleId)} (metric ${
@@ -114,10 +141,68 @@ read as its Scores; what is not mapped is named on stderr.`,
         .pipeTo(ndjsonSink(stdoutWriter()));
     } catch (error) {
       if (!isBrokenPipe(error)) throw error;
+    } finally {
+      for (const [sig, handler] of signals) {
+        Deno.removeSignalListener(sig, handler);
+      }
     }
+    if (interrupted !== undefined) return interrupted === "SIGINT" ? 130 : 143;
     return malformed > 0 ? 2 : 0;
   },
 });
+
+/**
+ * Reads an evalpipe RunRecord among the inputs as the Scores it holds, each
+ * example's together, and keeps the ranges it declares; any other input
+ * passes as it is. The record is one JSON document laid out a unit a line.
+ */
+function runRecordLines(
+  name: string,
+  ranges: Map<string, readonly [number, number]>,
+): TransformStream<ParsedLine, ParsedLine> {
+  let first = true;
+  let document: string[] | undefined;
+  let start = 0;
+  return new TransformStream({
+    transform(parsed, controller) {
+      if (document !== undefined) return void document.push(parsed.text);
+      if (first && /^\s*\{\s*"evalpipe_run_record"\s*:/.test(parsed.text)) {
+        document = [parsed.text];
+        start = parsed.line;
+      } else controller.enqueue(parsed);
+      first = false;
+    },
+    async flush(controller) {
+      if (document === undefined) return;
+      const { parseRunRecord } = await import("../record/run_record.ts");
+      let record: import("../record/run_record.ts").RunRecord;
+      try {
+        record = parseRunRecord(document.join("\n"), name);
+      } catch (error) {
+        if (!(error instanceof SyntaxError)) throw error;
+        controller.enqueue({ line: start, text: "", error: error.message });
+        return;
+      }
+      for (const [metric, range] of Object.entries(record.value_ranges ?? {})) {
+        if (!ranges.has(metric)) ranges.set(metric, range);
+      }
+      // Units end in the order they finish: an example's epochs are
+      // gathered, in the order they came.
+      const byExample = new Map<string, import("../score/mod.ts").Score[]>();
+      for (const score of record.scores) {
+        const key = score.example_id ?? "";
+        const list = byExample.get(key);
+        if (list === undefined) byExample.set(key, [score]);
+        else list.push(score);
+      }
+      for (const scores of byExample.values()) {
+        for (const value of scores) {
+          controller.enqueue({ line: start, text: "", value });
+        }
+      }
+    },
+  });
+}
 
 /** The `--range` flags as a lookup: a metric's own range, else the one for all. */
 function rangesOf(

@@ -13,6 +13,7 @@ import {
 } from "../../mod.ts";
 import { ExactSum } from "../../src/aggregate/exact_sum.ts";
 import { tCritical95, wilson95 } from "../../src/aggregate/stats.ts";
+import { cli } from "../_cli.ts";
 
 function close(
   actual: number | null | undefined,
@@ -883,4 +884,35 @@ Deno.test("parseAggregate keeps only what merging needs and says what is wrong",
     message({ ...good, sums: { ...good.sums, low: [1, "2"] } }),
     '"sums.low.1": must be a finite number, not "2"',
   );
+});
+
+Deno.test("cli aggregate reads an evalpipe RunRecord as its Scores, epochs gathered and ranges kept: what view says of it", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const cases = Array.from({ length: 6 }, (_, i) =>
+      JSON.stringify({
+        input: `q${i}`,
+        output: i % 3 === 0 ? "x" : "a",
+        expected: "a",
+      })).join("\n") + "\n";
+    await Deno.writeTextFile(`${dir}/d.jsonl`, cases);
+    await Deno.writeTextFile(
+      `${dir}/s.yaml`,
+      "dataset: d.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }, { type: levenshtein }]\nepochs: 3\nconcurrency: 5\n",
+    );
+    const run = await cli(["run", "s.yaml", "--record", "r.json"], dir);
+    assert.equal(run.code, 0, run.stderr);
+    const view = await cli(["view", "r.json", "--json"], dir);
+    assert.equal(view.code, 0, view.stderr);
+    const aggregate = await cli(["aggregate", "r.json"], dir);
+    assert.equal(aggregate.code, 0, aggregate.stderr);
+    assert.equal(aggregate.stderr, "");
+    assert.equal(aggregate.stdout, view.stdout);
+    // The record's ranges: an interval clamped to 0..1.
+    for (const line of aggregate.stdout.trim().split("\n")) {
+      assert.deepEqual(JSON.parse(line).value_range, [0, 1]);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

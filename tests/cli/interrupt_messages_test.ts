@@ -181,3 +181,49 @@ Deno.test("run stopped by a second SIGINT prints the command that resumes it", a
     assert.equal(ids.size, 4);
   });
 });
+
+Deno.test("aggregate on SIGINT goes on to the end of its input, as run in front of it ends, and exits 130", async () => {
+  const score = (i: number) =>
+    JSON.stringify({
+      metric: "m",
+      status: "scored",
+      validity: "valid",
+      value: i % 2,
+      evaluator_version: "m@1",
+      example_id: `d#${i}`,
+      unit_id: `d#${i}`,
+      diagnostics: [],
+      evidence_refs: [],
+    }) + "\n";
+  const lines = (from: number, to: number) =>
+    encoder.encode(
+      Array.from({ length: to - from }, (_, k) => score(from + k)).join(""),
+    );
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", CLI, "aggregate"],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+  }).spawn();
+  const stdout = new Collected(child.stdout);
+  const stderr = new Collected(child.stderr);
+  const writer = child.stdin.getWriter();
+  // More than a pipe holds: once written, aggregate is reading, its
+  // handlers installed before its first read.
+  await writer.write(lines(0, 1500));
+  child.kill("SIGINT");
+  await stderr.until("the first signal's word", (t) => t.includes("again"));
+  await writer.write(lines(1500, 1510));
+  await writer.close();
+  const status = await child.status;
+  await Promise.all([stdout.done, stderr.done]);
+  assert.equal(status.code, 130, stderr.text);
+  assert.equal(
+    stderr.text,
+    "evalpipe: SIGINT: aggregating the Scores read until the input ends (again to stop at once)\n",
+  );
+  const aggregate = JSON.parse(stdout.text);
+  assert.equal(aggregate.n, 1510);
+  assert.equal(aggregate.mean, 755 / 1510);
+});
