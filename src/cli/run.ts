@@ -274,6 +274,9 @@ and a summary table on stderr.`,
     if (flags["no-cache"] && cacheMode !== undefined && cacheMode !== "off") {
       throw new UsageError(`--no-cache and --cache ${cacheMode} disagree`);
     }
+    if (flags.annotations && flags["no-annotations"]) {
+      throw new UsageError("--annotations and --no-annotations disagree");
+    }
     // Command-specific modules load with their command: `score` needs no YAML.
     // Resuming and the --out sidecar's name only with --out.
     const [
@@ -611,7 +614,7 @@ and a summary table on stderr.`,
         const htmlName = `--html ${JSON.stringify(flags.html)}`;
         try {
           await writeRunReport(recordPath, flags.html);
-          say(`HTML report written to ${flags.html}`);
+          say(`evalpipe: HTML report written to ${flags.html}`);
         } catch (error) {
           // The Scores are written; a report the disk refuses is an output
           // lost (3), one whose folder went missing meanwhile a usage error (2).

@@ -260,3 +260,23 @@ Deno.test("a number flag with a max refuses more, as the config key of the same 
     }
   });
 });
+
+Deno.test("run refuses --annotations with --no-annotations, as --cache with --no-cache", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/d.jsonl`, '{"input":"q","output":"a"}\n');
+    await Deno.writeTextFile(
+      `${dir}/s.yaml`,
+      "dataset: d.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n",
+    );
+    const out = await cli(
+      ["run", "s.yaml", "--no-annotations", "--annotations"],
+      dir,
+    );
+    assert.equal(out.code, 2, out.stderr);
+    assert.equal(out.stdout, "");
+    assert.match(
+      out.stderr,
+      /^evalpipe: --annotations and --no-annotations disagree\n/,
+    );
+  });
+});

@@ -112,7 +112,7 @@ Deno.test("cli run --html writes the report; report RECORD [B] --html writes it 
       dir,
     );
     assert.equal(ran.code, 0, ran.stderr);
-    assert.match(ran.stderr, /HTML report written to run\.html/);
+    assert.match(ran.stderr, /^evalpipe: HTML report written to run\.html$/m);
     const page = await Deno.readTextFile(`${dir}/run.html`);
     const data = dataOf(page);
     assert.deepEqual(data.rows.map((r: { id: string }) => r.id), [
