@@ -148,17 +148,16 @@ one that did not finish.`,
     if (paths.filter((p) => p === "-").length > 1) {
       throw new UsageError("merge reads stdin (-) once");
     }
+    // The inputs no output of the merge may be written over.
+    const shards = paths.filter((p) => p !== "-").map((path) => ({
+      name: "a shard",
+      path,
+    }));
     if (flags.record !== undefined) {
       // Read whole before --record is opened, but a shard is still not to
       // be overwritten by the merge.
       const { refuseSameFile } = await import("../io/same_file.ts");
-      await refuseSameFile(
-        [{ name: "--record", path: flags.record }],
-        paths.filter((p) => p !== "-").map((path) => ({
-          name: "a shard",
-          path,
-        })),
-      );
+      await refuseSameFile([{ name: "--record", path: flags.record }], shards);
     }
     const parts: ShardPart[] = [];
     for (const path of paths) parts.push(await readShard(path));
@@ -200,10 +199,7 @@ one that did not finish.`,
             ? [{ name: "--record", path: flags.record }]
             : []),
         ],
-        paths.filter((p) => p !== "-").map((path) => ({
-          name: "a shard",
-          path,
-        })),
+        shards,
       );
       const scoresOnly = parts.filter((p) => p.record === undefined);
       if (scoresOnly.length > 0) {
