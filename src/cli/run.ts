@@ -562,7 +562,9 @@ and a summary table on stderr.`,
         c: import("../run/run_suite.ts").CacheCounts,
       ) =>
         say(
-          `${name} cache: ${c.hits} hits, ${c.misses} calls${
+          `${name} cache: ${c.hits} hit${
+            c.hits === 1 ? "" : "s"
+          }, ${c.misses} call${c.misses === 1 ? "" : "s"}${
             c.missing > 0 ? `, ${c.missing} not in the cache (replay)` : ""
           }${
             c.writeErrors > 0
@@ -580,7 +582,9 @@ and a summary table on stderr.`,
         (summary.scorerCache?.missing ?? 0);
       if (missing > 0) {
         say(
-          `evalpipe: ${missing} calls were not in the cache and --cache replay makes none: their Scores are blocked or errors (cache.miss); record them with --cache auto`,
+          `evalpipe: ${missing} ${
+            missing === 1 ? "call was" : "calls were"
+          } not in the cache and --cache replay makes none: their Scores are blocked or errors (cache.miss); record them with --cache auto`,
         );
       }
       const { formatSpend, hasSpend } = await import("../record/spend.ts");
@@ -596,7 +600,9 @@ and a summary table on stderr.`,
             usdText(budget.spent_usd)
           } spent of budget_usd $${
             usdText(budget.limit_usd)
-          }; ${budget.refused} calls were not made, their Scores are blocked (budget.exhausted)`,
+          }; ${budget.refused} ${
+            budget.refused === 1 ? "call was" : "calls were"
+          } not made, their Scores are blocked (budget.exhausted)`,
         );
       }
       if (reports && !htmlLost && recordPath !== undefined) {

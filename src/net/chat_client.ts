@@ -7,7 +7,7 @@
 
 import type { ToolCall } from "./tool_calls.ts";
 import { NetworkFlow, type NetworkSettings } from "./network.ts";
-import { type Budget, costOf, type Prices } from "./budget.ts";
+import { type Budget, BudgetError, costOf, type Prices } from "./budget.ts";
 import { fingerprint } from "../fingerprint/fingerprint.ts";
 import type { FlowWatch } from "./flow.ts";
 import {
@@ -67,6 +67,8 @@ export interface ReplyCache {
   lookup(
     key: string,
   ): { output: string; info?: Record<string, unknown> } | undefined;
+  /** Takes back the miss of the last lookup: its call was refused, never made. */
+  refused(): void;
   /** Stores an answer, if the cache's mode writes; never rejects for the disk's sake. */
   keep(
     key: string,
@@ -260,7 +262,13 @@ export class ChatClient {
         };
       }
     }
-    const reply = await this.#call(messages, signal, watch);
+    let reply: ChatReply;
+    try {
+      reply = await this.#call(messages, signal, watch);
+    } catch (error) {
+      if (error instanceof BudgetError) cache?.refused();
+      throw error;
+    }
     if (cache !== undefined) {
       await cache.keep(key!, { output: reply.text, info: reply.info });
     }

@@ -189,7 +189,8 @@ export interface JudgeRecipe {
  *
  * @param text The reply.
  * @returns What it says.
- * @throws {SyntaxError} When no score can be read at all.
+ * @throws {JudgeReplyError} When no score can be read at all (code
+ * `judge.unparsable`).
  *
  * @example
  * ```ts
@@ -231,7 +232,8 @@ export function parseJudgeReply(text: string): JudgeReading {
     };
   }
   const shown = text.length > 200 ? `${text.slice(0, 200)}…` : text;
-  throw new SyntaxError(
+  // A JudgeReplyError, so its Score keeps the paid call's provenance.
+  throw new JudgeReplyError(
     `the judge's reply has no score: ${JSON.stringify(shown)}`,
   );
 }

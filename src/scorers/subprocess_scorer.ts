@@ -124,7 +124,8 @@ const decoder = new TextDecoder();
 /**
  * The protocol v0 payload for a unit: compact JSON with the keys `context`
  * (only when the unit has a context list), `expected` (verbatim, `null` when
- * absent), `input` and `output`, in that order.
+ * absent), `input` (a string: a list of chat messages as its JSON text) and
+ * `output`, in that order.
  *
  * @param unit The unit.
  * @returns The JSON text.
@@ -140,8 +141,13 @@ export function scorerPayload(unit: Unit): string {
   const context = Array.isArray(unit.context)
     ? `"context":${JSON.stringify(unit.context)},`
     : "";
+  // Protocol v0's input is a string: a list of chat messages goes as its
+  // JSON text, which a scorer can read back (json.loads) or search as text.
+  const input = typeof unit.input === "string"
+    ? unit.input
+    : JSON.stringify(unit.input);
   return `{${context}"expected":${expectedJson(unit)},"input":${
-    JSON.stringify(unit.input)
+    JSON.stringify(input)
   },` +
     `"output":${JSON.stringify(unit.output)}}`;
 }

@@ -9,6 +9,7 @@ import { Sha256 } from "../fingerprint/_sha256.ts";
 import type { Case } from "../dataset/case.ts";
 import type { Target, TargetContext, TargetResult } from "./target.ts";
 import type { CacheableTarget } from "./openai_target.ts";
+import { BudgetError } from "../net/budget.ts";
 
 /**
  * How a cache is used. `auto` reads what is stored and stores what is
@@ -242,6 +243,15 @@ export class TargetCache {
     if (hit !== undefined) this.hits++;
     else this.misses++;
     return hit;
+  }
+
+  /**
+   * Takes back the miss a {@linkcode TargetCache.lookup} counted when its
+   * call was then refused (the budget is spent): no call was made, so the
+   * cache's line must not count one.
+   */
+  refused(): void {
+    if (this.misses > 0) this.misses--;
   }
 
   /**
@@ -642,6 +652,11 @@ export function cachedTarget(
   target: CacheableTarget,
   cache: TargetCache,
 ): Target {
+  // A call the budget refused was never made: not a miss after all.
+  const refusal = (error: unknown): unknown => {
+    if (error instanceof BudgetError) cache.refused();
+    return error;
+  };
   const store = async (
     key: string,
     result: TargetResult,
@@ -670,9 +685,16 @@ export function cachedTarget(
           ? { output: hit.output, info }
           : { output: hit.output, info, tool_calls: hit.tool_calls };
       }
-      const answer = target.call(testCase, context);
+      let answer: Promise<TargetResult> | TargetResult;
+      try {
+        answer = target.call(testCase, context);
+      } catch (error) {
+        throw refusal(error);
+      }
       return answer instanceof Promise
-        ? answer.then((r) => store(key, r))
+        ? answer.then((r) => store(key, r), (error) => {
+          throw refusal(error);
+        })
         : store(key, answer);
     },
   };

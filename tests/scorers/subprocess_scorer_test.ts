@@ -351,7 +351,9 @@ Deno.test("subprocessScorer sends the exact payload bytes: context, expected, in
       ],
       [
         unit({ input: [{ role: "user", content: "hi" }] }),
-        '{"expected":null,"input":[{"role":"user","content":"hi"}],"output":"a"}',
+        // Protocol v0's input is a string: the messages' JSON text.
+        String
+          .raw`{"expected":null,"input":"[{\"role\":\"user\",\"content\":\"hi\"}]","output":"a"}`,
       ],
     ];
     for (const [u, payload] of cases) {
@@ -361,6 +363,29 @@ Deno.test("subprocessScorer sends the exact payload bytes: context, expected, in
       assert.equal(scorerPayload(u), payload);
     }
   });
+});
+
+Deno.test("subprocessScorer sends a chat-message input as a string, as protocol v0 says, so a scorer written for EvalCore reads it", async () => {
+  // A scorer that treats input as text, as EvalCore's always is; and reads
+  // the messages back from that text.
+  const script = "import json, sys\n" +
+    "data = json.load(sys.stdin)\n" +
+    "text = data['input'].lower()\n" +
+    "messages = json.loads(data['input'])\n" +
+    "ok = messages[-1]['content'] == 'Refund?' and 'refund' in text\n" +
+    "print(json.dumps({'score': 1 if ok else 0}))\n";
+  const s = scorer(`python3 -c ${sh(script)}`, { name: "reads_input" });
+  const score = await scoreOne(
+    s,
+    unit({
+      input: [{ role: "system", content: "Be brief." }, {
+        role: "user",
+        content: "Refund?",
+      }],
+    }),
+  );
+  assert.equal(score.status, "scored", score.reason);
+  assert.equal(score.value, 1);
 });
 
 /** Unit records whose `expected` must reach the scorer verbatim. */
@@ -391,7 +416,8 @@ const VERBATIM_PAYLOADS = [
   String
     .raw`{"expected":{"z":[1.0,2.50E3,-0,9007199254740993],"a":{"2":null,"1":true,"k e y":"v  w"},"s":"caf\u00e9"},"input":"q7","output":"a7"}`,
   '{"expected":false,"input":"héllo ☃","output":"a8"}',
-  '{"expected":[3,1.10,{"b":0,"a":1}],"input":[{"role":"user","content":"hi"}],"output":"a9"}',
+  String
+    .raw`{"expected":[3,1.10,{"b":0,"a":1}],"input":"[{\"role\":\"user\",\"content\":\"hi\"}]","output":"a9"}`,
   '{"expected":{"2":1,"1":2},"input":"q10","output":"a10"}',
 ];
 

@@ -95,7 +95,7 @@ Deno.test("run --cache replay makes no request: hits answer, a miss blocks its u
       /target cache: 2 hits, 0 calls, 1 not in the cache \(replay\)/,
     );
     assert.match(replayed.stderr, /judge cache: 2 hits, 0 calls/);
-    assert.match(replayed.stderr, /1 calls were not in the cache/);
+    assert.match(replayed.stderr, /1 call was not in the cache/);
     const scores = lines(replayed.stdout);
     assert.deepEqual(
       scores.map((s) => [s.unit_id, s.metric, s.status, s.value]),
@@ -173,7 +173,7 @@ Deno.test("run --cache live calls again and replaces what is stored; --cache off
     );
     assert.equal(live.code, 0, live.stderr);
     assert.equal(server.count, 6, "live calls the target and the judge again");
-    assert.match(live.stderr, /target cache: 0 hits, 1 calls/);
+    assert.match(live.stderr, /target cache: 0 hits, 1 call/);
     // What a replay finds now is the live answer.
     const replayed = await cli(
       ["run", "suite.yaml", "--cache", "replay", "--units", "r.ndjson"],
@@ -275,7 +275,7 @@ scorers:
     const replayed = await cli(["run", "suite.yaml", "--cache", "replay"], dir);
     assert.equal(replayed.code, 0, replayed.stderr);
     assert.equal(server.count, 1, "replay sent a request");
-    assert.match(replayed.stderr, /judge cache: 1 hits, 0 calls/);
+    assert.match(replayed.stderr, /judge cache: 1 hit, 0 calls/);
     assert.deepEqual(
       lines(replayed.stdout).map((s) => [s.metric, s.status, s.value]),
       lines(recorded.stdout).map((s) => [s.metric, s.status, s.value]),

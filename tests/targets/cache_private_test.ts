@@ -84,7 +84,7 @@ scorers:
     );
     assert.equal(second.code, 0, second.stderr);
     assert.equal(server.requests.length, 1, "the call was paid for twice");
-    assert.match(second.stderr, /target cache: 1 hits, 0 calls/);
+    assert.match(second.stderr, /target cache: 1 hit, 0 calls/);
     assertPrivate(`${dir}/evals/.evalpipe/cache`);
     assert.deepEqual([...Deno.readDirSync(`${dir}/elsewhere`)], []);
     assert.equal(

@@ -151,6 +151,9 @@ Deno.test("run stops calling once budget_usd is spent: the units not run are blo
       out.stderr,
       /evalpipe: budget reached: \$0\.006 spent of budget_usd \$0\.005; 2 calls were not made, their Scores are blocked \(budget\.exhausted\)/,
     );
+    // The cache's line counts the calls made, not the two refused.
+    assert.match(out.stderr, /^target cache: 0 hits, 3 calls$/m);
+    assert.match(out.stderr, /^cost: \$0\.006 \(target \$0\.006: 3 calls,/m);
     const scores = lines(out.stdout).filter((s) => s.metric === "exact_match");
     assert.deepEqual(
       scores.map((s) => s.status),
@@ -207,5 +210,60 @@ Deno.test("a judge the budget refuses gives a blocked Score (budget.exhausted), 
     );
     assert.equal(scores[5]?.diagnostics[0]?.code, "budget.exhausted");
     assert.match(scores[5]?.reason ?? "", /^budget: the budget_usd of/);
+    assert.match(out.stderr, /^judge cache: 0 hits, 1 call$/m);
+    assert.match(out.stderr, /^cost: \$0\.008 \(/m);
+    assert.match(
+      out.stderr,
+      /budget reached: \$0\.008 spent .*; 1 call was not made/,
+    );
+  });
+});
+
+Deno.test("a judge reply without a score is an error Score that keeps its call's usage and cost, counted in every total", async () => {
+  await withTempDir(async (dir) => {
+    // The judge cannot grade the second case, but it was asked and paid.
+    await using server = fakeLlm({
+      handler(request) {
+        const model = (request.json as { model?: string }).model;
+        return model === "judge" && lastMessage(request).includes("q2")
+          ? reply.ok("I cannot grade this.", { usage: USAGE })
+          : handler(request);
+      },
+    });
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      suite(server.baseUrl, "budget_usd: 0.013\n"),
+    );
+    await Deno.writeTextFile(`${dir}/data.jsonl`, cases(3));
+    const out = await cli(["run", "suite.yaml", "--record", "run.json"], dir);
+    assert.equal(out.code, 1, out.stderr);
+    const judged = lines(out.stdout).filter((s) => s.metric === "llm_judge");
+    assert.deepEqual(judged.map((s) => s.status), [
+      "scored",
+      "error",
+      "blocked",
+    ]);
+    const unread = judged[1]!;
+    assert.equal(unread.value, null);
+    assert.deepEqual(unread.diagnostics.map((d) => d.code), [
+      "judge.unparsable",
+    ]);
+    assert.equal(unread.provenance?.judge_model, "judge");
+    assert.deepEqual(unread.provenance?.usage, USAGE);
+    assert.equal(unread.provenance?.cost_usd, 0.004);
+    // Three target calls (0.006) and two judge calls (0.008) start, in
+    // whatever order, below the budget; the third judge call is refused.
+    assert.match(
+      out.stderr,
+      /^cost: \$0\.014 \(target \$0\.006: 3 calls, 3000\+300 tokens; judge \$0\.008: 2 calls, 2000\+200 tokens\)$/m,
+    );
+    assert.match(
+      out.stderr,
+      /budget reached: \$0\.014 spent of budget_usd \$0\.013; 1 call was not made/,
+    );
+    const record = JSON.parse(await Deno.readTextFile(`${dir}/run.json`));
+    assert.equal(record.cost.cost_usd, 0.014);
+    assert.equal(record.cost.judge.calls, 2);
+    assert.equal(record.units[1].judge.cost_usd, 0.004);
   });
 });

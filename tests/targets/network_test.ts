@@ -1343,6 +1343,10 @@ Deno.test("llmJudge turns a reply without a score into an error, never a 0", asy
     s.reason,
     `scorer error: the judge's reply has no score: "I cannot grade this."`,
   );
+  // The call was made: the Score says by whom and what it used.
+  assert.equal(s.diagnostics[0]?.code, "judge.unparsable");
+  assert.equal(s.provenance?.judge_model, "fake-judge");
+  assert.ok(s.provenance?.usage !== undefined, JSON.stringify(s));
 });
 
 Deno.test("llmJudge applies pass_threshold", async () => {
@@ -1572,7 +1576,7 @@ Deno.test("cli run with an openai target and an llm_judge caches, retries, and n
         "cache",
       ], dir);
       assert.equal(second.code, 0, second.stderr);
-      assert.match(second.stderr, /target cache: 3 hits, 1 calls/);
+      assert.match(second.stderr, /target cache: 3 hits, 1 call/);
       assert.match(second.stderr, /judge cache: 3 hits, 0 calls/);
       assert.equal(targetCalls(), 10);
       const again = parseLines(second.stdout);
