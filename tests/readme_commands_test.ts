@@ -16,6 +16,7 @@ import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as yaml from "js-yaml";
+import { loadYaml } from "../src/io/yaml.ts";
 import { checkConfigText } from "../src/config/mod.ts";
 import { withTempDir } from "./_proc.ts";
 
@@ -144,7 +145,8 @@ Deno.test("every yaml block of the READMEs parses, and a suite or a part of one 
     if (block.lang !== "yaml") continue;
     let value: unknown;
     try {
-      value = yaml.load(block.text);
+      // As evalpipe reads YAML: merge keys included.
+      value = loadYaml(block.text, where(block));
     } catch (error) {
       assert.fail(`${where(block)}: ${(error as Error).message}`);
     }

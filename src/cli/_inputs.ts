@@ -38,7 +38,9 @@ export interface InputLines {
  * @returns Its bytes.
  * @throws {InputError} When it cannot be opened, naming it and why.
  */
-async function open(path: string): Promise<ReadableStream<Uint8Array>> {
+export async function openInput(
+  path: string,
+): Promise<ReadableStream<Uint8Array>> {
   if (path === "-") return Deno.stdin.readable;
   try {
     const file = await Deno.open(path);
@@ -55,6 +57,20 @@ async function open(path: string): Promise<ReadableStream<Uint8Array>> {
       );
     }
     throw error;
+  }
+}
+
+/**
+ * Checks, before any work, that every named input can be read: a command
+ * that scores its inputs must not stop at a missing third file after the
+ * first two were read but before their Scores were written.
+ *
+ * @param paths The inputs as given (`-` is stdin).
+ * @throws {InputError} For the first that cannot be opened, naming it and why.
+ */
+export async function checkInputs(paths: readonly string[]): Promise<void> {
+  for (const path of paths) {
+    if (path !== "-") await (await openInput(path)).cancel();
   }
 }
 
@@ -87,7 +103,7 @@ export function inputLines(
     const [only] = names as [string];
     return {
       lines: ReadableStream.from((async function* () {
-        yield* parsed(await open(only), label(only));
+        yield* parsed(await openInput(only), label(only));
       })()),
       where: (line) => ({ name: label(only), line }),
     };
@@ -97,7 +113,7 @@ export function inputLines(
   async function* all(): AsyncGenerator<ParsedLine> {
     let offset = 0;
     for (const path of names) {
-      const readable = await open(path);
+      const readable = await openInput(path);
       starts.push({ offset, name: label(path) });
       let last = 0;
       for await (const entry of parsed(readable, label(path))) {

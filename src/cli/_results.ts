@@ -34,13 +34,56 @@ export function sayEvalglass(where: string, read: EvalglassImport): void {
   }
 }
 
-/** Reads a RunRecord or Scores file, reporting malformed lines and an unfinished run. */
+/**
+ * Reads a RunRecord or Scores file, reporting malformed lines and an
+ * unfinished run. `-` is stdin; stdin, a pipe (`/dev/stdin`, `<(...)`) or a
+ * FIFO is first copied to a file of its own, since the readers look at a
+ * file's start before they read it all and a pipe can be read only once.
+ */
 export async function readResults(path: string): Promise<ScoresFile> {
+  if (!(await isPipe(path))) return await readResultsAt(path, path);
+  const copy = await Deno.makeTempFile({ prefix: "evalpipe-input-" });
+  try {
+    {
+      const source = path === "-"
+        ? Deno.stdin.readable
+        : (await Deno.open(path)).readable;
+      const sink = await Deno.open(copy, { write: true, truncate: true });
+      await source.pipeTo(sink.writable);
+    }
+    return await readResultsAt(copy, path);
+  } catch (error) {
+    // The readers name the file they read: the one the user gave.
+    if (error instanceof Error) {
+      error.message = error.message.replaceAll(copy, path);
+    }
+    throw error;
+  } finally {
+    await Deno.remove(copy).catch(() => {});
+  }
+}
+
+/** Whether a path is stdin or a file that can be read only once. */
+async function isPipe(path: string): Promise<boolean> {
+  if (path === "-") return true;
+  try {
+    const info = await Deno.stat(path);
+    return !info.isFile && !info.isDirectory;
+  } catch {
+    // The reader says what is wrong with it.
+    return false;
+  }
+}
+
+async function readResultsAt(
+  file: string,
+  path: string,
+): Promise<ScoresFile> {
   const [{ readScoresFile }, { readEvalglassRunRecord }] = await Promise.all([
     import("../record/scores_file.ts"),
     import("../evalglass/import.ts"),
   ]);
-  const evalglass = await readEvalglassRunRecord(path);
+  const evalglass = await readEvalglassRunRecord(file);
   if (evalglass !== undefined) {
     sayEvalglass(JSON.stringify(path), evalglass);
     return {
@@ -51,26 +94,26 @@ export async function readResults(path: string): Promise<ScoresFile> {
       problems: [],
     };
   }
-  const file = await readScoresFile(path);
-  if (file.record === undefined && path !== "-") {
+  const read = await readScoresFile(file);
+  if (read.record === undefined && file === path) {
     // A Scores file's sidecar keeps the ranges a record would.
     const { readMeta } = await import("../run/resume.ts");
     const ranges = (await readMeta(path))?.value_ranges;
-    if (ranges !== undefined) file.value_ranges = ranges;
+    if (ranges !== undefined) read.value_ranges = ranges;
   }
-  for (const p of file.problems) {
+  for (const p of read.problems) {
     say(
       `evalpipe: Malformed Score in ${
         JSON.stringify(path)
       } line ${p.line}: ${p.message}`,
     );
   }
-  if (file.record !== undefined && !file.record.complete) {
+  if (read.record !== undefined && !read.record.complete) {
     say(
       `evalpipe: ${
         JSON.stringify(path)
       } is the record of a run that did not finish`,
     );
   }
-  return file;
+  return read;
 }

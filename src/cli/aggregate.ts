@@ -10,6 +10,7 @@ import { UsageError } from "./flags.ts";
 import { InputError } from "../base/errors.ts";
 import { isBrokenPipe, say } from "./_output.ts";
 import type { ParsedLine } from "../io/ndjson.ts";
+import { isRunRecord } from "../record/_sniff.ts";
 
 /** The `aggregate` command. */
 export const aggregate = defineCommand({
@@ -166,7 +167,7 @@ function runRecordLines(
   return new TransformStream({
     transform(parsed, controller) {
       if (document !== undefined) return void document.push(parsed.text);
-      if (first && /^\s*\{\s*"evalpipe_run_record"\s*:/.test(parsed.text)) {
+      if (first && isRunRecord(parsed.text)) {
         document = [parsed.text];
         start = parsed.line;
       } else controller.enqueue(parsed);
@@ -221,6 +222,19 @@ function rangesOf(
         `--range ${
           JSON.stringify(flag)
         } is not a range: write LOW..HIGH or METRIC=LOW..HIGH, low to high, e.g. 0..1`,
+      );
+    }
+    const earlier = ranges.get(match[1]);
+    if (earlier !== undefined) {
+      // Two ranges for one metric: which was meant cannot be guessed.
+      throw new UsageError(
+        `--range ${JSON.stringify(flag)}: ${
+          match[1] === undefined
+            ? "the range of every metric"
+            : `the range of ${JSON.stringify(match[1])}`
+        } is given twice (${
+          earlier.join("..")
+        } and ${low}..${high}); give it once`,
       );
     }
     ranges.set(match[1], [low, high]);

@@ -62,6 +62,9 @@ diff RECORD prints it; JUnit has a test suite per target.`,
     }
     // The second is optional: there may be one.
     const paths = positionals.filter((p) => p !== undefined);
+    if (paths.filter((p) => p === "-").length > 1) {
+      throw new UsageError("report reads stdin (-) once");
+    }
     if (ci && paths.length > 1) {
       throw new UsageError(
         "--junit and --markdown describe one run: give them one RunRecord",

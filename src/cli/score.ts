@@ -18,13 +18,19 @@ export const score = defineCommand({
   summary:
     "Score unit records (NDJSON on stdin) with subprocess scorers or a suite's",
   usage:
-    "(--scorer CMD [--scorer CMD ...] | --config SUITE.yaml) [options] < units.ndjson",
+    "(--scorer CMD [--scorer CMD ...] | --config SUITE.yaml) [options] [UNITS...] (or < units.ndjson)",
   description:
     `Reads unit records (NDJSON: input, output, expected?, context?, example_id?,
-unit_id?, as run --units writes them) on stdin and runs each subprocess scorer
+unit_id?, as run --units writes them) from the files named, in order (- is
+stdin), or from stdin when none is, and runs each subprocess scorer
 (protocol v0) on each, or with --config the scorers of a suite (built-in,
 llm_judge, subprocess, persistent) as run would. Writes Scores on stdout:
 units in input order, scorers in the order given.`,
+  positionals: {
+    names: ["[UNITS...]"],
+    error: "score takes unit record files",
+    files: true,
+  },
   flags: {
     config: {
       type: "string",
@@ -62,7 +68,11 @@ units in input order, scorers in the order given.`,
       defaultText: "4; 1024 with --persistent",
     },
   },
-  async run(flags) {
+  async run(flags, given) {
+    const paths: readonly string[] = given;
+    if (paths.filter((p) => p === "-").length > 1) {
+      throw new UsageError("score reads stdin (-) once");
+    }
     const cmds = flags.scorer;
     const names = flags.name;
     if (flags.config !== undefined) {
@@ -77,6 +87,7 @@ units in input order, scorers in the order given.`,
       return await scoreWith(
         suite.scorers,
         flags.concurrency ?? suite.concurrency,
+        paths,
       );
     }
     if (cmds.length === 0) {
@@ -133,14 +144,19 @@ units in input order, scorers in the order given.`,
       scorers,
       // A persistent scorer answers in order through one pipe: keep it fed.
       flags.concurrency ?? (flags.persistent ? 1024 : 4),
+      paths,
     );
   },
 });
 
-/** Scores the unit records on stdin with `scorers`; Scores on stdout. */
+/**
+ * Scores the unit records of the inputs (stdin when none is named) with
+ * `scorers`; Scores on stdout.
+ */
 async function scoreWith(
   scorers: Scorer[],
   concurrency: number,
+  paths: readonly string[],
 ): Promise<number> {
   const [
     { readUnitBatches },
@@ -151,6 +167,7 @@ async function scoreWith(
     { onInterrupt, signalExitCode },
     { WrittenUnits },
     { endOfCases },
+    { checkInputs, openInput, placeOf },
   ] = await Promise.all([
     import("../dataset/unit.ts"),
     import("../scorers/score_units.ts"),
@@ -160,6 +177,7 @@ async function scoreWith(
     import("../run/interrupt.ts"),
     import("./_written_units.ts"),
     import("../scorers/_unit_path.ts"),
+    import("./_inputs.ts"),
   ]);
   // What reached stdout, a unit at a time: the count an interrupt reports.
   const written = new WrittenUnits(stdoutWriter());
@@ -201,12 +219,28 @@ async function scoreWith(
     lastCase();
   };
   try {
-    await readUnitBatches(Deno.stdin.readable, "stdin", ({ line, message }) => {
-      malformed++;
-      say(
-        `evalpipe: Malformed unit record on stdin line ${line}: ${message}`,
-      );
-    })
+    // Each input in turn, its units' ids (when they have none) and its
+    // messages named after it: `units.ndjson#3`, `stdin#3`.
+    const inputs = paths.length === 0 ? ["-"] : paths;
+    await checkInputs(inputs);
+    const units = async function* (): AsyncGenerator<Unit[]> {
+      for (const path of inputs) {
+        const source = path === "-" ? "stdin" : path;
+        yield* readUnitBatches(
+          await openInput(path),
+          source,
+          ({ line, message }) => {
+            malformed++;
+            say(
+              `evalpipe: Malformed unit record on ${
+                placeOf({ name: source, line })
+              }: ${message}`,
+            );
+          },
+        );
+      }
+    };
+    await ReadableStream.from(units())
       .pipeThrough(
         new TransformStream<Unit[], Unit[]>({
           transform(units, c) {

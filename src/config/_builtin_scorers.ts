@@ -4,6 +4,7 @@
 
 import type { Scorer } from "../scorers/scorer.ts";
 import { osErrorText } from "../base/errors.ts";
+import { readUtf8File } from "../io/utf8.ts";
 import type { BuiltinScorerConfig, BuiltinScorerOptions } from "./types.ts";
 
 /** What `scorers/trajectory.ts` gives the checks of its two scorers. */
@@ -239,7 +240,7 @@ async function readSchema(
   const file = path.startsWith("/") ? path : `${cwd}/${path}`;
   let text: string;
   try {
-    text = await Deno.readTextFile(file);
+    text = await readUtf8File(file);
   } catch (error) {
     throw new ScorerOptionError(
       "schema",

@@ -5,6 +5,7 @@
 import type { Scorer } from "../scorers/scorer.ts";
 import type { ChatClientOptions } from "../net/chat_client.ts";
 import { osErrorText } from "../base/errors.ts";
+import { readUtf8File } from "../io/utf8.ts";
 import { ScorerOptionError } from "./_builtin_scorers.ts";
 import type {
   GenerationKeys,
@@ -81,7 +82,7 @@ export async function buildJudge(
   const path = file.startsWith("/") ? file : `${cwd}/${file}`;
   let rubric: string;
   try {
-    rubric = await Deno.readTextFile(path);
+    rubric = await readUtf8File(path);
   } catch (error) {
     throw new ScorerOptionError(
       "file",

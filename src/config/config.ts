@@ -43,6 +43,7 @@ export { ConfigError };
 export type * from "./types.ts";
 import type { GenerationKeys, SuiteConfig, TargetConfig } from "./types.ts";
 import { type NamedTarget, selectTargets } from "./targets.ts";
+import { readUtf8File, Utf8Error } from "../io/utf8.ts";
 
 /**
  * Parses and validates a suite's YAML config text, loading zod only when the
@@ -95,8 +96,15 @@ export async function checkConfigText(
  */
 export async function readConfigText(path: string): Promise<string> {
   try {
-    return await Deno.readTextFile(path);
+    return await readUtf8File(path);
   } catch (error) {
+    if (error instanceof Utf8Error) {
+      throw new ConfigError(
+        path,
+        error.line,
+        "not valid UTF-8; save it as UTF-8",
+      );
+    }
     throw new ConfigError(
       path,
       undefined,

@@ -7,6 +7,7 @@
  */
 
 import { InputError, osErrorText } from "../base/errors.ts";
+import { readUtf8File } from "../io/utf8.ts";
 
 /**
  * Where variables are read from and set: `Deno.env`, or a map of your own.
@@ -65,7 +66,7 @@ export async function loadEnvFile(
 ): Promise<string[]> {
   let text: string;
   try {
-    text = await Deno.readTextFile(path);
+    text = await readUtf8File(path);
   } catch (error) {
     throw new InputError(
       `Cannot read env file ${JSON.stringify(path)}: ${osErrorText(error)}`,

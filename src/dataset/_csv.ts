@@ -8,6 +8,7 @@
  */
 
 import { CsvError, parse } from "csv-parse/stream";
+import { badLineOf } from "../io/utf8.ts";
 
 /** One CSV record: its fields and the 1-based line it starts on. */
 export interface CsvRecord {
@@ -106,13 +107,29 @@ export function csvRecords(
   const writer = parser.writable.getWriter();
   const reader = bytes.getReader();
   const utf8 = new TextDecoder("utf-8", { fatal: true });
+  // Line breaks before the last chunk, and that chunk: a bad byte is named
+  // by its line, counted from the line the last chunk left unfinished.
+  let breaks = 0;
+  let last: Uint8Array = new Uint8Array(0);
   const check = (chunk?: Uint8Array) => {
     try {
       utf8.decode(chunk, { stream: chunk !== undefined });
     } catch (error) {
       if (!(error instanceof TypeError)) throw error;
-      throw fail(undefined, "not valid UTF-8");
+      const tail = last.subarray(last.lastIndexOf(0x0a) + 1);
+      const bytes = new Uint8Array(tail.length + (chunk?.length ?? 0));
+      bytes.set(tail);
+      if (chunk !== undefined) bytes.set(chunk, tail.length);
+      throw fail(
+        breaks + badLineOf(bytes),
+        "not valid UTF-8; save it as UTF-8",
+      );
     }
+    if (chunk === undefined) return;
+    for (let i = chunk.indexOf(0x0a); i >= 0; i = chunk.indexOf(0x0a, i + 1)) {
+      breaks++;
+    }
+    last = chunk;
   };
   const write = async (chunk?: Uint8Array) => {
     // A parse error errors the parser's stream from within the write, which

@@ -7,7 +7,7 @@
 
 import { InputError, messageOf } from "../base/errors.ts";
 import { YAMLException } from "js-yaml";
-import { loadYaml, YamlBombError, YamlDocumentsError } from "../io/yaml.ts";
+import { loadYaml, YamlBombError, YamlRefusedError } from "../io/yaml.ts";
 import {
   type Case,
   CaseError,
@@ -19,6 +19,7 @@ import { elementSpans, nestedDeeperThan } from "./_json_scan.ts";
 import type { CsvRecord } from "./_csv.ts";
 import { SeenIds } from "./_seen_ids.ts";
 import { type Line, LineSplitter } from "../io/line_stream.ts";
+import { readUtf8File } from "../io/utf8.ts";
 
 /**
  * The dataset formats, by file extension.
@@ -213,9 +214,7 @@ async function openBytes(path: string): Promise<ReadableStream<Uint8Array>> {
 
 async function readText(path: string): Promise<string> {
   try {
-    return new TextDecoder("utf-8", { fatal: true }).decode(
-      await Deno.readFile(path),
-    );
+    return await readUtf8File(path);
   } catch (error) {
     throw new DatasetError(
       `Cannot read dataset ${JSON.stringify(path)}: ${fileErrorText(error)}`,
@@ -532,7 +531,7 @@ export async function loadDatasetBatches(
   } catch (error) {
     if (
       !(error instanceof YAMLException || error instanceof YamlBombError ||
-        error instanceof YamlDocumentsError)
+        error instanceof YamlRefusedError)
     ) {
       throw error;
     }

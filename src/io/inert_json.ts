@@ -2,7 +2,9 @@
  * JSON text that cannot drive a terminal: the characters JSON allows raw in
  * strings but a terminal acts on (C1 controls such as U+009B CSI and U+009D
  * OSC, line and paragraph separators, bidi overrides and isolates, and
- * invisible marks) written as `\u` escapes. The text parses to the same value.
+ * invisible marks) written as `\u` escapes. The text parses to the same value,
+ * except that a lone surrogate (half a UTF-16 pair, which is no character and
+ * which strict readers such as jq refuse) becomes U+FFFD.
  *
  * @module
  */
@@ -30,9 +32,36 @@ const RAW_UNSAFE_ALL = new RegExp(`[${TERMINAL_UNSAFE_CHARS}]`, "g");
  * ```
  */
 export function inertJson(json: string): string {
-  if (!RAW_UNSAFE.test(json)) return json;
-  return json.replace(
+  const text = json.includes("\\u") && LONE_ESCAPE.test(json)
+    ? wellFormed(json)
+    : json;
+  if (!RAW_UNSAFE.test(text)) return text;
+  return text.replace(
     RAW_UNSAFE_ALL,
     (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
+}
+
+/** A `\u` escape of a surrogate: maybe half a pair, maybe alone. */
+const LONE_ESCAPE = /\\u[dD][89a-fA-F]/;
+
+/**
+ * Every escape in JSON text, one at a time (so `\\\\` is one and the `u`
+ * after it is text): a surrogate pair, a lone surrogate, or any other.
+ */
+const ESCAPE =
+  /\\(?:u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|(u[dD][89a-fA-F][0-9a-fA-F]{2})|u[0-9a-fA-F]{4}|.)/gs;
+
+/**
+ * Writes each lone surrogate escape (`\ud800` without its other half) as
+ * U+FFFD, as `String.prototype.toWellFormed` does: JSON.stringify writes a
+ * string that holds one (from a `\ud800` in a model's or scorer's JSON) as
+ * such an escape, which jq and other strict readers refuse.
+ */
+function wellFormed(json: string): string {
+  return json.replace(
+    ESCAPE,
+    (escape, lone: string | undefined) =>
+      lone !== undefined ? "\\ufffd" : escape,
   );
 }

@@ -29,6 +29,7 @@ export {
   concurrentMapTasks,
 } from "./concurrent_map.ts";
 export { stdoutWriter } from "./stdout.ts";
+export { decodeUtf8, readUtf8File, Utf8Error } from "./utf8.ts";
 export { inertJson } from "./inert_json.ts";
 export type { OpenOutOptions, OutFile } from "./out_file.ts";
 export { openOut } from "./out_file.ts";

@@ -6,6 +6,13 @@
 
 import * as yaml from "js-yaml";
 
+/**
+ * YAML 1.2's core schema with merge keys (`<<: *defaults`), which YAML 1.1
+ * loaders (PyYAML, so evalglass; `@std/yaml`) read and suites use to share
+ * settings between scorers or targets.
+ */
+const SCHEMA = yaml.CORE_SCHEMA.withTags(yaml.mergeTag);
+
 /** A parsed YAML document and where each of its nodes starts. */
 export interface LocatedYaml {
   /** The document's value. */
@@ -83,9 +90,11 @@ export function parseYaml(text: string, filename: string): LocatedYaml {
   }
   checkExpansion(text, events, MAX_NODES);
   checkOneDocument(text, events);
+  checkPlainKeys(text, events);
   const value = yaml.constructFromEvents(events, {
     source: text,
     filename,
+    schema: SCHEMA,
     maxAliases: 100,
   })[0];
   const lineStarts: number[] = [0];
@@ -134,27 +143,96 @@ export class YamlBombError extends Error {
 }
 
 /**
+ * YAML the parser reads but evalpipe refuses, at the line where it stands:
+ * a second document, a key that is a list or a mapping.
+ */
+export class YamlRefusedError extends Error {
+  /** The message without decoration, as `YAMLException` has it. */
+  readonly reason: string;
+  /** Where it stands, its line 0-based as `YAMLException`'s. */
+  readonly mark: { line: number };
+
+  /**
+   * Creates the error.
+   *
+   * @param reason What is refused.
+   * @param line Its 0-based line.
+   */
+  constructor(reason: string, line: number) {
+    super(`${reason} (line ${line + 1})`);
+    this.name = "YamlRefusedError";
+    this.reason = reason;
+    this.mark = { line };
+  }
+}
+
+/**
  * A YAML file that holds a second document (after a `---`): what it says
  * would be dropped unread, so it is refused where it starts.
  */
-export class YamlDocumentsError extends Error {
-  /** The message without decoration, as `YAMLException` has it. */
-  readonly reason: string;
-  /** Where the second document starts, its line 0-based as `YAMLException`'s. */
-  readonly mark: { line: number };
-
+export class YamlDocumentsError extends YamlRefusedError {
   /**
    * Creates the error.
    *
    * @param line The 0-based line of the second document's `---`.
    */
   constructor(line: number) {
-    const reason =
-      "a second YAML document starts here; the file must hold one (its first would be read, the rest dropped)";
-    super(`${reason} (line ${line + 1})`);
+    super(
+      "a second YAML document starts here; the file must hold one (its first would be read, the rest dropped)",
+      line,
+    );
     this.name = "YamlDocumentsError";
-    this.reason = reason;
-    this.mark = { line };
+  }
+}
+
+/**
+ * A mapping key that is itself a list or a mapping (`? [a, b]`): no config
+ * or case field can be named so, and the parser would blame line 1.
+ */
+export class YamlKeyError extends YamlRefusedError {
+  /**
+   * Creates the error.
+   *
+   * @param line The 0-based line of the key.
+   */
+  constructor(line: number) {
+    super(
+      "a key must be a plain name, not a list or a mapping (a ? key)",
+      line,
+    );
+    this.name = "YamlKeyError";
+  }
+}
+
+/** Refuses a mapping key that is a list or a mapping, at its line. */
+function checkPlainKeys(
+  text: string,
+  events: ReturnType<typeof yaml.parseEvents>,
+): void {
+  const { DOCUMENT, SEQUENCE, MAPPING, POP } = yaml.EVENT_ID;
+  // Per open node (documents too): for a mapping, whether a key comes next.
+  const open: Array<{ map: boolean; keyNext: boolean }> = [];
+  for (const event of events) {
+    if (event.type === POP) {
+      open.pop();
+      continue;
+    }
+    if (event.type === DOCUMENT) {
+      open.push({ map: false, keyNext: false });
+      continue;
+    }
+    const parent = open[open.length - 1];
+    if (parent?.map === true) {
+      const isKey = parent.keyNext;
+      parent.keyNext = !isKey;
+      if (isKey && (event.type === MAPPING || event.type === SEQUENCE)) {
+        const line = text.slice(0, event.start).split("\n").length - 1;
+        throw new YamlKeyError(line);
+      }
+    }
+    if (event.type === MAPPING || event.type === SEQUENCE) {
+      open.push({ map: event.type === MAPPING, keyNext: true });
+    }
   }
 }
 
@@ -263,9 +341,11 @@ export function loadYaml(text: string, filename: string): unknown {
   const events = yaml.parseEvents(text, { filename, maxDepth: 256 });
   checkExpansion(text, events, MAX_NODES);
   checkOneDocument(text, events);
+  checkPlainKeys(text, events);
   return yaml.constructFromEvents(events, {
     source: text,
     filename,
+    schema: SCHEMA,
     maxAliases: -1,
   })[0];
 }

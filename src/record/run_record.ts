@@ -19,6 +19,7 @@
  * @module
  */
 
+import { isRunRecord } from "./_sniff.ts";
 import { type Aggregate, Aggregator } from "../aggregate/mod.ts";
 import { type ByteWriter, TextWriter } from "../io/text_writer.ts";
 import { FieldError, mappingAt, stringAt, stringMapAt } from "../io/fields.ts";
@@ -371,22 +372,8 @@ export class RunRecordError extends SyntaxError {
   }
 }
 
-/**
- * Tells whether a text is a RunRecord rather than NDJSON of Scores.
- *
- * @param text The file's text.
- * @returns Whether it starts like a RunRecord.
- *
- * @example A RunRecord, and a line of Scores NDJSON
- * ```ts
- * import { isRunRecord } from "./mod.ts";
- * if (!isRunRecord('{"evalpipe_run_record":1,"run_id":"r1"')) throw new Error("a RunRecord");
- * if (isRunRecord('{"metric":"m","status":"scored"}')) throw new Error("NDJSON of Scores");
- * ```
- */
-export function isRunRecord(text: string): boolean {
-  return /^\s*\{\s*"evalpipe_run_record"\s*:/.test(text);
-}
+// What tells a RunRecord from Scores NDJSON, where readers look first.
+export { isRunRecord };
 
 /**
  * Reads a RunRecord, validating it. A record cut short by a crash is read up

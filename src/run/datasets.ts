@@ -30,7 +30,9 @@ export function datasetSources(
 ): DatasetSource[] {
   return datasetsOf(config).map((d) => ({
     written: d.path,
-    path: d.path === "-" || d.path.startsWith("/")
+    // Messages name the path: beside a config in the current folder, as
+    // the config writes it (`data.jsonl`, not `./data.jsonl`).
+    path: d.path === "-" || d.path.startsWith("/") || cwd === "."
       ? d.path
       : `${cwd}/${d.path}`,
     name: datasetName(d),

@@ -396,6 +396,9 @@ class Worker {
   }
 
   #answer(line: Line, now: number): void {
+    // No verdict is blank: a stray print() answers no case, and taking it
+    // for one would hand every later case the verdict of the one before.
+    if (line.error === undefined && line.text.trim() === "") return;
     const pending = this.#pending.shift();
     if (pending === undefined) return; // a line nobody asked for is ignored
     this.#answered = true;

@@ -433,6 +433,27 @@ Deno.test("cli aggregate rejects a --range that is not one, exit 2", async () =>
         } is not a range: write LOW..HIGH or METRIC=LOW..HIGH, low to high, e.g. 0..1`,
       );
     }
+    // One metric's range twice, or every metric's twice: which was meant?
+    for (
+      const [flags, message] of [
+        [
+          ["m=0..1", "m=0..2"],
+          `--range "m=0..2": the range of "m" is given twice (0..1 and 0..2); give it once`,
+        ],
+        [
+          ["0..1", "m=0..5", "0..1"],
+          `--range "0..1": the range of every metric is given twice (0..1 and 0..1); give it once`,
+        ],
+      ] as const
+    ) {
+      const out = await withStdin(
+        ["aggregate", ...flags.flatMap((f) => ["--range", f])],
+        "",
+        dir,
+      );
+      assert.equal(out.code, 2, out.stderr);
+      assert.equal(out.stderr.split("\n")[0], `evalpipe: ${message}`);
+    }
   });
 });
 

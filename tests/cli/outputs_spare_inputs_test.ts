@@ -56,7 +56,7 @@ Deno.test("cli run refuses --out or --record that is the dataset or the config, 
     await suite(dir);
     await refused(dir, ["run", "s.yaml", "--out", "d.jsonl"], [
       "d.jsonl",
-      "./d.jsonl",
+      "d.jsonl",
     ]);
     await refused(dir, ["run", "s.yaml", "--record", "./s.yaml"], [
       "./s.yaml",
@@ -64,7 +64,7 @@ Deno.test("cli run refuses --out or --record that is the dataset or the config, 
     ]);
     await refused(dir, ["run", "s.yaml", "--record", `${dir}/d.jsonl`], [
       `${dir}/d.jsonl`,
-      "./d.jsonl",
+      "d.jsonl",
     ]);
   });
 });
@@ -78,7 +78,7 @@ Deno.test("cli run refuses an output that reaches an input through a symlink or 
     await Deno.symlink(`${dir}/out`, `${dir}/outdir`);
     await refused(dir, ["run", "s.yaml", "--out", "out/link.jsonl"], [
       "out/link.jsonl",
-      "./d.jsonl",
+      "d.jsonl",
     ]);
     await refused(dir, ["run", "s.yaml", "--record", "hard.yaml"], [
       "hard.yaml",
@@ -86,7 +86,7 @@ Deno.test("cli run refuses an output that reaches an input through a symlink or 
     ]);
     await refused(dir, ["run", "s.yaml", "--out", "outdir/link.jsonl"], [
       "outdir/link.jsonl",
-      "./d.jsonl",
+      "d.jsonl",
     ]);
     // The dataset named by a config found through a symlinked folder.
     await refused(dir, ["run", "outdir/../s.yaml", "--out", "d.jsonl"], [
@@ -296,7 +296,7 @@ Deno.test("cli run refuses a dataset named like the --out sidecar", async () => 
     );
     await refused(dir, ["run", "s.yaml", "--out", "o.ndjson"], [
       "o.ndjson.meta.json",
-      "./o.ndjson.meta.json",
+      "o.ndjson.meta.json",
     ]);
   });
 });
@@ -328,7 +328,7 @@ Deno.test("cli run refuses --junit, --markdown and --save-baseline that are an i
     ]);
     await refused(dir, ["run", "s.yaml", "--markdown", "d.jsonl"], [
       "d.jsonl",
-      "./d.jsonl",
+      "d.jsonl",
     ]);
     await refused(dir, ["run", "s.yaml", "--save-baseline", "./d.jsonl"], [
       "./d.jsonl",

@@ -279,6 +279,91 @@ Deno.test("a config of two YAML documents is refused where the second starts; a 
   assert.equal(config.dataset, "d.jsonl");
 });
 
+Deno.test("a config reads YAML merge keys (<<: *base) and names the line of a complex key", async () => {
+  const { checkConfigText } = await import("../../src/config/mod.ts");
+  const config = await checkConfigText(
+    "dataset: d.jsonl\ntarget: { type: replay }\nscorers:\n" +
+      "  - &base { type: contains, value: refund }\n" +
+      "  - <<: *base\n    name: mentions_days\n    value: days\n",
+    "suite.yaml",
+  );
+  assert.deepEqual(
+    config.scorers.map((
+      s,
+    ) => [s.type, s.name, (s as { value?: string }).value]),
+    [
+      ["contains", undefined, "refund"],
+      ["contains", "mentions_days", "days"],
+    ],
+  );
+  // A typo in a merged mapping is named at its own line.
+  const typo = await configError(
+    "dataset: d.jsonl\ntarget: { type: replay }\nscorers:\n" +
+      "  - &base { type: contains, value: refund }\n" +
+      "  - <<: *base\n    name: b\n    valu: days\n",
+  );
+  assert.equal(typo.line, 7, typo.message);
+  const complex = await configError(
+    "dataset: d.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n? [a, b]\n: 1\n",
+  );
+  assert.equal(
+    complex.message,
+    'Invalid config "suite.yaml" line 4: a key must be a plain name, not a list or a mapping (a ? key)',
+  );
+});
+
+Deno.test("a config, a rubric or an env file that is not UTF-8 is refused at its line, never read with replacement characters", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const latin1 = (text: string) =>
+      new Uint8Array(
+        [...text].map((c) => c.charCodeAt(0)),
+      );
+    await Deno.writeTextFile(
+      join(dir, "d.jsonl"),
+      '{"input":"a","expected":"a"}\n',
+    );
+    await Deno.writeFile(
+      join(dir, "suite.yaml"),
+      latin1(
+        "dataset: d.jsonl\ntarget: { type: replay }\nscorers:\n  - type: exact_match\n    name: caf\u00e9\n",
+      ),
+    );
+    const out = await cli(["validate", "suite.yaml"], dir);
+    assert.equal(out.code, 2, out.stderr);
+    assert.equal(
+      out.stderr,
+      'evalpipe: Invalid config "suite.yaml" line 5: not valid UTF-8; save it as UTF-8\n',
+    );
+    await Deno.writeFile(
+      join(dir, "rubric.txt"),
+      latin1("Grade it.\nCaf\u00e9 {{output}}\n"),
+    );
+    await Deno.writeTextFile(
+      join(dir, "judged.yaml"),
+      "dataset: d.jsonl\ntarget: { type: replay }\nscorers:\n  - type: rubric\n    file: rubric.txt\n    model: m\n    base_url: http://127.0.0.1:9/v1\n",
+    );
+    const judged = await cli(["validate", "judged.yaml"], dir);
+    assert.equal(judged.code, 2, judged.stderr);
+    assert.match(
+      judged.stderr,
+      /cannot read the rubric "rubric\.txt": not valid UTF-8 \(line 2\); save it as UTF-8/,
+    );
+    await Deno.writeFile(join(dir, "bad.env"), latin1("A=1\nB=caf\u00e9\n"));
+    const env = await cli(
+      ["validate", "judged.yaml", "--env-file", "bad.env"],
+      dir,
+    );
+    assert.equal(env.code, 2, env.stderr);
+    assert.match(
+      env.stderr,
+      /Cannot read env file "bad\.env": not valid UTF-8 \(line 2\); save it as UTF-8/,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("stdin among datasets is refused with a hint that works as written", async () => {
   const error = await configError(
     'datasets: [{ path: "-" }]\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n',

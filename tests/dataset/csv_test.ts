@@ -185,24 +185,37 @@ Deno.test("loadDataset refuses a CSV with a header and no records, or nothing at
   });
 });
 
-Deno.test("loadDataset refuses a CSV that is not UTF-8", async () => {
+Deno.test("loadDataset refuses a CSV that is not UTF-8 at the line of its first bad byte, however far into the file", async () => {
   await withTempDir(async (dir) => {
     const path = join(dir, "d.csv");
-    await Deno.writeFile(
-      path,
-      new Uint8Array([...encoder.encode("input\nok\n"), 0xff, 0x0a]),
-    );
-    await assert.rejects(
-      async () => await Array.fromAsync(await loadDataset(path)),
-      (error: unknown) => {
-        assert.ok(error instanceof DatasetError);
-        assert.match(
-          error.message,
-          /^Cannot read dataset ".*": not valid UTF-8$/,
-        );
-        return true;
-      },
-    );
+    // Far in, past many reads, with two-byte characters astride their
+    // boundaries: only the Latin-1 byte is named.
+    const good = "input\n" + "caf\u00e9 cr\u00e8me\n".repeat(20_000);
+    for (
+      const [bytes, line] of [
+        [[...encoder.encode("input\nok\n"), 0xff, 0x0a], 3],
+        [
+          [...encoder.encode(good), ...encoder.encode("caf"), 0xe9, 0x0a],
+          20_002,
+        ],
+        [[...encoder.encode(good), 0xc3], 20_002],
+      ] as const
+    ) {
+      await Deno.writeFile(path, new Uint8Array(bytes));
+      await assert.rejects(
+        async () => await Array.fromAsync(await loadDataset(path)),
+        (error: unknown) => {
+          assert.ok(error instanceof DatasetError);
+          assert.equal(
+            error.message,
+            `Cannot parse dataset ${
+              JSON.stringify(path)
+            } line ${line}: not valid UTF-8; save it as UTF-8`,
+          );
+          return true;
+        },
+      );
+    }
   });
 });
 
@@ -274,7 +287,7 @@ Deno.test("cli run reports a CSV that cannot be parsed with its file and line, e
     assert.equal(code, 2);
     assert.match(
       stderr,
-      /^evalpipe: Cannot parse dataset "\.\/d\.csv" line 4: a quoted field's closing quote is followed by more text/m,
+      /^evalpipe: Cannot parse dataset "d\.csv" line 4: a quoted field's closing quote is followed by more text/m,
     );
     assert.doesNotMatch(stderr, /at .*\.ts:\d+/, "no stack trace");
   });

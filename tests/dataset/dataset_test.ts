@@ -410,6 +410,12 @@ Deno.test("loadDataset throws DatasetError when a YAML file is not a list or not
           "- { input: a }\n---\n- { input: b }\n",
           /: a second YAML document starts here; .* \(line 2\)$/,
         ],
+        // A key that is a list names no field; the parser would say line 1.
+        [
+          "complex.yaml",
+          "- input: a\n- input: b\n  ? [x, y]\n  : 1\n",
+          /: a key must be a plain name, not a list or a mapping \(a \? key\) \(line 3\)$/,
+        ],
       ] as const
     ) {
       const path = join(dir, file);
@@ -927,5 +933,47 @@ Deno.test("an invalid case never takes the id a case gave itself: its name by li
     assert.match(examples[2]!.invalid!, /Duplicate id "a"/);
     assert.match(examples[4]!.invalid!, /Cannot parse JSON/);
     assert.match(examples[5]!.invalid!, /Duplicate id "5-invalid"/);
+  });
+});
+
+Deno.test("loadDataset reads YAML merge keys, as PyYAML does, and refuses a file that is not UTF-8 at its line", async () => {
+  await withTempDir(async (dir) => {
+    const path = join(dir, "cases.yaml");
+    await Deno.writeTextFile(
+      path,
+      "- &first\n  input: q1\n  metadata: { topic: refunds }\n" +
+        "- <<: *first\n  input: q2\n",
+    );
+    const examples = (await Array.fromAsync(await loadDataset(path))).flat();
+    assert.deepEqual(examples.map((e) => e.case), [
+      { input: "q1", metadata: { topic: "refunds" } },
+      { input: "q2", metadata: { topic: "refunds" } },
+    ]);
+    for (const name of ["latin1.yaml", "latin1.json"]) {
+      const bad = join(dir, name);
+      // "café" in Latin-1 on the second line.
+      await Deno.writeFile(
+        bad,
+        new Uint8Array([
+          ...new TextEncoder().encode(
+            name.endsWith(".json")
+              ? '[{"input": "a"},\n{"input": "caf'
+              : "- input: a\n- input: caf",
+          ),
+          0xe9,
+          ...new TextEncoder().encode(name.endsWith(".json") ? '"}]\n' : "\n"),
+        ]),
+      );
+      await assert.rejects(() => loadDataset(bad), (error: unknown) => {
+        assert.ok(error instanceof DatasetError, String(error));
+        assert.equal(
+          error.message,
+          `Cannot read dataset ${
+            JSON.stringify(bad)
+          }: not valid UTF-8 (line 2); save it as UTF-8`,
+        );
+        return true;
+      });
+    }
   });
 });

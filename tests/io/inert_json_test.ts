@@ -104,3 +104,58 @@ Deno.test("run writes model text inert to --out and --record", async () => {
     assert.equal(JSON.parse(record).units[0].output, NASTY);
   });
 });
+
+/** A `\u` escape of a surrogate that has not its other half beside it. */
+const LONE = new RegExp(
+  [
+    String
+      .raw`(?<!\\)(?:\\\\)*\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])`,
+    String
+      .raw`(?<!\\)(?:\\\\)*(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}`,
+  ].join("|"),
+);
+
+Deno.test("inertJson writes a lone surrogate as U+FFFD and leaves pairs and escaped backslashes alone", () => {
+  for (
+    const [value, expected] of [
+      ["\ud800", "\ufffd"],
+      ["a\udc00b", "a\ufffdb"],
+      ["\udbff\udbff", "\ufffd\ufffd"],
+      ["\ud83d\ude00 ok", "\ud83d\ude00 ok"],
+      ["\\ud800 is text", "\\ud800 is text"],
+      ["\\\ud800", "\\\ufffd"],
+    ] as const
+  ) {
+    const json = inertJson(JSON.stringify({ reason: value }));
+    assert.doesNotMatch(json, LONE, json);
+    assert.equal(JSON.parse(json).reason, expected, json);
+  }
+});
+
+Deno.test("a scorer's or a model's lone surrogate reaches no output: jq and other strict readers read every line", async () => {
+  await withTempDir(async (dir) => {
+    // The verdict's reason and the target's output hold half a pair each.
+    await Deno.writeTextFile(
+      join(dir, "half.sh"),
+      `cat >/dev/null; printf '%s' '{"score": 1, "reason": "half \\ud83d here"}'\n`,
+    );
+    await Deno.writeTextFile(
+      join(dir, "cases.jsonl"),
+      '{"input": "q", "output": "out \\udc00 put", "id": "x\\ud800"}\n',
+    );
+    await Deno.writeTextFile(
+      join(dir, "suite.yaml"),
+      "dataset: cases.jsonl\ntarget: { type: replay }\nscorers:\n  - type: subprocess\n    cmd: sh half.sh\n  - type: contains\n    value: zzz\n",
+    );
+    const run = await cli(["run", "suite.yaml", "--record", "r.json"], dir);
+    assert.equal(run.code, 0, run.stderr);
+    const record = await Deno.readTextFile(join(dir, "r.json"));
+    for (const text of [run.stdout, record]) {
+      assert.doesNotMatch(text, LONE, text);
+    }
+    const scores = run.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    assert.equal(scores[0].reason, "half \ufffd here");
+    assert.equal(scores[0].example_id, "cases.jsonl#x\ufffd");
+    assert.equal(JSON.parse(record).units[0].output, "out \ufffd put");
+  });
+});

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { cli } from "../_cli.ts";
+import { cli, cliWithStdin } from "../_cli.ts";
 import { errored, type Score, scored, skipped } from "../../src/score/mod.ts";
 import {
   escapeControl,
@@ -358,5 +358,49 @@ Deno.test("cli view reports malformed Score lines with their line numbers and ex
       assert.match(out.stdout, /exact_match/, "the good lines are still shown");
       assert.match(out.stdout, /judge/);
     }
+  });
+});
+
+Deno.test("cli view and diff read stdin as - or a pipe such as /dev/stdin, whole, a RunRecord or Scores", async () => {
+  await withTempDir(async (dir) => {
+    const text = ndjson(HOSTILE_SCORES);
+    await Deno.writeTextFile(`${dir}/scores.ndjson`, text);
+    const fromFile = await cli(["view", "scores.ndjson", "--json"], dir);
+    assert.equal(fromFile.code, 0, fromFile.stderr);
+    // A pipe is read once: before, the start went to a sniff and was lost.
+    for (const path of ["-", "/dev/stdin"]) {
+      const piped = await cliWithStdin(["view", path, "--json"], dir, text);
+      assert.deepEqual([piped.code, piped.stderr], [0, ""], path);
+      assert.equal(piped.stdout, fromFile.stdout, path);
+    }
+    const bad = await cliWithStdin(["view", "-"], dir, `{not json\n${text}`);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /^evalpipe: Malformed Score in "-" line 1: /);
+    // A RunRecord through a pipe, against the file it came from.
+    await Deno.writeTextFile(
+      `${dir}/d.jsonl`,
+      '{"input":"a","output":"a","expected":"a"}\n{"input":"b","output":"c","expected":"b"}\n',
+    );
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      "dataset: d.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n",
+    );
+    const run = await cli(["run", "suite.yaml", "--record", "run.json"], dir);
+    assert.equal(run.code, 0, run.stderr);
+    const record = await Deno.readTextFile(`${dir}/run.json`);
+    const byCall = await cli(["view", "run.json", "--by-call", "--json"], dir);
+    const pipedRecord = await cliWithStdin(
+      ["view", "-", "--by-call", "--json"],
+      dir,
+      record,
+    );
+    assert.deepEqual([pipedRecord.code, pipedRecord.stderr], [0, ""]);
+    assert.equal(pipedRecord.stdout, byCall.stdout);
+    const diff = await cliWithStdin(["diff", "-", "run.json"], dir, record);
+    assert.equal(diff.code, 0, diff.stderr);
+    assert.match(diff.stdout, /"pairs":2/);
+    const twice = await cliWithStdin(["diff", "-", "-"], dir, record);
+    assert.equal(twice.code, 2);
+    assert.match(twice.stderr, /^evalpipe: diff reads stdin \(-\) once/);
   });
 });

@@ -1137,13 +1137,13 @@ Deno.test("run refuses an empty dataset (.jsonl, .json, .yaml) before any work w
     "blank.json": "",
   };
   const messages: Record<string, string> = {
-    "blank.jsonl": 'Dataset "./blank.jsonl" has no cases',
-    "nothing.jsonl": 'Dataset "./nothing.jsonl" has no cases',
-    "empty.json": 'Dataset "./empty.json" has no cases',
-    "empty.yaml": 'Dataset "./empty.yaml" has no cases',
-    "null.yaml": 'Dataset "./null.yaml" must hold a YAML list of cases',
+    "blank.jsonl": 'Dataset "blank.jsonl" has no cases',
+    "nothing.jsonl": 'Dataset "nothing.jsonl" has no cases',
+    "empty.json": 'Dataset "empty.json" has no cases',
+    "empty.yaml": 'Dataset "empty.yaml" has no cases',
+    "null.yaml": 'Dataset "null.yaml" must hold a YAML list of cases',
     "blank.json":
-      'Cannot parse dataset "./blank.json": Unexpected end of JSON input',
+      'Cannot parse dataset "blank.json": Unexpected end of JSON input',
   };
   for (const name of Object.keys(files)) {
     files[`${name}.suite.yaml`] = MARKING_SUITE(name);
@@ -1175,13 +1175,13 @@ Deno.test("run refuses a missing or unreadable dataset, or a missing config, bef
       await assertRefused(
         dir,
         "missing.yaml",
-        'Cannot open dataset "./missing.jsonl": no such file',
+        'Cannot open dataset "missing.jsonl": no such file',
         out,
       );
       await assertRefused(
         dir,
         "folder_jsonl.yaml",
-        'Cannot open dataset "./folder.jsonl": it is a folder',
+        'Cannot open dataset "folder.jsonl": it is a folder',
         out,
       );
       // Read whole, or fingerprinted first for --out and --record.
@@ -1189,13 +1189,13 @@ Deno.test("run refuses a missing or unreadable dataset, or a missing config, bef
       await assertRefused(
         dir,
         "folder_json.yaml",
-        `Cannot ${verb} dataset "./folder.json": it is a folder`,
+        `Cannot ${verb} dataset "folder.json": it is a folder`,
         out,
       );
       await assertRefused(
         dir,
         "folder_yaml.yaml",
-        `Cannot ${verb} dataset "./folder.yaml": it is a folder`,
+        `Cannot ${verb} dataset "folder.yaml": it is a folder`,
         out,
       );
     }
@@ -1206,7 +1206,7 @@ Deno.test("run refuses a missing or unreadable dataset, or a missing config, bef
       await assertRefused(
         dir,
         "secret.yaml",
-        'Cannot open dataset "./secret.jsonl": permission denied',
+        'Cannot open dataset "secret.jsonl": permission denied',
       );
     }
     await assertRefused(
@@ -1241,7 +1241,7 @@ Deno.test("run refuses a YAML billion-laughs dataset or config before any work w
     await assertRefused(
       dir,
       "suite.yaml",
-      'Cannot parse dataset "./bomb.yaml": its aliases expand to more than 1000000 nodes (a YAML bomb?)',
+      'Cannot parse dataset "bomb.yaml": its aliases expand to more than 1000000 nodes (a YAML bomb?)',
     );
     await assertRefused(
       dir,

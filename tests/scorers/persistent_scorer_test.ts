@@ -363,7 +363,6 @@ Deno.test("persistentScorer reports bad verdict lines with the protocol's messag
       const cases: Array<[string, string]> = [
         ["not json", invalid("not json")],
         ['{"score":1.5}', outside("1.5")],
-        ["", invalid("")],
         ['{"score":-0.1,"passed":true}', outside("-0.1")],
         [
           '{"score":0.9,"passed":"yes"}',
@@ -389,6 +388,24 @@ Deno.test("persistentScorer reports bad verdict lines with the protocol's messag
         cases.map(([, want]) => want),
       );
       await readPids(pids, 1); // a bad line fails its case, not the process
+    },
+  );
+});
+
+Deno.test('persistentScorer skips blank lines, so a scorer that prints print(verdict + "\\n") keeps each verdict with its case', async () => {
+  // A blank line after every verdict, and two before the third.
+  await withPythonScorer(
+    "airy",
+    `extra = "\\n\\n" if payload["input"] == "q2" else ""
+return extra + json.dumps({"score": 1, "reason": payload["input"]}) + "\\n  "`,
+    async (s, { pids }) => {
+      const units = ["q0", "q1", "q2", "q3", "q4"].map((i) => unit(i));
+      const scores = await scoreAll([s], units, 8);
+      assert.deepEqual(
+        scores.map((x) => [x.unit_id, x.status, x.reason]),
+        units.map((u) => [u.unit_id, "scored", u.input]),
+      );
+      await readPids(pids, 1);
     },
   );
 });

@@ -1056,3 +1056,49 @@ Deno.test("subprocessScorer refuses a timeout that is not a positive number", ()
 function withTempDir(fn: (dir: string) => Promise<void>): Promise<void> {
   return inTempDir(fn, "evalpipe_scorer_test_");
 }
+
+Deno.test("score reads unit record files in order, - for stdin, ids and messages named after each, and refuses a missing one before any Score", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/a.ndjson`,
+      '{"input":"q1","output":"refund"}\n{"input":"q2","output":"no"}\n',
+    );
+    await Deno.writeTextFile(
+      `${dir}/b.ndjson`,
+      '{"input":"q3"}\n{"input":"q4","output":"refund","unit_id":"own"}\n',
+    );
+    const args = ["score", "--scorer", `python3 ${FIXTURES}/coverage.py`];
+    const out = await runCli(
+      [...args, `${dir}/a.ndjson`, "-", `${dir}/b.ndjson`],
+      '{"input":"q5","output":"refund"}\n',
+    );
+    assert.equal(out.code, 2, out.stderr);
+    assert.equal(
+      out.stderr,
+      `evalpipe: Malformed unit record on ${
+        JSON.stringify(`${dir}/b.ndjson`)
+      } line 1: "output" is missing\n`,
+    );
+    const scores = ndjson(out.stdout).map((l) => parseScore(l));
+    assert.deepEqual(scores.map((s) => [s.unit_id, s.status]), [
+      [`${dir}/a.ndjson#1`, "scored"],
+      [`${dir}/a.ndjson#2`, "scored"],
+      ["stdin#1", "scored"],
+      [`${dir}/b.ndjson#1`, "blocked"],
+      ["own", "scored"],
+    ]);
+    // A missing file: nothing is scored, exit 2, the file named.
+    const missing = await runCli(
+      [...args, `${dir}/a.ndjson`, `${dir}/nope.ndjson`],
+      "",
+    );
+    assert.deepEqual([missing.code, missing.stdout], [2, ""]);
+    assert.match(
+      missing.stderr,
+      /^evalpipe: Cannot open ".*nope\.ndjson": no such file\n$/,
+    );
+    const twice = await runCli([...args, "-", "-"], "");
+    assert.equal(twice.code, 2);
+    assert.match(twice.stderr, /^evalpipe: score reads stdin \(-\) once/);
+  });
+});

@@ -1,0 +1,110 @@
+/**
+ * Text files read as UTF-8 strictly: a config or a rubric saved in another
+ * encoding is refused at the line of its first bad byte, never read with
+ * replacement characters that would change what it says.
+ *
+ * @module
+ */
+
+/**
+ * A file whose bytes are not UTF-8.
+ *
+ * @example
+ * ```ts
+ * import { Utf8Error } from "./utf8.ts";
+ * const e = new Utf8Error(5);
+ * if (e.line !== 5 || e.message !== "not valid UTF-8 (line 5); save it as UTF-8") throw new Error(e.message);
+ * ```
+ */
+export class Utf8Error extends Error {
+  /** The 1-based line of the first byte that is not UTF-8. */
+  readonly line: number;
+
+  /**
+   * Creates the error.
+   *
+   * @param line The 1-based line of the first bad byte.
+   */
+  constructor(line: number) {
+    super(`not valid UTF-8 (line ${line}); save it as UTF-8`);
+    this.name = "Utf8Error";
+    this.line = line;
+  }
+}
+
+const strict = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * Decodes bytes as UTF-8, refusing any that are not.
+ *
+ * @param bytes The bytes (a leading byte-order mark is dropped).
+ * @returns The text.
+ * @throws {Utf8Error} Naming the line of the first bad byte.
+ *
+ * @example
+ * ```ts
+ * import { decodeUtf8, Utf8Error } from "./utf8.ts";
+ * if (decodeUtf8(new TextEncoder().encode("café")) !== "café") throw new Error();
+ * let line = 0;
+ * try { decodeUtf8(new Uint8Array([0x61, 0x0a, 0x63, 0xe9, 0x0a])); } catch (e) { if (e instanceof Utf8Error) line = e.line; }
+ * if (line !== 2) throw new Error(String(line));
+ * ```
+ */
+export function decodeUtf8(bytes: Uint8Array): string {
+  try {
+    return strict.decode(bytes);
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error;
+    throw new Utf8Error(badLineOf(bytes));
+  }
+}
+
+/**
+ * The 1-based line (lines end at `\n`) of the first bytes that are not
+ * UTF-8: only on the way to a message, so line by line.
+ *
+ * @param bytes Bytes known not to be UTF-8.
+ * @returns The line, or the last one when each line alone decodes.
+ *
+ * @example
+ * ```ts
+ * import { badLineOf } from "./utf8.ts";
+ * if (badLineOf(new Uint8Array([0x61, 0x0a, 0xff])) !== 2) throw new Error();
+ * ```
+ */
+export function badLineOf(bytes: Uint8Array): number {
+  let line = 1;
+  let start = 0;
+  for (let end = bytes.indexOf(0x0a);; end = bytes.indexOf(0x0a, start)) {
+    try {
+      strict.decode(bytes.subarray(start, end < 0 ? bytes.length : end));
+    } catch {
+      return line;
+    }
+    if (end < 0) return line;
+    line++;
+    start = end + 1;
+  }
+}
+
+/**
+ * Reads a file as UTF-8 text, strictly.
+ *
+ * @param path The file.
+ * @returns Its text.
+ * @throws {Utf8Error} When its bytes are not UTF-8.
+ * @throws {Deno.errors.NotFound} And the other errors of `Deno.readFile`.
+ *
+ * @example
+ * ```ts
+ * import { readUtf8File } from "./utf8.ts";
+ * const file = await Deno.makeTempFile();
+ * await Deno.writeTextFile(file, "café");
+ * const text = await readUtf8File(file);
+ * await Deno.remove(file);
+ * if (text !== "café") throw new Error(text);
+ * ```
+ */
+export async function readUtf8File(path: string): Promise<string> {
+  return decodeUtf8(await Deno.readFile(path));
+}
