@@ -21,5 +21,4 @@ export const SCORE_PATH: readonly string[] = [
   "src/run/interrupt.ts",
   "src/cli/_written_units.ts",
   "src/scorers/_unit_path.ts",
-  "src/cli/_inputs.ts",
 ];

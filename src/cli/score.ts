@@ -167,7 +167,6 @@ async function scoreWith(
     { onInterrupt, signalExitCode },
     { WrittenUnits },
     { endOfCases },
-    { checkInputs, openInput, placeOf },
   ] = await Promise.all([
     import("../dataset/unit.ts"),
     import("../scorers/score_units.ts"),
@@ -177,7 +176,6 @@ async function scoreWith(
     import("../run/interrupt.ts"),
     import("./_written_units.ts"),
     import("../scorers/_unit_path.ts"),
-    import("./_inputs.ts"),
   ]);
   // What reached stdout, a unit at a time: the count an interrupt reports.
   const written = new WrittenUnits(stdoutWriter());
@@ -222,19 +220,24 @@ async function scoreWith(
     // Each input in turn, its units' ids (when they have none) and its
     // messages named after it: `units.ndjson#3`, `stdin#3`.
     const inputs = paths.length === 0 ? ["-"] : paths;
-    await checkInputs(inputs);
+    // Files named: their reader loads (stdin alone, the usual filter, needs
+    // none of it and starts faster).
+    const named = paths.length === 0 ? undefined : await import("./_inputs.ts");
+    await named?.checkInputs(inputs);
     const units = async function* (): AsyncGenerator<Unit[]> {
       for (const path of inputs) {
         const source = path === "-" ? "stdin" : path;
         yield* readUnitBatches(
-          await openInput(path),
+          named !== undefined
+            ? await named.openInput(path)
+            : Deno.stdin.readable,
           source,
           ({ line, message }) => {
             malformed++;
             say(
               `evalpipe: Malformed unit record on ${
-                placeOf({ name: source, line })
-              }: ${message}`,
+                path === "-" ? "stdin" : JSON.stringify(path)
+              } line ${line}: ${message}`,
             );
           },
         );

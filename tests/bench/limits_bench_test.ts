@@ -397,10 +397,13 @@ Deno.test("bench/_score_path.ts names the modules score --scorer imports: the co
   const imported = [...score.matchAll(/import\("(\.{1,2}\/[^"]+)"\)/g)]
     .map(([, path]) => new URL(path!, `file://${ROOT}src/cli/`).pathname)
     .map((path) => path.slice(ROOT.length))
-    // The branches --scorer without --persistent does not take.
+    // The branches --scorer on stdin without --persistent does not take.
     .filter((path) =>
-      !["src/scorers/persistent_scorer.ts", "src/cli/_suite_scorers.ts"]
-        .includes(path)
+      ![
+        "src/scorers/persistent_scorer.ts",
+        "src/cli/_suite_scorers.ts",
+        "src/cli/_inputs.ts",
+      ].includes(path)
     );
   assert.deepEqual(SCORE_PATH.slice(0, 2), [
     "src/cli/main.ts",
