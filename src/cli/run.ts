@@ -634,7 +634,11 @@ and a summary table on stderr.`,
       }
       const sig = interrupt.signal;
       if (sig !== undefined) {
-        say(`evalpipe: interrupted by ${sig}; the run is incomplete`);
+        say(
+          `evalpipe: interrupted by ${sig}; ${
+            abort.signal.aborted ? "running commands were stopped, " : ""
+          }the run is incomplete`,
+        );
         say(resumeHint());
         return signalExitCode(sig);
       }

@@ -41,6 +41,21 @@ export interface ConcurrentMapOptions {
    * @default {undefined}
    */
   stop?: AbortSignal;
+  /**
+   * Aborting lets results leave as they finish, no longer in input order:
+   * a slow task no longer holds back the results after it. An interrupted
+   * run passes its stop signal, so that what finishes in the grace period
+   * is written.
+   * @default {undefined}
+   */
+  unordered?: AbortSignal;
+  /**
+   * Aborting ends the stream: the results ready are emitted, the tasks still
+   * running are dropped (their results are ignored when they come), no task
+   * starts, the readable side closes and what feeds the stream is cancelled.
+   * @default {undefined}
+   */
+  abandon?: AbortSignal;
 }
 
 /**
@@ -249,7 +264,7 @@ function orderedPool<I, T, R, O>(
 ): TransformStream<I, O> {
   const concurrency = Math.max(1, options.concurrency ?? 1);
   const window = Math.max(concurrency, options.window ?? concurrency * 4);
-  const queue: Slot<R>[] = [];
+  let queue: Slot<R>[] = [];
   let head = 0; // queue[head] is the oldest slot not yet emitted
   // Synchronous results with nothing pending before them: ready in order,
   // ahead of every slot, without a slot each.
@@ -275,6 +290,17 @@ function orderedPool<I, T, R, O>(
     settled = [];
     while (head < queue.length && queue[head]!.done) {
       ready.push(queue[head++]!.value as R);
+    }
+    if (unordered && head < queue.length) {
+      // Out of order: every finished slot leaves, the others keep waiting.
+      const pending: Slot<R>[] = [];
+      for (let i = head; i < queue.length; i++) {
+        const slot = queue[i]!;
+        if (slot.done) ready.push(slot.value as R);
+        else pending.push(slot);
+      }
+      queue = pending;
+      head = 0;
     }
     if (head > 1024 && head * 2 > queue.length) {
       queue.splice(0, head);
@@ -316,10 +342,35 @@ function orderedPool<I, T, R, O>(
   options.stop?.addEventListener("abort", () => (stopped = true), {
     once: true,
   });
+  let unordered = false;
+  const release = () => {
+    unordered = true;
+    scheduleDrain();
+  };
+  if (options.unordered?.aborted) unordered = true;
+  else options.unordered?.addEventListener("abort", release, { once: true });
+  let closed = false;
+  const abandon = () => {
+    if (failed || closed) return;
+    unordered = true;
+    drain();
+    // What still runs is dropped: its slots are gone, its failure ignored.
+    failed = true;
+    queue = [];
+    head = 0;
+    try {
+      controller.terminate();
+    } catch (error) {
+      if (!(error instanceof TypeError)) throw error;
+    }
+    signal();
+  };
 
   return new TransformStream<I, O>({
     start(c) {
       controller = c;
+      if (options.abandon?.aborted) abandon();
+      else options.abandon?.addEventListener("abort", abandon, { once: true });
     },
     async transform(chunk) {
       const tasks = split(chunk);
@@ -345,6 +396,7 @@ function orderedPool<I, T, R, O>(
     },
     async flush() {
       while (waiting() > 0 && !failed) await waitForChange();
+      closed = true;
     },
     cancel() {
       failed = true;
@@ -393,9 +445,10 @@ function orderedPool<I, T, R, O>(
       signal();
     };
     const fail = (error: unknown) => {
-      failed = true;
       running--;
-      controller.error(error);
+      // A task dropped by `abandon` fails unheard.
+      if (!failed) controller.error(error);
+      failed = true;
       signal();
     };
     // A synchronous result settles at once: no promise per task.

@@ -13,6 +13,7 @@ import type { Unit } from "../dataset/unit.ts";
 import { concurrentMapBatches } from "../io/concurrent_map.ts";
 import {
   callUnit,
+  endingOf,
   type RunTargetOptions,
   type Target,
   unitIdOf,
@@ -150,5 +151,6 @@ export function runMatrixBatches(
   // Room for every target's calls at once: each is bounded by its slots.
   return concurrentMapBatches(tasks, call, {
     concurrency: concurrency * targets.length,
+    ...endingOf(options),
   });
 }

@@ -133,7 +133,9 @@ export interface RunSuiteOptions {
    */
   targetTimeout?: number;
   /**
-   * Aborting stops the run: running commands are killed.
+   * Aborting ends the run: running commands are killed and what they were
+   * doing is dropped (a resume runs it again); every Score that finished is
+   * written and the run returns, `complete: false`.
    * @default {undefined}
    */
   signal?: AbortSignal;
@@ -870,7 +872,7 @@ export async function runSuite(
   const targetOptions = {
     concurrency,
     epochs,
-    ...(signal !== undefined ? { signal } : {}),
+    ...(signal !== undefined ? { signal, abandon: signal } : {}),
     ...(options.stop !== undefined ? { stop: options.stop } : {}),
     ...(done !== undefined ? { skip: skipUnit } : {}),
     ...(progress?.flow !== undefined ? { flow: progress.flow } : {}),
@@ -933,7 +935,10 @@ export async function runSuite(
   let valid = units
     .pipeThrough(scoreUnitBatches(scorers, {
       concurrency,
-      ...(signal !== undefined ? { signal } : {}),
+      // Interrupted, the stages write what finishes, in whatever order, and
+      // after the grace period drop what still runs: resuming reruns it.
+      ...(signal !== undefined ? { signal, abandon: signal } : {}),
+      ...(options.stop !== undefined ? { unordered: options.stop } : {}),
       ...(progress?.flow !== undefined ? { flow: progress.flow } : {}),
     }))
     .pipeThrough(validateScoreBatches());
@@ -997,7 +1002,9 @@ export async function runSuite(
           },
         }),
       )
-      .pipeTo(options.sink, signal !== undefined ? { signal } : {});
+      // Not given `signal`: the stages end themselves on it, so the sink
+      // closes with every Score that finished.
+      .pipeTo(options.sink);
   } catch (error) {
     ended = true;
     // Keep what was computed: the record ends, marked incomplete.
@@ -1013,12 +1020,13 @@ export async function runSuite(
   } finally {
     // A run that read its whole dataset lets the count end; one that
     // stopped early stops it.
-    if (options.stop?.aborted) ended = true;
+    if (options.stop?.aborted || signal?.aborted) ended = true;
     await counting;
     // Long-lived scorer processes end with the run, whatever ended it.
     await Promise.all(scorers.map((s) => s.close?.()));
   }
-  const stopped = options.stop?.aborted ?? false;
+  const stopped = (options.stop?.aborted ?? false) ||
+    (signal?.aborted ?? false);
   const aggregates = aggregator.results();
   await writeRest(joiner, record);
   const selectionTally = selection?.tally();

@@ -1,6 +1,7 @@
-// Joins each unit to its Scores on the way to the RunRecord: units wait here
-// in output order from the moment the target answers until their last Score
-// is written, so only the units between the two stages are held.
+// Joins each unit to its Scores on the way to the RunRecord: a unit waits
+// here from the moment the target answers until its last Score is written,
+// so only the units between the two stages are held. Scores may come in any
+// order (an interrupted run writes what finishes as it finishes).
 
 import type { Unit } from "../dataset/unit.ts";
 import type { Score } from "../score/mod.ts";
@@ -8,11 +9,17 @@ import type { Score } from "../score/mod.ts";
 /** A unit and its Scores; `undefined` for Scores whose unit is not known. */
 export type UnitEntry = [Unit | undefined, Score[]];
 
-/** Units waiting for their Scores, in output order. */
+interface Waiting {
+  unit: Unit;
+  scores: Score[];
+  want: number;
+}
+
+/** Units waiting for their Scores, by unit id, in the order they came. */
 export class UnitScores {
-  #queue: Unit[] = [];
-  #head = 0;
-  #current: Score[] = [];
+  #waiting = new Map<string, Waiting>();
+  /** Units that get no Score (all their metrics were scored before). */
+  #none: UnitEntry[] = [];
   #want: (unitId: string) => number;
 
   /**
@@ -27,68 +34,62 @@ export class UnitScores {
   /**
    * Adds units as the target stage emits them.
    *
-   * @param units The units, in output order.
+   * @param units The units.
    */
   push(units: readonly Unit[]): void {
-    for (const unit of units) this.#queue.push(unit);
+    for (const unit of units) {
+      const want = this.#want(unit.unit_id);
+      if (want <= 0) this.#none.push([unit, []]);
+      else this.#waiting.set(unit.unit_id, { unit, scores: [], want });
+    }
   }
 
   /**
    * Takes Scores as they are written and returns the units they complete,
-   * each with its Scores. Scores of a unit that is not waiting (or one
-   * whose Scores outnumber its metrics) come back without a unit.
+   * each with its Scores, after any unit that gets none. Scores of a unit
+   * that is not waiting (or one whose Scores outnumber its metrics) come back
+   * without a unit.
    *
-   * @param scores The Scores, in output order.
+   * @param scores The Scores, as they are written.
    * @returns The entries to write, in order.
    */
   take(scores: readonly Score[]): UnitEntry[] {
-    const out: UnitEntry[] = [];
+    let out: UnitEntry[] = [];
+    if (this.#none.length > 0) {
+      out = this.#none;
+      this.#none = [];
+    }
     for (const score of scores) {
-      const at = this.#find(score.unit_id);
-      if (at < 0) {
+      const id = score.unit_id;
+      const waiting = id === undefined ? undefined : this.#waiting.get(id);
+      if (waiting === undefined) {
         out.push([undefined, [score]]);
         continue;
       }
-      // Units before it got no Score at all: they are complete as they are.
-      while (this.#head < at) {
-        out.push([this.#queue[this.#head++]!, this.#current]);
-        this.#current = [];
+      waiting.scores.push(score);
+      if (waiting.scores.length >= waiting.want) {
+        out.push([waiting.unit, waiting.scores]);
+        this.#waiting.delete(id!);
       }
-      this.#current.push(score);
-      const unit = this.#queue[this.#head]!;
-      if (this.#current.length >= this.#want(unit.unit_id)) {
-        out.push([unit, this.#current]);
-        this.#current = [];
-        this.#head++;
-      }
-    }
-    // Drop what was taken now and then, not on every Score.
-    if (this.#head > 1024) {
-      this.#queue = this.#queue.slice(this.#head);
-      this.#head = 0;
     }
     return out;
   }
 
   /**
-   * The units still waiting, with the Scores they have: at the end of a run.
+   * At the end of a run, the units still waiting that have some of their
+   * Scores, with them. A unit none of whose Scores came was not scored (an
+   * interrupted run dropped it): it is left out, and a resume runs it.
    *
-   * @returns The entries to write, in order.
+   * @returns The entries to write, in the order the units came.
    */
   rest(): UnitEntry[] {
-    const out: UnitEntry[] = [];
-    while (this.#head < this.#queue.length) {
-      out.push([this.#queue[this.#head++]!, this.#current]);
-      this.#current = [];
+    const out = this.#none;
+    this.#none = [];
+    for (const { unit, scores } of this.#waiting.values()) {
+      if (scores.length > 0) out.push([unit, scores]);
     }
+    this.#waiting.clear();
     return out;
-  }
-
-  #find(unitId: string | undefined): number {
-    for (let i = this.#head; i < this.#queue.length; i++) {
-      if (this.#queue[i]!.unit_id === unitId) return i;
-    }
-    return -1;
   }
 }
 

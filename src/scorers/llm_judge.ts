@@ -75,6 +75,7 @@ export const DEFAULT_JUDGE_SYSTEM: string =
  * import { type JudgeReading, parseJudgeReply } from "./llm_judge.ts";
  * const r: JudgeReading = parseJudgeReply('{"score": 7}');
  * if (r.score !== 7 || r.doubt !== "the judge gave 7, outside 0..1") throw new Error("unexpected");
+if (r.code !== "judge.out_of_range") throw new Error("unexpected");
  * ```
  */
 export interface JudgeReading {
@@ -215,7 +216,10 @@ export function parseJudgeReply(text: string): JudgeReading {
           score,
           ...(reason !== undefined ? { reason } : {}),
           ...(score < 0 || score > 1
-            ? { doubt: `the judge gave ${score}, outside 0..1` }
+            ? {
+              doubt: `the judge gave ${score}, outside 0..1`,
+              code: "judge.out_of_range",
+            }
             : {}),
         };
       }

@@ -7,7 +7,11 @@
 
 import { messageOf } from "../base/errors.ts";
 import { DEFAULTS } from "../base/defaults.ts";
-import { concurrentBatches, concurrentFlatMap } from "../io/concurrent_map.ts";
+import {
+  concurrentBatches,
+  concurrentFlatMap,
+  type ConcurrentMapOptions,
+} from "../io/concurrent_map.ts";
 import {
   blocked,
   errored,
@@ -47,6 +51,20 @@ export interface ScoreUnitsOptions {
    * @default {undefined}
    */
   signal?: AbortSignal;
+  /**
+   * Aborting lets each unit's Scores leave as soon as they are ready, no
+   * longer in input order: a hung scorer holds back no other unit. `run`
+   * passes its stop signal.
+   * @default {undefined}
+   */
+  unordered?: AbortSignal;
+  /**
+   * Aborting ends the stage: the Scores ready are emitted, the units still
+   * being scored are dropped (give the same signal as `signal` to kill their
+   * scorers too), and the units still to come are cancelled.
+   * @default {undefined}
+   */
+  abandon?: AbortSignal;
   /**
    * Given to each scorer as `context.flow`: told when its network requests wait.
    * @default {undefined}
@@ -333,10 +351,18 @@ export function scoreUnits(
   scorers: readonly Scorer[],
   options: ScoreUnitsOptions = {},
 ): TransformStream<Unit, Score> {
-  return concurrentFlatMap(
-    scoreEach(scorers, options),
-    { concurrency: options.concurrency ?? DEFAULTS.concurrency },
-  );
+  return concurrentFlatMap(scoreEach(scorers, options), poolOf(options));
+}
+
+/** The pool of a stage: its concurrency and how it ends. */
+function poolOf(options: ScoreUnitsOptions): ConcurrentMapOptions {
+  return {
+    concurrency: options.concurrency ?? DEFAULTS.concurrency,
+    ...(options.unordered !== undefined
+      ? { unordered: options.unordered }
+      : {}),
+    ...(options.abandon !== undefined ? { abandon: options.abandon } : {}),
+  };
 }
 
 /** What a stage runs per unit: every scorer, after `onStart` when given. */
@@ -411,11 +437,7 @@ export function scoreUnitBatches(
   scorers: readonly Scorer[],
   options: ScoreUnitsOptions = {},
 ): TransformStream<readonly Unit[], Score[]> {
-  return concurrentBatches(
-    units,
-    scoreEach(scorers, options),
-    { concurrency: options.concurrency ?? DEFAULTS.concurrency },
-  );
+  return concurrentBatches(units, scoreEach(scorers, options), poolOf(options));
 }
 
 /**

@@ -126,11 +126,20 @@ export interface RunTargetOptions {
   signal?: AbortSignal;
   /**
    * Aborting stops the intake: no new call starts, the calls in flight
-   * finish and their units are emitted, and the examples still to come are
-   * read and dropped.
+   * finish and their units are emitted as each finishes (no longer in input
+   * order, so a hung call holds back no other), and the examples still to
+   * come are read and dropped.
    * @default {undefined}
    */
   stop?: AbortSignal;
+  /**
+   * Aborting ends the stage: the units ready are emitted, the calls still
+   * running are dropped (give the same signal as `signal` to kill them too),
+   * and the examples still to come are cancelled. `run` passes its abort
+   * signal, so that an interrupted run writes only what finished.
+   * @default {undefined}
+   */
+  abandon?: AbortSignal;
   /**
    * Units (by unit id) not to run at all, as when resuming.
    * @default {undefined}
@@ -163,6 +172,22 @@ interface Plan {
 }
 
 /**
+ * A stage's pool options for its `stop` and `abandon` signals: once stopped,
+ * results leave as they finish; once abandoned, the pool ends.
+ *
+ * @param options The stage's options.
+ * @returns The pool's `unordered` and `abandon`, those given.
+ */
+export function endingOf(
+  options: { stop?: AbortSignal; abandon?: AbortSignal },
+): ConcurrentMapOptions {
+  return {
+    ...(options.stop !== undefined ? { unordered: options.stop } : {}),
+    ...(options.abandon !== undefined ? { abandon: options.abandon } : {}),
+  };
+}
+
+/**
  * What both forms of the stage share: how examples become tasks, taken
  * lazily (so that `stop` ends the intake between two examples), and the call.
  */
@@ -172,7 +197,10 @@ function targetPlan(target: Target, options: RunTargetOptions): Plan {
   const stop = options.stop;
   const epochs = Math.max(1, Math.floor(options.epochs ?? DEFAULTS.epochs));
   const { skip, onInvalidRecord } = options;
-  const pool = { concurrency: options.concurrency ?? DEFAULTS.concurrency };
+  const pool: ConcurrentMapOptions = {
+    concurrency: options.concurrency ?? DEFAULTS.concurrency,
+    ...endingOf(options),
+  };
   if (epochs === 1 && skip === undefined) {
     // One task per example, the example itself: the pool stops the intake,
     // and a task starts when the stage takes its example.

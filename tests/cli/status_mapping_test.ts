@@ -117,9 +117,9 @@ Deno.test("cli run maps every outcome to evalglass's status and validity, with i
     assert.equal(at("down", "exact_match").passed, false);
     assert.equal(at("ok", "broken").passed, false);
     assert.equal("passed" in at("open", "exact_match"), false);
-    // The judge's doubt is a warning with its own code.
+    // The judge's grade off its scale is a warning with its own code.
     assert.deepEqual(at("ok", "llm_judge").diagnostics.map((d) => d.code), [
-      "judge.doubt",
+      "judge.out_of_range",
     ]);
     // Every code written is one the README lists.
     for (const s of scores) {

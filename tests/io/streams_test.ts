@@ -834,3 +834,60 @@ Deno.test("concurrentBatches emits a batch of synchronous results larger than it
   // The window holds: no emitted batch is larger than it.
   assert.ok(out.every((b) => b.length <= 16), `${out.map((b) => b.length)}`);
 });
+
+Deno.test("concurrentMap lets finished results past a slow one once `unordered` aborts, and keeps order before", async () => {
+  const unordered = new AbortController();
+  let release!: () => void;
+  const slow = new Promise<void>((resolve) => (release = resolve));
+  const got: number[] = [];
+  const done = ReadableStream.from([1, 2, 3, 4])
+    .pipeThrough(concurrentMap(async (n: number) => {
+      if (n === 1) await slow;
+      return n;
+    }, { concurrency: 4, unordered: unordered.signal }))
+    .pipeTo(new WritableStream({ write: (n) => void got.push(n) }));
+  await delay(20);
+  // In order, 2..4 wait behind 1.
+  assert.deepEqual(got, []);
+  unordered.abort();
+  await delay(0);
+  assert.deepEqual(got, [2, 3, 4]);
+  release();
+  await done;
+  assert.deepEqual(got, [2, 3, 4, 1]);
+});
+
+Deno.test("concurrentBatches on `abandon` emits what is ready, drops what runs, starts nothing more and cancels its input", async () => {
+  const abandon = new AbortController();
+  let cancelled = false;
+  let pulled = 0;
+  const source = new ReadableStream<number[]>({
+    pull(controller) {
+      pulled++;
+      controller.enqueue([pulled * 10, pulled * 10 + 1]);
+    },
+    cancel() {
+      cancelled = true;
+    },
+  });
+  const started: number[] = [];
+  const never = new Promise<number[]>(() => {});
+  let failLater!: (error: Error) => void;
+  const failing = new Promise<number[]>((_, reject) => (failLater = reject));
+  const got: number[][] = [];
+  const done = source
+    .pipeThrough(concurrentBatches((b: number[]) => b, (n: number) => {
+      started.push(n);
+      // 10 hangs, 11 fails after the abandon; the rest answer at once.
+      return n === 10 ? never : n === 11 ? failing : Promise.resolve([n]);
+    }, { concurrency: 4, window: 4, abandon: abandon.signal }))
+    .pipeTo(new WritableStream({ write: (b) => void got.push(b) }));
+  await delay(20);
+  abandon.abort();
+  // The stream ends although 10 never settles, and 11's failure goes unheard.
+  failLater(new Error("too late"));
+  await done;
+  assert.deepEqual(got.flat().sort(), [20, 21]);
+  assert.deepEqual(started, [10, 11, 20, 21]);
+  assert.equal(cancelled, true);
+});

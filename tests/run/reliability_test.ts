@@ -785,12 +785,18 @@ for (
         assert.equal(out.code, code, out.stderr);
         const hint =
           "evalpipe: resume with: evalpipe run suite.yaml --out part.ndjson --grace 0.5 --record rec.json --resume";
+        const said = out.stderr.split("\n");
         assert.equal(
-          out.stderr,
-          `evalpipe: ${sig}: taking no new cases, finishing the ones running (again to stop at once)\n` +
-            `evalpipe: interrupted by ${sig}; running commands were stopped, the run is incomplete\n` +
-            `${hint}\n`,
+          said[0],
+          `evalpipe: ${sig}: taking no new cases, finishing the ones running (again to stop at once)`,
         );
+        // Every unit hung: the summary says nothing was written.
+        assert.deepEqual(said.slice(-4), [
+          "0 scores written to part.ndjson",
+          `evalpipe: interrupted by ${sig}; running commands were stopped, the run is incomplete`,
+          hint,
+          "",
+        ]);
         const record = JSON.parse(await Deno.readTextFile(`${dir}/rec.json`));
         assert.equal(record.complete, false);
         assert.ok(Array.isArray(record.units));
@@ -813,6 +819,108 @@ for (
     );
   });
 }
+
+// A call that hangs on case "t", a scorer that hangs on case "s"; the
+// others answer at once. Each hung process records its pid.
+const STALL_SUITE = `dataset: data.jsonl
+target: { type: subprocess, cmd: sh target.sh }
+scorers:
+  - type: exact_match
+  - type: subprocess
+    cmd: sh scorer.sh
+concurrency: 4
+`;
+
+const STALL_TARGET = `in=$(cat)
+case "$in" in *'"t"'*) [ -e release ] || { echo $$ >> pids.txt; exec sleep 1000; } ;; esac
+echo >> answered.txt
+echo a
+`;
+
+const STALL_SCORER = `in=$(cat)
+case "$in" in *'"s"'*) [ -e release ] || { echo $$ >> pids.txt; exec sleep 1000; } ;; esac
+echo '{"score": 1}'
+`;
+
+Deno.test("run on SIGINT writes the units that finished behind a hung call or scorer, and drops the hung ones for the resume", async () => {
+  await withDir(
+    {
+      "suite.yaml": STALL_SUITE,
+      "target.sh": STALL_TARGET,
+      "scorer.sh": STALL_SCORER,
+      "data.jsonl": jsonl(
+        ["t", "s", "a", "b", "c"].map((input) => ({ input, expected: "a" })),
+      ),
+    },
+    async (dir) => {
+      const run = new Evalpipe(
+        ["run", "suite.yaml", "--out", "part.ndjson", "--grace", "1.5"].concat(
+          ["--record", "rec.json", "--units", "units.jsonl"],
+        ),
+        dir,
+        "null",
+      );
+      try {
+        // The call of "t" hangs, the four others have answered: in input
+        // order, they wait behind it.
+        await until("for the hung call", async () => {
+          assert.ok(!run.exited, "the run ended before anything hung");
+          return (await pidsOf(dir)).length >= 1 &&
+            lineCount(await readOrEmpty(`${dir}/answered.txt`)) >= 4;
+        });
+        assert.equal(lineCount(await readOrEmpty(`${dir}/units.jsonl`)), 0);
+      } catch (error) {
+        run.kill("SIGKILL");
+        await run.outcome;
+        throw error;
+      }
+      run.kill("SIGINT");
+      // Interrupted, they leave as they finish, and the scorer of "s" hangs.
+      await until(
+        "for the hung scorer",
+        async () => (await pidsOf(dir)).length >= 2,
+      );
+      const pids = await pidsOf(dir);
+      const out = await run.outcome;
+      assert.equal(out.code, 130, out.stderr);
+      assertNoStackTrace(out.stderr);
+      await assertGone(pids, dir);
+      // The three finished units are written whole; neither hung one is.
+      const written = scoresByKey(
+        await Deno.readTextFile(`${dir}/part.ndjson`),
+      );
+      assert.deepEqual([...written.keys()].sort(), [
+        "data.jsonl#3 exact_match",
+        "data.jsonl#3 scorer",
+        "data.jsonl#4 exact_match",
+        "data.jsonl#4 scorer",
+        "data.jsonl#5 exact_match",
+        "data.jsonl#5 scorer",
+      ]);
+      assert.match(out.stderr, /^6 scores written to part\.ndjson$/m);
+      assert.match(out.stderr, /^exact_match +1\.000 /m);
+      const record = JSON.parse(await Deno.readTextFile(`${dir}/rec.json`));
+      assert.equal(record.complete, false);
+      assert.deepEqual(
+        record.units.map((u: { unit_id: string }) => u.unit_id).sort(),
+        ["data.jsonl#3", "data.jsonl#4", "data.jsonl#5"],
+      );
+
+      // The resume runs only the two dropped units.
+      await Deno.writeTextFile(`${dir}/release`, "");
+      const resumed = await cli(
+        ["run", "suite.yaml", "--out", "part.ndjson", "--resume"],
+        dir,
+      );
+      assert.equal(resumed.code, 0, resumed.stderr);
+      assert.match(resumed.stderr, /^4 scores written .*after 6 already/m);
+      assert.equal(
+        scoresByKey(await Deno.readTextFile(`${dir}/part.ndjson`)).size,
+        10,
+      );
+    },
+  );
+});
 
 Deno.test("run on a second SIGINT stops at once with exit 130 and leaves no process", async () => {
   await withDir(

@@ -25,15 +25,27 @@ Deno.test("UnitScores gives each unit its Scores as soon as its last metric arri
   ]);
   joiner.push([unit("c")]);
   assert.deepEqual(ids(joiner.take([score("n", "b")])), ["b:m+n"]);
-  assert.deepEqual(ids(joiner.rest()), ["c:"]);
+  // c's Scores never came: it was not scored, and is left out.
+  assert.deepEqual(ids(joiner.rest()), []);
 });
 
-Deno.test("UnitScores writes a unit without Scores when a later one's arrive, and Scores of no waiting unit alone", () => {
+Deno.test("UnitScores writes a unit without Scores with the next ones taken, and Scores of no waiting unit alone", () => {
   const joiner = new UnitScores((id) => (id === "b" ? 0 : 1));
   joiner.push([unit("a"), unit("b"), unit("c")]);
-  assert.deepEqual(ids(joiner.take([score("m", "a")])), ["a:m"]);
   // b's metrics were all scored before (a resume): it comes out with none.
-  assert.deepEqual(ids(joiner.take([score("m", "c")])), ["b:", "c:m"]);
+  assert.deepEqual(ids(joiner.take([score("m", "a")])), ["b:", "a:m"]);
+  assert.deepEqual(ids(joiner.take([score("m", "c")])), ["c:m"]);
   assert.deepEqual(ids(joiner.take([score("m", "zz")])), ["-:m"]);
+  // A Score beyond a unit's metrics comes alone too.
+  assert.deepEqual(ids(joiner.take([score("n", "c")])), ["-:n"]);
   assert.deepEqual(ids(joiner.rest()), []);
+});
+
+Deno.test("UnitScores joins Scores that come out of order (an interrupted run), and gives the rest in the units' order", () => {
+  const joiner = new UnitScores(() => 2);
+  joiner.push([unit("a"), unit("b"), unit("c"), unit("d")]);
+  assert.deepEqual(ids(joiner.take([score("m", "c"), score("m", "a")])), []);
+  assert.deepEqual(ids(joiner.take([score("n", "c")])), ["c:m+n"]);
+  assert.deepEqual(ids(joiner.take([score("m", "d")])), []);
+  assert.deepEqual(ids(joiner.rest()), ["a:m", "d:m"]);
 });

@@ -1322,7 +1322,7 @@ Deno.test("llmJudge marks a score outside 0..1 invalid, shown but not aggregated
   assert.equal(s.value, 7);
   assert.equal(s.reason, "the judge gave 7, outside 0..1: great");
   assert.deepEqual(s.diagnostics, [{
-    code: "judge.doubt",
+    code: "judge.out_of_range",
     severity: "warning",
     message: "the judge gave 7, outside 0..1",
   }]);
