@@ -30,7 +30,8 @@ declares. Scores do not carry their scorer's range: give it with --range to
 clamp the mean's interval to it, as run does for its scorers. An evalpipe
 RunRecord (run --record) among the inputs is read as its Scores, with the
 ranges it keeps. An evalglass runrecord.json (as evalglass writes it, or as one
-line) is read as its Scores; what is not mapped is named on stderr.`,
+line) is read as its Scores, with the ranges evalpipe's export keeps in it;
+what is not mapped is named on stderr.`,
   positionals: {
     names: ["[SCORES...]"],
     error: "aggregate takes Scores files",
@@ -74,7 +75,15 @@ line) is read as its Scores; what is not mapped is named on stderr.`,
     const input = inputLines(paths, (name) => {
       const glass = evalglassLines({
         source: name,
-        onRecord: (read, line) => sayEvalglass(placeOf({ name, line }), read),
+        onRecord: (read, line) => {
+          // The ranges evalpipe's export kept, as a RunRecord's are kept.
+          for (
+            const [metric, range] of Object.entries(read.value_ranges ?? {})
+          ) {
+            if (!recordRanges.has(metric)) recordRanges.set(metric, range);
+          }
+          sayEvalglass(placeOf({ name, line }), read);
+        },
       });
       const records = runRecordLines(name, recordRanges);
       return {

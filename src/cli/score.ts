@@ -224,6 +224,8 @@ async function scoreWith(
     // none of it and starts faster).
     const named = paths.length === 0 ? undefined : await import("./_inputs.ts");
     await named?.checkInputs(inputs);
+    // One unit id, one unit, across every input.
+    const seen = new Map<string, string>();
     const units = async function* (): AsyncGenerator<Unit[]> {
       for (const path of inputs) {
         const source = path === "-" ? "stdin" : path;
@@ -240,6 +242,7 @@ async function scoreWith(
               } line ${line}: ${message}`,
             );
           },
+          seen,
         );
       }
     };

@@ -160,6 +160,29 @@ export function keepVerbatimExpected(
 }
 
 /**
+ * Keeps a record's integer `id` beyond 2^53 as written: `JSON.parse` rounds
+ * `12345678901234567891` to `12345678901234567000`, so two cases would share
+ * an id. Such an id becomes its source text, a string (an exact integer, as
+ * Python reads it); every other id is left as parsed.
+ *
+ * @param record The parsed object.
+ * @param source The JSON text it was parsed from.
+ * @param start Where the object starts in `source`.
+ */
+export function keepVerbatimId(
+  record: { id?: unknown },
+  source: string,
+  start = 0,
+): void {
+  const id = record.id;
+  if (typeof id !== "number" || Number.isSafeInteger(id)) return;
+  const span = memberSpan(source, "id", start);
+  if (span === undefined) return;
+  const text = source.slice(span[0], span[1]);
+  if (/^-?[0-9]+$/.test(text)) record.id = text;
+}
+
+/**
  * Thrown by {@linkcode parseCase} for a record that is not a valid case. It
  * carries no exit code: a dataset turns it into that record's `invalid`, and
  * the run goes on.

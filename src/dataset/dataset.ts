@@ -13,6 +13,7 @@ import {
   CaseError,
   type Example,
   keepVerbatimExpected,
+  keepVerbatimId,
   parseCase,
 } from "./case.ts";
 import { elementSpans, nestedDeeperThan } from "./_json_scan.ts";
@@ -191,6 +192,7 @@ export function exampleFromLine(name: string, line: Line): Example | undefined {
   }
   if (typeof value === "object" && value !== null) {
     keepVerbatimExpected(value, line.text);
+    keepVerbatimId(value, line.text);
   }
   return toExample(name, line.line, value);
 }
@@ -246,6 +248,7 @@ function fromList(
       }
       if (typeof value === "object" && value !== null) {
         keepVerbatimExpected(value, source, span[0]);
+        keepVerbatimId(value, source, span[0]);
       }
     }
     return toExample(name, position, value);

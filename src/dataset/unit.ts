@@ -9,6 +9,7 @@ import {
   CaseError,
   expectedJson,
   keepVerbatimExpected,
+  keepVerbatimId,
   readContext,
 } from "./case.ts";
 import { inertJson } from "../io/inert_json.ts";
@@ -87,7 +88,9 @@ export interface Unit {
 
 /**
  * Validates a parsed unit record (a line of `score`'s input). A record
- * without ids gets `fallbackId` as both.
+ * without ids gets `fallbackId` as both; one without a `unit_id` gets its
+ * `example_id`, or `<example_id>@<epoch>` for an `epoch` past the first (as
+ * a run of several epochs names its units).
  *
  * @param value A parsed NDJSON value.
  * @param fallbackId The id to use when the record has none, e.g. `stdin#3`.
@@ -99,6 +102,8 @@ export interface Unit {
  * import { parseUnit } from "./unit.ts";
  * const u = parseUnit({ input: "hi", output: "hello" }, "stdin#1");
  * if (u.unit_id !== "stdin#1") throw new Error("unexpected");
+ * const e = parseUnit({ example_id: "d#1", epoch: 2, input: "hi", output: "hello" }, "stdin#2");
+ * if (e.unit_id !== "d#1@2") throw new Error("unexpected");
  * ```
  */
 export function parseUnit(value: unknown, fallbackId: string): Unit {
@@ -112,7 +117,14 @@ export function parseUnit(value: unknown, fallbackId: string): Unit {
     }
   }
   record.example_id ??= fallbackId;
-  record.unit_id ??= record.example_id;
+  if (record.unit_id === undefined) {
+    // As a run names them: an epoch past the first is one of several.
+    const epoch = record.epoch;
+    record.unit_id = typeof epoch === "number" && Number.isInteger(epoch) &&
+        epoch >= 2
+      ? `${record.example_id}@${epoch}`
+      : record.example_id;
+  }
   const { input, output, target } = record;
   if (input === undefined && typeof record.invalid === "string") {
     record.input = "";
@@ -267,7 +279,10 @@ export interface MalformedLine {
  *
  * @param bytes The NDJSON.
  * @param source The name in fallback ids, e.g. `stdin`.
- * @param onMalformed Called for each malformed line.
+ * @param onMalformed Called for each malformed line, and for each unit
+ *   whose `unit_id` was read before (it becomes an `invalid` unit).
+ * @param seen The unit ids read so far, each with where (`stdin line 3`):
+ *   give one map to several inputs to refuse an id repeated across them.
  * @returns The units.
  *
  * @example
@@ -284,6 +299,7 @@ export function readUnits(
   bytes: ReadableStream<Uint8Array>,
   source: string,
   onMalformed: (malformed: MalformedLine) => void,
+  seen: Map<string, string> = new Map(),
 ): ReadableStream<Unit> {
   return bytes
     .pipeThrough(new LineStream())
@@ -291,10 +307,15 @@ export function readUnits(
     .pipeThrough(
       new TransformStream<ParsedLine, Unit>({
         transform(parsed, controller) {
-          controller.enqueue(unitOf(parsed, source, onMalformed));
+          controller.enqueue(
+            unique(unitOf(parsed, source, onMalformed), parsed.line),
+          );
         },
       }),
     );
+  function unique(unit: Unit, line: number): Unit {
+    return uniqueUnit(unit, source, line, seen, onMalformed);
+  }
 }
 
 /**
@@ -304,7 +325,9 @@ export function readUnits(
  *
  * @param bytes The NDJSON.
  * @param source The name in fallback ids, e.g. `stdin`.
- * @param onMalformed Called for each malformed line.
+ * @param onMalformed Called for each malformed line, and for each unit
+ *   whose `unit_id` was read before.
+ * @param seen The unit ids read so far (see {@linkcode readUnits}).
  * @returns The units, in batches.
  *
  * @example
@@ -320,6 +343,7 @@ export function readUnitBatches(
   bytes: ReadableStream<Uint8Array>,
   source: string,
   onMalformed: (malformed: MalformedLine) => void,
+  seen: Map<string, string> = new Map(),
 ): ReadableStream<Unit[]> {
   return bytes
     .pipeThrough(new LineBatchStream())
@@ -330,7 +354,15 @@ export function readUnitBatches(
           for (let i = 0; i < lines.length; i++) {
             const parsed = parsedLine(lines[i]!);
             if (parsed !== undefined) {
-              units.push(unitOf(parsed, source, onMalformed));
+              units.push(
+                uniqueUnit(
+                  unitOf(parsed, source, onMalformed),
+                  source,
+                  parsed.line,
+                  seen,
+                  onMalformed,
+                ),
+              );
             }
           }
           if (units.length > 0) controller.enqueue(units);
@@ -357,12 +389,52 @@ function parsedLine(line: Line): ParsedLine | undefined {
   }
 }
 
+/**
+ * The unit, or, when its unit id was read before, an `invalid` unit named
+ * by where it stands (`stdin#line-7`) that says so: two units under one id
+ * would give Scores no reader can tell apart.
+ */
+function uniqueUnit(
+  unit: Unit,
+  source: string,
+  line: number,
+  seen: Map<string, string>,
+  onMalformed: (malformed: MalformedLine) => void,
+): Unit {
+  const where = `${
+    source === "stdin" ? "stdin" : JSON.stringify(source)
+  } line ${line}`;
+  const first = seen.get(unit.unit_id);
+  if (first === undefined) {
+    seen.set(unit.unit_id, where);
+    return unit;
+  }
+  const message = `Duplicate unit_id ${
+    JSON.stringify(unit.unit_id)
+  } (first at ${first}): unit ids must be unique`;
+  onMalformed({ line, message });
+  let id = `${source}#line-${line}`;
+  while (seen.has(id)) id += "-invalid";
+  seen.set(id, where);
+  return {
+    example_id: id,
+    unit_id: id,
+    input: "",
+    output: null,
+    invalid: message,
+  };
+}
+
 /** The unit of a parsed line: its record, or an `invalid` unit that says why. */
 function unitOf(
   parsed: ParsedLine,
   source: string,
   onMalformed: (malformed: MalformedLine) => void,
 ): Unit {
+  if (
+    parsed.error === undefined && typeof parsed.value === "object" &&
+    parsed.value !== null
+  ) keepVerbatimId(parsed.value, parsed.text);
   const fallback = `${source}#${idOf(parsed.value) ?? parsed.line}`;
   const invalid = (message: string): Unit => {
     onMalformed({ line: parsed.line, message });

@@ -268,7 +268,9 @@ export interface RetryOptions {
    */
   maxDelayMs?: number;
   /**
-   * The longest `Retry-After` honoured, in ms.
+   * The longest `Retry-After` waited for, in ms: a server asking for more
+   * fails the call at once (the wait would hold the run, and the server
+   * would likely answer the same).
    * @default {120000}
    */
   maxRetryAfterMs?: number;
@@ -343,11 +345,21 @@ export async function withRetries<T>(
           `${error.message} (after ${n} attempt${n === 1 ? "" : "s"}${why})`,
         );
       }
+      const longest = options.maxRetryAfterMs ?? 120_000;
+      if (error.retryAfterMs !== undefined && error.retryAfterMs > longest) {
+        // A server that asks for an hour (a spent daily quota) answers the
+        // same after any shorter wait: the call fails now, and says why.
+        throw new Error(
+          `${error.message} (the server asked to wait ${
+            secondsText(error.retryAfterMs)
+          } (Retry-After), longer than the ${
+            secondsText(longest)
+          } evalpipe waits; not retried)`,
+        );
+      }
       const backoff = Math.min(cap, base * 2 ** (n - 1));
       const jittered = backoff / 2 + random() * (backoff / 2);
-      const delayMs = error.retryAfterMs !== undefined
-        ? Math.min(error.retryAfterMs, options.maxRetryAfterMs ?? 120_000)
-        : jittered;
+      const delayMs = error.retryAfterMs ?? jittered;
       options.onRetry?.({ attempt: n, delayMs, error });
       const end = options.watch?.wait(
         error.retryAfterMs !== undefined ? "retry_after" : "backoff",
@@ -360,4 +372,12 @@ export async function withRetries<T>(
       }
     }
   }
+}
+
+/** `250ms`, `1.5s`, `3600s`: a wait as the messages say it. */
+function secondsText(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  return ms < 60_000
+    ? `${Math.round(ms / 100) / 10}s`
+    : `${Math.round(ms / 1000)}s`;
 }

@@ -972,9 +972,12 @@ function perCaseError(line: string): string | undefined {
   if (!line.includes('"error"')) return undefined;
   try {
     const value = JSON.parse(line);
+    // A message wins over a score beside it: a scorer that writes
+    // `{"error": "...", "score": 0}` failed, and its 0 is no measurement.
     if (
       typeof value === "object" && value !== null &&
-      typeof value.error === "string" && !("score" in value)
+      typeof value.error === "string" &&
+      (value.error !== "" || !("score" in value))
     ) {
       return value.error;
     }

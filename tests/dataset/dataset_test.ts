@@ -907,6 +907,33 @@ Deno.test("loadDataset finds a duplicate id whether it came as a JSON number or 
   });
 });
 
+Deno.test("loadDataset keeps integer ids beyond 2^53 as written, in JSONL and JSON, so two such cases stay two", async () => {
+  await withTempDir(async (dir) => {
+    const records = [
+      '{"id":12345678901234567891,"input":"a"}',
+      '{"input":"b","id":12345678901234567892}',
+      '{"id":12345678901234567892,"input":"c"}',
+      '{"id":1e21,"input":"d"}',
+    ];
+    const lines = await load(dir, "d.jsonl", records.join("\n") + "\n");
+    const list = await load(dir, "d.json", `[${records.join(",\n")}]`);
+    for (const [name, examples] of [["d.jsonl", lines], ["d.json", list]]) {
+      const ids = (examples as typeof lines).map((e) => e.example_id);
+      assert.deepEqual(ids.slice(0, 2), [
+        `${name}#12345678901234567891`,
+        `${name}#12345678901234567892`,
+      ]);
+      // The third repeats the second's id, exactly.
+      assert.match(
+        (examples as typeof lines)[2]!.invalid!,
+        /^Duplicate id "12345678901234567892" \(first at (line|record) 2\)/,
+      );
+      // Not an integer as written: as JSON reads it.
+      assert.equal(ids[3], `${name}#1e+21`);
+    }
+  });
+});
+
 Deno.test("an invalid case never takes the id a case gave itself: its name by line is made free", async () => {
   await withTempDir(async (dir) => {
     const examples = await load(

@@ -86,3 +86,55 @@ Deno.test("readUnitBatches gives the units of one read as one batch", async () =
     lines.map((_, i) => `stdin#${i + 1}`),
   );
 });
+
+Deno.test("a unit record with an epoch past the first and no unit_id is named <example_id>@<epoch>, as a run names it", async () => {
+  const lines = [
+    '{"example_id":"d#1","epoch":1,"input":"q","output":"a"}',
+    '{"example_id":"d#1","epoch":2,"input":"q","output":"a"}',
+    '{"id":"k","epoch":3,"input":"q","output":"a"}',
+    '{"example_id":"d#2","epoch":2,"unit_id":"own","input":"q","output":"a"}',
+  ];
+  const bad: MalformedLine[] = [];
+  const units = await Array.fromAsync(
+    readUnits(
+      ReadableStream.from([encoder.encode(lines.join("\n") + "\n")]),
+      "stdin",
+      (m) => bad.push(m),
+    ),
+  );
+  assert.deepEqual(bad, []);
+  assert.deepEqual(units.map((u) => u.unit_id), [
+    "d#1",
+    "d#1@2",
+    "stdin#k@3",
+    "own",
+  ]);
+});
+
+Deno.test("readUnits and readUnitBatches refuse a unit_id read before, naming where it was first", async () => {
+  const lines = [
+    '{"unit_id":"u","input":"q","output":"a"}',
+    '{"unit_id":"u","input":"q","output":"b"}',
+  ];
+  const bytes = encoder.encode(lines.join("\n") + "\n");
+  const forms = [
+    (onBad: (m: MalformedLine) => void) =>
+      Array.fromAsync(readUnits(ReadableStream.from([bytes]), "stdin", onBad)),
+    async (onBad: (m: MalformedLine) => void) =>
+      (await Array.fromAsync(
+        readUnitBatches(ReadableStream.from([bytes]), "stdin", onBad),
+      )).flat(),
+  ];
+  for (const read of forms) {
+    const bad: MalformedLine[] = [];
+    const units = await read((m) => bad.push(m));
+    assert.deepEqual(units.map((u) => [u.unit_id, u.invalid]), [
+      ["u", undefined],
+      [
+        "stdin#line-2",
+        'Duplicate unit_id "u" (first at stdin line 1): unit ids must be unique',
+      ],
+    ]);
+    assert.deepEqual(bad.map((m) => m.line), [2]);
+  }
+});

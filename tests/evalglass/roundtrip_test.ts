@@ -24,23 +24,31 @@ Deno.test("an exported record read back gives the original's aggregates, per-uni
     const path = exported.stdout.trimEnd();
     const text = await Deno.readTextFile(`${run.dir}/${path}`);
 
-    // aggregate: the Scores on stdin, the evalglass record on stdin (as
-    // evalglass writes it, and compacted to one line).
+    // aggregate: the RunRecord, the evalglass record on stdin (as evalglass
+    // writes it, and compacted to one line). The export keeps the ranges the
+    // run declared, so its intervals are clamped as the RunRecord's are,
+    // and unlike the bare Scores', which do not carry them.
+    const ranged = await cli(["aggregate", "run.json"], run.dir);
+    assert.equal(ranged.code, 0, ranged.stderr);
     const original = await cliWithStdin(
       ["aggregate"],
       run.dir,
       await Deno.readTextFile(run.scoresPath),
     );
     assert.equal(original.code, 0, original.stderr);
+    assert.notDeepEqual(ndjson(ranged.stdout), ndjson(original.stdout));
     for (const input of [text, `${JSON.stringify(JSON.parse(text))}\n`]) {
       const back = await cliWithStdin(["aggregate"], run.dir, input);
       assert.equal(back.code, 0, back.stderr);
-      assert.deepEqual(ndjson(back.stdout), ndjson(original.stdout));
+      assert.deepEqual(ndjson(back.stdout), ndjson(ranged.stdout));
       assert.equal(back.stderr.match(/is an evalglass RunRecord/g)?.length, 1);
       assert.match(back.stderr, /stdin line 1 is an evalglass RunRecord/);
       assert.match(back.stderr, /15 Scores read/);
     }
     assert.equal(ndjson(original.stdout).length, 3);
+    const named = await cli(["aggregate", path], run.dir);
+    assert.equal(named.code, 0, named.stderr);
+    assert.deepEqual(ndjson(named.stdout), ndjson(ranged.stdout));
 
     // view: the summary and the by-call view, from either file.
     for (const args of [[], ["--by-call", "--json"]]) {

@@ -108,6 +108,41 @@ Deno.test("an http target tells the stage's FlowWatch of a server's Retry-After"
   assert.deepEqual(seen.at(-1), { waiting: idle, retryAfterMs: 0 });
 });
 
+for (
+  const [what, header] of [
+    ["an hour", "3600"],
+    ["a date in 2099", "Thu, 01 Jan 2099 00:00:00 GMT"],
+  ] as const
+) {
+  Deno.test(`an http target asked to wait ${what} (Retry-After) fails the call at once, saying so`, async () => {
+    let calls = 0;
+    await using server = Deno.serve(
+      { hostname: "127.0.0.1", port: 0, onListen() {} },
+      () => {
+        calls++;
+        return new Response("quota spent", {
+          status: 429,
+          headers: { "retry-after": header },
+        });
+      },
+    );
+    const target = httpTarget({
+      url: `http://127.0.0.1:${server.addr.port}/ask`,
+      output: "answer",
+    });
+    const examples = [{ example_id: "d#1", line: 1, case: { input: "q" } }];
+    const [unit] = await Array.fromAsync(
+      ReadableStream.from(examples).pipeThrough(runTarget(target)),
+    );
+    assert.equal(unit?.output, null);
+    assert.match(
+      unit?.target?.error as string,
+      /answered HTTP 429: quota spent \(the server asked to wait \d+s \(Retry-After\), longer than the 120s evalpipe waits; not retried\)$/,
+    );
+    assert.equal(calls, 1);
+  });
+}
+
 Deno.test("an llm_judge tells the scoring stage's FlowWatch of its rate limit", async () => {
   await using server = Deno.serve(
     { hostname: "127.0.0.1", port: 0, onListen() {} },

@@ -315,11 +315,14 @@ with open(stats, "w") as f:
   });
 });
 
-Deno.test("persistentScorer fails only the case answered with an error line and keeps serving", async () => {
+Deno.test("persistentScorer fails only the case answered with an error line, a score beside it or not, and keeps serving", async () => {
   await withPythonScorer(
     "picky",
-    `if payload["input"].startswith("bad"):
+    `if payload["input"] == "bad1":
     return json.dumps({"error": "cannot judge " + payload["input"]})
+if payload["input"] == "bad2":
+    # The error wins: this 0 is no measurement.
+    return json.dumps({"error": "cannot judge " + payload["input"], "score": 0})
 return json.dumps({"score": 1, "reason": "judged " + payload["input"]})`,
     async (s, { cmd, pids }) => {
       const units = ["a", "bad1", "b", "c", "bad2", "d"].map((i) => unit(i));
@@ -342,6 +345,7 @@ return json.dumps({"score": 1, "reason": "judged " + payload["input"]})`,
         assert.equal(scores[i]!.metric, "picky");
         assert.equal(scores[i]!.evaluator_version, s.version);
         assert.equal(scores[i]!.diagnostics[0]?.code, "scorer.reported");
+        assert.notEqual(typeof scores[i]!.value, "number");
       }
       await readPids(pids, 1); // one process served them all
     },

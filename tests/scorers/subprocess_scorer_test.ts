@@ -1057,6 +1057,38 @@ function withTempDir(fn: (dir: string) => Promise<void>): Promise<void> {
   return inTempDir(fn, "evalpipe_scorer_test_");
 }
 
+Deno.test("score refuses a unit id read before, across its inputs, and keeps integer ids beyond 2^53 exact", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/a.ndjson`,
+      '{"unit_id":"u","input":"q1","output":"refund"}\n' +
+        '{"id":12345678901234567891,"input":"q2","output":"no"}\n' +
+        '{"id":12345678901234567892,"input":"q3","output":"no"}\n',
+    );
+    const args = ["score", "--scorer", `python3 ${FIXTURES}/coverage.py`];
+    const out = await runCli(
+      [...args, `${dir}/a.ndjson`, "-"],
+      '{"unit_id":"v","input":"q4","output":"refund"}\n' +
+        '{"unit_id":"u","input":"q5","output":"refund"}\n',
+    );
+    assert.equal(out.code, 2, out.stderr);
+    assert.equal(
+      out.stderr,
+      `evalpipe: Malformed unit record on stdin line 2: Duplicate unit_id "u" (first at ${
+        JSON.stringify(`${dir}/a.ndjson`)
+      } line 1): unit ids must be unique\n`,
+    );
+    const scores = ndjson(out.stdout).map((l) => parseScore(l));
+    assert.deepEqual(scores.map((s) => [s.unit_id, s.status]), [
+      ["u", "scored"],
+      [`${dir}/a.ndjson#12345678901234567891`, "scored"],
+      [`${dir}/a.ndjson#12345678901234567892`, "scored"],
+      ["v", "scored"],
+      ["stdin#line-2", "blocked"],
+    ]);
+  });
+});
+
 Deno.test("score reads unit record files in order, - for stdin, ids and messages named after each, and refuses a missing one before any Score", async () => {
   await withTempDir(async (dir) => {
     await Deno.writeTextFile(

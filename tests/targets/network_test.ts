@@ -251,18 +251,27 @@ Deno.test("withRetries backs off exponentially with jitter between half and all 
   }
 });
 
-Deno.test("withRetries waits what Retry-After asks instead of its backoff, up to maxRetryAfterMs", async () => {
+Deno.test("withRetries waits what Retry-After asks instead of its backoff, and fails a call asked to wait past maxRetryAfterMs at once", async () => {
   const delays: number[] = [];
-  await withRetries((n) => {
-    if (n === 1) return Promise.reject(new RetryableError("429", 30));
-    if (n === 2) return Promise.reject(new RetryableError("429", 10_000));
-    return Promise.resolve(n);
-  }, {
-    baseDelayMs: 1,
-    maxRetryAfterMs: 40,
-    onRetry: ({ delayMs }) => delays.push(delayMs),
-  });
+  let calls = 0;
+  await assert.rejects(
+    withRetries((n) => {
+      calls++;
+      if (n === 1) return Promise.reject(new RetryableError("HTTP 429", 30));
+      if (n === 2) return Promise.reject(new RetryableError("HTTP 429", 40));
+      return Promise.reject(new RetryableError("HTTP 429", 3_600_000));
+    }, {
+      baseDelayMs: 1,
+      maxRetryAfterMs: 40,
+      onRetry: ({ delayMs }) => delays.push(delayMs),
+    }),
+    {
+      message:
+        "HTTP 429 (the server asked to wait 3600s (Retry-After), longer than the 40ms evalpipe waits; not retried)",
+    },
+  );
   assert.deepEqual(delays, [30, 40]);
+  assert.equal(calls, 3);
 });
 
 Deno.test("withRetries does not retry an error that is not retryable", async () => {
