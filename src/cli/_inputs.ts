@@ -6,6 +6,7 @@
  * @module
  */
 
+import { placeOf as placeAt } from "../base/place.ts";
 import { InputError, osErrorText } from "../base/errors.ts";
 import { LineStream } from "../io/line_stream.ts";
 import { NdjsonParseStream, type ParsedLine } from "../io/ndjson.ts";
@@ -142,7 +143,5 @@ export function inputLines(
  * @returns The words.
  */
 export function placeOf(source: LineSource): string {
-  return source.name === "stdin"
-    ? `stdin line ${source.line}`
-    : `${JSON.stringify(source.name)} line ${source.line}`;
+  return placeAt(source.name, source.line);
 }

@@ -94,6 +94,20 @@ async function readResultsAt(
       problems: [],
     };
   }
+  if (await isBaseline(file)) {
+    // A file `run --save-baseline` wrote: one JSON document, its units'
+    // Scores with the ids of their unit.
+    const { readBaseline } = await import("../run/baseline.ts");
+    const { scores } = await readBaseline(file);
+    say(
+      `evalpipe: ${
+        JSON.stringify(path)
+      } is a baseline (run --save-baseline): ${scores.length} ${
+        scores.length === 1 ? "Score" : "Scores"
+      } read`,
+    );
+    return { scores, problems: [] };
+  }
   const read = await readScoresFile(file);
   if (read.record === undefined && file === path) {
     // A Scores file's sidecar keeps the ranges a record would.
@@ -116,4 +130,21 @@ async function readResultsAt(
     );
   }
   return read;
+}
+
+/** Whether the file opens as `run --save-baseline` writes one. */
+async function isBaseline(file: string): Promise<boolean> {
+  let head: Uint8Array;
+  try {
+    using handle = await Deno.open(file);
+    head = new Uint8Array(256);
+    const n = await handle.read(head);
+    head = head.subarray(0, n ?? 0);
+  } catch {
+    // The Scores reader says what is wrong with it.
+    return false;
+  }
+  return /^\s*\{\s*"evalpipe_baseline"\s*:/.test(
+    new TextDecoder().decode(head),
+  );
 }

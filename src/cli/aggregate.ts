@@ -6,7 +6,7 @@
  */
 
 import { defineCommand } from "./command.ts";
-import { UsageError } from "./flags.ts";
+import { stdinOnce, UsageError } from "./flags.ts";
 import { InputError } from "../base/errors.ts";
 import { isBrokenPipe, say } from "./_output.ts";
 import type { ParsedLine } from "../io/ndjson.ts";
@@ -52,6 +52,7 @@ what is not mapped is named on stderr.`,
     },
   },
   async run(flags, paths) {
+    stdinOnce("aggregate", paths);
     const valueRange = rangesOf(flags.range);
     const [
       { aggregateLines },

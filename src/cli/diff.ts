@@ -37,10 +37,11 @@ per metric.`,
     // --- one matrix run: its targets compared (issue 14) ---
     if (pathB === undefined) return await compareMatrix(pathA);
     // --- end issue 14 ---
-    if (pathA === "-" && pathB === "-") {
-      const { UsageError } = await import("./flags.ts");
-      throw new UsageError("diff reads stdin (-) once: give it as A or B");
-    }
+    (await import("./flags.ts")).stdinOnce(
+      "diff",
+      [pathA, pathB],
+      ": give it as A or B",
+    );
     const [a, b] = await Promise.all([readResults(pathA), readResults(pathB)]);
     const [
       { caseIdOf, diffScores, pairingOf, significantlyWorse },

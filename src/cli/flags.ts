@@ -131,6 +131,25 @@ export class UsageError extends InputError {
   }
 }
 
+/**
+ * Refuses stdin (`-`) named twice among a command's inputs: it can be read
+ * once, and a second read would find it empty.
+ *
+ * @param command The command, for the message (`score`).
+ * @param paths The inputs named.
+ * @param hint Said after the rule (`: give it as A or B`).
+ * @throws {UsageError} When `-` comes more than once.
+ */
+export function stdinOnce(
+  command: string,
+  paths: readonly string[],
+  hint = "",
+): void {
+  if (paths.indexOf("-") !== paths.lastIndexOf("-")) {
+    throw new UsageError(`${command} reads stdin (-) once${hint}`);
+  }
+}
+
 /** `; did you mean "--x"?` when a known word is close, else nothing. */
 function suggestion(typo: string, known: Iterable<string>, prefix: string) {
   const near = nearest(typo, known);

@@ -6,7 +6,7 @@
  */
 
 import { defineCommand } from "./command.ts";
-import { UsageError } from "./flags.ts";
+import { stdinOnce, UsageError } from "./flags.ts";
 import { say } from "./_output.ts";
 import type { ShardPart } from "../record/merge.ts";
 
@@ -145,9 +145,7 @@ one that did not finish.`,
     if (paths.length === 0) {
       throw new UsageError("merge takes the shards' records or Scores files");
     }
-    if (paths.filter((p) => p === "-").length > 1) {
-      throw new UsageError("merge reads stdin (-) once");
-    }
+    stdinOnce("merge", paths);
     // The inputs no output of the merge may be written over.
     const shards = paths.filter((p) => p !== "-").map((path) => ({
       name: "a shard",

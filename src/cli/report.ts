@@ -6,7 +6,7 @@
  */
 
 import { defineCommand } from "./command.ts";
-import { UsageError } from "./flags.ts";
+import { stdinOnce, UsageError } from "./flags.ts";
 import { say } from "./_output.ts";
 import { readResults } from "./_results.ts";
 import {
@@ -62,9 +62,7 @@ diff RECORD prints it; JUnit has a test suite per target.`,
     }
     // The second is optional: there may be one.
     const paths = positionals.filter((p) => p !== undefined);
-    if (paths.filter((p) => p === "-").length > 1) {
-      throw new UsageError("report reads stdin (-) once");
-    }
+    stdinOnce("report", paths);
     if (ci && paths.length > 1) {
       throw new UsageError(
         "--junit and --markdown describe one run: give them one RunRecord",

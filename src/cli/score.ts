@@ -6,8 +6,9 @@
  * @module
  */
 
+import { placeOf } from "../base/place.ts";
 import { defineCommand } from "./command.ts";
-import { UsageError } from "./flags.ts";
+import { stdinOnce, UsageError } from "./flags.ts";
 import { isBrokenPipe, progress, say } from "./_output.ts";
 import type { Scorer } from "../scorers/scorer.ts";
 import type { Unit } from "../dataset/unit.ts";
@@ -70,9 +71,7 @@ units in input order, scorers in the order given.`,
   },
   async run(flags, given) {
     const paths: readonly string[] = given;
-    if (paths.filter((p) => p === "-").length > 1) {
-      throw new UsageError("score reads stdin (-) once");
-    }
+    stdinOnce("score", paths);
     const cmds = flags.scorer;
     const names = flags.name;
     if (flags.config !== undefined) {
@@ -238,8 +237,8 @@ async function scoreWith(
             malformed++;
             say(
               `evalpipe: Malformed unit record on ${
-                path === "-" ? "stdin" : JSON.stringify(path)
-              } line ${line}: ${message}`,
+                placeOf(path, line)
+              }: ${message}`,
             );
           },
           seen,

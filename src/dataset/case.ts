@@ -5,7 +5,7 @@
  * @module
  */
 
-import { compactJson, memberSpan } from "./_json_scan.ts";
+import { compactJson, memberSpan } from "../io/_json_scan.ts";
 
 /**
  * One dataset record.

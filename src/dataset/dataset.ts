@@ -16,7 +16,7 @@ import {
   keepVerbatimId,
   parseCase,
 } from "./case.ts";
-import { elementSpans, nestedDeeperThan } from "./_json_scan.ts";
+import { elementSpans, nestedDeeperThan } from "../io/_json_scan.ts";
 import type { CsvRecord } from "./_csv.ts";
 import { SeenIds } from "./_seen_ids.ts";
 import { type Line, LineSplitter } from "../io/line_stream.ts";

@@ -5,6 +5,7 @@
  * @module
  */
 
+import { placeOf } from "../base/place.ts";
 import {
   CaseError,
   expectedJson,
@@ -401,9 +402,7 @@ function uniqueUnit(
   seen: Map<string, string>,
   onMalformed: (malformed: MalformedLine) => void,
 ): Unit {
-  const where = `${
-    source === "stdin" ? "stdin" : JSON.stringify(source)
-  } line ${line}`;
+  const where = placeOf(source, line);
   const first = seen.get(unit.unit_id);
   if (first === undefined) {
     seen.set(unit.unit_id, where);

@@ -7,6 +7,7 @@
 
 import { parseScore, type Score } from "../score/mod.ts";
 import { isRunRecord, RunRecordError } from "../record/run_record.ts";
+import { elementSpans, memberSpan } from "../io/_json_scan.ts";
 
 /**
  * An evalglass RunRecord read by evalpipe.
@@ -176,6 +177,8 @@ function unmappedParts(o: Record<string, unknown>): string[] {
  * @param value The parsed `runrecord.json`.
  * @param path The file, for messages.
  * @returns Its Scores and what was left out.
+ * @param scorePlace Where the Score at an index stands, for its error
+ *   (`"runrecord.json" line 14`); without it, the record's `path`.
  * @throws {RunRecordError} When it is not an evalglass record or a Score in it is invalid.
  *
  * @example An error Score keeps its diagnostics and fails
@@ -191,7 +194,11 @@ function unmappedParts(o: Record<string, unknown>): string[] {
  * if (unmapped[0] !== 'scorecard.verdict "blocked"') throw new Error(unmapped.join());
  * ```
  */
-export function fromEvalglass(value: unknown, path: string): EvalglassImport {
+export function fromEvalglass(
+  value: unknown,
+  path: string,
+  scorePlace?: (index: number) => string,
+): EvalglassImport {
   const where = `Invalid evalglass run record ${JSON.stringify(path)}`;
   if (!isEvalglassRunRecord(value)) {
     throw new RunRecordError(
@@ -213,7 +220,14 @@ export function fromEvalglass(value: unknown, path: string): EvalglassImport {
       return parseScore(raw);
     } catch (error) {
       if (!(error instanceof SyntaxError)) throw error;
-      throw new RunRecordError(`${where}: score ${i + 1}: ${error.message}`);
+      const place = scorePlace?.(i);
+      throw new RunRecordError(
+        place === undefined
+          ? `${where}: score ${i + 1}: ${error.message}`
+          : `Invalid evalglass run record ${place}: score ${
+            i + 1
+          }: ${error.message}`,
+      );
     }
   });
   const ranges = exportedRanges(value.scorecard);
@@ -305,12 +319,12 @@ export async function readEvalglassRunRecord(
       firstLine.includes('"scorecard"'));
   if (!candidate) return undefined;
   let value: unknown;
+  let text: string;
   try {
-    value = JSON.parse(
-      new TextDecoder("utf-8", { fatal: true }).decode(
-        await Deno.readFile(path),
-      ).replace(/^\uFEFF/, ""),
-    );
+    text = new TextDecoder("utf-8", { fatal: true }).decode(
+      await Deno.readFile(path),
+    ).replace(/^\uFEFF/, "");
+    value = JSON.parse(text);
   } catch (error) {
     // Not one JSON document (or not UTF-8): not an evalglass record; the
     // caller reads it as what else it may be and says what is wrong.
@@ -319,5 +333,41 @@ export async function readEvalglassRunRecord(
     }
     throw error;
   }
-  return isEvalglassRunRecord(value) ? fromEvalglass(value, path) : undefined;
+  return isEvalglassRunRecord(value)
+    ? fromEvalglass(
+      value,
+      path,
+      (i) => `${JSON.stringify(path)} line ${scoreLineIn(text, i, 1)}`,
+    )
+    : undefined;
+}
+
+/**
+ * The line the Score at `index` of a record's top-level `scores` starts on,
+ * counted from `firstLine` (the line the document starts on).
+ *
+ * @param text The record's JSON text.
+ * @param index The Score's index.
+ * @param firstLine The number of the document's first line.
+ * @returns The line, or `firstLine` when it cannot be found.
+ */
+export function scoreLineIn(
+  text: string,
+  index: number,
+  firstLine: number,
+): number {
+  const span = memberSpan(text, "scores");
+  if (span === undefined) return firstLine;
+  const element = elementSpans(text.slice(span[0], span[1]))[index];
+  if (element === undefined) return firstLine;
+  const at = span[0] + element[0];
+  let line = firstLine;
+  for (
+    let i = text.indexOf("\n");
+    i >= 0 && i < at;
+    i = text.indexOf("\n", i + 1)
+  ) {
+    line++;
+  }
+  return line;
 }

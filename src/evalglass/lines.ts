@@ -11,6 +11,7 @@ import {
   type EvalglassImport,
   fromEvalglass,
   isEvalglassRunRecord,
+  scoreLineIn,
 } from "./import.ts";
 
 /**
@@ -73,13 +74,23 @@ export function evalglassLines(
     value: unknown,
     line: number,
     controller: TransformStreamDefaultController<ParsedLine>,
+    text?: string,
   ) => {
     let read: EvalglassImport;
+    // A record over many lines: a bad Score is named by its own line.
+    let at = line;
     try {
-      read = fromEvalglass(value, `${source} line ${line}`);
+      read = fromEvalglass(
+        value,
+        `${source} line ${line}`,
+        text === undefined ? undefined : (i) => {
+          at = scoreLineIn(text, i, line);
+          return `${source} line ${at}`;
+        },
+      );
     } catch (error) {
       if (!(error instanceof SyntaxError)) throw error;
-      controller.enqueue({ line, text: "", error: error.message });
+      controller.enqueue({ line: at, text: "", error: error.message });
       return;
     }
     options.onRecord?.(read, line);
@@ -119,7 +130,7 @@ export function evalglassLines(
         return;
       }
       if (isEvalglassRunRecord(value)) {
-        return expand(value, documentLine, controller);
+        return expand(value, documentLine, controller, text);
       }
       controller.enqueue({
         line: documentLine,

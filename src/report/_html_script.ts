@@ -113,7 +113,9 @@ D.runs.forEach(function (run) {
   add(sec, table(
     ["metric", "mean", "95% interval", "coverage", "failures as 0\u20261", "pass rate", "n", "scored", "invalid", "error", "blocked", "skipped", "non_evaluable"],
     run.aggregates.map(function (a) {
-      return [a.metric, num(a.mean), iv(a.ci95), pct(a.coverage), iv(a.mean_bounds),
+      // As stderr and Markdown show it: without a failure, nothing to bound.
+      var bounds = a.errors + a.blocked === 0 || !a.mean_bounds ? "\u2013" : iv(a.mean_bounds);
+      return [a.metric, num(a.mean), iv(a.ci95), pct(a.coverage), bounds,
         pct(a.pass_rate) + (a.pass_rate_ci95 ? " " + iv(a.pass_rate_ci95) : ""), a.n,
         a.aggregatable + a.invalid, a.invalid, a.errors, a.blocked, a.skipped, a.non_evaluable];
     }),

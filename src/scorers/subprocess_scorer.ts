@@ -7,6 +7,7 @@
 
 import { Sha256 } from "../fingerprint/_sha256.ts";
 import { expectedJson } from "../dataset/case.ts";
+import { memberNames } from "../io/_json_scan.ts";
 import { failureMessage, runCommand } from "../process/run_command.ts";
 import type { RunResult } from "../process/types.ts";
 import { defaultScorerName, resolveIn, scriptOf } from "../process/command.ts";
@@ -184,7 +185,7 @@ function quote(text: string, max = 1000): string {
  * ```
  */
 export function parseVerdict(cmd: string, stdout: string): Verdict {
-  const text = stdout.trim();
+  const text = trimmed(stdout);
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -206,6 +207,12 @@ export function parseVerdict(cmd: string, stdout: string): Verdict {
   ) {
     throw invalidVerdict(cmd, text);
   }
+  // A field given twice: which was meant cannot be known (EvalCore's serde
+  // refuses it; JSON.parse would keep the last).
+  const twice = repeatedField(text);
+  if (twice !== undefined) {
+    throw invalidVerdict(cmd, text, ` (it gives "${twice}" twice)`);
+  }
   if (score < 0 || score > 1) {
     throw new SubprocessScorerError(
       `scorer ${JSON.stringify(cmd)} returned score ${score} outside 0.0..=1.0`,
@@ -219,14 +226,53 @@ export function parseVerdict(cmd: string, stdout: string): Verdict {
   return verdict;
 }
 
-function invalidVerdict(cmd: string, text: string): SubprocessScorerError {
+function invalidVerdict(
+  cmd: string,
+  text: string,
+  why = "",
+): SubprocessScorerError {
   return new SubprocessScorerError(
     `scorer ${JSON.stringify(cmd)} printed invalid verdict JSON: ${
       quote(text)
-    }`,
+    }${why}`,
     "scorer.invalid_verdict",
   );
 }
+
+/**
+ * Stdout trimmed as EvalCore trims it (Rust's `str::trim`: Unicode
+ * White_Space, so NEL U+0085 too). `String.prototype.trim` differs only in
+ * U+0085 and in also taking the BOM U+FEFF, which evalpipe keeps taking: a
+ * verdict a Windows tool wrote with a BOM is no less a verdict.
+ */
+function trimmed(stdout: string): string {
+  const text = stdout.trim();
+  return text.includes("\u0085") ? text.replace(NEL_ENDS, "").trim() : text;
+}
+
+const NEL_ENDS = /^[\s\u0085]+|[\s\u0085]+$/g;
+
+/** The verdict field (`score`, `passed`, `reason`) the object gives twice. */
+function repeatedField(text: string): string | undefined {
+  // Each name's text once at most, and no \u escape that could spell one:
+  // no field is repeated (the usual case, for a few searches).
+  let maybe = text.includes("\\u");
+  for (let i = 0; i < VERDICT_FIELDS.length && !maybe; i++) {
+    const quoted = `"${VERDICT_FIELDS[i]}"`;
+    const at = text.indexOf(quoted);
+    maybe = at >= 0 && text.indexOf(quoted, at + 1) >= 0;
+  }
+  if (!maybe) return undefined;
+  const seen = new Set<string>();
+  for (const name of memberNames(text)) {
+    if (!VERDICT_FIELDS.includes(name)) continue;
+    if (seen.has(name)) return name;
+    seen.add(name);
+  }
+  return undefined;
+}
+
+const VERDICT_FIELDS = ["score", "passed", "reason"];
 
 /**
  * What a subprocess scorer is, in either mode: its folder, metric name,

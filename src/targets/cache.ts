@@ -9,7 +9,6 @@ import { Sha256 } from "../fingerprint/_sha256.ts";
 import type { Case } from "../dataset/case.ts";
 import type { Target, TargetContext, TargetResult } from "./target.ts";
 import type { CacheableTarget } from "./openai_target.ts";
-import { BudgetError } from "../net/budget.ts";
 
 /**
  * How a cache is used. `auto` reads what is stored and stores what is
@@ -652,9 +651,12 @@ export function cachedTarget(
   target: CacheableTarget,
   cache: TargetCache,
 ): Target {
-  // A call the budget refused was never made: not a miss after all.
+  // A call the budget refused was never made: not a miss after all. Told by
+  // its code, so that a run without a budget never loads the budget's module.
   const refusal = (error: unknown): unknown => {
-    if (error instanceof BudgetError) cache.refused();
+    if ((error as { code?: unknown } | null)?.code === "budget.exhausted") {
+      cache.refused();
+    }
     return error;
   };
   const store = async (

@@ -280,3 +280,29 @@ Deno.test("run refuses --annotations with --no-annotations, as --cache with --no
     );
   });
 });
+
+Deno.test("every command that reads several inputs refuses stdin (-) named twice, before reading", async () => {
+  await withTempDir(async (dir) => {
+    for (
+      const [args, message] of [
+        [["aggregate", "-", "-"], "aggregate reads stdin (-) once"],
+        [["score", "--scorer", "true", "-", "-"], "score reads stdin (-) once"],
+        [["merge", "-", "-"], "merge reads stdin (-) once"],
+        [
+          ["report", "-", "-", "--html", "r.html"],
+          "report reads stdin (-) once",
+        ],
+        [["diff", "-", "-"], "diff reads stdin (-) once: give it as A or B"],
+      ]
+    ) {
+      const out = await cli(args as string[], dir);
+      assert.equal(out.code, 2, `${args}: ${out.stderr}`);
+      assert.equal(out.stdout, "");
+      assert.ok(
+        out.stderr.startsWith(`evalpipe: ${message}
+`),
+        `${args}: ${out.stderr}`,
+      );
+    }
+  });
+});

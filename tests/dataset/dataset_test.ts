@@ -10,7 +10,7 @@ import {
   compactJson,
   elementSpans,
   memberSpan,
-} from "../../src/dataset/_json_scan.ts";
+} from "../../src/io/_json_scan.ts";
 import { withTempDir } from "../_proc.ts";
 
 const encoder = new TextEncoder();

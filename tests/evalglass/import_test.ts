@@ -179,17 +179,35 @@ Deno.test("an evalglass record on one line opens too; one with an invalid Score 
     assert.doesNotMatch(clean.stderr, /contradicts/);
 
     record.scores[1].value = null; // a scored Score without a value
-    await Deno.writeTextFile(
-      `${dir}/runrecord.json`,
-      JSON.stringify(record, null, 2),
-    );
+    const pretty = JSON.stringify(record, null, 2);
+    await Deno.writeTextFile(`${dir}/runrecord.json`, pretty);
+    // The line the second Score opens on, as an editor shows it.
+    const lines = pretty.split("\n");
+    const scoresAt = lines.indexOf('  "scores": [');
+    const second = lines.findIndex((l, i) => i > scoresAt + 1 && l === "    {");
+    assert.ok(scoresAt > 0 && second > scoresAt);
     const out = await cli(["view", "runrecord.json"], dir);
     assert.equal(out.code, 2);
     assert.match(
       out.stderr,
-      /^evalpipe: Invalid evalglass run record "runrecord\.json": score 2: /,
+      new RegExp(
+        `^evalpipe: Invalid evalglass run record "runrecord\\.json" line ${
+          second + 1
+        }: score 2: `,
+      ),
     );
     assert.equal(out.stdout, "");
+    const piped = await cliWithStdin(["aggregate"], dir, pretty);
+    assert.equal(piped.code, 2);
+    assert.match(
+      piped.stderr,
+      new RegExp(
+        `^evalpipe: Malformed Score on stdin line ${
+          second + 1
+        }: Invalid evalglass run record stdin line ${second + 1}: score 2: `,
+        "m",
+      ),
+    );
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

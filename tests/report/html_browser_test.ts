@@ -106,6 +106,21 @@ Deno.test("htmlReport opens from file:// offline and shows every case", async ()
   });
 });
 
+Deno.test("htmlReport's summary bounds a mean with failures as 0 and 1 only where there are failures, as stderr does", async () => {
+  // 30 units: the judge errored on one, exact_match on none.
+  const run = makeRun({ n: 30 });
+  await withReport(htmlReport(run), async (page) => {
+    const cells = await inPage<string[][]>(
+      page,
+      `Array.from(document.querySelector('section[aria-label^="Summary"] table').tBodies[0].rows)
+        .map((r) => [r.cells[0].textContent, r.cells[4].textContent])`,
+    );
+    const byMetric = new Map(cells.map(([m, b]) => [m, b]));
+    assert.equal(byMetric.get("exact_match"), "\u2013");
+    assert.match(byMetric.get("judge")!, /^\[0\.\d{3}, 0\.\d{3}\]$/);
+  });
+});
+
 Deno.test("htmlReport filters by metric, status and verdict, and searches input and output", async () => {
   const run = makeRun({ n: 300 });
   await withReport(htmlReport(run), async (page, watch) => {

@@ -366,3 +366,27 @@ Deno.test("run --resume --record --save-baseline keeps the earlier units' inputs
     assert.equal(text, await Deno.readTextFile(`${folder}/full.json`));
   });
 });
+
+Deno.test("diff and view read a saved baseline as the run it keeps, not as lines of Scores", async () => {
+  await withTempDir(async (dir) => {
+    await suite(dir, { a: "1", b: "2", c: "3" }, { a: "1", b: "2", c: "x" });
+    const saved = await cli(
+      ["run", "evalpipe.yaml", "--save-baseline", "main", "--out", "b.ndjson"],
+      dir,
+    );
+    assert.equal(saved.code, 0, saved.stderr);
+    const base = ".evalpipe/baselines/main.json";
+    const diff = await cli(["diff", base, "b.ndjson"], dir);
+    assert.equal(diff.code, 0, diff.stderr);
+    assert.equal(
+      diff.stderr.split("\n")[0],
+      `evalpipe: "${base}" is a baseline (run --save-baseline): 3 Scores read`,
+    );
+    assert.doesNotMatch(diff.stderr, /Malformed/);
+    const line = JSON.parse(diff.stdout);
+    assert.deepEqual([line.pairs, line.mean_a, line.mean_b], [3, 2 / 3, 2 / 3]);
+    const view = await cli(["view", base], dir);
+    assert.equal(view.code, 0, view.stderr);
+    assert.match(view.stdout, /^exact_match +0\.667 /m);
+  });
+});

@@ -101,6 +101,38 @@ Deno.test("parseVerdict reads null passed and reason as absent and keeps every o
   }
 });
 
+Deno.test("parseVerdict trims stdout as EvalCore does (NEL too, a BOM kept taken) and refuses a verdict field given twice", () => {
+  // Rust's str::trim takes U+0085; JavaScript's trim does not.
+  assert.deepEqual(parseVerdict("x", '\u0085{"score": 1}\u0085\n'), {
+    score: 1,
+  });
+  assert.deepEqual(parseVerdict("x", '\ufeff{"score": 1}\n'), { score: 1 });
+  // A reason that quotes a field name is no repeat.
+  assert.deepEqual(
+    parseVerdict("x", '{"score": 1, "reason": "the \\"score\\" was 1"}'),
+    { score: 1, reason: 'the "score" was 1' },
+  );
+  for (
+    const [bad, field] of [
+      ['{"score": 0, "score": 1}', "score"],
+      ['{"score": 1, "passed": true, "passed": false}', "passed"],
+      ['{"score": 1, "sc\\u006fre": 0}', "score"],
+    ]
+  ) {
+    assert.throws(
+      () => parseVerdict("x", bad!),
+      (e: unknown) =>
+        e instanceof SubprocessScorerError &&
+        e.code === "scorer.invalid_verdict" &&
+        e.message ===
+          `scorer "x" printed invalid verdict JSON: ${
+            JSON.stringify(bad)
+          } (it gives "${field}" twice)`,
+      bad,
+    );
+  }
+});
+
 for (const { mode, flag, arg } of MODES) {
   Deno.test(`score (${mode}) reads a Python scorer's None passed and reason as absent`, async () => {
     await withScripts(async (dir) => {

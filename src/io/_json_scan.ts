@@ -85,10 +85,35 @@ export function memberSpan(
   key: string,
   start = 0,
 ): [number, number] | undefined {
-  let i = skipSpace(text, start);
-  if (text.charCodeAt(i) !== 123) return undefined;
-  i = skipSpace(text, i + 1);
   let found: [number, number] | undefined;
+  eachMember(text, start, (name, from, to) => {
+    if (name === key) found = [from, to];
+  });
+  return found;
+}
+
+/**
+ * The names of a JSON object's top-level members, in order, a repeated one
+ * as often as it comes (which `JSON.parse` hides: the last one wins).
+ *
+ * @param text Valid JSON text of an object.
+ * @returns The names; none when the text is not an object.
+ */
+export function memberNames(text: string): string[] {
+  const names: string[] = [];
+  eachMember(text, 0, (name) => void names.push(name));
+  return names;
+}
+
+/** Calls `fn` with each top-level member's name and value span, in order. */
+function eachMember(
+  text: string,
+  start: number,
+  fn: (name: string, from: number, to: number) => void,
+): void {
+  let i = skipSpace(text, start);
+  if (text.charCodeAt(i) !== 123) return;
+  i = skipSpace(text, i + 1);
   while (i < text.length && text.charCodeAt(i) === QUOTE) {
     const keyEnd = skipString(text, i);
     const raw = text.slice(i + 1, keyEnd - 1);
@@ -97,12 +122,11 @@ export function memberSpan(
       : raw;
     i = skipSpace(text, skipSpace(text, keyEnd) + 1); // past the colon
     const valueEnd = skipValue(text, i);
-    if (name === key) found = [i, valueEnd];
+    fn(name, i, valueEnd);
     i = skipSpace(text, valueEnd);
     if (text.charCodeAt(i) !== 44) break;
     i = skipSpace(text, i + 1);
   }
-  return found;
 }
 
 /**
