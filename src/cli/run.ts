@@ -13,6 +13,9 @@ import { CACHE_FLAG, cacheModeOf } from "./_cache_flag.ts";
 import type { Score } from "../score/mod.ts";
 import type { Unit } from "../dataset/unit.ts";
 
+/** Seconds a run may take, after the grace period, to write what finished. */
+const LAST_WRITE_S = 5;
+
 /** Opens a file a flag names; one that cannot be opened is a usage error. */
 async function openFlagFile(
   path: string | undefined,
@@ -453,6 +456,21 @@ and a summary table on stderr.`,
         );
       },
     });
+    // Once the grace period is over, the stages end at once; only a write
+    // nobody reads (stdout into `less`, a stalled pipe) can hold the run
+    // past it. A last few seconds, then it stops as a second signal would.
+    abort.signal.addEventListener("abort", () => {
+      const sig = interrupt.signal;
+      if (sig === undefined) return;
+      const timer = setTimeout(() => {
+        say(
+          `evalpipe: interrupted by ${sig}; the output was not taken within ${LAST_WRITE_S} s of the grace period's end (a stalled reader?): stopped`,
+        );
+        if (outPath !== undefined) say(resumeHint());
+        Deno.exit(signalExitCode(sig));
+      }, LAST_WRITE_S * 1000);
+      Deno.unrefTimer(timer);
+    }, { once: true });
     const bar = await progress(outPath === undefined);
     const resumeHint = () =>
       outPath !== undefined

@@ -250,6 +250,22 @@ function fromList(
         keepVerbatimExpected(value, source, span[0]);
         keepVerbatimId(value, source, span[0]);
       }
+    } else {
+      // YAML: its reader gives an integer as a number, so one past 2^53 has
+      // lost digits that no source span can bring back.
+      const id = (value as { id?: unknown } | null)?.id;
+      if (
+        typeof id === "number" && Number.isInteger(id) &&
+        !Number.isSafeInteger(id)
+      ) {
+        return {
+          example_id: `${name}#${position}`,
+          line: position,
+          case: null,
+          invalid:
+            `"id" is an integer past 2^53, which YAML reads rounded (to ${id}): write it quoted, as a string`,
+        };
+      }
     }
     return toExample(name, position, value);
   };

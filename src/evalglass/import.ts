@@ -178,7 +178,8 @@ function unmappedParts(o: Record<string, unknown>): string[] {
  * @param path The file, for messages.
  * @returns Its Scores and what was left out.
  * @param scorePlace Where the Score at an index stands, for its error
- *   (`"runrecord.json" line 14`); without it, the record's `path`.
+ *   (`"runrecord.json" line 14`; `""` when the caller names the place);
+ *   without it, the record's `path`.
  * @throws {RunRecordError} When it is not an evalglass record or a Score in it is invalid.
  *
  * @example An error Score keeps its diagnostics and fails
@@ -224,9 +225,9 @@ export function fromEvalglass(
       throw new RunRecordError(
         place === undefined
           ? `${where}: score ${i + 1}: ${error.message}`
-          : `Invalid evalglass run record ${place}: score ${
-            i + 1
-          }: ${error.message}`,
+          : `Invalid evalglass run record${
+            place === "" ? "" : ` ${place}`
+          }: score ${i + 1}: ${error.message}`,
       );
     }
   });

@@ -80,14 +80,11 @@ export function evalglassLines(
     // A record over many lines: a bad Score is named by its own line.
     let at = line;
     try {
-      read = fromEvalglass(
-        value,
-        `${source} line ${line}`,
-        text === undefined ? undefined : (i) => {
-          at = scoreLineIn(text, i, line);
-          return `${source} line ${at}`;
-        },
-      );
+      // The error line names the place; the message need not again.
+      read = fromEvalglass(value, `${source} line ${line}`, (i) => {
+        if (text !== undefined) at = scoreLineIn(text, i, line);
+        return "";
+      });
     } catch (error) {
       if (!(error instanceof SyntaxError)) throw error;
       controller.enqueue({ line: at, text: "", error: error.message });

@@ -56,6 +56,16 @@ export interface ConcurrentMapOptions {
    * @default {undefined}
    */
   abandon?: AbortSignal;
+  /**
+   * The group of a task, for `unordered`: the tasks of one group come one
+   * after the other (an example's epochs), and once unordered, a group's
+   * results still leave together, in order, when every one has finished and
+   * the group's last task has started, so that no other result lands
+   * between them. A group some of whose results left before (in order)
+   * keeps every other result waiting until it is whole, or abandoned.
+   * @default {undefined: each task its own group}
+   */
+  groupOf?: (task: never) => unknown;
 }
 
 /**
@@ -70,6 +80,9 @@ function batchWindow(options: ConcurrentMapOptions): ConcurrentMapOptions {
   const concurrency = Math.max(1, options.concurrency ?? 1);
   return { ...options, window: Math.max(concurrency * 4, BATCH_WINDOW) };
 }
+
+/** The group of no result: before the first one is emitted. */
+const NO_GROUP = Symbol("no group");
 
 interface Slot<O> {
   done: boolean;
@@ -266,6 +279,13 @@ function orderedPool<I, T, R, O>(
   const window = Math.max(concurrency, options.window ?? concurrency * 4);
   let queue: Slot<R>[] = [];
   let head = 0; // queue[head] is the oldest slot not yet emitted
+  // With groups: each slot's group, beside it; the group of the last result
+  // emitted, which the slots at the head may continue.
+  const groupOf = options.groupOf as ((task: T) => unknown) | undefined;
+  let groups: unknown[] = [];
+  let lastGroup: unknown = NO_GROUP;
+  // No task will start any more: the last group is whole.
+  let intakeEnded = false;
   // Synchronous results with nothing pending before them: ready in order,
   // ahead of every slot, without a slot each.
   let settled: R[] = [];
@@ -289,9 +309,12 @@ function orderedPool<I, T, R, O>(
     const ready = settled;
     settled = [];
     while (head < queue.length && queue[head]!.done) {
+      if (groupOf !== undefined) lastGroup = groups[head];
       ready.push(queue[head++]!.value as R);
     }
-    if (unordered && head < queue.length) {
+    if (unordered && head < queue.length && groupOf !== undefined) {
+      releaseGroups(ready);
+    } else if (unordered && head < queue.length) {
       // Out of order: every finished slot leaves, the others keep waiting.
       const pending: Slot<R>[] = [];
       for (let i = head; i < queue.length; i++) {
@@ -304,6 +327,7 @@ function orderedPool<I, T, R, O>(
     }
     if (head > 1024 && head * 2 > queue.length) {
       queue.splice(0, head);
+      if (groupOf !== undefined) groups.splice(0, head);
       head = 0;
     }
     if (ready.length === 0) return;
@@ -316,6 +340,46 @@ function orderedPool<I, T, R, O>(
       failed = true;
     }
     signal();
+  };
+  /**
+   * Out of order, by group: each run of slots of one group leaves whole once
+   * every slot in it is done and it is closed (a later group has started,
+   * the intake ended, or the pool is abandoned). A run continuing the group
+   * last emitted leaves as soon as it is done, and until then holds back
+   * every other (abandoned, it gives what it has).
+   */
+  const releaseGroups = (ready: R[]) => {
+    const pending: Slot<R>[] = [];
+    const pendingGroups: unknown[] = [];
+    let held = false;
+    for (let i = head; i < queue.length;) {
+      const group = groups[i];
+      let j = i;
+      let whole = true;
+      while (j < queue.length && groups[j] === group) {
+        if (!queue[j]!.done) whole = false;
+        j++;
+      }
+      const continues = group === lastGroup;
+      const closed = j < queue.length || intakeEnded || abandoning;
+      if (abandoning || (!held && whole && (closed || continues))) {
+        // Abandoned: what is done leaves, each run's slots together.
+        for (let k = i; k < j; k++) {
+          if (queue[k]!.done) ready.push(queue[k]!.value as R);
+        }
+        lastGroup = group;
+      } else {
+        for (let k = i; k < j; k++) {
+          pending.push(queue[k]!);
+          pendingGroups.push(group);
+        }
+        if (continues) held = true;
+      }
+      i = j;
+    }
+    queue = pending;
+    groups = pendingGroups;
+    head = 0;
   };
   const scheduleDrain = () => {
     if (!draining) {
@@ -350,13 +414,16 @@ function orderedPool<I, T, R, O>(
   if (options.unordered?.aborted) unordered = true;
   else options.unordered?.addEventListener("abort", release, { once: true });
   let closed = false;
+  let abandoning = false;
   const abandon = () => {
     if (failed || closed) return;
     unordered = true;
+    abandoning = true;
     drain();
     // What still runs is dropped: its slots are gone, its failure ignored.
     failed = true;
     queue = [];
+    groups = [];
     head = 0;
     try {
       controller.terminate();
@@ -395,6 +462,8 @@ function orderedPool<I, T, R, O>(
       }
     },
     async flush() {
+      intakeEnded = true;
+      if (unordered && groupOf !== undefined) scheduleDrain();
       while (waiting() > 0 && !failed) await waitForChange();
       closed = true;
     },
@@ -414,6 +483,7 @@ function orderedPool<I, T, R, O>(
       signal();
       return;
     }
+    if (groupOf !== undefined) groups.push(groupOf(task));
     if (result instanceof Later) {
       if (!result.done) {
         // Its own slot, in order; it tells the pool when it settles.
@@ -424,7 +494,11 @@ function orderedPool<I, T, R, O>(
       }
       result = result.value as R;
     }
-    if (!(result instanceof Promise) && head === queue.length) {
+    // With groups, every result has its slot (and its group beside it).
+    if (
+      !(result instanceof Promise) && head === queue.length &&
+      groupOf === undefined
+    ) {
       // Nothing pending before it: a synchronous result is ready, in order,
       // without a slot.
       settled.push(result);

@@ -14,6 +14,7 @@ import { concurrentMapBatches } from "../io/concurrent_map.ts";
 import {
   callUnit,
   endingOf,
+  exampleOf,
   type RunTargetOptions,
   type Target,
   unitIdOf,
@@ -152,5 +153,6 @@ export function runMatrixBatches(
   return concurrentMapBatches(tasks, call, {
     concurrency: concurrency * targets.length,
     ...endingOf(options),
+    groupOf: exampleOf,
   });
 }

@@ -939,6 +939,10 @@ export async function runSuite(
       // after the grace period drop what still runs: resuming reruns it.
       ...(signal !== undefined ? { signal, abandon: signal } : {}),
       ...(options.stop !== undefined ? { unordered: options.stop } : {}),
+      // An example's units (epochs, targets) stay together in the output.
+      ...(epochs > 1 || matrix !== undefined
+        ? { groupOf: (unit: Unit) => unit.example_id }
+        : {}),
       ...(progress?.flow !== undefined ? { flow: progress.flow } : {}),
     }))
     .pipeThrough(validateScoreBatches());

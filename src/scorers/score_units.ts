@@ -59,6 +59,13 @@ export interface ScoreUnitsOptions {
    */
   unordered?: AbortSignal;
   /**
+   * The group of a unit, once `unordered`: the units of one group come one
+   * after the other, and their Scores still leave together (`run` groups an
+   * example's epochs and targets by `example_id`).
+   * @default {undefined: each unit its own group}
+   */
+  groupOf?: (unit: Unit) => unknown;
+  /**
    * Aborting ends the stage: the Scores ready are emitted, the units still
    * being scored are dropped (give the same signal as `signal` to kill their
    * scorers too), and the units still to come are cancelled.
@@ -362,6 +369,7 @@ function poolOf(options: ScoreUnitsOptions): ConcurrentMapOptions {
       ? { unordered: options.unordered }
       : {}),
     ...(options.abandon !== undefined ? { abandon: options.abandon } : {}),
+    ...(options.groupOf !== undefined ? { groupOf: options.groupOf } : {}),
   };
 }
 

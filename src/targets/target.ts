@@ -171,6 +171,11 @@ interface Plan {
   pool: ConcurrentMapOptions;
 }
 
+/** The example a task runs: what groups its units. */
+export function exampleOf(task: { example: Example }): Example {
+  return task.example;
+}
+
 /**
  * A stage's pool options for its `stop` and `abandon` signals: once stopped,
  * results leave as they finish; once abandoned, the pool ends.
@@ -227,7 +232,9 @@ function targetPlan(target: Target, options: RunTargetOptions): Plan {
     }
   }
   return {
-    pool,
+    // An example's epochs belong together: an interrupted run writes them
+    // one after the other, or not at all.
+    pool: epochs > 1 ? { ...pool, groupOf: exampleOf } : pool,
     tasks,
     call: ({ example, epoch }: Task) =>
       callUnit(target, example, epoch, epochs, signal, flow),

@@ -931,6 +931,21 @@ Deno.test("loadDataset keeps integer ids beyond 2^53 as written, in JSONL and JS
       // Not an integer as written: as JSON reads it.
       assert.equal(ids[3], `${name}#1e+21`);
     }
+    // YAML gives its reader's number: the digits are gone, so the case is
+    // refused rather than merged with another.
+    const yaml = await load(
+      dir,
+      "d.yaml",
+      "- {id: 12345678901234567891, input: a}\n- {id: '12345678901234567892', input: b}\n- {id: 9007199254740991, input: c}\n",
+    );
+    assert.equal(
+      yaml[0]!.invalid,
+      '"id" is an integer past 2^53, which YAML reads rounded (to 12345678901234567000): write it quoted, as a string',
+    );
+    assert.deepEqual(yaml.slice(1).map((e) => [e.example_id, e.invalid]), [
+      ["d.yaml#12345678901234567892", undefined],
+      ["d.yaml#9007199254740991", undefined],
+    ]);
   });
 });
 

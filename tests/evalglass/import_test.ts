@@ -204,7 +204,7 @@ Deno.test("an evalglass record on one line opens too; one with an invalid Score 
       new RegExp(
         `^evalpipe: Malformed Score on stdin line ${
           second + 1
-        }: Invalid evalglass run record stdin line ${second + 1}: score 2: `,
+        }: Invalid evalglass run record: score 2: `,
         "m",
       ),
     );

@@ -891,3 +891,87 @@ Deno.test("concurrentBatches on `abandon` emits what is ready, drops what runs, 
   assert.deepEqual(started, [10, 11, 20, 21]);
   assert.equal(cancelled, true);
 });
+
+Deno.test("concurrentMap with groups, once unordered, lets a group leave only whole and closed, and holds all behind a group begun in order", async () => {
+  type Task = { group: string; name: string; wait?: Promise<void> };
+  const gate = () => {
+    let open!: () => void;
+    const wait = new Promise<void>((resolve) => (open = resolve));
+    return { wait, open };
+  };
+  const run = (
+    tasks: Task[],
+    unordered: AbortSignal,
+    abandon?: AbortSignal,
+  ) => {
+    const got: string[] = [];
+    const done = ReadableStream.from(tasks)
+      .pipeThrough(concurrentMap(async (t: Task) => {
+        await t.wait;
+        return t.name;
+      }, {
+        concurrency: 8,
+        unordered,
+        ...(abandon !== undefined ? { abandon } : {}),
+        groupOf: (t: Task) => t.group,
+      }))
+      .pipeTo(new WritableStream({ write: (n) => void got.push(n) }));
+    return { got, done };
+  };
+
+  // A's first task hangs: B and C leave whole once unordered, A after.
+  const a1 = gate();
+  const stop1 = new AbortController();
+  const one = run([
+    { group: "A", name: "a1", wait: a1.wait },
+    { group: "A", name: "a2" },
+    { group: "B", name: "b1" },
+    { group: "B", name: "b2" },
+    { group: "C", name: "c1" },
+  ], stop1.signal);
+  await delay(20);
+  assert.deepEqual(one.got, []);
+  stop1.abort();
+  await delay(20);
+  assert.deepEqual(one.got, ["b1", "b2", "c1"]);
+  a1.open();
+  await one.done;
+  assert.deepEqual(one.got, ["b1", "b2", "c1", "a1", "a2"]);
+
+  // a1 left in order, a2 hangs: B waits behind A, to keep A's together.
+  const a2 = gate();
+  const stop2 = new AbortController();
+  const two = run([
+    { group: "A", name: "a1" },
+    { group: "A", name: "a2", wait: a2.wait },
+    { group: "B", name: "b1" },
+  ], stop2.signal);
+  await delay(20);
+  assert.deepEqual(two.got, ["a1"]);
+  stop2.abort();
+  await delay(20);
+  assert.deepEqual(two.got, ["a1"]);
+  a2.open();
+  await two.done;
+  assert.deepEqual(two.got, ["a1", "a2", "b1"]);
+
+  // The same, abandoned while a2 hangs: a2 is dropped, B leaves.
+  const stop3 = new AbortController();
+  const abandon3 = new AbortController();
+  const three = run(
+    [
+      { group: "A", name: "a1" },
+      { group: "A", name: "a2", wait: new Promise(() => {}) },
+      { group: "B", name: "b1" },
+    ],
+    stop3.signal,
+    abandon3.signal,
+  );
+  await delay(20);
+  stop3.abort();
+  await delay(20);
+  assert.deepEqual(three.got, ["a1"]);
+  abandon3.abort();
+  await three.done;
+  assert.deepEqual(three.got, ["a1", "b1"]);
+});

@@ -922,6 +922,137 @@ Deno.test("run on SIGINT writes the units that finished behind a hung call or sc
   );
 });
 
+// The first call of case "t" answers; its other epochs hang (until
+// "release" exists), each recording its pid. The first call of "a" answers,
+// its other epochs after a second.
+const EPOCH_TARGET = `in=$(cat)
+case "$in" in
+  *'"t"'*) if ! mkdir t.first 2>/dev/null && [ ! -e release ]; then echo $$ >> pids.txt; exec sleep 1000; fi ;;
+  *'"a"'*) if ! mkdir a.first 2>/dev/null && [ ! -e release ]; then sleep 1; fi ;;
+esac
+echo >> answered.txt
+echo a
+`;
+
+Deno.test("run --epochs on SIGINT keeps each example's epochs together: what finished behind a half-answered example is written after it, whole", async () => {
+  await withDir(
+    {
+      "suite.yaml": `dataset: data.jsonl
+target: { type: subprocess, cmd: sh target.sh }
+scorers: [{ type: exact_match }]
+concurrency: 8
+`,
+      "target.sh": EPOCH_TARGET,
+      "data.jsonl": jsonl(
+        ["t", "a", "b", "c"].map((input) => ({ input, expected: "a" })),
+      ),
+    },
+    async (dir) => {
+      const run = new Evalpipe(
+        ["run", "suite.yaml", "--out", "part.ndjson", "--epochs", "3"].concat(
+          ["--grace", "3"],
+        ),
+        dir,
+        "null",
+      );
+      try {
+        // t@1, a@1 and the epochs of b and c answered; t@2 and t@3 hang,
+        // a@2 and a@3 take a second.
+        await until("for the hung epochs", async () => {
+          assert.ok(!run.exited, "the run ended before anything hung");
+          return (await pidsOf(dir)).length >= 2 &&
+            lineCount(await readOrEmpty(`${dir}/answered.txt`)) >= 8;
+        });
+      } catch (error) {
+        run.kill("SIGKILL");
+        await run.outcome;
+        throw error;
+      }
+      const pids = await pidsOf(dir);
+      run.kill("SIGINT");
+      const out = await run.outcome;
+      assert.equal(out.code, 130, out.stderr);
+      await assertGone(pids, dir);
+      const text = await Deno.readTextFile(`${dir}/part.ndjson`);
+      const units = text.trimEnd().split("\n").map((l) =>
+        JSON.parse(l).unit_id as string
+      );
+      // Which epoch of "t" won the race to answer varies: one did.
+      assert.equal(units.length, 10, text);
+      const examples = units.map((u) => u.split("@")[0]!);
+      assert.deepEqual(
+        [...new Set(examples)].sort(),
+        ["data.jsonl#1", "data.jsonl#2", "data.jsonl#3", "data.jsonl#4"],
+      );
+      // Each example's units one after the other.
+      const runs = examples.filter((e, i) => i === 0 || examples[i - 1] !== e);
+      assert.equal(runs.length, 4, units.join(" "));
+      // Every example's Scores adjacent: plain aggregate reads the file.
+      const aggregate = await cli(["aggregate", "part.ndjson"], dir);
+      assert.equal(aggregate.code, 0, aggregate.stderr);
+      assert.equal(JSON.parse(aggregate.stdout).n, 10);
+
+      await Deno.writeTextFile(`${dir}/release`, "");
+      const resumed = await cli(
+        [
+          "run",
+          "suite.yaml",
+          "--out",
+          "part.ndjson",
+          "--epochs",
+          "3",
+          "--resume",
+        ],
+        dir,
+      );
+      assert.equal(resumed.code, 0, resumed.stderr);
+      assert.equal(
+        scoresByKey(await Deno.readTextFile(`${dir}/part.ndjson`)).size,
+        12,
+      );
+    },
+  );
+});
+
+Deno.test("run on SIGINT whose stdout nobody reads stops a few seconds after --grace, saying why", async () => {
+  await withDir(
+    {
+      "suite.yaml": REPLAY_SUITE,
+      // Enough Scores to fill the pipe that nobody reads.
+      "data.jsonl": jsonl(
+        Array.from({ length: 3000 }, (_, i) => ({
+          input: `q${i}`,
+          expected: "a",
+          output: "a",
+        })),
+      ),
+    },
+    async (dir) => {
+      const child = new Deno.Command(Deno.execPath(), {
+        args: ["run", "-A", CLI, "run", "suite.yaml", "--grace", "0.1"],
+        cwd: dir,
+        stdin: "null",
+        stdout: "piped", // never read
+        stderr: "piped",
+      }).spawn();
+      await delay(1500);
+      const signalled = performance.now();
+      child.kill("SIGINT");
+      const errors = new Response(child.stderr).text();
+      const status = await child.status;
+      const waited = performance.now() - signalled;
+      assert.equal(status.code, 130);
+      assert.match(
+        await errors,
+        /evalpipe: interrupted by SIGINT; the output was not taken within 5 s of the grace period's end \(a stalled reader\?\): stopped\n$/,
+      );
+      // Not the reader's pace: it never reads.
+      assert.ok(waited < 20_000, `${waited} ms`);
+      await child.stdout.cancel();
+    },
+  );
+});
+
 Deno.test("run on a second SIGINT stops at once with exit 130 and leaves no process", async () => {
   await withDir(
     {
