@@ -9,15 +9,21 @@ import type { Score } from "../score/mod.ts";
 /** A unit and its Scores; `undefined` for Scores whose unit is not known. */
 export type UnitEntry = [Unit | undefined, Score[]];
 
-interface Waiting {
-  unit: Unit;
-  scores: Score[];
-  want: number;
-}
+/** A unit already written, out of order, still in the queue. */
+const WRITTEN = { unit_id: "" } as Unit;
 
-/** Units waiting for their Scores, by unit id, in the order they came. */
+/**
+ * Units waiting for their Scores, in the order they came. Scores usually
+ * come in that order too, and cost one comparison each; out of order (an
+ * interrupted run), a unit's Scores wait beside it until it is whole.
+ */
 export class UnitScores {
-  #waiting = new Map<string, Waiting>();
+  #queue: Unit[] = [];
+  #head = 0;
+  /** The Scores of the unit at the head. */
+  #current: Score[] = [];
+  /** The Scores of units past the head, by unit id. */
+  #early = new Map<string, Score[]>();
   /** Units that get no Score (all their metrics were scored before). */
   #none: UnitEntry[] = [];
   #want: (unitId: string) => number;
@@ -38,9 +44,8 @@ export class UnitScores {
    */
   push(units: readonly Unit[]): void {
     for (const unit of units) {
-      const want = this.#want(unit.unit_id);
-      if (want <= 0) this.#none.push([unit, []]);
-      else this.#waiting.set(unit.unit_id, { unit, scores: [], want });
+      if (this.#want(unit.unit_id) <= 0) this.#none.push([unit, []]);
+      else this.#queue.push(unit);
     }
   }
 
@@ -60,17 +65,35 @@ export class UnitScores {
       this.#none = [];
     }
     for (const score of scores) {
-      const id = score.unit_id;
-      const waiting = id === undefined ? undefined : this.#waiting.get(id);
-      if (waiting === undefined) {
+      const at = this.#find(score.unit_id);
+      if (at < 0) {
         out.push([undefined, [score]]);
         continue;
       }
-      waiting.scores.push(score);
-      if (waiting.scores.length >= waiting.want) {
-        out.push([waiting.unit, waiting.scores]);
-        this.#waiting.delete(id!);
+      const unit = this.#queue[at]!;
+      if (at === this.#head) {
+        this.#current.push(score);
+        if (this.#current.length >= this.#want(unit.unit_id)) {
+          out.push([unit, this.#current]);
+          this.#current = [];
+          this.#advance();
+        }
+        continue;
       }
+      // Past the head: out of order.
+      let early = this.#early.get(unit.unit_id);
+      if (early === undefined) this.#early.set(unit.unit_id, early = []);
+      early.push(score);
+      if (early.length >= this.#want(unit.unit_id)) {
+        out.push([unit, early]);
+        this.#early.delete(unit.unit_id);
+        this.#queue[at] = WRITTEN;
+      }
+    }
+    // Drop what was taken now and then, not on every Score.
+    if (this.#head > 1024) {
+      this.#queue = this.#queue.slice(this.#head);
+      this.#head = 0;
     }
     return out;
   }
@@ -85,11 +108,39 @@ export class UnitScores {
   rest(): UnitEntry[] {
     const out = this.#none;
     this.#none = [];
-    for (const { unit, scores } of this.#waiting.values()) {
+    for (let i = this.#head; i < this.#queue.length; i++) {
+      const unit = this.#queue[i]!;
+      if (unit === WRITTEN) continue;
+      const scores = i === this.#head
+        ? this.#current
+        : this.#early.get(unit.unit_id) ?? [];
       if (scores.length > 0) out.push([unit, scores]);
     }
-    this.#waiting.clear();
+    this.#queue = [];
+    this.#head = 0;
+    this.#current = [];
+    this.#early.clear();
     return out;
+  }
+
+  /** Moves the head past the unit just written and those written early. */
+  #advance(): void {
+    do this.#head++; while (this.#queue[this.#head] === WRITTEN);
+    if (this.#early.size > 0 && this.#head < this.#queue.length) {
+      const id = this.#queue[this.#head]!.unit_id;
+      const early = this.#early.get(id);
+      if (early !== undefined) {
+        this.#current = early;
+        this.#early.delete(id);
+      }
+    }
+  }
+
+  #find(unitId: string | undefined): number {
+    for (let i = this.#head; i < this.#queue.length; i++) {
+      if (this.#queue[i]!.unit_id === unitId) return i;
+    }
+    return -1;
   }
 }
 

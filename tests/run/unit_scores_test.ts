@@ -49,3 +49,21 @@ Deno.test("UnitScores joins Scores that come out of order (an interrupted run), 
   assert.deepEqual(ids(joiner.take([score("m", "d")])), []);
   assert.deepEqual(ids(joiner.rest()), ["a:m", "d:m"]);
 });
+
+Deno.test("UnitScores keeps a unit's early Scores when it reaches the head, and skips units written early", () => {
+  const joiner = new UnitScores(() => 2);
+  joiner.push([unit("a"), unit("b"), unit("c"), unit("d")]);
+  // b gets one Score early, c both: c is written at once.
+  assert.deepEqual(
+    ids(joiner.take([score("m", "b"), score("m", "c"), score("n", "c")])),
+    ["c:m+n"],
+  );
+  // a is written; b, now at the head, keeps its early Score.
+  assert.deepEqual(ids(joiner.take([score("m", "a"), score("n", "a")])), [
+    "a:m+n",
+  ]);
+  assert.deepEqual(ids(joiner.take([score("n", "b")])), ["b:m+n"]);
+  // The head moved past c, written before: d is next.
+  assert.deepEqual(ids(joiner.take([score("m", "d")])), []);
+  assert.deepEqual(ids(joiner.rest()), ["d:m"]);
+});
