@@ -31,7 +31,7 @@ clamp the mean's interval to it, as run does for its scorers. An evalpipe
 RunRecord (run --record) among the inputs is read as its Scores, with the
 ranges it keeps. An evalglass runrecord.json (as evalglass writes it, or as one
 line) is read as its Scores, with the ranges evalpipe's export keeps in it;
-what is not mapped is named on stderr.`,
+what is not mapped is named on stderr. So is a baseline (run --save-baseline).`,
   positionals: {
     names: ["[SCORES...]"],
     error: "aggregate takes Scores files",
@@ -76,6 +76,8 @@ what is not mapped is named on stderr.`,
     const input = inputLines(paths, (name) => {
       const glass = evalglassLines({
         source: name,
+        onDocument: (value, line) =>
+          baselineLines(value, name, placeOf({ name, line })),
         onRecord: (read, line) => {
           // The ranges evalpipe's export kept, as a RunRecord's are kept.
           for (
@@ -161,6 +163,42 @@ what is not mapped is named on stderr.`,
     return malformed > 0 ? 2 : 0;
   },
 });
+
+/**
+ * A baseline file (`run --save-baseline`) among the inputs, as its Scores,
+ * each example's together; `undefined` for any other document.
+ */
+async function baselineLines(
+  value: unknown,
+  name: string,
+  where: string,
+): Promise<unknown[] | undefined> {
+  if (
+    typeof value !== "object" || value === null ||
+    !("evalpipe_baseline" in value)
+  ) return undefined;
+  const { baselineScores } = await import("../run/baseline.ts");
+  let scores: import("../score/mod.ts").Score[];
+  try {
+    scores = baselineScores(value, name === "stdin" ? "-" : name).scores;
+  } catch (error) {
+    if (!(error instanceof InputError)) throw error;
+    return [error];
+  }
+  say(
+    `evalpipe: ${where} is a baseline (run --save-baseline): ${scores.length} ${
+      scores.length === 1 ? "Score" : "Scores"
+    } read`,
+  );
+  const byExample = new Map<string, import("../score/mod.ts").Score[]>();
+  for (const score of scores) {
+    const key = score.example_id ?? "";
+    const list = byExample.get(key);
+    if (list === undefined) byExample.set(key, [score]);
+    else list.push(score);
+  }
+  return [...byExample.values()].flat();
+}
 
 /**
  * Reads an evalpipe RunRecord among the inputs as the Scores it holds, each

@@ -32,6 +32,17 @@ export interface EvalglassLinesOptions {
    */
   onRecord?: (read: EvalglassImport, line: number) => void;
   /**
+   * Given a JSON document over many lines that is not an evalglass record
+   * (a baseline file, say): the values to pass on in its place (an `Error`
+   * among them is passed on as a malformed line), or `undefined` when the
+   * document is not known, which is then a malformed line.
+   * @default {undefined}
+   */
+  onDocument?: (
+    value: unknown,
+    line: number,
+  ) => Promise<unknown[] | undefined> | unknown[] | undefined;
+  /**
    * Names the input in error messages.
    * @default {"stdin"}
    */
@@ -110,7 +121,7 @@ export function evalglassLines(
       }
       controller.enqueue(parsed);
     },
-    flush(controller) {
+    async flush(controller) {
       if (document === undefined) return;
       const text = document.join("\n");
       let value: unknown;
@@ -128,6 +139,17 @@ export function evalglassLines(
       }
       if (isEvalglassRunRecord(value)) {
         return expand(value, documentLine, controller, text);
+      }
+      const other = await options.onDocument?.(value, documentLine);
+      if (other !== undefined) {
+        for (const v of other) {
+          controller.enqueue(
+            v instanceof Error
+              ? { line: documentLine, text: "", error: v.message }
+              : { line: documentLine, text: "", value: v },
+          );
+        }
+        return;
       }
       controller.enqueue({
         line: documentLine,

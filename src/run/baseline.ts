@@ -427,6 +427,34 @@ export async function readBaseline(
     if (!(error instanceof SyntaxError)) throw error;
     throw bad(error.message);
   }
+  return baselineScores(value, path);
+}
+
+/**
+ * A parsed baseline file as its Scores, each with its unit's ids: what
+ * {@linkcode readBaseline} reads, for a reader that has parsed it already.
+ *
+ * @param value The parsed file.
+ * @param path The file, for messages.
+ * @returns The baseline and its Scores.
+ * @throws {InputError} When it is not a baseline.
+ *
+ * @example
+ * ```ts
+ * import { baselineScores } from "./baseline.ts";
+ * const { scores } = baselineScores({
+ *   evalpipe_baseline: 1, epochs: 1, require: "all",
+ *   units: [{ example_id: "d#1", unit_id: "d#1", scores: [{ metric: "m", status: "scored", validity: "valid", value: 1, evaluator_version: "m@1" }] }],
+ * }, "b.json");
+ * if (scores[0]?.unit_id !== "d#1" || scores[0].value !== 1) throw new Error("unexpected");
+ * ```
+ */
+export function baselineScores(
+  value: unknown,
+  path: string,
+): { file: BaselineFile; scores: Score[] } {
+  const bad = (why: string) =>
+    new InputError(`Invalid baseline ${JSON.stringify(path)}: ${why}`);
   const file = value as BaselineFile;
   if (
     typeof value !== "object" || value === null ||

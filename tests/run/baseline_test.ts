@@ -367,7 +367,7 @@ Deno.test("run --resume --record --save-baseline keeps the earlier units' inputs
   });
 });
 
-Deno.test("diff and view read a saved baseline as the run it keeps, not as lines of Scores", async () => {
+Deno.test("diff, view and aggregate read a saved baseline as the run it keeps, not as lines of Scores", async () => {
   await withTempDir(async (dir) => {
     await suite(dir, { a: "1", b: "2", c: "3" }, { a: "1", b: "2", c: "x" });
     const saved = await cli(
@@ -388,5 +388,17 @@ Deno.test("diff and view read a saved baseline as the run it keeps, not as lines
     const view = await cli(["view", base], dir);
     assert.equal(view.code, 0, view.stderr);
     assert.match(view.stdout, /^exact_match +0\.667 /m);
+    // aggregate: the same figures as from the run's own Scores.
+    const fromBase = await cli(["aggregate", base], dir);
+    assert.equal(fromBase.code, 0, fromBase.stderr);
+    assert.equal(
+      fromBase.stderr,
+      `evalpipe: "${base}" line 1 is a baseline (run --save-baseline): 3 Scores read\n`,
+    );
+    const fromScores = await cli(["aggregate", "b.ndjson"], dir);
+    assert.deepEqual(
+      JSON.parse(fromBase.stdout),
+      JSON.parse(fromScores.stdout),
+    );
   });
 });
