@@ -233,7 +233,7 @@ function targetPlan(target: Target, options: RunTargetOptions): Plan {
   }
   return {
     // An example's epochs belong together: an interrupted run writes them
-    // one after the other, or not at all.
+    // one after the other (what still runs at the end is dropped).
     pool: epochs > 1 ? { ...pool, groupOf: exampleOf } : pool,
     tasks,
     call: ({ example, epoch }: Task) =>
