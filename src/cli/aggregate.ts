@@ -190,6 +190,17 @@ async function baselineLines(
       scores.length === 1 ? "Score" : "Scores"
     } read`,
   );
+  return groupedByExample(scores);
+}
+
+/**
+ * Scores with each example's together, examples in the order they first
+ * come: what aggregate's stream expects of a file that is not written in
+ * that order (a record's units end as they finish).
+ */
+function groupedByExample(
+  scores: readonly import("../score/mod.ts").Score[],
+): import("../score/mod.ts").Score[] {
   const byExample = new Map<string, import("../score/mod.ts").Score[]>();
   for (const score of scores) {
     const key = score.example_id ?? "";
@@ -237,17 +248,8 @@ function runRecordLines(
       }
       // Units end in the order they finish: an example's epochs are
       // gathered, in the order they came.
-      const byExample = new Map<string, import("../score/mod.ts").Score[]>();
-      for (const score of record.scores) {
-        const key = score.example_id ?? "";
-        const list = byExample.get(key);
-        if (list === undefined) byExample.set(key, [score]);
-        else list.push(score);
-      }
-      for (const scores of byExample.values()) {
-        for (const value of scores) {
-          controller.enqueue({ line: start, text: "", value });
-        }
+      for (const value of groupedByExample(record.scores)) {
+        controller.enqueue({ line: start, text: "", value });
       }
     },
   });
