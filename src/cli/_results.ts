@@ -5,6 +5,15 @@ import type { ScoresFile } from "../record/scores_file.ts";
 import type { EvalglassImport } from "../evalglass/import.ts";
 import { say } from "./_output.ts";
 
+/** Says, once per file, that it is a baseline and how many Scores it gave. */
+export function sayBaseline(where: string, scores: number): void {
+  say(
+    `evalpipe: ${where} is a baseline (run --save-baseline): ${scores} ${
+      scores === 1 ? "Score" : "Scores"
+    } read`,
+  );
+}
+
 /**
  * Says, once per file, what evalpipe read of an evalglass record and what it
  * left behind.
@@ -99,13 +108,7 @@ async function readResultsAt(
     // Scores with the ids of their unit.
     const { readBaseline } = await import("../run/baseline.ts");
     const { scores } = await readBaseline(file);
-    say(
-      `evalpipe: ${
-        JSON.stringify(path)
-      } is a baseline (run --save-baseline): ${scores.length} ${
-        scores.length === 1 ? "Score" : "Scores"
-      } read`,
-    );
+    sayBaseline(JSON.stringify(path), scores.length);
     return { scores, problems: [] };
   }
   const read = await readScoresFile(file);

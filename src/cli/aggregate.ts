@@ -185,11 +185,7 @@ async function baselineLines(
     if (!(error instanceof InputError)) throw error;
     return [error];
   }
-  say(
-    `evalpipe: ${where} is a baseline (run --save-baseline): ${scores.length} ${
-      scores.length === 1 ? "Score" : "Scores"
-    } read`,
-  );
+  (await import("./_results.ts")).sayBaseline(where, scores.length);
   return groupedByExample(scores);
 }
 

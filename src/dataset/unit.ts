@@ -308,15 +308,13 @@ export function readUnits(
     .pipeThrough(
       new TransformStream<ParsedLine, Unit>({
         transform(parsed, controller) {
+          const unit = unitOf(parsed, source, onMalformed);
           controller.enqueue(
-            unique(unitOf(parsed, source, onMalformed), parsed.line),
+            uniqueUnit(unit, source, parsed.line, seen, onMalformed),
           );
         },
       }),
     );
-  function unique(unit: Unit, line: number): Unit {
-    return uniqueUnit(unit, source, line, seen, onMalformed);
-  }
 }
 
 /**

@@ -709,15 +709,33 @@ async function pidsOf(dir: string): Promise<number[]> {
 
 /** Starts the hanging suite and waits until three scorers and their children run. */
 async function startHung(dir: string, extra: string[]): Promise<Evalpipe> {
+  return await startUntil(
+    dir,
+    extra,
+    "for 3 hung scorers",
+    async () => (await pidsOf(dir)).length >= 6,
+  );
+}
+
+/**
+ * Starts `run suite.yaml --out part.ndjson` with `extra` and waits until
+ * `ready` holds while it runs; kills it when that never comes.
+ */
+async function startUntil(
+  dir: string,
+  extra: string[],
+  what: string,
+  ready: () => Promise<boolean>,
+): Promise<Evalpipe> {
   const run = new Evalpipe(
     ["run", "suite.yaml", "--out", "part.ndjson", ...extra],
     dir,
     "null",
   );
   try {
-    await until("for 3 hung scorers", async () => {
-      assert.ok(!run.exited, "the run ended before its scorers hung");
-      return (await pidsOf(dir)).length >= 6;
+    await until(what, async () => {
+      assert.ok(!run.exited, `the run ended before waiting ${what}`);
+      return await ready();
     });
   } catch (error) {
     run.kill("SIGKILL");
@@ -853,27 +871,17 @@ Deno.test("run on SIGINT writes the units that finished behind a hung call or sc
       ),
     },
     async (dir) => {
-      const run = new Evalpipe(
-        ["run", "suite.yaml", "--out", "part.ndjson", "--grace", "1.5"].concat(
-          ["--record", "rec.json", "--units", "units.jsonl"],
-        ),
+      // The call of "t" hangs, the four others have answered: in input
+      // order, they wait behind it.
+      const run = await startUntil(
         dir,
-        "null",
+        ["--grace", "1.5", "--record", "rec.json", "--units", "units.jsonl"],
+        "for the hung call",
+        async () =>
+          (await pidsOf(dir)).length >= 1 &&
+          lineCount(await readOrEmpty(`${dir}/answered.txt`)) >= 4,
       );
-      try {
-        // The call of "t" hangs, the four others have answered: in input
-        // order, they wait behind it.
-        await until("for the hung call", async () => {
-          assert.ok(!run.exited, "the run ended before anything hung");
-          return (await pidsOf(dir)).length >= 1 &&
-            lineCount(await readOrEmpty(`${dir}/answered.txt`)) >= 4;
-        });
-        assert.equal(lineCount(await readOrEmpty(`${dir}/units.jsonl`)), 0);
-      } catch (error) {
-        run.kill("SIGKILL");
-        await run.outcome;
-        throw error;
-      }
+      assert.equal(lineCount(await readOrEmpty(`${dir}/units.jsonl`)), 0);
       run.kill("SIGINT");
       // Interrupted, they leave as they finish, and the scorer of "s" hangs.
       await until(
@@ -948,26 +956,16 @@ concurrency: 8
       ),
     },
     async (dir) => {
-      const run = new Evalpipe(
-        ["run", "suite.yaml", "--out", "part.ndjson", "--epochs", "3"].concat(
-          ["--grace", "3"],
-        ),
+      // t@1, a@1 and the epochs of b and c answered; t@2 and t@3 hang,
+      // a@2 and a@3 take a second.
+      const run = await startUntil(
         dir,
-        "null",
+        ["--epochs", "3", "--grace", "3"],
+        "for the hung epochs",
+        async () =>
+          (await pidsOf(dir)).length >= 2 &&
+          lineCount(await readOrEmpty(`${dir}/answered.txt`)) >= 8,
       );
-      try {
-        // t@1, a@1 and the epochs of b and c answered; t@2 and t@3 hang,
-        // a@2 and a@3 take a second.
-        await until("for the hung epochs", async () => {
-          assert.ok(!run.exited, "the run ended before anything hung");
-          return (await pidsOf(dir)).length >= 2 &&
-            lineCount(await readOrEmpty(`${dir}/answered.txt`)) >= 8;
-        });
-      } catch (error) {
-        run.kill("SIGKILL");
-        await run.outcome;
-        throw error;
-      }
       const pids = await pidsOf(dir);
       run.kill("SIGINT");
       const out = await run.outcome;
