@@ -119,6 +119,30 @@ export function osErrorText(error: unknown): string {
 }
 
 /**
+ * Why a file could not be created for writing, in words: as
+ * {@linkcode osErrorText}, except that a missing file there means its folder
+ * is missing, which is what the user must fix.
+ *
+ * @param error What opening it threw.
+ * @param path The file.
+ * @returns E.g. `no such folder "out"`.
+ *
+ * @example
+ * ```ts
+ * import { writeErrorText } from "./errors.ts";
+ * const text = writeErrorText(new Deno.errors.NotFound(), "out/s.ndjson");
+ * if (text !== 'no such folder "out"') throw new Error(text);
+ * ```
+ */
+export function writeErrorText(error: unknown, path: string): string {
+  if (!(error instanceof Deno.errors.NotFound)) return osErrorText(error);
+  const slash = path.lastIndexOf("/");
+  return `no such folder ${
+    JSON.stringify(slash < 0 ? "." : slash === 0 ? "/" : path.slice(0, slash))
+  }`;
+}
+
+/**
  * The exit code of an output that could not be written: a full or read-only
  * disk, a quota, a file grown past its limit.
  *

@@ -2,14 +2,25 @@
 // share; stdout carries data only.
 
 import { escapeControl } from "../base/terminal.ts";
-
-const encoder = new TextEncoder();
+import { writeStderr } from "./_stderr.ts";
 
 /** Writes a message for people on stderr; text from cases cannot drive the terminal. */
 export function say(message: string): void {
   shownLine?.clear();
   const safe = message.split("\n").map(escapeControl).join("\n");
-  Deno.stderr.writeSync(encoder.encode(`${safe}\n`));
+  writeStderr(`${safe}\n`);
+}
+
+/**
+ * Whether stdout is a regular file (`> scores.ndjson`), which an input of the
+ * command could be; not a terminal, a pipe or /dev/null.
+ */
+export async function stdoutIsFile(): Promise<boolean> {
+  try {
+    return (await Deno.stat("/dev/stdout")).isFile;
+  } catch {
+    return false;
+  }
 }
 
 /** Whether `error` is a reader that went away (`| head`): the end, not a failure. */

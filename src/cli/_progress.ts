@@ -5,8 +5,7 @@
 
 import type { FlowState, FlowWatch } from "../net/flow.ts";
 import type { Score } from "../score/mod.ts";
-
-const encoder = new TextEncoder();
+import { writeStderr } from "./_stderr.ts";
 
 /** The numbers one frame shows. */
 export interface ProgressNumbers {
@@ -299,7 +298,7 @@ export function progressOnStderr(flow?: FlowWatch): ProgressLine | undefined {
   if (!Deno.stderr.isTerminal()) return undefined;
   const noColor = Deno.env.get("NO_COLOR");
   return new ProgressLine({
-    write: (text) => Deno.stderr.writeSync(encoder.encode(text)),
+    write: writeStderr,
     columns: stderrColumns,
     color: noColor === undefined || noColor === "",
     ...(flow !== undefined ? { flow } : {}),

@@ -6,7 +6,7 @@
 
 import { defineCommand } from "./command.ts";
 import { UsageError } from "./flags.ts";
-import { progress, say } from "./_output.ts";
+import { progress, say, stdoutIsFile } from "./_output.ts";
 import { OUTPUT_EXIT_CODE } from "../base/errors.ts";
 import { REPORT_FLAGS } from "./_reports.ts";
 import { CACHE_FLAG, cacheModeOf } from "./_cache_flag.ts";
@@ -16,21 +16,16 @@ import type { Unit } from "../dataset/unit.ts";
 /** Seconds a run may take, after the grace period, to write what finished. */
 const LAST_WRITE_S = 5;
 
-/** Opens a file a flag names; one that cannot be opened is a usage error. */
+/**
+ * Opens a file a flag names; one that cannot be opened (no such folder,
+ * permission denied) is an input error, exit 2, naming why.
+ */
 async function openFlagFile(
   path: string | undefined,
   options: import("../io/out_file.ts").OpenOutOptions,
 ) {
-  const [{ openOut }, { InputError }] = await Promise.all([
-    import("../io/out_file.ts"),
-    import("../base/errors.ts"),
-  ]);
-  try {
-    return await openOut(path, options);
-  } catch (error) {
-    if (!(error instanceof InputError)) throw error;
-    throw new UsageError(error.message);
-  }
+  const { openOut } = await import("../io/out_file.ts");
+  return await openOut(path, options);
 }
 
 /** Writes the HTML report of the run whose RunRecord is at `recordPath`. */
@@ -380,17 +375,23 @@ and a summary table on stderr.`,
           ? [{ name: "--save-baseline", path: baselineFile }]
           : []),
       ];
-      // Stdout alone overwrites no file: nothing to compare.
-      if (outputs.length > 0) {
-        const { refuseSameFile } = await import("../io/same_file.ts");
-        await refuseSameFile(outputs, [
-          { name: "the config", path: files.config },
-          ...files.datasets.map((path) => ({ name: "the dataset", path })),
-          ...(files.scripts ?? []).map((path) => ({
-            name: "a script the suite runs",
-            path,
-          })),
-        ]);
+      const inputs = [
+        { name: "the config", path: files.config },
+        ...files.datasets.map((path) => ({ name: "the dataset", path })),
+        ...(files.stdin ? [{ name: "the dataset", path: "-" }] : []),
+        ...(files.scripts ?? []).map((path) => ({
+          name: "a script the suite runs",
+          path,
+        })),
+      ];
+      // Stdout alone overwrites no file: only a stdout that is an input
+      // (`>> data.jsonl`) is refused, or the run would read its own lines.
+      if (outputs.length > 0 || await stdoutIsFile()) {
+        const { refuseSameFile, refuseStdoutOnInput } = await import(
+          "../io/same_file.ts"
+        );
+        await refuseSameFile(outputs, inputs);
+        await refuseStdoutOnInput(inputs);
       }
       if (plan?.dropped !== undefined) {
         await resuming!.dropTornLine(plan);

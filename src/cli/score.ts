@@ -9,7 +9,7 @@
 import { placeOf } from "../base/place.ts";
 import { defineCommand } from "./command.ts";
 import { stdinOnce, UsageError } from "./flags.ts";
-import { isBrokenPipe, progress, say } from "./_output.ts";
+import { isBrokenPipe, progress, say, stdoutIsFile } from "./_output.ts";
 import type { Scorer } from "../scorers/scorer.ts";
 import type { Unit } from "../dataset/unit.ts";
 
@@ -223,6 +223,13 @@ async function scoreWith(
     // none of it and starts faster).
     const named = paths.length === 0 ? undefined : await import("./_inputs.ts");
     await named?.checkInputs(inputs);
+    // `score < u.ndjson >> u.ndjson` would score its own Scores, without end.
+    if (await stdoutIsFile()) {
+      const { refuseStdoutOnInput } = await import("../io/same_file.ts");
+      await refuseStdoutOnInput(
+        inputs.map((path) => ({ name: "the input", path })),
+      );
+    }
     // One unit id, one unit, across every input.
     const seen = new Map<string, string>();
     const units = async function* (): AsyncGenerator<Unit[]> {

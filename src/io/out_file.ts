@@ -6,9 +6,9 @@
 
 import {
   InputError,
-  osErrorText,
   type OutputError,
   outputErrorOf,
+  writeErrorText,
 } from "../base/errors.ts";
 import { stdoutWriter } from "./stdout.ts";
 import { type ByteWriter, releasesBytes, releasing } from "./text_writer.ts";
@@ -146,7 +146,7 @@ export async function openOut(
   } catch (error) {
     if (!(error instanceof Error)) throw error;
     throw outputErrorOf(error, name) ?? new InputError(
-      `Cannot write ${JSON.stringify(path)}: ${osErrorText(error)}`,
+      `Cannot write ${JSON.stringify(path)}: ${writeErrorText(error, path)}`,
       { cause: error },
     );
   }

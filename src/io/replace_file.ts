@@ -5,7 +5,7 @@
  * @module
  */
 
-import { InputError, osErrorText, outputErrorOf } from "../base/errors.ts";
+import { InputError, outputErrorOf, writeErrorText } from "../base/errors.ts";
 
 /**
  * Options of {@linkcode replaceFile}.
@@ -105,9 +105,12 @@ export async function replaceFile(
       error instanceof Deno.errors.IsADirectory ||
       error instanceof Deno.errors.AlreadyExists
     ) {
-      throw new InputError(`Cannot write ${name}: ${osErrorText(error)}`, {
-        cause: error,
-      });
+      throw new InputError(
+        `Cannot write ${name}: ${writeErrorText(error, path)}`,
+        {
+          cause: error,
+        },
+      );
     }
     throw error;
   }

@@ -37,6 +37,7 @@ function dirnameOf(path: string): string {
  * folder that does not exist), which no write of ours can destroy.
  */
 async function identityOf(path: string): Promise<string | undefined> {
+  if (path === "-") return await streamIdentity("/dev/stdin");
   try {
     const info = await Deno.stat(path);
     if (!info.isFile) return undefined;
@@ -127,4 +128,55 @@ export async function refuseSameFile(
       }
     });
   });
+}
+
+/**
+ * The identity of the file behind stdin or stdout, when it is a regular
+ * file; `undefined` otherwise, and when this process may not look (Deno
+ * asks for every permission to stat a path under /dev).
+ */
+async function streamIdentity(
+  path: "/dev/stdin" | "/dev/stdout",
+): Promise<string | undefined> {
+  try {
+    const info = await Deno.stat(path);
+    return info.isFile && info.dev !== null && info.ino !== null
+      ? `${info.dev}:${info.ino}`
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Refuses a stdout that is a file the command reads (`>> data.jsonl`,
+ * `< units.ndjson >> units.ndjson`): the command would read back the lines
+ * it writes, without end. A stdout that is not a regular file (a terminal,
+ * a pipe) is never refused.
+ *
+ * @param inputs The files the command reads (`-` is stdin).
+ * @throws {InputError} When stdout is one of them (exit code 2).
+ *
+ * @example A stdout that is a pipe is nobody's input
+ * ```ts
+ * import { refuseStdoutOnInput } from "./mod.ts";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/d.jsonl`, "{}\n");
+ * await refuseStdoutOnInput([{ name: "the dataset", path: `${dir}/d.jsonl` }]);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
+export async function refuseStdoutOnInput(
+  inputs: readonly NamedPath[],
+): Promise<void> {
+  const out = await streamIdentity("/dev/stdout");
+  if (out === undefined) return;
+  for (const input of inputs) {
+    if (await identityOf(input.path) !== out) continue;
+    throw new InputError(
+      `stdout is the same file as ${input.name} ${
+        JSON.stringify(input.path === "-" ? "stdin" : input.path)
+      }: the command would read back what it writes, without end; send stdout to another file`,
+    );
+  }
 }

@@ -271,6 +271,11 @@ export interface SuiteFiles {
    */
   datasets: string[];
   /**
+   * Whether a dataset is stdin (`dataset: "-"`).
+   * @default {false}
+   */
+  stdin?: boolean;
+  /**
    * The script files the targets called and the subprocess scorers run,
    * resolved against the config's folder: an output over one would change
    * the system under test or its judge.
@@ -721,6 +726,7 @@ export async function runSuite(
       await options.beforeWrite({
         config: configPath,
         datasets: sources.filter((s) => s.path !== "-").map((s) => s.path),
+        ...(sources.some((s) => s.path === "-") ? { stdin: true } : {}),
         scripts: commands.flatMap((cmd) => {
           const script = scriptOf(cmd, cwd);
           return script === undefined

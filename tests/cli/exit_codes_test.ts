@@ -39,7 +39,7 @@ Deno.test("every user-error class carries exit code 2 and keeps its name and bui
         error.message,
         `Cannot write ${
           JSON.stringify(`${dir}/no/such/folder.ndjson`)
-        }: no such file`,
+        }: no such folder ${JSON.stringify(`${dir}/no/such`)}`,
       );
       return true;
     });

@@ -172,8 +172,7 @@ Deno.test("evalpipe run names an --out file it cannot write, exit 2", async () =
     assert.equal(out.stdout, "");
     assert.equal(
       out.stderr,
-      'evalpipe: Cannot write "no/such/folder.ndjson": no such file\n' +
-        'Run "evalpipe run --help" for usage.\n',
+      'evalpipe: Cannot write "no/such/folder.ndjson": no such folder "no/such"\n',
     );
   } finally {
     await Deno.remove(dir, { recursive: true });

@@ -392,3 +392,52 @@ Deno.test({
     }
   },
 });
+
+Deno.test("cli run whose stderr is lost (its reader gone, or 2>/dev/full) still writes every Score and keeps its exit code", async () => {
+  await withTempDir(async (dir) => {
+    await suite(dir);
+    // A failing case and a malformed line: messages on stderr, exit 2.
+    await Deno.writeTextFile(
+      `${dir}/d.jsonl`,
+      '{"input":"q","output":"b","expected":"a"}\nnot json\n',
+      { append: true },
+    );
+    await Deno.writeTextFile(
+      `${dir}/s.yaml`,
+      `${SUITE}gates:\n  exact_match: { min_mean: 1 }\n`,
+    );
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", CLI, "run", "s.yaml", "--out", "o.ndjson"].concat(
+        ["--record", "r.json"],
+      ),
+      cwd: dir,
+      stdin: "null",
+      stdout: "null",
+      stderr: "piped",
+      env: { NO_COLOR: "1" },
+    }).spawn();
+    // The reader goes away before the run says anything.
+    await child.stderr.cancel();
+    const { code } = await child.status;
+    assert.equal(code, 2);
+    const lines = (await Deno.readTextFile(`${dir}/o.ndjson`)).trim()
+      .split("\n");
+    assert.equal(lines.length, 5);
+    const record = parseRunRecord(
+      await Deno.readTextFile(`${dir}/r.json`),
+      "r.json",
+    );
+    assert.equal(record.complete, true);
+    assert.equal(record.units.length, 5);
+
+    const full = await sh(
+      dir,
+      '"$0" run -A "$1" run s.yaml --out f.ndjson 2>/dev/full; echo $?',
+    );
+    assert.equal(full.stdout, "2\n");
+    assert.equal(
+      (await Deno.readTextFile(`${dir}/f.ndjson`)).trim().split("\n").length,
+      5,
+    );
+  });
+});

@@ -2,7 +2,7 @@
 // case runs the real command line against files made in a temp folder.
 
 import assert from "node:assert/strict";
-import { cli } from "../_cli.ts";
+import { CLI, cli } from "../_cli.ts";
 import { withTempDir } from "../_proc.ts";
 
 const DATASET = '{"input":"q1","output":"a","expected":"a"}\n' +
@@ -457,6 +457,62 @@ Deno.test("cli run refuses an output over the script of its target or of a subpr
     assert.match(
       stderr,
       /is the same file as a script the suite runs "app\.py"/,
+    );
+  });
+});
+
+Deno.test("run and score whose stdout is appended to one of their inputs (>> d.jsonl) are refused before any work, not looping on their own lines", async () => {
+  await withTempDir(async (dir) => {
+    await suite(dir);
+    await Deno.writeTextFile(
+      `${dir}/stdin.yaml`,
+      SUITE.replace("d.jsonl", '"-"'),
+    );
+    await Deno.writeTextFile(`${dir}/u.ndjson`, DATASET);
+    const sh = async (script: string) => {
+      const { code, stderr } = await new Deno.Command("sh", {
+        args: ["-c", script, Deno.execPath(), CLI],
+        cwd: dir,
+        stdin: "null",
+        stdout: "null",
+        stderr: "piped",
+        env: { NO_COLOR: "1" },
+      }).output();
+      return { code, stderr: new TextDecoder().decode(stderr) };
+    };
+    const before = await snapshot(dir);
+    for (
+      const [script, named] of <[string, string][]> [
+        ['"$0" run -A "$1" run s.yaml >> d.jsonl', 'the dataset "d.jsonl"'],
+        [
+          '"$0" run -A "$1" run stdin.yaml < d.jsonl >> d.jsonl',
+          'the dataset "stdin"',
+        ],
+        [
+          '"$0" run -A "$1" score --scorer "echo {}" --name t u.ndjson >> u.ndjson',
+          'the input "u.ndjson"',
+        ],
+        [
+          '"$0" run -A "$1" score --scorer "echo {}" --name t < u.ndjson >> u.ndjson',
+          'the input "stdin"',
+        ],
+      ]
+    ) {
+      const { code, stderr } = await sh(script);
+      assert.equal(code, 2, stderr);
+      assert.equal(
+        stderr,
+        `evalpipe: stdout is the same file as ${named}: the command would read back what it writes, without end; send stdout to another file\n`,
+      );
+    }
+    assert.deepEqual(await snapshot(dir), before);
+    // Stdout to another file is no input of theirs.
+    const fine = await sh('"$0" run -A "$1" run s.yaml >> scores.ndjson');
+    assert.equal(fine.code, 0, fine.stderr);
+    assert.equal(
+      (await Deno.readTextFile(`${dir}/scores.ndjson`)).trim().split("\n")
+        .length,
+      2,
     );
   });
 });

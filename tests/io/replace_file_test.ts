@@ -26,7 +26,7 @@ Deno.test("replaceFile in a folder that does not exist is an InputError naming t
         assert.equal(exitCodeOf(error), 2);
         assert.equal(
           error.message,
-          `Cannot write the sidecar "${dir}/no/s.meta.json": no such file`,
+          `Cannot write the sidecar "${dir}/no/s.meta.json": no such folder "${dir}/no"`,
         );
         return true;
       },

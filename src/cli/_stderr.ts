@@ -1,0 +1,26 @@
+// Stderr for the commands: what `say` and the progress line write through.
+
+const encoder = new TextEncoder();
+
+// Set once a write to stderr fails: its reader went away (`2>&1 | true`),
+// its disk is full (`2>/dev/full`). Stderr is for people; losing it must
+// cost neither a Score nor the exit code, so later messages are dropped.
+let stderrLost = false;
+
+/**
+ * Writes `text` on stderr, whole, and never throws: after a failed write,
+ * it and every later one are dropped.
+ */
+export function writeStderr(text: string): void {
+  if (stderrLost) return;
+  let bytes = encoder.encode(text);
+  try {
+    while (bytes.length > 0) {
+      const n = Deno.stderr.writeSync(bytes);
+      if (n <= 0) throw new Error("stderr took nothing");
+      bytes = bytes.subarray(n);
+    }
+  } catch {
+    stderrLost = true;
+  }
+}
