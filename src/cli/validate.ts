@@ -20,7 +20,9 @@ program and script, and asks the cache which requests it holds, without
 running, sending or writing anything. Prints what a run would do (cases,
 epochs, target, scorers, and with a cache how many requests it lacks) on
 stdout. Exits 0 when a run could start, 2 when the config, a command or a
-dataset record is wrong (each malformed record is named on stderr).`,
+dataset record is wrong (each malformed record is named on stderr), or when
+a target's template names a field some cases lack (those cases would be
+blocked).`,
   positionals: {
     names: ["CONFIG.yaml"],
     error: "validate takes one config file",
@@ -92,9 +94,20 @@ dataset record is wrong (each malformed record is named on stderr).`,
         } ${bad.where} ${bad.line}: ${bad.message}`,
       );
     }
+    for (const u of plan.unsendable) {
+      say(
+        `evalpipe: ${
+          u.target !== undefined
+            ? `Target ${JSON.stringify(u.target)}`
+            : "The target"
+        } cannot be sent ${u.cases === 1 ? "a case" : `${u.cases} cases`} (${
+          u.cases === 1 ? "" : "the first: "
+        }${JSON.stringify(u.dataset)} ${u.where} ${u.line}): ${u.message}`,
+      );
+    }
     const text = flags.json ? JSON.stringify(plan) + "\n" : formatPlan(plan);
     const out = stdoutWriter();
     await out.write(new TextEncoder().encode(text));
-    return plan.invalid.length > 0 ? 2 : 0;
+    return plan.invalid.length > 0 || plan.unsendable.length > 0 ? 2 : 0;
   },
 });

@@ -203,6 +203,21 @@ export function checkTargets(
       }
     }
   }
+  const named: [PropertyKey[], unknown][] = target !== undefined
+    ? [[["target"], target]]
+    : Object.entries(targets!).map(([name, t]) => [["targets", name], t]);
+  for (const [at, t] of named) {
+    const leak = expectedPlaceholder(t, at);
+    if (leak !== undefined) {
+      throw new ConfigError(
+        file,
+        lineOf(leak.path),
+        `${
+          JSON.stringify(pathName(leak.path))
+        } names {{${leak.name}}}, which a target is never given: expected is the answer key, for scorers only`,
+      );
+    }
+  }
   if (matrix !== undefined) {
     if (targets === undefined) {
       throw new ConfigError(
@@ -232,6 +247,55 @@ export function checkTargets(
       seen.add(name);
     }
   }
+}
+
+/** A path as messages write it: `targets.api.body.q`, `headers[0]`. */
+function pathName(path: readonly PropertyKey[]): string {
+  return path.map((k, i) =>
+    typeof k === "number" ? `[${k}]` : `${i > 0 ? "." : ""}${String(k)}`
+  ).join("");
+}
+
+/**
+ * A placeholder naming `expected` or a path below it, as net/template.ts
+ * reads placeholders (that module loads with the targets, not the config).
+ */
+const EXPECTED_PLACEHOLDER = /\{\{\s*(expected(?:\.[\w-]+)*)\s*\}\}/;
+
+/**
+ * The first placeholder naming `expected` in a target's templates (openai's
+ * `system` and `prompt`, http's `url`, `headers` and `body`), with its path:
+ * it could never be filled, since a target never sees `expected`.
+ */
+function expectedPlaceholder(
+  target: unknown,
+  at: readonly PropertyKey[],
+): { path: PropertyKey[]; name: string } | undefined {
+  if (typeof target !== "object" || target === null) return undefined;
+  const search = (
+    value: unknown,
+    path: PropertyKey[],
+  ): { path: PropertyKey[]; name: string } | undefined => {
+    if (typeof value === "string") {
+      const name = EXPECTED_PLACEHOLDER.exec(value)?.[1];
+      return name !== undefined ? { path, name } : undefined;
+    }
+    if (typeof value !== "object" || value === null) return undefined;
+    for (const [k, v] of Object.entries(value)) {
+      const found = search(v, [...path, Array.isArray(value) ? Number(k) : k]);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  };
+  for (const field of ["system", "prompt", "url", "headers", "body"]) {
+    if (!Object.hasOwn(target, field)) continue;
+    const found = search((target as Record<string, unknown>)[field], [
+      ...at,
+      field,
+    ]);
+    if (found !== undefined) return found;
+  }
+  return undefined;
 }
 
 /**

@@ -38,6 +38,12 @@ function typeName(value: unknown): string {
   if (value === undefined) return "nothing";
   if (value === null) return "null";
   if (Array.isArray(value)) return "a list";
+  // YAML's .inf and .nan, which JSON would write as null.
+  if (typeof value === "number" && !Number.isFinite(value)) {
+    return `number ${
+      Number.isNaN(value) ? ".nan" : value > 0 ? ".inf" : "-.inf"
+    }`;
+  }
   return typeof value === "object"
     ? "a mapping"
     : `${typeof value} ${JSON.stringify(value)}`;
@@ -69,6 +75,23 @@ function kindName(expected: string): string {
     default:
       return `a ${expected}`;
   }
+}
+
+/** YAML 1.1's words for true and false, which YAML 1.2 reads as text. */
+const YAML_11_BOOLEANS = /^(?:y|yes|n|no|on|off)$/i;
+
+/**
+ * A hint for a boolean written as YAML 1.1 (PyYAML, so evalglass) wrote it:
+ * `yes` is a boolean there and text here, which the bare message would not
+ * explain.
+ */
+function yaml11Hint(expected: string, actual: unknown): string {
+  if (
+    expected !== "boolean" || typeof actual !== "string" ||
+    !YAML_11_BOOLEANS.test(actual)
+  ) return "";
+  const word = /^(?:y|yes|on)$/i.test(actual) ? "true" : "false";
+  return ` (evalpipe reads YAML 1.2, where ${actual} is text: write ${word})`;
 }
 
 function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
@@ -185,11 +208,21 @@ function describe(
       if (actual === undefined) {
         return [path.slice(0, -1), `${named(path)} is missing`];
       }
+      // YAML's .inf and .nan are numbers, but none a config can use.
+      if (
+        (issue.expected === "number" || issue.expected === "int") &&
+        typeof actual === "number" && !Number.isFinite(actual)
+      ) {
+        return [
+          path,
+          `${named(path)} must be a finite number, not ${typeName(actual)}`,
+        ];
+      }
       return [
         path,
         `${named(path)} must be ${kindName(issue.expected)}, not ${
           typeName(actual)
-        }`,
+        }${yaml11Hint(issue.expected, actual)}`,
       ];
     case "too_big":
     case "too_small": {

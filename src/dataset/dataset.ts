@@ -224,6 +224,35 @@ async function readText(path: string): Promise<string> {
   }
 }
 
+/**
+ * The first number in `value` that is not finite (YAML's `.inf`, `-.inf`,
+ * `.nan`), with its dotted path below `at`; depth-first, keys in order.
+ */
+function nonFinite(
+  value: unknown,
+  at: string,
+): { path: string; value: string } | undefined {
+  if (typeof value === "number") {
+    return Number.isFinite(value) ? undefined : {
+      path: at,
+      value: Number.isNaN(value) ? ".nan" : value > 0 ? ".inf" : "-.inf",
+    };
+  }
+  if (typeof value !== "object" || value === null) return undefined;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = nonFinite(value[i], `${at}[${i}]`);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+  for (const [key, item] of Object.entries(value)) {
+    const found = nonFinite(item, at === "" ? key : `${at}.${key}`);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
 function fromList(
   name: string,
   path: string,
@@ -251,6 +280,22 @@ function fromList(
         keepVerbatimId(value, source, span[0]);
       }
     } else {
+      // YAML: `.inf` and `.nan` are numbers there, and none of JSON: every
+      // Score, unit record and payload would carry them as null, which
+      // means "no expected" (and exact_match would compare with "null").
+      const odd = nonFinite(value, "");
+      if (odd !== undefined) {
+        return {
+          example_id: `${name}#${position}`,
+          line: position,
+          case: null,
+          invalid: `${
+            odd.path === "" ? "The record" : JSON.stringify(odd.path)
+          } is ${odd.value}, a number JSON cannot carry: write ${
+            JSON.stringify(odd.value)
+          } (quoted) for the text`,
+        };
+      }
       // YAML: its reader gives an integer as a number, so one past 2^53 has
       // lost digits that no source span can bring back.
       const id = (value as { id?: unknown } | null)?.id;

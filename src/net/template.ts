@@ -5,6 +5,8 @@
  * @module
  */
 
+import { nearest } from "../base/words.ts";
+
 /** A placeholder that names a field the case does not have. */
 export class TemplateError extends Error {
   /**
@@ -29,8 +31,14 @@ function lookup(vars: Record<string, unknown>, path: string): unknown {
     if (
       typeof value !== "object" || value === null || !Object.hasOwn(value, key)
     ) {
+      // A typo of a field the case has is named with the field.
+      const near = path.includes(".")
+        ? undefined
+        : nearest(path, Object.keys(vars));
       throw new TemplateError(
-        `The template names {{${path}}}, which this case does not have`,
+        `The template names {{${path}}}, which this case does not have${
+          near !== undefined ? `; did you mean {{${near}}}?` : ""
+        }`,
       );
     }
     value = (value as Record<string, unknown>)[key];

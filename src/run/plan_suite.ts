@@ -134,6 +134,22 @@ export interface SuitePlan {
       where: "line" | "record";
     }
   >;
+  /**
+   * Cases a network target's templates cannot fill (a placeholder names a
+   * field the case lacks): each would be blocked in a run, without a call.
+   * One entry per target and message, with the count and the first case.
+   */
+  unsendable: Array<
+    {
+      /** The target's name, when the config names several. */
+      target?: string;
+      message: string;
+      cases: number;
+      dataset: string;
+      line: number;
+      where: "line" | "record";
+    }
+  >;
   /** How many times each example would run. */
   epochs: number;
   /** Target calls a run would make: cases times epochs (times targets). */
@@ -267,6 +283,7 @@ export async function planSuite(
   const judgeCoverage = { requests: 0, stored: 0, missing: 0, unknown: 0 };
 
   const invalid: SuitePlan["invalid"] = [];
+  const unsendable = new Map<string, SuitePlan["unsendable"][number]>();
   let cases = 0;
   const sources = datasetSources(config, cwd);
   for (const source of sources) {
@@ -285,6 +302,27 @@ export async function planSuite(
             where: whereOf([source], example).where,
           });
           continue;
+        }
+        for (const [k, t] of chosen.entries()) {
+          if (!isNetworkTarget(t.config)) continue;
+          try {
+            (built[k] as CacheableTarget).request(example.case);
+          } catch (error) {
+            if (!(error instanceof TemplateError)) throw error;
+            const key = `${k}\n${error.message}`;
+            const seen = unsendable.get(key);
+            if (seen !== undefined) seen.cases++;
+            else {
+              unsendable.set(key, {
+                ...(t.name !== undefined ? { target: t.name } : {}),
+                message: error.message,
+                cases: 1,
+                dataset: source.written,
+                line: example.line,
+                where: whereOf([source], example).where,
+              });
+            }
+          }
         }
         if (cache === undefined) continue;
         for (let epoch = 1; epoch <= epochs; epoch++) {
@@ -331,6 +369,7 @@ export async function planSuite(
     dataset: sources.map((s) => s.written).join(", "),
     cases,
     invalid,
+    unsendable: [...unsendable.values()],
     epochs,
     units: (cases - invalid.length) * epochs * chosen.length,
     target: targetSummary(chosen[0]!.config),
@@ -443,6 +482,11 @@ export function formatPlan(plan: SuitePlan): string {
       }${t.url !== undefined ? ` at ${t.url}` : ""}${
         t.cmd !== undefined ? `: ${t.cmd}` : ""
       }`
+    ),
+    ...plan.unsendable.map((u) =>
+      `target${u.target !== undefined ? ` ${u.target}` : ""}: ${
+        plural(u.cases, "case")
+      } its templates cannot fill, blocked in a run`
     ),
     `scorers: ${
       plan.scorers.map((s) => `${s.name} (${s.version})`).join(", ")

@@ -303,3 +303,66 @@ Deno.test("validate names a bad record of a JSON or YAML dataset by its record n
     }
   });
 });
+
+Deno.test("validate counts the cases a target's template cannot fill, names the first and the field meant, and exits 2; run blocks them with the same words", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/data.jsonl`,
+      jsonl([{ input: "q", expected: "a" }, { input: "r" }, {
+        input: "s",
+        metadata: { topic: "x" },
+      }]),
+    );
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      `dataset: data.jsonl
+targets:
+  api:
+    type: http
+    url: http://127.0.0.1:9/ask
+    body: { q: "{{inptu}}", topic: "{{metadata.topic}}" }
+  local: { type: replay }
+matrix: [api, local]
+scorers: [{ type: exact_match }]
+`,
+    );
+    const text = await cli(["validate", "suite.yaml"], dir);
+    assert.equal(text.code, 2, text.stderr);
+    // One line per target and message: the count, the first case, the fix.
+    assert.equal(
+      text.stderr,
+      'evalpipe: Target "api" cannot be sent 3 cases (the first: "data.jsonl" line 1): The template names {{inptu}}, which this case does not have; did you mean {{input}}?\n',
+    );
+    assert.match(
+      text.stdout,
+      /^target api: 3 cases its templates cannot fill, blocked in a run$/m,
+    );
+    const json = JSON.parse(
+      (await cli(["validate", "suite.yaml", "--json"], dir)).stdout,
+    );
+    assert.deepEqual(json.unsendable.map((u: { cases: number }) => u.cases), [
+      3,
+    ]);
+    // A run blocks each with the same words, and calls nothing.
+    const run = await cli(["run", "suite.yaml", "--target", "api"], dir);
+    const reasons = run.stdout.trim().split("\n").map((l) => JSON.parse(l))
+      .map((s) => `${s.status}: ${s.reason}`);
+    assert.deepEqual(
+      reasons,
+      Array(3).fill(
+        "blocked: target error: The template names {{inptu}}, which this case does not have; did you mean {{input}}?",
+      ),
+    );
+    // Fixed: the cases without metadata.topic are the next problem.
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      (await Deno.readTextFile(`${dir}/suite.yaml`)).replace("inptu", "input"),
+    );
+    const fixed = await cli(["validate", "suite.yaml"], dir);
+    assert.equal(fixed.code, 2);
+    assert.equal(
+      fixed.stderr,
+      'evalpipe: Target "api" cannot be sent 2 cases (the first: "data.jsonl" line 1): The template names {{metadata.topic}}, which this case does not have\n',
+    );
+  });
+});

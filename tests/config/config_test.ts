@@ -459,3 +459,90 @@ Deno.test("a variable a target, a header or a judge needs and the environment la
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("a boolean written as YAML 1.1 wrote it (yes, Off, n) is refused with the YAML 1.2 word to write; other strings get no hint", async () => {
+  for (
+    const [word, meant] of [["yes", "true"], ["Off", "false"], ["n", "false"], [
+      "ON",
+      "true",
+    ]]
+  ) {
+    const error = await configError(
+      `dataset: d.jsonl\ntarget: { type: replay }\nscorers:\n  - type: exact_match\n    ignore_case: ${word}\n`,
+    );
+    assert.equal(
+      error.message,
+      `Invalid config "suite.yaml" line 5: "scorers[0].ignore_case" must be a boolean, not string "${word}" (evalpipe reads YAML 1.2, where ${word} is text: write ${meant})`,
+    );
+  }
+  const plain = await configError(
+    "dataset: d.jsonl\ntarget: { type: replay }\nscorers:\n  - type: exact_match\n    ignore_case: maybe\n",
+  );
+  assert.equal(
+    plain.message,
+    'Invalid config "suite.yaml" line 5: "scorers[0].ignore_case" must be a boolean, not string "maybe"',
+  );
+});
+
+Deno.test("a config number written .inf or .nan is refused as not finite, named as YAML writes it (not as null)", async () => {
+  for (
+    const [line, message] of <[string, string][]> [
+      [
+        "concurrency: .inf",
+        '"concurrency" must be a finite number, not number .inf',
+      ],
+      [
+        "gates:\n  exact_match: { min_mean: .nan }",
+        '"gates.exact_match.min_mean" must be a finite number, not number .nan',
+      ],
+      [
+        "scorers: [{ type: exact_match, value: -.inf }]",
+        '"scorers[0].value" must be a string, not number -.inf',
+      ],
+    ]
+  ) {
+    const text = line.startsWith("scorers")
+      ? `dataset: d.jsonl\ntarget: { type: replay }\n${line}\n`
+      : `dataset: d.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n${line}\n`;
+    const error = await configError(text);
+    assert.equal(
+      error.message.replace(/^Invalid config "suite.yaml" line \d+: /, ""),
+      message,
+    );
+  }
+});
+
+Deno.test("a target template naming {{expected}} is a config error at its line: a target is never given the answer key", async () => {
+  const http = await configError(
+    `dataset: d.jsonl
+target:
+  type: http
+  url: http://127.0.0.1:9/x
+  headers: { X-Q: "{{input}}" }
+  body:
+    question: "{{input}}"
+    parts: ["a", "{{ expected.answer }}"]
+scorers: [{ type: exact_match }]
+`,
+  );
+  assert.equal(
+    http.message,
+    'Invalid config "suite.yaml" line 8: "target.body.parts[1]" names {{expected.answer}}, which a target is never given: expected is the answer key, for scorers only',
+  );
+  const openai = await configError(
+    `dataset: d.jsonl
+targets:
+  a: { type: replay }
+  b:
+    type: openai
+    model: m
+    base_url: http://127.0.0.1:9/v1
+    prompt: "Q: {{input}} A: {{expected}}"
+scorers: [{ type: exact_match }]
+`,
+  );
+  assert.equal(
+    openai.message,
+    'Invalid config "suite.yaml" line 8: "targets.b.prompt" names {{expected}}, which a target is never given: expected is the answer key, for scorers only',
+  );
+});

@@ -1019,3 +1019,31 @@ Deno.test("loadDataset reads YAML merge keys, as PyYAML does, and refuses a file
     }
   });
 });
+
+Deno.test("a YAML case holding .inf or .nan anywhere is invalid, named by its path: JSON would write null, which means no expected", async () => {
+  await withTempDir(async (dir) => {
+    const examples = await load(
+      dir,
+      "d.yaml",
+      [
+        "- {id: a, input: q, output: Infinity, expected: .inf}",
+        "- {id: b, input: q, expected: x, metadata: {w: [1, -.inf]}}",
+        "- {id: c, input: q, expected: .NaN}",
+        "- {id: .inf, input: q}",
+        "- {id: d, input: q, expected: 5, metadata: {w: [1, 2.5]}}",
+        "- {id: e, input: q, expected: '.inf'}",
+      ].join("\n") + "\n",
+    );
+    const note = (path: string, value: string) =>
+      `"${path}" is ${value}, a number JSON cannot carry: write "${value}" (quoted) for the text`;
+    assert.deepEqual(examples.map((e) => e.invalid), [
+      note("expected", ".inf"),
+      note("metadata.w[1]", "-.inf"),
+      note("expected", ".nan"),
+      note("id", ".inf"),
+      undefined,
+      undefined,
+    ]);
+    assert.equal(examples[5]!.case?.expected, ".inf");
+  });
+});

@@ -71,3 +71,13 @@ Deno.test("renderTemplate refuses a placeholder the case lacks, at any depth, in
     );
   }
 });
+
+Deno.test("renderTemplate names the field a misspelt placeholder meant, when the case has one near it", () => {
+  assert.throws(
+    () => renderTemplate("Q: {{inptu}}", { input: "q", context: [] }),
+    (error: unknown) =>
+      error instanceof TemplateError &&
+      error.message ===
+        "The template names {{inptu}}, which this case does not have; did you mean {{input}}?",
+  );
+});
