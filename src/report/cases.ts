@@ -6,12 +6,14 @@
  */
 
 import type { Unit } from "../dataset/unit.ts";
-import type { Score } from "../score/mod.ts";
+import { aggregatable, type Score } from "../score/mod.ts";
 
 /**
  * What became of one unit, from its Scores: `error` when a Score is an error
- * or blocked, `failed` when a Score did not pass, `skipped` when no Score was
- * measured (all skipped or not applicable), else `passed`.
+ * or blocked, `failed` when a Score that counts (scored and valid) did not
+ * pass, `skipped` when none counts (all skipped, not applicable, or scored
+ * but invalid: measured, not trusted), else `passed`. As in the pass rate,
+ * an invalid Score is neither a pass nor a failure, whatever its `passed`.
  *
  * @example
  * ```ts
@@ -69,8 +71,10 @@ export function caseOutcome(scores: readonly Score[]): CaseOutcome {
   if (scores.some((s) => s.status === "error" || s.status === "blocked")) {
     return "error";
   }
-  if (scores.some((s) => s.passed === false)) return "failed";
-  return scores.some((s) => s.status === "scored") ? "passed" : "skipped";
+  if (scores.some((s) => aggregatable(s) && s.passed === false)) {
+    return "failed";
+  }
+  return scores.some(aggregatable) ? "passed" : "skipped";
 }
 
 /**

@@ -6,7 +6,7 @@
  */
 
 import type { RunRecord } from "../record/run_record.ts";
-import type { Score } from "../score/mod.ts";
+import { aggregatable, type Score } from "../score/mod.ts";
 import { type UnitCase, unitCases } from "./cases.ts";
 import { hasSpend, SpendTally } from "../record/spend.ts";
 import { targetOrder } from "./matrix_runs.ts";
@@ -99,7 +99,7 @@ function testcase(c: UnitCase, classname: string, epochs: boolean): string {
     s.status === "error" || s.status === "blocked"
   );
   const failures = c.scores.filter((s) =>
-    s.status === "scored" && s.passed === false
+    aggregatable(s) && s.passed === false
   );
   for (const s of errors) {
     const code = s.diagnostics.find((d) => d.severity === "error")?.code ??
@@ -115,7 +115,13 @@ function testcase(c: UnitCase, classname: string, epochs: boolean): string {
   }
   if (c.outcome === "skipped") {
     xml += `      <skipped message="${
-      xmlAttr(c.scores.map((s) => `${s.metric}: ${s.status}`).join("; "))
+      xmlAttr(
+        c.scores.map((s) =>
+          `${s.metric}: ${
+            s.status === "scored" ? `scored but ${s.validity}` : s.status
+          }${s.reason !== undefined ? ` (${s.reason})` : ""}`
+        ).join("; "),
+      )
     }"/>\n`;
   }
   const output = c.unit?.output;

@@ -8,7 +8,7 @@
 import type { Aggregate } from "../aggregate/mod.ts";
 import { checkGates, type Gate, type GateFailure } from "../aggregate/gates.ts";
 import type { RunRecord } from "../record/run_record.ts";
-import type { Score } from "../score/mod.ts";
+import { aggregatable, type Score } from "../score/mod.ts";
 import { type UnitCase, unitCases } from "./cases.ts";
 import { escapeControl } from "../base/terminal.ts";
 import { formatSpend, hasSpend, SpendTally } from "../record/spend.ts";
@@ -242,7 +242,8 @@ function badness(c: UnitCase): [number, number] {
 
 function failingScores(c: UnitCase): Score[] {
   return c.scores.filter((s) =>
-    s.status === "error" || s.status === "blocked" || s.passed === false
+    s.status === "error" || s.status === "blocked" ||
+    (aggregatable(s) && s.passed === false)
   );
 }
 

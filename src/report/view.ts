@@ -7,7 +7,7 @@
 
 import { escapeControl } from "../base/terminal.ts";
 import { clipWidth as clip, displayWidth, padEndWidth } from "./_width.ts";
-import type { Score } from "../score/mod.ts";
+import { aggregatable, type Score } from "../score/mod.ts";
 import type { Unit } from "../dataset/unit.ts";
 import { toolCallLines } from "./_tool_calls.ts";
 
@@ -45,7 +45,11 @@ export interface UnitView {
   tool_calls?: string[];
   /** Its Scores, in the order they were written. */
   scores: Array<
-    Pick<Score, "metric" | "status" | "value" | "passed"> & { reason?: string }
+    Pick<Score, "metric" | "status" | "value" | "passed"> & {
+      reason?: string;
+      /** Scored but not valid: measured, not trusted, neither pass nor fail. */
+      invalid?: true;
+    }
   >;
 }
 
@@ -107,9 +111,11 @@ export function groupByCall(
       value: s.value,
       ...(s.passed !== undefined ? { passed: s.passed } : {}),
       ...(s.reason !== undefined ? { reason: s.reason } : {}),
+      ...(s.status === "scored" && !aggregatable(s) ? { invalid: true } : {}),
     });
     if (
-      s.status === "error" || s.status === "blocked" || s.passed === false
+      s.status === "error" || s.status === "blocked" ||
+      (aggregatable(s) && s.passed === false)
     ) unit.failed = true;
   }
   // Failing examples first, each one's units together; Array.prototype.sort
@@ -192,7 +198,9 @@ export function renderByCall(
       }
     }
     for (const s of unit.scores) {
-      const verdict = s.passed === true
+      const verdict = s.invalid
+        ? "–"
+        : s.passed === true
         ? "pass"
         : s.passed === false
         ? "FAIL"
@@ -200,7 +208,9 @@ export function renderByCall(
       const value = s.value === null ? "–" : s.value.toFixed(3);
       const head = `${indent}${
         padEndWidth(clip(escapeControl(s.metric), metricWidth), metricWidth)
-      }  ${s.status.padEnd(14)}  ${value.padStart(5)}  ${verdict.padEnd(4)}`;
+      }  ${(s.invalid ? "scored/invalid" : s.status).padEnd(14)}  ${
+        value.padStart(5)
+      }  ${verdict.padEnd(4)}`;
       const reason = s.reason !== undefined
         ? `  ${escapeControl(s.reason)}`
         : "";

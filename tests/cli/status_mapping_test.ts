@@ -194,7 +194,8 @@ Deno.test("cli run maps every outcome to evalglass's status and validity, with i
       /exact_match\s+non_evaluable\s+–\s+–\s+not applicable/,
     );
     assert.match(view.stdout, /broken\s+blocked\s+–\s+FAIL\s+target error/);
-    assert.match(view.stdout, /llm_judge\s+scored\s+7\.000\s+pass/);
+    // Scored but invalid: neither a pass nor a failure.
+    assert.match(view.stdout, /llm_judge\s+scored\/invalid\s+7\.000\s+–\s/);
   });
 });
 
