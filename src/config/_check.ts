@@ -213,7 +213,7 @@ export function checkTargets(
         file,
         lineOf(leak.path),
         `${
-          JSON.stringify(pathName(leak.path))
+          JSON.stringify(pathText(leak.path))
         } names {{${leak.name}}}, which a target is never given: expected is the answer key, for scorers only`,
       );
     }
@@ -249,11 +249,23 @@ export function checkTargets(
   }
 }
 
-/** A path as messages write it: `targets.api.body.q`, `headers[0]`. */
-function pathName(path: readonly PropertyKey[]): string {
-  return path.map((k, i) =>
-    typeof k === "number" ? `[${k}]` : `${i > 0 ? "." : ""}${String(k)}`
-  ).join("");
+/**
+ * A path in the config as messages write it: `targets.api.body.q`,
+ * `scorers[0].name`.
+ *
+ * @param path The keys and indexes from the top.
+ * @returns The text.
+ */
+export function pathText(path: readonly PropertyKey[]): string {
+  return path.reduce<string>(
+    (out, key) =>
+      typeof key === "number"
+        ? `${out}[${key}]`
+        : out === ""
+        ? String(key)
+        : `${out}.${String(key)}`,
+    "",
+  );
 }
 
 /**

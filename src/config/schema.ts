@@ -15,35 +15,22 @@ import {
   ConfigError,
   listsDatasets,
   locateConfig,
+  pathText,
 } from "./_check.ts";
 import { checkDatasets } from "./_datasets.ts";
 import { editDistance } from "../base/words.ts";
+import { nonFiniteWord } from "../io/yaml.ts";
 import { SuiteListedSchema, SuiteSchema } from "./_suite_schema.ts";
 import * as trajectoryChecks from "../scorers/trajectory.ts";
 import type { SuiteConfig } from "./types.ts";
-
-function pathText(path: readonly PropertyKey[]): string {
-  return path.reduce<string>(
-    (out, key) =>
-      typeof key === "number"
-        ? `${out}[${key}]`
-        : out === ""
-        ? String(key)
-        : `${out}.${String(key)}`,
-    "",
-  );
-}
 
 function typeName(value: unknown): string {
   if (value === undefined) return "nothing";
   if (value === null) return "null";
   if (Array.isArray(value)) return "a list";
   // YAML's .inf and .nan, which JSON would write as null.
-  if (typeof value === "number" && !Number.isFinite(value)) {
-    return `number ${
-      Number.isNaN(value) ? ".nan" : value > 0 ? ".inf" : "-.inf"
-    }`;
-  }
+  const word = typeof value === "number" ? nonFiniteWord(value) : undefined;
+  if (word !== undefined) return `number ${word}`;
   return typeof value === "object"
     ? "a mapping"
     : `${typeof value} ${JSON.stringify(value)}`;

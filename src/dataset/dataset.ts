@@ -7,7 +7,12 @@
 
 import { InputError, messageOf } from "../base/errors.ts";
 import { YAMLException } from "js-yaml";
-import { loadYaml, YamlBombError, YamlRefusedError } from "../io/yaml.ts";
+import {
+  loadYaml,
+  nonFiniteWord,
+  YamlBombError,
+  YamlRefusedError,
+} from "../io/yaml.ts";
 import {
   type Case,
   CaseError,
@@ -233,10 +238,8 @@ function nonFinite(
   at: string,
 ): { path: string; value: string } | undefined {
   if (typeof value === "number") {
-    return Number.isFinite(value) ? undefined : {
-      path: at,
-      value: Number.isNaN(value) ? ".nan" : value > 0 ? ".inf" : "-.inf",
-    };
+    const word = nonFiniteWord(value);
+    return word === undefined ? undefined : { path: at, value: word };
   }
   if (typeof value !== "object" || value === null) return undefined;
   if (Array.isArray(value)) {

@@ -125,6 +125,24 @@ export function parseYaml(text: string, filename: string): LocatedYaml {
 /** The most nodes a document may expand to, aliases followed. */
 export const MAX_NODES = 1_000_000;
 
+/**
+ * How YAML writes a number JSON cannot carry (`.inf`, `-.inf`, `.nan`), for
+ * messages; `undefined` for a finite one.
+ *
+ * @param value A number a YAML file gave.
+ * @returns Its YAML word, or `undefined`.
+ *
+ * @example
+ * ```ts
+ * import { nonFiniteWord } from "./yaml.ts";
+ * if (nonFiniteWord(-Infinity) !== "-.inf" || nonFiniteWord(1) !== undefined) throw new Error();
+ * ```
+ */
+export function nonFiniteWord(value: number): string | undefined {
+  if (Number.isFinite(value)) return undefined;
+  return Number.isNaN(value) ? ".nan" : value > 0 ? ".inf" : "-.inf";
+}
+
 /** A YAML document whose aliases expand past the limit (a "billion laughs"). */
 export class YamlBombError extends Error {
   /** The message without decoration, as `YAMLException` has it. */

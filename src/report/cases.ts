@@ -71,10 +71,21 @@ export function caseOutcome(scores: readonly Score[]): CaseOutcome {
   if (scores.some((s) => s.status === "error" || s.status === "blocked")) {
     return "error";
   }
-  if (scores.some((s) => aggregatable(s) && s.passed === false)) {
-    return "failed";
-  }
+  if (scores.some(failsCase)) return "failed";
   return scores.some(aggregatable) ? "passed" : "skipped";
+}
+
+/**
+ * Whether a Score fails its case: an error or blocked one, or one that
+ * counts (scored and valid) and did not pass. A scored but invalid Score
+ * fails nothing, whatever its `passed`, as in the pass rate.
+ *
+ * @param s The Score.
+ * @returns Whether it fails its case.
+ */
+export function failsCase(s: Score): boolean {
+  return s.status === "error" || s.status === "blocked" ||
+    (aggregatable(s) && s.passed === false);
 }
 
 /**

@@ -8,8 +8,8 @@
 import type { Aggregate } from "../aggregate/mod.ts";
 import { checkGates, type Gate, type GateFailure } from "../aggregate/gates.ts";
 import type { RunRecord } from "../record/run_record.ts";
-import { aggregatable, type Score } from "../score/mod.ts";
-import { type UnitCase, unitCases } from "./cases.ts";
+import type { Score } from "../score/mod.ts";
+import { failsCase, type UnitCase, unitCases } from "./cases.ts";
 import { escapeControl } from "../base/terminal.ts";
 import { formatSpend, hasSpend, SpendTally } from "../record/spend.ts";
 import { classificationHeadline, MATRIX_LABELS } from "./classification.ts";
@@ -241,10 +241,7 @@ function badness(c: UnitCase): [number, number] {
 }
 
 function failingScores(c: UnitCase): Score[] {
-  return c.scores.filter((s) =>
-    s.status === "error" || s.status === "blocked" ||
-    (aggregatable(s) && s.passed === false)
-  );
+  return c.scores.filter(failsCase);
 }
 
 function worstTable(cases: readonly UnitCase[], worst: number): string[] {

@@ -10,6 +10,7 @@ import { clipWidth as clip, displayWidth, padEndWidth } from "./_width.ts";
 import { aggregatable, type Score } from "../score/mod.ts";
 import type { Unit } from "../dataset/unit.ts";
 import { toolCallLines } from "./_tool_calls.ts";
+import { failsCase } from "./cases.ts";
 
 export { escapeControl };
 
@@ -113,10 +114,7 @@ export function groupByCall(
       ...(s.reason !== undefined ? { reason: s.reason } : {}),
       ...(s.status === "scored" && !aggregatable(s) ? { invalid: true } : {}),
     });
-    if (
-      s.status === "error" || s.status === "blocked" ||
-      (aggregatable(s) && s.passed === false)
-    ) unit.failed = true;
+    if (failsCase(s)) unit.failed = true;
   }
   // Failing examples first, each one's units together; Array.prototype.sort
   // is stable, so file order is kept within each group.
