@@ -89,3 +89,48 @@ export async function cliWithStdin(
     stderr: dec.decode(out.stderr),
   };
 }
+
+/**
+ * Starts `deno run -A cli.ts ...args` in `cwd`, stdin and stdout closed
+ * (`null`), stderr piped, without colours: for a run that is watched or
+ * signalled while it goes.
+ *
+ * @param args The command and its options.
+ * @param cwd The folder to run in.
+ * @returns The child.
+ */
+export function spawnCli(args: string[], cwd: string): Deno.ChildProcess {
+  return new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", CLI, ...args],
+    cwd,
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+  }).spawn();
+}
+
+/**
+ * Runs `sh -c script` in `dir`, stdin closed, without colours, with `$0` the
+ * deno executable and `$1` cli.ts: for redirections a test must write as a
+ * shell user does (`"$0" run -A "$1" run s.yaml >> d.jsonl`).
+ *
+ * @param dir The folder to run in.
+ * @param script The shell script.
+ * @returns Its exit code and output.
+ */
+export async function cliInShell(
+  dir: string,
+  script: string,
+): Promise<Outcome> {
+  const { code, stdout, stderr } = await new Deno.Command("sh", {
+    args: ["-c", script, Deno.execPath(), CLI],
+    cwd: dir,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+  }).output();
+  const dec = new TextDecoder();
+  return { code, stdout: dec.decode(stdout), stderr: dec.decode(stderr) };
+}

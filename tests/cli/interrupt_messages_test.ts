@@ -2,7 +2,7 @@
 // command line in a child process, stopped by real signals.
 
 import assert from "node:assert/strict";
-import { CLI, cli } from "../_cli.ts";
+import { CLI, cli, spawnCli } from "../_cli.ts";
 import { assertNoneRunning, delay, withTempDir } from "../_proc.ts";
 
 const encoder = new TextEncoder();
@@ -122,24 +122,10 @@ Deno.test("run stopped by a second SIGINT prints the command that resumes it", a
         .map((input) => JSON.stringify({ input, output: input }) + "\n")
         .join(""),
     );
-    const child = new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "-A",
-        CLI,
-        "run",
-        "suite.yaml",
-        "--out",
-        "part.ndjson",
-        "--grace",
-        "600",
-      ],
-      cwd: dir,
-      stdin: "null",
-      stdout: "null",
-      stderr: "piped",
-      env: { NO_COLOR: "1" },
-    }).spawn();
+    const child = spawnCli(
+      ["run", "suite.yaml", "--out", "part.ndjson", "--grace", "600"],
+      dir,
+    );
     const stderr = new Collected(child.stderr);
     await stderr.until("the hung scorer", () => {
       try {

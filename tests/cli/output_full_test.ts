@@ -4,7 +4,7 @@
 // the real /dev/full, and a 64 KiB tmpfs when the tests run as root.
 
 import assert from "node:assert/strict";
-import { CLI, cli } from "../_cli.ts";
+import { cli, cliInShell, spawnCli } from "../_cli.ts";
 import { withTempDir } from "../_proc.ts";
 import { parseRunRecord } from "../../src/record/mod.ts";
 
@@ -19,20 +19,6 @@ async function suite(dir: string, n = 3): Promise<void> {
   );
   await Deno.writeTextFile(`${dir}/d.jsonl`, lines.join("\n") + "\n");
   await Deno.writeTextFile(`${dir}/s.yaml`, SUITE);
-}
-
-/** Runs `sh -c script` in `dir` with `$0` deno and `$1` the CLI. */
-async function sh(dir: string, script: string) {
-  const { code, stdout, stderr } = await new Deno.Command("sh", {
-    args: ["-c", script, Deno.execPath(), CLI],
-    cwd: dir,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).output();
-  const dec = new TextDecoder();
-  return { code, stdout: dec.decode(stdout), stderr: dec.decode(stderr) };
 }
 
 function assertNoStack(stderr: string): void {
@@ -68,7 +54,7 @@ Deno.test("cli run --out /dev/full ends with one plain line and exit 3, and writ
 Deno.test("cli run with stdout on a full disk (> /dev/full) ends with exit 3 naming stdout", async () => {
   await withTempDir(async (dir) => {
     await suite(dir);
-    const { code, stderr } = await sh(
+    const { code, stderr } = await cliInShell(
       dir,
       'exec "$0" run -A "$1" run s.yaml > /dev/full',
     );
@@ -154,7 +140,7 @@ Deno.test("cli score, aggregate, view, diff, export, --help and --version on a f
       "run --help",
     ];
     for (const command of commands) {
-      const { code, stderr } = await sh(
+      const { code, stderr } = await cliInShell(
         dir,
         `exec "$0" run -A "$1" ${command} > /dev/full`,
       );
@@ -172,7 +158,7 @@ Deno.test("cli score, aggregate, view, diff, export, --help and --version on a f
 Deno.test("cli run whose reader goes away (| head -1) stops quietly with exit 0, as DESIGN pins", async () => {
   await withTempDir(async (dir) => {
     await suite(dir, 20_000);
-    const { stdout } = await sh(
+    const { stdout } = await cliInShell(
       dir,
       '{ "$0" run -A "$1" run s.yaml 2>err.txt; echo $? > rc.txt; } | head -1',
     );
@@ -198,7 +184,7 @@ Deno.test("cli aggregate and view whose reader goes away stop quietly with exit 
     for (
       const command of ["view r.json --by-call --json", "view r.json --by-call"]
     ) {
-      const { stdout } = await sh(
+      const { stdout } = await cliInShell(
         dir,
         `{ "$0" run -A "$1" ${command} 2>err.txt; echo $? > rc.txt; } | head -1`,
       );
@@ -406,16 +392,10 @@ Deno.test("cli run whose stderr is lost (its reader gone, or 2>/dev/full) still 
       `${dir}/s.yaml`,
       `${SUITE}gates:\n  exact_match: { min_mean: 1 }\n`,
     );
-    const child = new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", CLI, "run", "s.yaml", "--out", "o.ndjson"].concat(
-        ["--record", "r.json"],
-      ),
-      cwd: dir,
-      stdin: "null",
-      stdout: "null",
-      stderr: "piped",
-      env: { NO_COLOR: "1" },
-    }).spawn();
+    const child = spawnCli(
+      ["run", "s.yaml", "--out", "o.ndjson", "--record", "r.json"],
+      dir,
+    );
     // The reader goes away before the run says anything.
     await child.stderr.cancel();
     const { code } = await child.status;
@@ -430,7 +410,7 @@ Deno.test("cli run whose stderr is lost (its reader gone, or 2>/dev/full) still 
     assert.equal(record.complete, true);
     assert.equal(record.units.length, 5);
 
-    const full = await sh(
+    const full = await cliInShell(
       dir,
       '"$0" run -A "$1" run s.yaml --out f.ndjson 2>/dev/full; echo $?',
     );

@@ -3,7 +3,7 @@
 // password in the config never reaches the record or a message.
 
 import assert from "node:assert/strict";
-import { CLI, cli } from "../_cli.ts";
+import { cli, cliInShell } from "../_cli.ts";
 import { withTempDir } from "../_proc.ts";
 import { fakeLlm, reply } from "../_fake_llm.ts";
 import { parseRunRecord } from "../../src/record/mod.ts";
@@ -17,20 +17,11 @@ async function modeOf(path: string): Promise<string> {
 }
 
 async function runWithUmask(dir: string, umask: string): Promise<void> {
-  const { code, stderr } = await new Deno.Command("sh", {
-    args: [
-      "-c",
-      `umask ${umask}; exec "$0" run -A "$1" run s.yaml --out o.ndjson --record r.json`,
-      Deno.execPath(),
-      CLI,
-    ],
-    cwd: dir,
-    stdin: "null",
-    stdout: "null",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).output();
-  assert.equal(code, 0, new TextDecoder().decode(stderr));
+  const { code, stderr } = await cliInShell(
+    dir,
+    `umask ${umask}; exec "$0" run -A "$1" run s.yaml --out o.ndjson --record r.json`,
+  );
+  assert.equal(code, 0, stderr);
 }
 
 Deno.test("cli run --out and --record follow the umask: 077 makes them 0600, sidecar included", async () => {

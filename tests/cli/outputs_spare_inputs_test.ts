@@ -2,7 +2,7 @@
 // case runs the real command line against files made in a temp folder.
 
 import assert from "node:assert/strict";
-import { CLI, cli } from "../_cli.ts";
+import { cli, cliInShell } from "../_cli.ts";
 import { withTempDir } from "../_proc.ts";
 
 const DATASET = '{"input":"q1","output":"a","expected":"a"}\n' +
@@ -469,17 +469,7 @@ Deno.test("run and score whose stdout is appended to one of their inputs (>> d.j
       SUITE.replace("d.jsonl", '"-"'),
     );
     await Deno.writeTextFile(`${dir}/u.ndjson`, DATASET);
-    const sh = async (script: string) => {
-      const { code, stderr } = await new Deno.Command("sh", {
-        args: ["-c", script, Deno.execPath(), CLI],
-        cwd: dir,
-        stdin: "null",
-        stdout: "null",
-        stderr: "piped",
-        env: { NO_COLOR: "1" },
-      }).output();
-      return { code, stderr: new TextDecoder().decode(stderr) };
-    };
+    const sh = (script: string) => cliInShell(dir, script);
     const before = await snapshot(dir);
     for (
       const [script, named] of <[string, string][]> [

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { reapAll } from "../_proc.ts";
-import { cli } from "../_cli.ts";
+import { cli, spawnCli } from "../_cli.ts";
 import { type Aggregate, Aggregator } from "../../src/aggregate/mod.ts";
 import {
   parseRunRecord,
@@ -11,9 +11,6 @@ import {
 import { parseScore, type Score } from "../../src/score/mod.ts";
 import { readScoresFile } from "../../src/record/scores_file.ts";
 import type { Unit } from "../../src/dataset/mod.ts";
-
-const ROOT = new URL("../..", import.meta.url).pathname;
-const CLI = `${ROOT}cli.ts`;
 
 async function withDir(
   files: Record<string, string>,
@@ -496,14 +493,7 @@ async function slowRun(
   dir: string,
   signal: Deno.Signal,
 ): Promise<{ status: Deno.CommandStatus; stderr: string }> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", CLI, "run", "suite.yaml", "--record", "rec.json"],
-    cwd: dir,
-    stdin: "null",
-    stdout: "null",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).spawn();
+  const child = spawnCli(["run", "suite.yaml", "--record", "rec.json"], dir);
   try {
     await waitForScores(`${dir}/rec.json`, 5);
   } finally {
