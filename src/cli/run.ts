@@ -336,6 +336,7 @@ and a summary table on stderr.`,
     let htmlRefused = false;
     const beforeWrite = async (
       files: import("../run/run_suite.ts").SuiteFiles,
+      skips?: (unitId: string) => boolean,
     ) => {
       // --- report folders (issue 14): refused before any call, as `report` does ---
       const { checkReportFolders, refuseFolder } = await import(
@@ -393,6 +394,18 @@ and a summary table on stderr.`,
         await refuseSameFile(outputs, inputs);
         await refuseStdoutOnInput(inputs);
       }
+      if (flags.units !== undefined && skips !== undefined) {
+        // The earlier units stay, each once; the resume appends the rest.
+        const { keepSkippedUnits } = await import("./_resumed_units.ts");
+        const { dropped } = await keepSkippedUnits(flags.units, skips);
+        if (dropped > 0) {
+          say(
+            `evalpipe: ${unitsName}: dropped ${dropped} ${
+              dropped === 1 ? "line" : "lines"
+            } of units the resume runs again`,
+          );
+        }
+      }
       if (plan?.dropped !== undefined) {
         await resuming!.dropTornLine(plan);
         say(
@@ -414,6 +427,7 @@ and a summary table on stderr.`,
       }
       if (flags.units !== undefined) {
         unitsFile = await openFlagFile(flags.units, {
+          append: skips !== undefined,
           name: unitsName,
           onFailure: (error) => {
             // Not a Scores output: the run goes on, and exits 3 at the end.

@@ -521,7 +521,8 @@ async function* scoreLines(
 
 /**
  * Checks that a resumed run measures the same thing as the one that started
- * the file: the same config text and dataset bytes.
+ * the file: the same config text and dataset bytes. A dataset read from
+ * stdin cannot be checked, so it is refused too (`--force` continues).
  *
  * @param plan The plan, with the file's metadata.
  * @param now The fingerprints of the run about to resume.
@@ -545,6 +546,15 @@ export function checkResume(plan: ResumePlan, now: Fingerprints): void {
         JSON.stringify(metaPath(plan.path))
       } is missing, so nothing shows that the config and dataset are ` +
         "unchanged; resume with --force to continue anyway",
+    );
+  }
+  if (now.dataset === null) {
+    // Stdin has no bytes to fingerprint before it is read: a resume fed
+    // other cases would append their Scores to the earlier ones unseen.
+    throw new ResumeError(
+      `the dataset is read from stdin, which cannot be checked against the one that started ${
+        JSON.stringify(plan.path)
+      }; resume with --force if stdin holds the same cases`,
     );
   }
   const changed = [

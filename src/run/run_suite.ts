@@ -34,7 +34,7 @@ import { scoreUnitBatches } from "../scorers/score_units.ts";
 import { runTargetBatches } from "../targets/target.ts";
 import { type ByteWriter, TextWriter } from "../io/text_writer.ts";
 import type { Unit } from "../dataset/unit.ts";
-import type { UnitScores } from "./unit_scores.ts";
+import type { EarlierScores, UnitScores } from "./unit_scores.ts";
 import {
   datasetsFingerprint,
   type DatasetSource,
@@ -191,10 +191,15 @@ export interface RunSuiteOptions {
    * anything is written (the sink, the record, the `outPath` sidecar), with
    * the files the suite reads: where a caller opens its outputs, and refuses
    * one that is an input, so that a suite refused for any reason leaves every
-   * output file as it was.
+   * output file as it was. When resuming, `skips` tells the units the
+   * resume skips (the file has each of their metrics): an earlier units file
+   * keeps those, as the resume appends the others.
    * @default {undefined}
    */
-  beforeWrite?: (files: SuiteFiles) => void | Promise<void>;
+  beforeWrite?: (
+    files: SuiteFiles,
+    skips?: (unitId: string) => boolean,
+  ) => void | Promise<void>;
   /**
    * Where `-` as the dataset reads from.
    * @default {Deno.stdin.readable}
@@ -372,13 +377,18 @@ function countsOf(cache: TargetCache): CacheCounts {
   };
 }
 
-/** Writes the units still waiting for Scores (none came: a unit without any). */
+/**
+ * Writes the units still waiting for Scores (none came: a unit without any),
+ * and the earlier Scores of a resume whose units did not come again.
+ */
 async function writeRest(
   joiner: UnitScores | undefined,
   record: RunRecordWriter | undefined,
+  earlier: EarlierScores | undefined,
 ): Promise<void> {
-  if (joiner === undefined || record === undefined) return;
-  for (const [unit, scores] of joiner.rest()) {
+  if (record === undefined) return;
+  const rest = joiner?.rest() ?? [];
+  for (const [unit, scores] of [...rest, ...earlier?.rest() ?? []]) {
     await (unit === undefined
       ? record.addScores(scores)
       : record.addUnit(unit, scores));
@@ -712,6 +722,13 @@ export async function runSuite(
     throw await missingVariableError((error as Error).message, configPath);
   }
   let target = built[0]!;
+  // Resuming: the units whose every metric the file has are skipped.
+  const done = resume?.done;
+  const metrics = scorers.flatMap(metricsOf);
+  const unitDone = (unitId: string) => {
+    const have = done?.get(unitId);
+    return have !== undefined && metrics.every((m) => have.has(m));
+  };
   if (options.beforeWrite !== undefined) {
     try {
       const { resolveIn, scriptOf } = await import("../process/command.ts");
@@ -733,7 +750,7 @@ export async function runSuite(
             ? []
             : [cwd === "." ? script : resolveIn(cwd, script)];
         }),
-      });
+      }, resume !== undefined ? unitDone : undefined);
     } catch (error) {
       await examples.cancel(error);
       await Promise.all(scorers.map((s) => s.close?.()));
@@ -785,6 +802,11 @@ export async function runSuite(
   };
   // A matrix's Scores carry their target: the aggregator keeps each apart.
   const aggregator = new Aggregator(aggregatorOptions);
+  // A unit the resume runs again (a scorer added with --force) is one line
+  // of the record, its earlier Scores joined to the new ones.
+  const earlier = resume !== undefined && record !== undefined
+    ? new (await import("./unit_scores.ts")).EarlierScores()
+    : undefined;
   if (resume !== undefined) {
     // The earlier Scores, a unit at a time, beside the unit when it is known.
     const previous = options.previousUnits;
@@ -795,6 +817,11 @@ export async function runSuite(
       // A baseline keeps the earlier units' inputs and outputs too.
       if (unit !== undefined && baselineModule !== undefined) {
         collector?.addUnit(unit);
+      }
+      if (!unitDone(group[0]!.unit_id!)) {
+        earlier!.hold([unit, group]);
+        group = [];
+        return;
       }
       await (unit !== undefined
         ? record?.addUnit(unit, group)
@@ -812,12 +839,6 @@ export async function runSuite(
     }
     await flush();
   }
-  const done = resume?.done;
-  const metrics = scorers.flatMap(metricsOf);
-  const unitDone = (unitId: string) => {
-    const have = done?.get(unitId);
-    return have !== undefined && metrics.every((m) => have.has(m));
-  };
   let invalidRecords = 0;
   let scores = 0;
   // Progress: the dataset counted beside the run, each unit's start and skip.
@@ -999,8 +1020,11 @@ export async function runSuite(
             if (joiner !== undefined) {
               // Await only a real write: an await per unit costs a turn each.
               for (
-                const [unit, scores] of joining!.joinLoose(joiner.take(batch))
+                let [unit, scores] of joining!.joinLoose(joiner.take(batch))
               ) {
+                if (earlier !== undefined && earlier.size > 0) {
+                  [unit, scores] = earlier.join([unit, scores]);
+                }
                 const pending = unit === undefined
                   ? record!.addScores(scores)
                   : record!.addUnit(unit, scores);
@@ -1018,7 +1042,7 @@ export async function runSuite(
   } catch (error) {
     ended = true;
     // Keep what was computed: the record ends, marked incomplete.
-    await writeRest(joiner, record);
+    await writeRest(joiner, record, earlier);
     await record?.finish(
       aggregator.results(),
       false,
@@ -1038,7 +1062,7 @@ export async function runSuite(
   const stopped = (options.stop?.aborted ?? false) ||
     (signal?.aborted ?? false);
   const aggregates = aggregator.results();
-  await writeRest(joiner, record);
+  await writeRest(joiner, record, earlier);
   const selectionTally = selection?.tally();
   const spend = spendIf(tally);
   await record?.finish(aggregates, !stopped, selectionTally, spend);

@@ -165,3 +165,54 @@ export function joinLoose(entries: UnitEntry[]): UnitEntry[] {
   }
   return out;
 }
+
+/**
+ * The Scores an earlier run wrote for units its resume runs again (a scorer
+ * added since, with `--force`): each joins its unit's new entry, so that the
+ * unit is one line of the record, not two. Those whose unit does not come
+ * again (the resume was stopped, or its example is gone) are written at the
+ * end, with the earlier unit.
+ */
+export class EarlierScores {
+  #held = new Map<string, UnitEntry>();
+
+  /** Whether any unit is waiting: when none is, {@linkcode join} is skipped. */
+  get size(): number {
+    return this.#held.size;
+  }
+
+  /**
+   * Keeps a unit's earlier Scores until its new entry comes.
+   *
+   * @param entry The earlier unit (when the record had it) and its Scores.
+   */
+  hold(entry: UnitEntry): void {
+    const id = entry[1][0]?.unit_id;
+    if (id !== undefined) this.#held.set(id, entry);
+  }
+
+  /**
+   * Puts the earlier Scores of the entry's unit before its new ones.
+   *
+   * @param entry A new entry, as the run writes it.
+   * @returns The entry, with the earlier Scores when there were some.
+   */
+  join(entry: UnitEntry): UnitEntry {
+    const id = entry[0]?.unit_id ?? entry[1][0]?.unit_id;
+    const earlier = id === undefined ? undefined : this.#held.get(id);
+    if (earlier === undefined) return entry;
+    this.#held.delete(id!);
+    return [entry[0] ?? earlier[0], [...earlier[1], ...entry[1]]];
+  }
+
+  /**
+   * The entries whose unit did not come again, in the order they were held.
+   *
+   * @returns The entries; none are kept after.
+   */
+  rest(): UnitEntry[] {
+    const out = [...this.#held.values()];
+    this.#held.clear();
+    return out;
+  }
+}

@@ -1,0 +1,186 @@
+// A resume leaves every output as an uninterrupted run would: `--units`
+// keeps the earlier units and appends the rest, the record holds each unit
+// once, and a dataset it cannot check (stdin) is not taken on trust.
+
+import assert from "node:assert/strict";
+import { cli, cliWithStdin } from "../_cli.ts";
+import { withTempDir } from "../_proc.ts";
+import { parseRunRecord } from "../../src/record/run_record.ts";
+
+const IDS = ["a", "b", "c", "d"];
+
+function jsonl(records: unknown[]): string {
+  return records.map((r) => JSON.stringify(r) + "\n").join("");
+}
+
+function lines(text: string): Record<string, unknown>[] {
+  return text.split("\n").filter((l) => l !== "").map((l) => JSON.parse(l));
+}
+
+// A target that says how often it was called; its answer is the input.
+const SUITE = `dataset: data.jsonl
+target: { type: subprocess, cmd: "echo called >> calls.txt; cat" }
+scorers: [{ type: exact_match }]
+concurrency: 1
+`;
+
+async function setUp(dir: string, suite = SUITE): Promise<void> {
+  await Deno.writeTextFile(`${dir}/suite.yaml`, suite);
+  await Deno.writeTextFile(
+    `${dir}/data.jsonl`,
+    jsonl(IDS.map((id) => ({ id, input: id, expected: id }))),
+  );
+}
+
+async function calls(dir: string): Promise<number> {
+  return (await Deno.readTextFile(`${dir}/calls.txt`)).trimEnd().split("\n")
+    .length;
+}
+
+/** Keeps the Scores of the units named, as an interruption would have. */
+async function keepScores(dir: string, ids: string[]): Promise<void> {
+  const text = await Deno.readTextFile(`${dir}/s.ndjson`);
+  const kept = text.split("\n").filter((l) =>
+    l !== "" && ids.includes(JSON.parse(l).unit_id.split("#").at(-1))
+  );
+  await Deno.writeTextFile(`${dir}/s.ndjson`, kept.join("\n") + "\n");
+}
+
+const ARGS = ["run", "suite.yaml", "--out", "s.ndjson", "--units", "u.jsonl"];
+
+Deno.test("run --resume --units keeps the earlier units and appends the rest, each unit once", async () => {
+  await withTempDir(async (dir) => {
+    await setUp(dir);
+    const first = await cli(ARGS, dir);
+    assert.equal(first.code, 0, first.stderr);
+    const before = lines(await Deno.readTextFile(`${dir}/u.jsonl`));
+    assert.equal(before.length, 4);
+    // Stopped with the Scores of a and c written: b and d were answered
+    // (they are in --units) but dropped at the grace period, and d's line
+    // was torn by a kill.
+    await keepScores(dir, ["a", "c"]);
+    const units = await Deno.readTextFile(`${dir}/u.jsonl`);
+    await Deno.writeTextFile(`${dir}/u.jsonl`, units.slice(0, -20));
+    const again = await cli([...ARGS, "--resume"], dir);
+    assert.equal(again.code, 0, again.stderr);
+    assert.match(
+      again.stderr,
+      /--units "u\.jsonl": dropped 2 lines of units the resume runs again/,
+    );
+    assert.equal(await calls(dir), 6, "b and d called again, not a and c");
+    const after = lines(await Deno.readTextFile(`${dir}/u.jsonl`));
+    // a and c from the first run, verbatim; b and d from the resume.
+    assert.deepEqual(after.slice(0, 2), [before[0], before[2]]);
+    assert.deepEqual(
+      after.map((u) => [u.unit_id, u.output]),
+      [0, 2, 1, 3].map((i) => [before[i]!.unit_id, before[i]!.output]),
+    );
+    const scores = lines(await Deno.readTextFile(`${dir}/s.ndjson`));
+    assert.deepEqual(
+      scores.map((s) => s.unit_id).sort(),
+      after.map((u) => u.unit_id).sort(),
+    );
+    // A second resume of the finished run changes neither file.
+    const done = await Deno.readTextFile(`${dir}/u.jsonl`);
+    const third = await cli([...ARGS, "--resume"], dir);
+    assert.equal(third.code, 0, third.stderr);
+    assert.equal(await Deno.readTextFile(`${dir}/u.jsonl`), done);
+    assert.equal(await calls(dir), 6);
+  });
+});
+
+Deno.test("run --resume --units refuses a file that is not units, and leaves every file as it was", async () => {
+  await withTempDir(async (dir) => {
+    await setUp(dir);
+    assert.equal((await cli(ARGS, dir)).code, 0);
+    await keepScores(dir, ["a"]);
+    // A torn Scores line, which a resume would cut: it must stay.
+    await Deno.writeTextFile(`${dir}/s.ndjson`, '{"metric":"exa', {
+      append: true,
+    });
+    const scores = await Deno.readTextFile(`${dir}/s.ndjson`);
+    const notUnits = "a,b\n1,2\n";
+    await Deno.writeTextFile(`${dir}/u.jsonl`, notUnits);
+    const again = await cli([...ARGS, "--resume"], dir);
+    assert.equal(again.code, 2, again.stderr);
+    assert.match(
+      again.stderr,
+      /Cannot resume into --units "u\.jsonl": line 1 is not a unit record \(.+\)\. Give the units file the run started with, or a new one/,
+    );
+    assert.doesNotMatch(again.stderr, /\n\s+at /);
+    assert.equal(await Deno.readTextFile(`${dir}/u.jsonl`), notUnits);
+    assert.equal(await Deno.readTextFile(`${dir}/s.ndjson`), scores);
+    assert.equal(await calls(dir), 4, "nothing called");
+  });
+});
+
+Deno.test("run --resume --force after a scorer was added writes each unit once in the record, with every Score", async () => {
+  await withTempDir(async (dir) => {
+    await setUp(dir);
+    const args = [...ARGS, "--record", "rec.json"];
+    assert.equal((await cli(args, dir)).code, 0);
+    // Stopped after two units; then a scorer is added to the suite.
+    await keepScores(dir, ["a", "b"]);
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      SUITE.replace(
+        "scorers: [{ type: exact_match }]",
+        "scorers: [{ type: exact_match }, { type: contains }]",
+      ),
+    );
+    const refused = await cli([...args, "--resume"], dir);
+    assert.equal(refused.code, 2, refused.stderr);
+    const again = await cli([...args, "--resume", "--force"], dir);
+    assert.equal(again.code, 0, again.stderr);
+    const record = parseRunRecord(
+      await Deno.readTextFile(`${dir}/rec.json`),
+      "rec.json",
+    );
+    assert.equal(record.complete, true);
+    const ids = record.units.map((u) => u.unit_id);
+    assert.equal(new Set(ids).size, ids.length, `a unit twice: ${ids}`);
+    assert.equal(ids.length, 4);
+    const byUnit = new Map<string, string[]>();
+    for (const s of record.scores) {
+      byUnit.set(s.unit_id!, [...byUnit.get(s.unit_id!) ?? [], s.metric]);
+    }
+    for (const id of ids) {
+      assert.deepEqual(byUnit.get(id)?.sort(), ["contains", "exact_match"]);
+    }
+    // --out holds each Score once; --units each unit once.
+    const scores = lines(await Deno.readTextFile(`${dir}/s.ndjson`));
+    assert.equal(scores.length, 8);
+    const units = lines(await Deno.readTextFile(`${dir}/u.jsonl`));
+    assert.deepEqual(units.map((u) => u.unit_id).sort(), [...ids].sort());
+  });
+});
+
+Deno.test("run --resume refuses a dataset read from stdin unless --force", async () => {
+  await withTempDir(async (dir) => {
+    await setUp(dir, SUITE.replace("data.jsonl", '"-"'));
+    const data = await Deno.readTextFile(`${dir}/data.jsonl`);
+    const args = ["run", "suite.yaml", "--out", "s.ndjson"];
+    const first = await cliWithStdin(args, dir, data);
+    assert.equal(first.code, 0, first.stderr);
+    await keepScores(dir, ["a"]);
+    const other = jsonl([{ id: "z", input: "z", expected: "z" }]);
+    const refused = await cliWithStdin([...args, "--resume"], dir, other);
+    assert.equal(refused.code, 2, refused.stderr);
+    assert.match(
+      refused.stderr,
+      /the dataset is read from stdin, which cannot be checked against the one that started "s\.ndjson"; resume with --force if stdin holds the same cases/,
+    );
+    assert.equal(lines(await Deno.readTextFile(`${dir}/s.ndjson`)).length, 1);
+    const forced = await cliWithStdin(
+      [...args, "--resume", "--force"],
+      dir,
+      data,
+    );
+    assert.equal(forced.code, 0, forced.stderr);
+    const ids = lines(await Deno.readTextFile(`${dir}/s.ndjson`)).map((s) =>
+      s.unit_id
+    );
+    assert.equal(ids.length, 4);
+    assert.equal(new Set(ids).size, 4);
+  });
+});
