@@ -62,6 +62,15 @@ export interface AggregateLinesOptions {
    */
   onScattered?: (line: number, exampleId: string, metric: string) => void;
   /**
+   * Called for a Score whose unit already has one of the same metric (and
+   * target) in the input, as `cat a.ndjson a.ndjson` or a file given twice
+   * makes: the Score is not counted, so no unit counts twice. Knowing this
+   * holds the unit ids of the example being read, per metric (with
+   * `grouped`, of every example).
+   * @default {undefined: not checked, every Score counted}
+   */
+  onDuplicate?: (line: number, score: Score) => void;
+  /**
    * Called for each Score read (not for Aggregate lines), once it is valid.
    * @default {undefined}
    */
@@ -104,24 +113,44 @@ export function aggregateLines(
         : {}),
     });
   const report = options.onMalformed ?? (() => {});
-  const scattered = options.grouped === true ? undefined : options.onScattered;
-  // Per metric: the example whose Scores come now, and those that ended.
-  const seen = new Map<string, { open: string; ended: Set<string> }>();
-  const check = (line: number, score: Score) => {
+  const grouped = options.grouped === true;
+  const scattered = grouped ? undefined : options.onScattered;
+  const duplicate = options.onDuplicate;
+  // Per metric: the example whose Scores come now, those that ended, and
+  // the units scored so far (of that example; grouped, of all).
+  const seen = new Map<
+    string,
+    { open: string; ended: Set<string>; units: Set<string> }
+  >();
+  /** Whether the Score counts: it is not a unit's second of its metric. */
+  const check = (line: number, score: Score): boolean => {
     const id = score.example_id ?? score.unit_id;
-    if (id === undefined || scattered === undefined) return;
+    if (
+      id === undefined || (scattered === undefined && duplicate === undefined)
+    ) {
+      return true;
+    }
     // A matrix run's targets are aggregated apart: adjacent per target.
     const key = score.target_name === undefined
       ? score.metric
       : `${score.target_name}\u0000${score.metric}`;
-    const state = seen.get(key);
+    let state = seen.get(key);
     if (state === undefined) {
-      seen.set(key, { open: id, ended: new Set() });
+      seen.set(key, state = { open: id, ended: new Set(), units: new Set() });
     } else if (state.open !== id) {
-      state.ended.add(state.open);
+      if (!grouped) state.units.clear();
+      if (scattered !== undefined) state.ended.add(state.open);
       state.open = id;
-      if (state.ended.has(id)) scattered(line, id, score.metric);
+      if (state.ended.has(id)) scattered!(line, id, score.metric);
     }
+    const unit = score.unit_id;
+    if (duplicate === undefined || unit === undefined) return true;
+    if (state.units.has(unit)) {
+      duplicate(line, score);
+      return false;
+    }
+    state.units.add(unit);
+    return true;
   };
   return new TransformStream({
     transform(parsed) {
@@ -136,7 +165,7 @@ export function aggregateLines(
           aggregator.mergeAggregate(parseAggregate(parsed.value));
         } else {
           const score = parseScore(parsed.value);
-          check(parsed.line, score);
+          if (!check(parsed.line, score)) return;
           aggregator.add(score);
           options.onScore?.(score);
         }

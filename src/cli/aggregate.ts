@@ -12,6 +12,9 @@ import { isBrokenPipe, say } from "./_output.ts";
 import type { ParsedLine } from "../io/ndjson.ts";
 import { isRunRecord } from "../record/_sniff.ts";
 
+/** How many Scores given twice are named one by one. */
+const SHOWN_DUPLICATES = 3;
+
 /** The `aggregate` command. */
 export const aggregate = defineCommand({
   name: "aggregate",
@@ -70,6 +73,7 @@ what is not mapped is named on stderr. So is a baseline (run --save-baseline).`,
       import("./_results.ts"),
     ]);
     let malformed = 0;
+    let duplicates = 0;
     // An evalglass record is one JSON document over many lines: each input
     // is read for one on its own, and for an evalpipe RunRecord.
     const recordRanges = new Map<string, readonly [number, number]>();
@@ -135,7 +139,22 @@ what is not mapped is named on stderr. So is a baseline (run --save-baseline).`,
                 JSON.stringify(metric)
               }) are not adjacent: ${
                 placeOf(input.where(line))
-              } comes after other examples' Scores, so it would count as a second example. Run aggregate --grouped to gather each example wherever it stands, or sort the input by example_id`,
+              } comes after other examples' Scores, so it would count as a second example. Run aggregate --grouped to gather each example wherever it stands (and to count once a Score the input holds twice), or sort the input by example_id`,
+            );
+          },
+          onDuplicate(line, score) {
+            // A file given twice would name every line: the first few do.
+            if (++duplicates > SHOWN_DUPLICATES) return;
+            say(
+              `evalpipe: Score given twice on ${
+                placeOf(input.where(line))
+              }: unit ${JSON.stringify(score.unit_id)} already has a ${
+                JSON.stringify(score.metric)
+              } Score${
+                score.target_name === undefined
+                  ? ""
+                  : ` for target ${JSON.stringify(score.target_name)}`
+              }; counted once`,
             );
           },
           onScore(score) {
@@ -159,8 +178,13 @@ what is not mapped is named on stderr. So is a baseline (run --save-baseline).`,
         Deno.removeSignalListener(sig, handler);
       }
     }
+    if (duplicates > SHOWN_DUPLICATES) {
+      say(
+        `evalpipe: ${duplicates} Scores in all were given twice (same unit, metric and target); each counted once`,
+      );
+    }
     if (interrupted !== undefined) return interrupted === "SIGINT" ? 130 : 143;
-    return malformed > 0 ? 2 : 0;
+    return malformed + duplicates > 0 ? 2 : 0;
   },
 });
 

@@ -916,3 +916,32 @@ Deno.test("cli aggregate reads an evalpipe RunRecord as its Scores, epochs gathe
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("cli aggregate counts a Score given twice once, names the first copies and exits 2", async () => {
+  const ids = (e: string) => ({ example_id: `d#${e}`, unit_id: `d#${e}` });
+  const scores = ["a", "b", "c", "d", "e"].map((e, i) =>
+    scored("m", i % 2, ids(e))
+  );
+  const text = scores.map((s) => JSON.stringify(s)).join("\n") + "\n";
+  const once = await runAggregateWith(["--grouped"], text);
+  assert.equal(once.code, 0, once.stderr);
+  // The whole input twice, as `cat a a` gives it.
+  const twice = await runAggregateWith(["--grouped"], text + text);
+  assert.equal(twice.code, 2);
+  assert.equal(twice.stdout, once.stdout);
+  assert.equal(JSON.parse(twice.stdout).n, 5);
+  assert.deepEqual(twice.stderr.trimEnd().split("\n"), [
+    'evalpipe: Score given twice on stdin line 6: unit "d#a" already has a "m" Score; counted once',
+    'evalpipe: Score given twice on stdin line 7: unit "d#b" already has a "m" Score; counted once',
+    'evalpipe: Score given twice on stdin line 8: unit "d#c" already has a "m" Score; counted once',
+    "evalpipe: 5 Scores in all were given twice (same unit, metric and target); each counted once",
+  ]);
+  // Plain, a copy right behind its Score is counted once too.
+  const adjacent = scores.flatMap((s) => [s, s]);
+  const plain = await runAggregateWith(
+    [],
+    adjacent.map((s) => JSON.stringify(s)).join("\n") + "\n",
+  );
+  assert.equal(plain.code, 2);
+  assert.equal(plain.stdout, once.stdout);
+});

@@ -98,3 +98,39 @@ Deno.test("aggregateLines grouped gathers an example's epochs wherever they stan
   await aggregateText(ndjson(apart), { aggregator: mine });
   assert.deepEqual(mine.results(), grouped.aggregates);
 });
+
+Deno.test("aggregateLines counts a unit's Score of a metric once, and names each copy", async () => {
+  const copies: Array<[number, string]> = [];
+  const read = (text: string, grouped: boolean) =>
+    Array.fromAsync(
+      ReadableStream.from([new TextEncoder().encode(text)])
+        .pipeThrough(new LineStream())
+        .pipeThrough(new NdjsonParseStream())
+        .pipeThrough(aggregateLines({
+          grouped,
+          onDuplicate: (line, score) => copies.push([line, score.unit_id!]),
+        })),
+    );
+  const once = await aggregateText(ndjson(SCORES));
+  // Each Score twice in a row: the copies are lines 2, 4, ... and skipped.
+  const twice = ndjson(SCORES.flatMap((s) => [s, s]));
+  assert.deepEqual(await read(twice, false), once.aggregates);
+  assert.deepEqual(copies.map(([line]) => line), [2, 4, 6, 8, 10, 12]);
+  // Grouped, a copy anywhere: the whole input given again.
+  copies.length = 0;
+  const again = ndjson([...SCORES, ...SCORES]);
+  assert.deepEqual(
+    await read(again, true),
+    (await aggregateText(ndjson(SCORES), { grouped: true })).aggregates,
+  );
+  assert.deepEqual(
+    copies.map(([, unit]) => unit),
+    SCORES.map((s) => s.unit_id),
+  );
+  // Epochs of one example are units of their own; a matrix's targets too.
+  copies.length = 0;
+  const epochs = [scored("a", 1, ids("1", 1)), scored("a", 0, ids("1", 2))];
+  const targets = ["t1", "t2"].map((t) => ({ ...SCORES[0]!, target_name: t }));
+  await read(ndjson([...epochs, ...targets]), false);
+  assert.deepEqual(copies, []);
+});
