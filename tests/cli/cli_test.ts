@@ -321,13 +321,20 @@ Deno.test("cli run on SIGINT kills running commands and exits 130", async () => 
     child.kill("SIGINT");
     const { code } = await child.output();
     assert.equal(code, 130);
+    // A process sent SIGKILL may still show as running for a moment on a
+    // loaded machine: it has until the signal is taken, a second at most.
     for (const [i, pid] of pids.entries()) {
-      const now = await stat(pid);
-      const same = now !== undefined && now.started === before[i]?.started;
-      assert.ok(
-        !same || now.state === "Z",
-        `process ${pid} is still running (${now?.state})`,
-      );
+      const alive = async () => {
+        const now = await stat(pid);
+        const same = now !== undefined && now.started === before[i]?.started;
+        return same && now.state !== "Z" ? now.state : undefined;
+      };
+      let state = await alive();
+      for (let t = 0; state !== undefined && t < 20; t++) {
+        await new Promise((r) => setTimeout(r, 50));
+        state = await alive();
+      }
+      assert.equal(state, undefined, `process ${pid} is still running`);
     }
   } finally {
     await Deno.remove(dir, { recursive: true });
