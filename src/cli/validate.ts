@@ -91,7 +91,9 @@ blocked).`,
       say(
         `evalpipe: Invalid case in ${
           JSON.stringify(bad.dataset)
-        } ${bad.where} ${bad.line}: ${bad.message}`,
+        } ${bad.where} ${bad.line}${
+          bad.at !== undefined ? ` (line ${bad.at})` : ""
+        }: ${bad.message}`,
       );
     }
     for (const u of plan.unsendable) {

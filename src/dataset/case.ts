@@ -65,6 +65,11 @@ export interface Example {
   case: Case | null;
   /** Why the record is malformed; its Scores become `invalid case` errors. */
   invalid?: string;
+  /**
+   * The line of the file a malformed record starts on, where `line` is a
+   * position (a JSON, YAML or CSV dataset), so messages can name both.
+   */
+  at?: number;
 }
 
 const VERBATIM = Symbol.for("evalpipe.verbatim_expected");
@@ -316,6 +321,7 @@ export function parseCase(value: unknown): Case {
       "input",
     );
   }
+  if (Array.isArray(input)) checkMessages(input);
   readContext(record);
   if (
     metadata !== undefined &&
@@ -334,4 +340,30 @@ export function parseCase(value: unknown): Case {
     );
   }
   return record as unknown as Case;
+}
+
+/**
+ * Checks that a list `input` is chat messages: each an object with a `role`
+ * (its content is the target's to judge: text, parts, or none beside tool
+ * calls). A list of anything else would reach a model as such.
+ */
+function checkMessages(input: readonly unknown[]): void {
+  input.forEach((message, i) => {
+    if (
+      typeof message !== "object" || message === null || Array.isArray(message)
+    ) {
+      throw new CaseError(
+        `"input" item ${i + 1} must be a chat message ` +
+          `({"role": ..., "content": ...}), not ${typeName(message)}`,
+        "input",
+      );
+    }
+    const role = (message as { role?: unknown }).role;
+    if (typeof role === "string" && role !== "") return;
+    throw new CaseError(
+      `"input" message ${i + 1} needs a "role" (a text such as "user")` +
+        (role === undefined ? "" : `, not ${JSON.stringify(role)}`),
+      "input",
+    );
+  });
 }

@@ -9,7 +9,9 @@ import { InputError, messageOf } from "../base/errors.ts";
 import { YAMLException } from "js-yaml";
 import {
   loadYaml,
+  type LocatedYaml,
   nonFiniteWord,
+  parseYaml,
   YamlBombError,
   YamlRefusedError,
 } from "../io/yaml.ts";
@@ -261,9 +263,11 @@ function fromList(
   path: string,
   values: readonly unknown[],
   source?: string,
+  yamlLine?: (index: number) => number | undefined,
 ): ReadableStream<Example[]> {
   const ids = new IdentityCheck(name, path, "record");
   const spans = source !== undefined ? elementSpans(source) : undefined;
+  const lineOf = spans !== undefined ? jsonLines(source!, spans) : yamlLine;
   let i = 0;
   const one = (): Example => {
     const value = values[i];
@@ -328,6 +332,14 @@ function fromList(
       const batch: Example[] = [];
       while (i < values.length && batch.length < 1024) batch.push(one());
       ids.check(batch);
+      // A malformed record is named by its line too: a list's position is
+      // hard to count by eye.
+      for (const example of batch) {
+        if (example.invalid !== undefined) {
+          const at = lineOf?.(example.line - 1);
+          if (at !== undefined) example.at = at;
+        }
+      }
       controller.enqueue(batch);
     },
   });
@@ -611,7 +623,53 @@ export async function loadDatasetBatches(
       `Dataset ${JSON.stringify(path)} must hold a YAML list of cases`,
     );
   }
-  return fromList(name, path, value);
+  return fromList(name, path, value, undefined, yamlLines(text, path));
+}
+
+/**
+ * The line each element of a JSON array starts on, asked in increasing
+ * order (a malformed record's, as the list is read): the newlines are
+ * counted once, up to the element asked.
+ */
+function jsonLines(
+  text: string,
+  spans: ReadonlyArray<readonly [number, number]>,
+): (index: number) => number | undefined {
+  let offset = 0;
+  let line = 1;
+  return (index) => {
+    const start = spans[index]?.[0];
+    if (start === undefined) return undefined;
+    if (start < offset) [offset, line] = [0, 1];
+    for (
+      let nl = text.indexOf("\n", offset);
+      nl !== -1 && nl < start;
+      nl = text.indexOf("\n", nl + 1)
+    ) line++;
+    offset = start;
+    return line;
+  };
+}
+
+/**
+ * The line each item of a YAML list starts on, from a second parse that
+ * keeps positions, made only once a malformed record needs it.
+ */
+function yamlLines(
+  text: string,
+  path: string,
+): (index: number) => number | undefined {
+  let located: LocatedYaml | null | undefined;
+  return (index) => {
+    if (located === undefined) {
+      try {
+        located = parseYaml(text, path);
+      } catch {
+        located = null; // it loaded once: a second reading only adds lines
+      }
+    }
+    return located?.lineOf([index]);
+  };
 }
 
 /**
@@ -642,8 +700,10 @@ async function csvExamples(
   let position = 0;
   const toExamples = (batch: CsvRecord[]): Example[] => {
     const examples: Example[] = [];
+    const lines: number[] = [];
     for (const { fields, line } of batch) {
       if (header === undefined) {
+        checkHeader(fields, quoted, line);
         header = fields;
         continue;
       }
@@ -656,22 +716,75 @@ async function csvExamples(
       examples.push(
         toExample(name, ++position, caseFromRow(header, fields)),
       );
+      lines.push(line);
     }
     ids.check(examples);
+    examples.forEach((example, i) => {
+      if (example.invalid !== undefined) example.at = lines[i]!;
+    });
     return examples;
   };
-  return records.pipeThrough(
-    new TransformStream<CsvRecord[], Example[]>({
-      transform(batch, controller) {
-        const examples = toExamples(batch);
+  // The first read (the header, the records after it) is taken now: a
+  // header that loads every case wrong refuses the run before any output.
+  const reader = records.getReader();
+  const first = await reader.read();
+  const head = first.done ? [] : toExamples(first.value);
+  return new ReadableStream<Example[]>({
+    start(controller) {
+      if (head.length > 0) controller.enqueue(head);
+    },
+    async pull(controller) {
+      const { done, value } = await reader.read();
+      if (!done) {
+        const examples = toExamples(value);
         if (examples.length > 0) controller.enqueue(examples);
-      },
-      flush(controller) {
-        const empty = ids.emptyError();
-        if (empty !== undefined) controller.error(empty);
-      },
-    }),
-  );
+        return;
+      }
+      const empty = ids.emptyError();
+      if (empty !== undefined) controller.error(empty);
+      else controller.close();
+    },
+    cancel: (reason) => reader.cancel(reason),
+  });
+}
+
+/** The columns a CSV case reads by name; every other one is metadata. */
+const CASE_COLUMNS = ["id", "input", "expected", "context", "output", "trace"];
+
+/**
+ * Refuses a CSV header that would load every case wrong: a column named
+ * twice (one would hide the other), a case field's name spelt otherwise
+ * (`Input`, ` expected`: it would be metadata), no `input` column (every
+ * case would be invalid, one message each).
+ */
+function checkHeader(header: readonly string[], quoted: string, line: number) {
+  const fail = (detail: string) =>
+    new DatasetError(`Cannot read dataset ${quoted} line ${line}: ${detail}`);
+  const names = header.map((name) => JSON.stringify(name));
+  header.forEach((name, i) => {
+    const first = header.indexOf(name);
+    if (first < i) {
+      throw fail(
+        `columns ${first + 1} and ${i + 1} are both named ${
+          names[i]
+        }: give each column its own name`,
+      );
+    }
+    const meant = name.trim().toLowerCase();
+    if (!CASE_COLUMNS.includes(name) && CASE_COLUMNS.includes(meant)) {
+      throw fail(
+        `column ${i + 1} is named ${names[i]}: the case's field is "${meant}"` +
+          " (column names are read exactly; anything else is metadata)",
+      );
+    }
+  });
+  if (!header.includes("input") && !header.includes("trace")) {
+    throw fail(
+      `the header has no "input" column, which every case needs (the columns are ${
+        names.join(", ")
+      })`,
+    );
+  }
 }
 
 /**

@@ -132,6 +132,8 @@ export interface SuitePlan {
       message: string;
       /** What `line` counts: a JSONL file's lines, a list's or CSV's records. */
       where: "line" | "record";
+      /** The line of the file a record starts on, when `line` counts records. */
+      at?: number;
     }
   >;
   /**
@@ -300,6 +302,7 @@ export async function planSuite(
             line: example.line,
             message: example.invalid ?? "",
             where: whereOf([source], example).where,
+            ...(example.at !== undefined ? { at: example.at } : {}),
           });
           continue;
         }

@@ -888,9 +888,9 @@ export async function runSuite(
     invalidRecords++;
     const { name, where } = whereOf(sources, example);
     options.onInvalidRecord?.(
-      `Invalid case in ${
-        JSON.stringify(name)
-      } ${where} ${example.line}: ${example.invalid}`,
+      `Invalid case in ${JSON.stringify(name)} ${where} ${example.line}${
+        example.at !== undefined ? ` (line ${example.at})` : ""
+      }: ${example.invalid}`,
       example,
     );
   };

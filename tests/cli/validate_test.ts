@@ -275,7 +275,7 @@ budget_usd: 1.5
   });
 });
 
-Deno.test("validate names a bad record of a JSON or YAML dataset by its record number, as run does", async () => {
+Deno.test("validate names a bad record of a JSON or YAML dataset by its record number and line, as run does", async () => {
   await withTempDir(async (dir) => {
     const files: Record<string, string> = {
       "m.json":
@@ -294,7 +294,7 @@ Deno.test("validate names a bad record of a JSON or YAML dataset by its record n
       const said = validate.stderr.split("\n")[0]!;
       assert.match(
         said,
-        new RegExp(`^evalpipe: Invalid case in "${file}" record \\d: `),
+        new RegExp(`^evalpipe: Invalid case in "${file}" record 3 \\(line 4\\): `),
       );
       assert.ok(
         run.stderr.includes(said.slice("evalpipe: ".length)),

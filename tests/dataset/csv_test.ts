@@ -292,3 +292,62 @@ Deno.test("cli run reports a CSV that cannot be parsed with its file and line, e
     assert.doesNotMatch(stderr, /at .*\.ts:\d+/, "no stack trace");
   });
 });
+
+Deno.test("cli run and validate refuse a CSV header that would load every case wrong, naming the column, before any output", async () => {
+  const headers: Array<[string, RegExp]> = [
+    [
+      "input,topic,expected,topic",
+      /line 1: columns 2 and 4 are both named "topic": give each column its own name$/m,
+    ],
+    [
+      "Input,expected",
+      /line 1: column 1 is named "Input": the case's field is "input" \(column names are read exactly; anything else is metadata\)$/m,
+    ],
+    [
+      "input, expected",
+      /line 1: column 2 is named " expected": the case's field is "expected"/,
+    ],
+    [
+      "question,answer",
+      /line 1: the header has no "input" column, which every case needs \(the columns are "question", "answer"\)$/m,
+    ],
+  ];
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      join(dir, "suite.yaml"),
+      "dataset: d.csv\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n",
+    );
+    for (const [header, message] of headers) {
+      await Deno.writeTextFile(join(dir, "d.csv"), `${header}\nq,a,b,c\n`);
+      for (
+        const args of [["validate", "suite.yaml"], [
+          "run",
+          "suite.yaml",
+          "--out",
+          "o.ndjson",
+        ]]
+      ) {
+        const { code, stdout, stderr } = await cli(args, dir);
+        assert.equal(code, 2, `${header}: ${stderr}`);
+        assert.equal(stdout, "");
+        assert.match(
+          stderr,
+          /^evalpipe: Cannot read dataset "d\.csv" line 1: /,
+        );
+        assert.match(stderr, message);
+        assert.doesNotMatch(stderr, /at .*\.ts:\d+/, "no stack trace");
+      }
+      await assert.rejects(
+        Deno.stat(join(dir, "o.ndjson")),
+        Deno.errors.NotFound,
+      );
+    }
+    // A pandas index column (a header cell without a name) loads.
+    await Deno.writeTextFile(
+      join(dir, "d.csv"),
+      ",input,output,expected\n0,q,q,q\n",
+    );
+    const ok = await cli(["run", "suite.yaml"], dir);
+    assert.equal(ok.code, 0, ok.stderr);
+  });
+});

@@ -106,13 +106,16 @@ Deno.test("loadDataset numbers JSON array cases by 1-based position", async () =
       `[
   {"input": "a"},
 
-  {"id": "x", "input": ["m1", {"role": "user"}]},
+  {"id": "x", "input": [{"role": "system", "content": "m1"}, {"role": "user"}]},
   {"input": "c", "expected": {"k": [1, 2]}}
 ]`,
     );
     assert.deepEqual(ids(examples), ["d.json#1", "d.json#x", "d.json#3"]);
     assert.deepEqual(examples.map((e) => e.line), [1, 2, 3]);
-    assert.deepEqual(examples[1]!.case?.input, ["m1", { role: "user" }]);
+    assert.deepEqual(examples[1]!.case?.input, [{
+      role: "system",
+      content: "m1",
+    }, { role: "user" }]);
     assert.deepEqual(examples[2]!.case?.expected, { k: [1, 2] });
   });
 });
@@ -348,9 +351,9 @@ Deno.test("loadDataset turns malformed JSON, YAML and CSV records into invalid e
     assert.match(yaml[1]!.invalid!, /must be an object/);
     assert.equal(yaml[2]!.case?.input, "c");
 
-    const csv = await load(dir, "d.csv", "question,expected\nq,a\n");
-    assert.equal(csv[0]!.case, null);
-    assert.match(csv[0]!.invalid!, /"input" is missing/);
+    const csv = await load(dir, "d.csv", "id,input\nx,a\nx,b\n");
+    assert.equal(csv[1]!.case, null);
+    assert.match(csv[1]!.invalid!, /Duplicate id "x"/);
   });
 });
 
@@ -1045,5 +1048,59 @@ Deno.test("a YAML case holding .inf or .nan anywhere is invalid, named by its pa
       undefined,
     ]);
     assert.equal(examples[5]!.case?.expected, ".inf");
+  });
+});
+
+Deno.test("loadDataset takes a list input only as chat messages, each with a role, naming the item", async () => {
+  await withTempDir(async (dir) => {
+    const examples = await load(
+      dir,
+      "m.jsonl",
+      [
+        '{"input":[{"role":"system","content":"be brief"},{"role":"user","content":"hi"}]}',
+        '{"input":[{"role":"assistant","content":null,"tool_calls":[]}]}',
+        '{"input":[1,2]}',
+        '{"input":[{"content":"hi"}]}',
+        '{"input":[{"role":"user"},{"role":7}]}',
+        '{"input":[["user","hi"]]}',
+      ].join("\n") + "\n",
+    );
+    assert.deepEqual(examples.map((e) => e.invalid), [
+      undefined,
+      undefined,
+      '"input" item 1 must be a chat message ({"role": ..., "content": ...}), not a number',
+      '"input" message 1 needs a "role" (a text such as "user")',
+      '"input" message 2 needs a "role" (a text such as "user"), not 7',
+      '"input" item 1 must be a chat message ({"role": ..., "content": ...}), not a list',
+    ]);
+  });
+});
+
+Deno.test("loadDataset names the line a malformed JSON, YAML or CSV record starts on", async () => {
+  await withTempDir(async (dir) => {
+    const json = await load(
+      dir,
+      "d.json",
+      '[\n  {"input": "a"},\n\n  {\n    "input": 3\n  },\n  {"id": "x", "input": "c"}, {"id": "x", "input": "d"}\n]',
+    );
+    assert.deepEqual(
+      json.map((e) => [e.line, e.at]),
+      [[1, undefined], [2, 4], [3, undefined], [4, 7]],
+    );
+    const yaml = await load(
+      dir,
+      "d.yaml",
+      "# cases\n- input: a\n\n- input:\n    - 1\n- id: x\n  input: c\n- id: x\n  input: d\n",
+    );
+    assert.deepEqual(
+      yaml.map((e) => [e.line, e.at]),
+      [[1, undefined], [2, 4], [3, undefined], [4, 8]],
+    );
+    const csv = await load(
+      dir,
+      "d.csv",
+      'id,input\nx,"two\nlines"\n\nx,b\n',
+    );
+    assert.deepEqual(csv.map((e) => [e.line, e.at]), [[1, undefined], [2, 5]]);
   });
 });

@@ -1243,7 +1243,7 @@ Deno.test("run names the record of a malformed .json or .yaml case and scores th
  {"input":"z","expected":"z","output":"z"}]`;
   const yaml = `- { id: a, input: x, expected: x, output: x }
 - { id: a, input: y, output: y }
-- { input: [1, 2], context: [1], output: w }
+- { input: [{ role: user, content: q }], context: [1], output: w }
 - { input: z, expected: z, output: z }
 `;
   await withDir(
@@ -1274,8 +1274,8 @@ Deno.test("run names the record of a malformed .json or .yaml case and scores th
         assert.deepEqual(
           out.stderr.split("\n").filter((l) => l.startsWith("evalpipe: ")),
           [
-            `evalpipe: Invalid case in "${name}" record 2: Duplicate id "a" (first at record 1): ids must be unique`,
-            `evalpipe: Invalid case in "${name}" record 3: ${third}`,
+            `evalpipe: Invalid case in "${name}" record 2 (line 2): Duplicate id "a" (first at record 1): ids must be unique`,
+            `evalpipe: Invalid case in "${name}" record 3 (line 3): ${third}`,
           ],
         );
         const scores = out.stdout.trimEnd().split("\n").map((l) =>
