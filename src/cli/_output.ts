@@ -12,6 +12,19 @@ export function say(message: string): void {
 }
 
 /**
+ * Says that a persistent scorer wrote `lines` lines on stdout when no case
+ * was waiting for a verdict (`Scorer.surplusLines`): the shift the protocol,
+ * which carries no case id, cannot undo.
+ */
+export function saySurplusLines(scorer: string, lines: number): void {
+  say(
+    `evalpipe: persistent scorer ${JSON.stringify(scorer)} wrote ${lines} ${
+      lines === 1 ? "line" : "lines"
+    } on stdout that no case was waiting for: its verdicts were likely shifted onto later cases (a scorer writes its logs to stderr, one verdict line per case)`,
+  );
+}
+
+/**
  * Whether stdout is a regular file (`> scores.ndjson`), which an input of the
  * command could be; not a terminal, a pipe or /dev/null.
  */

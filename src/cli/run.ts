@@ -6,7 +6,7 @@
 
 import { defineCommand } from "./command.ts";
 import { UsageError } from "./flags.ts";
-import { progress, say, stdoutIsFile } from "./_output.ts";
+import { progress, say, saySurplusLines, stdoutIsFile } from "./_output.ts";
 import { OUTPUT_EXIT_CODE } from "../base/errors.ts";
 import { REPORT_FLAGS } from "./_reports.ts";
 import { CACHE_FLAG, cacheModeOf } from "./_cache_flag.ts";
@@ -638,6 +638,9 @@ and a summary table on stderr.`,
           } not made, their Scores are blocked (budget.exhausted)`,
         );
       }
+      for (const { scorer, lines } of summary.surplusLines ?? []) {
+        saySurplusLines(scorer, lines);
+      }
       if (reports && !htmlLost && recordPath !== undefined) {
         const { readRunRecord } = await import("../record/run_record.ts");
         await writeReports(
@@ -714,7 +717,12 @@ and a summary table on stderr.`,
         );
         return OUTPUT_EXIT_CODE;
       }
-      if (summary.invalidRecords > 0 || htmlRefused) return 2;
+      // Shifted verdicts are bad input, as a malformed record is: before a
+      // gate, whose verdict they may have made.
+      if (
+        summary.invalidRecords > 0 || htmlRefused ||
+        summary.surplusLines !== undefined
+      ) return 2;
       // --- baselines (issue 14) ---
       if (summary.baseline?.failed) {
         const { formatRegression } = await import("../report/comparison.ts");

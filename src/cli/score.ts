@@ -9,7 +9,13 @@
 import { placeOf } from "../base/place.ts";
 import { defineCommand } from "./command.ts";
 import { stdinOnce, UsageError } from "./flags.ts";
-import { isBrokenPipe, progress, say, stdoutIsFile } from "./_output.ts";
+import {
+  isBrokenPipe,
+  progress,
+  say,
+  saySurplusLines,
+  stdoutIsFile,
+} from "./_output.ts";
 import type { Scorer } from "../scorers/scorer.ts";
 import type { Unit } from "../dataset/unit.ts";
 
@@ -215,6 +221,7 @@ async function scoreWith(
     start?.(1);
     lastCase();
   };
+  let code: number;
   try {
     // Each input in turn, its units' ids (when they have none) and its
     // messages named after it: `units.ndjson#3`, `stdin#3`.
@@ -279,21 +286,29 @@ async function scoreWith(
         signal: controller.signal,
       });
     bar.done();
-    return malformed > 0 ? 2 : 0;
+    code = malformed > 0 ? 2 : 0;
   } catch (error) {
     bar.done();
     const sig = interrupt.signal;
     if (sig !== undefined) {
       stopped(sig, "running scorers were stopped");
-      return signalExitCode(sig);
-    }
-    if (isBrokenPipe(error)) {
+      code = signalExitCode(sig);
+    } else if (isBrokenPipe(error)) {
       controller.abort(error);
       return 0;
-    }
-    throw error;
+    } else throw error;
   } finally {
     interrupt.dispose();
     await Promise.all(scorers.map((s) => s.close?.()));
   }
+  // Counted up to each process's end: complete now that they are closed.
+  // Shifted verdicts are bad input, as a malformed unit record is (an
+  // interrupt keeps its own code).
+  for (const s of scorers) {
+    const lines = s.surplusLines?.() ?? 0;
+    if (lines === 0) continue;
+    saySurplusLines(s.name, lines);
+    if (code === 0) code = 2;
+  }
+  return code;
 }

@@ -312,6 +312,12 @@ export interface RunSummary {
   scores: number;
   /** Malformed dataset records seen. */
   invalidRecords: number;
+  /**
+   * The scorers whose processes wrote lines on stdout when no case was
+   * waiting for a verdict, and how many (`Scorer.surplusLines`): their
+   * verdicts were likely shifted onto later cases. Absent when none did.
+   */
+  surplusLines?: { scorer: string; lines: number }[];
   /** Whether every unit was run (`false` when `stop` ended the intake early). */
   complete: boolean;
   /** The config's gates that did not hold. */
@@ -1059,6 +1065,11 @@ export async function runSuite(
     // Long-lived scorer processes end with the run, whatever ended it.
     await Promise.all(scorers.map((s) => s.close?.()));
   }
+  // Counted up to each process's end: complete now that they are closed.
+  const surplusLines = scorers.flatMap((s) => {
+    const lines = s.surplusLines?.() ?? 0;
+    return lines > 0 ? [{ scorer: s.name, lines }] : [];
+  });
   const stopped = (options.stop?.aborted ?? false) ||
     (signal?.aborted ?? false);
   const aggregates = aggregator.results();
@@ -1127,6 +1138,7 @@ export async function runSuite(
     scores,
     complete: !stopped,
     invalidRecords,
+    ...(surplusLines.length > 0 ? { surplusLines } : {}),
     gateFailures,
     ...(selectionTally !== undefined
       ? {

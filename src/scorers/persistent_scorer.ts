@@ -20,6 +20,13 @@
  * having answered anything gets the error too, so a scorer that dies on
  * every start costs two processes, not one per case.
  *
+ * A verdict line carries no case id, so a line too many (a banner on
+ * stdout, a verdict written twice) hands every later case the verdict of the
+ * one before, and cannot be undone. It is counted instead: a line that comes
+ * when no case is waiting (blank lines aside, and those of a process killed
+ * for a timeout or an interrupt, whose cases went elsewhere), which the
+ * scorer's `surplusLines()` gives once `close()` has resolved.
+ *
  * @module
  */
 
@@ -226,6 +233,7 @@ class Worker {
   readonly #verdicts: Verdicts;
   readonly #settled: () => void;
   readonly #lost: Lost;
+  readonly #surplus: () => void;
   /** Whether the process gave a verdict (a line, read or not). */
   #answered = false;
   /** Characters of the payloads of the cases in flight. */
@@ -262,7 +270,8 @@ class Worker {
   /**
    * Starts `cmd`; `verdicts` turns a verdict line into the case's Score
    * (or throws the case's error), `settled` is told each time a case ends,
-   * and `lost` is given the cases a crash or a timeout left unanswered.
+   * `lost` is given the cases a crash or a timeout left unanswered, and
+   * `surplus` is told of each line that came when no case was waiting.
    */
   constructor(
     cmd: string,
@@ -273,6 +282,7 @@ class Worker {
     verdicts: Verdicts,
     settled: () => void,
     lost: Lost,
+    surplus: () => void,
   ) {
     this.#low = Math.max(1, inFlight >> 1);
     this.#label = `scorer ${JSON.stringify(cmd)}`;
@@ -280,6 +290,7 @@ class Worker {
     this.#verdicts = verdicts;
     this.#settled = settled;
     this.#lost = lost;
+    this.#surplus = surplus;
     try {
       this.#child = startCommand(cmd, { cwd });
     } catch (error) {
@@ -400,7 +411,14 @@ class Worker {
     // for one would hand every later case the verdict of the one before.
     if (line.error === undefined && line.text.trim() === "") return;
     const pending = this.#pending.shift();
-    if (pending === undefined) return; // a line nobody asked for is ignored
+    if (pending === undefined) {
+      // A line no case was waiting for: a banner, or a verdict written twice,
+      // before it gave each case after it the verdict of the one before.
+      // Counted, to be told; not one read after a kill, whose cases went
+      // elsewhere.
+      if (this.#dead === undefined) this.#surplus();
+      return;
+    }
     this.#answered = true;
     this.#chars -= pending.payload.length;
     // Verdicts come in order, so the next case's time starts now: the cases
@@ -704,7 +722,9 @@ class Worker {
 /**
  * A subprocess scorer in persistent mode (see the module doc). Its metric
  * name and `evaluator_version` are those the per-case mode would give the
- * same command. Call `close()` when done: it ends the process.
+ * same command. Call `close()` when done: it ends the process. Then
+ * `surplusLines()` says how many lines came when no case was waiting: above
+ * 0, its verdicts were likely shifted onto later cases.
  *
  * @param cmd The command, run via `sh -c` in its own process group.
  * @param options Name, folder, timeout and limits.
@@ -717,6 +737,17 @@ class Worker {
  * const score = await s.score({ example_id: "a#1", unit_id: "a#1", input: "q", output: "a" }, {});
  * await s.close!();
  * if ("scores" in score || score.value !== 1) throw new Error("unexpected");
+ * ```
+ *
+ * @example A banner on stdout shifts the verdicts, and is counted
+ * ```ts
+ * import { persistentScorer } from "./persistent_scorer.ts";
+ * const s = persistentScorer(`echo Loading...; while read -r line; do echo '{"score": 1}'; done`, { name: "loud" });
+ * const unit = { example_id: "a#1", unit_id: "a#1", input: "q", output: "a" };
+ * // The banner is taken for the first case's verdict.
+ * const first = await Promise.resolve(s.score(unit, {})).then(() => "scored", (error: Error) => error.message);
+ * await s.close!();
+ * if (!first.includes("invalid verdict") || s.surplusLines!() !== 1) throw new Error(first);
  * ```
  */
 export function persistentScorer(
@@ -764,6 +795,11 @@ export function persistentScorer(
   };
   // Each case that ends lets one that waits for room go.
   const settled = () => waiting.shift()?.();
+  // Lines that came when no case was waiting, from every process.
+  let surplus = 0;
+  const surplusLine = () => {
+    surplus++;
+  };
   // While close() runs, no process may start: it would outlive it.
   let closed = false;
   /**
@@ -813,6 +849,7 @@ export function persistentScorer(
         verdicts,
         settled,
         lost,
+        surplusLine,
       );
     }
     return worker;
@@ -944,6 +981,7 @@ export function persistentScorer(
       if (parked > 0) endOnceSent = true;
       else worker?.endInput().then(undefined, () => {});
     },
+    surplusLines: () => surplus,
     async close() {
       closed = true;
       const all = [...retired, ...(worker !== undefined ? [worker] : [])];

@@ -107,6 +107,15 @@ export interface Scorer {
   /** Releases what the scorer holds (a long-lived process); called once, at the end. */
   close?(): Promise<void>;
   /**
+   * How many lines its processes wrote on stdout when no case was waiting
+   * for a verdict (a persistent scorer's): blank lines and lines of a
+   * process it killed aside. Above 0, its verdicts were likely shifted onto
+   * later cases, since verdict lines carry no case id. Complete once
+   * `close()` has resolved; `run` and `score` then name the scorer on
+   * stderr and exit 2.
+   */
+  surplusLines?(): number;
+  /**
    * The cache key of the call scoring a unit would make, for a scorer that
    * calls a model through the cache (`llm_judge`): what `validate` checks
    * the cache for. Throws when the unit cannot become a request.

@@ -1775,3 +1775,205 @@ Deno.test("score --persistent ends when its scorer exits though a process it lef
     }
   });
 });
+
+// ---------------------------------------------------------------------------
+// Lines no case was waiting for: a shift that cannot be undone, so it is told
+
+/** A banner before the first verdict, and a blank line after every verdict. */
+const BANNER = `banner = "Loading model...\\n" if i == 0 else ""
+return banner + json.dumps({"score": 1, "reason": payload["input"]}) + "\\n"`;
+
+/** A blank line after every verdict, as print(json.dumps(v) + "\\n") leaves. */
+const AIRY =
+  `return json.dumps({"score": 1, "reason": payload["input"]}) + "\\n"`;
+
+/** What `run` and `score` say of a scorer that wrote `lines` such lines. */
+function surplusMessage(name: string, lines: number): string {
+  return `evalpipe: persistent scorer ${JSON.stringify(name)} wrote ${lines} ${
+    lines === 1 ? "line" : "lines"
+  } on stdout that no case was waiting for: its verdicts were likely shifted onto later cases (a scorer writes its logs to stderr, one verdict line per case)`;
+}
+
+Deno.test("persistentScorer counts the lines no case was waiting for (a banner, a verdict written twice), and no blank line", async () => {
+  await withPythonScorer("loud", BANNER, async (s, { cmd }) => {
+    assert.deepEqual(
+      await inFlight(s, ["q0", "q1", "q2"].map((i) => unit(i))),
+      [
+        `error: scorer ${
+          JSON.stringify(cmd)
+        } printed invalid verdict JSON: "Loading model..."`,
+        "1 q0",
+        "1 q1",
+      ],
+    );
+    await s.close!();
+    assert.equal(s.surplusLines!(), 1);
+  });
+  await withPythonScorer(
+    "twice",
+    `verdict = json.dumps({"score": 1, "reason": payload["input"]})
+return verdict + "\\n" + verdict if payload["input"] == "q1" else verdict`,
+    async (s) => {
+      assert.deepEqual(
+        await inFlight(s, ["q0", "q1", "q2", "q3"].map((i) => unit(i))),
+        ["1 q0", "1 q1", "1 q1", "1 q2"],
+      );
+      await s.close!();
+      assert.equal(s.surplusLines!(), 1);
+    },
+  );
+  await withPythonScorer("airy", AIRY, async (s) => {
+    assert.deepEqual(
+      await inFlight(s, ["q0", "q1", "q2"].map((i) => unit(i)), 0, true),
+      ["1 q0", "1 q1", "1 q2"],
+    );
+    await s.close!();
+    assert.equal(s.surplusLines!(), 0);
+  });
+});
+
+Deno.test("persistentScorer counts no line of a process killed on timeout, nor of the one that took its cases", async () => {
+  // On "hang" it leaves a helper in a session of its own holding its
+  // stdout, which writes a verdict line once the scorer is gone (its pipe's
+  // other end closes with it), then sleeps for ever.
+  await withPythonScorer(
+    "late",
+    (dir) =>
+      `if payload["input"] == "hang":
+    import subprocess
+    r, w = os.pipe()
+    subprocess.Popen(["sh", "-c", ${
+        JSON.stringify(
+          `cat >/dev/null; echo '{"score": 0.5}'; echo written > ${
+            sh(`${dir}/helper`)
+          }`,
+        )
+      }], stdin=r, start_new_session=True)
+    os.close(r)
+    time.sleep(3600)
+return json.dumps({"score": 1, "reason": payload["input"]}) + "\\n"`,
+    async (s, { cmd, pids, dir }) => {
+      // Started first: its start-up would count against the first case.
+      assert.deepEqual(await inFlight(s, [unit("warm")]), ["1 warm"]);
+      assert.deepEqual(
+        await inFlight(s, ["a", "hang", "b"].map((i) => unit(i))),
+        [
+          "1 a",
+          `error: scorer ${
+            JSON.stringify(cmd)
+          } timed out after 3 s (its process group was killed)`,
+          "1 b",
+        ],
+      );
+      await s.close!();
+      // The helper's line was written (and read, up to its EOF) all the same.
+      assert.equal(await Deno.readTextFile(`${dir}/helper`), "written\n");
+      assert.equal(s.surplusLines!(), 0);
+      await readPids(pids, 2);
+    },
+    { timeout: 3 },
+  );
+});
+
+Deno.test("score --persistent names a scorer that wrote a line no case was waiting for and exits 2, its Scores written; one that answers each case once says nothing", async () => {
+  await withTempDir(async (dir) => {
+    const input = unitLines(4);
+    const loud = await pythonScorer(dir, "loud", BANNER);
+    const r = await runCli(
+      ["score", "--persistent", "--scorer", loud.cmd, "--name", "loud"],
+      input,
+    );
+    assert.equal(r.stderr, `${surplusMessage("loud", 1)}\n`);
+    assert.equal(r.code, 2);
+    assert.deepEqual(
+      ndjson(r.stdout).map((x) => [x.unit_id, x.status, x.reason ?? null]),
+      [
+        [
+          "stdin#1",
+          "error",
+          `scorer error: scorer ${
+            JSON.stringify(loud.cmd)
+          } printed invalid verdict JSON: "Loading model..."`,
+        ],
+        ["stdin#2", "scored", "q0"],
+        ["stdin#3", "scored", "q1"],
+        ["stdin#4", "scored", "q2"],
+      ],
+    );
+    const airy = await pythonScorer(dir, "airy", AIRY);
+    const quiet = await runCli(
+      ["score", "--persistent", "--scorer", airy.cmd, "--name", "airy"],
+      input,
+    );
+    assert.equal(quiet.stderr, "");
+    assert.equal(quiet.code, 0);
+    assert.deepEqual(
+      ndjson(quiet.stdout).map((x) => `${x.status} ${x.reason}`),
+      ["scored q0", "scored q1", "scored q2", "scored q3"],
+    );
+    await assertNoneRunning([
+      ...await readPids(loud.pids, 1),
+      ...await readPids(airy.pids, 1),
+    ]);
+  });
+});
+
+Deno.test("run names a persistent scorer that wrote a line no case was waiting for and exits 2 over a failed gate, its Scores written; one that answers each case once says nothing", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/d.jsonl`, unitLines(4));
+    const loud = await pythonScorer(dir, "loud", BANNER);
+    const airy = await pythonScorer(dir, "airy", AIRY);
+    const scorerLine = (name: string, cmd: string) =>
+      `  - { type: subprocess, name: ${name}, cmd: ${
+        JSON.stringify(cmd)
+      }, persistent: true }\n`;
+    const suite = (scorers: string, gates = "") =>
+      `dataset: d.jsonl\ntarget: { type: replay }\nscorers:\n${scorers}${gates}`;
+    // The banner costs the first case a Score: the gate fails too.
+    await Deno.writeTextFile(
+      `${dir}/both.yaml`,
+      suite(
+        scorerLine("loud", loud.cmd) + scorerLine("airy", airy.cmd),
+        "gates:\n  loud: { max_errors: 0 }\n",
+      ),
+    );
+    const r = await runCli(["run", `${dir}/both.yaml`]);
+    assert.equal(r.code, 2, r.stderr);
+    const said = r.stderr.split("\n");
+    assert.deepEqual(
+      said.filter((l) => l.includes("persistent scorer")),
+      [surplusMessage("loud", 1)],
+    );
+    assert.ok(said.some((l) => l.startsWith("evalpipe: gate failed: loud")));
+    assert.deepEqual(
+      ndjson(r.stdout).map((x) => `${x.metric} ${x.status} ${x.reason}`),
+      [
+        `loud error scorer error: scorer ${
+          JSON.stringify(loud.cmd)
+        } printed invalid verdict JSON: "Loading model..."`,
+        "airy scored q0",
+        "loud scored q0",
+        "airy scored q1",
+        "loud scored q1",
+        "airy scored q2",
+        "loud scored q2",
+        "airy scored q3",
+      ],
+    );
+    await Deno.writeTextFile(
+      `${dir}/airy.yaml`,
+      suite(scorerLine("airy", airy.cmd)),
+    );
+    const quiet = await runCli(["run", `${dir}/airy.yaml`]);
+    assert.equal(quiet.code, 0, quiet.stderr);
+    assert.ok(!quiet.stderr.includes("persistent scorer"), quiet.stderr);
+    assert.deepEqual(
+      ndjson(quiet.stdout).map((x) => `${x.status} ${x.reason}`),
+      ["scored q0", "scored q1", "scored q2", "scored q3"],
+    );
+    await assertNoneRunning([
+      ...await readPids(loud.pids, 1),
+      ...await readPids(airy.pids, 2),
+    ]);
+  });
+});
