@@ -294,7 +294,9 @@ Deno.test("validate names a bad record of a JSON or YAML dataset by its record n
       const said = validate.stderr.split("\n")[0]!;
       assert.match(
         said,
-        new RegExp(`^evalpipe: Invalid case in "${file}" record 3 \\(line 4\\): `),
+        new RegExp(
+          `^evalpipe: Invalid case in "${file}" record 3 \\(line 4\\): `,
+        ),
       );
       assert.ok(
         run.stderr.includes(said.slice("evalpipe: ".length)),
