@@ -97,16 +97,21 @@ export async function cliWithStdin(
  *
  * @param args The command and its options.
  * @param cwd The folder to run in.
+ * @param env More environment variables.
  * @returns The child.
  */
-export function spawnCli(args: string[], cwd: string): Deno.ChildProcess {
+export function spawnCli(
+  args: string[],
+  cwd: string,
+  env: Record<string, string> = {},
+): Deno.ChildProcess {
   return new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", CLI, ...args],
     cwd,
     stdin: "null",
     stdout: "null",
     stderr: "piped",
-    env: { NO_COLOR: "1" },
+    env: { NO_COLOR: "1", ...env },
   }).spawn();
 }
 

@@ -11,6 +11,7 @@ import { OUTPUT_EXIT_CODE } from "../base/errors.ts";
 import { REPORT_FLAGS } from "./_reports.ts";
 import { CACHE_FLAG, cacheModeOf } from "./_cache_flag.ts";
 import type { Score } from "../score/mod.ts";
+import type { InterruptSignal } from "../run/interrupt.ts";
 import type { Unit } from "../dataset/unit.ts";
 
 /** Seconds a run may take, after the grace period, to write what finished. */
@@ -332,6 +333,13 @@ and a summary table on stderr.`,
     // --record. Losing it costs the report, not the run.
     let recordPath = flags.record;
     let tempRecord: string | undefined;
+    // The record's last byte written: its writes reach the file as they are
+    // called (openOut), each of whole units, so a run that stops at once
+    // can still end it after its last whole unit (cutShortEnding).
+    let recordLast: number | undefined;
+    let cutShortEnding:
+      | typeof import("../record/run_record.ts").cutShortEnding
+      | undefined;
     let htmlLost = false;
     let htmlRefused = false;
     const beforeWrite = async (
@@ -441,6 +449,7 @@ and a summary table on stderr.`,
           name: recordName,
           onFailure: onFailure(recordName),
         });
+        ({ cutShortEnding } = await import("../record/run_record.ts"));
       } else if (needRecord) {
         recordPath = tempRecord = await Deno.makeTempFile({
           prefix: "evalpipe-record-",
@@ -455,16 +464,41 @@ and a summary table on stderr.`,
         });
       }
     };
+    // Stopping at once waits on no child and no reader, but first ends the
+    // record, incomplete (units still buffered are left out whole), or
+    // removes a temporary one: synchronously, as the process exits next.
+    const stopNow = (sig: InterruptSignal, why: string): never => {
+      say(why);
+      if (needRecord) {
+        say("evalpipe: no reports: the run stopped before they were made");
+      }
+      if (tempRecord !== undefined) {
+        try {
+          Deno.removeSync(tempRecord);
+        } catch (error) {
+          // Removed by someone else meanwhile: nothing is left.
+          if (!(error instanceof Deno.errors.NotFound)) throw error;
+        }
+      } else if (record !== undefined && !failed.includes(recordName)) {
+        const ending = cutShortEnding?.(recordLast);
+        if (ending !== undefined) {
+          void record.write(new TextEncoder().encode(ending));
+        }
+      }
+      // Called on a signal or a timer, long after resumeHint is defined.
+      if (outPath !== undefined) say(resumeHint());
+      Deno.exit(signalExitCode(sig));
+    };
     const stop = new AbortController();
     const abort = new AbortController();
     const interrupt = onInterrupt(stop, abort, {
       graceMs: flags.grace * 1000,
       onSignal(sig, again) {
         if (again) {
-          say(`evalpipe: interrupted again by ${sig}: stopped at once`);
-          // Called on a signal, long after resumeHint below is defined.
-          if (outPath !== undefined) say(resumeHint());
-          Deno.exit(signalExitCode(sig));
+          stopNow(
+            sig,
+            `evalpipe: interrupted again by ${sig}: stopped at once`,
+          );
         }
         say(
           `evalpipe: ${sig}: taking no new cases, finishing the ones running (again to stop at once)`,
@@ -478,11 +512,10 @@ and a summary table on stderr.`,
       const sig = interrupt.signal;
       if (sig === undefined) return;
       const timer = setTimeout(() => {
-        say(
+        stopNow(
+          sig,
           `evalpipe: interrupted by ${sig}; the output was not taken within ${LAST_WRITE_S} s of the grace period's end (a stalled reader?): stopped`,
         );
-        if (outPath !== undefined) say(resumeHint());
-        Deno.exit(signalExitCode(sig));
       }, LAST_WRITE_S * 1000);
       Deno.unrefTimer(timer);
     }, { once: true });
@@ -500,7 +533,14 @@ and a summary table on stderr.`,
           stringify: scoreLine,
         }),
         ...(flags.record !== undefined || needRecord
-          ? { record: releasing({ write: (p) => record!.write(p) }) }
+          ? {
+            record: releasing({
+              write: (p) => {
+                recordLast = p.at(-1);
+                return record!.write(p);
+              },
+            }),
+          }
           : {}),
         ...(flags.units !== undefined
           ? { units: releasing({ write: (p) => unitsFile!.write(p) }) }

@@ -331,16 +331,58 @@ export class RunRecordWriter {
     selection?: SelectionTally,
     cost?: Spend,
   ): Promise<void> {
-    const tail = {
+    this.#out.write(ending({
       aggregates,
       ...(selection !== undefined ? { selection } : {}),
       ...(cost !== undefined ? { cost } : {}),
       finished_at: new Date().toISOString(),
       complete,
-    };
-    this.#out.write(`\n],${inertJson(JSON.stringify(tail)).slice(1)}\n`);
+    }));
     await this.#out.flush();
   }
+}
+
+/** What closes the record's units and the record: the fields of `tail`. */
+function ending(tail: Record<string, unknown>): string {
+  return `\n],${inertJson(JSON.stringify(tail)).slice(1)}\n`;
+}
+
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACE = 0x7d;
+
+/**
+ * The text that ends a record its run cannot finish, for a process that must
+ * stop at once (a second Ctrl-C): appended to the record, it makes the file
+ * parse, marked incomplete, with every unit already in it. Its aggregates are
+ * left out, as a reader computes them from the Scores.
+ *
+ * @param last The last byte of the record written so far, `undefined` when
+ *   nothing was: the header ends with `[`, a unit with `}`, and a finished
+ *   record with a newline.
+ * @returns The text to append, or `undefined` when there is nothing to end:
+ *   a record not begun, or finished already.
+ *
+ * @example End a record whose run stopped after its first unit
+ * ```ts
+ * import { cutShortEnding, parseRunRecord, RunRecordWriter } from "./run_record.ts";
+ * import { scored } from "../score/mod.ts";
+ * let text = "";
+ * const dest = { write: (p: Uint8Array) => (text += new TextDecoder().decode(p), Promise.resolve(p.length)) };
+ * const writer = new RunRecordWriter(dest, {
+ *   run_id: "r1", started_at: "2026-12-01T08:00:00.000Z", config_path: "evalpipe.yaml", config: {},
+ *   fingerprints: { config: "sha256:aa", dataset: null, target: "sha256:cc", scorers: {} },
+ * });
+ * await writer.add(scored("m", 1, { example_id: "d#1", unit_id: "d#1" }));
+ * await new Promise((resolve) => setTimeout(resolve, 0)); // the line reaches `dest`
+ * text += cutShortEnding(text.charCodeAt(text.length - 1));
+ * const raw = JSON.parse(text);
+ * if (raw.complete !== false || parseRunRecord(text, "run.json").scores.length !== 1) throw new Error("unexpected");
+ * if (cutShortEnding(text.charCodeAt(text.length - 1)) !== undefined) throw new Error("ended twice");
+ * ```
+ */
+export function cutShortEnding(last: number | undefined): string | undefined {
+  if (last !== OPEN_BRACKET && last !== CLOSE_BRACE) return undefined;
+  return ending({ finished_at: new Date().toISOString(), complete: false });
 }
 
 /**

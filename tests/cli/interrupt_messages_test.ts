@@ -1,5 +1,5 @@
-// What `score` and `run` tell a person when Ctrl-C stops them: the real
-// command line in a child process, stopped by real signals.
+// What `score` and `run` tell a person, and leave, when Ctrl-C stops them:
+// the real command line in a child process, stopped by real signals.
 
 import assert from "node:assert/strict";
 import { CLI, cli, spawnCli } from "../_cli.ts";
@@ -112,46 +112,69 @@ scorers:
 concurrency: 2
 `;
 
+/** Lines of the scorer's hung pids so far. */
+function hungScorers(dir: string): number {
+  try {
+    return Deno.readTextFileSync(`${dir}/pids.txt`).split("\n").length - 1;
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+    return 0;
+  }
+}
+
+/**
+ * Runs `run suite.yaml --grace 600 ...args` over four cases, two of which
+ * hang; once both hang (the two others are scored), stops it with SIGINT and,
+ * once `ready` holds, with a second SIGINT. Asserts that no scorer is left.
+ */
+async function stoppedTwice(
+  dir: string,
+  args: string[],
+  options: { env?: Record<string, string>; ready?: () => boolean } = {},
+): Promise<{ code: number; stderr: string }> {
+  await Deno.writeTextFile(`${dir}/suite.yaml`, HANG_SUITE);
+  await Deno.writeTextFile(`${dir}/s.sh`, SCORER);
+  await Deno.writeTextFile(
+    `${dir}/data.jsonl`,
+    ["one", "hang", "three", "hang too"]
+      .map((input) => JSON.stringify({ input, output: input }) + "\n")
+      .join(""),
+  );
+  const child = spawnCli(
+    ["run", "suite.yaml", "--grace", "600", ...args],
+    dir,
+    options.env,
+  );
+  const stderr = new Collected(child.stderr);
+  await stderr.until("the hung scorers", () => hungScorers(dir) === 2);
+  child.kill("SIGINT");
+  await stderr.until(
+    "the first signal's word",
+    (t) => t.includes("again") && (options.ready?.() ?? true),
+  );
+  child.kill("SIGINT");
+  const status = await child.status;
+  await stderr.done;
+  const pids = Deno.readTextFileSync(`${dir}/pids.txt`).trim().split("\n")
+    .map(Number);
+  await assertNoneRunning(pids);
+  return { code: status.code, stderr: stderr.text };
+}
+
+const FIRST_SIGINT =
+  "evalpipe: SIGINT: taking no new cases, finishing the ones running (again to stop at once)\n" +
+  "evalpipe: interrupted again by SIGINT: stopped at once\n";
+
 Deno.test("run stopped by a second SIGINT prints the command that resumes it", async () => {
   await withTempDir(async (dir) => {
-    await Deno.writeTextFile(`${dir}/suite.yaml`, HANG_SUITE);
-    await Deno.writeTextFile(`${dir}/s.sh`, SCORER);
-    await Deno.writeTextFile(
-      `${dir}/data.jsonl`,
-      ["one", "hang", "three", "hang too"]
-        .map((input) => JSON.stringify({ input, output: input }) + "\n")
-        .join(""),
-    );
-    const child = spawnCli(
-      ["run", "suite.yaml", "--out", "part.ndjson", "--grace", "600"],
-      dir,
-    );
-    const stderr = new Collected(child.stderr);
-    await stderr.until("the hung scorer", () => {
-      try {
-        return Deno.readTextFileSync(`${dir}/pids.txt`) !== "";
-      } catch (error) {
-        if (!(error instanceof Deno.errors.NotFound)) throw error;
-        return false;
-      }
-    });
-    child.kill("SIGINT");
-    await stderr.until("the first signal's word", (t) => t.includes("again"));
-    child.kill("SIGINT");
-    const status = await child.status;
-    await stderr.done;
-    assert.equal(status.code, 130, stderr.text);
+    const { code, stderr } = await stoppedTwice(dir, [
+      "--out",
+      "part.ndjson",
+    ]);
+    assert.equal(code, 130, stderr);
     const hint =
       "evalpipe: resume with: evalpipe run suite.yaml --out part.ndjson --grace 600 --resume";
-    assert.equal(
-      stderr.text,
-      "evalpipe: SIGINT: taking no new cases, finishing the ones running (again to stop at once)\n" +
-        "evalpipe: interrupted again by SIGINT: stopped at once\n" +
-        `${hint}\n`,
-    );
-    const pids = Deno.readTextFileSync(`${dir}/pids.txt`).trim().split("\n")
-      .map(Number);
-    await assertNoneRunning(pids);
+    assert.equal(stderr, `${FIRST_SIGINT}${hint}\n`);
 
     // The hint works: without the hanging case, the resumed run completes.
     await Deno.writeTextFile(
@@ -165,6 +188,49 @@ Deno.test("run stopped by a second SIGINT prints the command that resumes it", a
         .map((l) => JSON.parse(l).unit_id),
     );
     assert.equal(ids.size, 4);
+  });
+});
+
+Deno.test("run --record stopped by a second SIGINT ends the record, incomplete, with the units already in it", async () => {
+  await withTempDir(async (dir) => {
+    const { code, stderr } = await stoppedTwice(dir, ["--record", "rec.json"], {
+      // The third case, scored behind a hung one, is written once stopped.
+      ready: () =>
+        Deno.readTextFileSync(`${dir}/rec.json`).includes('"input":"three"'),
+    });
+    assert.equal(code, 130, stderr);
+    assert.equal(stderr, FIRST_SIGINT);
+    const record = JSON.parse(await Deno.readTextFile(`${dir}/rec.json`));
+    assert.equal(record.complete, false);
+    assert.equal(typeof record.finished_at, "string");
+    assert.deepEqual(
+      record.units.map((u: { unit_id: string; scores: unknown[] }) =>
+        `${u.unit_id} ${u.scores.length}`
+      ),
+      ["data.jsonl#1 1", "data.jsonl#3 1"],
+    );
+  });
+});
+
+Deno.test("run --junit stopped by a second SIGINT removes its temporary record and says there are no reports", async () => {
+  await withTempDir(async (dir) => {
+    const tmp = `${dir}/tmp`;
+    await Deno.mkdir(tmp);
+    const tempRecords = () =>
+      [...Deno.readDirSync(tmp)].filter((e) =>
+        e.name.startsWith("evalpipe-record-")
+      );
+    const { code, stderr } = await stoppedTwice(dir, ["--junit", "j.xml"], {
+      env: { TMPDIR: tmp },
+      ready: () => tempRecords().length === 1, // made where TMPDIR says
+    });
+    assert.equal(code, 130, stderr);
+    assert.deepEqual(tempRecords(), []);
+    assert.equal(
+      stderr,
+      `${FIRST_SIGINT}evalpipe: no reports: the run stopped before they were made\n`,
+    );
+    await assert.rejects(Deno.stat(`${dir}/j.xml`), Deno.errors.NotFound);
   });
 });
 

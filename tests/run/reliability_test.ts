@@ -1012,7 +1012,7 @@ concurrency: 8
   );
 });
 
-Deno.test("run on SIGINT whose stdout nobody reads stops a few seconds after --grace, saying why", async () => {
+Deno.test("run on SIGINT whose stdout nobody reads stops a few seconds after --grace, saying why, and ends its record", async () => {
   await withDir(
     {
       "suite.yaml": REPLAY_SUITE,
@@ -1027,7 +1027,17 @@ Deno.test("run on SIGINT whose stdout nobody reads stops a few seconds after --g
     },
     async (dir) => {
       const child = new Deno.Command(Deno.execPath(), {
-        args: ["run", "-A", CLI, "run", "suite.yaml", "--grace", "0.1"],
+        args: [
+          "run",
+          "-A",
+          CLI,
+          "run",
+          "suite.yaml",
+          "--grace",
+          "0.1",
+          "--record",
+          "rec.json",
+        ],
         cwd: dir,
         stdin: "null",
         stdout: "piped", // never read
@@ -1047,6 +1057,11 @@ Deno.test("run on SIGINT whose stdout nobody reads stops a few seconds after --g
       // Not the reader's pace: it never reads.
       assert.ok(waited < 20_000, `${waited} ms`);
       await child.stdout.cancel();
+      // The record ends, incomplete, after the units it holds, each whole.
+      const record = JSON.parse(await Deno.readTextFile(`${dir}/rec.json`));
+      assert.equal(record.complete, false);
+      assert.ok(record.units.length > 0);
+      for (const unit of record.units) assert.equal(unit.scores.length, 2);
     },
   );
 });
