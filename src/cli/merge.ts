@@ -9,6 +9,7 @@ import { defineCommand } from "./command.ts";
 import { stdinOnce, UsageError } from "./flags.ts";
 import { say } from "./_output.ts";
 import type { ShardPart } from "../record/merge.ts";
+import type { Gate } from "../aggregate/gates.ts";
 
 /** Reads one shard: a RunRecord, or a Scores file with its sidecar. */
 async function readShard(path: string): Promise<ShardPart> {
@@ -78,6 +79,7 @@ async function readShard(path: string): Promise<ShardPart> {
         ...(meta.value_ranges !== undefined
           ? { value_ranges: meta.value_ranges }
           : {}),
+        ...(meta.gates !== undefined ? { gates: meta.gates } : {}),
       };
     }
   }
@@ -90,6 +92,7 @@ async function readShard(path: string): Promise<ShardPart> {
     ...(record.shard !== undefined ? { shard: record.shard } : {}),
     ...(record.subset !== undefined ? { subset: record.subset } : {}),
     ...(record.selection !== undefined ? { selection: record.selection } : {}),
+    gates: (record.config as { gates?: Record<string, Gate> }).gates ?? {},
   };
 }
 
@@ -308,10 +311,18 @@ one that did not finish.`,
         flags.record !== undefined ? `; record written to ${flags.record}` : ""
       }`,
     );
-    const config = merged.header?.config as
-      | { gates?: Parameters<typeof checkGates>[0] }
-      | undefined;
-    const failures = checkGates(config?.gates ?? {}, merged.aggregates);
+    // The shards ran one config (their fingerprints say so): its gates are
+    // in each record, and in each sidecar but those of an older evalpipe.
+    const gates = parts.find((p) => p.gates !== undefined)?.gates;
+    const unknown = parts.filter((p) => p.gates === undefined);
+    if (unknown.length > 0 && gates === undefined) {
+      say(
+        `evalpipe: the config's gates are not checked: the sidecars of ${
+          unknown.map((p) => JSON.stringify(p.name)).join(", ")
+        } do not keep them (written by an older evalpipe); merge the shards' records, or run them again`,
+      );
+    }
+    const failures = checkGates(gates ?? {}, merged.aggregates);
     for (const f of failures) say(`evalpipe: gate failed: ${f.message}`);
     let regressed = false;
     if (baselines !== undefined) {

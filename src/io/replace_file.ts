@@ -33,7 +33,8 @@ export interface ReplaceFileOptions {
  * that name is never opened, so never followed), then renamed over `path`
  * (which replaces a symlink there rather than writing where it points). A run
  * killed meanwhile leaves the old file or the new one, never a torn one. The
- * file gets mode 0666 less the umask.
+ * file gets mode 0666 less the umask. A device or a FIFO at `path`
+ * (`/dev/null`) is written through instead: a rename would replace it.
  *
  * @param path The file.
  * @param text Its new content.
@@ -67,6 +68,18 @@ export async function replaceFile(
   let temp = "";
   let file: Deno.FsFile | undefined;
   try {
+    if (await isDevice(path)) {
+      // `/dev/null`, a FIFO: written through, as every other output is. A
+      // rename would put a regular file in its place (as root, in /dev).
+      const device = await Deno.open(path, { write: true });
+      try {
+        // A file swapped in since the lstat (through a symlink) is not
+        // written: the rename below replaces the name instead.
+        if (!(await device.stat()).isFile) return await writeAll(device, bytes);
+      } finally {
+        device.close();
+      }
+    }
     for (let attempt = 0; file === undefined; attempt++) {
       const random = crypto.getRandomValues(new Uint8Array(6));
       temp = `${slash < 0 ? "" : folder}.${base}.${
@@ -82,10 +95,7 @@ export async function replaceFile(
       }
     }
     try {
-      let written = 0;
-      while (written < bytes.length) {
-        written += await file.write(bytes.subarray(written));
-      }
+      await writeAll(file, bytes);
     } finally {
       file.close();
     }
@@ -113,5 +123,23 @@ export async function replaceFile(
       );
     }
     throw error;
+  }
+}
+
+/** Whether `path` is there and is neither a file, a folder nor a symlink. */
+async function isDevice(path: string): Promise<boolean> {
+  try {
+    const info = await Deno.lstat(path);
+    return !info.isFile && !info.isDirectory && !info.isSymlink;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return false;
+    throw error;
+  }
+}
+
+async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {
+  let written = 0;
+  while (written < bytes.length) {
+    written += await file.write(bytes.subarray(written));
   }
 }

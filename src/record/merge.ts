@@ -10,6 +10,7 @@
 
 import { Aggregator } from "../aggregate/mod.ts";
 import type { Aggregate } from "../aggregate/mod.ts";
+import type { Gate } from "../aggregate/gates.ts";
 import { InputError } from "../base/errors.ts";
 import type { Unit } from "../dataset/unit.ts";
 import type { Fingerprints } from "../fingerprint/fingerprint.ts";
@@ -53,6 +54,11 @@ export interface ShardPart {
   record?: RunRecord;
   /** Each metric's declared range, from its record or its sidecar. */
   value_ranges?: Record<string, [number, number]>;
+  /**
+   * The config's gates, from its record or its sidecar (`{}` for none);
+   * absent from a sidecar written before they were kept.
+   */
+  gates?: Record<string, Gate>;
 }
 
 /**

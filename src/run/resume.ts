@@ -11,6 +11,7 @@ import { fingerprintsAt, valueRangesAt } from "../record/run_record.ts";
 import { LineStream } from "../io/line_stream.ts";
 import { replaceFile } from "../io/replace_file.ts";
 import type { Fingerprints } from "../fingerprint/fingerprint.ts";
+import type { Gate } from "../aggregate/gates.ts";
 import { parseScore, type Score } from "../score/mod.ts";
 import {
   selectionAt,
@@ -66,6 +67,12 @@ export interface RunMeta {
    * clamp their intervals as the run did.
    */
   value_ranges?: Record<string, [number, number]>;
+  /**
+   * The config's gates (`{}` when it sets none), so that `merge` of Scores
+   * files checks them as `run` does; absent in files written before they
+   * were kept.
+   */
+  gates?: Record<string, Gate>;
 }
 
 /**
@@ -283,6 +290,14 @@ export async function readMeta(
     if (typeof meta.complete === "boolean") read.complete = meta.complete;
     if (meta.value_ranges !== undefined) {
       read.value_ranges = valueRangesAt(meta.value_ranges);
+    }
+    if (meta.gates !== undefined) {
+      // As the run's config check left them: each metric's a mapping.
+      const gates = mappingAt(meta.gates, "gates");
+      for (const metric of Object.keys(gates)) {
+        mappingAt(gates[metric], `gates.${metric}`);
+      }
+      read.gates = gates as Record<string, Gate>;
     }
     return read;
   } catch (error) {

@@ -775,6 +775,7 @@ export async function runSuite(
       fingerprints: fingerprints!,
       settings,
       ...rangesIf(scorers),
+      gates: config.gates ?? {},
     });
   }
   const record = options.record === undefined
@@ -1090,6 +1091,7 @@ export async function runSuite(
       selection: selectionTally,
       complete: !stopped,
       ...rangesIf(scorers),
+      gates: config.gates ?? {},
     });
   }
   // --- matrix and baselines (issue 14) ---

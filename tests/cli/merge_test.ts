@@ -282,20 +282,41 @@ Deno.test("merge refuses a missing shard, one given twice, another suite's, an u
   });
 });
 
-Deno.test("merge checks the config's gates on the merged run and exits 1", async () => {
+Deno.test("merge checks the config's gates on the merged run and exits 1, from records or from Scores files", async () => {
   await using server = fakeLlm({ handler: () => reply.ok("wrong") });
   await withTempDir(async (dir) => {
     const config = await writeSuite(dir, server.baseUrl, 8);
     // A shard's gate is not the run's: it exits 0, merge exits 1.
-    for (const r of await runShards(config, dir, 2)) {
+    for (const r of await runShards(config, dir, 2, { out: true })) {
       assert.match(r.stderr, /gates are checked on the merged run/);
     }
-    const merged = await cli(
-      ["merge", `${dir}/s1.json`, `${dir}/s2.json`],
+    for (const ext of ["json", "ndjson"]) {
+      const merged = await cli(
+        ["merge", `${dir}/s1.${ext}`, `${dir}/s2.${ext}`],
+        dir,
+      );
+      assert.equal(merged.code, 1, `${ext}: ${merged.stderr}`);
+      assert.match(
+        merged.stderr,
+        /gate failed: exact_match: pass rate 0 < min_pass_rate 0\.1/,
+      );
+    }
+    // A sidecar of an older evalpipe keeps no gates: merge says it cannot
+    // check them, rather than passing in silence.
+    for (const k of [1, 2]) {
+      const path = `${dir}/s${k}.ndjson.meta.json`;
+      const { gates: _, ...meta } = JSON.parse(await Deno.readTextFile(path));
+      await Deno.writeTextFile(path, JSON.stringify(meta));
+    }
+    const old = await cli(
+      ["merge", `${dir}/s1.ndjson`, `${dir}/s2.ndjson`],
       dir,
     );
-    assert.equal(merged.code, 1, merged.stderr);
-    assert.match(merged.stderr, /gate failed: exact_match/);
+    assert.equal(old.code, 0, old.stderr);
+    assert.match(
+      old.stderr,
+      /the config's gates are not checked: the sidecars of ".*s1\.ndjson", ".*s2\.ndjson" do not keep them/,
+    );
   });
 });
 

@@ -86,3 +86,34 @@ Deno.test({
     }
   },
 });
+
+Deno.test("replaceFile writes through a FIFO or a device at its path, leaving it one, and /dev/full is an OutputError", async () => {
+  await withTempDir(async (dir) => {
+    const fifo = `${dir}/report.html`;
+    const made = await new Deno.Command("mkfifo", { args: [fifo] }).output();
+    assert.equal(made.code, 0);
+    // Bounded: were the FIFO replaced, nothing would ever open it to write.
+    const reader = new Deno.Command("timeout", {
+      args: ["5", "cat", fifo],
+      stdout: "piped",
+    }).output();
+    try {
+      await replaceFile(fifo, "<p>report</p>\n", { name: "HTML report" });
+      assert.ok((await Deno.lstat(fifo)).isFifo, "still a FIFO");
+    } finally {
+      const read = await reader;
+      assert.equal(new TextDecoder().decode(read.stdout), "<p>report</p>\n");
+    }
+    const names = (await Array.fromAsync(Deno.readDir(dir))).map((e) => e.name);
+    assert.deepEqual(names, ["report.html"], "no temp file left");
+  });
+  await assert.rejects(
+    replaceFile("/dev/full", "x\n", { name: "HTML report" }),
+    (error) => {
+      assert.ok(error instanceof OutputError, String(error));
+      assert.match(error.message, /HTML report "\/dev\/full".*no space left/);
+      return true;
+    },
+  );
+  assert.ok((await Deno.lstat("/dev/full")).isCharDevice, "/dev/full kept");
+});
