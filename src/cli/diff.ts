@@ -44,7 +44,7 @@ per metric.`,
     );
     const [a, b] = await Promise.all([readResults(pathA), readResults(pathB)]);
     const [
-      { caseIdOf, diffScores, pairingOf, significantlyWorse },
+      { diffScores, pairingOf, significantlyWorse, unfitComparison },
       { formatDiff },
       { inertJson },
     ] = await Promise.all([
@@ -68,29 +68,7 @@ per metric.`,
       );
     }
     // What cannot be compared is no evidence of "no regression".
-    const unfit: string[] = [];
-    const examples = (scores: typeof a.scores, key: (id: string) => string) =>
-      new Set(
-        scores.flatMap((s) => {
-          const id = caseIdOf(s);
-          return id === undefined ? [] : [key(id)];
-        }),
-      );
-    const inA = examples(a.scores, pairing.a);
-    const inB = examples(b.scores, pairing.b);
-    const shared = [...inA].filter((id) => inB.has(id)).length;
-    if (shared * 2 < Math.max(inA.size, inB.size)) {
-      unfit.push(
-        `the runs share ${shared} examples of A's ${inA.size} and B's ${inB.size}, under half`,
-      );
-    }
-    for (const l of lines) {
-      if (l.pairs === 0) {
-        unfit.push(
-          `${l.metric}: no example is measured in both runs (A: ${l.statuses_a.scored} scored, B: ${l.statuses_b.scored} scored)`,
-        );
-      }
-    }
+    const unfit = unfitComparison(a.scores, b.scores, lines);
     for (const why of unfit) say(`evalpipe: cannot compare: ${why}`);
     if (a.problems.length + b.problems.length > 0) return 2;
     if (flags["fail-on-regression"] && unfit.length > 0) return 1;

@@ -366,6 +366,62 @@ export function diffScores(
 }
 
 /**
+ * Why two runs cannot be compared, if they cannot: they share under half of
+ * the examples (paired as {@linkcode pairingOf} pairs them), or a metric is
+ * measured in no example of both. Such a comparison is no evidence of "no
+ * regression", so `diff --fail-on-regression` and `run --baseline` fail on
+ * it.
+ *
+ * @param a The Scores of run A (the baseline).
+ * @param b The Scores of run B.
+ * @param lines Their {@linkcode diffScores}.
+ * @returns The reasons, in words; none when the runs compare.
+ *
+ * @example Two runs of different datasets
+ * ```ts
+ * import { diffScores, unfitComparison } from "./mod.ts";
+ * import { scored } from "../score/mod.ts";
+ * const a = [scored("m", 1, { example_id: "a.jsonl#1" })];
+ * const b = [scored("m", 1, { example_id: "b.jsonl#1" })];
+ * const why = unfitComparison(a, b, diffScores(a, b));
+ * if (!why[0]?.includes("share 0 examples")) throw new Error(why.join("; "));
+ * ```
+ */
+export function unfitComparison(
+  a: readonly Score[],
+  b: readonly Score[],
+  lines: readonly DiffLine[],
+): string[] {
+  const pairing = pairingOf(a, b);
+  const examples = (scores: readonly Score[], key: (id: string) => string) => {
+    const out = new Set<string>();
+    for (const s of scores) {
+      const id = caseIdOf(s);
+      if (id !== undefined) out.add(key(id));
+    }
+    return out;
+  };
+  const inA = examples(a, pairing.a);
+  const inB = examples(b, pairing.b);
+  let shared = 0;
+  for (const id of inA) if (inB.has(id)) shared++;
+  const unfit: string[] = [];
+  if (shared * 2 < Math.max(inA.size, inB.size)) {
+    unfit.push(
+      `the runs share ${shared} examples of A's ${inA.size} and B's ${inB.size}, under half`,
+    );
+  }
+  for (const l of lines) {
+    if (l.pairs === 0) {
+      unfit.push(
+        `${l.metric}: no example is measured in both runs (A: ${l.statuses_a.scored} scored, B: ${l.statuses_b.scored} scored)`,
+      );
+    }
+  }
+  return unfit;
+}
+
+/**
  * Tells whether a metric got significantly worse: the whole 95% interval of
  * its paired difference is below zero.
  *

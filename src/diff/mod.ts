@@ -12,7 +12,13 @@ export type {
   Regression,
   StatusCounts,
 } from "./diff.ts";
-export { caseIdOf, diffScores, pairingOf, significantlyWorse } from "./diff.ts";
+export {
+  caseIdOf,
+  diffScores,
+  pairingOf,
+  significantlyWorse,
+  unfitComparison,
+} from "./diff.ts";
 export type {
   CompareOptions,
   ComparisonLine,

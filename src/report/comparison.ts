@@ -207,9 +207,9 @@ export function formatBaseline(
 }
 
 /**
- * The line that says why a run regressed against its baseline, or
+ * The lines that say why a run failed against its baseline, or
  * `undefined` when it did not: the count of newly failing cases and the
- * metrics significantly worse.
+ * metrics significantly worse, and why it cannot be compared, if it cannot.
  *
  * @param c The comparison.
  * @param path The baseline's file.
@@ -231,12 +231,24 @@ export function formatRegression(
   path: string,
 ): string | undefined {
   if (!c.failed) return undefined;
-  return `evalpipe: regressed against baseline ${JSON.stringify(path)}: ${
-    [
-      ...(c.newly_failing.length > 0
-        ? [`${c.newly_failing.length} newly failing`]
-        : []),
-      ...c.worse.map((m) => `${escapeControl(m)} significantly worse`),
-    ].join(", ")
-  }`;
+  const regressed = [
+    ...(c.newly_failing.length > 0
+      ? [`${c.newly_failing.length} newly failing`]
+      : []),
+    ...c.worse.map((m) => `${escapeControl(m)} significantly worse`),
+  ];
+  return [
+    ...(regressed.length > 0
+      ? [
+        `evalpipe: regressed against baseline ${JSON.stringify(path)}: ${
+          regressed.join(", ")
+        }`,
+      ]
+      : []),
+    ...c.unfit.map((why) =>
+      `evalpipe: cannot compare with baseline ${JSON.stringify(path)}: ${
+        escapeControl(why)
+      }`
+    ),
+  ].join("\n");
 }

@@ -16,6 +16,7 @@ import {
   type DiffLine,
   diffScores,
   significantlyWorse,
+  unfitComparison,
 } from "../diff/diff.ts";
 import { resolveIn } from "../process/command.ts";
 import {
@@ -547,7 +548,15 @@ export interface BaselineComparison {
   metrics: DiffLine[];
   /** The metrics whose paired difference is significantly negative. */
   worse: string[];
-  /** Whether the run regressed: a newly failing case, or a worse metric. */
+  /**
+   * Why the run cannot be compared with the baseline, if it cannot (few
+   * cases in common, a metric measured in no case of both), as `diff` says.
+   */
+  unfit: string[];
+  /**
+   * Whether the run regressed (a newly failing case, a worse metric) or
+   * cannot be compared: that is no evidence of "no regression".
+   */
   failed: boolean;
 }
 
@@ -609,7 +618,9 @@ export function casePasses(
  * when its pass fraction fell significantly (Fisher's exact test,
  * one-sided, p < 0.05); otherwise one that passed and fails now is a
  * regression. A metric whose paired difference's 95% interval lies below
- * zero is one too.
+ * zero is one too. A run that shares under half of its cases with the
+ * baseline, or a metric measured in no case of both, cannot be compared,
+ * which fails as a regression does.
  *
  * @param baseline The baseline's Scores.
  * @param now The run's Scores.
@@ -662,6 +673,7 @@ export function compareWithBaseline(
   }
   const metrics = diffScores(baseline, now);
   const worse = metrics.filter(significantlyWorse).map((l) => l.metric);
+  const unfit = unfitComparison(baseline, now, metrics);
   return {
     fixed,
     newly_failing: newlyFailing,
@@ -670,6 +682,7 @@ export function compareWithBaseline(
     removed_cases: [...before.keys()].filter((id) => !after.has(id)),
     metrics,
     worse,
-    failed: newlyFailing.length > 0 || worse.length > 0,
+    unfit,
+    failed: newlyFailing.length > 0 || worse.length > 0 || unfit.length > 0,
   };
 }

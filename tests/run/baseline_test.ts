@@ -402,3 +402,48 @@ Deno.test("diff, view and aggregate read a saved baseline as the run it keeps, n
     );
   });
 });
+
+Deno.test("run --baseline fails, saying why, when the run cannot be compared with the baseline", async () => {
+  await withTempDir(async (dir) => {
+    await suite(dir, { a: "1", b: "2", c: "3" }, { a: "1", b: "2", c: "3" });
+    const saved = await cli(
+      ["run", "evalpipe.yaml", "--save-baseline", "main"],
+      dir,
+    );
+    assert.equal(saved.code, 0, saved.stderr);
+    // The dataset renamed, and case b now wrong: no case pairs, so the
+    // regression cannot be seen; the run must not pass as unchanged.
+    await Deno.rename(`${dir}/d.jsonl`, `${dir}/cases.jsonl`);
+    await Deno.writeTextFile(
+      `${dir}/evalpipe.yaml`,
+      (await Deno.readTextFile(`${dir}/evalpipe.yaml`)).replace(
+        "d.jsonl",
+        "cases.jsonl",
+      ),
+    );
+    await Deno.writeTextFile(
+      `${dir}/answers.json`,
+      JSON.stringify({ a: "1", b: "7", c: "3" }),
+    );
+    const run = await cli(["run", "evalpipe.yaml", "--baseline", "main"], dir);
+    assert.equal(run.code, 1, run.stderr);
+    assert.match(
+      run.stderr,
+      /evalpipe: cannot compare with baseline ".*main\.json": the runs share 0 examples of A's 3 and B's 3, under half/,
+    );
+    assert.match(
+      run.stderr,
+      /cannot compare with baseline .*: exact_match: no example is measured in both runs/,
+    );
+  });
+  // The library says so too.
+  const s = (id: string) => scored("m", 1, { example_id: id, unit_id: id });
+  const c = compareWithBaseline(
+    [s("a#1"), s("a#2")],
+    [s("b#1"), s("b#2")],
+    "all",
+  );
+  assert.equal(c.failed, true);
+  assert.equal(c.unfit.length, 2);
+  assert.deepEqual(c.newly_failing, []);
+});
