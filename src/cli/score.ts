@@ -7,6 +7,7 @@
  */
 
 import { placeOf } from "../base/place.ts";
+import { InputError } from "../base/errors.ts";
 import { defineCommand } from "./command.ts";
 import { stdinOnce, UsageError } from "./flags.ts";
 import {
@@ -109,7 +110,7 @@ units in input order, scorers in the order given.`,
     const [
       make,
       { duplicateScorerName },
-      { scriptName },
+      { missingScript, scriptName },
     ] = await Promise.all([
       flags.persistent
         ? import("../scorers/persistent_scorer.ts").then((m) =>
@@ -122,11 +123,21 @@ units in input order, scorers in the order given.`,
       import("../process/command.ts"),
     ]);
     const scorers: Scorer[] = cmds.map((cmd, i) => {
+      // A typo in the script's path would fail every unit the same way: say
+      // it once, before any work, as run does for a suite's scorer.
+      const missing = missingScript(cmd, Deno.cwd());
+      if (missing !== undefined) {
+        throw new InputError(
+          `--scorer ${JSON.stringify(clipped(cmd))} runs ${
+            JSON.stringify(missing)
+          }, which does not exist (paths resolve against the current folder)`,
+        );
+      }
       const name = names[i] ?? scriptName(cmd, Deno.cwd());
       if (name === undefined) {
         throw new UsageError(
           `--scorer ${
-            JSON.stringify(cmd.length > 60 ? `${cmd.slice(0, 60)}…` : cmd)
+            JSON.stringify(clipped(cmd))
           } names no script file to take a metric name from: give it a --name`,
         );
       }
@@ -311,4 +322,9 @@ async function scoreWith(
     if (code === 0) code = 2;
   }
   return code;
+}
+
+/** A command as messages quote it: at most 60 characters. */
+function clipped(cmd: string): string {
+  return cmd.length > 60 ? `${cmd.slice(0, 60)}…` : cmd;
 }

@@ -238,3 +238,24 @@ Deno.test("evalpipe score asks for --name for a scorer whose command names no sc
     ]);
   });
 });
+
+Deno.test("evalpipe score names a --scorer script that does not exist, before any unit, named or not", async () => {
+  await withTempDir(async (dir) => {
+    const units = '{"input": "q", "output": "a"}\n';
+    for (
+      const args of [
+        ["--scorer", "python3 scorers/typo.py"],
+        ["--scorer", "python3 scorers/typo.py", "--name", "m"],
+        ["--scorer", "./typo.sh", "--persistent", "--name", "m"],
+      ]
+    ) {
+      const out = await evalpipe(["score", ...args], dir, units);
+      assert.equal(out.code, 2, out.stderr);
+      assert.equal(out.stdout, "", "no Score: nothing was run");
+      assert.match(
+        out.stderr,
+        /^evalpipe: --scorer "[^"]+" runs "(scorers\/typo\.py|\.\/typo\.sh)", which does not exist \(paths resolve against the current folder\)\n$/,
+      );
+    }
+  });
+});
