@@ -66,7 +66,8 @@ export class ScoresFileError extends InputError {
 
 /**
  * Reads a RunRecord or an NDJSON file of Scores. In NDJSON, a line that is
- * not a valid Score is listed in `problems` and skipped.
+ * not a valid Score is listed in `problems` and skipped, and so is a Score
+ * whose unit has one of that metric (and target) on an earlier line.
  *
  * @param path The file.
  * @returns Its Scores.
@@ -106,17 +107,71 @@ export async function readScoresFile(path: string): Promise<ScoresFile> {
   }
   const scores: Score[] = [];
   const problems: ScoresFile["problems"] = [];
+  // Each unit's Score of a metric (and target) once: a file whose lines
+  // came twice (`cat a a >`) would double every count.
+  const seen = new SeenScores();
   text.split("\n").forEach((raw, i) => {
     const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
     if (line.trim() === "") return;
+    let score: Score;
     try {
-      scores.push(parseScore(JSON.parse(line)));
+      score = parseScore(JSON.parse(line));
     } catch (error) {
       if (!(error instanceof SyntaxError)) throw error;
       problems.push({ line: i + 1, message: error.message });
+      return;
     }
+    const unit = score.unit_id;
+    if (
+      unit !== undefined &&
+      !seen.add(
+        unit,
+        score.target_name === undefined
+          ? score.metric
+          : `${score.metric}\u0000${score.target_name}`,
+      )
+    ) {
+      problems.push({
+        line: i + 1,
+        message: `unit ${JSON.stringify(unit)} already has a ${
+          JSON.stringify(score.metric)
+        } Score on an earlier line: it is counted once`,
+      });
+      return;
+    }
+    scores.push(score);
   });
   return { scores, problems };
+}
+
+/**
+ * The (unit, metric) pairs seen: per unit, a bit for each metric (a run has
+ * a few), so a Score costs a lookup and no string or array of its own; past
+ * 30 metrics, a key per pair.
+ */
+class SeenScores {
+  #bits = new Map<string, number>();
+  #metrics = new Map<string, number>();
+  #rest = new Set<string>();
+
+  /** Adds a pair; `false` when it was there already. */
+  add(unit: string, metric: string): boolean {
+    let index = this.#metrics.get(metric);
+    if (index === undefined) {
+      this.#metrics.set(metric, index = this.#metrics.size);
+    }
+    if (index >= 30) {
+      const key = `${unit}\u0000${metric}`;
+      if (this.#rest.has(key)) return false;
+      this.#rest.add(key);
+      return true;
+    }
+    const bit = 1 << index;
+    const bits = this.#bits.get(unit) ?? 0;
+    if ((bits & bit) !== 0) return false;
+    this.#bits.set(unit, bits | bit);
+    return true;
+  }
 }
 
 /** Whether the file starts as a RunRecord does. */

@@ -574,3 +574,58 @@ Deno.test("cli run --record ends the record, incomplete, on SIGINT and exits 130
 function reap(dir: string): Promise<number> {
   return reapAll(() => leftovers(dir), dir);
 }
+
+Deno.test("readScoresFile and view count a Score given twice once, naming the line of each copy", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const line = (
+      unit: string,
+      metric: string,
+      value: number,
+      target?: string,
+    ) =>
+      JSON.stringify({
+        metric,
+        status: "scored",
+        validity: "valid",
+        value,
+        passed: value === 1,
+        evaluator_version: `${metric}@1`,
+        example_id: unit,
+        unit_id: unit,
+        ...(target !== undefined ? { target_name: target } : {}),
+      });
+    // Metrics whose names hold one another are apart: m, mm, m_m.
+    const once = [
+      line("d#1", "m", 1),
+      line("d#1", "n", 0),
+      line("d#1", "mm", 0),
+      line("d#1", "m_m", 0),
+      line("d#2", "m", 0),
+      line("d#1", "m", 1, "t2"),
+    ];
+    await Deno.writeTextFile(`${dir}/once.ndjson`, once.join("\n") + "\n");
+    await Deno.writeTextFile(
+      `${dir}/twice.ndjson`,
+      [...once, ...once].join("\n") + "\n",
+    );
+    const read = await readScoresFile(`${dir}/twice.ndjson`);
+    assert.equal(read.scores.length, 6);
+    assert.deepEqual(read.problems.map((p) => p.line), [7, 8, 9, 10, 11, 12]);
+    assert.equal(
+      read.problems[0]!.message,
+      'unit "d#1" already has a "m" Score on an earlier line: it is counted once',
+    );
+    const a = await cli(["view", "once.ndjson"], dir);
+    const b = await cli(["view", "twice.ndjson"], dir);
+    assert.equal(a.code, 0, a.stderr);
+    assert.equal(b.code, 2, b.stderr);
+    assert.equal(b.stdout, a.stdout);
+    assert.match(
+      b.stderr,
+      /"twice\.ndjson" line 7: unit "d#1" already has a "m" Score on an earlier line/,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
