@@ -62,3 +62,41 @@ Deno.test("examples/script/reassemble.ts writes the Score lines evalpipe run wri
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("a script in another folder imports mod.ts with evalpipe's deno.json, as the README says", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    // The README's example script, copied out, importing mod.ts by path.
+    const text = await Deno.readTextFile(
+      `${ROOT}examples/script/reassemble.ts`,
+    );
+    const script = text.replaceAll(
+      /from "(\.\.\/)+mod\.ts"/g,
+      `from ${JSON.stringify(`${ROOT}mod.ts`)}`,
+    );
+    assert.notEqual(script, text, "the example imports mod.ts");
+    await Deno.writeTextFile(`${dir}/my_eval.ts`, script);
+    const run = (args: string[]) =>
+      new Deno.Command(Deno.execPath(), {
+        args: [
+          "run",
+          "-A",
+          ...args,
+          "my_eval.ts",
+          `${ROOT}examples/script/logs.jsonl`,
+        ],
+        cwd: dir,
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+    const dec = new TextDecoder();
+    const bare = await run([]);
+    assert.notEqual(bare.code, 0);
+    assert.match(dec.decode(bare.stderr), /Import "js-yaml" not a dependency/);
+    const given = await run(["--config", `${ROOT}deno.json`]);
+    assert.equal(given.code, 0, dec.decode(given.stderr));
+    assert.equal(dec.decode(given.stdout).trim().split("\n").length, 8);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
