@@ -11,7 +11,7 @@ import { type Budget, BudgetError, costOf, type Prices } from "./budget.ts";
 import { fingerprint } from "../fingerprint/fingerprint.ts";
 import type { FlowWatch } from "./flow.ts";
 import {
-  redact,
+  holdsSecret,
   TemplateError,
   urlSecrets,
   withoutUserinfo,
@@ -304,6 +304,13 @@ export class ChatClient {
     const choice = (reply as { choices?: Array<Record<string, unknown>> })
       .choices?.[0];
     const message = choice?.message;
+    // An answer is not rewritten: one that echoes the key or a ${VAR} value
+    // is not kept (nor cached), rather than scored with `***` in it.
+    if (holdsSecret(JSON.stringify(message) ?? "", secrets)) {
+      throw new Error(
+        `${this.shownUrl} answered with a secret the config sends (the API key or a \${VAR} value) in its message: the answer is not kept`,
+      );
+    }
     const toolCalls = typeof message === "object" && message !== null
       ? readToolCalls(
         message as Record<string, unknown>,
@@ -332,7 +339,7 @@ export class ChatClient {
     const info = this.#priced(read, false);
     this.#budget?.charge(info.cost_usd as number | undefined);
     return {
-      text: redact(content, secrets),
+      text: content,
       info,
       ...(toolCalls !== undefined ? { tool_calls: toolCalls } : {}),
     };

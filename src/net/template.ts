@@ -255,6 +255,42 @@ export function redact(text: string, secrets: readonly string[]): string {
   return out;
 }
 
+/** The shortest secret an answer is searched for: shorter ones are words. */
+export const ANSWER_SECRET_MIN = 8;
+
+/**
+ * Whether an answer (a model's text and tool calls, a service's output)
+ * holds a secret the config sends, in any form an echo gives it. Answers are
+ * not rewritten: one that holds a secret is not kept at all (the caller
+ * makes it an error), for a `***` in its place would be scored as if the
+ * system had said it. Values shorter than {@linkcode ANSWER_SECRET_MIN}
+ * characters (`TENANT=hello`) are not looked for: a model may well say them.
+ *
+ * @param text The answer.
+ * @param secrets The values the config sends.
+ * @returns Whether one of them is in it.
+ *
+ * @example
+ * ```ts
+ * import { holdsSecret } from "./template.ts";
+ * const key = "sk-0123456789";
+ * if (!holdsSecret(`echo ${btoa(key)}`, [key])) throw new Error("missed");
+ * if (holdsSecret("hello", ["hello"])) throw new Error("a word is no secret");
+ * ```
+ */
+export function holdsSecret(
+  text: string,
+  secrets: readonly string[],
+): boolean {
+  for (const secret of secrets) {
+    if (secret.length < ANSWER_SECRET_MIN) continue;
+    for (const form of secretForms(secret)) {
+      if (form.length >= ANSWER_SECRET_MIN && text.includes(form)) return true;
+    }
+  }
+  return false;
+}
+
 /**
  * Clips a text to `max` characters after hiding its secrets, so that no
  * secret is cut into a part that no longer matches.

@@ -10,6 +10,7 @@ import { parseJsonAnswer, send } from "../net/_http.ts";
 import type { Budget } from "../net/budget.ts";
 import {
   fillEnv,
+  holdsSecret,
   redact,
   renderJsonTemplate,
   renderTemplate,
@@ -177,12 +178,16 @@ export function httpTarget(
         context.flow,
       );
       const info = { status: result.status, attempts };
-      // A secret the service echoes is hidden before the answer is cached,
-      // scored or written.
-      if (settings.output === undefined) {
-        return { output: redact(result.text, secrets), info };
-      }
       const shown = redact(withoutUserinfo(req.url), secrets);
+      // An answer is not rewritten: one that echoes a secret is not kept
+      // (nor cached), rather than scored with `***` in it.
+      const kept = (output: string) => {
+        if (!holdsSecret(output, secrets)) return { output, info };
+        throw new Error(
+          `${shown} answered with a secret the config sends (a \${VAR} value or a URL's password): the answer is not kept`,
+        );
+      };
+      if (settings.output === undefined) return kept(result.text);
       const json = parseJsonAnswer(shown, result.text, secrets);
       const output = atPath(json, settings.output);
       if (output === undefined || output === null) {
@@ -190,13 +195,9 @@ export function httpTarget(
           `${shown} answered without ${JSON.stringify(settings.output)}`,
         );
       }
-      return {
-        output: redact(
-          typeof output === "string" ? output : JSON.stringify(output),
-          secrets,
-        ),
-        info,
-      };
+      return kept(
+        typeof output === "string" ? output : JSON.stringify(output),
+      );
     },
   };
 }

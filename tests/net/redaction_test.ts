@@ -124,7 +124,7 @@ Deno.test("httpTarget and openaiTarget never show a URL's password, nor its Basi
   }
 });
 
-Deno.test("a key the model echoes in a 200 answer is hidden before it is cached or scored", async () => {
+Deno.test("an answer that echoes a key is not kept, cached or scored; a judge's the same, and a value shorter than 8 characters is a word", async () => {
   await withTempDir(async (dir) => {
     await using server = fakeLlm({
       handler: (r) => {
@@ -140,7 +140,7 @@ Deno.test("a key the model echoes in a 200 answer is hidden before it is cached 
         return reply.ok(
           model === "judge"
             ? JSON.stringify({ score: 1, reason: `the key is ${key}` })
-            : `the key is ${key} or ${base64(key)}`,
+            : `the key is ${base64(key)}`,
         );
       },
     });
@@ -166,22 +166,41 @@ Deno.test("a key the model echoes in a 200 answer is hidden before it is cached 
         ),
       ),
     ];
-    assert.deepEqual(units.map((u) => u.output), [
-      "the key is *** or ***",
-      "raw ***",
-      'json "***"',
-    ]);
-    for (const file of Deno.readDirSync(`${dir}/cache`)) {
-      assertNoKey(
-        await Deno.readTextFile(`${dir}/cache/${file.name}`),
-        file.name,
+    // Not `***` in the system's place: the case is a target error.
+    for (const unit of units) {
+      assert.equal(unit.output, null);
+      assert.match(
+        unit.target?.error ?? "",
+        /answered with a secret the config sends .*: the answer is not kept/,
       );
+      assertNoKey(JSON.stringify(unit), "the unit");
     }
-    const score = await llmJudge({ ...chat, model: "judge" }, env).score(
-      units[0]!,
-      {},
+    // Nothing was kept: the cache was never even made.
+    await assert.rejects(Deno.stat(`${dir}/cache`), Deno.errors.NotFound);
+    // A judge's reply that holds it is not kept either: the scoring stage
+    // makes the throw an error Score.
+    await assert.rejects(
+      Promise.resolve(
+        llmJudge({ ...chat, model: "judge" }, env).score(
+          { example_id: "d#1", unit_id: "d#1", input: "q", output: "a" },
+          {},
+        ),
+      ),
+      (error: Error) => {
+        assert.match(error.message, /the answer is not kept/);
+        assertNoKey(error.message, "the judge's error");
+        return true;
+      },
     );
-    assert.ok(!("scores" in score));
-    assert.equal(score.reason, "the key is ***");
+    // A value too short to be a key is a word an answer may say: kept.
+    const hello = (name: string) => name === "TENANT" ? "hello" : undefined;
+    const echo = await runOne(
+      httpTarget({
+        url: `${server.url}/json`,
+        headers: { "x-api-key": "${TENANT}" },
+        output: "a",
+      }, hello),
+    );
+    assert.equal(echo.output, 'json "hello"');
   });
 });

@@ -160,7 +160,7 @@ Deno.test("openaiTarget: a tool call without a function name is a target error n
   );
 });
 
-Deno.test("openaiTarget hides the API key in tool call arguments", async () => {
+Deno.test("openaiTarget keeps no answer whose tool call arguments hold the API key", async () => {
   const chat = chatServer(() => ({
     role: "assistant",
     content: null,
@@ -174,8 +174,17 @@ Deno.test("openaiTarget hides the API key in tool call arguments", async () => {
     { base_url: chat.base, model: "m", api_key_env: "KEY", retries: 0 },
     () => "sk-secret-123",
   );
-  const result = await target.call({ input: "q" }, {});
-  assert.doesNotMatch(JSON.stringify(result.tool_calls), /sk-secret-123/);
+  await assert.rejects(
+    Promise.resolve(target.call({ input: "q" }, {})),
+    (error: Error) => {
+      assert.match(
+        error.message,
+        /answered with a secret the config sends \(the API key or a \$\{VAR\} value\) in its message: the answer is not kept$/,
+      );
+      assert.doesNotMatch(error.message, /sk-secret-123/);
+      return true;
+    },
+  );
 });
 
 Deno.test("run --units and --record keep the tool_calls, and a cached answer brings them back", async () => {
