@@ -2,7 +2,6 @@
 // format, so that a format is one more row (and one more flag).
 
 import type { RunRecord } from "../record/run_record.ts";
-import { UsageError } from "./flags.ts";
 
 /** What a report writer is given. */
 export interface ReportInput {
@@ -16,6 +15,8 @@ export interface ReportInput {
 export interface ReportFormat {
   /** The flag, without dashes (`junit`). */
   flag: string;
+  /** What messages call the file, before its quoted path. */
+  name: string;
   /** Renders the file's text. */
   render(input: ReportInput): Promise<string>;
 }
@@ -24,6 +25,7 @@ export interface ReportFormat {
 export const REPORT_FORMATS: readonly ReportFormat[] = [
   {
     flag: "junit",
+    name: "JUnit report",
     async render({ record }) {
       const { junitReport } = await import("../report/junit.ts");
       return junitReport(record);
@@ -31,6 +33,7 @@ export const REPORT_FORMATS: readonly ReportFormat[] = [
   },
   {
     flag: "markdown",
+    name: "Markdown report",
     async render({ record, recordPath }) {
       const { markdownReport } = await import("../report/markdown.ts");
       return markdownReport(
@@ -57,46 +60,100 @@ export const REPORT_FLAGS = {
   },
 } as const;
 
-/** Writes `text` to `path`; a file that cannot be written is a usage error naming it. */
-export async function writeReportFile(
+/**
+ * Writes `text` to `path` (appends, with `append`). A disk that refuses it is
+ * an output error (exit 3), a folder gone or not writable an input error
+ * (exit 2), each naming the file as `name` says.
+ */
+async function writeReportFile(
   path: string,
   text: string,
+  name: string,
   append = false,
 ): Promise<void> {
-  const { osErrorText } = await import("../base/errors.ts");
+  const { InputError, outputErrorOf, writeErrorText } = await import(
+    "../base/errors.ts"
+  );
+  const named = `${name} ${JSON.stringify(path)}`;
   try {
     await Deno.writeTextFile(path, text, { append });
   } catch (error) {
+    const failure = outputErrorOf(error, named);
+    if (failure !== undefined) throw failure;
     if (
       !(error instanceof Deno.errors.NotFound ||
         error instanceof Deno.errors.PermissionDenied ||
         error instanceof Deno.errors.IsADirectory ||
         error instanceof Deno.errors.NotADirectory)
     ) throw error;
-    throw new UsageError(
-      `Cannot write ${JSON.stringify(path)}: ${osErrorText(error)}`,
+    throw new InputError(
+      `Cannot write ${named}: ${writeErrorText(error, path)}`,
+      { cause: error },
     );
   }
 }
 
+/** A report that could not be written. */
+export interface LostReport {
+  /** The flag that asked for it, as messages name an output: `--junit "j.xml"`. */
+  output: string;
+  /** Why: a message naming the file, and the exit code it means (3 for a disk that refuses it). */
+  error: Error;
+}
+
 /**
- * Writes every report a flag asks for; `stepSummary` (the file
- * `GITHUB_STEP_SUMMARY` names) gets the Markdown appended.
+ * Writes every report a flag asks for, each on its own: one that cannot be
+ * written costs that one, and the others are still written.
+ *
+ * @returns The reports lost, in the order of the formats.
  */
 export async function writeReports(
   input: ReportInput,
   files: Readonly<Record<string, string | undefined>>,
-  stepSummary?: string,
-): Promise<void> {
+): Promise<LostReport[]> {
+  const { exitCodeOf } = await import("../base/errors.ts");
+  const lost: LostReport[] = [];
   for (const format of REPORT_FORMATS) {
     const path = files[format.flag];
-    if (path !== undefined) {
-      await writeReportFile(path, await format.render(input));
+    if (path === undefined) continue;
+    const text = await format.render(input);
+    try {
+      await writeReportFile(path, text, format.name);
+    } catch (error) {
+      // Anything without an exit code is a bug, not a file lost.
+      if (exitCodeOf(error) === undefined) throw error;
+      lost.push({
+        output: `--${format.flag} ${JSON.stringify(path)}`,
+        error: error as Error,
+      });
     }
   }
-  if (stepSummary !== undefined) {
-    const markdown = REPORT_FORMATS.find((f) => f.flag === "markdown")!;
-    await writeReportFile(stepSummary, await markdown.render(input), true);
+  return lost;
+}
+
+/**
+ * Appends the run's Markdown to the step summary of GitHub Actions, the file
+ * `GITHUB_STEP_SUMMARY` names. That file is the runner's, not an output the
+ * user asked for: one that cannot be written is a warning, never a usage
+ * error, and changes no exit code.
+ *
+ * @returns The warning to show, naming the variable, or `undefined` once written.
+ */
+export async function appendStepSummary(
+  input: ReportInput,
+  path: string,
+): Promise<string | undefined> {
+  const { exitCodeOf } = await import("../base/errors.ts");
+  const markdown = REPORT_FORMATS.find((f) => f.flag === "markdown")!;
+  const text = await markdown.render(input);
+  try {
+    await writeReportFile(path, text, "GITHUB_STEP_SUMMARY", true);
+    return undefined;
+  } catch (error) {
+    if (exitCodeOf(error) === undefined) throw error;
+    return `warning: ${
+      (error as Error).message
+    }; no step summary (the exit code is unchanged)`;
   }
 }
 

@@ -6,6 +6,7 @@
  */
 
 import { defineCommand } from "./command.ts";
+import { exitCodeOf } from "../base/errors.ts";
 import { stdinOnce, UsageError } from "./flags.ts";
 import { say } from "./_output.ts";
 import { readResults } from "./_results.ts";
@@ -81,6 +82,8 @@ diff RECORD prints it; JUnit has a test suite per target.`,
       })),
     );
     const read = await Promise.all(paths.map(readResults));
+    // Each report on its own: one lost is named, the others still written.
+    const lost: Error[] = [];
     if (ci) {
       const [file] = read;
       if (file?.record === undefined) {
@@ -90,7 +93,11 @@ diff RECORD prints it; JUnit has a test suite per target.`,
           } is not a RunRecord of evalpipe's: --junit and --markdown need the record (run --record FILE)`,
         );
       }
-      await writeReports({ record: file.record, recordPath: paths[0]! }, files);
+      const input = { record: file.record, recordPath: paths[0]! };
+      for (const { error } of await writeReports(input, files)) {
+        say(`evalpipe: ${error.message}`);
+        lost.push(error);
+      }
     }
     if (flags.html !== undefined) {
       const { reportRunOf, writeHtmlReport } = await import("./_html.ts");
@@ -98,6 +105,8 @@ diff RECORD prints it; JUnit has a test suite per target.`,
       await writeHtmlReport(flags.html, a!, b);
       say(`evalpipe: HTML report written to ${flags.html}`);
     }
+    // A disk that refused one (3) over a folder gone meanwhile (2).
+    if (lost.length > 0) return Math.max(...lost.map((e) => exitCodeOf(e)!));
     return read.some((f) => f.problems.length > 0) ? 2 : 0;
   },
 });

@@ -7,7 +7,7 @@
 import { defineCommand } from "./command.ts";
 import { UsageError } from "./flags.ts";
 import { progress, say, saySurplusLines, stdoutIsFile } from "./_output.ts";
-import { OUTPUT_EXIT_CODE } from "../base/errors.ts";
+import { exitCodeOf, OUTPUT_EXIT_CODE } from "../base/errors.ts";
 import { REPORT_FLAGS } from "./_reports.ts";
 import { CACHE_FLAG, cacheModeOf } from "./_cache_flag.ts";
 import type { Score } from "../score/mod.ts";
@@ -302,7 +302,9 @@ and a summary table on stderr.`,
       : "stdout";
     const recordName = `--record ${JSON.stringify(flags.record)}`;
     // JUnit and Markdown are made from the record too, as the HTML report.
-    const { wantsReports, writeReports } = await import("./_reports.ts");
+    const { appendStepSummary, wantsReports, writeReports } = await import(
+      "./_reports.ts"
+    );
     const stepSummary = Deno.env.get("GITHUB_STEP_SUMMARY") || undefined;
     const reportFiles = { junit: flags.junit, markdown: flags.markdown };
     const reports = wantsReports(reportFiles, stepSummary);
@@ -341,7 +343,15 @@ and a summary table on stderr.`,
       | typeof import("../record/run_record.ts").cutShortEnding
       | undefined;
     let htmlLost = false;
-    let htmlRefused = false;
+    // A report or the baseline lost once the run is done: named, and the
+    // others still written. A disk that refuses it is an output lost (3); a
+    // folder gone meanwhile, bad input (2).
+    let reportRefused = false;
+    const lose = (output: string, error: Error) => {
+      say(`evalpipe: ${error.message}`);
+      if (exitCodeOf(error) === OUTPUT_EXIT_CODE) failed.push(output);
+      else reportRefused = true;
+    };
     const beforeWrite = async (
       files: import("../run/run_suite.ts").SuiteFiles,
       skips?: (unitId: string) => boolean,
@@ -616,6 +626,12 @@ and a summary table on stderr.`,
       if (summary.savedBaseline !== undefined) {
         say(`baseline saved to ${summary.savedBaseline}`);
       }
+      if (summary.baselineError !== undefined) {
+        lose(
+          `--save-baseline ${JSON.stringify(flags["save-baseline"])}`,
+          summary.baselineError,
+        );
+      }
       if (summary.baseline !== undefined) {
         say(compare!.formatBaseline(summary.baseline, summary.baseline.path));
       }
@@ -683,14 +699,19 @@ and a summary table on stderr.`,
       }
       if (reports && !htmlLost && recordPath !== undefined) {
         const { readRunRecord } = await import("../record/run_record.ts");
-        await writeReports(
-          {
-            record: await readRunRecord(recordPath),
-            ...(flags.record !== undefined ? { recordPath: flags.record } : {}),
-          },
-          reportFiles,
-          stepSummary,
-        );
+        const input = {
+          record: await readRunRecord(recordPath),
+          ...(flags.record !== undefined ? { recordPath: flags.record } : {}),
+        };
+        for (
+          const { output, error } of await writeReports(input, reportFiles)
+        ) {
+          lose(output, error);
+        }
+        if (stepSummary !== undefined) {
+          const warning = await appendStepSummary(input, stepSummary);
+          if (warning !== undefined) say(`evalpipe: ${warning}`);
+        }
       }
       if (flags.html !== undefined && !htmlLost && recordPath !== undefined) {
         const htmlName = `--html ${JSON.stringify(flags.html)}`;
@@ -698,14 +719,8 @@ and a summary table on stderr.`,
           await writeRunReport(recordPath, flags.html);
           say(`evalpipe: HTML report written to ${flags.html}`);
         } catch (error) {
-          // The Scores are written; a report the disk refuses is an output
-          // lost (3), one whose folder went missing meanwhile a usage error (2).
-          const { exitCodeOf } = await import("../base/errors.ts");
-          const code = exitCodeOf(error);
-          if (code === undefined) throw error;
-          say(`evalpipe: ${(error as Error).message}`);
-          if (code === OUTPUT_EXIT_CODE) failed.push(htmlName);
-          else htmlRefused = true;
+          if (exitCodeOf(error) === undefined) throw error;
+          lose(htmlName, error as Error);
         }
       }
       const sig = interrupt.signal;
@@ -731,6 +746,12 @@ and a summary table on stderr.`,
       for (const failure of gateFailures) {
         say(`evalpipe: gate failed: ${failure.message}`);
       }
+      // --- baselines (issue 14) ---
+      if (summary.baseline?.failed) {
+        const { formatRegression } = await import("../report/comparison.ts");
+        say(formatRegression(summary.baseline, summary.baseline.path)!);
+      }
+      // --- end issue 14 ---
       if (annotate) {
         // GitHub's runner reads workflow commands on stderr as on stdout
         // (actions/runner, ScriptHandler.cs): stdout stays data.
@@ -760,17 +781,12 @@ and a summary table on stderr.`,
       // Shifted verdicts are bad input, as a malformed record is: before a
       // gate, whose verdict they may have made.
       if (
-        summary.invalidRecords > 0 || htmlRefused ||
+        summary.invalidRecords > 0 || reportRefused ||
         summary.surplusLines !== undefined
       ) return 2;
-      // --- baselines (issue 14) ---
-      if (summary.baseline?.failed) {
-        const { formatRegression } = await import("../report/comparison.ts");
-        say(formatRegression(summary.baseline, summary.baseline.path)!);
-        return 1;
-      }
-      // --- end issue 14 ---
-      return gateFailures.length > 0 || overBudget ? 1 : 0;
+      return gateFailures.length > 0 || overBudget || summary.baseline?.failed
+        ? 1
+        : 0;
     } catch (error) {
       bar.done();
       const sig = interrupt.signal;

@@ -9,7 +9,7 @@
 
 import type { CaseRequirement } from "../aggregate/types.ts";
 import { fisherExactLower } from "../aggregate/stats.ts";
-import { InputError, osErrorText } from "../base/errors.ts";
+import { InputError, osErrorText, outputErrorOf } from "../base/errors.ts";
 import type { Unit } from "../dataset/unit.ts";
 import {
   caseIdOf,
@@ -19,6 +19,7 @@ import {
   unfitComparison,
 } from "../diff/diff.ts";
 import { resolveIn } from "../process/command.ts";
+import { replaceFile } from "../io/replace_file.ts";
 import {
   isRunRecord,
   parseRunRecord,
@@ -316,11 +317,14 @@ export function baselineText(file: BaselineFile): string {
 }
 
 /**
- * Writes a baseline file, creating its folder.
+ * Writes a baseline file, creating its folder: whole, through a fresh file
+ * renamed over it, so a reader never sees half a baseline and a disk that
+ * refuses it leaves none behind.
  *
  * @param path Where.
  * @param file The baseline.
- * @throws {InputError} When it cannot be written.
+ * @throws {InputError} When its folder cannot be made or written in.
+ * @throws {OutputError} When the disk refuses it (full, read-only).
  *
  * @example Write a baseline and read its Scores back
  * ```ts
@@ -338,24 +342,22 @@ export async function writeBaseline(
   path: string,
   file: BaselineFile,
 ): Promise<void> {
+  const name = `baseline ${JSON.stringify(path)}`;
   const slash = path.lastIndexOf("/");
   try {
     if (slash > 0) await Deno.mkdir(path.slice(0, slash), { recursive: true });
-    // Written whole, then moved in: a reader never sees half a baseline.
-    const temp = `${path}.tmp-${Deno.pid}`;
-    await Deno.writeTextFile(temp, baselineText(file));
-    await Deno.rename(temp, path);
   } catch (error) {
+    const failure = outputErrorOf(error, name);
+    if (failure !== undefined) throw failure;
     if (
       !(error instanceof Deno.errors.PermissionDenied ||
         error instanceof Deno.errors.NotFound ||
         error instanceof Deno.errors.NotADirectory ||
         error instanceof Deno.errors.IsADirectory)
     ) throw error;
-    throw new InputError(
-      `Cannot write baseline ${JSON.stringify(path)}: ${osErrorText(error)}`,
-    );
+    throw new InputError(`Cannot write ${name}: ${osErrorText(error)}`);
   }
+  await replaceFile(path, baselineText(file), { name: "baseline" });
 }
 
 /**

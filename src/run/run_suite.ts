@@ -27,6 +27,7 @@ import { newRunId } from "../record/_run_id.ts";
 import type { Score } from "../score/mod.ts";
 import { metricsOf, type Scorer, valueRangesOf } from "../scorers/scorer.ts";
 import { DEFAULTS } from "../base/defaults.ts";
+import { exitCodeOf } from "../base/errors.ts";
 import { resolveIn } from "../process/command.ts";
 import { aggregateInto } from "../aggregate/stage.ts";
 import { validateScoreBatches } from "../score/validate.ts";
@@ -337,6 +338,12 @@ export interface RunSummary {
   comparison?: ComparisonLine[];
   /** Where the baseline was saved (`saveBaseline`). */
   savedBaseline?: string;
+  /**
+   * Why the baseline could not be saved (`saveBaseline`), instead of
+   * `savedBaseline`: an error naming the file, with the exit code it means
+   * (3 for a disk that refuses it).
+   */
+  baselineError?: Error;
   /** The run compared with its baseline (`baseline`), and the file's path. */
   baseline?: BaselineComparison & { path: string };
   // --- end issue 14 ---
@@ -1119,11 +1126,19 @@ export async function runSuite(
     require: require ?? "all",
     ...(matrix !== undefined ? { targets: matrix } : {}),
   } as const;
+  // The run is done: a baseline the disk refuses costs the baseline, and
+  // the summary still tells everything else.
+  let baselineError: Error | undefined;
   if (savePath !== undefined) {
-    await baselineModule!.writeBaseline(
-      savePath,
-      collector!.file(settings14),
-    );
+    try {
+      await baselineModule!.writeBaseline(
+        savePath,
+        collector!.file(settings14),
+      );
+    } catch (error) {
+      if (exitCodeOf(error) === undefined) throw error;
+      baselineError = error as Error;
+    }
   }
   const compared = baseline === undefined ? undefined : {
     path: comparePath!,
@@ -1156,7 +1171,11 @@ export async function runSuite(
     ...(matrix !== undefined && comparison !== undefined
       ? { targets: matrix, comparison }
       : {}),
-    ...(savePath !== undefined ? { savedBaseline: savePath } : {}),
+    ...(savePath !== undefined
+      ? baselineError === undefined
+        ? { savedBaseline: savePath }
+        : { baselineError }
+      : {}),
     ...(compared !== undefined ? { baseline: compared } : {}),
     ...(cache !== undefined ? { cache: countsOf(cache) } : {}),
     ...(scorerCache !== undefined

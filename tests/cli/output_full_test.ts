@@ -324,18 +324,23 @@ Deno.test({
   },
 });
 
+/** A suite whose exact_match gate fails: one case of four answers wrong. */
+async function gatedSuite(dir: string): Promise<void> {
+  await suite(dir);
+  await Deno.writeTextFile(
+    `${dir}/d.jsonl`,
+    '{"input":"q","output":"b","expected":"a"}\n',
+    { append: true },
+  );
+  await Deno.writeTextFile(
+    `${dir}/s.yaml`,
+    `${SUITE}gates:\n  exact_match: { min_mean: 0.9 }\n`,
+  );
+}
+
 Deno.test("cli run whose gate fails and whose --out is full ends with 3, not 1: CI sees the disk", async () => {
   await withTempDir(async (dir) => {
-    await suite(dir);
-    await Deno.writeTextFile(
-      `${dir}/d.jsonl`,
-      '{"input":"q","output":"b","expected":"a"}\n',
-      { append: true },
-    );
-    await Deno.writeTextFile(
-      `${dir}/s.yaml`,
-      `${SUITE}gates:\n  exact_match: { min_mean: 1 }\n`,
-    );
+    await gatedSuite(dir);
     const gated = await cli(["run", "s.yaml", "--out", "o.ndjson"], dir);
     assert.equal(gated.code, 1, gated.stderr);
     const { code, stderr } = await cli(
@@ -420,4 +425,139 @@ Deno.test("cli run whose stderr is lost (its reader gone, or 2>/dev/full) still 
       5,
     );
   });
+});
+
+Deno.test("cli run with a report on a full disk names it, still writes the other reports, says the gate and annotates it, and exits 3", async () => {
+  await withTempDir(async (dir) => {
+    await gatedSuite(dir);
+    for (const [full, kept] of [["junit", "markdown"], ["markdown", "junit"]]) {
+      const { code, stderr } = await cli(
+        [
+          "run",
+          "s.yaml",
+          `--${full}`,
+          "/dev/full",
+          `--${kept}`,
+          `kept.${kept}`,
+          "--html",
+          `kept.${kept}.html`,
+        ],
+        dir,
+        { GITHUB_ACTIONS: "true" },
+      );
+      assert.equal(code, 3, stderr);
+      assertNoStack(stderr);
+      const name = full === "junit" ? "JUnit report" : "Markdown report";
+      assert.match(
+        stderr,
+        new RegExp(
+          `^evalpipe: Cannot write ${name} "/dev/full": no space left on device \\(ENOSPC\\)$`,
+          "m",
+        ),
+      );
+      assert.match(stderr, /^evalpipe: gate failed: exact_match: /m);
+      assert.match(
+        stderr,
+        /^::error title=evalpipe gate failed%3A exact_match::/m,
+      );
+      assert.match(
+        stderr.trimEnd().split("\n").at(-1)!,
+        new RegExp(
+          `^evalpipe: --${full} "/dev/full" could not be written in full; stdout has every Score$`,
+        ),
+      );
+      const text = await Deno.readTextFile(`${dir}/kept.${kept}`);
+      assert.match(text, kept === "junit" ? /<testsuites/ : /❌ 1 gate failed/);
+      assert.ok((await Deno.stat(`${dir}/kept.${kept}.html`)).size > 0);
+    }
+  });
+});
+
+Deno.test("cli report with a report on a full disk names it, still writes the others and exits 3", async () => {
+  await withTempDir(async (dir) => {
+    await gatedSuite(dir);
+    const made = await cli(["run", "s.yaml", "--record", "r.json"], dir);
+    assert.equal(made.code, 1, made.stderr);
+    const { code, stderr } = await cli(
+      [
+        "report",
+        "r.json",
+        "--junit",
+        "/dev/full",
+        "--markdown",
+        "m.md",
+        "--html",
+        "h.html",
+      ],
+      dir,
+    );
+    assert.equal(code, 3, stderr);
+    assertNoStack(stderr);
+    assert.match(
+      stderr,
+      /^evalpipe: Cannot write JUnit report "\/dev\/full": no space left on device \(ENOSPC\)$/m,
+    );
+    assert.match(await Deno.readTextFile(`${dir}/m.md`), /❌ 1 gate failed/);
+    assert.ok((await Deno.stat(`${dir}/h.html`)).size > 0);
+  });
+});
+
+/** Fills `disk` to its last byte. */
+async function fill(disk: string): Promise<void> {
+  try {
+    await Deno.writeFile(`${disk}/fill`, new Uint8Array(1 << 20));
+  } catch (error) {
+    // Full: what was meant.
+    if ((error as { code?: string }).code !== "ENOSPC") throw error;
+  }
+}
+
+Deno.test({
+  name:
+    "cli run --save-baseline on a full disk: exit 3 naming the baseline, the summary and the reports still written, no temp file left",
+  ignore: !root,
+  async fn() {
+    const disk = await smallDisk(16);
+    assert.ok(disk, "cannot mount a tmpfs");
+    try {
+      await fill(disk);
+      await withTempDir(async (dir) => {
+        await suite(dir);
+        const { code, stderr } = await cli(
+          [
+            "run",
+            "s.yaml",
+            "--save-baseline",
+            `${disk}/b.json`,
+            "--junit",
+            "j.xml",
+          ],
+          dir,
+        );
+        assert.equal(code, 3, stderr);
+        assertNoStack(stderr);
+        assert.match(
+          stderr,
+          new RegExp(
+            `^evalpipe: Cannot write baseline "${disk}/b\\.json": no space left on device \\(ENOSPC\\)$`,
+            "m",
+          ),
+        );
+        // The summary table, then the line on what was lost.
+        assert.match(stderr, /^exact_match +1\.000/m);
+        assert.match(
+          stderr.trimEnd().split("\n").at(-1)!,
+          new RegExp(
+            `^evalpipe: --save-baseline "${disk}/b\\.json" could not be written in full; stdout has every Score$`,
+          ),
+        );
+        assert.match(await Deno.readTextFile(`${dir}/j.xml`), /<testsuites/);
+      });
+      const left = [];
+      for await (const entry of Deno.readDir(disk)) left.push(entry.name);
+      assert.deepEqual(left, ["fill"]);
+    } finally {
+      await unmount(disk);
+    }
+  },
 });

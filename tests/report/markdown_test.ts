@@ -225,3 +225,25 @@ Deno.test("run --matrix --markdown shows each target's summary and gates, and th
     assert.equal(await Deno.readTextFile(`${dir}/again.md`), md);
   });
 });
+
+Deno.test("run with an unusable GITHUB_STEP_SUMMARY warns naming the variable, writes the other reports and keeps the gate's exit 1", async () => {
+  await withTempDir(async (dir) => {
+    await setUp(dir);
+    const out = await cli(
+      ["run", "suite.yaml", "--markdown", "own.md"],
+      dir,
+      { GITHUB_STEP_SUMMARY: `${dir}/missing/step.md` },
+    );
+    assert.equal(out.code, 1, out.stderr);
+    assert.match(
+      out.stderr,
+      new RegExp(
+        `^evalpipe: warning: Cannot write GITHUB_STEP_SUMMARY "${dir}/missing/step\\.md": no such folder "${dir}/missing"; no step summary \\(the exit code is unchanged\\)$`,
+        "m",
+      ),
+    );
+    assert.match(out.stderr, /^evalpipe: gate failed: exact_match: /m);
+    assert.doesNotMatch(out.stderr, /--help/);
+    assert.match(await Deno.readTextFile(`${dir}/own.md`), /❌ 1 gate failed/);
+  });
+});
