@@ -2,6 +2,7 @@
 // format, so that a format is one more row (and one more flag).
 
 import type { RunRecord } from "../record/run_record.ts";
+import type { RunFailure } from "../report/run_failures.ts";
 
 /** What a report writer is given. */
 export interface ReportInput {
@@ -9,6 +10,8 @@ export interface ReportInput {
   record: RunRecord;
   /** The record's file, when it is kept (for the line on the HTML report). */
   recordPath?: string;
+  /** Why the run fails besides its gates (a regression, a spent budget), for the Markdown's headline. */
+  failures?: readonly RunFailure[];
 }
 
 /** A report format: the flag that asks for it, and how to render it. */
@@ -34,12 +37,12 @@ export const REPORT_FORMATS: readonly ReportFormat[] = [
   {
     flag: "markdown",
     name: "Markdown report",
-    async render({ record, recordPath }) {
+    async render({ record, recordPath, failures }) {
       const { markdownReport } = await import("../report/markdown.ts");
-      return markdownReport(
-        record,
-        recordPath !== undefined ? { recordPath } : {},
-      );
+      return markdownReport(record, {
+        ...(recordPath !== undefined ? { recordPath } : {}),
+        ...(failures !== undefined ? { failures } : {}),
+      });
     },
   },
 ];

@@ -129,7 +129,7 @@ and a summary table on stderr.`,
     annotations: {
       type: "boolean",
       help:
-        "Print GitHub Actions workflow commands on stderr: ::error for each failed gate, ::warning per metric with error or blocked Scores",
+        "Print GitHub Actions workflow commands on stderr: ::error for each failed gate, a regression against --baseline and a spent budget, ::warning per metric with error or blocked Scores",
       defaultText: "on when GITHUB_ACTIONS=true",
     },
     "no-annotations": {
@@ -680,20 +680,12 @@ and a summary table on stderr.`,
       if (summary.spend !== undefined && hasSpend(summary.spend)) {
         say(formatSpend(summary.spend));
       }
-      const budget = summary.budget;
-      const overBudget = budget !== undefined && budget.refused > 0;
-      if (overBudget) {
-        const { usdText } = await import("../net/budget.ts");
-        say(
-          `evalpipe: budget reached: $${
-            usdText(budget.spent_usd)
-          } spent of budget_usd $${
-            usdText(budget.limit_usd)
-          }; ${budget.refused} ${
-            budget.refused === 1 ? "call was" : "calls were"
-          } not made, their Scores are blocked (budget.exhausted)`,
-        );
-      }
+      // Why the run fails besides its gates, for the Markdown and the
+      // annotations too.
+      const { runFailures } = await import("../report/run_failures.ts");
+      const failures = runFailures(summary);
+      const overBudget = failures.find((f) => f.kind === "budget");
+      if (overBudget !== undefined) say(`evalpipe: ${overBudget.message}`);
       for (const { scorer, lines } of summary.surplusLines ?? []) {
         saySurplusLines(scorer, lines);
       }
@@ -702,6 +694,7 @@ and a summary table on stderr.`,
         const input = {
           record: await readRunRecord(recordPath),
           ...(flags.record !== undefined ? { recordPath: flags.record } : {}),
+          failures,
         };
         for (
           const { output, error } of await writeReports(input, reportFiles)
@@ -761,6 +754,7 @@ and a summary table on stderr.`,
             gateFailures,
             summary.aggregates,
             firstFailures,
+            failures,
           )
         ) say(line);
       }
@@ -784,9 +778,8 @@ and a summary table on stderr.`,
         summary.invalidRecords > 0 || reportRefused ||
         summary.surplusLines !== undefined
       ) return 2;
-      return gateFailures.length > 0 || overBudget || summary.baseline?.failed
-        ? 1
-        : 0;
+      // A regression or a spent budget fails the run as a gate does.
+      return gateFailures.length > 0 || failures.length > 0 ? 1 : 0;
     } catch (error) {
       bar.done();
       const sig = interrupt.signal;

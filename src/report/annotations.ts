@@ -8,6 +8,7 @@
 import type { Aggregate } from "../aggregate/mod.ts";
 import type { GateFailure } from "../aggregate/gates.ts";
 import type { Score } from "../score/mod.ts";
+import type { RunFailure } from "./run_failures.ts";
 
 /**
  * Escapes a workflow command's message: `%`, `\r` and `\n` as `%25`, `%0D`
@@ -43,6 +44,12 @@ export function escapeCommandProperty(text: string): string {
   return escapeCommandData(text).replace(/:/g, "%3A").replace(/,/g, "%2C");
 }
 
+/** The title of the `::error` for each reason a run fails besides its gates. */
+const FAILURE_TITLES: Readonly<Record<RunFailure["kind"], string>> = {
+  regression: "evalpipe regression",
+  budget: "evalpipe budget reached",
+};
+
 /** One workflow command line, without its line break. */
 function command(kind: "error" | "warning", title: string, message: string) {
   return `::${kind} title=${escapeCommandProperty(title)}::${
@@ -52,13 +59,15 @@ function command(kind: "error" | "warning", title: string, message: string) {
 
 /**
  * What a run reports to GitHub Actions, as workflow command lines: an
- * `::error` per failed gate, and per metric with error or blocked Scores a
+ * `::error` per failed gate and per other reason the run fails (a
+ * regression, a spent budget), and per metric with error or blocked Scores a
  * `::warning` that counts them and quotes the first (one line per metric, so
  * a big run does not flood the annotations GitHub keeps).
  *
  * @param gateFailures The gates that did not hold.
  * @param aggregates The run's aggregates, one per metric.
  * @param firstFailures The first error or blocked Score of each metric.
+ * @param failures Why the run fails besides its gates (`runFailures`).
  * @returns The lines, without line breaks.
  *
  * @example
@@ -79,10 +88,14 @@ export function annotations(
   gateFailures: readonly GateFailure[],
   aggregates: readonly Aggregate[],
   firstFailures: ReadonlyMap<string, Score>,
+  failures: readonly RunFailure[] = [],
 ): string[] {
-  const lines = gateFailures.map((f) =>
-    command("error", `evalpipe gate failed: ${f.metric}`, f.message)
-  );
+  const lines = [
+    ...gateFailures.map((f) =>
+      command("error", `evalpipe gate failed: ${f.metric}`, f.message)
+    ),
+    ...failures.map((f) => command("error", FAILURE_TITLES[f.kind], f.message)),
+  ];
   for (const a of aggregates) {
     if (a.errors + a.blocked === 0) continue;
     const counts = [

@@ -16,6 +16,7 @@ import { classificationHeadline, MATRIX_LABELS } from "./classification.ts";
 import { COMPARISON_HEADER, comparisonRows } from "./comparison.ts";
 import { matrixComparison, targetOrder } from "./matrix_runs.ts";
 import { toolCallNames } from "./_tool_calls.ts";
+import type { RunFailure } from "./run_failures.ts";
 
 /**
  * Escapes text for a Markdown table cell: Markdown and HTML syntax are
@@ -64,6 +65,13 @@ export interface MarkdownOptions {
    * @default {10}
    */
   worst?: number;
+  /**
+   * Why the run fails besides its gates, as `run` found it (a regression
+   * against its baseline, a spent budget; `runFailures`): the headline says
+   * each, which the record alone cannot.
+   * @default {[]}
+   */
+  failures?: readonly RunFailure[];
 }
 
 function fixed(x: number | null): string {
@@ -286,7 +294,7 @@ function worstTable(cases: readonly UnitCase[], worst: number): string[] {
 
 /**
  * Writes a run as Markdown: a headline (how many units, whether every gate
- * held), the summary table per metric with its counts by status (for a
+ * held, and any other reason the run fails), the summary table per metric with its counts by status (for a
  * matrix run, per target and metric, then the comparison of each target
  * with the first as the run's summary prints it), the gates (per target)
  * and their outcome, the worst failing cases (errors first, then the lowest
@@ -321,13 +329,25 @@ export function markdownReport(
   const failedGates = gateFailures(record).flatMap(([, f]) => f);
   const failing =
     cases.filter((c) => c.outcome === "error" || c.outcome === "failed").length;
-  const verdict = failedGates.length > 0
-    ? `❌ ${failedGates.length} ${
-      failedGates.length === 1 ? "gate" : "gates"
-    } failed`
-    : Object.keys(gatesOf(record.config)).length > 0
-    ? "✅ every gate held"
-    : "✅ no gate failed (the config sets none)";
+  const failures = options.failures ?? [];
+  const gated = Object.keys(gatesOf(record.config)).length > 0;
+  const verdict = [
+    ...(failedGates.length > 0
+      ? [
+        `❌ ${failedGates.length} ${
+          failedGates.length === 1 ? "gate" : "gates"
+        } failed`,
+      ]
+      : []),
+    ...failures.map((f) => `❌ ${markdownCell(f.message, 400)}`),
+    ...(failedGates.length > 0
+      ? []
+      : gated
+      ? ["✅ every gate held"]
+      : failures.length > 0
+      ? []
+      : ["✅ no gate failed (the config sets none)"]),
+  ].join(" · ");
   const open = options.recordPath !== undefined
     ? `Open every case with its answer: \`evalpipe report ${
       shellWord(options.recordPath)

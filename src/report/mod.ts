@@ -26,6 +26,8 @@ export { caseOutcome, unitCases } from "./cases.ts";
 export { junitReport, xmlAttr, xmlText } from "./junit.ts";
 export type { MarkdownOptions } from "./markdown.ts";
 export { markdownCell, markdownReport } from "./markdown.ts";
+export type { RunFailure } from "./run_failures.ts";
+export { runFailures } from "./run_failures.ts";
 export {
   annotations,
   escapeCommandData,

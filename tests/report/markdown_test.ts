@@ -247,3 +247,49 @@ Deno.test("run with an unusable GITHUB_STEP_SUMMARY warns naming the variable, w
     assert.match(await Deno.readTextFile(`${dir}/own.md`), /❌ 1 gate failed/);
   });
 });
+
+Deno.test("run --baseline that regresses says so in the Markdown's headline, the step summary and an ::error, not that no gate failed", async () => {
+  await withTempDir(async (dir) => {
+    await setUp(dir);
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      "dataset: data.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n",
+    );
+    await Deno.writeTextFile(
+      `${dir}/data.jsonl`,
+      '{"id":"a","input":"a","expected":"x","output":"x"}\n{"id":"b","input":"b","expected":"y","output":"y"}\n',
+    );
+    const saved = await cli(
+      ["run", "suite.yaml", "--save-baseline", "main"],
+      dir,
+    );
+    assert.equal(saved.code, 0, saved.stderr);
+    await Deno.writeTextFile(
+      `${dir}/data.jsonl`,
+      '{"id":"a","input":"a","expected":"x","output":"x"}\n{"id":"b","input":"b","expected":"y","output":"z"}\n',
+    );
+    const out = await cli(
+      ["run", "suite.yaml", "--baseline", "main", "--markdown", "m.md"],
+      dir,
+      { GITHUB_ACTIONS: "true", GITHUB_STEP_SUMMARY: `${dir}/step.md` },
+    );
+    assert.equal(out.code, 1, out.stderr);
+    const md = await Deno.readTextFile(`${dir}/m.md`);
+    assert.match(
+      md,
+      /^❌ regressed against baseline "\.\/\.evalpipe\/baselines\/main\.json"\\: 1 newly failing \\\(data\.jsonl\\#b on exact\\_match\\\) · 2 units, 1 failing · run `/m,
+    );
+    assert.doesNotMatch(md, /no gate failed/);
+    assert.equal(await Deno.readTextFile(`${dir}/step.md`), md);
+    assert.match(
+      out.stderr,
+      /^evalpipe: regressed against baseline "\.\/\.evalpipe\/baselines\/main\.json": 1 newly failing$/m,
+    );
+    assert.deepEqual(
+      out.stderr.split("\n").filter((l) => l.startsWith("::")),
+      [
+        '::error title=evalpipe regression::regressed against baseline "./.evalpipe/baselines/main.json": 1 newly failing (data.jsonl#b on exact_match)',
+      ],
+    );
+  });
+});

@@ -135,15 +135,22 @@ Deno.test("run records each unit's tokens and cost, the target's and the judge's
   });
 });
 
+/**
+ * Five cases, no judge, and a budget_usd of 0.005: at 0.002 per target call,
+ * the third reaches 0.006 and the last two are refused.
+ */
+async function overBudget(dir: string, baseUrl: string): Promise<void> {
+  await Deno.writeTextFile(
+    `${dir}/suite.yaml`,
+    suite(baseUrl, "budget_usd: 0.005\n", false),
+  );
+  await Deno.writeTextFile(`${dir}/data.jsonl`, cases(5));
+}
+
 Deno.test("run stops calling once budget_usd is spent: the units not run are blocked (budget.exhausted) and run exits 1", async () => {
   await withTempDir(async (dir) => {
     await using server = fakeLlm({ handler });
-    // 0.002 per target call: the third reaches 0.006 >= 0.005.
-    await Deno.writeTextFile(
-      `${dir}/suite.yaml`,
-      suite(server.baseUrl, "budget_usd: 0.005\n", false),
-    );
-    await Deno.writeTextFile(`${dir}/data.jsonl`, cases(5));
+    await overBudget(dir, server.baseUrl);
     const out = await cli(["run", "suite.yaml", "--record", "run.json"], dir);
     assert.equal(out.code, 1, out.stderr);
     assert.equal(server.count, 3);
@@ -179,6 +186,31 @@ Deno.test("run stops calling once budget_usd is spent: the units not run are blo
     assert.ok(
       lines(again.stdout).every((s) => s.status !== "blocked"),
       again.stdout,
+    );
+  });
+});
+
+Deno.test("run whose budget is spent says so in the Markdown's headline and an ::error under GitHub Actions, not that no gate failed", async () => {
+  await withTempDir(async (dir) => {
+    await using server = fakeLlm({ handler });
+    await overBudget(dir, server.baseUrl);
+    const out = await cli(
+      ["run", "suite.yaml", "--markdown", "summary.md"],
+      dir,
+      { GITHUB_ACTIONS: "true" },
+    );
+    assert.equal(out.code, 1, out.stderr);
+    const markdown = await Deno.readTextFile(`${dir}/summary.md`);
+    assert.match(
+      markdown,
+      /^❌ budget reached\\: \$0\.006 spent of budget\\_usd \$0\.005; 2 calls were not made, their Scores are blocked \\\(budget\.exhausted\\\) · 5 units, 5 failing · run `/m,
+    );
+    assert.doesNotMatch(markdown, /no gate failed/);
+    assert.ok(
+      out.stderr.split("\n").includes(
+        "::error title=evalpipe budget reached::budget reached: $0.006 spent of budget_usd $0.005; 2 calls were not made, their Scores are blocked (budget.exhausted)",
+      ),
+      out.stderr,
     );
   });
 });

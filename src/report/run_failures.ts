@@ -1,0 +1,90 @@
+/**
+ * Why a finished run fails other than by a gate: a regression against its
+ * baseline, a spent budget. `run` exits 1 for either, so the Markdown's
+ * headline and the GitHub annotations say which, as they do for a gate.
+ *
+ * @module
+ */
+
+import type { RunSummary } from "../run/run_suite.ts";
+import { escapeControl } from "../base/terminal.ts";
+import { usdText } from "../net/budget.ts";
+
+/** The most newly failing cases a regression's message names. */
+const CASES_NAMED = 5;
+
+/**
+ * A reason a run fails besides its gates.
+ *
+ * @example
+ * ```ts
+ * import type { RunFailure } from "./mod.ts";
+ * const failure: RunFailure = { kind: "budget", message: "budget reached: $2.0031 spent of budget_usd $2" };
+ * if (!failure.message.startsWith("budget")) throw new Error();
+ * ```
+ */
+export interface RunFailure {
+  /** Which: a regression against the baseline, or a budget that refused calls. */
+  kind: "regression" | "budget";
+  /** What happened, in one line: which cases and metrics, what was spent. */
+  message: string;
+}
+
+/**
+ * The reasons a finished run fails besides its gates: a regression against
+ * its baseline (the newly failing cases, the first few named, and the
+ * metrics significantly worse), then a budget that refused calls.
+ *
+ * @param summary The run's baseline comparison and budget, as `runSuite` gives them.
+ * @returns The reasons, none when the run fails only by its gates or not at all.
+ *
+ * @example
+ * ```ts
+ * import { runFailures } from "./mod.ts";
+ * const [failure] = runFailures({ budget: { limit_usd: 2, spent_usd: 2.0031, refused: 41 } });
+ * if (failure?.message !== "budget reached: $2.0031 spent of budget_usd $2; 41 calls were not made, their Scores are blocked (budget.exhausted)") {
+ *   throw new Error(failure?.message);
+ * }
+ * ```
+ */
+export function runFailures(
+  summary: Pick<RunSummary, "baseline" | "budget">,
+): RunFailure[] {
+  const failures: RunFailure[] = [];
+  const baseline = summary.baseline;
+  if (baseline?.failed) {
+    const failing = baseline.newly_failing;
+    const named = failing.slice(0, CASES_NAMED).map((c) =>
+      `${escapeControl(c.case)} on ${escapeControl(c.metric)}`
+    );
+    const more = failing.length - named.length;
+    const why = [
+      ...(failing.length > 0
+        ? [
+          `${failing.length} newly failing (${named.join(", ")}${
+            more > 0 ? ` and ${more} more` : ""
+          })`,
+        ]
+        : []),
+      ...baseline.worse.map((m) => `${escapeControl(m)} significantly worse`),
+    ];
+    failures.push({
+      kind: "regression",
+      message: `regressed against baseline ${JSON.stringify(baseline.path)}: ${
+        why.join(", ")
+      }`,
+    });
+  }
+  const budget = summary.budget;
+  if (budget !== undefined && budget.refused > 0) {
+    failures.push({
+      kind: "budget",
+      message: `budget reached: $${
+        usdText(budget.spent_usd)
+      } spent of budget_usd $${usdText(budget.limit_usd)}; ${budget.refused} ${
+        budget.refused === 1 ? "call was" : "calls were"
+      } not made, their Scores are blocked (budget.exhausted)`,
+    });
+  }
+  return failures;
+}
