@@ -33,7 +33,8 @@ export interface RunFailure {
 /**
  * The reasons a finished run fails besides its gates: a regression against
  * its baseline (the newly failing cases, the first few named, and the
- * metrics significantly worse), then a budget that refused calls.
+ * metrics significantly worse) or a run that cannot be compared with it,
+ * then a budget that refused calls.
  *
  * @param summary The run's baseline comparison and budget, as `runSuite` gives them.
  * @returns The reasons, none when the run fails only by its gates or not at all.
@@ -68,12 +69,23 @@ export function runFailures(
         : []),
       ...baseline.worse.map((m) => `${escapeControl(m)} significantly worse`),
     ];
-    failures.push({
-      kind: "regression",
-      message: `regressed against baseline ${JSON.stringify(baseline.path)}: ${
-        why.join(", ")
-      }`,
-    });
+    if (why.length > 0) {
+      failures.push({
+        kind: "regression",
+        message: `regressed against baseline ${
+          JSON.stringify(baseline.path)
+        }: ${why.join(", ")}`,
+      });
+    }
+    // A comparison that cannot be made is no evidence of "no regression".
+    for (const reason of baseline.unfit) {
+      failures.push({
+        kind: "regression",
+        message: `cannot compare with baseline ${
+          JSON.stringify(baseline.path)
+        }: ${escapeControl(reason)}`,
+      });
+    }
   }
   const budget = summary.budget;
   if (budget !== undefined && budget.refused > 0) {

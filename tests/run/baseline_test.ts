@@ -311,13 +311,16 @@ Deno.test("run --save-baseline keeps no secret a target echoed", async () => {
       dir,
       { BOT_TOKEN: token },
     );
-    assert.equal(out.code, 0, out.stderr);
+    // Its one case blocked: nothing measured, the implicit gate fails.
+    assert.equal(out.code, 1, out.stderr);
     const text = await Deno.readTextFile(
       `${dir}/.evalpipe/baselines/main.json`,
     );
-    // The answer is kept, the token in it is not.
-    assert.match(text, /"output": "you sent Bearer /);
+    // The answer that held the token is not kept at all.
+    assert.match(text, /answered with a secret the config sends/);
+    assert.doesNotMatch(text, /you sent/);
     assert.doesNotMatch(text, /SECRET/);
+    assert.doesNotMatch(out.stderr, /SECRET/);
   });
 });
 
@@ -425,8 +428,19 @@ Deno.test("run --baseline fails, saying why, when the run cannot be compared wit
       `${dir}/answers.json`,
       JSON.stringify({ a: "1", b: "7", c: "3" }),
     );
-    const run = await cli(["run", "evalpipe.yaml", "--baseline", "main"], dir);
+    const run = await cli(
+      ["run", "evalpipe.yaml", "--baseline", "main", "--markdown", "m.md"],
+      dir,
+      { GITHUB_ACTIONS: "true" },
+    );
     assert.equal(run.code, 1, run.stderr);
+    // Where CI users look: an annotation and the Markdown's headline.
+    assert.match(run.stderr, /^::error[^\n]*cannot compare with baseline/m);
+    assert.match(
+      await Deno.readTextFile(`${dir}/m.md`),
+      /cannot compare with baseline/,
+    );
+    assert.doesNotMatch(run.stderr, /regressed against baseline [^\n]*: $/m);
     assert.match(
       run.stderr,
       /evalpipe: cannot compare with baseline ".*main\.json": the runs share 0 examples of A's 3 and B's 3, under half/,
