@@ -319,12 +319,19 @@ scorers: [{ type: contains, name: said }]
         dir,
         { FAKE_API_KEY: KEY },
       );
-      assert.equal(out.code, 0, out.stderr);
+      // Both cases blocked (the echo is not kept, the other got a 401):
+      // nothing measured, the implicit gate fails.
+      assert.equal(out.code, 1, out.stderr);
       const record = await Deno.readTextFile(`${dir}/rec.json`);
       const units = await Deno.readTextFile(`${dir}/units.ndjson`);
       const parsed = parseRunRecord(record, "rec.json");
       assert.equal(parsed.units.length, 2, suite);
-      assert.match(parsed.units[0]!.output!, /^your key is /, suite);
+      assert.equal(parsed.units[0]!.output, null, suite);
+      assert.match(
+        parsed.units[0]!.target!.error!,
+        /answered with a secret the config sends .*: the answer is not kept/,
+        suite,
+      );
       assert.match(parsed.units[1]!.target!.error!, /401/, suite);
       for (
         const [what, text] of Object.entries({
