@@ -7,7 +7,7 @@
  * @module
  */
 
-import { TemplateError } from "../net/template.ts";
+import { TemplateError, withoutUserinfo } from "../net/template.ts";
 import {
   buildScorers,
   buildTargetConfig,
@@ -195,10 +195,11 @@ function targetSummary(t: TargetConfig): SuitePlan["target"] {
       return {
         type: t.type,
         model: t.model,
-        url: t.base_url ?? "https://api.openai.com/v1",
+        // Shown and written as `run`'s messages show URLs: no password.
+        url: withoutUserinfo(t.base_url ?? "https://api.openai.com/v1"),
       };
     case "http":
-      return { type: t.type, url: t.url };
+      return { type: t.type, url: withoutUserinfo(t.url) };
     case "replay":
     case "trace":
       return { type: t.type };

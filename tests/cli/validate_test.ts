@@ -368,3 +368,29 @@ scorers: [{ type: exact_match }]
     );
   });
 });
+
+Deno.test("validate shows a target's URL without its password, as run's messages do", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/cases.jsonl`, '{"input":"q"}\n');
+    for (
+      const target of [
+        '{ type: openai, base_url: "http://bob:pw-URLSECRET-77@127.0.0.1:9/v1", model: m }',
+        '{ type: http, url: "http://bob:pw-URLSECRET-77@127.0.0.1:9/x", body: { q: "{{input}}" } }',
+      ]
+    ) {
+      await Deno.writeTextFile(
+        `${dir}/s.yaml`,
+        `dataset: cases.jsonl\ntarget: ${target}\nscorers: [{ type: exact_match, value: a }]\n`,
+      );
+      for (
+        const args of [["validate", "s.yaml"], ["validate", "s.yaml", "--json"]]
+      ) {
+        const out = await cli(args, dir);
+        assert.equal(out.code, 0, out.stderr);
+        const all = out.stdout + out.stderr;
+        assert.doesNotMatch(all, /URLSECRET/);
+        assert.match(all, /http:\/\/127\.0\.0\.1:9\//);
+      }
+    }
+  });
+});
