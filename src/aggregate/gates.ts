@@ -38,8 +38,8 @@ export interface Gate {
   min_macro_f1?: number;
   /**
    * Let the run pass when nothing of this metric was measured: every Score
-   * that could have been is an error or blocked. Without it, such a metric
-   * fails the run, gated or not.
+   * that could have been is an error, blocked or scored but invalid. Without
+   * it, such a metric fails the run, gated or not.
    */
   allow_unmeasured?: boolean;
 }
@@ -133,12 +133,13 @@ export function checkGates(
   aggregates: readonly Aggregate[],
 ): GateFailure[] {
   const failures: GateFailure[] = [];
-  // A metric whose every Score failed measured nothing: a broken target or
-  // scorer must not pass CI just because no gate names the metric.
+  // A metric whose every Score failed, or was scored out of its rules (a
+  // judge's grade off its scale), measured nothing: a broken target, scorer
+  // or judge must not pass CI just because no gate names the metric.
   for (const a of aggregates) {
     if (gates[a.metric]?.allow_unmeasured === true) continue;
-    const failed = a.errors + a.blocked;
-    if (a.aggregatable > 0 || a.invalid > 0 || failed === 0) continue;
+    const failed = a.errors + a.blocked + a.invalid;
+    if (a.aggregatable > 0 || failed === 0) continue;
     failures.push({
       metric: a.metric,
       gate: "allow_unmeasured",
@@ -148,6 +149,7 @@ export function checkGates(
         [
           a.errors > 0 ? `${a.errors} error${a.errors === 1 ? "" : "s"}` : "",
           a.blocked > 0 ? `${a.blocked} blocked` : "",
+          a.invalid > 0 ? `${a.invalid} invalid` : "",
         ].filter((x) => x !== "").join(" and ")
       } of ${a.n} Scores (allow it with gates.${a.metric}.allow_unmeasured: true)`,
     });

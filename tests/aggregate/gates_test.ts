@@ -68,6 +68,18 @@ Deno.test("checkGates fails a metric, gated or not, whose every Score failed, un
     checkGates({ judge: { min_mean: 0.5 } }, aggs).map((f) => f.gate),
     ["allow_unmeasured", "min_mean"],
   );
+  // A judge that only ever graded off its scale measured nothing either.
+  const offScale = aggregates([
+    scored("judge", 7, { validity: "invalid", passed: false }),
+    scored("judge", 9, { validity: "invalid", passed: false }),
+  ]);
+  assert.deepEqual(checkGates({}, offScale).map((f) => f.message), [
+    "judge: nothing measured: 2 invalid of 2 Scores (allow it with gates.judge.allow_unmeasured: true)",
+  ]);
+  assert.deepEqual(
+    checkGates({ judge: { allow_unmeasured: true } }, offScale),
+    [],
+  );
 });
 
 // 0.8 0.9 1.0 0.9: mean 0.9, deviations −0.1 0 0.1 0, squares sum 0.02,
