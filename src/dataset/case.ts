@@ -322,6 +322,7 @@ export function parseCase(value: unknown): Case {
     );
   }
   if (Array.isArray(input)) checkMessages(input);
+  if (record.expected === undefined) checkForeignAnswer(record);
   readContext(record);
   if (
     metadata !== undefined &&
@@ -366,4 +367,30 @@ function checkMessages(input: readonly unknown[]): void {
       "input",
     );
   });
+}
+
+/**
+ * The answer keys of other tools' datasets, which evalpipe would ignore as
+ * extra keys (a suite migrated as it is would measure nothing, in silence),
+ * and what to do instead.
+ */
+export const FOREIGN_ANSWER_KEYS: Readonly<Record<string, string>> = {
+  target: `Inspect's answer key; evalpipe's is "expected": rename the field`,
+  ideal: `OpenAI Evals' answer key; evalpipe's is "expected": rename the field`,
+  __expected:
+    `promptfoo's assertion column, which evalpipe does not read: write the answer as "expected" and the checks as scorers`,
+};
+
+/**
+ * Refuses a case without `expected` that carries another tool's answer key
+ * as text (a list of texts): its answer would be lost. An object under
+ * `target` is a unit record's target information, and is left alone.
+ */
+function checkForeignAnswer(record: Record<string, unknown>): void {
+  for (const [key, what] of Object.entries(FOREIGN_ANSWER_KEYS)) {
+    const value = record[key];
+    const text = typeof value === "string" ||
+      (Array.isArray(value) && value.every((v) => typeof v === "string"));
+    if (text) throw new CaseError(`"${key}" is ${what}`, key);
+  }
 }

@@ -19,6 +19,7 @@ import {
   type Case,
   CaseError,
   type Example,
+  FOREIGN_ANSWER_KEYS,
   keepVerbatimExpected,
   keepVerbatimId,
   parseCase,
@@ -778,6 +779,14 @@ function checkHeader(header: readonly string[], quoted: string, line: number) {
       );
     }
   });
+  if (!header.includes("expected")) {
+    for (const [i, name] of header.entries()) {
+      const what = FOREIGN_ANSWER_KEYS[name];
+      if (what !== undefined) {
+        throw fail(`column ${i + 1} "${name}" is ${what}`);
+      }
+    }
+  }
   if (!header.includes("input") && !header.includes("trace")) {
     throw fail(
       `the header has no "input" column, which every case needs (the columns are ${

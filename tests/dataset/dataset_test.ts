@@ -1104,3 +1104,27 @@ Deno.test("loadDataset names the line a malformed JSON, YAML or CSV record start
     assert.deepEqual(csv.map((e) => [e.line, e.at]), [[1, undefined], [2, 5]]);
   });
 });
+
+Deno.test("loadDataset refuses another tool's answer key in a case without expected, naming what to write", async () => {
+  await withTempDir(async (dir) => {
+    const examples = await load(
+      dir,
+      "m.jsonl",
+      [
+        '{"input":"2+2?","target":"4","choices":["3","4"]}',
+        '{"input":"capital?","ideal":["Paris","paris"]}',
+        '{"input":"q","__expected":"contains: 4"}',
+        // Beside expected, or as a unit record's target information: kept.
+        '{"input":"q","expected":"4","target":"4"}',
+        '{"input":"q","output":"a","target":{"latency_ms":3}}',
+      ].join("\n") + "\n",
+    );
+    assert.deepEqual(examples.map((e) => e.invalid), [
+      `"target" is Inspect's answer key; evalpipe's is "expected": rename the field`,
+      `"ideal" is OpenAI Evals' answer key; evalpipe's is "expected": rename the field`,
+      `"__expected" is promptfoo's assertion column, which evalpipe does not read: write the answer as "expected" and the checks as scorers`,
+      undefined,
+      undefined,
+    ]);
+  });
+});
