@@ -18,6 +18,7 @@ import {
   isScoreBatch,
   parseScoreFor,
   type Score,
+  ScoreError,
 } from "../score/mod.ts";
 import { isCanonicalScore } from "../score/rules.ts";
 import { metricsOf, type Scorer, type ScorerContext } from "./scorer.ts";
@@ -235,9 +236,20 @@ export function checkScores(
 
 /**
  * Any throw or rejection is the scorer's failure, and failures are data; one
- * the budget refused was never run: blocked, as the units it stops.
+ * the budget refused was never run: blocked, as the units it stops. A Score
+ * the scorer built against a rule (`scored(m, NaN)`, a function scorer's
+ * verdict whose `passed` is no boolean) is an invalid Score, as one it
+ * returned would be.
  */
 function scorerFailed(scorer: Scorer, error: unknown, unit: Unit): Score[] {
+  if (error instanceof ScoreError) {
+    return failure(
+      scorer,
+      `scorer error: invalid Score: ${error.message}`,
+      unit,
+      "scorer.invalid_score",
+    );
+  }
   const code = codeOf(error);
   return code === "budget.exhausted"
     ? failure(scorer, `budget: ${messageOf(error)}`, unit, code, "blocked")
@@ -344,6 +356,7 @@ function scoreOne(
  * @param scorers The scorers, in output order.
  * @param options Concurrency and abort signal.
  * @returns The stage.
+ * @throws {TypeError} When a scorer has no name, version or metric names.
  *
  * @example
  * ```ts
@@ -373,11 +386,46 @@ function poolOf(options: ScoreUnitsOptions): ConcurrentMapOptions {
   };
 }
 
+/**
+ * Refuses a scorer no Score of which could be made, even an error Score (a
+ * Score needs a metric and a version): as the stage is built, rather than a
+ * crash at its first unit.
+ */
+function checkScorers(scorers: readonly Scorer[]): void {
+  for (let i = 0; i < scorers.length; i++) {
+    const scorer = scorers[i]!;
+    const which = `The scorer at index ${i}`;
+    if (typeof scorer.name !== "string" || scorer.name === "") {
+      throw new TypeError(
+        `${which} must have a non-empty "name", not ${
+          JSON.stringify(scorer.name) ?? String(scorer.name)
+        }`,
+      );
+    }
+    const named = `${which} (${JSON.stringify(scorer.name)})`;
+    if (typeof scorer.version !== "string" || scorer.version === "") {
+      throw new TypeError(
+        `${named} must have a non-empty "version", not ${
+          JSON.stringify(scorer.version) ?? String(scorer.version)
+        }`,
+      );
+    }
+    if (!metricsOf(scorer).every((m) => typeof m === "string" && m !== "")) {
+      throw new TypeError(
+        `${named} must have "metrics" that are non-empty strings, not ${
+          JSON.stringify(scorer.metrics)
+        }`,
+      );
+    }
+  }
+}
+
 /** What a stage runs per unit: every scorer, after `onStart` when given. */
 function scoreEach(
   scorers: readonly Scorer[],
   options: ScoreUnitsOptions,
 ): (unit: Unit) => Score[] | Promise<Score[]> {
+  checkScorers(scorers);
   const context = contextOf(options.signal, options.flow);
   const onStart = options.onStart;
   const each = pooled(scorers, context);
@@ -426,6 +474,7 @@ function units(batch: readonly Unit[]): readonly Unit[] {
  * @param scorers The scorers, in output order.
  * @param options Concurrency and abort signal.
  * @returns The stage.
+ * @throws {TypeError} When a scorer has no name, version or metric names.
  *
  * @example
  * ```ts
@@ -458,6 +507,7 @@ export function scoreUnitBatches(
  * @param flow Told when the scorers' network requests wait.
  * @returns The Scores (at once when every scorer answers synchronously);
  *   never throws for a scorer's failure.
+ * @throws {TypeError} When a scorer has no name, version or metric names.
  */
 export function scoreUnit(
   scorers: readonly Scorer[],
@@ -465,6 +515,7 @@ export function scoreUnit(
   signal?: AbortSignal,
   flow?: FlowWatch,
 ): Score[] | Promise<Score[]> {
+  checkScorers(scorers);
   return scoreWith(scorers, unit, contextOf(signal, flow));
 }
 

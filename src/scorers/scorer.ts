@@ -9,6 +9,7 @@ import {
   type Score,
   type ScoreBatch,
   scored,
+  ScoreError,
 } from "../score/mod.ts";
 import type { Unit } from "../dataset/unit.ts";
 import type { FlowWatch } from "../net/flow.ts";
@@ -334,7 +335,8 @@ export function functionScorer(
       if (isScoreBatch(result) || isScore(result)) return result;
       if ("score" in result) return scoreFromVerdict(name, version, result);
     }
-    throw new TypeError(
+    // Not a result at all: an invalid Score, as a broken one is.
+    throw new ScoreError(
       `Function scorer "${name}" returned ${
         JSON.stringify(result) ?? typeof result
       }: ` +

@@ -1,5 +1,8 @@
 import assert from "node:assert/strict";
 import {
+  exactMatch,
+  functionScorer,
+  type FunctionScorerResult,
   type Score,
   scored,
   type Scorer,
@@ -158,5 +161,72 @@ Deno.test("scoreUnits stamps a canonical Score's ids on a copy equal to parseSco
     assert.notEqual(out, score);
     assert.notEqual(out!.diagnostics, score.diagnostics);
     assert.notEqual(out!.evidence_refs, score.evidence_refs);
+  }
+});
+
+/** Each Score's metric, status and first diagnostic code. */
+function outcomes(scores: Score[]): string[][] {
+  return scores.map((s) => [s.metric, s.status, s.diagnostics[0]?.code ?? ""]);
+}
+
+Deno.test("scoreUnits files a function scorer's result that breaks a Score rule as scorer.invalid_score", async () => {
+  const results = [
+    NaN,
+    { score: NaN },
+    { score: 0.9, passed: "yes" },
+    "yes",
+  ] as unknown as FunctionScorerResult[];
+  const scorers: Scorer[] = results.map((result, i) =>
+    functionScorer(`m${i}`, () => result)
+  );
+  // A Score built against the rules inside a scorer of one's own, too.
+  scorers.push({
+    name: "own",
+    version: "own@1",
+    score: () => scored("own", NaN),
+  });
+  const scores = await Array.fromAsync(
+    ReadableStream.from([UNIT]).pipeThrough(scoreUnits(scorers)),
+  );
+  assert.deepEqual(outcomes(scores), [
+    ["m0", "error", "scorer.invalid_score"],
+    ["m1", "error", "scorer.invalid_score"],
+    ["m2", "error", "scorer.invalid_score"],
+    ["m3", "error", "scorer.invalid_score"],
+    ["own", "error", "scorer.invalid_score"],
+  ]);
+  assert.equal(
+    scores[2]!.reason,
+    'scorer error: invalid Score: "passed" must be a boolean, not "yes"',
+  );
+  for (const s of scores) {
+    assert.ok(s.reason?.startsWith("scorer error: invalid Score: "), s.reason);
+  }
+});
+
+Deno.test("scoreUnits refuses, as it is built, a scorer no Score of which could be made", () => {
+  const good: Scorer = { name: "m", version: "m@1", score: () => 1 as never };
+  const bad: Array<[Partial<Scorer>, string]> = [
+    [
+      { name: "" },
+      'The scorer at index 1 must have a non-empty "name", not ""',
+    ],
+    [
+      { version: "" },
+      'The scorer at index 1 ("m") must have a non-empty "version", not ""',
+    ],
+    [
+      { metrics: ["a", ""] },
+      'The scorer at index 1 ("m") must have "metrics" that are non-empty strings, not ["a",""]',
+    ],
+  ];
+  for (const [change, message] of bad) {
+    const scorers = [exactMatch(), { ...good, ...change }];
+    for (
+      const build of [
+        () => scoreUnits(scorers),
+        () => scoreUnitBatches(scorers),
+      ]
+    ) assert.throws(build, { name: "TypeError", message });
   }
 });
