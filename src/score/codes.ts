@@ -27,7 +27,7 @@ export const DIAGNOSTIC_CODES: Readonly<Record<string, string>> = Object.freeze(
     "scorer.out_of_range": "a subprocess scorer's score lies outside 0.0..=1.0",
     "scorer.spawn_failed": "a subprocess scorer's command could not be started",
     "scorer.timeout":
-      "a scorer ran past its timeout; its process group was killed",
+      "a scorer ran past its timeout; a subprocess scorer's process group was killed",
     "scorer.output_cap":
       "a subprocess scorer printed more than its stdout or stderr cap",
     "scorer.interrupted":

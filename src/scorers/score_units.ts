@@ -48,7 +48,9 @@ export interface ScoreUnitsOptions {
    */
   concurrency?: number;
   /**
-   * Aborting stops the scorers that are running (their Scores become errors).
+   * Aborting stops the scorers that are running: their Scores become
+   * `scorer.interrupted` errors, a second later at most for a scorer that
+   * never looks at its signal.
    * @default {undefined}
    */
   signal?: AbortSignal;
@@ -339,9 +341,59 @@ function scoreOne(
     return failed(error);
   }
   // A synchronous scorer (a built-in) stays synchronous: no promise per unit.
-  return result instanceof Promise
-    ? result.then((r) => checkScores(r, scorer, unit), failed)
-    : checkScores(result, scorer, unit);
+  if (!(result instanceof Promise)) return checkScores(result, scorer, unit);
+  const scores = result.then((r) => checkScores(r, scorer, unit), failed);
+  const signal = context.signal;
+  return signal === undefined
+    ? scores
+    : untilAborted(scores, signal, scorer, unit);
+}
+
+/**
+ * How long a scorer still running when its signal aborts has to end on its
+ * own: one that honours the signal ends with its own error (a subprocess
+ * scorer's names its command) well within it.
+ */
+const INTERRUPT_GRACE_MS = 1000;
+
+/**
+ * A scorer's Scores, or, once `signal` has aborted and the scorer has not
+ * ended within {@linkcode INTERRUPT_GRACE_MS}, its `scorer.interrupted` error
+ * Scores, as a subprocess scorer's: a scorer that ignores its signal (a
+ * promise that never settles) cannot hold the stage.
+ */
+function untilAborted(
+  scores: Promise<Score[]>,
+  signal: AbortSignal,
+  scorer: Scorer,
+  unit: Unit,
+): Promise<Score[]> {
+  return new Promise((resolve, reject) => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const interrupt = () =>
+      resolve(failure(
+        scorer,
+        `scorer error: scorer ${JSON.stringify(scorer.name)} was interrupted`,
+        unit,
+        "scorer.interrupted",
+      ));
+    const abort = () => (timer = setTimeout(interrupt, INTERRUPT_GRACE_MS));
+    const settled = () => {
+      signal.removeEventListener("abort", abort);
+      clearTimeout(timer);
+    };
+    // Settling after the interruption changes nothing, and is no unhandled
+    // rejection.
+    scores.then((list) => {
+      settled();
+      resolve(list);
+    }, (error) => {
+      settled();
+      reject(error);
+    });
+    if (signal.aborted) abort();
+    else signal.addEventListener("abort", abort, { once: true });
+  });
 }
 
 /**

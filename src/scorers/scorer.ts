@@ -249,6 +249,19 @@ export type FunctionScorerResult =
  * const s = await short.score({ example_id: "d#1", unit_id: "d#1", input: "hi", output: "ok" }, {});
  * if ("scores" in s || s.evaluator_version !== "short@2") throw new Error("unexpected");
  * ```
+ *
+ * @example An async function that answers too late is an error Score
+ * ```ts
+ * import { functionScorer, scoreUnits } from "./mod.ts";
+ * const slow = functionScorer("slow", (_unit, { signal }) =>
+ *   new Promise<number>((resolve) => {
+ *     const timer = setTimeout(() => resolve(1), 10_000);
+ *     signal?.addEventListener("abort", () => clearTimeout(timer));
+ *   }), { timeout: 0.05 });
+ * const units = [{ example_id: "d#1", unit_id: "d#1", input: "hi", output: "ok" }];
+ * const [s] = await Array.fromAsync(ReadableStream.from(units).pipeThrough(scoreUnits([slow])));
+ * if (s?.status !== "error" || s.diagnostics[0]?.code !== "scorer.timeout") throw new Error("unexpected");
+ * ```
  */
 export interface FunctionScorerOptions {
   /**
@@ -263,6 +276,25 @@ export interface FunctionScorerOptions {
    * @default {undefined: no range, nothing clamped}
    */
   range?: readonly [number, number];
+  /**
+   * Seconds an async function may take: past them, its Score is an error
+   * (`scorer.timeout`) and the `context.signal` it was given aborts, so that
+   * the work it started with that signal (a `fetch`) stops. A synchronous
+   * function is not timed.
+   * @default {undefined: no timeout}
+   */
+  timeout?: number;
+}
+
+/** A function scorer's failure with a code of its own (`scorer.timeout`). */
+class FunctionScorerError extends Error {
+  readonly code: string;
+
+  constructor(message: string, code: string) {
+    super(message);
+    this.name = "FunctionScorerError";
+    this.code = code;
+  }
 }
 
 function isScore(value: object): value is Score {
@@ -275,8 +307,10 @@ function isScore(value: object): value is Score {
  *
  * @param name The metric.
  * @param fn The function, sync or async.
- * @param options The version.
+ * @param options The version, range and timeout.
  * @returns The scorer.
+ * @throws {RangeError} When the range is not two finite numbers, low to high,
+ *   or the timeout not a positive number of seconds.
  *
  * @example A length check
  * ```ts
@@ -307,6 +341,12 @@ export function functionScorer(
       }`,
     );
   }
+  const timeout = options.timeout;
+  if (timeout !== undefined && !(timeout > 0 && Number.isFinite(timeout))) {
+    throw new RangeError(
+      `The timeout of function scorer "${name}" must be a positive number of seconds, not ${timeout}`,
+    );
+  }
   const check = range === undefined
     ? convert
     : (result: FunctionScorerResult) => withinRange(convert(result), range);
@@ -315,11 +355,44 @@ export function functionScorer(
     version,
     ...(range !== undefined ? { range: [range[0], range[1]] as const } : {}),
     score(unit, context) {
+      if (timeout !== undefined) return timed(unit, context, timeout);
       // A synchronous function stays synchronous: no promise per unit.
       const result = fn(unit, context);
       return result instanceof Promise ? result.then(check) : check(result);
     },
   };
+
+  /** The function run against its timeout, its signal aborted on expiry. */
+  function timed(
+    unit: Unit,
+    context: ScorerContext,
+    seconds: number,
+  ): Promise<Score | ScoreBatch> | Score | ScoreBatch {
+    const expiry = new AbortController();
+    const signal = context.signal === undefined
+      ? expiry.signal
+      : AbortSignal.any([context.signal, expiry.signal]);
+    const result = fn(unit, { ...context, signal });
+    if (!(result instanceof Promise)) return check(result);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        const error = new FunctionScorerError(
+          `scorer ${JSON.stringify(name)} timed out after ${seconds} s`,
+          "scorer.timeout",
+        );
+        expiry.abort(error);
+        reject(error);
+        // A timer past 2^31 - 1 ms would fire at once: 24 days is no timeout.
+      }, Math.min(seconds * 1000, 2 ** 31 - 1));
+      result.then(check).then((scores) => {
+        clearTimeout(timer);
+        resolve(scores);
+      }, (error) => {
+        clearTimeout(timer);
+        reject(error);
+      });
+    });
+  }
 
   function convert(result: FunctionScorerResult): Score | ScoreBatch {
     if (typeof result === "number") {

@@ -10,6 +10,7 @@ import {
   scoreUnits,
   type Unit,
 } from "../../mod.ts";
+import { delay, within } from "../_proc.ts";
 
 const UNIT: Unit = {
   example_id: "d#1",
@@ -168,6 +169,111 @@ Deno.test("scoreUnits stamps a canonical Score's ids on a copy equal to parseSco
 function outcomes(scores: Score[]): string[][] {
   return scores.map((s) => [s.metric, s.status, s.diagnostics[0]?.code ?? ""]);
 }
+
+Deno.test("scoreUnits turns a scorer that never settles into a scorer.interrupted error once its signal aborts, in both forms", async () => {
+  const unit = { ...UNIT, expected: "a" };
+  const hang = functionScorer("hang", () => new Promise<number>(() => {}));
+  const hangs: Scorer = {
+    name: "hangs",
+    version: "hangs@1",
+    score: () => new Promise<Score>(() => {}),
+  };
+  for (const form of ["single", "batches"] as const) {
+    const abort = new AbortController();
+    const options = { signal: abort.signal };
+    const scorers = [hang, exactMatch(), hangs];
+    const scoring = form === "single"
+      ? Array.fromAsync(
+        ReadableStream.from([unit]).pipeThrough(scoreUnits(scorers, options)),
+      )
+      : Array.fromAsync(
+        ReadableStream.from([[unit]]).pipeThrough(
+          scoreUnitBatches(scorers, options),
+        ),
+      ).then((batches) => batches.flat());
+    await delay(20);
+    abort.abort();
+    const scores = await within(scoring, 5000, `scoreUnits (${form})`);
+    assert.deepEqual(outcomes(scores), [
+      ["hang", "error", "scorer.interrupted"],
+      ["exact_match", "scored", ""],
+      ["hangs", "error", "scorer.interrupted"],
+    ], form);
+    assert.equal(
+      scores[0]!.reason,
+      'scorer error: scorer "hang" was interrupted',
+    );
+    assert.equal(scores[0]!.evaluator_version, "hang@1");
+  }
+  // A signal aborted before the stage starts interrupts it too.
+  const scores = await within(
+    Array.fromAsync(
+      ReadableStream.from([unit]).pipeThrough(
+        scoreUnits([hang], { signal: AbortSignal.abort() }),
+      ),
+    ),
+    5000,
+    "scoreUnits",
+  );
+  assert.deepEqual(outcomes(scores), [["hang", "error", "scorer.interrupted"]]);
+});
+
+Deno.test("functionScorer's timeout makes a late async function a scorer.timeout error and aborts its signal", async () => {
+  let aborted: unknown;
+  const slow = functionScorer(
+    "slow",
+    (_unit, { signal }) =>
+      new Promise<number>((resolve) => {
+        const timer = setTimeout(() => resolve(1), 1000);
+        signal?.addEventListener("abort", () => {
+          aborted = signal.reason;
+          clearTimeout(timer);
+        });
+      }),
+    { timeout: 0.05 },
+  );
+  const quick = functionScorer("quick", async () => {
+    await delay(1);
+    return 0.75;
+  }, { timeout: 5 });
+  // A synchronous function is not timed: its Score comes at once.
+  const sync = functionScorer("sync", () => true, { timeout: 0.05 });
+  assert.ok(!(sync.score(UNIT, {}) instanceof Promise));
+  const scores = await Array.fromAsync(
+    ReadableStream.from([UNIT]).pipeThrough(scoreUnits([slow, quick, sync])),
+  );
+  assert.deepEqual(outcomes(scores), [
+    ["slow", "error", "scorer.timeout"],
+    ["quick", "scored", ""],
+    ["sync", "scored", ""],
+  ]);
+  assert.equal(
+    scores[0]!.reason,
+    'scorer error: scorer "slow" timed out after 0.05 s',
+  );
+  assert.equal(scores[1]!.value, 0.75);
+  assert.ok(aborted instanceof Error && /timed out/.test(aborted.message));
+  // The run's own signal still reaches a function with a timeout.
+  const run = new AbortController();
+  const stopped = functionScorer(
+    "stopped",
+    (_unit, { signal }) =>
+      new Promise<number>((_, reject) =>
+        signal?.addEventListener("abort", () => reject(new Error("stopped")))
+      ),
+    { timeout: 5 },
+  );
+  const pending = stopped.score(UNIT, { signal: run.signal });
+  run.abort();
+  await assert.rejects(Promise.resolve(pending), /stopped/);
+  for (const bad of [0, -1, NaN, Infinity]) {
+    assert.throws(() => functionScorer("m", () => 1, { timeout: bad }), {
+      name: "RangeError",
+      message:
+        `The timeout of function scorer "m" must be a positive number of seconds, not ${bad}`,
+    });
+  }
+});
 
 Deno.test("scoreUnits files a function scorer's result that breaks a Score rule as scorer.invalid_score", async () => {
   const results = [
