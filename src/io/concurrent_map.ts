@@ -66,6 +66,33 @@ export interface ConcurrentMapOptions {
    * @default {undefined: each task its own group}
    */
   groupOf?: (task: never) => unknown;
+  /**
+   * Told once the stream is cancelled (its reader cancels, a `break` leaves
+   * a `for await` over it, or what writes to it aborts), with the reason:
+   * the place to stop the tasks still running, whose results nobody will
+   * read.
+   * @default {undefined}
+   */
+  onCancel?: (reason: unknown) => void;
+}
+
+/**
+ * The signal a stage gives its calls: aborted once `signal` aborts, or once
+ * the stage is cancelled, which `onCancel` (its pool's option) tells it.
+ *
+ * @param signal The stage's own abort signal, if it was given one.
+ * @returns The calls' signal, and the pool's `onCancel`.
+ */
+export function cancellable(
+  signal: AbortSignal | undefined,
+): { signal: AbortSignal; onCancel: (reason: unknown) => void } {
+  const cancelled = new AbortController();
+  return {
+    signal: signal === undefined
+      ? cancelled.signal
+      : AbortSignal.any([signal, cancelled.signal]),
+    onCancel: (reason) => cancelled.abort(reason),
+  };
 }
 
 /**
@@ -467,9 +494,10 @@ function orderedPool<I, T, R, O>(
       while (waiting() > 0 && !failed) await waitForChange();
       closed = true;
     },
-    cancel() {
+    cancel(reason) {
       failed = true;
       signal();
+      options.onCancel?.(reason);
     },
   });
 

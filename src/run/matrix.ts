@@ -10,7 +10,7 @@
 import { DEFAULTS } from "../base/defaults.ts";
 import type { Example } from "../dataset/case.ts";
 import type { Unit } from "../dataset/unit.ts";
-import { concurrentMapBatches } from "../io/concurrent_map.ts";
+import { cancellable, concurrentMapBatches } from "../io/concurrent_map.ts";
 import {
   callUnit,
   endingOf,
@@ -119,7 +119,9 @@ export function runMatrixBatches(
     options.concurrency ?? DEFAULTS.concurrency,
   );
   const epochs = Math.max(1, Math.floor(options.epochs ?? DEFAULTS.epochs));
-  const { skip, stop, signal, onInvalidRecord } = options;
+  const { skip, stop, onInvalidRecord } = options;
+  // Cancelled, the stage aborts its calls in flight, as runTarget's does.
+  const { signal, onCancel } = cancellable(options.signal);
   const slots = targets.map(() => new Slots(concurrency));
   function* tasks(examples: Iterable<Example>): Generator<MatrixTask> {
     for (const example of examples) {
@@ -152,6 +154,7 @@ export function runMatrixBatches(
   // Room for every target's calls at once: each is bounded by its slots.
   return concurrentMapBatches(tasks, call, {
     concurrency: concurrency * targets.length,
+    onCancel,
     ...endingOf(options),
     groupOf: exampleOf,
   });

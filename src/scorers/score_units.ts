@@ -8,6 +8,7 @@
 import { messageOf } from "../base/errors.ts";
 import { DEFAULTS } from "../base/defaults.ts";
 import {
+  cancellable,
   concurrentBatches,
   concurrentFlatMap,
   type ConcurrentMapOptions,
@@ -403,7 +404,8 @@ function untilAborted(
  * `invalid case: …` Scores, without running the scorers; a scorer that
  * throws gives `error` Scores, `scorer error: …`, with the error's dotted
  * `code` as the diagnostic's code when it has one. Each Score is validated and carries the unit's
- * identity.
+ * identity. Cancelling the stage (its reader cancels, a `break` out of
+ * `for await`) aborts the scorers still running, as `signal` would.
  *
  * @param scorers The scorers, in output order.
  * @param options Concurrency and abort signal.
@@ -423,13 +425,24 @@ export function scoreUnits(
   scorers: readonly Scorer[],
   options: ScoreUnitsOptions = {},
 ): TransformStream<Unit, Score> {
-  return concurrentFlatMap(scoreEach(scorers, options), poolOf(options));
+  const { signal, onCancel } = cancellable(options.signal);
+  return concurrentFlatMap(
+    scoreEach(scorers, options, signal),
+    poolOf(options, onCancel),
+  );
 }
 
-/** The pool of a stage: its concurrency and how it ends. */
-function poolOf(options: ScoreUnitsOptions): ConcurrentMapOptions {
+/**
+ * The pool of a stage: its concurrency, how it ends, and what aborts its
+ * scorers once it is cancelled (nobody will read their Scores).
+ */
+function poolOf(
+  options: ScoreUnitsOptions,
+  onCancel: (reason: unknown) => void,
+): ConcurrentMapOptions {
   return {
     concurrency: options.concurrency ?? DEFAULTS.concurrency,
+    onCancel,
     ...(options.unordered !== undefined
       ? { unordered: options.unordered }
       : {}),
@@ -476,9 +489,10 @@ function checkScorers(scorers: readonly Scorer[]): void {
 function scoreEach(
   scorers: readonly Scorer[],
   options: ScoreUnitsOptions,
+  signal: AbortSignal,
 ): (unit: Unit) => Score[] | Promise<Score[]> {
   checkScorers(scorers);
-  const context = contextOf(options.signal, options.flow);
+  const context = contextOf(signal, options.flow);
   const onStart = options.onStart;
   const each = pooled(scorers, context);
   if (onStart === undefined) return each;
@@ -546,7 +560,12 @@ export function scoreUnitBatches(
   scorers: readonly Scorer[],
   options: ScoreUnitsOptions = {},
 ): TransformStream<readonly Unit[], Score[]> {
-  return concurrentBatches(units, scoreEach(scorers, options), poolOf(options));
+  const { signal, onCancel } = cancellable(options.signal);
+  return concurrentBatches(
+    units,
+    scoreEach(scorers, options, signal),
+    poolOf(options, onCancel),
+  );
 }
 
 /**

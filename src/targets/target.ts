@@ -9,6 +9,7 @@ import { messageOf } from "../base/errors.ts";
 import { type Case, copyExpected, type Example } from "../dataset/case.ts";
 import { DEFAULTS } from "../base/defaults.ts";
 import {
+  cancellable,
   concurrentMapBatches,
   type ConcurrentMapOptions,
   concurrentMapTasks,
@@ -197,13 +198,16 @@ export function endingOf(
  * lazily (so that `stop` ends the intake between two examples), and the call.
  */
 function targetPlan(target: Target, options: RunTargetOptions): Plan {
-  const signal = options.signal;
+  // Cancelled (its reader cancels, a `break`), the stage aborts its calls
+  // in flight: nobody will read their units.
+  const { signal, onCancel } = cancellable(options.signal);
   const flow = options.flow;
   const stop = options.stop;
   const epochs = Math.max(1, Math.floor(options.epochs ?? DEFAULTS.epochs));
   const { skip, onInvalidRecord } = options;
   const pool: ConcurrentMapOptions = {
     concurrency: options.concurrency ?? DEFAULTS.concurrency,
+    onCancel,
     ...endingOf(options),
   };
   if (epochs === 1 && skip === undefined) {
@@ -247,7 +251,10 @@ function targetPlan(target: Target, options: RunTargetOptions): Plan {
  * case's `input`, `context` and `metadata`; the unit carries `expected` on to
  * the scorers (verbatim). A failed call gives a unit with `target.error` and
  * `output: null`; a malformed record gives units marked `invalid`, without a
- * call. {@linkcode runTargetBatches} is the same stage over batches.
+ * call. Cancelling the stage (its reader cancels, a `break` out of
+ * `for await`) aborts the calls in flight, as `signal` would: a subprocess
+ * target's process group is killed. {@linkcode runTargetBatches} is the
+ * same stage over batches.
  *
  * @param target The system under test.
  * @param options Concurrency, epochs, abort and stop signals, units to skip.
