@@ -4,6 +4,7 @@
  * @module
  */
 
+import { countOption } from "../base/_count.ts";
 import { Later } from "./_later.ts";
 
 /**
@@ -25,7 +26,8 @@ import { Later } from "./_later.ts";
  */
 export interface ConcurrentMapOptions {
   /**
-   * How many calls may run at once.
+   * How many calls may run at once: a whole number of at least 1, as
+   * `window` is (another is a `RangeError` when the stage is built).
    * @default {1}
    */
   concurrency?: number;
@@ -104,7 +106,7 @@ const BATCH_WINDOW = 4096;
 
 function batchWindow(options: ConcurrentMapOptions): ConcurrentMapOptions {
   if (options.window !== undefined) return options;
-  const concurrency = Math.max(1, options.concurrency ?? 1);
+  const concurrency = countOption("concurrency", options.concurrency ?? 1);
   return { ...options, window: Math.max(concurrency * 4, BATCH_WINDOW) };
 }
 
@@ -302,8 +304,11 @@ function orderedPool<I, T, R, O>(
     chunk: I,
   ) => Iterable<T>,
 ): TransformStream<I, O> {
-  const concurrency = Math.max(1, options.concurrency ?? 1);
-  const window = Math.max(concurrency, options.window ?? concurrency * 4);
+  const concurrency = countOption("concurrency", options.concurrency ?? 1);
+  const window = Math.max(
+    concurrency,
+    countOption("window", options.window ?? concurrency * 4),
+  );
   let queue: Slot<R>[] = [];
   let head = 0; // queue[head] is the oldest slot not yet emitted
   // With groups: each slot's group, beside it; the group of the last result

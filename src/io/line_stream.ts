@@ -5,6 +5,8 @@
  * @module
  */
 
+import { countOption } from "../base/_count.ts";
+
 /**
  * One line of input, without its line terminator.
  *
@@ -39,10 +41,17 @@ export interface Line {
  */
 export interface LineStreamOptions {
   /**
-   * The longest line kept, in bytes; a longer one becomes an error line.
+   * The longest line kept, in bytes (a whole number of at least 1); a
+   * longer one becomes an error line.
    * @default {33554432}
    */
   maxLineBytes?: number;
+}
+
+/** The cap a line stream's options give, checked. */
+function maxLineBytesOf(options: LineStreamOptions): number | undefined {
+  const max = options.maxLineBytes;
+  return max === undefined ? undefined : countOption("maxLineBytes", max);
 }
 
 const NEWLINE = 10;
@@ -225,7 +234,7 @@ export class LineStream extends TransformStream<Uint8Array, Line> {
    * @param options The line length cap.
    */
   constructor(options: LineStreamOptions = {}) {
-    const splitter = new LineSplitter(options.maxLineBytes);
+    const splitter = new LineSplitter(maxLineBytesOf(options));
     const pass = (
       lines: Line[],
       controller: TransformStreamDefaultController<Line>,
@@ -266,7 +275,7 @@ export class LineBatchStream extends TransformStream<Uint8Array, Line[]> {
    * @param options The line length cap.
    */
   constructor(options: LineStreamOptions = {}) {
-    const splitter = new LineSplitter(options.maxLineBytes);
+    const splitter = new LineSplitter(maxLineBytesOf(options));
     super({
       transform(chunk, controller) {
         const lines: Line[] = [];

@@ -5,6 +5,7 @@
  * @module
  */
 
+import { countOption } from "../base/_count.ts";
 import { inertJson } from "./inert_json.ts";
 import type { Line } from "./line_stream.ts";
 import { type ByteWriter, TextWriter } from "./text_writer.ts";
@@ -93,7 +94,8 @@ export class NdjsonParseStream extends TransformStream<Line, ParsedLine> {
  */
 export interface NdjsonSinkOptions<T = unknown> {
   /**
-   * Buffered text that forces a write before the next value is taken.
+   * Buffered text that forces a write before the next value is taken (a
+   * whole number of at least 1).
    * @default {65536}
    */
   flushChars?: number;
@@ -187,7 +189,13 @@ function textSink<T>(
   options: { flushChars?: number },
   toText: (chunk: T) => string,
 ): WritableStream<T> {
-  const out = new TextWriter(dest, options.flushChars);
+  const flushChars = options.flushChars;
+  const out = new TextWriter(
+    dest,
+    flushChars === undefined
+      ? undefined
+      : countOption("flushChars", flushChars),
+  );
   return new WritableStream<T>({
     write(chunk) {
       try {

@@ -7,6 +7,7 @@
  * @module
  */
 
+import { countOption } from "../base/_count.ts";
 import { DEFAULTS } from "../base/defaults.ts";
 import type { Example } from "../dataset/case.ts";
 import type { Unit } from "../dataset/unit.ts";
@@ -95,6 +96,8 @@ interface MatrixTask {
  * @param options Concurrency (per target), epochs, signals, units to skip
  *   (by their matrix unit id).
  * @returns The stage.
+ * @throws {RangeError} When `concurrency` or `epochs` is not a whole number
+ *   of at least 1.
  *
  * @example Two targets, one example
  * ```ts
@@ -114,11 +117,11 @@ export function runMatrixBatches(
   targets: readonly MatrixTarget[],
   options: RunTargetOptions = {},
 ): TransformStream<readonly Example[], Unit[]> {
-  const concurrency = Math.max(
-    1,
+  const concurrency = countOption(
+    "concurrency",
     options.concurrency ?? DEFAULTS.concurrency,
   );
-  const epochs = Math.max(1, Math.floor(options.epochs ?? DEFAULTS.epochs));
+  const epochs = countOption("epochs", options.epochs ?? DEFAULTS.epochs);
   const { skip, stop, onInvalidRecord } = options;
   // Cancelled, the stage aborts its calls in flight, as runTarget's does.
   const { signal, onCancel } = cancellable(options.signal);

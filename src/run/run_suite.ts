@@ -26,6 +26,7 @@ import type { Fingerprints, RunRecordWriter } from "../record/run_record.ts";
 import { newRunId } from "../record/_run_id.ts";
 import type { Score } from "../score/mod.ts";
 import { metricsOf, type Scorer, valueRangesOf } from "../scorers/scorer.ts";
+import { countOption } from "../base/_count.ts";
 import { DEFAULTS } from "../base/defaults.ts";
 import { exitCodeOf } from "../base/errors.ts";
 import { resolveIn } from "../process/command.ts";
@@ -592,6 +593,7 @@ async function prepare(
  * @returns The summary.
  * @throws {import("../config/config.ts").ConfigError} For a config that cannot be used.
  * @throws {DatasetError} For a dataset that cannot be read at all.
+ * @throws {RangeError} For a `concurrency` or `epochs` that is not a whole number of at least 1.
  *
  * @example Run a replay suite and write its Scores as NDJSON
  * ```ts
@@ -612,6 +614,11 @@ export async function runSuite(
   configPath: string,
   options: RunSuiteOptions,
 ): Promise<RunSummary> {
+  // Refused before anything starts or is written, as the stages would.
+  if (options.concurrency !== undefined) {
+    countOption("concurrency", options.concurrency);
+  }
+  if (options.epochs !== undefined) countOption("epochs", options.epochs);
   const started = new Date();
   const runId = newRunId(started);
   const {

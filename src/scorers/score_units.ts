@@ -44,7 +44,8 @@ import type { Unit } from "../dataset/unit.ts";
  */
 export interface ScoreUnitsOptions {
   /**
-   * How many units are scored at once (each runs its scorers side by side).
+   * How many units are scored at once (each runs its scorers side by side):
+   * a whole number of at least 1.
    * @default {DEFAULTS.concurrency (8)}
    */
   concurrency?: number;

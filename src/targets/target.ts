@@ -5,6 +5,7 @@
  * @module
  */
 
+import { countOption } from "../base/_count.ts";
 import { messageOf } from "../base/errors.ts";
 import { type Case, copyExpected, type Example } from "../dataset/case.ts";
 import { DEFAULTS } from "../base/defaults.ts";
@@ -110,13 +111,14 @@ export interface Target {
  */
 export interface RunTargetOptions {
   /**
-   * How many calls may be in flight.
+   * How many calls may be in flight: a whole number of at least 1.
    * @default {DEFAULTS.concurrency (8)}
    */
   concurrency?: number;
   /**
-   * How many times each example is run. With more than one, unit ids are
-   * `<example_id>@<epoch>`, epochs counted from 1.
+   * How many times each example is run: a whole number of at least 1. With
+   * more than one, unit ids are `<example_id>@<epoch>`, epochs counted
+   * from 1.
    * @default {DEFAULTS.epochs (1)}
    */
   epochs?: number;
@@ -203,7 +205,7 @@ function targetPlan(target: Target, options: RunTargetOptions): Plan {
   const { signal, onCancel } = cancellable(options.signal);
   const flow = options.flow;
   const stop = options.stop;
-  const epochs = Math.max(1, Math.floor(options.epochs ?? DEFAULTS.epochs));
+  const epochs = countOption("epochs", options.epochs ?? DEFAULTS.epochs);
   const { skip, onInvalidRecord } = options;
   const pool: ConcurrentMapOptions = {
     concurrency: options.concurrency ?? DEFAULTS.concurrency,
@@ -259,6 +261,8 @@ function targetPlan(target: Target, options: RunTargetOptions): Plan {
  * @param target The system under test.
  * @param options Concurrency, epochs, abort and stop signals, units to skip.
  * @returns The stage.
+ * @throws {RangeError} When `concurrency` or `epochs` is not a whole number
+ *   of at least 1.
  *
  * @example
  * ```ts
@@ -293,6 +297,8 @@ export function runTarget(
  * @param target The system under test.
  * @param options Concurrency, epochs, abort and stop signals, units to skip.
  * @returns The stage.
+ * @throws {RangeError} When `concurrency` or `epochs` is not a whole number
+ *   of at least 1.
  *
  * @example
  * ```ts

@@ -8,14 +8,20 @@ import assert from "node:assert/strict";
 import {
   aggregateInto,
   Aggregator,
+  concurrentMap,
   contains,
   DEFAULTS,
   exactMatch,
   type Example,
   functionScorer,
   functionTarget,
+  LineBatchStream,
+  LineStream,
   loadDatasetBatches,
+  ndjsonBatchSink,
+  ndjsonSink,
   replayTarget,
+  runMatrixBatches,
   runSuite,
   runTarget,
   runTargetBatches,
@@ -31,6 +37,7 @@ import {
   validateScores,
   valueRangesOf,
 } from "../../mod.ts";
+import { cli } from "../_cli.ts";
 
 const delay = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -472,4 +479,87 @@ Deno.test("functionTarget units from runTargetBatches carry their latency", asyn
   );
   assert.equal(units?.[0]?.output, "x");
   assert.equal(typeof units?.[0]?.target?.latency_ms, "number");
+});
+
+Deno.test("the stages refuse a count that is not a whole number of at least 1 as they are built, naming the option", async () => {
+  const dest = { write: (p: Uint8Array) => Promise.resolve(p.length) };
+  const targets = [{ name: "t", target: replayTarget() }];
+  for (const bad of [0, -1, 1.5, NaN, Infinity]) {
+    const builds: Array<[string, () => unknown]> = [
+      ["epochs", () => runTarget(replayTarget(), { epochs: bad })],
+      ["epochs", () => runTargetBatches(replayTarget(), { epochs: bad })],
+      ["epochs", () => runMatrixBatches(targets, { epochs: bad })],
+      ["concurrency", () => runTarget(replayTarget(), { concurrency: bad })],
+      [
+        "concurrency",
+        () => runTargetBatches(replayTarget(), { concurrency: bad }),
+      ],
+      ["concurrency", () => runMatrixBatches(targets, { concurrency: bad })],
+      ["concurrency", () => scoreUnits([exactMatch()], { concurrency: bad })],
+      [
+        "concurrency",
+        () => scoreUnitBatches([exactMatch()], { concurrency: bad }),
+      ],
+      ["concurrency", () => concurrentMap((n) => n, { concurrency: bad })],
+      ["window", () => concurrentMap((n) => n, { window: bad })],
+      ["maxLineBytes", () => new LineStream({ maxLineBytes: bad })],
+      ["maxLineBytes", () => new LineBatchStream({ maxLineBytes: bad })],
+      ["flushChars", () => ndjsonSink(dest, { flushChars: bad })],
+      ["flushChars", () => ndjsonBatchSink(dest, { flushChars: bad })],
+    ];
+    for (const [option, build] of builds) {
+      assert.throws(build, {
+        name: "RangeError",
+        message:
+          `The "${option}" option must be a whole number of at least 1, not ${bad}`,
+      }, `${option}: ${bad}`);
+    }
+    // runSuite refuses them before it reads anything (the config is missing).
+    for (const option of ["concurrency", "epochs"]) {
+      await assert.rejects(
+        runSuite("no/such/suite.yaml", {
+          sink: new WritableStream(),
+          [option]: bad,
+        }),
+        { name: "RangeError", message: new RegExp(`^The "${option}" option`) },
+      );
+    }
+  }
+});
+
+Deno.test("run and score still name their own flags and config keys for a bad count", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "evalpipe_stages_test_" });
+  try {
+    await Deno.writeTextFile(
+      `${dir}/d.jsonl`,
+      '{"input": "q", "output": "a"}\n',
+    );
+    const suite = "dataset: d.jsonl\ntarget: { type: replay }\n" +
+      "scorers: [{ type: exact_match }]\n";
+    await Deno.writeTextFile(`${dir}/suite.yaml`, suite);
+    await Deno.writeTextFile(`${dir}/zero.yaml`, `${suite}epochs: 0\n`);
+    const cases: Array<[string[], RegExp]> = [
+      [
+        ["run", "suite.yaml", "--concurrency", "0"],
+        /"--concurrency" needs a positive number, not "0"/,
+      ],
+      [
+        ["run", "suite.yaml", "--epochs", "1.5"],
+        /"--epochs" needs a whole number, not "1\.5"/,
+      ],
+      [
+        ["score", "--scorer", "true", "--name", "t", "--concurrency", "0"],
+        /"--concurrency" needs a positive number, not "0"/,
+      ],
+      [["run", "zero.yaml"], /Invalid config "zero\.yaml" line 4: "epochs"/],
+    ];
+    for (const [args, message] of cases) {
+      const out = await cli(args, dir);
+      assert.equal(out.code, 2, args.join(" "));
+      assert.match(out.stderr, message);
+      assert.doesNotMatch(out.stderr, /RangeError|option must be/);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
