@@ -76,8 +76,10 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
  * and an `Error` for any other status. A redirect is followed only within
  * the request's origin (scheme, host and port), at most `maxRedirects`
  * times: a redirect to another origin is a final error naming where it
- * pointed, so no header or body ever leaves for another host. Secret values
- * and URL passwords never appear in the messages.
+ * pointed, so no header or body ever leaves for another host. So is one
+ * that would turn the request into a GET without its body (a 301, 302 or
+ * 303 of a POST): what answers it was never asked what the request asked.
+ * Secret values and URL passwords never appear in the messages.
  *
  * @param request The request.
  * @param options The timeout, secrets, signal and limits.
@@ -161,6 +163,11 @@ export async function send(
           `${call.where} was redirected (HTTP ${response.status}) to another origin, ${shown}, which is not followed`,
         );
       }
+      if (next.method !== current.method) {
+        throw new Error(
+          `${call.where} was redirected (HTTP ${response.status}) to ${shown}, which is not followed: the ${current.method} would arrive as a GET without its body; point the target at that address (a 307 or 308 keeps the method and body)`,
+        );
+      }
       if (hops >= maxRedirects) {
         throw new Error(
           `${call.where} was redirected more than ${maxRedirects} times (max_redirects), last to ${shown}`,
@@ -203,8 +210,9 @@ function follow(
 
 /**
  * The request a redirect asks for, as fetch would make it: 303 (and 301 or
- * 302 of a POST) becomes a GET without a body; 307 and 308 keep both.
- * `undefined` when the `Location` is not a URL.
+ * 302 of a POST) becomes a GET without a body, which `send` refuses unless
+ * the request was a GET; 307 and 308 keep both. `undefined` when the
+ * `Location` is not a URL.
  */
 function redirectTarget(
   request: HttpRequest,

@@ -2,7 +2,8 @@
 // loopback: a redirect to another origin (another port is another origin) is
 // a target error naming its Location and is never followed, so no header
 // filled from ${VAR}, no key and no body leaves for another host; one within
-// the origin is followed a bounded number of times; neither is retried.
+// the origin is followed a bounded number of times, unless it would turn a
+// POST into a GET without its body; none is retried.
 
 import assert from "node:assert/strict";
 import {
@@ -103,12 +104,14 @@ Deno.test("openaiTarget and llmJudge never send the key to another origin", asyn
   });
 });
 
-Deno.test("httpTarget follows a same-origin 307 and 308 with method, headers and body, and a 303 as a GET", async () => {
+Deno.test("httpTarget follows a same-origin 307 and 308 with method, headers and body, and a 301, 302 or 303 of a GET", async () => {
   await withServers(async (home) => {
     home.handler = (r) => {
       if (r.path === "/a") return redirect(307, "/b");
       if (r.path === "/b") return redirect(308, `${home.url}/c`);
-      if (r.path === "/c") return redirect(303, "/d");
+      if (r.path === "/g1") return redirect(301, "/g2");
+      if (r.path === "/g2") return redirect(302, "/g3");
+      if (r.path === "/g3") return redirect(303, "/g4");
       return reply.json({ answer: `${r.method} ${r.path}` });
     };
     const target = httpTarget({
@@ -119,7 +122,14 @@ Deno.test("httpTarget follows a same-origin 307 and 308 with method, headers and
     }, env);
     const unit = await runOne(target);
     assert.equal(unit.target?.error, undefined);
-    assert.equal(unit.output, "GET /d");
+    assert.equal(unit.output, "POST /c");
+    const get = httpTarget({
+      url: `${home.url}/g1`,
+      method: "GET",
+      output: "answer",
+      timeout: 5,
+    });
+    assert.equal((await runOne(get)).output, "GET /g4");
     assert.deepEqual(
       home.requests.map((
         r,
@@ -128,11 +138,56 @@ Deno.test("httpTarget follows a same-origin 307 and 308 with method, headers and
         ["POST", "/a", '{"input":"prompt"}', KEY],
         ["POST", "/b", '{"input":"prompt"}', KEY],
         ["POST", "/c", '{"input":"prompt"}', KEY],
-        ["GET", "/d", "", KEY],
+        ["GET", "/g1", "", undefined],
+        ["GET", "/g2", "", undefined],
+        ["GET", "/g3", "", undefined],
+        ["GET", "/g4", "", undefined],
       ],
     );
   });
 });
+
+for (const status of [301, 302, 303]) {
+  Deno.test(`openaiTarget and httpTarget refuse a same-origin ${status} of their POST, which would arrive as a GET without the body: a target error naming it, not a scored answer`, async () => {
+    await withServers(async (home) => {
+      // The moved service answers a GET too: followed, its answer would be
+      // scored as if it answered the prompt.
+      home.handler = (r) =>
+        r.path.startsWith("/old/")
+          ? redirect(status, r.path.replace("/old/", "/new/"))
+          : reply.ok(`${r.method} ${JSON.stringify(r.body)}`);
+      const chat = await runOne(openaiTarget({
+        base_url: `${home.url}/old/v1`,
+        model: "m",
+        api_key_env: "FAKE_API_KEY",
+        retry_delay: 0.01,
+        timeout: 5,
+      }, env));
+      assert.equal(chat.output, null);
+      assert.equal(
+        chat.target?.error,
+        `POST ${home.url}/old/v1/chat/completions was redirected (HTTP ${status}) to "${home.url}/new/v1/chat/completions", which is not followed: the POST would arrive as a GET without its body; point the target at that address (a 307 or 308 keeps the method and body)`,
+      );
+      const http = await runOne(httpTarget({
+        url: `${home.url}/old/answer`,
+        retry_delay: 0.01,
+        timeout: 5,
+      }));
+      assert.equal(http.output, null);
+      assert.match(
+        http.target?.error ?? "",
+        new RegExp(
+          `^POST ${home.url}/old/answer was redirected \\(HTTP ${status}\\) to "${home.url}/new/answer", which is not followed: `,
+        ),
+      );
+      assert.deepEqual(
+        home.requests.map((r) => `${r.method} ${r.path}`),
+        ["POST /old/v1/chat/completions", "POST /old/answer"],
+        "nothing followed, nothing retried",
+      );
+    });
+  });
+}
 
 Deno.test("httpTarget ends a redirect loop at max_redirects, without retries", async () => {
   await withServers(async (home) => {
@@ -164,7 +219,7 @@ Deno.test("cli run reads max_redirects and max_response_bytes from the config, a
     await using home = fakeLlm({
       handler: (r) =>
         r.path === "/answer"
-          ? redirect(302, "/big")
+          ? redirect(307, "/big")
           : { kind: "raw", status: 200, body: "x".repeat(2000) },
     });
     await Deno.writeTextFile(`${dir}/data.jsonl`, '{"input": "q"}\n');
