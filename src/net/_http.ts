@@ -443,3 +443,52 @@ export function parseJsonAnswer(
     );
   }
 }
+
+/**
+ * The error a 2xx answer of an API reports in its body instead of its
+ * payload, as proxies do when the model fails once they have answered 200
+ * (LiteLLM, OpenRouter: `{"error": {"message": "model overloaded"}}`): its
+ * message, secrets hidden and clipped as an error body is. Retryable as a 5xx
+ * is, unless its `code` (or `status`) is a 4xx other than 408 and 429: a
+ * request the provider refuses is refused again.
+ *
+ * @param where The call, as messages show it (`POST <url>`).
+ * @param status The answer's status.
+ * @param reply The parsed answer.
+ * @param payload The key a good answer has (`choices`, `data`).
+ * @param secrets Values to hide.
+ * @returns The error, or `undefined` when the answer reports none or has
+ *   its payload (a list of at least one item) beside it.
+ */
+export function answeredError(
+  where: string,
+  status: number,
+  reply: unknown,
+  payload: string,
+  secrets: readonly string[],
+): Error | undefined {
+  if (typeof reply !== "object" || reply === null) return undefined;
+  const { error, [payload]: wanted } = reply as Record<string, unknown>;
+  if (
+    error === undefined || error === null ||
+    (Array.isArray(wanted) && wanted.length > 0)
+  ) return undefined;
+  const fields = typeof error === "object"
+    ? error as Record<string, unknown>
+    : {};
+  const text = typeof error === "string"
+    ? error
+    : typeof fields.message === "string"
+    ? fields.message
+    : JSON.stringify(error);
+  const code = [fields.code, fields.status].find((c) =>
+    (typeof c === "number" && Number.isInteger(c)) ||
+    (typeof c === "string" && /^\d{3}$/.test(c))
+  );
+  const message = `${where} answered HTTP ${status} with an error${
+    code !== undefined ? ` (code ${code})` : ""
+  }: ${redactClipped(text.trim(), secrets)}`;
+  const refused = Number(code) >= 400 && Number(code) < 500 &&
+    Number(code) !== 408 && Number(code) !== 429;
+  return refused ? new Error(message) : new RetryableError(message);
+}

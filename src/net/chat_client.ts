@@ -285,22 +285,38 @@ export class ChatClient {
     const secrets = this.#secrets;
     const headers = this.#headers;
     const body = JSON.stringify(this.body(messages));
-    const { parseJsonAnswer, send } = http ??= await import("./_http.ts");
+    const { answeredError, parseJsonAnswer, send } = http ??= await import(
+      "./_http.ts"
+    );
     const { readToolCalls } = tools ??= await import("./tool_calls.ts");
-    const { result, attempts } = await this.#flow.run(
-      () =>
-        send({ method: "POST", url: this.url, headers, body }, {
-          timeoutMs: this.#flow.timeoutMs,
-          maxRedirects: this.#flow.maxRedirects,
-          maxResponseBytes: this.#flow.maxResponseBytes,
+    // An error a proxy answers with 200 is retried as its 5xx would be.
+    const { result: reply, attempts } = await this.#flow.run(
+      async () => {
+        const answer = await send(
+          { method: "POST", url: this.url, headers, body },
+          {
+            timeoutMs: this.#flow.timeoutMs,
+            maxRedirects: this.#flow.maxRedirects,
+            maxResponseBytes: this.#flow.maxResponseBytes,
+            secrets,
+            signal,
+            watch,
+          },
+        );
+        const json = parseJsonAnswer(this.shownUrl, answer.text, secrets);
+        const failed = answeredError(
+          `POST ${this.shownUrl}`,
+          answer.status,
+          json,
+          "choices",
           secrets,
-          signal,
-          watch,
-        }),
+        );
+        if (failed !== undefined) throw failed;
+        return json;
+      },
       signal,
       watch,
     );
-    const reply = parseJsonAnswer(this.shownUrl, result.text, secrets);
     const choice = (reply as { choices?: Array<Record<string, unknown>> })
       .choices?.[0];
     const message = choice?.message;

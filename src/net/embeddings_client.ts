@@ -7,7 +7,7 @@
  * @module
  */
 
-import { parseJsonAnswer, send } from "./_http.ts";
+import { answeredError, parseJsonAnswer, send } from "./_http.ts";
 import { NetworkFlow, type NetworkSettings, withoutFlow } from "./network.ts";
 import {
   fillEnv,
@@ -192,9 +192,10 @@ export class EmbeddingsClient {
     if (this.#missingKey !== undefined) throw this.#missingKey;
     const secrets = this.#secrets;
     const body = JSON.stringify(this.body(texts));
-    const { result, attempts } = await this.#flow.run(
-      () =>
-        send({
+    // An error a proxy answers with 200 is retried as its 5xx would be.
+    const { result: reply, attempts } = await this.#flow.run(
+      async () => {
+        const answer = await send({
           method: "POST",
           url: this.url,
           headers: this.#headers,
@@ -205,16 +206,26 @@ export class EmbeddingsClient {
           maxResponseBytes: this.#flow.maxResponseBytes,
           secrets,
           signal,
-        }),
+        });
+        let json: unknown;
+        try {
+          json = parseJsonAnswer(this.shownUrl, answer.text, secrets);
+        } catch (error) {
+          if (!(error instanceof Error)) throw error;
+          throw new EmbeddingAnswerError(error.message);
+        }
+        const failed = answeredError(
+          `POST ${this.shownUrl}`,
+          answer.status,
+          json,
+          "data",
+          secrets,
+        );
+        if (failed !== undefined) throw failed;
+        return json;
+      },
       signal,
     );
-    let reply: unknown;
-    try {
-      reply = parseJsonAnswer(this.shownUrl, result.text, secrets);
-    } catch (error) {
-      if (!(error instanceof Error)) throw error;
-      throw new EmbeddingAnswerError(error.message);
-    }
     const r = (typeof reply === "object" && reply !== null ? reply : {}) as
       & Record<string, unknown>
       & { data?: unknown };

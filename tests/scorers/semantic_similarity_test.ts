@@ -161,6 +161,26 @@ Deno.test("semanticSimilarity: an answer without usable vectors is embedding.inv
   assert.match(zero.reason!, /zero vector/);
 });
 
+Deno.test("semanticSimilarity: an error a proxy answers with 200 is embedding.request_failed quoting it, retried as a 5xx", async () => {
+  await using server = fakeLlm({
+    handler: () => reply.json({ error: { message: "model overloaded" } }),
+  });
+  const scorer = semanticSimilarity({
+    base_url: server.baseUrl,
+    model: "e",
+    retries: 1,
+    retry_delay: 0.01,
+  });
+  const s = await scoreOf(scorer, unit("yes", "yes"));
+  assert.equal(s.status, "error");
+  assert.equal(s.diagnostics[0]?.code, "embedding.request_failed");
+  assert.match(
+    s.reason!,
+    /^scorer error: POST .*\/v1\/embeddings answered HTTP 200 with an error: model overloaded \(after 2 attempts\)$/,
+  );
+  assert.equal(server.count, 2);
+});
+
 Deno.test("semanticSimilarity honours Retry-After on 429 instead of its backoff", async () => {
   await using server = fakeLlm({
     script: [reply.rateLimited("0.3")],

@@ -588,6 +588,73 @@ Deno.test("openaiTarget turns an answer without message content into a target er
   });
 });
 
+Deno.test("openaiTarget reports an error a proxy answers with 200, its message redacted, retried as a 5xx", async () => {
+  // LiteLLM and OpenRouter answer 200 with {"error": ...} when the model
+  // fails once they have answered.
+  const overloaded = reply.json({
+    error: { message: `model overloaded (key ${KEY})`, type: "server_error" },
+  });
+  await withServer({ handler: () => overloaded }, async (server) => {
+    const unit = await runOne(
+      openaiTarget(chat(server, { retries: 2 }), env),
+      { input: "q" },
+    );
+    assert.equal(unit.output, null);
+    assert.equal(
+      unit.target?.error,
+      `POST ${server.baseUrl}/chat/completions answered HTTP 200 with an error: model overloaded (key ***) (after 3 attempts)`,
+    );
+    assert.equal(server.requests.length, 3);
+  });
+  await withServer(
+    { script: [overloaded, reply.ok("Paris")] },
+    async (server) => {
+      const unit = await runOne(openaiTarget(chat(server), env), {
+        input: "q",
+      });
+      assert.equal(unit.output, "Paris");
+      assert.equal(unit.target?.attempts, 2);
+    },
+  );
+});
+
+Deno.test("openaiTarget and llmJudge do not retry an error answered with 200 whose code is a 4xx, and name the code; one without a code is retried", async () => {
+  for (
+    const [error, shown] of [
+      [
+        { code: 400, message: "model not found" },
+        " (code 400): model not found",
+      ],
+      [{ code: "404", message: "no route" }, " (code 404): no route"],
+      ["bad request", ": bad request"],
+    ] as const
+  ) {
+    const refused = reply.json({ error, choices: [] });
+    const retried = typeof error === "string";
+    await withServer({ handler: () => refused }, async (server) => {
+      const unit = await runOne(
+        openaiTarget(chat(server, { retries: 1 }), env),
+        { input: "q" },
+      );
+      assert.equal(
+        unit.target?.error,
+        `POST ${server.baseUrl}/chat/completions answered HTTP 200 with an error${shown}${
+          retried ? " (after 2 attempts)" : ""
+        }`,
+      );
+      assert.equal(server.requests.length, retried ? 2 : 1);
+      await assert.rejects(
+        async () =>
+          await llmJudge(judge(server, { retries: 1 }), env).score(
+            { example_id: "d#1", unit_id: "d#1", input: "q", output: "a" },
+            {},
+          ),
+        (e: Error) => e.message.includes(`with an error${shown}`),
+      );
+    });
+  }
+});
+
 Deno.test("openaiTarget does not retry a 400 and reports its status and trimmed body", async () => {
   await withServer({
     script: [reply.error(400, '  {"error": "bad model"}\n\n')],
