@@ -154,7 +154,8 @@ export function checkBudget(
 
 /**
  * Checks a validated config's targets beyond their shape: exactly one of
- * `target` and `targets`, target names that can end a unit id, and a
+ * `target` and `targets`, target names that can end a unit id, `params`
+ * whose answer could be read, templates that never name `expected`, and a
  * `matrix` that names targets, each once.
  *
  * @param config A validated config.
@@ -207,6 +208,7 @@ export function checkTargets(
     ? [[["target"], target]]
     : Object.entries(targets!).map(([name, t]) => [["targets", name], t]);
   for (const [at, t] of named) {
+    checkParams(t, at, file, lineOf);
     const leak = expectedPlaceholder(t, at);
     if (leak !== undefined) {
       throw new ConfigError(
@@ -246,6 +248,50 @@ export function checkTargets(
       }
       seen.add(name);
     }
+  }
+}
+
+/**
+ * Refuses the `params` of a chat call (an `openai` target's, a judge's) that
+ * evalpipe cannot read the answer of: `stream: true` answers server-sent
+ * events, not the one JSON reply read, so every case would fail once paid
+ * for; `n` above 1 pays for choices of which only the first is read.
+ *
+ * @param settings A target's or scorer's config.
+ * @param at Its path in the config.
+ * @param file The config file, for messages.
+ * @param lineOf Finds the line of a path.
+ * @throws {ConfigError} At the line of the parameter.
+ */
+function checkParams(
+  settings: unknown,
+  at: readonly PropertyKey[],
+  file: string,
+  lineOf: (path: readonly PropertyKey[]) => number | undefined,
+): void {
+  if (!isMapping(settings) || !isMapping(settings.params)) return;
+  const { stream, n } = settings.params;
+  const refuse = (key: string, value: unknown, why: string) => {
+    const path = [...at, "params", key];
+    throw new ConfigError(
+      file,
+      lineOf(path),
+      `${JSON.stringify(pathText(path))} is ${JSON.stringify(value)}: ${why}`,
+    );
+  };
+  if (stream !== undefined && stream !== false) {
+    refuse(
+      "stream",
+      stream,
+      "evalpipe reads each reply whole, as one JSON answer, and a streamed one comes as server-sent events; drop it",
+    );
+  }
+  if (n !== undefined && n !== 1) {
+    refuse(
+      "n",
+      n,
+      "evalpipe reads only the first choice of a reply, and the others would be paid for; drop it, or run several epochs (epochs: N)",
+    );
   }
 }
 
@@ -324,8 +370,9 @@ export function targetNames(targets: Record<string, unknown>): string {
 
 /**
  * Checks a validated config's scorers beyond their shape: distinct metric
- * names, and options that only make sense together (a `regex` pattern that
- * compiles, `word_count` bounds in order).
+ * names, options that only make sense together (a `regex` pattern that
+ * compiles, `word_count` bounds in order), and a judge's `params` whose
+ * answer could be read.
  *
  * @param config A validated config.
  * @param file The config file, for messages.
@@ -343,6 +390,7 @@ export function checkScorers(
   checkScorerNames(config, file, lineOf);
   checkClassification(config, file, lineOf);
   for (const [i, scorer] of config.scorers.entries()) {
+    checkParams(scorer, ["scorers", i], file, lineOf);
     if (!isBuiltin(scorer)) continue;
     try {
       checkBuiltin(scorer, `scorers[${i}]`, trajectoryChecks);

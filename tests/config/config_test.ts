@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { configError } from "./_config_error.ts";
+import { checkConfigText } from "../../src/config/mod.ts";
 import { cli } from "../_cli.ts";
 
 Deno.test("checkConfigText names a misspelt top-level key and its line, and suggests the key meant", async () => {
@@ -544,5 +545,53 @@ scorers: [{ type: exact_match }]
   assert.equal(
     openai.message,
     'Invalid config "suite.yaml" line 8: "targets.b.prompt" names {{expected}}, which a target is never given: expected is the answer key, for scorers only',
+  );
+});
+
+Deno.test("params that make a reply evalpipe cannot read are a config error at their line: stream: true, n other than 1, for a target and a judge", async () => {
+  const target = (params: string) =>
+    configError(`dataset: d.jsonl
+target:
+  type: openai
+  model: m
+  params:
+    temperature: 0
+${params}
+scorers: [{ type: exact_match }]
+`);
+  const stream = await target("    stream: true\n    n: 3");
+  assert.equal(
+    stream.message,
+    'Invalid config "suite.yaml" line 7: "target.params.stream" is true: evalpipe reads each reply whole, as one JSON answer, and a streamed one comes as server-sent events; drop it',
+  );
+  const n = await target("    stream: false\n    n: 3");
+  assert.equal(
+    n.message,
+    'Invalid config "suite.yaml" line 8: "target.params.n" is 3: evalpipe reads only the first choice of a reply, and the others would be paid for; drop it, or run several epochs (epochs: N)',
+  );
+  const judge = await configError(`dataset: d.jsonl
+targets:
+  a: { type: replay }
+scorers:
+  - type: exact_match
+  - type: llm_judge
+    model: m
+    params: { n: 2 }
+`);
+  assert.equal(judge.line, 8);
+  assert.match(judge.message, /"scorers\[1\]\.params\.n" is 2: /);
+  const named = await configError(`dataset: d.jsonl
+targets:
+  a: { type: openai, model: m, params: { stream: "yes" } }
+scorers: [{ type: faithfulness, model: m }]
+`);
+  assert.match(named.message, /line 3: "targets\.a\.params\.stream" is "yes"/);
+  // n: 1 and stream: false ask for what is read: accepted.
+  await checkConfigText(
+    `dataset: d.jsonl
+target: { type: openai, model: m, params: { n: 1, stream: false } }
+scorers: [{ type: rubric, file: r.md, model: m, params: { n: 1 } }]
+`,
+    "suite.yaml",
   );
 });
