@@ -18,6 +18,11 @@ import {
   ScorerOptionError,
   type TrajectoryChecks,
 } from "./_builtin_scorers.ts";
+import {
+  rubricTemplateProblem,
+  targetTemplateProblem,
+  type TemplateProblem,
+} from "./_templates.ts";
 
 /**
  * A config file that cannot be used, with where the problem is: its message
@@ -155,8 +160,10 @@ export function checkBudget(
 /**
  * Checks a validated config's targets beyond their shape: exactly one of
  * `target` and `targets`, target names that can end a unit id, `params`
- * whose answer could be read, templates that never name `expected`, and a
- * `matrix` that names targets, each once.
+ * whose answer could be read, templates that can be filled as meant (never
+ * naming `expected`, no other template language's syntax, `${NAME}` in an
+ * http target's header values only), and a `matrix` that names targets,
+ * each once.
  *
  * @param config A validated config.
  * @param file The config file, for messages.
@@ -209,16 +216,7 @@ export function checkTargets(
     : Object.entries(targets!).map(([name, t]) => [["targets", name], t]);
   for (const [at, t] of named) {
     checkParams(t, at, file, lineOf);
-    const leak = expectedPlaceholder(t, at);
-    if (leak !== undefined) {
-      throw new ConfigError(
-        file,
-        lineOf(leak.path),
-        `${
-          JSON.stringify(pathText(leak.path))
-        } names {{${leak.name}}}, which a target is never given: expected is the answer key, for scorers only`,
-      );
-    }
+    refuseTemplate(targetTemplateProblem(t, at), file, lineOf);
   }
   if (matrix !== undefined) {
     if (targets === undefined) {
@@ -249,6 +247,20 @@ export function checkTargets(
       seen.add(name);
     }
   }
+}
+
+/** A template's problem as a ConfigError at its line, thrown. */
+function refuseTemplate(
+  problem: TemplateProblem | undefined,
+  file: string,
+  lineOf: (path: readonly PropertyKey[]) => number | undefined,
+): void {
+  if (problem === undefined) return;
+  throw new ConfigError(
+    file,
+    lineOf(problem.path),
+    `${JSON.stringify(pathText(problem.path))} ${problem.detail}`,
+  );
 }
 
 /**
@@ -315,48 +327,6 @@ export function pathText(path: readonly PropertyKey[]): string {
 }
 
 /**
- * A placeholder naming `expected` or a path below it, as net/template.ts
- * reads placeholders (that module loads with the targets, not the config).
- */
-const EXPECTED_PLACEHOLDER = /\{\{\s*(expected(?:\.[\w-]+)*)\s*\}\}/;
-
-/**
- * The first placeholder naming `expected` in a target's templates (openai's
- * `system` and `prompt`, http's `url`, `headers` and `body`), with its path:
- * it could never be filled, since a target never sees `expected`.
- */
-function expectedPlaceholder(
-  target: unknown,
-  at: readonly PropertyKey[],
-): { path: PropertyKey[]; name: string } | undefined {
-  if (typeof target !== "object" || target === null) return undefined;
-  const search = (
-    value: unknown,
-    path: PropertyKey[],
-  ): { path: PropertyKey[]; name: string } | undefined => {
-    if (typeof value === "string") {
-      const name = EXPECTED_PLACEHOLDER.exec(value)?.[1];
-      return name !== undefined ? { path, name } : undefined;
-    }
-    if (typeof value !== "object" || value === null) return undefined;
-    for (const [k, v] of Object.entries(value)) {
-      const found = search(v, [...path, Array.isArray(value) ? Number(k) : k]);
-      if (found !== undefined) return found;
-    }
-    return undefined;
-  };
-  for (const field of ["system", "prompt", "url", "headers", "body"]) {
-    if (!Object.hasOwn(target, field)) continue;
-    const found = search((target as Record<string, unknown>)[field], [
-      ...at,
-      field,
-    ]);
-    if (found !== undefined) return found;
-  }
-  return undefined;
-}
-
-/**
  * The sentence that lists a config's target names.
  *
  * @param targets The config's `targets`.
@@ -371,8 +341,8 @@ export function targetNames(targets: Record<string, unknown>): string {
 /**
  * Checks a validated config's scorers beyond their shape: distinct metric
  * names, options that only make sense together (a `regex` pattern that
- * compiles, `word_count` bounds in order), and a judge's `params` whose
- * answer could be read.
+ * compiles, `word_count` bounds in order), a judge's `params` whose answer
+ * could be read, and an `llm_judge` rubric that can be filled as meant.
  *
  * @param config A validated config.
  * @param file The config file, for messages.
@@ -391,6 +361,7 @@ export function checkScorers(
   checkClassification(config, file, lineOf);
   for (const [i, scorer] of config.scorers.entries()) {
     checkParams(scorer, ["scorers", i], file, lineOf);
+    refuseTemplate(rubricTemplateProblem(scorer, ["scorers", i]), file, lineOf);
     if (!isBuiltin(scorer)) continue;
     try {
       checkBuiltin(scorer, `scorers[${i}]`, trajectoryChecks);

@@ -31,8 +31,11 @@ function lookup(vars: Record<string, unknown>, path: string): unknown {
     if (
       typeof value !== "object" || value === null || !Object.hasOwn(value, key)
     ) {
-      // A typo of a field the case has is named with the field.
-      const near = path.includes(".")
+      // A field kept under metadata (a CSV column) is named with its path;
+      // a typo of a field the case has, with the field.
+      const near = inMetadata(vars, path)
+        ? `metadata.${path}`
+        : path.includes(".")
         ? undefined
         : nearest(path, Object.keys(vars));
       throw new TemplateError(
@@ -44,6 +47,14 @@ function lookup(vars: Record<string, unknown>, path: string): unknown {
     value = (value as Record<string, unknown>)[key];
   }
   return value;
+}
+
+/** Whether `path` names no field of the case but one of its metadata. */
+function inMetadata(vars: Record<string, unknown>, path: string): boolean {
+  const metadata = vars.metadata;
+  const head = path.split(".", 1)[0]!;
+  return !Object.hasOwn(vars, head) && typeof metadata === "object" &&
+    metadata !== null && Object.hasOwn(metadata, head);
 }
 
 function asText(value: unknown): string {

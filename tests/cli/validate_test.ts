@@ -394,3 +394,38 @@ Deno.test("validate shows a target's URL without its password, as run's messages
     }
   });
 });
+
+Deno.test("validate refuses a prompt in another template language at its line, and points {{column}} of a CSV dataset at metadata.<column>", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/data.csv`,
+      "input,topic\nwhere is my refund?,refunds\n",
+    );
+    const suite = (prompt: string) =>
+      Deno.writeTextFile(
+        `${dir}/suite.yaml`,
+        `dataset: data.csv
+target:
+  type: openai
+  base_url: http://127.0.0.1:9/v1
+  model: m
+  prompt: "${prompt}"
+scorers: [{ type: exact_match }]
+`,
+      );
+    await suite("A {{ input | upper }} B {% if context %}ctx{% endif %}");
+    const syntax = await cli(["validate", "suite.yaml"], dir);
+    assert.equal(syntax.code, 2, syntax.stderr);
+    assert.match(
+      syntax.stderr,
+      /^evalpipe: Invalid config "suite\.yaml" line 6: "target\.prompt" has \{\{ input \| upper \}\}, which evalpipe would send as written: filters/,
+    );
+    await suite("{{topic}}: {{input}}");
+    const column = await cli(["validate", "suite.yaml"], dir);
+    assert.equal(column.code, 2, column.stderr);
+    assert.equal(
+      column.stderr,
+      'evalpipe: The target cannot be sent a case ("data.csv" record 1): The template names {{topic}}, which this case does not have; did you mean {{metadata.topic}}?\n',
+    );
+  });
+});

@@ -595,3 +595,69 @@ scorers: [{ type: rubric, file: r.md, model: m, params: { n: 1 } }]
     "suite.yaml",
   );
 });
+
+Deno.test("template syntax evalpipe does not fill is a config error at its line: filters, tags, an unclosed {{, in a target's templates and an llm_judge rubric", async () => {
+  const fix =
+    "a placeholder is a field's name alone, as {{input}} or {{metadata.topic}}";
+  const filter = await configError(`dataset: d.jsonl
+target:
+  type: openai
+  model: m
+  system: "Be brief."
+  prompt: "A {{ input | upper }} B {% if context %}ctx{% endif %}"
+scorers: [{ type: exact_match }]
+`);
+  assert.equal(
+    filter.message,
+    `Invalid config "suite.yaml" line 6: "target.prompt" has {{ input | upper }}, which evalpipe would send as written: filters ("|") are not supported; ${fix}`,
+  );
+  const tag = await configError(`dataset: d.jsonl
+target:
+  type: openai
+  model: m
+  system: "{% if context %}Use the context.{% endif %}"
+scorers: [{ type: exact_match }]
+`);
+  assert.equal(
+    tag.message,
+    `Invalid config "suite.yaml" line 5: "target.system" has {% if context %}, which evalpipe would send as written: tags ({% %}) are not supported; ${fix}`,
+  );
+  const unclosed = await configError(`dataset: d.jsonl
+targets:
+  api:
+    type: http
+    url: http://127.0.0.1:9/x?q={{input}}
+    body:
+      q: "{{input}}"
+      parts: ["{{ context }}", "{{input}"]
+scorers: [{ type: exact_match }]
+`);
+  assert.equal(
+    unclosed.message,
+    `Invalid config "suite.yaml" line 8: "targets.api.body.parts[1]" has {{input}, which evalpipe would send as written: no "}}" closes "{{"; ${fix}`,
+  );
+  const rubric = await configError(`dataset: d.jsonl
+target: { type: replay }
+scorers:
+  - type: exact_match
+  - type: llm_judge
+    model: m
+    rubric: "Is {{output|trim}} polite?"
+`);
+  assert.equal(rubric.line, 7);
+  assert.match(
+    rubric.message,
+    /"scorers\[1\]\.rubric" has \{\{output\|trim\}\}, which evalpipe would send as written: filters/,
+  );
+  // Placeholders with spaces, dotted paths, and JSON braces in the text pass.
+  await checkConfigText(
+    `dataset: d.jsonl
+target:
+  type: openai
+  model: m
+  prompt: 'Answer as {"a": {"b": 1}}. {{ input }} {{metadata.topic}}'
+scorers: [{ type: llm_judge, model: m, rubric: "{{input}} {{ output }}" }]
+`,
+    "suite.yaml",
+  );
+});

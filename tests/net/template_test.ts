@@ -81,3 +81,22 @@ Deno.test("renderTemplate names the field a misspelt placeholder meant, when the
         "The template names {{inptu}}, which this case does not have; did you mean {{input}}?",
   );
 });
+
+Deno.test("renderTemplate points a placeholder naming a metadata field (a CSV column) at metadata.<field>", () => {
+  const vars = { input: "q", metadata: { topic: "refunds" } };
+  assert.equal(renderTemplate("{{metadata.topic}}", vars), "refunds");
+  for (
+    const [template, path] of [
+      ["{{topic}}", "topic"],
+      ["{{ topic.name }}", "topic.name"],
+    ] as const
+  ) {
+    assert.throws(
+      () => renderTemplate(`Q: ${template}`, vars),
+      (error: unknown) =>
+        error instanceof TemplateError &&
+        error.message ===
+          `The template names {{${path}}}, which this case does not have; did you mean {{metadata.${path}}}?`,
+    );
+  }
+});

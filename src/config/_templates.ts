@@ -1,0 +1,142 @@
+/**
+ * What a config's templates may hold, checked before any call: a placeholder
+ * is a field's name alone (`{{input}}`, `{{metadata.topic}}`), as
+ * net/template.ts fills it (that module loads with the targets, not the
+ * config), never `expected`. Anything else would reach the service as
+ * written.
+ *
+ * @module
+ */
+
+/** A template that cannot be sent as meant: where, and why. */
+export interface TemplateProblem {
+  /** The string's path in the config. */
+  path: PropertyKey[];
+  /** What is wrong, after the path in the message. */
+  detail: string;
+}
+
+/** A text's problem, or `undefined`. */
+type Check = (text: string) => string | undefined;
+
+/** A placeholder naming `expected` or a path below it. */
+const EXPECTED = /\{\{\s*(expected(?:\.[\w-]+)*)\s*\}\}/;
+
+/** A placeholder evalpipe fills, whole. */
+const PLACEHOLDER = /^\{\{\s*[A-Za-z_][\w-]*(?:\.[\w-]+)*\s*\}\}$/;
+
+/** What looks like template syntax: `{{ ... }}` and `{% ... %}`. */
+const SYNTAX = /\{\{[\s\S]*?\}\}|\{%[\s\S]*?%\}/g;
+
+const FIELD_ALONE =
+  "a placeholder is a field's name alone, as {{input}} or {{metadata.topic}}";
+
+const expected: Check = (text) => {
+  const name = EXPECTED.exec(text)?.[1];
+  return name === undefined
+    ? undefined
+    : `names {{${name}}}, which a target is never given: expected is the answer key, for scorers only`;
+};
+
+/** Syntax of other template languages (filters, tags) evalpipe would send as written. */
+const unfilled: Check = (text) => {
+  if (!text.includes("{{") && !text.includes("{%")) return undefined;
+  for (const [syntax] of text.matchAll(SYNTAX)) {
+    if (PLACEHOLDER.test(syntax)) continue;
+    const why = syntax.startsWith("{%")
+      ? "tags ({% %}) are not supported"
+      : syntax.includes("|")
+      ? 'filters ("|") are not supported'
+      : "it is not a field's name";
+    return `has ${
+      clip(syntax)
+    }, which evalpipe would send as written: ${why}; ${FIELD_ALONE}`;
+  }
+  const rest = text.replace(SYNTAX, "");
+  const open = rest.search(/\{\{|\{%/);
+  if (open < 0) return undefined;
+  const opener = rest.slice(open, open + 2);
+  return `has ${
+    clip(rest.slice(open))
+  }, which evalpipe would send as written: no "${
+    opener === "{{" ? "}}" : "%}"
+  }" closes "${opener}"; ${FIELD_ALONE}`;
+};
+
+/**
+ * The first problem of a target's templates: `{{expected}}` anywhere
+ * (openai's `system` and `prompt`, http's `url`, `headers` and `body`), then
+ * syntax evalpipe does not fill.
+ *
+ * @param target A target's config.
+ * @param at Its path in the config.
+ * @returns The problem, or `undefined`.
+ */
+export function targetTemplateProblem(
+  target: unknown,
+  at: readonly PropertyKey[],
+): TemplateProblem | undefined {
+  if (!isObject(target)) return undefined;
+  return first(
+    target,
+    at,
+    ["system", "prompt", "url", "headers", "body"],
+    expected,
+  ) ??
+    first(target, at, ["system", "prompt", "url", "body"], unfilled);
+}
+
+/**
+ * The first problem of an `llm_judge`'s `rubric`, a template over the unit:
+ * syntax evalpipe does not fill.
+ *
+ * @param scorer A scorer's config.
+ * @param at Its path in the config.
+ * @returns The problem, or `undefined`.
+ */
+export function rubricTemplateProblem(
+  scorer: unknown,
+  at: readonly PropertyKey[],
+): TemplateProblem | undefined {
+  if (!isObject(scorer) || scorer.type !== "llm_judge") return undefined;
+  return first(scorer, at, ["rubric"], unfilled);
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null;
+}
+
+/** The first string under `fields` that `check` finds a problem in. */
+function first(
+  settings: Record<string, unknown>,
+  at: readonly PropertyKey[],
+  fields: readonly string[],
+  check: Check,
+): TemplateProblem | undefined {
+  const search = (
+    value: unknown,
+    path: PropertyKey[],
+  ): TemplateProblem | undefined => {
+    if (typeof value === "string") {
+      const detail = check(value);
+      return detail !== undefined ? { path, detail } : undefined;
+    }
+    if (!isObject(value)) return undefined;
+    for (const [k, v] of Object.entries(value)) {
+      const found = search(v, [...path, Array.isArray(value) ? Number(k) : k]);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  };
+  for (const field of fields) {
+    if (!Object.hasOwn(settings, field)) continue;
+    const found = search(settings[field], [...at, field]);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+/** A piece of a template, as a message quotes it. */
+function clip(text: string): string {
+  return text.length > 60 ? `${text.slice(0, 60)}…` : text;
+}
