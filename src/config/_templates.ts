@@ -2,8 +2,8 @@
  * What a config's templates may hold, checked before any call: a placeholder
  * is a field's name alone (`{{input}}`, `{{metadata.topic}}`), as
  * net/template.ts fills it (that module loads with the targets, not the
- * config), never `expected`. Anything else would reach the service as
- * written.
+ * config), never `expected`; an `http` target reads `${NAME}` in header
+ * values only. Anything else would reach the service as written.
  *
  * @module
  */
@@ -27,6 +27,9 @@ const PLACEHOLDER = /^\{\{\s*[A-Za-z_][\w-]*(?:\.[\w-]+)*\s*\}\}$/;
 
 /** What looks like template syntax: `{{ ... }}` and `{% ... %}`. */
 const SYNTAX = /\{\{[\s\S]*?\}\}|\{%[\s\S]*?%\}/g;
+
+/** `${NAME}`, as fillEnv reads it in a header value. */
+const VARIABLE = /\$\{[A-Za-z_][A-Za-z0-9_]*\}/;
 
 const FIELD_ALONE =
   "a placeholder is a field's name alone, as {{input}} or {{metadata.topic}}";
@@ -63,10 +66,27 @@ const unfilled: Check = (text) => {
   }" closes "${opener}"; ${FIELD_ALONE}`;
 };
 
+const placeholderInHeader: Check = (text) => {
+  const syntax = /\{\{[\s\S]*?\}\}/.exec(text)?.[0];
+  return syntax === undefined
+    ? undefined
+    : `has ${
+      clip(syntax)
+    }, which evalpipe would send as written: a header value reads \${NAME} (an environment variable) only; put case fields in "url" or "body"`;
+};
+
+const variableOutsideHeaders: Check = (text) => {
+  const variable = VARIABLE.exec(text)?.[0];
+  return variable === undefined
+    ? undefined
+    : `has ${variable}, which evalpipe would send as written: only header values read environment variables; send the secret in a header, e.g. headers: { authorization: "Bearer ${variable}" }`;
+};
+
 /**
  * The first problem of a target's templates: `{{expected}}` anywhere
  * (openai's `system` and `prompt`, http's `url`, `headers` and `body`), then
- * syntax evalpipe does not fill.
+ * syntax evalpipe does not fill, then, for `http`, a placeholder in a header
+ * or a `${NAME}` outside the headers.
  *
  * @param target A target's config.
  * @param at Its path in the config.
@@ -83,7 +103,11 @@ export function targetTemplateProblem(
     ["system", "prompt", "url", "headers", "body"],
     expected,
   ) ??
-    first(target, at, ["system", "prompt", "url", "body"], unfilled);
+    first(target, at, ["system", "prompt", "url", "body"], unfilled) ??
+    (target.type === "http"
+      ? first(target, at, ["headers"], placeholderInHeader) ??
+        first(target, at, ["url", "body"], variableOutsideHeaders)
+      : undefined);
 }
 
 /**

@@ -661,3 +661,48 @@ scorers: [{ type: llm_judge, model: m, rubric: "{{input}} {{ output }}" }]
     "suite.yaml",
   );
 });
+
+Deno.test("an http target's ${NAME} outside header values and {{field}} in a header value are config errors at their line, never sent as written", async () => {
+  const http = (lines: string) =>
+    configError(`dataset: d.jsonl
+target:
+  type: http
+${lines}
+scorers: [{ type: exact_match }]
+`);
+  const url = await http(
+    '  url: "http://127.0.0.1:9/echo?key=${BOT_TOKEN}&q={{input}}"',
+  );
+  assert.equal(
+    url.message,
+    'Invalid config "suite.yaml" line 4: "target.url" has ${BOT_TOKEN}, which evalpipe would send as written: only header values read environment variables; send the secret in a header, e.g. headers: { authorization: "Bearer ${BOT_TOKEN}" }',
+  );
+  const body = await http(
+    '  url: http://127.0.0.1:9/echo\n  body:\n    q: "{{input}}"\n    key: "${BOT_TOKEN}"',
+  );
+  assert.equal(body.line, 7);
+  assert.match(body.message, /"target\.body\.key" has \$\{BOT_TOKEN\}, /);
+  const header = await http(
+    '  url: http://127.0.0.1:9/echo\n  headers:\n    authorization: "Bearer ${BOT_TOKEN}"\n    x-question: "{{input}}"',
+  );
+  assert.equal(
+    header.message,
+    'Invalid config "suite.yaml" line 7: "target.headers.x-question" has {{input}}, which evalpipe would send as written: a header value reads ${NAME} (an environment variable) only; put case fields in "url" or "body"',
+  );
+  // ${NAME} in a header and {{field}} in url and body are what each reads;
+  // an openai prompt may hold ${...} as text.
+  await checkConfigText(
+    `dataset: d.jsonl
+targets:
+  api:
+    type: http
+    url: "http://127.0.0.1:9/echo?q={{input}}"
+    headers: { authorization: "Bearer \${BOT_TOKEN}" }
+    body: { q: "{{input}}" }
+  chat: { type: openai, model: m, prompt: "Explain \${HOME} in sh: {{input}}" }
+matrix: [api, chat]
+scorers: [{ type: exact_match }]
+`,
+    "suite.yaml",
+  );
+});
