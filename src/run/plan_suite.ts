@@ -356,6 +356,9 @@ export async function planSuite(
               ...(example.case.context !== undefined
                 ? { context: example.case.context }
                 : {}),
+              ...(example.case.metadata !== undefined
+                ? { metadata: example.case.metadata }
+                : {}),
             };
             for (const judge of judges) {
               judgeCoverage.requests++;

@@ -34,7 +34,10 @@ export interface LlmJudgeSettings extends ChatSettings {
    * @default {"llm_judge"}
    */
   name?: string;
-  /** The grading instructions, a template over `input`, `output`, `expected`, `context`. */
+  /**
+   * The grading instructions, a template over the unit's `input`, `output`,
+   * `expected`, `context` and `metadata` (`{{metadata.topic}}`).
+   */
   rubric?: string;
   /** The judge's system prompt. */
   system?: string;
@@ -173,7 +176,7 @@ export interface JudgeRecipe {
    * is made.
    */
   notApplicable?(unit: Unit): string | undefined;
-  /** Template variables beside `input`, `output`, `expected` and `context`. */
+  /** Template variables beside `input`, `output`, `expected`, `context` and `metadata`. */
   vars?(unit: Unit): Record<string, unknown>;
   /**
    * Reads the reply.
@@ -311,6 +314,8 @@ export function llmJudge(
         ? unit.expected
         : expectedJson(unit),
       context: unit.context ?? [],
+      // As a target's templates read it; none is an empty one.
+      metadata: unit.metadata ?? {},
       ...recipe?.vars?.(unit),
     };
     return [
