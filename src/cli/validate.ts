@@ -22,7 +22,7 @@ epochs, target, scorers, and with a cache how many requests it lacks) on
 stdout. Exits 0 when a run could start, 2 when the config, a command or a
 dataset record is wrong (each malformed record is named on stderr), or when
 a target's template names a field some cases lack (those cases would be
-blocked).`,
+blocked), or a judge's rubric does (those Scores would be errors).`,
   positionals: {
     names: ["CONFIG.yaml"],
     error: "validate takes one config file",
@@ -107,9 +107,21 @@ blocked).`,
         }${JSON.stringify(u.dataset)} ${u.where} ${u.line}): ${u.message}`,
       );
     }
+    for (const u of plan.unjudgeable) {
+      say(
+        `evalpipe: Judge ${JSON.stringify(u.scorer)} cannot be sent ${
+          u.cases === 1 ? "a case" : `${u.cases} cases`
+        } (${u.cases === 1 ? "" : "the first: "}${
+          JSON.stringify(u.dataset)
+        } ${u.where} ${u.line}): ${u.message}`,
+      );
+    }
     const text = flags.json ? JSON.stringify(plan) + "\n" : formatPlan(plan);
     const out = stdoutWriter();
     await out.write(new TextEncoder().encode(text));
-    return plan.invalid.length > 0 || plan.unsendable.length > 0 ? 2 : 0;
+    return plan.invalid.length > 0 || plan.unsendable.length > 0 ||
+        plan.unjudgeable.length > 0
+      ? 2
+      : 0;
   },
 });

@@ -3,7 +3,9 @@
  * is a field's name alone (`{{input}}`, `{{metadata.topic}}`), as
  * net/template.ts fills it (that module loads with the targets, not the
  * config), never `expected`; an `http` target reads `${NAME}` in header
- * values only. Anything else would reach the service as written.
+ * values only; an `llm_judge` rubric names only the fields a judge is
+ * given. Anything else would reach the service as written, or fail every
+ * case.
  *
  * @module
  */
@@ -15,6 +17,9 @@ export interface TemplateProblem {
   /** What is wrong, after the path in the message. */
   detail: string;
 }
+
+import { RUBRIC_FIELDS, RUBRIC_TREES } from "../scorers/_judge_vars.ts";
+import { nearest } from "../base/words.ts";
 
 /** A text's problem, or `undefined`. */
 type Check = (text: string) => string | undefined;
@@ -66,6 +71,33 @@ const unfilled: Check = (text) => {
   }" closes "${opener}"; ${FIELD_ALONE}`;
 };
 
+/** Every placeholder evalpipe fills, and the field's path it names. */
+const PLACEHOLDERS = /\{\{\s*([A-Za-z_][\w-]*(?:\.[\w-]+)*)\s*\}\}/g;
+
+/**
+ * A placeholder naming a field a judge is never given (`{{inptu}}`, or a
+ * part of a text, `{{input.0}}`): no case could fill it, so every Score
+ * would be an error. A field of `metadata` is the case's to have or lack.
+ */
+const notRubricField: Check = (text) => {
+  for (const [, name] of text.matchAll(PLACEHOLDERS)) {
+    const field = name!.split(".", 1)[0]!;
+    const known = RUBRIC_FIELDS.includes(field);
+    if (known && (field === name || RUBRIC_TREES.includes(field))) continue;
+    const near = known ? undefined : nearest(field, RUBRIC_FIELDS);
+    return `names {{${name}}}, which a judge is never given; ${
+      known
+        ? `it is given ${field} as text, {{${field}}}`
+        : near !== undefined
+        ? `did you mean {{${near}${name!.slice(field.length)}}}?`
+        : `a rubric names ${
+          RUBRIC_FIELDS.map((f) => `{{${f}}}`).join(", ")
+        } or a field of metadata, {{metadata.NAME}}`
+    }`;
+  }
+  return undefined;
+};
+
 const placeholderInHeader: Check = (text) => {
   const syntax = /\{\{[\s\S]*?\}\}/.exec(text)?.[0];
   return syntax === undefined
@@ -112,7 +144,7 @@ export function targetTemplateProblem(
 
 /**
  * The first problem of an `llm_judge`'s `rubric`, a template over the unit:
- * syntax evalpipe does not fill.
+ * syntax evalpipe does not fill, then a field a judge is never given.
  *
  * @param scorer A scorer's config.
  * @param at Its path in the config.
@@ -123,7 +155,8 @@ export function rubricTemplateProblem(
   at: readonly PropertyKey[],
 ): TemplateProblem | undefined {
   if (!isObject(scorer) || scorer.type !== "llm_judge") return undefined;
-  return first(scorer, at, ["rubric"], unfilled);
+  return first(scorer, at, ["rubric"], unfilled) ??
+    first(scorer, at, ["rubric"], notRubricField);
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

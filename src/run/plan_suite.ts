@@ -152,6 +152,23 @@ export interface SuitePlan {
       where: "line" | "record";
     }
   >;
+  /**
+   * Cases a judge's rubric cannot fill (it names `{{metadata.topic}}`, which
+   * the case lacks): each would be that judge's error Score in a run,
+   * without a call. One entry per scorer and message, with the count and
+   * the first case.
+   */
+  unjudgeable: Array<
+    {
+      /** The scorer's metric name. */
+      scorer: string;
+      message: string;
+      cases: number;
+      dataset: string;
+      line: number;
+      where: "line" | "record";
+    }
+  >;
   /** How many times each example would run. */
   epochs: number;
   /** Target calls a run would make: cases times epochs (times targets). */
@@ -287,6 +304,7 @@ export async function planSuite(
 
   const invalid: SuitePlan["invalid"] = [];
   const unsendable = new Map<string, SuitePlan["unsendable"][number]>();
+  const unjudgeable = new Map<string, SuitePlan["unjudgeable"][number]>();
   let cases = 0;
   const sources = datasetSources(config, cwd);
   for (const source of sources) {
@@ -328,6 +346,27 @@ export async function planSuite(
             }
           }
         }
+        for (const judge of judges) {
+          // A rubric fills the same fields whatever the output.
+          try {
+            judge.cacheKey!(judgedUnit(example.example_id, example.case, ""));
+          } catch (error) {
+            if (!(error instanceof TemplateError)) throw error;
+            const key = `${judge.name}\n${error.message}`;
+            const seen = unjudgeable.get(key);
+            if (seen !== undefined) seen.cases++;
+            else {
+              unjudgeable.set(key, {
+                scorer: judge.name,
+                message: error.message,
+                cases: 1,
+                dataset: source.written,
+                line: example.line,
+                where: whereOf([source], example).where,
+              });
+            }
+          }
+        }
         if (cache === undefined) continue;
         for (let epoch = 1; epoch <= epochs; epoch++) {
           for (const [k, t] of chosen.entries()) {
@@ -345,26 +384,24 @@ export async function planSuite(
               judgeCoverage.unknown += judges.length;
               continue;
             }
-            const unit: Unit = {
-              example_id: example.example_id,
-              unit_id: unitIdOf(example.example_id, epoch, epochs),
-              input: example.case.input,
+            const unit = judgedUnit(
+              example.example_id,
+              example.case,
               output,
-              ...(example.case.expected !== undefined
-                ? { expected: example.case.expected }
-                : {}),
-              ...(example.case.context !== undefined
-                ? { context: example.case.context }
-                : {}),
-              ...(example.case.metadata !== undefined
-                ? { metadata: example.case.metadata }
-                : {}),
-            };
+              unitIdOf(example.example_id, epoch, epochs),
+            );
             for (const judge of judges) {
+              let key: string;
+              try {
+                key = judge.cacheKey!(unit);
+              } catch (error) {
+                // Its rubric cannot fill the case (counted above): no call.
+                if (!(error instanceof TemplateError)) throw error;
+                continue;
+              }
               judgeCoverage.requests++;
-              if (cache.peek(judge.cacheKey!(unit)) !== undefined) {
-                judgeCoverage.stored++;
-              } else judgeCoverage.missing++;
+              if (cache.peek(key) !== undefined) judgeCoverage.stored++;
+              else judgeCoverage.missing++;
             }
           }
         }
@@ -377,6 +414,7 @@ export async function planSuite(
     cases,
     invalid,
     unsendable: [...unsendable.values()],
+    unjudgeable: [...unjudgeable.values()],
     epochs,
     units: (cases - invalid.length) * epochs * chosen.length,
     target: targetSummary(chosen[0]!.config),
@@ -410,6 +448,24 @@ export async function planSuite(
         },
       }
       : {}),
+  };
+}
+
+/** The unit a judge would get for a case's output, as a run makes it. */
+function judgedUnit(
+  exampleId: string,
+  testCase: Case,
+  output: string,
+  unitId = exampleId,
+): Unit {
+  return {
+    example_id: exampleId,
+    unit_id: unitId,
+    input: testCase.input,
+    output,
+    ...(testCase.expected !== undefined ? { expected: testCase.expected } : {}),
+    ...(testCase.context !== undefined ? { context: testCase.context } : {}),
+    ...(testCase.metadata !== undefined ? { metadata: testCase.metadata } : {}),
   };
 }
 
@@ -498,6 +554,11 @@ export function formatPlan(plan: SuitePlan): string {
     `scorers: ${
       plan.scorers.map((s) => `${s.name} (${s.version})`).join(", ")
     }`,
+    ...plan.unjudgeable.map((u) =>
+      `judge ${u.scorer}: ${
+        plural(u.cases, "case")
+      } its rubric cannot fill, an error in a run`
+    ),
   ];
   if (plan.budget_usd !== undefined) {
     lines.push(`budget: $${plan.budget_usd} (budget_usd)`);
