@@ -1,21 +1,166 @@
-// Reading the JSON verdicts the RAG and quality judges ask for: the object
-// in a reply, and its fields of the asked types. Whatever does not fit is a
-// JudgeReplyError that says what, so the Score is an error, never a 0.
+// Reading the JSON verdicts judges ask for: the answer after a reasoning
+// model's thoughts, the verdict among the JSON objects in it, and its fields
+// of the asked types. Whatever does not fit is a JudgeReplyError that says
+// what, so the Score is an error, never a 0.
 
-import { JudgeReplyError } from "./llm_judge.ts";
+import { JudgeReplyError } from "./judge_reply_error.ts";
 
 /** `text` clipped to `max` characters, for messages. */
 export function clip(text: string, max = 160): string {
   return text.length > max ? `${text.slice(0, max)}…` : text;
 }
 
+/** A reasoning model's thoughts opening a reply, as servers pass them on. */
+const THOUGHTS_OPEN = /^\s*<(think|thinking|reasoning)>/i;
+const THOUGHTS_CLOSE = /<\/(think|thinking|reasoning)>/i;
+
 /**
- * The JSON object a reply holds: the whole reply, or the first balanced
- * `{...}` in it (a code fence or a sentence around it is tolerated).
+ * A reply without the thoughts a reasoning model opens it with
+ * (`<think>…</think>`, as Ollama passes DeepSeek-R1's and Qwen3's on, or
+ * only the closing tag when the chat template wrote the opening one): what
+ * they quote is not the verdict.
+ *
+ * @throws {JudgeReplyError} When the thoughts never end (a reply cut short).
  */
-export function replyObject(text: string): Record<string, unknown> {
-  const start = text.indexOf("{");
-  const end = start < 0 ? -1 : objectEnd(text, start);
+export function replyAnswer(text: string): string {
+  const open = THOUGHTS_OPEN.exec(text);
+  if (open !== null) {
+    const rest = text.slice(open[0].length);
+    const close = new RegExp(`</${open[1]}>`, "i").exec(rest);
+    if (close === null) {
+      throw new JudgeReplyError(
+        `the judge's reply ends inside its <${
+          open[1]
+        }> block, before any verdict: ${JSON.stringify(clip(text))}`,
+      );
+    }
+    return rest.slice(close.index + close[0].length);
+  }
+  const close = THOUGHTS_CLOSE.exec(text);
+  return close !== null && !text.slice(0, close.index).includes(`<${close[1]}`)
+    ? text.slice(close.index + close[0].length)
+    : text;
+}
+
+/** A JSON object found in a reply, and where it lies. */
+export interface ReplyObject {
+  /** The object. */
+  value: Record<string, unknown>;
+  /** Its first character's index. */
+  start: number;
+  /** Its last character's index. */
+  end: number;
+}
+
+/**
+ * The JSON objects a text holds, in order: each balanced `{...}` (strings
+ * inside it skipped) that parses, the outermost ones; inside one that does
+ * not parse, those it holds. Parsing stops once it has read four times the
+ * text, so no reply makes the reading quadratic.
+ */
+export function replyObjects(text: string): ReplyObject[] {
+  const spans: Array<[number, number]> = [];
+  const open: number[] = [];
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (inString) {
+      if (c === "\\") i++;
+      else if (c === '"') inString = false;
+    } else if (c === '"') {
+      // A quote in the prose around the objects opens no string.
+      inString = open.length > 0;
+    } else if (c === "{") open.push(i);
+    else if (c === "}" && open.length > 0) spans.push([open.pop()!, i]);
+  }
+  // Outer objects before those inside them.
+  spans.sort((a, b) => a[0] - b[0]);
+  const found: ReplyObject[] = [];
+  let budget = 4 * text.length + 4096;
+  let covered = -1;
+  for (const [start, end] of spans) {
+    if (start <= covered) continue;
+    budget -= end - start + 1;
+    if (budget < 0) break;
+    let value: unknown;
+    try {
+      value = JSON.parse(text.slice(start, end + 1));
+    } catch (error) {
+      if (!(error instanceof SyntaxError)) throw error;
+      continue;
+    }
+    found.push({ value: value as Record<string, unknown>, start, end });
+    covered = end;
+  }
+  return found;
+}
+
+/**
+ * The verdict a reply holds: after the model's thoughts, the last JSON
+ * object that has `key` (a model may quote a verdict before it gives its
+ * own); when several such objects differ in `key`, a doubt that says so.
+ * Without one, the first balanced `{...}`, for the message of what is
+ * missing (a code fence or a sentence around it is tolerated).
+ *
+ * @throws {JudgeReplyError} When the reply holds no JSON object.
+ */
+export function replyVerdict(
+  text: string,
+  key: string,
+): { reply: Record<string, unknown>; doubt?: string } {
+  const answer = replyAnswer(text);
+  const verdicts = replyObjects(answer).filter((o) =>
+    Object.hasOwn(o.value, key)
+  );
+  const last = verdicts.at(-1);
+  if (last !== undefined) {
+    const doubt = verdictsDoubt(verdicts, key);
+    return doubt === undefined
+      ? { reply: last.value }
+      : { reply: last.value, doubt };
+  }
+  return { reply: firstObject(answer, text) };
+}
+
+/**
+ * A doubt when the reply's verdicts say different things: the last is read,
+ * but the judge did not settle on it.
+ */
+export function verdictsDoubt(
+  verdicts: readonly ReplyObject[],
+  key: string,
+): string | undefined {
+  const said = verdicts.map((v) => JSON.stringify(v.value[key]) ?? "");
+  if (new Set(said).size < 2) return undefined;
+  return `the judge's reply holds ${verdicts.length} verdicts, "${key}" ${
+    said.map((s) => clip(s, 40)).join(", then ")
+  }; the last is read`;
+}
+
+/**
+ * The doubt of a grade read from a reply: outside its scale (code
+ * `judge.out_of_range`), or one of several the reply gave that differ
+ * (`several`, from {@linkcode verdictsDoubt}); nothing when neither.
+ */
+export function gradeDoubt(
+  score: number,
+  [low, high]: readonly [number, number],
+  several: string | undefined,
+): { doubt?: string; code?: string } {
+  if (!(score < low || score > high)) {
+    return several !== undefined ? { doubt: several } : {};
+  }
+  const outside = `the judge gave ${score}, outside ${low}..${high}`;
+  return {
+    doubt: several !== undefined ? `${outside}; ${several}` : outside,
+    code: "judge.out_of_range",
+  };
+}
+
+/** The first balanced `{...}` of `answer`, as `text` shows it in messages. */
+function firstObject(answer: string, text: string): Record<string, unknown> {
+  const start = answer.indexOf("{");
+  const end = start < 0 ? -1 : objectEnd(answer, start);
   if (end < 0) {
     throw new JudgeReplyError(
       `the judge's reply holds no JSON object: ${JSON.stringify(clip(text))}`,
@@ -23,7 +168,7 @@ export function replyObject(text: string): Record<string, unknown> {
   }
   let value: unknown;
   try {
-    value = JSON.parse(text.slice(start, end + 1));
+    value = JSON.parse(answer.slice(start, end + 1));
   } catch (error) {
     if (!(error instanceof SyntaxError)) throw error;
     throw new JudgeReplyError(
@@ -116,9 +261,14 @@ export function scoreField(
 ): { score: number; reason?: string } {
   const score = reply.score;
   if (typeof score !== "number" || !Number.isFinite(score)) {
+    // 1e400 parses as Infinity: a number too large to be a grade.
     throw new JudgeReplyError(
       `the judge's reply has no numeric "score"${
-        score === undefined ? "" : `; "score" is ${JSON.stringify(score)}`
+        score === undefined
+          ? ""
+          : typeof score === "number"
+          ? `; "score" is beyond the largest number`
+          : `; "score" is ${JSON.stringify(score)}`
       }`,
     );
   }

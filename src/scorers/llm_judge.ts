@@ -15,6 +15,17 @@ import { renderTemplate } from "../net/template.ts";
 import { errored, makeScore, nonEvaluable, type Score } from "../score/mod.ts";
 import { type Scorer, type ScorerContext, UNIT_RANGE } from "./scorer.ts";
 import type { Unit } from "../dataset/unit.ts";
+import { JudgeReplyError } from "./judge_reply_error.ts";
+import {
+  clip,
+  gradeDoubt,
+  replyAnswer,
+  replyObjects,
+  scoreField,
+  verdictsDoubt,
+} from "./_judge_replies.ts";
+
+export { JudgeReplyError };
 
 /**
  * Settings of the `llm_judge` scorer (config keys).
@@ -117,35 +128,6 @@ export interface JudgeAbstention {
 }
 
 /**
- * A judge's reply that cannot be read: no JSON object, or not the shape the
- * judge was asked for. Its Score is an `error` with the error's `code` as
- * its diagnostic, never a 0.
- *
- * @example
- * ```ts
- * import { JudgeReplyError } from "./llm_judge.ts";
- * const e = new JudgeReplyError('the reply has no "claims" list');
- * if (e.code !== "judge.unparsable" || !(e instanceof SyntaxError)) throw new Error("unexpected");
- * ```
- */
-export class JudgeReplyError extends SyntaxError {
-  /** The diagnostic code of the error Score. */
-  readonly code: string;
-
-  /**
-   * Creates the error.
-   *
-   * @param message What is wrong with the reply, for the Score's reason.
-   * @param code The diagnostic code.
-   */
-  constructor(message: string, code = "judge.unparsable") {
-    super(message);
-    this.name = "JudgeReplyError";
-    this.code = code;
-  }
-}
-
-/**
  * How a judge made from {@linkcode llmJudge} reads units and replies: the
  * RAG and quality judges (`faithfulness`, `correctness`, ...) are `llmJudge`
  * with a prompt and one of these.
@@ -188,13 +170,17 @@ export interface JudgeRecipe {
 
 /**
  * Reads a judge's reply: a JSON object with a numeric `score` within 0..1
- * (code fences and text around it are allowed). A score outside 0..1, or one
- * read from prose (`Score: 0.8`) instead of JSON, comes with a `doubt`.
+ * (code fences and text around it are allowed). The thoughts a reasoning
+ * model opens its reply with (`<think>…</think>`) are left out, and of
+ * several objects with a `score` the last is read. A score outside 0..1,
+ * one of several that differ, or one read from prose (`Score: 0.8`) instead
+ * of JSON, comes with a `doubt`.
  *
  * @param text The reply.
  * @returns What it says.
  * @throws {JudgeReplyError} When no score can be read at all (code
- * `judge.unparsable`).
+ * `judge.unparsable`): none in the reply, a `score` that is not a finite
+ * number (`"0.7"`, `1e400`), or thoughts that never end.
  *
  * @example
  * ```ts
@@ -202,46 +188,35 @@ export interface JudgeRecipe {
  * const fence = "`".repeat(3);
  * const r = parseJudgeReply(`${fence}json\n{"score": 0.75, "reason": "mostly right"}\n${fence}`);
  * if (r.score !== 0.75 || r.doubt !== undefined) throw new Error("unexpected");
+ * const t = parseJudgeReply('<think>Is it {"score": 0.1}? No.</think>\n{"score": 0.9}');
+ * if (t.score !== 0.9 || t.doubt !== undefined) throw new Error("unexpected");
  * ```
  */
 export function parseJudgeReply(text: string): JudgeReading {
-  const start = text.indexOf("{");
-  const end = text.lastIndexOf("}");
-  if (start >= 0 && end > start) {
-    try {
-      const value = JSON.parse(text.slice(start, end + 1));
-      const score = value?.score;
-      const reason = typeof value?.reason === "string"
-        ? value.reason
-        : undefined;
-      if (typeof score === "number" && Number.isFinite(score)) {
-        return {
-          score,
-          ...(reason !== undefined ? { reason } : {}),
-          ...(score < 0 || score > 1
-            ? {
-              doubt: `the judge gave ${score}, outside 0..1`,
-              code: "judge.out_of_range",
-            }
-            : {}),
-        };
-      }
-    } catch (error) {
-      if (!(error instanceof SyntaxError)) throw error;
-    }
+  const answer = replyAnswer(text);
+  const verdicts = replyObjects(answer).filter((o) =>
+    Object.hasOwn(o.value, "score")
+  );
+  const last = verdicts.at(-1);
+  if (last !== undefined) {
+    const { score, reason } = scoreField(last.value);
+    return {
+      score,
+      ...(reason !== undefined ? { reason } : {}),
+      ...gradeDoubt(score, [0, 1], verdictsDoubt(verdicts, "score")),
+    };
   }
-  const loose = /score\W{0,3}(-?\d+(?:\.\d+)?)/i.exec(text);
-  if (loose !== null) {
-    const score = Number(loose[1]);
+  const loose = /score\W{0,3}(-?\d+(?:\.\d+)?(?:e[+-]?\d+)?)/i.exec(answer);
+  const score = loose !== null ? Number(loose[1]) : NaN;
+  if (Number.isFinite(score)) {
     return {
       score,
       doubt: `the judge did not answer in JSON; read ${score} from its text`,
     };
   }
-  const shown = text.length > 200 ? `${text.slice(0, 200)}…` : text;
   // A JudgeReplyError, so its Score keeps the paid call's provenance.
   throw new JudgeReplyError(
-    `the judge's reply has no score: ${JSON.stringify(shown)}`,
+    `the judge's reply has no score: ${JSON.stringify(clip(text, 200))}`,
   );
 }
 

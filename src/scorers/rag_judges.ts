@@ -23,8 +23,9 @@ import {
 import {
   clip,
   flagField,
+  gradeDoubt,
   listOf,
-  replyObject,
+  replyVerdict,
   scoreField,
   textField,
 } from "./_judge_replies.ts";
@@ -153,14 +154,17 @@ function quoted(texts: readonly string[]): string {
   return texts.map((t) => JSON.stringify(clip(t))).join("; ");
 }
 
-/** A share of a count, as a reading with its verdict. */
+/** A share of a count, as a reading with its verdict (and a doubt of it). */
 function share(
   hits: number,
   total: number,
   reason: string,
   verdict: unknown,
+  doubt: string | undefined,
 ): JudgeReading {
-  return { score: hits / total, reason, verdict };
+  return doubt === undefined
+    ? { score: hits / total, reason, verdict }
+    : { score: hits / total, reason, verdict, doubt };
 }
 
 /**
@@ -208,7 +212,8 @@ export function faithfulnessJudge(
           (blank(unit.output) ? "the output is empty" : undefined),
       vars: unitVars,
       read(text): JudgeReading | JudgeAbstention {
-        const claims = listOf(replyObject(text), "claims", (e, where) => ({
+        const { reply, doubt } = replyVerdict(text, "claims");
+        const claims = listOf(reply, "claims", (e, where) => ({
           claim: textField(e, "claim", where),
           supported: flagField(e, "supported", where),
         }));
@@ -232,6 +237,7 @@ export function faithfulnessJudge(
               plural(n, "claim")
             } supported by the context; unsupported: ${quoted(unsupported)}`,
           verdict,
+          doubt,
         );
       },
     },
@@ -275,7 +281,7 @@ export function answerRelevanceJudge(
     {
       tag: "answer_relevance/1",
       vars: unitVars,
-      read: (text) => gradeOn(replyObject(text), [0, 1]),
+      read: (text) => gradeOn(replyVerdict(text, "score"), [0, 1]),
     },
     settings,
     env,
@@ -283,22 +289,19 @@ export function answerRelevanceJudge(
   );
 }
 
-/** A grade on `[low, high]`, mapped onto 0..1; outside it, with a doubt. */
+/**
+ * A grade on `[low, high]`, mapped onto 0..1; outside it, or one of
+ * several the reply gave, with a doubt.
+ */
 function gradeOn(
-  reply: Record<string, unknown>,
+  { reply, doubt }: { reply: Record<string, unknown>; doubt?: string },
   [low, high]: readonly [number, number],
 ): JudgeReading {
   const { score, reason } = scoreField(reply);
-  const value = (score - low) / (high - low);
   return {
-    score: value,
+    score: (score - low) / (high - low),
     ...(reason !== undefined ? { reason } : {}),
-    ...(score < low || score > high
-      ? {
-        doubt: `the judge gave ${score}, outside ${low}..${high}`,
-        code: "judge.out_of_range",
-      }
-      : {}),
+    ...gradeDoubt(score, [low, high], doubt),
     verdict: { score, ...(reason !== undefined ? { reason } : {}) },
   };
 }
@@ -343,7 +346,8 @@ export function contextPrecisionJudge(
       vars: unitVars,
       read(text, unit): JudgeReading {
         const count = (unit.context ?? []).length;
-        const chunks = listOf(replyObject(text), "chunks", (e, where) => ({
+        const { reply, doubt } = replyVerdict(text, "chunks");
+        const chunks = listOf(reply, "chunks", (e, where) => ({
           chunk: e.chunk,
           useful: flagField(e, "useful", where),
         }));
@@ -389,6 +393,7 @@ export function contextPrecisionJudge(
               Math.round(score * 1000) / 1000
             }`,
           verdict,
+          ...(doubt !== undefined ? { doubt } : {}),
         };
       },
     },
@@ -439,8 +444,9 @@ export function contextRecallJudge(
       notApplicable: (unit) => noContext(unit) ?? noExpected(unit),
       vars: unitVars,
       read(text): JudgeReading | JudgeAbstention {
+        const { reply, doubt } = replyVerdict(text, "statements");
         const statements = listOf(
-          replyObject(text),
+          reply,
           "statements",
           (e, where) => ({
             statement: textField(e, "statement", where),
@@ -472,6 +478,7 @@ export function contextRecallJudge(
               quoted(lacking)
             }`,
           verdict,
+          doubt,
         );
       },
     },
@@ -524,7 +531,8 @@ export function correctnessJudge(
       notApplicable: noExpected,
       vars: unitVars,
       read(text): JudgeReading | JudgeAbstention {
-        const facts = listOf(replyObject(text), "facts", (e, where) => {
+        const { reply, doubt } = replyVerdict(text, "facts");
+        const facts = listOf(reply, "facts", (e, where) => {
           const verdict = textField(e, "verdict", where);
           if (!(FACT_VERDICTS as readonly string[]).includes(verdict)) {
             throw new JudgeReplyError(
@@ -558,7 +566,7 @@ export function correctnessJudge(
             ? [`contradicted: ${quoted(contradicted)}`]
             : []),
         ];
-        return share(stated, n, parts.join("; "), verdict);
+        return share(stated, n, parts.join("; "), verdict, doubt);
       },
     },
     settings,
@@ -627,7 +635,7 @@ export function rubricJudge(
         scale_low: low,
         scale_high: high,
       }),
-      read: (text) => gradeOn(replyObject(text), [low, high]),
+      read: (text) => gradeOn(replyVerdict(text, "score"), [low, high]),
     },
     rest,
     env,

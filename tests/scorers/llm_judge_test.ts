@@ -3,7 +3,16 @@
 // what its cache keeps; through the library and the command line.
 
 import assert from "node:assert/strict";
-import { llmJudge, type Score, scoreUnits, type Unit } from "../../mod.ts";
+import {
+  faithfulnessJudge,
+  JudgeReplyError,
+  llmJudge,
+  rubricJudge,
+  type Score,
+  scoreUnits,
+  type Unit,
+} from "../../mod.ts";
+import { parseJudgeReply } from "../../src/scorers/llm_judge.ts";
 import { cli } from "../_cli.ts";
 import { fakeLlm, lastMessage, reply } from "../_fake_llm.ts";
 import { withTempDir } from "../_proc.ts";
@@ -238,4 +247,167 @@ scorers:
     );
     assert.equal(server.count, 1);
   });
+});
+
+const THINKING =
+  '<think>The user wants {"score": 0.1}? No.</think>\n{"score": 0.9, "reason": "good"}';
+
+Deno.test("parseJudgeReply reads the verdict after a reasoning model's thoughts, the last of several, and never a non-finite number", () => {
+  assert.deepEqual(parseJudgeReply(THINKING), { score: 0.9, reason: "good" });
+  // The chat template wrote the opening tag: only the closing one comes.
+  assert.deepEqual(
+    parseJudgeReply('I think {"score": 0.2}.</think>{"score": 0.8}'),
+    { score: 0.8 },
+  );
+  assert.deepEqual(
+    parseJudgeReply('<thinking>{"score": 0}</thinking> Score: 0.7'),
+    {
+      score: 0.7,
+      doubt: "the judge did not answer in JSON; read 0.7 from its text",
+    },
+  );
+  assert.throws(
+    () => parseJudgeReply('<think>Perhaps {"score": 0.1}, perhaps'),
+    { name: "JudgeReplyError", message: /ends inside its <think> block/ },
+  );
+  // Two verdicts that differ: the last is read, and not trusted.
+  const note = parseJudgeReply(
+    '{"score": 0.9, "reason": "good"}\nNote: otherwise I\'d give {"score": 0.1}.',
+  );
+  assert.equal(note.score, 0.1);
+  assert.equal(
+    note.doubt,
+    'the judge\'s reply holds 2 verdicts, "score" 0.9, then 0.1; the last is read',
+  );
+  assert.equal(note.code, undefined);
+  assert.deepEqual(
+    parseJudgeReply(
+      'Draft: {"score": 0.5} Final: {"score": 0.5, "reason": "ok"}',
+    ),
+    { score: 0.5, reason: "ok" },
+  );
+  assert.equal(
+    parseJudgeReply('{"score": 3} then {"score": 0.4}').doubt,
+    'the judge\'s reply holds 2 verdicts, "score" 3, then 0.4; the last is read',
+  );
+  assert.equal(
+    parseJudgeReply('{"score": 0.4} then {"score": 3}').code,
+    "judge.out_of_range",
+  );
+  // 1e400 parses as Infinity: no grade, and no 1 read from its text.
+  for (const reply of ['{"score": 1e400}', '{"score": -1e400}']) {
+    assert.throws(
+      () => parseJudgeReply(reply),
+      {
+        name: "JudgeReplyError",
+        message:
+          /^the judge's reply has no numeric "score"; "score" is beyond the largest number$/,
+      },
+    );
+  }
+  assert.throws(
+    () => parseJudgeReply("Score: 1e400"),
+    { message: /^the judge's reply has no score: "Score: 1e400"$/ },
+  );
+  assert.throws(() => parseJudgeReply('{"reason": "forgot"}'), JudgeReplyError);
+  // Braces in the prose around the verdict are no object.
+  assert.deepEqual(
+    parseJudgeReply('Use {x} as "y {\n{"score": 0.3}'),
+    { score: 0.3 },
+  );
+  // Thousands of unclosed braces are read in linear time.
+  const start = performance.now();
+  assert.throws(() => parseJudgeReply("{".repeat(200_000)), JudgeReplyError);
+  assert.ok(performance.now() - start < 5000);
+});
+
+Deno.test("llmJudge and rubricJudge grade the verdict after <think>, and an unreadable or doubled grade is no valid Score", async () => {
+  await using server = fakeLlm({
+    handler(request) {
+      const prompt = lastMessage(request);
+      if (prompt.includes("THINK")) return reply.ok(THINKING);
+      if (prompt.includes("HUGE")) return reply.ok('{"score": 1e400}');
+      return reply.ok(
+        '{"score": 1, "reason": "good"}\nNote: otherwise I\'d give {"score": 0}.',
+      );
+    },
+  });
+  const unit = (output: string): Unit => ({
+    example_id: `d#${output}`,
+    unit_id: `d#${output}`,
+    input: "q",
+    output,
+  });
+  const judges = [
+    llmJudge({ model: "j", base_url: server.baseUrl }),
+    rubricJudge({
+      model: "j",
+      base_url: server.baseUrl,
+      rubric: "1 is right.",
+    }),
+  ];
+  for (const judge of judges) {
+    const [think, huge, twice] = await scores(judge, [
+      unit("THINK"),
+      unit("HUGE"),
+      unit("TWICE"),
+    ]);
+    assert.deepEqual(
+      [think?.status, think?.validity, think?.value, think?.reason],
+      ["scored", "valid", 0.9, "good"],
+      judge.name,
+    );
+    assert.deepEqual(
+      [huge?.status, huge?.value, huge?.diagnostics[0]?.code],
+      ["error", null, "judge.unparsable"],
+    );
+    assert.equal(
+      huge?.reason,
+      `scorer error: the judge's reply has no numeric "score"; "score" is beyond the largest number`,
+    );
+    assert.deepEqual([twice?.status, twice?.validity, twice?.value], [
+      "scored",
+      "invalid",
+      0,
+    ]);
+    assert.deepEqual(twice?.diagnostics.map((d) => d.code), ["judge.doubt"]);
+    assert.match(twice?.reason ?? "", /holds 2 verdicts, "score" 1, then 0/);
+  }
+});
+
+Deno.test("a RAG judge reads the verdict after <think> too, and doubts one of several that differ", async () => {
+  const claims = (supported: boolean) =>
+    JSON.stringify({ claims: [{ claim: "Oslo is the capital", supported }] });
+  await using server = fakeLlm({
+    handler(request) {
+      return lastMessage(request).includes("THINK")
+        ? reply.ok(
+          `<think>Maybe ${claims(false)}? No.</think>\n${claims(true)}`,
+        )
+        : reply.ok(`${claims(true)}\nOr rather: ${claims(false)}`);
+    },
+  });
+  const judge = faithfulnessJudge({ model: "j", base_url: server.baseUrl });
+  const unit = (output: string): Unit => ({
+    example_id: `d#${output}`,
+    unit_id: `d#${output}`,
+    input: "capital?",
+    output,
+    context: ["Oslo is the capital of Norway."],
+  });
+  const [think, twice] = await scores(judge, [unit("THINK"), unit("TWICE")]);
+  assert.deepEqual([think?.status, think?.validity, think?.value], [
+    "scored",
+    "valid",
+    1,
+  ]);
+  assert.deepEqual([twice?.status, twice?.validity, twice?.value], [
+    "scored",
+    "invalid",
+    0,
+  ]);
+  assert.match(
+    twice?.reason ?? "",
+    /^the judge's reply holds 2 verdicts, "claims" /,
+  );
 });
