@@ -60,12 +60,14 @@ export interface ChatSettings extends NetworkSettings {
  */
 export interface ReplyCache {
   /**
-   * The stored answer for a key, if the cache's mode reads one.
+   * The stored answer for a key, if the cache's mode reads one and
+   * `usable`, when given, accepts it (one it refuses is a miss).
    *
-   * @throws When the cache replays only and has no answer for the key.
+   * @throws When the cache replays only and has no usable answer for the key.
    */
   lookup(
     key: string,
+    usable?: (result: { output: string }) => boolean,
   ): { output: string; info?: Record<string, unknown> } | undefined;
   /** Takes back the miss of the last lookup: its call was refused, never made. */
   refused(): void;
@@ -235,12 +237,15 @@ export class ChatClient {
    * reply's text comes with every secret (the key, a URL password) hidden,
    * so that none is cached, scored or written. With a cache, a stored
    * answer comes back marked `cached: true` (and, priced, `cost_usd: 0`)
-   * without a call, and a paid-for one is stored. With a budget, no call
-   * starts once it is spent, and a priced reply is charged to it.
+   * without a call, and a paid-for one is stored (when `usable` takes it).
+   * With a budget, no call starts once it is spent, and a priced reply is
+   * charged to it.
    *
    * @param messages The conversation.
    * @param signal Aborting stops it.
    * @param watch Told of every wait (rate limit, `Retry-After`, backoff, call slots).
+   * @param usable Whether a reply's text can be used (a judge's gives a
+   *   verdict): one that cannot is not cached, and a cached one is a miss.
    * @returns The reply.
    * @throws An `Error` with a message for people when the call fails for
    *   good; a {@linkcode import("./budget.ts").BudgetError} when the budget
@@ -250,11 +255,15 @@ export class ChatClient {
     messages: readonly unknown[],
     signal?: AbortSignal,
     watch?: FlowWatch,
+    usable?: (text: string) => boolean,
   ): Promise<ChatReply> {
     const cache = this.#cache;
     const key = cache !== undefined ? this.cacheKey(messages) : undefined;
     if (cache !== undefined) {
-      const hit = cache.lookup(key!);
+      const hit = cache.lookup(
+        key!,
+        usable !== undefined ? (r) => usable(r.output) : undefined,
+      );
       if (hit !== undefined) {
         return {
           text: hit.output,
@@ -269,7 +278,9 @@ export class ChatClient {
       if (error instanceof BudgetError) cache?.refused();
       throw error;
     }
-    if (cache !== undefined) {
+    // An answer that cannot be used is paid for, but not kept: the next run
+    // asks again, as it would after a failed call.
+    if (cache !== undefined && (usable === undefined || usable(reply.text))) {
       await cache.keep(key!, { output: reply.text, info: reply.info });
     }
     return reply;

@@ -313,21 +313,34 @@ export function llmJudge(
         });
       }
       const messages = messagesOf(unit);
+      // Read once, whether the cache asks first (a reply that gives no
+      // verdict is not cached, nor taken from the cache) or the Score does.
+      let readText: string | undefined;
+      let readAs: JudgeReading | JudgeAbstention | JudgeReplyError;
+      const readOf = (text: string) => {
+        if (text === readText) return readAs;
+        try {
+          readAs = recipe !== undefined
+            ? recipe.read(text, unit)
+            : parseJudgeReply(text);
+        } catch (error) {
+          if (!(error instanceof JudgeReplyError)) throw error;
+          readAs = error;
+        }
+        readText = text;
+        return readAs;
+      };
       const reply = await client.complete(
         messages,
         context.signal,
         context.flow,
+        (text) => !(readOf(text) instanceof JudgeReplyError),
       );
-      let read: JudgeReading | JudgeAbstention;
-      try {
-        read = recipe !== undefined
-          ? recipe.read(reply.text, unit)
-          : parseJudgeReply(reply.text);
-      } catch (error) {
-        if (!(error instanceof JudgeReplyError)) throw error;
+      const read = readOf(reply.text);
+      if (read instanceof JudgeReplyError) {
         // The call was made and paid for: its provenance stays.
-        return errored(name, `scorer error: ${error.message}`, {
-          code: error.code,
+        return errored(name, `scorer error: ${read.message}`, {
+          code: read.code,
           evaluator_version: version,
           provenance: { ...provenance, ...reply.info },
         });

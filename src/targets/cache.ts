@@ -92,12 +92,16 @@ export class CacheMissError extends Error {
    * Creates the error.
    *
    * @param key The key that missed.
+   * @param unusable Whether an answer is stored, but not one that can be
+   *   used (a judge's reply that gave no verdict).
    */
-  constructor(key: string) {
+  constructor(key: string, unusable = false) {
     super(
-      `No cached answer for this request (key ${
-        key.slice(0, 16)
-      }), and the cache mode "replay" makes no call`,
+      `${
+        unusable
+          ? "The cached answer for this request holds no verdict"
+          : "No cached answer for this request"
+      } (key ${key.slice(0, 16)}), and the cache mode "replay" makes no call`,
     );
     this.name = "CacheMissError";
   }
@@ -216,15 +220,23 @@ export class TargetCache {
    * Looks a result up at once (see {@linkcode TargetCache.get}).
    *
    * @param key The key.
+   * @param usable Whether a stored result can be used; one it refuses is a
+   *   miss (a judge's reply stored before such replies were refused).
    * @returns The result, or `undefined`: make the call.
    * @throws {CacheMissError} On a miss in `replay` mode: make no call.
    */
-  getSync(key: string): TargetResult | undefined {
+  getSync(
+    key: string,
+    usable?: (result: TargetResult) => boolean,
+  ): TargetResult | undefined {
     if (this.mode === "live" || this.mode === "off") return undefined;
-    const hit = this.peek(key);
+    const stored = this.peek(key);
+    const hit = stored !== undefined && usable?.(stored) === false
+      ? undefined
+      : stored;
     if (hit !== undefined || this.mode !== "replay") return hit;
     this.missing++;
-    throw new CacheMissError(key);
+    throw new CacheMissError(key, stored !== undefined);
   }
 
   /**
@@ -233,12 +245,17 @@ export class TargetCache {
    * call does before it calls.
    *
    * @param key The key.
+   * @param usable Whether a stored result can be used; one it refuses is a
+   *   miss.
    * @returns The result, or `undefined`: make the call. Each lookup reads
    *   its own copy, which the caller may change.
    * @throws {CacheMissError} On a miss in `replay` mode: make no call.
    */
-  lookup(key: string): TargetResult | undefined {
-    const hit = this.getSync(key);
+  lookup(
+    key: string,
+    usable?: (result: TargetResult) => boolean,
+  ): TargetResult | undefined {
+    const hit = this.getSync(key, usable);
     if (hit !== undefined) this.hits++;
     else this.misses++;
     return hit;

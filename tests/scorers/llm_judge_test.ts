@@ -13,6 +13,7 @@ import {
   type Unit,
 } from "../../mod.ts";
 import { parseJudgeReply } from "../../src/scorers/llm_judge.ts";
+import { CacheMissError, TargetCache } from "../../src/targets/mod.ts";
 import { cli } from "../_cli.ts";
 import { fakeLlm, lastMessage, reply } from "../_fake_llm.ts";
 import { withTempDir } from "../_proc.ts";
@@ -410,4 +411,125 @@ Deno.test("a RAG judge reads the verdict after <think> too, and doubts one of se
     twice?.reason ?? "",
     /^the judge's reply holds 2 verdicts, "claims" /,
   );
+});
+
+Deno.test("run: a judge's reply that gives no verdict is not cached; the next auto run asks again, a replay misses it", async () => {
+  await withTempDir(async (dir) => {
+    let calls = 0;
+    await using server = fakeLlm({
+      handler: () =>
+        reply.ok(
+          ++calls === 1
+            ? '{"reason":"forgot"}'
+            : '{"score":0.75,"reason":"fine"}',
+        ),
+    });
+    await Deno.writeTextFile(
+      `${dir}/cases.jsonl`,
+      jsonl([{ id: "a", input: "q1", output: "ans1" }]),
+    );
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      `dataset: cases.jsonl
+target: { type: replay }
+scorers: [{ type: llm_judge, base_url: "${server.baseUrl}", model: j, rubric: "Q {{input}} A {{output}}" }]
+gates: { llm_judge: { allow_unmeasured: true } }
+`,
+    );
+    const run = async (...flags: string[]) => {
+      const out = await cli(["run", "suite.yaml", ...flags], dir);
+      const [s] = lines(out.stdout);
+      return {
+        said: [s?.status, s?.value, s?.diagnostics[0]?.code ?? null],
+        reason: s?.reason,
+        cache: /judge cache: [^\n]*/.exec(out.stderr)?.[0],
+      };
+    };
+    const first = await run();
+    assert.deepEqual(first.said, ["error", null, "judge.unparsable"]);
+    assert.equal(first.cache, "judge cache: 0 hits, 1 call");
+    // Nothing usable is stored: a replay has no answer and sends nothing.
+    const replayed = await run("--cache", "replay");
+    assert.deepEqual(replayed.said, ["error", null, "cache.miss"]);
+    assert.match(replayed.reason ?? "", /^scorer error: No cached answer/);
+    assert.equal(server.count, 1);
+    const second = await run();
+    assert.deepEqual(second.said, ["scored", 0.75, null]);
+    assert.equal(second.cache, "judge cache: 0 hits, 1 call");
+    const third = await run();
+    assert.deepEqual(third.said, ["scored", 0.75, null]);
+    assert.equal(third.cache, "judge cache: 1 hit, 0 calls");
+    assert.equal(server.count, 2);
+  });
+});
+
+Deno.test("a cached judge reply that gives no verdict (stored by an earlier version) is a miss: auto asks again, replay says so", async () => {
+  await withTempDir(async (dir) => {
+    await using server = fakeLlm({
+      handler: () => reply.ok('{"score": 0.5, "reason": "half"}'),
+    });
+    const settings = { model: "j", base_url: server.baseUrl };
+    const unit: Unit = {
+      example_id: "d#1",
+      unit_id: "d#1",
+      input: "q",
+      output: "a",
+    };
+    const key = llmJudge(settings).cacheKey!(unit);
+    await new TargetCache(dir).set(key, { output: '{"reason": "forgot"}' });
+    const replay = new TargetCache(dir, { mode: "replay" });
+    const [missed] = await scores(
+      llmJudge(settings, undefined, undefined, { cache: replay }),
+      [unit],
+    );
+    assert.deepEqual([missed?.status, missed?.diagnostics[0]?.code], [
+      "error",
+      "cache.miss",
+    ]);
+    assert.match(
+      missed?.reason ?? "",
+      /^scorer error: The cached answer for this request holds no verdict \(key [0-9a-f]{16}\), and the cache mode "replay" makes no call$/,
+    );
+    assert.deepEqual([replay.hits, replay.missing], [0, 1]);
+    assert.throws(() => replay.lookup(key, () => false), CacheMissError);
+    assert.equal(server.count, 0);
+    const auto = new TargetCache(dir);
+    const [asked] = await scores(
+      llmJudge(settings, undefined, undefined, { cache: auto }),
+      [unit],
+    );
+    assert.deepEqual([asked?.status, asked?.value], ["scored", 0.5]);
+    assert.deepEqual([auto.hits, auto.misses], [0, 1]);
+    assert.equal(server.count, 1);
+    // The answer paid for takes the place of the one without a verdict.
+    assert.equal(
+      new TargetCache(dir).peek(key)?.output,
+      '{"score": 0.5, "reason": "half"}',
+    );
+  });
+});
+
+Deno.test("a RAG judge's reply that gives no verdict is not cached either", async () => {
+  await withTempDir(async (dir) => {
+    await using server = fakeLlm({ handler: () => reply.ok("No idea.") });
+    const cache = new TargetCache(dir);
+    const judge = faithfulnessJudge(
+      { model: "j", base_url: server.baseUrl },
+      undefined,
+      { cache },
+    );
+    const unit: Unit = {
+      example_id: "d#1",
+      unit_id: "d#1",
+      input: "q",
+      output: "Oslo.",
+      context: ["Oslo is the capital of Norway."],
+    };
+    const [s] = await scores(judge, [unit]);
+    assert.deepEqual([s?.status, s?.diagnostics[0]?.code], [
+      "error",
+      "judge.unparsable",
+    ]);
+    assert.equal(new TargetCache(dir).peek(judge.cacheKey!(unit)), undefined);
+  });
 });
