@@ -4,6 +4,8 @@
 
 import assert from "node:assert/strict";
 import {
+  checkConfigText,
+  ConfigError,
   faithfulnessJudge,
   JudgeReplyError,
   llmJudge,
@@ -23,6 +25,19 @@ const jsonl = (rows: unknown[]) =>
 
 const lines = (text: string): Score[] =>
   text.trim() === "" ? [] : text.trim().split("\n").map((l) => JSON.parse(l));
+
+/** Writes a suite that replays `cases.jsonl` to the scorers' YAML lines. */
+async function suite(
+  dir: string,
+  cases: unknown[],
+  scorers: string,
+): Promise<void> {
+  await Deno.writeTextFile(`${dir}/cases.jsonl`, jsonl(cases));
+  await Deno.writeTextFile(
+    `${dir}/suite.yaml`,
+    `dataset: cases.jsonl\ntarget: { type: replay }\n${scorers}`,
+  );
+}
 
 async function scores(
   scorer: ReturnType<typeof llmJudge>,
@@ -72,20 +87,15 @@ Deno.test("run and validate: a rubric naming {{metadata.topic}} is judged, cache
     await using server = fakeLlm({
       handler: () => reply.ok('{"score": 0.9, "reason": "good"}'),
     });
-    await Deno.writeTextFile(
-      `${dir}/cases.jsonl`,
-      jsonl([{
+    await suite(
+      dir,
+      [{
         id: "a",
         input: "q1",
         output: "ans1",
         metadata: { topic: "t" },
-      }]),
-    );
-    await Deno.writeTextFile(
-      `${dir}/suite.yaml`,
-      `dataset: cases.jsonl
-target: { type: replay }
-scorers:
+      }],
+      `scorers:
   - type: llm_judge
     base_url: "${server.baseUrl}"
     model: j
@@ -115,15 +125,10 @@ scorers:
 Deno.test("validate and run: a rubric placeholder no unit has is a config error at its line, with the field meant, before any call", async () => {
   await withTempDir(async (dir) => {
     await using server = fakeLlm({ handler: () => reply.ok('{"score": 1}') });
-    await Deno.writeTextFile(
-      `${dir}/cases.jsonl`,
-      jsonl([{ id: "a", input: "q1", output: "ans1" }]),
-    );
-    await Deno.writeTextFile(
-      `${dir}/suite.yaml`,
-      `dataset: cases.jsonl
-target: { type: replay }
-scorers: [{ type: llm_judge, base_url: "${server.baseUrl}", model: j, rubric: "Q {{inptu}} A {{output}}" }]
+    await suite(
+      dir,
+      [{ id: "a", input: "q1", output: "ans1" }],
+      `scorers: [{ type: llm_judge, base_url: "${server.baseUrl}", model: j, rubric: "Q {{inptu}} A {{output}}" }]
 `,
     );
     const said =
@@ -139,16 +144,15 @@ scorers: [{ type: llm_judge, base_url: "${server.baseUrl}", model: j, rubric: "Q
 });
 
 Deno.test("a rubric may name each field a judge fills; another is named with the fields it may", async () => {
-  const { checkConfigText, ConfigError } = await import("../../mod.ts");
-  const suite = (rubric: string) =>
+  const config = (rubric: string) =>
     `dataset: d.jsonl\ntarget: { type: replay }\nscorers:\n  - type: llm_judge\n    model: j\n    rubric: ${
       JSON.stringify(rubric)
     }\n`;
   const every =
     "{{input}} {{ output }} {{expected}} {{context}} {{metadata}} {{metadata.topic}} {{context.1}}";
-  await checkConfigText(suite(every), "suite.yaml");
+  await checkConfigText(config(every), "suite.yaml");
   const refused = async (rubric: string) => {
-    const error = await checkConfigText(suite(rubric), "suite.yaml").then(
+    const error = await checkConfigText(config(rubric), "suite.yaml").then(
       () => undefined,
       (e) => e,
     );
@@ -195,19 +199,14 @@ Deno.test("validate counts the cases a rubric cannot fill, names the first, and 
     await using server = fakeLlm({
       handler: () => reply.ok('{"score": 0.9, "reason": "good"}'),
     });
-    await Deno.writeTextFile(
-      `${dir}/cases.jsonl`,
-      jsonl([
+    await suite(
+      dir,
+      [
         { input: "q1", output: "a1", metadata: { topic: "t" } },
         { input: "q2", output: "a2" },
         { input: "q3", output: "a3", metadata: { other: 1 } },
-      ]),
-    );
-    await Deno.writeTextFile(
-      `${dir}/suite.yaml`,
-      `dataset: cases.jsonl
-target: { type: replay }
-scorers:
+      ],
+      `scorers:
   - type: llm_judge
     name: topical
     base_url: "${server.baseUrl}"
@@ -424,15 +423,10 @@ Deno.test("run: a judge's reply that gives no verdict is not cached; the next au
             : '{"score":0.75,"reason":"fine"}',
         ),
     });
-    await Deno.writeTextFile(
-      `${dir}/cases.jsonl`,
-      jsonl([{ id: "a", input: "q1", output: "ans1" }]),
-    );
-    await Deno.writeTextFile(
-      `${dir}/suite.yaml`,
-      `dataset: cases.jsonl
-target: { type: replay }
-scorers: [{ type: llm_judge, base_url: "${server.baseUrl}", model: j, rubric: "Q {{input}} A {{output}}" }]
+    await suite(
+      dir,
+      [{ id: "a", input: "q1", output: "ans1" }],
+      `scorers: [{ type: llm_judge, base_url: "${server.baseUrl}", model: j, rubric: "Q {{input}} A {{output}}" }]
 gates: { llm_judge: { allow_unmeasured: true } }
 `,
     );
