@@ -382,7 +382,9 @@ function untilAborted(
     const abort = () => (timer = setTimeout(interrupt, INTERRUPT_GRACE_MS));
     const settled = () => {
       signal.removeEventListener("abort", abort);
-      clearTimeout(timer);
+      // Only a timer that was set: the first clearTimeout of a process
+      // costs a few milliseconds of start-up (Deno's timers load then).
+      if (timer !== undefined) clearTimeout(timer);
     };
     // Settling after the interruption changes nothing, and is no unhandled
     // rejection.
