@@ -682,8 +682,11 @@ and a summary table on stderr.`,
       }
       // Why the run fails besides its gates, for the Markdown and the
       // annotations too.
-      const { runFailures } = await import("../report/run_failures.ts");
-      const failures = runFailures(summary);
+      // Loaded only for a run that has one: a plain run pays nothing.
+      const failures = summary.baseline?.failed ||
+          (summary.budget?.refused ?? 0) > 0
+        ? (await import("../report/run_failures.ts")).runFailures(summary)
+        : [];
       const overBudget = failures.find((f) => f.kind === "budget");
       if (overBudget !== undefined) say(`evalpipe: ${overBudget.message}`);
       for (const { scorer, lines } of summary.surplusLines ?? []) {
