@@ -43,3 +43,21 @@ export function escapeControl(text: string): string {
     return `\\u{${c.codePointAt(0)!.toString(16)}}`;
   });
 }
+
+/**
+ * `text` cut to `max` characters, with `…` where it was cut: how a message
+ * quotes a command, a template, a reply or a stderr that may be long.
+ *
+ * @param text The text.
+ * @param max The most characters kept.
+ * @returns The text, or its first `max` characters and `…`.
+ *
+ * @example
+ * ```ts
+ * import { clip } from "./terminal.ts";
+ * if (clip("abcdef", 3) !== "abc…" || clip("abc", 3) !== "abc") throw new Error();
+ * ```
+ */
+export function clip(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text;
+}

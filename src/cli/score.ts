@@ -19,6 +19,7 @@ import {
 } from "./_output.ts";
 import type { Scorer } from "../scorers/scorer.ts";
 import type { Unit } from "../dataset/unit.ts";
+import { clip } from "../base/terminal.ts";
 
 /** The `score` command. */
 export const score = defineCommand({
@@ -128,7 +129,7 @@ units in input order, scorers in the order given.`,
       const missing = missingScript(cmd, Deno.cwd());
       if (missing !== undefined) {
         throw new InputError(
-          `--scorer ${JSON.stringify(clipped(cmd))} runs ${
+          `--scorer ${JSON.stringify(clip(cmd, 60))} runs ${
             JSON.stringify(missing)
           }, which does not exist (paths resolve against the current folder)`,
         );
@@ -137,7 +138,7 @@ units in input order, scorers in the order given.`,
       if (name === undefined) {
         throw new UsageError(
           `--scorer ${
-            JSON.stringify(clipped(cmd))
+            JSON.stringify(clip(cmd, 60))
           } names no script file to take a metric name from: give it a --name`,
         );
       }
@@ -322,9 +323,4 @@ async function scoreWith(
     if (code === 0) code = 2;
   }
   return code;
-}
-
-/** A command as messages quote it: at most 60 characters. */
-function clipped(cmd: string): string {
-  return cmd.length > 60 ? `${cmd.slice(0, 60)}…` : cmd;
 }

@@ -20,6 +20,7 @@ export interface TemplateProblem {
 
 import { RUBRIC_FIELDS, RUBRIC_TREES } from "../scorers/_judge_vars.ts";
 import { nearest } from "../base/words.ts";
+import { clip } from "../base/terminal.ts";
 
 /** A text's problem, or `undefined`. */
 type Check = (text: string) => string | undefined;
@@ -57,7 +58,7 @@ const unfilled: Check = (text) => {
       ? 'filters ("|") are not supported'
       : "it is not a field's name";
     return `has ${
-      clip(syntax)
+      clip(syntax, 60)
     }, which evalpipe would send as written: ${why}; ${FIELD_ALONE}`;
   }
   const rest = text.replace(SYNTAX, "");
@@ -65,7 +66,7 @@ const unfilled: Check = (text) => {
   if (open < 0) return undefined;
   const opener = rest.slice(open, open + 2);
   return `has ${
-    clip(rest.slice(open))
+    clip(rest.slice(open), 60)
   }, which evalpipe would send as written: no "${
     opener === "{{" ? "}}" : "%}"
   }" closes "${opener}"; ${FIELD_ALONE}`;
@@ -103,7 +104,7 @@ const placeholderInHeader: Check = (text) => {
   return syntax === undefined
     ? undefined
     : `has ${
-      clip(syntax)
+      clip(syntax, 60)
     }, which evalpipe would send as written: a header value reads \${NAME} (an environment variable) only; put case fields in "url" or "body"`;
 };
 
@@ -191,9 +192,4 @@ function first(
     if (found !== undefined) return found;
   }
   return undefined;
-}
-
-/** A piece of a template, as a message quotes it. */
-function clip(text: string): string {
-  return text.length > 60 ? `${text.slice(0, 60)}…` : text;
 }

@@ -44,6 +44,7 @@ export type * from "./types.ts";
 import type { GenerationKeys, SuiteConfig, TargetConfig } from "./types.ts";
 import { type NamedTarget, selectTargets } from "./targets.ts";
 import { readUtf8File, Utf8Error } from "../io/utf8.ts";
+import { clip } from "../base/terminal.ts";
 
 /**
  * Parses and validates a suite's YAML config text, loading zod only when the
@@ -538,11 +539,6 @@ export function scorersCallModels(config: SuiteConfig): boolean {
   return config.scorers.some((sc) =>
     sc.type === "llm_judge" || sc.type === "semantic_similarity" || isJudge(sc)
   );
-}
-
-/** `text`, cut to `max` characters. */
-function clip(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max)}…` : text;
 }
 
 /** The line of scorer `i` in the config file, read again for a message. */

@@ -8,6 +8,7 @@
 
 import { runOnce } from "./spawner.ts";
 import type { RunCommandOptions, RunResult } from "./types.ts";
+import { clip } from "../base/terminal.ts";
 
 export type { RunCommandOptions, RunResult };
 
@@ -157,10 +158,6 @@ function releasedThrowing(error: unknown): never {
 }
 
 const decoder = new TextDecoder();
-
-function clip(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max)}…` : text;
-}
 
 /**
  * The message for a run that did not end in exit status 0, in the words of

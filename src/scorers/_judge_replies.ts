@@ -3,12 +3,11 @@
 // of the asked types. Whatever does not fit is a JudgeReplyError that says
 // what, so the Score is an error, never a 0.
 
+import { clip } from "../base/terminal.ts";
 import { JudgeReplyError } from "./judge_reply_error.ts";
 
-/** `text` clipped to `max` characters, for messages. */
-export function clip(text: string, max = 160): string {
-  return text.length > max ? `${text.slice(0, max)}…` : text;
-}
+/** How much of a reply a message quotes. */
+export const REPLY_QUOTED = 160;
 
 /** A reasoning model's thoughts opening a reply, as servers pass them on. */
 const THOUGHTS_OPEN = /^\s*<(think|thinking|reasoning)>/i;
@@ -31,7 +30,9 @@ export function replyAnswer(text: string): string {
       throw new JudgeReplyError(
         `the judge's reply ends inside its <${
           open[1]
-        }> block, before any verdict: ${JSON.stringify(clip(text))}`,
+        }> block, before any verdict: ${
+          JSON.stringify(clip(text, REPLY_QUOTED))
+        }`,
       );
     }
     return rest.slice(close.index + close[0].length);
@@ -163,7 +164,9 @@ function firstObject(answer: string, text: string): Record<string, unknown> {
   const end = start < 0 ? -1 : objectEnd(answer, start);
   if (end < 0) {
     throw new JudgeReplyError(
-      `the judge's reply holds no JSON object: ${JSON.stringify(clip(text))}`,
+      `the judge's reply holds no JSON object: ${
+        JSON.stringify(clip(text, REPLY_QUOTED))
+      }`,
     );
   }
   let value: unknown;
@@ -173,7 +176,7 @@ function firstObject(answer: string, text: string): Record<string, unknown> {
     if (!(error instanceof SyntaxError)) throw error;
     throw new JudgeReplyError(
       `the judge's reply is not valid JSON (${error.message}): ${
-        JSON.stringify(clip(text))
+        JSON.stringify(clip(text, REPLY_QUOTED))
       }`,
     );
   }

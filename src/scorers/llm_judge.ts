@@ -17,13 +17,13 @@ import { type Scorer, type ScorerContext, UNIT_RANGE } from "./scorer.ts";
 import type { Unit } from "../dataset/unit.ts";
 import { JudgeReplyError } from "./judge_reply_error.ts";
 import {
-  clip,
   gradeDoubt,
   replyAnswer,
   replyObjects,
   scoreField,
   verdictsDoubt,
 } from "./_judge_replies.ts";
+import { clip } from "../base/terminal.ts";
 
 export { JudgeReplyError };
 

@@ -21,16 +21,17 @@ import {
   llmJudge,
 } from "./llm_judge.ts";
 import {
-  clip,
   flagField,
   gradeDoubt,
   listOf,
+  REPLY_QUOTED,
   replyVerdict,
   scoreField,
   textField,
 } from "./_judge_replies.ts";
 import * as prompts from "./_judge_prompts.ts";
 import type { Scorer } from "./scorer.ts";
+import { clip } from "../base/terminal.ts";
 
 /**
  * Settings of a RAG or quality judge (config keys): the chat model's, a
@@ -151,7 +152,7 @@ function plural(n: number, word: string): string {
 }
 
 function quoted(texts: readonly string[]): string {
-  return texts.map((t) => JSON.stringify(clip(t))).join("; ");
+  return texts.map((t) => JSON.stringify(clip(t, REPLY_QUOTED))).join("; ");
 }
 
 /** A share of a count, as a reading with its verdict (and a doubt of it). */

@@ -12,6 +12,7 @@ import { nonEvaluable, type Score, scored } from "../score/mod.ts";
 import { type Scorer, UNIT_RANGE } from "./scorer.ts";
 import type { ToolCall, Unit } from "../dataset/unit.ts";
 import { canonicalJson, checkThreshold, versionOf } from "./_builtin.ts";
+import { clip } from "../base/terminal.ts";
 
 /**
  * A test of one argument of a call: `contains` (a substring of the argument
@@ -389,7 +390,7 @@ function mismatch(
     if (test.contains !== undefined) {
       const text = typeof value === "string" ? value : JSON.stringify(value);
       if (!text.includes(test.contains)) {
-        return `has "${field}" ${clip(JSON.stringify(value))}, without ${
+        return `has "${field}" ${clip(JSON.stringify(value), 80)}, without ${
           JSON.stringify(test.contains)
         }`;
       }
@@ -398,16 +399,12 @@ function mismatch(
       Object.hasOwn(test, "equals") &&
       canonicalJson(value) !== canonicalJson(test.equals)
     ) {
-      return `has "${field}" ${clip(JSON.stringify(value))}, not ${
-        clip(JSON.stringify(test.equals))
+      return `has "${field}" ${clip(JSON.stringify(value), 80)}, not ${
+        clip(JSON.stringify(test.equals), 80)
       }`;
     }
   }
   return undefined;
-}
-
-function clip(text: string, max = 80): string {
-  return text.length > max ? `${text.slice(0, max)}…` : text;
 }
 
 /** Steps are counted from 1, as a person reads a trace. */
