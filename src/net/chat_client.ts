@@ -342,7 +342,6 @@ export class ChatClient {
       ? readToolCalls(
         message as Record<string, unknown>,
         this.shownUrl,
-        secrets,
       )
       : undefined;
     // A reply that only calls tools has no text: `content` is null.

@@ -8,8 +8,6 @@
  * @module
  */
 
-import { redact } from "./template.ts";
-
 /**
  * One tool (function) call the system under test made or asked for: a call
  * in an `openai` reply's `tool_calls`, or a step of a recorded agent trace.
@@ -44,14 +42,12 @@ export interface ToolCall {
  *
  * @param message `choices[0].message`.
  * @param where The URL, for messages.
- * @param secrets Texts to hide in the arguments.
  * @returns The calls, in the reply's order.
  * @throws {Error} When a call is not an object with a function name.
  */
 export function readToolCalls(
   message: Record<string, unknown>,
   where: string,
-  secrets: readonly string[],
 ): ToolCall[] | undefined {
   const calls = message.tool_calls;
   if (Array.isArray(calls)) {
@@ -68,7 +64,6 @@ export function readToolCalls(
         fn as Record<string, unknown>,
         `${at}.function`,
         where,
-        secrets,
         typeof id === "string" ? id : undefined,
       );
     });
@@ -80,7 +75,6 @@ export function readToolCalls(
         legacy as Record<string, unknown>,
         "choices[0].message.function_call",
         where,
-        secrets,
         undefined,
       ),
     ];
@@ -92,7 +86,6 @@ function toolCall(
   fn: Record<string, unknown>,
   at: string,
   where: string,
-  secrets: readonly string[],
   id: string | undefined,
 ): ToolCall {
   if (typeof fn.name !== "string") {
@@ -103,7 +96,9 @@ function toolCall(
   const call: ToolCall = { name: fn.name, arguments: null };
   const given = fn.arguments;
   if (typeof given === "string") {
-    const text = redact(given, secrets);
+    // Not redacted: the caller has refused a reply that holds a secret, and
+    // what is left is the model's own words, scored as it said them.
+    const text = given;
     try {
       call.arguments = JSON.parse(text);
     } catch (error) {

@@ -187,6 +187,30 @@ Deno.test("openaiTarget keeps no answer whose tool call arguments hold the API k
   );
 });
 
+Deno.test("openaiTarget keeps a tool call's arguments as said when they hold a key too short to look for", async () => {
+  // A value under 8 characters is a word a model may say: the answer is kept,
+  // and kept whole, with no `***` put in its place.
+  const chat = chatServer(() => ({
+    role: "assistant",
+    content: null,
+    tool_calls: [{
+      id: "c",
+      function: { name: "greet", arguments: '{"text": "hello world"}' },
+    }],
+  }));
+  await using _server = chat.server;
+  const target = openaiTarget(
+    { base_url: chat.base, model: "m", api_key_env: "KEY", retries: 0 },
+    () => "hello",
+  );
+  const answer = await target.call({ input: "q" }, {});
+  assert.deepEqual(answer.tool_calls, [{
+    name: "greet",
+    arguments: { text: "hello world" },
+    id: "c",
+  }]);
+});
+
 Deno.test("run --units and --record keep the tool_calls, and a cached answer brings them back", async () => {
   const chat = chatServer(() => CALLS);
   await using _server = chat.server;
