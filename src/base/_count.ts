@@ -18,3 +18,20 @@ export function countOption(option: string, value: number): number {
     }`,
   );
 }
+
+/**
+ * `value`, when it is a whole number of at least 0 (a limit, a sample's size).
+ *
+ * @param option The option's name, for the message.
+ * @param value The value given.
+ * @returns The value.
+ * @throws {RangeError} Naming the option and the value, otherwise.
+ */
+export function sizeOption(option: string, value: number): number {
+  if (Number.isSafeInteger(value) && value >= 0) return value;
+  throw new RangeError(
+    `The "${option}" option must be a whole number of at least 0, not ${
+      typeof value === "string" ? JSON.stringify(value) : String(value)
+    }`,
+  );
+}

@@ -26,7 +26,7 @@ import type { Fingerprints, RunRecordWriter } from "../record/run_record.ts";
 import { newRunId } from "../record/_run_id.ts";
 import type { Score } from "../score/mod.ts";
 import { metricsOf, type Scorer, valueRangesOf } from "../scorers/scorer.ts";
-import { countOption } from "../base/_count.ts";
+import { countOption, sizeOption } from "../base/_count.ts";
 import { DEFAULTS } from "../base/defaults.ts";
 import { exitCodeOf } from "../base/errors.ts";
 import { resolveIn } from "../process/command.ts";
@@ -619,6 +619,22 @@ export async function runSuite(
     countOption("concurrency", options.concurrency);
   }
   if (options.epochs !== undefined) countOption("epochs", options.epochs);
+  if (options.subset?.limit !== undefined) {
+    sizeOption("subset.limit", options.subset.limit);
+  }
+  if (options.subset?.sample !== undefined) {
+    sizeOption("subset.sample", options.subset.sample);
+  }
+  if (options.shard !== undefined) {
+    const { index, count } = options.shard;
+    countOption("shard.count", count);
+    // A shard past the count would run nothing and say nothing.
+    if (countOption("shard.index", index) > count) {
+      throw new RangeError(
+        `The "shard.index" option (${index}) is above "shard.count" (${count})`,
+      );
+    }
+  }
   const started = new Date();
   const runId = newRunId(started);
   const {

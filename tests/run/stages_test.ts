@@ -527,6 +527,48 @@ Deno.test("the stages refuse a count that is not a whole number of at least 1 as
   }
 });
 
+Deno.test("runSuite refuses a subset size or a shard that would quietly run nothing or the wrong examples", async () => {
+  // Before, `limit: -1` skipped every example, `sample: -2` drew all but two
+  // and shard 3 of 2 ran nothing, each without a word.
+  const cases: Array<[Record<string, unknown>, string]> = [
+    [
+      { subset: { limit: -1 } },
+      'The "subset.limit" option must be a whole number of at least 0, not -1',
+    ],
+    [
+      { subset: { limit: 1.5 } },
+      'The "subset.limit" option must be a whole number of at least 0, not 1.5',
+    ],
+    [
+      { subset: { sample: -2 } },
+      'The "subset.sample" option must be a whole number of at least 0, not -2',
+    ],
+    [
+      { shard: { index: 0, count: 2 } },
+      'The "shard.index" option must be a whole number of at least 1, not 0',
+    ],
+    [
+      { shard: { index: 1, count: NaN } },
+      'The "shard.count" option must be a whole number of at least 1, not NaN',
+    ],
+    [
+      { shard: { index: 3, count: 2 } },
+      'The "shard.index" option (3) is above "shard.count" (2)',
+    ],
+  ];
+  for (const [options, message] of cases) {
+    // Refused before the (missing) config is read.
+    await assert.rejects(
+      runSuite("no/such/suite.yaml", {
+        sink: new WritableStream(),
+        ...options,
+      }),
+      { name: "RangeError", message },
+      JSON.stringify(options),
+    );
+  }
+});
+
 Deno.test("run and score still name their own flags and config keys for a bad count", async () => {
   const dir = await Deno.makeTempDir({ prefix: "evalpipe_stages_test_" });
   try {
