@@ -4,6 +4,7 @@
 // anew, so the file ends as an uninterrupted run's would.
 
 import { InputError } from "../base/errors.ts";
+import { concat } from "../process/_concat.ts";
 
 const NEWLINE = 10;
 
@@ -78,7 +79,7 @@ export async function keepSkippedUnits(
         nl = chunk.indexOf(NEWLINE, from)
       ) {
         pieces.push(chunk.slice(from, nl + 1));
-        take(join(pieces));
+        take(concat(pieces, pieces.reduce((sum, p) => sum + p.length, 0)));
         pieces = [];
         start = offset + nl + 1;
         from = nl + 1;
@@ -104,18 +105,6 @@ export async function keepSkippedUnits(
   } finally {
     file.close();
   }
-}
-
-/** The bytes of `pieces`, one after the other. */
-function join(pieces: Uint8Array[]): Uint8Array {
-  if (pieces.length === 1) return pieces[0]!;
-  const out = new Uint8Array(pieces.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const piece of pieces) {
-    out.set(piece, at);
-    at += piece.length;
-  }
-  return out;
 }
 
 const strict = new TextDecoder("utf-8", { fatal: true });
