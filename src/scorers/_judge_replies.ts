@@ -6,6 +6,16 @@
 import { clip } from "../base/terminal.ts";
 import { JudgeReplyError } from "./judge_reply_error.ts";
 
+/**
+ * Names the rules this module reads replies by, in every judge's evaluator
+ * version: change how a reply is read (what is dropped before the verdict,
+ * which of several objects counts) and this changes, so that `diff` and a
+ * baseline see a new evaluator rather than the old one scoring differently.
+ * 2: a reasoning model's `<think>` block is dropped, and of several verdict
+ * objects the last is read (`judge.doubt` when they differ).
+ */
+export const READING_RULES = "judge-reading/2";
+
 /** How much of a reply a message quotes. */
 export const REPLY_QUOTED = 160;
 

@@ -18,6 +18,7 @@ import type { Unit } from "../dataset/unit.ts";
 import { JudgeReplyError } from "./judge_reply_error.ts";
 import {
   gradeDoubt,
+  READING_RULES,
   replyAnswer,
   replyObjects,
   scoreField,
@@ -268,6 +269,7 @@ export function llmJudge(
       rubric,
       JSON.stringify(settings.params ?? {}),
       String(threshold),
+      READING_RULES,
       ...(recipe !== undefined ? [recipe.tag] : []),
     )
       .slice(7, 15)

@@ -321,6 +321,15 @@ Deno.test("parseJudgeReply reads the verdict after a reasoning model's thoughts,
   assert.ok(performance.now() - start < 5000);
 });
 
+Deno.test("a judge's evaluator version names the rules its reply is read by", () => {
+  // Pinned: it changes when the judge's settings or READING_RULES change, and
+  // only then. Session 17 changed how replies are read (<think> dropped, the
+  // last of several verdicts) without a new version, so a baseline judged by
+  // the old rules compared as the same evaluator: `llm_judge@be5724de` then.
+  const judge = llmJudge({ model: "m", base_url: "http://127.0.0.1:9/v1" });
+  assert.equal(judge.version, "llm_judge@8009978b");
+});
+
 Deno.test("llmJudge and rubricJudge grade the verdict after <think>, and an unreadable or doubled grade is no valid Score", async () => {
   await using server = fakeLlm({
     handler(request) {
