@@ -24,3 +24,28 @@ export function placeOf(name: string, line: number): string {
     ? `stdin line ${line}`
     : `${JSON.stringify(name)} line ${line}`;
 }
+
+/**
+ * A path in a config or in settings as messages write it:
+ * `targets.api.body.q`, `scorers[0].name`.
+ *
+ * @param path The keys and indexes from the top.
+ * @returns The text.
+ *
+ * @example
+ * ```ts
+ * import { pathText } from "./place.ts";
+ * if (pathText(["scorers", 0, "name"]) !== "scorers[0].name") throw new Error();
+ * ```
+ */
+export function pathText(path: readonly PropertyKey[]): string {
+  return path.reduce<string>(
+    (out, key) =>
+      typeof key === "number"
+        ? `${out}[${key}]`
+        : out === ""
+        ? String(key)
+        : `${out}.${String(key)}`,
+    "",
+  );
+}

@@ -18,11 +18,13 @@ import {
   ScorerOptionError,
   type TrajectoryChecks,
 } from "./_builtin_scorers.ts";
+import { rubricTemplateProblem } from "./_templates.ts";
 import {
-  rubricTemplateProblem,
+  paramsProblem,
+  type SettingsProblem,
   targetTemplateProblem,
-  type TemplateProblem,
-} from "./_templates.ts";
+} from "../net/_settings_checks.ts";
+import { pathText } from "../base/place.ts";
 
 /**
  * A config file that cannot be used, with where the problem is: its message
@@ -215,8 +217,8 @@ export function checkTargets(
     ? [[["target"], target]]
     : Object.entries(targets!).map(([name, t]) => [["targets", name], t]);
   for (const [at, t] of named) {
-    checkParams(t, at, file, lineOf);
-    refuseTemplate(targetTemplateProblem(t, at), file, lineOf);
+    refuseSetting(paramsProblem(t, at), file, lineOf);
+    refuseSetting(targetTemplateProblem(t, at), file, lineOf);
   }
   if (matrix !== undefined) {
     if (targets === undefined) {
@@ -249,9 +251,9 @@ export function checkTargets(
   }
 }
 
-/** A template's problem as a ConfigError at its line, thrown. */
-function refuseTemplate(
-  problem: TemplateProblem | undefined,
+/** A setting's problem as a ConfigError at its line, thrown. */
+function refuseSetting(
+  problem: SettingsProblem | undefined,
   file: string,
   lineOf: (path: readonly PropertyKey[]) => number | undefined,
 ): void {
@@ -260,69 +262,6 @@ function refuseTemplate(
     file,
     lineOf(problem.path),
     `${JSON.stringify(pathText(problem.path))} ${problem.detail}`,
-  );
-}
-
-/**
- * Refuses the `params` of a chat call (an `openai` target's, a judge's) that
- * evalpipe cannot read the answer of: `stream: true` answers server-sent
- * events, not the one JSON reply read, so every case would fail once paid
- * for; `n` above 1 pays for choices of which only the first is read.
- *
- * @param settings A target's or scorer's config.
- * @param at Its path in the config.
- * @param file The config file, for messages.
- * @param lineOf Finds the line of a path.
- * @throws {ConfigError} At the line of the parameter.
- */
-function checkParams(
-  settings: unknown,
-  at: readonly PropertyKey[],
-  file: string,
-  lineOf: (path: readonly PropertyKey[]) => number | undefined,
-): void {
-  if (!isMapping(settings) || !isMapping(settings.params)) return;
-  const { stream, n } = settings.params;
-  const refuse = (key: string, value: unknown, why: string) => {
-    const path = [...at, "params", key];
-    throw new ConfigError(
-      file,
-      lineOf(path),
-      `${JSON.stringify(pathText(path))} is ${JSON.stringify(value)}: ${why}`,
-    );
-  };
-  if (stream !== undefined && stream !== false) {
-    refuse(
-      "stream",
-      stream,
-      "evalpipe reads each reply whole, as one JSON answer, and a streamed one comes as server-sent events; drop it",
-    );
-  }
-  if (n !== undefined && n !== 1) {
-    refuse(
-      "n",
-      n,
-      "evalpipe reads only the first choice of a reply, and the others would be paid for; drop it, or run several epochs (epochs: N)",
-    );
-  }
-}
-
-/**
- * A path in the config as messages write it: `targets.api.body.q`,
- * `scorers[0].name`.
- *
- * @param path The keys and indexes from the top.
- * @returns The text.
- */
-export function pathText(path: readonly PropertyKey[]): string {
-  return path.reduce<string>(
-    (out, key) =>
-      typeof key === "number"
-        ? `${out}[${key}]`
-        : out === ""
-        ? String(key)
-        : `${out}.${String(key)}`,
-    "",
   );
 }
 
@@ -360,8 +299,8 @@ export function checkScorers(
   checkScorerNames(config, file, lineOf);
   checkClassification(config, file, lineOf);
   for (const [i, scorer] of config.scorers.entries()) {
-    checkParams(scorer, ["scorers", i], file, lineOf);
-    refuseTemplate(rubricTemplateProblem(scorer, ["scorers", i]), file, lineOf);
+    refuseSetting(paramsProblem(scorer, ["scorers", i]), file, lineOf);
+    refuseSetting(rubricTemplateProblem(scorer, ["scorers", i]), file, lineOf);
     if (!isBuiltin(scorer)) continue;
     try {
       checkBuiltin(scorer, `scorers[${i}]`, trajectoryChecks);

@@ -15,8 +15,8 @@ import {
   ConfigError,
   listsDatasets,
   locateConfig,
-  pathText,
 } from "./_check.ts";
+import { pathText } from "../base/place.ts";
 import { checkDatasets } from "./_datasets.ts";
 import { editDistance } from "../base/words.ts";
 import { nonFiniteWord } from "../io/yaml.ts";

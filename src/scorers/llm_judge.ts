@@ -25,6 +25,7 @@ import {
   verdictsDoubt,
 } from "./_judge_replies.ts";
 import { clip } from "../base/terminal.ts";
+import { paramsProblem, refuseSettings } from "../net/_settings_checks.ts";
 
 export { JudgeReplyError };
 
@@ -255,6 +256,8 @@ export function llmJudge(
   recipe?: JudgeRecipe,
   options: ChatClientOptions = {},
 ): Scorer {
+  // A config is checked at its lines first; a script's settings here.
+  refuseSettings("llmJudge", paramsProblem(settings, []));
   const client = new ChatClient(settings, env, options);
   const name = settings.name ?? "llm_judge";
   const rubric = settings.rubric ?? DEFAULT_RUBRIC;

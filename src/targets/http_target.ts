@@ -25,6 +25,10 @@ import {
   withoutFlow,
 } from "../net/network.ts";
 import { type CacheableTarget, targetVars } from "./openai_target.ts";
+import {
+  refuseSettings,
+  targetTemplateProblem,
+} from "../net/_settings_checks.ts";
 
 /**
  * Settings of the `http` target (config keys).
@@ -109,6 +113,11 @@ export function httpTarget(
   options: { budget?: Budget | undefined; optionalKey?: boolean | undefined } =
     {},
 ): CacheableTarget {
+  // A config is checked at its lines first; a script's settings here.
+  refuseSettings(
+    "httpTarget",
+    targetTemplateProblem({ ...settings, type: "http" }, []),
+  );
   const method = (settings.method ?? "POST").toUpperCase();
   const headers: Record<string, string> = {};
   const secrets: string[] = urlSecrets(settings.url);

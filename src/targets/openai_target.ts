@@ -14,6 +14,11 @@ import {
 import { renderTemplate, withoutUserinfo } from "../net/template.ts";
 import { withoutFlow } from "../net/network.ts";
 import type { Target, TargetContext, TargetResult } from "./target.ts";
+import {
+  paramsProblem,
+  refuseSettings,
+  targetTemplateProblem,
+} from "../net/_settings_checks.ts";
 
 /**
  * Settings of the `openai` target (config keys).
@@ -112,6 +117,12 @@ export function openaiTarget(
   env?: (name: string) => string | undefined,
   options: Omit<ChatClientOptions, "cache"> = {},
 ): CacheableTarget {
+  // A config is checked at its lines first; a script's settings here.
+  refuseSettings(
+    "openaiTarget",
+    paramsProblem(settings, []) ??
+      targetTemplateProblem({ ...settings, type: "openai" }, []),
+  );
   const client = new ChatClient(settings, env, options);
   const tools = settings.params?.tools;
   const offersTools = Array.isArray(tools) && tools.length > 0;

@@ -437,13 +437,17 @@ Deno.test("openaiTarget never puts expected into its request", async () => {
     }]);
     assert.equal(server.requests.length, 2);
     for (const r of server.requests) assert.ok(!r.body.includes(SENTINEL));
-    // A prompt that names expected is a target error, and nothing is sent.
-    const unit = await runOne(
-      openaiTarget(chat(server, { prompt: "{{input}} {{expected}}" }), env),
-      { input: "q", expected: SENTINEL },
+    // A prompt that names expected is refused as the target is built, as a
+    // config naming it is at its line, and nothing is sent.
+    assert.throws(
+      () =>
+        openaiTarget(chat(server, { prompt: "{{input}} {{expected}}" }), env),
+      {
+        name: "TypeError",
+        message:
+          `openaiTarget's "prompt" names {{expected}}, which a target is never given: expected is the answer key, for scorers only`,
+      },
     );
-    assert.match(unit.target?.error ?? "", /\{\{expected\}\}/);
-    assert.equal(unit.output, null);
     assert.equal(server.requests.length, 2);
   });
 });
@@ -914,15 +918,63 @@ Deno.test("httpTarget reports an answer without the output path, or not JSON, as
   });
 });
 
-Deno.test("httpTarget never sends expected: a body that names it is a target error", async () => {
-  await withServer({}, async (server) => {
-    const unit = await runOne(
-      httpTarget(http(server, { body: { q: "{{input}}", a: "{{expected}}" } })),
-      { input: "q", expected: "SENTINEL" },
+Deno.test("httpTarget never sends expected: a body that names it is refused as the target is built", async () => {
+  await withServer({}, (server) => {
+    assert.throws(
+      () =>
+        httpTarget(
+          http(server, { body: { q: "{{input}}", a: "{{expected}}" } }),
+        ),
+      {
+        name: "TypeError",
+        message:
+          `httpTarget's "body.a" names {{expected}}, which a target is never given: expected is the answer key, for scorers only`,
+      },
     );
-    assert.match(unit.target?.error ?? "", /\{\{expected\}\}/);
     assert.equal(server.requests.length, 0);
+    return Promise.resolve();
   });
+});
+
+Deno.test("httpTarget, openaiTarget and llmJudge refuse, as they are built, what a config would be refused at its line", () => {
+  // From a script, these were sent as written (a literal ${TOKEN} in the
+  // URL) or paid for and unreadable (a streamed reply, n choices).
+  const base = { url: "http://127.0.0.1:9/a" };
+  const cases: Array<[() => unknown, string]> = [
+    [
+      () => httpTarget({ url: "http://127.0.0.1:9/a?key=${TOKEN}" }),
+      `httpTarget's "url" has \${TOKEN}, which evalpipe would send as written: only header values read environment variables; send the secret in a header, e.g. headers: { authorization: "Bearer \${TOKEN}" }`,
+    ],
+    [
+      () => httpTarget({ ...base, headers: { "x-case": "{{input}}" } }),
+      `httpTarget's "headers.x-case" has {{input}}, which evalpipe would send as written: a header value reads \${NAME} (an environment variable) only; put case fields in "url" or "body"`,
+    ],
+    [
+      () => httpTarget({ ...base, body: { q: "{{ input | upper }}" } }),
+      `httpTarget's "body.q" has {{ input | upper }}, which evalpipe would send as written: filters ("|") are not supported; a placeholder is a field's name alone, as {{input}} or {{metadata.topic}}`,
+    ],
+    [
+      () =>
+        openaiTarget({
+          base_url: "http://127.0.0.1:9/v1",
+          model: "m",
+          params: { stream: true },
+        }),
+      `openaiTarget's "params.stream" is true: evalpipe reads each reply whole, as one JSON answer, and a streamed one comes as server-sent events; drop it`,
+    ],
+    [
+      () =>
+        llmJudge({
+          base_url: "http://127.0.0.1:9/v1",
+          model: "m",
+          params: { n: 3 },
+        }),
+      `llmJudge's "params.n" is 3: evalpipe reads only the first choice of a reply, and the others would be paid for; drop it, or run several epochs (epochs: N)`,
+    ],
+  ];
+  for (const [build, message] of cases) {
+    assert.throws(build, { name: "TypeError", message });
+  }
 });
 
 Deno.test("httpTarget hides ${ENV} header values that the server echoes in an error", async () => {

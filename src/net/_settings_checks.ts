@@ -1,0 +1,215 @@
+/**
+ * What a network call's settings may hold, checked before any call, whether
+ * they come from a config (which names the line) or from a script (which
+ * gets a TypeError as the target is built): a placeholder is a field's name
+ * alone (`{{input}}`, `{{metadata.topic}}`), as template.ts fills it, never
+ * `expected`; an `http` target reads `${NAME}` in header values only; a chat
+ * call's `params` ask for one whole JSON reply. Anything else would reach the
+ * service as written, or fail every case once paid for.
+ *
+ * @module
+ */
+
+import { clip } from "../base/terminal.ts";
+import { pathText } from "../base/place.ts";
+
+/** A setting that cannot be sent as meant: where, and why. */
+export interface SettingsProblem {
+  /** The setting's path (in the config, or in the settings given). */
+  path: PropertyKey[];
+  /** What is wrong, after the path in the message. */
+  detail: string;
+}
+
+/** A text's problem, or `undefined`. */
+export type TextCheck = (text: string) => string | undefined;
+
+/** A placeholder naming `expected` or a path below it. */
+const EXPECTED = /\{\{\s*(expected(?:\.[\w-]+)*)\s*\}\}/;
+
+/** A placeholder evalpipe fills, whole. */
+const PLACEHOLDER = /^\{\{\s*[A-Za-z_][\w-]*(?:\.[\w-]+)*\s*\}\}$/;
+
+/** What looks like template syntax: `{{ ... }}` and `{% ... %}`. */
+const SYNTAX = /\{\{[\s\S]*?\}\}|\{%[\s\S]*?%\}/g;
+
+/** `${NAME}`, as fillEnv reads it in a header value. */
+const VARIABLE = /\$\{[A-Za-z_][A-Za-z0-9_]*\}/;
+
+const FIELD_ALONE =
+  "a placeholder is a field's name alone, as {{input}} or {{metadata.topic}}";
+
+const expected: TextCheck = (text) => {
+  const name = EXPECTED.exec(text)?.[1];
+  return name === undefined
+    ? undefined
+    : `names {{${name}}}, which a target is never given: expected is the answer key, for scorers only`;
+};
+
+/** Syntax of other template languages (filters, tags) evalpipe would send as written. */
+export const unfilled: TextCheck = (text) => {
+  if (!text.includes("{{") && !text.includes("{%")) return undefined;
+  for (const [syntax] of text.matchAll(SYNTAX)) {
+    if (PLACEHOLDER.test(syntax)) continue;
+    const why = syntax.startsWith("{%")
+      ? "tags ({% %}) are not supported"
+      : syntax.includes("|")
+      ? 'filters ("|") are not supported'
+      : "it is not a field's name";
+    return `has ${
+      clip(syntax, 60)
+    }, which evalpipe would send as written: ${why}; ${FIELD_ALONE}`;
+  }
+  const rest = text.replace(SYNTAX, "");
+  const open = rest.search(/\{\{|\{%/);
+  if (open < 0) return undefined;
+  const opener = rest.slice(open, open + 2);
+  return `has ${
+    clip(rest.slice(open), 60)
+  }, which evalpipe would send as written: no "${
+    opener === "{{" ? "}}" : "%}"
+  }" closes "${opener}"; ${FIELD_ALONE}`;
+};
+
+const placeholderInHeader: TextCheck = (text) => {
+  const syntax = /\{\{[\s\S]*?\}\}/.exec(text)?.[0];
+  return syntax === undefined
+    ? undefined
+    : `has ${
+      clip(syntax, 60)
+    }, which evalpipe would send as written: a header value reads \${NAME} (an environment variable) only; put case fields in "url" or "body"`;
+};
+
+const variableOutsideHeaders: TextCheck = (text) => {
+  const variable = VARIABLE.exec(text)?.[0];
+  return variable === undefined
+    ? undefined
+    : `has ${variable}, which evalpipe would send as written: only header values read environment variables; send the secret in a header, e.g. headers: { authorization: "Bearer ${variable}" }`;
+};
+
+/**
+ * The first problem of a target's templates: `{{expected}}` anywhere
+ * (openai's `system` and `prompt`, http's `url`, `headers` and `body`), then
+ * syntax evalpipe does not fill, then, for `http`, a placeholder in a header
+ * or a `${NAME}` outside the headers.
+ *
+ * @param target A target's settings, with its `type`.
+ * @param at Their path in the config (`[]` for a script's).
+ * @returns The problem, or `undefined`.
+ */
+export function targetTemplateProblem(
+  target: unknown,
+  at: readonly PropertyKey[],
+): SettingsProblem | undefined {
+  if (!isObject(target)) return undefined;
+  return firstProblem(
+    target,
+    at,
+    ["system", "prompt", "url", "headers", "body"],
+    expected,
+  ) ??
+    firstProblem(target, at, ["system", "prompt", "url", "body"], unfilled) ??
+    (target.type === "http"
+      ? firstProblem(target, at, ["headers"], placeholderInHeader) ??
+        firstProblem(target, at, ["url", "body"], variableOutsideHeaders)
+      : undefined);
+}
+
+/**
+ * The `params` of a chat call (an `openai` target's, a judge's) whose answer
+ * evalpipe could not read: `stream: true` answers server-sent events, not
+ * the one JSON reply read, so every case would fail once paid for; `n` above
+ * 1 pays for choices of which only the first is read.
+ *
+ * @param settings A target's or a judge's settings.
+ * @param at Their path in the config (`[]` for a script's).
+ * @returns The problem, or `undefined`.
+ */
+export function paramsProblem(
+  settings: unknown,
+  at: readonly PropertyKey[],
+): SettingsProblem | undefined {
+  if (!isObject(settings) || !isObject(settings.params)) return undefined;
+  const { stream, n } = settings.params;
+  const problem = (key: string, value: unknown, why: string) => ({
+    path: [...at, "params", key],
+    detail: `is ${JSON.stringify(value)}: ${why}`,
+  });
+  if (stream !== undefined && stream !== false) {
+    return problem(
+      "stream",
+      stream,
+      "evalpipe reads each reply whole, as one JSON answer, and a streamed one comes as server-sent events; drop it",
+    );
+  }
+  if (n !== undefined && n !== 1) {
+    return problem(
+      "n",
+      n,
+      "evalpipe reads only the first choice of a reply, and the others would be paid for; drop it, or run several epochs (epochs: N)",
+    );
+  }
+  return undefined;
+}
+
+/**
+ * Refuses settings a script gave a target or a judge, as a config naming
+ * them would be refused at its line.
+ *
+ * @param built What is being built (`httpTarget`), for the message.
+ * @param problem The first problem of its settings, if any.
+ * @throws {TypeError} `httpTarget's "url" has ${TOKEN}, which …`.
+ */
+export function refuseSettings(
+  built: string,
+  problem: SettingsProblem | undefined,
+): void {
+  if (problem === undefined) return;
+  throw new TypeError(
+    `${built}'s ${JSON.stringify(pathText(problem.path))} ${problem.detail}`,
+  );
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null;
+}
+
+/**
+ * The first string under `fields` of `settings` that `check` finds a
+ * problem in, with its path.
+ *
+ * @param settings The settings.
+ * @param at Their path.
+ * @param fields The fields to look in, in this order, strings nested
+ *   anywhere below them included.
+ * @param check The check of one string.
+ * @returns The problem, or `undefined`.
+ */
+export function firstProblem(
+  settings: Record<string, unknown>,
+  at: readonly PropertyKey[],
+  fields: readonly string[],
+  check: TextCheck,
+): SettingsProblem | undefined {
+  const search = (
+    value: unknown,
+    path: PropertyKey[],
+  ): SettingsProblem | undefined => {
+    if (typeof value === "string") {
+      const detail = check(value);
+      return detail !== undefined ? { path, detail } : undefined;
+    }
+    if (!isObject(value)) return undefined;
+    for (const [k, v] of Object.entries(value)) {
+      const found = search(v, [...path, Array.isArray(value) ? Number(k) : k]);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  };
+  for (const field of fields) {
+    if (!Object.hasOwn(settings, field)) continue;
+    const found = search(settings[field], [...at, field]);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
