@@ -67,6 +67,15 @@ export async function replaceFile(
   const bytes = new TextEncoder().encode(text);
   let temp = "";
   let file: Deno.FsFile | undefined;
+  // A stop that cannot wait (a second Ctrl-C ends in Deno.exit, which
+  // dispatches "unload") takes the half-written temporary file with it.
+  const dropTemp = () => {
+    try {
+      Deno.removeSync(temp);
+    } catch {
+      // Already renamed or removed: nothing is left behind.
+    }
+  };
   try {
     if (await isDevice(path)) {
       // `/dev/null`, a FIFO: written through, as every other output is. A
@@ -85,9 +94,14 @@ export async function replaceFile(
       temp = `${slash < 0 ? "" : folder}.${base}.${
         [...random].map((b) => b.toString(16).padStart(2, "0")).join("")
       }.tmp`;
+      // Before the open: the file exists as soon as the open has made it,
+      // before this code hears so.
+      globalThis.addEventListener("unload", dropTemp);
       try {
         file = await Deno.open(temp, { write: true, createNew: true });
       } catch (error) {
+        // Not ours to remove.
+        globalThis.removeEventListener("unload", dropTemp);
         // Someone's file or symlink holds that name: take another.
         if (!(error instanceof Deno.errors.AlreadyExists) || attempt >= 8) {
           throw error;
@@ -100,7 +114,9 @@ export async function replaceFile(
       file.close();
     }
     await Deno.rename(temp, path);
+    globalThis.removeEventListener("unload", dropTemp);
   } catch (error) {
+    globalThis.removeEventListener("unload", dropTemp);
     if (file !== undefined) {
       await Deno.remove(temp).catch((e) => {
         // Already gone (renamed, or removed by someone): nothing to clean.

@@ -117,3 +117,37 @@ Deno.test("replaceFile writes through a FIFO or a device at its path, leaving it
   );
   assert.ok((await Deno.lstat("/dev/full")).isCharDevice, "/dev/full kept");
 });
+
+Deno.test("replaceFile cut short by Deno.exit (a second Ctrl-C) leaves no temporary file", async () => {
+  await withTempDir(async (dir) => {
+    const script = `${dir}/stop.ts`;
+    // Exits as soon as the temporary file exists, while 64 MiB are written.
+    await Deno.writeTextFile(
+      script,
+      `import { replaceFile } from ${
+        JSON.stringify(new URL("../../src/io/mod.ts", import.meta.url).href)
+      };
+const dir = ${JSON.stringify(dir)};
+setInterval(() => {
+  for (const e of Deno.readDirSync(dir)) {
+    if (e.name.endsWith(".tmp")) Deno.exit(130);
+  }
+}, 0);
+await replaceFile(dir + "/big.json", "x".repeat(64 * 1024 * 1024));
+Deno.exit(0);
+`,
+    );
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "--quiet", script],
+      stdout: "null",
+      stderr: "piped",
+    }).output();
+    assert.equal(
+      out.code,
+      130,
+      `stopped before the write ended: ${new TextDecoder().decode(out.stderr)}`,
+    );
+    const names = (await Array.fromAsync(Deno.readDir(dir))).map((e) => e.name);
+    assert.deepEqual(names, ["stop.ts"]);
+  });
+});
