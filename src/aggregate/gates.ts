@@ -69,6 +69,30 @@ export interface GateFailure {
   actual: number | null;
   /** A sentence for people. */
   message: string;
+  /** The target that failed the gate, in a matrix run. */
+  target_name?: string;
+}
+
+/**
+ * How {@linkcode checkGates} reads a matrix run's aggregates.
+ *
+ * @example A target that has no aggregate fails every gate
+ * ```ts
+ * import { checkGates, type CheckGatesOptions } from "./gates.ts";
+ * const options: CheckGatesOptions = { targets: ["a"] };
+ * const [failure] = checkGates({ m: { min_mean: 0.5 } }, [], options);
+ * if (failure?.message !== "a: m: no Scores for this metric (min_mean 0.5)") throw new Error(failure?.message);
+ * ```
+ */
+export interface CheckGatesOptions {
+  /**
+   * A matrix run's targets, in the order their failures are listed. Each
+   * meets the gates on its own, one without any aggregate too (its gated
+   * metrics have no Scores).
+   *
+   * @default {the targets the aggregates name, in the order they first come}
+   */
+  targets?: readonly string[];
 }
 
 type Figure = (a: Aggregate) => number | null;
@@ -111,11 +135,16 @@ function show(x: number | null): string {
 /**
  * Checks gates against aggregates. A metric with a gate but no Scores fails
  * every threshold it has; an undefined figure (a mean with no values, an
- * interval below two values) fails a minimum.
+ * interval below two values) fails a minimum. The aggregates of a matrix
+ * run (each with its `target_name`) are checked target by target, as `run`
+ * checks them: each target meets every gate on its own, and a failure's
+ * message starts with the target's name.
  *
  * @param gates Thresholds by metric.
  * @param aggregates The run's aggregates.
- * @returns The gates that did not hold, in metric order.
+ * @param options A matrix run's targets, in order.
+ * @returns The gates that did not hold, in metric order (per target, in the
+ *   targets' order).
  *
  * @example
  * ```ts
@@ -127,8 +156,44 @@ function show(x: number | null): string {
  * const [failure] = checkGates({ m: { min_mean: 0.5 } }, agg.results());
  * if (failure?.gate !== "min_mean") throw new Error("unexpected");
  * ```
+ *
+ * @example A matrix run: the second target fails where the first holds
+ * ```ts
+ * import { checkGates } from "./gates.ts";
+ * import { Aggregator } from "./mod.ts";
+ * import { scored } from "../score/mod.ts";
+ * const agg = new Aggregator();
+ * agg.add({ ...scored("m", 1, { example_id: "d#1", unit_id: "d#1~a" }), target_name: "a" });
+ * agg.add({ ...scored("m", 0, { example_id: "d#1", unit_id: "d#1~b" }), target_name: "b" });
+ * const [failure, ...rest] = checkGates({ m: { min_mean: 0.5 } }, agg.results());
+ * if (rest.length !== 0 || failure?.message !== "b: m: mean 0 < min_mean 0.5") throw new Error(failure?.message);
+ * ```
  */
 export function checkGates(
+  gates: Readonly<Record<string, Gate>>,
+  aggregates: readonly Aggregate[],
+  options: CheckGatesOptions = {},
+): GateFailure[] {
+  const targets = options.targets ?? [
+    ...new Set(aggregates.flatMap((a) => a.target_name ?? [])),
+  ];
+  if (targets.length === 0) return checkOne(gates, aggregates);
+  // Aggregates without a target (none in a matrix record) are one more run.
+  const plain = aggregates.filter((a) => a.target_name === undefined);
+  return [
+    ...(plain.length > 0 ? checkOne(gates, plain) : []),
+    ...targets.flatMap((target) =>
+      checkOne(gates, aggregates.filter((a) => a.target_name === target))
+        .map((f) => ({
+          ...f,
+          target_name: target,
+          message: `${target}: ${f.message}`,
+        }))
+    ),
+  ];
+}
+
+function checkOne(
   gates: Readonly<Record<string, Gate>>,
   aggregates: readonly Aggregate[],
 ): GateFailure[] {

@@ -35,7 +35,7 @@ export type {
   Prediction,
 } from "./classification.ts";
 export { ConfusionCounts, predictionOf } from "./classification.ts";
-export type { Gate, GateFailure } from "./gates.ts";
+export type { CheckGatesOptions, Gate, GateFailure } from "./gates.ts";
 export { checkGates } from "./gates.ts";
 export type {
   JudgeAgreement,

@@ -175,11 +175,8 @@ function gateFailures(
   if (targets.length === 0) {
     return [[undefined, checkGates(gates, record.aggregates)]];
   }
-  return targets.map((t) => [
-    t,
-    checkGates(gates, record.aggregates.filter((a) => a.target_name === t))
-      .map((f) => ({ ...f, message: `${t}: ${f.message}` })),
-  ]);
+  const failures = checkGates(gates, record.aggregates, { targets });
+  return targets.map((t) => [t, failures.filter((f) => f.target_name === t)]);
 }
 
 function gatesTable(record: RunRecord): string[] {

@@ -1129,15 +1129,9 @@ export async function runSuite(
   let comparison: ComparisonLine[] | undefined;
   if (matrix !== undefined) {
     // Each target meets the gates on its own.
-    gateFailures = matrix.flatMap((name) =>
-      checkGates(
-        config.gates ?? {},
-        aggregates.filter((a) => a.target_name === name),
-      ).map((f) => ({
-        ...f,
-        message: `${name}: ${f.message}`,
-      }))
-    );
+    gateFailures = checkGates(config.gates ?? {}, aggregates, {
+      targets: matrix,
+    });
     const { compareTargets } = await import("../diff/compare.ts");
     comparison = compareTargets(collector!.scores(), {
       targets: matrix,

@@ -569,3 +569,59 @@ Deno.test("run --resume refuses to continue a shard's file as another shard", as
     );
   });
 });
+
+Deno.test("merge checks a matrix's gates target by target, as run does, and export's verdict follows them", async () => {
+  await withTempDir(async (dir) => {
+    // v1 answers every case; v2 fails on case 3, so only v2 is blocked.
+    const cases = [1, 2, 3, 4, 5, 6].map((i) =>
+      JSON.stringify({ id: `c${i}`, input: String(i), expected: "ok" })
+    );
+    await Deno.writeTextFile(`${dir}/cases.jsonl`, cases.join("\n") + "\n");
+    await Deno.writeTextFile(
+      `${dir}/v2.sh`,
+      'grep -q \'"input":"3"\' && exit 1\necho ok\n',
+    );
+    const config = `${dir}/suite.yaml`;
+    await Deno.writeTextFile(
+      config,
+      `dataset: cases.jsonl
+targets:
+  v1: { type: subprocess, cmd: "cat > /dev/null; echo ok" }
+  v2: { type: subprocess, cmd: sh v2.sh }
+matrix: [v1, v2]
+scorers: [{ type: exact_match }]
+gates:
+  exact_match: { max_blocked: 0 }
+`,
+    );
+    const whole = await cli(
+      ["run", config, "--record", `${dir}/run.json`],
+      dir,
+    );
+    assert.equal(whole.code, 1, whole.stderr);
+    const failed = /gate failed: v2: exact_match: blocked 1 > max_blocked 0/;
+    assert.match(whole.stderr, failed);
+    await runShards(config, dir, 2, { out: true });
+    for (const ext of ["json", "ndjson"]) {
+      const merged = await cli(
+        ["merge", `${dir}/s1.${ext}`, `${dir}/s2.${ext}`],
+        dir,
+      );
+      assert.equal(merged.code, 1, `${ext}: ${merged.stderr}`);
+      assert.match(merged.stderr, failed);
+      assert.doesNotMatch(merged.stderr, /gate failed: v1/);
+    }
+    // evalglass's verdict of the record is the run's: failing.
+    const exported = await cli(
+      ["export", "--to", "evalglass", `${dir}/run.json`, `${dir}/eg`],
+      dir,
+    );
+    assert.equal(exported.code, 0, exported.stderr);
+    const [runDir] = await Array.fromAsync(Deno.readDir(`${dir}/eg`));
+    const scorecard = JSON.parse(
+      await Deno.readTextFile(`${dir}/eg/${runDir!.name}/scorecard.json`),
+    );
+    assert.equal(scorecard.verdict.verdict, "fail");
+    assert.deepEqual(scorecard.verdict.failing_gates, ["exact_match"]);
+  });
+});
