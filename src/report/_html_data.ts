@@ -548,19 +548,19 @@ export function pageData(
     };
   }
   const unitsB = keyedUnits(b, metrics, evaluators);
-  const byIdB = new Map(unitsB.map((k) => [k.id, k]));
-  const byIdA = new Map(unitsA.map((k) => [k.id, k]));
+  const byIdB = new Map(unitsB.map((k) => [pairKey(k), k]));
+  const byIdA = new Map(unitsA.map((k) => [pairKey(k), k]));
   const change = changes(a, b);
   const rows: PageRow[] = [];
   for (const k of unitsA) {
-    const other = byIdB.get(k.id);
+    const other = byIdB.get(pairKey(k));
     const r = row(other ?? k, k.unit);
     r.b = other?.unit ?? null;
     r.ch = change.get(r.ex ?? r.id) ?? 0;
     rows.push(r);
   }
   for (const k of unitsB) {
-    if (byIdA.has(k.id)) continue;
+    if (byIdA.has(pairKey(k))) continue;
     const r = row(k, null);
     r.b = k.unit;
     r.ch = change.get(r.ex ?? r.id) ?? 0;
@@ -578,6 +578,17 @@ export function pageData(
     rows: sorted,
     evaluators: evaluators.list,
   };
+}
+
+/**
+ * What pairs a unit of A with one of B: its id, a run of one epoch's unit
+ * (`d#1`, `d#1~v2`) read as epoch 1 (`d#1@1`, `d#1@1~v2`), so that runs of
+ * different epochs still line up, as `diff` pairs their examples.
+ */
+function pairKey(k: Keyed): string {
+  if (!k.id.startsWith(k.ex)) return k.id;
+  const rest = k.id.slice(k.ex.length);
+  return /^@\d+/.test(rest) ? k.id : `${k.ex}@1${rest}`;
 }
 
 function row(k: Keyed, a: PageUnit | null): PageRow {

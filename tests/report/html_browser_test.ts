@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import type { Page } from "puppeteer-core";
 import { htmlReport, type ReportRun } from "../../src/report/mod.ts";
 import { withTempDir } from "../_proc.ts";
+import { cli } from "../_cli.ts";
 import { HOSTILE, makeRun } from "./_report_fixture.ts";
 import { launch, type Watch, watchedPage } from "./_browser.ts";
 
@@ -455,4 +456,49 @@ Deno.test("htmlReport is readable in the light and the dark theme, at 1280x800 a
     "rgb(15, 18, 22)",
   ]);
   console.log(`screenshots in ${shots}`);
+});
+
+Deno.test("report A B of runs with different epochs pairs A's unit with B's first epoch, outputs side by side", async () => {
+  await withTempDir(async (dir) => {
+    const cases = [1, 2, 3].map((i) =>
+      JSON.stringify({ id: `c${i}`, input: `q${i}`, expected: "yes" })
+    );
+    await Deno.writeTextFile(`${dir}/cases.jsonl`, cases.join("\n") + "\n");
+    const suite = (answer: string) =>
+      `dataset: cases.jsonl
+target: { type: subprocess, cmd: "cat > /dev/null; echo ${answer}" }
+scorers: [{ type: exact_match }]
+`;
+    await Deno.writeTextFile(`${dir}/a.yaml`, suite("no"));
+    await Deno.writeTextFile(`${dir}/b.yaml`, suite("yes"));
+    for (
+      const args of [
+        ["run", "a.yaml", "--record", "a.json"],
+        ["run", "b.yaml", "--record", "b.json", "--epochs", "2"],
+        ["report", "a.json", "b.json", "--html", "report.html"],
+      ]
+    ) {
+      const r = await cli(args, dir);
+      assert.equal(r.code, 0, r.stderr);
+    }
+    const html = await Deno.readTextFile(`${dir}/report.html`);
+    await withReport(html, async (page, watch) => {
+      // c1..c3 with both runs' epoch 1, then B's second epochs alone.
+      assert.equal(await count(page), "6 of 6 cases");
+      assert.deepEqual((await shownUnits(page)).slice(0, 3), [
+        "cases.jsonl#c1@1",
+        "cases.jsonl#c2@1",
+        "cases.jsonl#c3@1",
+      ]);
+      await page.click(".gr");
+      const sides = await page.$$eval(
+        ".side > div",
+        (cols) => cols.map((c) => c.textContent!),
+      );
+      assert.equal(sides.length, 2);
+      assert.match(sides[0]!, /Run A[\s\S]*Output\s*no/);
+      assert.match(sides[1]!, /Run B[\s\S]*Output\s*yes/);
+      assert.deepEqual(watch, { refused: [], dialogs: [], errors: [] });
+    });
+  }, "evalpipe_report_");
 });
