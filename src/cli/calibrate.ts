@@ -7,7 +7,7 @@
 
 import { defineCommand } from "./command.ts";
 import { UsageError } from "./flags.ts";
-import { isBrokenPipe, say, writeStdout } from "./_output.ts";
+import { isBrokenPipe, say, saySurplusLines, writeStdout } from "./_output.ts";
 import type { CalibrationLine, HumanLabel } from "../aggregate/calibration.ts";
 
 /** The `calibrate` command. */
@@ -186,6 +186,12 @@ command exits 2 at the end.`,
       interrupt.dispose();
       await Promise.all(scorers.map((s) => s.close?.()));
     }
+    // Shifted verdicts pair each label with another case's: bad input, as
+    // for run and score. Counted up to each process's end: closed now.
+    const shifted = scorers.flatMap((s) => {
+      const n = s.surplusLines?.() ?? 0;
+      return n > 0 ? [[s.name, n] as const] : [];
+    });
     const lines = calibration.results();
     try {
       await writeStdout(
@@ -195,6 +201,10 @@ command exits 2 at the end.`,
       if (!isBrokenPipe(error)) throw error;
     }
     say(formatCalibration(lines));
+    for (const [name, n] of shifted) {
+      problems++;
+      saySurplusLines(name, n);
+    }
     if (lines.every((l) => l.n === 0)) {
       problem(
         'No case has both a measured Score and a human label (metadata.human: "pass" or "fail")',

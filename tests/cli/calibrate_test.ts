@@ -190,3 +190,41 @@ Deno.test("calibrate: an unknown --metric is a usage error; no labelled case exi
     assert.match(missing.stderr, /calibrate takes one config file/);
   });
 });
+
+Deno.test("calibrate says a persistent scorer's shifted verdicts and exits 2, as run and score do", async () => {
+  await withTempDir(async (dir) => {
+    // A banner on stdout: each case gets the verdict of the one before.
+    await Deno.writeTextFile(
+      `${dir}/judge.py`,
+      `import json, sys
+print("Loading model...", flush=True)
+for line in sys.stdin:
+    case = json.loads(line)
+    print(json.dumps({"score": 1 if case["output"] == "good" else 0}), flush=True)
+`,
+    );
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      "dataset: cases.jsonl\ntarget: { type: replay }\nscorers:\n" +
+        "  - { type: subprocess, cmd: python3 judge.py, persistent: true }\n",
+    );
+    await Deno.writeTextFile(
+      `${dir}/cases.jsonl`,
+      [["good", "pass"], ["bad", "fail"], ["good", "pass"]].map(([o, h], i) =>
+        JSON.stringify({
+          id: `c${i + 1}`,
+          input: "q",
+          output: o,
+          metadata: { human: h },
+        })
+      ).join("\n") + "\n",
+    );
+    const out = await cli(["calibrate", "suite.yaml"], dir);
+    assert.equal(out.code, 2, out.stderr);
+    assert.equal(JSON.parse(out.stdout).metric, "judge");
+    assert.match(
+      out.stderr,
+      /persistent scorer "judge" wrote 1 line on stdout that no case was waiting for: its verdicts were likely shifted/,
+    );
+  });
+});
