@@ -146,11 +146,15 @@ command exits 2 at the end.`,
               } else {
                 const human = example.case.metadata?.human;
                 const byMetric = new Map<string, HumanLabel | undefined>();
+                // One label for every metric is one problem, said once.
+                const said = new Set<string>();
                 for (const m of metrics) {
                   try {
                     byMetric.set(m, humanLabel(human, m));
                   } catch (error) {
                     if (!(error instanceof HumanLabelError)) throw error;
+                    if (said.has(error.message)) continue;
+                    said.add(error.message);
                     problem(
                       `Case ${JSON.stringify(id)}: ${error.message}`,
                     );

@@ -228,3 +228,29 @@ for line in sys.stdin:
     );
   });
 });
+
+Deno.test("calibrate says an unreadable label once, however many scorers it applies to", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      "dataset: cases.jsonl\ntarget: { type: replay }\nscorers:\n" +
+        "  - { type: contains, value: ok }\n  - { type: exact_match, value: ok }\n",
+    );
+    await Deno.writeTextFile(
+      `${dir}/cases.jsonl`,
+      ['"pass"', '"maybe"'].map((h, i) =>
+        `{"id": "c${
+          i + 1
+        }", "input": "q", "output": "ok", "metadata": {"human": ${h}}}`
+      ).join("\n") + "\n",
+    );
+    const out = await cli(["calibrate", "suite.yaml"], dir);
+    assert.equal(out.code, 2, out.stderr);
+    assert.equal(
+      out.stderr.match(/Case "cases\.jsonl#c2": "metadata\.human" is "maybe"/g)
+        ?.length,
+      1,
+      out.stderr,
+    );
+  });
+});
