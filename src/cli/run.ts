@@ -594,10 +594,14 @@ and a summary table on stderr.`,
         ...(annotate
           ? {
             onScore: (score: Score) => {
+              // Keyed as annotations() reads it: per target in a matrix.
+              const key = score.target_name === undefined
+                ? score.metric
+                : `${score.target_name}: ${score.metric}`;
               if (
                 (score.status === "error" || score.status === "blocked") &&
-                !firstFailures.has(score.metric)
-              ) firstFailures.set(score.metric, score);
+                !firstFailures.has(key)
+              ) firstFailures.set(key, score);
             },
           }
           : {}),

@@ -65,8 +65,10 @@ function command(kind: "error" | "warning", title: string, message: string) {
  * a big run does not flood the annotations GitHub keeps).
  *
  * @param gateFailures The gates that did not hold.
- * @param aggregates The run's aggregates, one per metric.
- * @param firstFailures The first error or blocked Score of each metric.
+ * @param aggregates The run's aggregates, one per metric (in a matrix run,
+ *   per target and metric: each line then names its target).
+ * @param firstFailures The first error or blocked Score of each metric,
+ *   keyed by metric (in a matrix run, by `<target>: <metric>`).
  * @param failures Why the run fails besides its gates (`runFailures`).
  * @returns The lines, without line breaks.
  *
@@ -92,7 +94,11 @@ export function annotations(
 ): string[] {
   const lines = [
     ...gateFailures.map((f) =>
-      command("error", `evalpipe gate failed: ${f.metric}`, f.message)
+      command(
+        "error",
+        `evalpipe gate failed: ${failureKey(f.metric, f.target_name)}`,
+        f.message,
+      )
     ),
     ...failures.map((f) => command("error", FAILURE_TITLES[f.kind], f.message)),
   ];
@@ -106,13 +112,19 @@ export function annotations(
         ? [`${a.blocked} blocked ${a.blocked === 1 ? "Score" : "Scores"}`]
         : []),
     ].join(", ");
-    const first = firstFailures.get(a.metric);
+    const key = failureKey(a.metric, a.target_name);
+    const first = firstFailures.get(key);
     const quote = first === undefined
       ? ""
       : ` (first, ${first.unit_id ?? first.example_id ?? "?"}: ${
         first.reason ?? first.status
       })`;
-    lines.push(command("warning", `evalpipe: ${a.metric}`, counts + quote));
+    lines.push(command("warning", `evalpipe: ${key}`, counts + quote));
   }
   return lines;
+}
+
+/** A metric's name in a line, and its first failure's key. */
+function failureKey(metric: string, target?: string): string {
+  return target === undefined ? metric : `${target}: ${metric}`;
 }

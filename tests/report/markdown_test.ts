@@ -154,6 +154,44 @@ Deno.test("run under GitHub Actions prints ::error for failed gates and ::warnin
   });
 });
 
+Deno.test("run --matrix under GitHub Actions names the target in each annotation and quotes its own first failure", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/cases.jsonl`,
+      ["a", "b", "c"].map((id) => JSON.stringify({ id, input: id })).join(
+        "\n",
+      ) + "\n",
+    );
+    // v1 fails on case a, v2 on case c.
+    const target = (fail: string) =>
+      `{ type: subprocess, cmd: "grep -q '\\"${fail}\\"' && exit 1; echo ok" }`;
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      `dataset: cases.jsonl
+targets:
+  v1: ${target("a")}
+  v2: ${target("c")}
+matrix: [v1, v2]
+scorers: [{ type: exact_match, value: ok }]
+gates:
+  exact_match: { max_blocked: 0 }
+`,
+    );
+    const out = await cli(["run", "suite.yaml"], dir, {
+      GITHUB_ACTIONS: "true",
+    });
+    assert.equal(out.code, 1, out.stderr);
+    const commands = out.stderr.split("\n").filter((l) => l.startsWith("::"))
+      .map((l) => l.replace(/target error: .*/, "…"));
+    assert.deepEqual(commands, [
+      "::error title=evalpipe gate failed%3A v1%3A exact_match::v1: exact_match: blocked 1 > max_blocked 0",
+      "::error title=evalpipe gate failed%3A v2%3A exact_match::v2: exact_match: blocked 1 > max_blocked 0",
+      "::warning title=evalpipe%3A v1%3A exact_match::1 blocked Score (first, cases.jsonl#a~v1: …",
+      "::warning title=evalpipe%3A v2%3A exact_match::1 blocked Score (first, cases.jsonl#c~v2: …",
+    ]);
+  });
+});
+
 Deno.test("workflow command escaping follows GitHub's toolkit", () => {
   assert.equal(
     escapeCommandData("50% done\r\nnext: a,b"),
