@@ -8,6 +8,7 @@
 import { parseScore, type Score } from "../score/mod.ts";
 import { isRunRecord, RunRecordError } from "../record/run_record.ts";
 import { elementSpans, memberSpan } from "../io/_json_scan.ts";
+import { jsonSyntaxPlace } from "../io/_json_syntax.ts";
 
 /**
  * An evalglass RunRecord read by evalpipe.
@@ -264,6 +265,9 @@ function exportedRanges(
   return ranges;
 }
 
+/** How a baseline `run --save-baseline` wrote opens. */
+const BASELINE_START = /^\{\s*"evalpipe_baseline"\s*:/;
+
 /** How much of a file is read to tell whether it may be an evalglass record. */
 const SNIFF_BYTES = 65536;
 
@@ -325,14 +329,31 @@ export async function readEvalglassRunRecord(
     text = new TextDecoder("utf-8", { fatal: true }).decode(
       await Deno.readFile(path),
     ).replace(/^\uFEFF/, "");
+  } catch (error) {
+    // Not UTF-8: the caller reads it as what else it may be and says so.
+    if (error instanceof TypeError) return undefined;
+    throw error;
+  }
+  try {
     value = JSON.parse(text);
   } catch (error) {
-    // Not one JSON document (or not UTF-8): not an evalglass record; the
-    // caller reads it as what else it may be and says what is wrong.
-    if (error instanceof SyntaxError || error instanceof TypeError) {
-      return undefined;
-    }
-    throw error;
+    if (!(error instanceof SyntaxError)) throw error;
+    const place = jsonSyntaxPlace(text);
+    // Several documents (NDJSON, `jq .` output), or a baseline, whose reader
+    // names its own errors: the caller reads it as what else it may be.
+    if (
+      place === undefined || place.afterValue ||
+      BASELINE_START.test(start)
+    ) return undefined;
+    // One JSON document cut short or broken: read line by line, each of
+    // its lines would be named as a malformed Score.
+    throw new RunRecordError(
+      `Cannot parse ${
+        /^\s*"(?:run_id|scorecard)":/m.test(head) ? "evalglass run record " : ""
+      }${
+        JSON.stringify(path)
+      } line ${place.line} column ${place.column}: ${place.problem}`,
+    );
   }
   return isEvalglassRunRecord(value)
     ? fromEvalglass(

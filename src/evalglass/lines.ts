@@ -7,6 +7,7 @@
  */
 
 import type { ParsedLine } from "../io/ndjson.ts";
+import { jsonSyntaxPlace } from "../io/_json_syntax.ts";
 import {
   type EvalglassImport,
   fromEvalglass,
@@ -129,11 +130,16 @@ export function evalglassLines(
         value = JSON.parse(text);
       } catch (error) {
         if (!(error instanceof SyntaxError)) throw error;
+        // Named by the line it breaks on, as an editor shows it.
+        const place = jsonSyntaxPlace(text);
         controller.enqueue({
-          line: documentLine,
+          line: place === undefined
+            ? documentLine
+            : place.line + documentLine - 1,
           text: document[0]!,
-          error:
-            `Cannot parse the JSON document that starts here: ${error.message}`,
+          error: place === undefined
+            ? `Cannot parse the JSON document that starts on line ${documentLine}`
+            : `Cannot parse the JSON document that starts on line ${documentLine}, at column ${place.column}: ${place.problem}`,
         });
         return;
       }

@@ -212,3 +212,77 @@ Deno.test("an evalglass record on one line opens too; one with an invalid Score 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("an evalglass record cut short or holding a NaN is one error naming its line and column, not one per line", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const pretty = await Deno.readTextFile(`${EXAMPLES}${GROUNDEDNESS}`);
+    const lines = pretty.split("\n");
+    // Cut in the middle of a string, as an interrupted copy leaves it.
+    const cutLine = lines.findIndex((l) => l.includes('"example_id"'));
+    const cutColumn = lines[cutLine]!.indexOf('"example_id"') + 5;
+    const cut = lines.slice(0, cutLine).join("\n") + "\n" +
+      lines[cutLine]!.slice(0, cutColumn - 1);
+    // Python's json.dumps writes a float NaN as a bare word.
+    const nanLine = lines.findIndex((l) => l.includes('"value": 0.4'));
+    const nanColumn = lines[nanLine]!.indexOf("0.4") + 1;
+    const nan = lines.map((l, i) => i === nanLine ? l.replace("0.4", "NaN") : l)
+      .join("\n");
+    const cases: Array<[string, string, number, number, string]> = [
+      [
+        "cut.json",
+        cut,
+        cutLine + 1,
+        cutColumn,
+        "the text ends inside the string",
+      ],
+      [
+        "nan.json",
+        nan,
+        nanLine + 1,
+        nanColumn,
+        'expected a JSON value, found "NaN"',
+      ],
+    ];
+    for (const [name, text, line, column, problem] of cases) {
+      await Deno.writeTextFile(`${dir}/${name}`, text);
+      for (
+        const args of [["view", name], ["diff", name, name], [
+          "report",
+          name,
+          "--html",
+          "r.html",
+        ]]
+      ) {
+        const out = await cli(args, dir);
+        assert.equal(out.code, 2, `${args.join(" ")}: ${out.stderr}`);
+        assert.equal(out.stdout, "");
+        const said = out.stderr.trimEnd().split("\n");
+        assert.equal(said.length, 1, `${args.join(" ")}: ${out.stderr}`);
+        assert.ok(
+          said[0]!.startsWith(
+            `evalpipe: Cannot parse evalglass run record "${name}" line ${line} column ${column}: ${problem}`,
+          ),
+          said[0],
+        );
+      }
+      const named = await cli(["aggregate", name], dir);
+      const piped = await cliWithStdin(["aggregate"], dir, text);
+      for (
+        const [out, where] of [[named, `"${name}"`], [piped, "stdin"]] as const
+      ) {
+        assert.equal(out.code, 2, out.stderr);
+        const said = out.stderr.trimEnd().split("\n");
+        assert.equal(said.length, 1, out.stderr);
+        assert.ok(
+          said[0]!.startsWith(
+            `evalpipe: Malformed Score on ${where} line ${line}: Cannot parse the JSON document that starts on line 1, at column ${column}: ${problem}`,
+          ),
+          said[0],
+        );
+      }
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
