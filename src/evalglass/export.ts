@@ -137,11 +137,24 @@ export function evalglassScore(score: Score): EvalglassScore {
 const isAggregatable = (s: Score) =>
   s.status === "scored" && s.validity === "valid" && s.value !== null;
 
+const within = (v: number, [low, high]: readonly [number, number]) =>
+  v >= low && v <= high;
+
 /** evalglass's `_stable`: interval bounds rounded to twelve places. */
 const stable = (x: number) => Math.round(x * 1e12) / 1e12;
 
-/** The metric's `AggregatedMetric`, `Estimate` and `PopulationSummary`. */
-function summarise(metric: string, own: readonly Score[]) {
+/**
+ * The metric's `AggregatedMetric`, `Estimate` and `PopulationSummary`. The
+ * interval is clamped to the metric's declared range, as evalglass clamps a
+ * mean's interval to its `score_range` (which every continuous metric of its
+ * declares), unless a value lies outside it: the declaration is then not
+ * trusted, as evalpipe's own aggregates do not trust it.
+ */
+function summarise(
+  metric: string,
+  own: readonly Score[],
+  range: readonly [number, number] | undefined,
+) {
   const status_counts: Record<string, number> = {};
   const population = {
     metric,
@@ -177,12 +190,12 @@ function summarise(metric: string, own: readonly Score[]) {
       for (const v of values) squares += (v - value) ** 2;
       const sd = Math.sqrt(squares / (n - 1));
       const half = sd === 0 ? 0 : tCritical95(n - 1) * sd / Math.sqrt(n);
-      estimate.interval = {
-        method: "student_t",
-        level: 0.95,
-        lower: stable(value - half),
-        upper: stable(value + half),
-      };
+      let lower = stable(value - half), upper = stable(value + half);
+      if (range !== undefined && values.every((v) => within(v, range))) {
+        lower = Math.max(range[0], lower);
+        upper = Math.min(range[1], upper);
+      }
+      estimate.interval = { method: "student_t", level: 0.95, lower, upper };
     }
     if (n < 5) {
       diagnostics.push({
@@ -317,7 +330,9 @@ export async function toEvalglass(record: RunRecord): Promise<EvalglassExport> {
     }
   }
   const metrics = [...byMetric.keys()].sort(compareCodePoints);
-  const summaries = metrics.map((m) => summarise(m, byMetric.get(m)!));
+  const summaries = metrics.map((m) =>
+    summarise(m, byMetric.get(m)!, record.value_ranges?.[m])
+  );
 
   const gates = gatesOf(record.config);
   const failures = checkGates(gates, record.aggregates);

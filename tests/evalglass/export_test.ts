@@ -308,3 +308,76 @@ Deno.test("export refuses what it cannot export, with exit code 2", async () => 
     }
   });
 });
+
+Deno.test("export --to evalglass clamps a mean's interval to the metric's declared range, as evalglass clamps to score_range", async () => {
+  await withEveryStatusRun(async (run) => {
+    const { texts } = await exported(run);
+    const rr = JSON.parse(texts.runrecord);
+    assertSchema("runrecord", rr, "runrecord.json");
+    // exact_match is 1 and 0 over two Scores: Student's t gives
+    // 0.5 ± 12.706 × 0.5, far beyond the 0..1 every exact_match lies within.
+    const exact = rr.scorecard.estimates.find((e: Json) =>
+      e.metric === "exact_match"
+    );
+    assert.deepEqual(exact.interval, {
+      method: "student_t",
+      level: 0.95,
+      lower: 0,
+      upper: 1,
+    });
+  });
+  // A record without ranges, and a range a value contradicts: not clamped.
+  const dir = await Deno.makeTempDir();
+  try {
+    const score = (value: number, i: number) => ({
+      metric: "m",
+      status: "scored",
+      validity: "valid",
+      value,
+      passed: value >= 0.5,
+      evaluator_version: "m@1",
+      example_id: `d#${i}`,
+      unit_id: `d#${i}`,
+      diagnostics: [],
+      evidence_refs: [],
+    });
+    const record = (values: number[], ranges?: Record<string, number[]>) => ({
+      evalpipe_run_record: 1,
+      run_id: "r1",
+      started_at: "2026-12-01T08:00:00.000Z",
+      config_path: "evalpipe.yaml",
+      config: {},
+      fingerprints: {
+        config: "sha256:aa",
+        dataset: null,
+        target: "sha256:cc",
+        scorers: { m: "m@1" },
+      },
+      ...(ranges !== undefined ? { value_ranges: ranges } : {}),
+      scores: values.map(score),
+      aggregates: [],
+      finished_at: "2026-12-01T08:00:01.000Z",
+      complete: true,
+    });
+    for (
+      const [name, rec] of [
+        ["none.json", record([0, 1])],
+        ["outside.json", record([0, 2], { m: [0, 1] })],
+      ] as const
+    ) {
+      await Deno.writeTextFile(`${dir}/${name}`, JSON.stringify(rec));
+      const out = await cli(
+        ["export", "--to", "evalglass", name, name.replace(".json", "")],
+        dir,
+      );
+      assert.equal(out.code, 0, out.stderr);
+      const rr = JSON.parse(
+        await Deno.readTextFile(`${dir}/${out.stdout.trim()}`),
+      );
+      const { lower, upper } = rr.scorecard.estimates[0].interval;
+      assert.ok(lower < 0 && upper > 1, `${name}: [${lower}, ${upper}]`);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
