@@ -539,11 +539,22 @@ function explainScore(v: unknown, identity?: Identity): string {
     optional("unit_id", (x) => typeof x === "string", "a string");
   }
   optional("target_name", (x) => typeof x === "string", "a string");
-  optional(
-    "diagnostics",
-    (x) => Array.isArray(x) && x.every((d) => readDiagnostic(d) !== undefined),
-    'a list of {"code": string, "severity": "info" | "warning" | "error", "message": string, "location"?: string, "details"?: object}',
-  );
+  if (s.diagnostics != null) {
+    if (!Array.isArray(s.diagnostics)) {
+      problems.push(
+        `"diagnostics" must be ${DIAGNOSTICS_RULE}, not ${
+          describeValue(s.diagnostics)
+        }`,
+      );
+    } else {
+      // Which diagnostic, and which of its fields: a list of many is read
+      // by a person looking for the one that is wrong.
+      s.diagnostics.forEach((d, i) => {
+        if (readDiagnostic(d) !== undefined) return;
+        problems.push(`"diagnostics" item ${i + 1}: ${explainDiagnostic(d)}`);
+      });
+    }
+  }
   optional(
     "evidence_refs",
     (x) => Array.isArray(x) && x.every((r) => typeof r === "string"),
@@ -553,6 +564,47 @@ function explainScore(v: unknown, identity?: Identity): string {
   if (problems.length > 0) return problems.join("; ");
   const rule = ruleViolation(s.status, s.value as number | null, s.passed);
   return rule !== undefined ? `"${rule[0]}": ${rule[1]}` : "Not a valid Score";
+}
+
+const DIAGNOSTICS_RULE =
+  'a list of {"code": string, "severity": "info" | "warning" | "error", "message": string, "location"?: string, "details"?: object}';
+
+/** Says which field keeps a value from being a diagnostic. Only called on failure. */
+function explainDiagnostic(d: unknown): string {
+  if (typeof d !== "object" || d === null || Array.isArray(d)) {
+    return `a diagnostic must be an object, not ${
+      Array.isArray(d) ? "a list" : describeValue(d)
+    }`;
+  }
+  const o = d as Record<string, unknown>;
+  const problems: string[] = [];
+  const bad = (key: string, rule: string) =>
+    problems.push(
+      o[key] === undefined
+        ? `"${key}" is missing`
+        : `"${key}" must be ${rule}, not ${describeValue(o[key])}`,
+    );
+  const optional = (key: string, ok: boolean, rule: string) => {
+    if (o[key] != null && !ok) bad(key, rule);
+  };
+  if (o.severity !== undefined || !SEVERITIES.has(o.level)) {
+    if (typeof o.code !== "string" || o.code === "") {
+      bad("code", "a non-empty string");
+    }
+    if (!SEVERITIES.has(o.severity)) {
+      bad("severity", "one of info, warning, error");
+    }
+  }
+  if (typeof o.message !== "string") bad("message", "a string");
+  optional("location", typeof o.location === "string", "a string");
+  optional("details", isMapping(o.details), "a mapping of JSON values");
+  optional("cause", typeof o.cause === "string", "a string");
+  optional(
+    "evidence_refs",
+    isStringList(o.evidence_refs),
+    "a list of strings",
+  );
+  return problems.length > 0 ? problems.join(", ") : "not a diagnostic";
 }
 
 /** The no-0.0 rule and its companions, on fields whose types are right. */

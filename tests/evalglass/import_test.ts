@@ -178,6 +178,23 @@ Deno.test("an evalglass record on one line opens too; one with an invalid Score 
     const clean = await cli(["view", "compact.json"], dir);
     assert.doesNotMatch(clean.stderr, /contradicts/);
 
+    // A diagnostic evalglass's reader refuses: the Score, the diagnostic
+    // and its field are named.
+    const fatal = structuredClone(record);
+    fatal.scores[2].diagnostics = [
+      { code: "judge.timeout", severity: "fatal", message: "timed out" },
+    ];
+    await Deno.writeTextFile(
+      `${dir}/fatal.json`,
+      JSON.stringify(fatal, null, 2),
+    );
+    const refused = await cli(["view", "fatal.json"], dir);
+    assert.equal(refused.code, 2);
+    assert.match(
+      refused.stderr,
+      /^evalpipe: Invalid evalglass run record "fatal\.json" line \d+: score 3: "diagnostics" item 1: "severity" must be one of info, warning, error, not "fatal"$/m,
+    );
+
     record.scores[1].value = null; // a scored Score without a value
     const pretty = JSON.stringify(record, null, 2);
     await Deno.writeTextFile(`${dir}/runrecord.json`, pretty);

@@ -169,8 +169,8 @@ Deno.test("parseScore names every field that breaks its rule, and the no-0.0 rul
   );
   assert.equal(
     message({ ...base, value: NaN, diagnostics: [{ level: "fatal" }] }),
-    '"value" must be a finite number or null, not NaN; "diagnostics" must be ' +
-      'a list of {"code": string, "severity": "info" | "warning" | "error", "message": string, "location"?: string, "details"?: object}, not object',
+    '"value" must be a finite number or null, not NaN; "diagnostics" item 1: ' +
+      '"code" is missing, "severity" is missing, "message" is missing',
   );
   assert.match(
     message({ ...base, provenance: { at: new Date() } }),
@@ -190,7 +190,24 @@ Deno.test("parseScore names every field that breaks its rule, and the no-0.0 rul
   );
   assert.equal(
     message({ ...base, diagnostics: [{ severity: "error", message: "x" }] }),
-    '"diagnostics" must be a list of {"code": string, "severity": "info" | "warning" | "error", "message": string, "location"?: string, "details"?: object}, not object',
+    '"diagnostics" item 1: "code" is missing',
+  );
+  assert.equal(
+    message({
+      ...base,
+      diagnostics: [
+        { code: "c", severity: "info", message: "fine" },
+        { code: "c", severity: "fatal", message: "x", evidence_refs: [1] },
+        ["not", "one"],
+      ],
+    }),
+    '"diagnostics" item 2: "severity" must be one of info, warning, error, not "fatal", ' +
+      '"evidence_refs" must be a list of strings, not object; ' +
+      '"diagnostics" item 3: a diagnostic must be an object, not a list',
+  );
+  assert.equal(
+    message({ ...base, diagnostics: "none" }),
+    '"diagnostics" must be a list of {"code": string, "severity": "info" | "warning" | "error", "message": string, "location"?: string, "details"?: object}, not "none"',
   );
 });
 
