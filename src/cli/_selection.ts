@@ -65,9 +65,14 @@ export function selectionOptions(flags: {
 export function describeSelection(
   selected: Selected,
   tally: RunSummary["selection"],
+  complete = true,
 ): string | undefined {
   if (tally === undefined) return undefined;
   const { shard, subset } = selected;
+  // A stopped run took in examples it never ran: they were chosen, no more.
+  const ran = complete
+    ? `${tally.ran} examples ran`
+    : `${tally.ran} examples chosen (the run stopped before all ran)`;
   const parts: string[] = [];
   if (shard !== undefined) {
     parts.push(
@@ -80,8 +85,12 @@ export function describeSelection(
     parts.push(
       `subset ${
         subsetFlags(subset)
-      }: ${tally.ran} examples ran, ${tally.skipped} skipped (their Scores say "skipped")`,
+      }: ${ran}, ${tally.skipped} skipped (their Scores say "skipped")`,
     );
-  } else parts.push(`${tally.ran} ran`);
+  } else {
+    parts.push(
+      complete ? `${tally.ran} ran` : `${tally.ran} chosen, the run stopped`,
+    );
+  }
   return parts.join("; ");
 }

@@ -613,7 +613,11 @@ and a summary table on stderr.`,
         ? await import("../report/comparison.ts")
         : undefined;
       say(formatSummary(summary.aggregates));
-      const chosen = selecting?.describeSelection(selected, summary.selection);
+      const chosen = selecting?.describeSelection(
+        selected,
+        summary.selection,
+        summary.complete,
+      );
       if (chosen !== undefined) say(chosen);
       if (summary.targets !== undefined) {
         say("");

@@ -234,6 +234,39 @@ Deno.test("run --junit stopped by a second SIGINT removes its temporary record a
   });
 });
 
+Deno.test("run --limit stopped by SIGINT says how many examples were chosen, not that they all ran", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/suite.yaml`, HANG_SUITE);
+    await Deno.writeTextFile(`${dir}/s.sh`, SCORER);
+    await Deno.writeTextFile(
+      `${dir}/data.jsonl`,
+      ["one", "hang", "three", "hang too", "five", "six"]
+        .map((input) => JSON.stringify({ input, output: input }) + "\n")
+        .join(""),
+    );
+    const child = spawnCli(
+      ["run", "suite.yaml", "--limit", "4", "--grace", "0.2"],
+      dir,
+    );
+    const stderr = new Collected(child.stderr);
+    await stderr.until("the hung scorers", () => hungScorers(dir) === 2);
+    child.kill("SIGINT");
+    const status = await child.status;
+    await stderr.done;
+    assert.equal(status.code, 130, stderr.text);
+    // Two of the four chosen were scored; before, the line said "4 examples
+    // ran".
+    assert.match(
+      stderr.text,
+      /\nsubset --limit 4: 4 examples chosen \(the run stopped before all ran\), 2 skipped \(their Scores say "skipped"\)\n/,
+    );
+    assert.doesNotMatch(stderr.text, /examples ran/);
+    const pids = Deno.readTextFileSync(`${dir}/pids.txt`).trim().split("\n")
+      .map(Number);
+    await assertNoneRunning(pids);
+  });
+});
+
 Deno.test("aggregate on SIGINT goes on to the end of its input, as run in front of it ends, and exits 130", async () => {
   const score = (i: number) =>
     JSON.stringify({
