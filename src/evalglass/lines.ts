@@ -7,7 +7,7 @@
  */
 
 import type { ParsedLine } from "../io/ndjson.ts";
-import { jsonSyntaxPlace } from "../io/_json_syntax.ts";
+import { readJsonValues } from "../io/_json_syntax.ts";
 import {
   type EvalglassImport,
   fromEvalglass,
@@ -107,12 +107,49 @@ export function evalglassLines(
       controller.enqueue({ line, text: "", value: score });
     }
   };
+  const readDocument = async (
+    value: unknown,
+    line: number,
+    text: string,
+    controller: TransformStreamDefaultController<ParsedLine>,
+  ) => {
+    if (isEvalglassRunRecord(value)) {
+      return expand(value, line, controller, text);
+    }
+    const other = await options.onDocument?.(value, line);
+    if (other !== undefined) {
+      for (const v of other) {
+        controller.enqueue(
+          v instanceof Error
+            ? { line, text: "", error: v.message }
+            : { line, text: "", value: v },
+        );
+      }
+      return;
+    }
+    // Scores indented (`jq .`), or in a list (`jq -s .`): each passed on.
+    if (Array.isArray(value) || isScoreLike(value)) {
+      for (const v of Array.isArray(value) ? value : [value]) {
+        controller.enqueue({ line, text: "", value: v });
+      }
+      return;
+    }
+    controller.enqueue({
+      line,
+      text: text.trimStart().split("\n", 1)[0]!,
+      error:
+        "A JSON document that is not an evalglass RunRecord (expected NDJSON: one JSON object per line)",
+    });
+  };
   return new TransformStream({
     transform(parsed, controller) {
       if (document !== undefined) return void document.push(parsed.text);
       const isFirst = first;
       first = false;
-      if (isFirst && parsed.error !== undefined && parsed.text.trim() === "{") {
+      if (
+        isFirst && parsed.error !== undefined &&
+        (parsed.text.trim() === "{" || parsed.text.trim() === "[")
+      ) {
         document = [parsed.text];
         documentLine = parsed.line;
         return;
@@ -125,44 +162,30 @@ export function evalglassLines(
     async flush(controller) {
       if (document === undefined) return;
       const text = document.join("\n");
-      let value: unknown;
-      try {
-        value = JSON.parse(text);
-      } catch (error) {
-        if (!(error instanceof SyntaxError)) throw error;
-        // Named by the line it breaks on, as an editor shows it.
-        const place = jsonSyntaxPlace(text);
-        controller.enqueue({
-          line: place === undefined
-            ? documentLine
-            : place.line + documentLine - 1,
-          text: document[0]!,
-          error: place === undefined
-            ? `Cannot parse the JSON document that starts on line ${documentLine}`
-            : `Cannot parse the JSON document that starts on line ${documentLine}, at column ${place.column}: ${place.problem}`,
-        });
-        return;
-      }
-      if (isEvalglassRunRecord(value)) {
-        return expand(value, documentLine, controller, text);
-      }
-      const other = await options.onDocument?.(value, documentLine);
-      if (other !== undefined) {
-        for (const v of other) {
-          controller.enqueue(
-            v instanceof Error
-              ? { line: documentLine, text: "", error: v.message }
-              : { line: documentLine, text: "", value: v },
-          );
+      // One document (an evalglass record, a baseline, `jq -s .` output) or
+      // several one after another (`jq .` output): each read whole.
+      for (const read of readJsonValues(text)) {
+        const line = documentLine + read.line - 1;
+        if (read.broken === undefined) {
+          await readDocument(read.value, line, read.text, controller);
+          continue;
         }
-        return;
+        // Named by the line it breaks on, as an editor shows it.
+        const { column, problem } = read.broken;
+        controller.enqueue({
+          line: documentLine + read.broken.line - 1,
+          text: read.text.split("\n", 1)[0]!,
+          error: `Cannot parse the JSON document that starts on line ${line}${
+            column === undefined ? "" : `, at column ${column}`
+          }: ${problem}`,
+        });
       }
-      controller.enqueue({
-        line: documentLine,
-        text: document[0]!,
-        error:
-          "A JSON document that is not an evalglass RunRecord (expected NDJSON: one JSON object per line)",
-      });
     },
   });
+}
+
+/** An object with a `metric`: a Score, or one the Score check names the faults of. */
+function isScoreLike(value: unknown): boolean {
+  return typeof value === "object" && value !== null &&
+    Object.hasOwn(value, "metric");
 }

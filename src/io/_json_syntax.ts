@@ -164,3 +164,86 @@ export function jsonSyntaxPlace(text: string): JsonSyntaxPlace | undefined {
     return fail(i, `expected "," or "${close}", ${found(text, i)}`);
   }
 }
+
+/** One JSON value read from a text of several: its value, or where it breaks. */
+export interface JsonValueRead {
+  /** The 1-based line its first character is on. */
+  line: number;
+  /** Its text, from its first character. */
+  text: string;
+  /** The value, when it parses. */
+  value?: unknown;
+  /**
+   * Where it breaks the grammar, when it does not parse: the 1-based line
+   * in the whole text, the column (when the scanner found it) and what is
+   * wrong. Nothing is read after it.
+   */
+  broken?: { line: number; column?: number; problem: string };
+}
+
+/**
+ * Reads a text of JSON values one after another, as `jq .` prints them
+ * (indented objects, each after the last; one value is the case of one), a
+ * value at a time. A value that breaks the grammar ends the reading: it is
+ * the last read, with where it breaks.
+ *
+ * @param text The text.
+ * @returns The values read, in order.
+ */
+export function readJsonValues(text: string): JsonValueRead[] {
+  const reads: JsonValueRead[] = [];
+  let from = 0;
+  let line = 1;
+  while (from < text.length) {
+    const rest = text.slice(from);
+    const lead = rest.length - rest.trimStart().length;
+    if (lead === rest.length) break;
+    const at = line + countNewlines(rest, lead);
+    const place = jsonSyntaxPlace(rest);
+    const piece = place === undefined || !place.afterValue
+      ? rest
+      : rest.slice(0, place.offset);
+    const own = piece.slice(lead);
+    if (place !== undefined && !place.afterValue) {
+      reads.push({
+        line: at,
+        text: own,
+        broken: {
+          line: line + place.line - 1,
+          column: place.column,
+          problem: place.problem,
+        },
+      });
+      break;
+    }
+    try {
+      reads.push({ line: at, text: own, value: JSON.parse(piece) });
+    } catch (error) {
+      // What the scanner lets through and V8 refuses (a number too deep).
+      if (!(error instanceof SyntaxError)) throw error;
+      reads.push({
+        line: at,
+        text: own,
+        broken: { line: at, problem: error.message },
+      });
+      break;
+    }
+    if (place === undefined) break;
+    line += countNewlines(rest, place.offset);
+    from += place.offset;
+  }
+  return reads;
+}
+
+/** The newlines in `text` before `end`. */
+function countNewlines(text: string, end: number): number {
+  let n = 0;
+  for (
+    let i = text.indexOf("\n");
+    i >= 0 && i < end;
+    i = text.indexOf("\n", i + 1)
+  ) {
+    n++;
+  }
+  return n;
+}

@@ -4,6 +4,7 @@
  * @module
  */
 
+import { readJsonValues } from "../io/_json_syntax.ts";
 import { InputError, osErrorText } from "../base/errors.ts";
 import { isRunRecord, readRunRecord, type RunRecord } from "./run_record.ts";
 import { parseScore, type Score } from "../score/mod.ts";
@@ -110,15 +111,15 @@ export async function readScoresFile(path: string): Promise<ScoresFile> {
   // Each unit's Score of a metric (and target) once: a file whose lines
   // came twice (`cat a a >`) would double every count.
   const seen = new SeenScores();
-  text.split("\n").forEach((raw, i) => {
-    const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
-    if (line.trim() === "") return;
+  const take = (json: string | { value: unknown }, line: number) => {
     let score: Score;
     try {
-      score = parseScore(JSON.parse(line));
+      score = parseScore(
+        typeof json === "string" ? JSON.parse(json) : json.value,
+      );
     } catch (error) {
       if (!(error instanceof SyntaxError)) throw error;
-      problems.push({ line: i + 1, message: error.message });
+      problems.push({ line, message: error.message });
       return;
     }
     const unit = score.unit_id;
@@ -132,7 +133,7 @@ export async function readScoresFile(path: string): Promise<ScoresFile> {
       )
     ) {
       problems.push({
-        line: i + 1,
+        line,
         message: `unit ${JSON.stringify(unit)} already has a ${
           JSON.stringify(score.metric)
         } Score on an earlier line: it is counted once`,
@@ -140,9 +141,38 @@ export async function readScoresFile(path: string): Promise<ScoresFile> {
       return;
     }
     scores.push(score);
+  };
+  if (INDENTED.test(text)) {
+    // `jq .` (indented objects, one after another) or `jq -s .` (one list):
+    // no NDJSON line is a bracket alone.
+    for (const read of readJsonValues(text)) {
+      if (read.broken !== undefined) {
+        const { line, column, problem } = read.broken;
+        problems.push({
+          line,
+          message: column === undefined
+            ? problem
+            : `column ${column}: ${problem}`,
+        });
+        continue;
+      }
+      for (
+        const item of Array.isArray(read.value) ? read.value : [read.value]
+      ) {
+        take({ value: item }, read.line);
+      }
+    }
+    return { scores, problems };
+  }
+  text.split("\n").forEach((raw, i) => {
+    const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
+    if (line.trim() !== "") take(line, i + 1);
   });
   return { scores, problems };
 }
+
+/** A text whose first line is `{` or `[` alone: indented JSON, not NDJSON. */
+const INDENTED = /^\uFEFF?\s*[{[][ \t]*\r?\n/;
 
 /**
  * The (unit, metric) pairs seen: per unit, a bit for each metric (a run has

@@ -123,3 +123,46 @@ Deno.test("cli aggregate reads the files named, in order, - for stdin, and says 
     assert.doesNotMatch(missing.stderr, /\bat /);
   });
 });
+
+Deno.test("cli aggregate, view and diff read Scores as jq prints them without -c: indented, one after another, or in one list", async () => {
+  await withTempDir(async (dir) => {
+    const scores = [1, 0, 0.5].map((v, i) =>
+      scored("m", v, { example_id: `d#${i + 1}`, unit_id: `d#${i + 1}` })
+    );
+    const ndjson = scores.map((s) => `${scoreLine(s)}\n`).join("");
+    // `jq . scores.ndjson` and `jq -s . scores.ndjson`, as jq indents them.
+    const indented = scores.map((s) => `${JSON.stringify(s, null, 2)}\n`)
+      .join("");
+    const listed = `${JSON.stringify(scores, null, 2)}\n`;
+    await Deno.writeTextFile(`${dir}/s.ndjson`, ndjson);
+    await Deno.writeTextFile(`${dir}/indented.json`, indented);
+    await Deno.writeTextFile(`${dir}/listed.json`, listed);
+    const expected = await cliWithStdin(["aggregate"], dir, ndjson);
+    assert.equal(expected.code, 0, expected.stderr);
+    for (const text of [indented, listed]) {
+      const piped = await cliWithStdin(["aggregate"], dir, text);
+      assert.equal(piped.code, 0, piped.stderr);
+      assert.equal(piped.stderr, "");
+      assert.equal(piped.stdout, expected.stdout);
+    }
+    const view = await cli(["view", "s.ndjson"], dir);
+    for (const file of ["indented.json", "listed.json"]) {
+      const shown = await cli(["view", file], dir);
+      assert.equal(shown.code, 0, shown.stderr);
+      assert.equal(shown.stdout, view.stdout);
+      assert.equal(shown.stderr, view.stderr);
+    }
+    const diff = await cli(["diff", "s.ndjson", "indented.json"], dir);
+    assert.equal(diff.code, 0, diff.stderr);
+    assert.equal(JSON.parse(diff.stdout).pairs, 3);
+    // A broken one among them is named at its line; the others are read.
+    const broken = `${indented}{\n  "metric": "m",\n  "value": NaN\n}\n`;
+    const bad = await cliWithStdin(["aggregate"], dir, broken);
+    assert.equal(bad.code, 2);
+    assert.equal(
+      bad.stderr.trim(),
+      'evalpipe: Malformed Score on stdin line 39: Cannot parse the JSON document that starts on line 37, at column 12: expected a JSON value, found "NaN"',
+    );
+    assert.equal(JSON.parse(bad.stdout).n, 3);
+  });
+});
