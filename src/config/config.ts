@@ -361,9 +361,11 @@ export async function buildScorers(
     scorers.push(scorer);
     const twice = duplicateScorerName(scorers.map((s) => s.name));
     if (twice !== undefined) {
+      // At the second scorer's line, as the config check says it when the
+      // config gives both names.
       throw new ConfigError(
         file,
-        undefined,
+        await scorerLine(file, twice.second),
         `two scorers are named ${
           JSON.stringify(twice.name)
         }; give one a "name"`,

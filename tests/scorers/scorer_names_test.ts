@@ -27,7 +27,8 @@ Deno.test("the config check and buildScorers refuse two scorers with one name, b
     /line 6: two scorers are named "m"; give one a "name"$/,
   );
   // Named once resolved (a subprocess scorer by its script): refused when
-  // built, through the command line (building it loads libc in this process).
+  // built, through the command line (building it loads libc in this process),
+  // at the second scorer's line all the same.
   const dir = await Deno.makeTempDir({ prefix: "evalpipe_config_test_" });
   try {
     await Deno.writeTextFile(
@@ -43,7 +44,7 @@ Deno.test("the config check and buildScorers refuse two scorers with one name, b
     assert.equal(code, 2);
     assert.equal(
       stderr.trim(),
-      'evalpipe: Invalid config "suite.yaml": two scorers are named "exact_match"; give one a "name"',
+      'evalpipe: Invalid config "suite.yaml" line 5: two scorers are named "exact_match"; give one a "name"',
     );
   } finally {
     await Deno.remove(dir, { recursive: true });
