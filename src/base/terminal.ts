@@ -61,3 +61,26 @@ export function escapeControl(text: string): string {
 export function clip(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max)}…` : text;
 }
+
+/**
+ * `text` cut in the middle to its first `head` and last `tail` characters,
+ * with `…` where it was cut: how a message quotes a program's stderr, whose
+ * end (Python's exception, after its traceback and any warnings) says as much
+ * as its start (Node's error line).
+ *
+ * @param text The text.
+ * @param head The most characters kept from the start.
+ * @param tail The most characters kept from the end.
+ * @returns The text, or its start, `…` and its end.
+ *
+ * @example
+ * ```ts
+ * import { clipMiddle } from "./terminal.ts";
+ * if (clipMiddle("abcdefgh", 2, 3) !== "ab…fgh" || clipMiddle("abcde", 2, 3) !== "abcde") throw new Error();
+ * ```
+ */
+export function clipMiddle(text: string, head: number, tail: number): string {
+  return text.length > head + tail
+    ? `${text.slice(0, head)}…${text.slice(text.length - tail)}`
+    : text;
+}

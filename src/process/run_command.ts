@@ -8,7 +8,7 @@
 
 import { runOnce } from "./spawner.ts";
 import type { RunCommandOptions, RunResult } from "./types.ts";
-import { clip } from "../base/terminal.ts";
+import { clipMiddle } from "../base/terminal.ts";
 
 export type { RunCommandOptions, RunResult };
 
@@ -200,5 +200,9 @@ export function failureMessage(
     ? `was killed by ${result.signal}`
     : `exited with status ${result.code}`;
   const stderr = decoder.decode(result.stderr).trim();
-  return `${label} ${how}${stderr === "" ? "" : `: ${clip(stderr, 2000)}`}`;
+  // Its start and its end: a Python scorer's exception comes last, after
+  // its traceback and whatever warnings it printed first.
+  return `${label} ${how}${
+    stderr === "" ? "" : `: ${clipMiddle(stderr, 500, 1500)}`
+  }`;
 }

@@ -167,6 +167,31 @@ Deno.test("subprocessScorer reports a non-zero exit with its status and trimmed 
   assert.equal(score.validity, "not_measured");
 });
 
+Deno.test("subprocessScorer quotes a long stderr by its start and its end, where Python's exception is", async () => {
+  // Warnings first (a library's), then the traceback: the exception that
+  // says what went wrong is the last line, past 2,000 characters.
+  const program = [
+    "import json, sys, warnings",
+    "json.load(sys.stdin)",
+    "for i in range(40):",
+    "    warnings.warn(f'option {i} is deprecated and will be removed', DeprecationWarning)",
+    "raise ValueError('this metric requires per-case context')",
+  ].join("\n");
+  const cmd = `python3 -W always -c ${sh(program)}`;
+  const message = scorerErrorMessage(
+    await scoreOne(scorer(cmd, { name: "warns" })),
+    "scorer.exit_status",
+  );
+  assert.match(message, /exited with status 1: .*option 0 is deprecated/s);
+  assert.match(message, /…/);
+  assert.ok(
+    message.endsWith("ValueError: this metric requires per-case context"),
+    message.slice(-200),
+  );
+  // Still a bounded quote: 2,000 characters of stderr and the cut.
+  assert.ok(message.length < cmd.length + 2100, String(message.length));
+});
+
 Deno.test("subprocessScorer reports a non-zero exit without stderr, and a missing program", async () => {
   const quiet = `cat >/dev/null; exit 1`;
   const message = scorerErrorMessage(
