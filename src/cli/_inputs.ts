@@ -9,6 +9,7 @@
 import { placeOf as placeAt } from "../base/place.ts";
 import { InputError, osErrorText } from "../base/errors.ts";
 import { LineStream } from "../io/line_stream.ts";
+import { namedReads } from "../io/named_reads.ts";
 import { NdjsonParseStream, type ParsedLine } from "../io/ndjson.ts";
 
 /** Where a line came from, for messages. */
@@ -36,13 +37,13 @@ export interface InputLines {
  * Opens a named input: `-` is stdin.
  *
  * @param path The path as given.
- * @returns Its bytes.
+ * @returns Its bytes; a read that fails is an {@linkcode InputError} naming it.
  * @throws {InputError} When it cannot be opened, naming it and why.
  */
 export async function openInput(
   path: string,
 ): Promise<ReadableStream<Uint8Array>> {
-  if (path === "-") return Deno.stdin.readable;
+  if (path === "-") return namedReads(Deno.stdin.readable, "stdin");
   try {
     const file = await Deno.open(path);
     const info = await file.stat();
@@ -50,7 +51,7 @@ export async function openInput(
       file.close();
       throw new Deno.errors.IsADirectory(path);
     }
-    return file.readable;
+    return namedReads(file.readable, path);
   } catch (error) {
     if (error instanceof Error && !(error instanceof InputError)) {
       throw new InputError(

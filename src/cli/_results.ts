@@ -4,6 +4,7 @@
 import type { ScoresFile } from "../record/scores_file.ts";
 import type { EvalglassImport } from "../evalglass/import.ts";
 import { say } from "./_output.ts";
+import { namedReads } from "../io/named_reads.ts";
 
 /** Says, once per file, that it is a baseline and how many Scores it gave. */
 export function sayBaseline(where: string, scores: number): void {
@@ -54,9 +55,10 @@ export async function readResults(path: string): Promise<ScoresFile> {
   const copy = await Deno.makeTempFile({ prefix: "evalpipe-input-" });
   try {
     {
-      const source = path === "-"
-        ? Deno.stdin.readable
-        : (await Deno.open(path)).readable;
+      const source = namedReads(
+        path === "-" ? Deno.stdin.readable : (await Deno.open(path)).readable,
+        path === "-" ? "stdin" : path,
+      );
       const sink = await Deno.open(copy, { write: true, truncate: true });
       await source.pipeTo(sink.writable);
     }

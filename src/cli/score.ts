@@ -184,6 +184,7 @@ async function scoreWith(
     { onInterrupt, signalExitCode },
     { WrittenUnits },
     { endOfCases },
+    { namedReads },
   ] = await Promise.all([
     import("../dataset/unit.ts"),
     import("../scorers/score_units.ts"),
@@ -193,6 +194,7 @@ async function scoreWith(
     import("../run/interrupt.ts"),
     import("./_written_units.ts"),
     import("../scorers/_unit_path.ts"),
+    import("../io/named_reads.ts"),
   ]);
   // What reached stdout, a unit at a time: the count an interrupt reports.
   const written = new WrittenUnits(stdoutWriter());
@@ -257,7 +259,7 @@ async function scoreWith(
         yield* readUnitBatches(
           named !== undefined
             ? await named.openInput(path)
-            : Deno.stdin.readable,
+            : namedReads(Deno.stdin.readable, "stdin"),
           source,
           ({ line, message }) => {
             malformed++;

@@ -29,6 +29,7 @@ import type { CsvRecord } from "./_csv.ts";
 import { SeenIds } from "./_seen_ids.ts";
 import { type Line, LineSplitter } from "../io/line_stream.ts";
 import { readUtf8File } from "../io/utf8.ts";
+import { namedReads } from "../io/named_reads.ts";
 
 /**
  * The dataset formats, by file extension.
@@ -549,9 +550,13 @@ export async function loadDatasetBatches(
     );
   }
   if (format === "jsonl") {
-    const bytes = path === "-"
-      ? (options.stdin ?? Deno.stdin.readable)
-      : await openBytes(path);
+    // A read that fails (stdin redirected from a folder) names the input.
+    const bytes = namedReads(
+      path === "-"
+        ? (options.stdin ?? Deno.stdin.readable)
+        : await openBytes(path),
+      name,
+    );
     // One stage from bytes to checked examples: each hop between stages
     // would keep another batch of cases alive.
     const splitter = new LineSplitter();

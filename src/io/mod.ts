@@ -31,6 +31,7 @@ export {
 export { stdoutWriter } from "./stdout.ts";
 export { decodeUtf8, readUtf8File, Utf8Error } from "./utf8.ts";
 export { inertJson } from "./inert_json.ts";
+export { namedReads } from "./named_reads.ts";
 export type { OpenOutOptions, OutFile } from "./out_file.ts";
 export { openOut } from "./out_file.ts";
 export type { NamedPath } from "./same_file.ts";
