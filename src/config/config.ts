@@ -319,7 +319,11 @@ export async function buildScorers(
           sc.cmd,
           {
             ...common,
-            ...(cap !== undefined ? { maxStdoutBytes: cap } : {}),
+            // Each stream's cap: one the error names must be one that can
+            // be raised, and a scorer's logs on stderr may well be larger.
+            ...(cap !== undefined
+              ? { maxStdoutBytes: cap, maxStderrBytes: cap }
+              : {}),
           },
         );
     } else if (sc.type === "semantic_similarity") {

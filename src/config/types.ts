@@ -207,7 +207,7 @@ export interface SubprocessScorerConfig {
   name?: string;
   /** Seconds a run may take. */
   timeout?: number;
-  /** The most stdout read from one run. */
+  /** The most stdout, and the most stderr, read from one run. */
   max_output_bytes?: number;
   /** One long-lived process, a payload per line (an extension of protocol v0). */
   persistent?: boolean;
