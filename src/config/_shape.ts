@@ -129,6 +129,7 @@ const target: Shape = {
     subprocess: mapping({
       cmd: required(someText),
       timeout: optional(seconds),
+      max_output_bytes: optional(number({ int: true, positive: true })),
     }),
     replay: mapping({}),
     trace: mapping({}),

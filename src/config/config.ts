@@ -635,6 +635,12 @@ export async function buildTargetConfig(
       return subprocessTarget(t.cmd, {
         cwd,
         ...(t.timeout !== undefined ? { timeout: t.timeout } : {}),
+        ...(t.max_output_bytes !== undefined
+          ? {
+            maxOutputBytes: t.max_output_bytes,
+            maxStderrBytes: t.max_output_bytes,
+          }
+          : {}),
       });
     }
     case "openai": {

@@ -58,6 +58,12 @@ export interface SubprocessTargetConfig {
   cmd: string;
   /** Seconds a call may take. */
   timeout?: number;
+  /**
+   * The most bytes a call may print on stdout, and on stderr, each; more is
+   * a target error naming the cap (default 16 MiB of stdout, 1 MiB of
+   * stderr: a verbose program raises it).
+   */
+  max_output_bytes?: number;
 }
 
 /**

@@ -38,6 +38,11 @@ export interface SubprocessTargetOptions {
    * @default {16777216}
    */
   maxOutputBytes?: number;
+  /**
+   * The most stderr read from one call; more is a target error.
+   * @default {1048576}
+   */
+  maxStderrBytes?: number;
 }
 
 /**
@@ -88,6 +93,7 @@ export function subprocessTarget(
 ): Target {
   const timeout = options.timeout ?? 120;
   const maxOutputBytes = options.maxOutputBytes ?? 16 * 1024 * 1024;
+  const maxStderrBytes = options.maxStderrBytes ?? 1024 * 1024;
   return {
     async call(testCase, context) {
       const result = await runCommand(cmd, {
@@ -95,7 +101,7 @@ export function subprocessTarget(
         stdin: encoder.encode(targetPayload(testCase)),
         timeoutMs: timeout * 1000,
         maxStdoutBytes: maxOutputBytes,
-        maxStderrBytes: 1024 * 1024,
+        maxStderrBytes,
         ...(context.signal !== undefined ? { signal: context.signal } : {}),
       });
       const failure = failureMessage("target", cmd, result, timeout);

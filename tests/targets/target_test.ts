@@ -19,6 +19,7 @@ import {
 } from "../../src/targets/subprocess_target.ts";
 import type { Unit } from "../../src/dataset/unit.ts";
 import { withTempDir } from "../_proc.ts";
+import { cli } from "../_cli.ts";
 
 function example(id: number | string, testCase: Case | null): Example {
   return {
@@ -357,6 +358,36 @@ Deno.test("subprocessTarget runs in its cwd and caps its output", async () => {
     );
     assert.equal(big.output, null);
     assert.match(big.target?.error ?? "", /more than 1000 bytes on stdout/);
+  });
+});
+
+Deno.test("run: a subprocess target's max_output_bytes raises its stderr cap too, so a verbose program can answer", async () => {
+  await withTempDir(async (dir) => {
+    // 1.5 MiB of log lines on stderr, then the answer.
+    await Deno.writeTextFile(
+      `${dir}/app.sh`,
+      "cat >/dev/null\nhead -c 1572864 /dev/zero | tr '\\0' x >&2\necho yes\n",
+    );
+    await Deno.writeTextFile(
+      `${dir}/d.jsonl`,
+      '{"input": "q", "expected": "yes"}\n',
+    );
+    const suite = (extra: string) =>
+      `dataset: d.jsonl\ntarget: { type: subprocess, cmd: sh app.sh${extra} }\nscorers: [{ type: exact_match }]\n`;
+    await Deno.writeTextFile(`${dir}/capped.yaml`, suite(""));
+    await Deno.writeTextFile(
+      `${dir}/raised.yaml`,
+      suite(", max_output_bytes: 4000000"),
+    );
+    const capped = await cli(["run", "capped.yaml"], dir);
+    const blocked = JSON.parse(capped.stdout);
+    assert.equal(blocked.status, "blocked");
+    assert.match(blocked.reason, /printed more than 1048576 bytes on stderr/);
+    const raised = await cli(["run", "raised.yaml"], dir);
+    assert.equal(raised.code, 0, raised.stderr);
+    const score = JSON.parse(raised.stdout);
+    assert.equal(score.status, "scored");
+    assert.equal(score.value, 1);
   });
 });
 
