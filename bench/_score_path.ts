@@ -21,4 +21,5 @@ export const SCORE_PATH: readonly string[] = [
   "src/run/interrupt.ts",
   "src/cli/_written_units.ts",
   "src/scorers/_unit_path.ts",
+  "src/io/named_reads.ts",
 ];

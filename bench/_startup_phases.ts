@@ -48,6 +48,7 @@ if (preload === "run") {
     import("../src/score/line.ts"),
     import("../src/run/interrupt.ts"),
     import("../src/io/text_writer.ts"),
+    import("../src/io/named_reads.ts"),
   ]);
 } else throw new Error(`--preload run|score, not "${preload}"`);
 const t2 = cpu();

@@ -42,8 +42,12 @@ export function namedReads(
       } catch (error) {
         throw readError(error, name);
       }
-      if (chunk.done) controller.close();
-      else controller.enqueue(chunk.value);
+      if (chunk.done) {
+        // Let go of the input at its end, as a pipe does: stdin may be read
+        // again in the same process (a second `main()`, a script).
+        reader.releaseLock();
+        controller.close();
+      } else controller.enqueue(chunk.value);
     },
     cancel(reason) {
       return reader.cancel(reason);

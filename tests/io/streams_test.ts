@@ -16,6 +16,7 @@ import { Later } from "../../src/io/_later.ts";
 import { releasesBytes } from "../../src/io/text_writer.ts";
 import { stdoutWriter } from "../../src/io/stdout.ts";
 import { openOut } from "../../src/io/out_file.ts";
+import { namedReads } from "../../src/io/named_reads.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -974,4 +975,13 @@ Deno.test("concurrentMap with groups, once unordered, lets a group leave only wh
   abandon3.abort();
   await three.done;
   assert.deepEqual(three.got, ["a1", "b1"]);
+});
+
+Deno.test("namedReads lets go of its input at the end, so the same stdin can be read again in the process", async () => {
+  // A second main() (bench:where's warm run) found Deno.stdin.readable
+  // locked by the first one's reader.
+  const source = ReadableStream.from([new Uint8Array([1, 2])]);
+  const bytes = await new Response(namedReads(source, "stdin")).bytes();
+  assert.deepEqual([...bytes], [1, 2]);
+  assert.equal(source.locked, false);
 });
