@@ -525,7 +525,9 @@ function explainScore(v: unknown, identity?: Identity): string {
     "value",
     s.value === null ||
       (typeof s.value === "number" && Number.isFinite(s.value)),
-    "a finite number or null",
+    s.value === Infinity || s.value === -Infinity
+      ? "a finite number or null (in JSON, a number beyond ±1.8e308, such as 1e400, reads as Infinity)"
+      : "a finite number or null",
   );
   optional(
     "passed",

@@ -383,3 +383,15 @@ Deno.test("parseScore reads evalglass's Scores: no passed, diagnostics with caus
     ScoreSyntaxError,
   );
 });
+
+Deno.test("parseScore says why a value read as Infinity: JSON has no Infinity, only numbers out of range", () => {
+  // Before, the file's 1e400 (or a 400-digit integer) was named "Infinity",
+  // which the file does not hold.
+  const line =
+    '{"metric":"m","status":"scored","validity":"valid","value":1e400,"evaluator_version":"m@1"}';
+  assert.throws(() => parseScore(JSON.parse(line)), {
+    name: "ScoreSyntaxError",
+    message:
+      /"value" must be a finite number or null \(in JSON, a number beyond ±1\.8e308, such as 1e400, reads as Infinity\), not Infinity/,
+  });
+});
