@@ -78,7 +78,12 @@ export function regexMatch(options: RegexScorerOptions): Scorer {
     flags: options.flags,
     match: options.match,
   });
-  const shown = `/${quote(options.pattern, 80).slice(1, -1)}/${flags}`;
+  // The pattern as a regex literal a user can paste back (`source` escapes
+  // `/` and line breaks); JSON's quoting would double every backslash.
+  const source = re.source;
+  const shown = `/${
+    source.length > 80 ? `${source.slice(0, 80)}…` : source
+  }/${flags}`;
   return {
     name,
     version,

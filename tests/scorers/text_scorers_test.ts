@@ -82,7 +82,10 @@ Deno.test("regexMatch must match, or with match: false must not", () => {
   assert.equal(value(date, unit("due 2024-05-01")), 1);
   const miss = one(date, unit("due May 1st"));
   assert.equal(miss.value, 0);
-  assert.equal(miss.reason, "does not match /\\\\d{4}-\\\\d{2}-\\\\d{2}/");
+  // The pattern as written, a literal that can be pasted back.
+  assert.equal(miss.reason, "does not match /\\d{4}-\\d{2}-\\d{2}/");
+  const slashes = regexMatch({ pattern: "a/b\nc" });
+  assert.equal(one(slashes, unit("x")).reason, "does not match /a\\/b\\nc/");
   const noEmail = regexMatch({ pattern: "@", match: false, name: "no_at" });
   assert.equal(value(noEmail, unit("none")), 1);
   assert.equal(one(noEmail, unit("a@b")).reason, "matches /@/");
