@@ -12,8 +12,9 @@ import { noExpected, quote, versionOf } from "./_builtin.ts";
 
 /**
  * Options of {@linkcode numericMatch}. A number passes when it is within
- * `max(abs_tol, rel_tol × |expected|)` of `expected`, as Python's
- * `math.isclose` reads the two tolerances.
+ * `max(abs_tol, rel_tol × |expected|)` of `expected`. Unlike Python's
+ * `math.isclose`, which scales `rel_tol` by the larger of the two numbers,
+ * the tolerance is `expected`'s alone: an output far off never widens it.
  *
  * @example Within 1% of the expected figure
  * ```ts

@@ -46,6 +46,12 @@ Deno.test("numericMatch passes within max(abs_tol, rel_tol * |expected|)", () =>
   // rel_tol 0.01 of 1000 is 10: 1009 passes, 1011 does not.
   assert.equal(value(numericMatch({ rel_tol: 0.01 }), unit("1009", 1000)), 1);
   assert.equal(value(numericMatch({ rel_tol: 0.01 }), unit("1011", 1000)), 0);
+  // expected's alone, not the larger number's as math.isclose: 1010.05 is
+  // within 1% of itself (10.1) but not of 1000 (10).
+  assert.equal(
+    value(numericMatch({ rel_tol: 0.01 }), unit("1010.05", 1000)),
+    0,
+  );
   // Both: the larger tolerance counts (abs 20 > 10).
   assert.equal(
     value(numericMatch({ rel_tol: 0.01, abs_tol: 20 }), unit("1015", 1000)),
