@@ -18,9 +18,10 @@ import {
 } from "./_check.ts";
 import { pathText } from "../base/place.ts";
 import { checkDatasets } from "./_datasets.ts";
-import { editDistance } from "../base/words.ts";
+import { editDistance, nearest } from "../base/words.ts";
 import { nonFiniteWord } from "../io/yaml.ts";
 import { SuiteListedSchema, SuiteSchema } from "./_suite_schema.ts";
+import { type Shape, SUITE, SUITE_LISTED } from "./_shape.ts";
 import * as trajectoryChecks from "../scorers/trajectory.ts";
 import type { SuiteConfig } from "./types.ts";
 
@@ -89,6 +90,96 @@ function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
   return v;
 }
 
+/** Whether a value is a mapping (not a list, not null). */
+function isMapping(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** The mapping a shape takes for a value: a union's by the value's kind, a type's by its `type`. */
+function mappingOf(
+  shape: Shape | undefined,
+  value: unknown,
+): (Shape & { kind: "mapping" }) | undefined {
+  if (shape === undefined || !isMapping(value)) return undefined;
+  switch (shape.kind) {
+    case "mapping":
+      return shape;
+    case "byType": {
+      const type = value.type;
+      if (typeof type !== "string" || !Object.hasOwn(shape.types, type)) {
+        return undefined;
+      }
+      const fields = shape.types[type]!.fields;
+      // `type` is a key of each type's mapping too.
+      return {
+        kind: "mapping",
+        fields: {
+          type: { shape: { kind: "string" }, optional: false },
+          ...fields,
+        },
+      };
+    }
+    case "union":
+      for (const option of shape.of) {
+        const found = mappingOf(option, value);
+        if (found !== undefined) return found;
+      }
+      return undefined;
+    default:
+      return undefined;
+  }
+}
+
+/** The shape at a path of the config, following the value where the shape branches. */
+function shapeAt(
+  root: unknown,
+  path: readonly PropertyKey[],
+): Shape | undefined {
+  let shape: Shape | undefined = listsDatasets(root) ? SUITE_LISTED : SUITE;
+  let value = root;
+  for (const key of path) {
+    if (shape === undefined) return undefined;
+    if (shape.kind === "union") {
+      shape = shape.of.find((option) =>
+        Array.isArray(value)
+          ? option.kind === "list"
+          : option.kind === "record" || mappingOf(option, value) !== undefined
+      );
+      if (shape === undefined) return undefined;
+    }
+    if (shape.kind === "list" || shape.kind === "record") {
+      shape = shape.of;
+    } else {
+      shape = mappingOf(shape, value)?.fields[String(key)]?.shape;
+    }
+    value = (value as Record<PropertyKey, unknown> | null | undefined)?.[key];
+  }
+  return shape;
+}
+
+/**
+ * `; did you mean "x"?` for an unknown key of the mapping at `at`, when a key
+ * it takes is close to it; else nothing.
+ */
+function keyHint(
+  root: unknown,
+  at: readonly PropertyKey[],
+  key: string,
+): string {
+  const fields = mappingOf(shapeAt(root, at), valueAt(root, at))?.fields;
+  const near = fields === undefined
+    ? undefined
+    : nearest(key, Object.keys(fields));
+  return near === undefined ? "" : `; did you mean ${JSON.stringify(near)}?`;
+}
+
+/** `; did you mean "x"?` for a value that is not one of its choices. */
+function choiceHint(actual: unknown, choices: readonly unknown[]): string {
+  if (typeof actual !== "string") return "";
+  const near = nearest(actual, choices.map(String));
+  return near === undefined ? "" : `; did you mean ${JSON.stringify(near)}?`;
+}
+
 /**
  * The unknown key to name instead of a missing one beside it (`scorerz:`
  * for `scorers:`), and the missing key it is close enough to suggest.
@@ -146,7 +237,19 @@ function describe(
       const key = issue.keys[0]!;
       return [
         [...path, key],
-        `unknown key ${JSON.stringify(pathText([...path, key]))}`,
+        `unknown key ${JSON.stringify(pathText([...path, key]))}${
+          keyHint(root, path, key)
+        }`,
+      ];
+    }
+    case "invalid_value": {
+      // An enum's value that is none of its words (`mode: Any`).
+      const choices = issue.values.map(String);
+      return [
+        path,
+        `${named(path)} is ${typeName(actual)}; expected one of ${
+          choices.join(", ")
+        }${choiceHint(actual, choices)}`,
       ];
     }
     case "invalid_union": {
@@ -181,12 +284,29 @@ function describe(
       }
       const choices = (issue as { options?: unknown[] }).options;
       if (Array.isArray(choices)) {
+        // No `type`, but a key beside it close to it (`typ:`): name that key.
+        const at = path.slice(0, -1);
+        const last = String(path[path.length - 1]);
+        const beside = valueAt(root, at);
+        const typo = actual === undefined && isMapping(beside)
+          ? Object.keys(beside).find((k) => nearest(k, [last]) === last)
+          : undefined;
+        if (typo !== undefined) {
+          return [
+            [...at, typo],
+            `unknown key ${
+              JSON.stringify(pathText([...at, typo]))
+            }; did you mean ${JSON.stringify(last)}?`,
+          ];
+        }
         const is = actual === undefined
           ? "is missing"
           : `is ${typeName(actual)}`;
         return [
           path,
-          `${named(path)} ${is}; expected one of ${choices.join(", ")}`,
+          `${named(path)} ${is}; expected one of ${choices.join(", ")}${
+            choiceHint(actual, choices)
+          }`,
         ];
       }
       return [path, `${named(path)} is not valid`];

@@ -50,6 +50,81 @@ Deno.test("checkConfigText names an unknown key beside a missing one without sug
   assert.match(missing.message, /line 1: "dataset" is missing$/);
 });
 
+Deno.test("checkConfigText suggests the key meant for a misspelt optional key, wherever it stands", async () => {
+  const head = "dataset: d.jsonl\ntarget: { type: replay }\n";
+  const cases: [string, string][] = [
+    [
+      `${head}scorers:\n  - { type: exact_match, ignore_cas: true }\n`,
+      'line 4: unknown key "scorers[0].ignore_cas"; did you mean "ignore_case"?',
+    ],
+    [
+      `${head}scorers: [{ type: numeric, rel_tl: 0.1 }]\n`,
+      'line 3: unknown key "scorers[0].rel_tl"; did you mean "rel_tol"?',
+    ],
+    [
+      `${head}scorers: [{ type: exact_match }]\nconcurency: 2\n`,
+      'line 4: unknown key "concurency"; did you mean "concurrency"?',
+    ],
+    [
+      `${head}scorers: [{ type: exact_match }]\nepochs: { n: 2, requre: all }\n`,
+      'line 4: unknown key "epochs.requre"; did you mean "require"?',
+    ],
+    [
+      `${head}scorers: [{ type: exact_match }]\ngates: { exact_match: { min_pas_rate: 1 } }\n`,
+      'line 4: unknown key "gates.exact_match.min_pas_rate"; did you mean "min_pass_rate"?',
+    ],
+    [
+      "dataset: d.jsonl\ntarget: { type: subprocess, cmd: cat, timout: 2 }\nscorers: [{ type: exact_match }]\n",
+      'line 2: unknown key "target.timout"; did you mean "timeout"?',
+    ],
+    // A scorer's type misspelt as a key: named, not called missing.
+    [
+      `${head}scorers:\n  - { name: a, type: exact_match }\n  - { typ: exact_match }\n`,
+      'line 5: unknown key "scorers[1].typ"; did you mean "type"?',
+    ],
+    // Nothing close: no guess.
+    [
+      `${head}scorers: [{ type: exact_match, zzzzzz: 1 }]\n`,
+      'line 3: unknown key "scorers[0].zzzzzz"',
+    ],
+  ];
+  for (const [text, message] of cases) {
+    assert.equal(
+      (await configError(text)).message,
+      `Invalid config "suite.yaml" ${message}`,
+    );
+  }
+});
+
+Deno.test("checkConfigText names a value that is none of a key's words with the words and the one it is close to", async () => {
+  const head = "dataset: d.jsonl\ntarget: { type: replay }\n";
+  const cases: [string, string][] = [
+    [
+      `${head}scorers: [{ type: contains, value: a, mode: Any }]\n`,
+      'line 3: "scorers[0].mode" is string "Any"; expected one of any, all; did you mean "any"?',
+    ],
+    [
+      `${head}scorers: [{ type: exact_match }]\ncache: Replay\n`,
+      'line 4: "cache" is string "Replay"; expected one of auto, replay, live, off; did you mean "replay"?',
+    ],
+    [
+      `${head}scorers: [{ type: set_overlap, measure: dice }]\n`,
+      'line 3: "scorers[0].measure" is string "dice"; expected one of jaccard, f1',
+    ],
+  ];
+  for (const [text, message] of cases) {
+    assert.equal(
+      (await configError(text)).message,
+      `Invalid config "suite.yaml" ${message}`,
+    );
+  }
+  const type = await configError(`${head}scorers: [{ type: exact_mach }]\n`);
+  assert.match(
+    type.message,
+    /line 3: "scorers\[0\]\.type" is string "exact_mach"; expected one of subprocess, .*, semantic_similarity; did you mean "exact_match"\?$/,
+  );
+});
+
 Deno.test("cli run names a misspelt top-level key and its line, exit 2", async () => {
   const dir = await Deno.makeTempDir({ prefix: "evalpipe_config_test_" });
   try {

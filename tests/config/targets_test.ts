@@ -172,7 +172,10 @@ Deno.test("checkConfigText refuses an epochs mapping without n or with another r
     base + "epochs: { n: 5, require: most }\n",
   );
   assert.equal(wrong.line, 4);
-  assert.match(wrong.message, /"epochs\.require": .*"all"\|"majority"\|"any"/);
+  assert.match(
+    wrong.message,
+    /"epochs\.require" is string "most"; expected one of all, majority, any$/,
+  );
   const missing = await configError(base + "epochs: { require: all }\n");
   assert.equal(missing.line, 4);
   assert.match(missing.message, /"epochs\.n" is missing/);

@@ -1517,7 +1517,7 @@ Deno.test("run refuses unknown config keys and wrong types, naming file, line an
     ],
     [
       `${head}scorers:\n  - type: exact_match\nepochs: 2\nepoch: 3\n`,
-      'line 6: unknown key "epoch"',
+      'line 6: unknown key "epoch"; did you mean "epochs"?',
     ],
     [
       `${head}scorers:\n  - type: exact_match\nconcurrency: "8"\n`,

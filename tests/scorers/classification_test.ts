@@ -125,7 +125,7 @@ Deno.test("classification: true in a config adds the classification metric after
 Deno.test("classification config errors name the key and its line", async () => {
   assert.equal(
     (await configError(`${SUITE}classification: { feild: label }\n`)).message,
-    'Invalid config "suite.yaml" line 4: unknown key "classification.feild"',
+    'Invalid config "suite.yaml" line 4: unknown key "classification.feild"; did you mean "field"?',
   );
   assert.equal(
     (await configError(`${SUITE}classification: yes please\n`)).message,
