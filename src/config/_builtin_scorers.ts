@@ -242,11 +242,15 @@ async function readSchema(
   try {
     text = await readUtf8File(file);
   } catch (error) {
+    // JSON in a string (`schema: '{"type": "object"}'`) is read as a path.
+    const inline = /^\s*\{/.test(path)
+      ? "; an inline schema is a YAML mapping (schema: { type: object }), not a string of JSON"
+      : "";
     throw new ScorerOptionError(
       "schema",
       `"${where}.schema": cannot read ${JSON.stringify(path)}: ${
         osErrorText(error)
-      }`,
+      }${inline}`,
     );
   }
   let value: unknown;

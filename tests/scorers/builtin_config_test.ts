@@ -249,7 +249,16 @@ Deno.test("buildScorers names the line of a schema file it cannot read or use", 
   assert.equal(missing.line, 5);
   assert.match(
     missing.message,
-    /"scorers\[0\]\.schema": cannot read "schemas\/nope\.json": no such file/,
+    /"scorers\[0\]\.schema": cannot read "schemas\/nope\.json": no such file$/,
+  );
+  // JSON written in a string is read as a path: say how to write it inline.
+  const quoted = await configError(
+    `${HEAD}  - type: json\n    schema: '{"type": "object"}'\n`,
+  );
+  assert.equal(quoted.line, 5);
+  assert.match(
+    quoted.message,
+    /cannot read "\{\\"type\\": \\"object\\"\}": no such file; an inline schema is a YAML mapping \(schema: \{ type: object \}\), not a string of JSON$/,
   );
   const invalid = await configError(
     `${HEAD}  - type: exact_match\n  - type: json\n    schema: { type: nope }\n`,
