@@ -54,6 +54,12 @@ export interface CostScorerOptions {
   max_usd: number;
 }
 
+/** A recorded value, as JSON, cut short. */
+function shown(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 40 ? `${text.slice(0, 40)}…` : text;
+}
+
 function limit(
   type: string,
   name: string,
@@ -76,7 +82,12 @@ function limit(
       if (typeof fact !== "number" || !Number.isFinite(fact) || fact < 0) {
         return nonEvaluable(name, {
           evaluator_version: version,
-          reason: `not applicable: the unit's target record has no ${key}`,
+          reason: `not applicable: the unit's target record ${
+            fact === undefined || fact === null
+              ? `has no ${key}`
+              // Named when it is there but unusable, not called absent.
+              : `gives ${key} as ${shown(fact)}, not a number of at least 0`
+          }`,
         });
       }
       const ok = fact <= max;

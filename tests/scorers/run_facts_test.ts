@@ -17,9 +17,14 @@ Deno.test("latencyLimit is non_evaluable without a latency, never a pass", () =>
   const reason = "not applicable: the unit's target record has no latency_ms";
   assertNotApplicable(one(s, unit("a")), reason);
   assertNotApplicable(one(s, unit("a", undefined, { model: "m" })), reason);
+  // One that is there but unusable is named, not called absent.
   assertNotApplicable(
     one(s, unit("a", undefined, { latency_ms: "fast" })),
-    reason,
+    'not applicable: the unit\'s target record gives latency_ms as "fast", not a number of at least 0',
+  );
+  assertNotApplicable(
+    one(s, unit("a", undefined, { latency_ms: -5 })),
+    "not applicable: the unit's target record gives latency_ms as -5, not a number of at least 0",
   );
   assert.throws(() => latencyLimit({ max_ms: -1 }), RangeError);
   assert.notEqual(
