@@ -150,7 +150,39 @@ export function checkBuiltin(
         error.path,
       );
     }
+  } else if (
+    config.type === "contains" || config.type === "not_contains" ||
+    config.type === "starts_with"
+  ) {
+    // "" is in every output: a slip that would pass (or, for not_contains,
+    // fail) every case, measuring nothing.
+    const at = config.value === ""
+      ? ["value"]
+      : config.values?.includes("")
+      ? ["values", config.values.indexOf("")]
+      : undefined;
+    if (at !== undefined) {
+      throw new ScorerOptionError(
+        String(at[0]),
+        `"${where}.${at.join(".").replace(/\.(\d+)$/, "[$1]")}" is empty: ${
+          config.type === "starts_with"
+            ? "every output starts with"
+            : "every output contains"
+        } "", so it would ${
+          config.type === "not_contains" ? "fail" : "pass"
+        } every case; give a text`,
+        at,
+      );
+    }
   } else if (config.type === "regex") {
+    if (config.pattern === "") {
+      throw new ScorerOptionError(
+        "pattern",
+        `"${where}.pattern" is empty: it matches every output, so it would ${
+          config.match === false ? "fail" : "pass"
+        } every case; give a pattern`,
+      );
+    }
     try {
       new RegExp(config.pattern, config.flags ?? "");
     } catch (error) {

@@ -242,6 +242,42 @@ Deno.test("checkConfigText names the line of a scorer's bad options", async () =
   assert.match(casing.message, /unknown key "scorers\[0\]\.ignore_case"/);
 });
 
+Deno.test("an empty text to look for, or an empty pattern, is a config error at its line: it would pass (or fail) every case", async () => {
+  const cases: Array<[string, number, string]> = [
+    [
+      `  - type: contains\n    value: ""\n`,
+      5,
+      '"scorers[0].value" is empty: every output contains "", so it would pass every case; give a text',
+    ],
+    [
+      `  - type: not_contains\n    values:\n      - sorry\n      - ""\n`,
+      7,
+      '"scorers[0].values[1]" is empty: every output contains "", so it would fail every case; give a text',
+    ],
+    [
+      `  - type: starts_with\n    values: [""]\n`,
+      5,
+      '"scorers[0].values[0]" is empty: every output starts with "", so it would pass every case; give a text',
+    ],
+    [
+      `  - type: regex\n    pattern: ""\n    match: false\n`,
+      5,
+      '"scorers[0].pattern" is empty: it matches every output, so it would fail every case; give a pattern',
+    ],
+  ];
+  for (const [yaml, line, message] of cases) {
+    const error = await configError(`${HEAD}${yaml}`);
+    assert.equal(error.line, line, yaml);
+    assert.ok(error.message.endsWith(message), error.message);
+  }
+  // An exact match of "" measures something: that the system said nothing.
+  await withTempDir(async (dir) => {
+    await suiteDir(dir, `${HEAD}  - type: exact_match\n    value: ""\n`);
+    const out = await cli(["run", "suite.yaml"], dir);
+    assert.equal(out.code === 2, false, out.stderr);
+  });
+});
+
 Deno.test("buildScorers names the line of a schema file it cannot read or use", async () => {
   const missing = await configError(
     `${HEAD}  - type: json\n    schema: schemas/nope.json\n`,
