@@ -49,11 +49,20 @@ export function references(unit: Unit): string[] | undefined {
   return [expectedJson(unit)];
 }
 
-/** The Score of a unit that gives the scorer nothing to compare with. */
-export function noExpected(metric: string, version: string): Score {
+/**
+ * The Score of a unit that gives the scorer nothing to compare with: no
+ * `expected`, or an empty list of texts (`expected` is then given).
+ */
+export function noExpected(
+  metric: string,
+  version: string,
+  expected?: unknown,
+): Score {
   return nonEvaluable(metric, {
     evaluator_version: version,
-    reason: "not applicable: the case has no expected",
+    reason: Array.isArray(expected) && expected.length === 0
+      ? "not applicable: the case's expected is an empty list"
+      : "not applicable: the case has no expected",
   });
 }
 

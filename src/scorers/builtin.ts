@@ -105,7 +105,9 @@ function textScorer(
     range: UNIT_RANGE,
     score(unit: Unit): Score {
       const refs = own.length > 0 ? own : references(unit);
-      if (refs === undefined) return noExpected(name, version);
+      if (refs === undefined) {
+        return noExpected(name, version, unit.expected);
+      }
       const { value, passed, reason } = judge(
         norm(unit.output ?? ""),
         refs,

@@ -224,7 +224,7 @@ export function semanticSimilarity(
         r !== ""
       );
       if (refs === undefined || refs.length === 0) {
-        return noExpected(name, version);
+        return noExpected(name, version, unit.expected);
       }
       const output = (unit.output ?? "").trim();
       if (output === "") {

@@ -73,7 +73,9 @@ function similarity(
     range: UNIT_RANGE,
     score(unit: Unit): Score {
       const refs = references(unit);
-      if (refs === undefined) return noExpected(name, version);
+      if (refs === undefined) {
+        return noExpected(name, version, unit.expected);
+      }
       const norm = (s: string) => fold ? s.toLowerCase() : s;
       const value = measure(norm(unit.output ?? ""), refs.map(norm));
       if (typeof value === "string") {
