@@ -46,8 +46,8 @@ export function datasetsOf(config: SuiteConfig): DatasetConfig[] {
 
 /**
  * Refuses a config without a dataset, with both `dataset` and `datasets`,
- * with stdin in a list, or with two datasets whose example ids would share
- * a name.
+ * with stdin in a list, with two datasets whose example ids would share a
+ * name, or with one file listed twice.
  *
  * @param config A validated config.
  * @param file The config file, for messages.
@@ -74,6 +74,7 @@ export function checkDatasets(
     );
   }
   const seen = new Map<string, number>();
+  const files = new Map<string, number>();
   for (const [i, dataset] of (config.datasets ?? []).entries()) {
     if (dataset.path === "-") {
       throw new ConfigError(
@@ -103,5 +104,31 @@ export function checkDatasets(
       );
     }
     seen.set(name, i);
+    // The same file under two spellings (or names) would run every case
+    // of it twice, counted as two examples each.
+    const path = samePath(dataset.path);
+    const again = files.get(path);
+    if (again !== undefined) {
+      throw new ConfigError(
+        file,
+        lineOf(["datasets", i, "path"]),
+        `datasets ${again + 1} and ${i + 1} are the same file, ${
+          JSON.stringify(path)
+        }: each case would run twice; list it once (epochs: N runs each case N times)`,
+      );
+    }
+    files.set(path, i);
   }
+}
+
+/** A relative or absolute path with `.`, `..` and doubled slashes resolved as far as text allows. */
+function samePath(path: string): string {
+  const parts: string[] = [];
+  for (const part of path.split("/")) {
+    if (part === "" || part === ".") continue;
+    if (part === ".." && parts.length > 0 && parts.at(-1) !== "..") {
+      parts.pop();
+    } else parts.push(part);
+  }
+  return `${path.startsWith("/") ? "/" : ""}${parts.join("/")}`;
 }

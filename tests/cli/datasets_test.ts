@@ -92,7 +92,7 @@ Deno.test("datasets: a malformed record is named with its own dataset's file and
   });
 });
 
-Deno.test("checkConfigText refuses dataset and datasets together, neither, two datasets of one name, stdin in a list", async () => {
+Deno.test("checkConfigText refuses dataset and datasets together, neither, two datasets of one name, one file twice, stdin in a list", async () => {
   const both = await configError(
     `dataset: a.jsonl\ndatasets:\n  - path: b.jsonl\n${SCORERS}`,
   );
@@ -107,6 +107,19 @@ Deno.test("checkConfigText refuses dataset and datasets together, neither, two d
     twice.message,
     'Invalid config "suite.yaml" line 3: datasets 1 and 2 would both name their examples "x#…": give one a different "name"',
   );
+  // One file by two spellings (or two names): its cases would run twice.
+  for (
+    const list of [
+      "  - path: ./a.jsonl\n  - path: a.jsonl\n",
+      "  - { path: data/a.jsonl, name: one }\n  - { path: data//x/../a.jsonl, name: two }\n",
+    ]
+  ) {
+    const same = await configError(`datasets:\n${list}${SCORERS}`);
+    assert.match(
+      same.message,
+      /^Invalid config "suite\.yaml" line 3: datasets 1 and 2 are the same file, "(data\/)?a\.jsonl": each case would run twice; list it once \(epochs: N runs each case N times\)$/,
+    );
+  }
   const hash = await configError(
     `datasets:\n  - { path: a.jsonl, name: "a#b" }\n${SCORERS}`,
   );
