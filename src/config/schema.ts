@@ -312,6 +312,12 @@ function describe(
       return [path, `${named(path)} is not valid`];
     }
     case "invalid_type":
+      if (path.length === 0 && (actual === undefined || actual === null)) {
+        return [
+          path,
+          'the file is empty (or holds only comments): a suite needs "dataset", "target" and "scorers"; "evalpipe init" writes a starter one',
+        ];
+      }
       if (actual === undefined) {
         return [path.slice(0, -1), `${named(path)} is missing`];
       }

@@ -781,3 +781,15 @@ scorers: [{ type: exact_match }]
     "suite.yaml",
   );
 });
+
+Deno.test("checkConfigText says an empty config file is empty, and what a suite needs", async () => {
+  // Before: 'the config is missing', of a file that is there.
+  for (const text of ["", "# only a comment\n", "---\n"]) {
+    const error = await configError(text);
+    assert.match(
+      error.message,
+      /^Invalid config "suite\.yaml"( line 1)?: the file is empty \(or holds only comments\): a suite needs "dataset", "target" and "scorers"; "evalpipe init" writes a starter one$/,
+      JSON.stringify(text),
+    );
+  }
+});
