@@ -51,13 +51,15 @@ const NUMBER =
  * The first number in a text, thousands separators dropped.
  *
  * @param text The text.
- * @returns The number, or `undefined` when there is none.
+ * @returns The number (±Infinity for one beyond ±1.8e308), and how it is
+ *   written; `undefined` when there is none.
  */
-function firstNumber(text: string): number | undefined {
+function firstNumber(
+  text: string,
+): { value: number; written: string } | undefined {
   const m = NUMBER.exec(text);
   if (m === null) return undefined;
-  const n = Number(m[0].replaceAll(",", ""));
-  return Number.isFinite(n) ? n : undefined;
+  return { value: Number(m[0].replaceAll(",", "")), written: m[0] };
 }
 
 /**
@@ -114,11 +116,21 @@ export function numericMatch(options: NumericScorerOptions = {}): Scorer {
           } is not a number`,
         });
       }
-      const got = firstNumber(unit.output ?? "");
-      if (got === undefined) {
+      const first = firstNumber(unit.output ?? "");
+      if (first === undefined) {
         return scored(name, 0, {
           evaluator_version: version,
           reason: "no number in the output",
+        });
+      }
+      const got = first.value;
+      if (!Number.isFinite(got)) {
+        // A number was said, one no finite expected is near.
+        return scored(name, 0, {
+          evaluator_version: version,
+          reason: `got ${
+            quote(first.written, 60)
+          }, beyond ±1.8e308, expected ${expected}`,
         });
       }
       const tolerance = Math.max(abs, rel * Math.abs(expected));

@@ -18,6 +18,10 @@ Deno.test("numericMatch reads the first number in the output", () => {
   const none = one(numericMatch(), unit("no idea", 4));
   assert.equal(none.value, 0);
   assert.equal(none.reason, "no number in the output");
+  // A number too large for a double is still the number the output said.
+  const huge = one(numericMatch(), unit("about 1e400 atoms", 4));
+  assert.equal(huge.value, 0);
+  assert.equal(huge.reason, 'got "1e400", beyond ±1.8e308, expected 4');
 });
 
 Deno.test("numericMatch takes a number or a numeric text as expected", () => {
