@@ -66,7 +66,9 @@ export const REPORT_FLAGS = {
 /**
  * Writes `text` to `path` (appends, with `append`). A disk that refuses it is
  * an output error (exit 3), a folder gone or not writable an input error
- * (exit 2), each naming the file as `name` says.
+ * (exit 2), each naming the file as `name` says. A report is replaced whole
+ * (replaceFile): a disk that fills up leaves the last one as it was, not a
+ * truncated one a CI step would read as this run's.
  */
 async function writeReportFile(
   path: string,
@@ -74,6 +76,10 @@ async function writeReportFile(
   name: string,
   append = false,
 ): Promise<void> {
+  if (!append) {
+    const { replaceFile } = await import("../io/replace_file.ts");
+    return await replaceFile(path, text, { name });
+  }
   const { InputError, outputErrorOf, writeErrorText } = await import(
     "../base/errors.ts"
   );

@@ -561,3 +561,37 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "cli run with a JUnit report on a disk that fills up keeps the last report whole, not a truncated one, and leaves no temporary file",
+  ignore: !root,
+  async fn() {
+    const disk = await smallDisk(64);
+    assert.ok(disk, "cannot mount a tmpfs");
+    try {
+      await withTempDir(async (dir) => {
+        await suite(dir, 2000); // a JUnit report of over 64 KB
+        const last = '<?xml version="1.0"?><testsuites name="last run"/>\n';
+        await Deno.writeTextFile(`${disk}/j.xml`, last);
+        const { code, stderr } = await cli(
+          ["run", "s.yaml", "--junit", `${disk}/j.xml`],
+          dir,
+        );
+        assert.equal(code, 3, stderr);
+        assertNoStack(stderr);
+        assert.match(
+          stderr,
+          /Cannot write JUnit report ".*j\.xml": no space left on device \(ENOSPC\)/,
+        );
+        // Before, the report was written in place: the disk held the first
+        // 64 KB of this run's, an XML file a CI step could not parse.
+        assert.equal(await Deno.readTextFile(`${disk}/j.xml`), last);
+        const names = [...Deno.readDirSync(disk)].map((e) => e.name);
+        assert.deepEqual(names, ["j.xml"]);
+      });
+    } finally {
+      await unmount(disk);
+    }
+  },
+});
