@@ -18,6 +18,7 @@ import {
 } from "./_check.ts";
 import { pathText } from "../base/place.ts";
 import { checkDatasets } from "./_datasets.ts";
+import { foreignHint } from "./_foreign.ts";
 import { editDistance, nearest } from "../base/words.ts";
 import { nonFiniteWord } from "../io/yaml.ts";
 import { SuiteListedSchema, SuiteSchema } from "./_suite_schema.ts";
@@ -403,7 +404,15 @@ export function parseConfig(
     .safeParse(value);
   if (!result.success) {
     const [path, detail] = describe(result.error.issues, value);
-    throw new ConfigError(file, lineOf(path), detail);
+    const foreign = foreignHint(value, path);
+    throw new ConfigError(
+      file,
+      lineOf(path),
+      foreign === undefined
+        ? detail
+        // Another tool's word: what evalpipe calls it, not the nearest key.
+        : `${detail.replace(/; did you mean "[^"]*"\?$/, "")}; ${foreign}`,
+    );
   }
   const config = result.data;
   // Loaded for an invalid (or unusual) config only: the trajectory module

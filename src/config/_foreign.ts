@@ -1,0 +1,116 @@
+/**
+ * Suites of other tools, told apart when evalpipe cannot read them as its
+ * own: an EvalCore `evals.yaml` (a cousin of evalpipe's config, with other
+ * words for several keys) or a promptfoo config. The first problem's message
+ * then says what evalpipe calls the thing at fault, rather than only that
+ * the key is unknown. Loaded with `schema.ts`, for an invalid config only.
+ *
+ * @module
+ */
+
+function isMapping(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** Whether a config has a word only an EvalCore suite uses. */
+function isEvalCore(root: Record<string, unknown>): boolean {
+  if (isMapping(root.run)) return true;
+  if (
+    Array.isArray(root.datasets) &&
+    root.datasets.some((d) => isMapping(d) && Object.hasOwn(d, "file"))
+  ) return true;
+  const targets = isMapping(root.targets) ? Object.values(root.targets) : [];
+  if (
+    targets.some((t) =>
+      isMapping(t) && (t.type === "shell" || t.type === "openai-compatible")
+    )
+  ) return true;
+  const scorers = Array.isArray(root.scorers) ? root.scorers : [];
+  return scorers.some((s) =>
+    isMapping(s) && typeof s.type === "string" && s.type in EVALCORE_SCORERS
+  );
+}
+
+/** EvalCore's target types, in evalpipe's words. */
+const EVALCORE_TARGETS: Record<string, string> = {
+  shell:
+    'EvalCore\'s "shell" target is "subprocess" here (its command reads the case as JSON, {"input": …}, on stdin, not the input text alone)',
+  "openai-compatible":
+    'EvalCore\'s "openai-compatible" target is "openai" here, with "base_url" for its "url"',
+};
+
+/** EvalCore's scorer types, in evalpipe's words. */
+const EVALCORE_SCORERS: Record<string, string> = {
+  exact: 'EvalCore\'s "exact" scorer is "exact_match" here',
+  judge:
+    'EvalCore\'s "judge" scorer is "llm_judge" here, with "base_url" for its "url" and "pass_threshold" for its "threshold"',
+  "json-schema": 'EvalCore\'s "json-schema" scorer is "json" here',
+  similarity:
+    'EvalCore\'s "similarity" scorer is "semantic_similarity" here, with "base_url" for its "url"',
+};
+
+/** EvalCore's keys, in evalpipe's words. */
+const EVALCORE_KEYS: Record<string, string> = {
+  file: 'a dataset\'s "file" is its "path" here',
+  run:
+    'EvalCore\'s "run:" keys stand at the top here: "concurrency", "budget_usd" and "matrix" as they are, "trials" is "epochs", and "gates" is a mapping by metric ({ contains: { min_pass_rate: 0.95 } })',
+  case_sensitive: '"case_sensitive: false" is "ignore_case: true" here',
+  max_retries: '"max_retries" is "retries" here',
+  timeout_seconds: '"timeout_seconds" is "timeout" here',
+  response_path:
+    'EvalCore\'s "response_path" (a JSON Pointer, /answer) is "output" here (a dot path, answer)',
+  auth_header:
+    'a key is sent by a header here: headers: { authorization: "Bearer ${KEY}" }',
+  auth_prefix:
+    'a key is sent by a header here: headers: { authorization: "Bearer ${KEY}" }',
+  url: 'a model\'s "url" is its "base_url" here',
+  threshold: 'a judge\'s "threshold" is its "pass_threshold" here',
+  history: "evalpipe keeps no run history: --record FILE keeps a run",
+};
+
+const EVALCORE_README =
+  'the README\'s "Coming from EvalCore or promptfoo" lists every word that differs';
+
+/**
+ * What evalpipe calls what another tool's suite has at the path of the
+ * config's first problem, or `undefined` when the config is no other tool's.
+ *
+ * @param root The config as parsed.
+ * @param path The path of the first problem.
+ * @returns A sentence to add to the problem's message.
+ */
+export function foreignHint(
+  root: unknown,
+  path: readonly PropertyKey[],
+): string | undefined {
+  if (!isMapping(root)) return undefined;
+  if (
+    Object.hasOwn(root, "prompts") &&
+    (Object.hasOwn(root, "providers") || Object.hasOwn(root, "tests"))
+  ) {
+    return 'this is a promptfoo config: an evalpipe suite has a "dataset" (the tests\' vars, one JSON case per line), a "target" (the provider with its prompt) and "scorers" (the asserts); the README\'s "Coming from EvalCore or promptfoo" shows how each maps';
+  }
+  if (!isEvalCore(root)) return undefined;
+  const key = String(path.at(-1) ?? "");
+  let value: unknown = root;
+  for (const k of path) {
+    value = isMapping(value) || Array.isArray(value)
+      ? (value as Record<string, unknown>)[String(k)]
+      : undefined;
+  }
+  // A type is named at its key, or at the scorer or target it is of.
+  const type = key === "type" && typeof value === "string"
+    ? value
+    : isMapping(value) && typeof value.type === "string"
+    ? value.type
+    : undefined;
+  const types = path[0] === "scorers" ? EVALCORE_SCORERS : EVALCORE_TARGETS;
+  const word = type !== undefined && Object.hasOwn(types, type)
+    ? types[type]
+    : Object.hasOwn(EVALCORE_KEYS, key)
+    ? EVALCORE_KEYS[key]
+    : undefined;
+  return `this is an EvalCore suite: ${
+    word !== undefined ? `${word}; ` : ""
+  }${EVALCORE_README}`;
+}

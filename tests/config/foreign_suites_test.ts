@@ -1,0 +1,118 @@
+// Another tool's suite given to `validate` and `run`: the first problem's
+// message says what evalpipe calls the thing at fault, through the real CLI.
+
+import assert from "node:assert/strict";
+import { cli } from "../_cli.ts";
+import { withTempDir } from "../_proc.ts";
+
+const README =
+  'the README\'s "Coming from EvalCore or promptfoo" lists every word that differs';
+
+// An EvalCore evals.yaml, in that tool's words; each step fixes the problem
+// the one before was refused for, as a user following the messages would.
+const EVALCORE = `targets:
+  bot:
+    type: shell
+    cmd: sh bot.sh
+datasets:
+  - file: cases.jsonl
+scorers:
+  - type: contains
+    value: policy
+    case_sensitive: false
+  - type: exact
+run:
+  gates:
+    - type: pass_rate
+      min: 0.9
+`;
+
+Deno.test("validate names what evalpipe calls each EvalCore word, one problem at a time", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/cases.jsonl`,
+      '{"id": "a", "input": "q", "expected": "policy 1"}\n',
+    );
+    await Deno.writeTextFile(`${dir}/bot.sh`, "echo policy 1\n");
+    const steps: Array<[(yaml: string) => string, string]> = [
+      [
+        (y) => y,
+        `line 6: unknown key "datasets[0].file"; this is an EvalCore suite: a dataset's "file" is its "path" here; ${README}`,
+      ],
+      [
+        (y) => y.replace("- file:", "- path:"),
+        `line 3: "targets.bot.type" is string "shell"; expected one of openai, http, subprocess, replay, trace; this is an EvalCore suite: EvalCore's "shell" target is "subprocess" here (its command reads the case as JSON, {"input": …}, on stdin, not the input text alone); ${README}`,
+      ],
+      [
+        (y) => y.replace("type: shell", "type: subprocess"),
+        `line 10: unknown key "scorers[0].case_sensitive"; this is an EvalCore suite: "case_sensitive: false" is "ignore_case: true" here; ${README}`,
+      ],
+      [
+        (y) => y.replace("case_sensitive: false", "ignore_case: true"),
+        `line 11: "scorers[1].type" is string "exact"; expected one of subprocess, exact_match, `,
+      ],
+      [
+        (y) => y.replace("type: exact\n", "type: exact_match\n"),
+        `line 12: unknown key "run"; this is an EvalCore suite: EvalCore's "run:" keys stand at the top here`,
+      ],
+    ];
+    let yaml = EVALCORE;
+    for (const [edit, message] of steps) {
+      yaml = edit(yaml);
+      await Deno.writeTextFile(`${dir}/evals.yaml`, yaml);
+      const out = await cli(["validate", "evals.yaml"], dir);
+      assert.equal(out.code, 2, out.stderr);
+      assert.ok(
+        out.stderr.startsWith(
+          `evalpipe: Invalid config "evals.yaml" ${message}`,
+        ),
+        out.stderr,
+      );
+    }
+    // A type in EvalCore's words gets evalpipe's, not the nearest word.
+    await Deno.writeTextFile(
+      `${dir}/evals.yaml`,
+      yaml.replace("type: exact_match\n", "type: exact\n"),
+    );
+    const exact = await cli(["validate", "evals.yaml"], dir);
+    assert.ok(
+      exact.stderr.endsWith(
+        `; this is an EvalCore suite: EvalCore's "exact" scorer is "exact_match" here; ${README}\n`,
+      ),
+      exact.stderr,
+    );
+    assert.doesNotMatch(exact.stderr, /did you mean/);
+    // With the gates in evalpipe's words, it runs.
+    await Deno.writeTextFile(
+      `${dir}/evals.yaml`,
+      yaml.replace(
+        /run:\n[\s\S]*$/,
+        "gates:\n  contains:\n    min_pass_rate: 0.9\n",
+      ),
+    );
+    const run = await cli(["run", "evals.yaml"], dir);
+    assert.equal(run.code, 0, run.stderr);
+  });
+});
+
+Deno.test("run says a promptfoo config is one, and how its parts map; evalpipe's own typos get no such word", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/promptfooconfig.yaml`,
+      'description: demo\nprompts: ["Answer: {{question}}"]\nproviders: [openai:gpt-4o-mini]\ntests:\n  - vars: { question: "2+2?" }\n    assert: [{ type: contains, value: "4" }]\n',
+    );
+    const out = await cli(["run", "promptfooconfig.yaml"], dir);
+    assert.equal(out.code, 2);
+    assert.match(
+      out.stderr,
+      /^evalpipe: Invalid config "promptfooconfig\.yaml" line 1: unknown key "description"; this is a promptfoo config: an evalpipe suite has a "dataset" .*"Coming from EvalCore or promptfoo" shows how each maps\n$/,
+    );
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      "dataset: d.jsonl\ntarget: { type: replay }\nscorers: [{ type: contains, value: x, ignore_cas: true }]\n",
+    );
+    const own = await cli(["run", "suite.yaml"], dir);
+    assert.match(own.stderr, /did you mean "ignore_case"\?\n$/);
+    assert.doesNotMatch(own.stderr, /EvalCore|promptfoo/);
+  });
+});
