@@ -28,7 +28,16 @@ export interface TraceTargetOptions {
    * @default {"."}
    */
   dir?: string;
+  /**
+   * The largest trace file read, in bytes: a bigger one is that unit's
+   * target error, so a case naming a huge file costs no memory.
+   * @default {67108864}
+   */
+  maxBytes?: number;
 }
+
+/** 64 MiB: far beyond any recorded trace, far below a machine's memory. */
+const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
 
 /**
  * A target that reads each case's recorded trace, in EvalCore's native
@@ -39,7 +48,11 @@ export interface TraceTargetOptions {
  * steps. `target` records the trace's path and format, and, from the spans,
  * `usage` (summed tokens) and `latency_ms`. A case without a `trace`, or a
  * trace that cannot be read, is a target error naming the file and field:
- * that unit's Scores are blocked, the run goes on.
+ * that unit's Scores are blocked, the run goes on. The dataset is data, not
+ * a config: a `trace` is read only when it is a regular file inside the
+ * dataset's folder once symlinks are resolved (never `/etc/passwd`,
+ * `../../.env`, `/proc/self/environ`, `/dev/zero` or a FIFO), and no bigger
+ * than `maxBytes`.
  *
  * @param options The folder trace paths resolve against.
  * @returns The target.
@@ -61,6 +74,9 @@ export interface TraceTargetOptions {
  */
 export function traceTarget(options: TraceTargetOptions = {}): Target {
   const dir = options.dir ?? ".";
+  const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+  // Resolved once, on the first case: the folder every trace must be in.
+  let root: Promise<string> | undefined;
   return {
     // The agent's time is in the spans, not in reading a file.
     timed: false,
@@ -71,19 +87,9 @@ export function traceTarget(options: TraceTargetOptions = {}): Target {
           'The case names no trace file: its "trace" field is missing',
         );
       }
-      const file = named.startsWith("/") || dir === "."
-        ? named
-        : `${dir}/${named}`;
-      let text: string;
-      try {
-        text = await Deno.readTextFile(file);
-      } catch (error) {
-        throw new Error(
-          `Cannot read the case's "trace" file ${JSON.stringify(file)}: ${
-            osErrorText(error)
-          }`,
-        );
-      }
+      const file = dir === "." ? named : `${dir}/${named}`;
+      root ??= Deno.realPath(dir);
+      const text = await readTrace(file, named, await root, maxBytes);
       const trace = parseTrace(text, file);
       const info: Record<string, unknown> = {
         trace: file,
@@ -104,4 +110,77 @@ export function traceTarget(options: TraceTargetOptions = {}): Target {
       };
     },
   };
+}
+
+/**
+ * The text of the trace file `file` (the case's `named`, resolved against
+ * the dataset's folder `root`), refused unless it is a regular file under
+ * `root` of at most `maxBytes`: a dataset must not read the machine's files
+ * into Scores, nor hang on a FIFO or fill memory from `/dev/zero`.
+ */
+async function readTrace(
+  file: string,
+  named: string,
+  root: string,
+  maxBytes: number,
+): Promise<string> {
+  const outside = () =>
+    new Error(
+      `The case's "trace" ${
+        JSON.stringify(named)
+      } is outside the dataset's folder ${
+        JSON.stringify(root)
+      }: a trace is read from that folder or below it`,
+    );
+  // Lexically first, so that a path outside is refused without touching it.
+  if (named.startsWith("/") || named.includes("\0")) throw outside();
+  let depth = 0;
+  for (const part of named.split("/")) {
+    if (part === "..") depth--;
+    else if (part !== "" && part !== ".") depth++;
+    if (depth < 0) throw outside();
+  }
+  const cannot = (why: string) =>
+    new Error(
+      `Cannot read the case's "trace" file ${JSON.stringify(file)}: ${why}`,
+    );
+  let real: string;
+  let info: Deno.FileInfo;
+  try {
+    real = await Deno.realPath(file);
+    info = await Deno.stat(real);
+  } catch (error) {
+    throw cannot(osErrorText(error));
+  }
+  // A symlink in the folder may still point out of it.
+  if (!real.startsWith(root.endsWith("/") ? root : `${root}/`)) {
+    throw outside();
+  }
+  if (info.isDirectory) throw cannot("it is a folder");
+  if (!info.isFile) throw cannot("it is not a regular file");
+  if (info.size > maxBytes) {
+    throw cannot(`it is ${info.size} bytes, over the cap of ${maxBytes}`);
+  }
+  // One byte past the size stat gave: a file that grew since is refused,
+  // never read whole.
+  const bytes = new Uint8Array(info.size + 1);
+  let length = 0;
+  try {
+    using handle = await Deno.open(real);
+    while (length < bytes.length) {
+      const n = await handle.read(bytes.subarray(length));
+      if (n === null) break;
+      length += n;
+    }
+  } catch (error) {
+    throw cannot(osErrorText(error));
+  }
+  if (length > info.size) throw cannot("it grew while it was read");
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(
+      bytes.subarray(0, length),
+    );
+  } catch (error) {
+    throw cannot(osErrorText(error));
+  }
 }

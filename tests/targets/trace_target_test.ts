@@ -13,7 +13,7 @@ import {
   type Unit,
 } from "../../mod.ts";
 import { withTempDir } from "../_proc.ts";
-import { cli } from "../_cli.ts";
+import { cli, cliWithStdin } from "../_cli.ts";
 
 type Attr = string | number | boolean | Record<string, unknown>;
 
@@ -562,5 +562,98 @@ Deno.test("run with a trace target and datasets: traces resolve against the firs
     const out = await cli(["run", "suite.yaml"], dir);
     assert.equal(out.code, 0, out.stderr);
     assert.equal(JSON.parse(out.stdout).value, 1);
+  });
+});
+
+Deno.test("run with a trace target reads no file outside the dataset's folder: absolute paths, .., symlinks out, FIFOs", async () => {
+  await withTempDir(async (dir) => {
+    const secret = "s3cr3t-from-outside-the-folder";
+    await Deno.mkdir(`${dir}/data`);
+    // A valid trace outside the folder, whose answer would be scored whole.
+    await Deno.writeTextFile(
+      `${dir}/outside.json`,
+      JSON.stringify({ final_output: secret, steps: [] }),
+    );
+    await Deno.symlink(`${dir}/outside.json`, `${dir}/data/link.json`);
+    await Deno.symlink("/etc", `${dir}/data/etc`);
+    const made = await new Deno.Command("mkfifo", {
+      args: [`${dir}/data/fifo.json`],
+    }).output();
+    assert.equal(made.code, 0);
+    await Deno.writeTextFile(
+      `${dir}/data/in.json`,
+      '{"final_output": "30 days", "steps": []}',
+    );
+    const traces = [
+      "/etc/passwd",
+      "../outside.json",
+      "./sub/../../outside.json",
+      "link.json",
+      "etc/passwd",
+      "/proc/self/environ",
+      "fifo.json",
+      "in.json",
+    ];
+    await Deno.writeTextFile(
+      `${dir}/data/cases.jsonl`,
+      traces.map((trace, i) => JSON.stringify({ id: `c${i}`, trace }) + "\n")
+        .join(""),
+    );
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      "dataset: data/cases.jsonl\ntarget: { type: trace }\nscorers:\n  - { type: exact_match, value: 30 days }\n",
+    );
+    const out = await cliWithStdin(
+      ["run", "suite.yaml", "--units", "units.jsonl"],
+      dir,
+      "",
+      60_000,
+    );
+    const scores = out.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    assert.deepEqual(
+      scores.map((s) => s.status),
+      [...traces.slice(0, -1).map(() => "blocked"), "scored"],
+      out.stdout,
+    );
+    const root = await Deno.realPath(`${dir}/data`);
+    for (const [i, trace] of traces.slice(0, -2).entries()) {
+      assert.equal(
+        scores[i].reason,
+        `target error: The case's "trace" ${
+          JSON.stringify(trace)
+        } is outside the dataset's folder ${
+          JSON.stringify(root)
+        }: a trace is read from that folder or below it`,
+      );
+    }
+    assert.match(scores[6].reason, /fifo\.json": it is not a regular file$/);
+    const written = out.stdout + out.stderr +
+      await Deno.readTextFile(`${dir}/units.jsonl`);
+    assert.ok(!written.includes(secret), written);
+    assert.ok(!written.includes("root:"), written);
+    assert.ok(!written.includes(`PATH=`), written);
+  });
+});
+
+Deno.test("traceTarget refuses a trace bigger than maxBytes without reading it, and /dev/zero", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/big.json`,
+      JSON.stringify({ final_output: "x".repeat(200), steps: [] }),
+    );
+    await Deno.writeTextFile(`${dir}/ok.json`, '{"steps": []}');
+    const units = await Array.fromAsync(
+      ReadableStream.from<Example>([
+        { example_id: "d#1", line: 1, case: { input: "", trace: "big.json" } },
+        { example_id: "d#2", line: 2, case: { input: "", trace: "/dev/zero" } },
+        { example_id: "d#3", line: 3, case: { input: "", trace: "ok.json" } },
+      ]).pipeThrough(runTarget(traceTarget({ dir, maxBytes: 100 }))),
+    );
+    assert.equal(
+      units[0]?.target?.error,
+      `Cannot read the case's "trace" file "${dir}/big.json": it is 230 bytes, over the cap of 100`,
+    );
+    assert.match(units[1]?.target?.error ?? "", /"\/dev\/zero" is outside/);
+    assert.equal(units[2]?.target?.error, undefined);
   });
 });
