@@ -953,6 +953,13 @@ export async function runSuite(
         targetOptions,
       ),
     );
+  // A subprocess target or scorer inherits the environment: what it echoes
+  // of the keys the config sends is hidden here, before anything is
+  // written. Suites that send no secret keep their path without a stage.
+  const { configSecrets, secretGuards } = await import("./_secrets.ts");
+  const secrets = configSecrets(config);
+  const guards = secrets.length === 0 ? undefined : await secretGuards(secrets);
+  if (guards !== undefined) units = units.pipeThrough(guards.units());
   // What the system said: each unit goes to `--units` as it is answered,
   // and waits beside the pipeline to join its Scores in the record.
   const unitsOut = options.units === undefined
@@ -1010,6 +1017,7 @@ export async function runSuite(
       ...(progress?.flow !== undefined ? { flow: progress.flow } : {}),
     }))
     .pipeThrough(validateScoreBatches());
+  if (guards !== undefined) valid = valid.pipeThrough(guards.scores());
   if (selection?.subset !== undefined) {
     // What the subset left out: `skipped` Scores, after the others.
     const versions = scorers.flatMap((s) =>

@@ -1,0 +1,146 @@
+// The secrets a suite's config sends (API keys, `${VAR}` header values, URL
+// passwords) and the two stages that keep them out of what a run writes
+// when they come back from a program evalpipe does not watch: a subprocess
+// target or scorer inherits the environment, so its stderr, its output or
+// its verdict's reason can echo a key the network clients would have hidden.
+
+import type { Unit } from "../dataset/unit.ts";
+import type { Score } from "../score/mod.ts";
+
+const ENV_REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+
+/**
+ * The values a config sends as secrets, read from the environment: each
+ * `api_key_env`'s variable, each `${VAR}` in a `headers` value, each URL's
+ * password (and its `user:password` pair), wherever in the config they
+ * stand (targets, a matrix's targets, judges, embeddings). Unset or empty
+ * variables are left out: nothing of them can be echoed.
+ *
+ * @param config The checked config.
+ * @param env Reads an environment variable.
+ * @returns The values, without repeats.
+ */
+export function configSecrets(
+  config: unknown,
+  env: (name: string) => string | undefined = (name) => Deno.env.get(name),
+): string[] {
+  const found = new Set<string>();
+  const take = (name: string) => {
+    const value = env(name);
+    if (value !== undefined && value !== "") found.add(value);
+  };
+  const walk = (value: unknown, key: string | undefined) => {
+    if (typeof value === "string") {
+      if (key === "api_key_env") take(value);
+      if (value.includes("@") && /^[a-z][a-z0-9+.-]*:\/\//i.test(value)) {
+        for (const s of urlPasswords(value)) found.add(s);
+      }
+      return;
+    }
+    if (Array.isArray(value)) {
+      for (const item of value) walk(item, undefined);
+      return;
+    }
+    if (value === null || typeof value !== "object") return;
+    for (const [k, v] of Object.entries(value)) {
+      if (k === "headers" && v !== null && typeof v === "object") {
+        for (const h of Object.values(v)) {
+          if (typeof h !== "string") continue;
+          for (const [, name] of h.matchAll(ENV_REF)) take(name!);
+        }
+      }
+      walk(v, k);
+    }
+  };
+  walk(config, undefined);
+  return [...found];
+}
+
+/** A URL's password as written and decoded, and its `user:password` pair. */
+function urlPasswords(text: string): string[] {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch (error) {
+    // Text that only looks like a URL: it carries no password.
+    if (error instanceof TypeError) return [];
+    throw error;
+  }
+  if (url.password === "") return [];
+  const password = decodeURIComponent(url.password);
+  const user = decodeURIComponent(url.username);
+  return [password, url.password, `${user}:${password}`];
+}
+
+/**
+ * The stages that guard a run's units and Scores against `secrets`: a
+ * unit's `target.error` is redacted, and a unit whose output or tool calls
+ * hold a secret of 8 characters or more (in any form an echo gives it) is
+ * turned into a target error, its answer not kept (a `***` in its place
+ * would be scored as if the system had said it), as the network targets
+ * do; a Score's reason and diagnostics are redacted.
+ *
+ * @param secrets The values to hide (from {@linkcode configSecrets}).
+ * @returns The unit stage and the Score stage.
+ */
+export async function secretGuards(secrets: readonly string[]): Promise<{
+  units: () => TransformStream<Unit[], Unit[]>;
+  scores: () => TransformStream<Score[], Score[]>;
+}> {
+  const { holdsSecret, redact } = await import("../net/template.ts");
+  const guardUnit = (unit: Unit) => {
+    const target = unit.target;
+    if (target?.error !== undefined) {
+      target.error = redact(target.error, secrets);
+      return;
+    }
+    const said = unit.tool_calls === undefined
+      ? unit.output ?? ""
+      : `${unit.output ?? ""}\n${JSON.stringify(unit.tool_calls)}`;
+    if (!holdsSecret(said, secrets)) return;
+    unit.output = null;
+    delete unit.tool_calls;
+    unit.target = {
+      latency_ms: target?.latency_ms ?? 0,
+      error:
+        "The target answered with a secret the config sends (an API key, a ${VAR} value or a URL's password): the answer is not kept",
+    };
+  };
+  // Only what changed is replaced: Scores of one unit may share their
+  // diagnostics, and most Scores hold no secret.
+  const hidden = (value: unknown): unknown => {
+    if (typeof value === "string") return redact(value, secrets);
+    if (Array.isArray(value)) return value.map(hidden);
+    if (value === null || typeof value !== "object") return value;
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => [k, hidden(v)]),
+    );
+  };
+  const guardScore = (score: Score) => {
+    if (score.reason !== undefined) {
+      const reason = redact(score.reason, secrets);
+      if (reason !== score.reason) score.reason = reason;
+    }
+    if (score.diagnostics.length === 0) return;
+    const text = JSON.stringify(score.diagnostics);
+    if (redact(text, secrets) !== text) {
+      score.diagnostics = hidden(score.diagnostics) as Score["diagnostics"];
+    }
+  };
+  return {
+    units: () =>
+      new TransformStream<Unit[], Unit[]>({
+        transform(batch, controller) {
+          for (const unit of batch) guardUnit(unit);
+          controller.enqueue(batch);
+        },
+      }),
+    scores: () =>
+      new TransformStream<Score[], Score[]>({
+        transform(batch, controller) {
+          for (const score of batch) guardScore(score);
+          controller.enqueue(batch);
+        },
+      }),
+  };
+}

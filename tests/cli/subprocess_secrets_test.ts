@@ -1,0 +1,144 @@
+// A subprocess target or scorer inherits the environment, keys included:
+// what it echoes of a secret the config sends (a judge's `api_key_env`, a
+// `${VAR}` header, a URL's password) in its stderr, its output or its
+// verdict's reason must reach no Score, record, unit file or report.
+
+import assert from "node:assert/strict";
+import { cli } from "../_cli.ts";
+import { embeddings, fakeLlm, reply } from "../_fake_llm.ts";
+import { withTempDir } from "../_proc.ts";
+
+const KEY = "sk-judge-0123456789abcdef";
+const TOKEN = "tok/with+base64?chars";
+const PASSWORD = "url-pass-4567";
+
+Deno.test("cli run hides the config's secrets that a subprocess target or scorer echoes, in every output", async () => {
+  await using server = fakeLlm({
+    handler: embeddings(
+      () => [1, 0],
+      () => reply.ok('{"score": 0.8, "reason": "fine"}'),
+    ),
+  });
+  await withTempDir(async (dir) => {
+    const cases = [
+      "FAILENV", // the target fails, its stderr quoting the key
+      "ECHOKEY", // the target answers with the key
+      "ECHOB64", // ... base64-encoded
+      "ECHOTOOL", // the header token, URL-encoded
+      "SCFAIL", // the scorer fails, its stderr quoting the URL password
+      "SCREASON", // the scorer's reason quotes the key
+      "SCBAD", // the scorer prints a broken verdict quoting the key
+      "PLAIN",
+    ];
+    await Deno.writeTextFile(
+      `${dir}/d.jsonl`,
+      cases.map((c, i) =>
+        JSON.stringify({ id: `c${i}`, input: c, expected: "fine" }) + "\n"
+      )
+        .join(""),
+    );
+    await Deno.writeTextFile(
+      `${dir}/tgt.sh`,
+      `in=$(cat)
+case "$in" in
+  *FAILENV*) echo "AuthenticationError: key=$JUDGE_KEY" >&2; exit 1;;
+  *ECHOKEY*) echo "the key is $JUDGE_KEY";;
+  *ECHOB64*) printf %s "$JUDGE_KEY" | base64;;
+  *ECHOTOOL*) echo "tok%2Fwith%2Bbase64%3Fchars";;
+  *) echo "fine";;
+esac
+`,
+    );
+    await Deno.writeTextFile(
+      `${dir}/sc.sh`,
+      `in=$(cat)
+case "$in" in
+  *SCFAIL*) echo "cannot reach http://ann:${PASSWORD}@127.0.0.1:9/" >&2; exit 3;;
+  *SCREASON*) printf '{"score": 1, "reason": "key %s"}\\n' "$JUDGE_KEY";;
+  *SCBAD*) printf 'not json %s\\n' "$JUDGE_KEY";;
+  *) printf '{"score": 1}\\n';;
+esac
+`,
+    );
+    await Deno.writeTextFile(
+      `${dir}/s.yaml`,
+      `dataset: d.jsonl
+target: { type: subprocess, cmd: sh tgt.sh }
+scorers:
+  - { type: subprocess, name: sc, cmd: sh sc.sh }
+  - type: llm_judge
+    name: j
+    base_url: ${server.baseUrl.replace("//", `//ann:${PASSWORD}@`)}
+    model: m
+    api_key_env: JUDGE_KEY
+    rubric: "Score {{output}}"
+  - type: semantic_similarity
+    base_url: ${server.baseUrl}
+    model: e
+    headers: { x-team: "\${TEAM_TOKEN}" }
+`,
+    );
+    const out = await cli(
+      [
+        "run",
+        "s.yaml",
+        "--out",
+        "o.ndjson",
+        "--record",
+        "r.json",
+        "--units",
+        "u.ndjson",
+        "--html",
+        "h.html",
+        "--junit",
+        "j.xml",
+        "--markdown",
+        "m.md",
+        "--annotations",
+      ],
+      dir,
+      { JUDGE_KEY: KEY, TEAM_TOKEN: TOKEN },
+    );
+    assert.equal(out.code, 0, out.stderr);
+    const written = [
+      out.stdout,
+      out.stderr,
+      ...await Promise.all(
+        ["o.ndjson", "r.json", "u.ndjson", "h.html", "j.xml", "m.md"].map((f) =>
+          Deno.readTextFile(`${dir}/${f}`)
+        ),
+      ),
+    ].join("\n");
+    for (
+      const form of [
+        KEY,
+        btoa(KEY).slice(0, 16),
+        TOKEN,
+        encodeURIComponent(TOKEN),
+        PASSWORD,
+      ]
+    ) {
+      assert.ok(!written.includes(form), `${form} leaked`);
+    }
+    const scores = (await Deno.readTextFile(`${dir}/o.ndjson`)).trim()
+      .split("\n").map((l) => JSON.parse(l));
+    const sc = (i: number) =>
+      scores.find((s) => s.metric === "sc" && s.unit_id === `d.jsonl#c${i}`);
+    assert.equal(
+      sc(0).reason,
+      'target error: target "sh tgt.sh" exited with status 1: AuthenticationError: key=***',
+    );
+    for (const i of [1, 2, 3]) {
+      assert.equal(sc(i).status, "blocked");
+      assert.match(
+        sc(i).reason,
+        /answered with a secret the config sends .*: the answer is not kept$/,
+      );
+    }
+    assert.match(sc(4).reason, /cannot reach http:\/\/\*\*\*@127/);
+    assert.equal(sc(5).reason, "key ***");
+    assert.equal(sc(5).value, 1);
+    assert.match(sc(6).reason, /invalid verdict JSON: "not json \*\*\*"/);
+    assert.equal(sc(7).value, 1);
+  });
+});
