@@ -87,3 +87,37 @@ Deno.test("score reads none of the other commands' modules before it runs", asyn
     );
   });
 });
+
+Deno.test("run reads the secret guards only for a config that may send a secret", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/d.jsonl`,
+      '{"input": "q", "output": "a", "expected": "a"}\n',
+    );
+    const read = async (target: string) => {
+      await Deno.writeTextFile(
+        `${dir}/s.yaml`,
+        `dataset: d.jsonl\ntarget: ${target}\nscorers: [{ type: exact_match }]\n`,
+      );
+      const { code, stderr } = await new Deno.Command(Deno.execPath(), {
+        args: ["run", "-L", "debug", "-A", `${ROOT}cli.ts`, "run", "s.yaml"],
+        cwd: dir,
+        stdout: "null",
+        stderr: "piped",
+        env: { NO_COLOR: "1" },
+      }).output();
+      const log = new TextDecoder().decode(stderr);
+      // The http target's calls fail (nothing listens): exit 1, no Score.
+      assert.ok(code === 0 || code === 1, log.slice(-2000));
+      return /fetch\w* - specifier: file:\S+\/src\/run\/_secrets\.ts/.test(log);
+    };
+    // Every plain run paid for the module before.
+    assert.equal(await read("{ type: replay }"), false);
+    assert.equal(
+      await read(
+        '{ type: http, url: "http://127.0.0.1:9/", headers: { x-key: "${HOME}" } }',
+      ),
+      true,
+    );
+  });
+});
