@@ -19,6 +19,7 @@ import {
 } from "./_output.ts";
 import type { Scorer } from "../scorers/scorer.ts";
 import type { Unit } from "../dataset/unit.ts";
+import type { Score } from "../score/mod.ts";
 import { clip } from "../base/terminal.ts";
 
 /** The `score` command. */
@@ -91,10 +92,21 @@ units in input order, scorers in the order given.`,
       // Only --config loads the config modules (and YAML): not --scorer.
       const { suiteScorers } = await import("./_suite_scorers.ts");
       const suite = await suiteScorers(flags.config, flags.timeout);
+      // What a suite's scorer echoes of the keys the suite sends (a judge's,
+      // a header's) is hidden from the Scores, as `run` hides it.
+      const secrets = /"api_key_env"|"headers"|@/.test(
+          JSON.stringify(suite.config),
+        )
+        ? (await import("../run/_secrets.ts")).configSecrets(suite.config)
+        : [];
+      const guards = secrets.length === 0
+        ? undefined
+        : await (await import("../run/_secrets.ts")).secretGuards(secrets);
       return await scoreWith(
         suite.scorers,
         flags.concurrency ?? suite.concurrency,
         paths,
+        guards?.scores,
       );
     }
     if (cmds.length === 0) {
@@ -174,6 +186,7 @@ async function scoreWith(
   scorers: Scorer[],
   concurrency: number,
   paths: readonly string[],
+  guard?: () => TransformStream<Score[], Score[]>,
 ): Promise<number> {
   const [
     { readUnitBatches },
@@ -273,7 +286,7 @@ async function scoreWith(
         );
       }
     };
-    await ReadableStream.from(units())
+    let scores = ReadableStream.from(units())
       .pipeThrough(
         new TransformStream<Unit[], Unit[]>({
           transform(units, c) {
@@ -294,7 +307,9 @@ async function scoreWith(
         signal: controller.signal,
         ...(run?.flow !== undefined ? { flow: run.flow } : {}),
         onStart,
-      }))
+      }));
+    if (guard !== undefined) scores = scores.pipeThrough(guard());
+    await scores
       .pipeThrough(written.counter(run?.done))
       .pipeTo(ndjsonBatchSink(written, { stringify: scoreLine }), {
         signal: controller.signal,

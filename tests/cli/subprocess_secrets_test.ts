@@ -142,3 +142,34 @@ scorers:
     assert.equal(sc(7).value, 1);
   });
 });
+
+Deno.test("cli score --config hides the suite's secrets that its scorer echoes", async () => {
+  await withTempDir(async (dir) => {
+    const secret = "team-token-0123456789";
+    await Deno.writeTextFile(
+      `${dir}/sc.sh`,
+      `cat >/dev/null\nprintf '{"score": 1, "reason": "sent %s"}\\n' "$TEAM_TOKEN"\n`,
+    );
+    await Deno.writeTextFile(
+      `${dir}/s.yaml`,
+      `dataset: d.jsonl
+target:
+  type: http
+  url: http://127.0.0.1:9/
+  headers: { authorization: "Bearer \${TEAM_TOKEN}" }
+scorers: [{ type: subprocess, name: sc, cmd: sh sc.sh }]
+`,
+    );
+    await Deno.writeTextFile(
+      `${dir}/u.ndjson`,
+      '{"input": "q", "output": "a"}\n',
+    );
+    const out = await cli(["score", "--config", "s.yaml", "u.ndjson"], dir, {
+      TEAM_TOKEN: secret,
+    });
+    assert.equal(out.code, 0, out.stderr);
+    // Before, the reason carried the token: score does not go through run.
+    assert.equal(JSON.parse(out.stdout).reason, "sent ***");
+    assert.ok(!out.stdout.includes(secret) && !out.stderr.includes(secret));
+  });
+});
