@@ -111,8 +111,47 @@ export function targetTemplateProblem(
     firstProblem(target, at, ["system", "prompt", "url", "body"], unfilled) ??
     (target.type === "http"
       ? firstProblem(target, at, ["headers"], placeholderInHeader) ??
-        firstProblem(target, at, ["url", "body"], variableOutsideHeaders)
+        firstProblem(target, at, ["url", "body"], variableOutsideHeaders) ??
+        caseChosenHost(target, at)
       : undefined);
+}
+
+/**
+ * An http target whose URL lets a case choose the host (`{{metadata.host}}`
+ * as the host, or as its end) while the headers carry a `${NAME}` secret:
+ * the dataset, which is not trusted, could send the secret anywhere. A
+ * placeholder before a fixed domain (`{{metadata.region}}.api.example.com`)
+ * stays inside it, since what fills it is URL-encoded.
+ */
+function caseChosenHost(
+  target: Record<string, unknown>,
+  at: readonly PropertyKey[],
+): SettingsProblem | undefined {
+  const url = target.url;
+  if (typeof url !== "string" || !isObject(target.headers)) return undefined;
+  const secret = Object.values(target.headers).find((v) =>
+    typeof v === "string" && VARIABLE.test(v)
+  ) as string | undefined;
+  if (secret === undefined) return undefined;
+  const scheme = url.indexOf("://");
+  const start = scheme < 0 ? 0 : scheme + 3;
+  const end = url.slice(start).search(/[/?#]/);
+  const authority = url.slice(0, end < 0 ? url.length : start + end);
+  const last = authority.lastIndexOf("}}");
+  if (last < 0) return undefined;
+  // What follows the last placeholder must hold a fixed domain, two labels
+  // at least (`{{x}}.com` is any .com), before any port.
+  if (/^[^:]*\.[A-Za-z0-9-]+\.[A-Za-z0-9-]+/.test(authority.slice(last + 2))) {
+    return undefined;
+  }
+  return {
+    path: [...at, "url"],
+    detail: `lets a case choose the host (${
+      clip(authority.slice(authority.lastIndexOf("{{", last)), 60)
+    }) while the headers send ${
+      VARIABLE.exec(secret)![0]
+    }: a dataset could send the secret to any host; fix the domain, as in https://{{metadata.region}}.api.example.com`,
+  };
 }
 
 /**

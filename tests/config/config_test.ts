@@ -793,3 +793,34 @@ Deno.test("checkConfigText says an empty config file is empty, and what a suite 
     );
   }
 });
+
+Deno.test("an http target whose url lets a case choose the host while its headers send a secret is a config error; a fixed domain is not", async () => {
+  // The dataset is not trusted: {{metadata.host}} as the host sent the
+  // Bearer token to whatever host a case named.
+  const http = (
+    url: string,
+    headers = '{ authorization: "Bearer ${TOKEN}" }',
+  ) =>
+    `dataset: d.jsonl\ntarget:\n  type: http\n  url: "${url}"\n  headers: ${headers}\nscorers: [{ type: exact_match }]\n`;
+  for (
+    const [url, host] of [
+      ["http://{{metadata.host}}:8080/x", "{{metadata.host}}:8080"],
+      ["https://api.{{metadata.tld}}/x", "{{metadata.tld}}"],
+      ["https://{{metadata.name}}.com/x", "{{metadata.name}}.com"],
+    ]
+  ) {
+    const error = await configError(http(url!));
+    assert.equal(
+      error.message,
+      `Invalid config "suite.yaml" line 4: "target.url" lets a case choose the host (${host}) while the headers send \${TOKEN}: a dataset could send the secret to any host; fix the domain, as in https://{{metadata.region}}.api.example.com`,
+    );
+  }
+  // A case's part of a fixed domain, a path, or no secret to send: fine.
+  for (
+    const text of [
+      http("https://{{metadata.region}}.api.example.com:8443/x"),
+      http("https://api.example.com/{{metadata.host}}?q={{input}}"),
+      http("http://{{metadata.host}}/x", '{ x-trace: "on" }'),
+    ]
+  ) await checkConfigText(text, "suite.yaml");
+});

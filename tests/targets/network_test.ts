@@ -950,6 +950,14 @@ Deno.test("httpTarget, openaiTarget and llmJudge refuse, as they are built, what
       `httpTarget's "headers.x-case" has {{input}}, which evalpipe would send as written: a header value reads \${NAME} (an environment variable) only; put case fields in "url" or "body"`,
     ],
     [
+      () =>
+        httpTarget({
+          url: "http://{{metadata.host}}/a",
+          headers: { authorization: "Bearer ${TOKEN}" },
+        }),
+      `httpTarget's "url" lets a case choose the host ({{metadata.host}}) while the headers send \${TOKEN}: a dataset could send the secret to any host; fix the domain, as in https://{{metadata.region}}.api.example.com`,
+    ],
+    [
       () => httpTarget({ ...base, body: { q: "{{ input | upper }}" } }),
       `httpTarget's "body.q" has {{ input | upper }}, which evalpipe would send as written: filters ("|") are not supported; a placeholder is a field's name alone, as {{input}} or {{metadata.topic}}`,
     ],
