@@ -285,7 +285,7 @@ function fromList(
         };
       }
       if (typeof value === "object" && value !== null) {
-        keepVerbatimExpected(value, source, span[0]);
+        keepVerbatimExpected(value, source, span[0], span[1]);
         keepVerbatimId(value, source, span[0]);
       }
     } else {

@@ -600,6 +600,31 @@ Deno.test("expectedJson of loaded cases without escapes or without expected", as
   });
 });
 
+Deno.test("loadDataset reads a JSON array of 100,000 cases in time linear in its size", async () => {
+  await withTempDir(async (dir) => {
+    // Text `expected` with no escape anywhere in the file: each record's
+    // search for one went to the end of the file, 18 s here instead of 0.3.
+    const n = 100_000;
+    const cases = Array.from(
+      { length: n },
+      (_, i) => ({ input: `q${i}`, expected: String(i % 7) }),
+    );
+    const path = join(dir, "big.json");
+    await Deno.writeTextFile(path, JSON.stringify(cases, null, 2));
+    const started = performance.now();
+    let count = 0;
+    let last: Example | undefined;
+    for await (const example of await loadDataset(path)) {
+      count++;
+      last = example;
+    }
+    const ms = performance.now() - started;
+    assert.equal(count, n);
+    assert.equal(expectedJson(last!.case!), '"4"');
+    assert.ok(ms < 6000, `took ${Math.round(ms)} ms`);
+  });
+});
+
 // --- _json_scan --------------------------------------------------------------
 
 function memberText(text: string, key: string, start = 0): string | undefined {
