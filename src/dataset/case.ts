@@ -389,6 +389,20 @@ export const FOREIGN_ANSWER_KEYS: Readonly<Record<string, string>> = {
 };
 
 /**
+ * What another tool's answer key is and what to write instead, or
+ * `undefined` when `key` is none. Only the table's own keys count: a column
+ * named `constructor` is not one.
+ *
+ * @param key A record's key or a CSV column's name.
+ * @returns The explanation.
+ */
+export function foreignAnswer(key: string): string | undefined {
+  return Object.hasOwn(FOREIGN_ANSWER_KEYS, key)
+    ? FOREIGN_ANSWER_KEYS[key]
+    : undefined;
+}
+
+/**
  * Refuses a case without `expected` that carries another tool's answer key
  * as text (a list of texts): its answer would be lost. An object under
  * `target` is a unit record's target information, and is left alone.

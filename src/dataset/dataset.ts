@@ -19,7 +19,7 @@ import {
   type Case,
   CaseError,
   type Example,
-  FOREIGN_ANSWER_KEYS,
+  foreignAnswer,
   keepVerbatimExpected,
   keepVerbatimId,
   parseCase,
@@ -786,7 +786,7 @@ function checkHeader(header: readonly string[], quoted: string, line: number) {
   });
   if (!header.includes("expected")) {
     for (const [i, name] of header.entries()) {
-      const what = FOREIGN_ANSWER_KEYS[name];
+      const what = foreignAnswer(name);
       if (what !== undefined) {
         throw fail(`column ${i + 1} "${name}" is ${what}`);
       }

@@ -293,6 +293,24 @@ Deno.test("cli run reports a CSV that cannot be parsed with its file and line, e
   });
 });
 
+Deno.test("loadDataset reads columns named as Object's own members (constructor, toString) as metadata", async () => {
+  // Kaggle's Formula 1 tables have a `constructor` column: it was taken for
+  // another tool's answer key, "function Object() { [native code] }".
+  await withTempDir(async (dir) => {
+    const [example] = await load(
+      dir,
+      "d.csv",
+      "input,constructor,toString,__proto__\nq,Ferrari,t,p\n",
+    );
+    assert.equal(example?.invalid, undefined);
+    assert.deepEqual(example?.case?.metadata, {
+      constructor: "Ferrari",
+      toString: "t",
+      ["__proto__"]: "p",
+    });
+  });
+});
+
 Deno.test("cli run and validate refuse a CSV header that would load every case wrong, naming the column, before any output", async () => {
   const headers: Array<[string, RegExp]> = [
     [
