@@ -391,14 +391,16 @@ export const FOREIGN_ANSWER_KEYS: Readonly<Record<string, string>> = {
 /**
  * What another tool's answer key is and what to write instead, or
  * `undefined` when `key` is none. Only the table's own keys count: a column
- * named `constructor` is not one.
+ * named `constructor` is not one. promptfoo reads every column whose name
+ * starts with `__expected` as an assertion (`__expected1`, `__expected2`).
  *
  * @param key A record's key or a CSV column's name.
  * @returns The explanation.
  */
 export function foreignAnswer(key: string): string | undefined {
-  return Object.hasOwn(FOREIGN_ANSWER_KEYS, key)
-    ? FOREIGN_ANSWER_KEYS[key]
+  if (Object.hasOwn(FOREIGN_ANSWER_KEYS, key)) return FOREIGN_ANSWER_KEYS[key];
+  return key.startsWith("__expected")
+    ? FOREIGN_ANSWER_KEYS.__expected
     : undefined;
 }
 
@@ -408,7 +410,9 @@ export function foreignAnswer(key: string): string | undefined {
  * `target` is a unit record's target information, and is left alone.
  */
 function checkForeignAnswer(record: Record<string, unknown>): void {
-  for (const [key, what] of Object.entries(FOREIGN_ANSWER_KEYS)) {
+  for (const key of Object.keys(record)) {
+    const what = foreignAnswer(key);
+    if (what === undefined) continue;
     const value = record[key];
     const text = typeof value === "string" ||
       (Array.isArray(value) && value.every((v) => typeof v === "string"));

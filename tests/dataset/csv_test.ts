@@ -330,6 +330,11 @@ Deno.test("cli run and validate refuse a CSV header that would load every case w
       /line 1: column 2 "__expected" is promptfoo's assertion column, which evalpipe does not read: write the answer as "expected" and the checks as scorers$/m,
     ],
     [
+      // promptfoo reads every __expected… column, one assertion each.
+      "input,__expected1,__expected2",
+      /line 1: column 2 "__expected1" is promptfoo's assertion column, which evalpipe does not read: write the answer as "expected" and the checks as scorers$/m,
+    ],
+    [
       "question,answer",
       /line 1: the header has no "input" column, which every case needs \(the columns are "question", "answer"\)$/m,
     ],

@@ -1139,6 +1139,7 @@ Deno.test("loadDataset refuses another tool's answer key in a case without expec
         '{"input":"2+2?","target":"4","choices":["3","4"]}',
         '{"input":"capital?","ideal":["Paris","paris"]}',
         '{"input":"q","__expected":"contains: 4"}',
+        '{"input":"q","__expected2":"icontains: four"}',
         // Beside expected, or as a unit record's target information: kept.
         '{"input":"q","expected":"4","target":"4"}',
         '{"input":"q","output":"a","target":{"latency_ms":3}}',
@@ -1148,6 +1149,7 @@ Deno.test("loadDataset refuses another tool's answer key in a case without expec
       `"target" is Inspect's answer key; evalpipe's is "expected": rename the field`,
       `"ideal" is OpenAI Evals' answer key; evalpipe's is "expected": rename the field`,
       `"__expected" is promptfoo's assertion column, which evalpipe does not read: write the answer as "expected" and the checks as scorers`,
+      `"__expected2" is promptfoo's assertion column, which evalpipe does not read: write the answer as "expected" and the checks as scorers`,
       undefined,
       undefined,
     ]);
