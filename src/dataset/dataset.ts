@@ -688,7 +688,8 @@ async function csvExamples(
   name: string,
   path: string,
 ): Promise<ReadableStream<Example[]>> {
-  const bytes = await openBytes(path);
+  // A UTF-16 file (Excel's "Unicode Text") is refused, and a failed read named.
+  const bytes = namedReads(await openBytes(path), name);
   // The CSV library is loaded only when a CSV dataset is read.
   const { csvRecords } = await import("./_csv.ts");
   const quoted = JSON.stringify(path);

@@ -34,6 +34,8 @@ export function namedReads(
   name: string,
 ): ReadableStream<Uint8Array> {
   const reader = bytes.getReader();
+  // The first two bytes, until they are checked (then `null`).
+  let head: number[] | null = [];
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
       let chunk: ReadableStreamReadResult<Uint8Array>;
@@ -47,12 +49,49 @@ export function namedReads(
         // again in the same process (a second `main()`, a script).
         reader.releaseLock();
         controller.close();
-      } else controller.enqueue(chunk.value);
+        return;
+      }
+      if (head !== null) {
+        for (const byte of chunk.value.subarray(0, 2 - head.length)) {
+          head.push(byte);
+        }
+        if (head.length === 2) {
+          const problem = utf16(head[0]!, head[1]!);
+          head = null;
+          if (problem !== undefined) {
+            await reader.cancel();
+            throw new InputError(
+              `Cannot read ${
+                name === "stdin" ? name : JSON.stringify(name)
+              }: ${problem}; save it as UTF-8`,
+            );
+          }
+        }
+      }
+      controller.enqueue(chunk.value);
     },
     cancel(reason) {
       return reader.cancel(reason);
     },
   });
+}
+
+/**
+ * Why text starting with these two bytes is UTF-16, not UTF-8, or
+ * `undefined`. Read as UTF-8, each of its lines would be a malformed record
+ * of NUL bytes, and its last newline's second byte one more (Windows
+ * PowerShell's `>` writes UTF-16). No JSON text holds a NUL byte.
+ */
+function utf16(first: number, second: number): string | undefined {
+  if (
+    (first === 0xff && second === 0xfe) || (first === 0xfe && second === 0xff)
+  ) {
+    return "it is UTF-16 text (it starts with a UTF-16 byte-order mark), not UTF-8";
+  }
+  if (first === 0 || second === 0) {
+    return "it holds NUL bytes (UTF-16 text?), not UTF-8 text";
+  }
+  return undefined;
 }
 
 /** The operating system's errors carry a `code` (`EISDIR`, `EIO`); others are bugs. */

@@ -81,3 +81,79 @@ Deno.test("score and aggregate name a named input whose reads fail", async () =>
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+/** `text` as UTF-16LE, with a byte-order mark when `bom`. */
+function utf16le(text: string, bom: boolean): Uint8Array {
+  const out = new Uint8Array((bom ? 2 : 0) + 2 * text.length);
+  if (bom) out.set([0xff, 0xfe]);
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    out[(bom ? 2 : 0) + 2 * i] = c & 0xff;
+    out[(bom ? 2 : 0) + 2 * i + 1] = c >> 8;
+  }
+  return out;
+}
+
+Deno.test("every command that reads NDJSON refuses UTF-16 text (Windows PowerShell's >) in one line, not a malformed record per line", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "evalpipe_unreadable_" });
+  try {
+    // Two cases; read as UTF-8 they were three records of NUL bytes, each
+    // "Cannot parse JSON", the third made of the last newline's second byte.
+    const cases =
+      '{"input":"a","output":"a"}\r\n{"input":"b","output":"b"}\r\n';
+    await Deno.writeFile(join(dir, "bom.jsonl"), utf16le(cases, true));
+    await Deno.writeFile(join(dir, "le.jsonl"), utf16le(cases, false));
+    const bom =
+      "it is UTF-16 text (it starts with a UTF-16 byte-order mark), not UTF-8; save it as UTF-8";
+    const nul =
+      "it holds NUL bytes (UTF-16 text?), not UTF-8 text; save it as UTF-8";
+    for (
+      const [file, problem] of [["bom.jsonl", bom], ["le.jsonl", nul]] as const
+    ) {
+      await Deno.writeTextFile(
+        join(dir, "suite.yaml"),
+        `dataset: ${file}\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n`,
+      );
+      const scorer = ["--name", "s", "--scorer", "cat >/dev/null; echo '{}'"];
+      const named = [["run", "suite.yaml"], ["score", ...scorer, file], [
+        "aggregate",
+        file,
+      ]];
+      for (const args of named) {
+        const out = await withStdinFrom("/dev/null", args, dir);
+        assert.equal(out.code, 2, `${args.join(" ")}: ${out.stderr}`);
+        assert.equal(out.stdout, "");
+        assert.equal(
+          out.stderr,
+          `evalpipe: Cannot read "${file}": ${problem}\n`,
+          args.join(" "),
+        );
+      }
+      for (const args of [["score", ...scorer], ["aggregate"]]) {
+        const out = await withStdinFrom(join(dir, file), args, dir);
+        assert.equal(out.code, 2, `${args.join(" ")}: ${out.stderr}`);
+        assert.equal(out.stderr, `evalpipe: Cannot read stdin: ${problem}\n`);
+      }
+    }
+    // Excel's "Unicode Text" is UTF-16 too.
+    await Deno.writeFile(
+      join(dir, "sheet.csv"),
+      utf16le("input,output\r\na,a\r\n", true),
+    );
+    await Deno.writeTextFile(
+      join(dir, "suite.yaml"),
+      "dataset: sheet.csv\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n",
+    );
+    for (const command of ["run", "validate"]) {
+      const out = await withStdinFrom(
+        "/dev/null",
+        [command, "suite.yaml"],
+        dir,
+      );
+      assert.equal(out.code, 2);
+      assert.equal(out.stderr, `evalpipe: Cannot read "sheet.csv": ${bom}\n`);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
