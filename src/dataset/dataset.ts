@@ -561,6 +561,7 @@ export async function loadDatasetBatches(
     // would keep another batch of cases alive.
     const splitter = new LineSplitter();
     const ids = new IdentityCheck(name, path, "line");
+    let first = true;
     const emit = (
       lines: Line[],
       controller: TransformStreamDefaultController<Example[]>,
@@ -568,7 +569,12 @@ export async function loadDatasetBatches(
       const batch: Example[] = [];
       for (const line of lines) {
         const example = exampleFromLine(name, line);
-        if (example !== undefined) batch.push(example);
+        if (example === undefined) continue;
+        if (first) {
+          first = false;
+          if (example.case === null) notJsonl(path, line);
+        }
+        batch.push(example);
       }
       ids.check(batch);
       if (batch.length > 0) controller.enqueue(batch);
@@ -630,6 +636,28 @@ export async function loadDatasetBatches(
     );
   }
   return fromList(name, path, value, undefined, yamlLines(text, path));
+}
+
+/**
+ * Refuses a `.jsonl` file whose first record shows it is not JSONL: a JSON
+ * array, or an object written over several lines. Read line by line, its
+ * lines were malformed records and the cases that happened to fit on one
+ * line were run, the rest lost among the errors.
+ *
+ * @param path The dataset's path.
+ * @param line Its first line that is not blank, a malformed record.
+ * @throws {DatasetError} When the file is one of these.
+ */
+function notJsonl(path: string, line: Line): void {
+  const text = line.text.trim();
+  const what = text.startsWith("[")
+    ? "holds a JSON array, not one case per line: name it .json, or write each case on a line of its own"
+    : text === "{"
+    ? 'starts a case over several lines ("{" alone): JSONL holds one case per line (`jq -c .` writes them so), or name a JSON array .json'
+    : undefined;
+  if (what === undefined) return;
+  const where = `dataset ${JSON.stringify(path)} line ${line.line}`;
+  throw new DatasetError(`Cannot parse ${where}: it ${what}`);
 }
 
 /**

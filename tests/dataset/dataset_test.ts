@@ -295,6 +295,55 @@ Deno.test("loadDataset turns malformed JSONL records into invalid examples and g
   });
 });
 
+Deno.test("loadDataset refuses a .jsonl file that holds a JSON array or pretty-printed cases, at its first line", async () => {
+  await withTempDir(async (dir) => {
+    const array = "it holds a JSON array, not one case per line: " +
+      "name it .json, or write each case on a line of its own";
+    const pretty = 'it starts a case over several lines ("{" alone): ' +
+      "JSONL holds one case per line (`jq -c .` writes them so), or name a JSON array .json";
+    const files: Array<[string, string, number, string]> = [
+      // Line 3 fitted on a line and ran; lines 1, 2 and 4 were errors.
+      [
+        "indented.jsonl",
+        '[\n  {"input":"a","expected":"x"},\n  {"input":"b","expected":"y"}\n]\n',
+        1,
+        array,
+      ],
+      ["one_line.jsonl", '[{"input":"a"},{"input":"b"}]', 1, array],
+      [
+        "pretty.jsonl",
+        '\n{\n  "input": "a"\n}\n{\n  "input": "b"\n}\n',
+        2,
+        pretty,
+      ],
+    ];
+    for (const [file, content, line, what] of files) {
+      await Deno.writeTextFile(join(dir, file), content);
+      const error = await Array.fromAsync(
+        await loadDataset(join(dir, file), { name: file }),
+      ).then(() => undefined, (e: unknown) => e);
+      assert.ok(error instanceof DatasetError, file);
+      assert.equal(
+        error.message,
+        `Cannot parse dataset ${
+          JSON.stringify(join(dir, file))
+        } line ${line}: ${what}`,
+      );
+    }
+    // A list or a bad line after the first is one malformed record, as ever.
+    const examples = await load(
+      dir,
+      "d.jsonl",
+      '{"input":"a"}\n[{"input":"b"}]\n{\n',
+    );
+    assert.deepEqual(examples.map((e) => e.invalid !== undefined), [
+      false,
+      true,
+      true,
+    ]);
+  });
+});
+
 Deno.test("loadDataset reports invalid UTF-8 bytes on their line and goes on", async () => {
   await withTempDir(async (dir) => {
     const bytes = concat(
