@@ -822,6 +822,17 @@ function checkHeader(header: readonly string[], quoted: string, line: number) {
     }
   }
   if (!header.includes("input") && !header.includes("trace")) {
+    // Excel in a language with decimal commas saves CSV with semicolons.
+    const separator = [";", "\t", "|"].find((s) =>
+      header.length === 1 && header[0]!.split(s).includes("input")
+    );
+    if (separator !== undefined) {
+      throw fail(
+        `the header is one column, ${names[0]}: its fields are separated by ${
+          JSON.stringify(separator)
+        }, and a CSV dataset's by commas: save it with commas`,
+      );
+    }
     throw fail(
       `the header has no "input" column, which every case needs (the columns are ${
         names.join(", ")

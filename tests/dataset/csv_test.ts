@@ -335,6 +335,10 @@ Deno.test("cli run and validate refuse a CSV header that would load every case w
       /line 1: column 2 "__expected1" is promptfoo's assertion column, which evalpipe does not read: write the answer as "expected" and the checks as scorers$/m,
     ],
     [
+      "id;input;expected",
+      /line 1: the header is one column, "id;input;expected": its fields are separated by ";", and a CSV dataset's by commas: save it with commas$/m,
+    ],
+    [
       "question,answer",
       /line 1: the header has no "input" column, which every case needs \(the columns are "question", "answer"\)$/m,
     ],
