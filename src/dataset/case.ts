@@ -321,7 +321,9 @@ export function parseCase(value: unknown): Case {
   // A recorded trace is the whole case: EvalCore's trace cases have no input.
   if (record.input === undefined && trace !== undefined) record.input = "";
   const input = record.input;
-  if (input === undefined) throw new CaseError('"input" is missing', "input");
+  if (input === undefined) {
+    throw new CaseError(`"input" is missing${keysOf(record)}`, "input");
+  }
   if (typeof input !== "string" && !Array.isArray(input)) {
     throw new CaseError(
       `"input" must be a string or a list of messages, not ${typeName(input)}`,
@@ -348,6 +350,19 @@ export function parseCase(value: unknown): Case {
     );
   }
   return record as unknown as Case;
+}
+
+/**
+ * The keys a record without `input` has, for its message: a dataset made by
+ * another tool names its prompt otherwise (Hugging Face's `question`,
+ * promptfoo's `vars`), and the key to rename is among them.
+ */
+function keysOf(record: Record<string, unknown>): string {
+  const keys = Object.keys(record);
+  if (keys.length === 0) return " (the record is empty)";
+  const shown = keys.slice(0, 8).map((key) => JSON.stringify(key));
+  if (keys.length > 8) shown.push("…");
+  return ` (the record has ${shown.join(", ")}): name its prompt "input"`;
 }
 
 /**

@@ -1179,6 +1179,29 @@ Deno.test("loadDataset names the line a malformed JSON, YAML or CSV record start
   });
 });
 
+Deno.test("loadDataset names the keys of a case without input, where another tool's dataset has its prompt", async () => {
+  await withTempDir(async (dir) => {
+    const examples = await load(
+      dir,
+      "hf.jsonl",
+      [
+        '{"question":"2+2?","answer":"4"}', // a Hugging Face export
+        '{"vars":{"question":"2+2?"},"assert":[{"type":"equals","value":"4"}]}', // promptfoo
+        "{}",
+        JSON.stringify(Object.fromEntries(
+          Array.from({ length: 9 }, (_, i) => [`k${i}`, i]),
+        )),
+      ].join("\n") + "\n",
+    );
+    assert.deepEqual(examples.map((e) => e.invalid), [
+      '"input" is missing (the record has "question", "answer"): name its prompt "input"',
+      '"input" is missing (the record has "vars", "assert"): name its prompt "input"',
+      '"input" is missing (the record is empty)',
+      '"input" is missing (the record has "k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7", …): name its prompt "input"',
+    ]);
+  });
+});
+
 Deno.test("loadDataset refuses another tool's answer key in a case without expected, naming what to write", async () => {
   await withTempDir(async (dir) => {
     const examples = await load(

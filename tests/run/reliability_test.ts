@@ -1163,7 +1163,10 @@ Deno.test("run reports each malformed JSONL record by file, line and field, scor
       '"id" must be a string or a number, not a boolean',
     ],
     ['{"input":"f","output":7}', '"output" must be a string, not a number'],
-    ['{"output":"g"}', '"input" is missing'],
+    [
+      '{"output":"g"}',
+      '"input" is missing (the record has "output"): name its prompt "input"',
+    ],
     [
       new Uint8Array([
         ...encoder.encode('{"input":"h'),

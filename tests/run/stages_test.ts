@@ -464,7 +464,7 @@ Deno.test("runSuite writes the Scores and aggregates of the exported stages pipe
     assert.deepEqual(summary.aggregates, aggregator.results());
     assert.equal(summary.invalidRecords, 1);
     assert.deepEqual(invalid, [
-      'Invalid case in "data.jsonl" line 8: "input" is missing',
+      'Invalid case in "data.jsonl" line 8: "input" is missing (the record has "id", "expected"): name its prompt "input"',
     ]);
   } finally {
     await Deno.remove(dir, { recursive: true });
