@@ -332,6 +332,14 @@ export function parseCase(value: unknown): Case {
   }
   if (Array.isArray(input)) checkMessages(input);
   if (record.expected === undefined) checkForeignAnswer(record);
+  // Inspect's multiple-choice options: read as an extra key, they were
+  // dropped, and the target answered without seeing them.
+  if (Array.isArray(record.choices)) {
+    throw new CaseError(
+      `"choices" is Inspect's multiple-choice options, which evalpipe does not show the target: write them into "input" (or keep them in "metadata" for a prompt's {{metadata.choices}})`,
+      "choices",
+    );
+  }
   readContext(record);
   if (
     metadata !== undefined &&

@@ -1202,6 +1202,23 @@ Deno.test("loadDataset names the keys of a case without input, where another too
   });
 });
 
+Deno.test("loadDataset refuses Inspect's choices, which the target would never see, and says where they go", async () => {
+  await withTempDir(async (dir) => {
+    const examples = await load(
+      dir,
+      "mc.jsonl",
+      [
+        '{"input":"2+2?","expected":"B","choices":["3","4"]}',
+        '{"input":"2+2? A) 3 B) 4","expected":"B","metadata":{"choices":["3","4"]}}',
+      ].join("\n") + "\n",
+    );
+    assert.deepEqual(examples.map((e) => e.invalid), [
+      `"choices" is Inspect's multiple-choice options, which evalpipe does not show the target: write them into "input" (or keep them in "metadata" for a prompt's {{metadata.choices}})`,
+      undefined,
+    ]);
+  });
+});
+
 Deno.test("loadDataset refuses another tool's answer key in a case without expected, naming what to write", async () => {
   await withTempDir(async (dir) => {
     const examples = await load(
