@@ -544,9 +544,16 @@ export async function loadDatasetBatches(
   const name = options.name ?? (path === "-" ? "stdin" : path);
   const format = options.format ?? formatOf(path);
   if (format === undefined) {
+    // A compressed file is read through a pipe: say how.
+    const packed = /\.(gz|bz2|xz|zst)$/i.exec(path)?.[1]?.toLowerCase();
     throw new DatasetError(
       `Cannot tell the format of dataset ${JSON.stringify(path)}: ` +
-        "use .jsonl, .ndjson, .json, .yaml, .yml or .csv",
+        "use .jsonl, .ndjson, .json, .yaml, .yml or .csv" +
+        (packed === undefined
+          ? ""
+          : `; to read a .${packed} file, set dataset: "-" and run ${
+            { gz: "gunzip", bz2: "bunzip2", xz: "unxz", zst: "unzstd" }[packed]
+          } -c ${JSON.stringify(path)} | evalpipe run SUITE`),
     );
   }
   if (format === "jsonl") {

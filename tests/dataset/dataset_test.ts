@@ -492,6 +492,21 @@ Deno.test("loadDataset throws DatasetError for an unknown extension or a broken 
       assert.match(error.message, /\.jsonl/);
       return true;
     });
+    await assert.rejects(() => loadDataset(txt), (error: Error) => {
+      assert.doesNotMatch(error.message, /gunzip/);
+      return true;
+    });
+    // A compressed file: how to read it.
+    const gz = join(dir, "cases.jsonl.gz");
+    await Deno.writeFile(gz, new Uint8Array([0x1f, 0x8b]));
+    await assert.rejects(() => loadDataset(gz), {
+      name: "DatasetError",
+      message: `Cannot tell the format of dataset ${
+        JSON.stringify(gz)
+      }: use .jsonl, .ndjson, .json, .yaml, .yml or .csv; to read a .gz file, set dataset: "-" and run gunzip -c ${
+        JSON.stringify(gz)
+      } | evalpipe run SUITE`,
+    });
     // An explicit format overrides the extension.
     const examples = await Array.fromAsync(
       await loadDataset(txt, { format: "jsonl", name: "t" }),
