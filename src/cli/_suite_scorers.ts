@@ -3,12 +3,22 @@
 
 import type { Scorer } from "../scorers/scorer.ts";
 import type { SuiteConfig } from "../config/types.ts";
+import type { Score } from "../score/mod.ts";
 
-/** The scorers of a suite, built as `run` builds them, its concurrency and its config. */
+/**
+ * The scorers of a suite, built as `run` builds them, its concurrency, its
+ * config, and, when it sends secrets (a judge's key, a header's), the stage
+ * that hides what its scorers echo of them, as `run` hides it.
+ */
 export async function suiteScorers(
   path: string,
   timeout: number | undefined,
-): Promise<{ scorers: Scorer[]; concurrency: number; config: SuiteConfig }> {
+): Promise<{
+  scorers: Scorer[];
+  concurrency: number;
+  config: SuiteConfig;
+  guard?: () => TransformStream<Score[], Score[]>;
+}> {
   const [
     { buildScorers, folderOf, loadConfig, missingVariableError },
     { DEFAULTS },
@@ -22,10 +32,17 @@ export async function suiteScorers(
       cwd: folderOf(path),
       ...(timeout !== undefined ? { timeout } : {}),
     });
+    const secrets = /"api_key_env"|"headers"|@/.test(JSON.stringify(config))
+      ? (await import("../run/_secrets.ts")).configSecrets(config)
+      : [];
+    const guards = secrets.length === 0
+      ? undefined
+      : await (await import("../run/_secrets.ts")).secretGuards(secrets);
     return {
       scorers,
       concurrency: config.concurrency ?? DEFAULTS.concurrency,
       config,
+      ...(guards !== undefined ? { guard: guards.scores } : {}),
     };
   } catch (error) {
     // A judge whose API key variable is not set cannot run: a config error.

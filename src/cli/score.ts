@@ -92,21 +92,11 @@ units in input order, scorers in the order given.`,
       // Only --config loads the config modules (and YAML): not --scorer.
       const { suiteScorers } = await import("./_suite_scorers.ts");
       const suite = await suiteScorers(flags.config, flags.timeout);
-      // What a suite's scorer echoes of the keys the suite sends (a judge's,
-      // a header's) is hidden from the Scores, as `run` hides it.
-      const secrets = /"api_key_env"|"headers"|@/.test(
-          JSON.stringify(suite.config),
-        )
-        ? (await import("../run/_secrets.ts")).configSecrets(suite.config)
-        : [];
-      const guards = secrets.length === 0
-        ? undefined
-        : await (await import("../run/_secrets.ts")).secretGuards(secrets);
       return await scoreWith(
         suite.scorers,
         flags.concurrency ?? suite.concurrency,
         paths,
-        guards?.scores,
+        suite.guard,
       );
     }
     if (cmds.length === 0) {
