@@ -118,7 +118,8 @@ export function targetTemplateProblem(
 
 /**
  * An http target whose URL lets a case choose the host (`{{metadata.host}}`
- * as the host, or as its end) while the headers carry a `${NAME}` secret:
+ * as the host, or as its end) while the headers carry a `${NAME}` secret or
+ * the URL a password (sent as Basic auth):
  * the dataset, which is not trusted, could send the secret anywhere. A
  * placeholder before a fixed domain (`{{metadata.region}}.api.example.com`)
  * stays inside it, since what fills it is URL-encoded.
@@ -128,17 +129,30 @@ function caseChosenHost(
   at: readonly PropertyKey[],
 ): SettingsProblem | undefined {
   const url = target.url;
-  if (typeof url !== "string" || !isObject(target.headers)) return undefined;
-  const secret = Object.values(target.headers).find((v) =>
-    typeof v === "string" && VARIABLE.test(v)
-  ) as string | undefined;
-  if (secret === undefined) return undefined;
+  if (typeof url !== "string") return undefined;
   const scheme = url.indexOf("://");
   const start = scheme < 0 ? 0 : scheme + 3;
   const end = url.slice(start).search(/[/?#]/);
   const authority = url.slice(0, end < 0 ? url.length : start + end);
   const last = authority.lastIndexOf("}}");
   if (last < 0) return undefined;
+  // A password in the URL's userinfo goes out as Basic auth to the host
+  // as surely as a header's ${NAME} does.
+  const header = isObject(target.headers)
+    ? Object.values(target.headers).find((v) =>
+      typeof v === "string" && VARIABLE.test(v)
+    ) as string | undefined
+    : undefined;
+  const userinfo = authority.slice(
+    start,
+    Math.max(start, authority.lastIndexOf("@")),
+  );
+  const sends = header !== undefined
+    ? `the headers send ${VARIABLE.exec(header)![0]}`
+    : /:./.test(userinfo)
+    ? "the URL sends a password"
+    : undefined;
+  if (sends === undefined) return undefined;
   // What follows the last placeholder must hold a fixed domain, two labels
   // at least (`{{x}}.com` is any .com), before any port.
   if (/^[^:]*\.[A-Za-z0-9-]+\.[A-Za-z0-9-]+/.test(authority.slice(last + 2))) {
@@ -148,9 +162,7 @@ function caseChosenHost(
     path: [...at, "url"],
     detail: `lets a case choose the host (${
       clip(authority.slice(authority.lastIndexOf("{{", last)), 60)
-    }) while the headers send ${
-      VARIABLE.exec(secret)![0]
-    }: a dataset could send the secret to any host; fix the domain, as in https://{{metadata.region}}.api.example.com`,
+    }) while ${sends}: a dataset could send the secret to any host; fix the domain, as in https://{{metadata.region}}.api.example.com`,
   };
 }
 

@@ -824,3 +824,24 @@ Deno.test("an http target whose url lets a case choose the host while its header
     ]
   ) await checkConfigText(text, "suite.yaml");
 });
+
+Deno.test("an http target whose url lets a case choose the host while the url sends a password is a config error", async () => {
+  // The URL's userinfo goes out as Basic auth: user:pw@{{metadata.host}}
+  // sent the password to whatever host a case named.
+  const http = (url: string) =>
+    `dataset: d.jsonl\ntarget:\n  type: http\n  url: "${url}"\nscorers: [{ type: exact_match }]\n`;
+  const error = await configError(
+    http("http://me:hunter2pass@{{metadata.host}}/x"),
+  );
+  assert.equal(
+    error.message,
+    'Invalid config "suite.yaml" line 4: "target.url" lets a case choose the host ({{metadata.host}}) while the URL sends a password: a dataset could send the secret to any host; fix the domain, as in https://{{metadata.region}}.api.example.com',
+  );
+  for (
+    const url of [
+      "https://me:hunter2pass@{{metadata.region}}.api.example.com/x",
+      "http://me@{{metadata.host}}/x",
+      "https://me:pw@api.example.com/{{metadata.host}}",
+    ]
+  ) await checkConfigText(http(url), "suite.yaml");
+});
