@@ -87,7 +87,30 @@ export async function secretGuards(secrets: readonly string[]): Promise<{
   units: () => TransformStream<Unit[], Unit[]>;
   scores: () => TransformStream<Score[], Score[]>;
 }> {
-  const { holdsSecret, redact } = await import("../net/template.ts");
+  const { holdsSecret, redact: redactWhole } = await import(
+    "../net/template.ts"
+  );
+  // A program's stderr reaches a message clipped at its start and its end
+  // (`…` where it was cut) before this stage sees it: a secret across a cut
+  // is left in part, its start before the `…` or its end after it.
+  const forms = secrets.flatMap((s) => [
+    s,
+    encodeURIComponent(s),
+    JSON.stringify(s).slice(1, -1),
+  ]).filter((f) => f.length >= 4);
+  const redact = (text: string, hide: readonly string[]) => {
+    let out = redactWhole(text, hide);
+    if (!out.includes("…")) return out;
+    for (const form of forms) {
+      for (let k = form.length - 1; k >= 4; k--) {
+        const head = form.slice(0, k);
+        if (out.includes(`${head}…`)) out = out.split(`${head}…`).join("***…");
+        const tail = form.slice(form.length - k);
+        if (out.includes(`…${tail}`)) out = out.split(`…${tail}`).join("…***");
+      }
+    }
+    return out;
+  };
   const guardUnit = (unit: Unit) => {
     const target = unit.target;
     if (target?.error !== undefined) {

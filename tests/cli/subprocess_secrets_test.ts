@@ -173,3 +173,51 @@ scorers: [{ type: subprocess, name: sc, cmd: sh sc.sh }]
     assert.ok(!out.stdout.includes(secret) && !out.stderr.includes(secret));
   });
 });
+
+Deno.test("cli run hides a secret that a program's clipped stderr cuts in two", async () => {
+  // A long stderr is quoted by its start and its end, cut before the guard
+  // sees it: a key across a cut was kept in part ("key=sk-jud…").
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/d.jsonl`,
+      '{"input": "a"}\n{"input": "b"}\n',
+    );
+    await Deno.writeTextFile(
+      `${dir}/tgt.sh`,
+      `in=$(cat)
+case "$in" in
+  *'"a"'*) head -c 490 /dev/zero | tr '\\0' w >&2; echo "key=$JUDGE_KEY" >&2
+    head -c 3000 /dev/zero | tr '\\0' v >&2;;
+  *) head -c 3000 /dev/zero | tr '\\0' w >&2; echo "key=$JUDGE_KEY" >&2
+    head -c 1490 /dev/zero | tr '\\0' v >&2;;
+esac
+exit 1
+`,
+    );
+    await Deno.writeTextFile(
+      `${dir}/s.yaml`,
+      `dataset: d.jsonl
+target: { type: subprocess, cmd: sh tgt.sh }
+scorers:
+  - type: exact_match
+  - type: llm_judge
+    base_url: http://127.0.0.1:9/v1
+    model: m
+    api_key_env: JUDGE_KEY
+    rubric: "Score {{output}}"
+`,
+    );
+    const out = await cli(
+      ["run", "s.yaml", "--units", "u.ndjson"],
+      dir,
+      { JUDGE_KEY: KEY },
+    );
+    const written = [out.stdout, await Deno.readTextFile(`${dir}/u.ndjson`)]
+      .join("\n");
+    assert.match(written, /key=\*\*\*…/);
+    assert.match(written, /…\*\*\*\\n/);
+    for (const part of [KEY.slice(0, 6), KEY.slice(-6)]) {
+      assert.ok(!written.includes(part), `${part} leaked`);
+    }
+  });
+});
