@@ -157,6 +157,14 @@ export function evalglassLines(
       if (isEvalglassRunRecord(parsed.value)) {
         return expand(parsed.value, parsed.line, controller);
       }
+      // A list on one line (`jq -sc .`, or `jq -s` selecting nothing: `[]`)
+      // holds Scores as `jq -s .`'s indented one does: no Score is a list.
+      if (Array.isArray(parsed.value)) {
+        for (const value of parsed.value) {
+          controller.enqueue({ line: parsed.line, text: "", value });
+        }
+        return;
+      }
       controller.enqueue(parsed);
     },
     async flush(controller) {

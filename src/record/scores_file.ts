@@ -171,8 +171,11 @@ export async function readScoresFile(path: string): Promise<ScoresFile> {
   return { scores, problems };
 }
 
-/** A text whose first line is `{` or `[` alone: indented JSON, not NDJSON. */
-const INDENTED = /^\uFEFF?\s*[{[][ \t]*\r?\n/;
+/**
+ * A text whose first line is `{` or `[` alone, or that opens a list (`jq
+ * -sc .`, `[]`): JSON documents, not NDJSON, where no Score is a list.
+ */
+const INDENTED = /^\uFEFF?\s*(?:\{[ \t]*\r?\n|\[)/;
 
 /**
  * The (unit, metric) pairs seen: per unit, a bit for each metric (a run has

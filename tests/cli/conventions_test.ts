@@ -166,3 +166,28 @@ Deno.test("cli aggregate, view and diff read Scores as jq prints them without -c
     assert.equal(JSON.parse(bad.stdout).n, 3);
   });
 });
+
+Deno.test("cli aggregate and view read a list of Scores on one line: jq -sc, and jq -s selecting nothing", async () => {
+  // `jq -s 'map(select(...))'` with no match prints `[]`: each was named a
+  // malformed Score ('A Score must be an object, not a list'), exit 2.
+  await withTempDir(async (dir) => {
+    const scores = [1, 0].map((v, i) =>
+      scored("m", v, { example_id: `d#${i + 1}`, unit_id: `d#${i + 1}` })
+    );
+    const ndjson = scores.map((s) => `${scoreLine(s)}\n`).join("");
+    const expected = await cliWithStdin(["aggregate"], dir, ndjson);
+    const compact = `${JSON.stringify(scores)}\n`;
+    const piped = await cliWithStdin(["aggregate"], dir, compact);
+    assert.equal(piped.code, 0, piped.stderr);
+    assert.equal(piped.stdout, expected.stdout);
+    const none = await cliWithStdin(["aggregate"], dir, "[]\n");
+    assert.equal(none.code, 0, none.stderr);
+    assert.equal(none.stdout, "");
+    await Deno.writeTextFile(`${dir}/s.ndjson`, ndjson);
+    await Deno.writeTextFile(`${dir}/c.json`, compact);
+    const view = await cli(["view", "s.ndjson"], dir);
+    const shown = await cli(["view", "c.json"], dir);
+    assert.equal(shown.code, 0, shown.stderr);
+    assert.equal(shown.stdout, view.stdout);
+  });
+});
