@@ -9,6 +9,7 @@
  */
 
 import type { ToolCall } from "../dataset/unit.ts";
+import { jsonSyntaxPlace } from "../io/_json_syntax.ts";
 
 /**
  * What a trace says: the tool calls in order, the final answer, and what the
@@ -106,7 +107,16 @@ export function parseTrace(text: string, file: string): Trace {
     value = JSON.parse(text);
   } catch (error) {
     if (!(error instanceof SyntaxError)) throw error;
-    throw new TraceError(file, undefined, `not JSON: ${error.message}`);
+    // Where it breaks, and nothing of what it holds: V8's message quotes the
+    // text, and a case may name a file that is no trace (a `.env`).
+    const place = jsonSyntaxPlace(text);
+    throw new TraceError(
+      file,
+      undefined,
+      place === undefined
+        ? "not JSON"
+        : `not JSON (it breaks at line ${place.line}, column ${place.column})`,
+    );
   }
   const fail = (field: string | undefined, detail: string): never => {
     throw new TraceError(file, field, detail);

@@ -107,7 +107,13 @@ Deno.test("parseTrace reads the native format: steps as calls, input default nul
 
 Deno.test("parseTrace refuses a malformed native trace, naming the file and the field", () => {
   const cases: [string, string | undefined, string][] = [
-    ["{not json", undefined, "not JSON: "],
+    ["{not json", undefined, "not JSON (it breaks at line 1, column 2)"],
+    // Nothing of a file that is no trace is quoted (a .env beside the data).
+    [
+      "SECRET_TOKEN=sk-0123456789",
+      undefined,
+      "not JSON (it breaks at line 1, column 1)",
+    ],
     ["[1]", undefined, "a trace must be a JSON object, not a list"],
     [
       '{"spans": []}',
@@ -144,6 +150,7 @@ Deno.test("parseTrace refuses a malformed native trace, naming the file and the 
       error.message.startsWith(`Invalid trace "traces/t.json": ${detail}`),
       error.message,
     );
+    assert.doesNotMatch(error.message, /SECRET|sk-0/);
   }
 });
 
@@ -504,7 +511,7 @@ Deno.test("run with a trace target: traces resolve against the dataset's folder;
     assert.equal(scores[0].value, 1);
     assert.match(
       scores[1].reason,
-      /^target error: Invalid trace "data\/traces\/b\.json": not JSON: /,
+      /^target error: Invalid trace "data\/traces\/b\.json": not JSON \(it breaks at line \d+, column \d+\)$/,
     );
     assert.equal(scores[1].diagnostics[0].code, "target.error");
     assert.match(
