@@ -46,6 +46,15 @@ export type ParsedLine =
  * if (out.length !== 2 || out[1]?.error === undefined || out[1].line !== 3) throw new Error("unexpected");
  * ```
  */
+/** The last character of `text` that is not white space, as a code; -1 for none. */
+function lastNonSpace(text: string): number {
+  for (let i = text.length - 1; i >= 0; i--) {
+    const c = text.charCodeAt(i);
+    if (c !== 32 && c !== 9 && c !== 13 && c !== 10) return c;
+  }
+  return -1;
+}
+
 export class NdjsonParseStream extends TransformStream<Line, ParsedLine> {
   constructor() {
     super({
@@ -59,6 +68,20 @@ export class NdjsonParseStream extends TransformStream<Line, ParsedLine> {
           return;
         }
         if (line.text.trim() === "") return;
+        // A line that ends in ",", "{", "[" or ":" holds no whole JSON value
+        // (it is one line of an indented document, as jq prints): said so
+        // without a throw, which costs V8 microseconds a line.
+        const end = lastNonSpace(line.text);
+        if (end === 44 || end === 123 || end === 91 || end === 58) {
+          controller.enqueue({
+            line: line.line,
+            text: line.text,
+            error: `Cannot parse JSON: the line ends with "${
+              String.fromCharCode(end)
+            }" before its value does (one JSON value a line: jq -c writes so)`,
+          });
+          return;
+        }
         try {
           controller.enqueue({
             line: line.line,

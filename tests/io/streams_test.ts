@@ -985,3 +985,24 @@ Deno.test("namedReads lets go of its input at the end, so the same stdin can be 
   assert.deepEqual([...bytes], [1, 2]);
   assert.equal(source.locked, false);
 });
+
+Deno.test("NdjsonParseStream says a line of an indented document holds no whole value, without JSON.parse's throw", async () => {
+  // jq's default output: the lines end in "{", "," or "[" (or ":"), none a
+  // value; a throw a line made `aggregate` of 100,000 indented Scores 2.3x
+  // slower than it is.
+  const text = '{\n  "metric": "m",\n  "list": [\n    1\n  ]\n}\n{"a": 1}\n';
+  const out = await Array.fromAsync(
+    ReadableStream.from([new TextEncoder().encode(text)])
+      .pipeThrough(new LineStream())
+      .pipeThrough(new NdjsonParseStream()),
+  );
+  assert.deepEqual(out.map((p) => p.error ?? p.value), [
+    'Cannot parse JSON: the line ends with "{" before its value does (one JSON value a line: jq -c writes so)',
+    'Cannot parse JSON: the line ends with "," before its value does (one JSON value a line: jq -c writes so)',
+    'Cannot parse JSON: the line ends with "[" before its value does (one JSON value a line: jq -c writes so)',
+    1,
+    "Cannot parse JSON: Unexpected token ']', \"  ]\" is not valid JSON",
+    "Cannot parse JSON: Unexpected token '}', \"}\" is not valid JSON",
+    { a: 1 },
+  ]);
+});
