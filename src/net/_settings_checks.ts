@@ -153,15 +153,29 @@ function caseChosenHost(
     ? "the URL sends a password"
     : undefined;
   if (sends === undefined) return undefined;
-  // What follows the last placeholder must hold a fixed domain, two labels
-  // at least (`{{x}}.com` is any .com), before any port.
-  if (/^[^:]*\.[A-Za-z0-9-]+\.[A-Za-z0-9-]+/.test(authority.slice(last + 2))) {
+  // The host alone: a case may fill the userinfo or the port.
+  const hostPort = authority.slice(
+    Math.max(start, authority.lastIndexOf("@") + 1),
+  );
+  const colon = hostPort.lastIndexOf(":");
+  const host = colon > hostPort.lastIndexOf("]") && colon >= 0
+    ? hostPort.slice(0, colon)
+    : hostPort;
+  const chosen = host.lastIndexOf("}}");
+  if (chosen < 0) return undefined;
+  // What follows the last placeholder must be a fixed domain, two labels at
+  // least (`{{x}}.com` is any .com).
+  if (
+    /^\.[A-Za-z0-9-]+\.[A-Za-z0-9-]+/.test(
+      host.slice(chosen + 2).replace(/^[^.]*/, ""),
+    )
+  ) {
     return undefined;
   }
   return {
     path: [...at, "url"],
     detail: `lets a case choose the host (${
-      clip(authority.slice(authority.lastIndexOf("{{", last)), 60)
+      clip(hostPort.slice(host.lastIndexOf("{{", chosen)), 60)
     }) while ${sends}: a dataset could send the secret to any host; fix the domain, as in https://{{metadata.region}}.api.example.com`,
   };
 }

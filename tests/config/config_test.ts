@@ -821,6 +821,9 @@ Deno.test("an http target whose url lets a case choose the host while its header
       http("https://{{metadata.region}}.api.example.com:8443/x"),
       http("https://api.example.com/{{metadata.host}}?q={{input}}"),
       http("http://{{metadata.host}}/x", '{ x-trace: "on" }'),
+      // The port or the userinfo a case fills leaves the host fixed.
+      http("https://api.example.com:{{metadata.port}}/x"),
+      http("http://u:{{metadata.pw}}@api.example.com/x"),
     ]
   ) await checkConfigText(text, "suite.yaml");
 });
