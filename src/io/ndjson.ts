@@ -46,15 +46,6 @@ export type ParsedLine =
  * if (out.length !== 2 || out[1]?.error === undefined || out[1].line !== 3) throw new Error("unexpected");
  * ```
  */
-/** The last character of `text` that is not white space, as a code; -1 for none. */
-function lastNonSpace(text: string): number {
-  for (let i = text.length - 1; i >= 0; i--) {
-    const c = text.charCodeAt(i);
-    if (c !== 32 && c !== 9 && c !== 13 && c !== 10) return c;
-  }
-  return -1;
-}
-
 export class NdjsonParseStream extends TransformStream<Line, ParsedLine> {
   constructor() {
     super({
@@ -236,4 +227,13 @@ function textSink<T>(
       out.discard();
     },
   });
+}
+
+/** The last character of `text` that is not white space, as a code; -1 for none. */
+function lastNonSpace(text: string): number {
+  for (let i = text.length - 1; i >= 0; i--) {
+    const c = text.charCodeAt(i);
+    if (c !== 32 && c !== 9 && c !== 13 && c !== 10) return c;
+  }
+  return -1;
 }
