@@ -20,7 +20,13 @@ export async function suiteScorers(
   guard?: () => TransformStream<Score[], Score[]>;
 }> {
   const [
-    { buildScorers, folderOf, loadConfig, missingVariableError },
+    {
+      buildScorers,
+      folderOf,
+      loadConfig,
+      missingVariableError,
+      namesSecrets,
+    },
     { DEFAULTS },
   ] = await Promise.all([
     import("../config/config.ts"),
@@ -32,12 +38,9 @@ export async function suiteScorers(
       cwd: folderOf(path),
       ...(timeout !== undefined ? { timeout } : {}),
     });
-    const secrets = /"api_key_env"|"headers"|@/.test(JSON.stringify(config))
-      ? (await import("../run/_secrets.ts")).configSecrets(config)
-      : [];
-    const guards = secrets.length === 0
-      ? undefined
-      : await (await import("../run/_secrets.ts")).secretGuards(secrets);
+    const guards = namesSecrets(config)
+      ? await (await import("../run/_secrets.ts")).guardsFor(config)
+      : undefined;
     return {
       scorers,
       concurrency: config.concurrency ?? DEFAULTS.concurrency,

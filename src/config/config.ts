@@ -526,6 +526,25 @@ export async function missingVariableError(
 }
 
 /**
+ * Whether a config may send a secret: it names an `api_key_env`, headers
+ * (whose `${NAME}`s are secrets), or a URL with userinfo. A cheap look at its
+ * text, so that a run whose config names none loads nothing to hide them.
+ *
+ * @param config A checked config.
+ * @returns `false` when no secret can be sent.
+ *
+ * @example
+ * ```ts
+ * import { checkConfigText, namesSecrets } from "./config.ts";
+ * const config = await checkConfigText("dataset: d.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n", "s.yaml");
+ * if (namesSecrets(config)) throw new Error("a replay suite sends no secret");
+ * ```
+ */
+export function namesSecrets(config: SuiteConfig): boolean {
+  return /"api_key_env"|"headers"|@/.test(JSON.stringify(config));
+}
+
+/**
  * Whether any of a config's scorers calls a model, and so keeps its answers
  * in the cache {@linkcode BuildOptions.cache} names: a run whose scorers do
  * not need not open one.

@@ -167,3 +167,17 @@ export async function secretGuards(secrets: readonly string[]): Promise<{
       }),
   };
 }
+
+/**
+ * The guards of a run of `config` (see {@linkcode secretGuards}), or
+ * `undefined` when it sends no secret that is set.
+ *
+ * @param config The checked config.
+ * @returns The unit stage and the Score stage, or `undefined`.
+ */
+export async function guardsFor(
+  config: unknown,
+): Promise<Awaited<ReturnType<typeof secretGuards>> | undefined> {
+  const secrets = configSecrets(config);
+  return secrets.length === 0 ? undefined : await secretGuards(secrets);
+}

@@ -13,6 +13,7 @@ import {
   checkConfigText,
   folderOf,
   missingVariableError,
+  namesSecrets,
   readConfigText,
   scorersCallModels,
   type SuiteConfig,
@@ -956,14 +957,10 @@ export async function runSuite(
   // A subprocess target or scorer inherits the environment: what it echoes
   // of the keys the config sends is hidden here, before anything is
   // written. Suites that send no secret keep their path without a stage.
-  // (The module is loaded only for a config that may name one: a key, a
-  // header, a URL with a password.)
-  const secrets = /"api_key_env"|"headers"|@/.test(JSON.stringify(config))
-    ? (await import("./_secrets.ts")).configSecrets(config)
-    : [];
-  const guards = secrets.length === 0
-    ? undefined
-    : await (await import("./_secrets.ts")).secretGuards(secrets);
+  // (The module is loaded only for a config that may name one.)
+  const guards = namesSecrets(config)
+    ? await (await import("./_secrets.ts")).guardsFor(config)
+    : undefined;
   if (guards !== undefined) units = units.pipeThrough(guards.units());
   // What the system said: each unit goes to `--units` as it is answered,
   // and waits beside the pipeline to join its Scores in the record.
