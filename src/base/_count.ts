@@ -11,12 +11,7 @@
  * @throws {RangeError} Naming the option and the value, otherwise.
  */
 export function countOption(option: string, value: number): number {
-  if (Number.isSafeInteger(value) && value >= 1) return value;
-  throw new RangeError(
-    `The "${option}" option must be a whole number of at least 1, not ${
-      typeof value === "string" ? JSON.stringify(value) : String(value)
-    }`,
-  );
+  return wholeOption(option, value, 1);
 }
 
 /**
@@ -28,9 +23,14 @@ export function countOption(option: string, value: number): number {
  * @throws {RangeError} Naming the option and the value, otherwise.
  */
 export function sizeOption(option: string, value: number): number {
-  if (Number.isSafeInteger(value) && value >= 0) return value;
+  return wholeOption(option, value, 0);
+}
+
+/** `value`, when it is a whole number of at least `least`; else a RangeError. */
+function wholeOption(option: string, value: number, least: number): number {
+  if (Number.isSafeInteger(value) && value >= least) return value;
   throw new RangeError(
-    `The "${option}" option must be a whole number of at least 0, not ${
+    `The "${option}" option must be a whole number of at least ${least}, not ${
       typeof value === "string" ? JSON.stringify(value) : String(value)
     }`,
   );
