@@ -77,11 +77,13 @@ const EVALCORE_README =
  *
  * @param root The config as parsed.
  * @param path The path of the first problem.
+ * @param value What the config holds at `path`.
  * @returns A sentence to add to the problem's message.
  */
 export function foreignHint(
   root: unknown,
   path: readonly PropertyKey[],
+  value: unknown,
 ): string | undefined {
   if (!isMapping(root)) return undefined;
   if (
@@ -92,12 +94,6 @@ export function foreignHint(
   }
   if (!isEvalCore(root)) return undefined;
   const key = String(path.at(-1) ?? "");
-  let value: unknown = root;
-  for (const k of path) {
-    value = isMapping(value) || Array.isArray(value)
-      ? (value as Record<string, unknown>)[String(k)]
-      : undefined;
-  }
   // A type is named at its key, or at the scorer or target it is of.
   const type = key === "type" && typeof value === "string"
     ? value

@@ -404,7 +404,7 @@ export function parseConfig(
     .safeParse(value);
   if (!result.success) {
     const [path, detail] = describe(result.error.issues, value);
-    const foreign = foreignHint(value, path);
+    const foreign = foreignHint(value, path, valueAt(value, path));
     throw new ConfigError(
       file,
       lineOf(path),
