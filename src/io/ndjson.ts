@@ -7,6 +7,7 @@
 
 import { countOption } from "../base/_count.ts";
 import { inertJson } from "./inert_json.ts";
+import { skipSpace, skipValue } from "./_json_scan.ts";
 import type { Line } from "./line_stream.ts";
 import { type ByteWriter, TextWriter } from "./text_writer.ts";
 
@@ -59,17 +60,16 @@ export class NdjsonParseStream extends TransformStream<Line, ParsedLine> {
           return;
         }
         if (line.text.trim() === "") return;
-        // A line that ends in ",", "{", "[" or ":" holds no whole JSON value
-        // (it is one line of an indented document, as jq prints): said so
-        // without a throw, which costs V8 microseconds a line.
-        const end = lastNonSpace(line.text);
-        if (end === 44 || end === 123 || end === 91 || end === 58) {
+        // A line of an indented document, as jq prints, holds no whole
+        // value: said so without JSON.parse's throw, which costs V8
+        // microseconds a line.
+        const partial = partOfValue(line.text);
+        if (partial !== undefined) {
           controller.enqueue({
             line: line.line,
             text: line.text,
-            error: `Cannot parse JSON: the line ends with "${
-              String.fromCharCode(end)
-            }" before its value does (one JSON value a line: jq -c writes so)`,
+            error:
+              `Cannot parse JSON: ${partial} (one JSON value a line: jq -c writes so)`,
           });
           return;
         }
@@ -236,4 +236,33 @@ function lastNonSpace(text: string): number {
     if (c !== 32 && c !== 9 && c !== 13 && c !== 10) return c;
   }
   return -1;
+}
+
+/**
+ * Why a line is a part of a JSON value rather than one (a line of `jq .`
+ * output), when that shows at its ends; `undefined` when it may be a value.
+ * Only what JSON.parse would refuse is named here.
+ */
+function partOfValue(text: string): string | undefined {
+  const end = lastNonSpace(text);
+  if (end === 44 || end === 123 || end === 91 || end === 58) {
+    return `the line ends with "${
+      String.fromCharCode(end)
+    }" before its value does`;
+  }
+  const start = skipSpace(text, 0);
+  const first = text.charCodeAt(start);
+  if (first === 125 || first === 93) {
+    return `the line starts with "${
+      String.fromCharCode(first)
+    }", which closes a value begun on an earlier line`;
+  }
+  // `"name": value`, an object's member: a string followed by a colon.
+  if (first === 34 && end !== -1) {
+    const after = skipSpace(text, skipValue(text, start));
+    if (text.charCodeAt(after) === 58) {
+      return 'the line is an object\'s member ("name": value), not a whole value';
+    }
+  }
+  return undefined;
 }
