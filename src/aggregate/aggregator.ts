@@ -85,6 +85,13 @@ class MetricState {
   flaky = 0;
   /** Whether every part merged in counted `passedMajority` and `flaky`. */
   reducersKnown = true;
+  // Per-example trial sums for the pass rate's clustered interval:
+  // Σ trials², Σ passes², Σ passes × trials over the examples tried.
+  trialsSquare = 0;
+  passedSquare = 0;
+  passedTrials = 0;
+  /** Whether every part merged in counted the three sums above. */
+  clustersKnown = true;
   value = new ExactSum();
   square = new ExactSum();
   // The error bounds differ from the mean only for examples with errors, so
@@ -236,7 +243,29 @@ class MetricState {
       if (c.allPassed) this.passedAll++;
       if (c.passes * 2 > trials) this.passedMajority++;
       if (c.anyPassed && !c.allPassed) this.flaky++;
+      this.trialsSquare += trials * trials;
+      this.passedSquare += c.passes * c.passes;
+      this.passedTrials += c.passes * trials;
     }
+  }
+
+  /**
+   * The pass rate's trials as independent ones: n over the design effect
+   * of examples with several trials (Kish's, from the ratio estimator's
+   * variance across examples), never above n. One trial an example, a
+   * pass rate of 0 or 1 (no spread to measure), or sums merged from older
+   * lines: n itself.
+   */
+  effectiveTrials(n: number): number {
+    if (!this.clustersKnown || this.trialsSquare === n) return n;
+    const p = this.passed / n;
+    if (p === 0 || p === 1) return n;
+    // Σ (passes − p × trials)² over the examples.
+    const residual = this.passedSquare - 2 * p * this.passedTrials +
+      p * p * this.trialsSquare;
+    const clustered = residual / (n * n);
+    const independent = (p * (1 - p)) / n;
+    return clustered > independent ? (n * independent) / clustered : n;
   }
 
   /** A copy with its open clusters closed, for results and merges. */
@@ -266,6 +295,10 @@ class MetricState {
     this.passedMajority += other.passedMajority;
     this.flaky += other.flaky;
     this.reducersKnown &&= other.reducersKnown;
+    this.trialsSquare += other.trialsSquare;
+    this.passedSquare += other.passedSquare;
+    this.passedTrials += other.passedTrials;
+    this.clustersKnown &&= other.clustersKnown;
     this.value.merge(other.value);
     this.square.merge(other.square);
     this.low.merge(other.low);
@@ -342,7 +375,9 @@ class MetricState {
         : null,
       passed: s.passed,
       pass_rate: trials > 0 ? s.passed / trials : null,
-      pass_rate_ci95: trials > 0 ? wilson95(s.passed, trials) : null,
+      pass_rate_ci95: trials > 0
+        ? wilson95(s.passed, trials, s.effectiveTrials(trials))
+        : null,
       pass_rate_rule_of_three: trials > 0
         ? ruleOfThree95(s.passed, trials)
         : null,
@@ -362,6 +397,13 @@ class MetricState {
         passed_all: s.passedAll,
         ...(s.reducersKnown
           ? { passed_majority: s.passedMajority, flaky: s.flaky }
+          : {}),
+        ...(s.clustersKnown
+          ? {
+            trials_square: s.trialsSquare,
+            passed_square: s.passedSquare,
+            passed_trials: s.passedTrials,
+          }
           : {}),
       },
       ...(s.confusion !== undefined
@@ -484,6 +526,15 @@ export class Aggregator {
       state.passedMajority = passed_majority;
       state.flaky = flaky;
     } else state.reducersKnown = false;
+    const { trials_square, passed_square, passed_trials } = aggregate.sums;
+    if (
+      trials_square !== undefined && passed_square !== undefined &&
+      passed_trials !== undefined
+    ) {
+      state.trialsSquare = trials_square;
+      state.passedSquare = passed_square;
+      state.passedTrials = passed_trials;
+    } else state.clustersKnown = false;
     state.value = new ExactSum(aggregate.sums.value);
     state.square = new ExactSum(aggregate.sums.square);
     // Serialised bounds are whole sums: as if every example had errors.

@@ -106,15 +106,23 @@ export function tCritical95(df: number): number {
 }
 
 /**
- * The Wilson score interval for `k` successes in `n` trials at 95%.
+ * The Wilson score interval for `k` successes in `n` trials at 95%, or for
+ * the rate `k / n` seen on trials worth `effective` independent ones.
  *
  * @param k Successes.
  * @param n Trials, at least 1.
+ * @param effective The trials' worth as independent ones (the design
+ *   effect's n), above 0.
  * @returns `[low, high]`, both within 0..1.
  */
-export function wilson95(k: number, n: number): [number, number] {
+export function wilson95(
+  k: number,
+  n: number,
+  effective: number = n,
+): [number, number] {
   const z = Z95;
   const p = k / n;
+  n = effective;
   const z2 = z * z;
   const denom = 1 + z2 / n;
   const centre = p + z2 / (2 * n);

@@ -76,6 +76,16 @@ export interface AggregateSums {
   passed_majority?: number;
   /** Of those, examples whose units disagree (one passed, another failed); absent in lines written before it. */
   flaky?: number;
+  /**
+   * Σ over those examples of the square of their trials (aggregatable,
+   * error and blocked Scores), for the pass rate's clustered interval;
+   * absent in lines written before it, as are the two below.
+   */
+  trials_square?: number;
+  /** Σ over those examples of the square of their passed Scores. */
+  passed_square?: number;
+  /** Σ over those examples of their passed Scores times their trials. */
+  passed_trials?: number;
 }
 
 /**
@@ -163,7 +173,14 @@ export interface Aggregate {
   passed: number;
   /** `passed / (aggregatable + errors + blocked)`: an error or a blocked Score fails; `null` when that is 0. */
   pass_rate: number | null;
-  /** The Wilson 95% interval of `pass_rate`. */
+  /**
+   * The Wilson 95% interval of `pass_rate`, over its denominator n shrunk
+   * by the design effect when examples ran several times (epochs): the
+   * Scores of one example are not independent trials, so n is divided by
+   * how much more the pass rate varies between examples than independent
+   * trials would (at least 1; 1 when the pass rate is 0 or 1, or for
+   * Aggregate lines merged from before this).
+   */
   pass_rate_ci95: [number, number] | null;
   /**
    * When `pass_rate` is 0 or 1, the rule of three's 95% interval over its

@@ -99,6 +99,16 @@ export function parseAggregate(value: unknown): PartialAggregate {
           flaky: count(sums, "flaky", "sums."),
         }
         : {}),
+      // And before the pass rate's clustered interval: n taken as is.
+      ...(sums.trials_square !== undefined ||
+          sums.passed_square !== undefined ||
+          sums.passed_trials !== undefined
+        ? {
+          trials_square: count(sums, "trials_square", "sums."),
+          passed_square: count(sums, "passed_square", "sums."),
+          passed_trials: count(sums, "passed_trials", "sums."),
+        }
+        : {}),
     },
     ...(a.classification !== undefined
       ? { classification: parseClassification(a.classification) }

@@ -767,6 +767,74 @@ Deno.test("Aggregator reduces epochs per example first and clusters the standard
   assert.deepStrictEqual(viaJson.results(), aggregateAll(scores).results());
 });
 
+Deno.test("Aggregator widens the pass rate's Wilson interval by the design effect when epochs of an example agree", () => {
+  // 10 examples x 5 epochs. Each example's epochs all pass or all fail:
+  // 50 Scores carry the information of 10 questions, so the interval is
+  // Wilson's for 5 of 10, not for 25 of 50.
+  const epochs = (passes: (e: number) => number) =>
+    Array.from({ length: 10 }, (_, e) =>
+      Array.from(
+        { length: 5 },
+        (_, k) =>
+          scored("m", k < passes(e) ? 1 : 0, {
+            example_id: `d#${e}`,
+            unit_id: `d#${e}@${k + 1}`,
+          }),
+      )).flat();
+  const agreeing = epochs((e) => e < 5 ? 5 : 0);
+  const [a] = aggregateAll(agreeing).results();
+  assert.equal(a!.pass_rate, 0.5);
+  // Σ (passes − 0.5 × 5)² = 10 × 6.25; clustered variance 62.5 / 50² =
+  // 0.025, against 0.25 / 50 = 0.005 for independent trials: effect 5.
+  closePair(a!.pass_rate_ci95, wilson95(5, 10), 1e-12);
+  assert.ok(a!.pass_rate_ci95![0] < wilson95(25, 50)[0] - 0.05);
+  // Epochs that disagree as independent trials would (2 or 3 of 5 pass
+  // everywhere) spread less than independent trials: n stays 50.
+  const [b] = aggregateAll(epochs((e) => e % 2 === 0 ? 2 : 3)).results();
+  assert.equal(b!.pass_rate, 0.5);
+  assert.deepEqual(b!.pass_rate_ci95, wilson95(25, 50));
+  // An error fails its trial: 4 of 5 epochs pass in half the examples, the
+  // fifth errs; the effect is measured with it.
+  const withErrors = epochs((e) => e < 5 ? 4 : 0).map((s, i) =>
+    i < 25 && i % 5 === 4
+      ? errored("m", "scorer error: boom", {
+        example_id: s.example_id!,
+        unit_id: s.unit_id!,
+      })
+      : s
+  );
+  const [c] = aggregateAll(withErrors).results();
+  assert.equal(c!.pass_rate, 20 / 50);
+  // Σ (p_i − 0.4 t_i)²: 5 × (4 − 2)² + 5 × (0 − 2)² = 40; clustered 40/2500
+  // = 0.016 against 0.24/50 = 0.0048: n = 50 × 0.0048 / 0.016 = 15.
+  closePair(c!.pass_rate_ci95, wilson95(6, 15), 1e-12);
+  // One Score an example: Wilson's interval over the Scores, as before.
+  const single = agreeing.filter((s) => s.unit_id!.endsWith("@1"));
+  const [d] = aggregateAll(single).results();
+  assert.deepEqual(d!.pass_rate_ci95, wilson95(5, 10));
+  // All passing: no spread to measure, n as it is.
+  const [e] = aggregateAll(epochs(() => 5)).results();
+  assert.deepEqual(e!.pass_rate_ci95, wilson95(50, 50));
+  // Shards split between examples merge into exactly the whole, through
+  // their Aggregate lines too.
+  const viaJson = new Aggregator();
+  for (const shard of [agreeing.slice(0, 20), agreeing.slice(20)]) {
+    for (const line of aggregateAll(shard).results()) {
+      viaJson.mergeAggregate(parseAggregate(JSON.parse(JSON.stringify(line))));
+    }
+  }
+  assert.deepStrictEqual(viaJson.results(), aggregateAll(agreeing).results());
+  // A line written before these sums merges as independent trials.
+  const old = aggregateAll(agreeing).results()[0]!;
+  const { trials_square: _t, passed_square: _p, passed_trials: _x, ...sums } =
+    old.sums;
+  const merged = new Aggregator();
+  merged.mergeAggregate(parseAggregate({ ...old, sums }));
+  const [m] = merged.results();
+  assert.deepEqual(m!.pass_rate_ci95, wilson95(25, 50));
+  assert.equal(m!.sums.trials_square, undefined);
+});
+
 Deno.test("cli aggregate --grouped gathers an example's epochs wherever they stand", async () => {
   const ids = (e: string, k: number) => ({
     example_id: `d#${e}`,
