@@ -116,13 +116,28 @@ export function targetTemplateProblem(
       : undefined);
 }
 
+/** A placeholder as the http target fills it in `url`, the name captured. */
+const URL_PLACEHOLDER = /(\{\{\s*[\w.-]+\s*\}\})/;
+
+/**
+ * What stands for a case's field to find it in a parsed host: lower-case
+ * letters, which a host's IDNA mapping keeps as they are.
+ */
+const MARK = "evalpipecasefield";
+
 /**
  * An http target whose URL lets a case choose the host (`{{metadata.host}}`
  * as the host, or as its end) while the headers carry a `${NAME}` secret or
  * the URL a password (sent as Basic auth):
  * the dataset, which is not trusted, could send the secret anywhere. A
  * placeholder before a fixed domain (`{{metadata.region}}.api.example.com`)
- * stays inside it, since what fills it is URL-encoded.
+ * stays inside it. The host is the one a URL parser reads once the
+ * placeholders are filled, not the text between "://" and "/": a "\" ends
+ * it as "/" does, tabs and newlines are dropped, "http:{{x}}" and
+ * "http:///{{x}}" name the host {{x}}, a "。" is a dot. What fills a
+ * placeholder is URL-encoded, so it never ends the host, and the parse of a
+ * few fillings decides for all: letters find a placeholder in a host read
+ * as a name, digits one in a host read as an IP address.
  */
 function caseChosenHost(
   target: Record<string, unknown>,
@@ -130,53 +145,57 @@ function caseChosenHost(
 ): SettingsProblem | undefined {
   const url = target.url;
   if (typeof url !== "string") return undefined;
-  const scheme = url.indexOf("://");
-  const start = scheme < 0 ? 0 : scheme + 3;
-  const end = url.slice(start).search(/[/?#]/);
-  const authority = url.slice(0, end < 0 ? url.length : start + end);
-  const last = authority.lastIndexOf("}}");
-  if (last < 0) return undefined;
-  // A password in the URL's userinfo goes out as Basic auth to the host
-  // as surely as a header's ${NAME} does.
+  // Texts at even places, placeholders at odd ones.
+  const parts = url.split(URL_PLACEHOLDER);
+  if (parts.length === 1) return undefined;
+  const read = (fill: (n: number) => string) =>
+    URL.parse(
+      parts.map((part, k) =>
+        k % 2 === 0 ? part : encodeURIComponent(fill((k - 1) / 2))
+      ).join(""),
+    ) ?? undefined;
+  const ones = read(() => "1");
+  const reads = [ones];
+  let chosen: { placeholder: string; shown: string } | undefined;
+  for (let n = 0; n < (parts.length - 1) / 2; n++) {
+    const placeholder = parts[2 * n + 1]!;
+    const marked = read((m) => m === n ? MARK : "1");
+    const twos = read((m) => m === n ? "2" : "1");
+    reads.push(marked, twos);
+    const host = marked?.hostname ?? "";
+    const after = host.slice(host.lastIndexOf(MARK) + MARK.length);
+    // A name must end in a fixed domain of two labels at least after the
+    // case's part (`{{x}}.com` is any .com); an IP address may not vary.
+    const free = host.includes(MARK)
+      ? !/^\.[^.]+\.[^.]+/.test(after.replace(/^[^.]*/, ""))
+      : ones !== undefined && twos !== undefined &&
+        ones.hostname !== twos.hostname;
+    if (free && chosen === undefined) {
+      chosen = {
+        placeholder,
+        shown: host.includes(MARK) ? `${placeholder}${after}` : placeholder,
+      };
+    }
+  }
+  if (chosen === undefined) return undefined;
   const header = isObject(target.headers)
     ? Object.values(target.headers).find((v) =>
       typeof v === "string" && VARIABLE.test(v)
     ) as string | undefined
     : undefined;
-  const userinfo = authority.slice(
-    start,
-    Math.max(start, authority.lastIndexOf("@")),
-  );
+  // A password in the URL's userinfo goes out as Basic auth to the host
+  // as surely as a header's ${NAME} does.
   const sends = header !== undefined
     ? `the headers send ${VARIABLE.exec(header)![0]}`
-    : /:./.test(userinfo)
+    : reads.some((parsed) => parsed !== undefined && parsed.password !== "")
     ? "the URL sends a password"
     : undefined;
   if (sends === undefined) return undefined;
-  // The host alone: a case may fill the userinfo or the port.
-  const hostPort = authority.slice(
-    Math.max(start, authority.lastIndexOf("@") + 1),
-  );
-  const colon = hostPort.lastIndexOf(":");
-  const host = colon > hostPort.lastIndexOf("]") && colon >= 0
-    ? hostPort.slice(0, colon)
-    : hostPort;
-  const chosen = host.lastIndexOf("}}");
-  if (chosen < 0) return undefined;
-  // What follows the last placeholder must be a fixed domain, two labels at
-  // least (`{{x}}.com` is any .com).
-  if (
-    /^\.[A-Za-z0-9-]+\.[A-Za-z0-9-]+/.test(
-      host.slice(chosen + 2).replace(/^[^.]*/, ""),
-    )
-  ) {
-    return undefined;
-  }
   return {
     path: [...at, "url"],
     detail: `lets a case choose the host (${
-      clip(hostPort.slice(host.lastIndexOf("{{", chosen)), 60)
-    }) while ${sends}: a dataset could send the secret to any host; fix the domain, as in https://{{metadata.region}}.api.example.com`,
+      clip(chosen.shown, 60)
+    }, as a URL parser reads it) while ${sends}: a dataset could send the secret to any host; fix the domain, as in https://{{metadata.region}}.api.example.com`,
   };
 }
 

@@ -796,23 +796,42 @@ Deno.test("checkConfigText says an empty config file is empty, and what a suite 
 
 Deno.test("an http target whose url lets a case choose the host while its headers send a secret is a config error; a fixed domain is not", async () => {
   // The dataset is not trusted: {{metadata.host}} as the host sent the
-  // Bearer token to whatever host a case named.
+  // Bearer token to whatever host a case named. The host is the one a URL
+  // parser reads: the check read the text between "://" and the first "/",
+  // "?" or "#", so "\\" (a "/" to the parser), "http:{{x}}" and
+  // "http:///{{x}}" put the case's field in the host unseen.
   const http = (
     url: string,
     headers = '{ authorization: "Bearer ${TOKEN}" }',
   ) =>
-    `dataset: d.jsonl\ntarget:\n  type: http\n  url: "${url}"\n  headers: ${headers}\nscorers: [{ type: exact_match }]\n`;
+    `dataset: d.jsonl\ntarget:\n  type: http\n  url: ${
+      JSON.stringify(url)
+    }\n  headers: ${headers}\nscorers: [{ type: exact_match }]\n`;
   for (
     const [url, host] of [
-      ["http://{{metadata.host}}:8080/x", "{{metadata.host}}:8080"],
+      ["http://{{metadata.host}}:8080/x", "{{metadata.host}}"],
       ["https://api.{{metadata.tld}}/x", "{{metadata.tld}}"],
       ["https://{{metadata.name}}.com/x", "{{metadata.name}}.com"],
+      ["http://{{metadata.host}}\\@api.example.com/x", "{{metadata.host}}"],
+      ["HTTP://{{metadata.host}}\\@api.example.com/x", "{{metadata.host}}"],
+      ["http://{{metadata.host}}\t\\@api.example.com/x", "{{metadata.host}}"],
+      ["http://{{metadata.host}}\n\\@api.example.com/x", "{{metadata.host}}"],
+      ["http://u@{{metadata.host}}\\@api.example.com/x", "{{metadata.host}}"],
+      ["http:{{metadata.host}}/x", "{{metadata.host}}"],
+      ["http:///{{metadata.host}}/x", "{{metadata.host}}"],
+      ["http:\\\\{{metadata.host}}/x", "{{metadata.host}}"],
+      ["https://{{metadata.name}}。com/x", "{{metadata.name}}.com"],
+      ["https://{{metadata.name}}%2Ecom/x", "{{metadata.name}}.com"],
+      // A host that ends in a number is an IP address the case completes.
+      ["http://{{metadata.net}}.0.1/x", "{{metadata.net}}"],
+      ["http://[::ffff:{{metadata.ip}}]/x", "{{metadata.ip}}"],
     ]
   ) {
     const error = await configError(http(url!));
     assert.equal(
       error.message,
-      `Invalid config "suite.yaml" line 4: "target.url" lets a case choose the host (${host}) while the headers send \${TOKEN}: a dataset could send the secret to any host; fix the domain, as in https://{{metadata.region}}.api.example.com`,
+      `Invalid config "suite.yaml" line 4: "target.url" lets a case choose the host (${host}, as a URL parser reads it) while the headers send \${TOKEN}: a dataset could send the secret to any host; fix the domain, as in https://{{metadata.region}}.api.example.com`,
+      url,
     );
   }
   // A case's part of a fixed domain, a path, or no secret to send: fine.
@@ -824,6 +843,11 @@ Deno.test("an http target whose url lets a case choose the host while its header
       // The port or the userinfo a case fills leaves the host fixed.
       http("https://api.example.com:{{metadata.port}}/x"),
       http("http://u:{{metadata.pw}}@api.example.com/x"),
+      http("http://{{metadata.user}}@api.example.com/x"),
+      // A "\\" ends the host; a "。" is a dot.
+      http("http://api.example.com\\{{metadata.path}}"),
+      http("https://{{metadata.region}}。api.example.com/x"),
+      http("https://{{metadata.region}}.api.example.com:{{metadata.port}}/x"),
     ]
   ) await checkConfigText(text, "suite.yaml");
 });
@@ -832,14 +856,22 @@ Deno.test("an http target whose url lets a case choose the host while the url se
   // The URL's userinfo goes out as Basic auth: user:pw@{{metadata.host}}
   // sent the password to whatever host a case named.
   const http = (url: string) =>
-    `dataset: d.jsonl\ntarget:\n  type: http\n  url: "${url}"\nscorers: [{ type: exact_match }]\n`;
-  const error = await configError(
-    http("http://me:hunter2pass@{{metadata.host}}/x"),
-  );
-  assert.equal(
-    error.message,
-    'Invalid config "suite.yaml" line 4: "target.url" lets a case choose the host ({{metadata.host}}) while the URL sends a password: a dataset could send the secret to any host; fix the domain, as in https://{{metadata.region}}.api.example.com',
-  );
+    `dataset: d.jsonl\ntarget:\n  type: http\n  url: ${
+      JSON.stringify(url)
+    }\nscorers: [{ type: exact_match }]\n`;
+  for (
+    const url of [
+      "http://me:hunter2pass@{{metadata.host}}/x",
+      // A "\\" is a "/": the password goes to {{metadata.host}}.
+      "http://me:hunter2pass@{{metadata.host}}\\@api.example.com/x",
+    ]
+  ) {
+    const error = await configError(http(url));
+    assert.equal(
+      error.message,
+      'Invalid config "suite.yaml" line 4: "target.url" lets a case choose the host ({{metadata.host}}, as a URL parser reads it) while the URL sends a password: a dataset could send the secret to any host; fix the domain, as in https://{{metadata.region}}.api.example.com',
+    );
+  }
   for (
     const url of [
       "https://me:hunter2pass@{{metadata.region}}.api.example.com/x",

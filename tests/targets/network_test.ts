@@ -955,7 +955,7 @@ Deno.test("httpTarget, openaiTarget and llmJudge refuse, as they are built, what
           url: "http://{{metadata.host}}/a",
           headers: { authorization: "Bearer ${TOKEN}" },
         }),
-      `httpTarget's "url" lets a case choose the host ({{metadata.host}}) while the headers send \${TOKEN}: a dataset could send the secret to any host; fix the domain, as in https://{{metadata.region}}.api.example.com`,
+      `httpTarget's "url" lets a case choose the host ({{metadata.host}}, as a URL parser reads it) while the headers send \${TOKEN}: a dataset could send the secret to any host; fix the domain, as in https://{{metadata.region}}.api.example.com`,
     ],
     [
       () => httpTarget({ ...base, body: { q: "{{ input | upper }}" } }),
