@@ -6,7 +6,12 @@
  */
 
 import type { Case } from "../dataset/case.ts";
-import { parseJsonAnswer, send } from "../net/_http.ts";
+import {
+  answeredError,
+  type HttpResponse,
+  parseJsonAnswer,
+  send,
+} from "../net/_http.ts";
 import type { Budget } from "../net/budget.ts";
 import {
   fillEnv,
@@ -165,9 +170,10 @@ export function httpTarget(
       const body = req.body !== undefined
         ? JSON.stringify(req.body)
         : undefined;
+      const shown = redact(withoutUserinfo(req.url), secrets);
       const { result, attempts } = await flow.run(
-        () =>
-          send(
+        async () => {
+          const answer = await send(
             {
               method,
               url: req.url,
@@ -182,12 +188,18 @@ export function httpTarget(
               signal: context.signal,
               watch: context.flow,
             },
-          ),
+          );
+          // An error a proxy answers with 200 is retried as its 5xx would be.
+          const failed = settings.output === undefined
+            ? errorAlone(`${method} ${shown}`, answer, secrets)
+            : undefined;
+          if (failed !== undefined) throw failed;
+          return answer;
+        },
         context.signal,
         context.flow,
       );
       const info = { status: result.status, attempts };
-      const shown = redact(withoutUserinfo(req.url), secrets);
       // An answer is not rewritten: one that echoes a secret is not kept
       // (nor cached), rather than scored with `***` in it.
       const kept = (output: string) => {
@@ -209,4 +221,41 @@ export function httpTarget(
       );
     },
   };
+}
+
+/**
+ * The error a 2xx answer reports when it is read whole (no `output`): a JSON
+ * object whose only key is `error`, holding a message or an object
+ * (`{"error": "upstream timeout"}`, `{"error": {"message": ...}}`), as a
+ * service or a proxy in front of it answers 200 when it failed. Scored as
+ * the answer, it was a wrong answer where there was none. Any other body
+ * (`{"error": null, ...}`, `{"error": ""}`, text that is not JSON) is the
+ * answer; a config whose service answers `{"error": ...}` on purpose names
+ * it with `output: error`.
+ */
+function errorAlone(
+  where: string,
+  answer: HttpResponse,
+  secrets: readonly string[],
+): Error | undefined {
+  // Most answers are not that: no parse for them.
+  if (!/^\s*\{\s*"error"\s*:/.test(answer.text)) return undefined;
+  let json: unknown;
+  try {
+    json = JSON.parse(answer.text);
+  } catch (error) {
+    // Not JSON: a raw body, the answer as it is.
+    if (!(error instanceof SyntaxError)) throw error;
+    return undefined;
+  }
+  if (typeof json !== "object" || json === null) return undefined;
+  const keys = Object.keys(json);
+  if (keys.length !== 1 || keys[0] !== "error") return undefined;
+  const error = (json as { error: unknown }).error;
+  const told = typeof error === "string"
+    ? error.trim() !== ""
+    : typeof error === "object" && error !== null && !Array.isArray(error);
+  return told
+    ? answeredError(where, answer.status, json, "error", secrets)
+    : undefined;
 }

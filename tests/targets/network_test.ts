@@ -843,6 +843,59 @@ Deno.test("httpTarget sends {input} by default and returns the raw body without 
   });
 });
 
+Deno.test("httpTarget without an output path makes a 200 whose JSON holds only an error a target error, and keeps every other body as the answer", async () => {
+  // Read whole, {"error": "upstream timeout"} was scored as the answer.
+  const raw = (body: string) => ({ kind: "raw" as const, status: 200, body });
+  await withServer({
+    script: [
+      raw('{"error": {"message": "no such model", "code": 404}}'),
+      raw(`{"error": "upstream timeout (token ${KEY})"}`),
+      raw('{"error": null, "answer": "a"}'),
+      raw('{"error": "none", "answer": "b"}'),
+      raw('{"error": ""}'),
+      raw('{"error": false}'),
+      raw('{"error": ["x"]}'),
+      raw('{"error": "c"} and more'),
+    ],
+  }, async (server) => {
+    const target = httpTarget(
+      http(server, {
+        retries: 0,
+        headers: { authorization: "Bearer ${FAKE_API_KEY}" },
+      }),
+      env,
+    );
+    const units = await run(
+      target,
+      Array.from({ length: 8 }, (_, i) => ({ input: `q${i}` })),
+      { concurrency: 1 },
+    );
+    const where = `POST ${server.url}/answer answered HTTP 200 with an error`;
+    assert.deepEqual(
+      units.slice(0, 2).map((u) => [u.output, u.target?.error]),
+      [
+        [null, `${where} (code 404): no such model`],
+        [null, `${where}: upstream timeout (token ***) (after 1 attempt)`],
+      ],
+    );
+    assert.deepEqual(units.slice(2).map((u) => [u.output, u.target?.error]), [
+      ['{"error": null, "answer": "a"}', undefined],
+      ['{"error": "none", "answer": "b"}', undefined],
+      ['{"error": ""}', undefined],
+      ['{"error": false}', undefined],
+      ['{"error": ["x"]}', undefined],
+      ['{"error": "c"} and more', undefined],
+    ]);
+  });
+  // A service whose answer is an error's name says so with output: error.
+  await withServer({ script: [raw('{"error": "E42"}')] }, async (server) => {
+    const unit = await runOne(httpTarget(http(server, { output: "error" })), {
+      input: "q",
+    });
+    assert.equal(unit.output, "E42");
+  });
+});
+
 Deno.test("httpTarget fills URL placeholders URL-encoded and sends no body with GET", async () => {
   await withServer(
     { script: [reply.json({ out: { n: 1 } })] },
