@@ -34,7 +34,8 @@ export interface ReplaceFileOptions {
  * (which replaces a symlink there rather than writing where it points). A run
  * killed meanwhile leaves the old file or the new one, never a torn one. The
  * file gets mode 0666 less the umask. A device or a FIFO at `path`
- * (`/dev/null`) is written through instead: a rename would replace it.
+ * (`/dev/null`), or a symlink in /dev or /proc (`/dev/stdout`), is written
+ * through instead: a rename would replace it.
  *
  * @param path The file.
  * @param text Its new content.
@@ -77,14 +78,21 @@ export async function replaceFile(
     }
   };
   try {
-    if (await isDevice(path)) {
+    const through = await writtenThrough(path);
+    if (through !== undefined) {
       // `/dev/null`, a FIFO: written through, as every other output is. A
       // rename would put a regular file in its place (as root, in /dev).
-      const device = await Deno.open(path, { write: true });
+      // `/dev/stdout` may lead to the file stdout was sent to: added to.
+      const device = await Deno.open(path, {
+        write: true,
+        append: through === "link",
+      });
       try {
         // A file swapped in since the lstat (through a symlink) is not
         // written: the rename below replaces the name instead.
-        if (!(await device.stat()).isFile) return await writeAll(device, bytes);
+        if (through === "link" || !(await device.stat()).isFile) {
+          return await writeAll(device, bytes);
+        }
       } finally {
         device.close();
       }
@@ -143,15 +151,32 @@ export async function replaceFile(
   }
 }
 
-/** Whether `path` is there and is neither a file, a folder nor a symlink. */
-async function isDevice(path: string): Promise<boolean> {
+/**
+ * How `path` is written through rather than replaced: `"device"` when it is
+ * neither a file, a folder nor a symlink; `"link"` when it is a symlink in
+ * /dev or /proc, the system's way to the process's streams (`/dev/stdout`,
+ * `/dev/fd/3`, `/proc/self/fd/1`), which no one else can plant there, and
+ * which a rename would replace for every process (as root) or fail to make
+ * ("no such folder /proc/self/fd"). Anywhere else a symlink may be planted:
+ * replaced, not followed.
+ */
+async function writtenThrough(
+  path: string,
+): Promise<"device" | "link" | undefined> {
+  let info: Deno.FileInfo;
   try {
-    const info = await Deno.lstat(path);
-    return !info.isFile && !info.isDirectory && !info.isSymlink;
+    info = await Deno.lstat(path);
   } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return false;
+    if (error instanceof Deno.errors.NotFound) return undefined;
     throw error;
   }
+  if (info.isFile || info.isDirectory) return undefined;
+  if (!info.isSymlink) return "device";
+  const slash = path.lastIndexOf("/");
+  const folder = await Deno.realPath(
+    slash < 0 ? "." : path.slice(0, slash + 1),
+  );
+  return /^\/(dev|proc)(\/|$)/.test(folder) ? "link" : undefined;
 }
 
 async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {

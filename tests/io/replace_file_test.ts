@@ -118,6 +118,41 @@ Deno.test("replaceFile writes through a FIFO or a device at its path, leaving it
   assert.ok((await Deno.lstat("/dev/full")).isCharDevice, "/dev/full kept");
 });
 
+Deno.test("replaceFile writes through /proc/self/fd/1 and /dev/fd/2, the system's links to the process's streams, adding to a file stdout was sent to", async () => {
+  // "report --markdown /proc/self/fd/1" failed with 'no such folder
+  // "/proc/self/fd"' (the temporary file cannot be made there), and
+  // /dev/stdout, as root, would have been replaced for every process.
+  await withTempDir(async (dir) => {
+    const script = `${dir}/streams.ts`;
+    const mod = new URL("../../src/io/mod.ts", import.meta.url).href;
+    await Deno.writeTextFile(
+      script,
+      `import { replaceFile } from ${JSON.stringify(mod)};
+console.log("first");
+await replaceFile("/proc/self/fd/1", "to stdout\\n", { name: "Markdown report" });
+await replaceFile("/dev/fd/2", "to stderr\\n", { name: "JUnit report" });
+`,
+    );
+    const out = `${dir}/out.txt`;
+    const { code, stderr } = await new Deno.Command("sh", {
+      args: [
+        "-c",
+        'exec "$0" run -A "$1" > "$2"',
+        Deno.execPath(),
+        script,
+        out,
+      ],
+      stdout: "null",
+      stderr: "piped",
+    }).output();
+    assert.equal(new TextDecoder().decode(stderr), "to stderr\n");
+    assert.equal(code, 0);
+    assert.equal(await Deno.readTextFile(out), "first\nto stdout\n");
+    const names = (await Array.fromAsync(Deno.readDir(dir))).map((e) => e.name);
+    assert.deepEqual(names.sort(), ["out.txt", "streams.ts"]);
+  });
+});
+
 Deno.test("replaceFile cut short by Deno.exit (a second Ctrl-C) leaves no temporary file", async () => {
   await withTempDir(async (dir) => {
     const script = `${dir}/stop.ts`;
