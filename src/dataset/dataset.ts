@@ -28,7 +28,7 @@ import { elementSpans, nestedDeeperThan } from "../io/_json_scan.ts";
 import type { CsvRecord } from "./_csv.ts";
 import { SeenIds } from "./_seen_ids.ts";
 import { type Line, LineSplitter } from "../io/line_stream.ts";
-import { readUtf8File } from "../io/utf8.ts";
+import { readUtf8File, TextTooLongError } from "../io/utf8.ts";
 import { namedReads } from "../io/named_reads.ts";
 
 /**
@@ -228,7 +228,11 @@ async function readText(path: string): Promise<string> {
     return await readUtf8File(path);
   } catch (error) {
     throw new DatasetError(
-      `Cannot read dataset ${JSON.stringify(path)}: ${fileErrorText(error)}`,
+      `Cannot read dataset ${JSON.stringify(path)}: ${fileErrorText(error)}${
+        error instanceof TextTooLongError
+          ? "; a JSON or YAML dataset is read whole: write it as JSONL, one case a line, read a line at a time"
+          : ""
+      }`,
     );
   }
 }

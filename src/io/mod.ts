@@ -29,7 +29,12 @@ export {
   concurrentMapTasks,
 } from "./concurrent_map.ts";
 export { stdoutWriter } from "./stdout.ts";
-export { decodeUtf8, readUtf8File, Utf8Error } from "./utf8.ts";
+export {
+  decodeUtf8,
+  readUtf8File,
+  TextTooLongError,
+  Utf8Error,
+} from "./utf8.ts";
 export { inertJson } from "./inert_json.ts";
 export { namedReads } from "./named_reads.ts";
 export type { OpenOutOptions, OutFile } from "./out_file.ts";

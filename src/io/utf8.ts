@@ -32,6 +32,37 @@ export class Utf8Error extends Error {
   }
 }
 
+/**
+ * A file of valid UTF-8 longer than a JavaScript string can be (about 512
+ * MiB): it cannot be read as one text.
+ *
+ * @example
+ * ```ts
+ * import { TextTooLongError } from "./utf8.ts";
+ * const e = new TextTooLongError(600_000_000);
+ * if (!(e instanceof RangeError) || e.bytes !== 600_000_000) throw new Error(e.message);
+ * ```
+ */
+export class TextTooLongError extends RangeError {
+  /** The text's size in bytes. */
+  readonly bytes: number;
+
+  /**
+   * Creates the error.
+   *
+   * @param bytes The text's size in bytes.
+   */
+  constructor(bytes: number) {
+    super(
+      `too large to read as one text (${
+        (bytes / 2 ** 20).toFixed(0)
+      } MiB; a text holds at most about 512 MiB)`,
+    );
+    this.name = "TextTooLongError";
+    this.bytes = bytes;
+  }
+}
+
 const strict = new TextDecoder("utf-8", { fatal: true });
 
 /**
@@ -40,6 +71,8 @@ const strict = new TextDecoder("utf-8", { fatal: true });
  * @param bytes The bytes (a leading byte-order mark is dropped).
  * @returns The text.
  * @throws {Utf8Error} Naming the line of the first bad byte.
+ * @throws {TextTooLongError} When they are UTF-8, but more than one string
+ *   can hold.
  *
  * @example
  * ```ts
@@ -55,8 +88,28 @@ export function decodeUtf8(bytes: Uint8Array): string {
     return strict.decode(bytes);
   } catch (error) {
     if (!(error instanceof TypeError)) throw error;
+    // The decoder throws the same TypeError for a text longer than a string
+    // can be: a valid file was called "not valid UTF-8 (line 1)".
+    if (isUtf8(bytes)) throw new TextTooLongError(bytes.length);
     throw new Utf8Error(badLineOf(bytes));
   }
+}
+
+/** Whether `bytes` are UTF-8, decoded a part at a time, the text dropped. */
+function isUtf8(bytes: Uint8Array): boolean {
+  const decoder = new TextDecoder("utf-8", { fatal: true });
+  const part = 1 << 24;
+  try {
+    for (let at = 0; at < bytes.length; at += part) {
+      decoder.decode(bytes.subarray(at, at + part), { stream: true });
+    }
+    decoder.decode();
+  } catch (error) {
+    // A byte that is not UTF-8, the one error a fatal decoder throws here.
+    if (!(error instanceof TypeError)) throw error;
+    return false;
+  }
+  return true;
 }
 
 /**
@@ -93,6 +146,7 @@ export function badLineOf(bytes: Uint8Array): number {
  * @param path The file.
  * @returns Its text.
  * @throws {Utf8Error} When its bytes are not UTF-8.
+ * @throws {TextTooLongError} When it is longer than one string can be.
  * @throws {Deno.errors.NotFound} And the other errors of `Deno.readFile`.
  *
  * @example
