@@ -27,7 +27,8 @@ function isEvalCore(root: Record<string, unknown>): boolean {
   ) return true;
   const scorers = Array.isArray(root.scorers) ? root.scorers : [];
   return scorers.some((s) =>
-    isMapping(s) && typeof s.type === "string" && s.type in EVALCORE_SCORERS
+    isMapping(s) && typeof s.type === "string" &&
+    Object.hasOwn(EVALCORE_SCORERS, s.type)
   );
 }
 

@@ -114,5 +114,17 @@ Deno.test("run says a promptfoo config is one, and how its parts map; evalpipe's
     const own = await cli(["run", "suite.yaml"], dir);
     assert.match(own.stderr, /did you mean "ignore_case"\?\n$/);
     assert.doesNotMatch(own.stderr, /EvalCore|promptfoo/);
+    // A scorer type that names a method of every object ("valueOf") was
+    // taken for EvalCore's: "type in EVALCORE_SCORERS" walked the prototype.
+    for (const type of ["valueOf", "constructor", "__proto__"]) {
+      await Deno.writeTextFile(
+        `${dir}/suite.yaml`,
+        `dataset: d.jsonl\ntarget: { type: replay }\nscorers: [{ type: ${type} }]\n`,
+      );
+      const named = await cli(["validate", "suite.yaml"], dir);
+      assert.equal(named.code, 2);
+      assert.match(named.stderr, /"scorers\[0\]\.type" is string/, type);
+      assert.doesNotMatch(named.stderr, /EvalCore|promptfoo/, type);
+    }
   });
 });
