@@ -77,8 +77,9 @@ export class ConfigError extends SyntaxError {
  * @throws {ConfigError} When the YAML cannot be parsed.
  */
 export function locateConfig(text: string, path: string): LocatedYaml {
+  let located: LocatedYaml;
   try {
-    return parseYaml(text, path);
+    located = parseYaml(text, path);
   } catch (error) {
     const mark = (error as { mark?: { line: number } }).mark;
     const reason = (error as { reason?: string }).reason ?? String(error);
@@ -95,6 +96,37 @@ export function locateConfig(text: string, path: string): LocatedYaml {
     }
     throw new ConfigError(path, line, reason);
   }
+  const proto = protoKeyIn(located.value, []);
+  if (proto !== undefined) {
+    throw new ConfigError(
+      path,
+      located.lineOf(proto),
+      `${
+        JSON.stringify(pathText(proto))
+      }: "__proto__" is no key a config may have: JavaScript takes it for the mapping's prototype, and what it holds would be dropped unread (a gate never checked); rename it`,
+    );
+  }
+  return located;
+}
+
+/**
+ * The path of the first `__proto__` key in a config's value, if any: a
+ * mapping of names (`gates`, `headers`) built anew loses it.
+ */
+function protoKeyIn(
+  value: unknown,
+  at: PropertyKey[],
+): PropertyKey[] | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  if (Object.hasOwn(value, "__proto__")) return [...at, "__proto__"];
+  for (const [key, item] of Object.entries(value)) {
+    const found = protoKeyIn(item, [
+      ...at,
+      Array.isArray(value) ? Number(key) : key,
+    ]);
+    if (found !== undefined) return found;
+  }
+  return undefined;
 }
 
 /**

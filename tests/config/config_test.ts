@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { configError } from "./_config_error.ts";
 import { checkConfigText } from "../../src/config/mod.ts";
 import { cli } from "../_cli.ts";
+import { withTempDir } from "../_proc.ts";
 
 Deno.test("checkConfigText names a misspelt top-level key and its line, and suggests the key meant", async () => {
   const error = await configError(
@@ -879,4 +880,45 @@ Deno.test("an http target whose url lets a case choose the host while the url se
       "https://me:pw@api.example.com/{{metadata.host}}",
     ]
   ) await checkConfigText(http(url), "suite.yaml");
+});
+
+Deno.test("a __proto__ key anywhere in a config is a config error at its line, not a setting dropped unread", async () => {
+  // gates: { __proto__: ... } passed every check and its gate was never
+  // applied: a run whose metric __proto__ failed it exited 0.
+  const suite =
+    'dataset: d.jsonl\ntarget: { type: subprocess, cmd: "echo y" }\nscorers: [{ type: exact_match, name: __proto__ }]\n';
+  for (
+    const [tail, where, line] of [
+      ["gates: { __proto__: { min_pass_rate: 1 } }\n", "gates.__proto__", 4],
+      [
+        // Merged in: named at the mapping it was merged into.
+        "gates:\n  <<: { __proto__: { min_pass_rate: 1 } }\n",
+        "gates.__proto__",
+        4,
+      ],
+      [
+        "x-shared: &h { __proto__: { a: 1 } }\n",
+        "x-shared.__proto__",
+        4,
+      ],
+    ] as const
+  ) {
+    const error = await configError(suite + tail);
+    assert.equal(
+      error.message,
+      `Invalid config "suite.yaml" line ${line}: "${where}": "__proto__" is no key a config may have: JavaScript takes it for the mapping's prototype, and what it holds would be dropped unread (a gate never checked); rename it`,
+    );
+  }
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/d.jsonl`,
+      '{"input": "x", "expected": "x"}\n',
+    );
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      suite + "gates: { __proto__: { min_pass_rate: 1 } }\n",
+    );
+    const out = await cli(["run", "suite.yaml"], dir);
+    assert.equal(out.code, 2, out.stderr);
+  });
 });
