@@ -866,7 +866,7 @@ export function persistentScorer(
         reject,
         signal,
         unit: undefined,
-        payload: scorerPayload(unit),
+        payload: payloadLine(unit),
         barren: 0,
       });
     });
@@ -910,7 +910,7 @@ export function persistentScorer(
     let to: Worker;
     try {
       to = current();
-      payload = scorerPayload(unit);
+      payload = payloadLine(unit);
     } catch (error) {
       return failure!(self, error, unit);
     }
@@ -1003,6 +1003,30 @@ export function persistentScorer(
     }
   }
   return self;
+}
+
+/**
+ * The characters besides `\n` that some line readers take for a line's end
+ * (Python's `str.splitlines`, Unicode's line breaking), which
+ * `JSON.stringify` leaves raw in strings: the other ones it escapes.
+ */
+const LINE_BREAK = /[\u0085\u2028\u2029]/;
+const LINE_BREAKS = new RegExp(LINE_BREAK, "g");
+
+/**
+ * A unit's payload as one line whatever reads it: the v0 payload, with NEL,
+ * LINE SEPARATOR and PARAGRAPH SEPARATOR escaped (`\u2028`), the same JSON
+ * value. They can only stand inside strings, where the escape means them.
+ */
+function payloadLine(unit: Unit): string {
+  const payload = scorerPayload(unit);
+  return LINE_BREAK.test(payload)
+    ? payload.replace(LINE_BREAKS, escapeBreak)
+    : payload;
+}
+
+function escapeBreak(c: string): string {
+  return `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
 }
 
 /** The message of a `{"error": "..."}` line, the extension's per-case failure. */

@@ -443,6 +443,34 @@ return '{"score": 1}'`,
   );
 });
 
+Deno.test("persistentScorer escapes U+0085, U+2028 and U+2029 in payload lines, so a scorer splitting with str.splitlines() reads one payload per line", async () => {
+  await withTempDir(async (dir) => {
+    // JSON.stringify leaves these three raw; Python's splitlines() ends a
+    // line at each of them.
+    const script = `${dir}/split.py`;
+    await Deno.writeTextFile(
+      script,
+      `import json, sys
+for line in sys.stdin.read().splitlines():
+    print(json.dumps({"score": 1, "reason": json.loads(line)["output"]}))
+`,
+    );
+    const s = scorer(`python3 ${sh(script)}`, { name: "split" });
+    try {
+      const outputs = ["a\u2028b", "c\u2029d", "e\u0085f", "plain"];
+      const said = await inFlight(
+        s,
+        outputs.map((output, i) => unit(`q${i}`, { output })),
+        0,
+        true,
+      );
+      assert.deepEqual(said, outputs.map((o) => `1 ${o}`));
+    } finally {
+      await s.close!();
+    }
+  });
+});
+
 Deno.test("persistentScorer writes the payloads of cases started together in one write", async () => {
   await withTempDir(async (dir) => {
     const { cmd, reads } = await readsScorer(dir);
