@@ -312,7 +312,9 @@ export async function buildScorers(
           sc.cmd,
           {
             ...common,
-            ...(cap !== undefined ? { maxLineBytes: cap } : {}),
+            ...(cap !== undefined
+              ? { maxLineBytes: cap, maxStderrBytes: cap }
+              : {}),
           },
         )
         : (await import("../scorers/subprocess_scorer.ts")).subprocessScorer(

@@ -107,6 +107,16 @@ export interface PersistentScorerOptions {
    */
   maxLineBytes?: number;
   /**
+   * The most stderr a case may cost: once more than this for each case in
+   * flight has come since the last verdict (or since the process was
+   * idle), the case it owed next is the per-case mode's
+   * `scorer.output_cap` error, the process is killed and a new one takes
+   * the cases behind it, as after a timeout. Logs spread over many cases
+   * never pass it.
+   * @default {1048576}
+   */
+  maxStderrBytes?: number;
+  /**
    * Payloads written ahead of their verdicts, at most. While more than half
    * of them are unanswered, new payloads gather and go out together (see
    * the module doc). Deep enough that a fast scorer's start-up is spent
@@ -256,6 +266,9 @@ class Worker {
   /** Each signal with cases in flight: its listener and how many cases. */
   readonly #aborts = new Map<AbortSignal, Listening>();
   #stderr = "";
+  /** Bytes of stderr since the last verdict (or since the process was idle). */
+  #stderrBytes = 0;
+  readonly #maxStderrBytes: number;
   /** The readers of its stdout and stderr, stopped if they outlast it. */
   readonly #readers: { cancel(): Promise<void> }[] = [];
   #dead: Error | undefined;
@@ -278,6 +291,7 @@ class Worker {
     cwd: string,
     timeoutMs: number,
     maxLineBytes: number,
+    maxStderrBytes: number,
     inFlight: number,
     verdicts: Verdicts,
     settled: () => void,
@@ -287,6 +301,7 @@ class Worker {
     this.#low = Math.max(1, inFlight >> 1);
     this.#label = `scorer ${JSON.stringify(cmd)}`;
     this.#timeoutMs = timeoutMs;
+    this.#maxStderrBytes = maxStderrBytes;
     this.#verdicts = verdicts;
     this.#settled = settled;
     this.#lost = lost;
@@ -400,6 +415,24 @@ class Worker {
         const { done, value } = await reader.read();
         if (done) break;
         this.#stderr = (this.#stderr + decoder.decode(value)).slice(-4096);
+        this.#stderrBytes += value.byteLength;
+        // The per-case mode's cap, per case: a long-lived process's logs
+        // over many cases are no fault, one case's flood is. What came since
+        // the last verdict read may be the logs of every case in flight
+        // (their verdicts still in the pipe), each allowed the cap.
+        const cases = this.#pending.length;
+        if (
+          this.#stderrBytes > this.#maxStderrBytes * cases && cases > 0 &&
+          this.#dead === undefined
+        ) {
+          this.#drop(
+            new SubprocessScorerError(
+              `${this.#label} printed more than ${this.#maxStderrBytes} bytes on stderr`,
+              "scorer.output_cap",
+            ),
+            "another case printed more than its stderr cap",
+          );
+        }
       }
     } finally {
       reader.releaseLock();
@@ -422,8 +455,10 @@ class Worker {
     this.#answered = true;
     this.#chars -= pending.payload.length;
     // Verdicts come in order, so the next case's time starts now: the cases
-    // queued behind a slow one do not spend their timeout waiting.
+    // queued behind a slow one do not spend their timeout waiting (nor its
+    // stderr cap).
     if (this.#pending.length > 0) this.#headSince = now;
+    this.#stderrBytes = 0;
     if (this.#unsentCount > 0) this.#push();
     // Invalid UTF-8 is read as the per-case mode reads it, each bad byte a
     // U+FFFD, so that both modes give a case the same Score.
@@ -499,26 +534,34 @@ class Worker {
       this.#timer = setDeadline(performance.now() + left, this.#expire);
       return;
     }
-    // This case gets the timeout; the others in flight go to a new process.
-    this.#pending.shift();
-    this.#chars -= head.payload.length;
-    this.#reject(
-      head,
+    this.#drop(
       new SubprocessScorerError(
         `${this.#label} timed out after ${
           this.#timeoutMs / 1000
         } s (its process group was killed)`,
         "scorer.timeout",
       ),
+      "another case timed out",
     );
+  };
+
+  /**
+   * Ends the oldest case in flight with `error` and kills the process; the
+   * others in flight go to a new process, or end with its restart (`why`).
+   */
+  #drop(error: Error, why: string): void {
+    const head = this.#pending.shift();
+    if (head === undefined) return;
+    this.#chars -= head.payload.length;
+    this.#reject(head, error);
     this.kill(
       new SubprocessScorerError(
-        `${this.#label} was restarted: another case timed out`,
+        `${this.#label} was restarted: ${why}`,
         "scorer.interrupted",
       ),
       true,
     );
-  };
+  }
 
   /**
    * Ends the process's cases in flight: with `error`, or with `resend` handed
@@ -570,7 +613,10 @@ class Worker {
     if (signal !== undefined) {
       (this.#aborts.get(signal) ?? this.#listen(signal)).cases++;
     }
-    if (this.#pending.length === 0) this.#headSince = performance.now();
+    if (this.#pending.length === 0) {
+      this.#headSince = performance.now();
+      this.#stderrBytes = 0;
+    }
     this.#pending.push(pending);
     this.#chars += pending.payload.length;
     this.#arm();
@@ -756,6 +802,7 @@ export function persistentScorer(
 ): Scorer {
   const { cwd, name, version, timeout } = subprocessScorerSetup(cmd, options);
   const maxLineBytes = options.maxLineBytes ?? 1024 * 1024;
+  const maxStderrBytes = options.maxStderrBytes ?? 1024 * 1024;
   const inFlight = Math.max(1, options.inFlight ?? 1024);
   const inFlightChars = options.inFlightChars ?? 16 * 1024 * 1024;
   const label = `scorer ${JSON.stringify(cmd)}`;
@@ -845,6 +892,7 @@ export function persistentScorer(
         cwd,
         timeout * 1000,
         maxLineBytes,
+        maxStderrBytes,
         inFlight,
         verdicts,
         settled,

@@ -1778,6 +1778,56 @@ Deno.test("persistentScorer names a verdict line past its cap as the per-case mo
   });
 });
 
+Deno.test("persistentScorer fails a case whose stderr passes the cap as the per-case mode does, scorer.output_cap, and serves the cases behind it; logs spread over many cases pass", async () => {
+  await inTempDir(async (dir) => {
+    // 300 bytes of log per case, 1,500 in all; "loud" floods stderr and
+    // never answers (a timeout, were the flood let through).
+    const script = `import json, sys, time
+for line in sys.stdin:
+    loud = json.loads(line)["input"] == "loud"
+    if loud:
+        time.sleep(0.3)
+    sys.stderr.write("x" * (5000 if loud else 299) + "\\n")
+    sys.stderr.flush()
+    if loud:
+        time.sleep(60)
+    print(json.dumps({"score": 1}), flush=True)
+`;
+    await Deno.writeTextFile(`${dir}/noisy.py`, script);
+    const persistent = persistentScorer("python3 noisy.py", {
+      name: "noisy",
+      cwd: dir,
+      timeout: 10,
+      maxStderrBytes: 1000,
+    });
+    const perCase = subprocessScorer("python3 noisy.py", {
+      name: "noisy",
+      cwd: dir,
+      timeout: 10,
+      maxStderrBytes: 1000,
+    });
+    try {
+      const inputs = ["a", "b", "c", "d", "e", "loud", "f", "g"];
+      const scores = await scoreAll([persistent], inputs.map((i) => unit(i)));
+      const [alone] = await scoreAll([perCase], [unit("loud")], 1);
+      assert.deepEqual(
+        scores.map((x) => x.status),
+        inputs.map((i) => i === "loud" ? "error" : "scored"),
+      );
+      const capped = scores[inputs.indexOf("loud")]!;
+      for (const s of [capped, alone!]) {
+        assert.equal(s.diagnostics[0]?.code, "scorer.output_cap");
+        assert.equal(
+          scorerErrorMessage(s),
+          'scorer "python3 noisy.py" printed more than 1000 bytes on stderr',
+        );
+      }
+    } finally {
+      await persistent.close?.();
+    }
+  });
+});
+
 Deno.test("score --persistent ends when its scorer exits though a process it left in another session holds stdout", async () => {
   await inTempDir(async (dir) => {
     // A helper started with its own session (start_new_session): not in

@@ -585,37 +585,41 @@ Deno.test("subprocessScorer errors, naming the cap, when a scorer prints more th
   assert.match(m2, /stderr/);
 });
 
-Deno.test("a suite's max_output_bytes raises the stderr cap as well as stdout's, so the cap an error names can be raised", async () => {
+Deno.test("a suite's max_output_bytes raises the stderr cap as well as stdout's, so the cap an error names can be raised, in persistent mode too", async () => {
   await withTempDir(async (dir) => {
     // A scorer that logs 1.5 MiB on stderr (a model's progress, say) and
     // gives a verdict: past the default cap on stderr, within a raised one.
+    // It reads all its input first, so it serves one case in either mode.
     const flood = sh(`${ROOT}/${FIXTURES}/flood.sh`);
     const suite = (cap: string) =>
       `dataset: d.jsonl\ntarget: { type: replay }\nscorers:\n  - type: subprocess\n    name: noisy\n    cmd: sh ${flood} stderr 1500000\n${cap}`;
     const units = '{"input":"q","output":"a"}\n';
-    await Deno.writeTextFile(`${dir}/default.yaml`, suite(""));
-    await Deno.writeTextFile(
-      `${dir}/raised.yaml`,
-      suite("    max_output_bytes: 4000000\n"),
-    );
-    const capped = await runCli(
-      ["score", "--config", `${dir}/default.yaml`],
-      units,
-    );
-    assert.equal(capped.code, 0, capped.stderr);
-    const [error] = ndjson(capped.stdout) as Score[];
-    assert.match(
-      scorerErrorMessage(error!, "scorer.output_cap"),
-      /printed more than 1048576 bytes on stderr$/,
-    );
-    const raised = await runCli(
-      ["score", "--config", `${dir}/raised.yaml`],
-      units,
-    );
-    assert.equal(raised.code, 0, raised.stderr);
-    const [score] = ndjson(raised.stdout) as Score[];
-    assert.equal(score!.status, "scored", score!.reason);
-    assert.equal(score!.value, 1);
+    for (const mode of ["", "    persistent: true\n"]) {
+      await Deno.writeTextFile(`${dir}/default.yaml`, suite(mode));
+      await Deno.writeTextFile(
+        `${dir}/raised.yaml`,
+        suite(`${mode}    max_output_bytes: 4000000\n`),
+      );
+      const capped = await runCli(
+        ["score", "--config", `${dir}/default.yaml`],
+        units,
+      );
+      assert.equal(capped.code, 0, capped.stderr);
+      const [error] = ndjson(capped.stdout) as Score[];
+      assert.match(
+        scorerErrorMessage(error!, "scorer.output_cap"),
+        /printed more than 1048576 bytes on stderr$/,
+        mode,
+      );
+      const raised = await runCli(
+        ["score", "--config", `${dir}/raised.yaml`],
+        units,
+      );
+      assert.equal(raised.code, 0, raised.stderr);
+      const [score] = ndjson(raised.stdout) as Score[];
+      assert.equal(score!.status, "scored", score!.reason);
+      assert.equal(score!.value, 1);
+    }
   });
 });
 
