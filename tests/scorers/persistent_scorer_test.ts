@@ -69,12 +69,14 @@ async function inFlight(
   end = false,
 ): Promise<string[]> {
   const calls = units.map((u) => s.score(u, {}));
+  // Handled from the start: a case may fail while this waits below.
+  const settling = Promise.allSettled(calls);
   if (end) endOfCases(s);
   if (busyMs > 0) {
     await delay(0);
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, busyMs);
   }
-  const settled = await Promise.allSettled(calls);
+  const settled = await settling;
   return settled.map((r) => {
     if (r.status === "rejected") return `error: ${(r.reason as Error).message}`;
     const score = r.value;
