@@ -9,6 +9,7 @@
 import { runOnce } from "./spawner.ts";
 import type { RunCommandOptions, RunResult } from "./types.ts";
 import { clipMiddle } from "../base/terminal.ts";
+import type { Diagnostic } from "../score/types.ts";
 
 export type { RunCommandOptions, RunResult };
 
@@ -158,6 +159,66 @@ function releasedThrowing(error: unknown): never {
 }
 
 const decoder = new TextDecoder();
+const strict = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * Whether `text`, what a command printed read as UTF-8 (`TextDecoder`'s
+ * way: each byte that is not UTF-8 becomes U+FFFD), stands for bytes that
+ * are not UTF-8, as a program writing Latin-1 prints: only a text holding
+ * U+FFFD is checked, since a program may print U+FFFD itself.
+ *
+ * @param text The text read.
+ * @param bytes The bytes it was read from.
+ * @returns `true` when some bytes were not UTF-8.
+ *
+ * @example
+ * ```ts
+ * import { notUtf8 } from "./run_command.ts";
+ * const latin1 = new Uint8Array([0x63, 0x61, 0x66, 0xe9]); // "café"
+ * if (!notUtf8(new TextDecoder().decode(latin1), latin1)) throw new Error();
+ * const utf8 = new TextEncoder().encode("caf\uFFFD");
+ * if (notUtf8(new TextDecoder().decode(utf8), utf8)) throw new Error();
+ * ```
+ */
+export function notUtf8(text: string, bytes: Uint8Array): boolean {
+  if (!text.includes("\uFFFD")) return false;
+  try {
+    strict.decode(bytes);
+    return false;
+  } catch (error) {
+    // The fatal decoder's one way to say the bytes are not UTF-8.
+    if (!(error instanceof TypeError)) throw error;
+    return true;
+  }
+}
+
+/**
+ * The warning for a command whose stdout was not UTF-8, each bad byte read
+ * as U+FFFD: its output (or verdict) stands, and the Scores say so
+ * (`target.invalid_encoding`, `scorer.invalid_encoding`).
+ *
+ * @param role What the command is.
+ * @param cmd The command.
+ * @returns The diagnostic.
+ *
+ * @example
+ * ```ts
+ * import { notUtf8Warning } from "./run_command.ts";
+ * if (notUtf8Warning("target", "./app.py").code !== "target.invalid_encoding") throw new Error();
+ * ```
+ */
+export function notUtf8Warning(
+  role: "scorer" | "target",
+  cmd: string,
+): Diagnostic {
+  return {
+    code: `${role}.invalid_encoding`,
+    severity: "warning",
+    message: `${role} ${
+      JSON.stringify(cmd)
+    } printed bytes that are not UTF-8 on stdout, each read as U+FFFD (it should write UTF-8)`,
+  };
+}
 
 /**
  * The message for a run that did not end in exit status 0, in the words of

@@ -34,6 +34,8 @@ export const DIAGNOSTIC_CODES: Readonly<Record<string, string>> = Object.freeze(
       "the run was stopped (Ctrl-C, an abort) while the scorer ran",
     "scorer.reported":
       "a persistent scorer answered the case with an error line of its own",
+    "scorer.invalid_encoding":
+      "a warning beside a subprocess scorer's verdict: it printed bytes that are not UTF-8, each read as U+FFFD",
     "scorer.invalid_score":
       "a scorer returned something that is not a valid Score, or not one per declared metric",
     "scorer.invalid_schema":
@@ -54,6 +56,8 @@ export const DIAGNOSTIC_CODES: Readonly<Record<string, string>> = Object.freeze(
       "a judge's grade lies outside its scale (a 7 on 0..1): scored, but invalid",
     "target.error":
       "the target failed for this unit, so its Scores are blocked",
+    "target.invalid_encoding":
+      "a warning on each Score of a unit whose subprocess target printed bytes that are not UTF-8, each read as U+FFFD in the output scored",
     "case.invalid":
       "the dataset record is malformed, so its Scores are blocked",
     "prerequisite.failed":

@@ -62,6 +62,7 @@ import {
   unitScore,
 } from "./_unit_path.ts";
 import { Later } from "../io/_later.ts";
+import { notUtf8Warning } from "../process/run_command.ts";
 import {
   parseVerdict,
   scorerPayload,
@@ -239,6 +240,7 @@ class Worker {
   readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
   readonly #pending: Pending[] = [];
   readonly #label: string;
+  readonly #cmd: string;
   readonly #timeoutMs: number;
   readonly #verdicts: Verdicts;
   readonly #settled: () => void;
@@ -299,6 +301,7 @@ class Worker {
     surplus: () => void,
   ) {
     this.#low = Math.max(1, inFlight >> 1);
+    this.#cmd = cmd;
     this.#label = `scorer ${JSON.stringify(cmd)}`;
     this.#timeoutMs = timeoutMs;
     this.#maxStderrBytes = maxStderrBytes;
@@ -461,7 +464,7 @@ class Worker {
     this.#stderrBytes = 0;
     if (this.#unsentCount > 0) this.#push();
     // Invalid UTF-8 is read as the per-case mode reads it, each bad byte a
-    // U+FFFD, so that both modes give a case the same Score.
+    // U+FFFD and a warning, so that both modes give a case the same Score.
     if (line.error !== undefined && line.error !== INVALID_UTF8) {
       // Past the cap, as the per-case mode names it: the cap, not the verdict.
       const capped = line.error.startsWith(TOO_LONG);
@@ -481,6 +484,9 @@ class Worker {
     let score: Score;
     try {
       score = this.#verdicts.score(line.text, pending.unit);
+      if (line.error === INVALID_UTF8) {
+        score.diagnostics.push(notUtf8Warning("scorer", this.#cmd));
+      }
     } catch (failure) {
       // The case's own failure (a verdict the protocol refuses, an error
       // line): its error Score, not the end of the read loop.

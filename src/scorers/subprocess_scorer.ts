@@ -8,7 +8,12 @@
 import { Sha256 } from "../fingerprint/_sha256.ts";
 import { expectedJson } from "../dataset/case.ts";
 import { memberNames } from "../io/_json_scan.ts";
-import { failureMessage, runCommand } from "../process/run_command.ts";
+import {
+  failureMessage,
+  notUtf8,
+  notUtf8Warning,
+  runCommand,
+} from "../process/run_command.ts";
 import type { RunResult } from "../process/types.ts";
 import { defaultScorerName, resolveIn, scriptOf } from "../process/command.ts";
 
@@ -378,8 +383,12 @@ export function subprocessScorer(
           failureCode(result),
         );
       }
-      const verdict = parseVerdict(cmd, decoder.decode(result.stdout));
-      return scoreFromVerdict(name, version, verdict);
+      const text = decoder.decode(result.stdout);
+      const score = scoreFromVerdict(name, version, parseVerdict(cmd, text));
+      if (notUtf8(text, result.stdout)) {
+        score.diagnostics.push(notUtf8Warning("scorer", cmd));
+      }
+      return score;
     },
   };
 }

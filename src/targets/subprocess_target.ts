@@ -6,7 +6,12 @@
  */
 
 import type { Case } from "../dataset/case.ts";
-import { failureMessage, runCommand } from "../process/run_command.ts";
+import {
+  failureMessage,
+  notUtf8,
+  notUtf8Warning,
+  runCommand,
+} from "../process/run_command.ts";
 import type { Target } from "./target.ts";
 
 /**
@@ -73,8 +78,10 @@ const decoder = new TextDecoder();
 /**
  * A target that runs `cmd` via `sh -c` once per case, in its own process
  * group, with the case on stdin (see {@linkcode targetPayload}). Its stdout,
- * without trailing newlines, is the output. A non-zero exit, a timeout or
- * too much output is a target error.
+ * without trailing newlines, is the output; bytes of it that are not UTF-8
+ * are read as U+FFFD, and the call's `info.diagnostics` then holds a
+ * `target.invalid_encoding` warning. A non-zero exit, a timeout or too much
+ * output is a target error.
  *
  * @param cmd The command.
  * @param options Folder, timeout and output cap.
@@ -108,7 +115,13 @@ export function subprocessTarget(
       if (failure !== undefined || result.kind !== "exited") {
         throw new Error(failure);
       }
-      return { output: decoder.decode(result.stdout).replace(/(\r?\n)+$/, "") };
+      const text = decoder.decode(result.stdout);
+      const output = text.replace(/(\r?\n)+$/, "");
+      // Bytes that are not UTF-8 (a Latin-1 program) stay as U+FFFD, told
+      // in the unit's target record and on its Scores.
+      return notUtf8(text, result.stdout)
+        ? { output, info: { diagnostics: [notUtf8Warning("target", cmd)] } }
+        : { output };
     },
   };
 }

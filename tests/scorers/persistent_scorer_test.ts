@@ -1424,6 +1424,28 @@ Deno.test("persistentScorer scores blocked units through the scoring stage witho
   );
 });
 
+Deno.test("persistentScorer's Scores through the scoring stage carry the diagnostics of their unit's target record, those that have the shape", async () => {
+  await withPythonScorer(
+    "noted",
+    `return json.dumps({"score": 1})`,
+    async (s) => {
+      const warning = {
+        code: "target.invalid_encoding",
+        severity: "warning",
+        message: "not UTF-8",
+      };
+      const got = await scoreAll([s], [
+        unit("a", { target: { latency_ms: 1, diagnostics: [warning, 7] } }),
+        unit("b"),
+      ], 4);
+      assert.deepEqual(
+        got.map((x) => [x.unit_id, x.status, x.diagnostics]),
+        [["t#a", "scored", [warning]], ["t#b", "scored", []]],
+      );
+    },
+  );
+});
+
 Deno.test("persistentScorer with startNow starts its process before the first case, which it then serves", async () => {
   await withPythonScorer(
     "early",
@@ -1696,7 +1718,7 @@ sys.stdout.write("\\n".join(
   });
 });
 
-Deno.test("persistentScorer reads a verdict that is not UTF-8 as the per-case mode does", async () => {
+Deno.test("persistentScorer reads a verdict that is not UTF-8 as the per-case mode does, U+FFFD for each bad byte and a scorer.invalid_encoding warning", async () => {
   await withTempDir(async (dir) => {
     // "café" in Latin-1: the é is one byte that UTF-8 refuses.
     const verdict = `{"score": 0.5, "reason": "caf\\xe9"}`;
@@ -1728,14 +1750,31 @@ sys.stdout.buffer.write(b'${verdict}')
           .score(unit("a"), {}),
       ]);
       const said = (x: typeof fromPerCase) =>
-        "scores" in x ? "batch" : [x.status, x.value, x.passed, x.reason];
-      assert.deepEqual(said(fromPersistent), said(fromPerCase));
+        "scores" in x
+          ? "batch"
+          : [x.status, x.value, x.passed, x.reason, x.diagnostics];
       assert.deepEqual(said(fromPersistent), [
         "scored",
         0.5,
         true,
         "caf\uFFFD",
+        [{
+          code: "scorer.invalid_encoding",
+          severity: "warning",
+          message: `scorer ${
+            JSON.stringify(`python3 ${sh(persistent)}`)
+          } printed bytes that are not UTF-8 on stdout, each read as U+FFFD (it should write UTF-8)`,
+        }],
       ]);
+      const perCaseSaid = said(fromPerCase) as unknown[];
+      assert.deepEqual(
+        perCaseSaid.slice(0, 4),
+        said(fromPersistent).slice(0, 4),
+      );
+      assert.deepEqual(
+        (perCaseSaid[4] as { code: string }[]).map((d) => d.code),
+        ["scorer.invalid_encoding"],
+      );
     } finally {
       await s.close!();
     }

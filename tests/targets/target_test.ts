@@ -391,6 +391,49 @@ Deno.test("run: a subprocess target's max_output_bytes raises its stderr cap too
   });
 });
 
+Deno.test("run: a subprocess target that prints bytes that are not UTF-8 keeps its output, U+FFFD for each, with a target.invalid_encoding warning on the unit and its Scores; a U+FFFD it prints as UTF-8 is no warning", async () => {
+  await withTempDir(async (dir) => {
+    // A program answering in the encoding the case names: "café" in
+    // Latin-1 ends in the byte 0xE9, which UTF-8 refuses.
+    await Deno.writeTextFile(
+      `${dir}/app.py`,
+      'import json, sys\ncase = json.load(sys.stdin)\nsys.stdout.buffer.write(case["input"].encode(case["metadata"]["enc"]))\n',
+    );
+    await Deno.writeTextFile(
+      `${dir}/d.jsonl`,
+      '{"input": "café", "expected": "café", "metadata": {"enc": "latin-1"}}\n' +
+        '{"input": "caf\\ufffd", "expected": "caf\\ufffd", "metadata": {"enc": "utf-8"}}\n',
+    );
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      "dataset: d.jsonl\ntarget: { type: subprocess, cmd: python3 app.py }\nscorers: [{ type: exact_match }, { type: contains, value: caf }]\n",
+    );
+    const r = await cli(["run", "suite.yaml", "--units", "units.ndjson"], dir);
+    assert.equal(r.code, 0, r.stderr);
+    const warning = {
+      code: "target.invalid_encoding",
+      severity: "warning",
+      message:
+        'target "python3 app.py" printed bytes that are not UTF-8 on stdout, each read as U+FFFD (it should write UTF-8)',
+    };
+    const units = (await Deno.readTextFile(`${dir}/units.ndjson`)).trim()
+      .split("\n").map((line) => JSON.parse(line));
+    assert.deepEqual(units.map((u) => u.output), ["caf\uFFFD", "caf\uFFFD"]);
+    assert.deepEqual(units[0].target.diagnostics, [warning]);
+    assert.equal(units[1].target.diagnostics, undefined);
+    const scores = r.stdout.trim().split("\n").map((line) => JSON.parse(line));
+    assert.deepEqual(
+      scores.map((s) => [s.metric, s.value, s.diagnostics]),
+      [
+        ["exact_match", 0, [warning]],
+        ["contains", 1, [warning]],
+        ["exact_match", 1, []],
+        ["contains", 1, []],
+      ],
+    );
+  });
+});
+
 Deno.test("subprocessTarget kills its command when runTarget's signal aborts", async () => {
   const controller = new AbortController();
   const pending = run(
