@@ -35,7 +35,7 @@ function isEvalCore(root: Record<string, unknown>): boolean {
 /** EvalCore's target types, in evalpipe's words. */
 const EVALCORE_TARGETS: Record<string, string> = {
   shell:
-    'EvalCore\'s "shell" target is "subprocess" here (its command reads the case as JSON, {"input": …}, on stdin, not the input text alone)',
+    'EvalCore\'s "shell" target is "subprocess" here, with "stdin: text" so that its command reads the input text alone on stdin, as under EvalCore (without it, the case as JSON, {"input": …})',
   "openai-compatible":
     'EvalCore\'s "openai-compatible" target is "openai" here, with "base_url" for its "url"',
 };

@@ -130,6 +130,7 @@ const target: Shape = {
       cmd: required(someText),
       timeout: optional(seconds),
       max_output_bytes: optional(number({ int: true, positive: true })),
+      stdin: optional({ kind: "enum", values: ["json", "text"] }),
     }),
     replay: mapping({}),
     trace: mapping({}),

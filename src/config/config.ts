@@ -662,6 +662,7 @@ export async function buildTargetConfig(
             maxStderrBytes: t.max_output_bytes,
           }
           : {}),
+        ...(t.stdin !== undefined ? { stdin: t.stdin } : {}),
       });
     }
     case "openai": {

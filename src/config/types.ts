@@ -64,6 +64,11 @@ export interface SubprocessTargetConfig {
    * stderr: a verbose program raises it).
    */
   max_output_bytes?: number;
+  /**
+   * What the command reads on stdin: `json`, the case as JSON (default), or
+   * `text`, the case's input alone, as EvalCore's `shell` target sends it.
+   */
+  stdin?: "json" | "text";
 }
 
 /**

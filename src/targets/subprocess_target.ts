@@ -48,6 +48,14 @@ export interface SubprocessTargetOptions {
    * @default {1048576}
    */
   maxStderrBytes?: number;
+  /**
+   * What the command reads on stdin: `"json"`, the case as JSON (see
+   * {@linkcode targetPayload}), or `"text"`, the case's input alone, with no
+   * newline added (a list of chat messages as its JSON text), as EvalCore's
+   * `shell` target sends it, so that its scripts run unchanged.
+   * @default {"json"}
+   */
+  stdin?: "json" | "text";
 }
 
 /**
@@ -72,19 +80,25 @@ export function targetPayload(testCase: Case): string {
   });
 }
 
+/** The case's input alone: its text, or a list of messages as its JSON text. */
+function inputText(testCase: Case): string {
+  const input = testCase.input;
+  return typeof input === "string" ? input : JSON.stringify(input);
+}
+
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 /**
  * A target that runs `cmd` via `sh -c` once per case, in its own process
- * group, with the case on stdin (see {@linkcode targetPayload}). Its stdout,
- * without trailing newlines, is the output; bytes of it that are not UTF-8
- * are read as U+FFFD, and the call's `info.diagnostics` then holds a
- * `target.invalid_encoding` warning. A non-zero exit, a timeout or too much
- * output is a target error.
+ * group, with the case on stdin (see {@linkcode targetPayload}; with
+ * `stdin: "text"`, its input alone). Its stdout, without trailing newlines,
+ * is the output; bytes of it that are not UTF-8 are read as U+FFFD, and the
+ * call's `info.diagnostics` then holds a `target.invalid_encoding` warning.
+ * A non-zero exit, a timeout or too much output is a target error.
  *
  * @param cmd The command.
- * @param options Folder, timeout and output cap.
+ * @param options Folder, timeout, output caps and what stdin carries.
  * @returns The target.
  *
  * @example
@@ -92,6 +106,13 @@ const decoder = new TextDecoder();
  * import { subprocessTarget } from "./subprocess_target.ts";
  * const t = subprocessTarget("cat >/dev/null; echo 42");
  * if ((await t.call({ input: "6*7?" }, {})).output !== "42") throw new Error();
+ * ```
+ *
+ * @example An EvalCore shell target's script: the input text on stdin
+ * ```ts
+ * import { subprocessTarget } from "./subprocess_target.ts";
+ * const upper = subprocessTarget("tr a-z A-Z", { stdin: "text" });
+ * if ((await upper.call({ input: "hello" }, {})).output !== "HELLO") throw new Error();
  * ```
  */
 export function subprocessTarget(
@@ -101,11 +122,12 @@ export function subprocessTarget(
   const timeout = options.timeout ?? 120;
   const maxOutputBytes = options.maxOutputBytes ?? 16 * 1024 * 1024;
   const maxStderrBytes = options.maxStderrBytes ?? 1024 * 1024;
+  const payload = options.stdin === "text" ? inputText : targetPayload;
   return {
     async call(testCase, context) {
       const result = await runCommand(cmd, {
         ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
-        stdin: encoder.encode(targetPayload(testCase)),
+        stdin: encoder.encode(payload(testCase)),
         timeoutMs: timeout * 1000,
         maxStdoutBytes: maxOutputBytes,
         maxStderrBytes,

@@ -41,7 +41,7 @@ Deno.test("validate names what evalpipe calls each EvalCore word, one problem at
       ],
       [
         (y) => y.replace("- file:", "- path:"),
-        `line 3: "targets.bot.type" is string "shell"; expected one of openai, http, subprocess, replay, trace; this is an EvalCore suite: EvalCore's "shell" target is "subprocess" here (its command reads the case as JSON, {"input": …}, on stdin, not the input text alone); ${README}`,
+        `line 3: "targets.bot.type" is string "shell"; expected one of openai, http, subprocess, replay, trace; this is an EvalCore suite: EvalCore's "shell" target is "subprocess" here, with "stdin: text" so that its command reads the input text alone on stdin, as under EvalCore (without it, the case as JSON, {"input": …}); ${README}`,
       ],
       [
         (y) => y.replace("type: shell", "type: subprocess"),
@@ -92,6 +92,55 @@ Deno.test("validate names what evalpipe calls each EvalCore word, one problem at
     );
     const run = await cli(["run", "evals.yaml"], dir);
     assert.equal(run.code, 0, run.stderr);
+  });
+});
+
+Deno.test("run: an EvalCore shell target's script runs unchanged as a subprocess target with stdin: text, the input alone on stdin; the key is checked and suggested", async () => {
+  await withTempDir(async (dir) => {
+    // EvalCore writes the input's bytes and nothing more, and a script
+    // reads them as its question.
+    await Deno.writeTextFile(
+      `${dir}/bot.py`,
+      'import sys\nprint(f"[{sys.stdin.read()}]")\n',
+    );
+    await Deno.writeTextFile(
+      `${dir}/cases.jsonl`,
+      '{"input": "two\\nlines", "expected": "[two\\nlines]"}\n' +
+        '{"input": [{"role": "user", "content": "Hi"}], "expected": "[[{\\"role\\":\\"user\\",\\"content\\":\\"Hi\\"}]]"}\n',
+    );
+    const suite = (target: string) =>
+      `dataset: cases.jsonl\ntarget: { type: subprocess, cmd: python3 bot.py${target} }\nscorers: [{ type: exact_match }]\n`;
+    await Deno.writeTextFile(`${dir}/text.yaml`, suite(", stdin: text"));
+    const text = await cli(["run", "text.yaml"], dir);
+    assert.equal(text.code, 0, text.stderr);
+    assert.deepEqual(
+      text.stdout.trim().split("\n").map((l) => JSON.parse(l).value),
+      [1, 1],
+    );
+    // The default, and stdin: json, give the case as JSON.
+    for (const target of ["", ", stdin: json"]) {
+      await Deno.writeTextFile(`${dir}/json.yaml`, suite(target));
+      const json = await cli(["run", "json.yaml"], dir);
+      assert.equal(json.code, 0, json.stderr);
+      assert.deepEqual(
+        json.stdout.trim().split("\n").map((l) => JSON.parse(l).value),
+        [0, 0],
+      );
+    }
+    await Deno.writeTextFile(`${dir}/typo.yaml`, suite(", stdn: text"));
+    const typo = await cli(["validate", "typo.yaml"], dir);
+    assert.equal(typo.code, 2);
+    assert.match(
+      typo.stderr,
+      /unknown key "target\.stdn"; did you mean "stdin"\?/,
+    );
+    await Deno.writeTextFile(`${dir}/raw.yaml`, suite(", stdin: raw"));
+    const raw = await cli(["validate", "raw.yaml"], dir);
+    assert.equal(raw.code, 2);
+    assert.match(
+      raw.stderr,
+      /"target\.stdin" is string "raw"; expected one of json, text/,
+    );
   });
 });
 
