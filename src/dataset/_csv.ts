@@ -8,7 +8,6 @@
  */
 
 import { CsvError, parse } from "csv-parse/stream";
-import { badLineOf } from "../io/utf8.ts";
 
 /** One CSV record: its fields and the 1-based line it starts on. */
 export interface CsvRecord {
@@ -62,6 +61,52 @@ function breaksIn(fields: readonly string[]): number {
   return n;
 }
 
+/** The line ends in `bytes` as the reader takes them: CRLF, LF or CR. */
+function lineEnds(bytes: Uint8Array): number {
+  let n = 0;
+  // Most files end lines with LF alone: the native search, not a loop.
+  if (bytes.indexOf(0x0d) < 0) {
+    for (let i = bytes.indexOf(0x0a); i >= 0; i = bytes.indexOf(0x0a, i + 1)) {
+      n++;
+    }
+    return n;
+  }
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i];
+    if (b === 0x0a || (b === 0x0d && bytes[i + 1] !== 0x0a)) n++;
+  }
+  return n;
+}
+
+/** Where the last line end (LF or CR) of `bytes` is, or -1. */
+function lastLineEnd(bytes: Uint8Array): number {
+  return Math.max(bytes.lastIndexOf(0x0a), bytes.lastIndexOf(0x0d));
+}
+
+/**
+ * Where the first byte that is not UTF-8 is, in bytes known to hold one:
+ * the shortest start that a decoder refuses, found by halves.
+ */
+function firstBadByte(bytes: Uint8Array): number {
+  let lo = 0;
+  let hi = bytes.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    try {
+      // A start cut within a character is not refused: it may go on.
+      new TextDecoder("utf-8", { fatal: true }).decode(
+        bytes.subarray(0, mid + 1),
+        { stream: true },
+      );
+      lo = mid + 1;
+    } catch (error) {
+      if (!(error instanceof TypeError)) throw error;
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
 /**
  * Reads CSV bytes as batches of records (the records each read completes),
  * the header row included as the first record. Empty lines are skipped. The
@@ -107,28 +152,32 @@ export function csvRecords(
   const writer = parser.writable.getWriter();
   const reader = bytes.getReader();
   const utf8 = new TextDecoder("utf-8", { fatal: true });
-  // Line breaks before the last chunk, and that chunk: a bad byte is named
-  // by its line, counted from the line the last chunk left unfinished.
+  // Line ends before the last chunk, and that chunk: a bad byte is named
+  // by its line, counted from the line the last chunk left unfinished. A CR
+  // alone ends a line too (Excel's "CSV (Macintosh)"), and a CRLF split
+  // across two reads is one.
   let breaks = 0;
   let last: Uint8Array = new Uint8Array(0);
+  let endsInCr = false;
   const check = (chunk?: Uint8Array) => {
     try {
       utf8.decode(chunk, { stream: chunk !== undefined });
     } catch (error) {
       if (!(error instanceof TypeError)) throw error;
-      const tail = last.subarray(last.lastIndexOf(0x0a) + 1);
+      const tail = last.subarray(lastLineEnd(last) + 1);
       const bytes = new Uint8Array(tail.length + (chunk?.length ?? 0));
       bytes.set(tail);
       if (chunk !== undefined) bytes.set(chunk, tail.length);
+      // A tail that ends in CR: an LF starting the chunk ends no new line.
+      const skip = endsInCr && tail.length === 0 && bytes[0] === 0x0a ? 1 : 0;
       throw fail(
-        breaks + badLineOf(bytes),
+        breaks + 1 + lineEnds(bytes.subarray(skip, firstBadByte(bytes))),
         "not valid UTF-8; save it as UTF-8",
       );
     }
     if (chunk === undefined) return;
-    for (let i = chunk.indexOf(0x0a); i >= 0; i = chunk.indexOf(0x0a, i + 1)) {
-      breaks++;
-    }
+    breaks += lineEnds(chunk) - (endsInCr && chunk[0] === 0x0a ? 1 : 0);
+    endsInCr = chunk[chunk.length - 1] === 0x0d;
     last = chunk;
   };
   const write = async (chunk?: Uint8Array) => {

@@ -84,6 +84,33 @@ Deno.test("csvRecords numbers each record by the line it starts on, after quoted
   }
 });
 
+Deno.test("csvRecords names a bad byte's line with CR, LF and CRLF line ends, a CRLF split across two reads counted once", async () => {
+  const bytes = [...encoder.encode("input\r\nok\rfine\n\r\nx"), 0xff];
+  // Every cut: the CRLFs fall astride two reads in some of them.
+  for (let size = 1; size <= bytes.length; size++) {
+    const chunks: Uint8Array[] = [];
+    for (let i = 0; i < bytes.length; i += size) {
+      chunks.push(new Uint8Array(bytes.slice(i, i + size)));
+    }
+    await assert.rejects(
+      Array.fromAsync(
+        csvRecords(
+          ReadableStream.from(chunks),
+          (line, detail) => new SyntaxError(`line ${line}: ${detail}`),
+        ),
+      ),
+      (error: unknown) => {
+        assert.equal(
+          (error as Error).message,
+          "line 5: not valid UTF-8; save it as UTF-8",
+          `reads of ${size}`,
+        );
+        return true;
+      },
+    );
+  }
+});
+
 Deno.test("csvRecords reads CRLF, LF and CR line ends alike, and a BOM", async () => {
   assert.deepEqual(await records("\ufeffa,b\r\n1,2\n3,4\r5,6"), [
     [1, ["a", "b"]],
@@ -199,6 +226,29 @@ Deno.test("loadDataset refuses a CSV that is not UTF-8 at the line of its first 
           20_002,
         ],
         [[...encoder.encode(good), 0xc3], 20_002],
+        // CR alone ends a line (Excel's "CSV (Macintosh)"): every bad byte
+        // of such a file was named at line 1.
+        [[...encoder.encode("input\rok\r"), 0xff, 0x0d], 3],
+        [[...encoder.encode("input\r\nok\r\n"), 0xff, 0x0d, 0x0a], 3],
+        [
+          [
+            ...encoder.encode(good.replaceAll("\n", "\r")),
+            ...encoder.encode("caf"),
+            0xe9,
+            0x0d,
+          ],
+          20_002,
+        ],
+        [
+          [
+            ...encoder.encode(good.replaceAll("\n", "\r\n")),
+            ...encoder.encode("caf"),
+            0xe9,
+            0x0d,
+            0x0a,
+          ],
+          20_002,
+        ],
       ] as const
     ) {
       await Deno.writeFile(path, new Uint8Array(bytes));
