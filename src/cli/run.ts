@@ -40,6 +40,31 @@ async function writeRunReport(recordPath: string, htmlPath: string) {
   await writeHtmlReport(htmlPath, reportRunOf(file));
 }
 
+/** The files a run's flags name, as messages name them: `--out "s.ndjson"`. */
+function givenFiles(flags: Readonly<Record<string, unknown>>): string[] {
+  return [
+    "out",
+    "record",
+    "units",
+    "html",
+    "junit",
+    "markdown",
+    "save-baseline",
+  ]
+    .flatMap((name) =>
+      typeof flags[name] === "string"
+        ? [`--${name} ${JSON.stringify(flags[name])}`]
+        : []
+    );
+}
+
+/** `a`, `a and b`, `a, b and c`. */
+function listed(items: readonly string[]): string {
+  return items.length < 2
+    ? items.join("")
+    : `${items.slice(0, -1).join(", ")} and ${items.at(-1)}`;
+}
+
 /** A word as the shell reads it back: quoted unless it is plain. */
 function shellWord(word: string): string {
   return /^[A-Za-z0-9_.,:\/=@%+-]+$/.test(word)
@@ -326,8 +351,9 @@ and a summary table on stderr.`,
         stop.abort(error);
       }
     };
-    // Opened only once the config and the dataset are loaded: a suite that
-    // is refused leaves every output file as it was.
+    // Opened only once the config and the dataset are loaded, and emptied
+    // only once the run begins (its first unit or Score): a suite that is
+    // refused, or a dataset with no cases, leaves every output file as it was.
     let out: import("../io/out_file.ts").OutFile | undefined;
     let record: import("../io/out_file.ts").OutFile | undefined;
     let unitsFile: import("../io/out_file.ts").OutFile | undefined;
@@ -343,6 +369,15 @@ and a summary table on stderr.`,
       | typeof import("../record/run_record.ts").cutShortEnding
       | undefined;
     let htmlLost = false;
+    // Whether the outputs were opened (every check passed) and begun: a
+    // failure between the two (a dataset with no cases) has written nothing,
+    // and says so; one before it is plain from its message.
+    let opened = false;
+    let began = false;
+    const begin = async () => {
+      began = true;
+      for (const file of [out, unitsFile, record]) await file?.begin();
+    };
     // A report or the baseline lost once the run is done: named, and the
     // others still written. A disk that refuses it is an output lost (3); a
     // folder gone meanwhile, bad input (2).
@@ -434,6 +469,7 @@ and a summary table on stderr.`,
       }
       out = await openFlagFile(outPath, {
         append: plan !== undefined,
+        keep: true,
         name: outName,
         onFailure: onFailure(outName),
       });
@@ -446,6 +482,7 @@ and a summary table on stderr.`,
       if (flags.units !== undefined) {
         unitsFile = await openFlagFile(flags.units, {
           append: skips !== undefined,
+          keep: true,
           name: unitsName,
           onFailure: (error) => {
             // Not a Scores output: the run goes on, and exits 3 at the end.
@@ -456,6 +493,7 @@ and a summary table on stderr.`,
       }
       if (flags.record !== undefined) {
         record = await openFlagFile(flags.record, {
+          keep: true,
           name: recordName,
           onFailure: onFailure(recordName),
         });
@@ -473,6 +511,7 @@ and a summary table on stderr.`,
           },
         });
       }
+      opened = true;
     };
     // Stopping at once waits on no child and no reader, but first ends the
     // record, incomplete (units still buffered are left out whole), or
@@ -557,6 +596,7 @@ and a summary table on stderr.`,
           : {}),
         previousUnits,
         beforeWrite,
+        begin,
         ...(outPath !== undefined ? { outPath } : {}),
         ...(plan !== undefined ? { resume: plan, force: flags.force } : {}),
         stop: stop.signal,
@@ -806,7 +846,18 @@ and a summary table on stderr.`,
         abort.abort(error);
         return 0;
       }
-      throw error;
+      const code = exitCodeOf(error);
+      const kept = !opened || began || code === undefined
+        ? []
+        : givenFiles(flags);
+      if (kept.length === 0) throw error;
+      say(`evalpipe: ${(error as Error).message}`);
+      say(
+        `evalpipe: nothing was written: ${listed(kept)} ${
+          kept.length === 1 ? "is" : "are"
+        } as ${kept.length === 1 ? "it was" : "they were"}`,
+      );
+      return code!;
     } finally {
       interrupt.dispose();
       out?.close();

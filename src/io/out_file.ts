@@ -29,6 +29,11 @@ import { type ByteWriter, releasesBytes, releasing } from "./text_writer.ts";
  * ```
  */
 export interface OutFile extends ByteWriter {
+  /**
+   * Starts the file: empties one opened with `keep` (its first write does
+   * too); nothing otherwise. It fails as a write does.
+   */
+  begin(): Promise<void>;
   /** Closes the file; nothing for stdout. */
   close(): void;
 }
@@ -67,6 +72,14 @@ export interface OpenOutOptions {
    * @default {undefined}
    */
   onFailure?: (error: OutputError) => void;
+  /**
+   * Leave the file's bytes as they are until `begin()` or the first write
+   * empties it: a run that fails before it writes anything destroys no
+   * earlier output. A file created for it and never begun is removed on
+   * `close()`. Without `append` only.
+   * @default {false}
+   */
+  keep?: boolean;
 }
 
 /**
@@ -96,9 +109,9 @@ function guarded(
 
 /**
  * Opens the destination of a command's output: the file at `path` (created,
- * and truncated unless `append`), written synchronously since a file never
- * waits for a reader; or, with no path, stdout by {@linkcode stdoutWriter}'s
- * policy. The file is created with mode 0666 less the umask, as the shell's
+ * and truncated unless `append`; with `keep`, once it begins), written
+ * synchronously since a file never waits for a reader; or, with no path,
+ * stdout by {@linkcode stdoutWriter}'s policy. The file is created with mode 0666 less the umask, as the shell's
  * `>` creates it. A write the disk refuses (ENOSPC, EROFS, EDQUOT, EFBIG,
  * EIO) is an `OutputError` (exit code 3) naming the output.
  *
@@ -131,18 +144,26 @@ export async function openOut(
         options.name ?? "stdout",
         options.onFailure,
       ),
+      begin: () => Promise.resolve(),
       close: () => {},
     }, releasesBytes(stdout));
   }
   const name = options.name ?? JSON.stringify(path);
+  const keep = options.keep === true && options.append !== true;
   let file: Deno.FsFile;
+  // Whether this open made the file, so that a kept file never begun goes.
+  let created = false;
   try {
-    file = await Deno.open(
-      path,
-      options.append
-        ? { append: true, create: true }
-        : { write: true, create: true, truncate: true },
-    );
+    if (keep) {
+      [file, created] = await openKept(path);
+    } else {
+      file = await Deno.open(
+        path,
+        options.append
+          ? { append: true, create: true }
+          : { write: true, create: true, truncate: true },
+      );
+    }
   } catch (error) {
     if (!(error instanceof Error)) throw error;
     throw outputErrorOf(error, name) ?? new InputError(
@@ -150,12 +171,47 @@ export async function openOut(
       { cause: error },
     );
   }
+  // A pipe or a device (/dev/null) has no bytes to keep, nor to cut.
+  let begun = !keep || !(await file.stat()).isFile;
+  const write = guarded(
+    (p) => {
+      if (!begun) {
+        file.truncateSync(0);
+        begun = true;
+      }
+      return Promise.resolve(file.writeSync(p));
+    },
+    name,
+    options.onFailure,
+  );
   return releasing({
-    write: guarded(
-      (p) => Promise.resolve(file.writeSync(p)),
-      name,
-      options.onFailure,
-    ),
-    close: () => file.close(),
+    write,
+    begin: async () => {
+      if (!begun) await write(new Uint8Array(0));
+    },
+    close: () => {
+      file.close();
+      if (begun || !created) return;
+      try {
+        Deno.removeSync(path);
+      } catch (error) {
+        // Removed by someone else meanwhile: nothing is left of it.
+        if (!(error instanceof Deno.errors.NotFound)) throw error;
+      }
+    },
   });
+}
+
+/**
+ * Opens `path` to write without emptying it: the file, and whether this
+ * open created it.
+ */
+async function openKept(path: string): Promise<[Deno.FsFile, boolean]> {
+  try {
+    return [await Deno.open(path, { write: true, createNew: true }), true];
+  } catch (error) {
+    // There already: kept as it is until the output begins.
+    if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
+    return [await Deno.open(path, { write: true }), false];
+  }
 }

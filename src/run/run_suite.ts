@@ -23,7 +23,11 @@ import { DatasetError, formatOf } from "../dataset/dataset.ts";
 import { commandFingerprint, fingerprint } from "../fingerprint/fingerprint.ts";
 import { checkGates, type GateFailure } from "../aggregate/gates.ts";
 import type { ResumePlan } from "./resume.ts";
-import type { Fingerprints, RunRecordWriter } from "../record/run_record.ts";
+import type {
+  Fingerprints,
+  RunRecordHeader,
+  RunRecordWriter,
+} from "../record/run_record.ts";
 import { newRunId } from "../record/_run_id.ts";
 import type { Score } from "../score/mod.ts";
 import { metricsOf, type Scorer, valueRangesOf } from "../scorers/scorer.ts";
@@ -203,6 +207,15 @@ export interface RunSuiteOptions {
     files: SuiteFiles,
     skips?: (unitId: string) => boolean,
   ) => void | Promise<void>;
+  /**
+   * Called once, just before the run writes its first byte anywhere (the
+   * sink, the record, the units, the `outPath` sidecar): when its first unit
+   * is answered or its first Score made, else when it ends. Where a caller
+   * empties its output files: a run that fails before then (a dataset with
+   * no cases) leaves every one of them as it was.
+   * @default {undefined}
+   */
+  begin?: () => void | Promise<void>;
   /**
    * Where `-` as the dataset reads from.
    * @default {Deno.stdin.readable}
@@ -794,44 +807,25 @@ export async function runSuite(
       throw error;
     }
   }
-  // A resume with no Scores to continue starts the file afresh: without its
-  // metadata, the next interruption could not be resumed.
-  if (
-    options.outPath !== undefined &&
-    (resume === undefined || resume.scores === 0)
-  ) {
-    await resuming!.writeMeta(options.outPath, {
-      run_id: runId,
-      started_at: started.toISOString(),
-      fingerprints: fingerprints!,
-      settings,
-      ...rangesIf(scorers),
-      gates: config.gates ?? {},
-    });
-  }
-  const record = options.record === undefined
+  const recordModule = options.record === undefined
     ? undefined
-    : new (await import("../record/run_record.ts")).RunRecordWriter(
-      options.record,
-      {
-        run_id: runId,
-        started_at: started.toISOString(),
-        config_path: configPath,
-        config: {
-          ...recordedConfig(config, selected, options),
-          concurrency,
-          // The count as run; with its requirement, when the config set one.
-          epochs: require !== undefined ? { n: epochs, require } : epochs,
-          ...(options.timeout !== undefined
-            ? { timeout: options.timeout }
-            : {}),
-        } as unknown as Record<string, unknown>,
-        fingerprints: fingerprints!,
-        value_ranges: rangesByMetric(scorers),
-        ...(options.shard !== undefined ? { shard: options.shard } : {}),
-        ...(subset !== undefined ? { subset } : {}),
-      },
-    );
+    : await import("../record/run_record.ts");
+  const header: RunRecordHeader = {
+    run_id: runId,
+    started_at: started.toISOString(),
+    config_path: configPath,
+    config: {
+      ...recordedConfig(config, selected, options),
+      concurrency,
+      // The count as run; with its requirement, when the config set one.
+      epochs: require !== undefined ? { n: epochs, require } : epochs,
+      ...(options.timeout !== undefined ? { timeout: options.timeout } : {}),
+    } as unknown as Record<string, unknown>,
+    fingerprints: fingerprints!,
+    value_ranges: rangesByMetric(scorers),
+    ...(options.shard !== undefined ? { shard: options.shard } : {}),
+    ...(subset !== undefined ? { subset } : {}),
+  };
   // A resumed run's Scores join the earlier ones, wherever each example's
   // epochs fell: gather them by example rather than by adjacency.
   const aggregatorOptions = {
@@ -842,11 +836,12 @@ export async function runSuite(
   const aggregator = new Aggregator(aggregatorOptions);
   // A unit the resume runs again (a scorer added with --force) is one line
   // of the record, its earlier Scores joined to the new ones.
-  const earlier = resume !== undefined && record !== undefined
+  const earlier = resume !== undefined && recordModule !== undefined
     ? new (await import("./unit_scores.ts")).EarlierScores()
     : undefined;
-  if (resume !== undefined) {
-    // The earlier Scores, a unit at a time, beside the unit when it is known.
+  let record: RunRecordWriter | undefined;
+  // The earlier Scores, a unit at a time, beside the unit when it is known.
+  const readEarlier = async (resume: ResumePlan) => {
     const previous = options.previousUnits;
     let group: Score[] = [];
     const flush = async () => {
@@ -876,7 +871,35 @@ export async function runSuite(
       group.push(score);
     }
     await flush();
-  }
+  };
+  // Nothing is written before the run's first unit or Score (or its end):
+  // a run that fails before then leaves every output as it was.
+  let begun: Promise<void> | undefined;
+  let ready = false;
+  const begin = (): Promise<void> =>
+    begun ??= (async () => {
+      await options.begin?.();
+      // A resume with no Scores to continue starts the file afresh: without
+      // its metadata, the next interruption could not be resumed.
+      if (
+        options.outPath !== undefined &&
+        (resume === undefined || resume.scores === 0)
+      ) {
+        await resuming!.writeMeta(options.outPath, {
+          run_id: runId,
+          started_at: started.toISOString(),
+          fingerprints: fingerprints!,
+          settings,
+          ...rangesIf(scorers),
+          gates: config.gates ?? {},
+        });
+      }
+      if (recordModule !== undefined) {
+        record = new recordModule.RunRecordWriter(options.record!, header);
+      }
+      if (resume !== undefined) await readEarlier(resume);
+      ready = true;
+    })();
   let invalidRecords = 0;
   let scores = 0;
   // Progress: the dataset counted beside the run, each unit's start and skip.
@@ -967,7 +990,7 @@ export async function runSuite(
   const unitsOut = options.units === undefined
     ? undefined
     : new TextWriter(options.units);
-  const joining = record === undefined
+  const joining = recordModule === undefined
     ? undefined
     : await import("./unit_scores.ts");
   const joiner = joining === undefined ? undefined : new joining.UnitScores(
@@ -987,6 +1010,7 @@ export async function runSuite(
     units = units.pipeThrough(
       new TransformStream<Unit[], Unit[]>({
         async transform(batch, controller) {
+          if (!ready) await begin();
           if (priced) {
             for (const unit of batch) tally.addUnit(unit);
           }
@@ -1054,6 +1078,14 @@ export async function runSuite(
   }
   try {
     await valid
+      .pipeThrough(
+        new TransformStream<Score[], Score[]>({
+          async transform(batch, controller) {
+            if (!ready) await begin();
+            controller.enqueue(batch);
+          },
+        }),
+      )
       .pipeThrough(aggregateInto(aggregator))
       .pipeThrough(
         new TransformStream<Score[], Score[]>({
@@ -1088,15 +1120,20 @@ export async function runSuite(
       .pipeTo(options.sink);
   } catch (error) {
     ended = true;
-    // Keep what was computed: the record ends, marked incomplete.
-    await writeRest(joiner, record, earlier);
-    await record?.finish(
-      aggregator.results(),
-      false,
-      selection?.tally(),
-      spendIf(tally),
-    );
-    await unitsOut?.flush();
+    // Keep what was computed: the record ends, marked incomplete. A run
+    // that wrote nothing yet leaves its outputs as they were; one that was
+    // beginning them ends them (a failed start is the error itself).
+    await begun?.then(() => {}, () => {});
+    if (ready) {
+      await writeRest(joiner, record, earlier);
+      await record?.finish(
+        aggregator.results(),
+        false,
+        selection?.tally(),
+        spendIf(tally),
+      );
+      await unitsOut?.flush();
+    }
     throw error;
   } finally {
     // A run that read its whole dataset lets the count end; one that
@@ -1113,6 +1150,9 @@ export async function runSuite(
   });
   const stopped = (options.stop?.aborted ?? false) ||
     (signal?.aborted ?? false);
+  // A run that made nothing (every unit resumed, or stopped at once) still
+  // writes its outputs.
+  if (!ready) await begin();
   const aggregates = aggregator.results();
   await writeRest(joiner, record, earlier);
   const selectionTally = selection?.tally();

@@ -2,7 +2,7 @@
 // case runs the real command line against files made in a temp folder.
 
 import assert from "node:assert/strict";
-import { cli, cliInShell } from "../_cli.ts";
+import { cli, cliInShell, cliWithStdin } from "../_cli.ts";
 import { withTempDir } from "../_proc.ts";
 
 const DATASET = '{"input":"q1","output":"a","expected":"a"}\n' +
@@ -176,6 +176,85 @@ Deno.test("cli run leaves --out and --record byte for byte as they were when the
       assert.match(stderr, why);
       assert.deepEqual(await snapshot(dir), before, config);
     }
+  });
+});
+
+/** Every output flag of run, to the files of `prefix`. */
+function everyOutput(prefix: string): string[] {
+  return [
+    ["--out", "ndjson"],
+    ["--record", "json"],
+    ["--units", "units.ndjson"],
+    ["--html", "html"],
+    ["--junit", "xml"],
+    ["--markdown", "md"],
+  ].flatMap(([flag, ext]) => [flag!, `${prefix}.${ext}`]).concat(
+    "--save-baseline",
+    prefix,
+  );
+}
+
+Deno.test("cli run leaves every earlier output byte for byte as it was when the dataset has no cases, and says so", async () => {
+  await withTempDir(async (dir) => {
+    await suite(dir);
+    const first = await cli(["run", "s.yaml", ...everyOutput("prev")], dir);
+    assert.equal(first.code, 0, first.stderr);
+    await Deno.writeTextFile(`${dir}/empty.jsonl`, "");
+    // Found as the dataset is read, once the outputs were opened.
+    await Deno.writeTextFile(`${dir}/list.jsonl`, '[{"input": "q1"},\n');
+    const cases: Array<[string, RegExp]> = [
+      ["empty.jsonl", /Dataset "empty\.jsonl" has no cases/],
+      ["list.jsonl", /"list\.jsonl" line 1: it holds a JSON array/],
+    ];
+    for (const [dataset, why] of cases) {
+      await Deno.writeTextFile(
+        `${dir}/e.yaml`,
+        SUITE.replace("d.jsonl", dataset),
+      );
+      for (const resume of [[], ["--resume", "--force"]]) {
+        const before = await snapshot(dir);
+        const args = ["run", "e.yaml", ...everyOutput("prev"), ...resume];
+        const { code, stdout, stderr } = await cli(args, dir);
+        assert.deepEqual(await snapshot(dir), before, `${dataset} ${resume}`);
+        assert.equal(code, 2, stderr);
+        assert.equal(stdout, "");
+        assert.match(stderr, why);
+        assert.doesNotMatch(stderr, /\n\s+at /, "no stack trace");
+        const said = stderr.split("\n").filter((l) => /written/.test(l));
+        assert.deepEqual(said, [
+          'evalpipe: nothing was written: --out "prev.ndjson", --record "prev.json", --units "prev.units.ndjson", --html "prev.html", --junit "prev.xml", --markdown "prev.md" and --save-baseline "prev" are as they were',
+        ]);
+      }
+    }
+    // Where there was nothing, nothing is left.
+    const before = await snapshot(dir);
+    const { code, stderr } = await cli(
+      ["run", "e.yaml", ...everyOutput("new")],
+      dir,
+    );
+    assert.equal(code, 2, stderr);
+    assert.deepEqual(await snapshot(dir), before);
+  });
+});
+
+Deno.test("cli run with no cases on stdin leaves --out and --record as they were", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/s.yaml`, SUITE.replace("d.jsonl", '"-"'));
+    await Deno.writeTextFile(`${dir}/o.ndjson`, "earlier Scores\n");
+    await Deno.writeTextFile(`${dir}/r.json`, "earlier record\n");
+    const before = await snapshot(dir);
+    const { code, stderr } = await cliWithStdin(
+      ["run", "s.yaml", "--out", "o.ndjson", "--record", "r.json"],
+      dir,
+      "",
+    );
+    assert.deepEqual(await snapshot(dir), before);
+    assert.equal(code, 2, stderr);
+    assert.match(stderr, /has no cases/);
+    assert.match(
+      stderr,
+      /nothing was written: --out "o\.ndjson" and --record "r\.json" are as they were\n/,
+    );
   });
 });
 

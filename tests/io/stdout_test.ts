@@ -71,3 +71,41 @@ Deno.test("openOut truncates a file, or appends to it with append", async () => 
     await Deno.remove(path);
   }
 });
+
+Deno.test("openOut with keep leaves a file as it was until it begins, and removes one it made that never began", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const path = `${dir}/o.ndjson`;
+    await Deno.writeTextFile(path, "old\n");
+    let out = await openOut(path, { keep: true });
+    assert.equal(await Deno.readTextFile(path), "old\n", "kept once opened");
+    out.close();
+    assert.equal(await Deno.readTextFile(path), "old\n", "kept once closed");
+    out = await openOut(path, { keep: true });
+    await out.write(new TextEncoder().encode("new\n"));
+    out.close();
+    assert.equal(
+      await Deno.readTextFile(path),
+      "new\n",
+      "emptied, then written",
+    );
+    out = await openOut(path, { keep: true });
+    await out.begin();
+    out.close();
+    assert.equal(await Deno.readTextFile(path), "", "begun: emptied");
+    const fresh = `${dir}/fresh.ndjson`;
+    out = await openOut(fresh, { keep: true });
+    out.close();
+    await assert.rejects(Deno.stat(fresh), Deno.errors.NotFound);
+    out = await openOut(fresh, { keep: true });
+    await out.begin();
+    out.close();
+    assert.equal(await Deno.readTextFile(fresh), "", "begun: there, empty");
+    await assert.rejects(
+      openOut(`${dir}/no/such/folder.ndjson`, { keep: true }),
+      /Cannot write .*no such folder/,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

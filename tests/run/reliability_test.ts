@@ -1406,7 +1406,11 @@ Deno.test("run refuses an empty dataset (.jsonl, .json, .yaml) before any work w
   await withDir(files, async (dir) => {
     for (const [name, message] of Object.entries(messages)) {
       await assertRefused(dir, `${name}.suite.yaml`, message);
-      await assertRefused(dir, `${name}.suite.yaml`, message, [
+      // Found once the outputs are open: said to leave them as they were.
+      const kept = message.endsWith("has no cases")
+        ? '\nevalpipe: nothing was written: --out "o.ndjson" is as it was'
+        : "";
+      await assertRefused(dir, `${name}.suite.yaml`, message + kept, [
         "--out",
         "o.ndjson",
       ]);
