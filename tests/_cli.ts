@@ -139,3 +139,33 @@ export async function cliInShell(
   const dec = new TextDecoder();
   return { code, stdout: dec.decode(stdout), stderr: dec.decode(stderr) };
 }
+
+/**
+ * Runs `report RECORD --markdown report.md --html report.html` in `dir`, and
+ * checks that its Markdown is the one `run --markdown` wrote to
+ * `runMarkdown`: the record keeps what the run said.
+ *
+ * @param dir The folder to run in.
+ * @param record The RunRecord, from `dir`.
+ * @param runMarkdown The Markdown `run` wrote, from `dir`.
+ * @returns The report's Markdown and HTML.
+ */
+export async function reportAgain(
+  dir: string,
+  record: string,
+  runMarkdown: string,
+): Promise<{ markdown: string; html: string }> {
+  const report = await cli(
+    ["report", record, "--markdown", "report.md", "--html", "report.html"],
+    dir,
+  );
+  if (report.code !== 0) throw new Error(report.stderr);
+  const markdown = await Deno.readTextFile(`${dir}/report.md`);
+  const ran = await Deno.readTextFile(`${dir}/${runMarkdown}`);
+  if (markdown !== ran) {
+    throw new Error(
+      `report's Markdown differs from run's:\n${markdown}\n${ran}`,
+    );
+  }
+  return { markdown, html: await Deno.readTextFile(`${dir}/report.html`) };
+}

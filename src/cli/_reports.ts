@@ -59,7 +59,7 @@ export const REPORT_FLAGS = {
     type: "string",
     value: "FILE",
     help:
-      "Write a Markdown summary to FILE: counts by status per metric, the gates, the worst failing cases with their reasons",
+      "Write a Markdown summary to FILE: counts by status per metric, the gates, the budget and the comparison with --baseline, the worst failing cases with their reasons",
   },
 } as const;
 

@@ -248,6 +248,15 @@ one that did not finish.`,
       );
     }
     for (const m of merged.missing) say(`evalpipe: partial merge: ${m}`);
+    // The merged run as one run's baseline keeps it, and compares it: the
+    // comparison goes in the merged record too, as run's does.
+    const settings = baselines?.baselineSettings(merged.header?.config ?? {});
+    const compared = baseline === undefined ? undefined : baselines!
+      .compareWithBaseline(
+        baseline.scores,
+        merged.scores,
+        settings!.require ?? baseline.file.require,
+      );
     if (flags.record !== undefined && merged.header !== undefined) {
       const out = await openOut(flags.record, {
         name: `--record ${JSON.stringify(flags.record)}`,
@@ -278,6 +287,10 @@ one that did not finish.`,
           merged.complete,
           merged.selection,
           hasSpend(spend) ? spend : undefined,
+          compared === undefined ? {} : {
+            baseline: (await import("../record/run_checks.ts"))
+              .recordedBaseline(comparePath!, compared),
+          },
         );
       } finally {
         out.close();
@@ -326,8 +339,6 @@ one that did not finish.`,
     for (const f of failures) say(`evalpipe: gate failed: ${f.message}`);
     let regressed = false;
     if (baselines !== undefined) {
-      // The merged run as one run's baseline keeps it, and compares it.
-      const settings = baselines.baselineSettings(merged.header?.config ?? {});
       if (savePath !== undefined) {
         const collector = new baselines.BaselineCollector();
         for (const [unit, scores] of merged.entries) {
@@ -336,18 +347,13 @@ one that did not finish.`,
         }
         await baselines.writeBaseline(
           savePath,
-          collector.file({ ...settings, require: settings.require ?? "all" }),
+          collector.file({ ...settings!, require: settings!.require ?? "all" }),
         );
         say(`baseline saved to ${savePath}`);
       }
-      if (baseline !== undefined) {
+      if (compared !== undefined) {
         const { formatBaseline, formatRegression } = await import(
           "../report/comparison.ts"
-        );
-        const compared = baselines.compareWithBaseline(
-          baseline.scores,
-          merged.scores,
-          settings.require ?? baseline.file.require,
         );
         say(formatBaseline(compared, comparePath!));
         const line = formatRegression(compared, comparePath!);

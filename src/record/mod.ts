@@ -20,4 +20,12 @@ export { subsetFlags } from "./selection.ts";
 export type { MergedRun, MergeOptions, ShardPart } from "./merge.ts";
 export { MergeError, mergeShards } from "./merge.ts";
 export type { Spend, SpendSide } from "./spend.ts";
+export type {
+  RecordedBaseline,
+  RecordedBudget,
+  RecordedCaseChange,
+  RecordedMetricChange,
+  RunChecks,
+} from "./run_checks.ts";
+export { recordedBaseline, runChecksAt } from "./run_checks.ts";
 export { formatSpend, hasSpend, judgeSpendOf, SpendTally } from "./spend.ts";

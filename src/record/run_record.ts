@@ -39,6 +39,12 @@ import {
 } from "./selection.ts";
 import { judgeSpendOf, type Spend } from "./spend.ts";
 import { valueRangeOption } from "../aggregate/value_ranges.ts";
+import {
+  type RecordedBaseline,
+  type RecordedBudget,
+  type RunChecks,
+  runChecksAt,
+} from "./run_checks.ts";
 
 export type { Fingerprints };
 
@@ -135,6 +141,13 @@ export interface RunRecord extends RunRecordHeader {
    * for a run of the whole suite).
    */
   selection?: SelectionTally;
+  /**
+   * The run compared with its baseline (`run --baseline`), once it
+   * finished; absent in a record written before records kept it.
+   */
+  baseline?: RecordedBaseline;
+  /** The run's budget and what it spent, when the config set `budget_usd`. */
+  budget?: RecordedBudget;
 }
 
 /** The header of a parsed record, checked and copied in its order. */
@@ -323,6 +336,7 @@ export class RunRecordWriter {
    * @param complete Whether every unit was run.
    * @param selection What a shard or subset ran and left out.
    * @param cost What the run's model calls cost, when it made any.
+   * @param checks Its comparison with a baseline and its budget, when it had them.
    * @returns When it is written.
    */
   async finish(
@@ -330,11 +344,14 @@ export class RunRecordWriter {
     complete: boolean,
     selection?: SelectionTally,
     cost?: Spend,
+    checks: RunChecks = {},
   ): Promise<void> {
     this.#out.write(ending({
       aggregates,
       ...(selection !== undefined ? { selection } : {}),
       ...(cost !== undefined ? { cost } : {}),
+      ...(checks.baseline !== undefined ? { baseline: checks.baseline } : {}),
+      ...(checks.budget !== undefined ? { budget: checks.budget } : {}),
       finished_at: new Date().toISOString(),
       complete,
     }));
@@ -460,9 +477,11 @@ function buildRecord(
 ): RunRecord {
   let head: RunRecordHeader;
   let selection: SelectionTally | undefined;
+  let checks: RunChecks = {};
   try {
     head = readHeader(value);
     selection = torn ? undefined : selectionAt(value);
+    if (!torn) checks = runChecksAt(value);
   } catch (error) {
     if (!(error instanceof FieldError)) throw error;
     throw new RunRecordError(
@@ -521,6 +540,7 @@ function buildRecord(
       : null,
     complete: !torn && value.complete === true,
     ...(selection !== undefined ? { selection } : {}),
+    ...checks,
   };
 }
 

@@ -15,6 +15,7 @@ import {
 import type { ReportRun, ReportUnit } from "./report_run.ts";
 import { toolCallLines } from "./_tool_calls.ts";
 import { formatSpend, hasSpend, SpendTally } from "../record/spend.ts";
+import { budgetText, runFailures } from "./run_failures.ts";
 import { valueRangeOption } from "../aggregate/value_ranges.ts";
 
 /** A Score as the page holds it: short keys, absent fields left out. */
@@ -297,6 +298,21 @@ function facts(run: ReportRun): Array<[string, string]> {
   if (run.complete !== undefined) add("complete", run.complete ? "yes" : "no");
   const spend = spendOf(run);
   if (spend !== undefined) add("cost", spend);
+  if (run.budget !== undefined) {
+    add(
+      "budget",
+      `${run.budget.refused > 0 ? "reached: " : ""}${budgetText(run.budget)}`,
+    );
+  }
+  if (run.baseline !== undefined) {
+    const regressed = runFailures({ baseline: run.baseline });
+    add(
+      "baseline",
+      regressed.length > 0
+        ? regressed.map((f) => f.message).join("; ")
+        : `no regression against baseline ${JSON.stringify(run.baseline.path)}`,
+    );
+  }
   add("epochs", config.epochs);
   add("concurrency", config.concurrency);
   if (run.units !== undefined) add("units", String(run.units.length));

@@ -16,7 +16,12 @@ import { classificationHeadline, MATRIX_LABELS } from "./classification.ts";
 import { COMPARISON_HEADER, comparisonRows } from "./comparison.ts";
 import { matrixComparison, targetOrder } from "./matrix_runs.ts";
 import { toolCallNames } from "./_tool_calls.ts";
-import type { RunFailure } from "./run_failures.ts";
+import { budgetText, type RunFailure, runFailures } from "./run_failures.ts";
+import type {
+  RecordedBaseline,
+  RecordedBudget,
+  RecordedCaseChange,
+} from "../record/run_checks.ts";
 
 /**
  * Escapes text for a Markdown table cell: Markdown and HTML syntax are
@@ -66,16 +71,20 @@ export interface MarkdownOptions {
    */
   worst?: number;
   /**
-   * Why the run fails besides its gates, as `run` found it (a regression
-   * against its baseline, a spent budget; `runFailures`): the headline says
-   * each, which the record alone cannot.
-   * @default {[]}
+   * Why the run fails besides its gates (a regression against its
+   * baseline, a spent budget; `runFailures`): the headline says each.
+   * @default {what the record keeps of them (`runFailures(record)`)}
    */
   failures?: readonly RunFailure[];
 }
 
 function fixed(x: number | null): string {
   return x === null ? "–" : x.toFixed(3);
+}
+
+/** A difference with its sign, as the run's summary prints it. */
+function signed(x: number | null): string {
+  return x === null ? "–" : `${x >= 0 ? "+" : ""}${x.toFixed(3)}`;
 }
 
 function percent(x: number | null): string {
@@ -291,13 +300,16 @@ function worstTable(cases: readonly UnitCase[], worst: number): string[] {
 
 /**
  * Writes a run as Markdown: a headline (how many units, whether every gate
- * held, and any other reason the run fails), the summary table per metric with its counts by status (for a
- * matrix run, per target and metric, then the comparison of each target
- * with the first as the run's summary prints it), the gates (per target)
- * and their outcome, the worst failing cases (errors first, then the lowest
- * values) with their reasons and outputs, and a line on how to open the
- * HTML report. Text from cases is escaped: it renders as text, never as
- * Markdown or HTML.
+ * held, and any other reason the run fails: a regression against its
+ * baseline, a spent budget), what it spent of its budget, the summary table
+ * per metric with its counts by status (for a matrix run, per target and
+ * metric, then the comparison of each target with the first as the run's
+ * summary prints it), the gates (per target) and their outcome, the run
+ * against its baseline when it had one (each metric's paired difference,
+ * the cases whose verdict changed), the worst failing cases (errors first,
+ * then the lowest values) with their reasons and outputs, and a line on how
+ * to open the HTML report. Text from cases is escaped: it renders as text,
+ * never as Markdown or HTML.
  *
  * @param record The run.
  * @param options The record's path and how many cases to list.
@@ -326,7 +338,8 @@ export function markdownReport(
   const failedGates = gateFailures(record).flatMap(([, f]) => f);
   const failing =
     cases.filter((c) => c.outcome === "error" || c.outcome === "failed").length;
-  const failures = options.failures ?? [];
+  const failures = options.failures ?? runFailures(record);
+  const worst = options.worst ?? 10;
   const gated = Object.keys(gatesOf(record.config)).length > 0;
   const verdict = [
     ...(failedGates.length > 0
@@ -360,6 +373,7 @@ export function markdownReport(
     }`,
     "",
     ...costLine(record),
+    ...budgetLine(record.budget),
     "### Summary",
     "",
     ...summaryTable(record.aggregates),
@@ -369,10 +383,11 @@ export function markdownReport(
     "### Gates",
     "",
     ...gatesTable(record),
+    ...baselineSection(record.baseline, worst),
     "",
     "### Worst failing cases",
     "",
-    ...worstTable(cases, options.worst ?? 10),
+    ...worstTable(cases, worst),
     "",
     open,
     "",
@@ -388,6 +403,106 @@ function costLine(record: RunRecord): string[] {
   return hasSpend(spend)
     ? [`**${formatSpend(spend).replace(/^cost/, "Cost")}**`, ""]
     : [];
+}
+
+/** What the run spent of its budget, with a blank line, when it had one. */
+function budgetLine(budget: RecordedBudget | undefined): string[] {
+  if (budget === undefined) return [];
+  return [
+    `**Budget:** ${budget.refused > 0 ? "❌ reached: " : ""}${
+      markdownCell(budgetText(budget), 400)
+    }`,
+    "",
+  ];
+}
+
+/** Passes of trials: `1/1`. */
+function tally([passes, trials]: readonly [number, number]): string {
+  return `${passes}/${trials}`;
+}
+
+/**
+ * The run against its baseline (`run --baseline`), as its record keeps it:
+ * the verdict, each metric's paired difference, the cases whose verdict
+ * changed (`worst` at most of each kind), the cases new and removed.
+ */
+function baselineSection(
+  b: RecordedBaseline | undefined,
+  worst: number,
+): string[] {
+  if (b === undefined) return [];
+  const why = [
+    ...(b.newly_failing.length > 0
+      ? [`${b.newly_failing.length} newly failing`]
+      : []),
+    ...b.worse.map((m) => `${markdownCell(m, 60)} significantly worse`),
+    ...b.unfit.map((u) => `cannot compare: ${markdownCell(u)}`),
+  ];
+  const lines = [
+    "",
+    "### Against the baseline",
+    "",
+    `Compared with baseline ${markdownCell(JSON.stringify(b.path))}: ${
+      b.failed ? `❌ ${why.join(", ") || "regressed"}` : "✅ no regression"
+    }`,
+  ];
+  if (b.metrics.length > 0) {
+    lines.push(
+      "",
+      "| metric | pairs | baseline | now | Δ now − baseline (95% CI) | |",
+      "|---|--:|--:|--:|--:|---|",
+      ...b.metrics.map((m) =>
+        `| ${markdownCell(m.metric, 60)} | ${m.pairs} | ${fixed(m.mean_a)} | ${
+          fixed(m.mean_b)
+        } | ${signed(m.delta)}${
+          m.ci95 === null ? "" : ` [${signed(m.ci95[0])}, ${signed(m.ci95[1])}]`
+        } | ${b.worse.includes(m.metric) ? "❌ significantly worse" : ""} |`
+      ),
+    );
+  }
+  const kinds: Array<[string, string, readonly RecordedCaseChange[]]> = [
+    ["❌ newly failing", "newly failing", b.newly_failing],
+    ["✅ fixed", "fixed", b.fixed],
+    ["flaky, epochs disagree (not a regression)", "flaky", b.flaky],
+  ];
+  const rows: string[] = [];
+  const more: string[] = [];
+  for (const [kind, plain, changes] of kinds) {
+    for (const c of changes.slice(0, worst)) {
+      rows.push(
+        `| ${markdownCell(c.case, 80)} | ${
+          markdownCell(c.metric, 40)
+        } | ${kind} | ${tally(c.baseline)} | ${tally(c.now)} |`,
+      );
+    }
+    if (changes.length > worst) {
+      more.push(`${changes.length - worst} more ${plain}`);
+    }
+  }
+  if (rows.length > 0) {
+    lines.push(
+      "",
+      "| case | metric | change | passed in baseline | passed now |",
+      "|---|---|---|--:|--:|",
+      ...rows,
+    );
+  }
+  const ids = (title: string, list: readonly string[]) =>
+    list.length === 0 ? [] : [
+      `${title} (${list.length}): ${
+        list.slice(0, worst).map((id) => markdownCell(id, 80)).join(", ")
+      }${list.length > worst ? ", …" : ""}`,
+    ];
+  const rest = [
+    ...more,
+    ...ids("new cases", b.new_cases),
+    ...ids("removed cases", b.removed_cases),
+  ];
+  if (rows.length === 0 && b.new_cases.length + b.removed_cases.length === 0) {
+    rest.push("No case changed.");
+  }
+  if (rest.length > 0) lines.push("", rest.join(" · "));
+  return lines;
 }
 
 /** A path as one shell word, quoted when it needs to be. */

@@ -7,6 +7,7 @@
 
 import type { Aggregate } from "../aggregate/types.ts";
 import type { Score } from "../score/mod.ts";
+import type { RecordedBaseline, RecordedBudget } from "../record/run_checks.ts";
 
 /**
  * One unit as a RunRecord holds it: what went in and what came out. Every
@@ -83,4 +84,8 @@ export interface ReportRun {
   units?: readonly ReportUnit[];
   /** The range each metric's values lie within, for clamping intervals. */
   value_ranges?: Readonly<Record<string, [number, number]>>;
+  /** The run compared with its baseline, as its record keeps it. */
+  baseline?: RecordedBaseline;
+  /** Its budget and what it spent, as its record keeps them. */
+  budget?: RecordedBudget;
 }

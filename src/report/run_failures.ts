@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { RunSummary } from "../run/run_suite.ts";
+import type { RecordedBaseline, RecordedBudget } from "../record/run_checks.ts";
 import { escapeControl } from "../base/terminal.ts";
 import { usdText } from "../net/budget.ts";
 
@@ -36,7 +36,8 @@ export interface RunFailure {
  * metrics significantly worse) or a run that cannot be compared with it,
  * then a budget that refused calls.
  *
- * @param summary The run's baseline comparison and budget, as `runSuite` gives them.
+ * @param summary The run's baseline comparison and budget, as `runSuite`
+ *   gives them or its RunRecord keeps them.
  * @returns The reasons, none when the run fails only by its gates or not at all.
  *
  * @example
@@ -49,7 +50,13 @@ export interface RunFailure {
  * ```
  */
 export function runFailures(
-  summary: Pick<RunSummary, "baseline" | "budget">,
+  summary: {
+    readonly baseline?: Pick<
+      RecordedBaseline,
+      "path" | "failed" | "newly_failing" | "worse" | "unfit"
+    >;
+    readonly budget?: RecordedBudget;
+  },
 ): RunFailure[] {
   const failures: RunFailure[] = [];
   const baseline = summary.baseline;
@@ -91,12 +98,32 @@ export function runFailures(
   if (budget !== undefined && budget.refused > 0) {
     failures.push({
       kind: "budget",
-      message: `budget reached: $${
-        usdText(budget.spent_usd)
-      } spent of budget_usd $${usdText(budget.limit_usd)}; ${budget.refused} ${
-        budget.refused === 1 ? "call was" : "calls were"
-      } not made, their Scores are blocked (budget.exhausted)`,
+      message: `budget reached: ${budgetText(budget)}`,
     });
   }
   return failures;
+}
+
+/**
+ * What a run spent of its budget, and the calls it refused when it ran out:
+ * the words of the run's budget line, its Markdown and its HTML report.
+ *
+ * @param budget The budget and what was spent.
+ * @returns One line.
+ *
+ * @example
+ * ```ts
+ * import { budgetText } from "./run_failures.ts";
+ * if (budgetText({ limit_usd: 2, spent_usd: 0.5, refused: 0 }) !== "$0.5 spent of budget_usd $2") throw new Error();
+ * ```
+ */
+export function budgetText(budget: RecordedBudget): string {
+  const { limit_usd, spent_usd, refused } = budget;
+  return `$${usdText(spent_usd)} spent of budget_usd $${usdText(limit_usd)}${
+    refused === 0
+      ? ""
+      : `; ${refused} ${
+        refused === 1 ? "call was" : "calls were"
+      } not made, their Scores are blocked (budget.exhausted)`
+  }`;
 }

@@ -8,6 +8,7 @@
  */
 
 import type { CaseRequirement } from "../aggregate/types.ts";
+import type { RecordedCaseChange } from "../record/run_checks.ts";
 import { fisherExactLower } from "../aggregate/stats.ts";
 import { InputError, osErrorText, outputErrorOf } from "../base/errors.ts";
 import type { Unit } from "../dataset/unit.ts";
@@ -494,7 +495,8 @@ export function baselineScores(
 }
 
 /**
- * A case whose verdict on one metric changed, or whose epochs disagree.
+ * A case whose verdict on one metric changed, or whose epochs disagree: one
+ * shape in the run and in its record.
  *
  * @example
  * ```ts
@@ -503,21 +505,7 @@ export function baselineScores(
  * if (change.now[0] !== 0) throw new Error("unexpected");
  * ```
  */
-export interface CaseChange {
-  /** The case: its example id, `~<target>` in a matrix. */
-  case: string;
-  /** The metric. */
-  metric: string;
-  /** Passes and trials (epochs) in the baseline. */
-  baseline: [number, number];
-  /** Passes and trials now. */
-  now: [number, number];
-  /**
-   * For a flaky case, Fisher's exact one-sided p-value that its pass
-   * fraction fell.
-   */
-  p_value?: number;
-}
+export type CaseChange = RecordedCaseChange;
 
 /**
  * A run compared with its baseline.

@@ -1157,7 +1157,34 @@ export async function runSuite(
   await writeRest(joiner, record, earlier);
   const selectionTally = selection?.tally();
   const spend = spendIf(tally);
-  await record?.finish(aggregates, !stopped, selectionTally, spend);
+  // --- baselines (issue 14) ---
+  const compared = baseline === undefined ? undefined : {
+    path: comparePath!,
+    ...baselineModule!.compareWithBaseline(
+      baseline.scores,
+      collector!.scores(),
+      require ?? baseline.file.require,
+    ),
+  };
+  // --- end issue 14 ---
+  const budgetSpent = budget === undefined ? undefined : {
+    limit_usd: budget.limit,
+    spent_usd: budget.spent,
+    refused: budget.refused,
+  };
+  // What the run is checked against besides its gates, for a report made
+  // from the record later.
+  await record?.finish(aggregates, !stopped, selectionTally, spend, {
+    ...(compared !== undefined && record !== undefined
+      ? {
+        baseline: (await import("../record/run_checks.ts")).recordedBaseline(
+          compared.path,
+          compared,
+        ),
+      }
+      : {}),
+    ...(budgetSpent !== undefined ? { budget: budgetSpent } : {}),
+  });
   await unitsOut?.flush();
   if (selectionTally !== undefined && options.outPath !== undefined) {
     // A shard's Scores file says, beside it, what it ran: merge reads it.
@@ -1207,14 +1234,6 @@ export async function runSuite(
       baselineError = error as Error;
     }
   }
-  const compared = baseline === undefined ? undefined : {
-    path: comparePath!,
-    ...baselineModule!.compareWithBaseline(
-      baseline.scores,
-      collector!.scores(),
-      require ?? baseline.file.require,
-    ),
-  };
   // --- end issue 14 ---
   return {
     runId,
@@ -1252,15 +1271,7 @@ export async function runSuite(
       ? { cacheMode: mode }
       : {}),
     ...(spend !== undefined ? { spend } : {}),
-    ...(budget !== undefined
-      ? {
-        budget: {
-          limit_usd: budget.limit,
-          spent_usd: budget.spent,
-          refused: budget.refused,
-        },
-      }
-      : {}),
+    ...(budgetSpent !== undefined ? { budget: budgetSpent } : {}),
   };
 }
 

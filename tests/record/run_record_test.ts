@@ -339,6 +339,74 @@ Deno.test("parseRunRecord rejects what is not a record and a record with an inva
   );
 });
 
+Deno.test("parseRunRecord reads a record's baseline and budget, and names a field of them that is wrong", () => {
+  const header =
+    '{"evalpipe_run_record":2,"run_id":"r","started_at":"2026-01-01T00:00:00Z","config_path":"s.yaml","config":{},"fingerprints":{"config":"c","dataset":null,"target":"t","scorers":{}},"units":[\n';
+  const baseline = {
+    path: "b.json",
+    failed: true,
+    newly_failing: [{
+      case: "d#1",
+      metric: "m",
+      baseline: [1, 1],
+      now: [0, 1],
+    }],
+    fixed: [],
+    flaky: [],
+    new_cases: [],
+    removed_cases: [],
+    metrics: [{
+      metric: "m",
+      pairs: 1,
+      mean_a: 1,
+      mean_b: 0,
+      delta: -1,
+      ci95: null,
+    }],
+    worse: [],
+    unfit: [],
+  };
+  const budget = { limit_usd: 2, spent_usd: 0.5, refused: 0 };
+  const tail = (more: Record<string, unknown>) =>
+    `],${
+      JSON.stringify({ aggregates: [], ...more, complete: true }).slice(1)
+    }\n`;
+  const record = parseRunRecord(header + tail({ baseline, budget }), "r.json");
+  assert.deepEqual(record.baseline, baseline);
+  assert.deepEqual(record.budget, budget);
+  const old = parseRunRecord(header + tail({}), "old.json");
+  assert.equal("baseline" in old || "budget" in old, false);
+  for (
+    const [more, says] of [
+      [
+        { baseline: { ...baseline, failed: "yes" } },
+        '"baseline.failed": must be true or false, not "yes"',
+      ],
+      [
+        {
+          baseline: {
+            ...baseline,
+            newly_failing: [{ ...baseline.newly_failing[0], now: [0] }],
+          },
+        },
+        '"baseline.newly_failing[0].now": must be two whole numbers, not a list',
+      ],
+      [
+        { budget: { ...budget, refused: -1 } },
+        '"budget.refused": must be a whole number from 0, not -1',
+      ],
+    ] as const
+  ) {
+    assert.throws(
+      () => parseRunRecord(header + tail(more), "c.json"),
+      (error: unknown) =>
+        error instanceof RunRecordError &&
+        error.message === `Invalid run record "c.json": ${says}`,
+      says,
+    );
+  }
+});
+
 Deno.test("cli run --record fingerprints change with the dataset and the scorer script", async () => {
   const suite = `dataset: data.jsonl
 target: { type: replay }

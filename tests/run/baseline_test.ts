@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { cli } from "../_cli.ts";
+import { cli, reportAgain } from "../_cli.ts";
 import { withTempDir } from "../_proc.ts";
 import { compareWithBaseline } from "../../src/run/mod.ts";
 import { blocked, scored } from "../../src/score/mod.ts";
@@ -153,6 +153,137 @@ Deno.test("run --save-baseline writes a small deterministic file; --baseline gat
       /Cannot read baseline ".*nope\.json": no such file/,
     );
     assert.equal(missing.stdout, "");
+  });
+});
+
+Deno.test("report --markdown and --html of a record from run --baseline say what regressed, as run --markdown does", async () => {
+  await withTempDir(async (dir) => {
+    await suite(dir, { a: "1", b: "2", c: "3" }, { a: "1", b: "2", c: "x" });
+    const saved = await cli(
+      ["run", "evalpipe.yaml", "--save-baseline", "main"],
+      dir,
+    );
+    assert.equal(saved.code, 0, saved.stderr);
+    // b breaks, c is fixed, d comes.
+    await suite(dir, { a: "1", b: "2", c: "3", d: "4" }, {
+      a: "1",
+      b: "wrong",
+      c: "3",
+      d: "4",
+    });
+    const run = await cli([
+      "run",
+      "evalpipe.yaml",
+      "--baseline",
+      "main",
+      "--record",
+      "r.json",
+      "--markdown",
+      "run.md",
+    ], dir);
+    assert.equal(run.code, 1, run.stderr);
+    const record = JSON.parse(await Deno.readTextFile(`${dir}/r.json`));
+    assert.equal(record.baseline.failed, true);
+    assert.deepEqual(record.baseline.newly_failing, [
+      {
+        case: "d.jsonl#b",
+        metric: "exact_match",
+        baseline: [1, 1],
+        now: [0, 1],
+      },
+    ]);
+    assert.deepEqual(record.baseline.new_cases, ["d.jsonl#d"]);
+    assert.equal(record.baseline.metrics[0].pairs, 3);
+    assert.equal("regressions" in record.baseline.metrics[0], false);
+    // The record keeps what the run said: one Markdown from either.
+    const { markdown, html } = await reportAgain(dir, "r.json", "run.md");
+    assert.match(
+      markdown,
+      /^❌ regressed against baseline "\.\/\.evalpipe\/baselines\/main\.json"\\: 1 newly failing \\\(d\.jsonl\\#b on exact\\_match\\\) · 4 units/m,
+    );
+    assert.match(
+      markdown,
+      /### Against the baseline\n\nCompared with baseline "\.\/\.evalpipe\/baselines\/main\.json": ❌ 1 newly failing\n/,
+    );
+    assert.match(
+      markdown,
+      /^\| exact\\_match \| 3 \| 0\.667 \| 0\.667 \| \+0\.000 \[-2\.484, \+2\.484\] \| {2}\|$/m,
+    );
+    assert.match(
+      markdown,
+      /^\| d\.jsonl\\#b \| exact\\_match \| ❌ newly failing \| 1\/1 \| 0\/1 \|$/m,
+    );
+    assert.match(
+      markdown,
+      /^\| d\.jsonl\\#c \| exact\\_match \| ✅ fixed \| 0\/1 \| 1\/1 \|$/m,
+    );
+    assert.match(markdown, /^new cases \(1\): d\.jsonl\\#d$/m);
+    assert.match(
+      html,
+      /\["baseline","regressed against baseline \\"\.\/\.evalpipe\/baselines\/main\.json\\": 1 newly failing \(d\.jsonl#b on exact_match\)"\]/,
+    );
+
+    // A record from before records kept the comparison renders as it did.
+    delete record.baseline;
+    await Deno.writeTextFile(`${dir}/old.json`, JSON.stringify(record));
+    const old = await cli(["report", "old.json", "--markdown", "old.md"], dir);
+    assert.equal(old.code, 0, old.stderr);
+    const oldMarkdown = await Deno.readTextFile(`${dir}/old.md`);
+    assert.doesNotMatch(oldMarkdown, /baseline/);
+    assert.match(oldMarkdown, /^✅ no gate failed \(the config sets none\)/m);
+
+    // Against a baseline of the same answers: no regression, said so.
+    const now = await cli(
+      ["run", "evalpipe.yaml", "--save-baseline", "now"],
+      dir,
+    );
+    assert.equal(now.code, 0, now.stderr);
+    const same = await cli(
+      ["run", "evalpipe.yaml", "--baseline", "now", "--record", "same.json"],
+      dir,
+    );
+    assert.equal(same.code, 0, same.stderr);
+    const clean = await cli(
+      ["report", "same.json", "--markdown", "same.md"],
+      dir,
+    );
+    assert.equal(clean.code, 0, clean.stderr);
+    const sameMarkdown = await Deno.readTextFile(`${dir}/same.md`);
+    assert.match(sameMarkdown, /: ✅ no regression\n/);
+    assert.match(sameMarkdown, /^No case changed\.$/m);
+    assert.match(sameMarkdown, /^✅ no gate failed/m);
+
+    // merge --baseline keeps the comparison in the merged record too.
+    for (const k of [1, 2]) {
+      const shard = await cli(
+        ["run", "evalpipe.yaml", "--shard", `${k}/2`, "--record", `s${k}.json`],
+        dir,
+      );
+      assert.equal(shard.code, 0, shard.stderr);
+    }
+    const merged = await cli(
+      [
+        "merge",
+        "s1.json",
+        "s2.json",
+        "--record",
+        "m.json",
+        "--baseline",
+        "main",
+      ],
+      dir,
+    );
+    assert.equal(merged.code, 1, merged.stderr);
+    const m = JSON.parse(await Deno.readTextFile(`${dir}/m.json`));
+    assert.deepEqual(m.baseline.newly_failing, [
+      {
+        case: "d.jsonl#b",
+        metric: "exact_match",
+        baseline: [1, 1],
+        now: [0, 1],
+      },
+    ]);
+    assert.equal(m.baseline.path, "./.evalpipe/baselines/main.json");
   });
 });
 

@@ -4,7 +4,7 @@
 // stops new calls once spent. Against a loopback server that returns usage.
 
 import assert from "node:assert/strict";
-import { cli } from "../_cli.ts";
+import { cli, reportAgain } from "../_cli.ts";
 import { fakeLlm, lastMessage, reply } from "../_fake_llm.ts";
 import { withTempDir } from "../_proc.ts";
 
@@ -212,6 +212,57 @@ Deno.test("run whose budget is spent says so in the Markdown's headline and an :
       ),
       out.stderr,
     );
+  });
+});
+
+Deno.test("report --markdown and --html of a record say what the run spent of its budget, and that it ran out, as run --markdown does", async () => {
+  await withTempDir(async (dir) => {
+    await using server = fakeLlm({ handler });
+    await overBudget(dir, server.baseUrl);
+    const out = await cli(
+      ["run", "suite.yaml", "--record", "run.json", "--markdown", "run.md"],
+      dir,
+    );
+    assert.equal(out.code, 1, out.stderr);
+    const record = JSON.parse(await Deno.readTextFile(`${dir}/run.json`));
+    assert.deepEqual(Object.keys(record.budget), [
+      "limit_usd",
+      "spent_usd",
+      "refused",
+    ]);
+    assert.equal(record.budget.limit_usd, 0.005);
+    assert.ok(Math.abs(record.budget.spent_usd - 0.006) < 1e-9);
+    assert.equal(record.budget.refused, 2);
+    const { markdown, html } = await reportAgain(dir, "run.json", "run.md");
+    assert.match(
+      markdown,
+      /^❌ budget reached\\: \$0\.006 spent of budget\\_usd \$0\.005; 2 calls were not made/m,
+    );
+    assert.match(
+      markdown,
+      /^\*\*Budget:\*\* ❌ reached: \$0\.006 spent of budget\\_usd \$0\.005; 2 calls were not made, their Scores are blocked \\\(budget\.exhausted\\\)$/m,
+    );
+    assert.match(
+      html,
+      /\["budget","reached: \$0\.006 spent of budget_usd \$0\.005; 2 calls were not made, their Scores are blocked \(budget\.exhausted\)"\]/,
+    );
+
+    // Within its budget: what it spent, and no failure. The answers are
+    // cached now: only the two calls left are paid for.
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      suite(server.baseUrl, "budget_usd: 1\n", false),
+    );
+    const within = await cli(["run", "suite.yaml", "--record", "w.json"], dir);
+    assert.equal(within.code, 0, within.stderr);
+    const again = await cli(["report", "w.json", "--markdown", "w.md"], dir);
+    assert.equal(again.code, 0, again.stderr);
+    const spent = await Deno.readTextFile(`${dir}/w.md`);
+    assert.match(
+      spent,
+      /^\*\*Budget:\*\* \$0\.004 spent of budget\\_usd \$1$/m,
+    );
+    assert.doesNotMatch(spent, /❌/);
   });
 });
 
