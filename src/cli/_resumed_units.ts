@@ -26,6 +26,7 @@ export interface KeptUnits {
  *
  * @param path The units file (`--units`).
  * @param skips Whether the resume skips a unit, by unit id.
+ * @param change `false` to check the file and count only, changing nothing.
  * @returns What was kept and dropped.
  * @throws {InputError} When a whole line is not a unit record: the file is
  * then not a units file, and is left as it was.
@@ -33,6 +34,7 @@ export interface KeptUnits {
 export async function keepSkippedUnits(
   path: string,
   skips: (unitId: string) => boolean,
+  change = true,
 ): Promise<KeptUnits> {
   let file: Deno.FsFile;
   try {
@@ -92,7 +94,7 @@ export async function keepSkippedUnits(
       dropped++;
       cut ??= start;
     }
-    if (cut !== undefined) {
+    if (cut !== undefined && change) {
       await file.truncate(cut);
       await file.seek(cut, Deno.SeekMode.Start);
       for (const bytes of after) {

@@ -374,8 +374,30 @@ and a summary table on stderr.`,
     // and says so; one before it is plain from its message.
     let opened = false;
     let began = false;
+    // Resuming with --units: the units the resume skips.
+    let resumedUnits: ((unitId: string) => boolean) | undefined;
     const begin = async () => {
       began = true;
+      if (resumedUnits !== undefined) {
+        // The earlier units stay, each once; the resume appends the rest.
+        const { keepSkippedUnits } = await import("./_resumed_units.ts");
+        const { dropped } = await keepSkippedUnits(flags.units!, resumedUnits);
+        if (dropped > 0) {
+          say(
+            `evalpipe: ${unitsName}: dropped ${dropped} ${
+              dropped === 1 ? "line" : "lines"
+            } of units the resume runs again`,
+          );
+        }
+      }
+      if (plan?.dropped !== undefined) {
+        await resuming!.dropTornLine(plan);
+        say(
+          `evalpipe: dropped a torn last line of ${
+            JSON.stringify(outPath)
+          } (${plan.dropped.length} characters)`,
+        );
+      }
       for (const file of [out, unitsFile, record]) await file?.begin();
     };
     // A report or the baseline lost once the run is done: named, and the
@@ -448,24 +470,11 @@ and a summary table on stderr.`,
         await refuseStdoutOnInput(inputs);
       }
       if (flags.units !== undefined && skips !== undefined) {
-        // The earlier units stay, each once; the resume appends the rest.
+        // Checked now (a file that is not units is refused), trimmed once
+        // the run begins.
         const { keepSkippedUnits } = await import("./_resumed_units.ts");
-        const { dropped } = await keepSkippedUnits(flags.units, skips);
-        if (dropped > 0) {
-          say(
-            `evalpipe: ${unitsName}: dropped ${dropped} ${
-              dropped === 1 ? "line" : "lines"
-            } of units the resume runs again`,
-          );
-        }
-      }
-      if (plan?.dropped !== undefined) {
-        await resuming!.dropTornLine(plan);
-        say(
-          `evalpipe: dropped a torn last line of ${
-            JSON.stringify(outPath)
-          } (${plan.dropped.length} characters)`,
-        );
+        await keepSkippedUnits(flags.units, skips, false);
+        resumedUnits = skips;
       }
       out = await openFlagFile(outPath, {
         append: plan !== undefined,
