@@ -24,6 +24,7 @@ import {
 } from "../score/mod.ts";
 import { isCanonicalScore, readDiagnostic } from "../score/rules.ts";
 import { metricsOf, type Scorer, type ScorerContext } from "./scorer.ts";
+import { duplicateScorerName } from "./scorer_names.ts";
 import { unitLaterOf, unitPathOf, unitScore } from "./_unit_path.ts";
 import type { FlowWatch } from "../net/flow.ts";
 import type { Unit } from "../dataset/unit.ts";
@@ -444,7 +445,8 @@ function untilAborted(
  * @param scorers The scorers, in output order.
  * @param options Concurrency and abort signal.
  * @returns The stage.
- * @throws {TypeError} When a scorer has no name, version or metric names.
+ * @throws {TypeError} When a scorer has no name, version or metric names,
+ *   or two scorers give one metric.
  *
  * @example
  * ```ts
@@ -517,6 +519,30 @@ function checkScorers(scorers: readonly Scorer[]): void {
       );
     }
   }
+  // Scores are told apart by metric: two scorers giving one would mix theirs,
+  // and aggregate would count one unit twice. A config or `score` refuses it
+  // at its line; a script's list is refused here.
+  const metrics: string[] = [];
+  const owner: number[] = [];
+  scorers.forEach((scorer, i) => {
+    for (const metric of metricsOf(scorer)) {
+      metrics.push(metric);
+      owner.push(i);
+    }
+  });
+  const twice = duplicateScorerName(metrics);
+  if (twice !== undefined) {
+    const [a, b] = [owner[twice.first]!, owner[twice.second]!];
+    throw new TypeError(
+      `${
+        a === b
+          ? `The scorer at index ${a} gives`
+          : `The scorers at index ${a} and ${b} give`
+      } the metric ${
+        JSON.stringify(twice.name)
+      } twice: Scores are told apart by metric; give each scorer a name of its own`,
+    );
+  }
 }
 
 /** What a stage runs per unit: every scorer, after `onStart` when given. */
@@ -575,7 +601,8 @@ function units(batch: readonly Unit[]): readonly Unit[] {
  * @param scorers The scorers, in output order.
  * @param options Concurrency and abort signal.
  * @returns The stage.
- * @throws {TypeError} When a scorer has no name, version or metric names.
+ * @throws {TypeError} When a scorer has no name, version or metric names,
+ *   or two scorers give one metric.
  *
  * @example
  * ```ts
@@ -613,7 +640,8 @@ export function scoreUnitBatches(
  * @param flow Told when the scorers' network requests wait.
  * @returns The Scores (at once when every scorer answers synchronously);
  *   never throws for a scorer's failure.
- * @throws {TypeError} When a scorer has no name, version or metric names.
+ * @throws {TypeError} When a scorer has no name, version or metric names,
+ *   or two scorers give one metric.
  */
 export function scoreUnit(
   scorers: readonly Scorer[],

@@ -310,6 +310,34 @@ Deno.test("scoreUnits files a function scorer's result that breaks a Score rule 
   }
 });
 
+Deno.test("scoreUnits refuses, as it is built, two scorers that give one metric", () => {
+  const pr = batchScorer([], ["precision", "recall"]);
+  const cases: Array<[Scorer[], string]> = [
+    [
+      [exactMatch(), exactMatch()],
+      'The scorers at index 0 and 1 give the metric "exact_match" twice: Scores are told apart by metric; give each scorer a name of its own',
+    ],
+    [
+      [pr, functionScorer("recall", () => 1)],
+      'The scorers at index 0 and 1 give the metric "recall" twice: Scores are told apart by metric; give each scorer a name of its own',
+    ],
+    [
+      [batchScorer([], ["a", "a"])],
+      'The scorer at index 0 gives the metric "a" twice: Scores are told apart by metric; give each scorer a name of its own',
+    ],
+  ];
+  for (const [scorers, message] of cases) {
+    for (
+      const build of [
+        () => scoreUnits(scorers),
+        () => scoreUnitBatches(scorers),
+      ]
+    ) assert.throws(build, { name: "TypeError", message });
+  }
+  // Named apart, the same scorer twice is two metrics.
+  scoreUnits([exactMatch(), exactMatch({ name: "exact_match_2" })]);
+});
+
 Deno.test("scoreUnits refuses, as it is built, a scorer no Score of which could be made", () => {
   const good: Scorer = { name: "m", version: "m@1", score: () => 1 as never };
   const bad: Array<[Partial<Scorer>, string]> = [
