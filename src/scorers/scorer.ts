@@ -11,6 +11,7 @@ import {
   scored,
   ScoreError,
 } from "../score/mod.ts";
+import { clip } from "../base/terminal.ts";
 import type { Unit } from "../dataset/unit.ts";
 import type { FlowWatch } from "../net/flow.ts";
 
@@ -410,12 +411,34 @@ export function functionScorer(
     }
     // Not a result at all: an invalid Score, as a broken one is.
     throw new ScoreError(
-      `Function scorer "${name}" returned ${
-        JSON.stringify(result) ?? typeof result
-      }: ` +
-        "expected a number, a boolean, a verdict, a Score or a batch",
+      `Function scorer "${name}" returned ${returnedText(result)}: ` +
+        "expected a number, a boolean, a verdict, a Score or a batch" +
+        // `{ value, passed }` reads like a verdict, whose number is `score`.
+        (typeof result === "object" && result !== null && "value" in result
+          ? ' (a verdict gives its number as "score")'
+          : ""),
     );
   }
+}
+
+/**
+ * What a function scorer returned, as its author wrote it: JSON would show
+ * `{ value: NaN }` as `{"value":null}` and drop a function or `undefined`;
+ * a large object (the unit, returned by mistake) is cut, as it goes into
+ * every Score's reason.
+ */
+function returnedText(result: unknown): string {
+  return clip(
+    Deno.inspect(result, {
+      colors: false,
+      compact: true,
+      breakLength: Infinity,
+      depth: 2,
+      iterableLimit: 5,
+      strAbbreviateSize: 60,
+    }),
+    200,
+  );
 }
 
 /** A valid value outside the declared range is not trusted: `scored`, `invalid`. */

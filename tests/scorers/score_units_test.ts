@@ -310,6 +310,35 @@ Deno.test("scoreUnits files a function scorer's result that breaks a Score rule 
   }
 });
 
+Deno.test("functionScorer quotes what it was given back as TypeScript shows it: NaN, not JSON's null, and a large object cut", async () => {
+  const unit = { ...UNIT, context: ["x".repeat(5000)] };
+  const results = [
+    { value: NaN },
+    { value: 0.3, passed: true },
+    undefined,
+    unit,
+  ] as unknown as FunctionScorerResult[];
+  const scores = await Array.fromAsync(
+    ReadableStream.from([UNIT]).pipeThrough(
+      scoreUnits(results.map((r, i) => functionScorer(`m${i}`, () => r))),
+    ),
+  );
+  const expected =
+    "expected a number, a boolean, a verdict, a Score or a batch";
+  const prefix = "scorer error: invalid Score: Function scorer";
+  assert.deepEqual(scores.slice(0, 3).map((s) => s.reason), [
+    `${prefix} "m0" returned { value: NaN }: ${expected} (a verdict gives its number as "score")`,
+    `${prefix} "m1" returned { value: 0.3, passed: true }: ${expected} (a verdict gives its number as "score")`,
+    `${prefix} "m2" returned undefined: ${expected}`,
+  ]);
+  const reason = scores[3]!.reason!;
+  assert.ok(
+    reason.startsWith(`${prefix} "m3" returned { example_id: "d#1",`),
+    reason,
+  );
+  assert.ok(reason.length < 400, `${reason.length} characters`);
+});
+
 Deno.test("scoreUnits refuses, as it is built, two scorers that give one metric", () => {
   const pr = batchScorer([], ["precision", "recall"]);
   const cases: Array<[Scorer[], string]> = [
