@@ -2,6 +2,9 @@
 // and the default metric name that follows from it. Kept apart from the
 // modules that spawn, so reading a config loads no process machinery.
 
+import { InputError } from "../base/errors.ts";
+import { clip } from "../base/terminal.ts";
+
 /** Splits a command into words as a shell would, honouring quotes and backslashes. */
 function tokens(cmd: string): string[] {
   const words: string[] = [];
@@ -210,6 +213,51 @@ export function missingScript(cmd: string, cwd: string): string | undefined {
   const first = rest[at]!;
   if (!/\.[A-Za-z0-9]+$/.test(first) && !first.includes("/")) return undefined;
   return exists(resolveIn(cwd, first)) ? undefined : first;
+}
+
+/**
+ * Refuses, as the scorer or target that would run it is built, a command
+ * whose script does not exist ({@linkcode missingScript}): every call would
+ * fail the same way, and a scorer would take its interpreter's name
+ * (`python3`) for its metric. A config or `score --scorer` naming such a
+ * command is refused the same way. A `cwd` that does not exist is left to
+ * the spawn, whose failure the protocol names.
+ *
+ * @param built What is being built (`subprocessScorer`), for the message.
+ * @param cmd The command.
+ * @param cwd The folder it runs in.
+ * @throws {InputError} When the script the command names does not exist.
+ *
+ * @example
+ * ```ts
+ * import { refuseMissingScript } from "./command.ts";
+ * refuseMissingScript("subprocessScorer", "python3 -c 'print(1)'", "/");
+ * const dir = Deno.makeTempDirSync();
+ * let message = "";
+ * try {
+ *   refuseMissingScript("subprocessScorer", "python3 grade.py", dir);
+ * } catch (error) {
+ *   message = (error as Error).message;
+ * }
+ * Deno.removeSync(dir);
+ * if (!message.startsWith('subprocessScorer\'s command "python3 grade.py" runs "grade.py", which does not exist')) throw new Error(message);
+ * ```
+ */
+export function refuseMissingScript(
+  built: string,
+  cmd: string,
+  cwd: string,
+): void {
+  const script = missingScript(cmd, cwd);
+  // Without the folder itself, the spawn fails: the protocol's own error.
+  if (script === undefined || !exists(cwd)) return;
+  throw new InputError(
+    `${built}'s command ${JSON.stringify(clip(cmd, 60))} runs ${
+      JSON.stringify(script)
+    }, which does not exist (paths resolve against its cwd, ${
+      JSON.stringify(cwd)
+    })`,
+  );
 }
 
 function exists(path: string): boolean {

@@ -266,10 +266,13 @@ export async function planSuite(
     ...(options.target !== undefined ? { target: options.target } : {}),
     ...(options.matrix !== undefined ? { matrix: options.matrix } : {}),
   });
-  let scorers: Scorer[];
+  let scorers: Scorer[] = [];
   const built: unknown[] = [];
   try {
     scorers = await buildScorers(config, configPath, { cwd, optionalKey });
+    // Before a target is built, as run checks them: a subprocess target's
+    // builder refuses a missing script too, but cannot name the line.
+    checkCommands(config, chosen, configPath, cwd, lineOf);
     for (const t of chosen) {
       built.push(
         await buildTargetConfig(t.config, cwd, undefined, {
@@ -281,9 +284,6 @@ export async function planSuite(
   } catch (error) {
     if (!(error instanceof TemplateError)) throw error;
     throw await missingVariableError(error.message, configPath);
-  }
-  try {
-    checkCommands(config, chosen, configPath, cwd, lineOf);
   } finally {
     await Promise.all(scorers.map((s) => s.close?.()));
   }

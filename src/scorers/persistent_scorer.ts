@@ -781,6 +781,8 @@ class Worker {
  * @param cmd The command, run via `sh -c` in its own process group.
  * @param options Name, folder, timeout and limits.
  * @returns The scorer.
+ * @throws {InputError} When the script the command names does not exist,
+ *   as a config naming it is refused.
  *
  * @example
  * ```ts
@@ -806,7 +808,11 @@ export function persistentScorer(
   cmd: string,
   options: PersistentScorerOptions = {},
 ): Scorer {
-  const { cwd, name, version, timeout } = subprocessScorerSetup(cmd, options);
+  const { cwd, name, version, timeout } = subprocessScorerSetup(
+    "persistentScorer",
+    cmd,
+    options,
+  );
   const maxLineBytes = options.maxLineBytes ?? 1024 * 1024;
   const maxStderrBytes = options.maxStderrBytes ?? 1024 * 1024;
   const inFlight = Math.max(1, options.inFlight ?? 1024);

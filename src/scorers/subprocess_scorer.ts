@@ -15,7 +15,12 @@ import {
   runCommand,
 } from "../process/run_command.ts";
 import type { RunResult } from "../process/types.ts";
-import { defaultScorerName, resolveIn, scriptOf } from "../process/command.ts";
+import {
+  defaultScorerName,
+  refuseMissingScript,
+  resolveIn,
+  scriptOf,
+} from "../process/command.ts";
 
 export { defaultScorerName, scriptOf };
 import type { Score } from "../score/mod.ts";
@@ -43,7 +48,7 @@ import type { Unit } from "../dataset/unit.ts";
 export interface SubprocessScorerOptions {
   /**
    * The metric name.
-   * @default {the file name, without extension, of the script the command runs}
+   * @default {the file name, without extension, of the script the command runs; for a command that names none, its program's (`sh` for `sh -c '...'`)}
    */
   name?: string;
   /**
@@ -283,16 +288,20 @@ const VERDICT_FIELDS = ["score", "passed", "reason"];
  * What a subprocess scorer is, in either mode: its folder, metric name,
  * version and timeout (checked).
  *
+ * @param built What is being built (`subprocessScorer`), for messages.
  * @param cmd The command.
  * @param options Its name, folder and timeout.
  * @returns The settings with their defaults.
  * @throws {RangeError} When the timeout is not a positive number.
+ * @throws {InputError} When the script the command names does not exist.
  */
 export function subprocessScorerSetup(
+  built: string,
   cmd: string,
   options: { name?: string; cwd?: string; timeout?: number },
 ): { cwd: string; name: string; version: string; timeout: number } {
   const cwd = options.cwd ?? Deno.cwd();
+  refuseMissingScript(built, cmd, cwd);
   const name = options.name ?? defaultScorerName(cmd, cwd);
   const timeout = options.timeout ?? 60;
   if (!(timeout > 0) || !Number.isFinite(timeout)) {
@@ -342,6 +351,10 @@ export function subprocessScorerVersion(
  * @param cmd The command.
  * @param options Name, folder, timeout and output caps.
  * @returns The scorer.
+ * @throws {InputError} When the script the command names does not exist
+ *   (`python3 scorers/grade.py` with no such file under `cwd`), as a config
+ *   naming it is refused.
+ * @throws {RangeError} When the timeout is not a positive number.
  *
  * @example
  * ```ts
@@ -355,7 +368,11 @@ export function subprocessScorer(
   cmd: string,
   options: SubprocessScorerOptions = {},
 ): Scorer {
-  const { cwd, name, version, timeout } = subprocessScorerSetup(cmd, options);
+  const { cwd, name, version, timeout } = subprocessScorerSetup(
+    "subprocessScorer",
+    cmd,
+    options,
+  );
   const maxStdoutBytes = options.maxStdoutBytes ?? 1024 * 1024;
   const maxStderrBytes = options.maxStderrBytes ?? 1024 * 1024;
   const timeoutMs = timeout * 1000;

@@ -6,6 +6,7 @@
  */
 
 import type { Case } from "../dataset/case.ts";
+import { refuseMissingScript } from "../process/command.ts";
 import {
   failureMessage,
   notUtf8,
@@ -100,6 +101,9 @@ const decoder = new TextDecoder();
  * @param cmd The command.
  * @param options Folder, timeout, output caps and what stdin carries.
  * @returns The target.
+ * @throws {InputError} When the script the command names does not exist
+ *   (`python3 app.py` without `app.py` in its folder), as a config naming it
+ *   is refused.
  *
  * @example
  * ```ts
@@ -123,6 +127,7 @@ export function subprocessTarget(
   const maxOutputBytes = options.maxOutputBytes ?? 16 * 1024 * 1024;
   const maxStderrBytes = options.maxStderrBytes ?? 1024 * 1024;
   const payload = options.stdin === "text" ? inputText : targetPayload;
+  refuseMissingScript("subprocessTarget", cmd, options.cwd ?? Deno.cwd());
   return {
     async call(testCase, context) {
       const result = await runCommand(cmd, {

@@ -15,6 +15,7 @@ import {
 } from "../_proc.ts";
 import {
   parseScore,
+  persistentScorer,
   readUnits,
   type Score,
   type Scorer,
@@ -1108,6 +1109,40 @@ Deno.test("defaultScorerName reads quoted script paths as a shell would", async 
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("subprocessScorer and persistentScorer refuse, as they are built, a command whose script does not exist under their cwd", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/grade.sh`,
+      `cat >/dev/null; echo '{"score": 1}'\n`,
+    );
+    for (
+      const [make, built] of [
+        [subprocessScorer, "subprocessScorer"],
+        [persistentScorer, "persistentScorer"],
+      ] as const
+    ) {
+      // Built in another folder, it took "sh" for its metric, and every
+      // unit failed with sh's "Can't open grade.sh".
+      assert.throws(() => make("sh grade.sh"), {
+        name: "InputError",
+        message: `${built}'s command "sh grade.sh" runs "grade.sh", which ` +
+          `does not exist (paths resolve against its cwd, ${
+            JSON.stringify(Deno.cwd())
+          })`,
+      });
+    }
+    const s = subprocessScorer("sh grade.sh", { cwd: dir });
+    const [score] = await scoreAll([s], [{
+      example_id: "d#1",
+      unit_id: "d#1",
+      input: "q",
+      output: "a",
+    }]);
+    assert.equal(score?.metric, "grade");
+    assert.equal(score?.value, 1);
+  });
 });
 
 Deno.test("subprocessScorer refuses a timeout that is not a positive number", () => {

@@ -247,6 +247,23 @@ Deno.test("targetPayload writes context, input and metadata in order, never expe
   );
 });
 
+Deno.test("subprocessTarget refuses, as it is built, a command whose script does not exist under its cwd", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/app.sh`, "cat >/dev/null; echo 42\n");
+    // Built in another folder, every case was a target error.
+    assert.throws(() => subprocessTarget("sh app.sh"), {
+      name: "InputError",
+      message:
+        `subprocessTarget's command "sh app.sh" runs "app.sh", which does ` +
+        `not exist (paths resolve against its cwd, ${
+          JSON.stringify(Deno.cwd())
+        })`,
+    });
+    const target = subprocessTarget("sh app.sh", { cwd: dir });
+    assert.equal((await target.call({ input: "6*7?" }, {})).output, "42");
+  });
+});
+
 Deno.test("subprocessTarget writes the exact payload bytes on stdin, without expected", async () => {
   await withTempDir(async (dir) => {
     const target = subprocessTarget("cat > payload.bin; echo ok", {
