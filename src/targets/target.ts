@@ -124,6 +124,9 @@ export interface RunTargetOptions {
   epochs?: number;
   /**
    * Aborting stops the calls that are running (they become target errors).
+   * It does not stop the intake: each example still to come is called with
+   * the signal aborted (a subprocess or `http` target fails it at once).
+   * Give the same signal as `stop` or `abandon` too to take no more.
    * @default {undefined}
    */
   signal?: AbortSignal;
