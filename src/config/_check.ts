@@ -8,7 +8,7 @@
  * @module
  */
 
-import { type LocatedYaml, parseYaml } from "../io/yaml.ts";
+import { type LocatedYaml, parseYaml, yamlProblem } from "../io/yaml.ts";
 import type { SuiteConfig } from "./types.ts";
 import { type Field, type Shape, SUITE, SUITE_LISTED } from "./_shape.ts";
 import { duplicateScorerName } from "../scorers/scorer_names.ts";
@@ -81,11 +81,9 @@ export function locateConfig(text: string, path: string): LocatedYaml {
   try {
     located = parseYaml(text, path);
   } catch (error) {
-    const mark = (error as { mark?: { line: number } }).mark;
-    const reason = (error as { reason?: string }).reason ?? String(error);
+    const { line, reason } = yamlProblem(error);
     // `dataset: -` (stdin) reads as the start of a YAML list: say so.
     const bareDash = /^dataset:[ \t]*-[ \t]*(#.*)?$/m.exec(text);
-    const line = mark !== undefined ? mark.line + 1 : undefined;
     if (bareDash !== null) {
       const dashLine = text.slice(0, bareDash.index).split("\n").length;
       throw new ConfigError(

@@ -13,6 +13,7 @@ import {
   nonFiniteWord,
   parseYaml,
   YamlBombError,
+  yamlProblem,
   YamlRefusedError,
 } from "../io/yaml.ts";
 import {
@@ -637,8 +638,13 @@ export async function loadDatasetBatches(
     ) {
       throw error;
     }
+    // At its line, in the reason's words: the parser's message names the
+    // file again and quotes the text around the line under a caret.
+    const { line, reason } = yamlProblem(error);
     throw new DatasetError(
-      `Cannot parse dataset ${JSON.stringify(path)}: ${messageOf(error)}`,
+      `Cannot parse dataset ${JSON.stringify(path)}${
+        line !== undefined ? ` line ${line}` : ""
+      }: ${reason}`,
     );
   }
   if (!Array.isArray(value)) {

@@ -161,6 +161,38 @@ export class YamlBombError extends Error {
 }
 
 /**
+ * What a YAML error says and where, without the parser's decoration (the
+ * file name, a snippet of the text under a caret): how a message names it,
+ * `Cannot parse dataset "cases.yaml" line 3: deficient indentation`.
+ *
+ * @param error What parsing threw: a `YAMLException`, a `YamlBombError` or
+ *   a `YamlRefusedError`.
+ * @returns Its 1-based line, when it has one, and its reason.
+ *
+ * @example
+ * ```ts
+ * import { loadYaml, yamlProblem } from "./yaml.ts";
+ * const problem = (() => {
+ *   try {
+ *     loadYaml("- input: a\n- input: [b\n", "cases.yaml");
+ *   } catch (error) {
+ *     return yamlProblem(error);
+ *   }
+ * })();
+ * if (problem?.line !== 3 || problem.reason.includes("cases.yaml")) throw new Error(JSON.stringify(problem));
+ * ```
+ */
+export function yamlProblem(
+  error: unknown,
+): { line: number | undefined; reason: string } {
+  const mark = (error as { mark?: { line: number } }).mark;
+  return {
+    line: mark !== undefined ? mark.line + 1 : undefined,
+    reason: (error as { reason?: string }).reason ?? String(error),
+  };
+}
+
+/**
  * YAML the parser reads but evalpipe refuses, at the line where it stands:
  * a second document, a key that is a list or a mapping.
  */
