@@ -20,6 +20,7 @@
  */
 
 import { isRunRecord } from "./_sniff.ts";
+import { osErrorText } from "../base/errors.ts";
 import { type Aggregate, Aggregator } from "../aggregate/mod.ts";
 import { type ByteWriter, TextWriter } from "../io/text_writer.ts";
 import { FieldError, mappingAt, stringAt, stringMapAt } from "../io/fields.ts";
@@ -553,7 +554,9 @@ function buildRecord(
  *
  * @param path The file.
  * @returns The record.
- * @throws {RunRecordError} When it is not a RunRecord or a unit or Score in it is invalid.
+ * @throws {RunRecordError} When it is not a RunRecord or a unit or Score in
+ *   it is invalid, or when it cannot be read (`Cannot read run record
+ *   "run.json": no such file`, `it is a folder`).
  *
  * @example Read back a record written as the run went
  * ```ts
@@ -575,6 +578,20 @@ function buildRecord(
  * ```
  */
 export async function readRunRecord(path: string): Promise<RunRecord> {
+  try {
+    return await readRecordFile(path);
+  } catch (error) {
+    // A record that is there but invalid says so itself; a file that cannot
+    // be read is named in a few words, as readScoresFile names it, not as
+    // Deno's "No such file or directory (os error 2): open 'run.json'".
+    if (error instanceof SyntaxError) throw error;
+    throw new RunRecordError(
+      `Cannot read run record ${JSON.stringify(path)}: ${osErrorText(error)}`,
+    );
+  }
+}
+
+async function readRecordFile(path: string): Promise<RunRecord> {
   const file = await Deno.open(path);
   const lines = file.readable.pipeThrough(
     new LineStream({ maxLineBytes: 256 * 1024 * 1024 }),

@@ -697,3 +697,21 @@ Deno.test("readScoresFile and view count a Score given twice once, naming the li
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("readRunRecord names a file it cannot read in a few words, as a RunRecordError", async () => {
+  await withDir({}, async (dir) => {
+    await Deno.mkdir(`${dir}/folder`);
+    for (
+      const [path, why] of [
+        [`${dir}/no-such-run.json`, "no such file"],
+        [`${dir}/folder`, "it is a folder"],
+      ] as const
+    ) {
+      // Deno's own said "No such file or directory (os error 2): open '…'".
+      await assert.rejects(() => readRunRecord(path), {
+        name: "RunRecordError",
+        message: `Cannot read run record ${JSON.stringify(path)}: ${why}`,
+      });
+    }
+  });
+});
