@@ -63,6 +63,37 @@ export function clip(text: string, max: number): string {
 }
 
 /**
+ * What a user's function returned, as TypeScript shows it, for a message
+ * that says it was not what was expected: JSON would show `{ value: NaN }`
+ * as `{"value":null}` and drop a function or `undefined`; a large object
+ * (the unit, returned by mistake) is cut, as the message may go into every
+ * Score's reason.
+ *
+ * @param value What the function returned.
+ * @returns At most 200 characters and `…`.
+ *
+ * @example
+ * ```ts
+ * import { returnedText } from "./terminal.ts";
+ * if (returnedText({ value: NaN }) !== "{ value: NaN }") throw new Error(returnedText({ value: NaN }));
+ * if (returnedText({ text: "x".repeat(500) }).length > 201) throw new Error();
+ * ```
+ */
+export function returnedText(value: unknown): string {
+  return clip(
+    Deno.inspect(value, {
+      colors: false,
+      compact: true,
+      breakLength: Infinity,
+      depth: 2,
+      iterableLimit: 5,
+      strAbbreviateSize: 60,
+    }),
+    200,
+  );
+}
+
+/**
  * `text` cut in the middle to its first `head` and last `tail` characters,
  * with `…` where it was cut: how a message quotes a program's stderr, whose
  * end (Python's exception, after its traceback and any warnings) says as much

@@ -11,7 +11,7 @@ import {
   scored,
   ScoreError,
 } from "../score/mod.ts";
-import { clip } from "../base/terminal.ts";
+import { returnedText } from "../base/terminal.ts";
 import type { Unit } from "../dataset/unit.ts";
 import type { FlowWatch } from "../net/flow.ts";
 
@@ -419,26 +419,6 @@ export function functionScorer(
           : ""),
     );
   }
-}
-
-/**
- * What a function scorer returned, as its author wrote it: JSON would show
- * `{ value: NaN }` as `{"value":null}` and drop a function or `undefined`;
- * a large object (the unit, returned by mistake) is cut, as it goes into
- * every Score's reason.
- */
-function returnedText(result: unknown): string {
-  return clip(
-    Deno.inspect(result, {
-      colors: false,
-      compact: true,
-      breakLength: Infinity,
-      depth: 2,
-      iterableLimit: 5,
-      strAbbreviateSize: 60,
-    }),
-    200,
-  );
 }
 
 /** A valid value outside the declared range is not trusted: `scored`, `invalid`. */

@@ -4,6 +4,7 @@
  * @module
  */
 
+import { returnedText } from "../base/terminal.ts";
 import type { Case } from "../dataset/case.ts";
 import type { Target, TargetContext, TargetResult } from "./target.ts";
 
@@ -41,7 +42,11 @@ export function functionTarget(
 function asResult(result: string | TargetResult): TargetResult {
   if (typeof result === "string") return { output: result };
   if (typeof result?.output !== "string") {
-    throw new TypeError("The target function returned no output text");
+    throw new TypeError(
+      `The target function returned ${
+        returnedText(result)
+      }: expected the output text, or { output: "…", info? }`,
+    );
   }
   return result;
 }

@@ -110,19 +110,25 @@ Deno.test("runTarget turns a throwing or outputless functionTarget into target.e
     functionTarget((c) => {
       if (c.input === "throw") throw new Error("model overloaded");
       if (c.input === "reject") return Promise.reject(new Error("rejected"));
+      if (c.input === "text") return { text: "a reply" } as unknown as string;
       return { output: 42 } as unknown as string;
     }),
     [
       example(1, { input: "throw" }),
       example(2, { input: "reject" }),
       example(3, { input: "number" }),
+      example(4, { input: "text" }),
     ],
   );
-  assert.deepEqual(units.map((u) => u.output), [null, null, null]);
+  assert.deepEqual(units.map((u) => u.output), [null, null, null, null]);
+  // What came back is quoted: "no output text" alone left the author to
+  // guess which field was wrong.
+  const expected = 'expected the output text, or { output: "…", info? }';
   assert.deepEqual(units.map((u) => u.target?.error), [
     "model overloaded",
     "rejected",
-    "The target function returned no output text",
+    `The target function returned { output: 42 }: ${expected}`,
+    `The target function returned { text: "a reply" }: ${expected}`,
   ]);
   units.forEach(assertLatency);
 });
