@@ -7,6 +7,7 @@
  * @module
  */
 
+import { clip, returnedText } from "../base/terminal.ts";
 import { nonEvaluable, type Score, scored } from "../score/mod.ts";
 import { type Scorer, UNIT_RANGE } from "./scorer.ts";
 import type { Unit } from "../dataset/unit.ts";
@@ -54,10 +55,12 @@ export interface CostScorerOptions {
   max_usd: number;
 }
 
-/** A recorded value, as JSON, cut short. */
+/**
+ * A recorded value, cut short, as TypeScript shows it: a function target's
+ * `info` may give NaN, which JSON would show as null.
+ */
 function shown(value: unknown): string {
-  const text = JSON.stringify(value) ?? String(value);
-  return text.length > 40 ? `${text.slice(0, 40)}…` : text;
+  return clip(returnedText(value), 40);
 }
 
 function limit(

@@ -26,6 +26,11 @@ Deno.test("latencyLimit is non_evaluable without a latency, never a pass", () =>
     one(s, unit("a", undefined, { latency_ms: -5 })),
     "not applicable: the unit's target record gives latency_ms as -5, not a number of at least 0",
   );
+  // A function target's info may give NaN: named, not JSON's null.
+  assertNotApplicable(
+    one(s, unit("a", undefined, { latency_ms: NaN })),
+    "not applicable: the unit's target record gives latency_ms as NaN, not a number of at least 0",
+  );
   assert.throws(() => latencyLimit({ max_ms: -1 }), RangeError);
   assert.notEqual(
     latencyLimit({ max_ms: 1 }).version,
