@@ -32,8 +32,9 @@ export interface ReplaceFileOptions {
  * same folder, created exclusively (O_EXCL: an existing file or symlink of
  * that name is never opened, so never followed), then renamed over `path`
  * (which replaces a symlink there rather than writing where it points). A run
- * killed meanwhile leaves the old file or the new one, never a torn one. The
- * file gets mode 0666 less the umask. A device or a FIFO at `path`
+ * killed meanwhile (or a power cut: the text is synced before the rename)
+ * leaves the old file or the new one, never a torn one. The file keeps the
+ * mode of the one it replaces; a new one gets 0666 less the umask. A device or a FIFO at `path`
  * (`/dev/null`), or a symlink in /dev or /proc (`/dev/stdout`), is written
  * through instead: a rename would replace it.
  *
@@ -73,8 +74,9 @@ export async function replaceFile(
   const dropTemp = () => {
     try {
       Deno.removeSync(temp);
-    } catch {
+    } catch (error) {
       // Already renamed or removed: nothing is left behind.
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
     }
   };
   try {
@@ -118,9 +120,15 @@ export async function replaceFile(
     }
     try {
       await writeAll(file, bytes);
+      // On the disk before the rename: after a power cut the name holds the
+      // old text or the new, not an empty file.
+      await file.syncData();
     } finally {
       file.close();
     }
+    // The file it replaces keeps its mode (a baseline made 0600 stays so).
+    const mode = await modeOf(path);
+    if (mode !== undefined) await Deno.chmod(temp, mode);
     await Deno.rename(temp, path);
     globalThis.removeEventListener("unload", dropTemp);
   } catch (error) {
@@ -177,6 +185,18 @@ async function writtenThrough(
     slash < 0 ? "." : path.slice(0, slash + 1),
   );
   return /^\/(dev|proc)(\/|$)/.test(folder) ? "link" : undefined;
+}
+
+/** The permission bits of the regular file at `path`, if one is there. */
+async function modeOf(path: string): Promise<number | undefined> {
+  try {
+    const info = await Deno.lstat(path);
+    return info.isFile && info.mode !== null ? info.mode & 0o7777 : undefined;
+  } catch (error) {
+    // Nothing there yet: the new file's mode is the umask's.
+    if (error instanceof Deno.errors.NotFound) return undefined;
+    throw error;
+  }
 }
 
 async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {

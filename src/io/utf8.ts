@@ -131,7 +131,9 @@ export function badLineOf(bytes: Uint8Array): number {
   for (let end = bytes.indexOf(0x0a);; end = bytes.indexOf(0x0a, start)) {
     try {
       strict.decode(bytes.subarray(start, end < 0 ? bytes.length : end));
-    } catch {
+    } catch (error) {
+      // A fatal decoder's only throw: this line holds the bad byte.
+      if (!(error instanceof TypeError)) throw error;
       return line;
     }
     if (end < 0) return line;

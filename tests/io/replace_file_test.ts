@@ -17,6 +17,26 @@ Deno.test("replaceFile replaces a hard link's name, leaving the file it shared u
   });
 });
 
+Deno.test("replaceFile keeps the mode of the file it replaces, as the shell's > does, and a new file gets the umask's", async () => {
+  await withTempDir(async (dir) => {
+    // A baseline or report a user made private stays private.
+    await Deno.writeTextFile(`${dir}/main.json`, "old\n");
+    await Deno.chmod(`${dir}/main.json`, 0o600);
+    await replaceFile(`${dir}/main.json`, "new\n");
+    assert.equal(await Deno.readTextFile(`${dir}/main.json`), "new\n");
+    assert.equal((await Deno.stat(`${dir}/main.json`)).mode! & 0o777, 0o600);
+    await Deno.chmod(`${dir}/main.json`, 0o640);
+    await replaceFile(`${dir}/main.json`, "newer\n");
+    assert.equal((await Deno.stat(`${dir}/main.json`)).mode! & 0o777, 0o640);
+    await replaceFile(`${dir}/fresh.json`, "{}\n");
+    const umask = Deno.umask();
+    assert.equal(
+      (await Deno.stat(`${dir}/fresh.json`)).mode! & 0o777,
+      0o666 & ~umask,
+    );
+  });
+});
+
 Deno.test("replaceFile in a folder that does not exist is an InputError naming the file", async () => {
   await withTempDir(async (dir) => {
     await assert.rejects(
