@@ -151,15 +151,18 @@ export function renderByCall(
   width: number,
 ): string[] {
   const lines: string[] = [];
-  const metricWidth = Math.min(
-    24,
-    Math.max(
-      6,
-      ...units.flatMap((u) =>
-        u.scores.map((s) => displayWidth(escapeControl(s.metric)))
-      ),
-    ),
-  );
+  // A loop, not Math.max(...): spread as arguments, 130,000 Scores overflow
+  // the call stack.
+  let metricWidth = 6;
+  for (const u of units) {
+    for (const s of u.scores) {
+      metricWidth = Math.max(
+        metricWidth,
+        displayWidth(escapeControl(s.metric)),
+      );
+    }
+  }
+  metricWidth = Math.min(24, metricWidth);
   const failedExamples = new Set(
     units.filter((u) => u.failed).map((u) => u.example_id),
   );

@@ -272,6 +272,26 @@ Deno.test("cli view --by-call escapes control characters and fits --width", asyn
   });
 });
 
+Deno.test("cli view --by-call shows 200,000 Scores, where the metric column's width overflowed the call stack", async () => {
+  await withTempDir(async (dir) => {
+    const n = 200_000;
+    const lines: string[] = [];
+    for (let i = 1; i <= n; i++) {
+      lines.push(JSON.stringify(
+        scored("exact_match", i % 2, {
+          example_id: `d.jsonl#${i}`,
+          unit_id: `d.jsonl#${i}`,
+        }),
+      ));
+    }
+    await Deno.writeTextFile(`${dir}/scores.ndjson`, lines.join("\n") + "\n");
+    const out = await cli(["view", "scores.ndjson", "--by-call"], dir);
+    assert.equal(out.code, 0, out.stderr);
+    assert.equal(out.stderr, "");
+    assert.match(out.stdout, /200000 units, 100000 with a failure\n$/);
+  });
+});
+
 Deno.test("cli view --by-call --json writes one JSON object per unit", async () => {
   await withTempDir(async (dir) => {
     await Deno.writeTextFile(`${dir}/scores.ndjson`, ndjson(HOSTILE_SCORES));
