@@ -91,8 +91,10 @@ function describe(key: string, value: unknown): string {
 /** evalglass's `_reduce`: the aggregation of a metric's scored and valid values. */
 function reduce(kind: unknown, values: number[]): number | null {
   if (values.length === 0 || kind === "none") return null;
-  if (kind === "min") return Math.min(...values);
-  if (kind === "max") return Math.max(...values);
+  // reduce, not Math.min(...values): spread as arguments, 130,000 values
+  // overflow the call stack.
+  if (kind === "min") return values.reduce((a, b) => Math.min(a, b));
+  if (kind === "max") return values.reduce((a, b) => Math.max(a, b));
   if (kind === "median") {
     const sorted = [...values].sort((a, b) => a - b);
     const mid = Math.floor(sorted.length / 2);

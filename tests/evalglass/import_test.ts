@@ -230,6 +230,53 @@ Deno.test("an evalglass record on one line opens too; one with an invalid Score 
   }
 });
 
+Deno.test("aggregate checks a min and a max Scorecard aggregate over 200,000 Scores, where Math.min(...values) overflowed the call stack", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const record = JSON.parse(
+      await Deno.readTextFile(`${EXAMPLES}${GROUNDEDNESS}`),
+    );
+    const n = 200_000;
+    const first = record.scores[0];
+    record.scores = [];
+    for (let i = 1; i <= n; i++) {
+      for (const metric of ["low", "high"]) {
+        record.scores.push({
+          ...first,
+          metric,
+          evaluator_version: `${metric}@1`,
+          example_id: `d.jsonl#${i}`,
+          unit_id: `d.jsonl#${i}`,
+          value: (i % 10) / 10,
+        });
+      }
+    }
+    const counts = { included_count: n, status_counts: { scored: n } };
+    record.scorecard.metrics = [
+      { aggregation: "min", metric: "low", value: 0, ...counts },
+      { aggregation: "max", metric: "high", value: 0.5, ...counts },
+    ];
+    await Deno.writeTextFile(
+      `${dir}/runrecord.json`,
+      JSON.stringify(record, null, 2),
+    );
+    const out = await cli(["aggregate", "runrecord.json"], dir);
+    assert.equal(out.code, 0, out.stderr);
+    assert.deepEqual(
+      ndjson(out.stdout).map((a) => [a.metric, a.n]),
+      [["high", n], ["low", n]],
+    );
+    // The max is 0.9, not the 0.5 the Scorecard claims; the min holds.
+    assert.match(
+      out.stderr,
+      /the Scorecard's aggregate of "high" contradicts its Scores/,
+    );
+    assert.doesNotMatch(out.stderr, /"low" contradicts/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("an evalglass record cut short or holding a NaN is one error naming its line and column, not one per line", async () => {
   const dir = await Deno.makeTempDir();
   try {
