@@ -259,7 +259,12 @@ export async function buildBuiltin(
     if (!(error instanceof RangeError || error instanceof SyntaxError)) {
       throw error;
     }
-    throw new ScorerOptionError(undefined, `"${where}": ${error.message}`);
+    // A regex's is its pattern's (a \p{…} without the u flag).
+    const key = type === "regex" ? "pattern" : undefined;
+    throw new ScorerOptionError(
+      key,
+      `"${where}${key === undefined ? "" : `.${key}`}": ${error.message}`,
+    );
   }
 }
 

@@ -70,6 +70,20 @@ export function regexMatch(options: RegexScorerOptions): Scorer {
       }: use each of "imsuv" at most once`,
     );
   }
+  if (!/[uv]/.test(flags)) {
+    // Without u or v, JavaScript reads \p{L} as the letters "p{L}": the
+    // pattern compiles and silently matches almost nothing.
+    const escape = /(?<!\\)(?:\\\\)*\\([pP]\{[^}]*\}?)/.exec(options.pattern);
+    if (escape !== null) {
+      throw new SyntaxError(
+        `Invalid regular expression /${options.pattern}/${flags}: "\\${
+          escape[1]
+        }" is a Unicode property escape only with the "u" flag (without it, it matches the text ${
+          quote(escape[1]!)
+        }): add flags: u`,
+      );
+    }
+  }
   const re = new RegExp(options.pattern, flags);
   const must = options.match ?? true;
   const name = options.name ?? "regex";

@@ -206,6 +206,36 @@ Deno.test("cli run refuses a regex that does not compile, naming its line", asyn
   });
 });
 
+Deno.test("cli run refuses a regex with \\p{…} but no u flag, which would match the letters p{…}, naming the pattern's line", async () => {
+  await withTempDir(async (dir) => {
+    const regex = (flags: string) =>
+      `${HEAD}  - type: exact_match\n  - type: regex\n    name: capital\n    pattern: '^\\p{Lu}'\n${flags}`;
+    await suiteDir(dir, regex(""));
+    const out = await cli(["run", "suite.yaml"], dir);
+    assert.equal(out.code, 2);
+    assert.equal(out.stdout, "");
+    assert.equal(
+      out.stderr,
+      `evalpipe: Invalid config "suite.yaml" line 7: "scorers[1].pattern": Invalid regular expression /^\\p{Lu}/: "\\p{Lu}" is a Unicode property escape only with the "u" flag (without it, it matches the text "p{Lu}"): add flags: u\n`,
+    );
+    // With the flag, \\p{Lu} is a capital letter ("The answer is 4."); an
+    // escaped backslash before p is no property escape.
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      regex(
+        "    flags: u\n  - { type: regex, name: lit, pattern: 'x\\\\p{1}' }\n",
+      ),
+    );
+    const ran = await cli(["run", "suite.yaml"], dir);
+    assert.equal(ran.code, 0, ran.stderr);
+    const scores = ran.stdout.trimEnd().split("\n").map((l) => JSON.parse(l));
+    assert.deepEqual(
+      scores.filter((s) => s.metric === "capital").map((s) => s.value),
+      CASES.map((c) => /^[A-Z]/.test(c.output) ? 1 : 0),
+    );
+  });
+});
+
 Deno.test("checkConfigText names the line of a scorer's bad options", async () => {
   const flags = await configError(
     `${HEAD}  - type: regex\n    pattern: a\n    flags: gi\n`,
