@@ -147,6 +147,7 @@ const named = { name: optional(someText) };
 const textual = {
   ...named,
   ignore_case: optional(boolean),
+  normalize: optional({ kind: "enum", values: ["nfc", "nfkc"] }),
   value: optional(text),
   values: optional(texts),
 };

@@ -42,6 +42,15 @@ export interface TextScorerOptions {
    */
   ignore_case?: boolean;
   /**
+   * Compare the texts in this Unicode normalization form: `nfc` (one
+   * spelling for each character: "é" written as one code point or as "e"
+   * and a combining accent is one text) or `nfkc` (also compatibility
+   * forms: full-width "Ａ" is "A", "ﬁ" is "fi"). Without it the code points
+   * are compared as written.
+   * @default {undefined}
+   */
+  normalize?: "nfc" | "nfkc";
+  /**
    * A text of the scorer's own to compare with, instead of the case's
    * `expected`.
    * @default {undefined}
@@ -97,8 +106,12 @@ function textScorer(
     ignore_case: options.ignore_case,
     ...(own.length > 0 ? { values: own } : {}),
     mode: options.mode,
+    normalize: options.normalize,
   });
-  const norm = fold ? (s: string) => s.toLowerCase() : (s: string) => s;
+  const norm = normalizer(fold, options.normalize);
+  const nfc = options.normalize === undefined
+    ? normalizer(fold, "nfc")
+    : undefined;
   return {
     name,
     version,
@@ -108,18 +121,44 @@ function textScorer(
       if (refs === undefined) {
         return noExpected(name, version, unit.expected);
       }
-      const { value, passed, reason } = judge(
-        norm(unit.output ?? ""),
-        refs,
-        norm,
-      );
+      const output = unit.output ?? "";
+      const { value, passed, reason } = judge(norm(output), refs, norm);
+      const hint = nfc === undefined || reason === undefined
+        ? ""
+        : formHint(value, () => judge(nfc(output), refs, nfc).value, output);
       return scored(name, value, {
         evaluator_version: version,
         ...(passed !== undefined ? { passed } : {}),
-        ...(reason !== undefined ? { reason } : {}),
+        ...(reason !== undefined ? { reason: reason + hint } : {}),
       });
     },
   };
+}
+
+/** How a text scorer reads a text: case folded, in a normalization form. */
+function normalizer(
+  fold: boolean,
+  form: "nfc" | "nfkc" | undefined,
+): (text: string) => string {
+  const nf = form === undefined ? undefined : form === "nfc" ? "NFC" : "NFKC";
+  if (nf === undefined) return fold ? (s) => s.toLowerCase() : (s) => s;
+  // Folding can leave a text out of the form ("İ" is "i" and U+0307).
+  return fold ? (s) => s.toLowerCase().normalize(nf) : (s) => s.normalize(nf);
+}
+
+/**
+ * What a reason adds when the value differs in Unicode NFC: the texts look
+ * alike on screen, and the reason alone would not say why they differ.
+ * Texts of ASCII alone are the same in every form, and are not judged again.
+ */
+function formHint(value: number, inNfc: () => number, output: string): string {
+  // deno-lint-ignore no-control-regex
+  if (/^[\x00-\x7f]*$/.test(output)) return "";
+  const other = inNfc();
+  if (other === value) return "";
+  return `; ${
+    Number.isInteger(other) ? other : other.toFixed(3)
+  } with normalize: nfc (the texts write a character two ways in Unicode, as "é" is one code point or "e" and a combining accent)`;
 }
 
 /**
@@ -149,6 +188,7 @@ export function exactMatch(options: TextScorerOptions = {}): Scorer {
   if (options.value !== undefined || options.values !== undefined) return text;
   const { name, version } = text;
   const fold = options.ignore_case === true;
+  const nfc = normalizer(fold, "nfc");
   // The reason of the last miss, for the expected text it names: a dataset
   // often expects one of a few answers.
   let missed: string | undefined;
@@ -157,7 +197,7 @@ export function exactMatch(options: TextScorerOptions = {}): Scorer {
     ...text,
     score(unit, context) {
       const expected = unit.expected;
-      if (typeof expected === "string") {
+      if (typeof expected === "string" && options.normalize === undefined) {
         // One expected text, the common case: the same Score as below,
         // without the list of references and the judge's result.
         const output = unit.output ?? "";
@@ -165,6 +205,17 @@ export function exactMatch(options: TextScorerOptions = {}): Scorer {
           ? expected.toLowerCase().trim() === output.toLowerCase().trim()
           : expected.trim() === output.trim();
         if (hit) return scored(name, 1, { evaluator_version: version });
+        const hint = formHint(
+          0,
+          () => nfc(expected).trim() === nfc(output).trim() ? 1 : 0,
+          output,
+        );
+        if (hint !== "") {
+          return scored(name, 0, {
+            evaluator_version: version,
+            reason: `expected ${quote(expected.trim(), 200)}${hint}`,
+          });
+        }
         if (expected !== missed) {
           missed = expected;
           missReason = `expected ${quote(expected.trim(), 200)}`;

@@ -236,6 +236,57 @@ Deno.test("cli run refuses a regex with \\p{…} but no u flag, which would matc
   });
 });
 
+Deno.test("cli run: text scorers compare code points unless normalize says nfc or nfkc, and a miss that nfc would mend says so", async () => {
+  await withTempDir(async (dir) => {
+    const nfc = "Café crème"; // é and è one code point each
+    const nfd = nfc.normalize("NFD"); // e and a combining accent
+    assert.notEqual(nfc, nfd);
+    const cases = [
+      { id: "nfd", input: "q", output: nfc, expected: nfd },
+      { id: "wide", input: "q", output: "ＡＢＣ－１２３", expected: "abc-123" },
+    ];
+    await Deno.writeTextFile(
+      `${dir}/cases.jsonl`,
+      cases.map((c) => JSON.stringify(c)).join("\n") + "\n",
+    );
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      `dataset: cases.jsonl
+target: { type: replay }
+scorers:
+  - { type: exact_match }
+  - { type: exact_match, normalize: nfc, name: em_nfc }
+  - { type: contains, normalize: nfkc, ignore_case: true, name: c_nfkc }
+  - { type: not_contains, value: "${
+        nfd.slice(0, 5)
+      }", normalize: nfc, name: nc_nfc }
+  - { type: not_contains, value: "${nfd.slice(0, 5)}", name: nc }
+`,
+    );
+    const out = await cli(["run", "suite.yaml"], dir);
+    assert.equal(out.code, 0, out.stderr);
+    const got = out.stdout.trimEnd().split("\n").map((l) => JSON.parse(l))
+      .map((
+        s,
+      ) => [s.example_id.slice(12), s.metric, s.value, s.reason ?? null]);
+    const hint =
+      'with normalize: nfc (the texts write a character two ways in Unicode, as "é" is one code point or "e" and a combining accent)';
+    assert.deepEqual(got, [
+      ["nfd", "exact_match", 0, `expected "${nfd}"; 1 ${hint}`],
+      ["nfd", "em_nfc", 1, null],
+      ["nfd", "c_nfkc", 1, null],
+      ["nfd", "nc_nfc", 0, `found "${nfd.slice(0, 5)}"`],
+      // Without normalize, the accent written apart hides the word.
+      ["nfd", "nc", 1, null],
+      ["wide", "exact_match", 0, 'expected "abc-123"'],
+      ["wide", "em_nfc", 0, 'expected "abc-123"'],
+      ["wide", "c_nfkc", 1, null],
+      ["wide", "nc_nfc", 1, null],
+      ["wide", "nc", 1, null],
+    ]);
+  });
+});
+
 Deno.test("checkConfigText names the line of a scorer's bad options", async () => {
   const flags = await configError(
     `${HEAD}  - type: regex\n    pattern: a\n    flags: gi\n`,
