@@ -360,10 +360,13 @@ function matches(r) {
 function text(r) {
   var parts = [r.id];
   sidesOf(r).forEach(function (u) { if (u) parts.push(show(u.in), show(u.out), u.tc ? clean(u.tc.join("\n")) : ""); });
-  return parts.join("\n").toLowerCase();
+  return fold(parts.join("\n"));
 }
+// Search reads text in NFKC: an accent typed as one code point finds it
+// written apart (NFD), and plain letters find full-width ones.
+function fold(t) { return t.toLowerCase().normalize("NFKC"); }
 function refilter() {
-  var q = fText.value.trim().toLowerCase();
+  var q = fold(fText.value.trim());
   if (q !== "" && hay === null) hay = ROWS.map(text);
   var active = q !== "" || fMetric.value !== "" || fStatus.value !== "" || fPass.value !== "" ||
     (fChange !== null && fChange.value !== "");

@@ -192,6 +192,28 @@ Deno.test("htmlReport sorts by any column, both ways", async () => {
   });
 });
 
+Deno.test("htmlReport's search finds text however Unicode writes it: NFD accents, full-width letters", async () => {
+  const run = makeRun({ n: 3 });
+  // As macOS and some exports write it: e and a combining accent.
+  run.units[0]!.output = "Café crème".normalize("NFD");
+  run.units[1]!.output = "ＡＢＣ－１２３"; // full-width, as CJK input methods type it
+  await withReport(htmlReport(run), async (page, watch) => {
+    // A keyboard types é as one code point (NFC).
+    for (
+      const [query, want] of [
+        ["café", ["cases.jsonl#1"]],
+        ["CAFÉ CRÈME", ["cases.jsonl#1"]],
+        ["abc-123", ["cases.jsonl#2"]],
+        ["ＡＢＣ", ["cases.jsonl#2"]],
+      ] as const
+    ) {
+      await search(page, query);
+      assert.deepEqual(await shownUnits(page), want, query);
+    }
+    assert.deepEqual(watch, { refused: [], dialogs: [], errors: [] });
+  });
+});
+
 Deno.test("htmlReport opens a unit's detail by click and by keyboard", async () => {
   const run = makeRun({ n: 300 });
   await withReport(htmlReport(run), async (page) => {
