@@ -7,13 +7,9 @@
 
 import type { Case } from "../dataset/case.ts";
 import { refuseMissingScript } from "../process/command.ts";
-import {
-  failureMessage,
-  notUtf8,
-  notUtf8Warning,
-  runCommand,
-} from "../process/run_command.ts";
+import { failureMessage, runCommand } from "../process/run_command.ts";
 import type { Target } from "./target.ts";
+import { decodeUtf8, Utf8Error } from "../io/utf8.ts";
 
 /**
  * Options of {@linkcode subprocessTarget}.
@@ -88,15 +84,13 @@ function inputText(testCase: Case): string {
 }
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
 
 /**
  * A target that runs `cmd` via `sh -c` once per case, in its own process
  * group, with the case on stdin (see {@linkcode targetPayload}; with
  * `stdin: "text"`, its input alone). Its stdout, without trailing newlines,
- * is the output; bytes of it that are not UTF-8 are read as U+FFFD, and the
- * call's `info.diagnostics` then holds a `target.invalid_encoding` warning.
- * A non-zero exit, a timeout or too much output is a target error.
+ * is the output. A non-zero exit, a timeout, too much output or output that
+ * is not UTF-8 is a target error.
  *
  * @param cmd The command.
  * @param options Folder, timeout, output caps and what stdin carries.
@@ -142,13 +136,28 @@ export function subprocessTarget(
       if (failure !== undefined || result.kind !== "exited") {
         throw new Error(failure);
       }
-      const text = decoder.decode(result.stdout);
-      const output = text.replace(/(\r?\n)+$/, "");
-      // Bytes that are not UTF-8 (a Latin-1 program) stay as U+FFFD, told
-      // in the unit's target record and on its Scores.
-      return notUtf8(text, result.stdout)
-        ? { output, info: { diagnostics: [notUtf8Warning("target", cmd)] } }
-        : { output };
+      return { output: outputText(cmd, result.stdout) };
     },
   };
+}
+
+/**
+ * The output: stdout as UTF-8, without trailing newlines. Bytes that are not
+ * UTF-8 (a program writing Latin-1 or cp1252) are a target error: read with
+ * replacement characters, "café" became "caf\u{fffd}" and was scored as a
+ * wrong answer.
+ */
+function outputText(cmd: string, stdout: Uint8Array): string {
+  let text: string;
+  try {
+    text = decodeUtf8(stdout);
+  } catch (error) {
+    if (!(error instanceof Utf8Error)) throw error;
+    throw new Error(
+      `target ${
+        JSON.stringify(cmd)
+      } printed text that is not UTF-8 on stdout (line ${error.line}): write the output as UTF-8 (a program writing Latin-1 or cp1252?)`,
+    );
+  }
+  return text.replace(/(\r?\n)+$/, "");
 }

@@ -414,46 +414,36 @@ Deno.test("run: a subprocess target's max_output_bytes raises its stderr cap too
   });
 });
 
-Deno.test("run: a subprocess target that prints bytes that are not UTF-8 keeps its output, U+FFFD for each, with a target.invalid_encoding warning on the unit and its Scores; a U+FFFD it prints as UTF-8 is no warning", async () => {
+Deno.test("run: a subprocess target whose output is not UTF-8 (Latin-1) is a target error, never a wrong answer", async () => {
   await withTempDir(async (dir) => {
-    // A program answering in the encoding the case names: "café" in
-    // Latin-1 ends in the byte 0xE9, which UTF-8 refuses.
+    // "café" in Latin-1 (é is the byte 0xe9), then in UTF-8.
     await Deno.writeTextFile(
-      `${dir}/app.py`,
-      'import json, sys\ncase = json.load(sys.stdin)\nsys.stdout.buffer.write(case["input"].encode(case["metadata"]["enc"]))\n',
+      `${dir}/app.sh`,
+      "cat >/dev/null\nif [ \"$1\" = latin1 ]; then printf 'caf\\351\\n'; elif [ \"$1\" = fffd ]; then printf 'caf\\357\\277\\275\\n'; else printf 'caf\\303\\251\\n'; fi\n",
     );
     await Deno.writeTextFile(
       `${dir}/d.jsonl`,
-      '{"input": "café", "expected": "café", "metadata": {"enc": "latin-1"}}\n' +
-        '{"input": "caf\\ufffd", "expected": "caf\\ufffd", "metadata": {"enc": "utf-8"}}\n',
+      '{"input": "q", "expected": "café"}\n',
     );
-    await Deno.writeTextFile(
-      `${dir}/suite.yaml`,
-      "dataset: d.jsonl\ntarget: { type: subprocess, cmd: python3 app.py }\nscorers: [{ type: exact_match }, { type: contains, value: caf }]\n",
+    const suite = (arg: string) =>
+      `dataset: d.jsonl\ntarget: { type: subprocess, cmd: sh app.sh ${arg} }\nscorers: [{ type: exact_match }]\n`;
+    await Deno.writeTextFile(`${dir}/latin1.yaml`, suite("latin1"));
+    await Deno.writeTextFile(`${dir}/utf8.yaml`, suite("utf8"));
+    const latin1 = await cli(["run", "latin1.yaml"], dir);
+    const blocked = JSON.parse(latin1.stdout);
+    assert.equal(blocked.status, "blocked");
+    assert.equal(blocked.value, null);
+    assert.equal(
+      blocked.reason,
+      'target error: target "sh app.sh latin1" printed text that is not UTF-8 on stdout (line 1): write the output as UTF-8 (a program writing Latin-1 or cp1252?)',
     );
-    const r = await cli(["run", "suite.yaml", "--units", "units.ndjson"], dir);
-    assert.equal(r.code, 0, r.stderr);
-    const warning = {
-      code: "target.invalid_encoding",
-      severity: "warning",
-      message:
-        'target "python3 app.py" printed bytes that are not UTF-8 on stdout, each read as U+FFFD (it should write UTF-8)',
-    };
-    const units = (await Deno.readTextFile(`${dir}/units.ndjson`)).trim()
-      .split("\n").map((line) => JSON.parse(line));
-    assert.deepEqual(units.map((u) => u.output), ["caf\uFFFD", "caf\uFFFD"]);
-    assert.deepEqual(units[0].target.diagnostics, [warning]);
-    assert.equal(units[1].target.diagnostics, undefined);
-    const scores = r.stdout.trim().split("\n").map((line) => JSON.parse(line));
-    assert.deepEqual(
-      scores.map((s) => [s.metric, s.value, s.diagnostics]),
-      [
-        ["exact_match", 0, [warning]],
-        ["contains", 1, [warning]],
-        ["exact_match", 1, []],
-        ["contains", 1, []],
-      ],
-    );
+    const utf8 = await cli(["run", "utf8.yaml"], dir);
+    assert.equal(utf8.code, 0, utf8.stderr);
+    assert.equal(JSON.parse(utf8.stdout).value, 1);
+    // A U+FFFD the program wrote as UTF-8 is text like any other: scored.
+    await Deno.writeTextFile(`${dir}/fffd.yaml`, suite("fffd"));
+    const fffd = JSON.parse((await cli(["run", "fffd.yaml"], dir)).stdout);
+    assert.deepEqual([fffd.status, fffd.value], ["scored", 0]);
   });
 });
 
