@@ -193,28 +193,24 @@ export function notUtf8(text: string, bytes: Uint8Array): boolean {
 }
 
 /**
- * The warning for a command whose stdout was not UTF-8, each bad byte read
- * as U+FFFD: its output (or verdict) stands, and the Scores say so
- * (`target.invalid_encoding`, `scorer.invalid_encoding`).
+ * The warning for a scorer whose stdout was not UTF-8, each bad byte read as
+ * U+FFFD: its verdict stands, and the Score says so
+ * (`scorer.invalid_encoding`). A target's output is refused instead.
  *
- * @param role What the command is.
  * @param cmd The command.
  * @returns The diagnostic.
  *
  * @example
  * ```ts
  * import { notUtf8Warning } from "./run_command.ts";
- * if (notUtf8Warning("target", "./app.py").code !== "target.invalid_encoding") throw new Error();
+ * if (notUtf8Warning("./score.py").code !== "scorer.invalid_encoding") throw new Error();
  * ```
  */
-export function notUtf8Warning(
-  role: "scorer" | "target",
-  cmd: string,
-): Diagnostic {
+export function notUtf8Warning(cmd: string): Diagnostic {
   return {
-    code: `${role}.invalid_encoding`,
+    code: "scorer.invalid_encoding",
     severity: "warning",
-    message: `${role} ${
+    message: `scorer ${
       JSON.stringify(cmd)
     } printed bytes that are not UTF-8 on stdout, each read as U+FFFD (it should write UTF-8)`,
   };

@@ -56,8 +56,6 @@ export const DIAGNOSTIC_CODES: Readonly<Record<string, string>> = Object.freeze(
       "a judge's grade lies outside its scale (a 7 on 0..1): scored, but invalid",
     "target.error":
       "the target failed for this unit, so its Scores are blocked",
-    "target.invalid_encoding":
-      "a warning on each Score of a unit whose subprocess target printed bytes that are not UTF-8, each read as U+FFFD in the output scored",
     "case.invalid":
       "the dataset record is malformed, so its Scores are blocked",
     "prerequisite.failed":

@@ -109,11 +109,8 @@ function isMapping(value: unknown): value is Record<string, unknown> {
  * and evidence lists dropped, as evalglass writes them), or `undefined` when
  * it breaks the shape. A diagnostic of the earlier shape, `{level, message}`,
  * gets a code from its message's prefix, or `legacy.<level>`.
- *
- * @param d What was read.
- * @returns The diagnostic, or `undefined`.
  */
-export function readDiagnostic(d: unknown): Diagnostic | undefined {
+function readDiagnostic(d: unknown): Diagnostic | undefined {
   if (typeof d !== "object" || d === null || Array.isArray(d)) {
     return undefined;
   }

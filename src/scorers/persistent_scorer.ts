@@ -485,7 +485,7 @@ class Worker {
     try {
       score = this.#verdicts.score(line.text, pending.unit);
       if (line.error === INVALID_UTF8) {
-        score.diagnostics.push(notUtf8Warning("scorer", this.#cmd));
+        score.diagnostics.push(notUtf8Warning(this.#cmd));
       }
     } catch (failure) {
       // The case's own failure (a verdict the protocol refuses, an error

@@ -15,14 +15,13 @@ import {
 } from "../io/concurrent_map.ts";
 import {
   blocked,
-  type Diagnostic,
   errored,
   isScoreBatch,
   parseScoreFor,
   type Score,
   ScoreError,
 } from "../score/mod.ts";
-import { isCanonicalScore, readDiagnostic } from "../score/rules.ts";
+import { isCanonicalScore } from "../score/rules.ts";
 import { metricsOf, type Scorer, type ScorerContext } from "./scorer.ts";
 import { duplicateScorerName } from "./scorer_names.ts";
 import { unitLaterOf, unitPathOf, unitScore } from "./_unit_path.ts";
@@ -298,41 +297,11 @@ function runScorer(
   context: ScorerContext,
 ): Score[] | Promise<Score[]> {
   const target = unit.target_name;
-  const notes = unit.target?.diagnostics === undefined
-    ? undefined
-    : targetNotes(unit.target.diagnostics);
-  if (target === undefined && notes === undefined) {
-    return scoreOne(scorer, unit, context);
-  }
-  const stamp = (list: Score[]) => {
-    const named = target === undefined ? list : withTarget(list, target);
-    return notes === undefined ? named : withNotes(named, notes);
-  };
+  if (target === undefined) return scoreOne(scorer, unit, context);
   const scores = scoreOne(scorer, unit, context);
-  return scores instanceof Promise ? scores.then(stamp) : stamp(scores);
-}
-
-/**
- * The diagnostics a unit's target record carries (`target.diagnostics`: the
- * subprocess target's `target.invalid_encoding`), those that have the shape;
- * `undefined` when none has.
- */
-function targetNotes(recorded: unknown): Diagnostic[] | undefined {
-  if (!Array.isArray(recorded)) return undefined;
-  const notes: Diagnostic[] = [];
-  for (const d of recorded) {
-    const note = readDiagnostic(d);
-    if (note !== undefined) notes.push(note);
-  }
-  return notes.length > 0 ? notes : undefined;
-}
-
-/** A unit's Scores with its target's diagnostics after their own. */
-function withNotes(scores: Score[], notes: Diagnostic[]): Score[] {
-  return scores.map((score) => ({
-    ...score,
-    diagnostics: [...score.diagnostics, ...notes],
-  }));
+  return scores instanceof Promise
+    ? scores.then((list) => withTarget(list, target))
+    : withTarget(scores, target);
 }
 
 function scoreOne(

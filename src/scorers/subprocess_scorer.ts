@@ -403,7 +403,7 @@ export function subprocessScorer(
       const text = decoder.decode(result.stdout);
       const score = scoreFromVerdict(name, version, parseVerdict(cmd, text));
       if (notUtf8(text, result.stdout)) {
-        score.diagnostics.push(notUtf8Warning("scorer", cmd));
+        score.diagnostics.push(notUtf8Warning(cmd));
       }
       return score;
     },

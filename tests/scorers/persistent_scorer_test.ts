@@ -1424,28 +1424,6 @@ Deno.test("persistentScorer scores blocked units through the scoring stage witho
   );
 });
 
-Deno.test("persistentScorer's Scores through the scoring stage carry the diagnostics of their unit's target record, those that have the shape", async () => {
-  await withPythonScorer(
-    "noted",
-    `return json.dumps({"score": 1})`,
-    async (s) => {
-      const warning = {
-        code: "target.invalid_encoding",
-        severity: "warning",
-        message: "not UTF-8",
-      };
-      const got = await scoreAll([s], [
-        unit("a", { target: { latency_ms: 1, diagnostics: [warning, 7] } }),
-        unit("b"),
-      ], 4);
-      assert.deepEqual(
-        got.map((x) => [x.unit_id, x.status, x.diagnostics]),
-        [["t#a", "scored", [warning]], ["t#b", "scored", []]],
-      );
-    },
-  );
-});
-
 Deno.test("persistentScorer with startNow starts its process before the first case, which it then serves", async () => {
   await withPythonScorer(
     "early",
