@@ -59,7 +59,16 @@ export function escapeControl(text: string): string {
  * ```
  */
 export function clip(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max)}…` : text;
+  return text.length > max ? `${text.slice(0, whole(text, max))}…` : text;
+}
+
+/**
+ * A cut at `at` moved back off the middle of a surrogate pair: an emoji cut
+ * in two left half of it, which JSON writes as the text `\ud83d`.
+ */
+function whole(text: string, at: number): number {
+  const c = text.charCodeAt(at - 1);
+  return c >= 0xd800 && c <= 0xdbff ? at - 1 : at;
 }
 
 /**
@@ -111,7 +120,10 @@ export function returnedText(value: unknown): string {
  * ```
  */
 export function clipMiddle(text: string, head: number, tail: number): string {
-  return text.length > head + tail
-    ? `${text.slice(0, head)}…${text.slice(text.length - tail)}`
-    : text;
+  if (text.length <= head + tail) return text;
+  // The end starts after a low surrogate, not on it.
+  const from = text.length - tail;
+  const c = text.charCodeAt(from);
+  const start = c >= 0xdc00 && c <= 0xdfff ? from + 1 : from;
+  return `${text.slice(0, whole(text, head))}…${text.slice(start)}`;
 }

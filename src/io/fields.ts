@@ -2,6 +2,8 @@
 // headers, resume metadata, partial aggregates): plain code, so reading them
 // loads no schema library at start-up. Each returns a copy of known keys.
 
+import { clip } from "../base/terminal.ts";
+
 /** A field of untrusted JSON that is not what it must be. */
 export class FieldError extends SyntaxError {
   /**
@@ -22,7 +24,7 @@ function shown(value: unknown): string {
   if (Array.isArray(value)) return "a list";
   if (typeof value === "object" && value !== null) return "a mapping";
   const text = JSON.stringify(value) ?? String(value);
-  return text.length > 40 ? `${text.slice(0, 40)}…` : text;
+  return clip(text, 40);
 }
 
 /** `value` as a mapping (not a list, not null). */

@@ -5,6 +5,7 @@ import { expectedJson } from "../dataset/case.ts";
 import type { Unit } from "../dataset/unit.ts";
 import { fingerprint } from "../fingerprint/fingerprint.ts";
 import { nonEvaluable, type Score } from "../score/mod.ts";
+import { clip } from "../base/terminal.ts";
 
 /** A value's JSON with the keys of every mapping sorted: one text per meaning. */
 export function canonicalJson(value: unknown): string {
@@ -68,7 +69,7 @@ export function noExpected(
 
 /** A text quoted for a reason, cut to `max` characters. */
 export function quote(text: string, max = 100): string {
-  return JSON.stringify(text.length > max ? `${text.slice(0, max)}…` : text);
+  return JSON.stringify(clip(text, max));
 }
 
 /** Some texts quoted for a reason: the first five, and how many more. */

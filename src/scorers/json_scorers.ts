@@ -16,6 +16,7 @@ import type { Unit } from "../dataset/unit.ts";
 import { noExpected, quote, quoteList, versionOf } from "./_builtin.ts";
 import { expectedJson } from "../dataset/case.ts";
 import type { SchemaCheck } from "./_json_schema.ts";
+import { clip } from "../base/terminal.ts";
 
 /** The output parsed, or why it is not JSON. */
 /**
@@ -357,7 +358,7 @@ function difference(a: unknown, b: unknown, path = "$"): string | undefined {
 
 function shown(value: unknown): string {
   const text = exactJson(value) ?? String(value);
-  return text.length > 60 ? `${text.slice(0, 60)}…` : text;
+  return clip(text, 60);
 }
 
 /**

@@ -32,6 +32,7 @@ import {
   type Verdict,
 } from "./scorer.ts";
 import type { Unit } from "../dataset/unit.ts";
+import { clip } from "../base/terminal.ts";
 
 /**
  * Options of {@linkcode subprocessScorer}.
@@ -164,7 +165,7 @@ export function scorerPayload(unit: Unit): string {
 }
 
 function quote(text: string, max = 1000): string {
-  return JSON.stringify(text.length > max ? `${text.slice(0, max)}…` : text);
+  return JSON.stringify(clip(text, max));
 }
 
 /**

@@ -9,6 +9,7 @@ import { type Score, scored } from "../score/mod.ts";
 import { type Scorer, UNIT_RANGE } from "./scorer.ts";
 import type { Unit } from "../dataset/unit.ts";
 import { quote, quoteList, versionOf } from "./_builtin.ts";
+import { clip } from "../base/terminal.ts";
 
 /**
  * Options of {@linkcode regexMatch}.
@@ -95,9 +96,7 @@ export function regexMatch(options: RegexScorerOptions): Scorer {
   // The pattern as a regex literal a user can paste back (`source` escapes
   // `/` and line breaks); JSON's quoting would double every backslash.
   const source = re.source;
-  const shown = `/${
-    source.length > 80 ? `${source.slice(0, 80)}…` : source
-  }/${flags}`;
+  const shown = `/${clip(source, 80)}/${flags}`;
   return {
     name,
     version,

@@ -523,3 +523,37 @@ Deno.test("every built-in scorer declares its range, 0..1, so run clamps its int
     assert.match(out.stderr, /levenshtein\s+0\.500 \[0\.000, 1\.000\]/);
   });
 });
+
+Deno.test("cli run cuts the texts its reasons quote at whole characters: no half of an emoji, which JSON writes as \\ud83d", async () => {
+  await withTempDir(async (dir) => {
+    // Odd lengths before the emoji put each cut between a surrogate pair:
+    // exact_match quotes 200 UTF-16 units, a scorer's stderr its first 500
+    // and last 1500.
+    const long = `a${"😀".repeat(150)}`;
+    await Deno.writeTextFile(
+      `${dir}/cases.jsonl`,
+      JSON.stringify({ input: "q", output: "no", expected: long }) + "\n",
+    );
+    await Deno.writeTextFile(
+      `${dir}/fails.py`,
+      `import sys\nsys.stderr.write("a" + "\\U0001F600" * 1200 + "b")\nsys.exit(1)\n`,
+    );
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      `dataset: cases.jsonl\ntarget: { type: replay }\nscorers:\n  - type: exact_match\n  - { type: subprocess, cmd: python3 fails.py }\n`,
+    );
+    const out = await cli(["run", "suite.yaml"], dir);
+    // A metric with nothing measured fails the run's default gate.
+    assert.equal(out.code, 1, out.stderr);
+    assert.doesNotMatch(out.stdout, /\\ud[89a-f]/i);
+    const [exact, fails] = out.stdout.trimEnd().split("\n").map((l) =>
+      JSON.parse(l)
+    );
+    assert.equal(exact.reason, `expected "a${"😀".repeat(99)}…"`);
+    assert.equal(fails.status, "error");
+    assert.ok(
+      fails.reason.endsWith(`: a${"😀".repeat(249)}…${"😀".repeat(749)}b`),
+      fails.reason,
+    );
+  });
+});
