@@ -141,7 +141,7 @@ export async function send(
           !response.headers.has("content-encoding")
         ) {
           try {
-            return { status: response.status, text: await response.text() };
+            return { status: response.status, text: await bodyText(response) };
           } catch (error) {
             throw failure(error, call);
           }
@@ -357,7 +357,7 @@ async function readCapped(
   // decompressed on the way (then the decoded size is unknown).
   if (declared !== null && !response.headers.has("content-encoding")) {
     const length = Number(declared);
-    if (length <= max) return await response.text();
+    if (length <= max) return await bodyText(response);
     if (tooLarge !== undefined) {
       await response.body?.cancel();
       throw tooLarge();
@@ -386,7 +386,31 @@ async function readCapped(
     bytes.set(chunk, at);
     at += chunk.length;
   }
-  return new TextDecoder().decode(bytes);
+  return decoderFor(response).decode(bytes);
+}
+
+/** A body whose length is known to be within the cap, as text. */
+async function bodyText(response: Response): Promise<string> {
+  return decoderFor(response).decode(await response.arrayBuffer());
+}
+
+/**
+ * The decoder of the charset the response declares (`text/plain;
+ * charset=shift_jis`, a service older than UTF-8), else UTF-8, as for a
+ * label the Encoding Standard does not know: `response.text()` reads every
+ * body as UTF-8, so "café" in Latin-1 became "caf\u{fffd}".
+ */
+function decoderFor(response: Response): TextDecoder {
+  const type = response.headers.get("content-type") ?? "";
+  const label = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(type)?.[1];
+  if (label === undefined) return new TextDecoder();
+  try {
+    return new TextDecoder(label);
+  } catch (error) {
+    // An unknown label: read as UTF-8, as a body that names none.
+    if (!(error instanceof RangeError)) throw error;
+    return new TextDecoder();
+  }
 }
 
 /** Reads the final response: its text if 2xx, else the error it means. */
