@@ -221,7 +221,6 @@ type Lost = (
 ) => void;
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
 
 /** The size of the buffer verdicts are read into. */
 const READ_BYTES = 64 * 1024;
@@ -413,11 +412,15 @@ class Worker {
     // Keep the last few KiB: enough to explain a crash, never unbounded.
     const reader = this.#child.stderr.getReader();
     this.#readers.push(reader);
+    // Its own decoder, streaming: a character whose bytes come in two
+    // reads is one character, not two U+FFFD.
+    const text = new TextDecoder();
     try {
       for (;;) {
         const { done, value } = await reader.read();
         if (done) break;
-        this.#stderr = (this.#stderr + decoder.decode(value)).slice(-4096);
+        this.#stderr = (this.#stderr + text.decode(value, { stream: true }))
+          .slice(-4096);
         this.#stderrBytes += value.byteLength;
         // The per-case mode's cap, per case: a long-lived process's logs
         // over many cases are no fault, one case's flood is. What came since

@@ -626,6 +626,27 @@ return json.dumps({"score": 0.5, "reason": payload["input"]})`,
   );
 });
 
+Deno.test("persistentScorer quotes a crash's stderr whole when a character's bytes came in two reads", async () => {
+  // "é" is two bytes in UTF-8: the first ends one write, the second starts
+  // the next, so the two reach evalpipe in two reads.
+  await withPythonScorer(
+    "split",
+    `sys.stderr.buffer.write("modèle".encode()[:4])
+sys.stderr.flush()
+time.sleep(0.3)
+sys.stderr.buffer.write("modèle".encode()[4:] + b" introuvable\\n")
+sys.stderr.flush()
+os._exit(3)`,
+    async (s, { cmd }) => {
+      assert.deepEqual(await inFlight(s, [unit("q")]), [
+        `error: scorer ${
+          JSON.stringify(cmd)
+        } exited with status 3: modèle introuvable`,
+      ]);
+    },
+  );
+});
+
 Deno.test("persistentScorer sends a lost case again only once, so a process that dies at every start is not restarted for ever", async () => {
   // Dies on reading its first payload, before any verdict.
   await withPythonScorer(
