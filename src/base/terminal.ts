@@ -50,7 +50,8 @@ export function escapeControl(text: string): string {
  *
  * @param text The text.
  * @param max The most characters kept.
- * @returns The text, or its first `max` characters and `…`.
+ * @param mark What ends a text that was clipped.
+ * @returns The text, or its first `max` characters and `mark`.
  *
  * @example
  * ```ts
@@ -58,8 +59,8 @@ export function escapeControl(text: string): string {
  * if (clip("abcdef", 3) !== "abc…" || clip("abc", 3) !== "abc") throw new Error();
  * ```
  */
-export function clip(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, whole(text, max))}…` : text;
+export function clip(text: string, max: number, mark = "…"): string {
+  return text.length > max ? `${text.slice(0, whole(text, max))}${mark}` : text;
 }
 
 /**

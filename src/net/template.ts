@@ -5,6 +5,7 @@
  * @module
  */
 
+import { clip } from "../base/terminal.ts";
 import { nearest } from "../base/words.ts";
 
 /** A placeholder that names a field the case does not have. */
@@ -333,7 +334,7 @@ export function redactClipped(
     0,
   );
   const t = redact(text.slice(0, max + longest + 1), secrets);
-  return t.length > max ? `${t.slice(0, max)}${mark}` : t;
+  return clip(t, max, mark);
 }
 
 /**

@@ -3,7 +3,11 @@
 // case it renders, and a missing field fails the same way.
 
 import assert from "node:assert/strict";
-import { renderTemplate, TemplateError } from "../../src/net/template.ts";
+import {
+  redactClipped,
+  renderTemplate,
+  TemplateError,
+} from "../../src/net/template.ts";
 
 Deno.test("renderTemplate fills every placeholder, texts around them kept", () => {
   const template =
@@ -99,4 +103,14 @@ Deno.test("renderTemplate points a placeholder naming a metadata field (a CSV co
           `The template names {{${path}}}, which this case does not have; did you mean {{metadata.${path}}}?`,
     );
   }
+});
+
+Deno.test("redactClipped cuts a server's answer between whole characters, never inside an emoji", () => {
+  // A 500-character cut that falls between the two halves of "😀" left the
+  // first, which JSON writes as the text \ud83d in a Score's reason.
+  const answer = `${"x".repeat(499)}😀 and more`;
+  const shown = redactClipped(answer, [], 500);
+  assert.equal(shown, `${"x".repeat(499)}…`);
+  assert.equal(redactClipped(answer, [], 501), `${"x".repeat(499)}😀…`);
+  assert.equal(redactClipped(answer, [], 200, ""), "x".repeat(200));
 });
