@@ -98,17 +98,19 @@ export async function cliWithStdin(
  * @param args The command and its options.
  * @param cwd The folder to run in.
  * @param env More environment variables.
+ * @param stdin `"piped"` for a stdin the test holds open (or writes to).
  * @returns The child.
  */
 export function spawnCli(
   args: string[],
   cwd: string,
   env: Record<string, string> = {},
+  stdin: "null" | "piped" = "null",
 ): Deno.ChildProcess {
   return new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", CLI, ...args],
     cwd,
-    stdin: "null",
+    stdin,
     stdout: "null",
     stderr: "piped",
     env: { NO_COLOR: "1", ...env },

@@ -65,6 +65,13 @@ function listed(items: readonly string[]): string {
     : `${items.slice(0, -1).join(", ")} and ${items.at(-1)}`;
 }
 
+/** The line of a run that stopped before it wrote to `kept`, its files. */
+function nothingWritten(kept: readonly string[]): string {
+  return `evalpipe: nothing was written: ${listed(kept)} ${
+    kept.length === 1 ? "is" : "are"
+  } as ${kept.length === 1 ? "it was" : "they were"}`;
+}
+
 /** A word as the shell reads it back: quoted unless it is plain. */
 function shellWord(word: string): string {
   return /^[A-Za-z0-9_.,:\/=@%+-]+$/.test(word)
@@ -530,6 +537,12 @@ and a summary table on stderr.`,
       if (needRecord) {
         say("evalpipe: no reports: the run stopped before they were made");
       }
+      // Stopped before the run's first unit: each output is as it was, and
+      // one this run made (empty, not yet a record) goes, as on a refusal.
+      const unbegun = opened && !began;
+      if (unbegun) {
+        for (const file of [out, unitsFile, record]) file?.close();
+      }
       if (tempRecord !== undefined) {
         try {
           Deno.removeSync(tempRecord);
@@ -537,14 +550,18 @@ and a summary table on stderr.`,
           // Removed by someone else meanwhile: nothing is left.
           if (!(error instanceof Deno.errors.NotFound)) throw error;
         }
-      } else if (record !== undefined && !failed.includes(recordName)) {
+      } else if (
+        record !== undefined && !unbegun && !failed.includes(recordName)
+      ) {
         const ending = cutShortEnding?.(recordLast);
         if (ending !== undefined) {
           void record.write(new TextEncoder().encode(ending));
         }
       }
+      const kept = unbegun ? givenFiles(flags) : [];
+      if (kept.length > 0) say(nothingWritten(kept));
       // Called on a signal or a timer, long after resumeHint is defined.
-      if (outPath !== undefined) say(resumeHint());
+      else if (outPath !== undefined) say(resumeHint());
       Deno.exit(signalExitCode(sig));
     };
     const stop = new AbortController();
@@ -861,11 +878,7 @@ and a summary table on stderr.`,
         : givenFiles(flags);
       if (kept.length === 0) throw error;
       say(`evalpipe: ${(error as Error).message}`);
-      say(
-        `evalpipe: nothing was written: ${listed(kept)} ${
-          kept.length === 1 ? "is" : "are"
-        } as ${kept.length === 1 ? "it was" : "they were"}`,
-      );
+      say(nothingWritten(kept));
       return code!;
     } finally {
       interrupt.dispose();

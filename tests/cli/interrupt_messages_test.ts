@@ -312,3 +312,51 @@ Deno.test("aggregate on SIGINT goes on to the end of its input, as run in front 
   assert.equal(aggregate.n, 1510);
   assert.equal(aggregate.mean, 755 / 1510);
 });
+
+Deno.test("run stopped by a second SIGINT before its first unit leaves its outputs as they were and no new file", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      `dataset: "-"\ntarget: { type: replay }\nscorers:\n  - type: exact_match\n`,
+    );
+    await Deno.writeTextFile(`${dir}/old.ndjson`, "the last run's Scores\n");
+    // Stdin held open with no case on it: the run waits before its first unit.
+    const child = spawnCli(
+      ["run", "suite.yaml", "--out", "old.ndjson", "--record", "rec.json"],
+      dir,
+      {},
+      "piped",
+    );
+    const stderr = new Collected(child.stderr);
+    // The record, opened last, is there: every output is open.
+    await stderr.until("the outputs opened", () => {
+      try {
+        return Deno.statSync(`${dir}/rec.json`).isFile;
+      } catch (error) {
+        if (!(error instanceof Deno.errors.NotFound)) throw error;
+        return false;
+      }
+    });
+    child.kill("SIGINT");
+    await stderr.until("the first signal's word", (t) => t.includes("again"));
+    child.kill("SIGINT");
+    const status = await child.status;
+    await stderr.done;
+    await child.stdin.close().catch((error) => {
+      // The command stopped reading: expected once it is stopped.
+      if (!(error instanceof Deno.errors.BrokenPipe)) throw error;
+    });
+    assert.equal(status.code, 130, stderr.text);
+    assert.equal(
+      stderr.text,
+      `${FIRST_SIGINT}evalpipe: nothing was written: --out "old.ndjson" and --record "rec.json" are as they were\n`,
+    );
+    assert.equal(
+      await Deno.readTextFile(`${dir}/old.ndjson`),
+      "the last run's Scores\n",
+    );
+    // Not an empty file where no record was: `report rec.json` would call it
+    // not a RunRecord.
+    await assert.rejects(Deno.stat(`${dir}/rec.json`), Deno.errors.NotFound);
+  });
+});
