@@ -189,6 +189,7 @@ const INTERPRETERS = new Set([
  * if (missingScript("python3 scorers/no-such-file.py", "/") !== "scorers/no-such-file.py") throw new Error();
  * if (missingScript("python3 -c 'print(1)'", "/") !== undefined) throw new Error();
  * if (missingScript("sh -c 'exit 0' /etc/hostname", "/") !== undefined) throw new Error();
+ * if (missingScript("deno run -A jsr:@org/grader/grade.ts", "/") !== undefined) throw new Error();
  * ```
  */
 export function missingScript(cmd: string, cwd: string): string | undefined {
@@ -212,6 +213,9 @@ export function missingScript(cmd: string, cwd: string): string | undefined {
   if (rest.slice(0, at).some((a) => inline.includes(a))) return undefined;
   const first = rest[at]!;
   if (!/\.[A-Za-z0-9]+$/.test(first) && !first.includes("/")) return undefined;
+  // A URL or a module specifier, not a path (`deno run -A jsr:@org/grade`,
+  // `file:///srv/grade.ts`, `https://...`): the interpreter's to fetch.
+  if (/^[A-Za-z][A-Za-z0-9+.-]+:/.test(first)) return undefined;
   return exists(resolveIn(cwd, first)) ? undefined : first;
 }
 

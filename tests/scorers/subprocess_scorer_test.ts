@@ -1145,6 +1145,33 @@ Deno.test("subprocessScorer and persistentScorer refuse, as they are built, a co
   });
 });
 
+Deno.test("subprocessScorer and persistentScorer run a script given by URL, which is no missing file", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/grade.ts`,
+      `await new Response(Deno.stdin.readable).text();\nconsole.log('{"score": 1}');\n`,
+    );
+    // deno (on PATH, as an interpreter is) reads file:, jsr: and https:
+    // URLs; the cwd holds no such path.
+    const s = subprocessScorer(`deno run -A file://${dir}/grade.ts`, {
+      name: "graded",
+      cwd: "/",
+    });
+    const p = persistentScorer("deno run -A jsr:@evalpipe/none/grade.ts", {
+      name: "p",
+      cwd: "/",
+    });
+    await p.close?.();
+    const [score] = await scoreAll([s], [{
+      example_id: "d#1",
+      unit_id: "d#1",
+      input: "q",
+      output: "a",
+    }]);
+    assert.equal(score?.value, 1, JSON.stringify(score));
+  });
+});
+
 Deno.test("subprocessScorer refuses a timeout that is not a positive number", () => {
   for (const timeout of [0, -1, NaN, Infinity]) {
     assert.throws(() => subprocessScorer("true", { timeout }), RangeError);
