@@ -151,8 +151,8 @@ export async function openOut(
   const name = options.name ?? JSON.stringify(path);
   const keep = options.keep === true && options.append !== true;
   let file: Deno.FsFile;
-  // Whether this open made the file, so that a kept file never begun goes.
-  let created = false;
+  // The file this open made, so that a kept file never begun goes.
+  let created: string | undefined;
   try {
     if (keep) {
       [file, created] = await openKept(path);
@@ -191,9 +191,9 @@ export async function openOut(
     },
     close: () => {
       file.close();
-      if (begun || !created) return;
+      if (begun || created === undefined) return;
       try {
-        Deno.removeSync(path);
+        Deno.removeSync(created);
       } catch (error) {
         // Removed by someone else meanwhile: nothing is left of it.
         if (!(error instanceof Deno.errors.NotFound)) throw error;
@@ -203,15 +203,25 @@ export async function openOut(
 }
 
 /**
- * Opens `path` to write without emptying it: the file, and whether this
- * open created it.
+ * Opens `path` to write without emptying it: the file, and the path of the
+ * file this open created, if it made one.
  */
-async function openKept(path: string): Promise<[Deno.FsFile, boolean]> {
+async function openKept(
+  path: string,
+): Promise<[Deno.FsFile, string | undefined]> {
   try {
-    return [await Deno.open(path, { write: true, createNew: true }), true];
+    return [await Deno.open(path, { write: true, createNew: true }), path];
   } catch (error) {
     // There already: kept as it is until the output begins.
     if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
-    return [await Deno.open(path, { write: true }), false];
+  }
+  try {
+    return [await Deno.open(path, { write: true }), undefined];
+  } catch (error) {
+    // A symlink to no file yet, which the shell's > creates: made where it
+    // points, and that file, not the link, is what goes unbegun.
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+    const file = await Deno.open(path, { write: true, create: true });
+    return [file, await Deno.realPath(path)];
   }
 }

@@ -265,6 +265,38 @@ Deno.test("cli run with no cases on stdin leaves --out and --record as they were
   });
 });
 
+Deno.test("cli run writes --out, --record and --units through a symlink to no file yet, as the shell's > does, and removes only what it made", async () => {
+  await withTempDir(async (dir) => {
+    await suite(dir);
+    await Deno.mkdir(`${dir}/results`);
+    const flags = [["--out", "s.ndjson"], ["--record", "r.json"], [
+      "--units",
+      "u.ndjson",
+    ]];
+    for (const [, name] of flags) {
+      await Deno.symlink(`results/${name}`, `${dir}/${name}`);
+    }
+    const { code, stderr } = await cli(["run", "s.yaml", ...flags.flat()], dir);
+    assert.equal(code, 0, stderr);
+    for (const [, name] of flags) {
+      assert.ok((await Deno.lstat(`${dir}/${name}`)).isSymlink, name);
+      assert.notEqual(await Deno.readTextFile(`${dir}/results/${name}`), "");
+    }
+    // Refused before its first unit: the links stay, their files are gone.
+    for (const [, name] of flags) await Deno.remove(`${dir}/results/${name}`);
+    await Deno.writeTextFile(`${dir}/empty.jsonl`, "");
+    await Deno.writeTextFile(
+      `${dir}/e.yaml`,
+      SUITE.replace("d.jsonl", "empty.jsonl"),
+    );
+    const before = await snapshot(dir);
+    const refused = await cli(["run", "e.yaml", ...flags.flat()], dir);
+    assert.equal(refused.code, 2, refused.stderr);
+    assert.match(refused.stderr, /nothing was written/);
+    assert.deepEqual(await snapshot(dir), before);
+  });
+});
+
 Deno.test("cli run --resume leaves a torn file as it was when the config is wrong", async () => {
   await withTempDir(async (dir) => {
     await suite(dir);
