@@ -548,8 +548,7 @@ function pooled(
   // types do not name it.
   return ((unit: Unit) =>
     unit.invalid === undefined && unit.target_name === undefined &&
-      unit.target?.error === undefined &&
-      unit.target?.diagnostics === undefined
+      unit.target?.error === undefined
       ? later.call(scorer, unit, context, scorerFailed)
       : scoreWith(scorers, unit, context)) as (
       unit: Unit,
