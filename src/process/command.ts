@@ -45,12 +45,14 @@ function isFile(path: string): boolean {
     return Deno.statSync(path).isFile;
   } catch (error) {
     // A word that is not a readable file is simply not the script: it does
-    // not exist, is not readable, goes through a file as if it were a folder
-    // (`x.py/y`), loops through symlinks, or is too long to be a file name
-    // (an inline `python3 -c "..."` program).
+    // not exist, is not readable (by the system, or by Deno's permissions:
+    // a script run with --allow-run alone), goes through a file as if it
+    // were a folder (`x.py/y`), loops through symlinks, or is too long to be
+    // a file name (an inline `python3 -c "..."` program).
     if (
       error instanceof Deno.errors.NotFound ||
       error instanceof Deno.errors.PermissionDenied ||
+      error instanceof Deno.errors.NotCapable ||
       error instanceof Deno.errors.NotADirectory ||
       error instanceof Deno.errors.FilesystemLoop ||
       (error instanceof Error && "code" in error &&

@@ -270,6 +270,38 @@ Deno.test("subprocessTarget refuses, as it is built, a command whose script does
   });
 });
 
+Deno.test("subprocessTarget and subprocessScorer are built in a script Deno may not read the folder of (--allow-run alone), as before the check of their script", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/app.sh`, "cat >/dev/null; echo 42\n");
+    await Deno.writeTextFile(
+      `${dir}/grade.sh`,
+      `cat >/dev/null; echo '{"score": 1}'\n`,
+    );
+    const src = new URL("../../src/", import.meta.url).href;
+    await Deno.writeTextFile(
+      `${dir}/main.ts`,
+      `import { subprocessTarget } from "${src}targets/subprocess_target.ts";
+import { subprocessScorer } from "${src}scorers/subprocess_scorer.ts";
+const target = subprocessTarget("sh app.sh");
+const scorer = subprocessScorer("sh grade.sh", { name: "grade" });
+const { output } = await target.call({ input: "6*7?" }, {});
+const [score] = [await scorer.score({ example_id: "d#1", unit_id: "d#1", input: "6*7?", output }, {})].flat();
+console.log(output, score.value);
+`,
+    );
+    // The script runs the commands; it reads no file of the folder itself.
+    const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "--no-lock", "--allow-run", "main.ts"],
+      cwd: dir,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const dec = new TextDecoder();
+    assert.equal(code, 0, dec.decode(stderr));
+    assert.equal(dec.decode(stdout), "42 1\n");
+  });
+});
+
 Deno.test("subprocessTarget writes the exact payload bytes on stdin, without expected", async () => {
   await withTempDir(async (dir) => {
     const target = subprocessTarget("cat > payload.bin; echo ok", {
