@@ -394,14 +394,20 @@ async function bodyText(response: Response): Promise<string> {
   return decoderFor(response).decode(await response.arrayBuffer());
 }
 
+/** `application/json`, or a JSON-based type such as `application/problem+json`. */
+const JSON_TYPE = /^\s*[\w.-]+\/(?:[\w.-]+\+)?json\s*(?:;|$)/i;
+
 /**
  * The decoder of the charset the response declares (`text/plain;
  * charset=shift_jis`, a service older than UTF-8), else UTF-8, as for a
- * label the Encoding Standard does not know: `response.text()` reads every
- * body as UTF-8, so "café" in Latin-1 became "caf\u{fffd}".
+ * label the Encoding Standard does not know, and for JSON: `response.text()`
+ * reads every body as UTF-8, so "café" in Latin-1 became "caf\u{fffd}".
  */
 function decoderFor(response: Response): TextDecoder {
   const type = response.headers.get("content-type") ?? "";
+  // JSON is UTF-8 whatever the label says (RFC 8259, 8.1: the charset
+  // parameter has no effect), as fetch's own `json()` reads it.
+  if (JSON_TYPE.test(type)) return new TextDecoder();
   const label = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(type)?.[1];
   if (label === undefined) return new TextDecoder();
   try {

@@ -13,6 +13,15 @@ const BODIES: Record<string, [number[], string | undefined]> = {
   latin1: [[0x63, 0x61, 0x66, 0xe9], 'text/plain; charset="iso-8859-1"'],
   utf8: [[0x63, 0x61, 0x66, 0xc3, 0xa9], "text/plain"],
   unknown: [[0x63, 0x61, 0x66, 0xc3, 0xa9], "text/plain; charset=x-nonesuch"],
+  // JSON is UTF-8 whatever its label (RFC 8259): the label is not obeyed.
+  json: [
+    [0x63, 0x61, 0x66, 0xc3, 0xa9],
+    "application/json; charset=iso-8859-1",
+  ],
+  problem: [
+    [0x63, 0x61, 0x66, 0xc3, 0xa9],
+    "application/problem+json;charset=latin1",
+  ],
 };
 
 Deno.test("cli run: an http target reads a body in the charset its Content-Type declares, declared length or streamed", async () => {
@@ -40,6 +49,8 @@ Deno.test("cli run: an http target reads a body in the charset its Content-Type 
           { id: "latin1", input: "latin1", expected: "café" },
           { id: "utf8", input: "utf8", expected: "café" },
           { id: "unknown", input: "unknown", expected: "café" },
+          { id: "json", input: "json", expected: "café" },
+          { id: "problem", input: "problem", expected: "café" },
         ];
         await Deno.writeTextFile(
           `${dir}/cases.jsonl`,
