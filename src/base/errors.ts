@@ -89,6 +89,60 @@ export function messageOf(error: unknown): string {
 }
 
 /**
+ * Whether the operating system threw `error`, not a bug: one of Deno's
+ * `Deno.errors` classes, or a plain `Error` carrying an errno (ENOSPC, EROFS,
+ * EDQUOT, EIO and EMFILE have no class of their own: their `code` is set and
+ * their message ends `(os error N)`).
+ *
+ * @param error What was thrown.
+ * @returns Whether it is the system's.
+ *
+ * @example
+ * ```ts
+ * import { isOsError } from "./errors.ts";
+ * if (!isOsError(new Deno.errors.NotFound("x")) || isOsError(new TypeError("x"))) throw new Error();
+ * ```
+ */
+export function isOsError(error: unknown): boolean {
+  if (Object.values(Deno.errors).some((E) => error instanceof E)) return true;
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  return (typeof code === "string" && /^E[A-Z0-9]+$/.test(code)) ||
+    /\(os error \d+\)/.test(error.message);
+}
+
+/**
+ * Whether reading a file threw `error`, not a bug: the system's (see
+ * {@linkcode isOsError}), or a strict decoder's refusal of bytes that are not
+ * UTF-8.
+ *
+ * @param error What was thrown.
+ * @returns Whether {@linkcode osErrorText} can name it for a user.
+ *
+ * @example
+ * ```ts
+ * import { isReadError } from "./errors.ts";
+ * let thrown: unknown;
+ * try {
+ *   new TextDecoder("utf-8", { fatal: true }).decode(new Uint8Array([0xff]));
+ * } catch (error) {
+ *   thrown = error;
+ * }
+ * if (!isReadError(thrown) || isReadError(new RangeError("x"))) throw new Error();
+ * ```
+ */
+export function isReadError(error: unknown): boolean {
+  return isOsError(error) || isNotUtf8(error);
+}
+
+function isNotUtf8(error: unknown): boolean {
+  return error instanceof TypeError &&
+    /invalid utf-8|did not contain valid UTF-8|encoded data is not valid/i.test(
+      error.message,
+    );
+}
+
+/**
  * A file-system error in a few plain words, without the OS's decoration.
  *
  * @param error What `Deno.readFile` and friends threw.
@@ -107,14 +161,7 @@ export function osErrorText(error: unknown): string {
   if (error instanceof Deno.errors.NotADirectory) {
     return "a part of its path is a file, not a folder";
   }
-  if (
-    error instanceof TypeError &&
-    /invalid utf-8|did not contain valid UTF-8|encoded data is not valid/i.test(
-      error.message,
-    )
-  ) {
-    return "not valid UTF-8";
-  }
+  if (isNotUtf8(error)) return "not valid UTF-8";
   return messageOf(error);
 }
 

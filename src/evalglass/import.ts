@@ -5,6 +5,7 @@
  * @module
  */
 
+import { isOsError } from "../base/errors.ts";
 import { parseScore, type Score } from "../score/mod.ts";
 import { isRunRecord, RunRecordError } from "../record/run_record.ts";
 import { elementSpans, memberSpan } from "../io/_json_scan.ts";
@@ -312,9 +313,7 @@ export async function readEvalglassRunRecord(
     });
   } catch (error) {
     // The caller's own reading reports a file that cannot be read.
-    if (Object.values(Deno.errors).some((E) => error instanceof E)) {
-      return undefined;
-    }
+    if (isOsError(error)) return undefined;
     throw error;
   }
   const start = head.replace(/^\uFEFF/, "").trimStart();

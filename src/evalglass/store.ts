@@ -8,7 +8,12 @@
  * @module
  */
 
-import { InputError, osErrorText, outputErrorOf } from "../base/errors.ts";
+import {
+  InputError,
+  isOsError,
+  osErrorText,
+  outputErrorOf,
+} from "../base/errors.ts";
 import type { RunRecord } from "../record/run_record.ts";
 import { pythonJson } from "./_python_json.ts";
 import { toEvalglass } from "./export.ts";
@@ -213,9 +218,4 @@ export async function writeEvalglassRun(
     runrecord: `${runDir}/runrecord.json`,
     scorecard: `${runDir}/scorecard.json`,
   };
-}
-
-/** Whether the file system threw it (a `Deno.errors` class), not a bug. */
-function isOsError(error: unknown): boolean {
-  return Object.values(Deno.errors).some((E) => error instanceof E);
 }

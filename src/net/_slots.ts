@@ -6,6 +6,8 @@
  * @module
  */
 
+import { isOsError } from "../base/errors.ts";
+
 /**
  * The soft limit on open files (RLIMIT_NOFILE), read from
  * `/proc/self/limits` or else `sh -c "ulimit -n"`; `undefined` when neither
@@ -39,12 +41,6 @@ export function openFileLimit(): number | undefined {
     if (!isOsError(error)) throw error;
     return undefined;
   }
-}
-
-/** Deno's error classes, or a plain `Error` with an errno (EMFILE). */
-function isOsError(error: unknown): boolean {
-  return Object.values(Deno.errors).some((E) => error instanceof E) ||
-    (error instanceof Error && /\(os error \d+\)/.test(error.message));
 }
 
 /**

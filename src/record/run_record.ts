@@ -20,7 +20,7 @@
  */
 
 import { isRunRecord } from "./_sniff.ts";
-import { osErrorText } from "../base/errors.ts";
+import { isReadError, osErrorText } from "../base/errors.ts";
 import { type Aggregate, Aggregator } from "../aggregate/mod.ts";
 import { type ByteWriter, TextWriter } from "../io/text_writer.ts";
 import { FieldError, mappingAt, stringAt, stringMapAt } from "../io/fields.ts";
@@ -584,7 +584,7 @@ export async function readRunRecord(path: string): Promise<RunRecord> {
     // A record that is there but invalid says so itself; a file that cannot
     // be read is named in a few words, as readScoresFile names it, not as
     // Deno's "No such file or directory (os error 2): open 'run.json'".
-    if (error instanceof SyntaxError) throw error;
+    if (!isReadError(error)) throw error;
     throw new RunRecordError(
       `Cannot read run record ${JSON.stringify(path)}: ${osErrorText(error)}`,
     );

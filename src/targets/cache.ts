@@ -5,6 +5,7 @@
  * @module
  */
 
+import { isOsError } from "../base/errors.ts";
 import { Sha256 } from "../fingerprint/_sha256.ts";
 import type { Case } from "../dataset/case.ts";
 import type { Target, TargetContext, TargetResult } from "./target.ts";
@@ -302,7 +303,7 @@ export class TargetCache {
     } catch (error) {
       // No folder yet (a first run: every key misses without a file-system
       // call), or one that cannot be read: the cache must not fail the call.
-      if (isFsError(error)) return index;
+      if (isOsError(error)) return index;
       throw error;
     }
     this.#legacy = names.some((n) => /^[0-9a-f]{2}$/.test(n));
@@ -347,7 +348,7 @@ export class TargetCache {
     try {
       await this.set(key, result);
     } catch (error) {
-      if (!isFsError(error)) throw error;
+      if (!isOsError(error)) throw error;
       this.writeErrors++;
     }
   }
@@ -408,7 +409,7 @@ function indexPack(
   try {
     file = Deno.openSync(path);
   } catch (error) {
-    if (isFsError(error)) return;
+    if (isOsError(error)) return;
     throw error;
   }
   const add = (head: Uint8Array, start: number, end: number) => {
@@ -455,7 +456,7 @@ function indexPack(
     }
     add(head, lineStart, offset); // a last line without its newline: torn
   } catch (error) {
-    if (!isFsError(error)) throw error;
+    if (!isOsError(error)) throw error;
   } finally {
     file.close();
   }
@@ -535,7 +536,7 @@ function readRange(at: Location): string | undefined {
     }
     return decoder.decode(bytes);
   } catch (error) {
-    if (isFsError(error)) return undefined;
+    if (isOsError(error)) return undefined;
     throw error;
   } finally {
     file?.close();
@@ -574,25 +575,12 @@ function readEntry(path: string, key: string): TargetResult | undefined {
   } catch (error) {
     // An entry that cannot be read (missing, a file where a folder should
     // be, no permission) is a miss: the cache must not fail the call.
-    if (isFsError(error)) return undefined;
+    if (isOsError(error)) return undefined;
     throw error;
   } finally {
     Error.stackTraceLimit = limit;
   }
   return entryResult(text, key);
-}
-
-/**
- * Whether an error is the file system's: one of `Deno.errors`, or a plain
- * `Error` carrying an errno (ENOSPC, EROFS, EDQUOT and EIO have no class of
- * their own: their `code` is set and their message ends `(os error N)`).
- */
-function isFsError(error: unknown): boolean {
-  if (Object.values(Deno.errors).some((E) => error instanceof E)) return true;
-  if (!(error instanceof Error)) return false;
-  const code = (error as { code?: unknown }).code;
-  return (typeof code === "string" && /^E[A-Z0-9]+$/.test(code)) ||
-    /\(os error \d+\)/.test(error.message);
 }
 
 /**
