@@ -11,6 +11,7 @@ import { type UnitCase, unitCases } from "./cases.ts";
 import { hasSpend, SpendTally } from "../record/spend.ts";
 import { targetOrder } from "./matrix_runs.ts";
 import { toolCallLines } from "./_tool_calls.ts";
+import { escapeControl } from "../base/terminal.ts";
 
 // What XML 1.0 cannot carry at all (C0 controls but tab, newline and
 // carriage return; U+FFFE, U+FFFF; lone surrogates): shown as `\u{…}` text.
@@ -92,9 +93,14 @@ function caseName(c: UnitCase, epochs: boolean): string {
 
 function testcase(c: UnitCase, classname: string, epochs: boolean): string {
   const latency = c.unit?.target?.latency_ms;
-  let xml = `    <testcase name="${xmlAttr(caseName(c, epochs))}" classname="${
-    xmlAttr(classname)
-  }" time="${seconds(typeof latency === "number" ? latency : 0)}">\n`;
+  // Names are what a CI page lists: a bidi override or an invisible
+  // character in an id is shown as its code, as the terminal and the
+  // Markdown show it, so that no name can pass for another.
+  let xml = `    <testcase name="${
+    xmlAttr(escapeControl(caseName(c, epochs)))
+  }" classname="${xmlAttr(escapeControl(classname))}" time="${
+    seconds(typeof latency === "number" ? latency : 0)
+  }">\n`;
   const errors = c.scores.filter((s) =>
     s.status === "error" || s.status === "blocked"
   );

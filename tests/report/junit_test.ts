@@ -220,6 +220,33 @@ Deno.test("xmlText and xmlAttr escape markup and what XML 1.0 cannot carry, and 
   assert.equal(r.a, shown);
 });
 
+Deno.test("cli run --junit names a test case whose id holds a bidi override or an invisible character by their codes, as the Markdown does", async () => {
+  await withTempDir(async (dir) => {
+    // "invoice\u202Etxt.exe" would show in a CI page as "invoiceexe.txt".
+    const ids = ["invoice\u202etxt.exe", "a\u200bb"];
+    await Deno.writeTextFile(
+      `${dir}/data.jsonl`,
+      ids.map((id) =>
+        JSON.stringify({ id, input: "q", expected: "a", output: "a" })
+      ).join("\n") + "\n",
+    );
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      "dataset: data.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n",
+    );
+    const r = await cli(["run", "suite.yaml", "--junit", "j.xml"], dir);
+    assert.equal(r.code, 0, r.stderr);
+    const xml = await Deno.readTextFile(`${dir}/j.xml`);
+    assert.equal(XMLValidator.validate(xml), true);
+    assert.ok(!/[\u202e\u200b]/.test(xml), xml);
+    assert.ok(
+      xml.includes('name="data.jsonl#invoice\\u{202e}txt.exe"'),
+      xml,
+    );
+    assert.ok(xml.includes('name="data.jsonl#a\\u{200b}b"'), xml);
+  });
+});
+
 Deno.test("report refuses a Scores file, and wants at least one report", async () => {
   await withTempDir(async (dir) => {
     await Deno.writeTextFile(
