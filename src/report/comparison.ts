@@ -10,15 +10,21 @@ import type { ComparisonLine } from "../diff/compare.ts";
 import type { BaselineComparison, CaseChange } from "../run/baseline.ts";
 import { escapeControl } from "../base/terminal.ts";
 
-function fixed(x: number | null): string {
+/** A figure to three places; `–` when undefined. */
+export function fixed(x: number | null): string {
   return x === null ? "–" : x.toFixed(3);
 }
 
-function signed(x: number | null): string {
+/** A difference to three places with its sign; `–` when undefined. */
+export function signed(x: number | null): string {
   return x === null ? "–" : `${x >= 0 ? "+" : ""}${x.toFixed(3)}`;
 }
 
-function interval(ci: [number, number] | null, show = fixed): string {
+/** An interval after its figure, ` [low, high]`; nothing when undefined. */
+export function interval(
+  ci: readonly [number, number] | null,
+  show = fixed,
+): string {
   return ci === null ? "" : ` [${show(ci[0])}, ${show(ci[1])}]`;
 }
 

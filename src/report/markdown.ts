@@ -13,7 +13,13 @@ import { failsCase, type UnitCase, unitCases } from "./cases.ts";
 import { escapeControl } from "../base/terminal.ts";
 import { formatSpend, hasSpend, SpendTally } from "../record/spend.ts";
 import { classificationHeadline, MATRIX_LABELS } from "./classification.ts";
-import { COMPARISON_HEADER, comparisonRows } from "./comparison.ts";
+import {
+  COMPARISON_HEADER,
+  comparisonRows,
+  fixed,
+  interval,
+  signed,
+} from "./comparison.ts";
 import { matrixComparison, targetOrder } from "./matrix_runs.ts";
 import { toolCallNames } from "./_tool_calls.ts";
 import { budgetText, type RunFailure, runFailures } from "./run_failures.ts";
@@ -76,15 +82,6 @@ export interface MarkdownOptions {
    * @default {what the record keeps of them (`runFailures(record)`)}
    */
   failures?: readonly RunFailure[];
-}
-
-function fixed(x: number | null): string {
-  return x === null ? "–" : x.toFixed(3);
-}
-
-/** A difference with its sign, as the run's summary prints it. */
-function signed(x: number | null): string {
-  return x === null ? "–" : `${x >= 0 ? "+" : ""}${x.toFixed(3)}`;
 }
 
 function percent(x: number | null): string {
@@ -454,9 +451,9 @@ function baselineSection(
       ...b.metrics.map((m) =>
         `| ${markdownCell(m.metric, 60)} | ${m.pairs} | ${fixed(m.mean_a)} | ${
           fixed(m.mean_b)
-        } | ${signed(m.delta)}${
-          m.ci95 === null ? "" : ` [${signed(m.ci95[0])}, ${signed(m.ci95[1])}]`
-        } | ${b.worse.includes(m.metric) ? "❌ significantly worse" : ""} |`
+        } | ${signed(m.delta)}${interval(m.ci95, signed)} | ${
+          b.worse.includes(m.metric) ? "❌ significantly worse" : ""
+        } |`
       ),
     );
   }
