@@ -5,7 +5,7 @@
  * @module
  */
 
-import { FieldError, mappingAt } from "../io/fields.ts";
+import { countAt, FieldError, mappingAt } from "../io/fields.ts";
 import type { PartialAggregate } from "./types.ts";
 import { parseClassification } from "./classification.ts";
 
@@ -69,34 +69,37 @@ export function parseAggregate(value: unknown): PartialAggregate {
   return {
     ...(a.target_name !== undefined ? { target_name: a.target_name } : {}),
     metric: a.metric,
-    n: count(a, "n"),
-    aggregatable: count(a, "aggregatable"),
-    errors: count(a, "errors"),
+    n: countAt(a.n, "n"),
+    aggregatable: countAt(a.aggregatable, "aggregatable"),
+    errors: countAt(a.errors, "errors"),
     // Lines written before the blocked and non_evaluable statuses existed
     // counted target errors as errors and had a status `not_applicable`.
-    blocked: a.blocked === undefined ? 0 : count(a, "blocked"),
-    skipped: count(a, "skipped"),
+    blocked: a.blocked === undefined ? 0 : countAt(a.blocked, "blocked"),
+    skipped: countAt(a.skipped, "skipped"),
     non_evaluable: a.non_evaluable === undefined
-      ? count(a, "not_applicable")
-      : count(a, "non_evaluable"),
-    not_applicable: count(a, "not_applicable"),
-    invalid: count(a, "invalid"),
-    examples: count(a, "examples"),
-    passed: count(a, "passed"),
+      ? countAt(a.not_applicable, "not_applicable")
+      : countAt(a.non_evaluable, "non_evaluable"),
+    not_applicable: countAt(a.not_applicable, "not_applicable"),
+    invalid: countAt(a.invalid, "invalid"),
+    examples: countAt(a.examples, "examples"),
+    passed: countAt(a.passed, "passed"),
     value_range: valueRange(a.value_range),
     sums: {
       value: partials(sums, "value"),
       square: partials(sums, "square"),
       low: partials(sums, "low"),
       high: partials(sums, "high"),
-      tried: count(sums, "tried", "sums."),
-      passed_any: count(sums, "passed_any", "sums."),
-      passed_all: count(sums, "passed_all", "sums."),
+      tried: countAt(sums.tried, "sums.tried"),
+      passed_any: countAt(sums.passed_any, "sums.passed_any"),
+      passed_all: countAt(sums.passed_all, "sums.passed_all"),
       // Lines written before the reducers existed lack them: unknown.
       ...(sums.passed_majority !== undefined || sums.flaky !== undefined
         ? {
-          passed_majority: count(sums, "passed_majority", "sums."),
-          flaky: count(sums, "flaky", "sums."),
+          passed_majority: countAt(
+            sums.passed_majority,
+            "sums.passed_majority",
+          ),
+          flaky: countAt(sums.flaky, "sums.flaky"),
         }
         : {}),
       // And before the pass rate's clustered interval: n taken as is.
@@ -104,9 +107,9 @@ export function parseAggregate(value: unknown): PartialAggregate {
           sums.passed_square !== undefined ||
           sums.passed_trials !== undefined
         ? {
-          trials_square: count(sums, "trials_square", "sums."),
-          passed_square: count(sums, "passed_square", "sums."),
-          passed_trials: count(sums, "passed_trials", "sums."),
+          trials_square: countAt(sums.trials_square, "sums.trials_square"),
+          passed_square: countAt(sums.passed_square, "sums.passed_square"),
+          passed_trials: countAt(sums.passed_trials, "sums.passed_trials"),
         }
         : {}),
     },
@@ -131,14 +134,6 @@ function valueRange(v: unknown): [number, number] | null {
     );
   }
   return [v[0], v[1]];
-}
-
-function count(o: Record<string, unknown>, key: string, prefix = ""): number {
-  const v = o[key];
-  if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 0) {
-    throw new FieldError(prefix + key, "a whole number of at least 0", v);
-  }
-  return v;
 }
 
 function partials(sums: Record<string, unknown>, key: string): number[] {

@@ -38,6 +38,14 @@ export function mappingAt(
   return value as Record<string, unknown>;
 }
 
+/** `value` as a count: a whole number of at least 0. */
+export function countAt(value: unknown, path: string): number {
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) {
+    throw new FieldError(path, "a whole number of at least 0", value);
+  }
+  return value;
+}
+
 /** `o[key]` as a string. */
 export function stringAt(
   o: Record<string, unknown>,

@@ -8,7 +8,7 @@
  * @module
  */
 
-import { FieldError, mappingAt, stringAt } from "../io/fields.ts";
+import { countAt, FieldError, mappingAt, stringAt } from "../io/fields.ts";
 
 /**
  * A case whose verdict on one metric changed against the baseline, or whose
@@ -193,13 +193,6 @@ function text(v: unknown, where: string): string {
   return v;
 }
 
-function count(v: unknown, where: string): number {
-  if (!Number.isSafeInteger(v) || (v as number) < 0) {
-    throw new FieldError(where, "a whole number from 0", v);
-  }
-  return v as number;
-}
-
 function numberOrNull(v: unknown, where: string): number | null {
   if (v !== null && typeof v !== "number") {
     throw new FieldError(where, "a number or null", v);
@@ -211,7 +204,7 @@ function pair(v: unknown, where: string): [number, number] {
   if (!Array.isArray(v) || v.length !== 2) {
     throw new FieldError(where, "two whole numbers", v);
   }
-  return [count(v[0], `${where}[0]`), count(v[1], `${where}[1]`)];
+  return [countAt(v[0], `${where}[0]`), countAt(v[1], `${where}[1]`)];
 }
 
 function caseChange(v: unknown, where: string): RecordedCaseChange {
@@ -241,7 +234,7 @@ function metricChange(v: unknown, where: string): RecordedMetricChange {
   }
   return {
     metric: stringAt(o, "metric", `${where}.`),
-    pairs: count(o.pairs, `${where}.pairs`),
+    pairs: countAt(o.pairs, `${where}.pairs`),
     mean_a: numberOrNull(o.mean_a, `${where}.mean_a`),
     mean_b: numberOrNull(o.mean_b, `${where}.mean_b`),
     delta: numberOrNull(o.delta, `${where}.delta`),
@@ -297,7 +290,7 @@ export function runChecksAt(o: Record<string, unknown>): RunChecks {
     out.budget = {
       limit_usd: b.limit_usd as number,
       spent_usd: b.spent_usd as number,
-      refused: count(b.refused, "budget.refused"),
+      refused: countAt(b.refused, "budget.refused"),
     };
   }
   return out;

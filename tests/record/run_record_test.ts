@@ -393,7 +393,7 @@ Deno.test("parseRunRecord reads a record's baseline and budget, and names a fiel
       ],
       [
         { budget: { ...budget, refused: -1 } },
-        '"budget.refused": must be a whole number from 0, not -1',
+        '"budget.refused": must be a whole number of at least 0, not -1',
       ],
     ] as const
   ) {
