@@ -1078,18 +1078,14 @@ export async function runSuite(
   }
   try {
     await valid
-      .pipeThrough(
-        new TransformStream<Score[], Score[]>({
-          async transform(batch, controller) {
-            if (!ready) await begin();
-            controller.enqueue(batch);
-          },
-        }),
-      )
       .pipeThrough(aggregateInto(aggregator))
       .pipeThrough(
         new TransformStream<Score[], Score[]>({
           async transform(batch, controller) {
+            // Before this batch is written anywhere. Counted already: with a
+            // resume the earlier Scores begin adds are gathered by example,
+            // in any order.
+            if (!ready) await begin();
             for (const score of batch) options.onScore?.(score);
             if (collector !== undefined) {
               for (const score of batch) collector.addScore(score);
