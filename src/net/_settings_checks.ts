@@ -116,8 +116,27 @@ export function targetTemplateProblem(
       : undefined);
 }
 
-/** A placeholder as the http target fills it in `url`, the name captured. */
-const URL_PLACEHOLDER = /(\{\{\s*[\w.-]+\s*\}\})/;
+/** A placeholder in an http target's `url`. */
+const URL_PLACEHOLDERS = /\{\{\s*[\w.-]+\s*\}\}/g;
+
+/**
+ * An http target's `url` with each placeholder filled and URL-encoded: how
+ * the target fills it for a case, and how the host check below reads it.
+ *
+ * @param url The `url` setting.
+ * @param value What fills a placeholder, given it and its index.
+ * @returns The URL.
+ */
+export function fillUrl(
+  url: string,
+  value: (placeholder: string, n: number) => string,
+): string {
+  let n = 0;
+  return url.replace(
+    URL_PLACEHOLDERS,
+    (placeholder) => encodeURIComponent(value(placeholder, n++)),
+  );
+}
 
 /**
  * What stands for a case's field to find it in a parsed host: lower-case
@@ -145,20 +164,14 @@ function caseChosenHost(
 ): SettingsProblem | undefined {
   const url = target.url;
   if (typeof url !== "string") return undefined;
-  // Texts at even places, placeholders at odd ones.
-  const parts = url.split(URL_PLACEHOLDER);
-  if (parts.length === 1) return undefined;
+  const placeholders = url.match(URL_PLACEHOLDERS) ?? [];
+  if (placeholders.length === 0) return undefined;
   const read = (fill: (n: number) => string) =>
-    URL.parse(
-      parts.map((part, k) =>
-        k % 2 === 0 ? part : encodeURIComponent(fill((k - 1) / 2))
-      ).join(""),
-    ) ?? undefined;
+    URL.parse(fillUrl(url, (_, n) => fill(n))) ?? undefined;
   const ones = read(() => "1");
   const reads = [ones];
   let chosen: { placeholder: string; shown: string } | undefined;
-  for (let n = 0; n < (parts.length - 1) / 2; n++) {
-    const placeholder = parts[2 * n + 1]!;
+  for (const [n, placeholder] of placeholders.entries()) {
     const marked = read((m) => m === n ? MARK : "1");
     const twos = read((m) => m === n ? "2" : "1");
     reads.push(marked, twos);

@@ -31,6 +31,7 @@ import {
 } from "../net/network.ts";
 import { type CacheableTarget, targetVars } from "./openai_target.ts";
 import {
+  fillUrl,
   refuseSettings,
   targetTemplateProblem,
 } from "../net/_settings_checks.ts";
@@ -148,9 +149,9 @@ export function httpTarget(
   const flow = new NetworkFlow(settings);
   const request = (testCase: Case) => {
     const vars = targetVars(testCase);
-    const url = settings.url.replace(
-      /\{\{\s*([\w.-]+)\s*\}\}/g,
-      (placeholder) => encodeURIComponent(renderTemplate(placeholder, vars)),
+    const url = fillUrl(
+      settings.url,
+      (placeholder) => renderTemplate(placeholder, vars),
     );
     return {
       method,
