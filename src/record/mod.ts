@@ -28,4 +28,10 @@ export type {
   RunChecks,
 } from "./run_checks.ts";
 export { recordedBaseline, runChecksAt } from "./run_checks.ts";
-export { formatSpend, hasSpend, judgeSpendOf, SpendTally } from "./spend.ts";
+export {
+  formatSpend,
+  hasSpend,
+  isPriced,
+  judgeSpendOf,
+  SpendTally,
+} from "./spend.ts";

@@ -30,6 +30,12 @@ export interface SpendSide {
   output_tokens: number;
   /** What the calls made cost, in US dollars (calls without prices add 0). */
   cost_usd: number;
+  /**
+   * Calls made whose reply reported tokens but no cost, because no `cost:`
+   * priced them: `cost_usd` leaves them out, so it is a lower bound. Absent
+   * when every call was priced.
+   */
+  unpriced_calls?: number;
 }
 
 /**
@@ -82,6 +88,8 @@ function addCall(side: SpendSide, info: Record<string, unknown>): boolean {
   }
   if (typeof cost === "number" && Number.isFinite(cost)) {
     side.cost_usd = roundUsd(side.cost_usd + cost);
+  } else {
+    side.unpriced_calls = (side.unpriced_calls ?? 0) + 1;
   }
   return true;
 }
@@ -180,6 +188,9 @@ export function hasSpend(spend: Spend): boolean {
 
 /**
  * One line for people: the total, then each side's calls, tokens and cost.
+ * Calls that no `cost:` priced are named as such, never shown as free: with
+ * none priced the cost is `unknown`, with some the total is `at least` what
+ * the priced ones cost.
  *
  * @param spend The spend.
  * @returns E.g. `cost: $0.0042 (target $0.003: 3 calls, 1200+300 tokens, 1 cached; judge $0.0012: ...)`.
@@ -191,17 +202,57 @@ export function hasSpend(spend: Spend): boolean {
  * tally.addUnit({ example_id: "d#1", unit_id: "d#1", input: "q", output: "a", target: { usage: { prompt_tokens: 5, completion_tokens: 1 }, cost_usd: 0.25 } });
  * if (!formatSpend(tally.result()).startsWith("cost: $0.25 (target $0.25: 1 call, 5+1 tokens")) throw new Error(formatSpend(tally.result()));
  * ```
+ *
+ * @example A call no `cost:` priced
+ * ```ts
+ * import { formatSpend, SpendTally } from "./mod.ts";
+ * const tally = new SpendTally();
+ * tally.addUnit({ example_id: "d#1", unit_id: "d#1", input: "q", output: "a", target: { usage: { prompt_tokens: 5, completion_tokens: 1 } } });
+ * if (formatSpend(tally.result()) !== "cost: unknown, no call was priced (target: 1 call, 5+1 tokens, unpriced)") throw new Error(formatSpend(tally.result()));
+ * ```
  */
 export function formatSpend(spend: Spend): string {
-  const side = (name: string, s: SpendSide) =>
-    `${name} $${usdText(s.cost_usd)}: ${s.calls} call${
+  const side = (name: string, s: SpendSide) => {
+    const unpriced = s.unpriced_calls ?? 0;
+    const none = s.calls > 0 && unpriced >= s.calls;
+    return `${name}${none ? "" : ` $${usdText(s.cost_usd)}`}: ${s.calls} call${
       s.calls === 1 ? "" : "s"
     }, ${s.input_tokens}+${s.output_tokens} tokens${
       s.cached > 0 ? `, ${s.cached} cached` : ""
-    }`;
+    }${none ? ", unpriced" : unpriced > 0 ? `, ${unpriced} unpriced` : ""}`;
+  };
   const parts: string[] = [];
   const { target: t, judge: j } = spend;
   if (t.calls + t.cached > 0) parts.push(side("target", t));
   if (j.calls + j.cached > 0) parts.push(side("judge", j));
-  return `cost: $${usdText(spend.cost_usd)} (${parts.join("; ")})`;
+  const unpriced = (t.unpriced_calls ?? 0) + (j.unpriced_calls ?? 0);
+  const total = unpriced === 0
+    ? `$${usdText(spend.cost_usd)}`
+    : unpriced >= t.calls + j.calls
+    ? "unknown, no call was priced"
+    : `at least $${usdText(spend.cost_usd)}, ${unpriced} call${
+      unpriced === 1 ? "" : "s"
+    } unpriced`;
+  return `cost: ${total} (${parts.join("; ")})`;
+}
+
+/**
+ * Whether any call of a spend had a price: without one, its `cost_usd` of 0
+ * says nothing, and reports leave the dollar figures out.
+ *
+ * @param spend The spend.
+ * @returns `false` when every call made was unpriced.
+ *
+ * @example
+ * ```ts
+ * import { isPriced, SpendTally } from "./mod.ts";
+ * const tally = new SpendTally();
+ * tally.addUnit({ example_id: "d#1", unit_id: "d#1", input: "q", output: "a", target: { usage: { prompt_tokens: 5, completion_tokens: 1 } } });
+ * if (isPriced(tally.result())) throw new Error();
+ * ```
+ */
+export function isPriced(spend: Spend): boolean {
+  const { target: t, judge: j } = spend;
+  const unpriced = (t.unpriced_calls ?? 0) + (j.unpriced_calls ?? 0);
+  return unpriced === 0 || unpriced < t.calls + j.calls;
 }

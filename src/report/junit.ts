@@ -8,7 +8,7 @@
 import type { RunRecord } from "../record/run_record.ts";
 import { aggregatable, type Score } from "../score/mod.ts";
 import { type UnitCase, unitCases } from "./cases.ts";
-import { hasSpend, SpendTally } from "../record/spend.ts";
+import { hasSpend, isPriced, SpendTally } from "../record/spend.ts";
 import { targetOrder } from "./matrix_runs.ts";
 import { toolCallLines } from "./_tool_calls.ts";
 import { escapeControl } from "../base/terminal.ts";
@@ -190,15 +190,21 @@ function testsuite(
       xmlAttr(version)
     }"/>\n`;
   }
-  // What the model calls cost, when the run made any: totals, and each side.
+  // What the model calls cost, when the run made any and some had a price
+  // (with none priced, 0 would read as free): totals, and each side.
   const tally = new SpendTally();
   for (const unit of units) tally.addUnit(unit);
   for (const score of scores) tally.addScore(score);
   const spend = tally.result();
-  if (hasSpend(spend)) {
+  if (hasSpend(spend) && isPriced(spend)) {
+    const unpriced = (spend.target.unpriced_calls ?? 0) +
+      (spend.judge.unpriced_calls ?? 0);
     xml += `      <property name="cost_usd" value="${spend.cost_usd}"/>\n` +
       `      <property name="cost_usd.target" value="${spend.target.cost_usd}"/>\n` +
-      `      <property name="cost_usd.judge" value="${spend.judge.cost_usd}"/>\n`;
+      `      <property name="cost_usd.judge" value="${spend.judge.cost_usd}"/>\n` +
+      (unpriced > 0
+        ? `      <property name="cost_usd.unpriced_calls" value="${unpriced}"/>\n`
+        : "");
   }
   // A classification's figures belong to the run, not to one unit.
   for (const a of record.aggregates) {

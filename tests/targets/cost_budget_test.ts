@@ -350,3 +350,63 @@ Deno.test("a judge reply without a score is an error Score that keeps its call's
     assert.equal(record.units[1].judge.cost_usd, 0.004);
   });
 });
+
+Deno.test("calls no cost: priced are named unpriced, never shown as free: the total is unknown, or at least the priced calls' cost", async () => {
+  await withTempDir(async (dir) => {
+    await using server = fakeLlm({ handler });
+    // No cost: anywhere: the tokens are known, the dollars are not.
+    const unpriced = suite(server.baseUrl, "", false).replace(
+      /^ {2}cost: .*\n/m,
+      "",
+    ).replace(/ {2}- type: cost\n {4}max_usd: 0\.0015\n/, "");
+    await Deno.writeTextFile(`${dir}/suite.yaml`, unpriced);
+    await Deno.writeTextFile(`${dir}/data.jsonl`, cases(2));
+    const out = await cli([
+      "run",
+      "suite.yaml",
+      "--record",
+      "run.json",
+      "--markdown",
+      "summary.md",
+      "--junit",
+      "junit.xml",
+    ], dir);
+    assert.equal(out.code, 0, out.stderr);
+    assert.match(
+      out.stderr,
+      /^cost: unknown, no call was priced \(target: 2 calls, 2000\+200 tokens, unpriced\)$/m,
+    );
+    assert.doesNotMatch(out.stderr, /\$0/);
+    const record = JSON.parse(await Deno.readTextFile(`${dir}/run.json`));
+    assert.equal(record.cost.target.unpriced_calls, 2);
+    const markdown = await Deno.readTextFile(`${dir}/summary.md`);
+    assert.match(markdown, /\*\*Cost: unknown, no call was priced/);
+    const junit = await Deno.readTextFile(`${dir}/junit.xml`);
+    assert.doesNotMatch(junit, /cost_usd/);
+    // The report of the record reads it the same way, the HTML too.
+    const again = await reportAgain(dir, "run.json", "summary.md");
+    assert.match(again.html, /unknown, no call was priced/);
+
+    // The judge priced, the target not: the total is a lower bound.
+    const mixed = suite(server.baseUrl).replace(
+      /^ {2}cost: \{ input_per_1m: 1, output_per_1m: 10 \}\n/m,
+      "",
+    ).replace(/ {2}- type: cost\n {4}max_usd: 0\.0015\n/, "");
+    await Deno.writeTextFile(`${dir}/mixed.yaml`, mixed);
+    const both = await cli(
+      ["run", "mixed.yaml", "--cache", "off", "--junit", "mixed.xml"],
+      dir,
+    );
+    assert.equal(both.code, 0, both.stderr);
+    assert.match(
+      both.stderr,
+      /^cost: at least \$0\.008, 2 calls unpriced \(target: 2 calls, 2000\+200 tokens, unpriced; judge \$0\.008: 2 calls, 2000\+200 tokens\)$/m,
+    );
+    const partial = await Deno.readTextFile(`${dir}/mixed.xml`);
+    assert.match(partial, /<property name="cost_usd" value="0\.008"\/>/);
+    assert.match(
+      partial,
+      /<property name="cost_usd.unpriced_calls" value="2"\/>/,
+    );
+  });
+});
