@@ -26,10 +26,11 @@ import {
   parseCase,
 } from "./case.ts";
 import { elementSpans, nestedDeeperThan } from "../io/_json_scan.ts";
+import { jsonSyntaxPlace } from "../io/_json_syntax.ts";
 import type { CsvRecord } from "./_csv.ts";
 import { SeenIds } from "./_seen_ids.ts";
 import { type Line, LineSplitter } from "../io/line_stream.ts";
-import { readUtf8File, TextTooLongError } from "../io/utf8.ts";
+import { readUtf8File, TextTooLongError, Utf8Error } from "../io/utf8.ts";
 import { namedReads } from "../io/named_reads.ts";
 
 /**
@@ -60,17 +61,41 @@ export type DatasetFormat = "jsonl" | "json" | "yaml" | "csv";
  * await Deno.remove(dir, { recursive: true });
  * if (!(error instanceof DatasetError) || error.exitCode !== 2) throw new Error("unexpected");
  * if (error.message !== `Cannot open dataset "${dir}/cases.jsonl": no such file`) throw new Error(error.message);
+ * if (error.line !== undefined) throw new Error("a missing file is on no line");
+ * ```
+ *
+ * @example A record that does not parse is named by its line and column
+ * ```ts
+ * import { DatasetError, loadDataset } from "./mod.ts";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/cases.json`, '[{"input": "a"},\n {"input": "b",}]\n');
+ * const error = await loadDataset(`${dir}/cases.json`).then(() => undefined, (e) => e);
+ * await Deno.remove(dir, { recursive: true });
+ * if (!(error instanceof DatasetError) || error.line !== 2 || error.column !== 16) throw new Error(String(error));
  * ```
  */
 export class DatasetError extends InputError {
   /**
+   * The 1-based line of the file the problem is on, when it is about one
+   * (a record that does not parse, a CSV header); `undefined` for the file
+   * as a whole (missing, empty, not a list).
+   */
+  readonly line: number | undefined;
+  /** The 1-based column on that line, when the parser tells it. */
+  readonly column: number | undefined;
+
+  /**
    * Creates the instance.
    *
-   * @param message What is wrong, naming the file.
+   * @param message What is wrong, naming the file (and the line).
+   * @param line The 1-based line, when the problem is on one.
+   * @param column The 1-based column on that line, when known.
    */
-  constructor(message: string) {
+  constructor(message: string, line?: number, column?: number) {
     super(message);
     this.name = "DatasetError";
+    this.line = line;
+    this.column = line === undefined ? undefined : column;
   }
 }
 
@@ -234,6 +259,7 @@ async function readText(path: string): Promise<string> {
           ? "; a JSON or YAML dataset is read whole: write it as JSONL, one case a line, read a line at a time"
           : ""
       }`,
+      error instanceof Utf8Error ? error.line : undefined,
     );
   }
 }
@@ -616,8 +642,12 @@ export async function loadDatasetBatches(
       value = JSON.parse(text);
     } catch (error) {
       if (!(error instanceof SyntaxError)) throw error;
+      // V8's message has the place in its own words; the scanner, as numbers.
+      const place = jsonSyntaxPlace(text);
       throw new DatasetError(
         `Cannot parse dataset ${JSON.stringify(path)}: ${error.message}`,
+        place?.line,
+        place?.column,
       );
     }
     if (!Array.isArray(value)) {
@@ -641,10 +671,13 @@ export async function loadDatasetBatches(
     // At its line, in the reason's words: the parser's message names the
     // file again and quotes the text around the line under a caret.
     const { line, reason } = yamlProblem(error);
+    const column = (error as { mark?: { column?: unknown } }).mark?.column;
     throw new DatasetError(
       `Cannot parse dataset ${JSON.stringify(path)}${
         line !== undefined ? ` line ${line}` : ""
       }: ${reason}`,
+      line,
+      typeof column === "number" ? column + 1 : undefined,
     );
   }
   if (!Array.isArray(value)) {
@@ -674,7 +707,7 @@ function notJsonl(path: string, line: Line): void {
     : undefined;
   if (what === undefined) return;
   const where = `dataset ${JSON.stringify(path)} line ${line.line}`;
-  throw new DatasetError(`Cannot parse ${where}: it ${what}`);
+  throw new DatasetError(`Cannot parse ${where}: it ${what}`, line.line);
 }
 
 /**
@@ -745,6 +778,7 @@ async function csvExamples(
         line === undefined
           ? `Cannot read dataset ${quoted}: ${detail}`
           : `Cannot parse dataset ${quoted} line ${line}: ${detail}`,
+        line,
       ),
   );
   const ids = new IdentityCheck(name, path, "record");
@@ -763,6 +797,7 @@ async function csvExamples(
         throw new DatasetError(
           `Cannot parse dataset ${quoted} line ${line}: the record has ` +
             `${fields.length} fields but the header has ${header.length}`,
+          line,
         );
       }
       examples.push(
@@ -811,7 +846,10 @@ const CASE_COLUMNS = ["id", "input", "expected", "context", "output", "trace"];
  */
 function checkHeader(header: readonly string[], quoted: string, line: number) {
   const fail = (detail: string) =>
-    new DatasetError(`Cannot read dataset ${quoted} line ${line}: ${detail}`);
+    new DatasetError(
+      `Cannot read dataset ${quoted} line ${line}: ${detail}`,
+      line,
+    );
   const names = header.map((name) => JSON.stringify(name));
   header.forEach((name, i) => {
     const first = header.indexOf(name);

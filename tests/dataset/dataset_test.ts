@@ -1265,3 +1265,49 @@ Deno.test("loadDataset refuses another tool's answer key in a case without expec
     ]);
   });
 });
+
+Deno.test("DatasetError carries the 1-based line (and column) of a problem on a line, none for the file as a whole", async () => {
+  await withTempDir(async (dir) => {
+    const bad = new Uint8Array([...encoder.encode('[{"input":"a"},\n'), 0xff]);
+    for (
+      const [file, content, line, column] of [
+        // JSON: where the scanner finds the grammar broken.
+        ["bad.json", '[{"input":"a"},\n {"input": "b",}\n]\n', 2, 16],
+        // YAML: the parser's mark, 0-based there.
+        ["bad.yaml", "- input: a\n  expected: [unclosed\n- input: b\n", 3, 1],
+        ["two.yaml", "- { input: a }\n---\n- { input: b }\n", 2, undefined],
+        // A JSON array in a .jsonl file, refused at its first line.
+        ["array.jsonl", '\n[{"input":"a"}]\n', 2, undefined],
+        // CSV: a record that cannot be parsed, one too wide, a bad header.
+        ["quote.csv", 'input,expected\na,b\n"c"d,e\n', 3, undefined],
+        ["wide.csv", "input,expected\na,b\nc,d,e\n", 3, undefined],
+        ["header.csv", "input,input\na,b\n", 1, undefined],
+        // Bytes that are not UTF-8, at the line of the first.
+        ["latin1.json", bad, 2, undefined],
+        // The file as a whole: on no line.
+        ["obj.json", '{"input":"a"}', undefined, undefined],
+        ["missing.jsonl", undefined, undefined, undefined],
+        ["empty.csv", "input\n", undefined, undefined],
+      ] as const
+    ) {
+      const path = join(dir, file);
+      if (typeof content === "string") await Deno.writeTextFile(path, content);
+      else if (content !== undefined) await Deno.writeFile(path, content);
+      await assert.rejects(
+        async () => await Array.fromAsync(await loadDataset(path)),
+        (error: unknown) => {
+          assert.ok(error instanceof DatasetError, String(error));
+          assert.equal(error.line, line, `${file}: ${error.message}`);
+          assert.equal(error.column, column, `${file}: ${error.message}`);
+          if (line !== undefined) {
+            assert.ok(
+              error.message.includes(`line ${line}`),
+              `${file}: ${error.message}`,
+            );
+          }
+          return true;
+        },
+      );
+    }
+  });
+});
