@@ -446,12 +446,22 @@ export class Aggregator {
    */
   constructor(
     options: {
-      grouped?: boolean;
-      valueRange?: (metric: string) => ValueRange | undefined;
+      grouped?: boolean | undefined;
+      valueRange?: ((metric: string) => ValueRange | undefined) | undefined;
     } = {},
   ) {
     this.#grouped = options.grouped ?? false;
     this.#valueRange = options.valueRange ?? (() => undefined);
+  }
+
+  /**
+   * Whether it gathers each example's Scores wherever they stand (the
+   * `grouped` it was made with), rather than expecting them adjacent.
+   *
+   * @returns `true` when grouped.
+   */
+  get grouped(): boolean {
+    return this.#grouped;
   }
 
   #state(metric: string, target?: string): MetricState {

@@ -9,6 +9,7 @@ import { Aggregator } from "./aggregator.ts";
 import type { Aggregate } from "./types.ts";
 import { looksLikeAggregate, parseAggregate } from "./wire.ts";
 import { parseScore, type Score } from "../score/mod.ts";
+import { ScoreOrder } from "./_score_order.ts";
 import type { ParsedLine } from "../io/ndjson.ts";
 
 /**
@@ -113,45 +114,11 @@ export function aggregateLines(
         : {}),
     });
   const report = options.onMalformed ?? (() => {});
-  const grouped = options.grouped === true;
-  const scattered = grouped ? undefined : options.onScattered;
-  const duplicate = options.onDuplicate;
-  // Per metric: the example whose Scores come now, those that ended, and
-  // the units scored so far (of that example; grouped, of all).
-  const seen = new Map<
-    string,
-    { open: string; ended: Set<string>; units: Set<string> }
-  >();
-  /** Whether the Score counts: it is not a unit's second of its metric. */
-  const check = (line: number, score: Score): boolean => {
-    const id = score.example_id ?? score.unit_id;
-    if (
-      id === undefined || (scattered === undefined && duplicate === undefined)
-    ) {
-      return true;
-    }
-    // A matrix run's targets are aggregated apart: adjacent per target.
-    const key = score.target_name === undefined
-      ? score.metric
-      : `${score.target_name}\u0000${score.metric}`;
-    let state = seen.get(key);
-    if (state === undefined) {
-      seen.set(key, state = { open: id, ended: new Set(), units: new Set() });
-    } else if (state.open !== id) {
-      if (!grouped) state.units.clear();
-      if (scattered !== undefined) state.ended.add(state.open);
-      state.open = id;
-      if (state.ended.has(id)) scattered!(line, id, score.metric);
-    }
-    const unit = score.unit_id;
-    if (duplicate === undefined || unit === undefined) return true;
-    if (state.units.has(unit)) {
-      duplicate(line, score);
-      return false;
-    }
-    state.units.add(unit);
-    return true;
-  };
+  const order = new ScoreOrder(
+    options.aggregator?.grouped ?? options.grouped === true,
+    options.onScattered,
+    options.onDuplicate,
+  );
   return new TransformStream({
     transform(parsed) {
       if (parsed.error !== undefined) return report(parsed.line, parsed.error);
@@ -165,7 +132,7 @@ export function aggregateLines(
           aggregator.mergeAggregate(parseAggregate(parsed.value));
         } else {
           const score = parseScore(parsed.value);
-          if (!check(parsed.line, score)) return;
+          if (!order.counts(parsed.line, score)) return;
           aggregator.add(score);
           options.onScore?.(score);
         }

@@ -25,7 +25,8 @@ export type {
 } from "./types.ts";
 export { Aggregator } from "./aggregator.ts";
 export { looksLikeAggregate, parseAggregate } from "./wire.ts";
-export { aggregate, aggregateInto } from "./stage.ts";
+export type { AggregateOptions } from "./stage.ts";
+export { aggregate, aggregateInto, ScoreOrderError } from "./stage.ts";
 export type { AggregateLinesOptions } from "./lines.ts";
 export { aggregateLines } from "./lines.ts";
 export type {

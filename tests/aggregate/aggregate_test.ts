@@ -9,6 +9,7 @@ import {
   parseAggregate,
   type Score,
   scored,
+  ScoreOrderError,
   skipped,
 } from "../../mod.ts";
 import { ExactSum } from "../../src/aggregate/exact_sum.ts";
@@ -1012,4 +1013,69 @@ Deno.test("cli aggregate counts a Score given twice once, names the first copies
   );
   assert.equal(plain.code, 2);
   assert.equal(plain.stdout, once.stdout);
+});
+
+Deno.test("aggregate stage counts what cli aggregate counts: a Score again further on is an error, not a second example", async () => {
+  const ids = (e: string, k: number) => ({
+    example_id: `d#${e}`,
+    unit_id: `d#${e}@${k}`,
+  });
+  const adjacent = [
+    scored("m", 1, ids("a", 1)),
+    scored("m", 0, ids("a", 2)),
+    scored("m", 1, ids("b", 1)),
+    scored("m", 1, ids("b", 2)),
+  ];
+  const toText = (scores: Score[]) =>
+    scores.map((s) => JSON.stringify(s)).join("\n") + "\n";
+  const viaLibrary = async (
+    scores: Score[],
+    options?: Parameters<typeof aggregate>[0],
+  ) => {
+    const out = await Array.fromAsync(
+      ReadableStream.from(scores).pipeThrough(aggregate(options)),
+    );
+    return out.map((a) => JSON.stringify(a) + "\n").join("");
+  };
+  const reference = await runAggregate(toText(adjacent));
+  assert.equal(reference.code, 0, reference.stderr);
+  assert.equal(await viaLibrary(adjacent), reference.stdout);
+
+  // A's first Score again after B's, as `cat a.ndjson b.ndjson a.ndjson`
+  // gives: counted, example a would be two examples and a Score twice.
+  const again = [...adjacent, adjacent[0]!];
+  const cli = await runAggregate(toText(again));
+  assert.equal(cli.code, 2);
+  await assert.rejects(() => viaLibrary(again), (error: unknown) => {
+    assert.ok(error instanceof ScoreOrderError, String(error));
+    assert.equal(error.at, 5);
+    assert.equal(error.exitCode, 2);
+    assert.match(
+      error.message,
+      /^The Scores of example "d#a" \(metric "m"\) are not adjacent: Score 5 comes after other examples' Scores.*grouped: true/,
+    );
+    return true;
+  });
+  // Grouped, as --grouped: the copy is named and counted once.
+  const grouped = await runAggregateWith(["--grouped"], toText(again));
+  assert.equal(grouped.code, 2);
+  assert.equal(grouped.stdout, reference.stdout);
+  const named: number[] = [];
+  assert.equal(
+    await viaLibrary(again, {
+      grouped: true,
+      onDuplicate: (at) => named.push(at),
+    }),
+    grouped.stdout,
+  );
+  assert.deepEqual(named, [5]);
+  // Without onDuplicate, the copy is an error naming the unit.
+  await assert.rejects(
+    () => viaLibrary(again, { grouped: true }),
+    /^ScoreOrderError: Score 5 is given twice: unit "d#a@1" already has a "m" Score/,
+  );
+  // An Aggregator of one's own, grouped, is grouped for the check too.
+  const own = new Aggregator({ grouped: true });
+  await viaLibrary([adjacent[0]!, adjacent[2]!, adjacent[1]!], own);
+  assert.equal(own.results()[0]?.examples, 2);
 });
