@@ -378,8 +378,10 @@ class MetricState {
       pass_rate_ci95: trials > 0
         ? wilson95(s.passed, trials, s.effectiveTrials(trials))
         : null,
+      // The examples, not the Scores: 50 passing epochs of 10 examples
+      // bound the rate as 10 passing questions do.
       pass_rate_rule_of_three: trials > 0
-        ? ruleOfThree95(s.passed, trials)
+        ? ruleOfThree95(s.passed, trials, Math.min(s.tried, trials))
         : null,
       pass_at_k: s.tried > 0 ? s.passedAny / s.tried : null,
       pass_hat_k: s.tried > 0 ? s.passedAll / s.tried : null,

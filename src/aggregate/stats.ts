@@ -156,17 +156,26 @@ export function clampInterval(
 
 /**
  * The rule of three's 95% interval for a proportion seen at 0 or at 1:
- * with no success in n trials the rate is still at most 3/n, with no
- * failure at least 1 − 3/n; each end is kept within 0..1.
+ * with no success in n independent trials the rate is still at most 3/n,
+ * with no failure at least 1 − 3/n; each end is kept within 0..1. When the
+ * trials come in clusters (the epochs of one example), `independent` is
+ * how many of them are independent: the clusters, since a rate of 0 or 1
+ * shows no spread to tell how far a cluster's trials agree.
  *
  * @param k Successes.
  * @param n Trials, at least 1.
- * @returns `[0, min(1, 3/n)]` when k is 0, `[max(0, 1 − 3/n), 1]` when k is
- *   n, `null` otherwise.
+ * @param independent The independent units among the trials (examples),
+ *   from 1 to n.
+ * @returns `[0, min(1, 3/independent)]` when k is 0,
+ *   `[max(0, 1 − 3/independent), 1]` when k is n, `null` otherwise.
  */
-export function ruleOfThree95(k: number, n: number): [number, number] | null {
-  if (k === 0) return [0, Math.min(1, 3 / n)];
-  if (k === n) return [Math.max(0, 1 - 3 / n), 1];
+export function ruleOfThree95(
+  k: number,
+  n: number,
+  independent: number = n,
+): [number, number] | null {
+  if (k === 0) return [0, Math.min(1, 3 / independent)];
+  if (k === n) return [Math.max(0, 1 - 3 / independent), 1];
   return null;
 }
 

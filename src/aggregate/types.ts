@@ -183,11 +183,14 @@ export interface Aggregate {
    */
   pass_rate_ci95: [number, number] | null;
   /**
-   * When `pass_rate` is 0 or 1, the rule of three's 95% interval over its
-   * denominator n (`aggregatable + errors + blocked`): `[0, 3/n]` at 0 (no
-   * pass seen in n, the pass rate is still at most 3/n) and `[1 − 3/n, 1]`
-   * at 1; an end beyond 0..1 (n below 3) is clamped to it. `null` for any
-   * other pass rate, or none.
+   * When `pass_rate` is 0 or 1, the rule of three's 95% interval over the
+   * examples behind its denominator (n, the examples with an aggregatable,
+   * error or blocked Score; with one Score an example, the denominator
+   * itself): `[0, 3/n]` at 0 (no pass seen in n, the pass rate is still at
+   * most 3/n) and `[1 − 3/n, 1]` at 1; an end beyond 0..1 (n below 3) is
+   * clamped to it. The epochs of one example are not independent trials,
+   * and a rate of 0 or 1 shows no spread to tell how far they agree, so
+   * they count once. `null` for any other pass rate, or none.
    */
   pass_rate_rule_of_three: [number, number] | null;
   /** The share of examples where at least one unit (epoch) passed; errors and blocked Scores fail. */

@@ -193,6 +193,54 @@ Deno.test("Aggregator's rule of three clamps 3/n to 1 below n = 3 and is null be
   assert.equal(errors.small_n, false, "no mean: nothing to warn about");
 });
 
+Deno.test("Aggregator's rule of three counts examples, not their epochs", () => {
+  const epochs = (value: number, examples: number, each: number) =>
+    Array.from({ length: examples }, (_, e) =>
+      Array.from(
+        { length: each },
+        (_, k) =>
+          scored("m", value, {
+            example_id: `d#${e + 1}`,
+            unit_id: `d#${e + 1}@${k + 1}`,
+          }),
+      )).flat();
+  // 10 examples × 5 epochs, every one passing: 50 Scores, but 10
+  // independent questions. No failure in 10: at least 1 − 3/10 = 0.7, not
+  // 1 − 3/50 = 0.94.
+  const all = aggregateOf(epochs(1, 10, 5));
+  assert.equal(all.pass_rate, 1);
+  assert.equal(all.aggregatable, 50);
+  closePair(all.pass_rate_rule_of_three, [0.7, 1]);
+  // None passing: at most 3/10, not 3/50.
+  closePair(aggregateOf(epochs(0, 10, 5)).pass_rate_rule_of_three, [0, 0.3]);
+  // Epochs of different counts, and an example whose every epoch erred:
+  // 4 examples (3 + 1 + 2 + 2 errors = 8 trials), none passed: 3/4.
+  const uneven = aggregateOf([
+    ...epochs(0, 2, 3).slice(0, 4),
+    ...[1, 2].map((k) =>
+      errored("m", "scorer error: boom", {
+        example_id: "d#3",
+        unit_id: `d#3@${k}`,
+      })
+    ),
+    ...[1, 2].map((k) =>
+      scored("m", 0, { example_id: "d#4", unit_id: `d#4@${k}` })
+    ),
+  ]);
+  assert.equal(uneven.pass_rate, 0);
+  assert.equal(uneven.aggregatable + uneven.errors, 8);
+  closePair(uneven.pass_rate_rule_of_three, [0, 0.75]);
+  // Shards' lines merged: the examples add up, the bound is the whole's.
+  const scores = epochs(1, 10, 5);
+  const viaJson = new Aggregator();
+  for (const part of [scores.slice(0, 15), scores.slice(15)]) {
+    viaJson.mergeAggregate(
+      parseAggregate(JSON.parse(JSON.stringify(aggregateOf(part)))),
+    );
+  }
+  closePair(viaJson.results()[0]!.pass_rate_rule_of_three, [0.7, 1]);
+});
+
 Deno.test("Aggregator flags fewer than 5 values as small_n, counted by example", () => {
   const ids = (e: number, k: number) => ({
     example_id: `d#${e}`,
