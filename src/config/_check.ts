@@ -104,7 +104,33 @@ export function locateConfig(text: string, path: string): LocatedYaml {
       }: "__proto__" is no key a config may have: JavaScript takes it for the mapping's prototype, and what it holds would be dropped unread (a gate never checked); rename it`,
     );
   }
-  return located;
+  return { value: withoutExtensions(located.value), lineOf: located.lineOf };
+}
+
+/**
+ * Whether a top-level key is an extension field (`x-judge:`), as Docker
+ * Compose files have them: a place for anchors that other keys merge
+ * (`<<: *judge`), which evalpipe reads no further.
+ *
+ * @param key A key of the config's top-level mapping.
+ * @returns Whether it starts with `x-`.
+ */
+export function isExtensionKey(key: string): boolean {
+  return key.startsWith("x-");
+}
+
+/**
+ * A config's value without its top-level extension fields: their aliases
+ * have been followed by now, and every other key is checked as before (an
+ * `x-` key further in is an unknown key like any other).
+ */
+function withoutExtensions(value: unknown): unknown {
+  if (!isMapping(value) || !Object.keys(value).some(isExtensionKey)) {
+    return value;
+  }
+  return Object.fromEntries(
+    Object.entries(value).filter(([key]) => !isExtensionKey(key)),
+  );
 }
 
 /**

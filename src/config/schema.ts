@@ -13,6 +13,7 @@ import {
   checkScorers,
   checkTargets,
   ConfigError,
+  isExtensionKey,
   listsDatasets,
   locateConfig,
 } from "./_check.ts";
@@ -236,11 +237,13 @@ function describe(
   switch (issue.code) {
     case "unrecognized_keys": {
       const key = issue.keys[0]!;
+      // Extension fields are the top level's only (`_check.ts`).
+      const hint = isExtensionKey(key)
+        ? '; "x-" keys are extension fields at the top of the file only'
+        : keyHint(root, path, key);
       return [
         [...path, key],
-        `unknown key ${JSON.stringify(pathText([...path, key]))}${
-          keyHint(root, path, key)
-        }`,
+        `unknown key ${JSON.stringify(pathText([...path, key]))}${hint}`,
       ];
     }
     case "invalid_value": {

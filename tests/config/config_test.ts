@@ -389,6 +389,52 @@ Deno.test("a config reads YAML merge keys (<<: *base) and names the line of a co
   );
 });
 
+Deno.test("a config takes top-level x- keys as extension fields (Docker Compose's anchors), and no other unknown key", async () => {
+  const { parseConfigText } = await import("../../src/config/schema.ts");
+  const text = "x-judge: &judge\n  type: llm_judge\n  model: gpt-4o\n" +
+    "  pass_threshold: 0.7\nx-notes: [anything, { at: all }]\n" +
+    "dataset: d.jsonl\ntarget: { type: replay }\nscorers:\n" +
+    '  - <<: *judge\n    name: tone\n    rubric: "Polite? {{output}}"\n';
+  // The fast check and zod's agree: the x- keys are read no further.
+  for (
+    const config of [
+      await checkConfigText(text, "suite.yaml"),
+      parseConfigText(text, "suite.yaml"),
+    ]
+  ) {
+    assert.deepEqual(Object.keys(config), ["dataset", "target", "scorers"]);
+    assert.deepEqual(config.scorers[0], {
+      type: "llm_judge",
+      name: "tone",
+      rubric: "Polite? {{output}}",
+      pass_threshold: 0.7,
+      model: "gpt-4o",
+    });
+  }
+  // Further in, an x- key is unknown, named at its line.
+  const nested = await configError(
+    text + "  - type: exact_match\n    x-note: kept\n",
+  );
+  assert.equal(
+    nested.message,
+    'Invalid config "suite.yaml" line 13: unknown key "scorers[1].x-note"; "x-" keys are extension fields at the top of the file only',
+  );
+  // Another top-level key is still unknown.
+  const other = await configError(text + "extras: &e { a: 1 }\n");
+  assert.equal(
+    other.message,
+    'Invalid config "suite.yaml" line 12: unknown key "extras"',
+  );
+  // A mistake in what a scorer merges from an x- key is named in the scorer.
+  const merged = await configError(
+    text.replace("pass_threshold: 0.7", "pass_threshold: high"),
+  );
+  assert.equal(
+    merged.message,
+    'Invalid config "suite.yaml" line 9: "scorers[0].pass_threshold" must be a number, not string "high"',
+  );
+});
+
 Deno.test("a config, a rubric or an env file that is not UTF-8 is refused at its line, never read with replacement characters", async () => {
   const dir = await Deno.makeTempDir();
   try {
