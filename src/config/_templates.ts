@@ -1,8 +1,8 @@
 /**
- * What an `llm_judge` rubric may hold, checked before any call: syntax
- * evalpipe fills (as a target's templates, net/_settings_checks.ts), naming
- * only the fields a judge is given. A rubric no case could fill would make
- * every Score an error.
+ * What an `llm_judge` rubric and system prompt may hold, checked before any
+ * call: syntax evalpipe fills (as a target's templates,
+ * net/_settings_checks.ts), naming only the fields a judge is given. A
+ * prompt no case could fill would make every Score an error.
  *
  * @module
  */
@@ -23,8 +23,10 @@ const PLACEHOLDERS = /\{\{\s*([A-Za-z_][\w-]*(?:\.[\w-]+)*)\s*\}\}/g;
  * A placeholder naming a field a judge is never given (`{{inptu}}`, or a
  * part of a text, `{{input.0}}`): no case could fill it, so every Score
  * would be an error. A field of `metadata` is the case's to have or lack.
+ *
+ * @param prompt What the template is, for the message (`a rubric`).
  */
-const notRubricField: TextCheck = (text) => {
+const notJudgeField = (prompt: string): TextCheck => (text) => {
   for (const [, name] of text.matchAll(PLACEHOLDERS)) {
     const field = name!.split(".", 1)[0]!;
     const known = RUBRIC_FIELDS.includes(field);
@@ -35,7 +37,7 @@ const notRubricField: TextCheck = (text) => {
         ? `it is given ${field} as text, {{${field}}}`
         : near !== undefined
         ? `did you mean {{${near}${name!.slice(field.length)}}}?`
-        : `a rubric names ${
+        : `${prompt} names ${
           RUBRIC_FIELDS.map((f) => `{{${f}}}`).join(", ")
         } or a field of metadata, {{metadata.NAME}}`
     }`;
@@ -43,9 +45,16 @@ const notRubricField: TextCheck = (text) => {
   return undefined;
 };
 
+/** Each template of an `llm_judge`, and what its messages call it. */
+const JUDGE_TEMPLATES = [
+  ["rubric", notJudgeField("a rubric")],
+  ["system", notJudgeField("a system prompt")],
+] as const;
+
 /**
- * The first problem of an `llm_judge`'s `rubric`, a template over the unit:
- * syntax evalpipe does not fill, then a field a judge is never given.
+ * The first problem of an `llm_judge`'s `rubric` and `system`, templates
+ * over the unit: syntax evalpipe does not fill, then a field a judge is
+ * never given.
  *
  * @param scorer A scorer's config.
  * @param at Its path in the config.
@@ -60,6 +69,10 @@ export function rubricTemplateProblem(
     (scorer as { type?: unknown }).type !== "llm_judge"
   ) return undefined;
   const settings = scorer as Record<string, unknown>;
-  return firstProblem(settings, at, ["rubric"], unfilled) ??
-    firstProblem(settings, at, ["rubric"], notRubricField);
+  for (const [key, notField] of JUDGE_TEMPLATES) {
+    const problem = firstProblem(settings, at, [key], unfilled) ??
+      firstProblem(settings, at, [key], notField);
+    if (problem !== undefined) return problem;
+  }
+  return undefined;
 }

@@ -1,7 +1,7 @@
-// The fields of a unit an `llm_judge` rubric may name. The judge fills its
-// rubric with them (llm_judge.ts), and the config checks a rubric's
-// placeholders against them (config/_check.ts), so that a typo is a config
-// error at its line rather than an error Score for every case.
+// The fields of a unit an `llm_judge` rubric and system prompt may name. The
+// judge fills its templates with them (llm_judge.ts), and the config checks
+// their placeholders against them (config/_templates.ts), so that a typo is a
+// config error at its line rather than an error Score for every case.
 
 /**
  * The fields a rubric may name: the unit's `input`, `output`, `expected`,

@@ -52,7 +52,10 @@ export interface LlmJudgeSettings extends ChatSettings {
    * `expected`, `context` and `metadata` (`{{metadata.topic}}`).
    */
   rubric?: string;
-  /** The judge's system prompt. */
+  /**
+   * The judge's system prompt, a template over the same fields as `rubric`.
+   * @default {DEFAULT_JUDGE_SYSTEM}
+   */
   system?: string;
   /**
    * A reply's score at least this passes.
@@ -77,6 +80,9 @@ Retrieved context (may be empty):
 {{context}}
 
 A good answer is correct, complete, and supported by the context.`;
+
+/** Names, in a judge's version, that its system prompt is a template. */
+const SYSTEM_TEMPLATE = "system-template/1";
 
 /** The default system prompt: how to answer. */
 export const DEFAULT_JUDGE_SYSTEM: string =
@@ -273,6 +279,9 @@ export function llmJudge(
       JSON.stringify(settings.params ?? {}),
       String(threshold),
       READING_RULES,
+      // A system prompt's placeholders were sent as written before it was
+      // filled: such a judge's Scores from then are another evaluator's.
+      ...(system.includes("{{") ? [SYSTEM_TEMPLATE] : []),
       ...(recipe !== undefined ? [recipe.tag] : []),
     )
       .slice(7, 15)
@@ -299,7 +308,7 @@ export function llmJudge(
       ...recipe?.vars?.(unit),
     };
     return [
-      { role: "system", content: system },
+      { role: "system", content: renderTemplate(system, vars) },
       { role: "user", content: renderTemplate(rubric, vars) },
     ];
   };

@@ -249,6 +249,77 @@ Deno.test("validate counts the cases a rubric cannot fill, names the first, and 
   });
 });
 
+/** The system message a judge sent. */
+const systemMessage = (request: { json: unknown }): unknown =>
+  (request.json as { messages: { content: unknown }[] }).messages[0]?.content;
+
+Deno.test("llmJudge fills its system prompt as its rubric, from the same fields; a case lacking one is its error, without a call", async () => {
+  await using server = fakeLlm({ handler: () => reply.ok('{"score": 1}') });
+  const judge = llmJudge({
+    model: "j",
+    base_url: server.baseUrl,
+    system:
+      'Grade answers about {{metadata.topic}} to "{{input}}". Reply {"score": 0..1}.',
+    rubric: "A {{output}}",
+  });
+  const [good, lacking] = await scores(judge, [
+    {
+      example_id: "d#1",
+      unit_id: "d#1",
+      input: "q1",
+      output: "a1",
+      metadata: { topic: "tides" },
+    },
+    { example_id: "d#2", unit_id: "d#2", input: "q2", output: "a2" },
+  ]);
+  assert.equal(good?.status, "scored", good?.reason);
+  assert.equal(
+    systemMessage(server.requests[0]!),
+    'Grade answers about tides to "q1". Reply {"score": 0..1}.',
+  );
+  assert.equal(lastMessage(server.requests[0]!), "A a1");
+  assert.equal(lacking?.status, "error");
+  assert.equal(
+    lacking?.reason,
+    "scorer error: The template names {{metadata.topic}}, which this case does not have",
+  );
+  assert.equal(server.count, 1);
+});
+
+Deno.test("an llm_judge system prompt is checked as its rubric: a field a judge is never given, or syntax evalpipe does not fill, is a config error at its line", async () => {
+  const config = (system: string) =>
+    `dataset: d.jsonl\ntarget: { type: replay }\nscorers:\n  - type: llm_judge\n    model: j\n    rubric: "{{output}}"\n    system: ${
+      JSON.stringify(system)
+    }\n`;
+  await checkConfigText(
+    config(
+      "{{input}} {{ output }} {{expected}} {{context}} {{metadata.topic}}",
+    ),
+    "suite.yaml",
+  );
+  const refused = async (system: string) => {
+    const error = await checkConfigText(config(system), "suite.yaml").then(
+      () => undefined,
+      (e) => e,
+    );
+    assert.ok(error instanceof ConfigError, system);
+    assert.equal(error.line, 7);
+    return error.message;
+  };
+  assert.equal(
+    await refused("You grade {{inptu}}"),
+    'Invalid config "suite.yaml" line 7: "scorers[0].system" names {{inptu}}, which a judge is never given; did you mean {{input}}?',
+  );
+  assert.equal(
+    await refused("You grade {{topic}}"),
+    'Invalid config "suite.yaml" line 7: "scorers[0].system" names {{topic}}, which a judge is never given; a system prompt names {{input}}, {{output}}, {{expected}}, {{context}}, {{metadata}} or a field of metadata, {{metadata.NAME}}',
+  );
+  assert.equal(
+    await refused("You grade {{ input | upper }}"),
+    'Invalid config "suite.yaml" line 7: "scorers[0].system" has {{ input | upper }}, which evalpipe would send as written: filters ("|") are not supported; a placeholder is a field\'s name alone, as {{input}} or {{metadata.topic}}',
+  );
+});
+
 const THINKING =
   '<think>The user wants {"score": 0.1}? No.</think>\n{"score": 0.9, "reason": "good"}';
 
