@@ -10,9 +10,11 @@ import type { ValueRange } from "./types.ts";
 /**
  * The `valueRange` option for a table of ranges by metric (a RunRecord's or
  * a sidecar's `value_ranges`), so aggregates computed again clamp as the
- * run did; `{}` without a table.
+ * run did; `{}` without a table. Given the tables of two runs (as `diff`
+ * compares them), a metric's range is the range spanning both, or the one
+ * that declares it.
  *
- * @param ranges Metric → `[low, high]`, or `undefined`.
+ * @param tables Metric → `[low, high]`, or `undefined`, one per run.
  * @returns `{ valueRange }`, or `{}`.
  *
  * @example
@@ -21,14 +23,26 @@ import type { ValueRange } from "./types.ts";
  * const { valueRange } = valueRangeOption({ stars: [1, 5] });
  * if (valueRange?.("stars")?.[1] !== 5 || valueRange("other") !== undefined) throw new Error();
  * if ("valueRange" in valueRangeOption(undefined)) throw new Error();
+ * const both = valueRangeOption({ m: [0, 1] }, { m: [-1, 1], n: [1, 5] }).valueRange;
+ * if (both?.("m")?.join() !== "-1,1" || both("n")?.join() !== "1,5") throw new Error();
  * ```
  */
 export function valueRangeOption(
-  ranges: Readonly<Record<string, ValueRange>> | undefined,
+  ...tables: Array<Readonly<Record<string, ValueRange>> | undefined>
 ): { valueRange?: (metric: string) => ValueRange | undefined } {
-  if (ranges === undefined) return {};
+  const known = tables.filter((t) => t !== undefined);
+  if (known.length === 0) return {};
   return {
-    valueRange: (metric) =>
-      Object.hasOwn(ranges, metric) ? ranges[metric] : undefined,
+    valueRange: (metric) => {
+      let out: ValueRange | undefined;
+      for (const ranges of known) {
+        if (!Object.hasOwn(ranges, metric)) continue;
+        const r = ranges[metric]!;
+        out = out === undefined
+          ? r
+          : [Math.min(out[0], r[0]), Math.max(out[1], r[1])];
+      }
+      return out;
+    },
   };
 }

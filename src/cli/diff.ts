@@ -16,9 +16,10 @@ export const diff = defineCommand({
   description:
     `Compares two runs (RunRecords or Scores files), pairing Scores by example id
 and metric (epochs averaged per example). Writes one NDJSON line per metric
-on stdout (pairs, mean_a, mean_b, delta = B - A, its paired stderr and ci95,
-improved, regressed, newly_passing, newly_failing, only_a, only_b,
-regressions) and a table on stderr. Given one matrix run (a record or Scores
+on stdout (pairs, mean_a, mean_b, delta = B - A, its paired stderr, ci95
+clamped to what a difference can be when the runs declare the metric's range
+and ci95_unclamped, improved, regressed, newly_passing, newly_failing, only_a,
+only_b, regressions) and a table on stderr. Given one matrix run (a record or Scores
 file of run --matrix), compares its targets instead: one "comparison" line
 per metric.`,
   positionals: {
@@ -52,7 +53,16 @@ per metric.`,
       import("../report/summary.ts"),
       import("../io/inert_json.ts"),
     ]);
-    const lines = diffScores(a.scores, b.scores);
+    // The intervals clamp to the ranges the runs declare (their records,
+    // their sidecars), as their aggregates do.
+    const lines = diffScores(
+      a.scores,
+      b.scores,
+      (await import("../aggregate/value_ranges.ts")).valueRangeOption(
+        a.value_ranges ?? a.record?.value_ranges,
+        b.value_ranges ?? b.record?.value_ranges,
+      ),
+    );
     await writeStdout(
       inertJson(lines.map((l) => JSON.stringify(l) + "\n").join("")),
     );

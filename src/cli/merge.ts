@@ -256,6 +256,9 @@ one that did not finish.`,
         baseline.scores,
         merged.scores,
         settings!.require ?? baseline.file.require,
+        (await import("../aggregate/value_ranges.ts")).valueRangeOption(
+          merged.value_ranges,
+        ),
       );
     if (flags.record !== undefined && merged.header !== undefined) {
       const out = await openOut(flags.record, {

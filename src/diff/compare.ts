@@ -193,6 +193,9 @@ export function compareTargets(
       const line of diffScores(
         strip(byTarget.get(first!)!),
         strip(byTarget.get(name)!),
+        options.valueRange !== undefined
+          ? { valueRange: options.valueRange }
+          : {},
       )
     ) {
       out.set(line.metric, {
@@ -202,6 +205,7 @@ export function compareTargets(
         delta: line.delta,
         stderr: line.stderr,
         ci95: line.ci95,
+        ci95_unclamped: line.ci95_unclamped,
         improved: line.improved,
         regressed: line.regressed,
         newly_passing: line.newly_passing,
@@ -230,6 +234,7 @@ export function compareTargets(
         delta: null,
         stderr: null,
         ci95: null,
+        ci95_unclamped: null,
         improved: 0,
         regressed: 0,
         newly_passing: 0,

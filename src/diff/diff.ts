@@ -5,7 +5,8 @@
  */
 
 import { ExactSum } from "../aggregate/exact_sum.ts";
-import { tCritical95 } from "../aggregate/stats.ts";
+import { clampInterval, tCritical95 } from "../aggregate/stats.ts";
+import type { ValueRange } from "../aggregate/types.ts";
 import { aggregatable, type Score, type ScoreStatus } from "../score/mod.ts";
 
 /**
@@ -56,7 +57,7 @@ export interface Regression {
  * @example
  * ```ts
  * import type { PairedDelta } from "./mod.ts";
- * const d: PairedDelta = { pairs: 2, delta: 0.5, stderr: 0.5, ci95: [-5.85, 6.85], improved: 1, regressed: 0, newly_passing: 1, newly_failing: 0 };
+ * const d: PairedDelta = { pairs: 2, delta: 0.5, stderr: 0.5, ci95: [-1, 1], ci95_unclamped: [-5.85, 6.85], improved: 1, regressed: 0, newly_passing: 1, newly_failing: 0 };
  * if (d.newly_passing !== 1) throw new Error();
  * ```
  */
@@ -67,8 +68,18 @@ export interface PairedDelta {
   delta: number | null;
   /** The paired standard error of `delta`; `null` below two pairs. */
   stderr: number | null;
-  /** The 95% interval of `delta` (Student's t); `null` below two pairs. */
+  /**
+   * The 95% interval of `delta` (Student's t), clamped to the range a
+   * difference can take when the metric's range is known (`[−1, 1]` for a
+   * 0..1 metric: `[low − high, high − low]`); `null` below two pairs.
+   */
   ci95: [number, number] | null;
+  /**
+   * The same interval before clamping, `delta ± t(0.975, pairs − 1) ×
+   * stderr`; equal to `ci95` when neither end crossed the range, or no
+   * range is known. `null` below two pairs.
+   */
+  ci95_unclamped: [number, number] | null;
   /** Pairs whose value rose. */
   improved: number;
   /** Pairs whose value fell. */
@@ -262,6 +273,40 @@ export interface Pairing {
 }
 
 /**
+ * Options of {@linkcode diffScores}.
+ *
+ * @example Clamp every metric's difference to what one of 0..1 can take
+ * ```ts
+ * import { diffScores, type DiffOptions } from "./mod.ts";
+ * import { scored } from "../score/mod.ts";
+ * const options: DiffOptions = { valueRange: () => [0, 1] };
+ * const a = [scored("m", 1, { example_id: "d#1" }), scored("m", 1, { example_id: "d#2" })];
+ * const b = [scored("m", 1, { example_id: "d#1" }), scored("m", 0, { example_id: "d#2" })];
+ * const [line] = diffScores(a, b, options);
+ * if (line?.ci95?.[0] !== -1 || line.ci95_unclamped![0] >= -1) throw new Error("unexpected");
+ * ```
+ */
+export interface DiffOptions {
+  /**
+   * The range each metric's values lie within, as the scorer declares it
+   * (what `aggregate` clamps to): the interval of a difference is clamped
+   * to `[low − high, high − low]`, unless a paired example's mean lies
+   * outside the range (the declaration is then not trusted).
+   * @default {undefined}
+   */
+  valueRange?: (metric: string) => ValueRange | undefined;
+}
+
+/**
+ * Whether every value lies within a range, but for rounding (an example's
+ * mean of values at an end may round past it), as the aggregator checks.
+ */
+function within(values: readonly number[], range: ValueRange): boolean {
+  const slack = 1e-9 * Math.max(1, Math.abs(range[0]), Math.abs(range[1]));
+  return values.every((v) => v >= range[0] - slack && v <= range[1] + slack);
+}
+
+/**
  * Pairs the Scores of two runs by example id and metric (epochs averaged per
  * example first) and summarises B − A per metric, sorted by metric. When
  * the two runs name one dataset by two relative paths, ids pair by their
@@ -269,6 +314,7 @@ export interface Pairing {
  *
  * @param a The Scores of run A (the baseline).
  * @param b The Scores of run B (the candidate).
+ * @param options The metrics' ranges, for clamping the intervals.
  * @returns One line per metric seen in either run.
  *
  * @example
@@ -284,6 +330,7 @@ export interface Pairing {
 export function diffScores(
   a: readonly Score[],
   b: readonly Score[],
+  options: DiffOptions = {},
 ): DiffLine[] {
   const statusesA = new Map<string, StatusCounts>();
   const statusesB = new Map<string, StatusCounts>();
@@ -302,6 +349,8 @@ export function diffScores(
     const ea = ra.get(metric) ?? new Map<string, Reduced | null>();
     const eb = rb.get(metric) ?? new Map<string, Reduced | null>();
     const diffs: number[] = [];
+    // Both sides' example means, to trust the declared range or not.
+    const means: number[] = [];
     const sumA = new ExactSum();
     const sumB = new ExactSum();
     const sumD = new ExactSum();
@@ -318,6 +367,7 @@ export function diffScores(
       sumB.add(vb);
       sumD.add(vb - va);
       diffs.push(vb - va);
+      means.push(va, vb);
       if (vb > va) improved++;
       else if (vb < va) {
         regressions.push({ example_id: shown(id), a: va, b: vb });
@@ -330,6 +380,7 @@ export function diffScores(
     const n = diffs.length;
     let stderr: number | null = null;
     let ci95: [number, number] | null = null;
+    let unclamped: [number, number] | null = null;
     const delta = n > 0 ? finite(sumD.value / n) : null;
     if (n >= 2 && delta !== null) {
       const variance = diffs.reduce((s, d) => s + (d - delta) ** 2, 0) /
@@ -338,7 +389,13 @@ export function diffScores(
       const half = tCritical95(n - 1) * se;
       if (Number.isFinite(delta - half) && Number.isFinite(delta + half)) {
         stderr = se;
-        ci95 = [delta - half, delta + half];
+        unclamped = [delta - half, delta + half];
+        const range = options.valueRange?.(metric);
+        // A difference of two values of [low, high] lies within ±(high − low).
+        const width = range === undefined ? NaN : range[1] - range[0];
+        ci95 = Number.isFinite(width) && width >= 0 && within(means, range!)
+          ? clampInterval(unclamped, [-width, width])
+          : [unclamped[0], unclamped[1]];
       }
     }
     regressions.sort((p, q) =>
@@ -352,6 +409,7 @@ export function diffScores(
       delta,
       stderr,
       ci95,
+      ci95_unclamped: unclamped,
       improved,
       regressed: regressions.length,
       newly_passing: newlyPassing,

@@ -7,6 +7,7 @@
 
 export type {
   DiffLine,
+  DiffOptions,
   PairedDelta,
   Pairing,
   Regression,

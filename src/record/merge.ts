@@ -113,6 +113,8 @@ export interface MergedRun {
   missing: string[];
   /** How many shard files were merged. */
   shards: number;
+  /** Each metric's declared range, as the shards' records or sidecars keep it. */
+  value_ranges?: Record<string, [number, number]>;
 }
 
 /**
@@ -341,6 +343,7 @@ export function mergeShards(
     complete: missing.length === 0,
     missing,
     shards: ordered.length,
+    ...(ranges !== undefined ? { value_ranges: ranges } : {}),
   };
 }
 

@@ -41,7 +41,7 @@ export interface RecordedCaseChange {
  * @example
  * ```ts
  * import type { RecordedMetricChange } from "./mod.ts";
- * const m: RecordedMetricChange = { metric: "m", pairs: 2, mean_a: 1, mean_b: 0.5, delta: -0.5, ci95: [-6.853, 5.853] };
+ * const m: RecordedMetricChange = { metric: "m", pairs: 2, mean_a: 1, mean_b: 0.5, delta: -0.5, ci95: [-1, 1] };
  * if (m.delta !== -0.5) throw new Error();
  * ```
  */
@@ -56,7 +56,7 @@ export interface RecordedMetricChange {
   mean_b: number | null;
   /** The mean of now − baseline over the pairs. */
   delta: number | null;
-  /** Its 95% interval; `null` below two pairs. */
+  /** Its 95% interval, clamped as `diff` clamps it; `null` below two pairs. */
   ci95: [number, number] | null;
 }
 

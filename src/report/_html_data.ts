@@ -587,9 +587,11 @@ export function pageData(
     title,
     metrics,
     runs: [pageRun(a, "A", aggA), pageRun(b, "B", aggB)],
-    diff: diffScores(a.scores, b.scores).map(({ regressions: _, ...rest }) =>
-      rest
-    ),
+    diff: diffScores(
+      a.scores,
+      b.scores,
+      valueRangeOption(a.value_ranges, b.value_ranges),
+    ).map(({ regressions: _, ...rest }) => rest),
     comparison: null,
     rows: sorted,
     evaluators: evaluators.list,

@@ -15,6 +15,7 @@ import type { Unit } from "../dataset/unit.ts";
 import {
   caseIdOf,
   type DiffLine,
+  type DiffOptions,
   diffScores,
   significantlyWorse,
   unfitComparison,
@@ -615,6 +616,8 @@ export function casePasses(
  * @param baseline The baseline's Scores.
  * @param now The run's Scores.
  * @param require When a case passes.
+ * @param options The metrics' ranges, which clamp each paired
+ *   difference's interval as `diff` clamps it.
  * @returns What changed.
  *
  * @example A case fixed, one removed, one new
@@ -630,6 +633,7 @@ export function compareWithBaseline(
   baseline: readonly Score[],
   now: readonly Score[],
   require: CaseRequirement,
+  options: DiffOptions = {},
 ): BaselineComparison {
   const before = tallies(baseline);
   const after = tallies(now);
@@ -661,7 +665,7 @@ export function compareWithBaseline(
       else if (!wasPassing && passes) fixed.push(change);
     }
   }
-  const metrics = diffScores(baseline, now);
+  const metrics = diffScores(baseline, now, options);
   const worse = metrics.filter(significantlyWorse).map((l) => l.metric);
   const unfit = unfitComparison(baseline, now, metrics);
   return {

@@ -1160,6 +1160,7 @@ export async function runSuite(
       baseline.scores,
       collector!.scores(),
       require ?? baseline.file.require,
+      { valueRange: valueRangesOf(scorers) },
     ),
   };
   // --- end issue 14 ---

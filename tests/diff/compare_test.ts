@@ -44,7 +44,12 @@ Deno.test("compareTargets gives each target's mean and interval, and the paired 
   assert.equal(vb!.pairs, 4);
   assert.equal(vb!.delta, -0.375);
   assert.ok(Math.abs(vb!.stderr! - 0.239357) < 1e-6);
-  assert.ok(Math.abs(vb!.ci95![0] - (-0.375 - 0.761737)) < 1e-5);
+  assert.ok(
+    Math.abs(vb!.ci95_unclamped![0] - (-0.375 - 0.761737)) < 1e-5,
+  );
+  // −1.136… clamped to −1: a difference of two values of 0..1 is not below −1.
+  assert.equal(vb!.ci95![0], -1);
+  assert.ok(Math.abs(vb!.ci95![1] - (-0.375 + 0.761737)) < 1e-5);
   // Verdicts (value >= 0.5 passes): d#3 passes with a, fails with b.
   assert.equal(vb!.newly_failing, 1);
   assert.equal(vb!.newly_passing, 0);
@@ -57,10 +62,12 @@ Deno.test("compareTargets gives each target's mean and interval, and the paired 
     scores.filter((s) => s.target_name === t).map(({ target_name: _, ...s }) =>
       s
     );
-  const d = diffScores(strip("a"), strip("b"))[0]!;
+  const d = diffScores(strip("a"), strip("b"), { valueRange: () => [0, 1] })[
+    0
+  ]!;
   assert.deepEqual(
-    [vb!.delta, vb!.stderr, vb!.ci95],
-    [d.delta, d.stderr, d.ci95],
+    [vb!.delta, vb!.stderr, vb!.ci95, vb!.ci95_unclamped],
+    [d.delta, d.stderr, d.ci95, d.ci95_unclamped],
   );
 });
 

@@ -44,6 +44,7 @@ function assertNoNaN(line: DiffLine) {
       line.delta,
       line.stderr,
       ...(line.ci95 ?? []),
+      ...(line.ci95_unclamped ?? []),
     ]
   ) {
     assert.ok(x === null || Number.isFinite(x), `${x} in ${line.metric}`);
@@ -297,6 +298,47 @@ Deno.test("diffScores gives null, never NaN, when huge values overflow", () => {
 
 // --- the CLI ---------------------------------------------------------------
 
+Deno.test("diffScores clamps the interval of a difference to what the metric's range allows", () => {
+  // d = B − A: −1, 0, −1, 0 → delta −0.5; deviations ±0.5, variance
+  // 4 × 0.25 / 3 = 1/3, stderr √(1/3 / 4) = 0.288675; t(0.975, 3) = 3.182446,
+  // half 0.918693 → [−1.418693, 0.418693].
+  const a = [1, 1, 1, 1].map((v, i) => s("m", v, `${i + 1}`));
+  const b = [0, 1, 0, 1].map((v, i) => s("m", v, `${i + 1}`));
+  const free = only(diffScores(a, b));
+  close(free.ci95![0], -1.418693, 1e-5);
+  assert.deepEqual(free.ci95, free.ci95_unclamped);
+  // A 0..1 metric: a difference lies within −1..1.
+  const unit = only(diffScores(a, b, { valueRange: () => [0, 1] }));
+  assert.deepEqual(unit.ci95_unclamped, free.ci95_unclamped);
+  assert.equal(unit.ci95![0], -1);
+  close(unit.ci95![1], 0.418693, 1e-5);
+  assert.equal(significantlyWorse(unit), false);
+  // A 1..5 metric: within −4..4; the same values, scaled, reach −5.67.
+  const stars = only(
+    diffScores(
+      [5, 5, 5, 5].map((v, i) => s("m", v, `${i + 1}`)),
+      [1, 5, 1, 5].map((v, i) => s("m", v, `${i + 1}`)),
+      { valueRange: () => [1, 5] },
+    ),
+  );
+  close(stars.ci95_unclamped![0], -2 - 4 * 0.918693, 1e-4);
+  assert.equal(stars.ci95![0], -4);
+  // A paired example's mean outside the declared range: the declaration
+  // is not trusted, nothing is clamped (as the aggregate does).
+  const broken = only(
+    diffScores([...a.slice(0, 3), s("m", 1.5, "4")], b, {
+      valueRange: () => [0, 1],
+    }),
+  );
+  assert.deepEqual(broken.ci95, broken.ci95_unclamped);
+  assert.ok(broken.ci95![0] < -1);
+  // Another metric's range does not apply.
+  const other = only(
+    diffScores(a, b, { valueRange: (m) => m === "k" ? [0, 1] : undefined }),
+  );
+  assert.deepEqual(other.ci95, other.ci95_unclamped);
+});
+
 function ndjson(scores: Score[]): string {
   return scores.map((x) => JSON.stringify(x) + "\n").join("");
 }
@@ -420,6 +462,11 @@ scorers:
     close(line!.delta, -0.75, 1e-12);
     close(line!.stderr, 0.25, 1e-12);
     close(line!.ci95![1], 0.0455, 1e-3);
+    // exact_match is 0..1, as both records say: a difference is not below
+    // −1, so the low end −1.5455 is clamped to it, the computed one kept.
+    assert.equal(line!.ci95![0], -1);
+    close(line!.ci95_unclamped![0], -1.5455, 1e-3);
+    close(line!.ci95_unclamped![1], 0.0455, 1e-3);
     assert.equal(line!.newly_failing, 3);
     assert.deepEqual(
       line!.regressions.map((r) => r.example_id),

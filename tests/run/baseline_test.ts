@@ -131,6 +131,12 @@ Deno.test("run --save-baseline writes a small deterministic file; --baseline gat
     );
     assert.match(changed.stderr, /new cases \(1\): d\.jsonl#e\n/);
     assert.match(changed.stderr, /removed cases \(1\): d\.jsonl#b\n/);
+    // a −1, c +1, d 0: Δ 0 ± t(0.975, 2) × 1/√3 = ±2.484, but a difference
+    // of exact_match (0..1) lies within −1..1.
+    assert.match(
+      changed.stderr,
+      /paired difference, now − baseline:\n {2}exact_match: Δ \+0\.000 \[-1\.000, \+1\.000\]\n/,
+    );
     assert.match(
       changed.stderr,
       /evalpipe: regressed against baseline ".*main\.json": 1 newly failing/,
@@ -195,6 +201,7 @@ Deno.test("report --markdown and --html of a record from run --baseline say what
     assert.deepEqual(record.baseline.new_cases, ["d.jsonl#d"]);
     assert.equal(record.baseline.metrics[0].pairs, 3);
     assert.equal("regressions" in record.baseline.metrics[0], false);
+    const metrics = record.baseline.metrics;
     // The record keeps what the run said: one Markdown from either.
     const { markdown, html } = await reportAgain(dir, "r.json", "run.md");
     assert.match(
@@ -207,7 +214,7 @@ Deno.test("report --markdown and --html of a record from run --baseline say what
     );
     assert.match(
       markdown,
-      /^\| exact\\_match \| 3 \| 0\.667 \| 0\.667 \| \+0\.000 \[-2\.484, \+2\.484\] \| {2}\|$/m,
+      /^\| exact\\_match \| 3 \| 0\.667 \| 0\.667 \| \+0\.000 \[-1\.000, \+1\.000\] \| {2}\|$/m,
     );
     assert.match(
       markdown,
@@ -284,6 +291,10 @@ Deno.test("report --markdown and --html of a record from run --baseline say what
       },
     ]);
     assert.equal(m.baseline.path, "./.evalpipe/baselines/main.json");
+    // Its Δ interval is clamped to −1..1 as run's is: the shards' records
+    // keep exact_match's range.
+    assert.deepEqual(m.baseline.metrics[0].ci95, [-1, 1]);
+    assert.deepEqual(m.baseline.metrics, metrics);
   });
 });
 

@@ -77,7 +77,7 @@ Deno.test("run --matrix runs each case through each target; units and Scores nam
     );
     assert.match(
       out.stderr,
-      /exact_match {2}same vs up {2}0\.333 \[0\.000, 1\.000\] {2}-0\.333 \[-3\.202, \+2\.535\] {2}3 {6}2 {10}1/,
+      /exact_match {2}same vs up {2}0\.333 \[0\.000, 1\.000\] {2}-0\.333 \[-1\.000, \+1\.000\] {2}3 {6}2 {10}1/,
     );
   });
 });
@@ -183,6 +183,7 @@ Deno.test("diff of one matrix record prints the comparison of its targets", asyn
         pairs: number;
         delta: number;
         ci95: number[];
+        ci95_unclamped: number[];
         newly_failing: number;
         newly_passing: number;
       }[];
@@ -199,8 +200,10 @@ Deno.test("diff of one matrix record prints the comparison of its targets", asyn
     assert.equal(v.against, "up");
     assert.equal(v.pairs, 3);
     assert.ok(Math.abs(v.delta + 1 / 3) < 1e-12);
-    assert.ok(Math.abs(v.ci95[0]! - (-1 / 3 - 2.868435)) < 1e-5);
-    assert.ok(Math.abs(v.ci95[1]! - (-1 / 3 + 2.868435)) < 1e-5);
+    assert.ok(Math.abs(v.ci95_unclamped[0]! - (-1 / 3 - 2.868435)) < 1e-5);
+    assert.ok(Math.abs(v.ci95_unclamped[1]! - (-1 / 3 + 2.868435)) < 1e-5);
+    // A difference of exact_match (0..1) lies within −1..1.
+    assert.deepEqual(v.ci95, [-1, 1]);
     assert.equal(v.newly_failing, 2);
     assert.equal(v.newly_passing, 1);
     assert.match(out.stderr, /same vs up/);
