@@ -594,6 +594,19 @@ and a summary table on stderr.`,
       }, LAST_WRITE_S * 1000);
       Deno.unrefTimer(timer);
     }, { once: true });
+    // Stopped before its first unit, the run wrote nothing (runSuite never
+    // began the outputs): it says so in place of a summary and of a resume
+    // command, as a second signal's stop does.
+    const stoppedUnbegun = (sig: InterruptSignal): number => {
+      say(
+        `evalpipe: interrupted by ${sig} before the run's first unit${
+          abort.signal.aborted ? "; running commands were stopped" : ""
+        }`,
+      );
+      const kept = givenFiles(flags);
+      if (kept.length > 0) say(nothingWritten(kept));
+      return signalExitCode(sig);
+    };
     const bar = await progress(outPath === undefined);
     const resumeHint = () =>
       outPath !== undefined
@@ -673,6 +686,9 @@ and a summary table on stderr.`,
           : {}),
       });
       bar.done();
+      if (interrupt.signal !== undefined && !began) {
+        return stoppedUnbegun(interrupt.signal);
+      }
       // --- matrix, reducers, baselines (issue 14) ---
       const compare = summary.targets !== undefined ||
           (summary.epochs ?? 1) > 1 || summary.baseline !== undefined
@@ -860,6 +876,7 @@ and a summary table on stderr.`,
     } catch (error) {
       bar.done();
       const sig = interrupt.signal;
+      if (sig !== undefined && opened && !began) return stoppedUnbegun(sig);
       if (sig !== undefined) {
         say(
           `evalpipe: interrupted by ${sig}; running commands were stopped, the run is incomplete`,

@@ -67,8 +67,21 @@ export async function datasetsFingerprint(
   return fingerprint(...sources.flatMap((s, i) => [s.name, prints[i]!]));
 }
 
-/** The examples of every dataset, one dataset after another. */
+/**
+ * The examples of every dataset, one dataset after another; once `stop`
+ * aborts, none more are read: the stream ends and its datasets are closed,
+ * a read still waiting on stdin too.
+ */
 export async function loadSources(
+  sources: readonly DatasetSource[],
+  stdin: ReadableStream<Uint8Array> | undefined,
+  stop?: AbortSignal,
+): Promise<ReadableStream<Example[]>> {
+  const examples = await loadAll(sources, stdin);
+  return stop === undefined ? examples : untilStopped(examples, stop);
+}
+
+async function loadAll(
   sources: readonly DatasetSource[],
   stdin: ReadableStream<Uint8Array> | undefined,
 ): Promise<ReadableStream<Example[]>> {
@@ -99,6 +112,43 @@ export async function loadSources(
     }
   }
   return ReadableStream.from(chain());
+}
+
+/**
+ * `source` until `stop` aborts, then cancelled: a run that takes no new
+ * cases stops reading, where reading on would wait for a stdin that sends
+ * nothing (`sleep 100 | evalpipe run`) or go through the rest of a file.
+ */
+function untilStopped<T>(
+  source: ReadableStream<T>,
+  stop: AbortSignal,
+): ReadableStream<T> {
+  const reader = source.getReader();
+  // The cancel ends a read that waits: it resolves as done.
+  let cancelled: Promise<void> | undefined;
+  const cancel = () => (cancelled ??= reader.cancel(stop.reason));
+  return new ReadableStream<T>({
+    start() {
+      stop.addEventListener("abort", cancel, { once: true });
+    },
+    async pull(controller) {
+      const { done, value } = stop.aborted
+        ? { done: true, value: undefined }
+        : await reader.read();
+      if (!done) {
+        controller.enqueue(value);
+        return;
+      }
+      stop.removeEventListener("abort", cancel);
+      // A dataset that fails to close fails the run, as a failed read does.
+      if (stop.aborted) await cancel();
+      controller.close();
+    },
+    cancel(reason) {
+      stop.removeEventListener("abort", cancel);
+      return cancelled ?? reader.cancel(reason);
+    },
+  }, { highWaterMark: 0 });
 }
 
 /** The dataset an example came from, and how its records are counted. */

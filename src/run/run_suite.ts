@@ -170,8 +170,9 @@ export interface RunSuiteOptions {
    */
   cacheMode?: CacheMode;
   /**
-   * Aborting stops the intake of new cases; units already in flight finish
-   * and are written, and the summary says the run is not complete.
+   * Aborting stops the intake of new cases (the datasets are read no
+   * further, a stdin that sends nothing included); units already in flight
+   * finish and are written, and the summary says the run is not complete.
    * @default {undefined}
    */
   stop?: AbortSignal;
@@ -212,7 +213,8 @@ export interface RunSuiteOptions {
    * sink, the record, the units, the `outPath` sidecar): when its first unit
    * is answered or its first Score made, else when it ends. Where a caller
    * empties its output files: a run that fails before then (a dataset with
-   * no cases) leaves every one of them as it was.
+   * no cases), or is stopped (`stop`, `signal`) before then, leaves every
+   * one of them as it was, and never calls it.
    * @default {undefined}
    */
   begin?: () => void | Promise<void>;
@@ -729,7 +731,8 @@ export async function runSuite(
       ...(sampled !== undefined ? { sampled } : {}),
     })
     : undefined;
-  const loaded = await loadSources(sources, options.stdin);
+  // Stopped, the run reads no more cases: none would run.
+  const loaded = await loadSources(sources, options.stdin, options.stop);
   const examples = selection === undefined
     ? loaded
     : loaded.pipeThrough(selection.stage());
@@ -1146,9 +1149,11 @@ export async function runSuite(
   });
   const stopped = (options.stop?.aborted ?? false) ||
     (signal?.aborted ?? false);
-  // A run that made nothing (every unit resumed, or stopped at once) still
-  // writes its outputs.
-  if (!ready) await begin();
+  // A run that made nothing still writes its outputs (every unit resumed),
+  // unless it was stopped first: then it wrote nothing, and each output is
+  // left as it was.
+  const unbegun = stopped && !ready;
+  if (!ready && !unbegun) await begin();
   const aggregates = aggregator.results();
   await writeRest(joiner, record, earlier);
   const selectionTally = selection?.tally();
@@ -1183,7 +1188,9 @@ export async function runSuite(
     ...(budgetSpent !== undefined ? { budget: budgetSpent } : {}),
   });
   await unitsOut?.flush();
-  if (selectionTally !== undefined && options.outPath !== undefined) {
+  if (
+    selectionTally !== undefined && options.outPath !== undefined && !unbegun
+  ) {
     // A shard's Scores file says, beside it, what it ran: merge reads it.
     await resuming!.writeMeta(options.outPath, {
       ...(resume?.meta !== undefined && resume.scores > 0 ? resume.meta : {
@@ -1220,7 +1227,7 @@ export async function runSuite(
   // The run is done: a baseline the disk refuses costs the baseline, and
   // the summary still tells everything else.
   let baselineError: Error | undefined;
-  if (savePath !== undefined) {
+  if (savePath !== undefined && !unbegun) {
     try {
       await baselineModule!.writeBaseline(
         savePath,
@@ -1254,7 +1261,7 @@ export async function runSuite(
     ...(matrix !== undefined && comparison !== undefined
       ? { targets: matrix, comparison }
       : {}),
-    ...(savePath !== undefined
+    ...(savePath !== undefined && !unbegun
       ? baselineError === undefined
         ? { savedBaseline: savePath }
         : { baselineError }

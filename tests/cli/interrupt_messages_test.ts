@@ -3,7 +3,7 @@
 
 import assert from "node:assert/strict";
 import { CLI, cli, spawnCli } from "../_cli.ts";
-import { assertNoneRunning, delay, withTempDir } from "../_proc.ts";
+import { assertNoneRunning, delay, within, withTempDir } from "../_proc.ts";
 
 const encoder = new TextEncoder();
 
@@ -313,39 +313,58 @@ Deno.test("aggregate on SIGINT goes on to the end of its input, as run in front 
   assert.equal(aggregate.mean, 755 / 1510);
 });
 
+/** Whether `path` exists, as a file or anything else. */
+function exists(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+    return false;
+  }
+}
+
+/** Whether `path` holds a whole line: a pid its writer has finished. */
+function lineIn(path: string): boolean {
+  return exists(path) && Deno.readTextFileSync(path).endsWith("\n");
+}
+
+// A subprocess target whose call records its pid and never answers.
+const HUNG_TARGET_SUITE =
+  `dataset: data.jsonl\ntarget: { type: subprocess, cmd: sh hang.sh }\nscorers:\n  - type: exact_match\n`;
+const HUNG_TARGET = "cat > /dev/null\necho $$ >> pids.txt\nexec sleep 1000\n";
+
 Deno.test("run stopped by a second SIGINT before its first unit leaves its outputs as they were and no new file", async () => {
   await withTempDir(async (dir) => {
-    await Deno.writeTextFile(
-      `${dir}/suite.yaml`,
-      `dataset: "-"\ntarget: { type: replay }\nscorers:\n  - type: exact_match\n`,
-    );
+    await Deno.writeTextFile(`${dir}/suite.yaml`, HUNG_TARGET_SUITE);
+    await Deno.writeTextFile(`${dir}/hang.sh`, HUNG_TARGET);
+    await Deno.writeTextFile(`${dir}/data.jsonl`, '{"input": "q"}\n');
     await Deno.writeTextFile(`${dir}/old.ndjson`, "the last run's Scores\n");
-    // Stdin held open with no case on it: the run waits before its first unit.
+    // The first unit's target hangs through the grace period: the run waits
+    // before its first unit until the second signal.
     const child = spawnCli(
-      ["run", "suite.yaml", "--out", "old.ndjson", "--record", "rec.json"],
+      [
+        "run",
+        "suite.yaml",
+        "--out",
+        "old.ndjson",
+        "--record",
+        "rec.json",
+        "--grace",
+        "600",
+      ],
       dir,
-      {},
-      "piped",
     );
     const stderr = new Collected(child.stderr);
-    // The record, opened last, is there: every output is open.
-    await stderr.until("the outputs opened", () => {
-      try {
-        return Deno.statSync(`${dir}/rec.json`).isFile;
-      } catch (error) {
-        if (!(error instanceof Deno.errors.NotFound)) throw error;
-        return false;
-      }
-    });
+    await stderr.until("the hung target", () => lineIn(`${dir}/pids.txt`));
     child.kill("SIGINT");
     await stderr.until("the first signal's word", (t) => t.includes("again"));
     child.kill("SIGINT");
     const status = await child.status;
     await stderr.done;
-    await child.stdin.close().catch((error) => {
-      // The command stopped reading: expected once it is stopped.
-      if (!(error instanceof Deno.errors.BrokenPipe)) throw error;
-    });
+    await assertNoneRunning(
+      Deno.readTextFileSync(`${dir}/pids.txt`).trim().split("\n").map(Number),
+    );
     assert.equal(status.code, 130, stderr.text);
     assert.equal(
       stderr.text,
@@ -358,5 +377,102 @@ Deno.test("run stopped by a second SIGINT before its first unit leaves its outpu
     // Not an empty file where no record was: `report rec.json` would call it
     // not a RunRecord.
     await assert.rejects(Deno.stat(`${dir}/rec.json`), Deno.errors.NotFound);
+  });
+});
+
+const STDIN_SUITE =
+  `dataset: "-"\ntarget: { type: replay }\nscorers:\n  - type: exact_match\n`;
+
+Deno.test("run stopped by one SIGINT while its stdin dataset sends nothing stops without waiting for stdin and leaves its outputs as they were", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/suite.yaml`, STDIN_SUITE);
+    await Deno.writeTextFile(`${dir}/old.ndjson`, "the last run's Scores\n");
+    await Deno.writeTextFile(`${dir}/units.ndjson`, "the last run's units\n");
+    // Stdin held open with no case on it (`sleep 100 | evalpipe run`), and a
+    // grace period longer than the test: only the stop can end the run.
+    const child = spawnCli(
+      [
+        "run",
+        "suite.yaml",
+        "--out",
+        "old.ndjson",
+        "--units",
+        "units.ndjson",
+        "--record",
+        "rec.json",
+        "--grace",
+        "600",
+      ],
+      dir,
+      {},
+      "piped",
+    );
+    const stderr = new Collected(child.stderr);
+    let status: Deno.CommandStatus;
+    try {
+      // The record, opened last, is there: every output is open.
+      await stderr.until("the outputs opened", () => exists(`${dir}/rec.json`));
+      child.kill("SIGINT");
+      // A bound on the test, not a timing claim: a run that waits for its
+      // stdin to end fails here, and ends once stdin closes below.
+      status = await within(child.status, 60_000, "the run to stop");
+    } finally {
+      await child.stdin.close().catch((error) => {
+        // The command stopped reading: expected once it is stopped.
+        if (!(error instanceof Deno.errors.BrokenPipe)) throw error;
+      });
+      await child.status;
+      await stderr.done;
+    }
+    assert.equal(status.code, 130, stderr.text);
+    assert.equal(
+      stderr.text,
+      "evalpipe: SIGINT: taking no new cases, finishing the ones running (again to stop at once)\n" +
+        "evalpipe: interrupted by SIGINT before the run's first unit\n" +
+        `evalpipe: nothing was written: --out "old.ndjson", --record "rec.json" and --units "units.ndjson" are as they were\n`,
+    );
+    assert.equal(
+      await Deno.readTextFile(`${dir}/old.ndjson`),
+      "the last run's Scores\n",
+    );
+    assert.equal(
+      await Deno.readTextFile(`${dir}/units.ndjson`),
+      "the last run's units\n",
+    );
+    assert.ok(!exists(`${dir}/rec.json`), "an empty record was left");
+    assert.ok(!exists(`${dir}/old.ndjson.meta.json`), "a sidecar was written");
+  });
+});
+
+Deno.test("run stopped by one SIGINT whose first unit never answers leaves its outputs as they were and its target killed", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/suite.yaml`, HUNG_TARGET_SUITE);
+    await Deno.writeTextFile(`${dir}/hang.sh`, HUNG_TARGET);
+    await Deno.writeTextFile(`${dir}/data.jsonl`, '{"input": "q"}\n');
+    await Deno.writeTextFile(`${dir}/old.ndjson`, "the last run's Scores\n");
+    const child = spawnCli(
+      ["run", "suite.yaml", "--out", "old.ndjson", "--grace", "0.1"],
+      dir,
+    );
+    const stderr = new Collected(child.stderr);
+    await stderr.until("the hung target", () => lineIn(`${dir}/pids.txt`));
+    child.kill("SIGINT");
+    const status = await child.status;
+    await stderr.done;
+    assert.equal(status.code, 130, stderr.text);
+    assert.equal(
+      stderr.text,
+      "evalpipe: SIGINT: taking no new cases, finishing the ones running (again to stop at once)\n" +
+        "evalpipe: interrupted by SIGINT before the run's first unit; running commands were stopped\n" +
+        `evalpipe: nothing was written: --out "old.ndjson" is as it was\n`,
+    );
+    assert.equal(
+      await Deno.readTextFile(`${dir}/old.ndjson`),
+      "the last run's Scores\n",
+    );
+    assert.ok(!exists(`${dir}/old.ndjson.meta.json`), "a sidecar was written");
+    const pids = Deno.readTextFileSync(`${dir}/pids.txt`).trim().split("\n")
+      .map(Number);
+    await assertNoneRunning(pids);
   });
 });

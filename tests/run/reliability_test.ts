@@ -1043,7 +1043,14 @@ Deno.test("run on SIGINT whose stdout nobody reads stops a few seconds after --g
         stdout: "piped", // never read
         stderr: "piped",
       }).spawn();
-      await delay(1500);
+      // Begun: the record's header is written, and the first batch of
+      // units (a read of the file, a thousand cases) is already far more
+      // Scores than the pipe holds. Before its first unit, a stop would
+      // write nothing and have nothing to wait on.
+      await until(
+        "for the run to begin",
+        async () => (await readOrEmpty(`${dir}/rec.json`)).length > 0,
+      );
       const signalled = performance.now();
       child.kill("SIGINT");
       const errors = new Response(child.stderr).text();
