@@ -108,12 +108,13 @@ export interface PersistentScorerOptions {
    */
   maxLineBytes?: number;
   /**
-   * The most stderr a case may cost: once more than this for each case in
-   * flight has come since the last verdict (or since the process was
-   * idle), the case it owed next is the per-case mode's
-   * `scorer.output_cap` error, the process is killed and a new one takes
-   * the cases behind it, as after a timeout. Logs spread over many cases
-   * never pass it.
+   * The most stderr a case may cost: once more than this has come since the
+   * verdict before it (or since its payload, when the process was idle),
+   * the case it owed next is the per-case mode's `scorer.output_cap` error,
+   * the process is killed and a new one takes the cases behind it, as after
+   * a timeout. Logs spread over many cases never pass it. Stdout and stderr
+   * are read in turns, so a case's count is its own logs give or take what
+   * a pipe holds (64 KiB) of its neighbours' each way.
    * @default {1048576}
    */
   maxStderrBytes?: number;
@@ -227,6 +228,16 @@ const READ_BYTES = 64 * 1024;
 
 /** How long a process that has work queued may be quiet before more comes. */
 const QUIET_MS = 1;
+
+/**
+ * Resolves on a timer, not a microtask: the event loop turns in between and
+ * delivers the reads that are ready, stdout's verdicts among them.
+ */
+function caughtUp(): Promise<void> {
+  return new Promise((resolve) => {
+    setDeadline(performance.now() + QUIET_MS, resolve);
+  });
+}
 
 /**
  * One running process and the cases waiting for its verdicts. Per case it
@@ -417,19 +428,23 @@ class Worker {
     const text = new TextDecoder();
     try {
       for (;;) {
+        // Stdout catches up before each read: reads of a stderr that always
+        // has more (a scorer logging all along) complete without a turn of
+        // the event loop and would hold back the verdicts, and the logs of
+        // every case behind them would count against the case owed next.
+        // So these bytes are at most what a pipe holds of other cases' logs.
+        await caughtUp();
         const { done, value } = await reader.read();
         if (done) break;
         this.#stderr = (this.#stderr + text.decode(value, { stream: true }))
           .slice(-4096);
         this.#stderrBytes += value.byteLength;
         // The per-case mode's cap, per case: a long-lived process's logs
-        // over many cases are no fault, one case's flood is. What came since
-        // the last verdict read may be the logs of every case in flight
-        // (their verdicts still in the pipe), each allowed the cap.
-        const cases = this.#pending.length;
+        // over many cases are no fault, one case's flood is. What came
+        // since the verdict before it counts against the case owed next.
         if (
-          this.#stderrBytes > this.#maxStderrBytes * cases && cases > 0 &&
-          this.#dead === undefined
+          this.#stderrBytes > this.#maxStderrBytes &&
+          this.#pending.length > 0 && this.#dead === undefined
         ) {
           this.#drop(
             new SubprocessScorerError(

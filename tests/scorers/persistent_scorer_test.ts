@@ -1820,31 +1820,34 @@ Deno.test("persistentScorer names a verdict line past its cap as the per-case mo
 
 Deno.test("persistentScorer fails a case whose stderr passes the cap as the per-case mode does, scorer.output_cap, and serves the cases behind it; logs spread over many cases pass", async () => {
   await inTempDir(async (dir) => {
-    // 300 bytes of log per case, 1,500 in all; "loud" floods stderr and
-    // never answers (a timeout, were the flood let through).
+    // 300 bytes of log per case; "loud" floods stderr, past the cap and the
+    // 64 KiB by which a case's count can be off, and never answers (a
+    // timeout, were the flood let through).
     const script = `import json, sys, time
 for line in sys.stdin:
     loud = json.loads(line)["input"] == "loud"
     if loud:
         time.sleep(0.3)
-    sys.stderr.write("x" * (5000 if loud else 299) + "\\n")
+    sys.stderr.write("x" * (600000 if loud else 299) + "\\n")
     sys.stderr.flush()
     if loud:
         time.sleep(60)
     print(json.dumps({"score": 1}), flush=True)
 `;
     await Deno.writeTextFile(`${dir}/noisy.py`, script);
+    // A timeout that covers Python's start-up on a loaded machine (the
+    // restarted process's counts against "f"); "loud" sleeps longer.
     const persistent = persistentScorer("python3 noisy.py", {
       name: "noisy",
       cwd: dir,
-      timeout: 10,
-      maxStderrBytes: 1000,
+      timeout: 30,
+      maxStderrBytes: 262144,
     });
     const perCase = subprocessScorer("python3 noisy.py", {
       name: "noisy",
       cwd: dir,
-      timeout: 10,
-      maxStderrBytes: 1000,
+      timeout: 30,
+      maxStderrBytes: 262144,
     });
     try {
       const inputs = ["a", "b", "c", "d", "e", "loud", "f", "g"];
@@ -1859,11 +1862,49 @@ for line in sys.stdin:
         assert.equal(s.diagnostics[0]?.code, "scorer.output_cap");
         assert.equal(
           scorerErrorMessage(s),
-          'scorer "python3 noisy.py" printed more than 1000 bytes on stderr',
+          'scorer "python3 noisy.py" printed more than 262144 bytes on stderr',
         );
       }
     } finally {
       await persistent.close?.();
+    }
+  });
+});
+
+Deno.test("persistentScorer holds each case to the stderr cap however many cases are in flight, and fails the case that flooded, not a neighbour", async () => {
+  await inTempDir(async (dir) => {
+    // A case's count is its own logs give or take 64 KiB (a pipe) of its
+    // neighbours' each way: the floods pass the cap by more than twice
+    // that, the others log 2,000 bytes each, 296,000 in all, more than the
+    // cap but never within 128 KiB of it in one case.
+    const script = `import json, sys
+for line in sys.stdin:
+    case = json.loads(line)["input"]
+    sys.stderr.write("x" * (524288 if case.startswith("loud") else 1999) + "\\n")
+    sys.stderr.flush()
+    print(json.dumps({"score": 1, "reason": case}), flush=True)
+`;
+    await Deno.writeTextFile(`${dir}/flood.py`, script);
+    const s = persistentScorer("python3 flood.py", {
+      name: "flood",
+      cwd: dir,
+      timeout: 60,
+      maxStderrBytes: 262144,
+    });
+    try {
+      // All 150 in flight at once: the cap is each case's, not 150 times it.
+      const inputs = Array.from(
+        { length: 150 },
+        (_, i) => i === 0 ? "loud0" : i === 60 ? "loud60" : `q${i}`,
+      );
+      const capped =
+        'error: scorer "python3 flood.py" printed more than 262144 bytes on stderr';
+      assert.deepEqual(
+        await inFlight(s, inputs.map((i) => unit(i))),
+        inputs.map((i) => i.startsWith("loud") ? capped : `1 ${i}`),
+      );
+    } finally {
+      await s.close?.();
     }
   });
 });
