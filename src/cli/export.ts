@@ -46,28 +46,53 @@ update --from" take.`,
         `Unknown export format ${JSON.stringify(flags.to)}; expected evalglass`,
       );
     }
-    const [{ readScoresFile, ScoresFileError }, { writeEvalglassRun }] =
-      await Promise.all([
-        import("../record/scores_file.ts"),
-        import("../evalglass/store.ts"),
-      ]);
-    const file = await readScoresFile(recordPath);
-    if (file.record === undefined) {
+    const [{ isRunRecord }, { writeEvalglassRunFile }] = await Promise.all([
+      import("../record/run_record.ts"),
+      import("../evalglass/store.ts"),
+    ]);
+    if (!isRunRecord(await head(recordPath))) {
+      // Not a record, or not readable: the Scores reader names what it is.
+      const { readScoresFile, ScoresFileError } = await import(
+        "../record/scores_file.ts"
+      );
+      await readScoresFile(recordPath);
       throw new ScoresFileError(
         `Cannot export ${
           JSON.stringify(recordPath)
         }: not a RunRecord (write one with "run --record FILE")`,
       );
     }
-    if (!file.record.complete) {
+    // Read twice, never whole: the Scorecard first, then each Score written.
+    const { paths, record } = await writeEvalglassRunFile(dir, recordPath);
+    if (!record.complete) {
       say(
         `evalpipe: ${
           JSON.stringify(recordPath)
         } is the record of a run that did not finish; the export says so in its Scorecard`,
       );
     }
-    const paths = await writeEvalglassRun(dir, file.record);
     await writeStdout(`${paths.runrecord}\n`);
     return 0;
   },
 });
+
+/** The first 256 bytes of a file as text; empty when it cannot be read. */
+async function head(path: string): Promise<string> {
+  try {
+    using file = await Deno.open(path);
+    const bytes = new Uint8Array(256);
+    let n = 0;
+    while (n < bytes.length) {
+      const read = await file.read(bytes.subarray(n));
+      if (read === null) break;
+      n += read;
+    }
+    return new TextDecoder().decode(bytes.subarray(0, n));
+  } catch (error) {
+    // The Scores reader, asked next, says why the file cannot be read.
+    if (error instanceof Deno.errors.NotFound) return "";
+    if (error instanceof Deno.errors.PermissionDenied) return "";
+    if (error instanceof Deno.errors.IsADirectory) return "";
+    throw error;
+  }
+}

@@ -71,6 +71,16 @@ export function pythonJson(value: unknown): string {
   return `${out.join("")}\n`;
 }
 
+/**
+ * The text `pythonJson` gives `value` where it sits at `indent` (two spaces
+ * a level) inside a larger document, without the final newline.
+ */
+export function pythonJsonAt(value: unknown, indent: string): string {
+  const out: string[] = [];
+  dump(value, indent, out);
+  return out.join("");
+}
+
 /** The text of `json.dumps(value, sort_keys=True, separators=(",", ":"))`. */
 export function pythonCompactJson(value: unknown): string {
   const out: string[] = [];

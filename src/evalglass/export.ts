@@ -9,8 +9,10 @@
 
 import type { Diagnostic, Score } from "../score/types.ts";
 import type { RunRecord } from "../record/run_record.ts";
+import type { RunRecordSummary } from "../record/record_entries.ts";
 import { checkGates, type Gate } from "../aggregate/gates.ts";
 import { tCritical95 } from "../aggregate/stats.ts";
+import { createHash } from "node:crypto";
 import { compareCodePoints, pythonCompactJson } from "./_python_json.ts";
 import type { EvalglassRunRecord, EvalglassScore } from "./types.ts";
 
@@ -144,6 +146,40 @@ const within = (v: number, [low, high]: readonly [number, number]) =>
 const stable = (x: number) => Math.round(x * 1e12) / 1e12;
 
 /**
+ * What the Scorecard keeps of one metric's Scores as they pass: its counts
+ * and the values of its scored and valid Scores, in order.
+ */
+class MetricTally {
+  readonly status_counts: Record<string, number> = {};
+  readonly population: Record<string, number> = {
+    scored_valid: 0,
+    non_evaluable: 0,
+    blocked: 0,
+    skipped: 0,
+    error: 0,
+  };
+  values = new Float64Array(64);
+  n = 0;
+
+  add(s: Score): void {
+    this.status_counts[s.status] = (this.status_counts[s.status] ?? 0) + 1;
+    if (isAggregatable(s)) {
+      if (this.n === this.values.length) {
+        const grown = new Float64Array(this.n * 2);
+        grown.set(this.values);
+        this.values = grown;
+      }
+      this.values[this.n++] = s.value as number;
+    }
+    // evalglass counts a scored but invalid Score as an error here.
+    const bucket = s.status === "scored"
+      ? (s.validity === "valid" ? "scored_valid" : "error")
+      : s.status;
+    this.population[bucket] = (this.population[bucket] ?? 0) + 1;
+  }
+}
+
+/**
  * The metric's `AggregatedMetric`, `Estimate` and `PopulationSummary`. The
  * interval is clamped to the metric's declared range, as evalglass clamps a
  * mean's interval to its `score_range` (which every continuous metric of its
@@ -152,28 +188,12 @@ const stable = (x: number) => Math.round(x * 1e12) / 1e12;
  */
 function summarise(
   metric: string,
-  own: readonly Score[],
+  tally: MetricTally,
   range: readonly [number, number] | undefined,
 ) {
-  const status_counts: Record<string, number> = {};
-  const population = {
-    metric,
-    scored_valid: 0,
-    non_evaluable: 0,
-    blocked: 0,
-    skipped: 0,
-    error: 0,
-  };
-  const values: number[] = [];
-  for (const s of own) {
-    status_counts[s.status] = (status_counts[s.status] ?? 0) + 1;
-    if (isAggregatable(s)) values.push(s.value as number);
-    // evalglass counts a scored but invalid Score as an error here.
-    const bucket = s.status === "scored"
-      ? (s.validity === "valid" ? "scored_valid" : "error")
-      : s.status;
-    population[bucket as keyof typeof population & string]++;
-  }
+  const { status_counts } = tally;
+  const population = { metric, ...tally.population };
+  const values = tally.values.subarray(0, tally.n);
   let sum = 0;
   for (const v of values) sum += v;
   const n = values.length;
@@ -232,12 +252,14 @@ function outranks(a: Diagnostic, b: Diagnostic): boolean {
  * evalglass's diagnostic clusters: per metric and diagnostic code, how many
  * Scores carry it and the worst of them, in evalglass's canonical order.
  */
-function clusters(scores: readonly Score[]): Record<string, unknown>[] {
-  const found = new Map<
+class Clusters {
+  #found = new Map<
     string,
     { metric: string; code: string; count: number; rep: Diagnostic }
   >();
-  for (const s of scores) {
+
+  add(s: Score): void {
+    if (s.diagnostics.length === 0) return;
     const perCode = new Map<string, Diagnostic>();
     for (const d of s.diagnostics) {
       const best = perCode.get(d.code);
@@ -245,29 +267,32 @@ function clusters(scores: readonly Score[]): Record<string, unknown>[] {
     }
     for (const [code, d] of perCode) {
       const key = JSON.stringify([s.metric, code]);
-      const c = found.get(key);
+      const c = this.#found.get(key);
       if (c === undefined) {
-        found.set(key, { metric: s.metric, code, count: 1, rep: d });
+        this.#found.set(key, { metric: s.metric, code, count: 1, rep: d });
       } else {
         c.count++;
         if (outranks(d, c.rep)) c.rep = d;
       }
     }
   }
-  return [...found.values()]
-    .sort((a, b) =>
-      (RANK[b.rep.severity] ?? 0) - (RANK[a.rep.severity] ?? 0) ||
-      b.count - a.count ||
-      compareCodePoints(a.metric, b.metric) ||
-      compareCodePoints(a.code, b.code)
-    )
-    .map((c) => ({
-      metric: c.metric,
-      code: c.code,
-      severity: c.rep.severity,
-      count: c.count,
-      message: c.rep.message,
-    }));
+
+  result(): Record<string, unknown>[] {
+    return [...this.#found.values()]
+      .sort((a, b) =>
+        (RANK[b.rep.severity] ?? 0) - (RANK[a.rep.severity] ?? 0) ||
+        b.count - a.count ||
+        compareCodePoints(a.metric, b.metric) ||
+        compareCodePoints(a.code, b.code)
+      )
+      .map((c) => ({
+        metric: c.metric,
+        code: c.code,
+        severity: c.rep.severity,
+        count: c.count,
+        message: c.rep.message,
+      }));
+  }
 }
 
 /** The suite's gates, as the resolved config in the record holds them. */
@@ -316,136 +341,187 @@ function gatesOf(config: Record<string, unknown>): Record<string, Gate> {
  * ```
  */
 export async function toEvalglass(record: RunRecord): Promise<EvalglassExport> {
-  const byMetric = new Map<string, Score[]>();
-  const examples: string[] = [];
-  const seen = new Set<string>();
-  for (const s of record.scores) {
-    const own = byMetric.get(s.metric) ?? [];
-    own.push(s);
-    byMetric.set(s.metric, own);
-    const id = s.example_id ?? s.unit_id;
-    if (id !== undefined && !seen.has(id)) {
-      seen.add(id);
-      examples.push(id);
-    }
-  }
-  const metrics = [...byMetric.keys()].sort(compareCodePoints);
-  const summaries = metrics.map((m) =>
-    summarise(m, byMetric.get(m)!, record.value_ranges?.[m])
-  );
-
-  const gates = gatesOf(record.config);
-  const failures = checkGates(gates, record.aggregates);
-  const passing: string[] = [];
-  const failing: string[] = [];
-  const informational: string[] = [];
-  const reasons: Record<string, string[]> = {};
-  const authority: Record<string, unknown> = {};
-  const gated = [...new Set([...metrics, ...Object.keys(gates)])].sort(
-    compareCodePoints,
-  );
-  for (const metric of gated) {
-    if (gates[metric] === undefined) {
-      informational.push(metric);
-      authority[metric] = {
-        can_gate: false,
-        level: "informational",
-        blocked: false,
-        reasons: ["no_evalpipe_gate"],
-      };
-      continue;
-    }
-    authority[metric] = {
-      can_gate: true,
-      level: "gating",
-      blocked: false,
-      reasons: [],
-    };
-    const failed = failures.filter((f) => f.metric === metric);
-    if (failed.length === 0) passing.push(metric);
-    else {
-      failing.push(metric);
-      reasons[metric] = failed.map((f) => f.message);
-    }
-  }
-  const verdict = failing.length > 0
-    ? "fail"
-    : passing.length > 0
-    ? "pass"
-    : "informational";
-
-  const diagnostics: Record<string, unknown>[] = [{
-    code: "evalpipe.export",
-    severity: "info",
-    message:
-      `exported from the evalpipe RunRecord of run ${record.run_id} (config ${record.config_path})`,
-    details: {
-      started_at: record.started_at,
-      finished_at: record.finished_at,
-      complete: record.complete,
-      // What evalpipe's reader needs to clamp intervals as the run did.
-      ...(record.value_ranges !== undefined
-        ? { value_ranges: record.value_ranges }
-        : {}),
-    },
-  }];
-  if (!record.complete) {
-    diagnostics.push({
-      code: "evalpipe.run_incomplete",
-      severity: "warning",
-      message: "the evalpipe run did not finish: some units have no Scores",
-    });
-  }
-  const cluster = clusters(record.scores);
-  const scorecard: Record<string, unknown> = {
-    verdict: {
-      verdict,
-      ci_should_fail: verdict === "fail",
-      passing_gates: passing,
-      failing_gates: failing,
-      blocked_gates: [],
-      informational_metrics: informational,
-      reasons,
-    },
-    metrics: summaries.map((s) => s.aggregated),
-    authority,
-    baseline_state: "comparison_not_requested",
-    diagnostics,
-    estimates: summaries.map((s) => s.estimate),
-    populations: summaries.map((s) => s.population),
-    ...(cluster.length > 0 ? { clusters: cluster } : {}),
-  };
-
-  const f = record.fingerprints;
-  const dimensions: Record<string, string> = {
-    framework: await dimension("evalpipe"),
-    metric_spec: await dimension(
-      metrics.map((name) => ({ name, aggregation: "mean" })),
-    ),
-    evaluator: await dimension(f.scorers),
-    dataset: f.dataset ?? await dimension(null),
-    example: await dimension(examples),
-    evidence: await dimension({ example_count: examples.length }),
-    config: f.config,
-    policy: await dimension([]),
-    authority: await dimension(gates),
-    baseline: await dimension(null),
-    // No evalglass counterpart: kept as a dimension evalglass does not gate on.
-    target: f.target,
-  };
-  const provenance = { dimensions };
+  const tally = new EvalglassTally();
+  for (const s of record.scores) tally.add(s);
+  const head = await tally.finish(record);
   const runrecord: EvalglassRunRecord = {
-    run_id: record.run_id,
-    scorecard,
+    run_id: head.run_id,
+    scorecard: head.scorecard,
     scores: record.scores.map(evalglassScore),
-    provenance,
-    comparable: {
-      current: provenance,
-      requested: false,
-      gating_dimensions: GATING_DIMENSIONS,
-      state: "comparison_not_requested",
-      changed_dimensions: [],
-    },
+    provenance: head.provenance,
+    comparable: head.comparable,
   };
-  return { runrecord, scorecard };
+  return { runrecord, scorecard: head.scorecard };
+}
+
+/** What `runrecord.json` holds besides its Scores. */
+export interface EvalglassHead {
+  /** The run id. */
+  run_id: string;
+  /** The Scorecard, also `scorecard.json`. */
+  scorecard: Record<string, unknown>;
+  /** The run's fingerprint dimensions. */
+  provenance: { dimensions: Record<string, string> };
+  /** That no comparison was asked for. */
+  comparable: Record<string, unknown>;
+}
+
+/**
+ * What `runrecord.json` says besides its Scores: the Scorecard and the
+ * provenance, computed from the Scores as they pass ({@linkcode add}), so
+ * that a record of any size is exported holding a few numbers per Score.
+ */
+export class EvalglassTally {
+  #byMetric = new Map<string, MetricTally>();
+  #clusters = new Clusters();
+  #seen = new Set<string>();
+  #examples = createHash("sha256").update("[");
+
+  /** Counts one Score, in the record's order. */
+  add(s: Score): void {
+    let tally = this.#byMetric.get(s.metric);
+    if (tally === undefined) {
+      this.#byMetric.set(s.metric, tally = new MetricTally());
+    }
+    tally.add(s);
+    this.#clusters.add(s);
+    const id = s.example_id ?? s.unit_id;
+    if (id !== undefined && !this.#seen.has(id)) {
+      // The example ids' dimension is the hash of their list, hashed as it grows.
+      this.#examples.update(
+        `${this.#seen.size > 0 ? "," : ""}${pythonCompactJson(id)}`,
+      );
+      this.#seen.add(id);
+    }
+  }
+
+  /**
+   * The Scorecard and the rest of `runrecord.json` but its Scores.
+   *
+   * @param record The record's header, aggregates and how it ended.
+   */
+  async finish(
+    record: RunRecordSummary,
+  ): Promise<EvalglassHead> {
+    const byMetric = this.#byMetric;
+    const metrics = [...byMetric.keys()].sort(compareCodePoints);
+    const summaries = metrics.map((m) =>
+      summarise(m, byMetric.get(m)!, record.value_ranges?.[m])
+    );
+    const exampleCount = this.#seen.size;
+    const exampleDimension = this.#examples.update("]").digest("hex");
+    const cluster = this.#clusters.result();
+
+    const gates = gatesOf(record.config);
+    const failures = checkGates(gates, record.aggregates);
+    const passing: string[] = [];
+    const failing: string[] = [];
+    const informational: string[] = [];
+    const reasons: Record<string, string[]> = {};
+    const authority: Record<string, unknown> = {};
+    const gated = [...new Set([...metrics, ...Object.keys(gates)])].sort(
+      compareCodePoints,
+    );
+    for (const metric of gated) {
+      if (gates[metric] === undefined) {
+        informational.push(metric);
+        authority[metric] = {
+          can_gate: false,
+          level: "informational",
+          blocked: false,
+          reasons: ["no_evalpipe_gate"],
+        };
+        continue;
+      }
+      authority[metric] = {
+        can_gate: true,
+        level: "gating",
+        blocked: false,
+        reasons: [],
+      };
+      const failed = failures.filter((f) => f.metric === metric);
+      if (failed.length === 0) passing.push(metric);
+      else {
+        failing.push(metric);
+        reasons[metric] = failed.map((f) => f.message);
+      }
+    }
+    const verdict = failing.length > 0
+      ? "fail"
+      : passing.length > 0
+      ? "pass"
+      : "informational";
+
+    const diagnostics: Record<string, unknown>[] = [{
+      code: "evalpipe.export",
+      severity: "info",
+      message:
+        `exported from the evalpipe RunRecord of run ${record.run_id} (config ${record.config_path})`,
+      details: {
+        started_at: record.started_at,
+        finished_at: record.finished_at,
+        complete: record.complete,
+        // What evalpipe's reader needs to clamp intervals as the run did.
+        ...(record.value_ranges !== undefined
+          ? { value_ranges: record.value_ranges }
+          : {}),
+      },
+    }];
+    if (!record.complete) {
+      diagnostics.push({
+        code: "evalpipe.run_incomplete",
+        severity: "warning",
+        message: "the evalpipe run did not finish: some units have no Scores",
+      });
+    }
+    const scorecard: Record<string, unknown> = {
+      verdict: {
+        verdict,
+        ci_should_fail: verdict === "fail",
+        passing_gates: passing,
+        failing_gates: failing,
+        blocked_gates: [],
+        informational_metrics: informational,
+        reasons,
+      },
+      metrics: summaries.map((s) => s.aggregated),
+      authority,
+      baseline_state: "comparison_not_requested",
+      diagnostics,
+      estimates: summaries.map((s) => s.estimate),
+      populations: summaries.map((s) => s.population),
+      ...(cluster.length > 0 ? { clusters: cluster } : {}),
+    };
+
+    const f = record.fingerprints;
+    const dimensions: Record<string, string> = {
+      framework: await dimension("evalpipe"),
+      metric_spec: await dimension(
+        metrics.map((name) => ({ name, aggregation: "mean" })),
+      ),
+      evaluator: await dimension(f.scorers),
+      dataset: f.dataset ?? await dimension(null),
+      example: exampleDimension,
+      evidence: await dimension({ example_count: exampleCount }),
+      config: f.config,
+      policy: await dimension([]),
+      authority: await dimension(gates),
+      baseline: await dimension(null),
+      // No evalglass counterpart: kept as a dimension evalglass does not gate on.
+      target: f.target,
+    };
+    const provenance = { dimensions };
+    return {
+      run_id: record.run_id,
+      scorecard,
+      provenance,
+      comparable: {
+        current: provenance,
+        requested: false,
+        gating_dimensions: GATING_DIMENSIONS,
+        state: "comparison_not_requested",
+        changed_dimensions: [],
+      },
+    };
+  }
 }

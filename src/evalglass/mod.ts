@@ -29,7 +29,11 @@ export type { EvalglassRunRecord, EvalglassScore } from "./types.ts";
 export type { EvalglassExport } from "./export.ts";
 export { EVALGLASS_DIMENSIONS, evalglassScore, toEvalglass } from "./export.ts";
 export type { EvalglassRunPaths } from "./store.ts";
-export { evalglassRunDirName, writeEvalglassRun } from "./store.ts";
+export {
+  evalglassRunDirName,
+  writeEvalglassRun,
+  writeEvalglassRunFile,
+} from "./store.ts";
 export type { EvalglassImport } from "./import.ts";
 export {
   fromEvalglass,

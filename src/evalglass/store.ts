@@ -15,8 +15,17 @@ import {
   outputErrorOf,
 } from "../base/errors.ts";
 import type { RunRecord } from "../record/run_record.ts";
-import { pythonJson } from "./_python_json.ts";
-import { toEvalglass } from "./export.ts";
+import type { Score } from "../score/types.ts";
+import {
+  type RunRecordSummary,
+  visitRunRecord,
+} from "../record/record_entries.ts";
+import { pythonJson, pythonJsonAt } from "./_python_json.ts";
+import {
+  type EvalglassHead,
+  evalglassScore,
+  EvalglassTally,
+} from "./export.ts";
 
 /**
  * Where {@linkcode writeEvalglassRun} put a run.
@@ -63,23 +72,29 @@ export function evalglassRunDirName(runId: string): string {
     "run";
 }
 
-async function sha256Hex(text: string): Promise<string> {
-  const bytes = new TextEncoder().encode(text);
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
-  return [...digest].map((b) => b.toString(16).padStart(2, "0")).join("");
-}
+/** A sink for text, awaited for backpressure. */
+type Put = (text: string) => Promise<void>;
 
 /**
- * Writes `text` to `path` by way of a new temporary file beside it, synced
- * and renamed over `path`: a reader sees the old file or the new one, and a
- * symlink at `path` is replaced, not followed.
+ * Writes what `write` puts to `path` by way of a new temporary file beside
+ * it, synced and renamed over `path`: a reader sees the old file or the new
+ * one, and a symlink at `path` is replaced, not followed. The text goes to
+ * the disk a mebibyte at a time, never held whole.
+ *
+ * @returns The SHA-256 (hex) of what was written.
  */
-async function atomicWrite(path: string, text: string): Promise<void> {
+async function atomicWrite(
+  path: string,
+  write: (put: Put) => Promise<void>,
+): Promise<string> {
   const slash = path.lastIndexOf("/");
   const suffix = crypto.getRandomValues(new Uint32Array(1))[0]!.toString(16);
   const tmp = `${path.slice(0, slash + 1)}.${
     path.slice(slash + 1)
   }.${suffix}.tmp`;
+  // The native hash, incremental: what is written is never held whole.
+  const { createHash } = await import("node:crypto");
+  const hash = createHash("sha256");
   // createNew: a file (or symlink) already at the temporary name is refused.
   const file = await Deno.open(tmp, {
     write: true,
@@ -87,11 +102,22 @@ async function atomicWrite(path: string, text: string): Promise<void> {
     mode: 0o600,
   });
   try {
-    const bytes = new TextEncoder().encode(text);
-    let written = 0;
-    while (written < bytes.length) {
-      written += await file.write(bytes.subarray(written));
-    }
+    const encoder = new TextEncoder();
+    let pending = "";
+    const flush = async () => {
+      const bytes = encoder.encode(pending);
+      pending = "";
+      hash.update(bytes);
+      let written = 0;
+      while (written < bytes.length) {
+        written += await file.write(bytes.subarray(written));
+      }
+    };
+    await write(async (text) => {
+      pending += text;
+      if (pending.length >= 1 << 20) await flush();
+    });
+    await flush();
     await file.sync();
   } finally {
     file.close();
@@ -107,6 +133,12 @@ async function atomicWrite(path: string, text: string): Promise<void> {
     });
     throw error;
   }
+  return hash.digest("hex");
+}
+
+/** Writes one text whole, as {@linkcode atomicWrite} does. */
+function atomicWriteText(path: string, text: string): Promise<string> {
+  return atomicWrite(path, (put) => put(text));
 }
 
 /** Whether `path` is a symlink; `false` when nothing is there. */
@@ -153,10 +185,80 @@ export async function writeEvalglassRun(
   dir: string,
   record: RunRecord,
 ): Promise<EvalglassRunPaths> {
-  const { runrecord, scorecard } = await toEvalglass(record);
+  const tally = new EvalglassTally();
+  for (const s of record.scores) tally.add(s);
+  const head = await tally.finish(record);
+  return await writeRunFiles(dir, head, async (put) => {
+    for (const s of record.scores) await put(s);
+  });
+}
+
+/**
+ * Exports the RunRecord file at `path` as {@linkcode writeEvalglassRun}
+ * exports a record, reading the file twice (once for the Scorecard, once
+ * for the Scores it writes) and never holding its units or Scores: a record
+ * of any size is exported in memory that grows with its examples only.
+ *
+ * @param dir The output folder (evalglass's reports folder).
+ * @param path The RunRecord file (`run --record`).
+ * @returns Where the files are, and the record besides its units and Scores.
+ * @throws {InputError} When the run folder would be a symlink or cannot be written.
+ * @throws {import("../record/run_record.ts").RunRecordError} When the record cannot be read.
+ *
+ * @example Export a record file
+ * ```ts
+ * import { writeEvalglassRunFile } from "./mod.ts";
+ * import { RunRecordWriter } from "../record/mod.ts";
+ * import { scored } from "../score/mod.ts";
+ * const dir = await Deno.makeTempDir();
+ * const file = await Deno.open(`${dir}/run.json`, { write: true, create: true });
+ * const writer = new RunRecordWriter(file, {
+ *   run_id: "r1", started_at: "2026-12-01T08:00:00.000Z", config_path: "evalpipe.yaml", config: {},
+ *   fingerprints: { config: "sha256:aa", dataset: null, target: "sha256:cc", scorers: {} },
+ * });
+ * await writer.add(scored("m", 1, { example_id: "d#1", unit_id: "d#1" }));
+ * await writer.finish([], true);
+ * file.close();
+ * const { paths, record } = await writeEvalglassRunFile(`${dir}/reports`, `${dir}/run.json`);
+ * const text = await Deno.readTextFile(paths.runrecord);
+ * await Deno.remove(dir, { recursive: true });
+ * if (!record.complete || !text.includes('"unit_id": "d#1"')) throw new Error("unexpected");
+ * ```
+ */
+export async function writeEvalglassRunFile(
+  dir: string,
+  path: string,
+): Promise<{ paths: EvalglassRunPaths; record: RunRecordSummary }> {
+  const tally = new EvalglassTally();
+  const record = await visitRunRecord(path, {
+    entry(scores) {
+      for (const s of scores) tally.add(s);
+    },
+  });
+  const head = await tally.finish(record);
+  const paths = await writeRunFiles(dir, head, async (put) => {
+    await visitRunRecord(path, {
+      async entry(scores) {
+        for (const s of scores) await put(s);
+      },
+    });
+  });
+  return { paths, record };
+}
+
+/**
+ * Writes the run folder: `runrecord.json` (the head, then each Score `scores`
+ * puts, in evalglass's shape), `scorecard.json`, the manifest, the marker.
+ */
+async function writeRunFiles(
+  dir: string,
+  head: EvalglassHead,
+  scores: (put: (score: Score) => Promise<void>) => Promise<void>,
+): Promise<EvalglassRunPaths> {
+  const { scorecard } = head;
   const base = dir.replace(/\/+$/, "") || "/";
   const runDir = `${base === "/" ? "" : base}/${
-    evalglassRunDirName(record.run_id)
+    evalglassRunDirName(head.run_id)
   }`;
   try {
     if (await isSymlink(runDir)) {
@@ -180,22 +282,41 @@ export async function writeEvalglassRun(
       // No marker yet: nothing to withdraw.
       if (!(error instanceof Deno.errors.NotFound)) throw error;
     });
-    const recordText = pythonJson(runrecord);
-    const scorecardText = pythonJson(scorecard);
-    await atomicWrite(`${runDir}/runrecord.json`, recordText);
-    await atomicWrite(`${runDir}/scorecard.json`, scorecardText);
+    const recordHash = await atomicWrite(
+      `${runDir}/runrecord.json`,
+      async (put) => {
+        // As pythonJson writes the whole record: "scores" sorts last, so
+        // the rest is written first and each Score after it, one at a time.
+        const rest = pythonJson(head);
+        await put(`${rest.slice(0, -"\n}\n".length)},\n  "scores": [`);
+        let first = true;
+        await scores(async (score) => {
+          await put(
+            `${first ? "" : ","}\n    ${
+              pythonJsonAt(evalglassScore(score), "    ")
+            }`,
+          );
+          first = false;
+        });
+        await put(first ? "]\n}\n" : "\n  ]\n}\n");
+      },
+    );
+    const scorecardHash = await atomicWriteText(
+      `${runDir}/scorecard.json`,
+      pythonJson(scorecard),
+    );
     const manifest = pythonJson({
       schema: MANIFEST_SCHEMA,
       files: {
-        "runrecord.json": await sha256Hex(recordText),
-        "scorecard.json": await sha256Hex(scorecardText),
+        "runrecord.json": recordHash,
+        "scorecard.json": scorecardHash,
       },
     });
-    await atomicWrite(`${runDir}/manifest.json`, manifest);
-    await atomicWrite(
-      `${runDir}/run.complete`,
-      `${await sha256Hex(manifest)}\n`,
+    const manifestHash = await atomicWriteText(
+      `${runDir}/manifest.json`,
+      manifest,
     );
+    await atomicWriteText(`${runDir}/run.complete`, `${manifestHash}\n`);
   } catch (error) {
     if (error instanceof InputError) throw error;
     // A full or read-only disk: exit 3, as for every output.

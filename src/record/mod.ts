@@ -13,6 +13,8 @@ export {
   RunRecordError,
   RunRecordWriter,
 } from "./run_record.ts";
+export type { RunRecordSummary, RunRecordVisitor } from "./record_entries.ts";
+export { visitRunRecord } from "./record_entries.ts";
 export type { ScoresFile } from "./scores_file.ts";
 export { readScoresFile, ScoresFileError } from "./scores_file.ts";
 export type { SelectionTally, ShardInfo, Subset } from "./selection.ts";

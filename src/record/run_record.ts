@@ -152,7 +152,7 @@ export interface RunRecord extends RunRecordHeader {
 }
 
 /** The header of a parsed record, checked and copied in its order. */
-function readHeader(value: unknown): RunRecordHeader {
+export function readHeader(value: unknown): RunRecordHeader {
   const o = mappingAt(value, "");
   if (o.evalpipe_run_record !== 1 && o.evalpipe_run_record !== 2) {
     throw new FieldError(

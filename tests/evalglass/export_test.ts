@@ -381,3 +381,46 @@ Deno.test("export --to evalglass clamps a mean's interval to the metric's declar
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("export --to evalglass reads the record a line at a time and writes what the record read whole gives, finished, cut short or edited by hand", async () => {
+  const { readRunRecord } = await import("../../src/record/mod.ts");
+  const { writeEvalglassRun } = await import("../../src/evalglass/mod.ts");
+  await withEveryStatusRun(async (run) => {
+    const text = await Deno.readTextFile(run.recordPath);
+    const lines = text.split("\n");
+    const forms: Record<string, string> = {
+      finished: text,
+      // A crash inside the third unit.
+      torn: `${lines.slice(0, 3).join("\n")}\n${lines[3]!.slice(0, 20)}`,
+      // `jq .`: not laid out a line per unit, read whole.
+      edited: `${JSON.stringify(JSON.parse(text), null, 2)}\n`,
+    };
+    for (const [form, content] of Object.entries(forms)) {
+      await Deno.writeTextFile(run.recordPath, content);
+      const out = await cli(
+        ["export", "--to", "evalglass", "run.json", `cli_${form}`],
+        run.dir,
+      );
+      assert.equal(out.code, 0, out.stderr);
+      const whole = await writeEvalglassRun(
+        `${run.dir}/lib_${form}`,
+        await readRunRecord(run.recordPath),
+      );
+      const name = whole.runDir.slice(whole.runDir.lastIndexOf("/") + 1);
+      for (
+        const file of [
+          "runrecord.json",
+          "scorecard.json",
+          "manifest.json",
+          "run.complete",
+        ]
+      ) {
+        assert.equal(
+          await Deno.readTextFile(`${run.dir}/cli_${form}/${name}/${file}`),
+          await Deno.readTextFile(`${whole.runDir}/${file}`),
+          `${form}: ${file}`,
+        );
+      }
+    }
+  });
+});
