@@ -97,6 +97,22 @@ export function renderTemplate(
   return out;
 }
 
+/**
+ * Whether a text has a placeholder {@linkcode renderTemplate} fills.
+ *
+ * @param template The text.
+ * @returns Whether it names a value (`{{input}}`, `{{metadata.topic}}`).
+ *
+ * @example
+ * ```ts
+ * import { hasPlaceholder } from "./template.ts";
+ * if (!hasPlaceholder("Q: {{ input }}") || hasPlaceholder("Is it polite?")) throw new Error();
+ * ```
+ */
+export function hasPlaceholder(template: string): boolean {
+  return partsOf(template).length > 1;
+}
+
 /** Templates split at their placeholders, by template: a run has few. */
 const partsByTemplate = new Map<string, readonly string[]>();
 

@@ -11,7 +11,7 @@ import {
   type ChatSettings,
 } from "../net/chat_client.ts";
 import { fingerprint } from "../fingerprint/fingerprint.ts";
-import { renderTemplate } from "../net/template.ts";
+import { hasPlaceholder, renderTemplate } from "../net/template.ts";
 import { errored, makeScore, nonEvaluable, type Score } from "../score/mod.ts";
 import { type Scorer, type ScorerContext, UNIT_RANGE } from "./scorer.ts";
 import type { Unit } from "../dataset/unit.ts";
@@ -49,7 +49,10 @@ export interface LlmJudgeSettings extends ChatSettings {
   name?: string;
   /**
    * The grading instructions, a template over the unit's `input`, `output`,
-   * `expected`, `context` and `metadata` (`{{metadata.topic}}`).
+   * `expected`, `context` and `metadata` (`{{metadata.topic}}`). One that
+   * names none of them is a criterion, as EvalCore's `judge` and promptfoo's
+   * `llm-rubric` take theirs: the judge is shown it with the unit's input,
+   * output, expected answer and context.
    */
   rubric?: string;
   /**
@@ -80,6 +83,29 @@ Retrieved context (may be empty):
 {{context}}
 
 A good answer is correct, complete, and supported by the context.`;
+
+/**
+ * The prompt a rubric that names no field of the unit is shown in: without
+ * it, the judge would grade an answer it is never given.
+ */
+const CRITERION_RUBRIC =
+  `Grade the answer to the question below by this criterion:
+{{criterion}}
+
+Question:
+{{input}}
+
+Answer to grade:
+{{output}}
+
+Reference answer (may be empty):
+{{expected}}
+
+Retrieved context (may be empty):
+{{context}}`;
+
+/** Names, in a judge's version, that its rubric is shown as a criterion. */
+const CRITERION = "criterion/1";
 
 /** Names, in a judge's version, that its system prompt is a template. */
 const SYSTEM_TEMPLATE = "system-template/1";
@@ -267,6 +293,8 @@ export function llmJudge(
   const client = new ChatClient(settings, env, options);
   const name = settings.name ?? "llm_judge";
   const rubric = settings.rubric ?? DEFAULT_RUBRIC;
+  // A criterion is a value of the prompt, never filled itself.
+  const criterion = hasPlaceholder(rubric) ? undefined : rubric;
   const system = settings.system ?? DEFAULT_JUDGE_SYSTEM;
   const threshold = settings.pass_threshold ?? 0.5;
   const promptHash = fingerprint(system, rubric);
@@ -282,6 +310,8 @@ export function llmJudge(
       // A system prompt's placeholders were sent as written before it was
       // filled: such a judge's Scores from then are another evaluator's.
       ...(system.includes("{{") ? [SYSTEM_TEMPLATE] : []),
+      // A rubric naming no field was sent alone before it was a criterion.
+      ...(criterion !== undefined ? [CRITERION] : []),
       ...(recipe !== undefined ? [recipe.tag] : []),
     )
       .slice(7, 15)
@@ -309,7 +339,12 @@ export function llmJudge(
     };
     return [
       { role: "system", content: renderTemplate(system, vars) },
-      { role: "user", content: renderTemplate(rubric, vars) },
+      {
+        role: "user",
+        content: criterion !== undefined
+          ? renderTemplate(CRITERION_RUBRIC, { ...vars, criterion })
+          : renderTemplate(rubric, vars),
+      },
     ];
   };
   return {

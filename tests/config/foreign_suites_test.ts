@@ -3,6 +3,7 @@
 
 import assert from "node:assert/strict";
 import { cli } from "../_cli.ts";
+import { fakeLlm, lastMessage, reply } from "../_fake_llm.ts";
 import { withTempDir } from "../_proc.ts";
 
 const README =
@@ -175,5 +176,50 @@ Deno.test("run says a promptfoo config is one, and how its parts map; evalpipe's
       assert.match(named.stderr, /"scorers\[0\]\.type" is string/, type);
       assert.doesNotMatch(named.stderr, /EvalCore|promptfoo/, type);
     }
+  });
+});
+
+Deno.test("run: an EvalCore judge's rubric, ported as the README says, is a criterion the judge sees with the case and the answer", async () => {
+  // EvalCore's rubric and promptfoo's llm-rubric name no field: each tool
+  // shows the judge the case and the output beside it. Sent alone, it
+  // asked the judge to grade an answer it was never given.
+  await using server = fakeLlm({
+    handler: () => reply.ok('{"score": 0.9, "reason": "grounded"}'),
+  });
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/cases.jsonl`,
+      '{"id": "late-refund", "input": "Where is my refund?", "expected": "30 days", "context": ["Policy 4.2: refunds take 30 business days."]}\n',
+    );
+    await Deno.writeTextFile(
+      `${dir}/evals.yaml`,
+      `datasets:
+  - path: cases.jsonl
+targets:
+  bot:
+    type: subprocess
+    stdin: text
+    cmd: echo "Within 30 business days, per policy 4.2."
+scorers:
+  - type: llm_judge
+    base_url: ${server.baseUrl}
+    model: judge
+    rubric: "Is every claim in the answer supported by the policy context?"
+    pass_threshold: 0.7
+`,
+    );
+    const run = await cli(["run", "evals.yaml", "--cache", "off"], dir);
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(JSON.parse(run.stdout).value, 0.9);
+    const prompt = lastMessage(server.requests[0]!);
+    for (
+      const part of [
+        "Is every claim in the answer supported by the policy context?",
+        "Where is my refund?",
+        "Within 30 business days, per policy 4.2.",
+        "30 days",
+        "Policy 4.2: refunds take 30 business days.",
+      ]
+    ) assert.ok(prompt.includes(part), `${part} not in ${prompt}`);
   });
 });
