@@ -19,6 +19,11 @@ function isEvalCore(root: Record<string, unknown>): boolean {
     Array.isArray(root.datasets) &&
     root.datasets.some((d) => isMapping(d) && Object.hasOwn(d, "file"))
   ) return true;
+  // evalpipe's gates are a mapping by metric; EvalCore's, a list by type.
+  if (
+    Array.isArray(root.gates) &&
+    root.gates.some((g) => isMapping(g) && typeof g.type === "string")
+  ) return true;
   const targets = isMapping(root.targets) ? Object.values(root.targets) : [];
   if (
     targets.some((t) =>
@@ -54,7 +59,9 @@ const EVALCORE_SCORERS: Record<string, string> = {
 const EVALCORE_KEYS: Record<string, string> = {
   file: 'a dataset\'s "file" is its "path" here',
   run:
-    'EvalCore\'s "run:" keys stand at the top here: "concurrency", "budget_usd" and "matrix" as they are, "trials" is "epochs", and "gates" is a mapping by metric ({ contains: { min_pass_rate: 0.95 } })',
+    'EvalCore\'s "run:" keys stand at the top here: "concurrency", "budget_usd", "matrix" and "classification" as they are, "trials" is "epochs", and "gates" is a mapping by metric ({ contains: { min_pass_rate: 0.95 } })',
+  gates:
+    'EvalCore\'s list of gates is a mapping by metric here: { type: pass_rate, min: 0.95 } is a gate on each metric, { contains: { min_pass_rate: 0.95 } } (EvalCore\'s counts the cases that pass every scorer), { type: mean_score, scorer: judge, min: 0.8 } is { judge: { min_mean: 0.8 } }, and "accuracy" and "macro_f1" are { classification: { min_accuracy: 0.8, min_macro_f1: 0.7 } }',
   case_sensitive: '"case_sensitive: false" is "ignore_case: true" here',
   max_retries: '"max_retries" is "retries" here',
   timeout_seconds: '"timeout_seconds" is "timeout" here',

@@ -56,6 +56,17 @@ Deno.test("validate names what evalpipe calls each EvalCore word, one problem at
         (y) => y.replace("type: exact\n", "type: exact_match\n"),
         `line 12: unknown key "run"; this is an EvalCore suite: EvalCore's "run:" keys stand at the top here`,
       ],
+      [
+        // Moved to the top as they are, EvalCore's gates are still a list:
+        // nothing else here is EvalCore's, and the message said only that
+        // "gates" must be a mapping.
+        (y) =>
+          y.replace("run:\n  gates:\n    - ", "gates:\n  - ").replace(
+            "      min:",
+            "    min:",
+          ),
+        `line 12: "gates" must be a mapping, not a list; this is an EvalCore suite: EvalCore's list of gates is a mapping by metric here: { type: pass_rate, min: 0.95 } is a gate on each metric, { contains: { min_pass_rate: 0.95 } } (EvalCore's counts the cases that pass every scorer), { type: mean_score, scorer: judge, min: 0.8 } is { judge: { min_mean: 0.8 } }, and "accuracy" and "macro_f1" are { classification: { min_accuracy: 0.8, min_macro_f1: 0.7 } }; ${README}`,
+      ],
     ];
     let yaml = EVALCORE;
     for (const [edit, message] of steps) {
@@ -87,7 +98,7 @@ Deno.test("validate names what evalpipe calls each EvalCore word, one problem at
     await Deno.writeTextFile(
       `${dir}/evals.yaml`,
       yaml.replace(
-        /run:\n[\s\S]*$/,
+        /gates:\n[\s\S]*$/,
         "gates:\n  contains:\n    min_pass_rate: 0.9\n",
       ),
     );
