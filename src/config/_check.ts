@@ -186,7 +186,8 @@ const TARGET_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 
 /**
  * Checks that a `budget_usd` can stop a call: only calls priced by a
- * `cost:` (an `openai` target's, a judge's) count against it, so a budget
+ * `cost:` (an `openai` target's, a judge's; not a `trace` target's, whose
+ * recorded usage is spent already) count against it, so a budget
  * with no price anywhere would never stop anything.
  *
  * @param config A validated config.
@@ -200,8 +201,10 @@ export function checkBudget(
   lineOf: (path: readonly PropertyKey[]) => number | undefined,
 ): void {
   if (config.budget_usd === undefined) return;
+  // A trace's prices say what it cost when it was recorded: nothing is
+  // spent now, so they stop no call.
   const priced = (value: unknown) =>
-    isMapping(value) && isMapping(value.cost) &&
+    isMapping(value) && value.type !== "trace" && isMapping(value.cost) &&
     value.cost.input_per_1m !== undefined;
   if (
     priced(config.target) ||

@@ -133,7 +133,8 @@ const target: Shape = {
       stdin: optional({ kind: "enum", values: ["json", "text"] }),
     }),
     replay: mapping({}),
-    trace: mapping({}),
+    // Prices for the token usage a trace's spans record (EvalCore's key).
+    trace: mapping({ cost: chat.cost }),
   },
 };
 

@@ -689,7 +689,10 @@ export async function buildTargetConfig(
     }
     case "trace": {
       const { traceTarget } = await import("../targets/trace_target.ts");
-      return traceTarget({ dir: options.traceDir ?? cwd });
+      return traceTarget({
+        dir: options.traceDir ?? cwd,
+        ...(t.cost !== undefined ? { cost: t.cost } : {}),
+      });
     }
   }
 }

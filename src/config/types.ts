@@ -146,6 +146,11 @@ export interface HttpTargetConfig extends HttpTargetSettings {
 export interface TraceTargetConfig {
   /** The kind of target. */
   type: "trace";
+  /**
+   * USD per million tokens, at which the token usage found in each trace's
+   * spans is priced as the unit's `target.cost_usd`.
+   */
+  cost?: { input_per_1m: number; output_per_1m: number };
 }
 
 /**

@@ -10,6 +10,7 @@ import { osErrorText } from "../base/errors.ts";
 import type { Case } from "../dataset/case.ts";
 import type { Target, TargetResult } from "./target.ts";
 import { parseTrace, trajectoryJson } from "./trace_format.ts";
+import { costOf, type Prices } from "../net/budget.ts";
 
 /**
  * Options of {@linkcode traceTarget}.
@@ -34,6 +35,14 @@ export interface TraceTargetOptions {
    * @default {67108864}
    */
   maxBytes?: number;
+  /**
+   * The prices (USD per million tokens) the trace's token usage is priced
+   * at, as EvalCore's trace target prices it: the unit's `target` then
+   * records `cost_usd`, which the `cost` scorer reads. What a recorded
+   * trace cost was spent then, so no budget is charged.
+   * @default {undefined: no cost_usd}
+   */
+  cost?: Prices;
 }
 
 /** 64 MiB: far beyond any recorded trace, far below a machine's memory. */
@@ -102,6 +111,10 @@ export function traceTarget(options: TraceTargetOptions = {}): Target {
           total_tokens: trace.usage.prompt_tokens +
             trace.usage.completion_tokens,
         };
+        const usd = options.cost === undefined
+          ? undefined
+          : costOf(info.usage, options.cost);
+        if (usd !== undefined) info.cost_usd = usd;
       }
       return {
         output: trace.final_output ?? trajectoryJson(trace.tool_calls),

@@ -528,6 +528,47 @@ Deno.test("run with a trace target: traces resolve against the dataset's folder;
   });
 });
 
+Deno.test("run with a trace target priced by cost: (EvalCore's key) records each trace's cost_usd, which the cost scorer reads; no budget is charged", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/t.json`,
+      otel({
+        attrs: {
+          "gen_ai.usage.input_tokens": 1000,
+          "gen_ai.usage.output_tokens": 500,
+          "gen_ai.completion": "Done.",
+        },
+      }),
+    );
+    await Deno.writeTextFile(`${dir}/cases.jsonl`, '{"trace": "t.json"}\n');
+    const suite = (tail: string) =>
+      "dataset: cases.jsonl\ntarget:\n  type: trace\n  cost: { input_per_1m: 0.4, output_per_1m: 1.6 }\n" +
+      `scorers: [{ type: cost, max_usd: 0.001 }]\n${tail}`;
+    await Deno.writeTextFile(`${dir}/suite.yaml`, suite(""));
+    const out = await cli(["run", "suite.yaml", "--units", "units.jsonl"], dir);
+    assert.equal(out.code, 0, out.stderr);
+    const [score] = out.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    // 1000 × 0.4 + 500 × 1.6 = 1200 USD per million tokens.
+    assert.deepEqual([score.status, score.value, score.reason], [
+      "scored",
+      0,
+      "$0.0012, more than $0.001",
+    ]);
+    const [unit] = (await Deno.readTextFile(`${dir}/units.jsonl`)).trim()
+      .split("\n").map((l) => JSON.parse(l));
+    assert.equal(unit.target.cost_usd, 0.0012);
+    // What a trace cost was spent when it was recorded: a budget would stop
+    // nothing, and is refused as one with no price to count.
+    await Deno.writeTextFile(`${dir}/suite.yaml`, suite("budget_usd: 1\n"));
+    const budget = await cli(["validate", "suite.yaml"], dir);
+    assert.equal(budget.code, 2);
+    assert.match(
+      budget.stderr,
+      /line 6: "budget_usd" counts what priced calls cost/,
+    );
+  });
+});
+
 Deno.test("run with a trace target reads a CSV dataset's trace column, without an input column", async () => {
   await withTempDir(async (dir) => {
     await Deno.writeTextFile(
