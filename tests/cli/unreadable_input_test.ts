@@ -157,3 +157,63 @@ Deno.test("every command that reads NDJSON refuses UTF-16 text (Windows PowerShe
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+/** `text` as UTF-32, little- or big-endian, with a byte-order mark when `bom`. */
+function utf32(text: string, little: boolean, bom: boolean): Uint8Array {
+  const chars = [...(bom ? "\ufeff" : ""), ...text];
+  const out = new Uint8Array(4 * chars.length);
+  const view = new DataView(out.buffer);
+  chars.forEach((c, i) => view.setUint32(4 * i, c.codePointAt(0)!, little));
+  return out;
+}
+
+Deno.test("every command that reads NDJSON names UTF-32 text as UTF-32, not UTF-16, and says how to convert it", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "evalpipe_unreadable_" });
+  try {
+    const cases = '{"input":"a","output":"a"}\n{"input":"b","output":"b"}\n';
+    const mark =
+      "it is UTF-32 text (it starts with a UTF-32 byte-order mark), not UTF-8; convert it with iconv -f UTF-32 -t UTF-8";
+    const files = [
+      // FF FE 00 00 starts as UTF-16's little-endian mark does.
+      ["le.jsonl", utf32(cases, true, true), mark],
+      ["be.jsonl", utf32(cases, false, true), mark],
+      [
+        "le_bare.jsonl",
+        utf32(cases, true, false),
+        "it holds NUL bytes (UTF-32 text?), not UTF-8 text; convert it with iconv -f UTF-32LE -t UTF-8",
+      ],
+      [
+        "be_bare.jsonl",
+        utf32(cases, false, false),
+        "it holds NUL bytes (UTF-32 text?), not UTF-8 text; convert it with iconv -f UTF-32BE -t UTF-8",
+      ],
+    ] as const;
+    const scorer = ["--name", "s", "--scorer", "cat >/dev/null; echo '{}'"];
+    for (const [file, bytes, problem] of files) {
+      await Deno.writeFile(join(dir, file), bytes);
+      await Deno.writeTextFile(
+        join(dir, "suite.yaml"),
+        `dataset: ${file}\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n`,
+      );
+      for (
+        const args of [["run", "suite.yaml"], ["score", ...scorer, file], [
+          "aggregate",
+          file,
+        ]]
+      ) {
+        const out = await withStdinFrom("/dev/null", args, dir);
+        assert.equal(out.code, 2, `${args.join(" ")}: ${out.stderr}`);
+        assert.equal(out.stdout, "");
+        assert.equal(
+          out.stderr,
+          `evalpipe: Cannot read "${file}": ${problem}\n`,
+        );
+      }
+      const piped = await withStdinFrom(join(dir, file), ["aggregate"], dir);
+      assert.equal(piped.code, 2, piped.stderr);
+      assert.equal(piped.stderr, `evalpipe: Cannot read stdin: ${problem}\n`);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

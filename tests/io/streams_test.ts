@@ -986,6 +986,29 @@ Deno.test("namedReads lets go of its input at the end, so the same stdin can be 
   assert.equal(source.locked, false);
 });
 
+Deno.test("namedReads checks the first four bytes however the input is cut, and passes every byte on", async () => {
+  // A pipe may hand over a byte at a time: a UTF-32 mark split in four.
+  const bytes = (list: number[]) =>
+    ReadableStream.from(list.map((b) => new Uint8Array([b])));
+  const error = await new Response(
+    namedReads(bytes([0xff, 0xfe, 0, 0, 0x7b, 0, 0, 0]), "stdin"),
+  ).bytes().then(() => undefined, (e: unknown) => e);
+  assert.ok(error instanceof Error);
+  assert.match(error.message, /^Cannot read stdin: it is UTF-32 text/);
+  for (
+    const list of [[], [0x7b], [0x7b, 0x7d, 0x0a], [
+      0x7b,
+      0x7d,
+      0x0a,
+      0x7b,
+      0x7d,
+    ]]
+  ) {
+    const got = await new Response(namedReads(bytes(list), "stdin")).bytes();
+    assert.deepEqual([...got], list);
+  }
+});
+
 Deno.test("NdjsonParseStream says a line of an indented document holds no whole value, without JSON.parse's throw", async () => {
   // jq's default output: the lines end in "{", "," or "[" (or ":"), or
   // start with "}" or "]", or are an object's last member, none a value; a
