@@ -144,11 +144,16 @@ const share = number({ min: 0, max: 1 });
 const limit = number({ min: 0 });
 const named = { name: optional(someText) };
 
+// How the scorers that compare texts read them: case folded, in a Unicode
+// normalization form.
+const cased = {
+  ignore_case: optional(boolean),
+  normalize: optional({ kind: "enum", values: ["nfc", "nfkc"] }),
+};
 // The text scorers: texts of their own (`value`, `values`) or `expected`.
 const textual = {
   ...named,
-  ignore_case: optional(boolean),
-  normalize: optional({ kind: "enum", values: ["nfc", "nfkc"] }),
+  ...cased,
   value: optional(text),
   values: optional(texts),
 };
@@ -157,11 +162,7 @@ const textual = {
 const builtin = () => mapping(textual);
 const similar = () => mapping({ ...named, threshold: optional(share) });
 const similarCased = () =>
-  mapping({
-    ...named,
-    threshold: optional(share),
-    ignore_case: optional(boolean),
-  });
+  mapping({ ...named, threshold: optional(share), ...cased });
 
 const judged = () => mapping({ ...named, threshold: optional(share), ...chat });
 
@@ -200,7 +201,7 @@ const scorer: Shape = {
     one_of: mapping({
       ...named,
       labels: required(texts),
-      ignore_case: optional(boolean),
+      ...cased,
     }),
     json: mapping({
       ...named,
@@ -223,7 +224,7 @@ const scorer: Shape = {
     set_overlap: mapping({
       ...named,
       measure: optional({ kind: "enum", values: ["jaccard", "f1"] }),
-      ignore_case: optional(boolean),
+      ...cased,
       threshold: optional(share),
     }),
     latency: mapping({ ...named, max_ms: required(limit) }),

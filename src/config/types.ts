@@ -271,9 +271,9 @@ export interface BuiltinScorerOptions {
   /** The options of `levenshtein`. */
   levenshtein: SimilarityScorerOptions;
   /** The options of `tokenF1`. */
-  token_f1: Omit<SimilarityScorerOptions, "ignore_case">;
+  token_f1: Omit<SimilarityScorerOptions, "ignore_case" | "normalize">;
   /** The options of `rougeL`. */
-  rouge_l: Omit<SimilarityScorerOptions, "ignore_case">;
+  rouge_l: Omit<SimilarityScorerOptions, "ignore_case" | "normalize">;
   /** The options of `bleu`. */
   bleu: SimilarityScorerOptions;
   /** The options of `setOverlap`. */

@@ -89,3 +89,54 @@ export function checkThreshold(type: string, threshold: number | undefined) {
     );
   }
 }
+
+// The Unicode normalization forms of a text scorer's `normalize`.
+type TextForm = "nfc" | "nfkc";
+
+/**
+ * How a scorer reads a text: case folded when `fold`, then in the
+ * normalization form `form` (as written without one).
+ *
+ * @throws {RangeError} For a form other than `nfc` or `nfkc` (a config
+ *   checks it first; a script's `"NFD"` would otherwise be read as NFKC).
+ */
+export function normalizer(
+  type: string,
+  fold: boolean,
+  form: TextForm | undefined,
+): (text: string) => string {
+  if (form !== undefined && form !== "nfc" && form !== "nfkc") {
+    throw new RangeError(
+      `The ${type} scorer's "normalize" must be "nfc" or "nfkc", not ${
+        JSON.stringify(form)
+      }`,
+    );
+  }
+  const nf = form === undefined ? undefined : form === "nfc" ? "NFC" : "NFKC";
+  if (nf === undefined) return fold ? (s) => s.toLowerCase() : (s) => s;
+  // Folding can leave a text out of the form ("İ" is "i" and U+0307).
+  return fold ? (s) => s.toLowerCase().normalize(nf) : (s) => s.normalize(nf);
+}
+
+/**
+ * What a reason adds when the value differs in Unicode NFC: the texts look
+ * alike on screen, and the reason alone would not say why they differ.
+ * Texts of ASCII alone are the same in every form, and are not judged again.
+ *
+ * @param value The value as measured.
+ * @param inNfc The value with both sides in NFC, measured only when needed.
+ * @param output The output, as written.
+ */
+export function formHint(
+  value: number,
+  inNfc: () => number,
+  output: string,
+): string {
+  // deno-lint-ignore no-control-regex
+  if (/^[\x00-\x7f]*$/.test(output)) return "";
+  const other = inNfc();
+  if (other === value) return "";
+  return `; ${
+    Number.isInteger(other) ? other : other.toFixed(3)
+  } with normalize: nfc (the texts write a character two ways in Unicode, as "é" is one code point or "e" and a combining accent)`;
+}

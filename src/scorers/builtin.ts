@@ -11,7 +11,9 @@ import { type Score, scored } from "../score/mod.ts";
 import { type Scorer, UNIT_RANGE } from "./scorer.ts";
 import type { Unit } from "../dataset/unit.ts";
 import {
+  formHint,
   noExpected,
+  normalizer,
   quote,
   quoteList,
   references,
@@ -108,9 +110,9 @@ function textScorer(
     mode: options.mode,
     normalize: options.normalize,
   });
-  const norm = normalizer(fold, options.normalize);
+  const norm = normalizer(type, fold, options.normalize);
   const nfc = options.normalize === undefined
-    ? normalizer(fold, "nfc")
+    ? normalizer(type, fold, "nfc")
     : undefined;
   return {
     name,
@@ -133,32 +135,6 @@ function textScorer(
       });
     },
   };
-}
-
-/** How a text scorer reads a text: case folded, in a normalization form. */
-function normalizer(
-  fold: boolean,
-  form: "nfc" | "nfkc" | undefined,
-): (text: string) => string {
-  const nf = form === undefined ? undefined : form === "nfc" ? "NFC" : "NFKC";
-  if (nf === undefined) return fold ? (s) => s.toLowerCase() : (s) => s;
-  // Folding can leave a text out of the form ("İ" is "i" and U+0307).
-  return fold ? (s) => s.toLowerCase().normalize(nf) : (s) => s.normalize(nf);
-}
-
-/**
- * What a reason adds when the value differs in Unicode NFC: the texts look
- * alike on screen, and the reason alone would not say why they differ.
- * Texts of ASCII alone are the same in every form, and are not judged again.
- */
-function formHint(value: number, inNfc: () => number, output: string): string {
-  // deno-lint-ignore no-control-regex
-  if (/^[\x00-\x7f]*$/.test(output)) return "";
-  const other = inNfc();
-  if (other === value) return "";
-  return `; ${
-    Number.isInteger(other) ? other : other.toFixed(3)
-  } with normalize: nfc (the texts write a character two ways in Unicode, as "é" is one code point or "e" and a combining accent)`;
 }
 
 /**
@@ -188,7 +164,7 @@ export function exactMatch(options: TextScorerOptions = {}): Scorer {
   if (options.value !== undefined || options.values !== undefined) return text;
   const { name, version } = text;
   const fold = options.ignore_case === true;
-  const nfc = normalizer(fold, "nfc");
+  const nfc = normalizer(name, fold, "nfc");
   // The reason of the last miss, for the expected text it names: a dataset
   // often expects one of a few answers.
   let missed: string | undefined;

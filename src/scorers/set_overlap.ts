@@ -10,7 +10,9 @@ import { type Scorer, UNIT_RANGE } from "./scorer.ts";
 import type { Unit } from "../dataset/unit.ts";
 import {
   checkThreshold,
+  formHint,
   noExpected,
+  normalizer,
   quoteList,
   versionOf,
 } from "./_builtin.ts";
@@ -45,6 +47,14 @@ export interface SetOverlapOptions {
    */
   ignore_case?: boolean;
   /**
+   * Compare items in this Unicode normalization form, as the text scorers
+   * do: `nfc` ("é" written as one code point or as "e" and a combining
+   * accent is one item) or `nfkc` (also compatibility forms: full-width "Ａ"
+   * is "A"). Without it the code points are compared as written.
+   * @default {undefined}
+   */
+  normalize?: "nfc" | "nfkc";
+  /**
    * The least value that passes, within 0..1.
    * @default {0.5}
    */
@@ -77,7 +87,7 @@ function listOf(text: string): string[] {
  * or a text read as the output is), items trimmed; two empty sets are 1,
  * as evalglass's `set_overlap` has it. `non_evaluable` without `expected`.
  *
- * @param options Name, measure, case folding, threshold.
+ * @param options Name, measure, case folding, normalization form, threshold.
  * @returns The scorer.
  *
  * @example One item shared of three: Jaccard 1/3
@@ -97,10 +107,31 @@ export function setOverlap(options: SetOverlapOptions = {}): Scorer {
   const version = versionOf("set_overlap", {
     ignore_case: options.ignore_case,
     measure: options.measure,
+    normalize: options.normalize,
     threshold: options.threshold,
   });
-  const set = (list: readonly string[]) =>
-    new Set(list.map((s) => fold ? s.trim().toLowerCase() : s.trim()));
+  const norm = normalizer("set_overlap", fold, options.normalize);
+  // Without a form: the value in NFC, for the reason of a miss.
+  const nfc = options.normalize === undefined
+    ? normalizer("set_overlap", fold, "nfc")
+    : undefined;
+  const measure = (
+    got: readonly string[],
+    want: readonly string[],
+    read: (text: string) => string,
+  ) => {
+    const set = (list: readonly string[]) =>
+      new Set(list.map((s) => read(s.trim())));
+    const expected = set(want);
+    const output = set(got);
+    const shared = [...output].filter((item) => expected.has(item)).length;
+    const value = output.size + expected.size === 0
+      ? 1
+      : f1
+      ? (2 * shared) / (output.size + expected.size)
+      : shared / (output.size + expected.size - shared);
+    return { value, expected, output };
+  };
   return {
     name,
     version,
@@ -108,28 +139,25 @@ export function setOverlap(options: SetOverlapOptions = {}): Scorer {
     score(unit: Unit): Score {
       const raw = unit.expected;
       if (raw === undefined || raw === null) return noExpected(name, version);
-      const expected = set(
-        Array.isArray(raw)
-          ? items(raw)
-          : listOf(typeof raw === "string" ? raw : JSON.stringify(raw)),
-      );
-      const got = set(listOf(unit.output ?? ""));
-      const shared = [...got].filter((item) => expected.has(item)).length;
-      const value = got.size + expected.size === 0
-        ? 1
-        : f1
-        ? (2 * shared) / (got.size + expected.size)
-        : shared / (got.size + expected.size - shared);
-      const missing = [...expected].filter((item) => !got.has(item));
-      const extra = [...got].filter((item) => !expected.has(item));
+      const want = Array.isArray(raw)
+        ? items(raw)
+        : listOf(typeof raw === "string" ? raw : JSON.stringify(raw));
+      const out = unit.output ?? "";
+      const got = listOf(out);
+      const { value, expected, output } = measure(got, want, norm);
+      const missing = [...expected].filter((item) => !output.has(item));
+      const extra = [...output].filter((item) => !expected.has(item));
       const reason = [
         ...(missing.length > 0 ? [`missing ${quoteList(missing)}`] : []),
         ...(extra.length > 0 ? [`extra ${quoteList(extra)}`] : []),
       ].join("; ");
+      const hint = nfc === undefined || reason === ""
+        ? ""
+        : formHint(value, () => measure(got, want, nfc).value, out);
       return scored(name, value, {
         evaluator_version: version,
         passed: value >= threshold,
-        ...(reason !== "" ? { reason } : {}),
+        ...(reason !== "" ? { reason: reason + hint } : {}),
       });
     },
   };

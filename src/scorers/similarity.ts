@@ -13,6 +13,7 @@ import type { Unit } from "../dataset/unit.ts";
 import {
   checkThreshold,
   noExpected,
+  normalizer,
   references,
   versionOf,
 } from "./_builtin.ts";
@@ -52,6 +53,15 @@ export interface SimilarityScorerOptions {
    * @default {false}
    */
   ignore_case?: boolean;
+  /**
+   * Compare the texts in this Unicode normalization form (`levenshtein` and
+   * `bleu`), as the text scorers do: `nfc` (one spelling for each character:
+   * "é" written as one code point or as "e" and a combining accent is one
+   * text) or `nfkc` (also compatibility forms: full-width "Ａ" is "A", "ﬁ"
+   * is "fi"). Without it the code points are compared as written.
+   * @default {undefined}
+   */
+  normalize?: "nfc" | "nfkc";
 }
 
 function similarity(
@@ -62,9 +72,14 @@ function similarity(
   checkThreshold(type, options.threshold);
   const name = options.name ?? type;
   const threshold = options.threshold ?? 0.5;
-  const fold = options.ignore_case === true;
+  const norm = normalizer(
+    type,
+    options.ignore_case === true,
+    options.normalize,
+  );
   const version = versionOf(type, {
     ignore_case: options.ignore_case,
+    normalize: options.normalize,
     threshold: options.threshold,
   });
   return {
@@ -76,7 +91,6 @@ function similarity(
       if (refs === undefined) {
         return noExpected(name, version, unit.expected);
       }
-      const norm = (s: string) => fold ? s.toLowerCase() : s;
       const value = measure(norm(unit.output ?? ""), refs.map(norm));
       if (typeof value === "string") {
         return nonEvaluable(name, {
@@ -93,11 +107,24 @@ function similarity(
 }
 
 /**
+ * The options of a scorer that reads tokens its own way (`token_f1` and
+ * `rouge_l` fold case as their references do): its name and threshold.
+ */
+function ownTokens(options: SimilarityScorerOptions): SimilarityScorerOptions {
+  const { name, threshold } = options;
+  return {
+    ...(name !== undefined ? { name } : {}),
+    ...(threshold !== undefined ? { threshold } : {}),
+  };
+}
+
+/**
  * `levenshtein`: 1 − d / max(len), d the edit distance between the trimmed
  * output and the trimmed expected text, over Unicode code points (two
- * empty texts are 1).
+ * empty texts are 1): "é" written as "e" and a combining accent is two code
+ * points unless `normalize` says `nfc`.
  *
- * @param options Name, threshold, case folding.
+ * @param options Name, threshold, case folding, normalization form.
  * @returns The scorer.
  *
  * @example "kitten" and "sitting": 3 edits over 7 code points
@@ -133,7 +160,7 @@ export function levenshtein(options: SimilarityScorerOptions = {}): Scorer {
 export function tokenF1(options: SimilarityScorerOptions = {}): Scorer {
   return similarity(
     "token_f1",
-    { ...options, ignore_case: false },
+    ownTokens(options),
     (output, refs) => Math.max(...refs.map((r) => tokenF1Of(output, r))),
   );
 }
@@ -159,7 +186,7 @@ export function tokenF1(options: SimilarityScorerOptions = {}): Scorer {
 export function rougeL(options: SimilarityScorerOptions = {}): Scorer {
   return similarity(
     "rouge_l",
-    { ...options, ignore_case: false },
+    ownTokens(options),
     (output, refs) => {
       const prediction = rougeTokens(output);
       const targets = refs.map(rougeTokens).filter((t) => t.length > 0);
@@ -178,7 +205,7 @@ export function rougeL(options: SimilarityScorerOptions = {}): Scorer {
  * `SmoothingFunction().method1` (epsilon 0.1 for an order without a match).
  * `non_evaluable` when the expected text is empty.
  *
- * @param options Name, threshold, case folding.
+ * @param options Name, threshold, case folding, normalization form.
  * @returns The scorer.
  *
  * @example A perfect match is 1

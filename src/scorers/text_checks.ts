@@ -8,7 +8,13 @@
 import { type Score, scored } from "../score/mod.ts";
 import { type Scorer, UNIT_RANGE } from "./scorer.ts";
 import type { Unit } from "../dataset/unit.ts";
-import { quote, quoteList, versionOf } from "./_builtin.ts";
+import {
+  formHint,
+  normalizer,
+  quote,
+  quoteList,
+  versionOf,
+} from "./_builtin.ts";
 import { clip } from "../base/terminal.ts";
 
 /**
@@ -222,14 +228,23 @@ export interface OneOfOptions {
    * @default {false}
    */
   ignore_case?: boolean;
+  /**
+   * Compare in this Unicode normalization form, as the text scorers do:
+   * `nfc` (a label with "é" written as one code point or as "e" and a
+   * combining accent is one label) or `nfkc` (also compatibility forms:
+   * full-width "Ａ" is "A"). Without it the code points are compared as
+   * written.
+   * @default {undefined}
+   */
+  normalize?: "nfc" | "nfkc";
 }
 
 /**
  * `one_of`: 1 when the output, trimmed, is one of the labels, else 0.
  *
- * @param options The labels and case folding.
+ * @param options The labels, case folding, normalization form.
  * @returns The scorer.
- * @throws {RangeError} Without labels.
+ * @throws {RangeError} Without labels, or with an unknown form.
  *
  * @example An answer that is not a label
  * ```ts
@@ -243,13 +258,21 @@ export function oneOf(options: OneOfOptions): Scorer {
     throw new RangeError('The one_of scorer needs at least one of "labels"');
   }
   const fold = options.ignore_case === true;
-  const labels = new Set(
-    options.labels.map((l) => fold ? l.trim().toLowerCase() : l.trim()),
-  );
+  const norm = normalizer("one_of", fold, options.normalize);
+  const labels = new Set(options.labels.map((l) => norm(l.trim())));
+  // Without a form: whether the labels would take the output in NFC, for
+  // the reason of a miss.
+  const nfc = options.normalize === undefined
+    ? normalizer("one_of", fold, "nfc")
+    : undefined;
+  const nfcLabels = nfc === undefined
+    ? undefined
+    : new Set(options.labels.map((l) => nfc(l.trim())));
   const name = options.name ?? "one_of";
   const version = versionOf("one_of", {
     ignore_case: options.ignore_case,
     labels: options.labels,
+    normalize: options.normalize,
   });
   return {
     name,
@@ -257,12 +280,16 @@ export function oneOf(options: OneOfOptions): Scorer {
     range: UNIT_RANGE,
     score(unit: Unit): Score {
       const got = (unit.output ?? "").trim();
-      const ok = labels.has(fold ? got.toLowerCase() : got);
-      return scored(name, ok ? 1 : 0, {
+      const ok = labels.has(norm(got));
+      if (ok) return scored(name, 1, { evaluator_version: version });
+      const hint = nfc === undefined
+        ? ""
+        : formHint(0, () => nfcLabels!.has(nfc(got)) ? 1 : 0, got);
+      return scored(name, 0, {
         evaluator_version: version,
-        ...(ok ? {} : {
-          reason: `${quote(got)} is not one of ${quoteList(options.labels)}`,
-        }),
+        reason: `${quote(got)} is not one of ${
+          quoteList(options.labels)
+        }${hint}`,
       });
     },
   };

@@ -287,6 +287,54 @@ scorers:
   });
 });
 
+Deno.test("cli run: levenshtein, bleu, one_of and set_overlap take normalize as the text scorers do, checked at its line", async () => {
+  await withTempDir(async (dir) => {
+    const nfc = "rendez-vous à Genève demain matin"; // à, è one code point
+    const nfd = nfc.normalize("NFD");
+    await Deno.writeTextFile(
+      `${dir}/cases.jsonl`,
+      JSON.stringify({ id: "a", input: "q", output: nfd, expected: [nfc] }) +
+        "\n",
+    );
+    const kinds = [
+      "levenshtein",
+      "bleu",
+      `one_of, labels: ["${nfc}"]`,
+      "set_overlap",
+    ];
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      `${HEAD}${
+        kinds.map((k) => `  - { type: ${k}, normalize: nfc }\n`).join("")
+      }`,
+    );
+    const out = await cli(["run", "suite.yaml"], dir);
+    assert.equal(out.code, 0, out.stderr);
+    const scores = out.stdout.trimEnd().split("\n").map((l) => JSON.parse(l));
+    assert.deepEqual(
+      scores.map((s) => [s.metric, s.value]),
+      [["levenshtein", 1], ["bleu", 1], ["one_of", 1], ["set_overlap", 1]],
+    );
+  });
+  for (
+    const [i, kind] of ["levenshtein", "bleu", "one_of", "set_overlap"]
+      .entries()
+  ) {
+    const labels = kind === "one_of" ? "    labels: [a]\n" : "";
+    const error = await configError(
+      `${HEAD}  - type: exact_match\n  - type: ${kind}\n${labels}    normalize: nfd\n`,
+    );
+    assert.equal(error.line, 6 + (labels === "" ? 0 : 1), `${i} ${kind}`);
+    assert.match(error.message, /"scorers\[1\]\.normalize"/);
+    assert.match(error.message, /"nfc", "nfkc"|nfc.*nfkc/);
+  }
+  // token_f1 and rouge_l read tokens their own way: no such option.
+  const tokens = await configError(
+    `${HEAD}  - type: rouge_l\n    normalize: nfc\n`,
+  );
+  assert.match(tokens.message, /unknown key "scorers\[0\]\.normalize"/);
+});
+
 Deno.test("checkConfigText names the line of a scorer's bad options", async () => {
   const flags = await configError(
     `${HEAD}  - type: regex\n    pattern: a\n    flags: gi\n`,

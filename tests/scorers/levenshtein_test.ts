@@ -36,3 +36,28 @@ Deno.test("levenshtein folds case on request, takes the best reference, and a th
     levenshtein().version,
   );
 });
+
+Deno.test("levenshtein compares code points as written unless normalize says nfc or nfkc, as the text scorers do", () => {
+  const nfc = "café"; // é one code point
+  const nfd = nfc.normalize("NFD"); // e and a combining accent: 5 code points
+  // é -> e and a combining accent: one substitution, one insertion, of 5.
+  close(value(levenshtein(), unit(nfc, nfd)), 1 - 2 / 5);
+  assert.equal(value(levenshtein({ normalize: "nfc" }), unit(nfc, nfd)), 1);
+  assert.equal(value(levenshtein({ normalize: "nfc" }), unit(nfd, nfc)), 1);
+  // Full-width letters are their plain ones only in NFKC; case after.
+  const wide = unit("ＣＡＦＥ", "cafe");
+  assert.equal(value(levenshtein({ normalize: "nfc" }), wide), 0);
+  assert.equal(
+    value(levenshtein({ normalize: "nfkc", ignore_case: true }), wide),
+    1,
+  );
+  assert.notEqual(
+    levenshtein({ normalize: "nfc" }).version,
+    levenshtein().version,
+  );
+  assert.throws(
+    // @ts-expect-error: a form the option does not take
+    () => levenshtein({ normalize: "NFD" }),
+    /The levenshtein scorer's "normalize" must be "nfc" or "nfkc", not "NFD"/,
+  );
+});

@@ -65,3 +65,30 @@ Deno.test("setOverlap's threshold sets passed, and its options its version", () 
   assert.notEqual(setOverlap({ threshold: 0.6 }).version, setOverlap().version);
   assert.throws(() => setOverlap({ threshold: -0.1 }), RangeError);
 });
+
+Deno.test("setOverlap compares items as written unless normalize says nfc or nfkc, and a miss nfc would mend says so", () => {
+  const nfd = "Zürich".normalize("NFD");
+  const u = unit(`${nfd}\nGenève`, ["Zürich", "Genève"]);
+  const plain = one(setOverlap(), u);
+  assert.equal(plain.value, 1 / 3);
+  assert.equal(
+    plain.reason,
+    `missing "Zürich"; extra "${nfd}"; 1 with normalize: nfc (the texts write a character two ways in Unicode, as "é" is one code point or "e" and a combining accent)`,
+  );
+  assert.equal(value(setOverlap({ normalize: "nfc" }), u), 1);
+  const wide = unit('["ＡＢＣ", "def"]', ["abc", "DEF"]);
+  assert.equal(
+    value(setOverlap({ normalize: "nfkc", ignore_case: true }), wide),
+    1,
+  );
+  assert.equal(
+    value(setOverlap({ normalize: "nfc", ignore_case: true }), wide),
+    1 / 3,
+  );
+  assert.notEqual(
+    setOverlap({ normalize: "nfc" }).version,
+    setOverlap().version,
+  );
+  // @ts-expect-error: a form the option does not take
+  assert.throws(() => setOverlap({ normalize: "nfd" }), RangeError);
+});

@@ -145,3 +145,27 @@ Deno.test("oneOf checks the trimmed output against its labels", () => {
     oneOf({ labels: ["a"] }).version,
   );
 });
+
+Deno.test("oneOf compares labels as written unless normalize says nfc or nfkc, and a miss nfc would mend says so", () => {
+  const labels = ["négatif", "positif"]; // é one code point
+  const nfd = "négatif".normalize("NFD");
+  const plain = one(oneOf({ labels }), unit(nfd));
+  assert.equal(plain.value, 0);
+  assert.equal(
+    plain.reason,
+    `"${nfd}" is not one of "négatif", "positif"; 1 with normalize: nfc (the texts write a character two ways in Unicode, as "é" is one code point or "e" and a combining accent)`,
+  );
+  assert.equal(value(oneOf({ labels, normalize: "nfc" }), unit(nfd)), 1);
+  const wide = unit("ＰＯＳＩＴＩＦ");
+  assert.equal(value(oneOf({ labels, normalize: "nfc" }), wide), 0);
+  assert.equal(
+    value(oneOf({ labels, normalize: "nfkc", ignore_case: true }), wide),
+    1,
+  );
+  assert.notEqual(
+    oneOf({ labels, normalize: "nfc" }).version,
+    oneOf({ labels }).version,
+  );
+  // @ts-expect-error: a form the option does not take
+  assert.throws(() => oneOf({ labels, normalize: "NFKD" }), RangeError);
+});
