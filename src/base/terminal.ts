@@ -16,15 +16,42 @@ export const TERMINAL_UNSAFE_CHARS =
   "\\u0080-\\u009f\\u061c\\u200b-\\u200f\\u2028\\u2029\\u202a-\\u202e\\u2060-\\u2064\\u2066-\\u2069\\ufeff";
 
 // C0 controls and DEL, and what JSON leaves raw but a terminal acts on (C1
-// controls, separators, bidi marks and overrides, invisible characters).
+// controls, separators, bidi marks and overrides, invisible characters),
+// and the variation selectors, which are invisible after a letter.
 const UNSAFE = new RegExp(
-  `[\\u0000-\\u001f\\u007f${TERMINAL_UNSAFE_CHARS}]`,
+  `[\\u0000-\\u001f\\u007f${TERMINAL_UNSAFE_CHARS}\\ufe00-\\ufe0f]`,
   "g",
 );
+const ZWJ = "\u200d";
+// What an emoji's ZWJ sequence has before a joiner (a pictograph, its skin
+// tone or presentation selector) and after it (the next pictograph): the
+// joiner draws the two as one (👩‍💻), and shown as `\u{200d}` it would
+// break the emoji apart.
+const JOINS_AFTER =
+  /\p{Extended_Pictographic}(?:\p{Emoji_Modifier}|[\ufe0e\ufe0f])?$/u;
+const JOINS_BEFORE = /^\p{Extended_Pictographic}/u;
+// What a presentation selector (U+FE0E text, U+FE0F emoji) may follow:
+// a character that has both presentations (❤️, 1️⃣).
+const PRESENTED = /\p{Emoji}$/u;
+
+/**
+ * Whether the invisible character at `at` belongs to an emoji: a ZWJ
+ * between two pictographs, a presentation selector after an emoji. Either
+ * after a letter, or alone, could hide a difference between two names.
+ */
+function inEmoji(c: string, at: number, text: string): boolean {
+  if (c === ZWJ) {
+    return JOINS_AFTER.test(text.slice(Math.max(0, at - 4), at)) &&
+      JOINS_BEFORE.test(text.slice(at + 1, at + 3));
+  }
+  return (c === "\ufe0f" || c === "\ufe0e") &&
+    PRESENTED.test(text.slice(Math.max(0, at - 2), at));
+}
 
 /**
  * Escapes every character that could move the cursor, change colours or
- * reorder text in a terminal, as `\n`, `\t` or `\u{1b}`.
+ * reorder text in a terminal, or hide in it, as `\n`, `\t` or `\u{1b}`;
+ * the joiners and selectors inside an emoji (👩‍💻, ❤️) stay, as the emoji.
  *
  * @param text Untrusted text (model output, a reason).
  * @returns Text that prints as one inert line.
@@ -33,13 +60,15 @@ const UNSAFE = new RegExp(
  * ```ts
  * import { escapeControl } from "./terminal.ts";
  * if (escapeControl("a\x1b[2Jb\n") !== "a\\u{1b}[2Jb\\n") throw new Error("unexpected");
+ * if (escapeControl("👩\u200d💻 a\u200db") !== "👩\u200d💻 a\\u{200d}b") throw new Error("unexpected");
  * ```
  */
 export function escapeControl(text: string): string {
-  return text.replace(UNSAFE, (c) => {
+  return text.replace(UNSAFE, (c, at: number) => {
     if (c === "\n") return "\\n";
     if (c === "\t") return "\\t";
     if (c === "\r") return "\\r";
+    if (c.charCodeAt(0) >= 0x200d && inEmoji(c, at, text)) return c;
     return `\\u{${c.codePointAt(0)!.toString(16)}}`;
   });
 }

@@ -247,6 +247,54 @@ Deno.test("cli run --junit names a test case whose id holds a bidi override or a
   });
 });
 
+Deno.test("cli run --junit and --markdown keep an emoji's joiners and selectors, and escape them where they would hide text", async () => {
+  await withTempDir(async (dir) => {
+    const kept = [
+      "dev-👩\u200d💻", // woman technologist: 👩 ZWJ 💻
+      "tone-👨🏽\u200d💻", // a skin tone before the joiner
+      "flag-🏳\ufe0f\u200d🌈", // a presentation selector before it
+      "heart-❤\ufe0f", // a text character shown as an emoji
+      "key-1\ufe0f\u20e3", // a keycap
+    ];
+    const escaped = [
+      ["ab-a\u200db", "ab-a\\u{200d}b"], // between letters: "ab-ab" on screen
+      ["end-x\u200d", "end-x\\u{200d}"], // alone at the end
+      ["lead-\u200d👩", "lead-\\u{200d}👩"], // no pictograph before it
+      ["vs-a\ufe0f", "vs-a\\u{fe0f}"], // a selector after a letter
+    ];
+    const ids = [...kept, ...escaped.map(([id]) => id!)];
+    await Deno.writeTextFile(
+      `${dir}/data.jsonl`,
+      ids.map((id) =>
+        JSON.stringify({ id, input: "q", expected: "a", output: "b" })
+      ).join("\n") + "\n",
+    );
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      "dataset: data.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n",
+    );
+    const r = await cli(
+      ["run", "suite.yaml", "--junit", "j.xml", "--markdown", "r.md"],
+      dir,
+    );
+    assert.equal(r.code, 0, r.stderr);
+    const xml = await Deno.readTextFile(`${dir}/j.xml`);
+    assert.equal(XMLValidator.validate(xml), true);
+    const names = new XMLParser({ ignoreAttributes: false }).parse(xml)
+      .testsuites.testsuite.testcase.map((c: Record<string, string>) =>
+        c["@_name"]
+      );
+    assert.deepEqual(names, [
+      ...kept.map((id) => `data.jsonl#${id}`),
+      ...escaped.map(([, shown]) => `data.jsonl#${shown}`),
+    ]);
+    // The Markdown's worst cases show the ids as the same function does.
+    const md = await Deno.readTextFile(`${dir}/r.md`);
+    assert.ok(md.includes("dev-👩\u200d💻"), md);
+    assert.ok(md.includes("ab-a\\\\u\\{200d\\}b"), md);
+  });
+});
+
 Deno.test("report refuses a Scores file, and wants at least one report", async () => {
   await withTempDir(async (dir) => {
     await Deno.writeTextFile(
