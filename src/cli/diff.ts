@@ -66,7 +66,7 @@ per metric.`,
     await writeStdout(
       inertJson(lines.map((l) => JSON.stringify(l) + "\n").join("")),
     );
-    say(formatDiff(lines));
+    say(await formatDiff(lines));
     const pairing = pairingOf(a.scores, b.scores);
     if (pairing.datasets !== undefined) {
       say(
@@ -123,6 +123,6 @@ async function compareMatrix(path: string): Promise<number> {
   await writeStdout(
     inertJson(lines.map((l) => JSON.stringify(l) + "\n").join("")),
   );
-  say(formatComparison(lines));
+  say(await formatComparison(lines));
   return file.problems.length > 0 ? 2 : 0;
 }

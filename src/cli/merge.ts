@@ -316,7 +316,7 @@ one that did not finish.`,
       // A reader that went away (`| head`) got what it wanted.
       if (!(error instanceof Deno.errors.BrokenPipe)) throw error;
     }
-    say(formatSummary(merged.aggregates));
+    say(await formatSummary(merged.aggregates));
     const n = merged.shards;
     say(
       `merged ${n} ${

@@ -694,7 +694,7 @@ and a summary table on stderr.`,
           (summary.epochs ?? 1) > 1 || summary.baseline !== undefined
         ? await import("../report/comparison.ts")
         : undefined;
-      say(formatSummary(summary.aggregates));
+      say(await formatSummary(summary.aggregates));
       const chosen = selecting?.describeSelection(
         selected,
         summary.selection,
@@ -703,7 +703,7 @@ and a summary table on stderr.`,
       if (chosen !== undefined) say(chosen);
       if (summary.targets !== undefined) {
         say("");
-        say(compare!.formatComparison(summary.comparison ?? []));
+        say(await compare!.formatComparison(summary.comparison ?? []));
       }
       if ((summary.epochs ?? 1) > 1) {
         const cases = compare!.formatCases(

@@ -67,7 +67,7 @@ Control characters in model output are escaped.`,
         );
         return status;
       }
-      await writeStdout(`${formatSummary(aggregator.results())}\n`);
+      await writeStdout(`${await formatSummary(aggregator.results())}\n`);
       return status;
     }
     const { groupByCall, renderByCall } = await import("../report/view.ts");

@@ -9,21 +9,13 @@
 import type { Aggregate } from "../aggregate/mod.ts";
 import type { Classification } from "../aggregate/classification.ts";
 import { escapeControl } from "../base/terminal.ts";
+import { alignRows } from "./_table.ts";
 
 /** Above this many labels the matrix is left to the Aggregate line. */
 export const MATRIX_LABELS = 20;
 
 function fixed(x: number | null): string {
   return x === null ? "–" : x.toFixed(3);
-}
-
-function align(rows: readonly string[][]): string[] {
-  const widths = rows[0]!.map((_, i) =>
-    Math.max(...rows.map((r) => r[i]!.length))
-  );
-  return rows.map((r) =>
-    r.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd()
-  );
 }
 
 /**
@@ -69,13 +61,13 @@ export function classificationHeadline(
  *   const unit = { example_id: `d#${i}`, unit_id: `d#${i}`, input: "q", output, expected };
  *   agg.add({ ...(scorer.score(unit, {}) as Score), example_id: unit.example_id });
  * }
- * const text = formatClassification(agg.results());
+ * const text = await formatClassification(agg.results());
  * if (!text.startsWith("classification: accuracy 0.333 (1/3, 1 invalid)") || !/\n  ham +0 +1 +1\n/.test(text)) throw new Error(text);
  * ```
  */
-export function formatClassification(
+export async function formatClassification(
   aggregates: readonly Aggregate[],
-): string {
+): Promise<string> {
   const out: string[] = [];
   for (const a of aggregates) {
     const c = a.classification;
@@ -84,7 +76,7 @@ export function formatClassification(
     if (out.length > 0) out.push("");
     out.push(
       classificationHeadline(a.metric, c),
-      ...align([
+      ...(await alignRows([
         ["label", "precision", "recall", "f1", "support"],
         ...c.per_label.map((l, i) => [
           labels[i]!,
@@ -93,7 +85,7 @@ export function formatClassification(
           fixed(l.f1),
           String(l.support),
         ]),
-      ]).map((line) => `  ${line}`),
+      ])).map((line) => `  ${line}`),
     );
     if (labels.length > MATRIX_LABELS) {
       out.push(
@@ -103,14 +95,14 @@ export function formatClassification(
     }
     out.push(
       "  confusion matrix (rows true, columns predicted):",
-      ...align([
+      ...(await alignRows([
         ["true \\ predicted", ...labels, "invalid"],
         ...c.confusion.map((row, i) => [
           labels[i]!,
           ...row.map(String),
           String(c.invalid_by_label[i]),
         ]),
-      ]).map((line) => `  ${line}`),
+      ])).map((line) => `  ${line}`),
     );
   }
   return out.join("\n");

@@ -9,6 +9,7 @@ import type { Aggregate, CaseRequirement } from "../aggregate/types.ts";
 import type { ComparisonLine } from "../diff/compare.ts";
 import type { BaselineComparison, CaseChange } from "../run/baseline.ts";
 import { escapeControl } from "../base/terminal.ts";
+import { alignRows } from "./_table.ts";
 
 /** A figure to three places; `–` when undefined. */
 export function fixed(x: number | null): string {
@@ -28,17 +29,6 @@ export function interval(
   return ci === null ? "" : ` [${show(ci[0])}, ${show(ci[1])}]`;
 }
 
-function table(header: string[], rows: string[][]): string {
-  const widths = header.map((h, i) =>
-    Math.max(h.length, ...rows.map((r) => r[i]!.length))
-  );
-  return [header, ...rows]
-    .map((r) =>
-      r.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd()
-    )
-    .join("\n");
-}
-
 /**
  * Formats a matrix's comparison: per metric and target, the mean with its
  * 95% interval, and for each target after the first its paired difference
@@ -53,12 +43,17 @@ function table(header: string[], rows: string[][]): string {
  * import { compareTargets } from "../diff/mod.ts";
  * import { scored } from "../score/mod.ts";
  * const at = (t: string, id: string, v: number) => ({ ...scored("m", v, { example_id: id }), target_name: t });
- * const text = formatComparison(compareTargets([at("a", "d#1", 1), at("b", "d#1", 0), at("a", "d#2", 1), at("b", "d#2", 1)]));
+ * const text = await formatComparison(compareTargets([at("a", "d#1", 1), at("b", "d#1", 0), at("a", "d#2", 1), at("b", "d#2", 1)]));
  * if (!text.includes("b vs a") || !text.includes("-0.500")) throw new Error(text);
  * ```
  */
-export function formatComparison(lines: readonly ComparisonLine[]): string {
-  return table([...COMPARISON_HEADER], comparisonRows(lines, escapeControl));
+export async function formatComparison(
+  lines: readonly ComparisonLine[],
+): Promise<string> {
+  return (await alignRows([
+    [...COMPARISON_HEADER],
+    ...comparisonRows(lines, escapeControl),
+  ])).join("\n");
 }
 
 /** The columns of a matrix's comparison, as the text and Markdown tables have them. */

@@ -8,6 +8,7 @@ import type { Aggregate } from "../aggregate/mod.ts";
 import type { DiffLine } from "../diff/diff.ts";
 import { escapeControl } from "../base/terminal.ts";
 import { formatClassification } from "./classification.ts";
+import { alignRows } from "./_table.ts";
 
 function fixed(x: number | null, digits = 3): string {
   return x === null ? "–" : x.toFixed(digits);
@@ -38,11 +39,13 @@ function percent(x: number | null): string {
  * import { scored } from "../score/mod.ts";
  * const agg = new Aggregator({ valueRange: () => [0, 1] });
  * for (const id of ["d#1", "d#2", "d#3"]) agg.add(scored("exact_match", 1, { example_id: id }));
- * const text = formatSummary(agg.results());
+ * const text = await formatSummary(agg.results());
  * if (!text.includes("100.0% (≥ 0.0%)") || !text.includes("fewer than 5")) throw new Error(text);
  * ```
  */
-export function formatSummary(aggregates: readonly Aggregate[]): string {
+export async function formatSummary(
+  aggregates: readonly Aggregate[],
+): Promise<string> {
   const header = [
     "metric",
     "mean ± 95% CI",
@@ -79,9 +82,9 @@ export function formatSummary(aggregates: readonly Aggregate[]): string {
       a.examples === 1 ? "value" : "values"
     } (fewer than 5): read its interval as a description of this sample, not a prediction`
   );
-  const labels = formatClassification(aggregates);
+  const labels = await formatClassification(aggregates);
   return [
-    table(header, rows),
+    await table(header, rows),
     ...warnings,
     ...(labels === "" ? [] : ["", labels]),
   ]
@@ -108,15 +111,8 @@ function passRateCell(a: Aggregate): string {
     : `${percent(a.pass_rate)} (≥ ${percent(three[0])})`;
 }
 
-function table(header: string[], rows: string[][]): string {
-  const widths = header.map((h, i) =>
-    Math.max(h.length, ...rows.map((r) => r[i]!.length))
-  );
-  return [header, ...rows]
-    .map((r) =>
-      r.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd()
-    )
-    .join("\n");
+async function table(header: string[], rows: string[][]): Promise<string> {
+  return (await alignRows([header, ...rows])).join("\n");
 }
 
 /** The statuses of Scores without a value, in the design's order. */
@@ -143,11 +139,14 @@ function signed(x: number | null): string {
  * import { scored } from "../score/mod.ts";
  * const a = [scored("m", 1, { example_id: "d#1" }), scored("m", 1, { example_id: "d#2" })];
  * const b = [scored("m", 0, { example_id: "d#1" }), scored("m", 1, { example_id: "d#2" })];
- * const text = formatDiff(diffScores(a, b));
+ * const text = await formatDiff(diffScores(a, b));
  * if (!text.includes("Worst regressions of m:\n  d#1  1.000 → 0.000")) throw new Error(text);
  * ```
  */
-export function formatDiff(lines: readonly DiffLine[], worst = 5): string {
+export async function formatDiff(
+  lines: readonly DiffLine[],
+  worst = 5,
+): Promise<string> {
   const header = [
     "metric",
     "pairs",
@@ -176,7 +175,7 @@ export function formatDiff(lines: readonly DiffLine[], worst = 5): string {
     String(d.only_a),
     String(d.only_b),
   ]);
-  const out = [table(header, rows)];
+  const out = [await table(header, rows)];
   // Scores without a value, by status, where the runs differ: a target
   // that broke shows up here even when no pair is left to compare.
   for (const d of lines) {

@@ -377,11 +377,11 @@ Deno.test("functionScorer declares its range, and a value outside it is scored b
   );
 });
 
-Deno.test("formatSummary shows a clamped interval as [low, high], the rule of three, and a small-n warning", () => {
+Deno.test("formatSummary shows a clamped interval as [low, high], the rule of three, and a small-n warning", async () => {
   const aggregator = new Aggregator({ valueRange: () => [0, 1] });
   for (const s of values("clamped", [1, 1, 1, 0.5])) aggregator.add(s);
   for (const s of values("free", [0, 0.1, 0.2, 0.3, 0.4])) aggregator.add(s);
-  const text = formatSummary(aggregator.results());
+  const text = await formatSummary(aggregator.results());
   const lines = text.split("\n");
   // clamped: 0.875 [0.477, 1.000] (see above); pass rate 100% ≥ 1 − 3/4 = 25%.
   assert.match(

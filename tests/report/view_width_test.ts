@@ -11,6 +11,7 @@ import {
   displayWidth,
   padEndWidth,
 } from "../../src/report/_width.ts";
+import { cli } from "../_cli.ts";
 import { withTempDir } from "../_proc.ts";
 import { inPty } from "../_pty.ts";
 
@@ -133,6 +134,63 @@ Deno.test("cli view --by-call in a 50-column terminal fits and lines up CJK and 
       // The reason fills its row to the edge, measured in columns.
       const longest = Math.max(...lines.map((l) => stringWidth(l)));
       assert.ok(longest >= fits - 1, `${longest} of ${fits}:\n${out.screen}`);
+    }
+  });
+});
+
+/**
+ * The column, as string-width counts them, at which each cell of each line
+ * starts: cells are two or more spaces apart.
+ */
+function cellColumns(lines: readonly string[]): number[][] {
+  return lines.map((line) =>
+    [...line.matchAll(/(?:^|(?<= {2}))\S+(?: \S+)*/g)].map((m) =>
+      stringWidth(line.slice(0, m.index))
+    )
+  );
+}
+
+Deno.test("cli run, view and diff line up their summary tables by display width: CJK, emoji and accented metric names", async () => {
+  await withTempDir(async (dir) => {
+    const metrics = ["正确率", "👩‍💻_match", "é_nfd".normalize("NFD"), "exact"];
+    await Deno.writeTextFile(
+      `${dir}/cases.jsonl`,
+      ["a", "b", "c"].map((o, i) =>
+        JSON.stringify({ input: "q", output: o, expected: i === 0 ? "a" : "x" })
+      ).join("\n") + "\n",
+    );
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      `dataset: cases.jsonl\ntarget: { type: replay }\nscorers:\n${
+        metrics.map((m) => `  - { type: exact_match, name: "${m}" }\n`).join("")
+      }`,
+    );
+    const table = (stderr: string, header: RegExp) => {
+      const lines = stderr.split("\n");
+      const at = lines.findIndex((l) => header.test(l));
+      assert.ok(at >= 0, stderr);
+      return lines.slice(at, at + 1 + metrics.length);
+    };
+    const run = await cli(
+      ["run", "suite.yaml", "--record", "a.json"],
+      dir,
+    );
+    assert.equal(run.code, 0, run.stderr);
+    const view = await cli(["view", "a.json"], dir);
+    assert.equal(view.code, 0, view.stderr);
+    const diff = await cli(["diff", "a.json", "a.json"], dir);
+    assert.equal(diff.code, 0, diff.stderr);
+    for (
+      const lines of [
+        table(run.stderr, /^metric +mean/),
+        table(view.stdout, /^metric +mean/),
+        table(diff.stderr, /^metric +pairs/),
+      ]
+    ) {
+      const columns = cellColumns(lines);
+      for (const [i, row] of columns.entries()) {
+        assert.deepEqual(row, columns[0], `line ${i}:\n${lines.join("\n")}`);
+      }
     }
   });
 });
