@@ -173,8 +173,12 @@ Deno.test("src/ holds folders only, each with a mod.ts", async () => {
 // or network access, so that they run anywhere a script runs them. They may
 // name a type from elsewhere (`import type` brings no code along).
 const PURE = ["score", "aggregate", "diff"];
-/** Pure helpers of the io layer the core may use: field readers, inert JSON. */
-const PURE_HELPERS = ["src/io/fields.ts", "src/io/inert_json.ts"];
+/** Pure helpers the core may use: field readers, inert JSON, the NFC key of ids. */
+const PURE_HELPERS = [
+  "src/io/fields.ts",
+  "src/io/inert_json.ts",
+  "src/base/nfc.ts",
+];
 
 /** The specifiers a module imports code from (not `import type`). */
 function codeImports(code: string): string[] {

@@ -8,6 +8,7 @@ import { ExactSum } from "../aggregate/exact_sum.ts";
 import { clampInterval, tCritical95 } from "../aggregate/stats.ts";
 import type { ValueRange } from "../aggregate/types.ts";
 import { aggregatable, type Score, type ScoreStatus } from "../score/mod.ts";
+import { nfcKey } from "../base/nfc.ts";
 
 /**
  * How many of a metric's Scores in one run have each status.
@@ -142,6 +143,7 @@ function reduce(
   scores: readonly Score[],
   statuses: Map<string, StatusCounts>,
   key: (id: string) => string,
+  written?: Map<string, string>,
 ): Map<string, Map<string, Reduced | null>> {
   const byMetric = new Map<string, Map<string, Reduced | null>>();
   for (const s of scores) {
@@ -151,6 +153,7 @@ function reduce(
     const raw = caseIdOf(s);
     if (raw === undefined) continue;
     const id = key(raw);
+    if (written !== undefined && !written.has(id)) written.set(id, raw);
     let examples = byMetric.get(s.metric);
     if (examples === undefined) byMetric.set(s.metric, examples = new Map());
     let r = examples.get(id) ?? null;
@@ -199,7 +202,9 @@ function baseName(path: string): string {
 }
 
 /**
- * How two runs' example ids are paired: as they are, or by the case part
+ * How two runs' example ids are paired: as they are, read in Unicode NFC
+ * (an id with "é" written as one code point in one run and as "e" and a
+ * combining accent in the other is one example), or by the case part
  * alone when each run names one dataset, the same file by its name, but by
  * another relative path (`datasets/a.jsonl#7` and `../datasets/a.jsonl#7`,
  * a suite run from two folders), so that no example pairs as written.
@@ -221,36 +226,47 @@ function baseName(path: string): string {
  * ```
  */
 export function pairingOf(a: readonly Score[], b: readonly Score[]): Pairing {
-  const same: Pairing = { a: (id) => id, b: (id) => id };
+  const same: Pairing = { a: nfcKey, b: nfcKey };
+  // Each run's ids in NFC, and one way each was written.
   const ids = (scores: readonly Score[]) => {
-    const out = new Set<string>();
+    const out = new Map<string, string>();
     for (const s of scores) {
       const id = caseIdOf(s);
-      if (id !== undefined) out.add(id);
+      if (id !== undefined) out.set(nfcKey(id), id);
     }
     return out;
   };
   const idsA = ids(a);
   const idsB = ids(b);
-  for (const id of idsA) if (idsB.has(id)) return same;
-  const one = (set: Set<string>) => {
+  for (const id of idsA.keys()) if (idsB.has(id)) return same;
+  const one = (written: Iterable<string>) => {
     const found = new Set<string | undefined>();
-    for (const id of set) {
-      found.add(datasetOf(id));
+    for (const id of written) {
+      const data = datasetOf(id);
+      found.add(data === undefined ? undefined : nfcKey(data));
       if (found.size > 1) return undefined;
     }
     const [only] = found;
     return only;
   };
-  const dataA = one(idsA);
-  const dataB = one(idsB);
+  const dataA = one(idsA.keys());
+  const dataB = one(idsB.keys());
   if (
     dataA === undefined || dataB === undefined ||
     baseName(dataA) !== baseName(dataB)
   ) return same;
-  const caseOf = (prefix: string) => (id: string) =>
-    id.startsWith(`${prefix}#`) ? id.slice(prefix.length + 1) : id;
-  return { a: caseOf(dataA), b: caseOf(dataB), datasets: [dataA, dataB] };
+  const caseOf = (prefix: string) => (written: string) => {
+    const id = nfcKey(written);
+    return id.startsWith(`${prefix}#`) ? id.slice(prefix.length + 1) : id;
+  };
+  // The paths as the runs wrote them, for a message.
+  const path = (written: Map<string, string>) =>
+    datasetOf(written.values().next().value!)!;
+  return {
+    a: caseOf(dataA),
+    b: caseOf(dataB),
+    datasets: [path(idsA), path(idsB)],
+  };
 }
 
 /**
@@ -264,9 +280,9 @@ export function pairingOf(a: readonly Score[], b: readonly Score[]): Pairing {
  * ```
  */
 export interface Pairing {
-  /** The key an example id of run A pairs by. */
+  /** The key an example id of run A pairs by (in Unicode NFC). */
   a: (id: string) => string;
-  /** The key an example id of run B pairs by. */
+  /** The key an example id of run B pairs by (in Unicode NFC). */
   b: (id: string) => string;
   /** The dataset paths of A and B, when ids pair without them. */
   datasets?: [string, string];
@@ -310,7 +326,8 @@ function within(values: readonly number[], range: ValueRange): boolean {
  * Pairs the Scores of two runs by example id and metric (epochs averaged per
  * example first) and summarises B − A per metric, sorted by metric. When
  * the two runs name one dataset by two relative paths, ids pair by their
- * case part (see {@linkcode pairingOf}); the ids shown are then A's.
+ * case part (see {@linkcode pairingOf}). Ids pair in Unicode NFC; the ids
+ * shown are A's, as written.
  *
  * @param a The Scores of run A (the baseline).
  * @param b The Scores of run B (the candidate).
@@ -336,11 +353,9 @@ export function diffScores(
   const statusesB = new Map<string, StatusCounts>();
   const pairing = pairingOf(a, b);
   // A's ids, as written, for the examples a reader looks up.
-  const datasetA = pairing.datasets?.[0];
-  const shown = datasetA !== undefined
-    ? (key: string) => `${datasetA}#${key}`
-    : (key: string) => key;
-  const ra = reduce(a, statusesA, pairing.a);
+  const written = new Map<string, string>();
+  const shown = (key: string) => written.get(key) ?? key;
+  const ra = reduce(a, statusesA, pairing.a, written);
   const rb = reduce(b, statusesB, pairing.b);
   const metrics = [
     ...new Set([...statusesA.keys(), ...statusesB.keys()]),

@@ -11,6 +11,7 @@ import type { CaseRequirement } from "../aggregate/types.ts";
 import type { RecordedCaseChange } from "../record/run_checks.ts";
 import { fisherExactLower } from "../aggregate/stats.ts";
 import { InputError, osErrorText, outputErrorOf } from "../base/errors.ts";
+import { nfcKey } from "../base/nfc.ts";
 import type { Unit } from "../dataset/unit.ts";
 import {
   caseIdOf,
@@ -554,11 +555,20 @@ export interface BaselineComparison {
 /** A case's passes and trials on one metric. */
 type Tally = [number, number];
 
-function tallies(scores: readonly Score[]): Map<string, Map<string, Tally>> {
+/**
+ * Each case's tallies by metric, keyed by its id in Unicode NFC (two runs
+ * may write an "é" two ways), and each id as the run wrote it.
+ */
+function tallies(
+  scores: readonly Score[],
+): [Map<string, Map<string, Tally>>, Map<string, string>] {
   const out = new Map<string, Map<string, Tally>>();
+  const written = new Map<string, string>();
   for (const s of scores) {
-    const id = caseIdOf(s);
-    if (id === undefined) continue;
+    const raw = caseIdOf(s);
+    if (raw === undefined) continue;
+    const id = nfcKey(raw);
+    if (!written.has(id)) written.set(id, raw);
     let metrics = out.get(id);
     if (metrics === undefined) out.set(id, metrics = new Map());
     let t = metrics.get(s.metric);
@@ -570,7 +580,7 @@ function tallies(scores: readonly Score[]): Map<string, Map<string, Tally>> {
       if (s.passed === true) t[0]++;
     } else if (s.status === "error" || s.status === "blocked") t[1]++;
   }
-  return out;
+  return [out, written];
 }
 
 /**
@@ -608,7 +618,9 @@ export function casePasses(
  * whose epochs disagree (in either run) is flaky: it is a regression only
  * when its pass fraction fell significantly (Fisher's exact test,
  * one-sided, p < 0.05); otherwise one that passed and fails now is a
- * regression. A metric whose paired difference's 95% interval lies below
+ * regression. Cases pair by id in Unicode NFC, and are named as the run
+ * (or, removed ones, the baseline) wrote them. A metric whose paired
+ * difference's 95% interval lies below
  * zero is one too. A run that shares under half of its cases with the
  * baseline, or a metric measured in no case of both, cannot be compared,
  * which fails as a regression does.
@@ -635,8 +647,8 @@ export function compareWithBaseline(
   require: CaseRequirement,
   options: DiffOptions = {},
 ): BaselineComparison {
-  const before = tallies(baseline);
-  const after = tallies(now);
+  const [before, writtenBefore] = tallies(baseline);
+  const [after, written] = tallies(now);
   const fixed: CaseChange[] = [];
   const newlyFailing: CaseChange[] = [];
   const flaky: CaseChange[] = [];
@@ -647,7 +659,7 @@ export function compareWithBaseline(
       const b = old.get(metric);
       if (b === undefined || b[1] === 0 || t[1] === 0) continue;
       const change: CaseChange = {
-        case: id,
+        case: written.get(id)!,
         metric,
         baseline: [b[0], b[1]],
         now: [t[0], t[1]],
@@ -672,8 +684,10 @@ export function compareWithBaseline(
     fixed,
     newly_failing: newlyFailing,
     flaky,
-    new_cases: [...after.keys()].filter((id) => !before.has(id)),
-    removed_cases: [...before.keys()].filter((id) => !after.has(id)),
+    new_cases: [...after.keys()].filter((id) => !before.has(id))
+      .map((id) => written.get(id)!),
+    removed_cases: [...before.keys()].filter((id) => !after.has(id))
+      .map((id) => writtenBefore.get(id)!),
     metrics,
     worse,
     unfit,

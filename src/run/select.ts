@@ -10,6 +10,7 @@
  */
 
 import { InputError } from "../base/errors.ts";
+import { nfcKey } from "../base/nfc.ts";
 import { fingerprint } from "../fingerprint/fingerprint.ts";
 import type { Example } from "../dataset/case.ts";
 import type { SelectionTally, ShardInfo, Subset } from "../record/selection.ts";
@@ -155,12 +156,13 @@ export function shardOf(exampleId: string, count: number): number {
 
 /** An example's sampling key: smaller is drawn first. */
 function sampleKey(seed: string, exampleId: string): string {
-  return fingerprint("evalpipe sample", seed, exampleId);
+  return fingerprint("evalpipe sample", seed, nfcKey(exampleId));
 }
 
 /**
  * Compiles `--filter`: a regular expression over example ids and metadata
- * values.
+ * values, both it and them read in Unicode NFC, so that an "é" typed one
+ * way matches an id or a value written the other.
  *
  * @param pattern The expression.
  * @returns Whether an example matches.
@@ -169,7 +171,7 @@ function sampleKey(seed: string, exampleId: string): string {
 function compileFilter(pattern: string): (example: Example) => boolean {
   let re: RegExp;
   try {
-    re = new RegExp(pattern, "u");
+    re = new RegExp(nfcKey(pattern), "u");
   } catch (error) {
     if (!(error instanceof SyntaxError)) throw error;
     throw new InputError(
@@ -179,12 +181,12 @@ function compileFilter(pattern: string): (example: Example) => boolean {
     );
   }
   return (example) => {
-    if (re.test(example.example_id)) return true;
+    if (re.test(nfcKey(example.example_id))) return true;
     const metadata = example.case?.metadata;
     if (metadata === undefined || metadata === null) return false;
     for (const value of Object.values(metadata)) {
       const text = typeof value === "string" ? value : JSON.stringify(value);
-      if (text !== undefined && re.test(text)) return true;
+      if (text !== undefined && re.test(nfcKey(text))) return true;
     }
     return false;
   };

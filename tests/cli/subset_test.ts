@@ -193,3 +193,40 @@ Deno.test("run refuses --seed without --sample, a --filter that is no regex, --s
     assert.match(stdin.stderr, /--sample reads the dataset twice/);
   });
 });
+
+Deno.test("run --filter matches an id or a metadata value whatever way its accents are written, and the Scores keep the ids as written", async () => {
+  await withTempDir(async (dir) => {
+    const nfd = (text: string) => text.normalize("NFD");
+    // Ids and a value written in NFD (macOS file names, some exports).
+    const cases = [
+      { id: nfd("crème-1"), input: "q", output: "a", expected: "a" },
+      {
+        id: "plain-2",
+        input: "q",
+        output: "a",
+        expected: "a",
+        metadata: { city: nfd("Zürich") },
+      },
+      { id: "plain-3", input: "q", output: "a", expected: "a" },
+    ];
+    await Deno.writeTextFile(
+      `${dir}/cases.jsonl`,
+      cases.map((c) => JSON.stringify(c)).join("\n") + "\n",
+    );
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      "dataset: cases.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n",
+    );
+    // The pattern as typed (NFC), and as pasted from a file name (NFD).
+    for (const pattern of ["crème|Zürich", nfd("crème|Zürich")]) {
+      const r = await cli(["run", "suite.yaml", "--filter", pattern], dir);
+      assert.equal(r.code, 0, r.stderr);
+      const ran = parse(r.stdout).filter((s) => s.status !== "skipped")
+        .map((s) => s.example_id);
+      assert.deepEqual(ran, [
+        `cases.jsonl#${nfd("crème-1")}`,
+        "cases.jsonl#plain-2",
+      ]);
+    }
+  });
+});

@@ -572,3 +572,40 @@ Deno.test("cli diff pairs the examples of one dataset named by two relative path
     assert.equal(parseLines(apart.stdout)[0]!.pairs, 0);
   });
 });
+
+Deno.test("cli diff pairs an example id written in NFC in one run and NFD in the other, and shows A's as written", async () => {
+  await withTempDir(async (dir) => {
+    const nfc = "café-1"; // é one code point, as typed
+    const nfd = nfc.normalize("NFD"); // e and a combining accent, as macOS names files
+    assert.notEqual(nfc, nfd);
+    const lines = (scores: Score[]) =>
+      scores.map((x) => JSON.stringify(x) + "\n").join("");
+    // A's ids in NFD (a dataset exported on a Mac), B's in NFC.
+    await Deno.writeTextFile(
+      `${dir}/a.ndjson`,
+      lines([s("m", 1, nfd), s("m", 1, "plain")]),
+    );
+    await Deno.writeTextFile(
+      `${dir}/b.ndjson`,
+      lines([s("m", 0, nfc), s("m", 1, "plain")]),
+    );
+    const out = await cli(["diff", "a.ndjson", "b.ndjson"], dir);
+    assert.equal(out.code, 0, out.stderr);
+    const [line] = out.stdout.trimEnd().split("\n").map((l) => JSON.parse(l));
+    assert.equal(line.pairs, 2);
+    assert.equal(line.only_a, 0);
+    assert.equal(line.only_b, 0);
+    assert.equal(line.newly_failing, 1);
+    assert.deepEqual(line.regressions, [
+      { example_id: `data.jsonl#${nfd}`, a: 1, b: 0 },
+    ]);
+    // And with the dataset named by two paths, as from two folders.
+    const moved = [scored("m", 0, {
+      example_id: `../data.jsonl#${nfc}`,
+      unit_id: `../data.jsonl#${nfc}`,
+    })];
+    const [far] = diffScores([s("m", 1, nfd)], moved);
+    assert.equal(far!.pairs, 1);
+    assert.equal(far!.regressions[0]!.example_id, `data.jsonl#${nfd}`);
+  });
+});

@@ -603,3 +603,25 @@ Deno.test("run --baseline fails, saying why, when the run cannot be compared wit
   assert.equal(c.unfit.length, 2);
   assert.deepEqual(c.newly_failing, []);
 });
+
+Deno.test("compareWithBaseline pairs a case whose id the baseline wrote in NFD and the run in NFC, and names it as each wrote it", () => {
+  const nfc = "data.jsonl#Genève";
+  const nfd = nfc.normalize("NFD");
+  const s = (id: string, v: number) =>
+    scored("m", v, { example_id: id, unit_id: id });
+  const c = compareWithBaseline(
+    [s(nfd, 1), s("data.jsonl#gone", 1), s("data.jsonl#x", 1)],
+    [s(nfc, 0), s("data.jsonl#x", 1)],
+    "all",
+  );
+  assert.deepEqual(c.newly_failing.map((x) => x.case), [nfc]);
+  assert.deepEqual(c.new_cases, []);
+  assert.deepEqual(c.removed_cases, ["data.jsonl#gone"]);
+  const back = compareWithBaseline(
+    [s(nfc, 1)],
+    [s(nfd, 1), s("d#new", 1)],
+    "all",
+  );
+  assert.deepEqual(back.new_cases, ["d#new"]);
+  assert.deepEqual(back.metrics.map((l) => l.pairs), [1]);
+});
