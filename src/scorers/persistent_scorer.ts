@@ -558,6 +558,18 @@ class Worker {
       this.#timer = setDeadline(performance.now() + left, this.#expire);
       return;
     }
+    // Overdue by the clock, yet its verdict may be in the pipe, unread: this
+    // process was busy (a loaded machine) and the timer came first. Stdout
+    // catches up before the case is called timed out.
+    this.#timer = setDeadline(performance.now() + QUIET_MS, () => {
+      this.#timer = undefined;
+      if (this.#pending[0] !== head) this.#arm(); // answered: the next runs
+      else this.#timedOut();
+    });
+  };
+
+  /** Ends the case owed next as timed out; the process goes with it. */
+  #timedOut(): void {
     this.#drop(
       new SubprocessScorerError(
         `${this.#label} timed out after ${
@@ -567,7 +579,7 @@ class Worker {
       ),
       "another case timed out",
     );
-  };
+  }
 
   /**
    * Ends the oldest case in flight with `error` and kills the process; the

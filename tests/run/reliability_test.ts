@@ -6,7 +6,7 @@
  */
 
 import assert from "node:assert/strict";
-import { delay, isGone, reapAll } from "../_proc.ts";
+import { delay, isGone, reapAll, within } from "../_proc.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 const CLI = `${ROOT}cli.ts`;
@@ -165,7 +165,11 @@ async function assertGone(pids: number[], folder: string): Promise<void> {
     }
     return alive;
   };
-  for (let i = 0; i < 200 && (await running()).length > 0; i++) await delay(10);
+  // A bound for SIGKILL to land, which takes its time on a loaded machine:
+  // a process never killed is still there after it.
+  for (let i = 0; i < 3000 && (await running()).length > 0; i++) {
+    await delay(10);
+  }
   assert.deepEqual(await running(), [], "processes left behind");
   assert.deepEqual(await processesIn(folder), [], "processes left behind");
 }
@@ -1088,19 +1092,23 @@ Deno.test("run on a second SIGINT stops at once with exit 130 and leaves no proc
         stdout: "null",
         stderr: "piped",
       }).spawn();
-      // Bounded: a run that does not stop is killed, and the test fails.
-      let watchdogFired = false;
-      const watchdog = setTimeout(() => {
-        watchdogFired = true;
-        child.kill("SIGKILL");
-      }, 30_000);
+      // Bounds on the test, not timing claims. The start (Deno's, three
+      // scorers') may take minutes on a loaded machine; only the stop is
+      // what this checks, bounded from the second signal on: a watchdog
+      // counted from the start fired before it on a machine at load 17.
       let stderr = "";
+      let exited = false;
+      const status = child.status.then((s) => {
+        exited = true;
+        return s;
+      });
       try {
         const reader = child.stderr.pipeThrough(new TextDecoderStream())
           .getReader();
         await until(
           "for 3 hung scorers",
           async () => (await pidsOf(dir)).length >= 6,
+          600_000,
         );
         child.kill("SIGINT");
         while (!stderr.includes("taking no new cases")) {
@@ -1109,17 +1117,23 @@ Deno.test("run on a second SIGINT stops at once with exit 130 and leaves no proc
           stderr += value;
         }
         child.kill("SIGINT");
-        for (;;) {
-          const { done, value } = await reader.read();
-          if (done) break;
-          stderr += value;
-        }
-        const status = await child.status;
-        assert.ok(!watchdogFired, "the second SIGINT did not stop the run");
-        assert.equal(status.code, 130, stderr);
+        const rest = (async () => {
+          for (;;) {
+            const { done, value } = await reader.read();
+            if (done) break;
+            stderr += value;
+          }
+        })();
+        await within(
+          Promise.all([status, rest]),
+          60_000,
+          "the run after the second SIGINT",
+        );
+        assert.equal((await status).code, 130, stderr);
       } finally {
-        clearTimeout(watchdog);
-        await child.status;
+        // A run that did not stop: killed, and the test fails above.
+        if (!exited) child.kill("SIGKILL");
+        await status;
       }
       assert.equal(
         stderr,

@@ -890,14 +890,32 @@ return json.dumps({"score": 1, "reason": payload["input"]})`,
   );
 });
 
+/**
+ * Waits until the scorer's process has started (its script has written its
+ * pid): a case asked then does not pay for Python's start-up, which takes
+ * seconds on a loaded machine. A bound on the test, not a timing claim.
+ */
+async function started(pids: string): Promise<void> {
+  await within(
+    (async () => {
+      while ((await startedPids(pids)).length === 0) await delay(10);
+    })(),
+    120_000,
+    "the scorer's start",
+  );
+}
+
 Deno.test("persistentScorer does not count the wait behind earlier cases against a case's timeout", async () => {
-  // Each case takes a fraction of the timeout; all of them together take
-  // more than it. Queued cases must not time out.
+  // Each case takes a fifteenth of the timeout; all of them together take
+  // more than it (25 sleeps of 0.2 s, 5 s at least, against 3 s). Queued
+  // cases must not time out. Started first: a case's clock counts the
+  // start-up, and that is not what this is about.
   await withPythonScorer(
     "steady",
-    `time.sleep(0.1)
+    `time.sleep(0.2)
 return json.dumps({"score": 1, "reason": payload["input"]})`,
     async (s, { pids }) => {
+      await started(pids);
       const inputs = Array.from({ length: 25 }, (_, i) => `q${i}`);
       assert.deepEqual(
         await inFlight(s, inputs.map((i) => unit(i))),
@@ -905,7 +923,27 @@ return json.dumps({"score": 1, "reason": payload["input"]})`,
       );
       await readPids(pids, 1);
     },
-    { timeout: 1.5 },
+    { timeout: 3, startNow: true },
+  );
+});
+
+Deno.test("persistentScorer does not time out a case whose verdict came in time but was read late, this process being busy", async () => {
+  // Three cases of 0.1 s each against a timeout of 1 s; this thread blocks
+  // for 5 s once they are sent, as on a loaded machine: the timer and the
+  // verdicts, long in the pipe, are both due when it wakes.
+  await withPythonScorer(
+    "late",
+    `time.sleep(0.1)
+return json.dumps({"score": 1, "reason": payload["input"]})`,
+    async (s, { pids }) => {
+      await started(pids);
+      assert.deepEqual(
+        await inFlight(s, ["a", "b", "c"].map((i) => unit(i)), 5000),
+        ["1 a", "1 b", "1 c"],
+      );
+      await readPids(pids, 1);
+    },
+    { timeout: 1, startNow: true },
   );
 });
 
