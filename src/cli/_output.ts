@@ -3,6 +3,7 @@
 
 import { escapeControl } from "../base/terminal.ts";
 import { writeStderr } from "./_stderr.ts";
+import { isOsError } from "../base/errors.ts";
 
 /** Writes a message for people on stderr; text from cases cannot drive the terminal. */
 export function say(message: string): void {
@@ -31,7 +32,11 @@ export function saySurplusLines(scorer: string, lines: number): void {
 export async function stdoutIsFile(): Promise<boolean> {
   try {
     return (await Deno.stat("/dev/stdout")).isFile;
-  } catch {
+  } catch (error) {
+    // No /dev, or no permission to look (Deno asks for every permission to
+    // stat under /dev): nothing shows a file, so none is refused. Anything
+    // else is a bug.
+    if (!isOsError(error)) throw error;
     return false;
   }
 }

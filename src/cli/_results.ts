@@ -5,6 +5,7 @@ import type { ScoresFile } from "../record/scores_file.ts";
 import type { EvalglassImport } from "../evalglass/import.ts";
 import { say } from "./_output.ts";
 import { namedReads } from "../io/named_reads.ts";
+import { isOsError } from "../base/errors.ts";
 
 /** Says, once per file, that it is a baseline and how many Scores it gave. */
 export function sayBaseline(where: string, scores: number): void {
@@ -80,8 +81,10 @@ async function isPipe(path: string): Promise<boolean> {
   try {
     const info = await Deno.stat(path);
     return !info.isFile && !info.isDirectory;
-  } catch {
-    // The reader says what is wrong with it.
+  } catch (error) {
+    // Missing, unreadable: the reader that opens it next names why, in its
+    // words. Anything else is a bug.
+    if (!isOsError(error)) throw error;
     return false;
   }
 }
@@ -145,8 +148,10 @@ async function isBaseline(file: string): Promise<boolean> {
     head = new Uint8Array(256);
     const n = await handle.read(head);
     head = head.subarray(0, n ?? 0);
-  } catch {
-    // The Scores reader says what is wrong with it.
+  } catch (error) {
+    // Missing, a folder, unreadable: the Scores reader that opens it next
+    // names why. Anything else is a bug.
+    if (!isOsError(error)) throw error;
     return false;
   }
   return /^\s*\{\s*"evalpipe_baseline"\s*:/.test(

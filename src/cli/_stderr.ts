@@ -1,5 +1,7 @@
 // Stderr for the commands: what `say` and the progress line write through.
 
+import { isOsError } from "../base/errors.ts";
+
 const encoder = new TextEncoder();
 
 // Set once a write to stderr fails: its reader went away (`2>&1 | true`),
@@ -8,8 +10,8 @@ const encoder = new TextEncoder();
 let stderrLost = false;
 
 /**
- * Writes `text` on stderr, whole, and never throws: after a failed write,
- * it and every later one are dropped.
+ * Writes `text` on stderr, whole, and never throws for the system's refusal:
+ * after a failed write, it and every later one are dropped.
  */
 export function writeStderr(text: string): void {
   if (stderrLost) return;
@@ -17,10 +19,16 @@ export function writeStderr(text: string): void {
   try {
     while (bytes.length > 0) {
       const n = Deno.stderr.writeSync(bytes);
-      if (n <= 0) throw new Error("stderr took nothing");
+      if (n <= 0) {
+        stderrLost = true;
+        return;
+      }
       bytes = bytes.subarray(n);
     }
-  } catch {
+  } catch (error) {
+    // The system refused it (a reader gone, a full disk, a closed stderr):
+    // people lose the message, nothing else. Anything else is a bug.
+    if (!isOsError(error)) throw error;
     stderrLost = true;
   }
 }

@@ -748,8 +748,13 @@ function yamlLines(
     if (located === undefined) {
       try {
         located = parseYaml(text, path);
-      } catch {
-        located = null; // it loaded once: a second reading only adds lines
+      } catch (error) {
+        // It loaded once, so only the locating parse's own limit refuses it
+        // (nesting past its 64 levels, where loading takes 256): the lines
+        // are a help, the record's message stands without them. Anything
+        // else is a bug.
+        if (!(error instanceof YAMLException)) throw error;
+        located = null;
       }
     }
     return located?.lineOf([index]);

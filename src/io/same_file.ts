@@ -6,7 +6,7 @@
  * @module
  */
 
-import { InputError } from "../base/errors.ts";
+import { InputError, isOsError } from "../base/errors.ts";
 
 /**
  * A file a command reads or writes, and how messages name it.
@@ -143,7 +143,10 @@ async function streamIdentity(
     return info.isFile && info.dev !== null && info.ino !== null
       ? `${info.dev}:${info.ino}`
       : undefined;
-  } catch {
+  } catch (error) {
+    // No /dev, or no permission to look: as the doc says, no identity.
+    // Anything else is a bug.
+    if (!isOsError(error)) throw error;
     return undefined;
   }
 }
