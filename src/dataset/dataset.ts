@@ -26,7 +26,6 @@ import {
   parseCase,
 } from "./case.ts";
 import { elementSpans, nestedDeeperThan } from "../io/_json_scan.ts";
-import { jsonSyntaxPlace } from "../io/_json_syntax.ts";
 import type { CsvRecord } from "./_csv.ts";
 import { SeenIds } from "./_seen_ids.ts";
 import { type Line, LineSplitter } from "../io/line_stream.ts";
@@ -643,6 +642,9 @@ export async function loadDatasetBatches(
     } catch (error) {
       if (!(error instanceof SyntaxError)) throw error;
       // V8's message has the place in its own words; the scanner, as numbers.
+      // Loaded here, on the way to an error: a run reads no .json dataset
+      // it cannot parse, and `run` starts without the scanner.
+      const { jsonSyntaxPlace } = await import("../io/_json_syntax.ts");
       const place = jsonSyntaxPlace(text);
       throw new DatasetError(
         `Cannot parse dataset ${JSON.stringify(path)}: ${error.message}`,
