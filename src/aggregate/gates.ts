@@ -21,27 +21,27 @@ import type { Aggregate } from "./types.ts";
  */
 export interface Gate {
   /** The mean must be at least this. */
-  min_mean?: number;
+  min_mean?: number | undefined;
   /** The low end of the mean's 95% interval must be at least this: noise cannot pass the bar. */
-  min_mean_lower_bound?: number;
+  min_mean_lower_bound?: number | undefined;
   /** The pass rate (errors and blocked Scores count as failures) must be at least this. */
-  min_pass_rate?: number;
+  min_pass_rate?: number | undefined;
   /** The share of Scores that are scored and valid must be at least this. */
-  min_coverage?: number;
+  min_coverage?: number | undefined;
   /** At most this many Scores may be errors (the scorer failed). */
-  max_errors?: number;
+  max_errors?: number | undefined;
   /** At most this many Scores may be blocked (the target or the case failed). */
-  max_blocked?: number;
+  max_blocked?: number | undefined;
   /** A classification metric's accuracy (invalid predictions count as wrong) must be at least this. */
-  min_accuracy?: number;
+  min_accuracy?: number | undefined;
   /** A classification metric's macro F1 must be at least this. */
-  min_macro_f1?: number;
+  min_macro_f1?: number | undefined;
   /**
    * Let the run pass when nothing of this metric was measured: every Score
    * that could have been is an error, blocked or scored but invalid. Without
    * it, such a metric fails the run, gated or not.
    */
-  allow_unmeasured?: boolean;
+  allow_unmeasured?: boolean | undefined;
 }
 
 /**
@@ -92,7 +92,7 @@ export interface CheckGatesOptions {
    *
    * @default {the targets the aggregates name, in the order they first come}
    */
-  targets?: readonly string[];
+  targets?: readonly string[] | undefined;
 }
 
 type Figure = (a: Aggregate) => number | null;

@@ -33,26 +33,28 @@ export interface AggregateLinesOptions {
    * `grouped` and `valueRange` are the aggregator's own.
    * @default {a new Aggregator}
    */
-  aggregator?: Aggregator;
+  aggregator?: Aggregator | undefined;
   /**
    * Gather each example's Scores wherever they stand in the input (memory
    * grows with the number of examples) instead of expecting them adjacent.
    * @default {false}
    */
-  grouped?: boolean;
+  grouped?: boolean | undefined;
   /**
    * The range each metric's values lie within, as their scorer declares it
    * (`undefined` for none); the mean's interval is clamped to it. When
    * `aggregator` is given, the aggregator's own.
    * @default {none: a range comes only with Aggregate lines that carry one}
    */
-  valueRange?: (metric: string) => readonly [number, number] | undefined;
+  valueRange?:
+    | ((metric: string) => readonly [number, number] | undefined)
+    | undefined;
   /**
    * Called for each line that is not JSON, not a Score and not an Aggregate;
    * the line is skipped.
    * @default {undefined}
    */
-  onMalformed?: (line: number, message: string) => void;
+  onMalformed?: ((line: number, message: string) => void) | undefined;
   /**
    * Called, when not `grouped`, for a Score of an example whose Scores of the
    * same metric ended earlier in the input: counted where it stands, that
@@ -61,7 +63,9 @@ export interface AggregateLinesOptions {
    * seen, per metric.
    * @default {undefined: not checked}
    */
-  onScattered?: (line: number, exampleId: string, metric: string) => void;
+  onScattered?:
+    | ((line: number, exampleId: string, metric: string) => void)
+    | undefined;
   /**
    * Called for a Score whose unit already has one of the same metric (and
    * target) in the input, as `cat a.ndjson a.ndjson` or a file given twice
@@ -70,12 +74,12 @@ export interface AggregateLinesOptions {
    * `grouped`, of every example).
    * @default {undefined: not checked, every Score counted}
    */
-  onDuplicate?: (line: number, score: Score) => void;
+  onDuplicate?: ((line: number, score: Score) => void) | undefined;
   /**
    * Called for each Score read (not for Aggregate lines), once it is valid.
    * @default {undefined}
    */
-  onScore?: (score: Score) => void;
+  onScore?: ((score: Score) => void) | undefined;
 }
 
 /**

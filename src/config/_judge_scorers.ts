@@ -16,7 +16,7 @@ import type {
 /** A judge's config with its generation keys moved into `params`, per type. */
 type Prepared<T> = T extends unknown
   ? Omit<T, keyof GenerationKeys | "params"> & {
-    params?: Record<string, unknown>;
+    params?: Record<string, unknown> | undefined;
   }
   : never;
 

@@ -169,7 +169,7 @@ export interface BuildOptions extends CallOptions {
   /** The folder commands run in: the config file's. */
   cwd: string;
   /** Overrides every scorer's timeout (the CLI's `--timeout`). */
-  timeout?: number;
+  timeout?: number | undefined;
   /**
    * Where scorers that call a model (`llm_judge`, the RAG judges,
    * `semantic_similarity`) keep their answers, the cache's mode applied.
@@ -708,7 +708,9 @@ async function withCache(
 
 /** Moves the generation keys written beside `params` into it. */
 function withParams<
-  T extends GenerationKeys & { params?: Record<string, unknown> },
+  T extends GenerationKeys & {
+    params?: Record<string, unknown> | undefined;
+  },
 >(config: T): WithParams<T> {
   const { temperature, max_tokens, seed, top_p, stop, params, ...rest } =
     config;
@@ -726,5 +728,5 @@ function withParams<
 }
 
 type WithParams<T> = Omit<T, keyof GenerationKeys | "params"> & {
-  params?: Record<string, unknown>;
+  params?: Record<string, unknown> | undefined;
 };

@@ -42,9 +42,9 @@ export interface NamedTarget {
  */
 export interface TargetChoice {
   /** One target by name (`run --target NAME`). */
-  target?: string;
+  target?: string | undefined;
   /** Several targets by name, compared (`run --matrix a,b`). */
-  matrix?: readonly string[];
+  matrix?: readonly string[] | undefined;
 }
 
 /**

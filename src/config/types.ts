@@ -190,15 +190,15 @@ export type TargetConfig =
  */
 export interface GenerationKeys {
   /** Sampling temperature. */
-  temperature?: number;
+  temperature?: number | undefined;
   /** The most tokens to generate. */
-  max_tokens?: number;
+  max_tokens?: number | undefined;
   /** A seed, where the server supports one. */
-  seed?: number;
+  seed?: number | undefined;
   /** Nucleus sampling. */
-  top_p?: number;
+  top_p?: number | undefined;
   /** Stop sequences. */
-  stop?: string | string[];
+  stop?: string | string[] | undefined;
 }
 
 /**

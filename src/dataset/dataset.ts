@@ -115,17 +115,17 @@ export interface LoadDatasetOptions {
    * The dataset's name in example ids, as written in the config.
    * @default {the path as given, or `stdin` for `-`}
    */
-  name?: string;
+  name?: string | undefined;
   /**
    * The format.
    * @default {from the extension; NDJSON for `-`}
    */
-  format?: DatasetFormat;
+  format?: DatasetFormat | undefined;
   /**
    * Where `-` reads from.
    * @default {Deno.stdin.readable}
    */
-  stdin?: ReadableStream<Uint8Array>;
+  stdin?: ReadableStream<Uint8Array> | undefined;
 }
 
 /**

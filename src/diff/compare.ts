@@ -97,12 +97,12 @@ export interface CompareOptions {
    * with); a target named here with no Scores still gets its figures.
    * @default {the targets the Scores name, in the order first seen}
    */
-  targets?: readonly string[];
+  targets?: readonly string[] | undefined;
   /**
    * The range each metric's values lie within, for clamping intervals.
    * @default {undefined}
    */
-  valueRange?: (metric: string) => ValueRange | undefined;
+  valueRange?: ((metric: string) => ValueRange | undefined) | undefined;
 }
 
 /**

@@ -31,7 +31,7 @@ export interface EvalglassLinesOptions {
    * Called for each evalglass record read, with what it left out.
    * @default {undefined}
    */
-  onRecord?: (read: EvalglassImport, line: number) => void;
+  onRecord?: ((read: EvalglassImport, line: number) => void) | undefined;
   /**
    * Given a JSON document over many lines that is not an evalglass record
    * (a baseline file, say): the values to pass on in its place (an `Error`
@@ -39,15 +39,17 @@ export interface EvalglassLinesOptions {
    * document is not known, which is then a malformed line.
    * @default {undefined}
    */
-  onDocument?: (
-    value: unknown,
-    line: number,
-  ) => Promise<unknown[] | undefined> | unknown[] | undefined;
+  onDocument?:
+    | ((
+      value: unknown,
+      line: number,
+    ) => Promise<unknown[] | undefined> | unknown[] | undefined)
+    | undefined;
   /**
    * Names the input in error messages.
    * @default {"stdin"}
    */
-  source?: string;
+  source?: string | undefined;
 }
 
 /**

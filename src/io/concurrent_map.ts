@@ -30,19 +30,19 @@ export interface ConcurrentMapOptions {
    * `window` is (another is a `RangeError` when the stage is built).
    * @default {1}
    */
-  concurrency?: number;
+  concurrency?: number | undefined;
   /**
    * How many results may wait behind a slow earlier one before intake pauses.
    * @default {concurrency * 4; for the batch forms, at least 4096}
    */
-  window?: number;
+  window?: number | undefined;
   /**
    * Aborting stops the intake: no new task starts, the tasks running finish
    * and their results are emitted, and the chunks still to come are read and
    * dropped.
    * @default {undefined}
    */
-  stop?: AbortSignal;
+  stop?: AbortSignal | undefined;
   /**
    * Aborting lets results leave as they finish, no longer in input order:
    * a slow task no longer holds back the results after it. An interrupted
@@ -50,14 +50,14 @@ export interface ConcurrentMapOptions {
    * is written.
    * @default {undefined}
    */
-  unordered?: AbortSignal;
+  unordered?: AbortSignal | undefined;
   /**
    * Aborting ends the stream: the results ready are emitted, the tasks still
    * running are dropped (their results are ignored when they come), no task
    * starts, the readable side closes and what feeds the stream is cancelled.
    * @default {undefined}
    */
-  abandon?: AbortSignal;
+  abandon?: AbortSignal | undefined;
   /**
    * The group of a task, for `unordered`: the tasks of one group come one
    * after the other (an example's epochs), and once unordered, a group's
@@ -67,7 +67,7 @@ export interface ConcurrentMapOptions {
    * keeps every other result waiting until it is whole, or abandoned.
    * @default {undefined: each task its own group}
    */
-  groupOf?: (task: never) => unknown;
+  groupOf?: ((task: never) => unknown) | undefined;
   /**
    * Told once the stream is cancelled (its reader cancels, a `break` leaves
    * a `for await` over it, or what writes to it aborts), with the reason:
@@ -75,7 +75,7 @@ export interface ConcurrentMapOptions {
    * read.
    * @default {undefined}
    */
-  onCancel?: (reason: unknown) => void;
+  onCancel?: ((reason: unknown) => void) | undefined;
 }
 
 /**

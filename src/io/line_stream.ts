@@ -45,7 +45,7 @@ export interface LineStreamOptions {
    * longer one becomes an error line.
    * @default {33554432}
    */
-  maxLineBytes?: number;
+  maxLineBytes?: number | undefined;
 }
 
 /** The cap a line stream's options give, checked. */

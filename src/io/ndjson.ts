@@ -112,7 +112,7 @@ export interface NdjsonSinkOptions<T = unknown> {
    * whole number of at least 1).
    * @default {65536}
    */
-  flushChars?: number;
+  flushChars?: number | undefined;
   /**
    * Turns a value into its line's JSON text, such as
    * {@linkcode import("../score/mod.ts").scoreLine} for Scores; its text is
@@ -120,7 +120,7 @@ export interface NdjsonSinkOptions<T = unknown> {
    * terminal could act on escaped ({@linkcode inertJson}).
    * @default {inertJson(JSON.stringify(value))}
    */
-  stringify?: (value: T) => string;
+  stringify?: ((value: T) => string) | undefined;
 }
 
 /**
@@ -200,7 +200,7 @@ function lineMaker<T>(
 
 function textSink<T>(
   dest: ByteWriter,
-  options: { flushChars?: number },
+  options: { flushChars?: number | undefined },
   toText: (chunk: T) => string,
 ): WritableStream<T> {
   const flushChars = options.flushChars;

@@ -59,19 +59,19 @@ export interface OpenOutOptions {
    * Append to the file instead of starting it afresh.
    * @default {false}
    */
-  append?: boolean;
+  append?: boolean | undefined;
   /**
    * The output as messages name it, e.g. `--out "scores.ndjson"`.
    * @default {the path, quoted; `stdout` without one}
    */
-  name?: string;
+  name?: string | undefined;
   /**
    * Keep going when a write fails (a full or read-only disk): called once
    * with the error, after which writes are dropped, so that a run can still
    * give its other outputs every Score. Without it, the write throws.
    * @default {undefined}
    */
-  onFailure?: (error: OutputError) => void;
+  onFailure?: ((error: OutputError) => void) | undefined;
   /**
    * Leave the file's bytes as they are until `begin()` or the first write
    * empties it: a run that fails before it writes anything destroys no
@@ -79,7 +79,7 @@ export interface OpenOutOptions {
    * `close()`. Without `append` only.
    * @default {false}
    */
-  keep?: boolean;
+  keep?: boolean | undefined;
 }
 
 /**

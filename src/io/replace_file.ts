@@ -24,7 +24,7 @@ export interface ReplaceFileOptions {
    * What messages call the file, before its quoted path.
    * @default {"file"}
    */
-  name?: string;
+  name?: string | undefined;
 }
 
 /**

@@ -31,15 +31,15 @@ import {
  */
 export interface ChatSettings extends NetworkSettings {
   /** The API's base URL, as the OpenAI SDKs take it. Default `https://api.openai.com/v1`. */
-  base_url?: string;
+  base_url?: string | undefined;
   /** The model. */
   model: string;
   /** The name of the environment variable that holds the API key, never the key. */
-  api_key_env?: string;
+  api_key_env?: string | undefined;
   /** Generation parameters passed through (`temperature`, `max_tokens`, `seed`, ...). */
-  params?: Record<string, unknown>;
+  params?: Record<string, unknown> | undefined;
   /** The model's prices: each reply's `usage` then gives its `cost_usd`. */
-  cost?: Prices;
+  cost?: Prices | undefined;
 }
 
 /**
@@ -68,7 +68,7 @@ export interface ReplyCache {
   lookup(
     key: string,
     usable?: (result: { output: string }) => boolean,
-  ): { output: string; info?: Record<string, unknown> } | undefined;
+  ): { output: string; info?: Record<string, unknown> | undefined } | undefined;
   /** Takes back the miss of the last lookup: its call was refused, never made. */
   refused(): void;
   /** Stores an answer, if the cache's mode writes; never rejects for the disk's sake. */

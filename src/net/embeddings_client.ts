@@ -36,13 +36,13 @@ import {
  */
 export interface EmbeddingSettings extends NetworkSettings {
   /** The API's base URL, as the OpenAI SDKs take it. Default `https://api.openai.com/v1`. */
-  base_url?: string;
+  base_url?: string | undefined;
   /** The embedding model. */
   model: string;
   /** The name of the environment variable that holds the API key, never the key. */
-  api_key_env?: string;
+  api_key_env?: string | undefined;
   /** More headers; values may name environment variables as `${NAME}`. */
-  headers?: Record<string, string>;
+  headers?: Record<string, string> | undefined;
 }
 
 /**

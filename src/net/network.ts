@@ -26,25 +26,25 @@ import {
  */
 export interface NetworkSettings {
   /** Seconds one call may take (per attempt). Default 60. */
-  timeout?: number;
+  timeout?: number | undefined;
   /** Retries of one call after its first attempt. Default 4. */
-  retries?: number;
+  retries?: number | undefined;
   /** Requests per minute, spaced evenly. Default: no limit. */
-  rate_limit?: number;
+  rate_limit?: number | undefined;
   /** Retries the whole run may make, across all calls. Default 1000. */
-  max_total_retries?: number;
+  max_total_retries?: number | undefined;
   /** Seconds of the first backoff; each retry doubles it, with jitter. Default 0.5. */
-  retry_delay?: number;
+  retry_delay?: number | undefined;
   /**
    * Redirects within the same origin (scheme, host, port) followed per call;
    * one to another origin is never followed. Default 3.
    */
-  max_redirects?: number;
+  max_redirects?: number | undefined;
   /**
    * The most bytes of one answer read; a longer answer is a target error,
    * not retried, and the read stops there. Default 33554432 (32 MiB).
    */
-  max_response_bytes?: number;
+  max_response_bytes?: number | undefined;
 }
 
 /**

@@ -77,7 +77,7 @@ export interface MergeOptions {
    * is listed in the result's `missing`, and the merged run is incomplete.
    * @default {false}
    */
-  allowPartial?: boolean;
+  allowPartial?: boolean | undefined;
 }
 
 /**

@@ -40,13 +40,13 @@ export interface ShardInfo {
  */
 export interface Subset {
   /** A regular expression an example's id or a metadata value must match. */
-  filter?: string;
+  filter?: string | undefined;
   /** How many examples to draw, by a stable hash of the seed and the id. */
-  sample?: number;
+  sample?: number | undefined;
   /** The seed of `sample`. */
-  seed?: string;
+  seed?: string | undefined;
   /** Run only the first N examples (of those left). */
-  limit?: number;
+  limit?: number | undefined;
 }
 
 /**

@@ -30,7 +30,7 @@ export interface HtmlReportOptions {
    * The page's title.
    * @default {"evalpipe report"}
    */
-  title?: string;
+  title?: string | undefined;
 }
 
 let hashes: { script: string; style: string } | undefined;

@@ -70,18 +70,18 @@ export interface MarkdownOptions {
    * The record's file, for the line that says how to open the HTML report.
    * @default {undefined (the line says to keep a record with --record)}
    */
-  recordPath?: string;
+  recordPath?: string | undefined;
   /**
    * How many failing cases to list.
    * @default {10}
    */
-  worst?: number;
+  worst?: number | undefined;
   /**
    * Why the run fails besides its gates (a regression against its
    * baseline, a spent budget; `runFailures`): the headline says each.
    * @default {what the record keeps of them (`runFailures(record)`)}
    */
-  failures?: readonly RunFailure[];
+  failures?: readonly RunFailure[] | undefined;
 }
 
 function percent(x: number | null): string {

@@ -54,13 +54,13 @@ export interface InterruptOptions {
    * before `abort` is aborted.
    * @default {0}
    */
-  graceMs?: number;
+  graceMs?: number | undefined;
   /**
    * Called on each signal: on the first (`again` false) before `stop` is
    * aborted, on a later one after `abort` is (a command line exits there).
    * @default {undefined}
    */
-  onSignal?: (signal: InterruptSignal, again: boolean) => void;
+  onSignal?: ((signal: InterruptSignal, again: boolean) => void) | undefined;
 }
 
 /**

@@ -57,28 +57,28 @@ export interface PlanSuiteOptions {
    * The cache's mode; overrides the config's `cache`.
    * @default {the config's, else "auto"}
    */
-  cacheMode?: CacheMode;
+  cacheMode?: CacheMode | undefined;
   /**
    * The cache's folder. A relative path is the caller's.
    * @default {".evalpipe/cache" in the config file's folder}
    */
-  cacheDir?: string;
+  cacheDir?: string | undefined;
   /**
    * How many times each example would run; overrides the config's `epochs`.
    * @default {the config's, else 1}
    */
-  epochs?: number;
+  epochs?: number | undefined;
   /**
    * One of the config's `targets` by name, as `run --target NAME` picks it.
    * @default {undefined}
    */
-  target?: string;
+  target?: string | undefined;
   /**
    * Several of the config's `targets`, as `run --matrix a,b` runs them;
    * overrides `matrix:`.
    * @default {the config's `matrix`}
    */
-  matrix?: readonly string[];
+  matrix?: readonly string[] | undefined;
 }
 
 /**

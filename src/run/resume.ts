@@ -107,9 +107,9 @@ export interface RunSettings {
   /** How many times each example runs: it names the units (`#id@k`). */
   epochs: number;
   /** The shard the run is, if it is one: a file is continued by the same shard. */
-  shard?: ShardInfo;
+  shard?: ShardInfo | undefined;
   /** The subset the run chose, if it chose one. */
-  subset?: Subset;
+  subset?: Subset | undefined;
 }
 
 /**

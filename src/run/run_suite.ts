@@ -99,101 +99,101 @@ export interface RunSuiteOptions {
    * Where the RunRecord goes, written as the run goes.
    * @default {undefined}
    */
-  record?: ByteWriter;
+  record?: ByteWriter | undefined;
   /**
    * Where the unit records go, as NDJSON (the shape `score` reads), each as
    * the target answers it.
    * @default {undefined}
    */
-  units?: ByteWriter;
+  units?: ByteWriter | undefined;
   /**
    * When resuming with a record: the units the earlier run recorded, by unit
    * id, so that the new record keeps them beside their Scores.
    * @default {undefined}
    */
-  previousUnits?: ReadonlyMap<string, Unit>;
+  previousUnits?: ReadonlyMap<string, Unit> | undefined;
   /**
    * Calls in flight at once in each stage (target calls, units being
    * scored); overrides the config's `concurrency`.
    * @default {the config's, else DEFAULTS.concurrency (8)}
    */
-  concurrency?: number;
+  concurrency?: number | undefined;
   /**
    * The most child processes at once; overrides the config's `max_processes`.
    * @default {the config's, else 64}
    */
-  maxProcesses?: number;
+  maxProcesses?: number | undefined;
   /**
    * How many times each example is run; overrides the config's `epochs`.
    * @default {the config's, else DEFAULTS.epochs (1)}
    */
-  epochs?: number;
+  epochs?: number | undefined;
   /**
    * Every scorer's timeout in seconds; overrides the config.
    * @default {the config's}
    */
-  timeout?: number;
+  timeout?: number | undefined;
   /**
    * The target's timeout in seconds (a `subprocess`, `openai` or `http`
    * target); overrides the config's `target.timeout`.
    * @default {undefined}
    */
-  targetTimeout?: number;
+  targetTimeout?: number | undefined;
   /**
    * Aborting ends the run: running commands are killed and what they were
    * doing is dropped (a resume runs it again); every Score that finished is
    * written and the run returns, `complete: false`.
    * @default {undefined}
    */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /**
    * Called for each malformed dataset record (its Scores are `invalid case`
    * errors) with a message naming the file and line.
    * @default {undefined}
    */
-  onInvalidRecord?: (message: string, example: Example) => void;
+  onInvalidRecord?: ((message: string, example: Example) => void) | undefined;
   /**
    * Called for each Score, after it is validated and before it is written.
    * @default {undefined}
    */
-  onScore?: (score: Score) => void;
+  onScore?: ((score: Score) => void) | undefined;
   /**
    * The folder of the target cache (network targets only); `null` turns the
    * cache off. A relative path is the caller's (the current folder's).
    * @default {".evalpipe/cache" in the config file's folder}
    */
-  cacheDir?: string | null;
+  cacheDir?: string | null | undefined;
   /**
    * How the cache of model calls (network targets, judges) is used;
    * overrides the config's `cache`. `cacheDir: null` is `off`.
    * @default {the config's, else "auto"}
    */
-  cacheMode?: CacheMode;
+  cacheMode?: CacheMode | undefined;
   /**
    * Aborting stops the intake of new cases (the datasets are read no
    * further, a stdin that sends nothing included); units already in flight
    * finish and are written, and the summary says the run is not complete.
    * @default {undefined}
    */
-  stop?: AbortSignal;
+  stop?: AbortSignal | undefined;
   /**
    * The file the sink writes to, if it is one: the run writes its metadata
    * (fingerprints) beside it, `<outPath>.meta.json`, so it can be resumed.
    * @default {undefined}
    */
-  outPath?: string;
+  outPath?: string | undefined;
   /**
    * Continue the run whose Scores file this plan describes: units whose
    * Scores are all there are not run, Scores already there are not written
    * again, and the summary covers old and new.
    * @default {undefined}
    */
-  resume?: ResumePlan;
+  resume?: ResumePlan | undefined;
   /**
    * Resume even when the config or dataset changed since the file started.
    * @default {false}
    */
-  force?: boolean;
+  force?: boolean | undefined;
   /**
    * Called once the config is checked and the dataset opened, before
    * anything is written (the sink, the record, the `outPath` sidecar), with
@@ -204,10 +204,12 @@ export interface RunSuiteOptions {
    * keeps those, as the resume appends the others.
    * @default {undefined}
    */
-  beforeWrite?: (
-    files: SuiteFiles,
-    skips?: (unitId: string) => boolean,
-  ) => void | Promise<void>;
+  beforeWrite?:
+    | ((
+      files: SuiteFiles,
+      skips?: (unitId: string) => boolean,
+    ) => void | Promise<void>)
+    | undefined;
   /**
    * Called once, just before the run writes its first byte anywhere (the
    * sink, the record, the units, the `outPath` sidecar): when its first unit
@@ -217,56 +219,56 @@ export interface RunSuiteOptions {
    * one of them as it was, and never calls it.
    * @default {undefined}
    */
-  begin?: () => void | Promise<void>;
+  begin?: (() => void | Promise<void>) | undefined;
   /**
    * Where `-` as the dataset reads from.
    * @default {Deno.stdin.readable}
    */
-  stdin?: ReadableStream<Uint8Array>;
+  stdin?: ReadableStream<Uint8Array> | undefined;
   /**
    * Run only this shard's examples (`--shard k/n`): those whose stable hash
    * of example id falls to it. The record says which shard it is.
    * @default {undefined}
    */
-  shard?: ShardInfo;
+  shard?: ShardInfo | undefined;
   /**
    * Run only this subset of the suite (`--filter`, `--sample`, `--limit`):
    * the examples it leaves out get `skipped` Scores, after the others.
    * @default {undefined}
    */
-  subset?: Subset;
+  subset?: Subset | undefined;
   // --- targets, matrix, baselines (issue 14) ---
   /**
    * One of the config's `targets` by name (`run --target NAME`).
    * @default {undefined}
    */
-  target?: string;
+  target?: string | undefined;
   /**
    * Several of the config's `targets` by name, run side by side and
    * compared with the first (`run --matrix a,b`); overrides `matrix:`.
    * @default {the config's `matrix`}
    */
-  matrix?: readonly string[];
+  matrix?: readonly string[] | undefined;
   /**
    * Keep the run's Scores and outputs as a baseline: a bare name is
    * `.evalpipe/baselines/<name>.json` in the config's folder, anything else
    * a path (`run --save-baseline NAME`).
    * @default {undefined}
    */
-  saveBaseline?: string;
+  saveBaseline?: string | undefined;
   /**
    * Compare the run with this baseline (a name or a path, as
    * `saveBaseline`); the summary's `baseline` says what changed.
    * @default {undefined}
    */
-  baseline?: string;
+  baseline?: string | undefined;
   // --- end issue 14 ---
   /**
    * Told how many units the run makes and of each that starts, is skipped or
    * is done, and (its `flow`) of the network calls' waits: for a progress display.
    * @default {undefined}
    */
-  progress?: RunProgress;
+  progress?: RunProgress | undefined;
 }
 
 /**
@@ -702,8 +704,9 @@ export async function runSuite(
   }
   const epochs = options.epochs ?? epochsOf(config).n ?? DEFAULTS.epochs;
   // Shards and subsets (select.ts): which examples this run runs.
+  // A subset of fields all undefined (`{ limit: flags.limit }`) is none.
   const subset = options.subset !== undefined &&
-      Object.keys(options.subset).length > 0
+      Object.values(options.subset).some((v) => v !== undefined)
     ? options.subset
     : undefined;
   const settings = {

@@ -207,18 +207,18 @@ export interface SelectionOptions {
    * Run only this shard's examples.
    * @default {undefined}
    */
-  shard?: ShardInfo;
+  shard?: ShardInfo | undefined;
   /**
    * Run only this subset; the rest are `skipped`.
    * @default {undefined}
    */
-  subset?: Subset;
+  subset?: Subset | undefined;
   /**
    * With `subset.sample`: the examples drawn (by id), from
    * {@linkcode drawSample}.
    * @default {undefined}
    */
-  sampled?: ReadonlySet<string>;
+  sampled?: ReadonlySet<string> | undefined;
 }
 
 /**
@@ -295,7 +295,9 @@ export class Selection {
   constructor(options: SelectionOptions = {}) {
     this.shard = options.shard;
     const subset = options.subset;
-    this.subset = subset !== undefined && Object.keys(subset).length > 0
+    // A subset of fields all undefined (`{ limit: flags.limit }`) is none.
+    this.subset = subset !== undefined &&
+        Object.values(subset).some((v) => v !== undefined)
       ? subset
       : undefined;
     if (this.subset?.filter !== undefined) {

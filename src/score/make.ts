@@ -31,37 +31,37 @@ export interface ScoreOptions {
    * The evaluator and its version.
    * @default {`${metric}@1`}
    */
-  evaluator_version?: string;
+  evaluator_version?: string | undefined;
   /**
    * A human-readable explanation.
    * @default {undefined}
    */
-  reason?: string;
+  reason?: string | undefined;
   /**
    * The example this Score measured.
    * @default {undefined}
    */
-  example_id?: string;
+  example_id?: string | undefined;
   /**
    * The unit this Score measured.
    * @default {undefined}
    */
-  unit_id?: string;
+  unit_id?: string | undefined;
   /**
    * Notes on how the Score came about.
    * @default {[]}
    */
-  diagnostics?: Diagnostic[];
+  diagnostics?: Diagnostic[] | undefined;
   /**
    * References to evidence.
    * @default {[]}
    */
-  evidence_refs?: string[];
+  evidence_refs?: string[] | undefined;
   /**
    * Where the Score came from.
    * @default {undefined}
    */
-  provenance?: Record<string, unknown>;
+  provenance?: Record<string, unknown> | undefined;
 }
 
 /**
@@ -81,13 +81,13 @@ export interface ScoredOptions extends ScoreOptions {
    * The verdict.
    * @default {value >= 0.5}
    */
-  passed?: boolean;
+  passed?: boolean | undefined;
   /**
    * Whether the value can be trusted: `invalid` for a value measured but not
    * trustworthy (a judge's prose, a value out of a declared range).
    * @default {"valid"}
    */
-  validity?: "valid" | "invalid";
+  validity?: "valid" | "invalid" | undefined;
 }
 
 /**
@@ -107,12 +107,12 @@ export interface FailureOptions extends Omit<ScoreOptions, "reason"> {
    * The diagnostic's stable dotted code.
    * @default {inferred from the message's prefix: `scorer error: ` is `scorer.error`, `target error: ` is `target.error`, `invalid case: ` is `case.invalid`, `budget: ` is `budget.exhausted`}
    */
-  code?: string;
+  code?: string | undefined;
   /**
    * The diagnostic's machine-readable particulars.
    * @default {undefined}
    */
-  details?: Record<string, unknown>;
+  details?: Record<string, unknown> | undefined;
 }
 
 function base(

@@ -37,12 +37,12 @@ export interface TextScorerOptions {
    * The metric name.
    * @default {the scorer's type, e.g. `exact_match`}
    */
-  name?: string;
+  name?: string | undefined;
   /**
    * Compare without regard to letter case.
    * @default {false}
    */
-  ignore_case?: boolean;
+  ignore_case?: boolean | undefined;
   /**
    * Compare the texts in this Unicode normalization form: `nfc` (one
    * spelling for each character: "é" written as one code point or as "e"
@@ -51,19 +51,19 @@ export interface TextScorerOptions {
    * are compared as written.
    * @default {undefined}
    */
-  normalize?: "nfc" | "nfkc";
+  normalize?: "nfc" | "nfkc" | undefined;
   /**
    * A text of the scorer's own to compare with, instead of the case's
    * `expected`.
    * @default {undefined}
    */
-  value?: string;
+  value?: string | undefined;
   /**
    * Texts of the scorer's own to compare with, instead of the case's
    * `expected` (with `value`, one list).
    * @default {undefined}
    */
-  values?: readonly string[];
+  values?: readonly string[] | undefined;
 }
 
 /**
@@ -84,7 +84,7 @@ export interface ContainsScorerOptions extends TextScorerOptions {
    * all are; `any`: 1 when at least one is found, else 0.
    * @default {"all"}
    */
-  mode?: "any" | "all";
+  mode?: "any" | "all" | undefined;
 }
 
 type Judge = (
@@ -95,7 +95,7 @@ type Judge = (
 
 function textScorer(
   type: string,
-  options: TextScorerOptions & { mode?: string },
+  options: TextScorerOptions & { mode?: string | undefined },
   judge: Judge,
 ): Scorer {
   const name = options.name ?? type;

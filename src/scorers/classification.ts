@@ -28,13 +28,13 @@ export interface ClassificationOptions {
    * The metric name.
    * @default {"classification"}
    */
-  name?: string;
+  name?: string | undefined;
   /**
    * A dotted path (`label`, `result.class`, `labels.0`) to the label in the
    * output, read as JSON; without it, the output's trimmed text is the label.
    * @default {undefined}
    */
-  field?: string;
+  field?: string | undefined;
 }
 
 /** The label a value stands for: a trimmed text, a number or a boolean. */

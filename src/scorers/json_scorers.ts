@@ -96,13 +96,13 @@ export interface JsonScorerOptions {
    * The metric name.
    * @default {"json"}
    */
-  name?: string;
+  name?: string | undefined;
   /**
    * A JSON Schema (draft 2020-12) the output must fit; without one, the
    * output need only parse.
    * @default {undefined}
    */
-  schema?: Record<string, unknown> | boolean;
+  schema?: Record<string, unknown> | boolean | undefined;
 }
 
 /**
@@ -213,7 +213,7 @@ export interface JsonFieldsOptions {
    * The metric name.
    * @default {"fields"}
    */
-  name?: string;
+  name?: string | undefined;
   /** Dotted paths that must be present (`a.b`, `items.0.id`); `null` counts as present. */
   required: readonly string[];
 }
@@ -287,13 +287,13 @@ export interface JsonMatchOptions {
    * The metric name.
    * @default {"json_match"}
    */
-  name?: string;
+  name?: string | undefined;
   /**
    * Dotted paths left out on both sides before comparing (`meta.id`,
    * `items.0.ts`).
    * @default {[]}
    */
-  ignore?: readonly string[];
+  ignore?: readonly string[] | undefined;
 }
 
 /** `value` without the member at a dotted path (a copy where it changes). */

@@ -46,7 +46,7 @@ export interface LlmJudgeSettings extends ChatSettings {
    * The metric name.
    * @default {"llm_judge"}
    */
-  name?: string;
+  name?: string | undefined;
   /**
    * The grading instructions, a template over the unit's `input`, `output`,
    * `expected`, `context` and `metadata` (`{{metadata.topic}}`). One that
@@ -54,17 +54,17 @@ export interface LlmJudgeSettings extends ChatSettings {
    * `llm-rubric` take theirs: the judge is shown it with the unit's input,
    * output, expected answer and context.
    */
-  rubric?: string;
+  rubric?: string | undefined;
   /**
    * The judge's system prompt, a template over the same fields as `rubric`.
    * @default {DEFAULT_JUDGE_SYSTEM}
    */
-  system?: string;
+  system?: string | undefined;
   /**
    * A reply's score at least this passes.
    * @default {0.5}
    */
-  pass_threshold?: number;
+  pass_threshold?: number | undefined;
 }
 
 /** The default rubric: correct, complete, supported by the context. */

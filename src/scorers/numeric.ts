@@ -29,17 +29,17 @@ export interface NumericScorerOptions {
    * The metric name.
    * @default {"numeric"}
    */
-  name?: string;
+  name?: string | undefined;
   /**
    * The largest absolute difference that passes.
    * @default {0}
    */
-  abs_tol?: number;
+  abs_tol?: number | undefined;
   /**
    * The largest difference that passes, as a share of `|expected|`.
    * @default {0}
    */
-  rel_tol?: number;
+  rel_tol?: number | undefined;
 }
 
 // A sign, digits (with thousands separators only in groups of three), a

@@ -89,24 +89,24 @@ export interface PersistentScorerOptions {
    * The metric name.
    * @default {the file name, without extension, of the script the command runs}
    */
-  name?: string;
+  name?: string | undefined;
   /**
    * The folder the command runs in.
    * @default {Deno.cwd()}
    */
-  cwd?: string;
+  cwd?: string | undefined;
   /**
    * Seconds the process may spend on one case, counted from the verdict
    * before it (or from its payload, when nothing was pending); past it the
    * process is killed and restarted.
    * @default {60}
    */
-  timeout?: number;
+  timeout?: number | undefined;
   /**
    * The longest verdict line read.
    * @default {1048576}
    */
-  maxLineBytes?: number;
+  maxLineBytes?: number | undefined;
   /**
    * The most stderr a case may cost: once more than this has come since the
    * verdict before it (or since its payload, when the process was idle),
@@ -117,7 +117,7 @@ export interface PersistentScorerOptions {
    * a pipe holds (64 KiB) of its neighbours' each way.
    * @default {1048576}
    */
-  maxStderrBytes?: number;
+  maxStderrBytes?: number | undefined;
   /**
    * Payloads written ahead of their verdicts, at most. While more than half
    * of them are unanswered, new payloads gather and go out together (see
@@ -125,14 +125,14 @@ export interface PersistentScorerOptions {
    * with a thousand payloads already waiting in its pipe.
    * @default {1024}
    */
-  inFlight?: number;
+  inFlight?: number | undefined;
   /**
    * Characters of payload written ahead of their verdicts, at most, beside
    * `inFlight`: while those unanswered reach it, new cases wait (one case
    * is always let through), so that large payloads do not pile up.
    * @default {16777216}
    */
-  inFlightChars?: number;
+  inFlightChars?: number | undefined;
   /**
    * Starts the process as the scorer is made, not at its first case, so
    * that the process's start-up overlaps the caller's (`score --persistent`
@@ -140,7 +140,7 @@ export interface PersistentScorerOptions {
    * again and gets it as its error.
    * @default {false}
    */
-  startNow?: boolean;
+  startNow?: boolean | undefined;
 }
 
 interface Listening {

@@ -50,12 +50,12 @@ export interface JudgeSettings extends ChatSettings {
    * The metric name.
    * @default {the judge's type: "faithfulness", "correctness", ...}
    */
-  name?: string;
+  name?: string | undefined;
   /**
    * A value at least this passes; within 0..1.
    * @default {0.5}
    */
-  threshold?: number;
+  threshold?: number | undefined;
 }
 
 /**
@@ -77,7 +77,7 @@ export interface RubricJudgeSettings extends JudgeSettings {
    * grade mapped onto 0..1, `(grade − low) / (high − low)`.
    * @default {[0, 1]}
    */
-  scale?: readonly [number, number];
+  scale?: readonly [number, number] | undefined;
 }
 
 /** A judge's settings, without the threshold check. */

@@ -29,7 +29,7 @@ export interface LatencyScorerOptions {
    * The metric name.
    * @default {"latency"}
    */
-  name?: string;
+  name?: string | undefined;
   /** The most milliseconds a call may take. */
   max_ms: number;
 }
@@ -50,7 +50,7 @@ export interface CostScorerOptions {
    * The metric name.
    * @default {"cost"}
    */
-  name?: string;
+  name?: string | undefined;
   /** The most US dollars one unit's call may cost. */
   max_usd: number;
 }

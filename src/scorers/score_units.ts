@@ -49,45 +49,45 @@ export interface ScoreUnitsOptions {
    * a whole number of at least 1.
    * @default {DEFAULTS.concurrency (8)}
    */
-  concurrency?: number;
+  concurrency?: number | undefined;
   /**
    * Aborting stops the scorers that are running: their Scores become
    * `scorer.interrupted` errors, a second later at most for a scorer that
    * never looks at its signal.
    * @default {undefined}
    */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /**
    * Aborting lets each unit's Scores leave as soon as they are ready, no
    * longer in input order: a hung scorer holds back no other unit. `run`
    * passes its stop signal.
    * @default {undefined}
    */
-  unordered?: AbortSignal;
+  unordered?: AbortSignal | undefined;
   /**
    * The group of a unit, once `unordered`: the units of one group come one
    * after the other, and their Scores still leave together (`run` groups an
    * example's epochs and targets by `example_id`).
    * @default {undefined: each unit its own group}
    */
-  groupOf?: (unit: Unit) => unknown;
+  groupOf?: ((unit: Unit) => unknown) | undefined;
   /**
    * Aborting ends the stage: the Scores ready are emitted, the units still
    * being scored are dropped (give the same signal as `signal` to kill their
    * scorers too), and the units still to come are cancelled.
    * @default {undefined}
    */
-  abandon?: AbortSignal;
+  abandon?: AbortSignal | undefined;
   /**
    * Given to each scorer as `context.flow`: told when its network requests wait.
    * @default {undefined}
    */
-  flow?: FlowWatch;
+  flow?: FlowWatch | undefined;
   /**
    * Told as each unit's scoring starts (a progress line counts it).
    * @default {undefined}
    */
-  onStart?: (unit: Unit) => void;
+  onStart?: ((unit: Unit) => void) | undefined;
 }
 
 /**

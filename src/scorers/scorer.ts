@@ -34,9 +34,9 @@ export interface Verdict {
    * Whether the unit passes.
    * @default {score >= 0.5}
    */
-  passed?: boolean;
+  passed?: boolean | undefined;
   /** A human-readable explanation. */
-  reason?: string;
+  reason?: string | undefined;
 }
 
 /**
@@ -60,9 +60,9 @@ export interface Verdict {
  */
 export interface ScorerContext {
   /** Aborted when the run stops: stop work and let the Score be whatever comes. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** Told of every wait of the scorer's network requests (a judge's rate limit, `Retry-After`, ...). */
-  flow?: FlowWatch;
+  flow?: FlowWatch | undefined;
 }
 
 /**
@@ -269,14 +269,14 @@ export interface FunctionScorerOptions {
    * The evaluator version; bump it when the function's meaning changes.
    * @default {`${name}@1`}
    */
-  version?: string;
+  version?: string | undefined;
   /**
    * The range `[low, high]` the function's values lie within, e.g. `[0, 1]`
    * or `[1, 5]`: the mean's interval is clamped to it. A value outside it
    * is `scored` but `invalid` (not aggregated). A boolean result is 0 or 1.
    * @default {undefined: no range, nothing clamped}
    */
-  range?: readonly [number, number];
+  range?: readonly [number, number] | undefined;
   /**
    * Seconds an async function may take: past them, its Score is an error
    * (`scorer.timeout`) and the `context.signal` it was given aborts, so that
@@ -284,7 +284,7 @@ export interface FunctionScorerOptions {
    * function is not timed.
    * @default {undefined: no timeout}
    */
-  timeout?: number;
+  timeout?: number | undefined;
 }
 
 /** A function scorer's failure with a code of its own (`scorer.timeout`). */

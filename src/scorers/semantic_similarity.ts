@@ -34,13 +34,13 @@ export interface SemanticSimilaritySettings extends EmbeddingSettings {
    * The metric name.
    * @default {"semantic_similarity"}
    */
-  name?: string;
+  name?: string | undefined;
   /**
    * The least cosine similarity that passes, within 0..1. What counts as
    * similar depends on the model: set it from pairs you have judged.
    * @default {0.5}
    */
-  threshold?: number;
+  threshold?: number | undefined;
 }
 
 /**
@@ -106,12 +106,12 @@ export interface SemanticSimilarityOptions {
    * Reads an environment variable (the API key, `${NAME}` in headers).
    * @default {Deno.env.get}
    */
-  env?: (name: string) => string | undefined;
+  env?: ((name: string) => string | undefined) | undefined;
   /**
    * Where embeddings are kept; without one, every text is asked for.
    * @default {undefined}
    */
-  cache?: EmbeddingCache;
+  cache?: EmbeddingCache | undefined;
   /**
    * Whether a missing API key may wait for a call that needs it (a replay
    * run, whose embeddings come from the cache).

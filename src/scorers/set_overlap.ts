@@ -34,18 +34,18 @@ export interface SetOverlapOptions {
    * The metric name.
    * @default {"set_overlap"}
    */
-  name?: string;
+  name?: string | undefined;
   /**
    * `jaccard`: shared items over all items; `f1`: twice the shared items
    * over the sizes of both sets.
    * @default {"jaccard"}
    */
-  measure?: "jaccard" | "f1";
+  measure?: "jaccard" | "f1" | undefined;
   /**
    * Compare items without regard to letter case.
    * @default {false}
    */
-  ignore_case?: boolean;
+  ignore_case?: boolean | undefined;
   /**
    * Compare items in this Unicode normalization form, as the text scorers
    * do: `nfc` ("é" written as one code point or as "e" and a combining
@@ -58,7 +58,7 @@ export interface SetOverlapOptions {
    * The least value that passes, within 0..1.
    * @default {0.5}
    */
-  threshold?: number;
+  threshold?: number | undefined;
 }
 
 /** A list's items as texts: strings as they are, other values as JSON. */

@@ -41,18 +41,18 @@ export interface SimilarityScorerOptions {
    * The metric name.
    * @default {the scorer's type, e.g. `rouge_l`}
    */
-  name?: string;
+  name?: string | undefined;
   /**
    * The least value that passes, within 0..1.
    * @default {0.5}
    */
-  threshold?: number;
+  threshold?: number | undefined;
   /**
    * Compare without regard to letter case (`levenshtein` and `bleu`;
    * `token_f1` and `rouge_l` always fold case, as their references do).
    * @default {false}
    */
-  ignore_case?: boolean;
+  ignore_case?: boolean | undefined;
   /**
    * Compare the texts in this Unicode normalization form (`levenshtein` and
    * `bleu`), as the text scorers do: `nfc` (one spelling for each character:
@@ -61,7 +61,7 @@ export interface SimilarityScorerOptions {
    * is "fi"). Without it the code points are compared as written.
    * @default {undefined}
    */
-  normalize?: "nfc" | "nfkc";
+  normalize?: "nfc" | "nfkc" | undefined;
 }
 
 function similarity(

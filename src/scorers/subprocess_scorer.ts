@@ -51,27 +51,27 @@ export interface SubprocessScorerOptions {
    * The metric name.
    * @default {the file name, without extension, of the script the command runs; for a command that names none, its program's (`sh` for `sh -c '...'`)}
    */
-  name?: string;
+  name?: string | undefined;
   /**
    * The folder the command runs in (`sh -c` there).
    * @default {Deno.cwd()}
    */
-  cwd?: string;
+  cwd?: string | undefined;
   /**
    * Seconds a run may take before its process group is killed.
    * @default {60}
    */
-  timeout?: number;
+  timeout?: number | undefined;
   /**
    * The most stdout read from one run; more is an error.
    * @default {1048576}
    */
-  maxStdoutBytes?: number;
+  maxStdoutBytes?: number | undefined;
   /**
    * The most stderr read from one run; more is an error.
    * @default {1048576}
    */
-  maxStderrBytes?: number;
+  maxStderrBytes?: number | undefined;
 }
 
 /**
@@ -299,7 +299,11 @@ const VERDICT_FIELDS = ["score", "passed", "reason"];
 export function subprocessScorerSetup(
   built: string,
   cmd: string,
-  options: { name?: string; cwd?: string; timeout?: number },
+  options: {
+    name?: string | undefined;
+    cwd?: string | undefined;
+    timeout?: number | undefined;
+  },
 ): { cwd: string; name: string; version: string; timeout: number } {
   const cwd = options.cwd ?? Deno.cwd();
   refuseMissingScript(built, cmd, cwd);

@@ -33,7 +33,7 @@ export interface RegexScorerOptions {
    * The metric name.
    * @default {"regex"}
    */
-  name?: string;
+  name?: string | undefined;
   /** The regular expression, as JavaScript's `RegExp` reads it. */
   pattern: string;
   /**
@@ -41,12 +41,12 @@ export interface RegexScorerOptions {
    * depend on the one before).
    * @default {""}
    */
-  flags?: string;
+  flags?: string | undefined;
   /**
    * `true`: the output must match; `false`: it must not.
    * @default {true}
    */
-  match?: boolean;
+  match?: boolean | undefined;
 }
 
 /** The flags a `regex` scorer takes (`_shape.ts` says the same for the config). */
@@ -136,17 +136,17 @@ export interface WordCountOptions {
    * The metric name.
    * @default {"word_count"}
    */
-  name?: string;
+  name?: string | undefined;
   /**
    * The fewest words allowed.
    * @default {no lower bound}
    */
-  min?: number;
+  min?: number | undefined;
   /**
    * The most words allowed.
    * @default {no upper bound}
    */
-  max?: number;
+  max?: number | undefined;
 }
 
 /**
@@ -220,14 +220,14 @@ export interface OneOfOptions {
    * The metric name.
    * @default {"one_of"}
    */
-  name?: string;
+  name?: string | undefined;
   /** The labels the output may be. */
   labels: readonly string[];
   /**
    * Compare without regard to letter case.
    * @default {false}
    */
-  ignore_case?: boolean;
+  ignore_case?: boolean | undefined;
   /**
    * Compare in this Unicode normalization form, as the text scorers do:
    * `nfc` (a label with "é" written as one code point or as "e" and a
@@ -236,7 +236,7 @@ export interface OneOfOptions {
    * written.
    * @default {undefined}
    */
-  normalize?: "nfc" | "nfkc";
+  normalize?: "nfc" | "nfkc" | undefined;
 }
 
 /**

@@ -92,7 +92,7 @@ export interface TrajectoryOptions {
    * The metric name.
    * @default {"trajectory"}
    */
-  name?: string;
+  name?: string | undefined;
   /** The rules, at least one; all must hold for the unit to pass. */
   rules: readonly TrajectoryRule[];
 }
@@ -132,25 +132,25 @@ export interface ToolCallF1Options {
    * The metric name.
    * @default {"tool_call_f1"}
    */
-  name?: string;
+  name?: string | undefined;
   /**
    * Compare arguments as well as names: a call matches an expected call of
    * its name whose arguments equal its own (an expected call without
    * `arguments` matches any).
    * @default {false}
    */
-  arguments?: boolean;
+  arguments?: boolean | undefined;
   /**
    * The expected calls (names, or names with arguments), instead of the
    * case's `expected`.
    * @default {undefined}
    */
-  calls?: readonly (string | ExpectedToolCall)[];
+  calls?: readonly (string | ExpectedToolCall)[] | undefined;
   /**
    * The F1 at which a unit passes.
    * @default {0.5}
    */
-  threshold?: number;
+  threshold?: number | undefined;
 }
 
 /**

@@ -58,13 +58,13 @@ export interface TargetCacheOptions {
    * How the cache is used.
    * @default {"auto"}
    */
-  mode?: CacheMode;
+  mode?: CacheMode | undefined;
   /**
    * The most bytes of pack files kept in memory once read, so that a hit
    * reads no file; packs past it are read from disk on each hit.
    * @default {67108864 (64 MiB, some 150,000 answers of a chat model)}
    */
-  memoryBytes?: number;
+  memoryBytes?: number | undefined;
 }
 
 /**

@@ -60,13 +60,13 @@ export interface HttpTargetSettings extends NetworkSettings {
    * The method.
    * @default {"POST"}
    */
-  method?: string;
+  method?: string | undefined;
   /** Headers; values may name environment variables as `${NAME}`. */
-  headers?: Record<string, string>;
+  headers?: Record<string, string> | undefined;
   /** A JSON body template over the case. Default `{"input": "{{input}}"}`; none for GET. */
   body?: unknown;
   /** A dot path into the JSON response for the output text (`choices.0.message.content`); default: the raw body. */
-  output?: string;
+  output?: string | undefined;
 }
 
 /**

@@ -39,9 +39,9 @@ import {
  */
 export interface OpenAITargetSettings extends ChatSettings {
   /** A system prompt, sent first. */
-  system?: string;
+  system?: string | undefined;
   /** The user message, a template over the case. Default `{{input}}`. */
-  prompt?: string;
+  prompt?: string | undefined;
 }
 
 /**

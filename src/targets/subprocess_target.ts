@@ -29,22 +29,22 @@ export interface SubprocessTargetOptions {
    * The folder the command runs in.
    * @default {Deno.cwd()}
    */
-  cwd?: string;
+  cwd?: string | undefined;
   /**
    * Seconds a call may take before its process group is killed.
    * @default {120}
    */
-  timeout?: number;
+  timeout?: number | undefined;
   /**
    * The most output read from one call; more is a target error.
    * @default {16777216}
    */
-  maxOutputBytes?: number;
+  maxOutputBytes?: number | undefined;
   /**
    * The most stderr read from one call; more is a target error.
    * @default {1048576}
    */
-  maxStderrBytes?: number;
+  maxStderrBytes?: number | undefined;
   /**
    * What the command reads on stdin: `"json"`, the case as JSON (see
    * {@linkcode targetPayload}), or `"text"`, the case's input alone, with no
@@ -52,7 +52,7 @@ export interface SubprocessTargetOptions {
    * `shell` target sends it, so that its scripts run unchanged.
    * @default {"json"}
    */
-  stdin?: "json" | "text";
+  stdin?: "json" | "text" | undefined;
 }
 
 /**

@@ -35,9 +35,9 @@ export interface TargetResult {
   /** The output text. */
   output: string;
   /** What to record under the unit's `target` (model, usage, ...). */
-  info?: Record<string, unknown>;
+  info?: Record<string, unknown> | undefined;
   /** The tool calls the system made or asked for: the unit's trajectory. */
-  tool_calls?: ToolCall[];
+  tool_calls?: ToolCall[] | undefined;
 }
 
 /**
@@ -55,11 +55,11 @@ export interface TargetResult {
  */
 export interface TargetContext {
   /** Aborted when the run stops. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** Which repetition of the example this call is, from 1 (see `epochs`). */
-  epoch?: number;
+  epoch?: number | undefined;
   /** Told of every wait of the call's network requests (rate limit, `Retry-After`, ...). */
-  flow?: FlowWatch;
+  flow?: FlowWatch | undefined;
 }
 
 /**
@@ -114,14 +114,14 @@ export interface RunTargetOptions {
    * How many calls may be in flight: a whole number of at least 1.
    * @default {DEFAULTS.concurrency (8)}
    */
-  concurrency?: number;
+  concurrency?: number | undefined;
   /**
    * How many times each example is run: a whole number of at least 1. With
    * more than one, unit ids are `<example_id>@<epoch>`, epochs counted
    * from 1.
    * @default {DEFAULTS.epochs (1)}
    */
-  epochs?: number;
+  epochs?: number | undefined;
   /**
    * Aborting stops the calls that are running (they become target errors).
    * It does not stop the intake: each example still to come is called with
@@ -129,7 +129,7 @@ export interface RunTargetOptions {
    * Give the same signal as `stop` or `abandon` too to take no more.
    * @default {undefined}
    */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /**
    * Aborting stops the intake: no new call starts, the calls in flight
    * finish and their units are emitted as each finishes (no longer in input
@@ -137,7 +137,7 @@ export interface RunTargetOptions {
    * come are read and dropped.
    * @default {undefined}
    */
-  stop?: AbortSignal;
+  stop?: AbortSignal | undefined;
   /**
    * Aborting ends the stage: the units ready are emitted, the calls still
    * running are dropped (give the same signal as `signal` to kill them too),
@@ -145,23 +145,23 @@ export interface RunTargetOptions {
    * signal, so that an interrupted run writes only what finished.
    * @default {undefined}
    */
-  abandon?: AbortSignal;
+  abandon?: AbortSignal | undefined;
   /**
    * Units (by unit id) not to run at all, as when resuming.
    * @default {undefined}
    */
-  skip?: (unitId: string) => boolean;
+  skip?: ((unitId: string) => boolean) | undefined;
   /**
    * Called once for each malformed record (an example with `invalid` set) as
    * the stage takes it, before its units, even when `skip` skips them all.
    * @default {undefined}
    */
-  onInvalidRecord?: (example: Example) => void;
+  onInvalidRecord?: ((example: Example) => void) | undefined;
   /**
    * Given to each call as `context.flow`: told when its network requests wait.
    * @default {undefined}
    */
-  flow?: FlowWatch;
+  flow?: FlowWatch | undefined;
 }
 
 /** One call: an example's epoch. */
@@ -190,7 +190,10 @@ export function exampleOf(task: { example: Example }): Example {
  * @returns The pool's `unordered` and `abandon`, those given.
  */
 export function endingOf(
-  options: { stop?: AbortSignal; abandon?: AbortSignal },
+  options: {
+    stop?: AbortSignal | undefined;
+    abandon?: AbortSignal | undefined;
+  },
 ): ConcurrentMapOptions {
   return {
     ...(options.stop !== undefined ? { unordered: options.stop } : {}),

@@ -28,13 +28,13 @@ export interface TraceTargetOptions {
    * dataset file's.
    * @default {"."}
    */
-  dir?: string;
+  dir?: string | undefined;
   /**
    * The largest trace file read, in bytes: a bigger one is that unit's
    * target error, so a case naming a huge file costs no memory.
    * @default {67108864}
    */
-  maxBytes?: number;
+  maxBytes?: number | undefined;
   /**
    * The prices (USD per million tokens) the trace's token usage is priced
    * at, as EvalCore's trace target prices it: the unit's `target` then
@@ -42,7 +42,7 @@ export interface TraceTargetOptions {
    * trace cost was spent then, so no budget is charged.
    * @default {undefined: no cost_usd}
    */
-  cost?: Prices;
+  cost?: Prices | undefined;
 }
 
 /** 64 MiB: far beyond any recorded trace, far below a machine's memory. */
