@@ -29,7 +29,12 @@ import { elementSpans, nestedDeeperThan } from "../io/_json_scan.ts";
 import type { CsvRecord } from "./_csv.ts";
 import { SeenIds } from "./_seen_ids.ts";
 import { type Line, LineSplitter } from "../io/line_stream.ts";
-import { readUtf8File, TextTooLongError, Utf8Error } from "../io/utf8.ts";
+import {
+  decodeUtf8,
+  readUtf8File,
+  TextTooLongError,
+  Utf8Error,
+} from "../io/utf8.ts";
 import { namedReads } from "../io/named_reads.ts";
 
 /**
@@ -248,9 +253,17 @@ async function openBytes(path: string): Promise<ReadableStream<Uint8Array>> {
   }
 }
 
-async function readText(path: string): Promise<string> {
+async function readText(
+  path: string,
+  stdin: () => ReadableStream<Uint8Array>,
+): Promise<string> {
   try {
-    return await readUtf8File(path);
+    if (path !== "-") return await readUtf8File(path);
+    // `-` with a format given: the whole of stdin, as a file is read whole.
+    const bytes = new Uint8Array(
+      await new Response(namedReads(stdin(), "stdin")).arrayBuffer(),
+    );
+    return decodeUtf8(bytes);
   } catch (error) {
     throw new DatasetError(
       `Cannot read dataset ${JSON.stringify(path)}: ${fileErrorText(error)}${
@@ -633,8 +646,15 @@ export async function loadDatasetBatches(
       }),
     );
   }
-  if (format === "csv") return await csvExamples(name, path);
-  const text = await readText(path);
+  const stdin = () => options.stdin ?? Deno.stdin.readable;
+  if (format === "csv") {
+    return await csvExamples(
+      name,
+      path,
+      path === "-" ? stdin() : await openBytes(path),
+    );
+  }
+  const text = await readText(path, stdin);
   if (format === "json") {
     let value: unknown;
     try {
@@ -772,9 +792,10 @@ function yamlLines(
 async function csvExamples(
   name: string,
   path: string,
+  input: ReadableStream<Uint8Array>,
 ): Promise<ReadableStream<Example[]>> {
   // A UTF-16 file (Excel's "Unicode Text") is refused, and a failed read named.
-  const bytes = namedReads(await openBytes(path), name);
+  const bytes = namedReads(input, name);
   // The CSV library is loaded only when a CSV dataset is read.
   const { csvRecords } = await import("./_csv.ts");
   const quoted = JSON.stringify(path);

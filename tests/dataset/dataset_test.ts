@@ -1311,3 +1311,30 @@ Deno.test("DatasetError carries the 1-based line (and column) of a problem on a 
     }
   });
 });
+
+Deno.test("loadDataset reads stdin (`-`) in the format given, as it reads a file of that format", async () => {
+  await withTempDir(async (dir) => {
+    for (
+      const [format, text] of [
+        ["csv", 'id,input,expected\na,"2+2?",4\n,hi,\n'],
+        [
+          "json",
+          '[{"id":"a","input":"2+2?","expected":"4"},\n{"input":"hi"}]\n',
+        ],
+        ["yaml", "- { id: a, input: 2+2?, expected: '4' }\n- input: hi\n"],
+      ] as const
+    ) {
+      const path = join(dir, `cases.${format}`);
+      await Deno.writeTextFile(path, text);
+      const fromFile = await Array.fromAsync(
+        await loadDataset(path, { name: "d" }),
+      );
+      const stdin = ReadableStream.from([encoder.encode(text)]);
+      const fromStdin = await Array.fromAsync(
+        await loadDataset("-", { name: "d", format, stdin }),
+      );
+      assert.deepEqual(fromStdin, fromFile, format);
+      assert.deepEqual(ids(fromStdin), ["d#a", "d#2"], format);
+    }
+  });
+});
