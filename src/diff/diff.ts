@@ -310,7 +310,7 @@ export interface DiffOptions {
    * outside the range (the declaration is then not trusted).
    * @default {undefined}
    */
-  valueRange?: (metric: string) => ValueRange | undefined;
+  valueRange?: ((metric: string) => ValueRange | undefined) | undefined;
 }
 
 /**

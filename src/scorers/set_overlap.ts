@@ -53,7 +53,7 @@ export interface SetOverlapOptions {
    * is "A"). Without it the code points are compared as written.
    * @default {undefined}
    */
-  normalize?: "nfc" | "nfkc";
+  normalize?: "nfc" | "nfkc" | undefined;
   /**
    * The least value that passes, within 0..1.
    * @default {0.5}
