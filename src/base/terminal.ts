@@ -33,16 +33,47 @@ const JOINS_BEFORE = /^\p{Extended_Pictographic}/u;
 // What a presentation selector (U+FE0E text, U+FE0F emoji) may follow:
 // a character that has both presentations (❤️, 1️⃣).
 const PRESENTED = /\p{Emoji}$/u;
+const ZWNJ = "\u200c";
+// The scripts whose spelling writes a joiner or a non-joiner inside a word:
+// Persian's می‌خواهم, Hindi's क्‍ष. There the character changes the letters'
+// shapes, so it hides nothing, and escaped it would break every such word.
+const JOINING_SCRIPTS = [
+  "Arabic",
+  "Syriac",
+  "Devanagari",
+  "Bengali",
+  "Gurmukhi",
+  "Gujarati",
+  "Oriya",
+  "Tamil",
+  "Telugu",
+  "Kannada",
+  "Malayalam",
+  "Sinhala",
+].map((script) => new RegExp(`^\\p{Script=${script}}$`, "u"));
+
+/** Whether the (non-)joiner at `at` sits inside a word of a joining script. */
+function inWord(at: number, text: string): boolean {
+  const before = text[at - 1];
+  const after = text[at + 1];
+  if (before === undefined || after === undefined) return false;
+  return JOINING_SCRIPTS.some((script) =>
+    script.test(before) && script.test(after)
+  );
+}
 
 /**
- * Whether the invisible character at `at` belongs to an emoji: a ZWJ
- * between two pictographs, a presentation selector after an emoji. Either
- * after a letter, or alone, could hide a difference between two names.
+ * Whether the invisible character at `at` is part of what it is written in:
+ * a ZWJ between two pictographs (an emoji), a presentation selector after
+ * an emoji, a ZWJ or ZWNJ inside a word of a script that spells with them.
+ * Elsewhere (between Latin letters, alone) either could hide a difference
+ * between two names.
  */
-function inEmoji(c: string, at: number, text: string): boolean {
+function isWritten(c: string, at: number, text: string): boolean {
+  if (c === ZWNJ) return inWord(at, text);
   if (c === ZWJ) {
-    return JOINS_AFTER.test(text.slice(Math.max(0, at - 4), at)) &&
-      JOINS_BEFORE.test(text.slice(at + 1, at + 3));
+    return (JOINS_AFTER.test(text.slice(Math.max(0, at - 4), at)) &&
+      JOINS_BEFORE.test(text.slice(at + 1, at + 3))) || inWord(at, text);
   }
   return (c === "\ufe0f" || c === "\ufe0e") &&
     PRESENTED.test(text.slice(Math.max(0, at - 2), at));
@@ -51,7 +82,9 @@ function inEmoji(c: string, at: number, text: string): boolean {
 /**
  * Escapes every character that could move the cursor, change colours or
  * reorder text in a terminal, or hide in it, as `\n`, `\t` or `\u{1b}`;
- * the joiners and selectors inside an emoji (👩‍💻, ❤️) stay, as the emoji.
+ * the joiners and selectors inside an emoji (👩‍💻, ❤️) stay, as the emoji,
+ * and so do the joiners and non-joiners inside a Persian, Arabic or Indic
+ * word (می‌خواهم, क्‍ष), where they shape the letters.
  *
  * @param text Untrusted text (model output, a reason).
  * @returns Text that prints as one inert line.
@@ -68,7 +101,7 @@ export function escapeControl(text: string): string {
     if (c === "\n") return "\\n";
     if (c === "\t") return "\\t";
     if (c === "\r") return "\\r";
-    if (c.charCodeAt(0) >= 0x200d && inEmoji(c, at, text)) return c;
+    if (c.charCodeAt(0) >= 0x200c && isWritten(c, at, text)) return c;
     return `\\u{${c.codePointAt(0)!.toString(16)}}`;
   });
 }

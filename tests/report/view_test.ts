@@ -65,6 +65,24 @@ Deno.test("escapeControl keeps the text visible and readable", () => {
   assert.equal(escapeControl(plain), plain, "printable text is untouched");
 });
 
+Deno.test("escapeControl keeps the joiners and non-joiners a Persian, Arabic or Indic word is spelled with, and escapes them elsewhere", () => {
+  const spelled = [
+    "می\u200cخواهم", // Persian: "I want", a non-joiner inside the word
+    "क्\u200dष", // Devanagari: a half form through a joiner after the virama
+    "ক্\u200cষ", // Bengali: a non-joiner keeps the conjunct apart
+    "ലെ\u200cൻ", // Malayalam
+  ];
+  for (const word of spelled) {
+    assert.equal(escapeControl(word), word, JSON.stringify(word));
+  }
+  assert.equal(escapeControl("pay\u200cpal"), "pay\\u{200c}pal");
+  assert.equal(escapeControl("a\u200db"), "a\\u{200d}b");
+  assert.equal(escapeControl("\u200cمی"), "\\u{200c}می", "not inside a word");
+  assert.equal(escapeControl("می\u200c"), "می\\u{200c}", "at the end");
+  // Two scripts on either side are no word of one.
+  assert.equal(escapeControl("क\u200cم"), "क\\u{200c}م");
+});
+
 function unit(
   example: string,
   unitId: string,
