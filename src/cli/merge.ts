@@ -10,6 +10,7 @@ import { stdinOnce, UsageError } from "./flags.ts";
 import { say } from "./_output.ts";
 import type { ShardPart } from "../record/merge.ts";
 import type { Gate } from "../aggregate/gates.ts";
+import type { RecordedBudget } from "../record/run_checks.ts";
 
 /** Reads one shard: a RunRecord, or a Scores file with its sidecar. */
 async function readShard(path: string): Promise<ShardPart> {
@@ -107,12 +108,13 @@ export const merge = defineCommand({
 files (each with the .meta.json sidecar run --out writes beside it; - reads a
 record on stdin). Writes the merged Scores on stdout, in the order one
 unsharded run writes them, the merged RunRecord to --record (equal to the
-unsharded run's but for its times and run id), and a summary on stderr; the
-config's gates are checked as run checks them (exit 1). --save-baseline and
---baseline keep or compare the merged run as run's flags do (a bare name is
-.evalpipe/baselines/NAME.json beside the config the shards ran). Refuses
-shards of different configs or datasets, a missing shard, one given twice, or
-one that did not finish.`,
+unsharded run's but for its times and run id; its budget the shards' summed),
+and a summary on stderr; the config's gates are checked as run checks them
+(exit 1), and a budget a shard ran out of fails as run's does (exit 1).
+--save-baseline and --baseline keep or compare the merged run as run's flags
+do (a bare name is .evalpipe/baselines/NAME.json beside the config the shards
+ran). Refuses shards of different configs or datasets, a missing shard, one
+given twice, or one that did not finish.`,
   positionals: {
     names: ["SHARD..."],
     error: "merge takes the shards' records or Scores files",
@@ -290,9 +292,12 @@ one that did not finish.`,
           merged.complete,
           merged.selection,
           hasSpend(spend) ? spend : undefined,
-          compared === undefined ? {} : {
-            baseline: (await import("../record/run_checks.ts"))
-              .recordedBaseline(comparePath!, compared),
+          {
+            ...(compared === undefined ? {} : {
+              baseline: (await import("../record/run_checks.ts"))
+                .recordedBaseline(comparePath!, compared),
+            }),
+            ...(merged.budget !== undefined ? { budget: merged.budget } : {}),
           },
         );
       } finally {
@@ -340,6 +345,35 @@ one that did not finish.`,
     }
     const failures = checkGates(gates ?? {}, merged.aggregates);
     for (const f of failures) say(`evalpipe: gate failed: ${f.message}`);
+    // Each shard kept its own budget: a merged run whose shards refused
+    // calls fails as the run whose budget ran out does.
+    const budgeted = parts.filter((p) => p.record?.budget !== undefined);
+    if (budgeted.length > 0 && merged.budget === undefined) {
+      const without = parts.filter((p) => p.record?.budget === undefined);
+      say(
+        `evalpipe: the merged run keeps no budget: ${
+          without.map((p) => JSON.stringify(p.name)).join(", ")
+        } ${
+          without.length === 1 ? "keeps" : "keep"
+        } none (a Scores file, or a record of an older evalpipe), so what the shards spent together is not known`,
+      );
+    }
+    // A shard that refused calls blocked their Scores whatever the others
+    // kept: its budget ran out, as a run's does.
+    const spentOut: Array<{ budget: RecordedBudget; name?: string }> =
+      merged.budget !== undefined
+        ? merged.budget.refused > 0 ? [{ budget: merged.budget }] : []
+        : budgeted.filter((p) => p.record!.budget!.refused > 0).map((p) => ({
+          budget: p.record!.budget!,
+          name: p.name,
+        }));
+    if (spentOut.length > 0) {
+      const { budgetText } = await import("../report/run_failures.ts");
+      for (const { budget, name } of spentOut) {
+        const where = name !== undefined ? `${JSON.stringify(name)}: ` : "";
+        say(`evalpipe: ${where}budget reached: ${budgetText(budget)}`);
+      }
+    }
     let regressed = false;
     if (baselines !== undefined) {
       if (savePath !== undefined) {
@@ -366,6 +400,6 @@ one that did not finish.`,
         }
       }
     }
-    return failures.length > 0 || regressed ? 1 : 0;
+    return failures.length > 0 || regressed || spentOut.length > 0 ? 1 : 0;
   },
 });

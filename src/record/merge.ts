@@ -16,6 +16,8 @@ import type { Unit } from "../dataset/unit.ts";
 import type { Fingerprints } from "../fingerprint/fingerprint.ts";
 import type { Score } from "../score/mod.ts";
 import type { RunRecord, RunRecordHeader } from "./run_record.ts";
+import type { RecordedBudget } from "./run_checks.ts";
+import { roundUsd } from "../net/budget.ts";
 import type { SelectionTally, ShardInfo, Subset } from "./selection.ts";
 import { valueRangeOption } from "../aggregate/value_ranges.ts";
 
@@ -115,6 +117,14 @@ export interface MergedRun {
   shards: number;
   /** Each metric's declared range, as the shards' records or sidecars keep it. */
   value_ranges?: Record<string, [number, number]>;
+  /**
+   * The shards' budgets summed, when every shard's record keeps one (the
+   * config set `budget_usd`): each shard ran under the whole `budget_usd`
+   * on its own, so `limit_usd` is what they were allowed together, the
+   * sum of their limits, `spent_usd` what they spent together and
+   * `refused` the calls they refused.
+   */
+  budget?: RecordedBudget;
 }
 
 /**
@@ -344,6 +354,33 @@ export function mergeShards(
     missing,
     shards: ordered.length,
     ...(ranges !== undefined ? { value_ranges: ranges } : {}),
+    ...budgetOf(ordered),
+  };
+}
+
+/**
+ * The shards' budgets summed, when each shard's record has one; `{}` when
+ * any lacks it (a Scores file, a record written before budgets were kept),
+ * for a part of the spend would be unknown.
+ */
+function budgetOf(parts: readonly ShardPart[]): { budget?: RecordedBudget } {
+  const budgets = parts.map((p) => p.record?.budget);
+  if (budgets.length === 0 || budgets.some((b) => b === undefined)) return {};
+  let limit = 0;
+  let spent = 0;
+  let refused = 0;
+  for (const b of budgets as RecordedBudget[]) {
+    limit += b.limit_usd;
+    spent += b.spent_usd;
+    refused += b.refused;
+  }
+  // Sums of dollars rounded as the run rounds its spend.
+  return {
+    budget: {
+      limit_usd: roundUsd(limit),
+      spent_usd: roundUsd(spent),
+      refused,
+    },
   };
 }
 

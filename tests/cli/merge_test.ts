@@ -625,3 +625,121 @@ gates:
     assert.deepEqual(scorecard.verdict.failing_gates, ["exact_match"]);
   });
 });
+
+Deno.test("merge sums the shards' budgets into the merged record, and exits 1 when a shard's ran out", async () => {
+  // 1000 prompt and 100 completion tokens at 1 and 10 USD per million: each
+  // call costs $0.002.
+  const usage = { prompt_tokens: 1000, completion_tokens: 100 };
+  await using server = fakeLlm({ handler: () => reply.ok("ok", { usage }) });
+  await withTempDir(async (dir) => {
+    const n = 12;
+    await Deno.writeTextFile(
+      `${dir}/cases.jsonl`,
+      Array.from(
+        { length: n },
+        (_, i) => JSON.stringify({ input: `q${i + 1}`, expected: "ok" }),
+      ).join("\n") + "\n",
+    );
+    const suite = (budget: number) =>
+      Deno.writeTextFile(
+        `${dir}/suite.yaml`,
+        `dataset: cases.jsonl
+target:
+  type: openai
+  base_url: "${server.baseUrl}"
+  model: m
+  retries: 0
+  cost: { input_per_1m: 1, output_per_1m: 10 }
+scorers: [{ type: exact_match }]
+concurrency: 1
+budget_usd: ${budget}
+`,
+      );
+    const shards = async () => {
+      const codes: number[] = [];
+      for (const k of [1, 2]) {
+        const r = await cli(
+          [
+            "run",
+            "suite.yaml",
+            "--no-cache",
+            "--shard",
+            `${k}/2`,
+            "--record",
+            `s${k}.json`,
+          ],
+          dir,
+        );
+        codes.push(r.code);
+      }
+      return codes;
+    };
+    // Within the budget: each shard ran under budget_usd $1 on its own, so
+    // the two were allowed $2 together and spent $0.002 a case.
+    await suite(1);
+    assert.deepEqual(await shards(), [0, 0]);
+    assert.equal(server.count, n);
+    const within = await cli(
+      ["merge", "s1.json", "s2.json", "--record", "m.json"],
+      dir,
+    );
+    assert.equal(within.code, 0, within.stderr);
+    const record = JSON.parse(await Deno.readTextFile(`${dir}/m.json`));
+    assert.deepEqual(record.budget, {
+      limit_usd: 2,
+      spent_usd: 0.024,
+      refused: 0,
+    });
+    const report = await cli(["report", "m.json", "--markdown", "r.md"], dir);
+    assert.equal(report.code, 0, report.stderr);
+    assert.match(
+      await Deno.readTextFile(`${dir}/r.md`),
+      /^\*\*Budget:\*\* \$0\.024 spent of budget\\_usd \$2$/m,
+    );
+    // $0.005 a shard: each stops once it has spent it (three calls, or its
+    // every case), the rest are refused; the merged run fails as a run
+    // whose budget ran out does.
+    await suite(0.005);
+    const before = server.count;
+    await shards();
+    const calls = server.count - before;
+    assert.ok(calls <= 6, `${calls} calls`);
+    const over = await cli(
+      ["merge", "s1.json", "s2.json", "--record", "m.json"],
+      dir,
+    );
+    assert.equal(over.code, 1, over.stderr);
+    const spent = JSON.parse(await Deno.readTextFile(`${dir}/m.json`)).budget;
+    assert.deepEqual(spent, {
+      limit_usd: 0.01,
+      spent_usd: Math.round(calls * 0.002 * 1e9) / 1e9,
+      refused: n - calls,
+    });
+    assert.match(
+      over.stderr,
+      new RegExp(
+        `evalpipe: budget reached: \\$${
+          String(spent.spent_usd).replace(".", "\\.")
+        } spent of budget_usd \\$0\\.01; ${n - calls} calls were not made`,
+      ),
+    );
+    // A record without its budget (an older evalpipe's): the sum is not
+    // known, and merge says so rather than keep half of it.
+    const old = JSON.parse(await Deno.readTextFile(`${dir}/s2.json`));
+    delete old.budget;
+    await Deno.writeTextFile(`${dir}/s2.json`, JSON.stringify(old));
+    const partial = await cli(
+      ["merge", "s1.json", "s2.json", "--record", "m.json"],
+      dir,
+    );
+    assert.match(
+      partial.stderr,
+      /the merged run keeps no budget: "s2\.json" keeps none/,
+    );
+    // Shard 1's refusals are still known: they fail the merge.
+    const first = JSON.parse(await Deno.readTextFile(`${dir}/s1.json`)).budget;
+    assert.equal(partial.code, first.refused > 0 ? 1 : 0, partial.stderr);
+    const none = JSON.parse(await Deno.readTextFile(`${dir}/m.json`));
+    assert.equal("budget" in none, false);
+  });
+});
