@@ -350,8 +350,18 @@ class MetricState {
     highSum.merge(lowSum);
     lowSum.merge(s.low);
     highSum.merge(s.high);
-    const low = lowSum.value;
-    const high = highSum.value;
+    // Those sums count a failure as 0 and as 1; their difference is Σ of
+    // each example's share of failures, so a failure at the range's ends
+    // (a 1..5 metric's 1 and 5) is low + end × share.
+    let low = lowSum.value;
+    let high = highSum.value;
+    if (range !== null && (range[0] !== 0 || range[1] !== 1)) {
+      const share = new ExactSum();
+      share.merge(highSum);
+      share.subtract(lowSum);
+      const failed = share.value;
+      [low, high] = [low + range[0] * failed, low + range[1] * failed];
+    }
     return {
       metric: s.metric,
       n: s.n,

@@ -164,9 +164,10 @@ export interface Aggregate {
    */
   ci95_unclamped: [number, number] | null;
   /**
-   * The mean if every error and blocked Score had scored 0, and if every one
-   * had scored 1: how far the failures could move it. `null` when there are neither values
-   * nor errors.
+   * The mean if every error and blocked Score had scored the low end of
+   * `value_range`, and if every one had scored its high end (0 and 1 when
+   * there is no range): how far the failures could move it. `null` when
+   * there are neither values nor errors.
    */
   mean_bounds: [number, number] | null;
   /** Aggregatable Scores that passed. */

@@ -241,6 +241,50 @@ Deno.test("Aggregator's rule of three counts examples, not their epochs", () => 
   closePair(viaJson.results()[0]!.pass_rate_rule_of_three, [0.7, 1]);
 });
 
+Deno.test("Aggregator's mean_bounds put the failures at the ends of the metric's range", () => {
+  const stars = [
+    scored("stars", 5, { example_id: "d#1", unit_id: "d#1" }),
+    scored("stars", 4, { example_id: "d#2", unit_id: "d#2" }),
+    errored("stars", "scorer error: boom", {
+      example_id: "d#3",
+      unit_id: "d#3",
+    }),
+  ];
+  // 1..5: the error as 1 gives (5 + 4 + 1)/3 = 10/3, as 5 gives 14/3; the
+  // mean 4.5 lies between. (As 0 and 1 it gave [3, 3.333], below the mean.)
+  const a = aggregateOf(stars, [1, 5]);
+  assert.equal(a.mean, 4.5);
+  closePair(a.mean_bounds, [10 / 3, 14 / 3]);
+  // −1..1 (semantic_similarity): −0.8 and an error → [(−0.8 − 1)/2, (−0.8 + 1)/2].
+  const similar = aggregateOf([
+    scored("sim", -0.8, { example_id: "d#1", unit_id: "d#1" }),
+    blocked("sim", "target error: HTTP 503", { example_id: "d#2" }),
+  ], [-1, 1]);
+  closePair(similar.mean_bounds, [-0.9, 0.1]);
+  // An example's epochs: 5, then an error → that example's bounds are
+  // (5 + 1)/2 and (5 + 5)/2; with d#2's 4: [(3 + 4)/2, (5 + 4)/2].
+  const epochs = aggregateOf([
+    scored("stars", 5, { example_id: "d#1", unit_id: "d#1@1" }),
+    errored("stars", "scorer error: boom", {
+      example_id: "d#1",
+      unit_id: "d#1@2",
+    }),
+    scored("stars", 4, { example_id: "d#2", unit_id: "d#2@1" }),
+    scored("stars", 4, { example_id: "d#2", unit_id: "d#2@2" }),
+  ], [1, 5]);
+  closePair(epochs.mean_bounds, [3.5, 4.5]);
+  // 0..1 and no range: the failures as 0 and 1, as before.
+  closePair(aggregateOf(stars).mean_bounds, [3, 10 / 3]);
+  // Shards' lines merged keep their range: the same bounds.
+  const viaJson = new Aggregator();
+  for (const part of [stars.slice(0, 1), stars.slice(1)]) {
+    viaJson.mergeAggregate(
+      parseAggregate(JSON.parse(JSON.stringify(aggregateOf(part, [1, 5])))),
+    );
+  }
+  assert.deepStrictEqual(viaJson.results(), [a]);
+});
+
 Deno.test("Aggregator flags fewer than 5 values as small_n, counted by example", () => {
   const ids = (e: number, k: number) => ({
     example_id: `d#${e}`,
