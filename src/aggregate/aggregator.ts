@@ -252,14 +252,15 @@ class MetricState {
   /**
    * The pass rate's trials as independent ones: n over the design effect
    * of examples with several trials (Kish's, from the ratio estimator's
-   * variance across examples), never above n. One trial an example, a
-   * pass rate of 0 or 1 (no spread to measure), or sums merged from older
-   * lines: n itself.
+   * variance across examples), never above n. A pass rate of 0 or 1 has
+   * no spread to measure how far an example's trials agree: the examples,
+   * as the rule of three counts them. One trial an example, or sums merged
+   * from older lines: n itself.
    */
   effectiveTrials(n: number): number {
-    if (!this.clustersKnown || this.trialsSquare === n) return n;
     const p = this.passed / n;
-    if (p === 0 || p === 1) return n;
+    if (p === 0 || p === 1) return this.tried > 0 ? Math.min(n, this.tried) : n;
+    if (!this.clustersKnown || this.trialsSquare === n) return n;
     // Σ (passes − p × trials)² over the examples.
     const residual = this.passedSquare - 2 * p * this.passedTrials +
       p * p * this.trialsSquare;

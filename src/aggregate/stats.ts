@@ -122,14 +122,17 @@ export function wilson95(
 ): [number, number] {
   const z = Z95;
   const p = k / n;
+  const [none, all] = [k === 0, k === n];
   n = effective;
   const z2 = z * z;
   const denom = 1 + z2 / n;
   const centre = p + z2 / (2 * n);
   const margin = z * Math.sqrt((p * (1 - p)) / n + z2 / (4 * n * n));
+  // At k = 0 or n an end is 0 or 1 exactly, which rounding misses
+  // (0.9999999999999999).
   return [
-    Math.max(0, (centre - margin) / denom),
-    Math.min(1, (centre + margin) / denom),
+    none ? 0 : Math.max(0, (centre - margin) / denom),
+    all ? 1 : Math.min(1, (centre + margin) / denom),
   ];
 }
 

@@ -179,8 +179,9 @@ export interface Aggregate {
    * by the design effect when examples ran several times (epochs): the
    * Scores of one example are not independent trials, so n is divided by
    * how much more the pass rate varies between examples than independent
-   * trials would (at least 1; 1 when the pass rate is 0 or 1, or for
-   * Aggregate lines merged from before this).
+   * trials would (at least 1; 1 for Aggregate lines merged from before
+   * this). At a pass rate of 0 or 1, which shows no spread to measure it,
+   * n is the examples tried, as for `pass_rate_rule_of_three`.
    */
   pass_rate_ci95: [number, number] | null;
   /**

@@ -813,9 +813,22 @@ Deno.test("Aggregator widens the pass rate's Wilson interval by the design effec
   const single = agreeing.filter((s) => s.unit_id!.endsWith("@1"));
   const [d] = aggregateAll(single).results();
   assert.deepEqual(d!.pass_rate_ci95, wilson95(5, 10));
-  // All passing: no spread to measure, n as it is.
+  // All passing: no spread to measure how far the epochs agree, so they
+  // count once: Wilson's for 10 of 10 ([0.722, 1]), not 50 of 50 ([0.929,
+  // 1]), as the rule of three bounds it over the 10 examples. None passing
+  // likewise.
   const [e] = aggregateAll(epochs(() => 5)).results();
-  assert.deepEqual(e!.pass_rate_ci95, wilson95(50, 50));
+  assert.deepEqual(e!.pass_rate_ci95, wilson95(10, 10));
+  assert.equal(e!.pass_rate_ci95![1], 1, "1 exactly, not 0.9999999999999999");
+  closePair(e!.pass_rate_ci95, [10 / (10 + 1.959963984540054 ** 2), 1], 1e-12);
+  const [z] = aggregateAll(epochs(() => 0)).results();
+  assert.deepEqual(z!.pass_rate_ci95, wilson95(0, 10));
+  // One Score an example, all passing: n as it is.
+  const [f] = aggregateAll(
+    epochs(() => 5).filter((s) => s.unit_id!.endsWith("@1")),
+  )
+    .results();
+  assert.deepEqual(f!.pass_rate_ci95, wilson95(10, 10));
   // Shards split between examples merge into exactly the whole, through
   // their Aggregate lines too.
   const viaJson = new Aggregator();
