@@ -6,8 +6,13 @@ import type { RunFailure } from "../report/run_failures.ts";
 
 /** What a report writer is given. */
 export interface ReportInput {
-  /** The run. */
-  record: RunRecord;
+  /** The run; absent when `markdown` is given and JUnit is not asked for. */
+  record?: RunRecord;
+  /**
+   * The Markdown already written (`report` reads a big record a unit at a
+   * time for it, never whole).
+   */
+  markdown?: string;
   /** The record's file, when it is kept (for the line on the HTML report). */
   recordPath?: string;
   /** Why the run fails besides its gates (a regression, a spent budget), for the Markdown's headline. */
@@ -31,15 +36,17 @@ export const REPORT_FORMATS: readonly ReportFormat[] = [
     name: "JUnit report",
     async render({ record }) {
       const { junitReport } = await import("../report/junit.ts");
-      return junitReport(record);
+      // Only a Markdown alone is given without its record.
+      return junitReport(record!);
     },
   },
   {
     flag: "markdown",
     name: "Markdown report",
-    async render({ record, recordPath, failures }) {
+    async render({ record, markdown, recordPath, failures }) {
+      if (markdown !== undefined) return markdown;
       const { markdownReport } = await import("../report/markdown.ts");
-      return markdownReport(record, {
+      return markdownReport(record!, {
         ...(recordPath !== undefined ? { recordPath } : {}),
         ...(failures !== undefined ? { failures } : {}),
       });

@@ -46,11 +46,11 @@ update --from" take.`,
         `Unknown export format ${JSON.stringify(flags.to)}; expected evalglass`,
       );
     }
-    const [{ isRunRecord }, { writeEvalglassRunFile }] = await Promise.all([
-      import("../record/run_record.ts"),
+    const [{ isRunRecordFile }, { writeEvalglassRunFile }] = await Promise.all([
+      import("./_record_file.ts"),
       import("../evalglass/store.ts"),
     ]);
-    if (!isRunRecord(await head(recordPath))) {
+    if (!(await isRunRecordFile(recordPath))) {
       // Not a record, or not readable: the Scores reader names what it is.
       const { readScoresFile, ScoresFileError } = await import(
         "../record/scores_file.ts"
@@ -75,24 +75,3 @@ update --from" take.`,
     return 0;
   },
 });
-
-/** The first 256 bytes of a file as text; empty when it cannot be read. */
-async function head(path: string): Promise<string> {
-  try {
-    using file = await Deno.open(path);
-    const bytes = new Uint8Array(256);
-    let n = 0;
-    while (n < bytes.length) {
-      const read = await file.read(bytes.subarray(n));
-      if (read === null) break;
-      n += read;
-    }
-    return new TextDecoder().decode(bytes.subarray(0, n));
-  } catch (error) {
-    // The Scores reader, asked next, says why the file cannot be read.
-    if (error instanceof Deno.errors.NotFound) return "";
-    if (error instanceof Deno.errors.PermissionDenied) return "";
-    if (error instanceof Deno.errors.IsADirectory) return "";
-    throw error;
-  }
-}

@@ -81,9 +81,32 @@ diff RECORD prints it; JUnit has a test suite per target.`,
         path,
       })),
     );
-    const read = await Promise.all(paths.map(readResults));
     // Each report on its own: one lost is named, the others still written.
     const lost: Error[] = [];
+    if (
+      files.markdown !== undefined && files.junit === undefined &&
+      flags.html === undefined && paths.length === 1 &&
+      await (await import("./_record_file.ts")).isRunRecordFile(paths[0]!)
+    ) {
+      // The Markdown alone: the record read a unit at a time, never whole.
+      const { markdownReportFile } = await import("../report/markdown.ts");
+      const { text, record } = await markdownReportFile(paths[0]!, {
+        recordPath: paths[0]!,
+      });
+      if (!record.complete) {
+        say(
+          `evalpipe: ${
+            JSON.stringify(paths[0])
+          } is the record of a run that did not finish`,
+        );
+      }
+      for (const { error } of await writeReports({ markdown: text }, files)) {
+        say(`evalpipe: ${error.message}`);
+        lost.push(error);
+      }
+      return lost.length > 0 ? exitCodeOf(lost[0]!)! : 0;
+    }
+    const read = await Promise.all(paths.map(readResults));
     if (ci) {
       const [file] = read;
       if (file?.record === undefined) {

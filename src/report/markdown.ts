@@ -8,10 +8,20 @@
 import type { Aggregate } from "../aggregate/mod.ts";
 import { checkGates, type Gate, type GateFailure } from "../aggregate/gates.ts";
 import type { RunRecord } from "../record/run_record.ts";
+import {
+  type RunRecordSummary,
+  visitRunRecord,
+} from "../record/record_entries.ts";
+import type { Unit } from "../dataset/unit.ts";
 import type { Score } from "../score/mod.ts";
 import { failsCase, type UnitCase, unitCases } from "./cases.ts";
 import { escapeControl } from "../base/terminal.ts";
-import { formatSpend, hasSpend, SpendTally } from "../record/spend.ts";
+import {
+  formatSpend,
+  hasSpend,
+  type Spend,
+  SpendTally,
+} from "../record/spend.ts";
 import { classificationHeadline, MATRIX_LABELS } from "./classification.ts";
 import {
   COMPARISON_HEADER,
@@ -174,7 +184,7 @@ function gatesOf(config: Record<string, unknown>): Record<string, Gate> {
  * meets the gates on its own, its failures' messages naming it.
  */
 function gateFailures(
-  record: RunRecord,
+  record: MarkdownRecord,
 ): Array<[string | undefined, GateFailure[]]> {
   const gates = gatesOf(record.config);
   const targets = targetOrder(record);
@@ -185,7 +195,7 @@ function gateFailures(
   return targets.map((t) => [t, failures.filter((f) => f.target_name === t)]);
 }
 
-function gatesTable(record: RunRecord): string[] {
+function gatesTable(record: MarkdownRecord): string[] {
   const gates = gatesOf(record.config);
   const rows: string[] = [];
   const perTarget = gateFailures(record);
@@ -227,7 +237,7 @@ function gatesTable(record: RunRecord): string[] {
 }
 
 /** A matrix run: per metric each target's mean, each against the first. */
-function comparisonTable(record: RunRecord): string[] {
+function comparisonTable(record: MarkdownRecord): string[] {
   const lines = matrixComparison(record);
   if (lines === undefined) return [];
   const first = lines[0]?.targets[0]?.target ?? "";
@@ -245,30 +255,14 @@ function comparisonTable(record: RunRecord): string[] {
   ];
 }
 
-/** How bad a case is, for ordering: errors first, then the lowest value. */
-function badness(c: UnitCase): [number, number] {
-  const values = c.scores.flatMap((s) => s.value === null ? [] : [s.value]);
-  return [c.outcome === "error" ? 0 : 1, Math.min(1, ...values)];
-}
-
-function failingScores(c: UnitCase): Score[] {
-  return c.scores.filter(failsCase);
-}
-
-function worstTable(cases: readonly UnitCase[], worst: number): string[] {
-  const failing = cases.filter((c) =>
-    c.outcome === "error" || c.outcome === "failed"
-  );
-  if (failing.length === 0) return ["No failing cases."];
-  const sorted = [...failing].sort((a, b) => {
-    const [ka, va] = badness(a);
-    const [kb, vb] = badness(b);
-    return ka - kb || va - vb;
-  });
-  const shown = sorted.slice(0, worst);
+function worstTable(
+  shown: readonly ShownCase[],
+  failing: number,
+): string[] {
+  if (failing === 0) return ["No failing cases."];
   const lines = [
-    `${shown.length} of ${failing.length} failing ${
-      failing.length === 1 ? "case" : "cases"
+    `${shown.length} of ${failing} failing ${
+      failing === 1 ? "case" : "cases"
     }, errors first, then the lowest values:`,
     "",
     "| case | metric | status | value | reason | output |",
@@ -282,7 +276,7 @@ function worstTable(cases: readonly UnitCase[], worst: number): string[] {
       : c.unit.output === null
       ? markdownCell(`(none)${called}`, 200)
       : `${markdownCell(c.unit.output, 80)}${markdownCell(called, 120)}`;
-    for (const s of failingScores(c)) {
+    for (const s of c.scores.filter(failsCase)) {
       lines.push(
         `| ${markdownCell(c.unit_id, 80)} | ${
           markdownCell(s.metric, 40)
@@ -331,10 +325,193 @@ export function markdownReport(
   record: RunRecord,
   options: MarkdownOptions = {},
 ): string {
-  const cases = unitCases(record.scores, record.units);
+  const tally = new MarkdownTally();
+  for (const unit of record.units) tally.addUnit(unit);
+  for (const score of record.scores) tally.addScore(score);
+  const shown = tally.worst(options.worst ?? 10);
+  const cases = unitCases(
+    record.scores.filter((s) =>
+      shown.has(s.unit_id ?? s.example_id ?? "(no id)")
+    ),
+    record.units.filter((u) => shown.has(u.unit_id)),
+  );
+  return markdownOf(tally.run(record, cases), options);
+}
+
+/**
+ * The Markdown report of the RunRecord file at `path`, as
+ * {@linkcode markdownReport} writes it from the record, read a unit at a
+ * time: twice, once for the counts and once for the worst cases' Scores and
+ * outputs, never holding every unit and Score.
+ *
+ * @param path The RunRecord file.
+ * @param options The record's path as the report names it, and how many cases to list.
+ * @returns The Markdown, and the record besides its units and Scores.
+ *
+ * @example
+ * ```ts
+ * import { markdownReportFile } from "./mod.ts";
+ * import { RunRecordWriter } from "../record/mod.ts";
+ * import { scored } from "../score/mod.ts";
+ * const dir = await Deno.makeTempDir();
+ * const file = await Deno.open(`${dir}/run.json`, { write: true, create: true });
+ * const writer = new RunRecordWriter(file, {
+ *   run_id: "r1", started_at: "2026-12-01T08:00:00.000Z", config_path: "suite.yaml", config: {},
+ *   fingerprints: { config: "sha256:aa", dataset: null, target: "sha256:cc", scorers: {} },
+ * });
+ * const unit = { example_id: "d#1", unit_id: "d#1", epoch: 1, input: "q", output: "no" };
+ * await writer.addUnit(unit, [scored("m", 0, { example_id: "d#1", unit_id: "d#1", passed: false })]);
+ * await writer.finish([], true);
+ * file.close();
+ * const { text } = await markdownReportFile(`${dir}/run.json`);
+ * await Deno.remove(dir, { recursive: true });
+ * if (!text.includes("1 of 1 failing case")) throw new Error(text);
+ * ```
+ */
+export async function markdownReportFile(
+  path: string,
+  options: MarkdownOptions = {},
+): Promise<{ text: string; record: RunRecordSummary }> {
+  const tally = new MarkdownTally();
+  const record = await visitRunRecord(path, {
+    entry(scores, unit) {
+      if (unit !== undefined) tally.addUnit(unit);
+      for (const score of scores) tally.addScore(score);
+    },
+  });
+  const shown = tally.worst(options.worst ?? 10);
+  // The worst cases' Scores and units, in the record's order, as
+  // markdownReport takes them from the whole record.
+  const scores: Score[] = [];
+  const units: Unit[] = [];
+  if (shown.size > 0) {
+    await visitRunRecord(path, {
+      entry(own, unit) {
+        if (unit !== undefined && shown.has(unit.unit_id)) units.push(unit);
+        for (const s of own) {
+          if (shown.has(s.unit_id ?? s.example_id ?? "(no id)")) scores.push(s);
+        }
+      },
+    });
+  }
+  const run = tally.run(record, unitCases(scores, units));
+  return { text: markdownOf(run, options), record };
+}
+
+/** What the report reads of the record besides its units and Scores. */
+type MarkdownRecord =
+  & Pick<
+    RunRecordSummary,
+    | "config_path"
+    | "run_id"
+    | "complete"
+    | "config"
+    | "aggregates"
+    | "budget"
+    | "baseline"
+    | "value_ranges"
+  >
+  & {
+    /** A matrix run's Scores (those naming a target), for its comparison. */
+    scores: readonly Score[];
+  };
+
+/** A case the report lists: its unit id, its record, its Scores. */
+type ShownCase = Pick<UnitCase, "unit_id" | "unit" | "scores">;
+
+/** Everything the Markdown shows, gathered a unit at a time. */
+interface MarkdownRun {
+  record: MarkdownRecord;
+  /** Units with Scores. */
+  cases: number;
+  /** Of them, those that failed or erred. */
+  failing: number;
+  /** The worst failing cases, worst first. */
+  shown: ShownCase[];
+  /** The run's spend on model calls. */
+  spend: Spend;
+}
+
+/** What a case's Scores say, kept compact: one per unit. */
+interface CaseTally {
+  /** The order it first appears in. */
+  index: number;
+  /** A Score is an error or blocked. */
+  error: boolean;
+  /** A Score fails it. */
+  fails: boolean;
+  /** The lowest value of its Scores, at most 1. */
+  min: number;
+}
+
+/**
+ * The counts the Markdown report needs, a Score at a time: per unit a few
+ * numbers (not its Scores), the spend, and a matrix run's Scores.
+ */
+class MarkdownTally {
+  #cases = new Map<string, CaseTally>();
+  #spend = new SpendTally();
+  #matrix: Score[] = [];
+
+  addUnit(unit: Unit): void {
+    this.#spend.addUnit(unit);
+  }
+
+  addScore(s: Score): void {
+    this.#spend.addScore(s);
+    if (s.target_name !== undefined) this.#matrix.push(s);
+    const id = s.unit_id ?? s.example_id ?? "(no id)";
+    let c = this.#cases.get(id);
+    if (c === undefined) {
+      c = { index: this.#cases.size, error: false, fails: false, min: 1 };
+      this.#cases.set(id, c);
+    }
+    if (s.status === "error" || s.status === "blocked") c.error = true;
+    if (failsCase(s)) c.fails = true;
+    if (s.value !== null && s.value < c.min) c.min = s.value;
+  }
+
+  /** The unit ids of the worst failing cases: errors first, then the lowest values. */
+  worst(count: number): Set<string> {
+    return new Set(
+      this.#failing()
+        .sort(([, a], [, b]) =>
+          Number(!a.error) - Number(!b.error) || a.min - b.min ||
+          a.index - b.index
+        )
+        .slice(0, count)
+        .map(([id]) => id),
+    );
+  }
+
+  #failing(): Array<[string, CaseTally]> {
+    return [...this.#cases].filter(([, c]) => c.error || c.fails);
+  }
+
+  /** The run, with the worst cases (their Scores and units) given. */
+  run(
+    record: Omit<MarkdownRecord, "scores">,
+    cases: readonly UnitCase[],
+  ): MarkdownRun {
+    const order = this.#cases;
+    return {
+      record: { ...record, scores: this.#matrix },
+      cases: order.size,
+      failing: this.#failing().length,
+      shown: [...cases].sort((a, b) => {
+        const x = order.get(a.unit_id)!, y = order.get(b.unit_id)!;
+        return Number(!x.error) - Number(!y.error) || x.min - y.min ||
+          x.index - y.index;
+      }),
+      spend: this.#spend.result(),
+    };
+  }
+}
+
+/** The Markdown of a run gathered by {@linkcode MarkdownTally}. */
+function markdownOf(run: MarkdownRun, options: MarkdownOptions): string {
+  const { record, failing } = run;
   const failedGates = gateFailures(record).flatMap(([, f]) => f);
-  const failing =
-    cases.filter((c) => c.outcome === "error" || c.outcome === "failed").length;
   const failures = options.failures ?? runFailures(record);
   const worst = options.worst ?? 10;
   const gated = Object.keys(gatesOf(record.config)).length > 0;
@@ -363,13 +540,13 @@ export function markdownReport(
   return [
     `## evalpipe: ${markdownCell(record.config_path, 120)}`,
     "",
-    `${verdict} · ${cases.length} ${
-      cases.length === 1 ? "unit" : "units"
+    `${verdict} · ${run.cases} ${
+      run.cases === 1 ? "unit" : "units"
     }, ${failing} failing · run \`${record.run_id.replace(/`/g, "")}\`${
       record.complete ? "" : " · **incomplete**"
     }`,
     "",
-    ...costLine(record),
+    ...costLine(run.spend),
     ...budgetLine(record.budget),
     "### Summary",
     "",
@@ -384,7 +561,7 @@ export function markdownReport(
     "",
     "### Worst failing cases",
     "",
-    ...worstTable(cases, worst),
+    ...worstTable(run.shown, failing),
     "",
     open,
     "",
@@ -392,11 +569,7 @@ export function markdownReport(
 }
 
 /** The run's spend on model calls, with a blank line, when it made any. */
-function costLine(record: RunRecord): string[] {
-  const tally = new SpendTally();
-  for (const unit of record.units) tally.addUnit(unit);
-  for (const score of record.scores) tally.addScore(score);
-  const spend = tally.result();
+function costLine(spend: Spend): string[] {
   return hasSpend(spend)
     ? [`**${formatSpend(spend).replace(/^cost/, "Cost")}**`, ""]
     : [];

@@ -25,7 +25,11 @@ export type { CaseOutcome, UnitCase } from "./cases.ts";
 export { caseOutcome, unitCases } from "./cases.ts";
 export { junitReport, xmlAttr, xmlText } from "./junit.ts";
 export type { MarkdownOptions } from "./markdown.ts";
-export { markdownCell, markdownReport } from "./markdown.ts";
+export {
+  markdownCell,
+  markdownReport,
+  markdownReportFile,
+} from "./markdown.ts";
 export type { RunFailure } from "./run_failures.ts";
 export { runFailures } from "./run_failures.ts";
 export {

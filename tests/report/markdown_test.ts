@@ -331,3 +331,46 @@ Deno.test("run --baseline that regresses says so in the Markdown's headline, the
     );
   });
 });
+
+Deno.test("report --markdown reads the record a unit at a time and writes what run --markdown wrote from the whole record", async () => {
+  await withTempDir(async (dir) => {
+    // More failing cases than the ten listed, with ties: errors first, then
+    // the lowest values, then the record's order.
+    const data = Array.from({ length: 30 }, (_, i) =>
+      JSON.stringify(
+        i % 7 === 3 ? { id: `e${i}`, input: `q${i}`, expected: "w" } : {
+          id: `c${i}`,
+          input: `q${i}`,
+          expected: "x",
+          output: i % 2 ? "x" : `no ${i % 3}`,
+        },
+      ) + "\n").join("");
+    await Deno.writeTextFile(`${dir}/suite.yaml`, SUITE);
+    await Deno.writeTextFile(`${dir}/data.jsonl`, data);
+    const run = await cli(
+      ["run", "suite.yaml", "--markdown", "run.md", "--record", "rec.json"],
+      dir,
+    );
+    assert.equal(run.code, 1, run.stderr);
+    const out = await cli(
+      ["report", "rec.json", "--markdown", "again.md"],
+      dir,
+    );
+    assert.equal(out.code, 0, out.stderr);
+    const md = await Deno.readTextFile(`${dir}/run.md`);
+    assert.match(md, /10 of 17 failing cases/);
+    assert.equal(await Deno.readTextFile(`${dir}/again.md`), md);
+  });
+  await withTempDir(async (dir) => {
+    const run = await matrixRun(dir, ["--markdown", "m.md"]);
+    assert.equal(run.code, 0, run.stderr);
+    const out = await cli(
+      ["report", "r.json", "--markdown", "again.md"],
+      dir,
+    );
+    assert.equal(out.code, 0, out.stderr);
+    const md = await Deno.readTextFile(`${dir}/m.md`);
+    assert.match(md, /### Targets compared/);
+    assert.equal(await Deno.readTextFile(`${dir}/again.md`), md);
+  });
+});
