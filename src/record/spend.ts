@@ -135,15 +135,19 @@ export class SpendTally {
   #judge = emptySide();
 
   /**
-   * Adds a unit's target call.
+   * Adds a unit's target call; a recorded trace's unit made none.
    *
    * @param unit The unit (or a report's, whose `target` is unchecked).
    */
   addUnit(unit: Unit | { readonly target?: unknown }): void {
     const target = unit.target;
-    if (typeof target === "object" && target !== null) {
-      addCall(this.#target, target as Record<string, unknown>);
-    }
+    if (typeof target !== "object" || target === null) return;
+    const info = target as Record<string, unknown>;
+    // A recorded trace (the `trace` target's) made no call in this run: its
+    // tokens, and the cost_usd its prices give them for the cost scorer,
+    // were spent when it was recorded.
+    if (typeof info.trace_format === "string") return;
+    addCall(this.#target, info);
   }
 
   /**

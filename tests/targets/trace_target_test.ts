@@ -14,6 +14,7 @@ import {
 } from "../../mod.ts";
 import { withTempDir } from "../_proc.ts";
 import { cli, cliWithStdin } from "../_cli.ts";
+import { fakeLlm, reply } from "../_fake_llm.ts";
 
 type Attr = string | number | boolean | Record<string, unknown>;
 
@@ -565,6 +566,92 @@ Deno.test("run with a trace target priced by cost: (EvalCore's key) records each
     assert.match(
       budget.stderr,
       /line 6: "budget_usd" counts what priced calls cost/,
+    );
+  });
+});
+
+Deno.test("run with a trace target counts no call in its cost: a recorded trace's tokens and cost_usd were spent when it was recorded, in the summary, the record and the reports alike", async () => {
+  await using server = fakeLlm({
+    handler: () =>
+      reply.ok("Done.", {
+        usage: { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 },
+      }),
+  });
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/t.json`,
+      otel({
+        attrs: {
+          "gen_ai.usage.input_tokens": 1000,
+          "gen_ai.usage.output_tokens": 500,
+          "gen_ai.completion": "Done.",
+        },
+      }),
+    );
+    await Deno.writeTextFile(
+      `${dir}/cases.jsonl`,
+      '{"input": "q", "trace": "t.json", "expected": "Done."}\n',
+    );
+    // Unpriced, the trace was shown as a call of the run whose cost is
+    // unknown; priced, its recorded cost as money the run spent.
+    for (
+      const cost of ["", "  cost: { input_per_1m: 0.4, output_per_1m: 1.6 }\n"]
+    ) {
+      await Deno.writeTextFile(
+        `${dir}/suite.yaml`,
+        `dataset: cases.jsonl\ntarget:\n  type: trace\n${cost}scorers: [{ type: exact_match }]\n`,
+      );
+      const out = await cli([
+        "run",
+        "suite.yaml",
+        "--record",
+        "run.json",
+        "--markdown",
+        "summary.md",
+        "--junit",
+        "junit.xml",
+      ], dir);
+      assert.equal(out.code, 0, out.stderr);
+      assert.doesNotMatch(out.stderr, /^cost:/m);
+      const record = JSON.parse(await Deno.readTextFile(`${dir}/run.json`));
+      assert.equal(record.cost, undefined);
+      assert.doesNotMatch(
+        await Deno.readTextFile(`${dir}/summary.md`),
+        /\*\*Cost/,
+      );
+      assert.doesNotMatch(
+        await Deno.readTextFile(`${dir}/junit.xml`),
+        /cost_usd/,
+      );
+    }
+    // Beside a target that calls a model, only that target's calls count.
+    await Deno.writeTextFile(
+      `${dir}/matrix.yaml`,
+      `dataset: cases.jsonl
+targets:
+  recorded:
+    type: trace
+    cost: { input_per_1m: 0.4, output_per_1m: 1.6 }
+  live:
+    type: openai
+    base_url: ${server.baseUrl}
+    model: bot
+    cost: { input_per_1m: 1, output_per_1m: 10 }
+matrix: [recorded, live]
+scorers: [{ type: exact_match }]
+`,
+    );
+    const matrix = await cli(
+      ["run", "matrix.yaml", "--cache", "off", "--markdown", "matrix.md"],
+      dir,
+    );
+    assert.equal(matrix.code, 0, matrix.stderr);
+    const line = "cost: $0.0002 (target $0.0002: 1 call, 100+10 tokens)";
+    assert.match(matrix.stderr, new RegExp(`^${RegExp.escape(line)}$`, "m"));
+    assert.ok(
+      (await Deno.readTextFile(`${dir}/matrix.md`)).includes(
+        `**C${line.slice(1)}**`,
+      ),
     );
   });
 });
