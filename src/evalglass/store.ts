@@ -14,7 +14,7 @@ import {
   osErrorText,
   outputErrorOf,
 } from "../base/errors.ts";
-import type { RunRecord } from "../record/run_record.ts";
+import { type RunRecord, RunRecordError } from "../record/run_record.ts";
 import type { Score } from "../score/types.ts";
 import {
   type RunRecordSummary,
@@ -101,6 +101,7 @@ async function atomicWrite(
     createNew: true,
     mode: 0o600,
   });
+  let written = false;
   try {
     const encoder = new TextEncoder();
     let pending = "";
@@ -119,21 +120,30 @@ async function atomicWrite(
     });
     await flush();
     await file.sync();
+    written = true;
   } finally {
     file.close();
+    // A write that failed (a record that changed as it was read, a full
+    // disk) leaves no temporary file behind.
+    if (!written) await removeTemporary(tmp);
   }
   try {
     await Deno.chmod(tmp, 0o600);
     await Deno.rename(tmp, path);
   } catch (error) {
-    await Deno.remove(tmp).catch((cleanup) => {
-      // The rename's error is the one to report; a temporary file already
-      // gone is what we wanted.
-      if (!(cleanup instanceof Deno.errors.NotFound)) throw cleanup;
-    });
+    await removeTemporary(tmp);
     throw error;
   }
   return hash.digest("hex");
+}
+
+/** Removes a temporary file whose write or rename failed. */
+async function removeTemporary(tmp: string): Promise<void> {
+  await Deno.remove(tmp).catch((cleanup) => {
+    // The write's or the rename's error is the one to report; a temporary
+    // file already gone is what we wanted.
+    if (!(cleanup instanceof Deno.errors.NotFound)) throw cleanup;
+  });
 }
 
 /** Writes one text whole, as {@linkcode atomicWrite} does. */
@@ -197,13 +207,15 @@ export async function writeEvalglassRun(
  * Exports the RunRecord file at `path` as {@linkcode writeEvalglassRun}
  * exports a record, reading the file twice (once for the Scorecard, once
  * for the Scores it writes) and never holding its units or Scores: a record
- * of any size is exported in memory that grows with its examples only.
+ * of any size is exported in memory that grows with its examples only. A
+ * record a run is still writing is exported as the first read found it.
  *
  * @param dir The output folder (evalglass's reports folder).
  * @param path The RunRecord file (`run --record`).
  * @returns Where the files are, and the record besides its units and Scores.
  * @throws {InputError} When the run folder would be a symlink or cannot be written.
- * @throws {import("../record/run_record.ts").RunRecordError} When the record cannot be read.
+ * @throws {RunRecordError} When the record cannot be read, or was replaced
+ *   between the two reads.
  *
  * @example Export a record file
  * ```ts
@@ -230,18 +242,34 @@ export async function writeEvalglassRunFile(
   path: string,
 ): Promise<{ paths: EvalglassRunPaths; record: RunRecordSummary }> {
   const tally = new EvalglassTally();
+  let counted = 0;
   const record = await visitRunRecord(path, {
     entry(scores) {
       for (const s of scores) tally.add(s);
+      counted += scores.length;
     },
   });
   const head = await tally.finish(record);
   const paths = await writeRunFiles(dir, head, async (put) => {
-    await visitRunRecord(path, {
+    // A record a run is still writing has grown since the first read: the
+    // Scores written are those the Scorecard counts, the first `counted`.
+    let left = counted;
+    const again = await visitRunRecord(path, {
       async entry(scores) {
-        for (const s of scores) await put(s);
+        for (const s of scores) {
+          if (left === 0) return;
+          left--;
+          await put(s);
+        }
       },
     });
+    if (left > 0 || again.run_id !== record.run_id) {
+      throw new RunRecordError(
+        `Cannot export ${
+          JSON.stringify(path)
+        }: it changed while it was read (another run's record was written over it); export it again`,
+      );
+    }
   });
   return { paths, record };
 }

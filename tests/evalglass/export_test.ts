@@ -424,3 +424,84 @@ Deno.test("export --to evalglass reads the record a line at a time and writes wh
     }
   });
 });
+
+Deno.test("writeEvalglassRunFile exports a record that grows while it is read (a run under way) as it was first read, and refuses one replaced in between", async () => {
+  const { readRunRecord, RunRecordError } = await import(
+    "../../src/record/mod.ts"
+  );
+  const { writeEvalglassRun, writeEvalglassRunFile } = await import(
+    "../../src/evalglass/mod.ts"
+  );
+  await withEveryStatusRun(async (run) => {
+    const text = await Deno.readTextFile(run.recordPath);
+    const runId = JSON.parse(text).run_id;
+    // Under way: the header and two units so far; then the run goes on.
+    const early = `${text.split("\n").slice(0, 3).join("\n")}\n`;
+    await Deno.writeTextFile(`${run.dir}/early.json`, early);
+    const snapshot = await writeEvalglassRun(
+      `${run.dir}/snapshot`,
+      await readRunRecord(`${run.dir}/early.json`),
+    );
+    // A FIFO gives each read of the record what the file held then.
+    const live = `${run.dir}/live.json`;
+    const made = await new Deno.Command("mkfifo", { args: [live] }).output();
+    assert.equal(made.code, 0);
+    const exportOf = async (reports: string, first: string, next: string) => {
+      const writes = (async () => {
+        await Deno.writeTextFile(live, first);
+        // Opened again before the first read has closed, the FIFO would go
+        // on with the next text as one stream: wait for the first read to
+        // end, which the run folder, made only then, shows.
+        for (;;) {
+          try {
+            await Deno.stat(`${reports}/${runId}`);
+            break;
+          } catch (error) {
+            if (!(error instanceof Deno.errors.NotFound)) throw error;
+            await new Promise((resolve) => setTimeout(resolve, 5));
+          }
+        }
+        await Deno.writeTextFile(live, next);
+      })();
+      try {
+        return await writeEvalglassRunFile(reports, live);
+      } finally {
+        await writes;
+      }
+    };
+    const { paths, record } = await exportOf(`${run.dir}/reports`, early, text);
+    assert.equal(record.complete, false);
+    for (
+      const file of [
+        "runrecord.json",
+        "scorecard.json",
+        "manifest.json",
+        "run.complete",
+      ]
+    ) {
+      assert.equal(
+        await Deno.readTextFile(`${paths.runDir}/${file}`),
+        await Deno.readTextFile(`${snapshot.runDir}/${file}`),
+        file,
+      );
+    }
+    // Fewer Scores the second time: not the record the Scorecard counted.
+    await assert.rejects(
+      () => exportOf(`${run.dir}/other`, text, early),
+      (error: unknown) => {
+        assert.ok(error instanceof RunRecordError, String(error));
+        assert.equal(
+          error.message,
+          `Cannot export ${
+            JSON.stringify(live)
+          }: it changed while it was read (another run's record was written over it); export it again`,
+        );
+        return true;
+      },
+    );
+    assert.deepEqual(
+      [...Deno.readDirSync(`${run.dir}/other/${runId}`)].map((e) => e.name),
+      [],
+    );
+  });
+});
