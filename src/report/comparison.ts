@@ -166,6 +166,17 @@ export function formatBaseline(
   path: string,
 ): string {
   const out = [`Compared with baseline ${JSON.stringify(path)}:`];
+  for (const e of c.evaluators_changed ?? []) {
+    out.push(
+      `the evaluator of ${
+        escapeControl(e.metric)
+      } changed since the baseline (${
+        e.baseline.map(escapeControl).join(", ")
+      } → ${
+        e.now.map(escapeControl).join(", ")
+      }): its cases are compared all the same, so a change may be the evaluator's; save a new baseline once it is accepted`,
+    );
+  }
   const cases = (title: string, list: readonly CaseChange[]) => {
     if (list.length === 0) return;
     out.push(`${title} (${list.length}):`);

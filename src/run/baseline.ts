@@ -538,6 +538,13 @@ export interface BaselineComparison {
   removed_cases: string[];
   /** The paired difference per metric, as `diff` gives it. */
   metrics: DiffLine[];
+  /**
+   * Metrics of both runs whose Scores carry other `evaluator_version`s now
+   * than in the baseline (a judge's prompt, a scorer's options, evalpipe's
+   * reading of them changed): their cases are compared all the same, and a
+   * change may be the evaluator's. Absent when none changed.
+   */
+  evaluators_changed?: EvaluatorChange[];
   /** The metrics whose paired difference is significantly negative. */
   worse: string[];
   /**
@@ -550,6 +557,60 @@ export interface BaselineComparison {
    * cannot be compared: that is no evidence of "no regression".
    */
   failed: boolean;
+}
+
+/**
+ * A metric measured by another evaluator now than in the baseline.
+ *
+ * @example
+ * ```ts
+ * import type { EvaluatorChange } from "./mod.ts";
+ * const change: EvaluatorChange = { metric: "exact_match", baseline: ["exact_match@1"], now: ["exact_match@1+ignore_case"] };
+ * if (change.now[0] === change.baseline[0]) throw new Error("unexpected");
+ * ```
+ */
+export interface EvaluatorChange {
+  /** The metric. */
+  metric: string;
+  /** Its `evaluator_version`s in the baseline, sorted. */
+  baseline: string[];
+  /** Its `evaluator_version`s now, sorted. */
+  now: string[];
+}
+
+/** Each metric's evaluator versions. */
+function versionsOf(scores: readonly Score[]): Map<string, Set<string>> {
+  const out = new Map<string, Set<string>>();
+  for (const s of scores) {
+    let versions = out.get(s.metric);
+    if (versions === undefined) out.set(s.metric, versions = new Set());
+    versions.add(s.evaluator_version);
+  }
+  return out;
+}
+
+/** The metrics of both runs whose evaluator versions differ, by metric. */
+function evaluatorChanges(
+  baseline: readonly Score[],
+  now: readonly Score[],
+): EvaluatorChange[] {
+  const before = versionsOf(baseline);
+  const changes: EvaluatorChange[] = [];
+  for (const [metric, versions] of versionsOf(now)) {
+    const was = before.get(metric);
+    if (
+      was === undefined ||
+      (was.size === versions.size && [...versions].every((v) => was.has(v)))
+    ) continue;
+    changes.push({
+      metric,
+      baseline: [...was].sort(),
+      now: [...versions].sort(),
+    });
+  }
+  return changes.sort((a, b) =>
+    a.metric < b.metric ? -1 : a.metric > b.metric ? 1 : 0
+  );
 }
 
 /** A case's passes and trials on one metric. */
@@ -680,6 +741,7 @@ export function compareWithBaseline(
   const metrics = diffScores(baseline, now, options);
   const worse = metrics.filter(significantlyWorse).map((l) => l.metric);
   const unfit = unfitComparison(baseline, now, metrics);
+  const evaluators = evaluatorChanges(baseline, now);
   return {
     fixed,
     newly_failing: newlyFailing,
@@ -691,6 +753,7 @@ export function compareWithBaseline(
     metrics,
     worse,
     unfit,
+    ...(evaluators.length > 0 ? { evaluators_changed: evaluators } : {}),
     failed: newlyFailing.length > 0 || worse.length > 0 || unfit.length > 0,
   };
 }

@@ -35,6 +35,7 @@ export type {
   BaselineScore,
   BaselineUnit,
   CaseChange,
+  EvaluatorChange,
 } from "./baseline.ts";
 export {
   BaselineCollector,

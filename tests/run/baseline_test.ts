@@ -625,3 +625,32 @@ Deno.test("compareWithBaseline pairs a case whose id the baseline wrote in NFD a
   assert.deepEqual(back.new_cases, ["d#new"]);
   assert.deepEqual(back.metrics.map((l) => l.pairs), [1]);
 });
+
+Deno.test("run --baseline names a metric whose evaluator changed since the baseline (a judge's rubric now a criterion, a scorer's options), so a case's change is not read as the system's alone", async () => {
+  await withTempDir(async (dir) => {
+    await suite(dir, { a: "x", b: "y", c: "z" }, { a: "x", b: "Y", c: "z" });
+    const saved = await cli(
+      ["run", "evalpipe.yaml", "--save-baseline", "main"],
+      dir,
+    );
+    assert.equal(saved.code, 0, saved.stderr);
+    // The same system, measured another way: b passes now.
+    await Deno.writeTextFile(
+      `${dir}/evalpipe.yaml`,
+      "dataset: d.jsonl\ntarget: { type: subprocess, cmd: python3 app.py }\n" +
+        "scorers: [{ type: exact_match, ignore_case: true }]\n",
+    );
+    const now = await cli(["run", "evalpipe.yaml", "--baseline", "main"], dir);
+    assert.equal(now.code, 0, now.stderr);
+    assert.match(now.stderr, /^fixed \(1\):\n {2}d\.jsonl#b {2}exact_match/m);
+    assert.match(
+      now.stderr,
+      /^the evaluator of exact_match changed since the baseline \(exact_match@1 → exact_match@1\+ignore_case\): its cases are compared all the same, so a change may be the evaluator's; save a new baseline once it is accepted$/m,
+    );
+    // Measured as the baseline was: nothing to say.
+    await suite(dir, { a: "x", b: "y", c: "z" }, { a: "x", b: "Y", c: "z" });
+    const same = await cli(["run", "evalpipe.yaml", "--baseline", "main"], dir);
+    assert.equal(same.code, 0, same.stderr);
+    assert.doesNotMatch(same.stderr, /evaluator of/);
+  });
+});
