@@ -670,10 +670,10 @@ Deno.test("expectedJson of loaded cases without escapes or without expected", as
   });
 });
 
-Deno.test("loadDataset reads a JSON array of 100,000 cases in time linear in its size", async () => {
+// How fast (linear in the file's size, where it once was quadratic) is a
+// benchmark row, bench/hot_bench.ts's "json-array" group, not a timed test.
+Deno.test("loadDataset reads every case of a 100,000-case JSON array, its last text expected verbatim", async () => {
   await withTempDir(async (dir) => {
-    // Text `expected` with no escape anywhere in the file: each record's
-    // search for one went to the end of the file, 18 s here instead of 0.3.
     const n = 100_000;
     const cases = Array.from(
       { length: n },
@@ -681,17 +681,14 @@ Deno.test("loadDataset reads a JSON array of 100,000 cases in time linear in its
     );
     const path = join(dir, "big.json");
     await Deno.writeTextFile(path, JSON.stringify(cases, null, 2));
-    const started = performance.now();
     let count = 0;
     let last: Example | undefined;
     for await (const example of await loadDataset(path)) {
       count++;
       last = example;
     }
-    const ms = performance.now() - started;
     assert.equal(count, n);
     assert.equal(expectedJson(last!.case!), '"4"');
-    assert.ok(ms < 6000, `took ${Math.round(ms)} ms`);
   });
 });
 
