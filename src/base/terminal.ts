@@ -50,14 +50,20 @@ const JOINING_SCRIPTS = [
   "Kannada",
   "Malayalam",
   "Sinhala",
-].map((script) => new RegExp(`^\\p{Script=${script}}$`, "u"));
+];
+// Built at the first joiner met, not when the module loads: V8 parses a
+// `new RegExp` at once (about 1 ms for these), and most runs escape none.
+let joiningScripts: RegExp[] | undefined;
 
 /** Whether the (non-)joiner at `at` sits inside a word of a joining script. */
 function inWord(at: number, text: string): boolean {
   const before = text[at - 1];
   const after = text[at + 1];
   if (before === undefined || after === undefined) return false;
-  return JOINING_SCRIPTS.some((script) =>
+  joiningScripts ??= JOINING_SCRIPTS.map((script) =>
+    new RegExp(`^\\p{Script=${script}}$`, "u")
+  );
+  return joiningScripts.some((script) =>
     script.test(before) && script.test(after)
   );
 }
