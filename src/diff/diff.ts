@@ -128,6 +128,8 @@ interface Reduced {
   sum: number;
   count: number;
   passed: number;
+  /** Epochs that failed to produce a value: `error` and `blocked`. */
+  failed: number;
 }
 
 /** What cannot be computed (sums of huge values overflow) is `null`, never NaN. */
@@ -158,10 +160,16 @@ function reduce(
     if (examples === undefined) byMetric.set(s.metric, examples = new Map());
     let r = examples.get(id) ?? null;
     if (aggregatable(s)) {
-      r ??= { sum: 0, count: 0, passed: 0 };
+      r ??= { sum: 0, count: 0, passed: 0, failed: 0 };
       r.sum += s.value as number;
       r.count++;
       if (s.passed === true) r.passed++;
+    } else if (s.status === "error" || s.status === "blocked") {
+      // An epoch that errored is a trial that did not pass, as in the
+      // Aggregate's `pass_majority`; it is no value, so it stays out of the
+      // mean. An example with no value at all pairs with nothing.
+      r ??= { sum: 0, count: 0, passed: 0, failed: 0 };
+      r.failed++;
     }
     examples.set(id, r);
   }
@@ -376,6 +384,7 @@ export function diffScores(
     for (const [id, x] of ea) {
       const y = eb.get(id);
       if (x === null || y === null || y === undefined) continue;
+      if (x.count === 0 || y.count === 0) continue;
       const va = x.sum / x.count;
       const vb = y.sum / y.count;
       sumA.add(va);
@@ -387,8 +396,10 @@ export function diffScores(
       else if (vb < va) {
         regressions.push({ example_id: shown(id), a: va, b: vb });
       }
-      const passA = x.passed * 2 >= x.count;
-      const passB = y.passed * 2 >= y.count;
+      // Passing is what `require: majority` means: more than half of the
+      // epochs tried, errors counted as tried and failed (2 of 4 is no pass).
+      const passA = x.passed * 2 > x.count + x.failed;
+      const passB = y.passed * 2 > y.count + y.failed;
       if (!passA && passB) newlyPassing++;
       if (passA && !passB) newlyFailing++;
     }

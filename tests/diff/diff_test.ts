@@ -609,3 +609,54 @@ Deno.test("cli diff pairs an example id written in NFC in one run and NFD in the
     assert.equal(far!.regressions[0]!.example_id, `data.jsonl#${nfd}`);
   });
 });
+
+// A pass flip is a `require: majority` verdict: more than half of the epochs
+// tried, an error or blocked epoch tried and failed, as the Aggregate's
+// `pass_majority` and `run --baseline` count it.
+//   #1: A 1 1 (2 of 2) → B 1 0 (1 of 2, not more than half): newly failing
+//   #2: A 1 1 1 → B 1 1 error error (2 of 4): newly failing
+//   #3: A 0 0 → B 1 1 1 blocked (3 of 4): newly passing
+//   #4: A 1 1 → B 1 1 1 error (3 of 4): no flip
+Deno.test("diffScores flips a verdict on more than half of the epochs tried, errors failing", () => {
+  const eid = (n: string, e: number) => ({
+    example_id: `data.jsonl#${n}`,
+    unit_id: `data.jsonl#${n}@${e}`,
+  });
+  const a = [
+    epoch("m", 1, "1", 1),
+    epoch("m", 1, "1", 2),
+    epoch("m", 1, "2", 1),
+    epoch("m", 1, "2", 2),
+    epoch("m", 1, "2", 3),
+    epoch("m", 0, "3", 1),
+    epoch("m", 0, "3", 2),
+    epoch("m", 1, "4", 1),
+    epoch("m", 1, "4", 2),
+  ];
+  const b = [
+    epoch("m", 1, "1", 1),
+    epoch("m", 0, "1", 2),
+    epoch("m", 1, "2", 1),
+    epoch("m", 1, "2", 2),
+    errored("m", "scorer error: exit status 1", eid("2", 3)),
+    errored("m", "scorer error: exit status 1", eid("2", 4)),
+    epoch("m", 1, "3", 1),
+    epoch("m", 1, "3", 2),
+    epoch("m", 1, "3", 3),
+    blocked("m", "target error: HTTP 503", eid("3", 4)),
+    epoch("m", 1, "4", 1),
+    epoch("m", 1, "4", 2),
+    epoch("m", 1, "4", 3),
+    errored("m", "scorer error: exit status 1", eid("4", 4)),
+  ];
+  const line = only(diffScores(a, b));
+  assert.equal(line.pairs, 4);
+  assert.equal(
+    line.newly_failing,
+    2,
+    "#1 (1 of 2) and #2 (2 of 4, errors tried)",
+  );
+  assert.equal(line.newly_passing, 1, "#3 (3 of 4)");
+  // The mean stays over values: #2's errors are no 0.0.
+  assert.equal(line.regressed, 1, "only #1's mean fell");
+});
