@@ -98,6 +98,20 @@ export class ScoreOrderError extends RangeError {
 }
 
 /**
+ * Whether `options` is an Aggregator rather than options: by its methods, so
+ * that one made by a second copy of this module (another version of evalpipe
+ * in a script's dependency tree, an import with a query) is not taken for
+ * options, which would count into a fresh Aggregator and leave it empty.
+ */
+function isAggregator(
+  options: AggregateOptions | Aggregator,
+): options is Aggregator {
+  if (options instanceof Aggregator) return true;
+  const o = options as Partial<Record<"add" | "results", unknown>>;
+  return typeof o.add === "function" && typeof o.results === "function";
+}
+
+/**
  * A stage that consumes Scores and, when they end, emits one Aggregate per
  * metric, sorted by metric. It counts what the `aggregate` command counts:
  * the Scores of an example must be adjacent (unless `grouped`), and a unit
@@ -121,9 +135,7 @@ export class ScoreOrderError extends RangeError {
 export function aggregate(
   options: AggregateOptions | Aggregator = {},
 ): TransformStream<Score, Aggregate> {
-  const given = options instanceof Aggregator
-    ? { aggregator: options }
-    : options;
+  const given = isAggregator(options) ? { aggregator: options } : options;
   const aggregator = given.aggregator ??
     new Aggregator({ grouped: given.grouped, valueRange: given.valueRange });
   const order = new ScoreOrder(

@@ -1092,3 +1092,23 @@ Deno.test("aggregate stage counts what cli aggregate counts: a Score again furth
   await viaLibrary([adjacent[0]!, adjacent[2]!, adjacent[1]!], own);
   assert.equal(own.results()[0]?.examples, 2);
 });
+
+Deno.test("aggregate() counts into an Aggregator made by a second copy of the module", async () => {
+  // Two versions of evalpipe in one script's dependency tree load two copies
+  // of the class; the query string makes Deno load this one a second time.
+  const copy = await import("../../src/aggregate/aggregator.ts?second-copy");
+  assert.notEqual(copy.Aggregator, Aggregator, "a second copy was loaded");
+  const theirs = new copy.Aggregator();
+  const out = await Array.fromAsync(
+    ReadableStream.from([
+      scored("m", 1, { example_id: "d#1", unit_id: "d#1" }),
+      scored("m", 0, { example_id: "d#2", unit_id: "d#2" }),
+    ]).pipeThrough(aggregate(theirs)),
+  );
+  assert.equal(out.length, 1);
+  assert.equal(out[0]!.n, 2);
+  assert.equal(out[0]!.mean, 0.5);
+  // The script reads its own Aggregator afterwards: it was counted into.
+  const [counted] = theirs.results();
+  assert.equal(counted?.n, 2, "the Scores went into the Aggregator given");
+});
