@@ -55,8 +55,9 @@ export interface EvalglassLinesOptions {
 /**
  * Replaces each evalglass RunRecord in a stream of parsed NDJSON lines by
  * its Scores, one parsed line each, every other line passing unchanged. An
- * input whose first line is `{` alone is one indented JSON document: it is
- * gathered and read whole at the end (NDJSON cannot start so).
+ * input whose first line is `{` or `[` alone is indented JSON (NDJSON cannot
+ * start so): one document, or values one after another as `jq .` prints
+ * them, each read when the line that closes it comes.
  *
  * @param options Where to report each record read.
  * @returns The stage.
@@ -143,18 +144,65 @@ export function evalglassLines(
         "A JSON document that is not an evalglass RunRecord (expected NDJSON: one JSON object per line)",
     });
   };
+  // An indented input is read a value at a time as jq lays it out: a value
+  // opens with `{` or `[` alone on a line and closes with `}` or `]` alone
+  // at the line's start. Each is parsed when it closes, so the input is
+  // never held whole. A value that does not parse so (a layout that puts
+  // nested brackets at the start of a line, a broken value) sends the rest
+  // of the input to the whole-text reader, which names where it breaks.
+  let indented = false;
+  let open: { lines: string[]; line: number; closer: string } | undefined;
+  const opener = (text: string) => {
+    const t = text.trim();
+    return t === "{" ? "}" : t === "[" ? "]" : undefined;
+  };
+  const readRest = (lines: string[], line: number) => {
+    document = lines;
+    documentLine = line;
+    open = undefined;
+  };
   return new TransformStream({
     transform(parsed, controller) {
       if (document !== undefined) return void document.push(parsed.text);
+      if (open !== undefined) {
+        open.lines.push(parsed.text);
+        if (parsed.text !== open.closer) return;
+        const text = open.lines.join("\n");
+        let value: unknown;
+        try {
+          value = JSON.parse(text);
+        } catch (error) {
+          // Read again by the whole-text reader, which says where.
+          if (!(error instanceof SyntaxError)) throw error;
+          return readRest(open.lines, open.line);
+        }
+        const line = open.line;
+        open = undefined;
+        return readDocument(value, line, text, controller);
+      }
       const isFirst = first;
       first = false;
-      if (
-        isFirst && parsed.error !== undefined &&
-        (parsed.text.trim() === "{" || parsed.text.trim() === "[")
-      ) {
-        document = [parsed.text];
-        documentLine = parsed.line;
-        return;
+      if (isFirst || indented) {
+        const closer = parsed.error !== undefined
+          ? opener(parsed.text)
+          : undefined;
+        if (closer !== undefined) {
+          indented = true;
+          open = { lines: [parsed.text], line: parsed.line, closer };
+          return;
+        }
+        if (indented) {
+          // A value on one line between indented ones (`jq .` of a number).
+          if (parsed.error === undefined) {
+            return readDocument(
+              parsed.value,
+              parsed.line,
+              parsed.text,
+              controller,
+            );
+          }
+          return readRest([parsed.text], parsed.line);
+        }
       }
       if (isEvalglassRunRecord(parsed.value)) {
         return expand(parsed.value, parsed.line, controller);
@@ -170,6 +218,8 @@ export function evalglassLines(
       controller.enqueue(parsed);
     },
     async flush(controller) {
+      // A value left open: read whole, to say where it breaks.
+      if (open !== undefined) readRest(open.lines, open.line);
       if (document === undefined) return;
       const text = document.join("\n");
       // One document (an evalglass record, a baseline, `jq -s .` output) or

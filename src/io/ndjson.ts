@@ -59,7 +59,10 @@ export class NdjsonParseStream extends TransformStream<Line, ParsedLine> {
           });
           return;
         }
-        if (line.text.trim() === "") return;
+        // Blank: nothing but white space (JSON's, or Unicode's, as trim()
+        // knows it, only looked for when the line ends in a non-ASCII one).
+        const end = lastNonSpace(line.text);
+        if (end === -1 || (end > 127 && line.text.trim() === "")) return;
         // A line of an indented document, as jq prints, holds no whole
         // value: said so without JSON.parse's throw, which costs V8
         // microseconds a line.
@@ -68,8 +71,7 @@ export class NdjsonParseStream extends TransformStream<Line, ParsedLine> {
           controller.enqueue({
             line: line.line,
             text: line.text,
-            error:
-              `Cannot parse JSON: ${partial} (one JSON value a line: jq -c writes so)`,
+            error: partial,
           });
           return;
         }
@@ -246,23 +248,41 @@ function lastNonSpace(text: string): number {
 function partOfValue(text: string): string | undefined {
   const end = lastNonSpace(text);
   if (end === 44 || end === 123 || end === 91 || end === 58) {
-    return `the line ends with "${
-      String.fromCharCode(end)
-    }" before its value does`;
+    return ENDS_BEFORE_VALUE[end];
   }
   const start = skipSpace(text, 0);
   const first = text.charCodeAt(start);
-  if (first === 125 || first === 93) {
-    return `the line starts with "${
-      String.fromCharCode(first)
-    }", which closes a value begun on an earlier line`;
-  }
+  if (first === 125 || first === 93) return STARTS_CLOSED[first];
   // `"name": value`, an object's member: a string followed by a colon.
   if (first === 34 && end !== -1) {
     const after = skipSpace(text, skipValue(text, start));
-    if (text.charCodeAt(after) === 58) {
-      return 'the line is an object\'s member ("name": value), not a whole value';
-    }
+    if (text.charCodeAt(after) === 58) return MEMBER;
   }
   return undefined;
 }
+
+/** A message of partOfValue, made once: an indented input has one a line. */
+function partMessage(what: string): string {
+  return `Cannot parse JSON: ${what} (one JSON value a line: jq -c writes so)`;
+}
+const ENDS_BEFORE_VALUE: Record<number, string> = Object.fromEntries(
+  [44, 123, 91, 58].map((c) => [
+    c,
+    partMessage(
+      `the line ends with "${String.fromCharCode(c)}" before its value does`,
+    ),
+  ]),
+);
+const STARTS_CLOSED: Record<number, string> = Object.fromEntries(
+  [125, 93].map((c) => [
+    c,
+    partMessage(
+      `the line starts with "${
+        String.fromCharCode(c)
+      }", which closes a value begun on an earlier line`,
+    ),
+  ]),
+);
+const MEMBER = partMessage(
+  'the line is an object\'s member ("name": value), not a whole value',
+);

@@ -167,6 +167,55 @@ Deno.test("cli aggregate, view and diff read Scores as jq prints them without -c
   });
 });
 
+Deno.test("cli aggregate reads indented Scores in other layouts as jq's: nested brackets at the line start, tabs, CRLF, blank lines, one-line values between", async () => {
+  await withTempDir(async (dir) => {
+    const scores = [1, 0, 0.5, 0.25].map((v, i) =>
+      scored("m", v, {
+        example_id: `d#${i + 1}`,
+        unit_id: `d#${i + 1}`,
+        // A nested object, so that a layout with no indent puts an inner
+        // `}` at the start of a line.
+        provenance: { judge: { model: "x" } },
+      })
+    );
+    const ndjson = scores.map((s) => `${scoreLine(s)}\n`).join("");
+    const expected = await cliWithStdin(["aggregate"], dir, ndjson);
+    assert.equal(expected.code, 0, expected.stderr);
+    // Python's json.dumps(s, indent=0): every line at column 0.
+    const flat = scores.map((s) =>
+      JSON.stringify(s, null, 2).replace(/^ +/gm, "") + "\n"
+    ).join("");
+    const tabs = scores.map((s) => JSON.stringify(s, null, "\t") + "\n")
+      .join("");
+    const crlf = scores.map((s) => JSON.stringify(s, null, 2) + "\r\n\r\n")
+      .join("");
+    // Two indented, then one on a line, then one indented.
+    const mixed = [0, 1].map((i) => JSON.stringify(scores[i], null, 2))
+      .concat(scoreLine(scores[2]!), JSON.stringify(scores[3], null, 2))
+      .join("\n") + "\n";
+    for (const [name, text] of Object.entries({ flat, tabs, crlf, mixed })) {
+      const piped = await cliWithStdin(["aggregate"], dir, text);
+      assert.equal(piped.code, 0, `${name}: ${piped.stderr}`);
+      assert.equal(piped.stderr, "", name);
+      assert.equal(piped.stdout, expected.stdout, name);
+    }
+    // A value left open at the end is named; the ones before are counted.
+    const first = JSON.stringify(scores[0], null, 2);
+    const at = first.split("\n").length + 1;
+    const cut = first + '\n{\n  "metric": "m",\n';
+    const bad = await cliWithStdin(["aggregate"], dir, cut);
+    assert.equal(bad.code, 2);
+    assert.match(
+      bad.stderr,
+      new RegExp(
+        `^evalpipe: Malformed Score on stdin line \\d+: Cannot parse the JSON document that starts on line ${at}\\b`,
+        "m",
+      ),
+    );
+    assert.equal(JSON.parse(bad.stdout).n, 1);
+  });
+});
+
 Deno.test("cli aggregate and view read a list of Scores on one line: jq -sc, and jq -s selecting nothing", async () => {
   // `jq -s 'map(select(...))'` with no match prints `[]`: each was named a
   // malformed Score ('A Score must be an object, not a list'), exit 2.
