@@ -13,7 +13,12 @@ export type {
 } from "./run_suite.ts";
 export { runSuite } from "./run_suite.ts";
 export type { ResumePlan, RunMeta, RunSettings } from "./resume.ts";
-export { dropTornLine, prepareResume, ResumeError } from "./resume.ts";
+export {
+  dropTornLine,
+  metricsScored,
+  prepareResume,
+  ResumeError,
+} from "./resume.ts";
 export type {
   Interrupt,
   InterruptOptions,

@@ -6,6 +6,7 @@
  */
 
 import { InputError } from "../base/errors.ts";
+import { nfcKey } from "../base/nfc.ts";
 import { mappingAt, stringAt } from "../io/fields.ts";
 import { fingerprintsAt, valueRangesAt } from "../record/run_record.ts";
 import { LineStream } from "../io/line_stream.ts";
@@ -201,7 +202,10 @@ export class ResumeError extends InputError {
 export interface ResumePlan {
   /** The Scores file. */
   path: string;
-  /** Metrics already scored, by unit id. */
+  /**
+   * Metrics already scored, by unit id in Unicode NFC (`id.normalize("NFC")`;
+   * an ASCII id as it is): {@linkcode metricsScored} looks a unit up.
+   */
   done: Map<string, Set<string>>;
   /** Whole Score lines kept. */
   scores: number;
@@ -215,6 +219,33 @@ export interface ResumePlan {
   meta?: RunMeta;
   /** Whether the metadata file is there but cannot be read (only `--force` resumes). */
   damagedMeta?: boolean;
+}
+
+/**
+ * The metrics a resumed file already has of a unit, its id compared in
+ * Unicode NFC: a unit whose id the dataset now writes the other way ("é" as
+ * one code point, or as "e" and a combining accent) is the same unit.
+ *
+ * @param plan The plan of the file.
+ * @param unitId The unit's id, as the run writes it.
+ * @returns Its metrics in the file; `undefined` when it has none there.
+ *
+ * @example An id written in NFD finds the Scores the file wrote in NFC
+ * ```ts
+ * import { metricsScored, prepareResume } from "./mod.ts";
+ * import { scored, scoreLine } from "../score/mod.ts";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/s.ndjson`, scoreLine(scored("m", 1, { example_id: "d#caf\u00e9", unit_id: "d#caf\u00e9" })) + "\n");
+ * const plan = await prepareResume(`${dir}/s.ndjson`);
+ * await Deno.remove(dir, { recursive: true });
+ * if (!metricsScored(plan, "d#cafe\u0301")?.has("m")) throw new Error("unexpected");
+ * ```
+ */
+export function metricsScored(
+  plan: ResumePlan,
+  unitId: string,
+): Set<string> | undefined {
+  return plan.done.get(nfcKey(unitId));
 }
 
 /**
@@ -451,8 +482,9 @@ export async function prepareResume(path: string): Promise<ResumePlan> {
         } holds a Score without a unit_id; it cannot be resumed`,
       );
     }
-    let metrics = done.get(score.unit_id);
-    if (metrics === undefined) done.set(score.unit_id, metrics = new Set());
+    const id = nfcKey(score.unit_id);
+    let metrics = done.get(id);
+    if (metrics === undefined) done.set(id, metrics = new Set());
     metrics.add(score.metric);
     scores++;
   }

@@ -779,10 +779,12 @@ export async function runSuite(
   }
   let target = built[0]!;
   // Resuming: the units whose every metric the file has are skipped.
-  const done = resume?.done;
+  const done = resume === undefined
+    ? undefined
+    : (unitId: string) => resuming!.metricsScored(resume, unitId);
   const metrics = scorers.flatMap(metricsOf);
   const unitDone = (unitId: string) => {
-    const have = done?.get(unitId);
+    const have = done?.(unitId);
     return have !== undefined && metrics.every((m) => have.has(m));
   };
   if (options.beforeWrite !== undefined) {
@@ -1000,7 +1002,7 @@ export async function runSuite(
     ? undefined
     : await import("./unit_scores.ts");
   const joiner = joining === undefined ? undefined : new joining.UnitScores(
-    (unitId) => metrics.filter((m) => !done?.get(unitId)?.has(m)).length,
+    (unitId) => metrics.filter((m) => !done?.(unitId)?.has(m)).length,
   );
   const keepUnits = baselineModule !== undefined ? collector : undefined;
   const unitLine = unitsOut === undefined
@@ -1074,9 +1076,7 @@ export async function runSuite(
     valid = valid.pipeThrough(
       new TransformStream<Score[], Score[]>({
         transform(batch, controller) {
-          const fresh = batch.filter((s) =>
-            !done.get(s.unit_id!)?.has(s.metric)
-          );
+          const fresh = batch.filter((s) => !done(s.unit_id!)?.has(s.metric));
           if (fresh.length > 0) controller.enqueue(fresh);
         },
       }),

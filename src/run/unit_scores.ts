@@ -3,6 +3,7 @@
 // so only the units between the two stages are held. Scores may come in any
 // order (an interrupted run writes what finishes as it finishes).
 
+import { nfcKey } from "../base/nfc.ts";
 import type { Unit } from "../dataset/unit.ts";
 import type { Score } from "../score/mod.ts";
 
@@ -169,9 +170,10 @@ export function joinLoose(entries: UnitEntry[]): UnitEntry[] {
 /**
  * The Scores an earlier run wrote for units its resume runs again (a scorer
  * added since, with `--force`): each joins its unit's new entry, so that the
- * unit is one line of the record, not two. Those whose unit does not come
- * again (the resume was stopped, or its example is gone) are written at the
- * end, with the earlier unit.
+ * unit is one line of the record, not two (its id compared in NFC, as the
+ * resume skips units). Those whose unit does not come again (the resume was
+ * stopped, or its example is gone) are written at the end, with the earlier
+ * unit.
  */
 export class EarlierScores {
   #held = new Map<string, UnitEntry>();
@@ -188,7 +190,7 @@ export class EarlierScores {
    */
   hold(entry: UnitEntry): void {
     const id = entry[1][0]?.unit_id;
-    if (id !== undefined) this.#held.set(id, entry);
+    if (id !== undefined) this.#held.set(nfcKey(id), entry);
   }
 
   /**
@@ -198,7 +200,8 @@ export class EarlierScores {
    * @returns The entry, with the earlier Scores when there were some.
    */
   join(entry: UnitEntry): UnitEntry {
-    const id = entry[0]?.unit_id ?? entry[1][0]?.unit_id;
+    const written = entry[0]?.unit_id ?? entry[1][0]?.unit_id;
+    const id = written === undefined ? undefined : nfcKey(written);
     const earlier = id === undefined ? undefined : this.#held.get(id);
     if (earlier === undefined) return entry;
     this.#held.delete(id!);

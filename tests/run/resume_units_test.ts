@@ -184,3 +184,81 @@ Deno.test("run --resume refuses a dataset read from stdin unless --force", async
     assert.equal(new Set(ids).size, 4);
   });
 });
+
+// "café" as most keyboards write it (NFC, one code point for "é") and as
+// macOS file names and some exports do (NFD, "e" and a combining accent).
+const CAFE_NFC = "caf\u00e9";
+const CAFE_NFD = "cafe\u0301";
+
+/** The dataset with these ids, each case answering its id. */
+async function writeData(dir: string, ids: string[]): Promise<void> {
+  await Deno.writeTextFile(
+    `${dir}/data.jsonl`,
+    jsonl(ids.map((id) => ({ id, input: "x", expected: "x" }))),
+  );
+}
+
+Deno.test("run --resume pairs the file's unit ids with the dataset's in NFC: a unit whose id the dataset now writes in NFD is not run again", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/suite.yaml`, SUITE);
+    await writeData(dir, [CAFE_NFC, "b", "c", "d"]);
+    assert.equal((await cli(ARGS, dir)).code, 0);
+    // Stopped with café and b scored; the dataset is then saved again by a
+    // tool that writes NFD: the same cases, other bytes (hence --force).
+    await keepScores(dir, [CAFE_NFC, "b"]);
+    await writeData(dir, [CAFE_NFD, "b", "c", "d"]);
+    const again = await cli([...ARGS, "--resume", "--force"], dir);
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal(await calls(dir), 6, "c and d called again, not café");
+    // Each unit's Score once, café's as the file wrote it.
+    const ids = lines(await Deno.readTextFile(`${dir}/s.ndjson`)).map((s) =>
+      s.unit_id
+    );
+    assert.deepEqual(ids, [
+      `data.jsonl#${CAFE_NFC}`,
+      "data.jsonl#b",
+      "data.jsonl#c",
+      "data.jsonl#d",
+    ]);
+    const units = lines(await Deno.readTextFile(`${dir}/u.jsonl`));
+    assert.deepEqual(units.map((u) => u.unit_id), ids);
+  });
+});
+
+Deno.test("run --resume --force after a scorer was added joins a unit's earlier Scores to its new ones in the record when the dataset now writes its id in NFD", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/suite.yaml`, SUITE);
+    await writeData(dir, [CAFE_NFC, "b"]);
+    const args = [...ARGS, "--record", "rec.json"];
+    assert.equal((await cli(args, dir)).code, 0);
+    await keepScores(dir, [CAFE_NFC]);
+    await writeData(dir, [CAFE_NFD, "b"]);
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      SUITE.replace(
+        "scorers: [{ type: exact_match }]",
+        "scorers: [{ type: exact_match }, { type: contains }]",
+      ),
+    );
+    const again = await cli([...args, "--resume", "--force"], dir);
+    assert.equal(again.code, 0, again.stderr);
+    const record = parseRunRecord(
+      await Deno.readTextFile(`${dir}/rec.json`),
+      "rec.json",
+    );
+    const ids = record.units.map((u) => u.unit_id.normalize("NFC"));
+    assert.deepEqual(ids, [`data.jsonl#${CAFE_NFC}`, "data.jsonl#b"]);
+    // café's exact_match Score from the first run, its contains from the
+    // resume: one line of the record, and no Score twice in --out.
+    assert.deepEqual(
+      record.scores.map((s) => [s.unit_id!.normalize("NFC"), s.metric]),
+      [
+        [`data.jsonl#${CAFE_NFC}`, "exact_match"],
+        [`data.jsonl#${CAFE_NFC}`, "contains"],
+        ["data.jsonl#b", "exact_match"],
+        ["data.jsonl#b", "contains"],
+      ],
+    );
+    assert.equal(lines(await Deno.readTextFile(`${dir}/s.ndjson`)).length, 4);
+  });
+});
