@@ -12,6 +12,7 @@ import { Aggregator } from "../aggregate/mod.ts";
 import type { Aggregate } from "../aggregate/mod.ts";
 import type { Gate } from "../aggregate/gates.ts";
 import { InputError } from "../base/errors.ts";
+import { nfcKey } from "../base/nfc.ts";
 import type { Unit } from "../dataset/unit.ts";
 import type { Fingerprints } from "../fingerprint/fingerprint.ts";
 import type { Score } from "../score/mod.ts";
@@ -294,12 +295,9 @@ export function mergeShards(
     [];
   let i = 0;
   for (const part of ordered) {
-    const order = part.selection?.order;
+    const placeOf = placesOf(part.selection?.order);
     for (const score of part.scores) {
-      const id = score.example_id ?? score.unit_id ?? "";
-      const at = order !== undefined && Object.hasOwn(order, id)
-        ? order[id]!
-        : Infinity;
+      const at = placeOf(score.example_id ?? score.unit_id ?? "");
       keyed.push({ score, at, epoch: epochOf(score), i: i++ });
     }
   }
@@ -316,17 +314,19 @@ export function mergeShards(
   for (const score of scores) aggregator.add(score);
   const entries: Array<[Unit | undefined, Score[]]> = [];
   if (records !== undefined) {
+    // By unit id in NFC: a resumed shard's Scores may write an id the other
+    // way than its units do (nfcKey passes an ASCII id as it is).
     const units = new Map<string, Unit>();
     for (const record of records) {
-      for (const unit of record.units) units.set(unit.unit_id, unit);
+      for (const unit of record.units) units.set(nfcKey(unit.unit_id), unit);
     }
+    let lastId: string | undefined;
     for (const score of scores) {
+      const id = nfcKey(score.unit_id ?? "");
       const last = entries.at(-1);
-      if (last !== undefined && last[1][0]!.unit_id === score.unit_id) {
-        last[1].push(score);
-      } else {
-        entries.push([units.get(score.unit_id ?? ""), [score]]);
-      }
+      if (last !== undefined && lastId === id) last[1].push(score);
+      else entries.push([units.get(id), [score]]);
+      lastId = id;
     }
   }
   const subset = parts[0]!.subset;
@@ -355,6 +355,24 @@ export function mergeShards(
     shards: ordered.length,
     ...(ranges !== undefined ? { value_ranges: ranges } : {}),
     ...budgetOf(ordered),
+  };
+}
+
+/**
+ * Where each example of a shard stands in the unsharded run, by example id:
+ * as the shard's `order` writes it, else in Unicode NFC (an id written "é"
+ * in one place and "e" and a combining accent in the other is one example).
+ * The NFC keys are made only at the first id not found as written.
+ */
+function placesOf(
+  order: Record<string, number> | undefined,
+): (id: string) => number {
+  if (order === undefined) return () => Infinity;
+  let nfc: Map<string, number> | undefined;
+  return (id) => {
+    if (Object.hasOwn(order, id)) return order[id]!;
+    nfc ??= new Map(Object.keys(order).map((k) => [nfcKey(k), order[k]!]));
+    return nfc.get(nfcKey(id)) ?? Infinity;
   };
 }
 

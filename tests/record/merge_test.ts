@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import {
   MergeError,
   mergeShards,
+  type RunRecord,
   type ShardPart,
 } from "../../src/record/mod.ts";
 import { scored } from "../../src/score/mod.ts";
@@ -96,4 +97,49 @@ Deno.test("mergeShards refuses shards split different ways, or of different scor
     () => mergeShards([part(1, [], []), scorers]),
     (e) => e instanceof MergeError && /different scorers/.test(e.message),
   );
+});
+
+/** A shard's record holding these units (its Scores are the part's). */
+function recordOf(unitIds: string[]): RunRecord {
+  return {
+    run_id: "r1",
+    started_at: "2026-12-01T08:00:00.000Z",
+    config_path: "suite.yaml",
+    config: {},
+    fingerprints,
+    units: unitIds.map((id) => ({
+      example_id: id.replace(/@\d+$/, ""),
+      unit_id: id,
+      input: "q",
+      output: "a",
+    })),
+    scores: [],
+    aggregates: [],
+    finished_at: "2026-12-01T08:00:01.000Z",
+    complete: true,
+  };
+}
+
+Deno.test("mergeShards places an example whose Scores write its id in NFD where its shard's order and units write it in NFC, keeping the id as written", () => {
+  const nfc = "d#caf\u00e9";
+  const nfd = "d#cafe\u0301";
+  // A shard resumed (--force) after a tool saved its dataset in the other
+  // form: its Scores write the id one way, the order its end wrote the other.
+  const merged = mergeShards([
+    part(2, [["d#2", 1]], [["d#2", 1, 0]], { record: recordOf(["d#2@1"]) }),
+    part(1, [[nfc, 0], ["d#3", 2]], [["d#3", 1, 1], [nfd, 1, 1]], {
+      record: recordOf([`${nfc}@1`, "d#3@1"]),
+    }),
+  ]);
+  assert.deepEqual(merged.scores.map((s) => s.unit_id), [
+    `${nfd}@1`,
+    "d#2@1",
+    "d#3@1",
+  ]);
+  // Each record line has its unit, café's found by its NFC id.
+  assert.deepEqual(merged.entries.map(([unit]) => unit?.unit_id), [
+    `${nfc}@1`,
+    "d#2@1",
+    "d#3@1",
+  ]);
 });
