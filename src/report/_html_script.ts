@@ -111,7 +111,7 @@ D.runs.forEach(function (run) {
   sec.setAttribute("aria-label", "Summary" + (run.label ? " " + run.label : ""));
   add(sec, el("h2", "", "Summary" + (run.label ? " \u2014 " + runName(run) : "")));
   add(sec, table(
-    ["metric", "mean", "95% interval", "coverage", "failures as 0\u20261", "pass rate", "n", "scored", "invalid", "error", "blocked", "skipped", "non_evaluable"],
+    ["metric", "mean", "95% interval", "coverage", "failures as low\u2026high", "pass rate", "n", "scored", "invalid", "error", "blocked", "skipped", "non_evaluable"],
     run.aggregates.map(function (a) {
       // As stderr and Markdown show it: without a failure, nothing to bound.
       var bounds = a.errors + a.blocked === 0 || !a.mean_bounds ? "\u2013" : iv(a.mean_bounds);

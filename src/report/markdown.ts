@@ -146,7 +146,7 @@ function summaryTable(aggregates: readonly Aggregate[]): string[] {
   const lines = [
     `| ${
       matrix ? "target | " : ""
-    }metric | mean ± 95% CI | failures as 0…1 | pass rate | coverage | scored | error | blocked | skipped | non_evaluable | invalid |`,
+    }metric | mean ± 95% CI | failures as low…high | pass rate | coverage | scored | error | blocked | skipped | non_evaluable | invalid |`,
     `|${matrix ? "---|" : ""}---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|`,
   ];
   for (const a of aggregates) {

@@ -21,10 +21,12 @@ function percent(x: number | null): string {
 /**
  * Formats aggregates as an aligned table: metric, mean with its 95% interval
  * (`± half` when symmetric, `[low, high]` when clamped to the metric's
- * range), the mean if every error and blocked Score had scored 0 and 1
- * (what the failures could hide), pass rate (with the rule of three's bound
- * at 0% or 100%), coverage (aggregatable / n), then the Scores without a
- * value counted by status: `error`, `blocked`, `skipped`, `non_evaluable`.
+ * range), the mean if every error and blocked Score had scored the low
+ * end of the metric's range and if every one had scored its high end (0
+ * and 1 without a range: what the failures could hide), pass rate (with
+ * the rule of three's bound at 0% or 100%), coverage (aggregatable / n),
+ * then the Scores without a value counted by status: `error`, `blocked`,
+ * `skipped`, `non_evaluable`.
  * Below the table, a warning for each metric whose mean rests on fewer than
  * 5 values, then the figures of each classification metric
  * ({@linkcode formatClassification}).
@@ -49,7 +51,7 @@ export async function formatSummary(
   const header = [
     "metric",
     "mean ± 95% CI",
-    "failures as 0…1",
+    "failures as low…high",
     "pass rate",
     "coverage",
     "error",

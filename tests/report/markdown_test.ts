@@ -52,7 +52,7 @@ Deno.test("run --markdown writes the summary, the gates, the worst failing cases
     );
     assert.match(
       md,
-      /^\| metric \| mean ± 95% CI \| failures as 0…1 \| pass rate \| coverage \| scored \| error \| blocked \| skipped \| non_evaluable \| invalid \|$/m,
+      /^\| metric \| mean ± 95% CI \| failures as low…high \| pass rate \| coverage \| scored \| error \| blocked \| skipped \| non_evaluable \| invalid \|$/m,
     );
     assert.match(
       md,
