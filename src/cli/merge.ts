@@ -81,6 +81,7 @@ async function readShard(path: string): Promise<ShardPart> {
           ? { value_ranges: meta.value_ranges }
           : {}),
         ...(meta.gates !== undefined ? { gates: meta.gates } : {}),
+        ...(meta.budget !== undefined ? { budget: meta.budget } : {}),
       };
     }
   }
@@ -94,6 +95,7 @@ async function readShard(path: string): Promise<ShardPart> {
     ...(record.subset !== undefined ? { subset: record.subset } : {}),
     ...(record.selection !== undefined ? { selection: record.selection } : {}),
     gates: (record.config as { gates?: Record<string, Gate> }).gates ?? {},
+    ...(record.budget !== undefined ? { budget: record.budget } : {}),
   };
 }
 
@@ -345,17 +347,18 @@ given twice, or one that did not finish.`,
     }
     const failures = checkGates(gates ?? {}, merged.aggregates);
     for (const f of failures) say(`evalpipe: gate failed: ${f.message}`);
-    // Each shard kept its own budget: a merged run whose shards refused
-    // calls fails as the run whose budget ran out does.
-    const budgeted = parts.filter((p) => p.record?.budget !== undefined);
+    // Each shard kept its own budget (in its record or its sidecar): a
+    // merged run whose shards refused calls fails as the run whose budget
+    // ran out does.
+    const budgeted = parts.filter((p) => p.budget !== undefined);
     if (budgeted.length > 0 && merged.budget === undefined) {
-      const without = parts.filter((p) => p.record?.budget === undefined);
+      const without = parts.filter((p) => p.budget === undefined);
       say(
         `evalpipe: the merged run keeps no budget: ${
           without.map((p) => JSON.stringify(p.name)).join(", ")
         } ${
           without.length === 1 ? "keeps" : "keep"
-        } none (a Scores file, or a record of an older evalpipe), so what the shards spent together is not known`,
+        } none (a record or a sidecar of an older evalpipe), so what the shards spent together is not known`,
       );
     }
     // A shard that refused calls blocked their Scores whatever the others
@@ -363,8 +366,8 @@ given twice, or one that did not finish.`,
     const spentOut: Array<{ budget: RecordedBudget; name?: string }> =
       merged.budget !== undefined
         ? merged.budget.refused > 0 ? [{ budget: merged.budget }] : []
-        : budgeted.filter((p) => p.record!.budget!.refused > 0).map((p) => ({
-          budget: p.record!.budget!,
+        : budgeted.filter((p) => p.budget!.refused > 0).map((p) => ({
+          budget: p.budget!,
           name: p.name,
         }));
     if (spentOut.length > 0) {

@@ -62,6 +62,12 @@ export interface ShardPart {
    * absent from a sidecar written before they were kept.
    */
   gates?: Record<string, Gate>;
+  /**
+   * Its budget and what it spent, from its sidecar (a record's is its
+   * `record.budget`, read when this is absent); absent when the config set
+   * no `budget_usd`, and from a sidecar written before budgets were kept.
+   */
+  budget?: RecordedBudget;
 }
 
 /**
@@ -119,11 +125,11 @@ export interface MergedRun {
   /** Each metric's declared range, as the shards' records or sidecars keep it. */
   value_ranges?: Record<string, [number, number]>;
   /**
-   * The shards' budgets summed, when every shard's record keeps one (the
-   * config set `budget_usd`): each shard ran under the whole `budget_usd`
-   * on its own, so `limit_usd` is what they were allowed together, the
-   * sum of their limits, `spent_usd` what they spent together and
-   * `refused` the calls they refused.
+   * The shards' budgets summed, when every shard's record or sidecar
+   * keeps one (the config set `budget_usd`): each shard ran under the
+   * whole `budget_usd` on its own, so `limit_usd` is what they were
+   * allowed together, the sum of their limits, `spent_usd` what they spent
+   * together and `refused` the calls they refused.
    */
   budget?: RecordedBudget;
 }
@@ -377,12 +383,12 @@ function placesOf(
 }
 
 /**
- * The shards' budgets summed, when each shard's record has one; `{}` when
- * any lacks it (a Scores file, a record written before budgets were kept),
- * for a part of the spend would be unknown.
+ * The shards' budgets summed, when each shard's record or sidecar has one;
+ * `{}` when any lacks it (a record or a sidecar written before budgets were
+ * kept), for a part of the spend would be unknown.
  */
 function budgetOf(parts: readonly ShardPart[]): { budget?: RecordedBudget } {
-  const budgets = parts.map((p) => p.record?.budget);
+  const budgets = parts.map((p) => p.budget ?? p.record?.budget);
   if (budgets.length === 0 || budgets.some((b) => b === undefined)) return {};
   let limit = 0;
   let spent = 0;

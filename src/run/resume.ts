@@ -9,6 +9,7 @@ import { InputError } from "../base/errors.ts";
 import { nfcKey } from "../base/nfc.ts";
 import { mappingAt, stringAt } from "../io/fields.ts";
 import { fingerprintsAt, valueRangesAt } from "../record/run_record.ts";
+import { type RecordedBudget, runChecksAt } from "../record/run_checks.ts";
 import { LineStream } from "../io/line_stream.ts";
 import { replaceFile } from "../io/replace_file.ts";
 import type { Fingerprints } from "../fingerprint/fingerprint.ts";
@@ -74,6 +75,13 @@ export interface RunMeta {
    * were kept.
    */
   gates?: Record<string, Gate>;
+  /**
+   * The run's budget (`budget_usd`) and what it spent against it, as its
+   * RunRecord keeps them, so that `merge` of a shard's Scores file sums it
+   * as `merge` of its record does; written when the run ends, for a config
+   * with `budget_usd`, and absent in files written before it was kept.
+   */
+  budget?: RecordedBudget;
 }
 
 /**
@@ -330,6 +338,9 @@ export async function readMeta(
       }
       read.gates = gates as Record<string, Gate>;
     }
+    // Read as a record's `budget` is, its fields checked the same way.
+    const { budget } = runChecksAt({ budget: meta.budget });
+    if (budget !== undefined) read.budget = budget;
     return read;
   } catch (error) {
     // FieldError is a SyntaxError too.

@@ -1206,6 +1206,7 @@ export async function runSuite(
       complete: !stopped,
       ...rangesIf(scorers),
       gates: config.gates ?? {},
+      ...(budgetSpent !== undefined ? { budget: budgetSpent } : {}),
     });
   }
   // --- matrix and baselines (issue 14) ---

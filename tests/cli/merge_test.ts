@@ -626,7 +626,7 @@ gates:
   });
 });
 
-Deno.test("merge sums the shards' budgets into the merged record, and exits 1 when a shard's ran out", async () => {
+Deno.test("merge sums the shards' budgets from their records or their Scores files' sidecars, and exits 1 when a shard's ran out", async () => {
   // 1000 prompt and 100 completion tokens at 1 and 10 USD per million: each
   // call costs $0.002.
   const usage = { prompt_tokens: 1000, completion_tokens: 100 };
@@ -667,6 +667,8 @@ budget_usd: ${budget}
             `${k}/2`,
             "--record",
             `s${k}.json`,
+            "--out",
+            `s${k}.ndjson`,
           ],
           dir,
         );
@@ -684,6 +686,14 @@ budget_usd: ${budget}
       dir,
     );
     assert.equal(within.code, 0, within.stderr);
+    // The Scores files' sidecars keep the budget as the records do.
+    const withinScores = await cli(["merge", "s1.ndjson", "s2.ndjson"], dir);
+    assert.equal(withinScores.code, 0, withinScores.stderr);
+    assert.doesNotMatch(withinScores.stderr, /keeps? no budget|budget reached/);
+    assert.deepEqual(
+      JSON.parse(await Deno.readTextFile(`${dir}/s1.ndjson.meta.json`)).budget,
+      JSON.parse(await Deno.readTextFile(`${dir}/s1.json`)).budget,
+    );
     const record = JSON.parse(await Deno.readTextFile(`${dir}/m.json`));
     assert.deepEqual(record.budget, {
       limit_usd: 2,
@@ -704,25 +714,27 @@ budget_usd: ${budget}
     await shards();
     const calls = server.count - before;
     assert.ok(calls <= 6, `${calls} calls`);
-    const over = await cli(
+    const merged = await cli(
       ["merge", "s1.json", "s2.json", "--record", "m.json"],
       dir,
     );
-    assert.equal(over.code, 1, over.stderr);
+    assert.equal(merged.code, 1, merged.stderr);
     const spent = JSON.parse(await Deno.readTextFile(`${dir}/m.json`)).budget;
     assert.deepEqual(spent, {
       limit_usd: 0.01,
       spent_usd: Math.round(calls * 0.002 * 1e9) / 1e9,
       refused: n - calls,
     });
-    assert.match(
-      over.stderr,
-      new RegExp(
-        `evalpipe: budget reached: \\$${
-          String(spent.spent_usd).replace(".", "\\.")
-        } spent of budget_usd \\$0\\.01; ${n - calls} calls were not made`,
-      ),
+    const reached = new RegExp(
+      `evalpipe: budget reached: \\$${
+        String(spent.spent_usd).replace(".", "\\.")
+      } spent of budget_usd \\$0\\.01; ${n - calls} calls were not made`,
     );
+    assert.match(merged.stderr, reached);
+    // So does the merge of their Scores files.
+    const scores = await cli(["merge", "s1.ndjson", "s2.ndjson"], dir);
+    assert.equal(scores.code, 1, scores.stderr);
+    assert.match(scores.stderr, reached);
     // A record without its budget (an older evalpipe's): the sum is not
     // known, and merge says so rather than keep half of it.
     const old = JSON.parse(await Deno.readTextFile(`${dir}/s2.json`));
