@@ -871,8 +871,20 @@ and a summary table on stderr.`,
         summary.invalidRecords > 0 || reportRefused ||
         summary.surplusLines !== undefined
       ) return 2;
-      // A regression or a spent budget fails the run as a gate does.
-      return gateFailures.length > 0 || failures.length > 0 ? 1 : 0;
+      // A regression or a spent budget fails the run as a gate does; a
+      // shard's spent budget, like its gates, fails the merge instead (its
+      // record and sidecar keep it): a shard that exits 1 is retried by its
+      // engine, which pays the budget again, or resumes and, its blocked
+      // units already in --out, records a budget that refused nothing.
+      const failing = selected.shard !== undefined
+        ? failures.filter((f) => f.kind !== "budget")
+        : failures;
+      if (failing.length < failures.length) {
+        say(
+          "evalpipe: the budget is checked on the merged run (evalpipe merge), not on a shard",
+        );
+      }
+      return gateFailures.length > 0 || failing.length > 0 ? 1 : 0;
     } catch (error) {
       bar.done();
       const sig = interrupt.signal;

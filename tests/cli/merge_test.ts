@@ -626,7 +626,7 @@ gates:
   });
 });
 
-Deno.test("merge sums the shards' budgets from their records or their Scores files' sidecars, and exits 1 when a shard's ran out", async () => {
+Deno.test("merge sums the shards' budgets from their records or their Scores files' sidecars and exits 1 when one ran out; the shard itself exits 0", async () => {
   // 1000 prompt and 100 completion tokens at 1 and 10 USD per million: each
   // call costs $0.002.
   const usage = { prompt_tokens: 1000, completion_tokens: 100 };
@@ -656,7 +656,7 @@ budget_usd: ${budget}
 `,
       );
     const shards = async () => {
-      const codes: number[] = [];
+      const outcomes: Outcome[] = [];
       for (const k of [1, 2]) {
         const r = await cli(
           [
@@ -672,14 +672,14 @@ budget_usd: ${budget}
           ],
           dir,
         );
-        codes.push(r.code);
+        outcomes.push(r);
       }
-      return codes;
+      return outcomes;
     };
     // Within the budget: each shard ran under budget_usd $1 on its own, so
     // the two were allowed $2 together and spent $0.002 a case.
     await suite(1);
-    assert.deepEqual(await shards(), [0, 0]);
+    assert.deepEqual((await shards()).map((r) => r.code), [0, 0]);
     assert.equal(server.count, n);
     const within = await cli(
       ["merge", "s1.json", "s2.json", "--record", "m.json"],
@@ -708,12 +708,23 @@ budget_usd: ${budget}
     );
     // $0.005 a shard: each stops once it has spent it (three calls, or its
     // every case), the rest are refused; the merged run fails as a run
-    // whose budget ran out does.
+    // whose budget ran out does. The shards exit 0, as for a gate: an
+    // engine retrying one would pay for its calls again.
     await suite(0.005);
     const before = server.count;
-    await shards();
+    const over = await shards();
     const calls = server.count - before;
     assert.ok(calls <= 6, `${calls} calls`);
+    for (const r of over) {
+      assert.equal(r.code, 0, r.stderr);
+      if (/budget reached/.test(r.stderr)) {
+        assert.match(
+          r.stderr,
+          /the budget is checked on the merged run \(evalpipe merge\), not on a shard/,
+        );
+      }
+    }
+    assert.ok(over.some((r) => /budget reached/.test(r.stderr)));
     const merged = await cli(
       ["merge", "s1.json", "s2.json", "--record", "m.json"],
       dir,
