@@ -30,6 +30,7 @@ import type { Fingerprints } from "../fingerprint/fingerprint.ts";
 import { CaseError } from "../dataset/case.ts";
 import { parseUnit, type Unit, unitLine } from "../dataset/unit.ts";
 import { LineStream } from "../io/line_stream.ts";
+import { bodyLine, type HeaderLine, headerLine } from "./_record_lines.ts";
 import {
   selectionAt,
   type SelectionTally,
@@ -436,6 +437,271 @@ export class RunRecordError extends SyntaxError {
 export { isRunRecord };
 
 /**
+ * What a RunRecord says besides its units and Scores.
+ *
+ * @example
+ * ```ts
+ * import type { RunRecordSummary } from "./mod.ts";
+ * const summary: RunRecordSummary = {
+ *   run_id: "r1", started_at: "2026-12-01T08:00:00.000Z", config_path: "evalpipe.yaml", config: {},
+ *   fingerprints: { config: "sha256:aa", dataset: null, target: "sha256:cc", scorers: {} },
+ *   aggregates: [], finished_at: null, complete: false,
+ * };
+ * if (summary.complete) throw new Error("unexpected");
+ * ```
+ */
+export type RunRecordSummary = Omit<RunRecord, "units" | "scores">;
+
+/**
+ * What a reader of a RunRecord tells as it reads: the header first, then
+ * each line of the record (a unit with its Scores, or Scores alone).
+ *
+ * @example Count the Scores of each metric
+ * ```ts
+ * import type { RunRecordVisitor } from "./mod.ts";
+ * const counts = new Map<string, number>();
+ * const visitor: RunRecordVisitor = {
+ *   entry(scores) {
+ *     for (const s of scores) counts.set(s.metric, (counts.get(s.metric) ?? 0) + 1);
+ *   },
+ * };
+ * visitor.entry([], undefined);
+ * if (counts.size !== 0) throw new Error("unexpected");
+ * ```
+ */
+export interface RunRecordVisitor {
+  /** The record's header, before any entry. */
+  header?(header: RunRecordHeader): void;
+  /**
+   * One line of the record: its Scores, in file order, and its unit when the
+   * line holds one (a record written before units were kept, and Scores a
+   * resumed run carried over, have none).
+   */
+  entry(scores: readonly Score[], unit: Unit | undefined): void | Promise<void>;
+}
+
+/** What a record says after its units: everything its summary adds to its header. */
+export type RunRecordEnd = Omit<RunRecordSummary, keyof RunRecordHeader>;
+
+/**
+ * One record's parts checked as they are read, whatever reads them: its
+ * header, each entry of its body, and how it ends. A damaged unit is reported
+ * before a damaged Score, each the first of its kind, once the whole record
+ * is read.
+ */
+class RecordCheck {
+  /** The header, checked. */
+  readonly head: RunRecordHeader;
+  /** The list the record's version keeps its entries in. */
+  readonly body: "units" | "scores";
+  #path: string;
+  #read: boolean;
+  #aggregator: Aggregator;
+  #entries = 0;
+  #scores = 0;
+  #unitError: RunRecordError | undefined;
+  #scoreError: RunRecordError | undefined;
+
+  /**
+   * @param fields The header's fields (or the whole record's).
+   * @param path The file, for messages.
+   * @param body The list the entries come from, when it is named: a body
+   *   other than the version's own is not read.
+   */
+  constructor(
+    fields: unknown,
+    path: string,
+    body?: "units" | "scores",
+  ) {
+    this.#path = path;
+    try {
+      this.head = readHeader(fields);
+    } catch (error) {
+      if (!(error instanceof FieldError)) throw error;
+      throw this.#invalid(error.message);
+    }
+    this.body = (fields as Record<string, unknown>).evalpipe_run_record === 1
+      ? "scores"
+      : "units";
+    this.#read = (body ?? this.body) === this.body;
+    this.#aggregator = new Aggregator({
+      grouped: true, // a resumed run appends epochs apart
+      ...valueRangeOption(this.head.value_ranges),
+    });
+  }
+
+  #invalid(message: string): RunRecordError {
+    return new RunRecordError(
+      `Invalid run record ${JSON.stringify(this.#path)}: ${message}`,
+    );
+  }
+
+  /**
+   * One entry of the body, checked.
+   *
+   * @returns Its Scores and unit, or `undefined` when it is not to be handed
+   *   on (a body not read, or a record already found damaged).
+   */
+  entry(
+    value: unknown,
+  ): { scores: Score[]; unit: Unit | undefined } | undefined {
+    if (!this.#read) return undefined;
+    const n = ++this.#entries;
+    let raw: readonly unknown[];
+    let unit: Unit | undefined;
+    if (this.body === "scores") {
+      raw = [value];
+    } else {
+      if (this.#unitError !== undefined) return undefined;
+      if (typeof value !== "object" || value === null || Array.isArray(value)) {
+        this.#unitError = this.#invalid(`unit ${n}: must be an object`);
+        return undefined;
+      }
+      const { scores: own, ...rest } = value as Record<string, unknown>;
+      if (!Array.isArray(own)) {
+        this.#unitError = this.#invalid(`unit ${n}: "scores" must be a list`);
+        return undefined;
+      }
+      raw = own;
+      // An entry without an input holds Scores only: its unit was not known.
+      if (rest.input !== undefined || rest.invalid !== undefined) {
+        try {
+          unit = parseUnit(rest, `${this.#path}#${n}`);
+        } catch (error) {
+          if (!(error instanceof CaseError)) throw error;
+          this.#unitError = this.#invalid(`unit ${n}: ${error.message}`);
+          return undefined;
+        }
+      }
+    }
+    if (this.#scoreError !== undefined) {
+      this.#scores += raw.length;
+      return undefined;
+    }
+    const scores: Score[] = [];
+    for (const s of raw) {
+      this.#scores++;
+      try {
+        scores.push(parseScore(s));
+      } catch (error) {
+        if (!(error instanceof SyntaxError)) throw error;
+        this.#scoreError = this.#invalid(
+          `score ${this.#scores}: ${error.message}`,
+        );
+        return undefined;
+      }
+    }
+    for (const s of scores) this.#aggregator.add(s);
+    return { scores, unit };
+  }
+
+  /**
+   * How the record ends, checked, once every entry is read.
+   *
+   * @param fields The record's fields after its units, `undefined` when it
+   *   was cut short.
+   * @throws {RunRecordError} The first fault found in the record.
+   */
+  end(fields: Record<string, unknown> | undefined): RunRecordEnd {
+    let selection: SelectionTally | undefined;
+    let checks: RunChecks = {};
+    try {
+      if (fields !== undefined) {
+        selection = selectionAt(fields);
+        checks = runChecksAt(fields);
+      }
+    } catch (error) {
+      if (!(error instanceof FieldError)) throw error;
+      throw this.#invalid(error.message);
+    }
+    if (this.#unitError !== undefined) throw this.#unitError;
+    if (this.#scoreError !== undefined) throw this.#scoreError;
+    return {
+      aggregates: this.#aggregator.results(),
+      finished_at: typeof fields?.finished_at === "string"
+        ? fields.finished_at
+        : null,
+      complete: fields?.complete === true,
+      ...(selection !== undefined ? { selection } : {}),
+      ...checks,
+    };
+  }
+}
+
+/**
+ * A record's text, split and its header checked: the entries of its body
+ * and its fields after them (`undefined` when it was cut short).
+ */
+function splitText(
+  text: string,
+  path: string,
+): {
+  check: RecordCheck;
+  entries: readonly unknown[];
+  end: Record<string, unknown> | undefined;
+} {
+  let value: Record<string, unknown> | undefined;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    // Not whole: read up to its last whole line.
+    if (!(error instanceof SyntaxError)) throw error;
+  }
+  if (value !== undefined) {
+    const check = new RecordCheck(value, path);
+    const entries = value[check.body];
+    return {
+      check,
+      entries: Array.isArray(entries) ? entries : [],
+      end: value,
+    };
+  }
+  const body = /^\s*\{\s*"evalpipe_run_record"\s*:\s*1\s*,/.test(text)
+    ? "scores"
+    : "units";
+  const marker = text.indexOf(`"${body}":[`);
+  if (marker < 0 || !isRunRecord(text)) {
+    throw new RunRecordError(
+      `Cannot read run record ${JSON.stringify(path)}: not a run record`,
+    );
+  }
+  let head: Record<string, unknown>;
+  try {
+    head = JSON.parse(`${text.slice(0, marker)}"${body}":[]}`);
+  } catch (error) {
+    if (!(error instanceof SyntaxError)) throw error;
+    throw new RunRecordError(
+      `Cannot read run record ${JSON.stringify(path)}: its header is damaged`,
+    );
+  }
+  const check = new RecordCheck(head, path, body);
+  const entries: unknown[] = [];
+  for (const line of text.slice(marker + body.length + 4).split("\n")) {
+    const read = bodyLine(line);
+    if (read === undefined) continue;
+    // A record that did not parse whole is read as cut short, its end or not.
+    if ("end" in read) break;
+    entries.push(read.entry);
+  }
+  return { check, entries, end: undefined };
+}
+
+/** Gathers what a reader hands on into a whole record. */
+class Gathered {
+  readonly units: Unit[] = [];
+  readonly scores: Score[] = [];
+
+  entry(scores: readonly Score[], unit: Unit | undefined): void {
+    for (const s of scores) this.scores.push(s);
+    if (unit !== undefined) this.units.push(unit);
+  }
+
+  record(head: RunRecordHeader, end: RunRecordEnd): RunRecord {
+    return { ...head, units: this.units, scores: this.scores, ...end };
+  }
+}
+
+/**
  * Reads a RunRecord, validating it. A record cut short by a crash is read up
  * to its last whole Score and marked incomplete. The aggregates of any record
  * are computed from the Scores it holds, not read from the file.
@@ -458,91 +724,13 @@ export { isRunRecord };
  * ```
  */
 export function parseRunRecord(text: string, path: string): RunRecord {
-  let value: Record<string, unknown>;
-  let torn = false;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    if (!(error instanceof SyntaxError)) throw error;
-    value = repair(text, path);
-    torn = true;
+  const { check, entries, end } = splitText(text, path);
+  const gathered = new Gathered();
+  for (const entry of entries) {
+    const read = check.entry(entry);
+    if (read !== undefined) gathered.entry(read.scores, read.unit);
   }
-  return buildRecord(value, torn, path);
-}
-
-/** A parsed record's value, checked: its header, units, Scores, aggregates. */
-function buildRecord(
-  value: Record<string, unknown>,
-  torn: boolean,
-  path: string,
-): RunRecord {
-  let head: RunRecordHeader;
-  let selection: SelectionTally | undefined;
-  let checks: RunChecks = {};
-  try {
-    head = readHeader(value);
-    selection = torn ? undefined : selectionAt(value);
-    if (!torn) checks = runChecksAt(value);
-  } catch (error) {
-    if (!(error instanceof FieldError)) throw error;
-    throw new RunRecordError(
-      `Invalid run record ${JSON.stringify(path)}: ${error.message}`,
-    );
-  }
-  const invalid = (message: string) =>
-    new RunRecordError(
-      `Invalid run record ${JSON.stringify(path)}: ${message}`,
-    );
-  const units: Unit[] = [];
-  const rawScores: unknown[] = [];
-  if (value.evalpipe_run_record === 1) {
-    if (Array.isArray(value.scores)) {
-      for (const score of value.scores) rawScores.push(score);
-    }
-  } else {
-    const entries = Array.isArray(value.units) ? value.units : [];
-    for (const [i, entry] of entries.entries()) {
-      const { scores: own, ...rest } = mappingOrThrow(entry, i, invalid);
-      if (!Array.isArray(own)) {
-        throw invalid(`unit ${i + 1}: "scores" must be a list`);
-      }
-      for (const score of own) rawScores.push(score);
-      // An entry without an input holds Scores only: its unit was not known.
-      if (rest.input === undefined && rest.invalid === undefined) continue;
-      try {
-        units.push(parseUnit(rest, `${path}#${i + 1}`));
-      } catch (error) {
-        if (!(error instanceof CaseError)) throw error;
-        throw invalid(`unit ${i + 1}: ${error.message}`);
-      }
-    }
-  }
-  const scores = rawScores.map((s, i) => {
-    try {
-      return parseScore(s);
-    } catch (error) {
-      if (!(error instanceof SyntaxError)) throw error;
-      throw invalid(`score ${i + 1}: ${error.message}`);
-    }
-  });
-  const ranges = head.value_ranges;
-  const aggregator = new Aggregator({
-    grouped: true, // a resumed run appends epochs apart
-    ...valueRangeOption(ranges),
-  });
-  for (const s of scores) aggregator.add(s);
-  return {
-    ...head,
-    units,
-    scores,
-    aggregates: aggregator.results(),
-    finished_at: !torn && typeof value.finished_at === "string"
-      ? value.finished_at
-      : null,
-    complete: !torn && value.complete === true,
-    ...(selection !== undefined ? { selection } : {}),
-    ...checks,
-  };
+  return gathered.record(check.head, check.end(end));
 }
 
 /**
@@ -578,8 +766,29 @@ function buildRecord(
  * ```
  */
 export async function readRunRecord(path: string): Promise<RunRecord> {
+  const gathered = new Gathered();
+  const { head, end } = await readRecord(path, gathered);
+  return gathered.record(head, end);
+}
+
+/**
+ * Reads a RunRecord file a line at a time, handing `visitor` the header and
+ * then each line's unit and Scores as they are checked; what
+ * {@linkcode readRunRecord} and `visitRunRecord` share. A file not laid out
+ * as evalpipe writes it is read whole, then handed on a line of its body at a
+ * time. Nothing is returned until the whole file is checked.
+ *
+ * @param path The file.
+ * @param visitor What to do with the header and each line.
+ * @returns The header, and what the record says after its units.
+ * @throws {RunRecordError} As {@linkcode readRunRecord} throws.
+ */
+export async function readRecord(
+  path: string,
+  visitor: RunRecordVisitor,
+): Promise<{ head: RunRecordHeader; end: RunRecordEnd }> {
   try {
-    return await readRecordFile(path);
+    return await readRecordFile(path, visitor);
   } catch (error) {
     // A record that is there but invalid says so itself; a file that cannot
     // be read is named in a few words, as readScoresFile names it, not as
@@ -591,108 +800,42 @@ export async function readRunRecord(path: string): Promise<RunRecord> {
   }
 }
 
-async function readRecordFile(path: string): Promise<RunRecord> {
+async function readRecordFile(
+  path: string,
+  visitor: RunRecordVisitor,
+): Promise<{ head: RunRecordHeader; end: RunRecordEnd }> {
   const file = await Deno.open(path);
   const lines = file.readable.pipeThrough(
     new LineStream({ maxLineBytes: 256 * 1024 * 1024 }),
   );
-  const header =
-    /^\s*\{\s*"evalpipe_run_record"\s*:\s*([12])\s*,.*"(units|scores)":\[$/;
-  let value: Record<string, unknown> | undefined;
-  let body: unknown[] = [];
-  let torn = true;
-  let whole = true;
+  let header: HeaderLine | undefined;
+  let check: RecordCheck | undefined;
+  let end: Record<string, unknown> | undefined;
   // Leaving the loop cancels the stream, which closes the file.
   for await (const line of lines) {
-    if (value === undefined) {
-      const m = line.error === undefined ? header.exec(line.text) : null;
-      if (m === null) {
-        whole = false;
-        break;
-      }
-      try {
-        value = JSON.parse(`${line.text}]}`) as Record<string, unknown>;
-      } catch (error) {
-        if (!(error instanceof SyntaxError)) throw error;
-        whole = false;
-        break;
-      }
-      value[m[2]!] = body = [];
+    if (check === undefined) {
+      header = line.error === undefined ? headerLine(line.text) : undefined;
+      if (header === undefined) break;
+      check = new RecordCheck(header.fields, path, header.body);
+      visitor.header?.(check.head);
       continue;
     }
-    // Only the last line can be torn by a crash; it is dropped.
-    if (line.error !== undefined) break;
-    if (line.text.startsWith("]")) {
-      try {
-        Object.assign(value, JSON.parse(`{${line.text.slice(2)}`));
-        torn = false;
-      } catch (error) {
-        if (!(error instanceof SyntaxError)) throw error;
-      }
+    const read = bodyLine(line.error === undefined ? line.text : undefined);
+    if (read === undefined) continue;
+    if ("end" in read) {
+      if (read.end !== undefined) end = { ...header!.fields, ...read.end };
       break;
     }
-    const json = line.text.endsWith(",") ? line.text.slice(0, -1) : line.text;
-    if (json.trim() === "") continue;
-    try {
-      body.push(JSON.parse(json));
-    } catch (error) {
-      if (!(error instanceof SyntaxError)) throw error;
-      break;
-    }
+    const entry = check.entry(read.entry);
+    if (entry !== undefined) await visitor.entry(entry.scores, entry.unit);
   }
-  if (!whole || value === undefined) {
-    return parseRunRecord(await Deno.readTextFile(path), path);
+  if (check !== undefined) return { head: check.head, end: check.end(end) };
+  // Not as evalpipe writes it: read whole, then handed on entry by entry.
+  const split = splitText(await Deno.readTextFile(path), path);
+  visitor.header?.(split.check.head);
+  for (const value of split.entries) {
+    const entry = split.check.entry(value);
+    if (entry !== undefined) await visitor.entry(entry.scores, entry.unit);
   }
-  return buildRecord(value, torn, path);
-}
-
-/** An entry of `units`, or the error that says which is not an object. */
-function mappingOrThrow(
-  entry: unknown,
-  i: number,
-  invalid: (message: string) => RunRecordError,
-): Record<string, unknown> {
-  if (typeof entry !== "object" || entry === null || Array.isArray(entry)) {
-    throw invalid(`unit ${i + 1}: must be an object`);
-  }
-  return entry as Record<string, unknown>;
-}
-
-/**
- * Rebuilds a record cut short: the header, then every whole line of its
- * body (`units`, or `scores` in a record of version 1).
- */
-function repair(text: string, path: string): Record<string, unknown> {
-  const body = /^\s*\{\s*"evalpipe_run_record"\s*:\s*1\s*,/.test(text)
-    ? "scores"
-    : "units";
-  const marker = text.indexOf(`"${body}":[`);
-  if (marker < 0 || !isRunRecord(text)) {
-    throw new RunRecordError(
-      `Cannot read run record ${JSON.stringify(path)}: not a run record`,
-    );
-  }
-  let head: Record<string, unknown>;
-  try {
-    head = JSON.parse(`${text.slice(0, marker)}"${body}":[]}`);
-  } catch (error) {
-    if (!(error instanceof SyntaxError)) throw error;
-    throw new RunRecordError(
-      `Cannot read run record ${JSON.stringify(path)}: its header is damaged`,
-    );
-  }
-  const lines: unknown[] = [];
-  for (const line of text.slice(marker + body.length + 4).split("\n")) {
-    if (line.startsWith("]")) break;
-    const json = line.endsWith(",") ? line.slice(0, -1) : line;
-    if (json.trim() === "") continue;
-    try {
-      lines.push(JSON.parse(json));
-    } catch (error) {
-      // Only the last line can be torn by a crash; it is dropped.
-      if (!(error instanceof SyntaxError)) throw error;
-      break;
-    }
-  }
-  return { ...head, [body]: lines };
+  return { head: split.check.head, end: split.check.end(split.end) };
 }
