@@ -5,6 +5,7 @@ import {
   type ByteWriter,
   RELEASES_BYTES,
   releasesBytes,
+  writeSome,
 } from "../io/text_writer.ts";
 import type { Score } from "../score/mod.ts";
 
@@ -44,7 +45,7 @@ export class WrittenUnits implements ByteWriter {
 
   /** Writes to `dest`, then counts the lines that went. */
   async write(p: Uint8Array): Promise<number> {
-    const n = await this.#dest.write(p);
+    const n = await writeSome(this.#dest, p);
     for (let i = p.indexOf(NEWLINE); i !== -1 && i < n;) {
       this.#lines++;
       i = p.indexOf(NEWLINE, i + 1);

@@ -11,7 +11,12 @@ import {
   writeErrorText,
 } from "../base/errors.ts";
 import { stdoutWriter } from "./stdout.ts";
-import { type ByteWriter, releasesBytes, releasing } from "./text_writer.ts";
+import {
+  type ByteWriter,
+  releasesBytes,
+  releasing,
+  writeSome,
+} from "./text_writer.ts";
 
 /**
  * An output opened by {@linkcode openOut}: bytes written to it reach the file
@@ -140,7 +145,7 @@ export async function openOut(
     const stdout = stdoutWriter();
     return releasing({
       write: guarded(
-        (p) => stdout.write(p),
+        (p) => writeSome(stdout, p),
         options.name ?? "stdout",
         options.onFailure,
       ),

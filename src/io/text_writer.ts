@@ -26,11 +26,28 @@
  */
 export interface ByteWriter {
   /**
-   * Writes some of `p`, resolving to how many bytes were written. `p` is the
-   * writer's to keep: a writer that collects the chunks it is given gets
-   * bytes no later output overwrites.
+   * Writes `p`, or some of it: resolves to how many bytes were written (as
+   * `Deno.FsFile` does; the rest is written next), or to nothing when all of
+   * them were (as a writer around a Node stream may). `p` is the writer's to
+   * keep: a writer that collects the chunks it is given gets bytes no later
+   * output overwrites.
    */
-  write(p: Uint8Array): Promise<number>;
+  write(p: Uint8Array): Promise<number | void>;
+}
+
+/**
+ * Writes `p`, or some of it, to `dest`.
+ *
+ * @param dest Where the bytes go.
+ * @param p The bytes.
+ * @returns How many were written: all of them when `dest` does not say.
+ */
+export async function writeSome(
+  dest: ByteWriter,
+  p: Uint8Array,
+): Promise<number> {
+  const n = await dest.write(p);
+  return typeof n === "number" ? n : p.length;
 }
 
 /**
@@ -68,7 +85,7 @@ const encoder = new TextEncoder();
 async function writeAll(dest: ByteWriter, bytes: Uint8Array): Promise<void> {
   let offset = 0;
   while (offset < bytes.length) {
-    offset += await dest.write(bytes.subarray(offset));
+    offset += await writeSome(dest, bytes.subarray(offset));
   }
 }
 

@@ -248,7 +248,8 @@ Deno.test("NdjsonParseStream passes on LineStream's oversized-line errors", asyn
 // --- ndjsonSink --------------------------------------------------------------
 
 /** A writer that records each call, writing at most `maxBytes` per call. */
-function recorder(maxBytes = Infinity): ByteWriter & {
+function recorder(maxBytes = Infinity): {
+  write(p: Uint8Array): Promise<number>;
   calls: Uint8Array[];
   text(): string;
 } {
