@@ -41,5 +41,5 @@ export type { OpenOutOptions, OutFile } from "./out_file.ts";
 export { openOut } from "./out_file.ts";
 export type { NamedPath } from "./same_file.ts";
 export { refuseSameFile, refuseStdoutOnInput } from "./same_file.ts";
-export type { ReplaceFileOptions } from "./replace_file.ts";
+export type { FileWriting, ReplaceFileOptions } from "./replace_file.ts";
 export { replaceFile } from "./replace_file.ts";

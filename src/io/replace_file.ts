@@ -6,6 +6,7 @@
  */
 
 import { InputError, outputErrorOf, writeErrorText } from "../base/errors.ts";
+import { TextWriter } from "./text_writer.ts";
 
 /**
  * Options of {@linkcode replaceFile}.
@@ -38,8 +39,12 @@ export interface ReplaceFileOptions {
  * (`/dev/null`), or a symlink in /dev or /proc (`/dev/stdout`), is written
  * through instead: a rename would replace it.
  *
+ * The content can come in pieces: `text` may be a function that hands each
+ * piece to the `write` it is given (awaiting what `write` returns), so that a
+ * big file is never one string; one that throws leaves the old file as it was.
+ *
  * @param path The file.
- * @param text Its new content.
+ * @param text Its new content, or a function that writes it in pieces.
  * @param options How messages name it.
  * @throws {OutputError} When the disk refuses the write (full, read-only).
  * @throws {InputError} When the folder is missing or not writable.
@@ -59,14 +64,13 @@ export interface ReplaceFileOptions {
  */
 export async function replaceFile(
   path: string,
-  text: string,
+  text: string | FileWriting,
   options: ReplaceFileOptions = {},
 ): Promise<void> {
   const name = `${options.name ?? "file"} ${JSON.stringify(path)}`;
   const slash = path.lastIndexOf("/");
   const folder = slash < 0 ? "." : path.slice(0, slash + 1);
   const base = path.slice(slash + 1);
-  const bytes = new TextEncoder().encode(text);
   let temp = "";
   let file: Deno.FsFile | undefined;
   // A stop that cannot wait (a second Ctrl-C ends in Deno.exit, which
@@ -93,7 +97,7 @@ export async function replaceFile(
         // A file swapped in since the lstat (through a symlink) is not
         // written: the rename below replaces the name instead.
         if (through === "link" || !(await device.stat()).isFile) {
-          return await writeAll(device, bytes);
+          return await writeText(device, text);
         }
       } finally {
         device.close();
@@ -119,7 +123,7 @@ export async function replaceFile(
       }
     }
     try {
-      await writeAll(file, bytes);
+      await writeText(file, text);
       // On the disk before the rename: after a power cut the name holds the
       // old text or the new, not an empty file.
       await file.syncData();
@@ -199,9 +203,51 @@ async function modeOf(path: string): Promise<number | undefined> {
   }
 }
 
-async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {
-  let written = 0;
-  while (written < bytes.length) {
-    written += await file.write(bytes.subarray(written));
+/**
+ * A function that writes a file's content in pieces: it hands each to
+ * `write`, in order, and awaits what `write` returns (the file's
+ * backpressure).
+ *
+ * @example Write a file a line at a time
+ * ```ts
+ * import { type FileWriting, replaceFile } from "./mod.ts";
+ * const dir = await Deno.makeTempDir();
+ * const lines: FileWriting = async (write) => {
+ *   for (let i = 1; i <= 3; i++) await write(`line ${i}\n`);
+ * };
+ * await replaceFile(`${dir}/a.txt`, lines);
+ * const text = await Deno.readTextFile(`${dir}/a.txt`);
+ * await Deno.remove(dir, { recursive: true });
+ * if (text !== "line 1\nline 2\nline 3\n") throw new Error(text);
+ * ```
+ */
+export type FileWriting = (
+  write: (text: string) => Promise<void> | undefined,
+) => Promise<void>;
+
+/** Writes `text` (or what `text` writes, piece by piece) to `file`. */
+async function writeText(
+  file: Deno.FsFile,
+  text: string | FileWriting,
+): Promise<void> {
+  if (typeof text === "string") {
+    const bytes = new TextEncoder().encode(text);
+    let written = 0;
+    while (written < bytes.length) {
+      written += await file.write(bytes.subarray(written));
+    }
+    return;
+  }
+  const out = new TextWriter(file);
+  try {
+    await text((piece) => out.write(piece));
+    await out.flush();
+  } catch (error) {
+    // The file is dropped: what is buffered need not reach it, but a write
+    // under way must end before the file is closed. Its own failure, if
+    // any, is not the one to report.
+    out.discard();
+    await Promise.allSettled([out.flush()]);
+    throw error;
   }
 }

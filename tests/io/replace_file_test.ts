@@ -206,3 +206,29 @@ Deno.exit(0);
     assert.deepEqual(names, ["stop.ts"]);
   });
 });
+
+Deno.test("replaceFile writes text handed over in pieces, and one that throws leaves the old file and no temp file", async () => {
+  await withTempDir(async (dir) => {
+    const path = `${dir}/report.xml`;
+    await Deno.writeTextFile(path, "old\n");
+    // More pieces than one buffer holds, so that writes are under way when
+    // the last comes.
+    const piece = "x".repeat(1000) + "\n";
+    await replaceFile(path, async (write) => {
+      for (let i = 0; i < 500; i++) await write(piece);
+    });
+    assert.equal(await Deno.readTextFile(path), piece.repeat(500));
+    const failure = new SyntaxError("the record is damaged");
+    await assert.rejects(
+      replaceFile(path, async (write) => {
+        for (let i = 0; i < 300; i++) await write(`${i}\n`.repeat(100));
+        throw failure;
+      }),
+      (error: unknown) => error === failure,
+    );
+    assert.equal(await Deno.readTextFile(path), piece.repeat(500));
+    const names = [];
+    for await (const entry of Deno.readDir(dir)) names.push(entry.name);
+    assert.deepEqual(names, ["report.xml"]);
+  });
+});
