@@ -790,6 +790,9 @@ export async function readRecord(
   try {
     return await readRecordFile(path, visitor);
   } catch (error) {
+    // The visitor's own (a report it writes on a full disk) is not the
+    // record's.
+    if (error instanceof VisitorError) throw error.error;
     // A record that is there but invalid says so itself; a file that cannot
     // be read is named in a few words, as readScoresFile names it, not as
     // Deno's "No such file or directory (os error 2): open 'run.json'".
@@ -798,6 +801,27 @@ export async function readRecord(
       `Cannot read run record ${JSON.stringify(path)}: ${osErrorText(error)}`,
     );
   }
+}
+
+/** What a visitor threw, carried out of the reader as it was. */
+class VisitorError {
+  constructor(readonly error: unknown) {}
+}
+
+/**
+ * Calls the visitor, marking what it throws as its own; a visitor that does
+ * not wait (readRunRecord's) is not waited for.
+ */
+function visiting(call: () => void | Promise<void>): Promise<void> | undefined {
+  let result;
+  try {
+    result = call();
+  } catch (error) {
+    throw new VisitorError(error);
+  }
+  return result?.catch((error: unknown) => {
+    throw new VisitorError(error);
+  });
 }
 
 async function readRecordFile(
@@ -817,7 +841,8 @@ async function readRecordFile(
       header = line.error === undefined ? headerLine(line.text) : undefined;
       if (header === undefined) break;
       check = new RecordCheck(header.fields, path, header.body);
-      visitor.header?.(check.head);
+      const head = check.head;
+      await visiting(() => visitor.header?.(head));
       continue;
     }
     const read = bodyLine(line.error === undefined ? line.text : undefined);
@@ -827,15 +852,20 @@ async function readRecordFile(
       break;
     }
     const entry = check.entry(read.entry);
-    if (entry !== undefined) await visitor.entry(entry.scores, entry.unit);
+    if (entry !== undefined) {
+      const wait = visiting(() => visitor.entry(entry.scores, entry.unit));
+      if (wait !== undefined) await wait;
+    }
   }
   if (check !== undefined) return { head: check.head, end: check.end(end) };
   // Not as evalpipe writes it: read whole, then handed on entry by entry.
   const split = splitText(await Deno.readTextFile(path), path);
-  visitor.header?.(split.check.head);
+  await visiting(() => visitor.header?.(split.check.head));
   for (const value of split.entries) {
     const entry = split.check.entry(value);
-    if (entry !== undefined) await visitor.entry(entry.scores, entry.unit);
+    if (entry !== undefined) {
+      await visiting(() => visitor.entry(entry.scores, entry.unit));
+    }
   }
   return { head: split.check.head, end: split.check.end(split.end) };
 }

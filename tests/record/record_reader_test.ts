@@ -159,3 +159,28 @@ Deno.test("readRunRecord, parseRunRecord and visitRunRecord agree on every damag
     }
   }
 });
+
+Deno.test("visitRunRecord lets what its visitor throws through as it was: a report on a full disk is not a record that cannot be read", async () => {
+  const text = await recordText(3);
+  const indented = JSON.stringify(JSON.parse(text), null, 2);
+  for (const form of [text, indented]) {
+    await withFile(form, async (path) => {
+      const full = new Deno.errors.NotFound("the report's folder went away");
+      for (const where of ["header", "entry", "async entry"] as const) {
+        await assert.rejects(
+          visitRunRecord(path, {
+            header() {
+              if (where === "header") throw full;
+            },
+            entry() {
+              if (where === "entry") throw full;
+              if (where === "async entry") return Promise.reject(full);
+            },
+          }),
+          (error: unknown) => error === full,
+          where,
+        );
+      }
+    });
+  }
+});
