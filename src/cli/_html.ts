@@ -1,5 +1,6 @@
 // Writing the HTML report for `run --html` and `report --html`.
 
+import type { RunRecordSummary } from "../record/record_entries.ts";
 import type { ScoresFile } from "../record/scores_file.ts";
 import type { ReportRun } from "../report/report_run.ts";
 
@@ -31,4 +32,25 @@ export async function writeHtmlReport(
   ]);
   // A matrix record alone shows every target, each against the first.
   await replaceFile(path, htmlReport(a, b), { name: "HTML report" });
+}
+
+/**
+ * Writes the report of the RunRecord file `record` to `path` whole or not at
+ * all, the record read a line at a time.
+ *
+ * @returns What the record says besides its units and Scores.
+ */
+export async function writeHtmlReportFile(
+  path: string,
+  record: string,
+): Promise<RunRecordSummary> {
+  const [{ htmlReportFile }, { replaceFile }] = await Promise.all([
+    import("../report/html.ts"),
+    import("../io/replace_file.ts"),
+  ]);
+  let summary: RunRecordSummary | undefined;
+  await replaceFile(path, async (write) => {
+    summary = await htmlReportFile(record, write);
+  }, { name: "HTML report" });
+  return summary!;
 }

@@ -2,21 +2,24 @@
 // format, so that a format is one more row (and one more flag).
 
 import type { RunRecord } from "../record/run_record.ts";
+import type { RunRecordSummary } from "../record/record_entries.ts";
 import type { RunFailure } from "../report/run_failures.ts";
+import type { FileWriting } from "../io/replace_file.ts";
 
-/** What a report writer is given. */
+/** What a report writer is given: the record's file, or the record read whole. */
 export interface ReportInput {
-  /** The run; absent when `markdown` is given and JUnit is not asked for. */
+  /** The RunRecord file, read a unit at a time (never whole) for each report. */
+  file?: string;
+  /** The run, when it was read whole (from a pipe) rather than `file`. */
   record?: RunRecord;
-  /**
-   * The Markdown already written (`report` reads a big record a unit at a
-   * time for it, never whole).
-   */
+  /** The Markdown, once written: the step summary takes it again. */
   markdown?: string;
   /** The record's file, when it is kept (for the line on the HTML report). */
   recordPath?: string;
   /** Why the run fails besides its gates (a regression, a spent budget), for the Markdown's headline. */
   failures?: readonly RunFailure[];
+  /** What the record says besides its units and Scores, once a report read it. */
+  summary?: RunRecordSummary;
 }
 
 /** A report format: the flag that asks for it, and how to render it. */
@@ -25,8 +28,11 @@ export interface ReportFormat {
   flag: string;
   /** What messages call the file, before its quoted path. */
   name: string;
-  /** Renders the file's text. */
-  render(input: ReportInput): Promise<string>;
+  /** Writes the file's text, a piece at a time. */
+  render(
+    input: ReportInput,
+    write: Parameters<FileWriting>[0],
+  ): Promise<void>;
 }
 
 /** The formats, in the order they are written. */
@@ -34,25 +40,46 @@ export const REPORT_FORMATS: readonly ReportFormat[] = [
   {
     flag: "junit",
     name: "JUnit report",
-    async render({ record }) {
-      const { junitReport } = await import("../report/junit.ts");
-      // Only a Markdown alone is given without its record.
-      return junitReport(record!);
+    async render(input, write) {
+      const { junitReport, junitReportFile } = await import(
+        "../report/junit.ts"
+      );
+      if (input.record !== undefined) {
+        await write(junitReport(input.record));
+        return;
+      }
+      input.summary = await junitReportFile(input.file!, write);
     },
   },
   {
     flag: "markdown",
     name: "Markdown report",
-    async render({ record, markdown, recordPath, failures }) {
-      if (markdown !== undefined) return markdown;
-      const { markdownReport } = await import("../report/markdown.ts");
-      return markdownReport(record!, {
-        ...(recordPath !== undefined ? { recordPath } : {}),
-        ...(failures !== undefined ? { failures } : {}),
-      });
+    async render(input, write) {
+      await write(await markdownOf(input));
     },
   },
 ];
+
+/** The Markdown of the run, written once. */
+async function markdownOf(input: ReportInput): Promise<string> {
+  if (input.markdown !== undefined) return input.markdown;
+  const { markdownReport, markdownReportFile } = await import(
+    "../report/markdown.ts"
+  );
+  const { record, recordPath, failures } = input;
+  const options = {
+    ...(recordPath !== undefined ? { recordPath } : {}),
+    ...(failures !== undefined ? { failures } : {}),
+  };
+  if (record !== undefined) {
+    input.markdown = markdownReport(record, options);
+  } else {
+    const read = await markdownReportFile(input.file!, options);
+    input.markdown = read.text;
+    input.summary = read.record;
+  }
+  return input.markdown;
+}
 
 /** The flag declarations of the formats, for a command's flag table. */
 export const REPORT_FLAGS = {
@@ -79,11 +106,11 @@ export const REPORT_FLAGS = {
  */
 async function writeReportFile(
   path: string,
-  text: string,
+  text: string | FileWriting,
   name: string,
   append = false,
 ): Promise<void> {
-  if (!append) {
+  if (!append || typeof text !== "string") {
     const { replaceFile } = await import("../io/replace_file.ts");
     return await replaceFile(path, text, { name });
   }
@@ -132,12 +159,19 @@ export async function writeReports(
   for (const format of REPORT_FORMATS) {
     const path = files[format.flag];
     if (path === undefined) continue;
-    const text = await format.render(input);
     try {
-      await writeReportFile(path, text, format.name);
+      await writeReportFile(
+        path,
+        (write) => format.render(input, write),
+        format.name,
+      );
     } catch (error) {
-      // Anything without an exit code is a bug, not a file lost.
+      // Anything without an exit code is a bug, not a file lost; a record
+      // that cannot be read is the input's fault, as when it was read whole
+      // before any report.
       if (exitCodeOf(error) === undefined) throw error;
+      const { RunRecordError } = await import("../record/run_record.ts");
+      if (error instanceof RunRecordError) throw error;
       lost.push({
         output: `--${format.flag} ${JSON.stringify(path)}`,
         error: error as Error,
@@ -160,8 +194,7 @@ export async function appendStepSummary(
   path: string,
 ): Promise<string | undefined> {
   const { exitCodeOf } = await import("../base/errors.ts");
-  const markdown = REPORT_FORMATS.find((f) => f.flag === "markdown")!;
-  const text = await markdown.render(input);
+  const text = await markdownOf(input);
   try {
     await writeReportFile(path, text, "GITHUB_STEP_SUMMARY", true);
     return undefined;

@@ -14,6 +14,7 @@ import {
   checkReportFolders,
   REPORT_FLAGS,
   REPORT_FORMATS,
+  type ReportInput,
   writeReports,
 } from "./_reports.ts";
 
@@ -84,27 +85,31 @@ diff RECORD prints it; JUnit has a test suite per target.`,
     // Each report on its own: one lost is named, the others still written.
     const lost: Error[] = [];
     if (
-      files.markdown !== undefined && files.junit === undefined &&
-      flags.html === undefined && paths.length === 1 &&
+      paths.length === 1 &&
       await (await import("./_record_file.ts")).isRunRecordFile(paths[0]!)
     ) {
-      // The Markdown alone: the record read a unit at a time, never whole.
-      const { markdownReportFile } = await import("../report/markdown.ts");
-      const { text, record } = await markdownReportFile(paths[0]!, {
-        recordPath: paths[0]!,
-      });
-      if (!record.complete) {
+      // A record file: each report reads it a unit at a time, never whole.
+      const input: ReportInput = { file: paths[0]!, recordPath: paths[0]! };
+      for (const { error } of await writeReports(input, files)) {
+        say(`evalpipe: ${error.message}`);
+        lost.push(error);
+      }
+      if (flags.html !== undefined) {
+        const { writeHtmlReportFile } = await import("./_html.ts");
+        input.summary = await writeHtmlReportFile(flags.html, paths[0]!);
+      }
+      if (input.summary?.complete === false) {
         say(
           `evalpipe: ${
             JSON.stringify(paths[0])
           } is the record of a run that did not finish`,
         );
       }
-      for (const { error } of await writeReports({ markdown: text }, files)) {
-        say(`evalpipe: ${error.message}`);
-        lost.push(error);
+      if (flags.html !== undefined) {
+        say(`evalpipe: HTML report written to ${flags.html}`);
       }
-      return lost.length > 0 ? exitCodeOf(lost[0]!)! : 0;
+      // A disk that refused one (3) over a folder gone meanwhile (2).
+      return lost.length > 0 ? Math.max(...lost.map((e) => exitCodeOf(e)!)) : 0;
     }
     const read = await Promise.all(paths.map(readResults));
     if (ci) {

@@ -31,13 +31,8 @@ async function openFlagFile(
 
 /** Writes the HTML report of the run whose RunRecord is at `recordPath`. */
 async function writeRunReport(recordPath: string, htmlPath: string) {
-  const [{ readScoresFile }, { reportRunOf, writeHtmlReport }] = await Promise
-    .all([
-      import("../record/scores_file.ts"),
-      import("./_html.ts"),
-    ]);
-  const file = await readScoresFile(recordPath);
-  await writeHtmlReport(htmlPath, reportRunOf(file));
+  const { writeHtmlReportFile } = await import("./_html.ts");
+  await writeHtmlReportFile(htmlPath, recordPath);
 }
 
 /** The files a run's flags name, as messages name them: `--out "s.ndjson"`. */
@@ -783,9 +778,8 @@ and a summary table on stderr.`,
         saySurplusLines(scorer, lines);
       }
       if (reports && !htmlLost && recordPath !== undefined) {
-        const { readRunRecord } = await import("../record/run_record.ts");
         const input = {
-          record: await readRunRecord(recordPath),
+          file: recordPath,
           ...(flags.record !== undefined ? { recordPath: flags.record } : {}),
           failures,
         };

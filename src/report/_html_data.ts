@@ -240,17 +240,6 @@ function costOf(target: unknown): number | undefined {
   return undefined;
 }
 
-/** What the run's model calls cost, as one line, when it made any. */
-function spendOf(run: ReportRun): string | undefined {
-  const tally = new SpendTally();
-  for (const u of run.units ?? []) tally.addUnit(u);
-  for (const s of run.scores) tally.addScore(s);
-  const spend = tally.result();
-  return hasSpend(spend)
-    ? formatSpend(spend).slice("cost: ".length)
-    : undefined;
-}
-
 /** A target's config as one line: its type and where it runs. */
 function targetText(target: Record<string, unknown>): string | undefined {
   const where = target.cmd ?? target.url ?? target.base_url;
@@ -261,7 +250,65 @@ function targetText(target: Record<string, unknown>): string | undefined {
     : undefined;
 }
 
-function facts(run: ReportRun): Array<[string, string]> {
+/**
+ * What a run's facts and charts need of its units and Scores, gathered one at
+ * a time: counts, the models named, the spend, each metric's values.
+ */
+export class RunTally {
+  /** Whether the run has units (a record), not Scores alone. */
+  readonly hasUnits: boolean;
+  units = 0;
+  scores = 0;
+  /** The first five models the units name, each once, in order. */
+  readonly models: string[] = [];
+  readonly spend: SpendTally = new SpendTally();
+  /** The units' own costs, and how many units gave one. */
+  cost = 0;
+  priced = 0;
+  /** Each metric's aggregatable values, in order. */
+  readonly values: Map<string, number[]> = new Map();
+  /** Every metric a Score names. */
+  readonly metrics: Set<string> = new Set();
+
+  constructor(hasUnits: boolean) {
+    this.hasUnits = hasUnits;
+  }
+
+  /** The tally of a run read whole. */
+  static of(run: ReportRun): RunTally {
+    const tally = new RunTally(run.units !== undefined);
+    for (const u of run.units ?? []) tally.addUnit(u);
+    for (const s of run.scores) tally.addScore(s);
+    return tally;
+  }
+
+  addUnit(u: ReportUnit): void {
+    this.units++;
+    const m = isObject(u.target) ? u.target.model : undefined;
+    if (
+      typeof m === "string" && this.models.length < 5 &&
+      !this.models.includes(m)
+    ) this.models.push(m);
+    this.spend.addUnit(u);
+    const c = costOf(u.target);
+    if (c !== undefined) {
+      this.cost += c;
+      this.priced++;
+    }
+  }
+
+  addScore(s: Score): void {
+    this.scores++;
+    this.metrics.add(s.metric);
+    this.spend.addScore(s);
+    if (!aggregatable(s)) return;
+    let list = this.values.get(s.metric);
+    if (list === undefined) this.values.set(s.metric, list = []);
+    list.push(s.value as number);
+  }
+}
+
+function facts(run: ReportRun, tally: RunTally): Array<[string, string]> {
   const out: Array<[string, string]> = [];
   const add = (name: string, value: unknown) => {
     if (value === undefined || value === null || value === "") return;
@@ -280,10 +327,8 @@ function facts(run: ReportRun): Array<[string, string]> {
       if (isObject(t) && typeof t.model === "string") models.add(t.model);
     }
   }
-  for (const u of run.units ?? []) {
-    const m = isObject(u.target) ? u.target.model : undefined;
-    if (typeof m === "string" && models.size < 5) models.add(m);
-  }
+  // The units' models, while fewer than five are named.
+  for (const m of tally.models) if (models.size < 5) models.add(m);
   // A matrix config (not split per target): each of its targets.
   if (!isObject(config.target) && isObject(config.targets)) {
     for (const [name, t] of Object.entries(config.targets)) {
@@ -296,8 +341,8 @@ function facts(run: ReportRun): Array<[string, string]> {
   add("finished", run.finished_at ?? undefined);
   add("duration", duration(run.started_at, run.finished_at));
   if (run.complete !== undefined) add("complete", run.complete ? "yes" : "no");
-  const spend = spendOf(run);
-  if (spend !== undefined) add("cost", spend);
+  const spend = tally.spend.result();
+  if (hasSpend(spend)) add("cost", formatSpend(spend).slice("cost: ".length));
   if (run.budget !== undefined) {
     add(
       "budget",
@@ -315,23 +360,15 @@ function facts(run: ReportRun): Array<[string, string]> {
   }
   add("epochs", config.epochs);
   add("concurrency", config.concurrency);
-  if (run.units !== undefined) add("units", String(run.units.length));
-  add("scores", String(run.scores.length));
-  let cost = 0;
-  let priced = 0;
-  for (const u of run.units ?? []) {
-    const c = costOf(u.target);
-    if (c !== undefined) {
-      cost += c;
-      priced++;
-    }
-  }
+  if (tally.hasUnits) add("units", String(tally.units));
+  add("scores", String(tally.scores));
+  const { cost, priced } = tally;
   if (priced > 0) {
     add(
       "cost",
       `${cost.toFixed(4)}${
-        priced < (run.units?.length ?? 0)
-          ? ` (${priced} units priced of ${run.units!.length})`
+        priced < tally.units
+          ? ` (${priced} units priced of ${tally.units})`
           : ""
       }`,
     );
@@ -342,16 +379,9 @@ function facts(run: ReportRun): Array<[string, string]> {
 const BINS = 10;
 
 function charts(
-  scores: readonly Score[],
+  values: ReadonlyMap<string, readonly number[]>,
   aggregates: readonly Aggregate[],
 ): PageChart[] {
-  const values = new Map<string, number[]>();
-  for (const s of scores) {
-    if (!aggregatable(s)) continue;
-    let list = values.get(s.metric);
-    if (list === undefined) values.set(s.metric, list = []);
-    list.push(s.value as number);
-  }
   return aggregates.map((a) => {
     const list = values.get(a.metric) ?? [];
     let lo = 0;
@@ -412,11 +442,82 @@ function pageScore(s: Score, evaluators: Interned): PageScore {
   return p;
 }
 
-interface Keyed {
+/** A unit of a run as the page keys it, with what the page holds of it. */
+interface Keyed<U = PageUnit> {
   id: string;
   ex: string;
   ep?: number;
-  unit: PageUnit;
+  unit: U;
+}
+
+/**
+ * A run's units in the page's order, whatever order they come in: each
+ * unit's id (a later unit of the same id takes its Scores, and its row keeps
+ * the first unit's fields), then each id only Scores name, in the order they
+ * first come.
+ */
+class Keying<U> {
+  #byId = new Map<string, Keyed<U>>();
+  #units: Keyed<U>[] = [];
+  #scoreOnly = new Map<string, Keyed<U>>();
+  #scores = 0;
+  #fresh: () => U;
+  #clear: (unit: U) => void;
+
+  /**
+   * @param fresh What the page holds of a unit not yet filled.
+   * @param clear Drops the Scores of what `fresh` made.
+   */
+  constructor(fresh: () => U, clear: (unit: U) => void) {
+    this.#fresh = fresh;
+    this.#clear = clear;
+  }
+
+  /** Keys a unit: its fields go into the returned `unit`. */
+  unit(u: ReportUnit): Keyed<U> {
+    const id = String(
+      u.unit_id ?? u.example_id ?? `#${this.#units.length + 1}`,
+    );
+    const keyed: Keyed<U> = {
+      id,
+      ex: String(u.example_id ?? id),
+      unit: this.#fresh(),
+    };
+    if (typeof u.epoch === "number") keyed.ep = u.epoch;
+    const earlier = this.#byId.get(id);
+    if (earlier === undefined) {
+      this.#units.push(keyed);
+    } else if (this.#scoreOnly.delete(id)) {
+      // Its Scores came before it: they are its own.
+      keyed.unit = earlier.unit;
+      this.#units.push(keyed);
+    } else {
+      // A second unit of an id takes its Scores, early ones too.
+      this.#clear(earlier.unit);
+    }
+    this.#byId.set(id, keyed);
+    return keyed;
+  }
+
+  /** Keys a Score: it goes into the returned `unit`. */
+  score(s: Score): Keyed<U> {
+    const n = ++this.#scores;
+    const id = s.unit_id ?? s.example_id ?? `score ${n}`;
+    let keyed = this.#byId.get(id);
+    if (keyed === undefined) {
+      keyed = { id, ex: s.example_id ?? id, unit: this.#fresh() };
+      const at = /@(\d+)$/.exec(id);
+      if (at !== null && s.example_id !== undefined) keyed.ep = Number(at[1]);
+      this.#byId.set(id, keyed);
+      this.#scoreOnly.set(id, keyed);
+    }
+    return keyed;
+  }
+
+  /** The units in the page's order. */
+  order(): Keyed<U>[] {
+    return [...this.#units, ...this.#scoreOnly.values()];
+  }
 }
 
 /** A run's units in order, each with its Scores by metric index. */
@@ -426,31 +527,125 @@ function keyedUnits(
   evaluators: Interned,
 ): Keyed[] {
   const index = new Map(metrics.map((m, i) => [m, i]));
-  const byId = new Map<string, Keyed>();
-  const order: Keyed[] = [];
-  const fresh = (): PageUnit => ({ s: metrics.map(() => null) });
-  for (const u of run.units ?? []) {
-    const id = String(u.unit_id ?? u.example_id ?? `#${order.length + 1}`);
-    const unit = fresh();
-    copyUnit(u, unit);
-    const keyed: Keyed = { id, ex: String(u.example_id ?? id), unit };
-    if (typeof u.epoch === "number") keyed.ep = u.epoch;
-    if (!byId.has(id)) order.push(keyed);
-    byId.set(id, keyed);
+  const keying = new Keying<PageUnit>(
+    () => ({ s: metrics.map(() => null) }),
+    (unit) => unit.s.fill(null),
+  );
+  for (const u of run.units ?? []) copyUnit(u, keying.unit(u).unit);
+  for (const s of run.scores) {
+    keying.score(s).unit.s[index.get(s.metric)!] = pageScore(s, evaluators);
   }
-  run.scores.forEach((s, i) => {
-    const id = s.unit_id ?? s.example_id ?? `score ${i + 1}`;
-    let keyed = byId.get(id);
-    if (keyed === undefined) {
-      keyed = { id, ex: s.example_id ?? id, unit: fresh() };
-      const at = /@(\d+)$/.exec(id);
-      if (at !== null && s.example_id !== undefined) keyed.ep = Number(at[1]);
-      byId.set(id, keyed);
-      order.push(keyed);
+  return keying.order();
+}
+
+/** A unit of the page as JSON text: its fields after its Scores, and its Scores'. */
+interface UnitText {
+  /** `,"in":…,"out":…`, or empty. */
+  fields: string;
+  /** Metric and PageScore JSON, by turns. */
+  scores: string[];
+}
+
+/** The JSON of the page's data, in pieces: before its rows, each row, after them. */
+export interface PageText {
+  head: string;
+  rows: Iterable<string>;
+  tail: string;
+}
+
+/**
+ * The page of one run that is not a matrix, gathered a unit and a Score at a
+ * time and held as JSON text, not objects: what a record too big to hold
+ * whole is shown with. It gives the bytes {@linkcode pageData} gives.
+ */
+export class OneRunPage {
+  #tally: RunTally;
+  #evaluators = new Interned();
+  #keying = new Keying<UnitText>(
+    () => ({ fields: "", scores: [] }),
+    (unit) => (unit.scores = []),
+  );
+
+  /** @param hasUnits Whether the run has units (a record), not Scores alone. */
+  constructor(hasUnits: boolean) {
+    this.#tally = new RunTally(hasUnits);
+  }
+
+  addUnit(u: ReportUnit): void {
+    this.#tally.addUnit(u);
+    const unit: PageUnit = { s: [] };
+    copyUnit(u, unit);
+    const json = JSON.stringify(unit);
+    this.#keying.unit(u).unit.fields = json.slice(EMPTY_UNIT.length - 1, -1);
+  }
+
+  addScore(s: Score): void {
+    this.#tally.addScore(s);
+    const { scores } = this.#keying.score(s).unit;
+    const text = JSON.stringify(pageScore(s, this.#evaluators));
+    const at = metricAt(scores, s.metric);
+    // A metric's later Score of the unit takes its place.
+    if (at >= 0) scores[at + 1] = text;
+    else scores.push(s.metric, text);
+  }
+
+  /**
+   * The page's data as JSON text.
+   *
+   * @param run The run's header (its Scores and units are those added).
+   * @param aggregates Its aggregates.
+   * @param title The page's title.
+   */
+  text(
+    run: ReportRun,
+    aggregates: readonly Aggregate[],
+    title: string,
+  ): PageText {
+    const metrics = [
+      ...new Set([...aggregates.map((x) => x.metric), ...this.#tally.metrics]),
+    ].sort();
+    const head = JSON.stringify({
+      title,
+      metrics,
+      runs: [pageRun(run, "", aggregates, "run", this.#tally)],
+      diff: null,
+      comparison: null,
+    });
+    const keyed = this.#keying.order();
+    // Each row's text made as it is written, not all held at once.
+    function* rows(): Generator<string> {
+      for (const [i, k] of keyed.entries()) {
+        yield (i > 0 ? "," : "") + rowText(k, metrics);
+      }
     }
-    keyed.unit.s[index.get(s.metric)!] = pageScore(s, evaluators);
+    return {
+      head: `${head.slice(0, -1)},"rows":[`,
+      rows: rows(),
+      tail: `],"evaluators":${JSON.stringify(this.#evaluators.list)}}`,
+    };
+  }
+}
+
+const EMPTY_UNIT = '{"s":[]}';
+
+/** Where a unit's Score of `metric` is in its `scores`, or -1. */
+function metricAt(scores: readonly string[], metric: string): number {
+  for (let i = 0; i < scores.length; i += 2) if (scores[i] === metric) return i;
+  return -1;
+}
+
+/** A row of one run's page as JSON, as `row(k, k.unit)` gives it. */
+function rowText(k: Keyed<UnitText>, metrics: readonly string[]): string {
+  const { fields, scores } = k.unit;
+  const s = metrics.map((m) => {
+    const at = metricAt(scores, m);
+    return at >= 0 ? scores[at + 1]! : "null";
   });
-  return order;
+  const unit = `{"s":[${s.join(",")}]${fields}}`;
+  // The row around its unit: id, then unit, then example id and epoch.
+  const json = JSON.stringify(row(k, null));
+  const id = `{"id":${JSON.stringify(k.id)}`;
+  return `${id},"a":${unit}${json.slice(id.length + ',"a":null'.length)}`;
 }
 
 function copyUnit(u: ReportUnit, unit: PageUnit): void {
@@ -510,12 +705,13 @@ function pageRun(
   label: string,
   aggregates: readonly Aggregate[],
   noun: PageRun["noun"] = "run",
+  tally: RunTally = RunTally.of(run),
 ): PageRun {
   const gates = pageGates(run.config, aggregates);
   return {
     noun,
     label,
-    facts: facts(run),
+    facts: facts(run, tally),
     aggregates: aggregates.map(({ sums: _, ...rest }) => rest),
     gates,
     outcome: gates.length === 0
@@ -523,46 +719,48 @@ function pageRun(
       : gates.every((g) => g.held)
       ? "passed"
       : "failed",
-    charts: charts(run.scores, aggregates),
-    units: run.units !== undefined,
+    charts: charts(tally.values, aggregates),
+    units: tally.hasUnits,
   };
 }
 
 /**
- * What the page shows for one run, or for two compared (A the baseline).
+ * What the page shows for one run, or for two compared (A the baseline), as
+ * JSON text: one run that is not a matrix a row at a time
+ * ({@linkcode OneRunPage}), as a record read a line at a time gives it.
  */
-export function pageData(
+export function pageText(
   a: ReportRun,
   b: ReportRun | undefined,
   title: string,
-): PageData {
-  if (b === undefined) {
-    const targets = splitMatrixRun(a);
-    if (targets !== undefined) return matrixData(a, targets, title);
+): PageText {
+  const targets = b === undefined ? splitMatrixRun(a) : undefined;
+  if (b === undefined && targets === undefined) {
+    const page = new OneRunPage(a.units !== undefined);
+    for (const u of a.units ?? []) page.addUnit(u);
+    for (const s of a.scores) page.addScore(s);
+    return page.text(a, aggregatesOf(a), title);
   }
+  const data = b === undefined
+    ? matrixData(a, targets!, title)
+    : twoRunData(a, b, title);
+  return { head: JSON.stringify(data), rows: [], tail: "" };
+}
+
+/** What the page shows for two runs compared (A the baseline). */
+function twoRunData(a: ReportRun, b: ReportRun, title: string): PageData {
   const aggA = aggregatesOf(a);
-  const aggB = b === undefined ? [] : aggregatesOf(b);
+  const aggB = aggregatesOf(b);
   const metrics = [
     ...new Set([
       ...aggA.map((x) => x.metric),
       ...aggB.map((x) => x.metric),
       ...a.scores.map((s) => s.metric),
-      ...(b?.scores ?? []).map((s) => s.metric),
+      ...b.scores.map((s) => s.metric),
     ]),
   ].sort();
   const evaluators = new Interned();
   const unitsA = keyedUnits(a, metrics, evaluators);
-  if (b === undefined) {
-    return {
-      title,
-      metrics,
-      runs: [pageRun(a, "", aggA)],
-      diff: null,
-      comparison: null,
-      rows: unitsA.map((k) => row(k, k.unit)),
-      evaluators: evaluators.list,
-    };
-  }
   const unitsB = keyedUnits(b, metrics, evaluators);
   const byIdB = new Map(unitsB.map((k) => [pairKey(k), k]));
   const byIdA = new Map(unitsA.map((k) => [pairKey(k), k]));
@@ -609,7 +807,7 @@ function pairKey(k: Keyed): string {
   return /^@\d+/.test(rest) ? k.id : `${k.ex}@1${rest}`;
 }
 
-function row(k: Keyed, a: PageUnit | null): PageRow {
+function row(k: Keyed<unknown>, a: PageUnit | null): PageRow {
   const r: PageRow = { id: k.id, a };
   if (k.ex !== k.id) r.ex = k.ex;
   if (k.ep !== undefined) r.ep = k.ep;

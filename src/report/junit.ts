@@ -5,10 +5,15 @@
  * @module
  */
 
-import type { RunRecord } from "../record/run_record.ts";
+import { readRunRecord, type RunRecord } from "../record/run_record.ts";
+import {
+  type RunRecordSummary,
+  visitRunRecord,
+} from "../record/record_entries.ts";
+import type { Unit } from "../dataset/unit.ts";
 import { aggregatable, type Score } from "../score/mod.ts";
 import { type UnitCase, unitCases } from "./cases.ts";
-import { hasSpend, isPriced, SpendTally } from "../record/spend.ts";
+import { hasSpend, isPriced, type Spend, SpendTally } from "../record/spend.ts";
 import { targetOrder } from "./matrix_runs.ts";
 import { toolCallLines } from "./_tool_calls.ts";
 import { escapeControl } from "../base/terminal.ts";
@@ -150,25 +155,33 @@ function testcase(c: UnitCase, classname: string, epochs: boolean): string {
   return `${xml}    </testcase>\n`;
 }
 
-/** One `<testsuite>`: its cases, counts, properties. */
-function testsuite(
-  record: RunRecord,
-  name: string,
-  scores: readonly Score[],
-  units: RunRecord["units"],
-  target: string | undefined,
-  time: string,
-): { xml: string; counts: number[] } {
-  const cases = unitCases(scores, units);
-  const epochs = cases.some((c) => (c.epoch ?? 1) > 1);
+/** What a test suite's start says of its run. */
+type SuiteRun = Pick<
+  RunRecordSummary,
+  "started_at" | "run_id" | "complete" | "fingerprints" | "aggregates"
+>;
+
+/** How many cases: tests, failures, errors, skipped. */
+function caseCounts(cases: readonly UnitCase[]): number[] {
   const count = (o: UnitCase["outcome"]) =>
     cases.filter((c) => c.outcome === o).length;
-  const counts = [
-    cases.length,
-    count("failed"),
-    count("error"),
-    count("skipped"),
-  ];
+  return [cases.length, count("failed"), count("error"), count("skipped")];
+}
+
+/** Whether a case's name shows its epoch: some case is of a later one. */
+function showsEpochs(cases: readonly UnitCase[]): boolean {
+  return cases.some((c) => (c.epoch ?? 1) > 1);
+}
+
+/** A `<testsuite>`'s start and properties, before its cases. */
+function suiteHead(
+  record: SuiteRun,
+  name: string,
+  counts: readonly number[],
+  target: string | undefined,
+  time: string,
+  spend: Spend,
+): string {
   let xml =
     `  <testsuite name="${xmlAttr(name)}" ${
       countText(counts, time)
@@ -192,10 +205,6 @@ function testsuite(
   }
   // What the model calls cost, when the run made any and some had a price
   // (with none priced, 0 would read as free): totals, and each side.
-  const tally = new SpendTally();
-  for (const unit of units) tally.addUnit(unit);
-  for (const score of scores) tally.addScore(score);
-  const spend = tally.result();
   if (hasSpend(spend) && isPriced(spend)) {
     const unpriced = (spend.target.unpriced_calls ?? 0) +
       (spend.judge.unpriced_calls ?? 0);
@@ -223,15 +232,56 @@ function testsuite(
       }"/>\n`;
     }
   }
-  xml += `    </properties>\n`;
+  return `${xml}    </properties>\n`;
+}
+
+const SUITE_END = "  </testsuite>\n";
+
+/** One `<testsuite>`: its cases, counts, properties. */
+function testsuite(
+  record: RunRecord,
+  name: string,
+  scores: readonly Score[],
+  units: RunRecord["units"],
+  target: string | undefined,
+  time: string,
+): { xml: string; counts: number[] } {
+  const cases = unitCases(scores, units);
+  const epochs = showsEpochs(cases);
+  const counts = caseCounts(cases);
+  const tally = new SpendTally();
+  for (const unit of units) tally.addUnit(unit);
+  for (const score of scores) tally.addScore(score);
+  let xml = suiteHead(record, name, counts, target, time, tally.result());
   for (const c of cases) xml += testcase(c, name, epochs);
-  return { xml: `${xml}  </testsuite>\n`, counts };
+  return { xml: xml + SUITE_END, counts };
 }
 
 function countText(counts: readonly number[], time: string): string {
   const [tests, failures, errors, skipped] = counts;
   return `tests="${tests}" failures="${failures}" errors="${errors}" skipped="${skipped}" time="${time}"`;
 }
+
+/** The run's time in seconds, as the `time` attributes hold it. */
+function runTime(record: Pick<RunRecordSummary, "started_at" | "finished_at">) {
+  const started = Date.parse(record.started_at);
+  const finished = record.finished_at === null
+    ? NaN
+    : Date.parse(record.finished_at);
+  return seconds(
+    Number.isFinite(started) && Number.isFinite(finished)
+      ? finished - started
+      : 0,
+  );
+}
+
+/** The document's start, before its test suites. */
+function documentHead(total: readonly number[], time: string): string {
+  return `<?xml version="1.0" encoding="UTF-8"?>\n` +
+    `<testsuites name="evalpipe" ${countText(total, time)}>\n`;
+}
+
+const DOCUMENT_END = "</testsuites>\n";
 
 /**
  * Writes a run as JUnit XML: one `<testsuite>` per run (named by its config
@@ -263,15 +313,7 @@ function countText(counts: readonly number[], time: string): string {
  * ```
  */
 export function junitReport(record: RunRecord): string {
-  const started = Date.parse(record.started_at);
-  const finished = record.finished_at === null
-    ? NaN
-    : Date.parse(record.finished_at);
-  const time = seconds(
-    Number.isFinite(started) && Number.isFinite(finished)
-      ? finished - started
-      : 0,
-  );
+  const time = runTime(record);
   const targets = targetOrder(record);
   const suites = targets.length === 0
     ? [
@@ -287,7 +329,7 @@ export function junitReport(record: RunRecord): string {
     : targets.map((t) =>
       testsuite(
         record,
-        `${record.config_path} (target ${t})`,
+        suiteName(record, t),
         record.scores.filter((s) => s.target_name === t),
         record.units.filter((u) => u.target_name === t),
         t,
@@ -297,7 +339,181 @@ export function junitReport(record: RunRecord): string {
   const total = [0, 1, 2, 3].map((i) =>
     suites.reduce((sum, s) => sum + s.counts[i]!, 0)
   );
-  return `<?xml version="1.0" encoding="UTF-8"?>\n` +
-    `<testsuites name="evalpipe" ${countText(total, time)}>\n` +
-    suites.map((s) => s.xml).join("") + `</testsuites>\n`;
+  return documentHead(total, time) + suites.map((s) => s.xml).join("") +
+    DOCUMENT_END;
+}
+
+/** A matrix target's test suite name (and its cases' classname). */
+function suiteName(record: Pick<RunRecord, "config_path">, target: string) {
+  return `${record.config_path} (target ${target})`;
+}
+
+/** The Scores and unit of one line of a record that go in one test suite. */
+interface SuitePart {
+  scores: Score[];
+  unit: Unit | undefined;
+}
+
+/**
+ * One line of a record split by test suite: the one suite of a run, or a
+ * matrix run's suite per target (what names no target is in none).
+ */
+function suiteParts(
+  scores: readonly Score[],
+  unit: Unit | undefined,
+  matrix: boolean,
+): Map<string | undefined, SuitePart> {
+  const parts = new Map<string | undefined, SuitePart>();
+  const part = (key: string | undefined) => {
+    let p = parts.get(key);
+    if (p === undefined) parts.set(key, p = { scores: [], unit: undefined });
+    return p;
+  };
+  if (!matrix) {
+    parts.set(undefined, { scores: [...scores], unit });
+    return parts;
+  }
+  for (const s of scores) {
+    if (s.target_name !== undefined) part(s.target_name).scores.push(s);
+  }
+  if (unit?.target_name !== undefined) part(unit.target_name).unit = unit;
+  return parts;
+}
+
+/** The cases of one line's part of a suite, as the whole record's would be. */
+function partCases(part: SuitePart): UnitCase[] {
+  return unitCases(part.scores, part.unit === undefined ? [] : [part.unit]);
+}
+
+/**
+ * What a test suite's start needs, gathered a line at a time: its counts,
+ * whether its names show epochs, what its model calls cost; and whether each
+ * of its cases lies on one line of the record, its unit with it, so that its
+ * cases can be written a line at a time in the whole record's order.
+ */
+class SuiteTally {
+  readonly counts: number[] = [0, 0, 0, 0];
+  epochs = false;
+  readonly spend: SpendTally = new SpendTally();
+  byLine = true;
+  #seen = new Set<string>();
+
+  add(part: SuitePart): void {
+    if (part.unit !== undefined) this.spend.addUnit(part.unit);
+    for (const s of part.scores) this.spend.addScore(s);
+    const cases = partCases(part);
+    const ids = cases.map((c) => c.unit_id);
+    if (part.unit !== undefined && !ids.includes(part.unit.unit_id)) {
+      ids.push(part.unit.unit_id);
+    }
+    for (const id of ids) {
+      if (this.#seen.has(id)) this.byLine = false;
+      this.#seen.add(id);
+    }
+    const counts = caseCounts(cases);
+    for (let i = 0; i < counts.length; i++) this.counts[i]! += counts[i]!;
+    if (showsEpochs(cases)) this.epochs = true;
+  }
+}
+
+/**
+ * Writes the JUnit XML of the RunRecord file at `path`, the bytes
+ * {@linkcode junitReport} gives for the whole record, a test case at a time:
+ * the record is read a line at a time, once for the counts the document
+ * starts with and once more for each test suite's cases, never whole. A
+ * record whose cases do not each lie on one line (edited by hand) is read
+ * whole.
+ *
+ * @param path The RunRecord file.
+ * @param write Where each piece of the document goes, in order; what it
+ *   returns is awaited.
+ * @returns The record besides its units and Scores.
+ * @throws {RunRecordError} When the record cannot be read or is invalid.
+ *
+ * @example
+ * ```ts
+ * import { junitReportFile } from "./mod.ts";
+ * import { RunRecordWriter } from "../record/mod.ts";
+ * import { scored } from "../score/mod.ts";
+ * const dir = await Deno.makeTempDir();
+ * const file = await Deno.open(`${dir}/run.json`, { write: true, create: true });
+ * const writer = new RunRecordWriter(file, {
+ *   run_id: "r1", started_at: "2026-12-01T08:00:00.000Z", config_path: "suite.yaml", config: {},
+ *   fingerprints: { config: "sha256:aa", dataset: null, target: "sha256:cc", scorers: {} },
+ * });
+ * const unit = { example_id: "d#1", unit_id: "d#1", epoch: 1, input: "q", output: "no" };
+ * await writer.addUnit(unit, [scored("m", 0, { example_id: "d#1", unit_id: "d#1", passed: false })]);
+ * await writer.finish([], true);
+ * file.close();
+ * let xml = "";
+ * await junitReportFile(`${dir}/run.json`, (text) => { xml += text; });
+ * await Deno.remove(dir, { recursive: true });
+ * if (!xml.includes('tests="1" failures="1"') || !xml.endsWith("</testsuites>\n")) throw new Error(xml);
+ * ```
+ */
+export async function junitReportFile(
+  path: string,
+  write: (text: string) => Promise<void> | void,
+): Promise<RunRecordSummary> {
+  let matrix = false;
+  let whole = false;
+  // The first Score of each target, in order: what targetOrder reads.
+  const firsts: Score[] = [];
+  const tallies = new Map<string | undefined, SuiteTally>();
+  const record = await visitRunRecord(path, {
+    header(header) {
+      matrix = targetOrder({ config: header.config, scores: [] }).length > 0;
+    },
+    entry(scores, unit) {
+      for (const s of scores) {
+        if (
+          s.target_name !== undefined &&
+          !firsts.some((f) => f.target_name === s.target_name)
+        ) firsts.push(s);
+      }
+      // Targets its config does not name: read whole below.
+      whole ||= !matrix && firsts.length > 0;
+      if (whole) return;
+      for (const [key, part] of suiteParts(scores, unit, matrix)) {
+        let tally = tallies.get(key);
+        if (tally === undefined) tallies.set(key, tally = new SuiteTally());
+        tally.add(part);
+      }
+    },
+  });
+  if (whole || [...tallies.values()].some((t) => !t.byLine)) {
+    await write(junitReport(await readRunRecord(path)));
+    return record;
+  }
+  const time = runTime(record);
+  const targets = targetOrder({ config: record.config, scores: firsts });
+  const suites = targets.length === 0
+    ? [{ key: undefined, name: record.config_path }]
+    : targets.map((t) => ({ key: t, name: suiteName(record, t) }));
+  const empty = new SuiteTally();
+  const tallyOf = (key: string | undefined) => tallies.get(key) ?? empty;
+  const total = [0, 1, 2, 3].map((i) =>
+    suites.reduce((sum, s) => sum + tallyOf(s.key).counts[i]!, 0)
+  );
+  await write(documentHead(total, time));
+  for (const { key, name } of suites) {
+    const tally = tallyOf(key);
+    await write(
+      suiteHead(record, name, tally.counts, key, time, tally.spend.result()),
+    );
+    if (tally.counts[0]! > 0) {
+      await visitRunRecord(path, {
+        async entry(scores, unit) {
+          const part = suiteParts(scores, unit, matrix).get(key);
+          if (part === undefined) return;
+          for (const c of partCases(part)) {
+            await write(testcase(c, name, tally.epochs));
+          }
+        },
+      });
+    }
+    await write(SUITE_END);
+  }
+  await write(DOCUMENT_END);
+  return record;
 }

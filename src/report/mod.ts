@@ -18,12 +18,12 @@ export { formatDiff, formatSummary } from "./summary.ts";
 export { formatClassification } from "./classification.ts";
 export type { HtmlReportOptions } from "./html.ts";
 export type { ReportRun, ReportUnit } from "./report_run.ts";
-export { htmlReport, reportPolicy } from "./html.ts";
+export { htmlReport, htmlReportFile, reportPolicy } from "./html.ts";
 export type { UnitView } from "./view.ts";
 export { escapeControl, groupByCall, renderByCall } from "./view.ts";
 export type { CaseOutcome, UnitCase } from "./cases.ts";
 export { caseOutcome, unitCases } from "./cases.ts";
-export { junitReport, xmlAttr, xmlText } from "./junit.ts";
+export { junitReport, junitReportFile, xmlAttr, xmlText } from "./junit.ts";
 export type { MarkdownOptions } from "./markdown.ts";
 export {
   markdownCell,
