@@ -225,8 +225,8 @@ function base64Forms(secret: string): string[] {
 const formsOf = new Map<string, readonly string[]>();
 
 /**
- * The forms a secret can take in a text it was echoed into: as it is,
- * JSON-escaped, URL-encoded (upper or lower case hex, `+` or `%20` for a
+ * The forms a secret can take in a text it was echoed into: as it is and
+ * as sent (without the whitespace around it that fetch strips), JSON-escaped, URL-encoded (upper or lower case hex, `+` or `%20` for a
  * space) and base64 (standard or URL-safe, at any alignment). Longest first,
  * so that a form holding another is replaced whole.
  */
@@ -234,16 +234,23 @@ function secretForms(secret: string): readonly string[] {
   if (secret.length < 4) return [];
   let forms = formsOf.get(secret);
   if (forms === undefined) {
-    const url = encodeURIComponent(secret);
-    const set = new Set([
-      secret,
-      JSON.stringify(secret).slice(1, -1),
-      JSON.stringify(JSON.stringify(secret).slice(1, -1)).slice(1, -1),
-      url,
-      url.replace(/%[0-9A-F]{2}/g, (e) => e.toLowerCase()),
-      url.replaceAll("%20", "+"),
-      ...base64Forms(secret),
-    ]);
+    // fetch strips a header value's leading and trailing whitespace: a key
+    // pasted with its line break (a CI secret, a CRLF .env) goes out, and
+    // comes back in an echo, without it.
+    const sent = secret.replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, "");
+    const set = new Set<string>();
+    for (const value of sent === secret ? [secret] : [secret, sent]) {
+      const url = encodeURIComponent(value);
+      set.add(value);
+      set.add(JSON.stringify(value).slice(1, -1));
+      set.add(
+        JSON.stringify(JSON.stringify(value).slice(1, -1)).slice(1, -1),
+      );
+      set.add(url);
+      set.add(url.replace(/%[0-9A-F]{2}/g, (e) => e.toLowerCase()));
+      set.add(url.replaceAll("%20", "+"));
+      for (const form of base64Forms(value)) set.add(form);
+    }
     forms = [...set].filter((f) => f.length >= 4).sort((a, b) =>
       b.length - a.length
     );

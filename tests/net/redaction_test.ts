@@ -204,3 +204,43 @@ Deno.test("an answer that echoes a key is not kept, cached or scored; a judge's 
     assert.equal(echo.output, 'json "hello"');
   });
 });
+
+Deno.test("a key pasted with its line break (a CI secret, a CRLF .env) is hidden as the server got it: fetch sends it trimmed", async () => {
+  // fetch strips a header value's leading and trailing whitespace, so the
+  // server sees, and echoes, the key without the newline the variable holds.
+  const padded = "sk-pasted-SECRET-0042";
+  const pastedEnv = (name: string) =>
+    name === "FAKE_API_KEY" ? ` ${padded}\r\n` : undefined;
+  await using server = fakeLlm({
+    handler: (r) => {
+      const key = (r.headers.authorization ?? "").replace(/^Bearer /, "") ||
+        r.headers["x-api-key"]!;
+      if (r.path.endsWith("/chat/completions") && r.path.startsWith("/ok")) {
+        return reply.ok(`the key is ${key}`);
+      }
+      return reply.error(401, JSON.stringify({ error: `bad key ${key}` }));
+    },
+  });
+  const chat = { model: "m", api_key_env: "FAKE_API_KEY", retries: 0 };
+  const units = [
+    await runOne(
+      openaiTarget({ ...chat, base_url: server.baseUrl }, pastedEnv),
+    ),
+    await runOne(httpTarget({
+      url: `${server.url}/answer`,
+      headers: { "x-api-key": "${FAKE_API_KEY}" },
+    }, pastedEnv)),
+    await runOne(
+      openaiTarget({ ...chat, base_url: `${server.url}/ok/v1` }, pastedEnv),
+    ),
+  ];
+  assert.match(units[0]!.target?.error ?? "", /answered HTTP 401: /);
+  assert.match(units[1]!.target?.error ?? "", /answered HTTP 401: /);
+  assert.match(units[2]!.target?.error ?? "", /the answer is not kept/);
+  for (const [i, unit] of units.entries()) {
+    assert.ok(
+      !JSON.stringify(unit).includes("SECRET-0042"),
+      `unit ${i}: ${JSON.stringify(unit)}`,
+    );
+  }
+});
