@@ -122,7 +122,7 @@ export interface ChatMessage {
 export interface ChatReply {
   /** The reply's text. */
   text: string;
-  /** What to record: model, usage, finish reason, attempts. */
+  /** What to record: model, usage, finish reason, whether it refused, attempts. */
   info: Record<string, unknown>;
   /** The tools the model asked to call, when it asked for any. */
   tool_calls?: ToolCall[];
@@ -328,8 +328,12 @@ export class ChatClient {
       signal,
       watch,
     );
-    const choice = (reply as { choices?: Array<Record<string, unknown>> })
-      .choices?.[0];
+    const choices = (reply as { choices?: unknown }).choices;
+    if (Array.isArray(choices) && choices.length === 0) {
+      throw new Error(`${this.shownUrl} answered no choice ("choices": [])`);
+    }
+    const choice = (choices as Array<Record<string, unknown>> | undefined)
+      ?.[0];
     const message = choice?.message;
     // An answer is not rewritten: one that echoes the key or a ${VAR} value
     // is not kept (nor cached), rather than scored with `***` in it.
@@ -344,16 +348,16 @@ export class ChatClient {
         this.shownUrl,
       )
       : undefined;
-    // A reply that only calls tools has no text: `content` is null.
-    const content = (message as { content?: unknown } | undefined)?.content ??
-      (toolCalls !== undefined ? "" : undefined);
-    if (typeof content !== "string") {
+    const said = messageText(message, toolCalls !== undefined);
+    if (!("text" in said)) {
       throw new Error(
-        `${this.shownUrl} answered without a message text in choices[0].message.content`,
+        `${this.shownUrl} answered without a message text in choices[0].message.content (${
+          said.parts !== undefined ? `its parts are ${said.parts}; ` : ""
+        }${finishText(choice?.finish_reason)})`,
       );
     }
     const r = reply as Record<string, unknown>;
-    // Keys in this order: model, usage, finish_reason, attempts.
+    // Keys in this order: model, usage, finish_reason, refusal, attempts.
     const read: Record<string, unknown> = {
       model: r.model ?? this.settings.model,
     };
@@ -361,13 +365,59 @@ export class ChatClient {
     if (choice?.finish_reason !== undefined) {
       read.finish_reason = choice.finish_reason;
     }
+    if (said.refusal) read.refusal = true;
     read.attempts = attempts;
     const info = this.#priced(read, false);
     this.#budget?.charge(info.cost_usd as number | undefined);
     return {
-      text: content,
+      text: said.text,
       info,
       ...(toolCalls !== undefined ? { tool_calls: toolCalls } : {}),
     };
   }
+}
+
+/**
+ * The text of a reply's message: its `content` as a string, or the text parts
+ * of a `content` given as a list (Mistral, some proxies: `[{"type": "text",
+ * "text": ...}]`, joined; other parts, such as thinking, left out); a
+ * `refusal` (OpenAI's structured outputs) when there is no content, as
+ * promptfoo and Inspect read it; `""` for a reply that only calls tools.
+ * Otherwise why there is none: the types of the parts, when there are some.
+ */
+function messageText(
+  message: unknown,
+  callsTools: boolean,
+): { text: string; refusal: boolean } | { parts?: string } {
+  const { content, refusal } = typeof message === "object" && message !== null
+    ? message as { content?: unknown; refusal?: unknown }
+    : {};
+  if (typeof content === "string") return { text: content, refusal: false };
+  if (Array.isArray(content) && content.length > 0) {
+    const texts = content.filter((part) =>
+      typeof part?.text === "string" &&
+      (part.type === "text" || part.type === "output_text")
+    ).map((part) => part.text as string);
+    if (texts.length > 0) return { text: texts.join(""), refusal: false };
+    return {
+      parts: [
+        ...new Set(content.map((part) => JSON.stringify(part?.type ?? null))),
+      ].join(", "),
+    };
+  }
+  if (content !== undefined && content !== null) return {};
+  if (typeof refusal === "string" && refusal !== "") {
+    return { text: refusal, refusal: true };
+  }
+  // A reply that only calls tools has no text: `content` is null.
+  return callsTools ? { text: "", refusal: false } : {};
+}
+
+/** A reply's finish reason as a message says it, with what it means. */
+function finishText(reason: unknown): string {
+  if (reason === undefined || reason === null) return "no finish_reason";
+  const said = `finish_reason ${JSON.stringify(reason)}`;
+  return reason === "length"
+    ? `${said}: the reply ran out of max_tokens before any text, reasoning included; raise max_tokens`
+    : said;
 }

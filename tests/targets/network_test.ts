@@ -592,6 +592,64 @@ Deno.test("openaiTarget turns an answer without message content into a target er
   });
 });
 
+Deno.test("openaiTarget reads a reply as servers give it: text parts joined, a refusal as the output, and says why there is no text (no choice, the finish reason)", async () => {
+  const choice = (message: unknown, finish_reason = "stop") =>
+    reply.json({ model: "m", choices: [{ message, finish_reason }] });
+  await withServer({
+    script: [
+      // Mistral and some proxies: content as a list of parts.
+      choice({
+        role: "assistant",
+        content: [
+          { type: "thinking", thinking: [{ type: "text", text: "hmm" }] },
+          { type: "text", text: "Par" },
+          { type: "text", text: "is" },
+        ],
+      }),
+      // OpenAI's structured outputs: a refusal instead of content.
+      choice({ role: "assistant", content: null, refusal: "I can't help." }),
+      // A reasoning model that spent max_tokens thinking (vLLM).
+      choice(
+        { role: "assistant", content: null, reasoning_content: "Let me" },
+        "length",
+      ),
+      // Azure's content filter.
+      choice({ role: "assistant" }, "content_filter"),
+      reply.json({ model: "m", choices: [] }),
+      choice({ role: "assistant", content: [{ type: "image_url" }] }),
+    ],
+  }, async (server) => {
+    const target = openaiTarget(chat(server, { retries: 0 }), env);
+    const units = await run(
+      target,
+      Array.from({ length: 6 }, () => ({ input: "q" })),
+      {
+        concurrency: 1,
+      },
+    );
+    assert.equal(units[0]?.output, "Paris");
+    assert.equal(units[1]?.output, "I can't help.");
+    assert.equal(units[1]?.target?.refusal, true);
+    assert.match(
+      units[2]?.target?.error ?? "",
+      /answered without a message text in choices\[0\]\.message\.content \(finish_reason "length": the reply ran out of max_tokens/,
+    );
+    assert.match(
+      units[3]?.target?.error ?? "",
+      /answered without a message text in choices\[0\]\.message\.content \(finish_reason "content_filter"\)$/,
+    );
+    assert.match(
+      units[4]?.target?.error ?? "",
+      /answered no choice \("choices": \[\]\)$/,
+    );
+    assert.match(
+      units[5]?.target?.error ?? "",
+      /answered without a message text in choices\[0\]\.message\.content \(its parts are "image_url"; finish_reason "stop"\)$/,
+    );
+    assert.equal(server.requests.length, 6);
+  });
+});
+
 Deno.test("openaiTarget reports an error a proxy answers with 200, its message redacted, retried as a 5xx", async () => {
   // LiteLLM and OpenRouter answer 200 with {"error": ...} when the model
   // fails once they have answered.
