@@ -19,9 +19,16 @@ export interface CsvRecord {
 
 /**
  * Makes the error for a CSV that cannot be read: `line` is where the record
- * that fails starts, or `undefined` for the file as a whole.
+ * that fails starts, or `undefined` for the file as a whole. `before` holds
+ * the records read before it that were not handed on yet (the header, when
+ * the failure comes in the first read), which may say more than the failure
+ * (a header that is one column of fields separated by `;`).
  */
-export type CsvFailure = (line: number | undefined, detail: string) => Error;
+export type CsvFailure = (
+  line: number | undefined,
+  detail: string,
+  before: readonly CsvRecord[],
+) => Error;
 
 /** The longest record read, as for a JSONL line: beyond it, most likely an unclosed quote. */
 export const MAX_RECORD_BYTES = 32 * 1024 * 1024;
@@ -173,6 +180,7 @@ export function csvRecords(
       throw fail(
         breaks + 1 + lineEnds(bytes.subarray(skip, firstBadByte(bytes))),
         "not valid UTF-8; save it as UTF-8",
+        batch,
       );
     }
     if (chunk === undefined) return;
@@ -195,6 +203,7 @@ export function csvRecords(
     throw fail(
       startOf(Number(error.empty_lines ?? empty)),
       explain(error, maxRecordBytes),
+      batch,
     );
   };
   return new ReadableStream<CsvRecord[]>({

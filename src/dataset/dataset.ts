@@ -799,18 +799,30 @@ async function csvExamples(
   // The CSV library is loaded only when a CSV dataset is read.
   const { csvRecords } = await import("./_csv.ts");
   const quoted = JSON.stringify(path);
+  let header: string[] | undefined;
   const records = csvRecords(
     bytes,
-    (line, detail) =>
-      new DatasetError(
+    (line, detail, before) => {
+      // A header that reads every case wrong says more than the record it
+      // broke: Excel's ";" between quoted fields fails at the first quote.
+      const first = before[0];
+      if (header === undefined && first !== undefined) {
+        try {
+          checkHeader(first.fields, quoted, first.line);
+        } catch (error) {
+          if (error instanceof DatasetError) return error;
+          throw error;
+        }
+      }
+      return new DatasetError(
         line === undefined
           ? `Cannot read dataset ${quoted}: ${detail}`
           : `Cannot parse dataset ${quoted} line ${line}: ${detail}`,
         line,
-      ),
+      );
+    },
   );
   const ids = new IdentityCheck(name, path, "record");
-  let header: string[] | undefined;
   let position = 0;
   const toExamples = (batch: CsvRecord[]): Example[] => {
     const examples: Example[] = [];
@@ -905,6 +917,15 @@ function checkHeader(header: readonly string[], quoted: string, line: number) {
     }
   }
   if (!header.includes("input") && !header.includes("trace")) {
+    // Excel's note of its separator, which it reads and no CSV reader does.
+    const note = /^sep=(.)$/.exec(header.length === 1 ? header[0]! : "");
+    if (note !== null) {
+      throw fail(
+        `${names[0]} is Excel's note of the separator, ${
+          JSON.stringify(note[1])
+        }; a CSV dataset's fields are separated by commas: save it as CSV with commas, without that line`,
+      );
+    }
     // Excel in a language with decimal commas saves CSV with semicolons.
     const separator = [";", "\t", "|"].find((s) =>
       header.length === 1 && header[0]!.split(s).includes("input")

@@ -432,3 +432,27 @@ Deno.test("cli run and validate refuse a CSV header that would load every case w
     assert.equal(ok.code, 0, ok.stderr);
   });
 });
+
+Deno.test("loadDataset names Excel's semicolons even when a quoted field breaks the record first, and Excel's sep= line", async () => {
+  await withTempDir(async (dir) => {
+    // Excel where the decimal mark is a comma: ";" between fields, quotes
+    // around those with line breaks; read with commas, record 2 breaks.
+    const semicolons = await failure(
+      dir,
+      '\ufeffinput;expected\r\n"line1\r\nline2";"4,5"\r\n',
+    );
+    assert.match(
+      semicolons.message,
+      /line 1: the header is one column, "input;expected": its fields are separated by ";", and a CSV dataset's by commas: save it with commas$/,
+    );
+    assert.equal(semicolons.line, 1);
+    const sep = await failure(dir, "sep=;\r\ninput;expected\r\na;b\r\n");
+    assert.match(
+      sep.message,
+      /line 1: "sep=;" is Excel's note of the separator, ";"; a CSV dataset's fields are separated by commas: save it as CSV with commas, without that line$/,
+    );
+    // A record that breaks after a good header is still named as it was.
+    const stray = await failure(dir, 'input,expected\n"ab"cd,x\n');
+    assert.match(stray.message, /line 2: a quoted field's closing quote/);
+  });
+});
