@@ -10,6 +10,7 @@ import { NetworkFlow, type NetworkSettings } from "./network.ts";
 import { type Budget, BudgetError, costOf, type Prices } from "./budget.ts";
 import { fingerprint } from "../fingerprint/fingerprint.ts";
 import type { FlowWatch } from "./flow.ts";
+import { apiUrl, keyHeader } from "./_api_url.ts";
 import {
   holdsSecret,
   TemplateError,
@@ -163,9 +164,10 @@ export class ChatClient {
     options: ChatClientOptions = {},
   ) {
     this.settings = settings;
-    this.url = `${
-      (settings.base_url ?? "https://api.openai.com/v1").replace(/\/+$/, "")
-    }/chat/completions`;
+    this.url = apiUrl(
+      settings.base_url ?? "https://api.openai.com/v1",
+      "chat/completions",
+    );
     this.#budget = options.budget;
     this.#cache = options.cache;
     if (settings.api_key_env !== undefined) {
@@ -184,10 +186,10 @@ export class ChatClient {
     this.#flow = new NetworkFlow(settings);
     // The same for every call (fetch copies them): made once.
     this.#headers = this.#key !== undefined
-      ? {
-        "content-type": "application/json",
-        authorization: `Bearer ${this.#key}`,
-      }
+      ? Object.fromEntries([
+        ["content-type", "application/json"],
+        keyHeader(this.url, this.#key),
+      ])
       : { "content-type": "application/json" };
   }
 

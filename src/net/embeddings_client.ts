@@ -15,6 +15,7 @@ import {
   urlSecrets,
   withoutUserinfo,
 } from "./template.ts";
+import { apiUrl, keyHeader } from "./_api_url.ts";
 
 /**
  * The settings of an embeddings client (config keys): where the API is, which
@@ -129,9 +130,10 @@ export class EmbeddingsClient {
     options: { optionalKey?: boolean | undefined } = {},
   ) {
     this.settings = settings;
-    this.url = `${
-      (settings.base_url ?? "https://api.openai.com/v1").replace(/\/+$/, "")
-    }/embeddings`;
+    this.url = apiUrl(
+      settings.base_url ?? "https://api.openai.com/v1",
+      "embeddings",
+    );
     this.shownUrl = withoutUserinfo(this.url);
     const secrets = urlSecrets(this.url);
     const headers: Record<string, string> = {};
@@ -149,7 +151,8 @@ export class EmbeddingsClient {
         );
         if (!options.optionalKey) throw this.#missingKey;
       } else {
-        headers.authorization = `Bearer ${key}`;
+        const [name, value] = keyHeader(this.url, key);
+        headers[name] = value;
         secrets.push(key);
       }
     }

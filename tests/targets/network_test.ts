@@ -26,6 +26,7 @@ import {
   type Unit,
 } from "../../mod.ts";
 import { cacheKey } from "../../src/targets/cache.ts";
+import { EmbeddingsClient } from "../../src/net/embeddings_client.ts";
 import {
   DEFAULT_JUDGE_SYSTEM,
   parseJudgeReply,
@@ -39,6 +40,7 @@ import {
 } from "../../src/net/flow.ts";
 import {
   arrivalGaps,
+  embeddings,
   type FakeLlm,
   fakeLlm,
   type FakeLlmOptions,
@@ -589,6 +591,59 @@ Deno.test("openaiTarget turns an answer without message content into a target er
   }, async (server) => {
     const unit = await runOne(openaiTarget(chat(server), env), { input: "q" });
     assert.match(unit.target?.error ?? "", /without a message text/);
+  });
+});
+
+Deno.test("openaiTarget and the embeddings client reach Azure OpenAI: a base_url's api-version query stays after the endpoint, the key goes as api-key", async () => {
+  await withServer({
+    handler: embeddings(
+      () => [1, 0],
+      (r) =>
+        reply.ok(
+          `${r.path} ${r.headers["api-key"]} ${r.headers.authorization}`,
+        ),
+    ),
+  }, async (server) => {
+    const base =
+      `${server.url}/openai/deployments/gpt-4o/?api-version=2024-10-21`;
+    const unit = await runOne(
+      openaiTarget(
+        { ...chat(server), base_url: base },
+        (name) => name === "FAKE_API_KEY" ? "azkey12" : undefined,
+      ),
+      { input: "q" },
+    );
+    assert.equal(
+      unit.output,
+      "/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21 azkey12 undefined",
+    );
+    const client = new EmbeddingsClient({
+      base_url: base,
+      model: "e",
+      api_key_env: "FAKE_API_KEY",
+    }, (name) => name === "FAKE_API_KEY" ? "azkey12" : undefined);
+    assert.equal(
+      client.url,
+      `${server.url}/openai/deployments/gpt-4o/embeddings?api-version=2024-10-21`,
+    );
+    await client.embed(["a"]);
+    const last = server.requests.at(-1)!;
+    assert.equal(
+      last.path,
+      "/openai/deployments/gpt-4o/embeddings?api-version=2024-10-21",
+    );
+    assert.equal(last.headers["api-key"], "azkey12");
+    assert.equal(last.headers.authorization, undefined);
+    // Any other server still gets the bearer key, and a plain base_url the
+    // path it always had.
+    const plain = await runOne(
+      openaiTarget(
+        { ...chat(server), base_url: `${server.url}/v1/` },
+        (name) => name === "FAKE_API_KEY" ? "azkey12" : undefined,
+      ),
+      { input: "q" },
+    );
+    assert.equal(plain.output, "/v1/chat/completions undefined Bearer azkey12");
   });
 });
 
