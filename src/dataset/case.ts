@@ -326,7 +326,11 @@ export function parseCase(value: unknown): Case {
   }
   if (typeof input !== "string" && !Array.isArray(input)) {
     throw new CaseError(
-      `"input" must be a string or a list of messages, not ${typeName(input)}`,
+      `"input" must be a string or a list of messages, not ${typeName(input)}${
+        typeof input === "object" && input !== null
+          ? `: keep its fields under "metadata", where ${promptReads(input)}`
+          : ""
+      }`,
       "input",
     );
   }
@@ -341,7 +345,10 @@ export function parseCase(value: unknown): Case {
     );
   }
   readContext(record);
-  if (
+  // Braintrust's export writes `"metadata": null`: no metadata, as a null
+  // context is no context.
+  if (metadata === null) delete record.metadata;
+  else if (
     metadata !== undefined &&
     (typeof metadata !== "object" || metadata === null ||
       Array.isArray(metadata))
@@ -370,7 +377,24 @@ function keysOf(record: Record<string, unknown>): string {
   if (keys.length === 0) return " (the record is empty)";
   const shown = keys.slice(0, 8).map((key) => JSON.stringify(key));
   if (keys.length > 8) shown.push("…");
-  return ` (the record has ${shown.join(", ")}): name its prompt "input"`;
+  const vars = record.vars;
+  return ` (the record has ${shown.join(", ")}): ${
+    typeof vars === "object" && vars !== null && !Array.isArray(vars)
+      ? `"vars" is promptfoo's test variables: keep them under "metadata", where ${
+        promptReads(vars)
+      }`
+      : 'name its prompt "input"'
+  }`;
+}
+
+/**
+ * How a case's fields reach a prompt, named by the first of them: a target's
+ * prompt reads `metadata`, and `input` is the text sent.
+ */
+function promptReads(fields: object): string {
+  const first = Object.keys(fields)[0] ?? "question";
+  const name = /^[A-Za-z_][A-Za-z0-9_]*$/.test(first) ? first : "question";
+  return `a target's prompt reads them ({{metadata.${name}}}), and write the text to send as "input"`;
 }
 
 /**

@@ -664,6 +664,15 @@ export async function loadDatasetBatches(
       // V8's message has the place in its own words; the scanner, as numbers.
       // Loaded here, on the way to an error: a run reads no .json dataset
       // it cannot parse, and `run` starts without the scanner.
+      const lines = jsonLinesAt(text);
+      if (lines !== undefined) {
+        throw new DatasetError(
+          `Cannot parse dataset ${
+            JSON.stringify(path)
+          } line ${lines}: it holds one JSON value per line (JSON Lines, as Hugging Face's and pandas' to_json write), not a JSON array: name it .jsonl`,
+          lines,
+        );
+      }
       const { jsonSyntaxPlace } = await import("../io/_json_syntax.ts");
       const place = jsonSyntaxPlace(text);
       throw new DatasetError(
@@ -674,7 +683,9 @@ export async function loadDatasetBatches(
     }
     if (!Array.isArray(value)) {
       throw new DatasetError(
-        `Dataset ${JSON.stringify(path)} must hold a JSON array of cases`,
+        `Dataset ${JSON.stringify(path)} must hold a JSON array of cases${
+          listWithin(value, "an object")
+        }`,
       );
     }
     return fromList(name, path, value, text);
@@ -704,10 +715,61 @@ export async function loadDatasetBatches(
   }
   if (!Array.isArray(value)) {
     throw new DatasetError(
-      `Dataset ${JSON.stringify(path)} must hold a YAML list of cases`,
+      `Dataset ${JSON.stringify(path)} must hold a YAML list of cases${
+        listWithin(value, "a mapping")
+      }`,
     );
   }
   return fromList(name, path, value, undefined, yamlLines(text, path));
+}
+
+/**
+ * The line a `.json` file's second value starts on, when the file is JSON
+ * Lines (its first line one JSON value, more after it), as Hugging Face's
+ * and pandas' `to_json` write under `.json`; else `undefined`.
+ */
+function jsonLinesAt(text: string): number | undefined {
+  const end = text.indexOf("\n");
+  if (end < 0 || text.slice(end).trim() === "") return undefined;
+  try {
+    JSON.parse(text.slice(0, end));
+  } catch (error) {
+    // The first line is no value alone: the file is something else.
+    if (!(error instanceof SyntaxError)) throw error;
+    return undefined;
+  }
+  // The second value's line: blank lines after the first are skipped.
+  let line = 2;
+  for (let at = end + 1;; line++) {
+    const next = text.indexOf("\n", at);
+    if (next < 0 || text.slice(at, next).trim() !== "") return line;
+    at = next + 1;
+  }
+}
+
+/**
+ * What a dataset that is one object rather than a list is, for its message:
+ * its keys, and where a list of cases may be (`tests:` of a promptfoo
+ * config, `data:` of an export).
+ */
+function listWithin(value: unknown, kind: string): string {
+  if (typeof value !== "object" || value === null) return "";
+  const keys = Object.keys(value);
+  const shown = keys.slice(0, 8).map((key) => JSON.stringify(key));
+  if (keys.length > 8) shown.push("…");
+  // A list of objects: a list of prompts (texts) holds no cases.
+  const list = keys.find((key) => {
+    const items = (value as Record<string, unknown>)[key];
+    return Array.isArray(items) && items.length > 0 &&
+      items.every((item) =>
+        typeof item === "object" && item !== null && !Array.isArray(item)
+      );
+  });
+  return `, not ${kind} (its keys are ${shown.join(", ")})${
+    list === undefined
+      ? ""
+      : `: write the list under ${JSON.stringify(list)} alone, each item a case`
+  }`;
 }
 
 /**

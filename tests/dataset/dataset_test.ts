@@ -373,7 +373,7 @@ Deno.test("loadDataset turns malformed JSON, YAML and CSV records into invalid e
     const json = await load(
       dir,
       "d.json",
-      '[{"input":"a"}, 3, {"id":"x","input":1}, {"input":"b","metadata":null}, {"input":"c"}]',
+      '[{"input":"a"}, 3, {"id":"x","input":1}, {"input":"b","metadata":"x"}, {"input":"c"}]',
     );
     assert.deepEqual(ids(json), [
       "d.json#1",
@@ -1213,7 +1213,7 @@ Deno.test("loadDataset names the keys of a case without input, where another too
     );
     assert.deepEqual(examples.map((e) => e.invalid), [
       '"input" is missing (the record has "question", "answer"): name its prompt "input"',
-      '"input" is missing (the record has "vars", "assert"): name its prompt "input"',
+      '"input" is missing (the record has "vars", "assert"): "vars" is promptfoo\'s test variables: keep them under "metadata", where a target\'s prompt reads them ({{metadata.question}}), and write the text to send as "input"',
       '"input" is missing (the record is empty)',
       '"input" is missing (the record has "k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7", …): name its prompt "input"',
     ]);
@@ -1333,5 +1333,64 @@ Deno.test("loadDataset reads stdin (`-`) in the format given, as it reads a file
       assert.deepEqual(fromStdin, fromFile, format);
       assert.deepEqual(ids(fromStdin), ["d#a", "d#2"], format);
     }
+  });
+});
+
+Deno.test("loadDataset reads other tools' exports or says what to write: a .json of JSON Lines, Braintrust's null metadata and input object, promptfoo's tests", async () => {
+  await withTempDir(async (dir) => {
+    // Hugging Face's and pandas' to_json write JSON Lines under .json.
+    const lines = join(dir, "hf.json");
+    await Deno.writeTextFile(lines, '{"input":"a"}\n{"input":"b"}\n');
+    await assert.rejects(() => loadDataset(lines), (error: unknown) => {
+      assert.ok(error instanceof DatasetError);
+      assert.equal(
+        error.message,
+        `Cannot parse dataset ${
+          JSON.stringify(lines)
+        } line 2: it holds one JSON value per line (JSON Lines, as Hugging Face's and pandas' to_json write), not a JSON array: name it .jsonl`,
+      );
+      assert.equal(error.line, 2);
+      return true;
+    });
+    // Braintrust writes "metadata": null, and input as any JSON value.
+    const examples = await load(
+      dir,
+      "bt.jsonl",
+      [
+        '{"id":"a1","input":"2+2?","expected":"4","metadata":null,"tags":[]}',
+        '{"id":"a2","input":{"question":"2+2?"},"expected":"4"}',
+        '{"vars":{"question":"2+2?"},"assert":[]}',
+      ].join("\n") + "\n",
+    );
+    assert.deepEqual(examples[0]?.case, {
+      id: "a1",
+      input: "2+2?",
+      expected: "4",
+      tags: [],
+    });
+    assert.equal(
+      examples[1]?.invalid,
+      '"input" must be a string or a list of messages, not an object: keep its fields under "metadata", where a target\'s prompt reads them ({{metadata.question}}), and write the text to send as "input"',
+    );
+    assert.equal(
+      examples[2]?.invalid,
+      '"input" is missing (the record has "vars", "assert"): "vars" is promptfoo\'s test variables: keep them under "metadata", where a target\'s prompt reads them ({{metadata.question}}), and write the text to send as "input"',
+    );
+    // A promptfoo config, or tests under a key, is no list of cases.
+    const config = join(dir, "promptfooconfig.yaml");
+    await Deno.writeTextFile(
+      config,
+      "prompts: [\"Answer: {{question}}\"]\ntests:\n  - vars: { question: '2+2?' }\n",
+    );
+    await assert.rejects(() => loadDataset(config), (error: unknown) => {
+      assert.ok(error instanceof DatasetError);
+      assert.equal(
+        error.message,
+        `Dataset ${
+          JSON.stringify(config)
+        } must hold a YAML list of cases, not a mapping (its keys are "prompts", "tests"): write the list under "tests" alone, each item a case`,
+      );
+      return true;
+    });
   });
 });
