@@ -193,7 +193,12 @@ export function httpTarget(
           // An error a proxy answers with 200 is retried as its 5xx would be.
           const failed = settings.output === undefined
             ? errorAlone(`${method} ${shown}`, answer, secrets)
-            : undefined;
+            : errorInstead(
+              `${method} ${shown}`,
+              answer,
+              settings.output,
+              secrets,
+            );
           if (failed !== undefined) throw failed;
           return answer;
         },
@@ -259,4 +264,34 @@ function errorAlone(
   return told
     ? answeredError(where, answer.status, json, "error", secrets)
     : undefined;
+}
+
+/**
+ * The error a 2xx answer reports where its `output` path should be (`{"error":
+ * {"message": "upstream timeout"}}` from a service or its proxy): quoted, and
+ * retried as the `openai` target's 200 errors are. Without it, the call said
+ * only that the path was missing. An answer that has the path, or no
+ * `error` (null, empty), is left to the caller.
+ */
+function errorInstead(
+  where: string,
+  answer: HttpResponse,
+  output: string,
+  secrets: readonly string[],
+): Error | undefined {
+  // Most answers have no error member: no second parse for them.
+  if (!answer.text.includes('"error"')) return undefined;
+  let json: unknown;
+  try {
+    json = JSON.parse(answer.text);
+  } catch (error) {
+    // Not JSON: the caller names it as such.
+    if (!(error instanceof SyntaxError)) throw error;
+    return undefined;
+  }
+  const found = atPath(json, output);
+  if (found !== undefined && found !== null) return undefined;
+  const error = (json as { error?: unknown } | null)?.error;
+  if (error === undefined || error === null || error === "") return undefined;
+  return answeredError(where, answer.status, json, output, secrets);
 }

@@ -1009,6 +1009,34 @@ Deno.test("httpTarget without an output path makes a 200 whose JSON holds only a
   });
 });
 
+Deno.test("httpTarget with an output path quotes a 200's error where the output should be, retried as a 5xx unless its code is a 4xx", async () => {
+  await withServer({
+    script: [
+      reply.json({ error: { message: "upstream timeout", code: 504 } }),
+      reply.json({ answer: "fine" }),
+      reply.json({ error: { message: "bad question", code: 400 } }),
+      reply.json({ error: null, result: "no answer key" }),
+    ],
+  }, async (server) => {
+    const target = httpTarget({
+      url: `${server.url}/answer`,
+      output: "answer",
+      retry_delay: 0.01,
+    });
+    const units = await run(target, [{ input: "a" }, { input: "b" }, {
+      input: "c",
+    }], { concurrency: 1 });
+    assert.equal(units[0]?.output, "fine");
+    assert.equal(units[0]?.target?.attempts, 2);
+    assert.match(
+      units[1]?.target?.error ?? "",
+      /answered HTTP 200 with an error \(code 400\): bad question$/,
+    );
+    assert.match(units[2]?.target?.error ?? "", /answered without "answer"$/);
+    assert.equal(server.requests.length, 4);
+  });
+});
+
 Deno.test("httpTarget fills URL placeholders URL-encoded and sends no body with GET", async () => {
   await withServer(
     { script: [reply.json({ out: { n: 1 } })] },
