@@ -22,7 +22,8 @@ epochs, target, scorers, and with a cache how many requests it lacks) on
 stdout. Exits 0 when a run could start, 2 when the config, a command or a
 dataset record is wrong (each malformed record is named on stderr), or when
 a target's template names a field some cases lack (those cases would be
-blocked), or a judge's rubric does (those Scores would be errors).`,
+blocked), or a judge's rubric or system prompt does (those Scores would be
+errors).`,
   positionals: {
     names: ["CONFIG.yaml"],
     error: "validate takes one config file",
@@ -108,8 +109,16 @@ blocked), or a judge's rubric does (those Scores would be errors).`,
       );
     }
     for (const u of plan.unjudgeable) {
+      // Where to mend it: the suite's key, or each case.
+      const key = `"scorers[${
+        plan.scorers.findIndex((s) => s.name === u.scorer)
+      }].${u.field}"`;
       say(
-        `evalpipe: Judge ${JSON.stringify(u.scorer)} cannot be sent ${
+        `evalpipe: Judge ${JSON.stringify(u.scorer)} (${
+          JSON.stringify(plan.config)
+        }${
+          u.config_line !== undefined ? ` line ${u.config_line}` : ""
+        }: ${key}) cannot be sent ${
           u.cases === 1 ? "a case" : `${u.cases} cases`
         } (${u.cases === 1 ? "" : "the first: "}${
           JSON.stringify(u.dataset)

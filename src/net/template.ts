@@ -11,20 +11,31 @@ import { nearest } from "../base/words.ts";
 /** A placeholder that names a field the case does not have. */
 export class TemplateError extends Error {
   /**
+   * Which template, as its caller named it to {@linkcode renderTemplate}
+   * (`system prompt`), when it did.
+   */
+  readonly template: string | undefined;
+  /**
    * Creates the error.
    *
    * @param message What is missing.
+   * @param template Which template, when its caller named it.
    */
-  constructor(message: string) {
+  constructor(message: string, template?: string) {
     super(message);
     this.name = "TemplateError";
+    this.template = template;
   }
 }
 
 const PLACEHOLDER = /\{\{\s*([A-Za-z_][\w-]*(?:\.[\w-]+)*)\s*\}\}/g;
 const WHOLE = /^\{\{\s*([A-Za-z_][\w-]*(?:\.[\w-]+)*)\s*\}\}$/;
 
-function lookup(vars: Record<string, unknown>, path: string): unknown {
+function lookup(
+  vars: Record<string, unknown>,
+  path: string,
+  name?: string,
+): unknown {
   // Most placeholders name a field of the case itself: no split for them.
   if (!path.includes(".") && Object.hasOwn(vars, path)) return vars[path];
   let value: unknown = vars;
@@ -40,9 +51,12 @@ function lookup(vars: Record<string, unknown>, path: string): unknown {
         ? undefined
         : nearest(path, Object.keys(vars));
       throw new TemplateError(
-        `The template names {{${path}}}, which this case does not have${
+        `The ${
+          name ?? "template"
+        } names {{${path}}}, which this case does not have${
           near !== undefined ? `; did you mean {{${near}}}?` : ""
         }`,
+        name,
       );
     }
     value = (value as Record<string, unknown>)[key];
@@ -73,6 +87,8 @@ function asText(value: unknown): string {
  *
  * @param template The text.
  * @param vars The values.
+ * @param name What the template is, for the error (`rubric`): "The rubric
+ *   names {{topic}}, which this case does not have".
  * @returns The text filled in.
  * @throws {TemplateError} When a placeholder names a value that is absent.
  *
@@ -86,13 +102,15 @@ function asText(value: unknown): string {
 export function renderTemplate(
   template: string,
   vars: Record<string, unknown>,
+  name?: string,
 ): string {
   const parts = partsOf(template);
   if (parts.length === 1) return template;
   // Texts at even places, placeholders' paths at odd ones, left to right.
   let out = parts[0] as string;
   for (let i = 1; i < parts.length; i += 2) {
-    out += asText(lookup(vars, parts[i] as string)) + (parts[i + 1] as string);
+    out += asText(lookup(vars, parts[i] as string, name)) +
+      (parts[i + 1] as string);
   }
   return out;
 }

@@ -36,6 +36,7 @@ import {
 } from "../config/targets.ts";
 import type { TargetConfig } from "../config/types.ts";
 import { datasetSources, whereOf } from "./datasets.ts";
+import { JUDGE_TEMPLATES } from "../scorers/_judge_vars.ts";
 
 /**
  * Options of {@linkcode planSuite}.
@@ -153,15 +154,19 @@ export interface SuitePlan {
     }
   >;
   /**
-   * Cases a judge's rubric cannot fill (it names `{{metadata.topic}}`, which
-   * the case lacks): each would be that judge's error Score in a run,
-   * without a call. One entry per scorer and message, with the count and
-   * the first case.
+   * Cases a judge's rubric or system prompt cannot fill (it names
+   * `{{metadata.topic}}`, which the case lacks): each would be that judge's
+   * error Score in a run, without a call. One entry per scorer and message,
+   * with the count and the first case.
    */
   unjudgeable: Array<
     {
       /** The scorer's metric name. */
       scorer: string;
+      /** The config key of the template that cannot be filled. */
+      field: "rubric" | "system";
+      /** The config's line of that key, when the config has one. */
+      config_line?: number;
       message: string;
       cases: number;
       dataset: string;
@@ -356,8 +361,15 @@ export async function planSuite(
             const seen = unjudgeable.get(key);
             if (seen !== undefined) seen.cases++;
             else {
+              // A judge is built from the config's scorer at its index.
+              const field = error.template === JUDGE_TEMPLATES.system
+                ? "system"
+                : "rubric";
+              const line = lineOf(["scorers", scorers.indexOf(judge), field]);
               unjudgeable.set(key, {
                 scorer: judge.name,
+                field,
+                ...(line !== undefined ? { config_line: line } : {}),
                 message: error.message,
                 cases: 1,
                 dataset: source.written,
@@ -555,9 +567,9 @@ export function formatPlan(plan: SuitePlan): string {
       plan.scorers.map((s) => `${s.name} (${s.version})`).join(", ")
     }`,
     ...plan.unjudgeable.map((u) =>
-      `judge ${u.scorer}: ${
-        plural(u.cases, "case")
-      } its rubric cannot fill, an error in a run`
+      `judge ${u.scorer}: ${plural(u.cases, "case")} its ${
+        JUDGE_TEMPLATES[u.field]
+      } cannot fill, an error in a run`
     ),
   ];
   if (plan.budget_usd !== undefined) {

@@ -20,3 +20,13 @@ export const RUBRIC_FIELDS: readonly string[] = [
  * `{{context.0}}`); the others reach the judge as text.
  */
 export const RUBRIC_TREES: readonly string[] = ["context", "metadata"];
+
+/**
+ * An `llm_judge`'s templates by config key, and what its errors call them:
+ * a case one cannot fill is an error naming it ("The system prompt names
+ * {{metadata.topic}}, ..."), and `validate` names the key.
+ */
+export const JUDGE_TEMPLATES = {
+  rubric: "rubric",
+  system: "system prompt",
+} as const;

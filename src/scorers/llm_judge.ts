@@ -26,6 +26,7 @@ import {
 } from "./_judge_replies.ts";
 import { clip } from "../base/terminal.ts";
 import { paramsProblem, refuseSettings } from "../net/_settings_checks.ts";
+import { JUDGE_TEMPLATES } from "./_judge_vars.ts";
 
 export { JudgeReplyError };
 
@@ -338,12 +339,15 @@ export function llmJudge(
       ...recipe?.vars?.(unit),
     };
     return [
-      { role: "system", content: renderTemplate(system, vars) },
+      {
+        role: "system",
+        content: renderTemplate(system, vars, JUDGE_TEMPLATES.system),
+      },
       {
         role: "user",
         content: criterion !== undefined
           ? renderTemplate(CRITERION_RUBRIC, { ...vars, criterion })
-          : renderTemplate(rubric, vars),
+          : renderTemplate(rubric, vars, JUDGE_TEMPLATES.rubric),
       },
     ];
   };

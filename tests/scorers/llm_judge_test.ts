@@ -77,7 +77,7 @@ Deno.test("llmJudge fills {{metadata.topic}} from the unit's metadata, as a targ
   assert.equal(lacking?.status, "error");
   assert.equal(
     lacking?.reason,
-    "scorer error: The template names {{metadata.topic}}, which this case does not have",
+    "scorer error: The rubric names {{metadata.topic}}, which this case does not have",
   );
   assert.equal(server.count, 1);
 });
@@ -194,60 +194,87 @@ Deno.test("a rubric may name each field a judge fills; another is named with the
   );
 });
 
-Deno.test("validate counts the cases a rubric cannot fill, names the first, and exits 2; run scores them as errors with the same words", async () => {
-  await withTempDir(async (dir) => {
-    await using server = fakeLlm({
-      handler: () => reply.ok('{"score": 0.9, "reason": "good"}'),
-    });
-    await suite(
-      dir,
-      [
-        { input: "q1", output: "a1", metadata: { topic: "t" } },
-        { input: "q2", output: "a2" },
-        { input: "q3", output: "a3", metadata: { other: 1 } },
-      ],
-      `scorers:
+for (
+  const [field, words, yaml, line] of [
+    [
+      "rubric",
+      "rubric",
+      `rubric: "Q {{input}} A {{output}} T {{metadata.topic}}"`,
+      9,
+    ],
+    // Session 20 made the system prompt a template; validate called it the rubric.
+    [
+      "system",
+      "system prompt",
+      `rubric: "Q {{input}} A {{output}}"
+    system: "Grade answers about {{metadata.topic}}"`,
+      10,
+    ],
+  ] as const
+) {
+  Deno.test(`validate counts the cases a judge's ${words} cannot fill, names the first, the suite's line and key, and exits 2; run scores them as errors with the same words`, async () => {
+    await withTempDir(async (dir) => {
+      await using server = fakeLlm({
+        handler: () => reply.ok('{"score": 0.9, "reason": "good"}'),
+      });
+      await suite(
+        dir,
+        [
+          { input: "q1", output: "a1", metadata: { topic: "t" } },
+          { input: "q2", output: "a2" },
+          { input: "q3", output: "a3", metadata: { other: 1 } },
+        ],
+        `scorers:
+  - type: exact_match
   - type: llm_judge
     name: topical
     base_url: "${server.baseUrl}"
     model: j
-    rubric: "Q {{input}} A {{output}} T {{metadata.topic}}"
+    ${yaml}
 `,
-    );
-    const missing =
-      "The template names {{metadata.topic}}, which this case does not have";
-    const plan = await cli(["validate", "suite.yaml"], dir);
-    assert.equal(plan.code, 2, plan.stderr);
-    assert.equal(
-      plan.stderr,
-      `evalpipe: Judge "topical" cannot be sent 2 cases (the first: "cases.jsonl" line 2): ${missing}\n`,
-    );
-    assert.match(
-      plan.stdout,
-      /^judge topical: 2 cases its rubric cannot fill, an error in a run$/m,
-    );
-    // The case it can fill is the one request to make.
-    assert.match(plan.stdout, /judge 0 of 1 request stored, 1 to call/);
-    const json = JSON.parse(
-      (await cli(["validate", "suite.yaml", "--json"], dir)).stdout,
-    );
-    assert.deepEqual(json.unjudgeable, [{
-      scorer: "topical",
-      message: missing,
-      cases: 2,
-      dataset: "cases.jsonl",
-      line: 2,
-      where: "line",
-    }]);
-    assert.equal(server.count, 0);
-    const run = await cli(["run", "suite.yaml"], dir);
-    assert.deepEqual(
-      lines(run.stdout).map((s) => `${s.status}: ${s.reason}`),
-      ["scored: good", ...Array(2).fill(`error: scorer error: ${missing}`)],
-    );
-    assert.equal(server.count, 1);
+      );
+      const missing =
+        `The ${words} names {{metadata.topic}}, which this case does not have`;
+      const plan = await cli(["validate", "suite.yaml"], dir);
+      assert.equal(plan.code, 2, plan.stderr);
+      assert.equal(
+        plan.stderr,
+        `evalpipe: Judge "topical" ("suite.yaml" line ${line}: "scorers[1].${field}") cannot be sent 2 cases (the first: "cases.jsonl" line 2): ${missing}\n`,
+      );
+      assert.match(
+        plan.stdout,
+        new RegExp(
+          `^judge topical: 2 cases its ${words} cannot fill, an error in a run$`,
+          "m",
+        ),
+      );
+      // The case it can fill is the one request to make.
+      assert.match(plan.stdout, /judge 0 of 1 request stored, 1 to call/);
+      const json = JSON.parse(
+        (await cli(["validate", "suite.yaml", "--json"], dir)).stdout,
+      );
+      assert.deepEqual(json.unjudgeable, [{
+        scorer: "topical",
+        field,
+        config_line: line,
+        message: missing,
+        cases: 2,
+        dataset: "cases.jsonl",
+        line: 2,
+        where: "line",
+      }]);
+      assert.equal(server.count, 0);
+      const run = await cli(["run", "suite.yaml"], dir);
+      assert.deepEqual(
+        lines(run.stdout).filter((s) => s.metric === "topical").map((s) =>
+          `${s.status}: ${s.reason}`
+        ),
+        ["scored: good", ...Array(2).fill(`error: scorer error: ${missing}`)],
+      );
+      assert.equal(server.count, 1);
+    });
   });
-});
+}
 
 /** The system message a judge sent. */
 const systemMessage = (request: { json: unknown }): unknown =>
@@ -281,7 +308,7 @@ Deno.test("llmJudge fills its system prompt as its rubric, from the same fields;
   assert.equal(lacking?.status, "error");
   assert.equal(
     lacking?.reason,
-    "scorer error: The template names {{metadata.topic}}, which this case does not have",
+    "scorer error: The system prompt names {{metadata.topic}}, which this case does not have",
   );
   assert.equal(server.count, 1);
 });
