@@ -298,7 +298,14 @@ export function llmJudge(
   const criterion = hasPlaceholder(rubric) ? undefined : rubric;
   const system = settings.system ?? DEFAULT_JUDGE_SYSTEM;
   const threshold = settings.pass_threshold ?? 0.5;
-  const promptHash = fingerprint(system, rubric);
+  // The hash of what is sent: a criterion in its wrapper, so that a new
+  // wrapper is a new prompt (the replacer keeps a "$&" in it as text).
+  const promptHash = fingerprint(
+    system,
+    criterion !== undefined
+      ? CRITERION_RUBRIC.replace("{{criterion}}", () => criterion)
+      : rubric,
+  );
   const version = `${name}@${
     fingerprint(
       client.url,

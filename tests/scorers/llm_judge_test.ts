@@ -419,6 +419,49 @@ Deno.test("parseJudgeReply reads the verdict after a reasoning model's thoughts,
   assert.ok(performance.now() - start < 5000);
 });
 
+Deno.test("llmJudge's provenance.prompt hashes the template it sends, a criterion in its wrapper, as its cache key follows the request", async () => {
+  // Session 20 hashed a criterion alone: a new wrapper kept the old hash.
+  await using server = fakeLlm({ handler: () => reply.ok('{"score": 1}') });
+  const settings = { model: "j", base_url: server.baseUrl };
+  const criterion = llmJudge({ ...settings, rubric: "Is it polite?" });
+  // Fields that are their placeholders' text: the template is sent as it is.
+  const echo: Unit = {
+    example_id: "d#1",
+    unit_id: "d#1",
+    input: "{{input}}",
+    output: "{{output}}",
+    expected: "{{expected}}",
+    context: ["{{context}}"],
+  };
+  const [first] = await scores(criterion, [echo]);
+  const sent = lastMessage(server.requests[0]!);
+  assert.ok(sent.includes("Is it polite?") && sent.includes("Question"), sent);
+  const unit: Unit = {
+    example_id: "d#2",
+    unit_id: "d#2",
+    input: "q",
+    output: "a",
+    expected: "e",
+    context: ["c"],
+  };
+  // The same template written out as a rubric: the same requests, one hash.
+  const written = llmJudge({ ...settings, rubric: sent });
+  assert.equal(written.cacheKey!(unit), criterion.cacheKey!(unit));
+  const [second] = await scores(written, [echo]);
+  assert.equal(lastMessage(server.requests[1]!), sent);
+  assert.match(String(first?.provenance?.prompt), /^sha256:[0-9a-f]{64}$/);
+  assert.equal(second?.provenance?.prompt, first?.provenance?.prompt);
+  // Another wrapper is another prompt, and another cache key: no verdict
+  // cached for the old one is served.
+  const other = llmJudge({
+    ...settings,
+    rubric: sent.replace("Question", "Query"),
+  });
+  assert.notEqual(other.cacheKey!(unit), criterion.cacheKey!(unit));
+  const [third] = await scores(other, [echo]);
+  assert.notEqual(third?.provenance?.prompt, first?.provenance?.prompt);
+});
+
 Deno.test("a judge's evaluator version names the rules its reply is read by", () => {
   // Pinned: it changes when the judge's settings or READING_RULES change, and
   // only then. Session 17 changed how replies are read (<think> dropped, the
