@@ -935,6 +935,7 @@ class Session {
     for (;;) {
       const timeout = this.#arm();
       if (timeout === undefined) break;
+      const polledAt = performance.now();
       // -1 (a signal interrupted it) leaves every revents at 0: look again.
       await this.#libc.poll(this.#pollfdsAt, 4n, timeout);
       this.#watchPipes = true;
@@ -962,9 +963,13 @@ class Session {
         this.#close(ERR);
         continue;
       }
+      // Past the deadline by the clock, yet what this poll saw may be older:
+      // made before it, and read late by a busy process (a loaded machine),
+      // while the command exited in time. A poll made after it decides. A
+      // command reaped has exited in time: the drain above ends its run.
       if (
-        !done && this.#ending === undefined &&
-        performance.now() >= this.#deadline
+        !done && this.#ending === undefined && this.#status === undefined &&
+        polledAt >= this.#deadline
       ) {
         this.#end("timeout");
       }
@@ -1018,9 +1023,16 @@ class Session {
       Math.max(0, Math.ceil(this.#deadline - performance.now())),
     );
     if (!this.#watchPipes) return Math.min(left, EXIT_WAIT_MS);
+    if (fds[PID]! >= 0) return left;
     // Reaped, yet a pipe is open: a process that left the group holds it,
-    // and no exit will end the poll when an abort kills the group.
-    return fds[PID]! < 0 ? Math.min(left, ORPHAN_POLL_MS) : left;
+    // and no exit will end the poll when an abort kills the group. Exited
+    // in time, the command is no longer bound by its deadline, only by the
+    // drain.
+    const drain = Math.max(
+      0,
+      Math.ceil(this.#reapedAt! + EXIT_DRAIN_MS - performance.now()),
+    );
+    return Math.min(drain, ORPHAN_POLL_MS);
   }
 
   /** Ends the run early: the whole group is killed, the pipes closed. */
@@ -1119,13 +1131,13 @@ class Session {
     if (reaped === 0) return; // not yet a zombie: poll again
     if (reaped < 0 && errno() === EINTR) return;
     this.#close(PID);
+    this.#reapedAt = performance.now();
     if (reaped !== this.#pid) {
       this.#error = new Error(`Cannot wait for process ${this.#pid}`);
       this.#status = { success: false, code: -1, signal: null };
       return;
     }
     this.#status = decodeStatus(status[0]!);
-    this.#reapedAt = performance.now();
     // Whatever the command left behind in its group dies with it; this also
     // closes pipes that a background descendant still holds.
     this.#libc.kill(-this.#pid, SIGKILL);

@@ -131,6 +131,8 @@ class SetsidRun {
   readonly #stderr: ReadableStreamDefaultReader<Uint8Array>;
   #ending: Ending | undefined;
   #reaped = false;
+  /** Whether its deadline has passed and its group was killed for it. */
+  #expired = false;
   /** An error of this process's side of the pipes, thrown once the child is gone. */
   #error: unknown;
   /** Lets the run end without its stdin write, once it has ended early. */
@@ -153,7 +155,7 @@ class SetsidRun {
     const signal = options.signal;
     const deadline: Deadline = setDeadline(
       this.#started + options.timeoutMs,
-      () => this.#end("timeout"),
+      () => this.#expire(),
     );
     const onAbort = () => this.#end("aborted");
     signal?.addEventListener("abort", onAbort);
@@ -163,6 +165,11 @@ class SetsidRun {
       const [status, stdout, stderr] = await Promise.all([
         this.#child.status.then((status) => {
           this.#reaped = true;
+          // Killed for its deadline: a timeout. Exited of itself, even
+          // when the timer fired first, it ended in time.
+          if (this.#expired && status.signal === "SIGKILL") {
+            this.#end("timeout");
+          }
           // Whatever the command left behind in its group dies with it; this
           // also closes pipes that a background descendant still holds.
           killGroup(this.#child.pid, true);
@@ -206,6 +213,19 @@ class SetsidRun {
       stderr: stderr!,
       ms,
     };
+  }
+
+  /**
+   * Its deadline has passed by the clock, yet the command may have exited
+   * in time, its output in the pipes, unread: this process was busy (a
+   * loaded machine) and the timer came first. The group is killed now, and
+   * the command's status tells which came first: killed, it timed out.
+   */
+  #expire(): void {
+    // Exited and reaped: what it wrote is being read (see the drain).
+    if (this.#reaped || this.#ending !== undefined) return;
+    this.#expired = true;
+    killGroup(this.#child.pid, false);
   }
 
   /** Ends the run early: the whole group is killed, its pipes let go. */

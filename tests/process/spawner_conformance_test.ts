@@ -6,7 +6,7 @@
  */
 
 import assert from "node:assert/strict";
-import { assertNoneRunning, within, withTempDir } from "../_proc.ts";
+import { assertNoneRunning, isGone, within, withTempDir } from "../_proc.ts";
 import { type RunResult, startCommand } from "../../src/process/mod.ts";
 import {
   BACKENDS,
@@ -340,11 +340,12 @@ for (const path of BACKENDS) {
       await withTempDir(async (dir) => {
         const file = `${dir}/pids`;
         // The sleeper is the leader of a session of its own: out of the
-        // group's reach, it keeps stdout open after the shell has exited
-        // (which waits until it is in that session).
+        // group's reach, it keeps stdout open after the shell is killed
+        // (which waits until it is in that session, then runs on; a shell
+        // that exited in time would end its run by the drain instead).
         const cmd = `setsid sh -c ${
           sh(`echo $$ >${sh(file)}; exec sleep 1000`)
-        } & while [ ! -s ${sh(file)} ]; do sleep 0.01; done`;
+        } & while [ ! -s ${sh(file)} ]; do sleep 0.01; done; sleep 1000`;
         const escaped: number[] = [];
         try {
           const timedOut = await within(
@@ -439,6 +440,40 @@ for (const path of BACKENDS) {
       const next = await run("sleep 1000", { timeoutMs: 200 });
       assert.equal(next.kind, "timeout");
       assert.ok(performance.now() - after < 1200);
+    });
+  });
+
+  Deno.test(`runCommand (${path}) calls no timeout a command that exited before its deadline was acted on, this process being busy`, async () => {
+    // Session 20 found it in the persistent scorer: on a loaded machine the
+    // deadline and the exit, long in the pipes, were due together, and the
+    // timer won. Here the command exits while this thread is held, and the
+    // thread is let go once the deadline has passed: both are due at once.
+    await on(path, async () => {
+      await withTempDir(async (dir) => {
+        const made = new Deno.Command("mkfifo", { args: [`${dir}/go`] })
+          .outputSync();
+        assert.ok(made.success, decoder.decode(made.stderr));
+        const timeoutMs = 500;
+        const running = run(
+          "echo $$ >pid; cat go >/dev/null; printf verdict",
+          { cwd: dir, timeoutMs },
+        );
+        // Spawned by now: its deadline is within timeoutMs from here.
+        const since = performance.now();
+        let pid = 0;
+        holdUntil(() => (pid = Number(readOrEmpty(`${dir}/pid`))) > 0);
+        // Late in its time, as a verdict that comes just in time: what the
+        // spawner saw of it so far (posix_spawn's first poll, 20 ms) is old.
+        holdUntil(() => performance.now() > since + timeoutMs / 2);
+        // Opening the FIFO waits for the command's `cat`; closing it lets
+        // the command print its verdict and exit, unreaped (a zombie) while
+        // this thread holds on.
+        Deno.openSync(`${dir}/go`, { write: true }).close();
+        holdUntil(() => ["Z", undefined].includes(stateOf(pid)));
+        holdUntil(() => performance.now() > since + timeoutMs);
+        const out = exited(await running);
+        assert.deepEqual([out.code, out.stdout], [0, "verdict"]);
+      });
     });
   });
 
@@ -617,3 +652,37 @@ Deno.test("startCommand leaves the one-shot backend unchosen: a long-lived child
   // A backend asked for is the one a later choice makes.
   assert.equal(afterSetsid, "none");
 });
+
+/**
+ * Holds this thread, without a turn of its event loop, until `ready()`: as a
+ * process busy with other work is held. No timer, stream or child of this
+ * process is served meanwhile.
+ */
+function holdUntil(ready: () => boolean): void {
+  const cell = new Int32Array(new SharedArrayBuffer(4));
+  while (!ready()) Atomics.wait(cell, 0, 0, 5);
+}
+
+/** A file's text, or "" while it does not exist. */
+function readOrEmpty(path: string): string {
+  try {
+    return Deno.readTextFileSync(path);
+  } catch (error) {
+    // Not written yet.
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+    return "";
+  }
+}
+
+/** A process's state (`R`, `S`, `Z`, ...), `undefined` once it is gone. */
+function stateOf(pid: number): string | undefined {
+  let stat: string;
+  try {
+    stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+  } catch (error) {
+    // Reaped: gone from /proc.
+    if (!isGone(error)) throw error;
+    return undefined;
+  }
+  return stat.slice(stat.lastIndexOf(")") + 2).split(" ", 1)[0];
+}
