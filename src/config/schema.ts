@@ -237,9 +237,12 @@ function describe(
   switch (issue.code) {
     case "unrecognized_keys": {
       const key = issue.keys[0]!;
-      // Extension fields are the top level's only (`_check.ts`).
+      // Extension fields are the top level's only (`_check.ts`), and
+      // lower-case only, as Docker Compose reads them.
       const hint = isExtensionKey(key)
         ? '; "x-" keys are extension fields at the top of the file only'
+        : path.length === 0 && key.startsWith("X-")
+        ? '; extension keys start with lower-case "x-"'
         : keyHint(root, path, key);
       return [
         [...path, key],

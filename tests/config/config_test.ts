@@ -425,6 +425,12 @@ Deno.test("a config takes top-level x- keys as extension fields (Docker Compose'
     other.message,
     'Invalid config "suite.yaml" line 12: unknown key "extras"',
   );
+  // An upper-case X- key is none, as in Docker Compose: the message says so.
+  const upper = await configError(text + "X-more: &m { a: 1 }\n");
+  assert.equal(
+    upper.message,
+    'Invalid config "suite.yaml" line 12: unknown key "X-more"; extension keys start with lower-case "x-"',
+  );
   // A mistake in what a scorer merges from an x- key is named in the scorer.
   const merged = await configError(
     text.replace("pass_threshold: 0.7", "pass_threshold: high"),
