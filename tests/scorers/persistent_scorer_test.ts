@@ -2032,7 +2032,8 @@ return verdict + "\\n" + verdict if payload["input"] == "q1" else verdict`,
 Deno.test("persistentScorer counts no line of a process killed on timeout, nor of the one that took its cases", async () => {
   // On "hang" it leaves a helper in a session of its own holding its
   // stdout, which writes a verdict line once the scorer is gone (its pipe's
-  // other end closes with it), then sleeps for ever.
+  // other end closes with it), then sleeps for ever. The process that takes
+  // "b" answers it, then notes that it has.
   await withPythonScorer(
     "late",
     (dir) =>
@@ -2048,12 +2049,35 @@ Deno.test("persistentScorer counts no line of a process killed on timeout, nor o
       }], stdin=r, start_new_session=True)
     os.close(r)
     time.sleep(3600)
+if payload["input"] == "b":
+    sys.stdout.write(json.dumps({"score": 1, "reason": "b"}) + "\\n")
+    sys.stdout.flush()
+    open(${JSON.stringify(`${dir}/b`)}, "w").close()
+    return None
 return json.dumps({"score": 1, "reason": payload["input"]}) + "\\n"`,
     async (s, { cmd, pids, dir }) => {
       // Started first: its start-up would count against the first case.
-      assert.deepEqual(await inFlight(s, [unit("warm")]), ["1 warm"]);
+      await started(pids);
+      const calls = ["a", "hang", "b"].map((i) =>
+        Promise.resolve(s.score(unit(i), {}))
+      );
+      const settling = Promise.allSettled(calls);
+      // "hang" times out: its process is killed, and "b" goes to a new one,
+      // whose start-up counts against it (seconds of Python on a loaded
+      // machine). This thread holds on meanwhile, as a busy process would,
+      // until "b" is answered: its verdict is then read before its timer
+      // fires, or as the timer fires, and is no timeout either way.
+      await calls[1]!.then(() => {}, () => {});
+      await delay(0); // "b"'s payload goes out to the new process
+      holdUntil(() => exists(`${dir}/b`), "the new process's answer to b");
       assert.deepEqual(
-        await inFlight(s, ["a", "hang", "b"].map((i) => unit(i))),
+        (await settling).map((r) => {
+          if (r.status === "rejected") {
+            return `error: ${(r.reason as Error).message}`;
+          }
+          assert.ok(!("scores" in r.value));
+          return `${r.value.value} ${r.value.reason}`;
+        }),
         [
           "1 a",
           `error: scorer ${
@@ -2068,9 +2092,34 @@ return json.dumps({"score": 1, "reason": payload["input"]}) + "\\n"`,
       assert.equal(s.surplusLines!(), 0);
       await readPids(pids, 2);
     },
-    { timeout: 3 },
+    { timeout: 3, startNow: true },
   );
 });
+
+/**
+ * Holds this thread, without a turn of its event loop, until `ready()`: as
+ * a process busy with other work is held. Bounded, so that a test that
+ * waits for what never comes fails rather than hangs.
+ */
+function holdUntil(ready: () => boolean, what: string): void {
+  const cell = new Int32Array(new SharedArrayBuffer(4));
+  for (let i = 0; !ready(); i++) {
+    if (i > 24_000) throw new Error(`Held for two minutes waiting for ${what}`);
+    Atomics.wait(cell, 0, 0, 5);
+  }
+}
+
+/** Whether a file exists. */
+function exists(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch (error) {
+    // Not written yet.
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+    return false;
+  }
+}
 
 Deno.test("score --persistent names a scorer that wrote a line no case was waiting for and exits 2, its Scores written; one that answers each case once says nothing", async () => {
   await withTempDir(async (dir) => {
