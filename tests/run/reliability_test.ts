@@ -364,10 +364,15 @@ async function killAt(
         clearTimeout(timer);
       }
     } else {
+      // The lines, or the run's end, whichever comes first, however slow
+      // the machine: at load 25-50 a run took more than the 30 s this once
+      // allowed to reach its last lines. The bound is a guard against a
+      // hung run, not a claim of speed.
       await until(
         `for ${moment.lines} Score lines`,
         async () =>
           run.exited || lineCount(await readOrEmpty(part)) >= moment.lines,
+        600_000,
       );
     }
   } catch (error) {
@@ -423,7 +428,7 @@ Deno.test(`run --resume after SIGKILL at ${KILL_POINTS.length} points, some twic
       });
       const first = await killAt(dir, args, point.at);
       if (first.killed) landed++;
-      seenLines.add(first.lines);
+      if (first.killed) seenLines.add(first.lines);
       let tornChars: number | undefined;
       if (point.torn !== undefined) {
         const before = await readOrEmpty(part);
@@ -458,9 +463,22 @@ Deno.test(`run --resume after SIGKILL at ${KILL_POINTS.length} points, some twic
       const actual = scoresByKey(await Deno.readTextFile(part));
       assert.deepEqual(sorted(actual), sorted(expected), where);
     }
-    // The kills landed all over the run, not only at its ends.
+    // The kills landed all over the run, not only at its ends: before its
+    // first line and in each quarter of its lines. (Counted by quarter, not
+    // by distinct counts: Scores come in bursts of a few units, so two kills
+    // aimed a few lines apart may fall on one count, the more so when the
+    // test reads the file late on a loaded machine.)
     assert.ok(landed >= 20, `only ${landed} kills landed`);
-    assert.ok(seenLines.size >= 15, `kills fell at ${[...seenLines]} lines`);
+    const quarters = new Set(
+      [...seenLines].map((n) =>
+        n === 0 ? -1 : Math.min(3, Math.floor((4 * n) / FAULT_SCORES))
+      ),
+    );
+    assert.deepEqual(
+      [...quarters].sort((a, b) => a - b),
+      [-1, 0, 1, 2, 3],
+      `kills fell at ${[...seenLines].sort((a, b) => a - b)} lines`,
+    );
   });
 });
 
