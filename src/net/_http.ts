@@ -442,10 +442,24 @@ async function answer(
   if (response.status === 429 || response.status >= 500) {
     throw new RetryableError(
       message,
-      parseRetryAfter(response.headers.get("retry-after")),
+      retryAfterOf(response.headers),
     );
   }
   throw new Error(message);
+}
+
+/**
+ * The wait a refusal asks for: `retry-after-ms` (OpenAI's and Azure's, in
+ * milliseconds, finer than the whole seconds of `Retry-After` beside it),
+ * else `Retry-After`.
+ */
+function retryAfterOf(headers: Headers): number | undefined {
+  const ms = headers.get("retry-after-ms")?.trim();
+  if (ms !== undefined && ms !== "") {
+    const wait = Number(ms);
+    if (Number.isFinite(wait) && wait >= 0) return wait;
+  }
+  return parseRetryAfter(headers.get("retry-after"));
 }
 
 /**

@@ -143,6 +143,33 @@ for (
   });
 }
 
+Deno.test("a target honours retry-after-ms (OpenAI's, Azure's) before Retry-After's whole seconds", async () => {
+  // Retry-After alone (600 s, past the 120 s evalpipe waits) would fail the
+  // call at once; the finer retry-after-ms beside it asks for 20 ms.
+  let calls = 0;
+  await using server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    () =>
+      ++calls === 1
+        ? new Response("busy", {
+          status: 429,
+          headers: { "retry-after": "600", "retry-after-ms": "20" },
+        })
+        : Response.json({ answer: "a" }),
+  );
+  const target = httpTarget({
+    url: `http://127.0.0.1:${server.addr.port}/ask`,
+    output: "answer",
+  });
+  const examples = [{ example_id: "d#1", line: 1, case: { input: "q" } }];
+  const [unit] = await Array.fromAsync(
+    ReadableStream.from(examples).pipeThrough(runTarget(target)),
+  );
+  assert.equal(unit?.target?.error, undefined);
+  assert.equal(unit?.output, "a");
+  assert.equal(calls, 2);
+});
+
 Deno.test("an llm_judge tells the scoring stage's FlowWatch of its rate limit", async () => {
   await using server = Deno.serve(
     { hostname: "127.0.0.1", port: 0, onListen() {} },
