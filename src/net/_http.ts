@@ -16,7 +16,7 @@ import {
   redact,
   redactClipped,
   urlSecrets,
-  withoutUserinfo,
+  withoutCredentials,
 } from "./template.ts";
 
 /** A request. */
@@ -100,7 +100,7 @@ export async function send(
     await wait.catch(() => {
       throw new Error(
         `${request.method} ${
-          redact(withoutUserinfo(request.url), options.secrets)
+          redact(withoutCredentials(request.url), options.secrets)
         } was interrupted`,
       );
     }).finally(end);
@@ -153,7 +153,7 @@ export async function send(
       await response.body?.cancel();
       const next = redirectTarget(current, response.status, location);
       const shown = JSON.stringify(
-        redact(withoutUserinfo(next?.url ?? location), call.secrets),
+        redact(withoutCredentials(next?.url ?? location), call.secrets),
       );
       if (
         next === undefined ||
@@ -309,7 +309,7 @@ class Call {
   /** The method and URL, secrets hidden. */
   get where(): string {
     return this.#where ??= `${this.#request.method} ${
-      redact(withoutUserinfo(this.#request.url), this.secrets)
+      redact(withoutCredentials(this.#request.url), this.secrets)
     }`;
   }
 }
@@ -336,7 +336,7 @@ function failure(error: unknown, call: Call): unknown {
   }
   if (error instanceof TypeError) {
     return new RetryableError(
-      `${where} failed: ${redact(withoutUserinfo(error.message), secrets)}`,
+      `${where} failed: ${redact(withoutCredentials(error.message), secrets)}`,
     );
   }
   return error;
@@ -481,7 +481,9 @@ export function parseJsonAnswer(
   } catch (error) {
     if (!(error instanceof SyntaxError)) throw error;
     throw new Error(
-      `${redact(withoutUserinfo(url), secrets)} answered with invalid JSON: ${
+      `${
+        redact(withoutCredentials(url), secrets)
+      } answered with invalid JSON: ${
         JSON.stringify(redactClipped(text, secrets, 200, ""))
       }`,
     );

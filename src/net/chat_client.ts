@@ -15,7 +15,7 @@ import {
   holdsSecret,
   TemplateError,
   urlSecrets,
-  withoutUserinfo,
+  withoutCredentials,
 } from "./template.ts";
 
 /**
@@ -178,7 +178,7 @@ export class ChatClient {
         if (!options.optionalKey) throw this.#keyError();
       }
     }
-    this.shownUrl = withoutUserinfo(this.url);
+    this.shownUrl = withoutCredentials(this.url);
     this.#secrets = [
       ...(this.#key !== undefined ? [this.#key] : []),
       ...urlSecrets(this.url),

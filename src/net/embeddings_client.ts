@@ -13,7 +13,7 @@ import {
   fillEnv,
   TemplateError,
   urlSecrets,
-  withoutUserinfo,
+  withoutCredentials,
 } from "./template.ts";
 import { apiUrl, keyHeader } from "./_api_url.ts";
 
@@ -134,7 +134,7 @@ export class EmbeddingsClient {
       settings.base_url ?? "https://api.openai.com/v1",
       "embeddings",
     );
-    this.shownUrl = withoutUserinfo(this.url);
+    this.shownUrl = withoutCredentials(this.url);
     const secrets = urlSecrets(this.url);
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(settings.headers ?? {})) {

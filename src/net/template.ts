@@ -379,29 +379,60 @@ export function redactClipped(
 }
 
 /**
- * A URL, or a message holding URLs, as messages may show it: without the
- * user name and password of any URL in it.
+ * A query parameter that carries a credential, as some APIs take their key
+ * (Google's `key`, Azure Functions' `code`, a signed URL's `sig`, OAuth's
+ * `access_token`), and the value after its `=`, up to the next `&` or `#`.
+ */
+const CREDENTIAL_PARAM =
+  /([?&](?:key|api[-_]?key|apikey|access[-_]?token|token|auth|sig|signature|secret|password|code|client[-_]?secret|subscription[-_]?key)=)([^&#\s]+)/gi;
+
+/**
+ * A text with every credential of a URL's query in it (`?key=...`, see
+ * {@linkcode urlSecrets}) written `***`, the parameter's name kept.
  *
  * @param text A URL, or a text with URLs in it.
- * @returns The text, each URL without its userinfo.
+ * @returns The text, each such value `***`.
  *
  * @example
  * ```ts
- * import { withoutUserinfo } from "./template.ts";
- * const shown = withoutUserinfo("error sending request for url (http://me:pw@127.0.0.1:8080/v1)");
- * if (shown !== "error sending request for url (http://127.0.0.1:8080/v1)") throw new Error(shown);
+ * import { maskQueryCredentials } from "./template.ts";
+ * const shown = maskQueryCredentials("https://h/v1?alt=sse&key=AIza-123");
+ * if (shown !== "https://h/v1?alt=sse&key=***") throw new Error(shown);
  * ```
  */
-export function withoutUserinfo(text: string): string {
-  // Userinfo holds no "/", "?", "#" or "@" (they are percent-encoded).
-  return text.includes("@")
-    ? text.replace(/([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]*@/gi, "$1")
-    : text;
+export function maskQueryCredentials(text: string): string {
+  return text.includes("=") ? text.replace(CREDENTIAL_PARAM, "$1***") : text;
 }
 
 /**
- * The secrets a URL carries in its userinfo: the password, and the
- * `user:password` pair that goes out base64-encoded as Basic auth.
+ * A URL, or a message holding URLs, as messages may show it: without the
+ * user name and password of any URL in it, and each credential of a
+ * query (`?key=...`) written `***`.
+ *
+ * @param text A URL, or a text with URLs in it.
+ * @returns The text, each URL without its credentials.
+ *
+ * @example
+ * ```ts
+ * import { withoutCredentials } from "./template.ts";
+ * const shown = withoutCredentials("error sending request for url (http://me:pw@127.0.0.1:8080/v1?key=k-1)");
+ * if (shown !== "error sending request for url (http://127.0.0.1:8080/v1?key=***)") throw new Error(shown);
+ * ```
+ */
+export function withoutCredentials(text: string): string {
+  // Userinfo holds no "/", "?", "#" or "@" (they are percent-encoded).
+  const shown = text.includes("@")
+    ? text.replace(/([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]*@/gi, "$1")
+    : text;
+  return maskQueryCredentials(shown);
+}
+
+/**
+ * The secrets a URL carries: in its userinfo, the password and the
+ * `user:password` pair that goes out base64-encoded as Basic auth; in its
+ * query, the value of each parameter that names a credential (`key`,
+ * `api_key`, `access_token`, `token`, `sig`, `code`, ...), as written and
+ * decoded.
  *
  * @param url A URL.
  * @returns The values to hide (none when it has no password).
@@ -410,10 +441,11 @@ export function withoutUserinfo(text: string): string {
  * ```ts
  * import { urlSecrets } from "./template.ts";
  * if (!urlSecrets("http://me:pw-1234@h/").includes("pw-1234")) throw new Error();
+ * if (!urlSecrets("https://h/v1?key=AIza%2D99").includes("AIza-99")) throw new Error();
  * ```
  */
 export function urlSecrets(url: string): string[] {
-  if (!url.includes("@")) return [];
+  if (!url.includes("@") && !url.includes("=")) return [];
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -422,8 +454,22 @@ export function urlSecrets(url: string): string[] {
     if (!(error instanceof TypeError)) throw error;
     return [];
   }
-  if (parsed.password === "") return [];
-  const user = decodeURIComponent(parsed.username);
-  const password = decodeURIComponent(parsed.password);
-  return [password, parsed.password, `${user}:${password}`];
+  const found: string[] = [];
+  if (parsed.password !== "") {
+    const user = decodeURIComponent(parsed.username);
+    const password = decodeURIComponent(parsed.password);
+    found.push(password, parsed.password, `${user}:${password}`);
+  }
+  for (const [, , written] of parsed.search.matchAll(CREDENTIAL_PARAM)) {
+    found.push(written!);
+    let decoded = written!;
+    try {
+      decoded = decodeURIComponent(written!.replaceAll("+", " "));
+    } catch (error) {
+      // A stray "%": the value is hidden as written.
+      if (!(error instanceof URIError)) throw error;
+    }
+    if (decoded !== written) found.push(decoded);
+  }
+  return found;
 }

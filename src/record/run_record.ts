@@ -22,6 +22,7 @@
 import { isRunRecord } from "./_sniff.ts";
 import { isReadError, osErrorText } from "../base/errors.ts";
 import { type Aggregate, Aggregator } from "../aggregate/mod.ts";
+import { maskQueryCredentials } from "../net/template.ts";
 import { type ByteWriter, TextWriter } from "../io/text_writer.ts";
 import { FieldError, mappingAt, stringAt, stringMapAt } from "../io/fields.ts";
 import { parseScore, type Score, scoreLine } from "../score/mod.ts";
@@ -212,15 +213,20 @@ export { newRunId } from "./_run_id.ts";
 
 /**
  * A JSON replacer that masks the password of every URL in a string
- * (`http://user:***@host/`): the record keeps which user, never the secret.
+ * (`http://user:***@host/`) and each credential of its query
+ * (`?key=***`): the record keeps which user and which parameter, never the
+ * secret.
  */
 function hidePasswords(_key: string, value: unknown): unknown {
-  if (typeof value !== "string" || !value.includes("@")) return value;
+  if (typeof value !== "string") return value;
   // Userinfo holds no "/", "?", "#" or "@" (they are percent-encoded).
-  return value.replace(
-    /([a-z][a-z0-9+.-]*:\/\/[^\s/?#@:]*):[^\s/?#@]*@/gi,
-    "$1:***@",
-  );
+  const kept = value.includes("@")
+    ? value.replace(
+      /([a-z][a-z0-9+.-]*:\/\/[^\s/?#@:]*):[^\s/?#@]*@/gi,
+      "$1:***@",
+    )
+    : value;
+  return maskQueryCredentials(kept);
 }
 
 /**

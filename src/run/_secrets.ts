@@ -6,13 +6,15 @@
 
 import type { Unit } from "../dataset/unit.ts";
 import type { Score } from "../score/mod.ts";
+import { urlSecrets } from "../net/template.ts";
 
 const ENV_REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 
 /**
  * The values a config sends as secrets, read from the environment: each
  * `api_key_env`'s variable, each `${VAR}` in a `headers` value, each URL's
- * password (and its `user:password` pair), wherever in the config they
+ * password (and its `user:password` pair) and credential in its query
+ * (`?key=...`), wherever in the config they
  * stand (targets, a matrix's targets, judges, embeddings). Unset or empty
  * variables are left out: nothing of them can be echoed.
  *
@@ -32,8 +34,11 @@ export function configSecrets(
   const walk = (value: unknown, key: string | undefined) => {
     if (typeof value === "string") {
       if (key === "api_key_env") take(value);
-      if (value.includes("@") && /^[a-z][a-z0-9+.-]*:\/\//i.test(value)) {
-        for (const s of urlPasswords(value)) found.add(s);
+      if (
+        (value.includes("@") || value.includes("=")) &&
+        /^[a-z][a-z0-9+.-]*:\/\//i.test(value)
+      ) {
+        for (const s of urlSecrets(value)) found.add(s);
       }
       return;
     }
@@ -54,22 +59,6 @@ export function configSecrets(
   };
   walk(config, undefined);
   return [...found];
-}
-
-/** A URL's password as written and decoded, and its `user:password` pair. */
-function urlPasswords(text: string): string[] {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch (error) {
-    // Text that only looks like a URL: it carries no password.
-    if (error instanceof TypeError) return [];
-    throw error;
-  }
-  if (url.password === "") return [];
-  const password = decodeURIComponent(url.password);
-  const user = decodeURIComponent(url.username);
-  return [password, url.password, `${user}:${password}`];
 }
 
 /**

@@ -7,7 +7,7 @@
  * @module
  */
 
-import { TemplateError, withoutUserinfo } from "../net/template.ts";
+import { TemplateError, withoutCredentials } from "../net/template.ts";
 import {
   buildScorers,
   buildTargetConfig,
@@ -218,10 +218,10 @@ function targetSummary(t: TargetConfig): SuitePlan["target"] {
         type: t.type,
         model: t.model,
         // Shown and written as `run`'s messages show URLs: no password.
-        url: withoutUserinfo(t.base_url ?? "https://api.openai.com/v1"),
+        url: withoutCredentials(t.base_url ?? "https://api.openai.com/v1"),
       };
     case "http":
-      return { type: t.type, url: withoutUserinfo(t.url) };
+      return { type: t.type, url: withoutCredentials(t.url) };
     case "replay":
     case "trace":
       return { type: t.type };

@@ -21,7 +21,7 @@ import {
   renderTemplate,
   TemplateError,
   urlSecrets,
-  withoutUserinfo,
+  withoutCredentials,
 } from "../net/template.ts";
 import type { TargetContext, TargetResult } from "./target.ts";
 import {
@@ -171,7 +171,7 @@ export function httpTarget(
       const body = req.body !== undefined
         ? JSON.stringify(req.body)
         : undefined;
-      const shown = redact(withoutUserinfo(req.url), secrets);
+      const shown = redact(withoutCredentials(req.url), secrets);
       const { result, attempts } = await flow.run(
         async () => {
           const answer = await send(

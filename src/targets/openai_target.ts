@@ -11,7 +11,7 @@ import {
   type ChatClientOptions,
   type ChatSettings,
 } from "../net/chat_client.ts";
-import { renderTemplate, withoutUserinfo } from "../net/template.ts";
+import { renderTemplate, withoutCredentials } from "../net/template.ts";
 import { withoutFlow } from "../net/network.ts";
 import type { Target, TargetContext, TargetResult } from "./target.ts";
 import {
@@ -153,7 +153,7 @@ export function openaiTarget(
       url: client.shownUrl,
       ...kept,
       ...(kept.base_url !== undefined
-        ? { base_url: withoutUserinfo(kept.base_url) }
+        ? { base_url: withoutCredentials(kept.base_url) }
         : {}),
     },
     priced: settings.cost !== undefined,

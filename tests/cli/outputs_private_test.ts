@@ -113,6 +113,64 @@ Deno.test("cli run --record keeps no URL password of a target's url or base_url,
   });
 });
 
+Deno.test("cli run keeps no credential of a base_url's query (?key=...) in the record, the Scores or the messages", async () => {
+  // Some APIs take their key in the query (Google's `key`, Azure Functions'
+  // `code`); a server or proxy that quotes the request URL in its error
+  // body would put it in the target error.
+  const key = "AIzaSy-query-secret-123";
+  const asked: string[] = [];
+  await using server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    (req) => {
+      asked.push(req.url);
+      return new Response(`unauthorized: ${req.url}`, { status: 401 });
+    },
+  );
+  const port = server.addr.port;
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/d.jsonl`,
+      '{"input":"q","expected":"a"}\n',
+    );
+    await Deno.writeTextFile(
+      `${dir}/s.yaml`,
+      `dataset: d.jsonl\ntarget: { type: openai, base_url: "http://127.0.0.1:${port}/v1?key=${key}", model: m, retries: 0 }\n` +
+        "scorers: [{ type: exact_match }]\n",
+    );
+    const { stdout, stderr } = await cli(
+      [
+        "run",
+        "s.yaml",
+        "--record",
+        "r.json",
+        "--out",
+        "o.ndjson",
+        "--no-cache",
+      ],
+      dir,
+    );
+    assert.ok(asked[0]?.includes(`key=${key}`), "the call went out with it");
+    const text = await Deno.readTextFile(`${dir}/r.json`);
+    const record = parseRunRecord(text, "r.json");
+    assert.equal(
+      (record.config.target as Record<string, string>).base_url,
+      `http://127.0.0.1:${port}/v1?key=***`,
+    );
+    assert.match(record.scores[0]?.reason ?? "", /HTTP 401/);
+    for (
+      const [what, body] of [
+        ["the record", text],
+        ["stdout", stdout],
+        ["stderr", stderr],
+        ["--out", await Deno.readTextFile(`${dir}/o.ndjson`)],
+        ["the sidecar", await Deno.readTextFile(`${dir}/o.ndjson.meta.json`)],
+      ]
+    ) {
+      assert.ok(!body!.includes("query-secret"), `${what} holds the key`);
+    }
+  });
+});
+
 Deno.test("cli run keeps no URL password in the message of a target that cannot be reached", async () => {
   await withTempDir(async (dir) => {
     await Deno.writeTextFile(

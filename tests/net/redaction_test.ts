@@ -15,6 +15,7 @@ import {
   type Unit,
 } from "../../mod.ts";
 import { fakeLlm, reply } from "../_fake_llm.ts";
+import { urlSecrets, withoutCredentials } from "../../src/net/template.ts";
 import { withTempDir } from "../_proc.ts";
 
 /** A key with the characters JSON and URLs escape. */
@@ -243,4 +244,15 @@ Deno.test("a key pasted with its line break (a CI secret, a CRLF .env) is hidden
       `unit ${i}: ${JSON.stringify(unit)}`,
     );
   }
+});
+
+Deno.test("urlSecrets and withoutCredentials know a query's credential by its parameter's name only", () => {
+  const url =
+    "https://h.example/v1/chat?alt=sse&monkey=bar&keyword=x&key=AIza%2Dk1&sig=s%20g";
+  assert.deepEqual(urlSecrets(url), ["AIza%2Dk1", "AIza-k1", "s%20g", "s g"]);
+  assert.equal(
+    withoutCredentials(`failed: ${url}`),
+    "failed: https://h.example/v1/chat?alt=sse&monkey=bar&keyword=x&key=***&sig=***",
+  );
+  assert.deepEqual(urlSecrets("https://h.example/v1?model=m&stream=true"), []);
 });
