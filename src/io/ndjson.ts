@@ -59,10 +59,13 @@ export class NdjsonParseStream extends TransformStream<Line, ParsedLine> {
           });
           return;
         }
-        // Blank: nothing but white space (JSON's, or Unicode's, as trim()
-        // knows it, only looked for when the line ends in a non-ASCII one).
+        // Blank: nothing but white space (JSON's, or what else trim() knows:
+        // a form feed, a vertical tab, Unicode's), only looked for beyond
+        // JSON's when the line ends in a control or non-ASCII character.
         const end = lastNonSpace(line.text);
-        if (end === -1 || (end > 127 && line.text.trim() === "")) return;
+        if (
+          end === -1 || ((end < 32 || end > 126) && line.text.trim() === "")
+        ) return;
         // A line of an indented document, as jq prints, holds no whole
         // value: said so without JSON.parse's throw, which costs V8
         // microseconds a line.

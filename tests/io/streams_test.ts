@@ -1037,3 +1037,19 @@ Deno.test("NdjsonParseStream says a line of an indented document holds no whole 
     'Cannot parse JSON: the line starts with "]", which closes a value begun on an earlier line (one JSON value a line: jq -c writes so)',
   ]);
 });
+
+Deno.test("NdjsonParseStream skips a line of a form feed, a vertical tab or Unicode spaces as blank", async () => {
+  // A page break (^L) between records, as some editors keep them, was a
+  // blank line; it must not become a malformed one.
+  const parsed = await Array.fromAsync(
+    ReadableStream.from([
+      encoder.encode('{"a":1}\n\f\n\v\n \f \n\u00a0\n\u3000\t\n{"b":2}\n'),
+    ])
+      .pipeThrough(new LineStream())
+      .pipeThrough(new NdjsonParseStream()),
+  );
+  assert.deepEqual(parsed, [
+    { line: 1, text: '{"a":1}', value: { a: 1 } },
+    { line: 7, text: '{"b":2}', value: { b: 2 } },
+  ]);
+});
