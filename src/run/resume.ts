@@ -197,13 +197,14 @@ export class ResumeError extends InputError {
  *
  * @example Skip the units whose metrics are already scored
  * ```ts
- * import { prepareResume, type ResumePlan } from "./mod.ts";
+ * import { metricsScored, prepareResume, type ResumePlan } from "./mod.ts";
  * import { scored, scoreLine } from "../score/mod.ts";
  * const dir = await Deno.makeTempDir();
  * await Deno.writeTextFile(`${dir}/scores.ndjson`, scoreLine(scored("m", 1, { example_id: "d#1", unit_id: "d#1" })) + "\n");
  * const plan: ResumePlan = await prepareResume(`${dir}/scores.ndjson`);
  * await Deno.remove(dir, { recursive: true });
- * const todo = ["d#1", "d#2"].filter((unit) => !plan.done.get(unit)?.has("m"));
+ * // Looked up in NFC, as the run looks units up: not plan.done.get(unit).
+ * const todo = ["d#1", "d#2"].filter((unit) => !metricsScored(plan, unit)?.has("m"));
  * if (todo.join() !== "d#2" || plan.meta !== undefined) throw new Error("unexpected");
  * ```
  */
