@@ -7,6 +7,7 @@
  */
 
 import type { ParsedLine } from "../io/ndjson.ts";
+import { INVALID_UTF8, TOO_LONG } from "../io/line_stream.ts";
 import { readJsonValues } from "../io/_json_syntax.ts";
 import {
   type EvalglassImport,
@@ -152,6 +153,13 @@ export function evalglassLines(
   // of the input to the whole-text reader, which names where it breaks.
   let indented = false;
   let open: { lines: string[]; line: number; closer: string } | undefined;
+  // Lines of the indented input that could not be read (not UTF-8, too
+  // long): their text is the lenient decoding, so the value they stand in
+  // is not taken as read; each is a malformed line, as in NDJSON.
+  let unread: ParsedLine[] = [];
+  const unreadable = (parsed: ParsedLine) =>
+    parsed.error !== undefined &&
+    (parsed.error === INVALID_UTF8 || parsed.error.startsWith(TOO_LONG));
   const opener = (text: string) => {
     const t = text.trim();
     return t === "{" ? "}" : t === "[" ? "]" : undefined;
@@ -163,10 +171,21 @@ export function evalglassLines(
   };
   return new TransformStream({
     transform(parsed, controller) {
-      if (document !== undefined) return void document.push(parsed.text);
+      if (document !== undefined) {
+        if (unreadable(parsed)) unread.push(parsed);
+        return void document.push(parsed.text);
+      }
       if (open !== undefined) {
+        if (unreadable(parsed)) unread.push(parsed);
         open.lines.push(parsed.text);
         if (parsed.text !== open.closer) return;
+        if (unread.length > 0) {
+          // The value is not read: its unreadable lines say why.
+          for (const bad of unread) controller.enqueue(bad);
+          unread = [];
+          open = undefined;
+          return;
+        }
         const text = open.lines.join("\n");
         let value: unknown;
         try {
@@ -220,6 +239,9 @@ export function evalglassLines(
     async flush(controller) {
       // A value left open: read whole, to say where it breaks.
       if (open !== undefined) readRest(open.lines, open.line);
+      // Named first, the values read whole after them: the exit says the
+      // input was not read whole.
+      for (const bad of unread) controller.enqueue(bad);
       if (document === undefined) return;
       const text = document.join("\n");
       // One document (an evalglass record, a baseline, `jq -s .` output) or

@@ -216,6 +216,51 @@ Deno.test("cli aggregate reads indented Scores in other layouts as jq's: nested 
   });
 });
 
+Deno.test("cli aggregate names a line of an indented value that is not UTF-8 and does not count that value", async () => {
+  await withTempDir(async (dir) => {
+    const scores = [1, 0, 0.5].map((v, i) =>
+      scored("m", v, {
+        example_id: `d#${i + 1}`,
+        unit_id: `d#${i + 1}`,
+        reason: "fine",
+      })
+    );
+    const enc = new TextEncoder();
+    // jq's layout, and every line at column 0 (read whole): in each, the
+    // second value's reason holds a byte that is not UTF-8.
+    for (const indent of [2, 0]) {
+      const texts = scores.map((s) => {
+        const t = JSON.stringify(s, null, 2);
+        return indent === 0 ? t.replace(/^ +/gm, "") : t;
+      });
+      const before = texts[0]!.split("\n").length;
+      const bad = texts[1]!.split("\n");
+      const at = bad.findIndex((l) => l.includes('"fine"'));
+      const bytes = [
+        enc.encode(texts[0] + "\n" + bad.slice(0, at).join("\n") + "\n"),
+        enc.encode(bad[at]!.replace("fine", "fi")),
+        new Uint8Array([0xff]),
+        enc.encode(
+          "ne\n" + bad.slice(at + 1).join("\n") + "\n" + texts[2] + "\n",
+        ),
+      ];
+      const all = new Uint8Array(bytes.reduce((n, b) => n + b.length, 0));
+      let o = 0;
+      for (const b of bytes) all.set(b, (o += b.length) - b.length);
+      await Deno.writeFile(`${dir}/s.json`, all);
+      const { code, stdout, stderr } = await cli(["aggregate", "s.json"], dir);
+      assert.equal(code, 2, `indent ${indent}: ${stderr}`);
+      assert.match(
+        stderr,
+        new RegExp(`"s\\.json" line ${before + at + 1}: Invalid UTF-8`),
+        `indent ${indent}`,
+      );
+      // Streamed, the value with the bad line is not counted.
+      if (indent === 2) assert.equal(JSON.parse(stdout).n, 2);
+    }
+  });
+});
+
 Deno.test("cli aggregate and view read a list of Scores on one line: jq -sc, and jq -s selecting nothing", async () => {
   // `jq -s 'map(select(...))'` with no match prints `[]`: each was named a
   // malformed Score ('A Score must be an object, not a list'), exit 2.
