@@ -173,12 +173,14 @@ class SetsidRun {
           // Whatever the command left behind in its group dies with it; this
           // also closes pipes that a background descendant still holds.
           killGroup(this.#child.pid, true);
-          // One it left in another session may hold them still: what the
-          // command wrote is read by then, and the run ends with it.
+          // One it left in another session may hold them still, or hold
+          // stdin unread, so that the write never ends: what the command
+          // wrote is read by then, and the run ends with it.
           drain = setDeadline(performance.now() + EXIT_DRAIN_MS, () => {
             for (const reader of [this.#stdout, this.#stderr]) {
               reader.cancel().catch(() => {});
             }
+            this.#releaseWrite?.();
           });
           return status;
         }),

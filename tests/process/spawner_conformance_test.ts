@@ -397,6 +397,38 @@ for (const path of BACKENDS) {
     });
   });
 
+  Deno.test(`runCommand (${path}) ends with what a command printed when, once it has exited, a process it left in another session holds its stdin unread`, async () => {
+    await on(path, async () => {
+      await withTempDir(async (dir) => {
+        const file = `${dir}/pids`;
+        // The sleeper takes the shell's stdin (fd 3: an asynchronous list's
+        // own stdin is /dev/null) and never reads it, so the payload's
+        // write, larger than a pipe holds, never ends.
+        const cmd = `exec 3<&0; setsid sh -c ${
+          sh(`echo $$ >${sh(file)}; exec sleep 1000`)
+        } <&3 >/dev/null 2>&1 & while [ ! -s ${
+          sh(file)
+        } ]; do sleep 0.01; done; echo verdict`;
+        const escaped: number[] = [];
+        try {
+          // The timeout is far: the run ends a short drain after the exit.
+          const result = await within(
+            run(cmd, { stdin: new Uint8Array(1 << 20), timeoutMs: 60_000 }),
+            10_000,
+            "the run",
+          );
+          escaped.push(...await readPids(file, 1));
+          const out = exited(result);
+          assert.deepEqual([out.code, out.stdout], [0, "verdict\n"]);
+        } finally {
+          escaped.push(...await readPids(file, 1).catch(() => []));
+          for (const pid of escaped) Deno.kill(pid, "SIGKILL");
+          await assertNoneRunning(escaped);
+        }
+      });
+    });
+  });
+
   Deno.test(`runCommand (${path}) leaves no file descriptor open`, async () => {
     await on(path, async () => {
       const before = openFds();
