@@ -379,12 +379,22 @@ export function redactClipped(
 }
 
 /**
- * A query parameter that carries a credential, as some APIs take their key
- * (Google's `key`, Azure Functions' `code`, a signed URL's `sig`, OAuth's
- * `access_token`), and the value after its `=`, up to the next `&` or `#`.
+ * The name of a query parameter that carries a credential, as some APIs
+ * take their key (Google's `key`, Azure Functions' `code`, a signed URL's
+ * `sig`, OAuth's `access_token`).
  */
-const CREDENTIAL_PARAM =
-  /([?&](?:key|api[-_]?key|apikey|access[-_]?token|token|auth|sig|signature|secret|password|code|client[-_]?secret|subscription[-_]?key)=)([^&#\s]+)/gi;
+const CREDENTIAL_NAMES =
+  "key|api[-_]?key|apikey|access[-_]?token|token|auth|sig|signature|secret|password|code|client[-_]?secret|subscription[-_]?key";
+const CREDENTIAL_NAME = new RegExp(`^(?:${CREDENTIAL_NAMES})$`, "i");
+/**
+ * Such a parameter in a text and its value, up to the next `&`, `#` or
+ * space; closing punctuation that ends the text around it (the `)` of a URL
+ * in parentheses) is left out of the value.
+ */
+const CREDENTIAL_PARAM = new RegExp(
+  `([?&](?:${CREDENTIAL_NAMES})=)([^&#\\s]*?)(?=[)\\]"'>.,;]*(?:[&#\\s]|$))`,
+  "gi",
+);
 
 /**
  * A text with every credential of a URL's query in it (`?key=...`, see
@@ -460,11 +470,15 @@ export function urlSecrets(url: string): string[] {
     const password = decodeURIComponent(parsed.password);
     found.push(password, parsed.password, `${user}:${password}`);
   }
-  for (const [, , written] of parsed.search.matchAll(CREDENTIAL_PARAM)) {
-    found.push(written!);
-    let decoded = written!;
+  for (const pair of parsed.search.slice(1).split("&")) {
+    const eq = pair.indexOf("=");
+    if (eq < 1 || !CREDENTIAL_NAME.test(pair.slice(0, eq))) continue;
+    const written = pair.slice(eq + 1);
+    if (written === "") continue;
+    found.push(written);
+    let decoded = written;
     try {
-      decoded = decodeURIComponent(written!.replaceAll("+", " "));
+      decoded = decodeURIComponent(written.replaceAll("+", " "));
     } catch (error) {
       // A stray "%": the value is hidden as written.
       if (!(error instanceof URIError)) throw error;
