@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { cli } from "../_cli.ts";
 import { assertSchema } from "./_schemas.ts";
 import { type EveryStatusRun, withEveryStatusRun } from "./_every_status.ts";
+import { recordHeader } from "../record/_header.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = any;
@@ -343,16 +344,7 @@ Deno.test("export --to evalglass clamps a mean's interval to the metric's declar
     });
     const record = (values: number[], ranges?: Record<string, number[]>) => ({
       evalpipe_run_record: 1,
-      run_id: "r1",
-      started_at: "2026-12-01T08:00:00.000Z",
-      config_path: "evalpipe.yaml",
-      config: {},
-      fingerprints: {
-        config: "sha256:aa",
-        dataset: null,
-        target: "sha256:cc",
-        scorers: { m: "m@1" },
-      },
+      ...recordHeader({ scorers: { m: "m@1" } }),
       ...(ranges !== undefined ? { value_ranges: ranges } : {}),
       scores: values.map(score),
       aggregates: [],

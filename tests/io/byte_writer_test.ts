@@ -11,6 +11,7 @@ import { type ByteWriter, ndjsonSink } from "../../src/io/mod.ts";
 import { RunRecordWriter } from "../../src/record/mod.ts";
 import { scored, scoreLine } from "../../src/score/mod.ts";
 import { readRunRecord } from "../../src/record/mod.ts";
+import { recordHeader } from "../record/_header.ts";
 
 /** A file written through a Node stream, as a script might wrap one. */
 function nodeFile(path: string): ByteWriter & { close(): Promise<void> } {
@@ -49,18 +50,7 @@ Deno.test("RunRecordWriter writes a whole record to a ByteWriter whose write res
   const dir = await Deno.makeTempDir();
   try {
     const dest = nodeFile(`${dir}/run.json`);
-    const writer = new RunRecordWriter(dest, {
-      run_id: "r1",
-      started_at: "2026-12-01T08:00:00.000Z",
-      config_path: "evalpipe.yaml",
-      config: {},
-      fingerprints: {
-        config: "sha256:aa",
-        dataset: null,
-        target: "sha256:cc",
-        scorers: {},
-      },
-    });
+    const writer = new RunRecordWriter(dest, recordHeader());
     for (let i = 1; i <= 500; i++) {
       const id = `d#${i}`;
       await writer.addUnit(

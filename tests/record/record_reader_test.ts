@@ -10,25 +10,14 @@ import {
   readRunRecord,
   type RunRecord,
   RunRecordError,
-  type RunRecordHeader,
   RunRecordWriter,
   visitRunRecord,
 } from "../../src/record/mod.ts";
 import { errored, type Score, scored } from "../../src/score/mod.ts";
 import type { Unit } from "../../src/dataset/mod.ts";
+import { recordHeader } from "./_header.ts";
 
-const HEADER: RunRecordHeader = {
-  run_id: "r1",
-  started_at: "2026-12-01T08:00:00.000Z",
-  config_path: "evalpipe.yaml",
-  config: {},
-  fingerprints: {
-    config: "sha256:aa",
-    dataset: null,
-    target: "sha256:cc",
-    scorers: {},
-  },
-};
+const HEADER = recordHeader();
 
 /** A finished record of `n` units, two Scores each, and one line of Scores alone. */
 async function recordText(n: number): Promise<string> {
