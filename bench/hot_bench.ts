@@ -11,6 +11,7 @@ import {
   validateScore,
 } from "../mod.ts";
 import { keepVerbatimExpected } from "../src/dataset/case.ts";
+import { JudgeReplyError, parseJudgeReply } from "../src/scorers/llm_judge.ts";
 
 const score = scored("exact_match", 1, {
   example_id: "d.jsonl#1",
@@ -128,6 +129,24 @@ for (const [i, path] of arrays.entries()) {
     { group: "json-array", baseline: i === 0, n: 5, warmup: 1 },
     async () => {
       for await (const _ of await loadDataset(path)) { /* drain */ }
+    },
+  );
+}
+
+// A judge's reply of unclosed braces is no verdict, read in linear time: the
+// 200,000-brace row reads about 4× the 50,000-brace baseline when linear, 16×
+// when each brace rescans the rest (llm_judge_test checks only the verdict).
+for (const [i, braces] of [50_000, 200_000].entries()) {
+  const reply = "{".repeat(braces);
+  Deno.bench(
+    `parseJudgeReply, ${braces.toLocaleString("en")} unclosed braces`,
+    { group: "judge reply", baseline: i === 0, n: 20, warmup: 2 },
+    () => {
+      try {
+        parseJudgeReply(reply);
+      } catch (e) {
+        if (!(e instanceof JudgeReplyError)) throw e;
+      }
     },
   );
 }

@@ -452,26 +452,34 @@ for (const path of BACKENDS) {
   Deno.test(`runCommand (${path}) times out each of several commands at its own deadline`, async () => {
     await on(path, async () => {
       // A later run with an earlier deadline, runs that end before theirs,
-      // and one that starts once the others are done.
+      // and one that starts once the others are done. No run may end before
+      // its deadline, and each ends at its own: the order they end in says
+      // so, where an upper bound in milliseconds would only measure the load.
       const started = performance.now();
-      const ended = (ms: number) => (r: RunResult) => ({
-        kind: r.kind,
-        late: performance.now() - started - ms,
-      });
-      const long = run("sleep 1000", { timeoutMs: 1500 }).then(ended(1500));
-      const short = run("sleep 1000", { timeoutMs: 300 }).then(ended(300));
-      const quick = run("true", { timeoutMs: 100 }).then(ended(100));
+      const order: string[] = [];
+      const ended = (name: string, ms: number) => (r: RunResult) => {
+        order.push(name);
+        return { kind: r.kind, early: started + ms - performance.now() };
+      };
+      const long = run("sleep 1000", { timeoutMs: 1500 }).then(
+        ended("long", 1500),
+      );
+      const short = run("sleep 1000", { timeoutMs: 300 }).then(
+        ended("short", 300),
+      );
+      const quick = run("true", { timeoutMs: 100 }).then(ended("quick", 100));
       const [l, s, q] = await Promise.all([long, short, quick]);
       assert.equal(q.kind, "exited");
       for (const r of [l, s]) {
         assert.equal(r.kind, "timeout");
-        assert.ok(r.late >= 0, `ended ${-r.late} ms early`);
-        assert.ok(r.late < 1000, `ended ${r.late} ms late`);
+        assert.ok(r.early <= 0, `ended ${r.early} ms early`);
       }
+      assert.deepEqual(order.filter((n) => n !== "quick"), ["short", "long"]);
+      // A `sleep 1000` that were not stopped would hold this test for 1000 s.
       const after = performance.now();
       const next = await run("sleep 1000", { timeoutMs: 200 });
       assert.equal(next.kind, "timeout");
-      assert.ok(performance.now() - after < 1200);
+      assert.ok(performance.now() - after >= 200, "the next run ended early");
     });
   });
 

@@ -413,10 +413,10 @@ Deno.test("parseJudgeReply reads the verdict after a reasoning model's thoughts,
     parseJudgeReply('Use {x} as "y {\n{"score": 0.3}'),
     { score: 0.3 },
   );
-  // Thousands of unclosed braces are read in linear time.
-  const start = performance.now();
+  // Thousands of unclosed braces: no object, and no quadratic scan (a
+  // quadratic one would hold this test for minutes; its speed is a row of
+  // bench/hot_bench.ts, not a timed assertion here).
   assert.throws(() => parseJudgeReply("{".repeat(200_000)), JudgeReplyError);
-  assert.ok(performance.now() - start < 5000);
 });
 
 Deno.test("llmJudge's provenance.prompt hashes the template it sends, a criterion in its wrapper, as its cache key follows the request", async () => {
