@@ -5,7 +5,11 @@
  * @module
  */
 
-import { readRunRecord, type RunRecord } from "../record/run_record.ts";
+import {
+  readRunRecord,
+  type RunRecord,
+  RunRecordError,
+} from "../record/run_record.ts";
 import {
   type RunRecordSummary,
   visitRunRecord,
@@ -428,7 +432,9 @@ class SuiteTally {
  * @param write Where each piece of the document goes, in order; what it
  *   returns is awaited.
  * @returns The record besides its units and Scores.
- * @throws {RunRecordError} When the record cannot be read or is invalid.
+ * @throws {RunRecordError} When the record cannot be read or is invalid, or
+ *   when it lost cases or became another run's between two of its reads (a
+ *   record a run is still writing is reported as far as the first read saw).
  *
  * @example
  * ```ts
@@ -502,15 +508,30 @@ export async function junitReportFile(
       suiteHead(record, name, tally.counts, key, time, tally.spend.result()),
     );
     if (tally.counts[0]! > 0) {
-      await visitRunRecord(path, {
+      // The cases the suite's start counted, the first `left`: a record a run
+      // is still writing has grown since the first read. One that lost cases
+      // or is another run's now would give a document its counts belie.
+      let left = tally.counts[0]!;
+      const again = await visitRunRecord(path, {
         async entry(scores, unit) {
-          const part = suiteParts(scores, unit, matrix).get(key);
+          const part = left > 0
+            ? suiteParts(scores, unit, matrix).get(key)
+            : undefined;
           if (part === undefined) return;
           for (const c of partCases(part)) {
+            if (left === 0) return;
+            left--;
             await write(testcase(c, name, tally.epochs));
           }
         },
       });
+      if (left > 0 || again.run_id !== record.run_id) {
+        throw new RunRecordError(
+          `Cannot write the JUnit report of ${
+            JSON.stringify(path)
+          }: it changed while it was read (another run's record was written over it); write the report again`,
+        );
+      }
     }
     await write(SUITE_END);
   }

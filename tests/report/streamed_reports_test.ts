@@ -11,6 +11,7 @@ import { cli, cliWithStdin } from "../_cli.ts";
 import { makeRun } from "./_report_fixture.ts";
 import {
   readRunRecord,
+  RunRecordError,
   type RunRecordHeader,
   RunRecordWriter,
 } from "../../src/record/mod.ts";
@@ -22,6 +23,7 @@ import {
 } from "../../src/report/mod.ts";
 import { type Score, scored } from "../../src/score/mod.ts";
 import type { Unit } from "../../src/dataset/mod.ts";
+import { recordHeader } from "../record/_header.ts";
 
 /** A fixture run's units, each with its Scores. */
 function byUnit(n: number, hostile: boolean, shift = 0) {
@@ -33,18 +35,10 @@ function byUnit(n: number, hostile: boolean, shift = 0) {
 }
 
 function header(config: Record<string, unknown>): RunRecordHeader {
-  return {
-    run_id: "r1",
-    started_at: "2026-12-01T08:00:00.000Z",
-    config_path: "evalpipe.yaml",
+  return recordHeader({
     config: { ...makeRun({ n: 1 }).config, ...config },
-    fingerprints: {
-      config: "sha256:aa",
-      dataset: null,
-      target: "sha256:cc",
-      scorers: { exact_match: "exact_match@1", judge: "judge@2" },
-    },
-  };
+    scorers: { exact_match: "exact_match@1", judge: "judge@2" },
+  });
 }
 
 /** Each record's lines, written as a run writes them. */
@@ -186,6 +180,57 @@ Deno.test("junitReportFile and htmlReportFile give the bytes of the whole record
           `${name}: ${file}`,
         );
       }
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("junitReportFile reports a record a run is still writing as its first read found it, and refuses one written over between its reads", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "evalpipe_streamed_" });
+  try {
+    // A record of 30 units cut short, and its first 20 (the header's line
+    // and a line per unit): what a run that goes on has written so far.
+    await writeRecord(`${dir}/all.json`, RECORDS["cut short"]!);
+    const lines = (await Deno.readTextFile(`${dir}/all.json`)).split(/(?<=\n)/);
+    assert.equal(lines.length, 31);
+    const path = `${dir}/run.json`;
+    const firstUnits = (n: number) => lines.slice(0, 1 + n).join("");
+    // What happens to the file once the document's counts are written.
+    const reportWhile = async (change: () => Promise<void>) => {
+      await Deno.writeTextFile(path, firstUnits(20));
+      let text = "";
+      let changed = false;
+      await junitReportFile(path, async (piece) => {
+        if (!changed) await change();
+        changed = true;
+        text += piece;
+      });
+      return text;
+    };
+    await Deno.writeTextFile(path, firstUnits(20));
+    const asFound = junitReport(await readRunRecord(path));
+    assert.match(asFound, /<testsuites name="evalpipe" tests="20" /);
+    assert.equal(
+      await reportWhile(() => Deno.writeTextFile(path, lines.join(""))),
+      asFound,
+      "the run went on: the 20 cases first read",
+    );
+    const overWritten = {
+      "another run's record": () =>
+        Deno.writeTextFile(path, lines.join("").replaceAll('"r1"', '"r2"')),
+      "fewer units": () => Deno.writeTextFile(path, firstUnits(10)),
+    };
+    for (const [name, change] of Object.entries(overWritten)) {
+      await assert.rejects(
+        () => reportWhile(change),
+        (e) =>
+          e instanceof RunRecordError &&
+          e.message.includes(
+            `${JSON.stringify(path)}: it changed while it was read`,
+          ),
+        name,
+      );
     }
   } finally {
     await Deno.remove(dir, { recursive: true });
