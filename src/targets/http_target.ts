@@ -246,14 +246,8 @@ function errorAlone(
 ): Error | undefined {
   // Most answers are not that: no parse for them.
   if (!/^\s*\{\s*"error"\s*:/.test(answer.text)) return undefined;
-  let json: unknown;
-  try {
-    json = JSON.parse(answer.text);
-  } catch (error) {
-    // Not JSON: a raw body, the answer as it is.
-    if (!(error instanceof SyntaxError)) throw error;
-    return undefined;
-  }
+  // Not JSON: a raw body, the answer as it is.
+  const json = jsonOrUndefined(answer.text);
   if (typeof json !== "object" || json === null) return undefined;
   const keys = Object.keys(json);
   if (keys.length !== 1 || keys[0] !== "error") return undefined;
@@ -281,17 +275,26 @@ function errorInstead(
 ): Error | undefined {
   // Most answers have no error member: no second parse for them.
   if (!answer.text.includes('"error"')) return undefined;
-  let json: unknown;
-  try {
-    json = JSON.parse(answer.text);
-  } catch (error) {
-    // Not JSON: the caller names it as such.
-    if (!(error instanceof SyntaxError)) throw error;
-    return undefined;
-  }
+  // Not JSON: the caller names it as such.
+  const json = jsonOrUndefined(answer.text);
+  if (json === undefined) return undefined;
   const found = atPath(json, output);
   if (found !== undefined && found !== null) return undefined;
   const error = (json as { error?: unknown } | null)?.error;
   if (error === undefined || error === null || error === "") return undefined;
   return answeredError(where, answer.status, json, output, secrets);
+}
+
+/**
+ * A body parsed as JSON, or `undefined` when it is not JSON: the two
+ * readers above then leave the answer to their caller.
+ */
+function jsonOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    // Only a syntax error means "not JSON"; anything else is a fault.
+    if (!(error instanceof SyntaxError)) throw error;
+    return undefined;
+  }
 }
