@@ -105,9 +105,6 @@ Reference answer (may be empty):
 Retrieved context (may be empty):
 {{context}}`;
 
-/** Names, in a judge's version, that its rubric is shown as a criterion. */
-const CRITERION = "criterion/1";
-
 /** Names, in a judge's version, that its system prompt is a template. */
 const SYSTEM_TEMPLATE = "system-template/1";
 
@@ -298,28 +295,26 @@ export function llmJudge(
   const criterion = hasPlaceholder(rubric) ? undefined : rubric;
   const system = settings.system ?? DEFAULT_JUDGE_SYSTEM;
   const threshold = settings.pass_threshold ?? 0.5;
-  // The hash of what is sent: a criterion in its wrapper, so that a new
-  // wrapper is a new prompt (the replacer keeps a "$&" in it as text).
-  const promptHash = fingerprint(
-    system,
-    criterion !== undefined
-      ? CRITERION_RUBRIC.replace("{{criterion}}", () => criterion)
-      : rubric,
-  );
+  // What is sent: a criterion in its wrapper (the replacer keeps a "$&" in
+  // it as text). The prompt's hash and the version are both made of it, so
+  // that a new wrapper is a new prompt and a new evaluator, and a criterion
+  // is the same evaluator as its wrapped template written out as a rubric.
+  const sent = criterion !== undefined
+    ? CRITERION_RUBRIC.replace("{{criterion}}", () => criterion)
+    : rubric;
+  const promptHash = fingerprint(system, sent);
   const version = `${name}@${
     fingerprint(
       client.url,
       settings.model,
       system,
-      rubric,
+      sent,
       JSON.stringify(settings.params ?? {}),
       String(threshold),
       READING_RULES,
       // A system prompt's placeholders were sent as written before it was
       // filled: such a judge's Scores from then are another evaluator's.
       ...(system.includes("{{") ? [SYSTEM_TEMPLATE] : []),
-      // A rubric naming no field was sent alone before it was a criterion.
-      ...(criterion !== undefined ? [CRITERION] : []),
       ...(recipe !== undefined ? [recipe.tag] : []),
     )
       .slice(7, 15)

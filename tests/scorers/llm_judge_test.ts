@@ -462,6 +462,45 @@ Deno.test("llmJudge's provenance.prompt hashes the template it sends, a criterio
   assert.notEqual(third?.provenance?.prompt, first?.provenance?.prompt);
 });
 
+Deno.test("llmJudge's evaluator_version is made of the template it sends: a criterion is its wrapper's evaluator", async () => {
+  // The version once named a criterion by a fixed tag, "criterion/1": a new
+  // wrapper changed provenance.prompt and the requests, not the version, so
+  // runs under two prompts compared as one evaluator.
+  await using server = fakeLlm({ handler: () => reply.ok('{"score": 1}') });
+  const settings = { model: "j", base_url: server.baseUrl };
+  const criterion = llmJudge({ ...settings, rubric: "Is it polite?" });
+  // Fields that are their placeholders' text: the template is sent as it is.
+  const echo: Unit = {
+    example_id: "d#1",
+    unit_id: "d#1",
+    input: "{{input}}",
+    output: "{{output}}",
+    expected: "{{expected}}",
+    context: ["{{context}}"],
+  };
+  const [first] = await scores(criterion, [echo]);
+  const sent = lastMessage(server.requests[0]!);
+  // The wrapper with the criterion in it, written out as the rubric: the
+  // same requests, so the same evaluator.
+  const written = llmJudge({ ...settings, rubric: sent });
+  const [second] = await scores(written, [echo]);
+  assert.equal(lastMessage(server.requests[1]!), sent);
+  assert.equal(second?.provenance?.prompt, first?.provenance?.prompt);
+  assert.equal(written.version, criterion.version);
+  assert.equal(second?.evaluator_version, first?.evaluator_version);
+  // Another wrapper around the same criterion is another evaluator.
+  const other = llmJudge({
+    ...settings,
+    rubric: sent.replace("Question", "Query"),
+  });
+  assert.notEqual(other.version, criterion.version);
+  // And another criterion in the same wrapper too.
+  assert.notEqual(
+    llmJudge({ ...settings, rubric: "Is it terse?" }).version,
+    criterion.version,
+  );
+});
+
 Deno.test("a judge's evaluator version names the rules its reply is read by", () => {
   // Pinned: it changes when the judge's settings or READING_RULES change, and
   // only then. Session 17 changed how replies are read (<think> dropped, the
