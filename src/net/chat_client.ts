@@ -68,7 +68,9 @@ export interface ReplyCache {
    */
   lookup(
     key: string,
-    usable?: (result: { output: string }) => boolean,
+    usable?: (
+      result: { output: string; info?: Record<string, unknown> | undefined },
+    ) => boolean,
   ): { output: string; info?: Record<string, unknown> | undefined } | undefined;
   /** Takes back the miss of the last lookup: its call was refused, never made. */
   refused(): void;
@@ -246,8 +248,9 @@ export class ChatClient {
    * @param messages The conversation.
    * @param signal Aborting stops it.
    * @param watch Told of every wait (rate limit, `Retry-After`, backoff, call slots).
-   * @param usable Whether a reply's text can be used (a judge's gives a
-   *   verdict): one that cannot is not cached, and a cached one is a miss.
+   * @param usable Whether a reply can be used (a judge's gives a verdict),
+   *   from its text and its info (a refusal, a finish reason): one that
+   *   cannot is not cached, and a cached one is a miss.
    * @returns The reply.
    * @throws An `Error` with a message for people when the call fails for
    *   good; a {@linkcode import("./budget.ts").BudgetError} when the budget
@@ -257,14 +260,16 @@ export class ChatClient {
     messages: readonly unknown[],
     signal?: AbortSignal,
     watch?: FlowWatch,
-    usable?: (text: string) => boolean,
+    usable?: (text: string, info: Record<string, unknown>) => boolean,
   ): Promise<ChatReply> {
     const cache = this.#cache;
     const key = cache !== undefined ? this.cacheKey(messages) : undefined;
     if (cache !== undefined) {
       const hit = cache.lookup(
         key!,
-        usable !== undefined ? (r) => usable(r.output) : undefined,
+        usable !== undefined
+          ? (r) => usable(r.output, r.info ?? {})
+          : undefined,
       );
       if (hit !== undefined) {
         return {
@@ -282,7 +287,10 @@ export class ChatClient {
     }
     // An answer that cannot be used is paid for, but not kept: the next run
     // asks again, as it would after a failed call.
-    if (cache !== undefined && (usable === undefined || usable(reply.text))) {
+    if (
+      cache !== undefined &&
+      (usable === undefined || usable(reply.text, reply.info))
+    ) {
       await cache.keep(key!, { output: reply.text, info: reply.info });
     }
     return reply;

@@ -52,6 +52,8 @@ export const DIAGNOSTIC_CODES: Readonly<Record<string, string>> = Object.freeze(
       "a judge's reply is not the JSON verdict it was asked for (no object, a field missing or of the wrong type), so the Score is an error",
     "judge.incomplete":
       "a judge's verdict leaves out or adds items it was asked about (a context chunk), so no value can be computed",
+    "judge.refused":
+      "a judge refused to grade (a refusal instead of a reply, or the provider's content filter stopped it), so the Score is an error",
     "judge.out_of_range":
       "a judge's grade lies outside its scale (a 7 on 0..1): scored, but invalid",
     "target.error":

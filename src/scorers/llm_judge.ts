@@ -19,6 +19,7 @@ import { JudgeReplyError } from "./judge_reply_error.ts";
 import {
   gradeDoubt,
   READING_RULES,
+  REPLY_QUOTED,
   replyAnswer,
   replyObjects,
   scoreField,
@@ -253,6 +254,29 @@ export function parseJudgeReply(text: string): JudgeReading {
 }
 
 /**
+ * Why a reply gives no verdict because the judge would not give one: it
+ * refused (`refusal` and no content, as OpenAI's structured outputs
+ * answer), or the provider's content filter stopped it. Its Score is an
+ * error (`judge.refused`) that quotes the refusal, never "no score".
+ */
+function refusalOf(
+  text: string,
+  info: Record<string, unknown>,
+): JudgeReplyError | undefined {
+  const quoted = JSON.stringify(clip(text, REPLY_QUOTED));
+  if (info.refusal === true) {
+    return new JudgeReplyError(`the judge refused: ${quoted}`, "judge.refused");
+  }
+  if (info.finish_reason !== "content_filter") return undefined;
+  return new JudgeReplyError(
+    `the judge refused: the provider's content filter stopped its reply (finish_reason "content_filter")${
+      text.trim() === "" ? "" : `: ${quoted}`
+    }`,
+    "judge.refused",
+  );
+}
+
+/**
  * A scorer that asks a chat model to grade each unit. A reply that cannot be
  * read is an error (never a 0); a score read but not trustworthy is `scored`
  * and `invalid`, so it is shown but not aggregated. The judge's model, prompt
@@ -385,13 +409,16 @@ export function llmJudge(
         readText = text;
         return readAs;
       };
+      // A refusal is read before the text: it may hold a number by chance.
+      const verdictOf = (text: string, info: Record<string, unknown>) =>
+        refusalOf(text, info) ?? readOf(text);
       const reply = await client.complete(
         messages,
         context.signal,
         context.flow,
-        (text) => !(readOf(text) instanceof JudgeReplyError),
+        (text, info) => !(verdictOf(text, info) instanceof JudgeReplyError),
       );
-      const read = readOf(reply.text);
+      const read = verdictOf(reply.text, reply.info);
       if (read instanceof JudgeReplyError) {
         // The call was made and paid for: its provenance stays.
         return errored(name, `scorer error: ${read.message}`, {

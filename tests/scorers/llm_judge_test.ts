@@ -716,3 +716,97 @@ Deno.test("a RAG judge's reply that gives no verdict is not cached either", asyn
     assert.equal(new TargetCache(dir).peek(judge.cacheKey!(unit)), undefined);
   });
 });
+
+Deno.test("a judge that refuses is a judge.refused error quoting the refusal, not 'no score', and is not cached", async () => {
+  // A refusal holding a number: read as a score, it was an invalid 5.
+  const REFUSAL = "I can't grade this; I won't give it a score 5 or any other.";
+  await using server = fakeLlm({
+    handler(request) {
+      const prompt = lastMessage(request);
+      if (prompt.includes("FILTERED")) {
+        return reply.ok("", { finishReason: "content_filter" });
+      }
+      return reply.json({
+        model: "j",
+        choices: [{
+          index: 0,
+          message: { role: "assistant", content: null, refusal: REFUSAL },
+          finish_reason: "stop",
+        }],
+        usage: { prompt_tokens: 40, completion_tokens: 12, total_tokens: 52 },
+      });
+    },
+  });
+  await withTempDir(async (dir) => {
+    const cache = new TargetCache(dir);
+    const settings = {
+      model: "j",
+      base_url: server.baseUrl,
+      cost: { input_per_1m: 1, output_per_1m: 2 },
+    };
+    const judges = [
+      llmJudge(settings, undefined, undefined, { cache }),
+      faithfulnessJudge(settings, undefined, { cache }),
+    ];
+    const unit = (output: string): Unit => ({
+      example_id: `d#${output}`,
+      unit_id: `d#${output}`,
+      input: "q",
+      output,
+      context: ["c"],
+    });
+    for (const judge of judges) {
+      const [refused, filtered] = await scores(judge, [
+        unit("REFUSED"),
+        unit("FILTERED"),
+      ]);
+      for (const s of [refused, filtered]) {
+        assert.deepEqual(
+          [s?.status, s?.validity, s?.value, s?.passed],
+          ["error", "not_measured", null, false],
+          judge.name,
+        );
+        assert.deepEqual(s?.diagnostics.map((d) => d.code), ["judge.refused"]);
+        // The call was made and paid for: its provenance stays.
+        assert.equal(s?.provenance?.judge_model, "j");
+        assert.equal(typeof s?.provenance?.cost_usd, "number");
+      }
+      assert.equal(
+        refused?.reason,
+        `scorer error: the judge refused: ${JSON.stringify(REFUSAL)}`,
+      );
+      assert.equal(refused?.provenance?.refusal, true);
+      assert.equal(
+        filtered?.reason,
+        `scorer error: the judge refused: the provider's content filter stopped its reply (finish_reason "content_filter")`,
+      );
+      // Neither is kept: the next run asks again.
+      for (const u of [unit("REFUSED"), unit("FILTERED")]) {
+        assert.equal(new TargetCache(dir).peek(judge.cacheKey!(u)), undefined);
+      }
+    }
+    const before = server.count;
+    await scores(judges[0]!, [unit("REFUSED")]);
+    assert.equal(server.count, before + 1);
+  });
+  // A long refusal is quoted clipped, not whole.
+  const long = "No. ".repeat(200);
+  server.handler = () =>
+    reply.json({
+      model: "j",
+      choices: [{
+        index: 0,
+        message: { role: "assistant", content: null, refusal: long },
+        finish_reason: "stop",
+      }],
+    });
+  const [clipped] = await scores(
+    llmJudge({ model: "j", base_url: server.baseUrl }),
+    [{ example_id: "d#4", unit_id: "d#4", input: "q", output: "a" }],
+  );
+  assert.ok((clipped?.reason?.length ?? 0) < 260, clipped?.reason);
+  assert.match(
+    clipped?.reason ?? "",
+    /^scorer error: the judge refused: "No\. No\./,
+  );
+});
