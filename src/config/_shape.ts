@@ -90,12 +90,17 @@ const generation = {
 };
 
 const price = number({ min: 0 });
+const tokenPrices = {
+  input_per_1m: required(price),
+  output_per_1m: required(price),
+};
 
 const chat = {
   base_url: optional({ kind: "url" }),
+  // A cached input token's price: only a chat reply reports such tokens.
   cost: optional(mapping({
-    input_per_1m: required(price),
-    output_per_1m: required(price),
+    ...tokenPrices,
+    cached_input_per_1m: optional(price),
   })),
   model: required(someText),
   api_key_env: optional({
@@ -134,7 +139,7 @@ const target: Shape = {
     }),
     replay: mapping({}),
     // Prices for the token usage a trace's spans record (EvalCore's key).
-    trace: mapping({ cost: chat.cost }),
+    trace: mapping({ cost: optional(mapping(tokenPrices)) }),
   },
 };
 

@@ -22,13 +22,21 @@ export interface Prices {
   input_per_1m: number;
   /** US dollars per million output (completion) tokens. */
   output_per_1m: number;
+  /**
+   * US dollars per million input tokens the provider read from its prompt
+   * cache (`usage.prompt_tokens_details.cached_tokens`,
+   * `cache_read_input_tokens`), which providers price lower.
+   * @default {input_per_1m}
+   */
+  cached_input_per_1m?: number | undefined;
 }
 
 /**
  * What a call cost, from the `usage` its reply reports (the OpenAI names
  * `prompt_tokens` and `completion_tokens`, or `input_tokens` and
  * `output_tokens`), rounded to a billionth of a dollar so that sums stay
- * readable.
+ * readable. Input tokens read from the provider's prompt cache are priced
+ * at `cached_input_per_1m` when it is given, else as any input token.
  *
  * @param usage The reply's `usage`.
  * @param prices The prices.
@@ -39,44 +47,83 @@ export interface Prices {
  * import { costOf } from "./budget.ts";
  * if (costOf(undefined, { input_per_1m: 1, output_per_1m: 1 }) !== undefined) throw new Error();
  * ```
+ *
+ * @example 1,000 prompt tokens of which 800 were cached, at a tenth of the price
+ * ```ts
+ * import { costOf } from "./budget.ts";
+ * const usage = { prompt_tokens: 1000, completion_tokens: 0, prompt_tokens_details: { cached_tokens: 800 } };
+ * const usd = costOf(usage, { input_per_1m: 2, output_per_1m: 8, cached_input_per_1m: 0.2 });
+ * if (usd !== 0.00056) throw new Error(String(usd));
+ * ```
  */
 export function costOf(usage: unknown, prices: Prices): number | undefined {
   const tokens = tokensOf(usage);
   if (tokens === undefined) return undefined;
-  const usd = (tokens.input * prices.input_per_1m +
-    tokens.output * prices.output_per_1m) / 1e6;
-  return roundUsd(usd);
+  const cachedPrice = prices.cached_input_per_1m;
+  // Without a cached price every input token costs the same: the sum is
+  // the one it always was, to the last bit.
+  const input = cachedPrice === undefined || tokens.cached === undefined
+    ? tokens.input * prices.input_per_1m
+    : (tokens.input - tokens.cached) * prices.input_per_1m +
+      tokens.cached * cachedPrice;
+  return roundUsd((input + tokens.output * prices.output_per_1m) / 1e6);
+}
+
+/** A token count: a finite number, not negative. */
+function countOf(value: unknown): number | undefined {
+  return typeof value === "number" && Number.isFinite(value) && value >= 0
+    ? value
+    : undefined;
 }
 
 /**
- * The input and output token counts a reply's `usage` reports.
+ * The input and output token counts a reply's `usage` reports, and how many
+ * of the input tokens the provider read from its prompt cache: OpenAI's
+ * `prompt_tokens_details.cached_tokens` (`input_tokens_details` in its
+ * Responses API) and `cache_read_input_tokens` beside `prompt_tokens`
+ * (LiteLLM's) are part of the input count; Anthropic's
+ * `cache_read_input_tokens` beside `input_tokens` alone is not (its
+ * Messages API counts them apart), and is added to it.
  *
  * @param usage The reply's `usage`.
- * @returns The counts, or `undefined` when it reports neither.
+ * @returns The counts (`cached` only when the reply reports one, at most
+ *   `input`), or `undefined` when it reports neither input nor output.
  *
  * @example
  * ```ts
  * import { tokensOf } from "./budget.ts";
  * const t = tokensOf({ prompt_tokens: 12, completion_tokens: 3, total_tokens: 15 });
- * if (t?.input !== 12 || t.output !== 3) throw new Error();
+ * if (t?.input !== 12 || t.output !== 3 || t.cached !== undefined) throw new Error();
+ * const c = tokensOf({ prompt_tokens: 12, completion_tokens: 3, prompt_tokens_details: { cached_tokens: 8 } });
+ * if (c?.input !== 12 || c.cached !== 8) throw new Error();
  * ```
  */
 export function tokensOf(
   usage: unknown,
-): { input: number; output: number } | undefined {
+): { input: number; output: number; cached?: number } | undefined {
   if (typeof usage !== "object" || usage === null) return undefined;
   const u = usage as Record<string, unknown>;
-  const count = (...names: string[]) => {
-    for (const name of names) {
-      const n = u[name];
-      if (typeof n === "number" && Number.isFinite(n) && n >= 0) return n;
-    }
-    return undefined;
-  };
-  const input = count("prompt_tokens", "input_tokens");
-  const output = count("completion_tokens", "output_tokens");
+  const prompt = countOf(u.prompt_tokens);
+  const input = prompt ?? countOf(u.input_tokens);
+  const output = countOf(u.completion_tokens) ?? countOf(u.output_tokens);
   if (input === undefined && output === undefined) return undefined;
-  return { input: input ?? 0, output: output ?? 0 };
+  const details = (key: string) => {
+    const d = u[key];
+    return typeof d === "object" && d !== null
+      ? countOf((d as Record<string, unknown>).cached_tokens)
+      : undefined;
+  };
+  const included = details("prompt_tokens_details") ??
+    details("input_tokens_details") ??
+    (prompt !== undefined ? countOf(u.cache_read_input_tokens) : undefined);
+  const apart = included === undefined && prompt === undefined
+    ? countOf(u.cache_read_input_tokens)
+    : undefined;
+  const total = (input ?? 0) + (apart ?? 0);
+  const cached = included !== undefined ? Math.min(included, total) : apart;
+  return cached === undefined
+    ? { input: total, output: output ?? 0 }
+    : { input: total, output: output ?? 0, cached };
 }
 
 /**

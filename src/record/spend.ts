@@ -28,6 +28,12 @@ export interface SpendSide {
   input_tokens: number;
   /** Output (completion) tokens of the calls made. */
   output_tokens: number;
+  /**
+   * Of `input_tokens`, those the provider read from its prompt cache
+   * (priced at `cached_input_per_1m` when the `cost:` gives it). Absent
+   * when no call reported any.
+   */
+  cached_input_tokens?: number;
   /** What the calls made cost, in US dollars (calls without prices add 0). */
   cost_usd: number;
   /**
@@ -85,6 +91,10 @@ function addCall(side: SpendSide, info: Record<string, unknown>): boolean {
   if (tokens !== undefined) {
     side.input_tokens += tokens.input;
     side.output_tokens += tokens.output;
+    if (tokens.cached !== undefined && tokens.cached > 0) {
+      side.cached_input_tokens = (side.cached_input_tokens ?? 0) +
+        tokens.cached;
+    }
   }
   if (typeof cost === "number" && Number.isFinite(cost)) {
     side.cost_usd = roundUsd(side.cost_usd + cost);

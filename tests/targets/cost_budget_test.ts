@@ -410,3 +410,150 @@ Deno.test("calls no cost: priced are named unpriced, never shown as free: the to
     );
   });
 });
+
+Deno.test("cached input tokens are priced at cached_input_per_1m and recorded as cached_input_tokens; without it they keep the input price", async () => {
+  await withTempDir(async (dir) => {
+    // OpenAI's usage for the target, LiteLLM's (cache reads beside
+    // prompt_tokens, part of them) for the judges.
+    const answer = (model: string, content: string) => {
+      const usage: Record<string, unknown> = model === "bot"
+        ? {
+          prompt_tokens: 1000,
+          completion_tokens: 100,
+          total_tokens: 1100,
+          prompt_tokens_details: { cached_tokens: 800 },
+        }
+        : {
+          prompt_tokens: 1000,
+          completion_tokens: 100,
+          total_tokens: 1100,
+          cache_read_input_tokens: 600,
+        };
+      return reply.json({
+        model,
+        choices: [{
+          index: 0,
+          message: { role: "assistant", content },
+          finish_reason: "stop",
+        }],
+        usage,
+      });
+    };
+    await using server = fakeLlm({
+      handler(request) {
+        const model = (request.json as { model: string }).model;
+        return model === "bot"
+          ? answer(model, `A: ${lastMessage(request)}`)
+          : answer(model, '{"score": 1}');
+      },
+    });
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      `dataset: data.jsonl
+target:
+  type: openai
+  base_url: ${server.baseUrl}
+  model: bot
+  cost: { input_per_1m: 1, output_per_1m: 10, cached_input_per_1m: 0.1 }
+scorers:
+  - type: llm_judge
+    name: cheap
+    base_url: ${server.baseUrl}
+    model: judge
+    cost: { input_per_1m: 2, output_per_1m: 20, cached_input_per_1m: 0.5 }
+  - type: llm_judge
+    name: plain
+    base_url: ${server.baseUrl}
+    model: judge
+    system: Grade it.
+    cost: { input_per_1m: 2, output_per_1m: 20 }
+concurrency: 1
+`,
+    );
+    await Deno.writeTextFile(`${dir}/data.jsonl`, cases(2));
+    const checked = await cli(["validate", "suite.yaml"], dir);
+    assert.equal(checked.code, 0, checked.stderr);
+    const out = await cli(["run", "suite.yaml", "--record", "run.json"], dir);
+    assert.equal(out.code, 0, out.stderr);
+    const record = JSON.parse(await Deno.readTextFile(`${dir}/run.json`));
+    const unit = record.units[0];
+    // 200 input tokens at 1, 800 cached at 0.1, 100 output at 10.
+    assert.equal(unit.target.cost_usd, (200 + 80 + 1000) / 1e6);
+    const cost = (metric: string) =>
+      unit.scores.find((s: Line) => s.metric === metric).provenance.cost_usd;
+    // 400 at 2, 600 cached at 0.5, 100 output at 20.
+    assert.equal(cost("cheap"), (800 + 300 + 2000) / 1e6);
+    // No cached price: every input token at the input price, as before.
+    assert.equal(cost("plain"), (2000 + 2000) / 1e6);
+    assert.equal(unit.judge.cached_input_tokens, 1200);
+    assert.equal(unit.judge.input_tokens, 2000);
+    assert.equal(record.cost.target.cached_input_tokens, 1600);
+    assert.equal(record.cost.target.input_tokens, 2000);
+    assert.equal(record.cost.target.cost_usd, 2 * 0.00128);
+    // A misspelt price is named at its line, not taken for no price.
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      (await Deno.readTextFile(`${dir}/suite.yaml`)).replace(
+        "cached_input_per_1m: 0.1",
+        "cached_input_per_m: 0.1",
+      ),
+    );
+    const misspelt = await cli(["validate", "suite.yaml"], dir);
+    assert.equal(misspelt.code, 2);
+    assert.match(
+      misspelt.stderr,
+      /line 6: unknown key "target\.cost\.cached_input_per_m"; did you mean "cached_input_per_1m"\?/,
+    );
+  });
+});
+
+Deno.test("costOf reads cached input tokens in OpenAI's, OpenAI Responses', LiteLLM's and Anthropic's usage", async () => {
+  const { costOf, tokensOf } = await import("../../src/net/mod.ts");
+  const prices = {
+    input_per_1m: 1,
+    output_per_1m: 10,
+    cached_input_per_1m: 0.1,
+  };
+  // OpenAI Responses: cached tokens are part of input_tokens.
+  const responses = {
+    input_tokens: 1000,
+    output_tokens: 10,
+    input_tokens_details: { cached_tokens: 900 },
+  };
+  assert.deepEqual(tokensOf(responses), {
+    input: 1000,
+    output: 10,
+    cached: 900,
+  });
+  assert.equal(costOf(responses, prices), (100 + 90 + 100) / 1e6);
+  // Anthropic's Messages API counts cache reads apart from input_tokens.
+  const anthropic = {
+    input_tokens: 100,
+    output_tokens: 10,
+    cache_read_input_tokens: 900,
+  };
+  assert.deepEqual(tokensOf(anthropic), {
+    input: 1000,
+    output: 10,
+    cached: 900,
+  });
+  assert.equal(costOf(anthropic, prices), (100 + 90 + 100) / 1e6);
+  // A cached count beyond the input count is capped at it.
+  const over = {
+    prompt_tokens: 10,
+    completion_tokens: 0,
+    prompt_tokens_details: { cached_tokens: 50 },
+  };
+  assert.equal(tokensOf(over)?.cached, 10);
+  // Without a cached price, the cost is the one it always was.
+  const plain = { input_per_1m: 0.15, output_per_1m: 0.6 };
+  const usage = {
+    prompt_tokens: 1234,
+    completion_tokens: 567,
+    prompt_tokens_details: { cached_tokens: 1000 },
+  };
+  assert.equal(
+    costOf(usage, plain),
+    costOf({ prompt_tokens: 1234, completion_tokens: 567 }, plain),
+  );
+});
