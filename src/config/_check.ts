@@ -20,6 +20,7 @@ import {
 } from "./_builtin_scorers.ts";
 import { rubricTemplateProblem } from "./_templates.ts";
 import {
+  apiHeadersProblem,
   paramsProblem,
   type SettingsProblem,
   targetTemplateProblem,
@@ -223,8 +224,8 @@ export function checkBudget(
  * `target` and `targets`, target names that can end a unit id, `params`
  * whose answer could be read, templates that can be filled as meant (never
  * naming `expected`, no other template language's syntax, `${NAME}` in an
- * http target's header values only), and a `matrix` that names targets,
- * each once.
+ * http target's header values only), an openai target's headers that
+ * evalpipe sets itself, and a `matrix` that names targets, each once.
  *
  * @param config A validated config.
  * @param file The config file, for messages.
@@ -278,6 +279,10 @@ export function checkTargets(
   for (const [at, t] of named) {
     refuseSetting(paramsProblem(t, at), file, lineOf);
     refuseSetting(targetTemplateProblem(t, at), file, lineOf);
+    // An http target's headers are its own to set, content type and all.
+    if ((t as { type?: unknown }).type === "openai") {
+      refuseSetting(apiHeadersProblem(t, at), file, lineOf);
+    }
   }
   if (matrix !== undefined) {
     if (targets === undefined) {
@@ -359,6 +364,7 @@ export function checkScorers(
   checkClassification(config, file, lineOf);
   for (const [i, scorer] of config.scorers.entries()) {
     refuseSetting(paramsProblem(scorer, ["scorers", i]), file, lineOf);
+    refuseSetting(apiHeadersProblem(scorer, ["scorers", i]), file, lineOf);
     refuseSetting(rubricTemplateProblem(scorer, ["scorers", i]), file, lineOf);
     if (!isBuiltin(scorer)) continue;
     try {

@@ -108,6 +108,7 @@ const chat = {
     pattern: /^[A-Za-z_][A-Za-z0-9_]*$/,
     message: "must be an environment variable's name",
   }),
+  headers: optional({ kind: "record", of: text }),
   ...generation,
   ...network,
 };
@@ -275,7 +276,7 @@ const scorer: Shape = {
       base_url: optional({ kind: "url" }),
       model: required(someText),
       api_key_env: chat.api_key_env,
-      headers: optional({ kind: "record", of: text }),
+      headers: chat.headers,
       ...network,
     }),
   },

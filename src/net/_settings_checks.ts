@@ -12,6 +12,7 @@
 
 import { clip } from "../base/terminal.ts";
 import { pathText } from "../base/place.ts";
+import { keyHeader } from "./_api_url.ts";
 
 /** A setting that cannot be sent as meant: where, and why. */
 export interface SettingsProblem {
@@ -210,6 +211,60 @@ function caseChosenHost(
       clip(chosen.shown, 60)
     }, as a URL parser reads it) while ${sends}: a dataset could send the secret to any host; fix the domain, as in https://{{metadata.region}}.api.example.com`,
   };
+}
+
+/**
+ * The first problem of the `headers` of a call to an OpenAI-compatible API
+ * (an `openai` target's, a judge's, `semantic_similarity`'s): a placeholder,
+ * which would be sent as written; `content-type`, which evalpipe sets (the
+ * body it sends is JSON); and, beside `api_key_env`, the header the key goes
+ * in (`authorization`, or Azure's `api-key`), which would send two keys, one
+ * of them silently dropped. Without `api_key_env`, that header is how a key
+ * of another form is sent (`authorization: "Bearer ${GATEWAY_TOKEN}"`).
+ *
+ * @param settings A target's, judge's or scorer's settings.
+ * @param at Their path in the config (`[]` for a script's).
+ * @returns The problem, or `undefined`.
+ */
+export function apiHeadersProblem(
+  settings: unknown,
+  at: readonly PropertyKey[],
+): SettingsProblem | undefined {
+  if (!isObject(settings) || !isObject(settings.headers)) return undefined;
+  const placeholder = firstProblem(settings, at, ["headers"], (text) => {
+    const syntax = /\{\{[\s\S]*?\}\}/.exec(text)?.[0];
+    return syntax === undefined
+      ? undefined
+      : `has ${
+        clip(syntax, 60)
+      }, which evalpipe would send as written: a header value reads \${NAME} (an environment variable) only`;
+  });
+  if (placeholder !== undefined) return placeholder;
+  const keyName = typeof settings.api_key_env === "string"
+    ? keyHeader(
+      typeof settings.base_url === "string" ? settings.base_url : "",
+      "",
+    )[0]
+    : undefined;
+  for (const name of Object.keys(settings.headers)) {
+    const lower = name.toLowerCase();
+    const path = [...at, "headers", name];
+    if (lower === "content-type") {
+      return {
+        path,
+        detail:
+          'is set by evalpipe: the body it sends is JSON ("application/json"); drop it',
+      };
+    }
+    if (lower === keyName) {
+      return {
+        path,
+        detail:
+          `would send a second key: "api_key_env" sends its variable in the ${keyName} header; drop one of them (a gateway's token goes in a header of its own, or here without "api_key_env")`,
+      };
+    }
+  }
+  return undefined;
 }
 
 /**

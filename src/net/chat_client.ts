@@ -10,10 +10,11 @@ import { NetworkFlow, type NetworkSettings } from "./network.ts";
 import { type Budget, BudgetError, costOf, type Prices } from "./budget.ts";
 import { fingerprint } from "../fingerprint/fingerprint.ts";
 import type { FlowWatch } from "./flow.ts";
-import { apiUrl, keyHeader } from "./_api_url.ts";
+import { apiUrl } from "./_api_url.ts";
+import { apiHeaders } from "./_api_headers.ts";
 import {
   holdsSecret,
-  TemplateError,
+  type TemplateError,
   urlSecrets,
   withoutCredentials,
 } from "./template.ts";
@@ -37,6 +38,12 @@ export interface ChatSettings extends NetworkSettings {
   model: string;
   /** The name of the environment variable that holds the API key, never the key. */
   api_key_env?: string | undefined;
+  /**
+   * More headers (a gateway's, an organization's); values may name
+   * environment variables as `${NAME}`, each value a secret. Neither
+   * `content-type` nor, beside `api_key_env`, the header the key goes in.
+   */
+  headers?: Record<string, string> | undefined;
   /** Generation parameters passed through (`temperature`, `max_tokens`, `seed`, ...). */
   params?: Record<string, unknown> | undefined;
   /** The model's prices: each reply's `usage` then gives its `cost_usd`. */
@@ -106,8 +113,9 @@ export interface ChatClientOptions {
    */
   cache?: ReplyCache | undefined;
   /**
-   * Accept an `api_key_env` that is not set: the error comes with the first
-   * call instead (for a run that replays its cache and calls nothing).
+   * Accept an `api_key_env` (or a header's `${NAME}`) that is not set: the
+   * error comes with the first call instead (for a run that replays its
+   * cache and calls nothing).
    * @default {false}
    */
   optionalKey?: boolean | undefined;
@@ -144,8 +152,8 @@ export class ChatClient {
   readonly shownUrl: string;
   /** The settings it was made with. */
   readonly settings: ChatSettings;
-  #key: string | undefined;
-  #missingKey: string | undefined;
+  /** A variable the settings name is not set (with `optionalKey`): every call fails. */
+  #unset: TemplateError | undefined;
   #secrets: string[];
   #flow: NetworkFlow;
   #budget: Budget | undefined;
@@ -153,12 +161,14 @@ export class ChatClient {
   #headers: Readonly<Record<string, string>>;
 
   /**
-   * Creates the client; reads the API key from the environment now.
+   * Creates the client; reads the API key and the headers' variables from
+   * the environment now.
    *
    * @param settings The settings.
    * @param env Reads an environment variable.
    * @param options A budget, a cache, whether the key may be missing.
-   * @throws {TemplateError} When `api_key_env` names a variable that is not set.
+   * @throws {TemplateError} When `api_key_env` or a header names a variable
+   *   that is not set.
    */
   constructor(
     settings: ChatSettings,
@@ -172,27 +182,18 @@ export class ChatClient {
     );
     this.#budget = options.budget;
     this.#cache = options.cache;
-    if (settings.api_key_env !== undefined) {
-      this.#key = env(settings.api_key_env);
-      if (this.#key === undefined || this.#key === "") {
-        this.#key = undefined;
-        this.#missingKey = settings.api_key_env;
-        if (!options.optionalKey) throw this.#keyError();
-      }
-    }
-    this.shownUrl = withoutCredentials(this.url);
-    this.#secrets = [
-      ...(this.#key !== undefined ? [this.#key] : []),
-      ...urlSecrets(this.url),
-    ];
-    this.#flow = new NetworkFlow(settings);
     // The same for every call (fetch copies them): made once.
-    this.#headers = this.#key !== undefined
-      ? Object.fromEntries([
-        ["content-type", "application/json"],
-        keyHeader(this.url, this.#key),
-      ])
-      : { "content-type": "application/json" };
+    const { headers, secrets, unset } = apiHeaders(
+      this.url,
+      settings,
+      env,
+      options.optionalKey,
+    );
+    this.#unset = unset;
+    this.#headers = headers;
+    this.shownUrl = withoutCredentials(this.url);
+    this.#secrets = [...secrets, ...urlSecrets(this.url)];
+    this.#flow = new NetworkFlow(settings);
   }
 
   /**
@@ -208,24 +209,24 @@ export class ChatClient {
 
   /**
    * The cache key of a request: a SHA-256 of the URL (without user name and
-   * password) and the body. Nothing of the machine goes in, no path, no
-   * key, no price: a cache made on one machine answers on another.
+   * password), the body, and the headers as written (`${NAME}`, never its
+   * value), when there are some: a gateway's header may choose the model
+   * that answers. Nothing of the machine goes in, no path, no key, no
+   * price: a cache made on one machine answers on another.
    *
    * @param messages The conversation.
    * @returns A hex key.
    */
   cacheKey(messages: readonly unknown[]): string {
+    const headers = this.settings.headers;
     return fingerprint(
       "chat",
       this.shownUrl,
       JSON.stringify(this.body(messages)),
+      ...(headers !== undefined && Object.keys(headers).length > 0
+        ? [JSON.stringify(headers)]
+        : []),
     ).slice("sha256:".length);
-  }
-
-  #keyError(): TemplateError {
-    return new TemplateError(
-      `The environment variable ${this.#missingKey} is not set`,
-    );
   }
 
   /** A reply's info with its cost, when the client has prices. */
@@ -301,7 +302,7 @@ export class ChatClient {
     signal?: AbortSignal,
     watch?: FlowWatch,
   ): Promise<ChatReply> {
-    if (this.#missingKey !== undefined) throw this.#keyError();
+    if (this.#unset !== undefined) throw this.#unset;
     this.#budget?.claim();
     const secrets = this.#secrets;
     const headers = this.#headers;

@@ -10,12 +10,12 @@
 import { answeredError, parseJsonAnswer, send } from "./_http.ts";
 import { NetworkFlow, type NetworkSettings, withoutFlow } from "./network.ts";
 import {
-  fillEnv,
-  TemplateError,
+  type TemplateError,
   urlSecrets,
   withoutCredentials,
 } from "./template.ts";
-import { apiUrl, keyHeader } from "./_api_url.ts";
+import { apiUrl } from "./_api_url.ts";
+import { apiHeaders } from "./_api_headers.ts";
 
 /**
  * The settings of an embeddings client (config keys): where the API is, which
@@ -111,7 +111,7 @@ export class EmbeddingsClient {
   #headers: Record<string, string>;
   #secrets: string[];
   #flow: NetworkFlow;
-  /** The API key's variable is not set (with `optionalKey`): every call fails. */
+  /** A variable the settings name is not set (with `optionalKey`): every call fails. */
   #missingKey: TemplateError | undefined;
 
   /**
@@ -120,8 +120,9 @@ export class EmbeddingsClient {
    *
    * @param settings The settings.
    * @param env Reads an environment variable.
-   * @param options With `optionalKey`, a missing API key fails each call
-   *   rather than the client (a replay run makes none).
+   * @param options With `optionalKey`, a missing API key or header
+   *   variable fails each call rather than the client (a replay run makes
+   *   none).
    * @throws {TemplateError} When a variable the settings name is not set.
    */
   constructor(
@@ -135,30 +136,16 @@ export class EmbeddingsClient {
       "embeddings",
     );
     this.shownUrl = withoutCredentials(this.url);
-    const secrets = urlSecrets(this.url);
-    const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries(settings.headers ?? {})) {
-      const filled = fillEnv(value, env);
-      headers[name.toLowerCase()] = filled.text;
-      secrets.push(...filled.secrets);
-    }
-    if (settings.api_key_env !== undefined) {
-      const key = env(settings.api_key_env);
-      if (key === undefined || key === "") {
-        // A replay needs no key: the call that would need it fails alone.
-        this.#missingKey = new TemplateError(
-          `The environment variable ${settings.api_key_env} is not set`,
-        );
-        if (!options.optionalKey) throw this.#missingKey;
-      } else {
-        const [name, value] = keyHeader(this.url, key);
-        headers[name] = value;
-        secrets.push(key);
-      }
-    }
-    headers["content-type"] = "application/json";
+    // A replay needs no secret: the call that would need it fails alone.
+    const { headers, secrets, unset } = apiHeaders(
+      this.url,
+      settings,
+      env,
+      options.optionalKey,
+    );
+    this.#missingKey = unset;
     this.#headers = headers;
-    this.#secrets = secrets;
+    this.#secrets = [...urlSecrets(this.url), ...secrets];
     this.#flow = new NetworkFlow(settings);
     this.identity = {
       type: "embeddings",

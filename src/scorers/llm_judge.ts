@@ -26,7 +26,11 @@ import {
   verdictsDoubt,
 } from "./_judge_replies.ts";
 import { clip } from "../base/terminal.ts";
-import { paramsProblem, refuseSettings } from "../net/_settings_checks.ts";
+import {
+  apiHeadersProblem,
+  paramsProblem,
+  refuseSettings,
+} from "../net/_settings_checks.ts";
 import { JUDGE_TEMPLATES } from "./_judge_vars.ts";
 
 export { JudgeReplyError };
@@ -286,8 +290,8 @@ function refusalOf(
  * `cached: true`); with `cost` (prices per million tokens) its `provenance`
  * records `cost_usd`, charged to the budget when there is one.
  *
- * @param settings The judge's model, prompts, prices and flow control.
- * @param env Reads an environment variable (the API key).
+ * @param settings The judge's model, prompts, headers, prices and flow control.
+ * @param env Reads an environment variable (the API key, `${NAME}` in headers).
  * @param recipe How the unit is prepared and the reply read, for a judge
  *   with a structured verdict; by default {@linkcode parseJudgeReply}.
  * @param options A cache, a budget, whether the API key may be missing (a replayed run).
@@ -311,7 +315,10 @@ export function llmJudge(
   options: ChatClientOptions = {},
 ): Scorer {
   // A config is checked at its lines first; a script's settings here.
-  refuseSettings("llmJudge", paramsProblem(settings, []));
+  refuseSettings(
+    "llmJudge",
+    paramsProblem(settings, []) ?? apiHeadersProblem(settings, []),
+  );
   const client = new ChatClient(settings, env, options);
   const name = settings.name ?? "llm_judge";
   const rubric = settings.rubric ?? DEFAULT_RUBRIC;
@@ -327,6 +334,7 @@ export function llmJudge(
     ? CRITERION_RUBRIC.replace("{{criterion}}", () => criterion)
     : rubric;
   const promptHash = fingerprint(system, sent);
+  const headers = Object.keys(settings.headers ?? {});
   const version = `${name}@${
     fingerprint(
       client.url,
@@ -339,6 +347,9 @@ export function llmJudge(
       // A system prompt's placeholders were sent as written before it was
       // filled: such a judge's Scores from then are another evaluator's.
       ...(system.includes("{{") ? [SYSTEM_TEMPLATE] : []),
+      // Headers as written (a gateway's may choose the model that answers),
+      // and only when there are some: a judge without keeps its version.
+      ...(headers.length > 0 ? [JSON.stringify(settings.headers)] : []),
       ...(recipe !== undefined ? [recipe.tag] : []),
     )
       .slice(7, 15)

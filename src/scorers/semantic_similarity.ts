@@ -16,6 +16,7 @@ import {
 } from "../net/embeddings_client.ts";
 import { checkThreshold, noExpected, references } from "./_builtin.ts";
 import { fingerprint } from "../fingerprint/fingerprint.ts";
+import { apiHeadersProblem, refuseSettings } from "../net/_settings_checks.ts";
 
 /**
  * Settings of the `semantic_similarity` scorer (config keys): the embeddings
@@ -179,6 +180,8 @@ export function semanticSimilarity(
 ): Scorer {
   const { name: given, threshold: pass, ...endpoint } = settings;
   checkThreshold("semantic_similarity", pass);
+  // A config is checked at its lines first; a script's settings here.
+  refuseSettings("semanticSimilarity", apiHeadersProblem(settings, []));
   const name = given ?? "semantic_similarity";
   const threshold = pass ?? 0.5;
   const client = new EmbeddingsClient(endpoint, options.env, {

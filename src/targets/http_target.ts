@@ -14,15 +14,14 @@ import {
 } from "../net/_http.ts";
 import type { Budget } from "../net/budget.ts";
 import {
-  fillEnv,
   holdsSecret,
   redact,
   renderJsonTemplate,
   renderTemplate,
-  TemplateError,
   urlSecrets,
   withoutCredentials,
 } from "../net/template.ts";
+import { fillHeaders } from "../net/_api_headers.ts";
 import type { TargetContext, TargetResult } from "./target.ts";
 import {
   NetworkFlow,
@@ -125,24 +124,15 @@ export function httpTarget(
     targetTemplateProblem({ ...settings, type: "http" }, []),
   );
   const method = (settings.method ?? "POST").toUpperCase();
-  const headers: Record<string, string> = {};
-  const secrets: string[] = urlSecrets(settings.url);
-  let unset: TemplateError | undefined;
-  for (const [name, value] of Object.entries(settings.headers ?? {})) {
-    let filled: { text: string; secrets: string[] };
-    try {
-      filled = fillEnv(value, env);
-    } catch (error) {
-      // A replayed run sends nothing: the header is needed by no call.
-      if (!(error instanceof TemplateError) || !options.optionalKey) {
-        throw error;
-      }
-      unset ??= error;
-      continue;
-    }
-    headers[name.toLowerCase()] = filled.text;
-    secrets.push(...filled.secrets);
-  }
+  // A replayed run sends nothing: a header whose variable is not set is
+  // needed by no call, and fails each call made.
+  const filled = fillHeaders(
+    settings.headers,
+    env ?? ((name) => Deno.env.get(name)),
+    options.optionalKey,
+  );
+  const { headers, unset } = filled;
+  const secrets = [...urlSecrets(settings.url), ...filled.secrets];
   const template = settings.body ??
     (method === "GET" ? undefined : { input: "{{input}}" });
   if (template !== undefined) headers["content-type"] ??= "application/json";

@@ -15,6 +15,7 @@ import { renderTemplate, withoutCredentials } from "../net/template.ts";
 import { withoutFlow } from "../net/network.ts";
 import type { Target, TargetContext, TargetResult } from "./target.ts";
 import {
+  apiHeadersProblem,
   paramsProblem,
   refuseSettings,
   targetTemplateProblem,
@@ -96,8 +97,8 @@ export function targetVars(testCase: Case): Record<string, unknown> {
  * that does not parse kept, with `arguments_error`). A request that offers
  * `tools` (in `params`) and gets no call records an empty list.
  *
- * @param settings Base URL, model, key variable, prompts, parameters, prices, flow control.
- * @param env Reads an environment variable (the API key).
+ * @param settings Base URL, model, key variable, headers, prompts, parameters, prices, flow control.
+ * @param env Reads an environment variable (the API key, `${NAME}` in headers).
  * @param options A budget to charge, whether the API key may be missing (a replayed run).
  * @returns The target.
  *
@@ -121,7 +122,8 @@ export function openaiTarget(
   refuseSettings(
     "openaiTarget",
     paramsProblem(settings, []) ??
-      targetTemplateProblem({ ...settings, type: "openai" }, []),
+      targetTemplateProblem({ ...settings, type: "openai" }, []) ??
+      apiHeadersProblem(settings, []),
   );
   const client = new ChatClient(settings, env, options);
   const tools = settings.params?.tools;
@@ -145,7 +147,8 @@ export function openaiTarget(
     return messages;
   };
   // What keys the cache: nothing of the machine, no secret (a URL's
-  // password), no price (a new price list is the same answer).
+  // password; headers as written, `${NAME}` never its value), no price (a
+  // new price list is the same answer).
   const { cost: _cost, ...kept } = withoutFlow(settings);
   return {
     identity: {
