@@ -392,12 +392,24 @@ and a summary table on stderr.`,
           );
         }
       }
-      if (plan?.dropped !== undefined) {
+      if (plan?.dropped !== undefined || plan?.budgetBlocked !== undefined) {
         await resuming!.dropTornLine(plan);
+      }
+      if (plan?.dropped !== undefined) {
         say(
           `evalpipe: dropped a torn last line of ${
             JSON.stringify(outPath)
           } (${plan.dropped.length} characters)`,
+        );
+      }
+      const blocked = plan?.budgetBlocked?.length ?? 0;
+      if (blocked > 0) {
+        say(
+          `evalpipe: dropped ${blocked} ${
+            blocked === 1 ? "Score" : "Scores"
+          } of ${
+            JSON.stringify(outPath)
+          } that the spent budget blocked (budget.exhausted); their calls are made again, under the budget the earlier run left`,
         );
       }
       for (const file of [out, unitsFile, record]) await file?.begin();
@@ -721,9 +733,9 @@ and a summary table on stderr.`,
         say(compare!.formatBaseline(summary.baseline, summary.baseline.path));
       }
       // --- end issue 14 ---
-      const resumed = plan !== undefined && plan.scores > 0
-        ? ` (after ${plan.scores} already there)`
-        : "";
+      const earlier = (plan?.scores ?? 0) -
+        (plan?.budgetBlocked?.length ?? 0);
+      const resumed = earlier > 0 ? ` (after ${earlier} already there)` : "";
       say(
         `${summary.scores} scores${
           outPath !== undefined && !failed.includes(outName)
@@ -774,6 +786,16 @@ and a summary table on stderr.`,
         : [];
       const overBudget = failures.find((f) => f.kind === "budget");
       if (overBudget !== undefined) say(`evalpipe: ${overBudget.message}`);
+      if (
+        summary.budget !== undefined && (plan?.scores ?? 0) > 0 &&
+        plan?.meta?.budget === undefined
+      ) {
+        say(
+          `evalpipe: ${
+            JSON.stringify(resuming!.metaPath(outPath!))
+          } keeps no budget (the run that wrote it did not end, or kept none): the budget counted this run's calls only`,
+        );
+      }
       for (const { scorer, lines } of summary.surplusLines ?? []) {
         saySurplusLines(scorer, lines);
       }
@@ -868,8 +890,8 @@ and a summary table on stderr.`,
       // A regression or a spent budget fails the run as a gate does; a
       // shard's spent budget, like its gates, fails the merge instead (its
       // record and sidecar keep it): a shard that exits 1 is retried by its
-      // engine, which pays the budget again, or resumes and, its blocked
-      // units already in --out, records a budget that refused nothing.
+      // engine, which pays the budget again (a resume starts from what the
+      // file's run spent, and is refused the blocked calls again).
       const failing = selected.shard !== undefined
         ? failures.filter((f) => f.kind !== "budget")
         : failures;

@@ -78,8 +78,9 @@ export interface RunMeta {
   /**
    * The run's budget (`budget_usd`) and what it spent against it, as its
    * RunRecord keeps them, so that `merge` of a shard's Scores file sums it
-   * as `merge` of its record does; written when the run ends, for a config
-   * with `budget_usd`, and absent in files written before it was kept.
+   * as `merge` of its record does, and a resume starts its budget from what
+   * was spent; written when the run ends, for a config with `budget_usd`,
+   * and absent in files written before it was kept.
    */
   budget?: RecordedBudget;
 }
@@ -216,13 +217,20 @@ export interface ResumePlan {
    * an ASCII id as it is): {@linkcode metricsScored} looks a unit up.
    */
   done: Map<string, Set<string>>;
-  /** Whole Score lines kept. */
+  /** Whole Score lines read (those in `budgetBlocked` too). */
   scores: number;
+  /**
+   * The lines (1-based) of the Scores a spent budget blocked (status
+   * `blocked`, reason `budget: `): not done, so the resume runs their units
+   * again, and {@linkcode dropTornLine} cuts them off the file first.
+   * Absent when there are none.
+   */
+  budgetBlocked?: number[];
   /** The torn last line to drop, if there is one. */
   dropped?: string;
-  /** With `dropped`: the bytes before it, which are kept. */
+  /** With `dropped` or `budgetBlocked`: the bytes up to the last whole line. */
   keep?: number;
-  /** With `dropped`: the file's size when it was read. */
+  /** With `dropped` or `budgetBlocked`: the file's size when it was read. */
   size?: number;
   /** The metadata the run that started the file wrote, if it is there. */
   meta?: RunMeta;
@@ -255,6 +263,27 @@ export function metricsScored(
   unitId: string,
 ): Set<string> | undefined {
   return plan.done.get(nfcKey(unitId));
+}
+
+/**
+ * Whether a Score was blocked because the run's budget (`budget_usd`) was
+ * spent: its call was never made, so a resume runs it again (under the
+ * budget the file's earlier runs left).
+ *
+ * @param score A Score.
+ * @returns `true` for status `blocked` with a reason starting `budget: `.
+ *
+ * @example
+ * ```ts
+ * import { blockedByBudget } from "./resume.ts";
+ * import { blocked } from "../score/mod.ts";
+ * if (!blockedByBudget(blocked("m", "budget: the budget_usd of $1 is spent ($1 so far); no new call starts"))) throw new Error();
+ * if (blockedByBudget(blocked("m", "target error: HTTP 503"))) throw new Error();
+ * ```
+ */
+export function blockedByBudget(score: Score): boolean {
+  return score.status === "blocked" &&
+    score.reason?.startsWith("budget: ") === true;
 }
 
 /**
@@ -408,10 +437,15 @@ function startsLikeScore(text: string): boolean {
 }
 
 /**
- * Cuts the torn last line {@linkcode prepareResume} found off the file, so
- * that what is appended starts on a line of its own. Done once the run is
- * known to go ahead (its config and dataset loaded, its outputs checked), so a
- * run refused for any reason leaves the file as it was.
+ * Cuts off the file what the resume runs again, as {@linkcode prepareResume}
+ * found it: the torn last line, so that what is appended starts on a line of
+ * its own, and the Scores a spent budget blocked (their units run again,
+ * and their new Scores are appended). Done once the run is known to go
+ * ahead (its config and dataset loaded, its outputs checked), so a run
+ * refused for any reason leaves the file as it was. The file is cut where
+ * the first line to drop starts and the Scores kept after it are written
+ * back: a crash meanwhile leaves whole Scores (and at most a torn last
+ * line), which a resume continues.
  *
  * @param plan The plan of the file.
  * @throws {ResumeError} When the file changed since it was read.
@@ -428,9 +462,26 @@ function startsLikeScore(text: string): boolean {
  * await Deno.remove(dir, { recursive: true });
  * if (untouched !== '{"metric":"m","sta' || cut !== "") throw new Error("unexpected");
  * ```
+ *
+ * @example A Score the budget blocked goes, the others stay
+ * ```ts
+ * import { dropTornLine, prepareResume } from "./mod.ts";
+ * import { blocked, scored, scoreLine } from "../score/mod.ts";
+ * const dir = await Deno.makeTempDir();
+ * const ids = (id: string) => ({ example_id: id, unit_id: id });
+ * const kept = scoreLine(scored("m", 1, ids("d#1"))) + "\n";
+ * const spent = scoreLine(blocked("m", "budget: the budget_usd of $1 is spent ($1 so far); no new call starts", ids("d#2"))) + "\n";
+ * await Deno.writeTextFile(`${dir}/s.ndjson`, kept + spent + kept.replaceAll("d#1", "d#3"));
+ * const plan = await prepareResume(`${dir}/s.ndjson`);
+ * await dropTornLine(plan);
+ * const text = await Deno.readTextFile(`${dir}/s.ndjson`);
+ * await Deno.remove(dir, { recursive: true });
+ * if (plan.budgetBlocked?.join() !== "2" || text !== kept + kept.replaceAll("d#1", "d#3")) throw new Error(text);
+ * ```
  */
 export async function dropTornLine(plan: ResumePlan): Promise<void> {
-  if (plan.dropped === undefined || plan.keep === undefined) return;
+  const blocked = plan.budgetBlocked;
+  if (plan.dropped === undefined && blocked === undefined) return;
   const file = await Deno.open(plan.path, { read: true, write: true });
   try {
     if ((await file.stat()).size !== plan.size) {
@@ -438,10 +489,63 @@ export async function dropTornLine(plan: ResumePlan): Promise<void> {
         `${JSON.stringify(plan.path)} changed while it was read; resume again`,
       );
     }
-    await file.truncate(plan.keep);
+    if (blocked === undefined) {
+      await file.truncate(plan.keep!);
+      return;
+    }
+    const { cut, after } = await keptAfter(file, plan.keep!, blocked);
+    await file.truncate(cut);
+    await file.seek(cut, Deno.SeekMode.Start);
+    for (const bytes of after) {
+      for (let done = 0; done < bytes.length;) {
+        done += await file.write(bytes.subarray(done));
+      }
+    }
   } finally {
     file.close();
   }
+}
+
+/**
+ * Where the first line to drop starts in the first `end` bytes of a file,
+ * and the whole lines after it that are kept (those not in `drop`, 1-based).
+ */
+async function keptAfter(
+  file: Deno.FsFile,
+  end: number,
+  drop: readonly number[],
+): Promise<{ cut: number; after: Uint8Array[] }> {
+  const dropped = new Set(drop);
+  // Listed in file order: the first is the earliest.
+  const first = drop[0]!;
+  const after: Uint8Array[] = [];
+  let cut = end;
+  let line = 1;
+  let start = 0;
+  let offset = 0;
+  let pieces: Uint8Array[] = [];
+  const buffer = new Uint8Array(64 * 1024);
+  await file.seek(0, Deno.SeekMode.Start);
+  while (offset < end) {
+    const n = await file.read(
+      buffer.subarray(0, Math.min(buffer.length, end - offset)),
+    );
+    if (n === null) break;
+    const chunk = buffer.subarray(0, n);
+    let from = 0;
+    for (let nl = chunk.indexOf(10); nl !== -1; nl = chunk.indexOf(10, from)) {
+      if (line === first) cut = start;
+      if (line > first) pieces.push(chunk.slice(from, nl + 1));
+      if (line > first && !dropped.has(line)) after.push(...pieces);
+      pieces = [];
+      line++;
+      start = offset + nl + 1;
+      from = nl + 1;
+    }
+    if (line > first && from < n) pieces.push(chunk.slice(from));
+    offset += n;
+  }
+  return { cut, after };
 }
 
 /**
@@ -449,7 +553,9 @@ export async function dropTornLine(plan: ResumePlan): Promise<void> {
  * checks that every whole line is a Score and that a torn last line (no
  * newline at its end) starts as one, notes that torn line (for
  * {@linkcode dropTornLine} to cut), and lists the metrics already scored per
- * unit. A file that does not exist yet resumes nothing. A file that is not
+ * unit: not those a spent budget blocked (their lines are noted in
+ * `budgetBlocked`, for the resume to cut and run again). A file that does
+ * not exist yet resumes nothing. A file that is not
  * Scores (a dataset given as `--out`) is refused, and left as it is.
  *
  * @param path The Scores file (`--out`).
@@ -484,6 +590,7 @@ export async function prepareResume(path: string): Promise<ResumePlan> {
   }
   let scores = 0;
   let lines = 0;
+  let budgetBlocked: number[] | undefined;
   for await (const { score, line } of scoreLines(path, tail.keep)) {
     lines = line;
     if (score === undefined) continue;
@@ -494,11 +601,16 @@ export async function prepareResume(path: string): Promise<ResumePlan> {
         } holds a Score without a unit_id; it cannot be resumed`,
       );
     }
+    scores++;
+    // Never made: the resume makes it, if the budget now allows.
+    if (blockedByBudget(score)) {
+      (budgetBlocked ??= []).push(line);
+      continue;
+    }
     const id = nfcKey(score.unit_id);
     let metrics = done.get(id);
     if (metrics === undefined) done.set(id, metrics = new Set());
     metrics.add(score.metric);
-    scores++;
   }
   if (tail.torn !== undefined && !startsLikeScore(tail.torn)) {
     throw new ResumeError(
@@ -512,8 +624,10 @@ export async function prepareResume(path: string): Promise<ResumePlan> {
     path,
     done,
     scores,
-    ...(tail.torn !== undefined
-      ? { dropped: tail.torn, keep: tail.keep, size: tail.size }
+    ...(budgetBlocked !== undefined ? { budgetBlocked } : {}),
+    ...(tail.torn !== undefined ? { dropped: tail.torn } : {}),
+    ...(tail.torn !== undefined || budgetBlocked !== undefined
+      ? { keep: tail.keep, size: tail.size }
       : {}),
     ...(meta !== undefined && meta !== null ? { meta } : {}),
     ...(meta === null ? { damagedMeta: true } : {}),

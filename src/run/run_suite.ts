@@ -582,6 +582,9 @@ async function prepare(
         concurrency: undefined,
         max_processes: undefined,
         cache: undefined,
+        // What the run may spend: a resume under a raised budget_usd makes
+        // the calls the earlier one could not.
+        budget_usd: undefined,
       })),
       dataset,
       target: targets.length === 1
@@ -715,6 +718,16 @@ export async function runSuite(
     ...(subset !== undefined ? { subset } : {}),
   };
   if (resume !== undefined) resuming!.checkResumeSettings(resume, settings);
+  const blockedByBudget = resuming?.blockedByBudget;
+  // The budget holds across the runs of one file: a resume starts from what
+  // the earlier ones spent. The calls they refused are made again (their
+  // Scores are cut off the file), so their refusals are not carried.
+  const earlierBudget = resume !== undefined && resume.scores > 0
+    ? resume.meta?.budget
+    : undefined;
+  if (budget !== undefined && earlierBudget !== undefined) {
+    budget.charge(earlierBudget.spent_usd);
+  }
   let sampled: Set<string> | undefined;
   if (subset?.sample !== undefined) {
     if (config.dataset === "-") {
@@ -870,6 +883,10 @@ export async function runSuite(
       group = [];
     };
     for await (const score of resuming!.readScoreLines(resume.path)) {
+      // Cut off the file as the run begins: its unit runs again.
+      if (resume.budgetBlocked !== undefined && blockedByBudget!(score)) {
+        continue;
+      }
       aggregator.add(score);
       collector?.addScore(score);
       if (record === undefined) continue;
@@ -1192,9 +1209,11 @@ export async function runSuite(
   });
   await unitsOut?.flush();
   if (
-    selectionTally !== undefined && options.outPath !== undefined && !unbegun
+    (selectionTally !== undefined || budgetSpent !== undefined) &&
+    options.outPath !== undefined && !unbegun
   ) {
     // A shard's Scores file says, beside it, what it ran: merge reads it.
+    // Every file keeps what its budget spent: a resume starts from it.
     await resuming!.writeMeta(options.outPath, {
       ...(resume?.meta !== undefined && resume.scores > 0 ? resume.meta : {
         run_id: runId,
@@ -1202,7 +1221,7 @@ export async function runSuite(
         fingerprints: fingerprints!,
       }),
       settings,
-      selection: selectionTally,
+      ...(selectionTally !== undefined ? { selection: selectionTally } : {}),
       complete: !stopped,
       ...rangesIf(scorers),
       gates: config.gates ?? {},

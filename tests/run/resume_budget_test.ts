@@ -1,0 +1,145 @@
+/**
+ * A resumed run keeps the budget of the file it continues: the units a
+ * spent budget blocked are not done (a resume makes their calls, if the
+ * budget now allows), and the resumed run's budget starts from what the
+ * earlier run spent, so the cap holds across the two processes and the exit
+ * code, the record and the sidecar say what happened. Against a loopback
+ * server that reports usage, priced by `cost:`.
+ */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { cli } from "../_cli.ts";
+import { fakeLlm, lastMessage, reply } from "../_fake_llm.ts";
+import { withTempDir } from "../_proc.ts";
+
+// 1000 prompt and 100 completion tokens per call: at 1 and 10 USD per
+// million, each call costs 0.002.
+const USAGE = { prompt_tokens: 1000, completion_tokens: 100 };
+
+function suite(baseUrl: string, budget: number): string {
+  return `dataset: data.jsonl
+target:
+  type: openai
+  base_url: ${baseUrl}
+  model: bot
+  cost: { input_per_1m: 1, output_per_1m: 10 }
+scorers:
+  - type: exact_match
+  - type: cost
+    max_usd: 0.0015
+concurrency: 1
+budget_usd: ${budget}
+`;
+}
+
+interface Line {
+  unit_id: string;
+  metric: string;
+  status: string;
+  reason?: string;
+}
+
+async function scoresOf(path: string): Promise<Line[]> {
+  const text = await Deno.readTextFile(path);
+  return text.trim().split("\n").map((l) => JSON.parse(l));
+}
+
+/** How many Scores a record's units hold. */
+function scoresIn(record: { units: Array<{ scores: unknown[] }> }): number {
+  return record.units.reduce((n, u) => n + u.scores.length, 0);
+}
+
+/** Each Score's unit, metric and status, sorted: the file's content as a set. */
+function content(scores: readonly Line[]): string[] {
+  return scores.map((s) => `${s.unit_id} ${s.metric} ${s.status}`).sort();
+}
+
+Deno.test("run --resume after the budget ran out: the blocked units are not done, the budget starts from what the file's run spent, and a raised budget_usd runs them", async () => {
+  await withTempDir(async (dir) => {
+    await using server = fakeLlm({
+      handler: (request) =>
+        reply.ok(`A: ${lastMessage(request)}`, { usage: USAGE }),
+    });
+    const cases = Array.from(
+      { length: 5 },
+      (_, i) =>
+        JSON.stringify({ input: `q${i + 1}`, expected: `A: q${i + 1}` }),
+    );
+    await Deno.writeTextFile(join(dir, "data.jsonl"), cases.join("\n") + "\n");
+    // 0.002 a call: the third reaches 0.006, the last two are refused.
+    await Deno.writeTextFile(
+      join(dir, "suite.yaml"),
+      suite(server.baseUrl, 0.005),
+    );
+    const args = [
+      "run",
+      "suite.yaml",
+      "--out",
+      "s.ndjson",
+      "--record",
+      "r.json",
+    ];
+    const first = await cli(args, dir);
+    assert.equal(first.code, 1, first.stderr);
+    assert.equal(server.count, 3);
+    const blockedFirst = content(await scoresOf(join(dir, "s.ndjson")));
+    assert.equal(blockedFirst.filter((s) => s.endsWith(" blocked")).length, 4);
+    const spentFirst = { limit_usd: 0.005, spent_usd: 0.006, refused: 2 };
+
+    // Resumed under the same budget: nothing more may be spent, so the two
+    // calls are refused again, and the run says so as the first did.
+    const again = await cli([...args, "--resume"], dir);
+    assert.equal(again.code, 1, again.stderr);
+    assert.equal(server.count, 3);
+    assert.match(
+      again.stderr,
+      /evalpipe: dropped 4 Scores of "s\.ndjson" that the spent budget blocked/,
+    );
+    assert.match(
+      again.stderr,
+      /evalpipe: budget reached: \$0\.006 spent of budget_usd \$0\.005; 2 calls were not made/,
+    );
+    assert.match(
+      again.stderr,
+      /^4 scores written to s\.ndjson \(after 6 already there\)$/m,
+    );
+    const resumed = await scoresOf(join(dir, "s.ndjson"));
+    // Each Score once: the blocked ones were replaced, not repeated.
+    assert.deepEqual(content(resumed), blockedFirst);
+    assert.deepEqual(
+      JSON.parse(await Deno.readTextFile(join(dir, "s.ndjson.meta.json")))
+        .budget,
+      spentFirst,
+    );
+    const record = JSON.parse(await Deno.readTextFile(join(dir, "r.json")));
+    assert.deepEqual(record.budget, spentFirst);
+    assert.equal(record.units.length, 5);
+    assert.equal(scoresIn(record), 10);
+
+    // A raised budget_usd resumes the same suite (it is what the run may
+    // spend, not what it measures) and makes the two calls it allows now.
+    await Deno.writeTextFile(
+      join(dir, "suite.yaml"),
+      suite(server.baseUrl, 0.01),
+    );
+    const raised = await cli([...args, "--resume"], dir);
+    assert.equal(raised.code, 0, raised.stderr);
+    assert.equal(server.count, 5);
+    const done = await scoresOf(join(dir, "s.ndjson"));
+    assert.equal(done.length, 10);
+    assert.ok(done.every((s) => s.status !== "blocked"), JSON.stringify(done));
+    assert.equal(new Set(content(done)).size, 10);
+    const spent = { limit_usd: 0.01, spent_usd: 0.01, refused: 0 };
+    assert.deepEqual(
+      JSON.parse(await Deno.readTextFile(join(dir, "s.ndjson.meta.json")))
+        .budget,
+      spent,
+    );
+    const last = JSON.parse(await Deno.readTextFile(join(dir, "r.json")));
+    assert.deepEqual(last.budget, spent);
+    assert.equal(last.units.length, 5);
+    assert.equal(scoresIn(last), 10);
+    assert.ok(last.units.every((u: { output: unknown }) => u.output !== null));
+  });
+});
