@@ -377,6 +377,17 @@ given twice, or one that did not finish.`,
         say(`evalpipe: ${where}budget reached: ${budgetText(budget)}`);
       }
     }
+    // A shard compared with a baseline did not fail for it: the merged run
+    // is what `--baseline` checks, and it is not checked unasked.
+    const shardBaseline = parts.find((p) => p.record?.baseline !== undefined)
+      ?.record?.baseline?.path;
+    if (flags.baseline === undefined && shardBaseline !== undefined) {
+      say(
+        `evalpipe: the shards were compared with the baseline ${
+          JSON.stringify(shardBaseline)
+        }, which only merge --baseline checks: the merged run is not compared with it`,
+      );
+    }
     let regressed = false;
     if (baselines !== undefined) {
       if (savePath !== undefined) {

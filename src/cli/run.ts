@@ -888,17 +888,23 @@ and a summary table on stderr.`,
         summary.surplusLines !== undefined
       ) return 2;
       // A regression or a spent budget fails the run as a gate does; a
-      // shard's spent budget, like its gates, fails the merge instead (its
-      // record and sidecar keep it): a shard that exits 1 is retried by its
-      // engine, which pays the budget again (a resume starts from what the
-      // file's run spent, and is refused the blocked calls again).
-      const failing = selected.shard !== undefined
-        ? failures.filter((f) => f.kind !== "budget")
-        : failures;
+      // shard's, like its gates, fails the merge instead: a shard that exits
+      // 1 is retried by its engine, which pays the budget again (a resume
+      // starts from what the file's run spent, and is refused the blocked
+      // calls again) and finds the same regression. The record and sidecar
+      // keep the budget for merge, and `merge --baseline` compares the whole.
+      const failing = selected.shard !== undefined ? [] : failures;
       if (failing.length < failures.length) {
-        say(
-          "evalpipe: the budget is checked on the merged run (evalpipe merge), not on a shard",
-        );
+        if (failures.some((f) => f.kind === "budget")) {
+          say(
+            "evalpipe: the budget is checked on the merged run (evalpipe merge), not on a shard",
+          );
+        }
+        if (failures.some((f) => f.kind === "regression")) {
+          say(
+            "evalpipe: the baseline is checked on the merged run (evalpipe merge --baseline), not on a shard",
+          );
+        }
       }
       return gateFailures.length > 0 || failing.length > 0 ? 1 : 0;
     } catch (error) {

@@ -1179,10 +1179,20 @@ export async function runSuite(
   const selectionTally = selection?.tally();
   const spend = spendIf(tally);
   // --- baselines (issue 14) ---
+  // A shard is compared with its own examples of the baseline: the others
+  // are other shards', not cases removed (`merge --baseline` compares the
+  // whole run).
+  const shard = options.shard;
+  const shardOf = shard === undefined || baseline === undefined
+    ? undefined
+    : (await import("./select.ts")).shardOf;
   const compared = baseline === undefined ? undefined : {
     path: comparePath!,
     ...baselineModule!.compareWithBaseline(
-      baseline.scores,
+      shardOf === undefined ? baseline.scores : baseline.scores.filter((s) => {
+        const id = s.example_id ?? s.unit_id;
+        return id === undefined || shardOf(id, shard!.count) === shard!.index;
+      }),
       collector!.scores(),
       require ?? baseline.file.require,
       { valueRange: valueRangesOf(scorers) },
