@@ -112,9 +112,9 @@ async function readResultsAt(
     // A file `run --save-baseline` wrote: one JSON document, its units'
     // Scores with the ids of their unit.
     const { readBaseline } = await import("../run/baseline.ts");
-    const { scores } = await readBaseline(file);
+    const { scores, file: baseline } = await readBaseline(file);
     sayBaseline(JSON.stringify(path), scores.length);
-    return { scores, problems: [] };
+    return { scores, problems: [], require: baseline.require };
   }
   const read = await readScoresFile(file);
   if (read.record === undefined && file === path) {
@@ -122,6 +122,16 @@ async function readResultsAt(
     const { readMeta } = await import("../run/resume.ts");
     const ranges = (await readMeta(path))?.value_ranges;
     if (ranges !== undefined) read.value_ranges = ranges;
+  }
+  if (read.record !== undefined) {
+    // As the run judged its cases: its config's requirement, else `all`.
+    const epochs = read.record.config.epochs;
+    const require = typeof epochs === "object" && epochs !== null
+      ? (epochs as { require?: unknown }).require
+      : undefined;
+    read.require = require === "majority" || require === "any"
+      ? require
+      : "all";
   }
   for (const p of read.problems) {
     say(

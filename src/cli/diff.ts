@@ -19,7 +19,10 @@ and metric (epochs averaged per example). Writes one NDJSON line per metric
 on stdout (pairs, mean_a, mean_b, delta = B - A, its paired stderr, ci95
 clamped to what a difference can be when the runs declare the metric's range
 and ci95_unclamped, improved, regressed, newly_passing, newly_failing, only_a,
-only_b, regressions) and a table on stderr. Given one matrix run (a record or Scores
+only_b, regressions) and a table on stderr. A case passes over its epochs as
+its run's config requires (a record's epochs.require; B's when the two differ;
+majority for Scores files), and one that passed in A and has only error or
+blocked Scores in B is newly failing. Given one matrix run (a record or Scores
 file of run --matrix), compares its targets instead: one "comparison" line
 per metric.`,
   positionals: {
@@ -53,16 +56,27 @@ per metric.`,
       import("../report/summary.ts"),
       import("../io/inert_json.ts"),
     ]);
+    // A case passes as its run judged it (a record's `epochs.require`), B's
+    // when the two disagree, as `run --baseline` judges both by the run's;
+    // `majority` when neither file says (Scores files).
+    const require = b.require ?? a.require ?? "majority";
+    if (
+      a.require !== undefined && b.require !== undefined &&
+      a.require !== b.require
+    ) {
+      say(
+        `evalpipe: A judges a case over its epochs by require ${a.require} and B by require ${b.require}: newly_passing and newly_failing judge both runs by B's, require ${b.require}`,
+      );
+    }
     // The intervals clamp to the ranges the runs declare (their records,
     // their sidecars), as their aggregates do.
-    const lines = diffScores(
-      a.scores,
-      b.scores,
-      (await import("../aggregate/value_ranges.ts")).valueRangeOption(
+    const lines = diffScores(a.scores, b.scores, {
+      ...(await import("../aggregate/value_ranges.ts")).valueRangeOption(
         a.value_ranges ?? a.record?.value_ranges,
         b.value_ranges ?? b.record?.value_ranges,
       ),
-    );
+      require,
+    });
     await writeStdout(
       inertJson(lines.map((l) => JSON.stringify(l) + "\n").join("")),
     );

@@ -6,7 +6,7 @@
 
 import { ExactSum } from "../aggregate/exact_sum.ts";
 import { clampInterval, tCritical95 } from "../aggregate/stats.ts";
-import type { ValueRange } from "../aggregate/types.ts";
+import type { CaseRequirement, ValueRange } from "../aggregate/types.ts";
 import { aggregatable, type Score, type ScoreStatus } from "../score/mod.ts";
 import { nfcKey } from "../base/nfc.ts";
 
@@ -85,9 +85,16 @@ export interface PairedDelta {
   improved: number;
   /** Pairs whose value fell. */
   regressed: number;
-  /** Pairs that failed in A and pass in B. */
+  /**
+   * Examples that failed in A and pass in B (their epochs judged by the
+   * requirement; an error or blocked epoch is tried and failed), whether or
+   * not both sides have a value to pair.
+   */
   newly_passing: number;
-  /** Pairs that passed in A and fail in B. */
+  /**
+   * Examples that passed in A and fail in B: a pair whose verdict flipped,
+   * or an example whose every epoch in B is an error or blocked.
+   */
   newly_failing: number;
 }
 
@@ -319,6 +326,41 @@ export interface DiffOptions {
    * @default {undefined}
    */
   valueRange?: ((metric: string) => ValueRange | undefined) | undefined;
+  /**
+   * When an example passes over its epochs, for `newly_passing` and
+   * `newly_failing` (see {@linkcode casePasses}): a run's `epochs.require`.
+   * @default {"majority"}
+   */
+  require?: CaseRequirement | undefined;
+}
+
+/**
+ * Whether a case passes under a requirement.
+ *
+ * @param passes Epochs that passed.
+ * @param trials Epochs tried (an error or blocked epoch is tried and failed).
+ * @param require When a case passes.
+ * @returns The verdict.
+ *
+ * @example
+ * ```ts
+ * import { casePasses } from "./mod.ts";
+ * if (!casePasses(3, 5, "majority") || casePasses(2, 4, "majority") || !casePasses(1, 5, "any") || casePasses(4, 5, "all")) throw new Error();
+ * ```
+ */
+export function casePasses(
+  passes: number,
+  trials: number,
+  require: CaseRequirement,
+): boolean {
+  switch (require) {
+    case "all":
+      return passes === trials;
+    case "majority":
+      return passes * 2 > trials;
+    case "any":
+      return passes > 0;
+  }
 }
 
 /**
@@ -360,6 +402,7 @@ export function diffScores(
   const statusesA = new Map<string, StatusCounts>();
   const statusesB = new Map<string, StatusCounts>();
   const pairing = pairingOf(a, b);
+  const require = options.require ?? "majority";
   // A's ids, as written, for the examples a reader looks up.
   const written = new Map<string, string>();
   const shown = (key: string) => written.get(key) ?? key;
@@ -384,6 +427,13 @@ export function diffScores(
     for (const [id, x] of ea) {
       const y = eb.get(id);
       if (x === null || y === null || y === undefined) continue;
+      // A verdict on each side, epochs tried as the requirement counts them
+      // (errors tried and failed): a pass flip needs no value on both sides,
+      // so a case that passed and now only errors is newly failing.
+      const passA = casePasses(x.passed, x.count + x.failed, require);
+      const passB = casePasses(y.passed, y.count + y.failed, require);
+      if (!passA && passB) newlyPassing++;
+      if (passA && !passB) newlyFailing++;
       if (x.count === 0 || y.count === 0) continue;
       const va = x.sum / x.count;
       const vb = y.sum / y.count;
@@ -396,12 +446,6 @@ export function diffScores(
       else if (vb < va) {
         regressions.push({ example_id: shown(id), a: va, b: vb });
       }
-      // Passing is what `require: majority` means: more than half of the
-      // epochs tried, errors counted as tried and failed (2 of 4 is no pass).
-      const passA = x.passed * 2 > x.count + x.failed;
-      const passB = y.passed * 2 > y.count + y.failed;
-      if (!passA && passB) newlyPassing++;
-      if (passA && !passB) newlyFailing++;
     }
     const n = diffs.length;
     let stderr: number | null = null;

@@ -15,6 +15,7 @@ export type {
 } from "./diff.ts";
 export {
   caseIdOf,
+  casePasses,
   diffScores,
   pairingOf,
   significantlyWorse,

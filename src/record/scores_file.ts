@@ -4,6 +4,7 @@
  * @module
  */
 
+import type { CaseRequirement } from "../aggregate/types.ts";
 import { readJsonValues } from "../io/_json_syntax.ts";
 import { InputError, osErrorText } from "../base/errors.ts";
 import { isRunRecord, readRunRecord, type RunRecord } from "./run_record.ts";
@@ -37,6 +38,12 @@ export interface ScoresFile {
   value_ranges?: Record<string, [number, number]>;
   /** Lines that are not Scores, with their 1-based line numbers and why. */
   problems: Array<{ line: number; message: string }>;
+  /**
+   * When its run judged a case over its epochs, when the file says: a
+   * record's config (`epochs.require`, else `all`, the run's default), a
+   * baseline's `require`. A Scores file does not say.
+   */
+  require?: CaseRequirement;
 }
 
 /**

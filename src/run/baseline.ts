@@ -15,6 +15,7 @@ import { nfcKey } from "../base/nfc.ts";
 import type { Unit } from "../dataset/unit.ts";
 import {
   caseIdOf,
+  casePasses,
   type DiffLine,
   type DiffOptions,
   diffScores,
@@ -644,34 +645,9 @@ function tallies(
   return [out, written];
 }
 
-/**
- * Whether a case passes under a requirement.
- *
- * @param passes Epochs that passed.
- * @param trials Epochs tried.
- * @param require When a case passes.
- * @returns The verdict.
- *
- * @example
- * ```ts
- * import { casePasses } from "./mod.ts";
- * if (!casePasses(3, 5, "majority") || casePasses(2, 4, "majority") || !casePasses(1, 5, "any") || casePasses(4, 5, "all")) throw new Error();
- * ```
- */
-export function casePasses(
-  passes: number,
-  trials: number,
-  require: CaseRequirement,
-): boolean {
-  switch (require) {
-    case "all":
-      return passes === trials;
-    case "majority":
-      return passes * 2 > trials;
-    case "any":
-      return passes > 0;
-  }
-}
+// Where pass flips are counted too (`diff`): re-exported for scripts that
+// imported it from here.
+export { casePasses };
 
 /**
  * Compares a run with its baseline, case by case and metric by metric. A
@@ -738,7 +714,7 @@ export function compareWithBaseline(
       else if (!wasPassing && passes) fixed.push(change);
     }
   }
-  const metrics = diffScores(baseline, now, options);
+  const metrics = diffScores(baseline, now, { ...options, require });
   const worse = metrics.filter(significantlyWorse).map((l) => l.metric);
   const unfit = unfitComparison(baseline, now, metrics);
   const evaluators = evaluatorChanges(baseline, now);

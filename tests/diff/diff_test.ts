@@ -232,8 +232,9 @@ Deno.test("diffScores never pairs errors, skipped or invalid Scores", () => {
   assert.equal(line.improved, 1, "#3 (invalid in B) did not improve");
   assert.equal(line.regressed, 0, "#1 (errored in B) did not regress");
   assert.deepEqual(line.regressions, []);
-  assert.equal(line.newly_failing, 0, "an error in B is not a pass flip");
-  assert.equal(line.newly_passing, 0, "an error in A is not a pass flip");
+  // No pair, but a verdict each side: an error fails, as in the pass rate.
+  assert.equal(line.newly_failing, 1, "#1 passed in A and errors in B");
+  assert.equal(line.newly_passing, 1, "#5 errored in A and passes in B");
   assert.equal(line.only_a, 0, "#1, #2, #3, #6 are in B, as non-aggregatable");
   assert.equal(line.only_b, 1, "#7");
 });
@@ -659,4 +660,110 @@ Deno.test("diffScores flips a verdict on more than half of the epochs tried, err
   assert.equal(line.newly_passing, 1, "#3 (3 of 4)");
   // The mean stays over values: #2's errors are no 0.0.
   assert.equal(line.regressed, 1, "only #1's mean fell");
+});
+
+Deno.test("diffScores counts a case that passed in A and has only error or blocked epochs in B as newly failing, as compareWithBaseline lists it", async () => {
+  const { compareWithBaseline } = await import("../../src/run/baseline.ts");
+  const eid = (n: string, e: number) => ({
+    example_id: `data.jsonl#${n}`,
+    unit_id: `data.jsonl#${n}@${e}`,
+  });
+  const a = [
+    epoch("m", 1, "1", 1),
+    epoch("m", 1, "1", 2),
+    epoch("m", 1, "2", 1),
+    epoch("m", 1, "2", 2),
+  ];
+  const b = [
+    errored("m", "scorer error: exit status 1", eid("1", 1)),
+    blocked("m", "target error: HTTP 503", eid("1", 2)),
+    epoch("m", 1, "2", 1),
+    epoch("m", 1, "2", 2),
+  ];
+  const line = only(diffScores(a, b, { require: "all" }));
+  assert.equal(line.pairs, 1, "#1 has no value in B: no pair");
+  assert.equal(line.newly_failing, 1);
+  assert.equal(line.only_a + line.only_b, 0);
+  const run = compareWithBaseline(a, b, "all");
+  assert.deepEqual(run.newly_failing.map((c) => c.case), ["data.jsonl#1"]);
+  assert.equal(run.metrics[0]!.newly_failing, 1);
+});
+
+Deno.test("diffScores judges flips by the requirement it is given", () => {
+  // Each example passes 1 of its 2 epochs in B, both in A.
+  const a = ["1", "2"].flatMap((id) => [1, 2].map((e) => epoch("m", 1, id, e)));
+  const b = ["1", "2"].flatMap((id) =>
+    [1, 0].map((v, e) => epoch("m", v, id, e + 1))
+  );
+  assert.equal(
+    only(diffScores(a, b)).newly_failing,
+    2,
+    "majority: 1 of 2 fails",
+  );
+  assert.equal(only(diffScores(a, b, { require: "any" })).newly_failing, 0);
+  assert.equal(only(diffScores(a, b, { require: "all" })).newly_failing, 2);
+});
+
+Deno.test("cli diff judges a case's epochs by the records' require, B's when they differ, and saying so", async () => {
+  await withTempDir(async (dir) => {
+    const cases = (output: boolean) =>
+      Array.from({ length: 3 }, (_, i) =>
+        JSON.stringify({
+          input: `q${i}`,
+          expected: "yes",
+          ...(output ? { output: "yes" } : {}),
+        }) + "\n").join("");
+    // B's target answers "yes" on its odd calls and "no" on its even ones:
+    // one call at a time, each case passes one epoch of its two.
+    const flip =
+      `n=$(cat count 2>/dev/null || echo 0); n=$((n + 1)); echo $n > count
+cat > /dev/null
+if [ $((n % 2)) -eq 1 ]; then echo yes; else echo no; fi
+`;
+    const suite = (target: string, require: string) =>
+      `dataset: data.jsonl
+target: ${target}
+scorers: [{ type: exact_match }]
+epochs: { n: 2, require: ${require} }
+concurrency: 1
+`;
+    const runs: Array<[string, string, string]> = [
+      ["a", "{ type: replay }", "any"],
+      ["b", "{ type: subprocess, cmd: sh flip.sh }", "any"],
+      ["c", "{ type: subprocess, cmd: sh flip.sh }", "all"],
+    ];
+    for (const [name, target, require] of runs) {
+      await Deno.mkdir(`${dir}/${name}`);
+      await Deno.writeTextFile(
+        `${dir}/${name}/suite.yaml`,
+        suite(target, require),
+      );
+      await Deno.writeTextFile(
+        `${dir}/${name}/data.jsonl`,
+        cases(name === "a"),
+      );
+      await Deno.writeTextFile(`${dir}/${name}/flip.sh`, flip);
+      const run = await cli(
+        ["run", `${name}/suite.yaml`, "--record", `${name}.json`],
+        dir,
+      );
+      assert.equal(run.code, 0, run.stderr);
+    }
+    // Both runs require any epoch to pass: every case still passes.
+    const any = await cli(["diff", "a.json", "b.json"], dir);
+    assert.equal(any.code, 0, any.stderr);
+    const [same] = parseLines(any.stdout);
+    assert.equal(same!.pairs, 3);
+    assert.equal(same!.newly_failing, 0, any.stdout);
+    assert.doesNotMatch(any.stderr, /judges a case over its epochs/);
+    // C requires all: B's requirement judges both, and stderr says so.
+    const all = await cli(["diff", "a.json", "c.json"], dir);
+    assert.equal(all.code, 0, all.stderr);
+    const [stricter] = parseLines(all.stdout);
+    assert.equal(stricter!.newly_failing, 3, all.stdout);
+    assert.match(
+      all.stderr,
+      /evalpipe: A judges a case over its epochs by require any and B by require all: newly_passing and newly_failing judge both runs by B's, require all/,
+    );
+  });
 });
