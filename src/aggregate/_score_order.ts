@@ -8,6 +8,7 @@
  */
 
 import type { Score } from "../score/types.ts";
+import { nfcKey } from "../base/nfc.ts";
 
 /** Told of a Score whose example's Scores of its metric ended earlier. */
 export type OnScattered = (
@@ -32,7 +33,7 @@ export class ScoreOrder {
   // ended, and the units scored so far (of that example; grouped, of all).
   readonly #seen = new Map<
     string,
-    { open: string; ended: Set<string>; units: Set<string> }
+    { open: string; key: string; ended: Set<string>; units: Set<string> }
   >();
 
   /**
@@ -73,21 +74,29 @@ export class ScoreOrder {
       : `${score.target_name}\u0000${score.metric}`;
     let state = this.#seen.get(key);
     if (state === undefined) {
-      state = { open: id, ended: new Set(), units: new Set() };
+      state = { open: id, key: nfcKey(id), ended: new Set(), units: new Set() };
       this.#seen.set(key, state);
     } else if (state.open !== id) {
-      if (!this.#grouped) state.units.clear();
-      if (scattered !== undefined) state.ended.add(state.open);
+      // Ids compared in NFC, as the aggregator gathers them: the open
+      // example in another spelling continues it.
+      const example = nfcKey(id);
       state.open = id;
-      if (state.ended.has(id)) scattered!(at, id, score.metric);
+      if (example !== state.key) {
+        if (!this.#grouped) state.units.clear();
+        if (scattered !== undefined) state.ended.add(state.key);
+        state.key = example;
+        if (state.ended.has(example)) scattered!(at, id, score.metric);
+      }
     }
     const unit = score.unit_id;
     if (duplicate === undefined || unit === undefined) return true;
-    if (state.units.has(unit)) {
+    // One unit in two spellings is one unit scored twice.
+    const unitKey = nfcKey(unit);
+    if (state.units.has(unitKey)) {
       duplicate(at, score);
       return false;
     }
-    state.units.add(unit);
+    state.units.add(unitKey);
     return true;
   }
 }

@@ -18,6 +18,7 @@ import {
   wilson95,
 } from "./stats.ts";
 import { aggregatable, type Score } from "../score/mod.ts";
+import { nfcKey } from "../base/nfc.ts";
 import type { Aggregate, PartialAggregate, ValueRange } from "./types.ts";
 import {
   ConfusionCounts,
@@ -43,7 +44,10 @@ function joinRanges(a: RangeState, b: RangeState): RangeState {
 
 /** The units of one example seen so far, for one metric. */
 interface Cluster {
+  /** The example's id, as first written. */
   id: string | undefined;
+  /** It in Unicode NFC: two spellings of one id are one example. */
+  key: string | undefined;
   sum: number;
   count: number;
   /** Its Scores that failed without a value: errors and blocked ones. */
@@ -54,9 +58,13 @@ interface Cluster {
   allPassed: boolean;
 }
 
-function newCluster(id: string | undefined): Cluster {
+function newCluster(
+  id: string | undefined,
+  key: string | undefined,
+): Cluster {
   return {
     id,
+    key,
     sum: 0,
     count: 0,
     errors: 0,
@@ -141,16 +149,25 @@ class MetricState {
     const id = score.example_id ?? score.unit_id;
     let c: Cluster;
     if (this.pending !== undefined && id !== undefined) {
-      c = this.pending.get(id) ?? newCluster(id);
-      this.pending.set(id, c);
+      // Gathered by the id in NFC: "é" written as one code point or as "e"
+      // and a combining accent is one example, as diff and resume pair it.
+      const key = nfcKey(id);
+      c = this.pending.get(key) ?? newCluster(id, key);
+      this.pending.set(key, c);
     } else {
-      // The units of one example arrive together: a new id closes the cluster.
-      if (
-        this.open !== undefined && (id === undefined || id !== this.open.id)
-      ) {
-        this.close();
+      // The units of one example arrive together: a new id closes the
+      // cluster, unless it is the open one's in another spelling. Its key
+      // is made once per new id, not once per Score.
+      const open = this.open;
+      let key: string | undefined;
+      if (open !== undefined && (id === undefined || id !== open.id)) {
+        key = id === undefined ? undefined : nfcKey(id);
+        if (key === undefined || key !== open.key) this.close();
       }
-      c = this.open ??= this.reopen(id);
+      c = this.open ??= this.reopen(
+        id,
+        key ?? (id === undefined ? undefined : nfcKey(id)),
+      );
     }
     if (aggregatable(score)) {
       this.aggregatable++;
@@ -194,11 +211,12 @@ class MetricState {
   }
 
   /** A cluster for a new example: the spare one, emptied, or a new one. */
-  reopen(id: string | undefined): Cluster {
+  reopen(id: string | undefined, key: string | undefined): Cluster {
     const c = this.spare;
-    if (c === undefined) return newCluster(id);
+    if (c === undefined) return newCluster(id, key);
     this.spare = undefined;
     c.id = id;
+    c.key = key;
     c.sum = 0;
     c.count = 0;
     c.errors = 0;

@@ -1112,3 +1112,45 @@ Deno.test("aggregate() counts into an Aggregator made by a second copy of the mo
   const [counted] = theirs.results();
   assert.equal(counted?.n, 2, "the Scores went into the Aggregator given");
 });
+
+Deno.test("Aggregator counts an example whose epochs write its id in NFC and in NFD as one example, adjacent or grouped", () => {
+  const nfc = "d.jsonl#caf\u00e9";
+  const nfd = "d.jsonl#cafe\u0301";
+  const epochs = [
+    scored("m", 1, { example_id: nfc, unit_id: `${nfc}@1` }),
+    scored("m", 0, { example_id: nfd, unit_id: `${nfd}@2` }),
+    scored("m", 1, { example_id: "d.jsonl#2", unit_id: "d.jsonl#2@1" }),
+    scored("m", 1, { example_id: "d.jsonl#2", unit_id: "d.jsonl#2@2" }),
+  ];
+  for (const grouped of [false, true]) {
+    const agg = new Aggregator({ grouped });
+    for (const s of grouped ? [...epochs].reverse() : epochs) agg.add(s);
+    const [m] = agg.results();
+    assert.equal(m?.examples, 2, `grouped: ${grouped}`);
+    // One example of two epochs, one passing: flaky, not two examples.
+    assert.equal(m?.flaky, 1, `grouped: ${grouped}`);
+    close(m?.mean, 0.75);
+  }
+});
+
+Deno.test("aggregate stops at an example written again in another spelling after other examples, and at a unit given in two spellings", async () => {
+  const nfc = "d.jsonl#caf\u00e9";
+  const nfd = "d.jsonl#cafe\u0301";
+  const run = (scores: Score[]) =>
+    Array.fromAsync(ReadableStream.from(scores).pipeThrough(aggregate()))
+      .then(() => undefined, (e) => e);
+  const scattered = await run([
+    scored("m", 1, { example_id: nfc, unit_id: `${nfc}@1` }),
+    scored("m", 1, { example_id: "d.jsonl#2", unit_id: "d.jsonl#2" }),
+    scored("m", 0, { example_id: nfd, unit_id: `${nfd}@2` }),
+  ]);
+  assert.ok(scattered instanceof ScoreOrderError, String(scattered));
+  assert.equal(scattered.at, 3);
+  assert.match(scattered.message, /are not adjacent/);
+  const twice = await run([
+    scored("m", 1, { example_id: nfc, unit_id: nfc }),
+    scored("m", 0, { example_id: nfd, unit_id: nfd }),
+  ]);
+  assert.ok(twice instanceof ScoreOrderError, String(twice));
+  assert.match(twice.message, /^Score 2 is given twice/);
+});
