@@ -139,6 +139,26 @@ export interface ChatReply {
   tool_calls?: ToolCall[];
 }
 
+/**
+ * A reply without text that the provider's content filter stopped
+ * (`finish_reason` `"content_filter"`, no `content`, as Azure answers): a
+ * target fails with its message, a judge reads it as a refusal.
+ */
+export class ContentFilterError extends Error {
+  /** What the call reported: model, usage, finish reason, attempts, cost. */
+  readonly info: Record<string, unknown>;
+
+  /**
+   * @param message What happened, for people.
+   * @param info What the call reported.
+   */
+  constructor(message: string, info: Record<string, unknown>) {
+    super(message);
+    this.name = "ContentFilterError";
+    this.info = info;
+  }
+}
+
 // The HTTP exchange and the reading of tool calls load at the first call:
 // a cached rerun whose every request hits makes none.
 let http: typeof import("./_http.ts") | undefined;
@@ -360,13 +380,6 @@ export class ChatClient {
       )
       : undefined;
     const said = messageText(message, toolCalls !== undefined);
-    if (!("text" in said)) {
-      throw new Error(
-        `${this.shownUrl} answered without a message text in choices[0].message.content (${
-          said.parts !== undefined ? `its parts are ${said.parts}; ` : ""
-        }${finishText(choice?.finish_reason)})`,
-      );
-    }
     const r = reply as Record<string, unknown>;
     // Keys in this order: model, usage, finish_reason, refusal, attempts.
     const read: Record<string, unknown> = {
@@ -375,6 +388,20 @@ export class ChatClient {
     if (r.usage !== undefined) read.usage = r.usage;
     if (choice?.finish_reason !== undefined) {
       read.finish_reason = choice.finish_reason;
+    }
+    if (!("text" in said)) {
+      const message =
+        `${this.shownUrl} answered without a message text in choices[0].message.content (${
+          said.parts !== undefined ? `its parts are ${said.parts}; ` : ""
+        }${finishText(choice?.finish_reason)})`;
+      // Azure's filter leaves no content: a judge names it a refusal, and
+      // keeps what the call reported (the budget charges no reply without
+      // text, as before).
+      if (choice?.finish_reason === "content_filter") {
+        read.attempts = attempts;
+        throw new ContentFilterError(message, this.#priced(read, false));
+      }
+      throw new Error(message);
     }
     if (said.refusal) read.refusal = true;
     read.attempts = attempts;

@@ -9,6 +9,7 @@ import {
   ChatClient,
   type ChatClientOptions,
   type ChatSettings,
+  ContentFilterError,
 } from "../net/chat_client.ts";
 import { fingerprint } from "../fingerprint/fingerprint.ts";
 import { hasPlaceholder, renderTemplate } from "../net/template.ts";
@@ -423,12 +424,19 @@ export function llmJudge(
       // A refusal is read before the text: it may hold a number by chance.
       const verdictOf = (text: string, info: Record<string, unknown>) =>
         refusalOf(text, info) ?? readOf(text);
-      const reply = await client.complete(
-        messages,
-        context.signal,
-        context.flow,
-        (text, info) => !(verdictOf(text, info) instanceof JudgeReplyError),
-      );
+      let reply: { text: string; info: Record<string, unknown> };
+      try {
+        reply = await client.complete(
+          messages,
+          context.signal,
+          context.flow,
+          (text, info) => !(verdictOf(text, info) instanceof JudgeReplyError),
+        );
+      } catch (error) {
+        // A filter that left no text refused as one that left "" did.
+        if (!(error instanceof ContentFilterError)) throw error;
+        reply = { text: "", info: error.info };
+      }
       const read = verdictOf(reply.text, reply.info);
       if (read instanceof JudgeReplyError) {
         // The call was made and paid for: its provenance stays.

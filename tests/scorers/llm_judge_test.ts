@@ -9,6 +9,7 @@ import {
   faithfulnessJudge,
   JudgeReplyError,
   llmJudge,
+  openaiTarget,
   rubricJudge,
   type Score,
   scoreUnits,
@@ -808,5 +809,65 @@ Deno.test("a judge that refuses is a judge.refused error quoting the refusal, no
   assert.match(
     clipped?.reason ?? "",
     /^scorer error: the judge refused: "No\. No\./,
+  );
+});
+
+Deno.test("a judge whose content filter left no message text (Azure's shape) is a judge.refused error, as one with empty text is", async () => {
+  // Azure's filtered answer has a finish_reason of "content_filter" and a
+  // message without content: the client's "no message text" error reached
+  // the Score as a failed call, not as the refusal it is.
+  const FILTERED = {
+    model: "j",
+    choices: [{
+      index: 0,
+      message: { role: "assistant" },
+      finish_reason: "content_filter",
+      content_filter_results: { violence: { filtered: true } },
+    }],
+    usage: { prompt_tokens: 40, completion_tokens: 0, total_tokens: 40 },
+  };
+  await using server = fakeLlm({ handler: () => reply.json(FILTERED) });
+  await withTempDir(async (dir) => {
+    const cache = new TargetCache(dir);
+    const settings = {
+      model: "j",
+      base_url: server.baseUrl,
+      cost: { input_per_1m: 1, output_per_1m: 2 },
+    };
+    const unit: Unit = {
+      example_id: "d#1",
+      unit_id: "d#1",
+      input: "q",
+      output: "a",
+      context: ["c"],
+    };
+    for (
+      const judge of [
+        llmJudge(settings, undefined, undefined, { cache }),
+        faithfulnessJudge(settings, undefined, { cache }),
+      ]
+    ) {
+      const [s] = await scores(judge, [unit]);
+      assert.deepEqual(
+        [s?.status, s?.value, s?.diagnostics.map((d) => d.code)],
+        ["error", null, ["judge.refused"]],
+        `${judge.name}: ${s?.reason}`,
+      );
+      assert.equal(
+        s?.reason,
+        `scorer error: the judge refused: the provider's content filter stopped its reply (finish_reason "content_filter")`,
+      );
+      // The call was made and paid for: its provenance stays.
+      assert.equal(s?.provenance?.judge_model, "j");
+      assert.equal(s?.provenance?.finish_reason, "content_filter");
+      assert.equal(s?.provenance?.cost_usd, 40 / 1e6);
+      assert.equal(new TargetCache(dir).peek(judge.cacheKey!(unit)), undefined);
+    }
+  });
+  // An openai target given the same answer fails as it did: no text.
+  const target = openaiTarget({ model: "bot", base_url: server.baseUrl });
+  await assert.rejects(
+    async () => await target.call({ input: "q" }, {}),
+    /answered without a message text in choices\[0\]\.message\.content \(finish_reason "content_filter"\)$/,
   );
 });
