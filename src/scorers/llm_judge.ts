@@ -111,6 +111,14 @@ Reference answer (may be empty):
 Retrieved context (may be empty):
 {{context}}`;
 
+/**
+ * Names, in a judge's version, that its rubric is shown as a criterion in
+ * {@linkcode CRITERION_RUBRIC}: bump it with every change of that wrapper
+ * (a test pins the wrapper's hash), so that a new wrapper is a new evaluator
+ * while versions made before stay those of the same requests.
+ */
+const CRITERION = "criterion/1";
+
 /** Names, in a judge's version, that its system prompt is a template. */
 const SYSTEM_TEMPLATE = "system-template/1";
 
@@ -327,10 +335,10 @@ export function llmJudge(
   const criterion = hasPlaceholder(rubric) ? undefined : rubric;
   const system = settings.system ?? DEFAULT_JUDGE_SYSTEM;
   const threshold = settings.pass_threshold ?? 0.5;
-  // What is sent: a criterion in its wrapper (the replacer keeps a "$&" in
-  // it as text). The prompt's hash and the version are both made of it, so
-  // that a new wrapper is a new prompt and a new evaluator, and a criterion
-  // is the same evaluator as its wrapped template written out as a rubric.
+  // The hash of what is sent: a criterion in its wrapper, so that a new
+  // wrapper is a new prompt (the replacer keeps a "$&" in it as text). The
+  // version names the wrapper by its tag, CRITERION, instead: the versions
+  // of judges whose requests have not changed stay as they were.
   const sent = criterion !== undefined
     ? CRITERION_RUBRIC.replace("{{criterion}}", () => criterion)
     : rubric;
@@ -341,13 +349,15 @@ export function llmJudge(
       client.url,
       settings.model,
       system,
-      sent,
+      rubric,
       JSON.stringify(settings.params ?? {}),
       String(threshold),
       READING_RULES,
       // A system prompt's placeholders were sent as written before it was
       // filled: such a judge's Scores from then are another evaluator's.
       ...(system.includes("{{") ? [SYSTEM_TEMPLATE] : []),
+      // A rubric naming no field was sent alone before it was a criterion.
+      ...(criterion !== undefined ? [CRITERION] : []),
       // Headers as written (a gateway's may choose the model that answers),
       // and only when there are some: a judge without keeps its version.
       ...(headers.length > 0 ? [JSON.stringify(settings.headers)] : []),
