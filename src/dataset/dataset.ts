@@ -26,6 +26,7 @@ import {
   parseCase,
 } from "./case.ts";
 import { elementSpans, nestedDeeperThan } from "../io/_json_scan.ts";
+import { appearsTwice, repeatedKey } from "../io/_repeated_key.ts";
 import type { CsvRecord } from "./_csv.ts";
 import { SeenIds } from "./_seen_ids.ts";
 import { type Line, LineSplitter } from "../io/line_stream.ts";
@@ -230,10 +231,48 @@ export function exampleFromLine(name: string, line: Line): Example | undefined {
     };
   }
   if (typeof value === "object" && value !== null) {
-    keepVerbatimExpected(value, line.text);
+    // A record that is no object is refused as such, whatever it holds.
+    const twice = Array.isArray(value)
+      ? undefined
+      : repeatedKey(line.text, value);
+    if (twice === undefined) keepVerbatimExpected(value, line.text);
     keepVerbatimId(value, line.text);
+    if (twice !== undefined) {
+      return repeatedKeyExample(name, line.line, value, twice.path);
+    }
   }
   return toExample(name, line.line, value);
+}
+
+/**
+ * The invalid example of a record whose object gives a key twice: named by
+ * its own id, as an invalid case is, unless the id is the key given twice.
+ */
+function repeatedKeyExample(
+  name: string,
+  position: number,
+  value: object,
+  path: string,
+): Example {
+  const id = path === "id" ? undefined : (value as { id?: unknown }).id;
+  return {
+    example_id: `${name}#${
+      (typeof id === "string" && id !== "") || typeof id === "number"
+        ? id
+        : position
+    }`,
+    line: position,
+    case: null,
+    invalid: appearsTwice(path),
+  };
+}
+
+/** The line breaks of `text[start, end)`. */
+function countNewlines(text: string, start: number, end: number): number {
+  // Not indexOf: on a one-line file it would search on to the file's end.
+  let count = 0;
+  for (let i = start; i < end; i++) if (text.charCodeAt(i) === 10) count++;
+  return count;
 }
 
 async function openBytes(path: string): Promise<ReadableStream<Uint8Array>> {
@@ -313,6 +352,9 @@ function fromList(
   const ids = new IdentityCheck(name, path, "record");
   const spans = source !== undefined ? elementSpans(source) : undefined;
   const lineOf = spans !== undefined ? jsonLines(source!, spans) : yamlLine;
+  // The records of a batch with a key given twice on a line after their
+  // first: the key's path, and how many lines below the first.
+  const repeated = new Map<number, { path: string; below: number }>();
   let i = 0;
   const one = (): Example => {
     const value = values[i];
@@ -328,6 +370,16 @@ function fromList(
         };
       }
       if (typeof value === "object" && value !== null) {
+        const twice = Array.isArray(value)
+          ? undefined
+          : repeatedKey(source, value, span[0], span[1]);
+        if (twice !== undefined) {
+          // Its line is known once the record's is (below).
+          const below = countNewlines(source, span[0], twice.offset);
+          if (below > 0) repeated.set(position, { path: twice.path, below });
+          keepVerbatimId(value, source, span[0]);
+          return repeatedKeyExample(name, position, value, twice.path);
+        }
         keepVerbatimExpected(value, source, span[0], span[1]);
         keepVerbatimId(value, source, span[0]);
       }
@@ -383,8 +435,13 @@ function fromList(
         if (example.invalid !== undefined) {
           const at = lineOf?.(example.line - 1);
           if (at !== undefined) example.at = at;
+          const twice = repeated.get(example.line);
+          if (at !== undefined && twice !== undefined) {
+            example.invalid = appearsTwice(twice.path, at + twice.below);
+          }
         }
       }
+      repeated.clear();
       controller.enqueue(batch);
     },
   });

@@ -14,6 +14,7 @@ import {
   readContext,
 } from "./case.ts";
 import { inertJson } from "../io/inert_json.ts";
+import { appearsTwice, repeatedKey } from "../io/_repeated_key.ts";
 import { type Line, LineBatchStream, LineStream } from "../io/line_stream.ts";
 import { NdjsonParseStream, type ParsedLine } from "../io/ndjson.ts";
 import type { ToolCall } from "../net/tool_calls.ts";
@@ -428,14 +429,23 @@ function unitOf(
   source: string,
   onMalformed: (malformed: MalformedLine) => void,
 ): Unit {
-  if (
-    parsed.error === undefined && typeof parsed.value === "object" &&
-    parsed.value !== null
-  ) keepVerbatimId(parsed.value, parsed.text);
-  const fallback = `${source}#${idOf(parsed.value) ?? parsed.line}`;
+  // A key given twice (JSON.parse keeps the last): which was meant cannot
+  // be known, nor, when it is one of them, the record's ids.
+  const twice = parsed.error === undefined &&
+      typeof parsed.value === "object" && parsed.value !== null &&
+      !Array.isArray(parsed.value)
+    ? repeatedKey(parsed.text, parsed.value)
+    : undefined;
+  const trusted = twice === undefined || !UNIT_IDS.includes(twice.path)
+    ? parsed.value
+    : undefined;
+  if (typeof trusted === "object" && trusted !== null) {
+    keepVerbatimId(trusted, parsed.text);
+  }
+  const fallback = `${source}#${idOf(trusted) ?? parsed.line}`;
   const invalid = (message: string): Unit => {
     onMalformed({ line: parsed.line, message });
-    const known = knownIds(parsed.value);
+    const known = knownIds(trusted);
     const example_id = known.example_id ?? fallback;
     return {
       example_id,
@@ -446,6 +456,9 @@ function unitOf(
     };
   };
   if (parsed.error !== undefined) return invalid(parsed.error);
+  if (twice !== undefined) {
+    return invalid(appearsTwice(twice.path));
+  }
   try {
     const unit = parseUnit(parsed.value, fallback);
     keepVerbatimExpected(unit, parsed.text);
@@ -455,6 +468,9 @@ function unitOf(
     return invalid(error.message);
   }
 }
+
+/** The keys a unit record's ids are read from. */
+const UNIT_IDS = ["id", "example_id", "unit_id"];
 
 /** A record's own `id` (a non-empty string or a finite number), if any. */
 function idOf(value: unknown): string | undefined {

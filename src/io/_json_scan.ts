@@ -22,7 +22,7 @@ export function skipSpace(text: string, i: number): number {
 }
 
 /** Index just past the string that opens at `i`. */
-function skipString(text: string, i: number): number {
+export function skipString(text: string, i: number): number {
   let from = i + 1;
   for (;;) {
     const q = text.indexOf('"', from);

@@ -608,15 +608,18 @@ Deno.test("expectedJson returns the JSON array source of expected, compacted", a
   });
 });
 
-Deno.test("expectedJson keeps the last of duplicate expected keys, like JSON.parse", async () => {
+Deno.test("loadDataset refuses expected given twice, where JSON.parse kept the last", async () => {
   await withTempDir(async (dir) => {
     const examples = await load(
       dir,
       "d.jsonl",
       '{"expected":1.0,"input":"q","expected":{"b":1,"a":2.50}}\n',
     );
-    assert.deepEqual(examples[0]!.case!.expected, { b: 1, a: 2.5 });
-    assert.equal(expectedJson(examples[0]!.case!), '{"b":1,"a":2.50}');
+    assert.equal(examples[0]!.case, null);
+    assert.equal(
+      examples[0]!.invalid,
+      'key "expected" appears twice: keep one',
+    );
   });
 });
 
