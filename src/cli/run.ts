@@ -395,6 +395,17 @@ and a summary table on stderr.`,
       if (plan?.dropped !== undefined || plan?.budgetBlocked !== undefined) {
         await resuming!.dropTornLine(plan);
       }
+      if (plan?.budgetBlocked !== undefined) {
+        // The Scores kept were written to a new file, renamed over the
+        // one `out` has open: what the resume appends goes to the new one.
+        out!.close();
+        out = await openFlagFile(outPath!, {
+          append: true,
+          keep: true,
+          name: outName,
+          onFailure: onFailure(outName),
+        });
+      }
       if (plan?.dropped !== undefined) {
         say(
           `evalpipe: dropped a torn last line of ${

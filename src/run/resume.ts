@@ -442,10 +442,12 @@ function startsLikeScore(text: string): boolean {
  * its own, and the Scores a spent budget blocked (their units run again,
  * and their new Scores are appended). Done once the run is known to go
  * ahead (its config and dataset loaded, its outputs checked), so a run
- * refused for any reason leaves the file as it was. The file is cut where
- * the first line to drop starts and the Scores kept after it are written
- * back: a crash meanwhile leaves whole Scores (and at most a torn last
- * line), which a resume continues.
+ * refused for any reason leaves the file as it was. A torn line is cut off;
+ * Scores the budget blocked are dropped by writing the Scores kept to a new
+ * file beside it and renaming that over it: a crash, a kill or a full disk
+ * meanwhile leaves the file as it was, which a resume continues. Open the
+ * file to append to after this call: a handle opened before holds the file
+ * replaced.
  *
  * @param plan The plan of the file.
  * @throws {ResumeError} When the file changed since it was read.
@@ -493,59 +495,49 @@ export async function dropTornLine(plan: ResumePlan): Promise<void> {
       await file.truncate(plan.keep!);
       return;
     }
-    const { cut, after } = await keptAfter(file, plan.keep!, blocked);
-    await file.truncate(cut);
-    await file.seek(cut, Deno.SeekMode.Start);
-    for (const bytes of after) {
-      for (let done = 0; done < bytes.length;) {
-        done += await file.write(bytes.subarray(done));
+    // Written whole beside it and renamed over it, never cut in place: a
+    // crash, a kill or a full disk meanwhile leaves the file as it was, so
+    // no Score already computed (paid for) is lost.
+    const dropped = new Set(blocked);
+    await replaceFile(plan.path, async (write) => {
+      let line = 0;
+      for await (const text of wholeLines(file, plan.keep!)) {
+        if (!dropped.has(++line)) await write(text);
       }
-    }
+    }, { name: "Scores file" });
   } finally {
     file.close();
   }
 }
 
-/**
- * Where the first line to drop starts in the first `end` bytes of a file,
- * and the whole lines after it that are kept (those not in `drop`, 1-based).
- */
-async function keptAfter(
+/** The whole lines (each with its newline) in the first `end` bytes of a file. */
+async function* wholeLines(
   file: Deno.FsFile,
   end: number,
-  drop: readonly number[],
-): Promise<{ cut: number; after: Uint8Array[] }> {
-  const dropped = new Set(drop);
-  // Listed in file order: the first is the earliest.
-  const first = drop[0]!;
-  const after: Uint8Array[] = [];
-  let cut = end;
-  let line = 1;
-  let start = 0;
-  let offset = 0;
-  let pieces: Uint8Array[] = [];
+): AsyncGenerator<string> {
+  const decoder = new TextDecoder();
   const buffer = new Uint8Array(64 * 1024);
+  let offset = 0;
+  let rest = "";
   await file.seek(0, Deno.SeekMode.Start);
   while (offset < end) {
     const n = await file.read(
       buffer.subarray(0, Math.min(buffer.length, end - offset)),
     );
     if (n === null) break;
-    const chunk = buffer.subarray(0, n);
+    offset += n;
+    rest += decoder.decode(buffer.subarray(0, n), { stream: true });
     let from = 0;
-    for (let nl = chunk.indexOf(10); nl !== -1; nl = chunk.indexOf(10, from)) {
-      if (line === first) cut = start;
-      if (line > first) pieces.push(chunk.slice(from, nl + 1));
-      if (line > first && !dropped.has(line)) after.push(...pieces);
-      pieces = [];
-      line++;
-      start = offset + nl + 1;
+    for (
+      let nl = rest.indexOf("\n");
+      nl !== -1;
+      nl = rest.indexOf("\n", from)
+    ) {
+      yield rest.slice(from, nl + 1);
       from = nl + 1;
     }
-    if (line > first && from < n) pieces.push(chunk.slice(from));
-    offset += n;
+    rest = rest.slice(from);
   }
-  return { cut, after };
 }
 
 /**

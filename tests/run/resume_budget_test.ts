@@ -9,7 +9,7 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { cli } from "../_cli.ts";
+import { CLI, cli } from "../_cli.ts";
 import { fakeLlm, lastMessage, reply } from "../_fake_llm.ts";
 import { withTempDir } from "../_proc.ts";
 
@@ -141,5 +141,63 @@ Deno.test("run --resume after the budget ran out: the blocked units are not done
     assert.equal(last.units.length, 5);
     assert.equal(scoresIn(last), 10);
     assert.ok(last.units.every((u: { output: unknown }) => u.output !== null));
+  });
+});
+
+Deno.test("run --resume after the budget ran out: a resume that dies while it drops the blocked Scores loses none of the Scores already computed", async () => {
+  await withTempDir(async (dir) => {
+    await using server = fakeLlm({
+      handler: (request) =>
+        reply.ok(`A: ${lastMessage(request)}`, { usage: USAGE }),
+    });
+    const cases = Array.from(
+      { length: 40 },
+      (_, i) =>
+        JSON.stringify({ input: `q${i + 1}`, expected: `A: q${i + 1}` }),
+    );
+    await Deno.writeTextFile(join(dir, "data.jsonl"), cases.join("\n") + "\n");
+    // 0.002 a call: 25 calls are made, the last 15 are refused.
+    await Deno.writeTextFile(
+      join(dir, "suite.yaml"),
+      suite(server.baseUrl, 0.049),
+    );
+    const args = ["run", "suite.yaml", "--out", "s.ndjson"];
+    const first = await cli(args, dir);
+    assert.equal(first.code, 1, first.stderr);
+    // The blocked Scores first, as a run with concurrency may write them
+    // among the others: the computed Scores all come after the cut.
+    const text = await Deno.readTextFile(join(dir, "s.ndjson"));
+    const lines = text.trimEnd().split("\n");
+    const isBlocked = (l: string) => JSON.parse(l).status === "blocked";
+    const computed = lines.filter((l) => !isBlocked(l));
+    assert.equal(computed.length, 50);
+    const reordered = [...lines.filter(isBlocked), ...computed].join("\n") +
+      "\n";
+    await Deno.writeTextFile(join(dir, "s.ndjson"), reordered);
+    // A file size limit below what the rewrite writes: the resume is stopped
+    // (SIGXFSZ, or EFBIG) partway through writing the Scores it keeps, as a
+    // full disk or a kill would stop it.
+    const computedBytes = new TextEncoder().encode(computed.join("\n")).length;
+    const blocks = Math.ceil(computedBytes / 1024) - 1;
+    assert.ok(blocks >= 1, `${computedBytes} bytes`);
+    const limited = await new Deno.Command("sh", {
+      args: [
+        "-c",
+        `ulimit -f ${blocks}; exec "$0" run -A --no-code-cache "$1" run suite.yaml --out s.ndjson --resume`,
+        Deno.execPath(),
+        CLI,
+      ],
+      cwd: dir,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+      env: { NO_COLOR: "1" },
+    }).output();
+    assert.notEqual(limited.code, 0);
+    assert.equal(server.count, 25);
+    const left = (await Deno.readTextFile(join(dir, "s.ndjson"))).split("\n");
+    const kept = new Set(left);
+    const lost = computed.filter((l) => !kept.has(l));
+    assert.deepEqual(lost, [], `${lost.length} computed Scores lost`);
   });
 });
