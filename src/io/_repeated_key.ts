@@ -75,15 +75,25 @@ function keysOf(value: unknown): number {
   if (typeof value !== "object" || value === null) return 0;
   let keys = 0;
   // A stack, not recursion: a line may nest millions of levels deep. Made
-  // only for a value that nests (most records' values are text).
+  // only for a value that nests (most records' values are text). No list of
+  // an object's values either: this runs on every record of a run.
   let stack: object[] | undefined;
   for (let top: object | undefined = value; top !== undefined;) {
-    const isList = Array.isArray(top);
-    const items = isList ? top as unknown[] : Object.values(top);
-    if (!isList) keys += items.length;
-    for (let i = 0; i < items.length; i++) {
-      const item = items[i];
-      if (typeof item === "object" && item !== null) (stack ??= []).push(item);
+    if (Array.isArray(top)) {
+      for (let i = 0; i < top.length; i++) {
+        const item: unknown = top[i];
+        if (typeof item === "object" && item !== null) {
+          (stack ??= []).push(item);
+        }
+      }
+    } else {
+      for (const key in top) {
+        keys++;
+        const item = (top as Record<string, unknown>)[key];
+        if (typeof item === "object" && item !== null) {
+          (stack ??= []).push(item);
+        }
+      }
     }
     top = stack?.pop();
   }
