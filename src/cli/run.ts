@@ -801,10 +801,18 @@ and a summary table on stderr.`,
         summary.budget !== undefined && (plan?.scores ?? 0) > 0 &&
         plan?.meta?.budget === undefined
       ) {
+        const atLeast = plan?.budgetSpentAtLeast;
+        const { usdText } = await import("../net/budget.ts");
         say(
           `evalpipe: ${
             JSON.stringify(resuming!.metaPath(outPath!))
-          } keeps no budget (the run that wrote it did not end, or kept none): the budget counted this run's calls only`,
+          } keeps no budget (the run that wrote it did not end, or kept none): ${
+            atLeast === undefined
+              ? "the budget counted this run's calls only"
+              : `the budget started from the $${
+                usdText(atLeast)
+              } its budget-blocked Scores say was spent, at least`
+          }`,
         );
       }
       for (const { scorer, lines } of summary.surplusLines ?? []) {

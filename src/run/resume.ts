@@ -226,6 +226,13 @@ export interface ResumePlan {
    * Absent when there are none.
    */
   budgetBlocked?: number[];
+  /**
+   * What the Scores in `budgetBlocked` say the run had spent: the largest
+   * `($S so far)` of their reasons. A resume whose file's sidecar keeps no
+   * `budget` (its run was killed, or an older evalpipe wrote it) starts its
+   * budget from this, so the cap holds at least as far as it was reached.
+   */
+  budgetSpentAtLeast?: number;
   /** The torn last line to drop, if there is one. */
   dropped?: string;
   /** With `dropped` or `budgetBlocked`: the bytes up to the last whole line. */
@@ -264,6 +271,9 @@ export function metricsScored(
 ): Set<string> | undefined {
   return plan.done.get(nfcKey(unitId));
 }
+
+/** What a budget's refusal says was spent: `($0.0042 so far)` (Budget.claim). */
+const SPENT_SO_FAR = /\(\$(\d+(?:\.\d+)?) so far\)/;
 
 /**
  * Whether a Score was blocked because the run's budget (`budget_usd`) was
@@ -583,6 +593,7 @@ export async function prepareResume(path: string): Promise<ResumePlan> {
   let scores = 0;
   let lines = 0;
   let budgetBlocked: number[] | undefined;
+  let budgetSpentAtLeast: number | undefined;
   for await (const { score, line } of scoreLines(path, tail.keep)) {
     lines = line;
     if (score === undefined) continue;
@@ -597,6 +608,9 @@ export async function prepareResume(path: string): Promise<ResumePlan> {
     // Never made: the resume makes it, if the budget now allows.
     if (blockedByBudget(score)) {
       (budgetBlocked ??= []).push(line);
+      // A reason without the figure (NaN) raises nothing.
+      const spent = Number(SPENT_SO_FAR.exec(score.reason!)?.[1]);
+      if (spent > (budgetSpentAtLeast ?? -1)) budgetSpentAtLeast = spent;
       continue;
     }
     const id = nfcKey(score.unit_id);
@@ -617,6 +631,7 @@ export async function prepareResume(path: string): Promise<ResumePlan> {
     done,
     scores,
     ...(budgetBlocked !== undefined ? { budgetBlocked } : {}),
+    ...(budgetSpentAtLeast !== undefined ? { budgetSpentAtLeast } : {}),
     ...(tail.torn !== undefined ? { dropped: tail.torn } : {}),
     ...(tail.torn !== undefined || budgetBlocked !== undefined
       ? { keep: tail.keep, size: tail.size }
@@ -691,10 +706,16 @@ async function* scoreLines(
  *
  * @param plan The plan, with the file's metadata.
  * @param now The fingerprints of the run about to resume.
+ * @param alsoConfig Other fingerprints of the same config, as an older
+ *   evalpipe made them (with `budget_usd` in it, before session 22).
  * @throws {ResumeError} When the metadata is missing or damaged, or a
  * fingerprint changed.
  */
-export function checkResume(plan: ResumePlan, now: Fingerprints): void {
+export function checkResume(
+  plan: ResumePlan,
+  now: Fingerprints,
+  alsoConfig: readonly string[] = [],
+): void {
   const meta = plan.meta;
   // No Scores yet: nothing to mix, the run starts the file afresh.
   if (plan.scores === 0) return;
@@ -723,7 +744,10 @@ export function checkResume(plan: ResumePlan, now: Fingerprints): void {
     );
   }
   const changed = [
-    ...(meta.fingerprints.config !== now.config ? ["the config"] : []),
+    ...(meta.fingerprints.config !== now.config &&
+        !alsoConfig.includes(meta.fingerprints.config)
+      ? ["the config"]
+      : []),
     ...(meta.fingerprints.dataset !== now.dataset ? ["the dataset"] : []),
   ];
   if (changed.length > 0) {

@@ -456,6 +456,11 @@ interface Prepared {
   scorerCache: TargetCache | undefined;
   /** Made only for what keeps them: a record, `outPath`'s sidecar, a resume. */
   fingerprints: Fingerprints | undefined;
+  /**
+   * The config's fingerprint as evalpipe made it before `budget_usd` left
+   * it (session 22): a file started then resumes as the same config.
+   */
+  configWithBudget: string | undefined;
   /** The targets the run calls; more than one is a matrix. */
   targets: NamedTarget[];
 }
@@ -574,6 +579,14 @@ async function prepare(
     mode,
     budget,
     scorerCache,
+    configWithBudget: !keepsPrints || config.budget_usd === undefined
+      ? undefined
+      : fingerprint(JSON.stringify({
+        ...config,
+        concurrency: undefined,
+        max_processes: undefined,
+        cache: undefined,
+      })),
     fingerprints: !keepsPrints ? undefined : {
       // What shapes the Scores, not how fast they come: a config that
       // changed only its concurrency or process cap is the same suite.
@@ -664,6 +677,7 @@ export async function runSuite(
     scorers,
     sources,
     fingerprints,
+    configWithBudget,
     targets: selected,
     mode,
     budget,
@@ -703,7 +717,11 @@ export async function runSuite(
     ? await import("./resume.ts")
     : undefined;
   if (resume !== undefined && !options.force) {
-    resuming!.checkResume(resume, fingerprints!);
+    resuming!.checkResume(
+      resume,
+      fingerprints!,
+      configWithBudget === undefined ? [] : [configWithBudget],
+    );
   }
   const epochs = options.epochs ?? epochsOf(config).n ?? DEFAULTS.epochs;
   // Shards and subsets (select.ts): which examples this run runs.
@@ -727,6 +745,10 @@ export async function runSuite(
     : undefined;
   if (budget !== undefined && earlierBudget !== undefined) {
     budget.charge(earlierBudget.spent_usd);
+  } else if (budget !== undefined && resume?.budgetSpentAtLeast !== undefined) {
+    // A sidecar without the spend (its run was killed, or an older evalpipe
+    // wrote it): what the budget-blocked Scores say was spent, at least.
+    budget.charge(resume.budgetSpentAtLeast);
   }
   let sampled: Set<string> | undefined;
   if (subset?.sample !== undefined) {

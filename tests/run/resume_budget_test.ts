@@ -12,6 +12,8 @@ import { join } from "node:path";
 import { CLI, cli } from "../_cli.ts";
 import { fakeLlm, lastMessage, reply } from "../_fake_llm.ts";
 import { withTempDir } from "../_proc.ts";
+import { checkConfigText } from "../../src/config/config.ts";
+import { fingerprint } from "../../src/fingerprint/fingerprint.ts";
 
 // 1000 prompt and 100 completion tokens per call: at 1 and 10 USD per
 // million, each call costs 0.002.
@@ -141,6 +143,62 @@ Deno.test("run --resume after the budget ran out: the blocked units are not done
     assert.equal(last.units.length, 5);
     assert.equal(scoresIn(last), 10);
     assert.ok(last.units.every((u: { output: unknown }) => u.output !== null));
+  });
+});
+
+Deno.test("run --resume of a file an older evalpipe started: its config fingerprint with budget_usd is the same config, and a sidecar without the spend starts the budget from what the blocked Scores say", async () => {
+  await withTempDir(async (dir) => {
+    await using server = fakeLlm({
+      handler: (request) =>
+        reply.ok(`A: ${lastMessage(request)}`, { usage: USAGE }),
+    });
+    const cases = Array.from(
+      { length: 5 },
+      (_, i) =>
+        JSON.stringify({ input: `q${i + 1}`, expected: `A: q${i + 1}` }),
+    );
+    await Deno.writeTextFile(join(dir, "data.jsonl"), cases.join("\n") + "\n");
+    const text = suite(server.baseUrl, 0.005);
+    await Deno.writeTextFile(join(dir, "suite.yaml"), text);
+    const args = ["run", "suite.yaml", "--out", "s.ndjson"];
+    const first = await cli(args, dir);
+    assert.equal(first.code, 1, first.stderr);
+    assert.equal(server.count, 3);
+    // The sidecar as evalpipe wrote it before session 22: the config's
+    // fingerprint with budget_usd in it, and no spend.
+    const metaPath = join(dir, "s.ndjson.meta.json");
+    const meta = JSON.parse(await Deno.readTextFile(metaPath));
+    const config = await checkConfigText(text, join(dir, "suite.yaml"));
+    meta.fingerprints.config = fingerprint(JSON.stringify({
+      ...config,
+      concurrency: undefined,
+      max_processes: undefined,
+      cache: undefined,
+    }));
+    delete meta.budget;
+    await Deno.writeTextFile(metaPath, JSON.stringify(meta));
+
+    const again = await cli([...args, "--resume"], dir);
+    assert.equal(again.code, 1, again.stderr);
+    assert.doesNotMatch(again.stderr, /changed since/);
+    // The blocked Scores say $0.006 was spent: no call starts.
+    assert.equal(server.count, 3);
+    assert.match(
+      again.stderr,
+      /keeps no budget \(the run that wrote it did not end, or kept none\): the budget started from the \$0\.006 its budget-blocked Scores say was spent, at least/,
+    );
+    const resumed = await scoresOf(join(dir, "s.ndjson"));
+    assert.equal(resumed.length, 10);
+    assert.equal(resumed.filter((s) => s.status === "blocked").length, 4);
+    // A raised budget_usd changes the older fingerprint: `--force` resumes,
+    // from the spend the first resume kept in the sidecar.
+    await Deno.writeTextFile(
+      join(dir, "suite.yaml"),
+      suite(server.baseUrl, 0.01),
+    );
+    const raised = await cli([...args, "--resume", "--force"], dir);
+    assert.equal(raised.code, 0, raised.stderr);
+    assert.equal(server.count, 5);
   });
 });
 
