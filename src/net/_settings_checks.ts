@@ -28,6 +28,12 @@ export type TextCheck = (text: string) => string | undefined;
 /** A placeholder naming `expected` or a path below it. */
 const EXPECTED = /\{\{\s*(expected(?:\.[\w-]+)*)\s*\}\}/;
 
+/** A header's name, an HTTP token (RFC 9110). */
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+/** A content type that says JSON, as evalpipe sends its bodies. */
+const JSON_TYPE = /^\s*application\/json\s*(?:;.*)?$/i;
+
 /** A placeholder evalpipe fills, whole. */
 const PLACEHOLDER = /^\{\{\s*[A-Za-z_][\w-]*(?:\.[\w-]+)*\s*\}\}$/;
 
@@ -246,9 +252,31 @@ export function apiHeadersProblem(
       "",
     )[0]
     : undefined;
-  for (const name of Object.keys(settings.headers)) {
+  const seen = new Set<string>();
+  for (const [name, value] of Object.entries(settings.headers)) {
     const lower = name.toLowerCase();
     const path = [...at, "headers", name];
+    if (!HEADER_NAME.test(name)) {
+      return {
+        path,
+        detail:
+          "is no header name: a name is letters, digits and !#$%&'*+-.^_`|~, no space or colon",
+      };
+    }
+    if (seen.has(lower)) {
+      return {
+        path,
+        detail:
+          "is given twice: header names are the same in any case; keep one",
+      };
+    }
+    seen.add(lower);
+    // The value evalpipe sends anyway (a config written for the embeddings'
+    // headers before they refused it keeps working).
+    if (
+      lower === "content-type" && typeof value === "string" &&
+      JSON_TYPE.test(value)
+    ) continue;
     if (lower === "content-type") {
       return {
         path,

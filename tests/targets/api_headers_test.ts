@@ -250,6 +250,23 @@ Deno.test("headers evalpipe sets itself are refused at their line, and as a scri
     ),
     /"scorers\[0\]\.headers\.authorization" would send a second key/,
   );
+  // A name fetch would refuse at every call, and one given twice.
+  await refused(
+    suite('  type: openai\n  model: m\n  headers: { "x team": a }'),
+    /"target\.headers\.x team" is no header name/,
+  );
+  await refused(
+    suite("  type: openai\n  model: m\n  headers: { X-Team: a, x-team: b }"),
+    /"target\.headers\.x-team" is given twice: header names are the same in any case/,
+  );
+  // JSON, which evalpipe sends anyway, is no conflict.
+  await checkConfigText(
+    suite(
+      "  { type: replay }",
+      '{ type: semantic_similarity, model: e, headers: { Content-Type: "application/json; charset=utf-8" } }',
+    ),
+    "suite.yaml",
+  );
   // A script gets the same as a TypeError.
   assert.throws(
     () =>
