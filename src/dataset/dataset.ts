@@ -25,8 +25,12 @@ import {
   keepVerbatimId,
   parseCase,
 } from "./case.ts";
-import { elementSpans, nestedDeeperThan } from "../io/_json_scan.ts";
-import { appearsTwice, repeatedKey } from "../io/_repeated_key.ts";
+import {
+  appearsTwice,
+  elementSpans,
+  nestedDeeperThan,
+  repeatedKey,
+} from "../io/_json_scan.ts";
 import type { CsvRecord } from "./_csv.ts";
 import { SeenIds } from "./_seen_ids.ts";
 import { type Line, LineSplitter } from "../io/line_stream.ts";

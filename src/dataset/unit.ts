@@ -14,7 +14,7 @@ import {
   readContext,
 } from "./case.ts";
 import { inertJson } from "../io/inert_json.ts";
-import { appearsTwice, repeatedKey } from "../io/_repeated_key.ts";
+import { appearsTwice, repeatedKey } from "../io/_json_scan.ts";
 import { type Line, LineBatchStream, LineStream } from "../io/line_stream.ts";
 import { NdjsonParseStream, type ParsedLine } from "../io/ndjson.ts";
 import type { ToolCall } from "../net/tool_calls.ts";

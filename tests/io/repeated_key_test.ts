@@ -6,7 +6,7 @@
  */
 
 import assert from "node:assert/strict";
-import { repeatedKey } from "../../src/io/_repeated_key.ts";
+import { repeatedKey } from "../../src/io/_json_scan.ts";
 
 /** The repeated key's path in `text`, and whether its offset is right. */
 function found(text: string): string | undefined {
