@@ -5,6 +5,8 @@
  * @module
  */
 
+import { keyHeaderName } from "./_settings_checks.ts";
+
 /**
  * The URL of `endpoint` (`chat/completions`, `embeddings`) under `base`, its
  * query and fragment kept after the path: Azure OpenAI's base URL names its
@@ -30,17 +32,16 @@ export function apiUrl(base: string, endpoint: string): string {
 }
 
 /**
- * The header that carries an API key to `url`: Azure OpenAI's `api-key` when
- * the URL names an `api-version` in its query (as only Azure's API asks), as
- * Azure's SDKs send it; else `authorization: Bearer <key>`.
+ * The header that carries an API key to `url`, and its value: Azure
+ * OpenAI's `api-key: <key>`, else `authorization: Bearer <key>`
+ * ({@linkcode keyHeaderName} says which).
  *
  * @param url The endpoint's URL.
  * @param key The key.
  * @returns The header's name and value.
  */
 export function keyHeader(url: string, key: string): [string, string] {
-  const query = url.split("#")[0]!.split("?")[1] ?? "";
-  return new URLSearchParams(query).has("api-version")
+  return keyHeaderName(url) === "api-key"
     ? ["api-key", key]
     : ["authorization", `Bearer ${key}`];
 }

@@ -12,7 +12,23 @@
 
 import { clip } from "../base/terminal.ts";
 import { pathText } from "../base/place.ts";
-import { keyHeader } from "./_api_url.ts";
+
+/**
+ * The header that carries an API key to `url`: Azure OpenAI's `api-key`
+ * when the URL names an `api-version` in its query (as only Azure's API
+ * asks), as Azure's SDKs send it; else `authorization`. Here, not beside
+ * the endpoint's URL (`_api_url.ts`, loaded with the first call), because
+ * the config's checks ask it at start.
+ *
+ * @param url The endpoint's URL (or the base URL it is made from).
+ * @returns The header's name, lower case.
+ */
+export function keyHeaderName(url: string): "api-key" | "authorization" {
+  const query = url.split("#")[0]!.split("?")[1] ?? "";
+  return new URLSearchParams(query).has("api-version")
+    ? "api-key"
+    : "authorization";
+}
 
 /** A setting that cannot be sent as meant: where, and why. */
 export interface SettingsProblem {
@@ -247,10 +263,9 @@ export function apiHeadersProblem(
   });
   if (placeholder !== undefined) return placeholder;
   const keyName = typeof settings.api_key_env === "string"
-    ? keyHeader(
+    ? keyHeaderName(
       typeof settings.base_url === "string" ? settings.base_url : "",
-      "",
-    )[0]
+    )
     : undefined;
   const seen = new Set<string>();
   for (const [name, value] of Object.entries(settings.headers)) {
