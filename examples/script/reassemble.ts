@@ -16,16 +16,19 @@ import {
   scoreUnitBatches,
   stdoutWriter,
   validateScoreBatches,
+  valueRangesOf,
 } from "../../mod.ts";
 
 const short = functionScorer(
   "short",
   (unit) => (unit.output ?? "").length <= 200,
 );
-const aggregator = new Aggregator();
+const scorers = [exactMatch(), short];
+// Each metric's range, as `run` gives it: bounds and intervals clamped to it.
+const aggregator = new Aggregator({ valueRange: valueRangesOf(scorers) });
 await (await loadDatasetBatches(Deno.args[0] ?? "logs.jsonl"))
   .pipeThrough(runTargetBatches(replayTarget()))
-  .pipeThrough(scoreUnitBatches([exactMatch(), short]))
+  .pipeThrough(scoreUnitBatches(scorers))
   .pipeThrough(validateScoreBatches())
   .pipeThrough(aggregateInto(aggregator))
   .pipeTo(ndjsonBatchSink(stdoutWriter(), { stringify: scoreLine }));

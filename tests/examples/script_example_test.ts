@@ -49,7 +49,7 @@ Deno.test("examples/script/reassemble.ts writes the Score lines evalpipe run wri
       cwd: ROOT,
     }).output();
     assert.equal(script.code, 0, dec.decode(script.stderr));
-    const run = await cli(["run", "suite.yaml"], dir);
+    const run = await cli(["run", "suite.yaml", "--record", "r.json"], dir);
     assert.equal(run.code, 0, run.stderr);
     const lines = (text: string) => text.trim().split("\n");
     assert.deepEqual(
@@ -57,6 +57,16 @@ Deno.test("examples/script/reassemble.ts writes the Score lines evalpipe run wri
         l.startsWith('{"metric":"exact_match"')
       ),
       lines(run.stdout),
+    );
+    // And its aggregate: the metric's range, its bounds and interval in it.
+    const record = JSON.parse(await Deno.readTextFile(`${dir}/r.json`));
+    assert.deepEqual(
+      lines(dec.decode(script.stderr)).map((l) => JSON.parse(l)).find((
+        a,
+      ) => a.metric === "exact_match"),
+      record.aggregates.find((a: { metric: string }) =>
+        a.metric === "exact_match"
+      ),
     );
   } finally {
     await Deno.remove(dir, { recursive: true });
