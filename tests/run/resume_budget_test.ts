@@ -35,6 +35,23 @@ budget_usd: ${budget}
 `;
 }
 
+/** A model that answers "A: " and the prompt, reporting USAGE. */
+function echoModel() {
+  return fakeLlm({
+    handler: (request) =>
+      reply.ok(`A: ${lastMessage(request)}`, { usage: USAGE }),
+  });
+}
+
+/** `data.jsonl` of `n` cases whose expected answer is the echo's. */
+async function writeCases(dir: string, n: number): Promise<void> {
+  const cases = Array.from(
+    { length: n },
+    (_, i) => JSON.stringify({ input: `q${i + 1}`, expected: `A: q${i + 1}` }),
+  );
+  await Deno.writeTextFile(join(dir, "data.jsonl"), cases.join("\n") + "\n");
+}
+
 interface Line {
   unit_id: string;
   metric: string;
@@ -59,16 +76,8 @@ function content(scores: readonly Line[]): string[] {
 
 Deno.test("run --resume after the budget ran out: the blocked units are not done, the budget starts from what the file's run spent, and a raised budget_usd runs them", async () => {
   await withTempDir(async (dir) => {
-    await using server = fakeLlm({
-      handler: (request) =>
-        reply.ok(`A: ${lastMessage(request)}`, { usage: USAGE }),
-    });
-    const cases = Array.from(
-      { length: 5 },
-      (_, i) =>
-        JSON.stringify({ input: `q${i + 1}`, expected: `A: q${i + 1}` }),
-    );
-    await Deno.writeTextFile(join(dir, "data.jsonl"), cases.join("\n") + "\n");
+    await using server = echoModel();
+    await writeCases(dir, 5);
     // 0.002 a call: the third reaches 0.006, the last two are refused.
     await Deno.writeTextFile(
       join(dir, "suite.yaml"),
@@ -148,16 +157,8 @@ Deno.test("run --resume after the budget ran out: the blocked units are not done
 
 Deno.test("run --resume of a file an older evalpipe started: its config fingerprint with budget_usd is the same config, and a sidecar without the spend starts the budget from what the blocked Scores say", async () => {
   await withTempDir(async (dir) => {
-    await using server = fakeLlm({
-      handler: (request) =>
-        reply.ok(`A: ${lastMessage(request)}`, { usage: USAGE }),
-    });
-    const cases = Array.from(
-      { length: 5 },
-      (_, i) =>
-        JSON.stringify({ input: `q${i + 1}`, expected: `A: q${i + 1}` }),
-    );
-    await Deno.writeTextFile(join(dir, "data.jsonl"), cases.join("\n") + "\n");
+    await using server = echoModel();
+    await writeCases(dir, 5);
     const text = suite(server.baseUrl, 0.005);
     await Deno.writeTextFile(join(dir, "suite.yaml"), text);
     const args = ["run", "suite.yaml", "--out", "s.ndjson"];
@@ -204,16 +205,8 @@ Deno.test("run --resume of a file an older evalpipe started: its config fingerpr
 
 Deno.test("run --resume after the budget ran out: a resume that dies while it drops the blocked Scores loses none of the Scores already computed", async () => {
   await withTempDir(async (dir) => {
-    await using server = fakeLlm({
-      handler: (request) =>
-        reply.ok(`A: ${lastMessage(request)}`, { usage: USAGE }),
-    });
-    const cases = Array.from(
-      { length: 40 },
-      (_, i) =>
-        JSON.stringify({ input: `q${i + 1}`, expected: `A: q${i + 1}` }),
-    );
-    await Deno.writeTextFile(join(dir, "data.jsonl"), cases.join("\n") + "\n");
+    await using server = echoModel();
+    await writeCases(dir, 40);
     // 0.002 a call: 25 calls are made, the last 15 are refused.
     await Deno.writeTextFile(
       join(dir, "suite.yaml"),
