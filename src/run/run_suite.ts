@@ -570,6 +570,19 @@ async function prepare(
     : null;
   const keepsPrints = options.record !== undefined ||
     options.outPath !== undefined || options.resume !== undefined;
+  // What shapes the Scores, not how fast they come: a config that changed
+  // only its concurrency or process cap is the same suite, and one that
+  // changed its budget_usd too (what the run may spend: a resume under a
+  // raised one makes the calls the earlier could not). Before session 22
+  // budget_usd was in it: a resume of a file started then compares that.
+  const configPrint = (budgetUsd?: number) =>
+    fingerprint(JSON.stringify({
+      ...config,
+      concurrency: undefined,
+      max_processes: undefined,
+      cache: undefined,
+      budget_usd: budgetUsd,
+    }));
   return {
     config,
     cwd,
@@ -579,26 +592,12 @@ async function prepare(
     mode,
     budget,
     scorerCache,
-    configWithBudget: !keepsPrints || config.budget_usd === undefined
-      ? undefined
-      : fingerprint(JSON.stringify({
-        ...config,
-        concurrency: undefined,
-        max_processes: undefined,
-        cache: undefined,
-      })),
+    configWithBudget:
+      options.resume === undefined || config.budget_usd === undefined
+        ? undefined
+        : configPrint(config.budget_usd),
     fingerprints: !keepsPrints ? undefined : {
-      // What shapes the Scores, not how fast they come: a config that
-      // changed only its concurrency or process cap is the same suite.
-      config: fingerprint(JSON.stringify({
-        ...config,
-        concurrency: undefined,
-        max_processes: undefined,
-        cache: undefined,
-        // What the run may spend: a resume under a raised budget_usd makes
-        // the calls the earlier one could not.
-        budget_usd: undefined,
-      })),
+      config: configPrint(),
       dataset,
       target: targets.length === 1
         ? targetFingerprint(targets[0]!.config, cwd)
