@@ -14,9 +14,10 @@ import {
   osErrorText,
   outputErrorOf,
 } from "../base/errors.ts";
-import { type RunRecord, RunRecordError } from "../record/run_record.ts";
+import type { RunRecord } from "../record/run_record.ts";
 import type { Score } from "../score/types.ts";
 import {
+  refuseChangedRecord,
   type RunRecordSummary,
   visitRunRecord,
 } from "../record/record_entries.ts";
@@ -263,13 +264,14 @@ export async function writeEvalglassRunFile(
         }
       },
     });
-    if (left > 0 || again.run_id !== record.run_id) {
-      throw new RunRecordError(
-        `Cannot export ${
-          JSON.stringify(path)
-        }: it changed while it was read (another run's record was written over it); export it again`,
-      );
-    }
+    refuseChangedRecord(
+      path,
+      record.run_id,
+      again,
+      left,
+      "Cannot export",
+      "export it again",
+    );
   });
   return { paths, record };
 }

@@ -7,6 +7,7 @@
 
 import {
   readRecord,
+  RunRecordError,
   type RunRecordSummary,
   type RunRecordVisitor,
 } from "./run_record.ts";
@@ -58,4 +59,36 @@ export async function visitRunRecord(
 ): Promise<RunRecordSummary> {
   const { head, end } = await readRecord(path, visitor);
   return { ...head, ...end };
+}
+
+/**
+ * Refuses a record that changed between two reads of a reader that reads it
+ * twice (its counts, then its items, as the evalglass export and the JUnit
+ * report do): the second read found fewer items than the first counted, or
+ * another run's record. One a run is still writing has only grown: the
+ * reader takes the first `counted` items of its second read.
+ *
+ * @param path The record file.
+ * @param runId The run id the first read found.
+ * @param again What the second read found.
+ * @param missing How many items the first read counted that the second did
+ *   not find.
+ * @param cannot What failed, before the path (`Cannot export`).
+ * @param redo What to do, after the reason (`export it again`).
+ * @throws {RunRecordError} When the record changed so.
+ */
+export function refuseChangedRecord(
+  path: string,
+  runId: string,
+  again: RunRecordSummary,
+  missing: number,
+  cannot: string,
+  redo: string,
+): void {
+  if (missing === 0 && again.run_id === runId) return;
+  throw new RunRecordError(
+    `${cannot} ${
+      JSON.stringify(path)
+    }: it changed while it was read (another run's record was written over it); ${redo}`,
+  );
 }

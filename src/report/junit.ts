@@ -5,12 +5,9 @@
  * @module
  */
 
+import { readRunRecord, type RunRecord } from "../record/run_record.ts";
 import {
-  readRunRecord,
-  type RunRecord,
-  RunRecordError,
-} from "../record/run_record.ts";
-import {
+  refuseChangedRecord,
   type RunRecordSummary,
   visitRunRecord,
 } from "../record/record_entries.ts";
@@ -525,13 +522,14 @@ export async function junitReportFile(
           }
         },
       });
-      if (left > 0 || again.run_id !== record.run_id) {
-        throw new RunRecordError(
-          `Cannot write the JUnit report of ${
-            JSON.stringify(path)
-          }: it changed while it was read (another run's record was written over it); write the report again`,
-        );
-      }
+      refuseChangedRecord(
+        path,
+        record.run_id,
+        again,
+        left,
+        "Cannot write the JUnit report of",
+        "write the report again",
+      );
     }
     await write(SUITE_END);
   }
