@@ -11,6 +11,7 @@ import {
   validateScore,
 } from "../mod.ts";
 import { keepVerbatimExpected } from "../src/dataset/case.ts";
+import { exampleFromLine } from "../src/dataset/dataset.ts";
 import { JudgeReplyError, parseJudgeReply } from "../src/scorers/llm_judge.ts";
 
 const score = scored("exact_match", 1, {
@@ -83,6 +84,37 @@ Deno.bench(
     keepVerbatimExpected(JSON.parse(line), line);
   },
 );
+// A dataset's line as a run reads it, against `JSON.parse` of the same line:
+// the checks `JSON.parse` cannot make (depth, a key given twice, verbatim
+// `expected` and ids) are what the ratio shows. The long line is a RAG case:
+// passages of prose with colons, and a tool call's JSON inside a string.
+const longLine = JSON.stringify({
+  id: 7,
+  input: "Question: how long do refunds take?",
+  context: Array.from(
+    { length: 4 },
+    (_, i) =>
+      `Passage ${i}: ` + "Note: refunds take 30 days; 10:30. ".repeat(12),
+  ),
+  expected: "30 days",
+  metadata: { tool: JSON.stringify({ name: "lookup", arguments: { q: "x" } }) },
+});
+for (const [name, text] of [["short", line], ["long", longLine]] as const) {
+  Deno.bench(
+    `JSON.parse of a ${name} dataset line`,
+    { group: `dataset line, ${name}`, baseline: true },
+    () => {
+      JSON.parse(text);
+    },
+  );
+  Deno.bench(
+    `exampleFromLine() of a ${name} dataset line`,
+    { group: `dataset line, ${name}` },
+    () => {
+      exampleFromLine("d.jsonl", { line: 1, text });
+    },
+  );
+}
 Deno.bench("scorerPayload()", { group: "payload" }, () => {
   scorerPayload(unit);
 });

@@ -28,8 +28,9 @@ import {
 import {
   appearsTwice,
   elementSpans,
-  nestedDeeperThan,
+  type JsonShape,
   repeatedKey,
+  shapeOf,
 } from "../io/_json_scan.ts";
 import type { CsvRecord } from "./_csv.ts";
 import { SeenIds } from "./_seen_ids.ts";
@@ -169,6 +170,20 @@ function fileErrorText(error: unknown): string {
 export const MAX_DEPTH = 256;
 
 /**
+ * The structure of a record's text, read once for its depth and its keys as
+ * written ({@linkcode repeatedKey} takes them), when it is long enough to
+ * nest deeper than {@linkcode MAX_DEPTH}: a shorter one cannot, and its keys
+ * are counted more cheaply by `repeatedKey` itself.
+ */
+function longShape(
+  text: string,
+  start = 0,
+  end: number = text.length,
+): JsonShape | undefined {
+  return end - start > 2 * MAX_DEPTH ? shapeOf(text, start, end) : undefined;
+}
+
+/**
  * Builds the example for a parsed record: a case with its id, or an invalid
  * record that says why.
  */
@@ -226,7 +241,8 @@ export function exampleFromLine(name: string, line: Line): Example | undefined {
       invalid: `Cannot parse JSON: ${error.message}`,
     };
   }
-  if (nestedDeeperThan(line.text, MAX_DEPTH)) {
+  const shape = longShape(line.text);
+  if (shape !== undefined && shape.depth > MAX_DEPTH) {
     return {
       example_id: `${name}#${line.line}`,
       line: line.line,
@@ -238,7 +254,7 @@ export function exampleFromLine(name: string, line: Line): Example | undefined {
     // A record that is no object is refused as such, whatever it holds.
     const twice = Array.isArray(value)
       ? undefined
-      : repeatedKey(line.text, value);
+      : repeatedKey(line.text, value, 0, line.text.length, shape?.keys);
     if (twice === undefined) keepVerbatimExpected(value, line.text);
     keepVerbatimId(value, line.text);
     if (twice !== undefined) {
@@ -365,7 +381,8 @@ function fromList(
     const span = spans?.[i];
     const position = ++i;
     if (source !== undefined && span !== undefined) {
-      if (nestedDeeperThan(source, MAX_DEPTH, span[0], span[1])) {
+      const shape = longShape(source, span[0], span[1]);
+      if (shape !== undefined && shape.depth > MAX_DEPTH) {
         return {
           example_id: `${name}#${position}`,
           line: position,
@@ -376,7 +393,7 @@ function fromList(
       if (typeof value === "object" && value !== null) {
         const twice = Array.isArray(value)
           ? undefined
-          : repeatedKey(source, value, span[0], span[1]);
+          : repeatedKey(source, value, span[0], span[1], shape?.keys);
         if (twice !== undefined) {
           // Its line is known once the record's is (below).
           const below = countNewlines(source, span[0], twice.offset);

@@ -1,16 +1,27 @@
 /**
  * repeatedKey: the key an object of a JSON text gives twice, found without
- * a second parse when there is none. Its shortcut (the text's `"`-then-`:`
- * pairs equal the parsed keys) must hold for every way JSON can be written:
- * escapes, `":` inside strings and keys, nesting, indentation.
+ * a second parse when there is none. Its shortcuts (the keys as written,
+ * counted by the text's colons after a quote or by one read of its
+ * structure, equal the parsed keys) must hold for every way JSON can be
+ * written: escapes, `":` inside strings and keys, nesting, indentation.
  */
 
 import assert from "node:assert/strict";
-import { repeatedKey } from "../../src/io/_json_scan.ts";
+import { repeatedKey, shapeOf } from "../../src/io/_json_scan.ts";
 
-/** The repeated key's path in `text`, and whether its offset is right. */
+/**
+ * The repeated key's path in `text`, and whether its offset is right; the
+ * keys counted by the colons and by the structure find the same.
+ */
 function found(text: string): string | undefined {
-  const twice = repeatedKey(text, JSON.parse(text));
+  const value = JSON.parse(text);
+  const twice = repeatedKey(text, value);
+  const written = shapeOf(text).keys;
+  assert.deepEqual(
+    repeatedKey(text, value, 0, text.length, written),
+    twice,
+    text,
+  );
   if (twice === undefined) return undefined;
   // The offset is the opening quote of the key's second appearance.
   assert.equal(text[twice.offset], '"', text);
@@ -127,4 +138,35 @@ Deno.test("repeatedKey reads a value nested far deeper than a stack allows", () 
   assert.equal(found(text), undefined);
   const twice = '{"a":'.repeat(depth) + '{"b":1,"b":2}' + "}".repeat(depth);
   assert.equal(found(twice), "a.".repeat(depth) + "b");
+});
+
+Deno.test("shapeOf counts the keys as written and the deepest nesting, none inside strings", () => {
+  const cases: Array<[string, number, number]> = [
+    ['"a \\"k\\": 1"', 0, 0],
+    ["12", 0, 0],
+    ['{"a": 1, "a": 2}', 2, 1],
+    ['{"a": "x\\": y", "b": [{"c": 1}, {"c": 2}], "d": ":)"}', 5, 3],
+    ['{"a\\":": {"b" :\n [1, [2, {"c"\t: {}}]]}}', 3, 6],
+    ['{"t": "{\\"a\\": 1, \\"a\\": 2}"}', 1, 1],
+  ];
+  for (const [text, keys, depth] of cases) {
+    assert.deepEqual(shapeOf(text), { keys, depth }, text);
+  }
+  const text = '[{"a": 1}, {"b": {"c": 2}}]';
+  assert.deepEqual(shapeOf(text, 11, 26), { keys: 2, depth: 2 });
+});
+
+Deno.test("repeatedKey reads a long text's keys by its structure, colons in its prose and JSON in its strings", () => {
+  const prose = "Note: refunds take 30 days. Time: 10:30. ".repeat(40);
+  const embedded = JSON.stringify({ name: "f", arguments: { a: 1 } });
+  const record = { input: prose, expected: embedded, metadata: { k: ":" } };
+  const text = JSON.stringify(record);
+  assert.ok(text.length > 1000);
+  assert.equal(found(text), undefined);
+  const twice = text.slice(0, -2) + ', "k": 2}}';
+  assert.equal(found(twice), "metadata.k");
+  // A key given twice beside a string that opens with a colon, which the
+  // colons alone would count as a key.
+  assert.equal(found(`{"a": ":x", "b": "${prose}", "b": 1}`), "b");
+  assert.equal(found(`{"a": ":x", "b": "${prose}"}`), undefined);
 });
