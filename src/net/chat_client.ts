@@ -140,11 +140,13 @@ export interface ChatReply {
 }
 
 /**
- * A reply without text that the provider's content filter stopped
- * (`finish_reason` `"content_filter"`, no `content`, as Azure answers): a
- * target fails with its message, a judge reads it as a refusal.
+ * A reply the provider gave, and billed when it reports `usage`, that gives
+ * no answer: no choice, no message text, or a message that echoes a secret.
+ * It carries what the call reported (model, usage, finish reason, attempts,
+ * cost), so that a target's failed unit and a judge's error Score keep it
+ * and the run's totals count what the budget was charged.
  */
-export class ContentFilterError extends Error {
+export class ReplyError extends Error {
   /** What the call reported: model, usage, finish reason, attempts, cost. */
   readonly info: Record<string, unknown>;
 
@@ -154,8 +156,24 @@ export class ContentFilterError extends Error {
    */
   constructor(message: string, info: Record<string, unknown>) {
     super(message);
-    this.name = "ContentFilterError";
+    this.name = "ReplyError";
     this.info = info;
+  }
+}
+
+/**
+ * A reply without text that the provider's content filter stopped
+ * (`finish_reason` `"content_filter"`, no `content`, as Azure answers): a
+ * target fails with its message, a judge reads it as a refusal.
+ */
+export class ContentFilterError extends ReplyError {
+  /**
+   * @param message What happened, for people.
+   * @param info What the call reported.
+   */
+  constructor(message: string, info: Record<string, unknown>) {
+    super(message, info);
+    this.name = "ContentFilterError";
   }
 }
 
@@ -249,12 +267,9 @@ export class ChatClient {
     ).slice("sha256:".length);
   }
 
-  /** A reply's info with its cost, when the client has prices. */
-  #priced(info: Record<string, unknown>, cached: boolean) {
-    const prices = this.settings.cost;
-    if (prices === undefined) return info;
-    const usd = cached ? 0 : costOf(info.usage, prices);
-    return usd === undefined ? info : { ...info, cost_usd: usd };
+  /** A cached answer's info: it cost nothing this time (`cost_usd: 0`, priced). */
+  #cachedInfo(info: Record<string, unknown>) {
+    return this.settings.cost === undefined ? info : { ...info, cost_usd: 0 };
   }
 
   /**
@@ -263,8 +278,8 @@ export class ChatClient {
    * so that none is cached, scored or written. With a cache, a stored
    * answer comes back marked `cached: true` (and, priced, `cost_usd: 0`)
    * without a call, and a paid-for one is stored (when `usable` takes it).
-   * With a budget, no call starts once it is spent, and a priced reply is
-   * charged to it.
+   * With a budget, no call starts once it is spent, and every priced reply
+   * is charged to it, one that gives no answer too.
    *
    * @param messages The conversation.
    * @param signal Aborting stops it.
@@ -274,7 +289,9 @@ export class ChatClient {
    *   cannot is not cached, and a cached one is a miss.
    * @returns The reply.
    * @throws An `Error` with a message for people when the call fails for
-   *   good; a {@linkcode import("./budget.ts").BudgetError} when the budget
+   *   good; a {@linkcode ReplyError} (what the call reported in its `info`,
+   *   its cost charged) when the provider answered without an answer to
+   *   use; a {@linkcode import("./budget.ts").BudgetError} when the budget
    *   is spent; the cache's error when it replays only and lacks the answer.
    */
   async complete(
@@ -295,7 +312,7 @@ export class ChatClient {
       if (hit !== undefined) {
         return {
           text: hit.output,
-          info: this.#priced({ ...hit.info, cached: true }, true),
+          info: this.#cachedInfo({ ...hit.info, cached: true }),
         };
       }
     }
@@ -359,54 +376,66 @@ export class ChatClient {
       signal,
       watch,
     );
-    const choices = (reply as { choices?: unknown }).choices;
-    if (Array.isArray(choices) && choices.length === 0) {
-      throw new Error(`${this.shownUrl} answered no choice ("choices": [])`);
-    }
-    const choice = (choices as Array<Record<string, unknown>> | undefined)
-      ?.[0];
-    const message = choice?.message;
-    // An answer is not rewritten: one that echoes the key or a ${VAR} value
-    // is not kept (nor cached), rather than scored with `***` in it.
-    if (holdsSecret(JSON.stringify(message) ?? "", secrets)) {
-      throw new Error(
-        `${this.shownUrl} answered with a secret the config sends (the API key or a \${VAR} value) in its message: the answer is not kept`,
-      );
-    }
-    const toolCalls = typeof message === "object" && message !== null
-      ? readToolCalls(
-        message as Record<string, unknown>,
-        this.shownUrl,
-      )
-      : undefined;
-    const said = messageText(message, toolCalls !== undefined);
     const r = reply as Record<string, unknown>;
     // Keys in this order: model, usage, finish_reason, refusal, attempts.
     const read: Record<string, unknown> = {
       model: r.model ?? this.settings.model,
     };
     if (r.usage !== undefined) read.usage = r.usage;
+    // A reply that reports usage was billed, whatever it holds: it is
+    // charged now, before it is read, and a reply that gives no answer
+    // carries its cost in its error.
+    const prices = this.settings.cost;
+    const usd = prices === undefined ? undefined : costOf(r.usage, prices);
+    this.#budget?.charge(usd);
+    const reported = () => {
+      read.attempts = attempts;
+      return usd === undefined ? read : { ...read, cost_usd: usd };
+    };
+    const choices = r.choices;
+    if (Array.isArray(choices) && choices.length === 0) {
+      throw new ReplyError(
+        `${this.shownUrl} answered no choice ("choices": [])`,
+        reported(),
+      );
+    }
+    const choice = (choices as Array<Record<string, unknown>> | undefined)
+      ?.[0];
+    const message = choice?.message;
     if (choice?.finish_reason !== undefined) {
       read.finish_reason = choice.finish_reason;
     }
+    // An answer is not rewritten: one that echoes the key or a ${VAR} value
+    // is not kept (nor cached), rather than scored with `***` in it.
+    if (holdsSecret(JSON.stringify(message) ?? "", secrets)) {
+      throw new ReplyError(
+        `${this.shownUrl} answered with a secret the config sends (the API key or a \${VAR} value) in its message: the answer is not kept`,
+        reported(),
+      );
+    }
+    let toolCalls: ToolCall[] | undefined;
+    try {
+      toolCalls = typeof message === "object" && message !== null
+        ? readToolCalls(message as Record<string, unknown>, this.shownUrl)
+        : undefined;
+    } catch (error) {
+      // A malformed tool call: the reply was paid for all the same.
+      if (!(error instanceof Error)) throw error;
+      throw new ReplyError(error.message, reported());
+    }
+    const said = messageText(message, toolCalls !== undefined);
     if (!("text" in said)) {
       const message =
         `${this.shownUrl} answered without a message text in choices[0].message.content (${
           said.parts !== undefined ? `its parts are ${said.parts}; ` : ""
         }${finishText(choice?.finish_reason)})`;
-      // Azure's filter leaves no content: a judge names it a refusal, and
-      // keeps what the call reported (the budget charges no reply without
-      // text, as before).
-      if (choice?.finish_reason === "content_filter") {
-        read.attempts = attempts;
-        throw new ContentFilterError(message, this.#priced(read, false));
-      }
-      throw new Error(message);
+      // Azure's filter leaves no content: a judge names it a refusal.
+      throw choice?.finish_reason === "content_filter"
+        ? new ContentFilterError(message, reported())
+        : new ReplyError(message, reported());
     }
     if (said.refusal) read.refusal = true;
-    read.attempts = attempts;
-    const info = this.#priced(read, false);
-    this.#budget?.charge(info.cost_usd as number | undefined);
+    const info = reported();
     return {
       text: said.text,
       info,

@@ -10,6 +10,7 @@ import {
   type ChatClientOptions,
   type ChatSettings,
   ContentFilterError,
+  ReplyError,
 } from "../net/chat_client.ts";
 import { fingerprint } from "../fingerprint/fingerprint.ts";
 import { hasPlaceholder, renderTemplate } from "../net/template.ts";
@@ -443,9 +444,18 @@ export function llmJudge(
           (text, info) => !(verdictOf(text, info) instanceof JudgeReplyError),
         );
       } catch (error) {
+        if (!(error instanceof ReplyError)) throw error;
         // A filter that left no text refused as one that left "" did.
-        if (!(error instanceof ContentFilterError)) throw error;
-        reply = { text: "", info: error.info };
+        if (error instanceof ContentFilterError) {
+          reply = { text: "", info: error.info };
+        } else {
+          // No choice, no text: the call was made and paid for, and its
+          // provenance stays, so the totals count what the budget did.
+          return errored(name, `scorer error: ${error.message}`, {
+            evaluator_version: version,
+            provenance: { ...provenance, ...error.info },
+          });
+        }
       }
       const read = verdictOf(reply.text, reply.info);
       if (read instanceof JudgeReplyError) {

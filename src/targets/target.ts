@@ -82,7 +82,9 @@ export interface TargetContext {
 export interface Target {
   /**
    * Calls the system for one case. Throwing is a target error, recorded on
-   * the unit as `target.error`; it never stops the run.
+   * the unit as `target.error`; it never stops the run. An error with an
+   * `info` object (a reply paid for that gave no answer) has it recorded
+   * beside the error, as a result's `info` is.
    */
   call(
     testCase: Case,
@@ -432,10 +434,17 @@ function failedUnit(
   started: number,
   error: unknown,
 ): Unit {
-  unit.target = {
-    latency_ms: latencyMs(timed, started),
-    error: messageOf(error),
-  };
+  // A reply that was paid for but gave no answer (an `openai` target's
+  // reply without text) keeps what the call reported: its usage and cost
+  // count in the run's totals, as the budget counted them.
+  const info = (error as { info?: unknown } | null)?.info;
+  unit.target = typeof info === "object" && info !== null
+    ? {
+      latency_ms: latencyMs(timed, started),
+      ...info as Record<string, unknown>,
+      error: messageOf(error),
+    }
+    : { latency_ms: latencyMs(timed, started), error: messageOf(error) };
   // A failure with a cause of its own (`budget.exhausted`, `cache.miss`)
   // says so, and its unit's Scores carry that code.
   const code = (error as { code?: unknown } | null)?.code;

@@ -178,21 +178,17 @@ Deno.test("an answer that echoes a key is not kept, cached or scored; a judge's 
     }
     // Nothing was kept: the cache was never even made.
     await assert.rejects(Deno.stat(`${dir}/cache`), Deno.errors.NotFound);
-    // A judge's reply that holds it is not kept either: the scoring stage
-    // makes the throw an error Score.
-    await assert.rejects(
-      Promise.resolve(
-        llmJudge({ ...chat, model: "judge" }, env).score(
-          { example_id: "d#1", unit_id: "d#1", input: "q", output: "a" },
-          {},
-        ),
-      ),
-      (error: Error) => {
-        assert.match(error.message, /the answer is not kept/);
-        assertNoKey(error.message, "the judge's error");
-        return true;
-      },
+    // A judge's reply that holds it is not kept either: an error Score,
+    // which keeps the paid call's provenance, never the reply.
+    const judged = await llmJudge({ ...chat, model: "judge" }, env).score(
+      { example_id: "d#1", unit_id: "d#1", input: "q", output: "a" },
+      {},
     );
+    assert.ok(!("scores" in judged));
+    assert.equal(judged.status, "error");
+    assert.match(judged.reason ?? "", /the answer is not kept/);
+    assert.equal(judged.provenance?.judge_model, "judge");
+    assertNoKey(JSON.stringify(judged), "the judge's error Score");
     // A value too short to be a key is a word an answer may say: kept.
     const hello = (name: string) => name === "TENANT" ? "hello" : undefined;
     const echo = await runOne(

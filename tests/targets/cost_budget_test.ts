@@ -351,6 +351,110 @@ Deno.test("a judge reply without a score is an error Score that keeps its call's
   });
 });
 
+/** A chat completion whose message has no text, with the usage billed. */
+function textless(model: string, finish_reason: string) {
+  return reply.json({
+    model,
+    choices: [{
+      index: 0,
+      message: finish_reason === "content_filter"
+        ? { role: "assistant" }
+        : { role: "assistant", content: null },
+      finish_reason,
+    }],
+    usage: USAGE,
+  });
+}
+
+Deno.test("a judge reply without text (a content filter's, a length finish) is charged to budget_usd, and its error Score keeps the cost", async () => {
+  await withTempDir(async (dir) => {
+    // Azure's filter for the first case, a reasoning model that spent its
+    // max_tokens for the second: both billed 1000+100 tokens, 0.004 each.
+    await using server = fakeLlm({
+      handler: (request) =>
+        textless(
+          "judge",
+          lastMessage(request).includes("q1") ? "content_filter" : "length",
+        ),
+    });
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      `dataset: data.jsonl
+target: { type: replay }
+scorers:
+  - type: llm_judge
+    base_url: ${server.baseUrl}
+    model: judge
+    cost: { input_per_1m: 2, output_per_1m: 20 }
+concurrency: 1
+budget_usd: 0.005
+`,
+    );
+    await Deno.writeTextFile(
+      `${dir}/data.jsonl`,
+      [1, 2, 3].map((i) =>
+        JSON.stringify({ input: `q${i}`, output: `A: q${i}` })
+      ).join("\n") + "\n",
+    );
+    const out = await cli(["run", "suite.yaml", "--record", "run.json"], dir);
+    // 0.004, then 0.008: the third call is refused.
+    assert.equal(out.code, 1, out.stderr);
+    assert.equal(server.count, 2);
+    const judged = lines(out.stdout);
+    assert.deepEqual(
+      judged.map((s) => [s.status, s.diagnostics.map((d) => d.code)]),
+      [
+        ["error", ["judge.refused"]],
+        ["error", ["scorer.error"]],
+        ["blocked", ["budget.exhausted"]],
+      ],
+    );
+    assert.match(
+      judged[1]?.reason ?? "",
+      /^scorer error: .* answered without a message text in choices\[0\]\.message\.content \(finish_reason "length"/,
+    );
+    for (const s of judged.slice(0, 2)) {
+      assert.deepEqual(s.provenance?.usage, USAGE);
+      assert.equal(s.provenance?.cost_usd, 0.004);
+    }
+    assert.match(
+      out.stderr,
+      /budget reached: \$0\.008 spent of budget_usd \$0\.005; 1 call was not made/,
+    );
+    assert.match(out.stderr, /^cost: \$0\.008 \(judge \$0\.008: 2 calls,/m);
+    const record = JSON.parse(await Deno.readTextFile(`${dir}/run.json`));
+    assert.equal(record.budget.spent_usd, 0.008);
+    assert.equal(record.cost.judge.cost_usd, 0.008);
+  });
+});
+
+Deno.test("an openai target's reply without text is charged to budget_usd, and its failed unit keeps the usage and cost", async () => {
+  await withTempDir(async (dir) => {
+    await using server = fakeLlm({
+      handler: () => textless("bot", "length"),
+    });
+    await overBudget(dir, server.baseUrl);
+    const out = await cli(["run", "suite.yaml", "--record", "run.json"], dir);
+    // 0.002 a call: the third reaches 0.006 and the last two are refused.
+    assert.equal(out.code, 1, out.stderr);
+    assert.equal(server.count, 3);
+    assert.match(
+      out.stderr,
+      /budget reached: \$0\.006 spent of budget_usd \$0\.005; 2 calls were not made/,
+    );
+    assert.match(out.stderr, /^cost: \$0\.006 \(target \$0\.006: 3 calls,/m);
+    const record = JSON.parse(await Deno.readTextFile(`${dir}/run.json`));
+    const unit = record.units[0];
+    assert.match(unit.target.error, /finish_reason "length"/);
+    assert.equal(unit.output, null);
+    assert.deepEqual(unit.target.usage, USAGE);
+    assert.equal(unit.target.cost_usd, 0.002);
+    assert.equal(unit.target.finish_reason, "length");
+    assert.equal(record.units[3].target.error_code, "budget.exhausted");
+    assert.equal(record.cost.target.cost_usd, 0.006);
+  });
+});
+
 Deno.test("calls no cost: priced are named unpriced, never shown as free: the total is unknown, or at least the priced calls' cost", async () => {
   await withTempDir(async (dir) => {
     await using server = fakeLlm({ handler });
