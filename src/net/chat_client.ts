@@ -448,9 +448,10 @@ export class ChatClient {
  * The text of a reply's message: its `content` as a string, or the text parts
  * of a `content` given as a list (Mistral, some proxies: `[{"type": "text",
  * "text": ...}]`, joined; other parts, such as thinking, left out); a
- * `refusal` (OpenAI's structured outputs) when there is no content, as
- * promptfoo and Inspect read it; `""` for a reply that only calls tools.
- * Otherwise why there is none: the types of the parts, when there are some.
+ * `refusal` (OpenAI's structured outputs) when the content has no text
+ * (`null`, `""`, `[]`), as promptfoo and Inspect read it; `""` for a reply
+ * that only calls tools. Otherwise why there is none: the types of the
+ * parts, when there are some.
  */
 function messageText(
   message: unknown,
@@ -459,6 +460,14 @@ function messageText(
   const { content, refusal } = typeof message === "object" && message !== null
     ? message as { content?: unknown; refusal?: unknown }
     : {};
+  // A refusal beside a content without text (`""`, as OpenAI's structured
+  // outputs may answer, or `null`) is the refusal, not an empty answer.
+  if (
+    typeof refusal === "string" && refusal !== "" &&
+    (content === undefined || content === null ||
+      (typeof content === "string" && content.trim() === "") ||
+      (Array.isArray(content) && content.length === 0))
+  ) return { text: refusal, refusal: true };
   if (typeof content === "string") return { text: content, refusal: false };
   if (Array.isArray(content) && content.length > 0) {
     const texts = content.filter((part) =>
@@ -473,9 +482,6 @@ function messageText(
     };
   }
   if (content !== undefined && content !== null) return {};
-  if (typeof refusal === "string" && refusal !== "") {
-    return { text: refusal, refusal: true };
-  }
   // A reply that only calls tools has no text: `content` is null.
   return callsTools ? { text: "", refusal: false } : {};
 }
