@@ -90,18 +90,18 @@ const generation = {
 };
 
 const price = number({ min: 0 });
+// Prices of a chat reply's tokens and of a trace's spans alike: both may
+// report tokens read from and written to a provider's prompt cache.
 const tokenPrices = {
   input_per_1m: required(price),
   output_per_1m: required(price),
+  cached_input_per_1m: optional(price),
+  cache_write_per_1m: optional(price),
 };
 
 const chat = {
   base_url: optional({ kind: "url" }),
-  // A cached input token's price: only a chat reply reports such tokens.
-  cost: optional(mapping({
-    ...tokenPrices,
-    cached_input_per_1m: optional(price),
-  })),
+  cost: optional(mapping(tokenPrices)),
   model: required(someText),
   api_key_env: optional({
     kind: "string",

@@ -6,6 +6,7 @@
  */
 
 import type { Gate } from "../aggregate/gates.ts";
+import type { Prices } from "../net/budget.ts";
 import type { CaseRequirement } from "../aggregate/types.ts";
 import type { LlmJudgeSettings } from "../scorers/llm_judge.ts";
 import type { JudgeSettings } from "../scorers/rag_judges.ts";
@@ -148,9 +149,10 @@ export interface TraceTargetConfig {
   type: "trace";
   /**
    * USD per million tokens, at which the token usage found in each trace's
-   * spans is priced as the unit's `target.cost_usd`.
+   * spans is priced as the unit's `target.cost_usd` (cached and
+   * cache-written input tokens at their own prices, when given).
    */
-  cost?: { input_per_1m: number; output_per_1m: number };
+  cost?: Prices;
 }
 
 /**

@@ -29,6 +29,13 @@ export interface Prices {
    * @default {input_per_1m}
    */
   cached_input_per_1m?: number | undefined;
+  /**
+   * US dollars per million input tokens the provider wrote to its prompt
+   * cache (Anthropic's `cache_creation_input_tokens`), which providers
+   * price above the input price.
+   * @default {input_per_1m}
+   */
+  cache_write_per_1m?: number | undefined;
 }
 
 /**
@@ -36,7 +43,8 @@ export interface Prices {
  * `prompt_tokens` and `completion_tokens`, or `input_tokens` and
  * `output_tokens`), rounded to a billionth of a dollar so that sums stay
  * readable. Input tokens read from the provider's prompt cache are priced
- * at `cached_input_per_1m` when it is given, else as any input token.
+ * at `cached_input_per_1m` when it is given, those written to it at
+ * `cache_write_per_1m` when it is given, else as any input token.
  *
  * @param usage The reply's `usage`.
  * @param prices The prices.
@@ -55,17 +63,28 @@ export interface Prices {
  * const usd = costOf(usage, { input_per_1m: 2, output_per_1m: 8, cached_input_per_1m: 0.2 });
  * if (usd !== 0.00056) throw new Error(String(usd));
  * ```
+ *
+ * @example Anthropic's usage: 100 input tokens, 900 written to the cache at 1.25 times the price
+ * ```ts
+ * import { costOf } from "./budget.ts";
+ * const usage = { input_tokens: 100, output_tokens: 0, cache_creation_input_tokens: 900 };
+ * const usd = costOf(usage, { input_per_1m: 4, output_per_1m: 20, cache_write_per_1m: 5 });
+ * if (usd !== 0.0049) throw new Error(String(usd));
+ * ```
  */
 export function costOf(usage: unknown, prices: Prices): number | undefined {
   const tokens = tokensOf(usage);
   if (tokens === undefined) return undefined;
   const cachedPrice = prices.cached_input_per_1m;
-  // Without a cached price every input token costs the same: the sum is
-  // the one it always was, to the last bit.
-  const input = cachedPrice === undefined || tokens.cached === undefined
+  const writePrice = prices.cache_write_per_1m;
+  const cached = cachedPrice === undefined ? 0 : tokens.cached ?? 0;
+  const written = writePrice === undefined ? 0 : tokens.cacheWrite ?? 0;
+  // Without a price of their own, cache tokens cost what any input token
+  // does: the sum is the one it always was, to the last bit.
+  const input = cached === 0 && written === 0
     ? tokens.input * prices.input_per_1m
-    : (tokens.input - tokens.cached) * prices.input_per_1m +
-      tokens.cached * cachedPrice;
+    : (tokens.input - cached - written) * prices.input_per_1m +
+      cached * (cachedPrice ?? 0) + written * (writePrice ?? 0);
   return roundUsd((input + tokens.output * prices.output_per_1m) / 1e6);
 }
 
@@ -77,17 +96,21 @@ function countOf(value: unknown): number | undefined {
 }
 
 /**
- * The input and output token counts a reply's `usage` reports, and how many
- * of the input tokens the provider read from its prompt cache: OpenAI's
- * `prompt_tokens_details.cached_tokens` (`input_tokens_details` in its
- * Responses API) and `cache_read_input_tokens` beside `prompt_tokens`
- * (LiteLLM's) are part of the input count; Anthropic's
- * `cache_read_input_tokens` beside `input_tokens` alone is not (its
- * Messages API counts them apart), and is added to it.
+ * The input and output token counts a reply's `usage` reports, how many of
+ * the input tokens the provider read from its prompt cache, and how many it
+ * wrote to it. OpenAI's `prompt_tokens_details.cached_tokens`
+ * (`input_tokens_details` in its Responses API, `cache_write_tokens` beside
+ * it in Azure's), DeepSeek's `prompt_cache_hit_tokens` and, beside
+ * `prompt_tokens`, `cache_read_input_tokens` and
+ * `cache_creation_input_tokens` (LiteLLM's) are part of the input count;
+ * Anthropic's `cache_read_input_tokens` and `cache_creation_input_tokens`
+ * beside `input_tokens` alone are not (its Messages API counts them apart),
+ * and are added to it.
  *
  * @param usage The reply's `usage`.
- * @returns The counts (`cached` only when the reply reports one, at most
- *   `input`), or `undefined` when it reports neither input nor output.
+ * @returns The counts (`cached` and `cacheWrite` only when the reply reports
+ *   them, together at most `input`), or `undefined` when it reports neither
+ *   input nor output.
  *
  * @example
  * ```ts
@@ -96,34 +119,59 @@ function countOf(value: unknown): number | undefined {
  * if (t?.input !== 12 || t.output !== 3 || t.cached !== undefined) throw new Error();
  * const c = tokensOf({ prompt_tokens: 12, completion_tokens: 3, prompt_tokens_details: { cached_tokens: 8 } });
  * if (c?.input !== 12 || c.cached !== 8) throw new Error();
+ * const a = tokensOf({ input_tokens: 10, output_tokens: 3, cache_read_input_tokens: 50, cache_creation_input_tokens: 40 });
+ * if (a?.input !== 100 || a.cached !== 50 || a.cacheWrite !== 40) throw new Error();
  * ```
  */
 export function tokensOf(
   usage: unknown,
-): { input: number; output: number; cached?: number } | undefined {
+):
+  | { input: number; output: number; cached?: number; cacheWrite?: number }
+  | undefined {
   if (typeof usage !== "object" || usage === null) return undefined;
   const u = usage as Record<string, unknown>;
-  const prompt = countOf(u.prompt_tokens);
+  // DeepSeek's hits and misses make up its prompt_tokens.
+  const hits = countOf(u.prompt_cache_hit_tokens);
+  const misses = countOf(u.prompt_cache_miss_tokens);
+  const prompt = countOf(u.prompt_tokens) ??
+    (hits !== undefined && misses !== undefined ? hits + misses : undefined);
   const input = prompt ?? countOf(u.input_tokens);
   const output = countOf(u.completion_tokens) ?? countOf(u.output_tokens);
   if (input === undefined && output === undefined) return undefined;
-  const details = (key: string) => {
-    const d = u[key];
-    return typeof d === "object" && d !== null
-      ? countOf((d as Record<string, unknown>).cached_tokens)
-      : undefined;
+  const details = (field: string) => {
+    for (const key of ["prompt_tokens_details", "input_tokens_details"]) {
+      const d = u[key];
+      const n = typeof d === "object" && d !== null
+        ? countOf((d as Record<string, unknown>)[field])
+        : undefined;
+      if (n !== undefined) return n;
+    }
+    return undefined;
   };
-  const included = details("prompt_tokens_details") ??
-    details("input_tokens_details") ??
-    (prompt !== undefined ? countOf(u.cache_read_input_tokens) : undefined);
-  const apart = included === undefined && prompt === undefined
+  const beside = (key: string) =>
+    prompt !== undefined ? countOf(u[key]) : undefined;
+  const readIn = details("cached_tokens") ??
+    beside("cache_read_input_tokens") ??
+    (prompt !== undefined ? hits : undefined);
+  const writtenIn = details("cache_write_tokens") ??
+    beside("cache_creation_input_tokens");
+  const readApart = readIn === undefined && prompt === undefined
     ? countOf(u.cache_read_input_tokens)
     : undefined;
-  const total = (input ?? 0) + (apart ?? 0);
-  const cached = included !== undefined ? Math.min(included, total) : apart;
-  return cached === undefined
-    ? { input: total, output: output ?? 0 }
-    : { input: total, output: output ?? 0, cached };
+  const writtenApart = writtenIn === undefined && prompt === undefined
+    ? countOf(u.cache_creation_input_tokens)
+    : undefined;
+  const total = (input ?? 0) + (readApart ?? 0) + (writtenApart ?? 0);
+  const cached = readIn !== undefined ? Math.min(readIn, total) : readApart;
+  const cacheWrite = writtenIn !== undefined
+    ? Math.min(writtenIn, total - (cached ?? 0))
+    : writtenApart;
+  return {
+    input: total,
+    output: output ?? 0,
+    ...(cached !== undefined ? { cached } : {}),
+    ...(cacheWrite !== undefined ? { cacheWrite } : {}),
+  };
 }
 
 /**

@@ -34,6 +34,13 @@ export interface SpendSide {
    * when no call reported any.
    */
   cached_input_tokens?: number;
+  /**
+   * Of `input_tokens`, those the provider wrote to its prompt cache
+   * (Anthropic's `cache_creation_input_tokens`, priced at
+   * `cache_write_per_1m` when the `cost:` gives it). Absent when no call
+   * reported any.
+   */
+  cache_write_tokens?: number;
   /** What the calls made cost, in US dollars (calls without prices add 0). */
   cost_usd: number;
   /**
@@ -94,6 +101,10 @@ function addCall(side: SpendSide, info: Record<string, unknown>): boolean {
     if (tokens.cached !== undefined && tokens.cached > 0) {
       side.cached_input_tokens = (side.cached_input_tokens ?? 0) +
         tokens.cached;
+    }
+    if (tokens.cacheWrite !== undefined && tokens.cacheWrite > 0) {
+      side.cache_write_tokens = (side.cache_write_tokens ?? 0) +
+        tokens.cacheWrite;
     }
   }
   if (typeof cost === "number" && Number.isFinite(cost)) {

@@ -29,8 +29,19 @@ export interface Trace {
   tool_calls: ToolCall[];
   /** The agent's final answer, when the trace carries one. */
   final_output?: string;
-  /** Tokens summed over every span (OTel only), when any span counts them. */
-  usage?: { prompt_tokens: number; completion_tokens: number };
+  /**
+   * Tokens summed over every span (OTel only), when any span counts them;
+   * of the prompt tokens, those read from and written to the provider's
+   * prompt cache, when a span counts them.
+   */
+  usage?: {
+    prompt_tokens: number;
+    completion_tokens: number;
+    prompt_tokens_details?: {
+      cached_tokens?: number;
+      cache_write_tokens?: number;
+    };
+  };
   /** The latest span end less the earliest span start (OTel only), when both exist. */
   latency_ms?: number;
 }
@@ -238,6 +249,8 @@ function otelTrace(value: Record<string, unknown>, fail: Fail): Trace {
   let prompt = 0;
   let completion = 0;
   let counted = false;
+  let cacheRead: number | undefined;
+  let cacheWrite: number | undefined;
   let first: bigint | undefined;
   let last: bigint | undefined;
   for (const span of order) {
@@ -246,19 +259,20 @@ function otelTrace(value: Record<string, unknown>, fail: Fail): Trace {
       if (last === undefined || span.end > last) last = span.end;
     }
     // Every span's tokens count: an LLM span is no step, but it was paid for.
-    for (
-      const [input, output] of [
-        ["gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens"],
-        ["llm.token_count.prompt", "llm.token_count.completion"],
-      ] as const
-    ) {
-      const a = tokens(span.attributes.get(input));
-      const b = tokens(span.attributes.get(output));
+    // Its cache reads and writes are part of its input tokens, as both
+    // conventions say.
+    for (const names of TOKEN_ATTRIBUTES) {
+      const a = tokens(span.attributes.get(names.input));
+      const b = tokens(span.attributes.get(names.output));
       if (a !== undefined || b !== undefined) {
         counted = true;
         prompt += a ?? 0;
         completion += b ?? 0;
       }
+      const r = tokens(span.attributes.get(names.cacheRead));
+      if (r !== undefined) cacheRead = (cacheRead ?? 0) + r;
+      const w = tokens(span.attributes.get(names.cacheWrite));
+      if (w !== undefined) cacheWrite = (cacheWrite ?? 0) + w;
     }
     const name = toolName(span);
     if (name === undefined) continue;
@@ -277,6 +291,12 @@ function otelTrace(value: Record<string, unknown>, fail: Fail): Trace {
   if (answer !== undefined) trace.final_output = answer;
   if (counted) {
     trace.usage = { prompt_tokens: prompt, completion_tokens: completion };
+    if (cacheRead !== undefined || cacheWrite !== undefined) {
+      trace.usage.prompt_tokens_details = {
+        ...(cacheRead !== undefined ? { cached_tokens: cacheRead } : {}),
+        ...(cacheWrite !== undefined ? { cache_write_tokens: cacheWrite } : {}),
+      };
+    }
   }
   if (first !== undefined && last !== undefined && first < last) {
     trace.latency_ms = Number((last - first) / 1_000_000n);
@@ -396,6 +416,25 @@ function nanos(value: unknown): bigint | undefined {
   }
   return undefined;
 }
+
+/**
+ * The attributes a span counts its tokens in: OTel GenAI's and
+ * OpenInference's, with the prompt cache's reads and writes.
+ */
+const TOKEN_ATTRIBUTES = [
+  {
+    input: "gen_ai.usage.input_tokens",
+    output: "gen_ai.usage.output_tokens",
+    cacheRead: "gen_ai.usage.cache_read.input_tokens",
+    cacheWrite: "gen_ai.usage.cache_creation.input_tokens",
+  },
+  {
+    input: "llm.token_count.prompt",
+    output: "llm.token_count.completion",
+    cacheRead: "llm.token_count.prompt_details.cache_read",
+    cacheWrite: "llm.token_count.prompt_details.cache_write",
+  },
+] as const;
 
 /** A token count: a whole number, or its text. */
 function tokens(value: unknown): number | undefined {

@@ -37,9 +37,11 @@ export interface TraceTargetOptions {
   maxBytes?: number | undefined;
   /**
    * The prices (USD per million tokens) the trace's token usage is priced
-   * at, as EvalCore's trace target prices it: the unit's `target` then
-   * records `cost_usd`, which the `cost` scorer reads. What a recorded
-   * trace cost was spent then, so no budget is charged.
+   * at, as EvalCore's trace target prices it (the tokens its spans read
+   * from or wrote to a prompt cache at `cached_input_per_1m` and
+   * `cache_write_per_1m`, when given): the unit's `target` then records
+   * `cost_usd`, which the `cost` scorer reads. What a recorded trace cost
+   * was spent then, so no budget is charged.
    * @default {undefined: no cost_usd}
    */
   cost?: Prices | undefined;
@@ -106,10 +108,15 @@ export function traceTarget(options: TraceTargetOptions = {}): Target {
       };
       if (trace.latency_ms !== undefined) info.latency_ms = trace.latency_ms;
       if (trace.usage !== undefined) {
+        const { prompt_tokens, completion_tokens, prompt_tokens_details } =
+          trace.usage;
         info.usage = {
-          ...trace.usage,
-          total_tokens: trace.usage.prompt_tokens +
-            trace.usage.completion_tokens,
+          prompt_tokens,
+          completion_tokens,
+          total_tokens: prompt_tokens + completion_tokens,
+          ...(prompt_tokens_details !== undefined
+            ? { prompt_tokens_details }
+            : {}),
         };
         const usd = options.cost === undefined
           ? undefined

@@ -611,6 +611,91 @@ concurrency: 1
   });
 });
 
+Deno.test("Anthropic's cache writes (cache_write_per_1m, else the input price) and DeepSeek's cache hits are priced and counted in the record's sides", async () => {
+  await withTempDir(async (dir) => {
+    // The target behind a gateway that passes Anthropic's usage on (cache
+    // reads and writes apart from input_tokens); the judge is DeepSeek's
+    // (hits and misses making up prompt_tokens).
+    const usageOf = (model: string): Record<string, unknown> =>
+      model === "bot"
+        ? {
+          input_tokens: 100,
+          output_tokens: 100,
+          cache_read_input_tokens: 300,
+          cache_creation_input_tokens: 600,
+        }
+        : {
+          prompt_tokens: 1000,
+          completion_tokens: 100,
+          total_tokens: 1100,
+          prompt_cache_hit_tokens: 700,
+          prompt_cache_miss_tokens: 300,
+        };
+    await using server = fakeLlm({
+      handler(request) {
+        const model = (request.json as { model: string }).model;
+        return reply.json({
+          model,
+          choices: [{
+            index: 0,
+            message: {
+              role: "assistant",
+              content: model === "bot"
+                ? `A: ${lastMessage(request)}`
+                : '{"score": 1}',
+            },
+            finish_reason: "stop",
+          }],
+          usage: usageOf(model),
+        });
+      },
+    });
+    const suiteText = (writePrice: string) =>
+      `dataset: data.jsonl
+target:
+  type: openai
+  base_url: ${server.baseUrl}
+  model: bot
+  cost: { input_per_1m: 1, output_per_1m: 10, cached_input_per_1m: 0.1${writePrice} }
+scorers:
+  - type: llm_judge
+    base_url: ${server.baseUrl}
+    model: judge
+    cost: { input_per_1m: 2, output_per_1m: 20, cached_input_per_1m: 0.5 }
+concurrency: 1
+`;
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      suiteText(", cache_write_per_1m: 1.25"),
+    );
+    await Deno.writeTextFile(`${dir}/data.jsonl`, cases(2));
+    const out = await cli(["run", "suite.yaml", "--record", "run.json"], dir);
+    assert.equal(out.code, 0, out.stderr);
+    const record = JSON.parse(await Deno.readTextFile(`${dir}/run.json`));
+    const unit = record.units[0];
+    // 100 input at 1, 300 cached at 0.1, 600 written at 1.25, 100 out at 10.
+    assert.equal(unit.target.cost_usd, (100 + 30 + 750 + 1000) / 1e6);
+    // 300 missed at 2, 700 hit at 0.5, 100 out at 20.
+    const judged = unit.scores.find((s: Line) => s.metric === "llm_judge");
+    assert.equal(judged.provenance.cost_usd, (600 + 350 + 2000) / 1e6);
+    assert.equal(unit.judge.cached_input_tokens, 700);
+    assert.equal(unit.judge.cache_write_tokens, undefined);
+    assert.equal(record.cost.target.input_tokens, 2000);
+    assert.equal(record.cost.target.cached_input_tokens, 600);
+    assert.equal(record.cost.target.cache_write_tokens, 1200);
+    assert.equal(record.cost.judge.cached_input_tokens, 1400);
+    // Without cache_write_per_1m, written tokens cost the input price.
+    await Deno.writeTextFile(`${dir}/suite.yaml`, suiteText(""));
+    const plain = await cli(
+      ["run", "suite.yaml", "--cache", "off", "--record", "plain.json"],
+      dir,
+    );
+    assert.equal(plain.code, 0, plain.stderr);
+    const again = JSON.parse(await Deno.readTextFile(`${dir}/plain.json`));
+    assert.equal(again.units[0].target.cost_usd, (700 + 30 + 1000) / 1e6);
+  });
+});
+
 Deno.test("costOf reads cached input tokens in OpenAI's, OpenAI Responses', LiteLLM's and Anthropic's usage", async () => {
   const { costOf, tokensOf } = await import("../../src/net/mod.ts");
   const prices = {

@@ -570,6 +570,56 @@ Deno.test("run with a trace target priced by cost: (EvalCore's key) records each
   });
 });
 
+Deno.test("run with a trace target prices the tokens its spans read from and wrote to a prompt cache at cached_input_per_1m and cache_write_per_1m, as an openai target's", async () => {
+  await withTempDir(async (dir) => {
+    // An OTel GenAI span and an OpenInference one; each convention counts
+    // cache reads and writes as part of the input tokens.
+    await Deno.writeTextFile(
+      `${dir}/t.json`,
+      otel(
+        {
+          name: "chat",
+          attrs: {
+            "gen_ai.usage.input_tokens": 1000,
+            "gen_ai.usage.output_tokens": 100,
+            "gen_ai.usage.cache_read.input_tokens": 600,
+            "gen_ai.usage.cache_creation.input_tokens": 200,
+          },
+        },
+        {
+          name: "llm",
+          attrs: {
+            "llm.token_count.prompt": 500,
+            "llm.token_count.completion": 50,
+            "llm.token_count.prompt_details.cache_read": 100,
+            "llm.token_count.prompt_details.cache_write": 300,
+            "output.value": "Done.",
+          },
+        },
+      ),
+    );
+    await Deno.writeTextFile(`${dir}/cases.jsonl`, '{"trace": "t.json"}\n');
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      "dataset: cases.jsonl\ntarget:\n  type: trace\n" +
+        "  cost: { input_per_1m: 1, output_per_1m: 10, cached_input_per_1m: 0.1, cache_write_per_1m: 1.25 }\n" +
+        "scorers: [{ type: cost, max_usd: 1 }]\n",
+    );
+    const out = await cli(["run", "suite.yaml", "--units", "units.jsonl"], dir);
+    assert.equal(out.code, 0, out.stderr);
+    const [unit] = (await Deno.readTextFile(`${dir}/units.jsonl`)).trim()
+      .split("\n").map((l) => JSON.parse(l));
+    assert.deepEqual(unit.target.usage, {
+      prompt_tokens: 1500,
+      completion_tokens: 150,
+      total_tokens: 1650,
+      prompt_tokens_details: { cached_tokens: 700, cache_write_tokens: 500 },
+    });
+    // 300 input at 1, 700 cached at 0.1, 500 written at 1.25, 150 out at 10.
+    assert.equal(unit.target.cost_usd, (300 + 70 + 625 + 1500) / 1e6);
+  });
+});
+
 Deno.test("run with a trace target counts no call in its cost: a recorded trace's tokens and cost_usd were spent when it was recorded, in the summary, the record and the reports alike", async () => {
   await using server = fakeLlm({
     handler: () =>
