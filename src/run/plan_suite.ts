@@ -178,17 +178,45 @@ export interface SuitePlan {
   epochs: number;
   /** Target calls a run would make: cases times epochs (times targets). */
   units: number;
-  /** The target (a matrix's first): its type and what it calls. */
-  target: { type: string; model?: string; url?: string; cmd?: string };
+  /**
+   * The target (a matrix's first): its type, what it calls, and the
+   * `headers` it sends, as the config writes them (a `${NAME}` as written,
+   * never its value).
+   */
+  target: {
+    type: string;
+    model?: string;
+    url?: string;
+    cmd?: string;
+    headers?: Record<string, string>;
+  };
   /**
    * The targets the run calls, by name, when the config has `targets:`: the
    * one `target` picks, `matrix`'s, or the config's `matrix:`.
    */
   targets?: Array<
-    { name: string; type: string; model?: string; url?: string; cmd?: string }
+    {
+      name: string;
+      type: string;
+      model?: string;
+      url?: string;
+      cmd?: string;
+      headers?: Record<string, string>;
+    }
   >;
-  /** The scorers, in output order: metric name, version, type. */
-  scorers: Array<{ name: string; version: string; type: string }>;
+  /**
+   * The scorers, in output order: metric name, version, type, and, for a
+   * judge or `semantic_similarity` that sends some, its `headers` as the
+   * config writes them.
+   */
+  scorers: Array<
+    {
+      name: string;
+      version: string;
+      type: string;
+      headers?: Record<string, string>;
+    }
+  >;
   /** Units in flight at once. */
   concurrency: number;
   /** The config's `budget_usd`, when it sets one. */
@@ -209,6 +237,18 @@ export interface SuitePlan {
   };
 }
 
+/**
+ * The headers a target or a scorer sends, as the config writes them: each
+ * `${NAME}` as written, never read, so that no secret is shown.
+ */
+function headersOf(
+  headers: Readonly<Record<string, string>> | undefined,
+): { headers?: Record<string, string> } {
+  return headers !== undefined && Object.keys(headers).length > 0
+    ? { headers: { ...headers } }
+    : {};
+}
+
 function targetSummary(t: TargetConfig): SuitePlan["target"] {
   switch (t.type) {
     case "subprocess":
@@ -219,9 +259,14 @@ function targetSummary(t: TargetConfig): SuitePlan["target"] {
         model: t.model,
         // Shown and written as `run`'s messages show URLs: no password.
         url: withoutCredentials(t.base_url ?? "https://api.openai.com/v1"),
+        ...headersOf(t.headers),
       };
     case "http":
-      return { type: t.type, url: withoutCredentials(t.url) };
+      return {
+        type: t.type,
+        url: withoutCredentials(t.url),
+        ...headersOf(t.headers),
+      };
     case "replay":
     case "trace":
       return { type: t.type };
@@ -443,6 +488,10 @@ export async function planSuite(
       version: s.version,
       // `classification:` adds its scorer after the config's.
       type: config.scorers[i]?.type ?? "classification",
+      ...headersOf(
+        (config.scorers[i] as { headers?: Record<string, string> } | undefined)
+          ?.headers,
+      ),
     })),
     concurrency: config.concurrency ?? DEFAULTS.concurrency,
     ...(config.budget_usd !== undefined
@@ -519,6 +568,24 @@ function outputOf(
 }
 
 /**
+ * The line that shows what headers a target or a scorer sends, names and
+ * values as the config writes them (`${NAME}` unread), or none.
+ */
+function headersLine(
+  what: string,
+  sends: { headers?: Record<string, string> },
+): string[] {
+  if (sends.headers === undefined) return [];
+  return [
+    `${what} headers: ${
+      Object.entries(sends.headers).map(([name, value]) =>
+        `${name}: ${JSON.stringify(value)}`
+      ).join(", ")
+    }`,
+  ];
+}
+
+/**
  * A plan as people read it: one line per part of the run.
  *
  * @param plan The plan.
@@ -551,13 +618,14 @@ export function formatPlan(plan: SuitePlan): string {
     `epochs: ${plan.epochs}: ${
       plural(plan.units, "unit")
     }, ${plan.concurrency} at once`,
-    ...(plan.targets ?? [{ name: undefined, ...t }]).map((t) =>
+    ...(plan.targets ?? [{ name: undefined, ...t }]).flatMap((t) => [
       `target${t.name !== undefined ? ` ${t.name}` : ""}: ${t.type}${
         t.model !== undefined ? ` ${t.model}` : ""
       }${t.url !== undefined ? ` at ${t.url}` : ""}${
         t.cmd !== undefined ? `: ${t.cmd}` : ""
-      }`
-    ),
+      }`,
+      ...headersLine(`target${t.name !== undefined ? ` ${t.name}` : ""}`, t),
+    ]),
     ...plan.unsendable.map((u) =>
       `target${u.target !== undefined ? ` ${u.target}` : ""}: ${
         plural(u.cases, "case")
@@ -566,6 +634,7 @@ export function formatPlan(plan: SuitePlan): string {
     `scorers: ${
       plan.scorers.map((s) => `${s.name} (${s.version})`).join(", ")
     }`,
+    ...plan.scorers.flatMap((s) => headersLine(`scorer ${s.name}`, s)),
     ...plan.unjudgeable.map((u) =>
       `judge ${u.scorer}: ${plural(u.cases, "case")} its ${
         JUDGE_TEMPLATES[u.field]

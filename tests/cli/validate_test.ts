@@ -395,6 +395,61 @@ Deno.test("validate shows a target's URL without its password, as run's messages
   });
 });
 
+Deno.test("validate shows the headers an openai target and its judges send, a ${NAME} as written: the value set in the environment is on neither stdout nor stderr", async () => {
+  const SECRET = "pk-validate-secret-5150";
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/cases.jsonl`, '{"input":"q"}\n');
+    await Deno.writeTextFile(
+      `${dir}/s.yaml`,
+      `dataset: cases.jsonl
+target:
+  type: openai
+  base_url: http://127.0.0.1:9/v1
+  model: m
+  headers:
+    X-Portkey-Api-Key: "\${EVALPIPE_TEST_HEADER}"
+    OpenAI-Organization: org-test
+scorers:
+  - type: exact_match
+    value: a
+  - type: llm_judge
+    base_url: http://127.0.0.1:9/v1
+    model: judge
+    headers: { x-judge-team: "team \${EVALPIPE_TEST_HEADER}" }
+`,
+    );
+    const env = { EVALPIPE_TEST_HEADER: SECRET };
+    const text = await cli(["validate", "s.yaml"], dir, env);
+    assert.equal(text.code, 0, text.stderr);
+    assert.match(
+      text.stdout,
+      /^target headers: X-Portkey-Api-Key: "\$\{EVALPIPE_TEST_HEADER\}", OpenAI-Organization: "org-test"$/m,
+    );
+    assert.match(
+      text.stdout,
+      /^scorer llm_judge headers: x-judge-team: "team \$\{EVALPIPE_TEST_HEADER\}"$/m,
+    );
+    assert.doesNotMatch(text.stdout, /^scorer exact_match headers/m);
+    const json = await cli(["validate", "s.yaml", "--json"], dir, env);
+    assert.equal(json.code, 0, json.stderr);
+    const plan = JSON.parse(json.stdout);
+    assert.deepEqual(plan.target.headers, {
+      "X-Portkey-Api-Key": "${EVALPIPE_TEST_HEADER}",
+      "OpenAI-Organization": "org-test",
+    });
+    assert.deepEqual(
+      plan.scorers.map((s: { headers?: unknown }) => s.headers),
+      [
+        undefined,
+        { "x-judge-team": "team ${EVALPIPE_TEST_HEADER}" },
+      ],
+    );
+    for (const out of [text, json]) {
+      assert.ok(!(out.stdout + out.stderr).includes(SECRET), out.stdout);
+    }
+  });
+});
+
 Deno.test("validate refuses a prompt in another template language at its line, and points {{column}} of a CSV dataset at metadata.<column>", async () => {
   await withTempDir(async (dir) => {
     await Deno.writeTextFile(
