@@ -20,6 +20,7 @@ import {
   refuseSettings,
   targetTemplateProblem,
 } from "../net/_settings_checks.ts";
+import { keyedHeaders } from "../net/_api_headers.ts";
 
 /**
  * Settings of the `openai` target (config keys).
@@ -147,8 +148,9 @@ export function openaiTarget(
     return messages;
   };
   // What keys the cache: nothing of the machine, no secret (a URL's
-  // password; headers as written, `${NAME}` never its value), no price (a
-  // new price list is the same answer).
+  // password; headers' names lower-cased and sorted, values as written,
+  // `${NAME}` never its value), no price (a new price list is the same
+  // answer). A key overridden keeps its place: identities stay as they were.
   const { cost: _cost, ...kept } = withoutFlow(settings);
   return {
     identity: {
@@ -157,6 +159,9 @@ export function openaiTarget(
       ...kept,
       ...(kept.base_url !== undefined
         ? { base_url: withoutCredentials(kept.base_url) }
+        : {}),
+      ...(kept.headers !== undefined
+        ? { headers: keyedHeaders(kept.headers) }
         : {}),
     },
     priced: settings.cost !== undefined,

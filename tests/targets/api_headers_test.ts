@@ -334,3 +334,110 @@ Deno.test("a header variable that is not set waits for a call under replay, for 
   assert.match(s.reason ?? "", /EVALPIPE_TEST_UNSET_HEADER is not set/);
   assert.equal(server.count, 0);
 });
+
+Deno.test("headers re-cased or reordered key the same cached answers and judge version: a second run pays for nothing", async () => {
+  // Keyed as written, `X-Team` → `x-team` was a new target, a new judge
+  // and a new evaluator: every answer paid for again, every baseline
+  // "changed".
+  await using server = fakeLlm({
+    handler(request) {
+      const model = (request.json as { model?: string }).model;
+      return model === "judge"
+        ? reply.ok('{"score": 1, "reason": "ok"}')
+        : reply.ok(`A: ${lastMessage(request)}`);
+    },
+  });
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/data.jsonl`,
+      '{"input": "q1", "expected": "A: q1"}\n',
+    );
+    const suite = (headers: string) =>
+      `dataset: data.jsonl
+target:
+  type: openai
+  base_url: ${server.baseUrl}
+  model: bot
+  headers: ${headers}
+scorers:
+  - type: llm_judge
+    base_url: ${server.baseUrl}
+    model: judge
+    headers: ${headers}
+`;
+    const env = { EVALPIPE_TEST_ROUTE: "eu-route-secret-31" };
+    const versions: string[] = [];
+    for (
+      const headers of [
+        '{ X-Team: evals, X-Route: "${EVALPIPE_TEST_ROUTE}" }',
+        '{ x-route: "${EVALPIPE_TEST_ROUTE}", x-team: evals }',
+      ]
+    ) {
+      await Deno.writeTextFile(`${dir}/suite.yaml`, suite(headers));
+      const out = await cli(["run", "suite.yaml"], dir, env);
+      assert.equal(out.code, 0, out.stderr);
+      versions.push(JSON.parse(out.stdout.trim()).evaluator_version);
+    }
+    assert.equal(server.count, 2);
+    assert.equal(versions[0], versions[1]);
+    // A value is a header's meaning: a new one asks again.
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      suite('{ x-route: "${EVALPIPE_TEST_ROUTE}", x-team: search }'),
+    );
+    const changed = await cli(["run", "suite.yaml"], dir, env);
+    assert.equal(changed.code, 0, changed.stderr);
+    assert.equal(server.count, 4);
+    assert.notEqual(
+      JSON.parse(changed.stdout.trim()).evaluator_version,
+      versions[0],
+    );
+  });
+  // The http target and semantic_similarity key them alike.
+  const headersA = { "X-Team": "evals", "X-Route": "${ROUTE}" };
+  const headersB = { "x-route": "${ROUTE}", "x-team": "evals" };
+  const env = () => "route-secret";
+  const testCase = { input: "q" };
+  const { cacheKey } = await import("../../src/targets/mod.ts");
+  const { httpTarget } = await import("../../mod.ts");
+  const http = (headers: Record<string, string>) =>
+    cacheKey(
+      httpTarget({ url: `${server.url}/ask`, headers }, env),
+      testCase,
+      1,
+    );
+  assert.equal(http(headersA), http(headersB));
+  const similar = (headers: Record<string, string>) =>
+    semanticSimilarity({ model: "e", base_url: server.baseUrl, headers }, {
+      env,
+    }).version;
+  assert.equal(similar(headersA), similar(headersB));
+});
+
+Deno.test("headers written in lower case and in order keep the judge version and cache key they had before names were lower-cased and sorted", async () => {
+  // Pinned from the code that keyed headers as written: such a config's
+  // cached answers and baselines stay valid.
+  const { cacheKey } = await import("../../src/targets/mod.ts");
+  const base = {
+    model: "m",
+    base_url: "http://127.0.0.1:9/v1",
+    rubric: "Is it polite?",
+  };
+  const env = () => "route-secret-value";
+  const written = { "x-route": "${ROUTE}", "x-team": "evals" };
+  const recased = { "X-Team": "evals", "X-Route": "${ROUTE}" };
+  for (const headers of [written, recased]) {
+    assert.equal(
+      llmJudge({ ...base, headers }, env).version,
+      "llm_judge@bacae7ae",
+    );
+    assert.equal(
+      cacheKey(
+        openaiTarget({ model: "m", base_url: base.base_url, headers }, env),
+        { input: "q" },
+        1,
+      ),
+      "0df8cf627b5c1cf0972187638e0e709202911768713d016e80f1a9613753daa8",
+    );
+  }
+});
