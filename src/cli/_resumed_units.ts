@@ -5,6 +5,7 @@
 
 import { InputError } from "../base/errors.ts";
 import { concat } from "../process/_concat.ts";
+import { replaceFile } from "../io/replace_file.ts";
 
 const NEWLINE = 10;
 
@@ -14,15 +15,22 @@ export interface KeptUnits {
   kept: number;
   /** Lines dropped: units run again, a unit's second line, a torn last line. */
   dropped: number;
+  /**
+   * Whether the file was replaced by a new one: a handle opened on it
+   * before holds the old file, and is opened again to append.
+   */
+  replaced: boolean;
 }
 
 /**
  * Keeps, in the units file at `path`, the line of each unit that `skips`
- * tells, once, and drops every other line, in place: the file is cut where
- * the first dropped line starts and the lines kept after it are written
- * back (a few: the units that finished beside those an interruption
- * dropped). A file that does not exist yet, or is not a regular file (a
- * pipe), is left for the resume to append to as it is.
+ * tells, once, and drops every other line: the lines kept are written to a
+ * new file beside it, renamed over it (`replaceFile`, as `--out` is when a
+ * resume drops the Scores a spent budget blocked), so a resume killed or
+ * stopped by a full disk meanwhile leaves the file as it was, every unit
+ * in it kept. A file with nothing to drop is left as it is; so is one that
+ * does not exist yet, or is not a regular file (a pipe), for the resume to
+ * append to.
  *
  * @param path The units file (`--units`).
  * @param skips Whether the resume skips a unit, by unit id.
@@ -38,75 +46,92 @@ export async function keepSkippedUnits(
 ): Promise<KeptUnits> {
   let file: Deno.FsFile;
   try {
-    file = await Deno.open(path, { read: true, write: true });
+    file = await Deno.open(path, { read: true });
   } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return { kept: 0, dropped: 0 };
+    if (error instanceof Deno.errors.NotFound) {
+      return { kept: 0, dropped: 0, replaced: false };
+    }
     throw error;
   }
   try {
-    if (!(await file.stat()).isFile) return { kept: 0, dropped: 0 };
+    if (!(await file.stat()).isFile) {
+      return { kept: 0, dropped: 0, replaced: false };
+    }
     const seen = new Set<string>();
-    // Where the first dropped line starts, and the lines kept after it.
-    let cut: number | undefined;
-    const after: Uint8Array[] = [];
+    // The lines (1-based) the new file leaves out, and the bytes read: the
+    // rewrite reads no further, should anything append meanwhile.
+    const left = new Set<number>();
     let dropped = 0;
+    let size = 0;
     let line = 0;
-    // The line being read: its pieces and where it starts in the file.
-    let pieces: Uint8Array[] = [];
-    let start = 0;
-    let offset = 0;
-    const take = (bytes: Uint8Array) => {
+    for await (const { bytes, torn } of linesOf(file, Infinity)) {
       line++;
+      size += bytes.length;
+      if (torn) {
+        // A torn last line: the unit it began is run again.
+        dropped++;
+        left.add(line);
+        continue;
+      }
       const id = unitIdOf(bytes, path, line);
-      const keep = id !== undefined && !seen.has(id) && skips(id);
-      if (keep) {
+      if (id !== undefined && !seen.has(id) && skips(id)) {
         seen.add(id);
-        if (cut !== undefined) after.push(bytes);
-      } else {
-        if (id !== undefined) dropped++;
-        cut ??= start;
+        continue;
       }
-    };
-    const buffer = new Uint8Array(64 * 1024);
-    for (
-      let n = await file.read(buffer);
-      n !== null;
-      n = await file.read(buffer)
-    ) {
-      const chunk = buffer.subarray(0, n);
-      let from = 0;
-      for (
-        let nl = chunk.indexOf(NEWLINE);
-        nl !== -1;
-        nl = chunk.indexOf(NEWLINE, from)
-      ) {
-        pieces.push(chunk.slice(from, nl + 1));
-        take(concat(pieces, pieces.reduce((sum, p) => sum + p.length, 0)));
-        pieces = [];
-        start = offset + nl + 1;
-        from = nl + 1;
+      if (id !== undefined) dropped++;
+      left.add(line);
+    }
+    if (left.size === 0 || !change) {
+      return { kept: seen.size, dropped, replaced: false };
+    }
+    // Each line as it was, a byte-order mark too.
+    const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
+    await replaceFile(path, async (write) => {
+      let at = 0;
+      for await (const { bytes } of linesOf(file, size)) {
+        if (!left.has(++at)) await write(decoder.decode(bytes));
       }
-      if (from < n) pieces.push(chunk.slice(from));
-      offset += n;
-    }
-    if (pieces.length > 0) {
-      // A torn last line: the unit it began is run again.
-      dropped++;
-      cut ??= start;
-    }
-    if (cut !== undefined && change) {
-      await file.truncate(cut);
-      await file.seek(cut, Deno.SeekMode.Start);
-      for (const bytes of after) {
-        for (let done = 0; done < bytes.length;) {
-          done += await file.write(bytes.subarray(done));
-        }
-      }
-    }
-    return { kept: seen.size, dropped };
+    }, { name: "--units" });
+    return { kept: seen.size, dropped, replaced: true };
   } finally {
     file.close();
   }
+}
+
+/**
+ * The lines in the first `end` bytes of a file, each with its newline; a
+ * last line without one comes last, `torn`.
+ */
+async function* linesOf(
+  file: Deno.FsFile,
+  end: number,
+): AsyncGenerator<{ bytes: Uint8Array; torn: boolean }> {
+  await file.seek(0, Deno.SeekMode.Start);
+  const buffer = new Uint8Array(64 * 1024);
+  let pieces: Uint8Array[] = [];
+  const joined = () =>
+    concat(pieces, pieces.reduce((sum, p) => sum + p.length, 0));
+  for (let offset = 0; offset < end;) {
+    const n = await file.read(
+      buffer.subarray(0, Math.min(buffer.length, end - offset)),
+    );
+    if (n === null) break;
+    offset += n;
+    const chunk = buffer.subarray(0, n);
+    let from = 0;
+    for (
+      let nl = chunk.indexOf(NEWLINE);
+      nl !== -1;
+      nl = chunk.indexOf(NEWLINE, from)
+    ) {
+      pieces.push(chunk.slice(from, nl + 1));
+      yield { bytes: joined(), torn: false };
+      pieces = [];
+      from = nl + 1;
+    }
+    if (from < n) pieces.push(chunk.slice(from));
+  }
+  if (pieces.length > 0) yield { bytes: joined(), torn: true };
 }
 
 const strict = new TextDecoder("utf-8", { fatal: true });

@@ -376,6 +376,17 @@ and a summary table on stderr.`,
     // and says so; one before it is plain from its message.
     let opened = false;
     let began = false;
+    const openUnits = (append: boolean) =>
+      openFlagFile(flags.units!, {
+        append,
+        keep: true,
+        name: unitsName,
+        onFailure: (error) => {
+          // Not a Scores output: the run goes on, and exits 3 at the end.
+          failed.push(unitsName);
+          say(`evalpipe: ${error.message}`);
+        },
+      });
     // Resuming with --units: the units the resume skips.
     let resumedUnits: ((unitId: string) => boolean) | undefined;
     const begin = async () => {
@@ -383,7 +394,16 @@ and a summary table on stderr.`,
       if (resumedUnits !== undefined) {
         // The earlier units stay, each once; the resume appends the rest.
         const { keepSkippedUnits } = await import("./_resumed_units.ts");
-        const { dropped } = await keepSkippedUnits(flags.units!, resumedUnits);
+        const { dropped, replaced } = await keepSkippedUnits(
+          flags.units!,
+          resumedUnits,
+        );
+        if (replaced) {
+          // Written anew and renamed over the one `unitsFile` has open:
+          // what the resume appends goes to the new one.
+          unitsFile!.close();
+          unitsFile = await openUnits(true);
+        }
         if (dropped > 0) {
           say(
             `evalpipe: ${unitsName}: dropped ${dropped} ${
@@ -514,16 +534,7 @@ and a summary table on stderr.`,
         }
       }
       if (flags.units !== undefined) {
-        unitsFile = await openFlagFile(flags.units, {
-          append: skips !== undefined,
-          keep: true,
-          name: unitsName,
-          onFailure: (error) => {
-            // Not a Scores output: the run goes on, and exits 3 at the end.
-            failed.push(unitsName);
-            say(`evalpipe: ${error.message}`);
-          },
-        });
+        unitsFile = await openUnits(skips !== undefined);
       }
       if (flags.record !== undefined) {
         record = await openFlagFile(flags.record, {

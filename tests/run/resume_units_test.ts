@@ -3,7 +3,7 @@
 // once, and a dataset it cannot check (stdin) is not taken on trust.
 
 import assert from "node:assert/strict";
-import { cli, cliWithStdin } from "../_cli.ts";
+import { CLI, cli, cliWithStdin } from "../_cli.ts";
 import { withTempDir } from "../_proc.ts";
 import { parseRunRecord } from "../../src/record/run_record.ts";
 
@@ -86,6 +86,65 @@ Deno.test("run --resume --units keeps the earlier units and appends the rest, ea
     assert.equal(third.code, 0, third.stderr);
     assert.equal(await Deno.readTextFile(`${dir}/u.jsonl`), done);
     assert.equal(await calls(dir), 6);
+  });
+});
+
+Deno.test("run --resume --units: a resume that dies while it drops the units it runs again loses none of the units kept", async () => {
+  await withTempDir(async (dir) => {
+    const ids = Array.from({ length: 40 }, (_, i) => `case${i + 1}`);
+    await Deno.writeTextFile(`${dir}/suite.yaml`, SUITE);
+    await writeData(dir, ids);
+    assert.equal((await cli(ARGS, dir)).code, 0);
+    // The first unit's Scores were lost: its line is dropped, and every
+    // line after it is one the resume keeps.
+    await keepScores(dir, ids.slice(1));
+    const units = await Deno.readTextFile(`${dir}/u.jsonl`);
+    const kept = units.split("\n").slice(1).filter((l) => l !== "");
+    assert.equal(kept.length, 39);
+    // A file size limit below what the kept units take: the resume is
+    // stopped (SIGXFSZ, or EFBIG) partway through writing them, as a full
+    // disk or a kill would stop it.
+    // The same resume, unlimited, on a copy first: the modules it loads are
+    // then in Deno's caches, whose files (far above the limit) the limited
+    // run must not write.
+    await Deno.mkdir(`${dir}/warm`);
+    for (
+      const name of [
+        "suite.yaml",
+        "data.jsonl",
+        "s.ndjson",
+        "s.ndjson.meta.json",
+        "u.jsonl",
+      ]
+    ) {
+      await Deno.copyFile(`${dir}/${name}`, `${dir}/warm/${name}`);
+    }
+    const warm = await cli([...ARGS, "--resume"], `${dir}/warm`);
+    assert.equal(warm.code, 0, warm.stderr);
+    const keptBytes = new TextEncoder().encode(kept.join("\n")).length;
+    const blocks = Math.ceil(keptBytes / 1024) - 1;
+    assert.ok(blocks >= 1, `${keptBytes} bytes`);
+    const limited = await new Deno.Command("sh", {
+      args: [
+        "-c",
+        `ulimit -f ${blocks}; exec "$0" run -A --no-code-cache "$@"`,
+        Deno.execPath(),
+        CLI,
+        ...ARGS,
+        "--resume",
+      ],
+      cwd: dir,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+      env: { NO_COLOR: "1" },
+    }).output();
+    assert.notEqual(limited.code, 0);
+    const left = new Set(
+      (await Deno.readTextFile(`${dir}/u.jsonl`)).split("\n"),
+    );
+    const lost = kept.filter((l) => !left.has(l));
+    assert.deepEqual(lost, [], `${lost.length} units lost`);
   });
 });
 
