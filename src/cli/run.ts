@@ -322,7 +322,7 @@ and a summary table on stderr.`,
     ]);
     // Read only: the file is trimmed once the run is known to go ahead.
     const plan = flags.resume
-      ? await resuming!.prepareResume(outPath!)
+      ? await resuming!.prepareResume(outPath!, { units: flags.units })
       : undefined;
     const outName = outPath !== undefined
       ? `--out ${JSON.stringify(outPath)}`
@@ -808,21 +808,31 @@ and a summary table on stderr.`,
         : [];
       const overBudget = failures.find((f) => f.kind === "budget");
       if (overBudget !== undefined) say(`evalpipe: ${overBudget.message}`);
+      const before = summary.budget !== undefined && plan !== undefined
+        ? resuming!.earlierSpend(plan)
+        : undefined;
       if (
         summary.budget !== undefined && (plan?.scores ?? 0) > 0 &&
-        plan?.meta?.budget === undefined
+        before?.exact !== true
       ) {
-        const atLeast = plan?.budgetSpentAtLeast;
+        // What was spent before is a lower bound: said, with where it is from.
         const { usdText } = await import("../net/budget.ts");
+        const usd = `$${usdText(before?.usd ?? 0)}`;
         say(
-          `evalpipe: ${
-            JSON.stringify(resuming!.metaPath(outPath!))
-          } keeps no budget (the run that wrote it did not end, or kept none): ${
-            atLeast === undefined
+          `evalpipe: ${JSON.stringify(resuming!.metaPath(outPath!))} ${
+            plan?.meta?.budget === undefined
+              ? "keeps no budget (the run that wrote it did not end, or kept none)"
+              : "keeps the budget a run noted as it went on, and that run did not end"
+          }: ${
+            before === undefined
               ? "the budget counted this run's calls only"
-              : `the budget started from the $${
-                usdText(atLeast)
-              } its budget-blocked Scores say was spent, at least`
+              : before.from === "blocked"
+              ? `the budget started from the ${usd} its budget-blocked Scores say was spent, at least`
+              : before.from === "files"
+              ? `the budget started from the ${usd} the calls ${outName}${
+                flags.units !== undefined ? ` and ${unitsName}` : ""
+              } record cost, at least`
+              : `the budget started from the ${usd} it last noted, at least`
           }`,
         );
       }

@@ -12,7 +12,12 @@ export type {
   SuiteFiles,
 } from "./run_suite.ts";
 export { runSuite } from "./run_suite.ts";
-export type { ResumePlan, RunMeta, RunSettings } from "./resume.ts";
+export type {
+  PrepareResumeOptions,
+  ResumePlan,
+  RunMeta,
+  RunSettings,
+} from "./resume.ts";
 export {
   dropTornLine,
   metricsScored,

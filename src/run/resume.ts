@@ -11,6 +11,7 @@ import { mappingAt, stringAt } from "../io/fields.ts";
 import { fingerprintsAt, valueRangesAt } from "../record/run_record.ts";
 import { type RecordedBudget, runChecksAt } from "../record/run_checks.ts";
 import { LineStream } from "../io/line_stream.ts";
+import { roundUsd } from "../net/budget.ts";
 import { replaceFile } from "../io/replace_file.ts";
 import type { Fingerprints } from "../fingerprint/fingerprint.ts";
 import type { Gate } from "../aggregate/gates.ts";
@@ -233,6 +234,14 @@ export interface ResumePlan {
    * budget from this, so the cap holds at least as far as it was reached.
    */
   budgetSpentAtLeast?: number;
+  /**
+   * What the calls the files on disk record cost, in US dollars: the
+   * judges' (each Score's `provenance.cost_usd`) and, given the units file
+   * (`--units`), the target's (each unit's `target.cost_usd`). Every one was
+   * paid, so the run that wrote them spent this much at least. Absent when
+   * they record no cost.
+   */
+  spentInFiles?: number;
   /** The torn last line to drop, if there is one. */
   dropped?: string;
   /** With `dropped` or `budgetBlocked`: the bytes up to the last whole line. */
@@ -581,7 +590,10 @@ async function* wholeLines(
  * if (before !== whole + '{"metric":"m","sta' || after !== whole) throw new Error("unexpected");
  * ```
  */
-export async function prepareResume(path: string): Promise<ResumePlan> {
+export async function prepareResume(
+  path: string,
+  options: PrepareResumeOptions = {},
+): Promise<ResumePlan> {
   const done = new Map<string, Set<string>>();
   let tail: Tail;
   try {
@@ -594,9 +606,11 @@ export async function prepareResume(path: string): Promise<ResumePlan> {
   let lines = 0;
   let budgetBlocked: number[] | undefined;
   let budgetSpentAtLeast: number | undefined;
+  let spentInFiles = 0;
   for await (const { score, line } of scoreLines(path, tail.keep)) {
     lines = line;
     if (score === undefined) continue;
+    spentInFiles = roundUsd(spentInFiles + costOf(score.provenance));
     if (score.unit_id === undefined) {
       throw new ResumeError(
         `${
@@ -626,12 +640,16 @@ export async function prepareResume(path: string): Promise<ResumePlan> {
     );
   }
   const meta = await readMeta(path);
+  if (options.units !== undefined) {
+    spentInFiles = roundUsd(spentInFiles + await unitsCost(options.units));
+  }
   return {
     path,
     done,
     scores,
     ...(budgetBlocked !== undefined ? { budgetBlocked } : {}),
     ...(budgetSpentAtLeast !== undefined ? { budgetSpentAtLeast } : {}),
+    ...(spentInFiles > 0 ? { spentInFiles } : {}),
     ...(tail.torn !== undefined ? { dropped: tail.torn } : {}),
     ...(tail.torn !== undefined || budgetBlocked !== undefined
       ? { keep: tail.keep, size: tail.size }
@@ -639,6 +657,147 @@ export async function prepareResume(path: string): Promise<ResumePlan> {
     ...(meta !== undefined && meta !== null ? { meta } : {}),
     ...(meta === null ? { damagedMeta: true } : {}),
   };
+}
+
+/**
+ * Options of {@linkcode prepareResume}.
+ *
+ * @example Count what the units file's calls cost too
+ * ```ts
+ * import { prepareResume, type PrepareResumeOptions } from "./mod.ts";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/u.jsonl`, JSON.stringify({ unit_id: "d#1", input: "q", output: "a", target: { cost_usd: 0.25 } }) + "\n");
+ * const options: PrepareResumeOptions = { units: `${dir}/u.jsonl` };
+ * const plan = await prepareResume(`${dir}/s.ndjson`, options);
+ * await Deno.remove(dir, { recursive: true });
+ * // No Scores yet: nothing to resume, nor to count.
+ * if (plan.scores !== 0 || plan.spentInFiles !== undefined) throw new Error("unexpected");
+ * ```
+ */
+export interface PrepareResumeOptions {
+  /**
+   * The units file the run writes beside (`--units`): what its units' calls
+   * cost counts in `spentInFiles`.
+   * @default {undefined}
+   */
+  units?: string | undefined;
+}
+
+/** A call record's `cost_usd` (a unit's `target`, a Score's `provenance`), or 0. */
+function costOf(info: unknown): number {
+  const cost = typeof info === "object" && info !== null
+    ? (info as { cost_usd?: unknown }).cost_usd
+    : undefined;
+  return typeof cost === "number" && Number.isFinite(cost) && cost > 0
+    ? cost
+    : 0;
+}
+
+/**
+ * What the calls of the units in a units file cost, in US dollars: a line
+ * that is no unit record adds nothing (the resume refuses the file later,
+ * naming it), and so does a file that is not there or not a regular file.
+ */
+async function unitsCost(path: string): Promise<number> {
+  let file: Deno.FsFile;
+  try {
+    file = await Deno.open(path);
+  } catch (error) {
+    // No units yet: they cost nothing.
+    if (error instanceof Deno.errors.NotFound) return 0;
+    throw error;
+  }
+  if (!(await file.stat()).isFile) {
+    // A pipe: read, it would lose what is sent to it.
+    file.close();
+    return 0;
+  }
+  let sum = 0;
+  for await (const line of file.readable.pipeThrough(new LineStream())) {
+    if (line.error !== undefined || !line.text.includes('"cost_usd"')) continue;
+    try {
+      const unit: unknown = JSON.parse(line.text);
+      if (typeof unit === "object" && unit !== null) {
+        sum = roundUsd(sum + costOf((unit as { target?: unknown }).target));
+      }
+    } catch (error) {
+      // Not a unit record: keepSkippedUnits refuses the file, naming the line.
+      if (!(error instanceof SyntaxError)) throw error;
+    }
+  }
+  return sum;
+}
+
+/**
+ * What the runs of a file had spent against their budget (`budget_usd`)
+ * when a resume starts: the spend its sidecar kept when its last run ended,
+ * which is exact; or, when that run did not end (killed, `kill -9`), or
+ * kept none, the largest lower bound the files give: the spend the
+ * sidecar noted while the run went on, the `($S so far)` its budget-blocked
+ * Scores name, what the calls its files record cost.
+ *
+ * @param plan The plan of the file.
+ * @returns The spend, whether it is exact, and where it comes from;
+ *   `undefined` when the file has no Scores or nothing says.
+ *
+ * @example A run killed after its sidecar noted $0.5: at least that
+ * ```ts
+ * import { earlierSpend, prepareResume } from "./resume.ts";
+ * import { scored, scoreLine } from "../score/mod.ts";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/s.ndjson`, scoreLine(scored("m", 1, { example_id: "d#1", unit_id: "d#1" })) + "\n");
+ * await Deno.writeTextFile(`${dir}/s.ndjson.meta.json`, JSON.stringify({
+ *   run_id: "r1", started_at: "2026-12-01T08:00:00.000Z",
+ *   fingerprints: { config: "sha256:a", dataset: "sha256:b", target: "sha256:c", scorers: { m: "m@1" } },
+ *   budget: { limit_usd: 1, spent_usd: 0.5, refused: 0 },
+ * }));
+ * const spend = earlierSpend(await prepareResume(`${dir}/s.ndjson`));
+ * await Deno.remove(dir, { recursive: true });
+ * if (spend?.usd !== 0.5 || spend.exact || spend.from !== "note") throw new Error(JSON.stringify(spend));
+ * ```
+ */
+export function earlierSpend(plan: ResumePlan): EarlierSpend | undefined {
+  if (plan.scores === 0) return undefined;
+  const kept = plan.meta?.budget;
+  if (kept !== undefined && plan.meta?.complete !== undefined) {
+    return { usd: kept.spent_usd, exact: true, from: "sidecar" };
+  }
+  let best: EarlierSpend | undefined;
+  for (
+    const [usd, from] of [
+      [kept?.spent_usd, "note"],
+      [plan.budgetSpentAtLeast, "blocked"],
+      [plan.spentInFiles, "files"],
+    ] as const
+  ) {
+    if (usd !== undefined && usd > (best?.usd ?? -1)) {
+      best = { usd, exact: false, from };
+    }
+  }
+  return best;
+}
+
+/**
+ * What a file's runs had spent, as {@linkcode earlierSpend} finds it.
+ *
+ * @example
+ * ```ts
+ * import type { EarlierSpend } from "./resume.ts";
+ * const spend: EarlierSpend = { usd: 0.25, exact: false, from: "files" };
+ * if (spend.exact) throw new Error();
+ * ```
+ */
+export interface EarlierSpend {
+  /** In US dollars. */
+  usd: number;
+  /** Whether it is what was spent, not a lower bound. */
+  exact: boolean;
+  /**
+   * Where it comes from: the sidecar's spend kept when the run ended
+   * (`sidecar`) or noted while it went on (`note`), the budget-blocked
+   * Scores' `($S so far)` (`blocked`), the costs the files record (`files`).
+   */
+  from: "sidecar" | "note" | "blocked" | "files";
 }
 
 /**

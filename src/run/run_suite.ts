@@ -22,7 +22,7 @@ import { locateConfig } from "../config/_check.ts";
 import { DatasetError, formatOf } from "../dataset/dataset.ts";
 import { commandFingerprint, fingerprint } from "../fingerprint/fingerprint.ts";
 import { checkGates, type GateFailure } from "../aggregate/gates.ts";
-import type { ResumePlan } from "./resume.ts";
+import type { ResumePlan, RunMeta } from "./resume.ts";
 import type {
   Fingerprints,
   RunRecordHeader,
@@ -739,15 +739,10 @@ export async function runSuite(
   // The budget holds across the runs of one file: a resume starts from what
   // the earlier ones spent. The calls they refused are made again (their
   // Scores are cut off the file), so their refusals are not carried.
-  const earlierBudget = resume !== undefined && resume.scores > 0
-    ? resume.meta?.budget
-    : undefined;
-  if (budget !== undefined && earlierBudget !== undefined) {
-    budget.charge(earlierBudget.spent_usd);
-  } else if (budget !== undefined && resume?.budgetSpentAtLeast !== undefined) {
-    // A sidecar without the spend (its run was killed, or an older evalpipe
-    // wrote it): what the budget-blocked Scores say was spent, at least.
-    budget.charge(resume.budgetSpentAtLeast);
+  // Exact when the file's last run ended; else at least what the sidecar
+  // noted, the blocked Scores say and the files' calls cost.
+  if (budget !== undefined && resume !== undefined) {
+    budget.charge(resuming!.earlierSpend(resume)?.usd);
   }
   let sampled: Set<string> | undefined;
   if (subset?.sample !== undefined) {
@@ -922,6 +917,27 @@ export async function runSuite(
   // a run that fails before then leaves every output as it was.
   let begun: Promise<void> | undefined;
   let ready = false;
+  // The sidecar as the run goes on: the file's, without what is written
+  // when a run ends (`complete`, a shard's tally), so that a run that does
+  // not end leaves no sign that it did.
+  const continued = resume?.meta !== undefined && resume.scores > 0;
+  const metaNow = (): RunMeta => {
+    const meta: RunMeta = continued ? { ...resume!.meta! } : {
+      run_id: runId,
+      started_at: started.toISOString(),
+      fingerprints: fingerprints!,
+    };
+    delete meta.complete;
+    delete meta.selection;
+    return {
+      ...meta,
+      settings,
+      ...rangesIf(scorers),
+      gates: config.gates ?? {},
+    };
+  };
+  // With a budget, what it has spent, noted as the run goes on.
+  let notes: import("./_spend_notes.ts").SpendNotes | undefined;
   const begin = (): Promise<void> =>
     begun ??= (async () => {
       await options.begin?.();
@@ -931,14 +947,23 @@ export async function runSuite(
         options.outPath !== undefined &&
         (resume === undefined || resume.scores === 0)
       ) {
-        await resuming!.writeMeta(options.outPath, {
-          run_id: runId,
-          started_at: started.toISOString(),
-          fingerprints: fingerprints!,
-          settings,
-          ...rangesIf(scorers),
-          gates: config.gates ?? {},
-        });
+        await resuming!.writeMeta(options.outPath, metaNow());
+      }
+      if (options.outPath !== undefined && budget !== undefined) {
+        // A resume notes at once that a run is under way, its budget
+        // starting where the earlier ones left it.
+        const out = options.outPath;
+        const { SpendNotes } = await import("./_spend_notes.ts");
+        notes = new SpendNotes(budget, () =>
+          resuming!.writeMeta(out, {
+            ...metaNow(),
+            budget: {
+              limit_usd: budget.limit,
+              spent_usd: budget.spent,
+              refused: budget.refused,
+            },
+          }));
+        await notes.start(continued);
       }
       if (recordModule !== undefined) {
         record = new recordModule.RunRecordWriter(options.record!, header);
@@ -1164,6 +1189,10 @@ export async function runSuite(
     // that wrote nothing yet leaves its outputs as they were; one that was
     // beginning them ends them (a failed start is the error itself).
     await begun?.then(() => {}, () => {});
+    // Noting stops; the last note stands, as the run did not end.
+    await notes?.stop().catch(() => {
+      // The run's own error is the one to report.
+    });
     if (ready) {
       await writeRest(joiner, record, earlier);
       await record?.finish(
@@ -1239,6 +1268,8 @@ export async function runSuite(
     ...(budgetSpent !== undefined ? { budget: budgetSpent } : {}),
   });
   await unitsOut?.flush();
+  // No note may land after the sidecar the run's end writes.
+  await notes?.stop();
   if (
     (selectionTally !== undefined || budgetSpent !== undefined) &&
     options.outPath !== undefined && !unbegun

@@ -252,3 +252,76 @@ Deno.test("run --resume after the budget ran out: a resume that dies while it dr
     assert.deepEqual(lost, [], `${lost.length} computed Scores lost`);
   });
 });
+
+Deno.test("run --resume after a resume that was killed (kill -9) spending more: the budget starts from what the files show was spent, at least, and says so", async () => {
+  await withTempDir(async (dir) => {
+    await using server = echoModel();
+    await writeCases(dir, 5);
+    const args = [
+      "run",
+      "suite.yaml",
+      "--out",
+      "s.ndjson",
+      "--units",
+      "u.jsonl",
+    ];
+    // Run 1: three calls ($0.006), two refused; the sidecar keeps $0.006.
+    await Deno.writeTextFile(
+      join(dir, "suite.yaml"),
+      suite(server.baseUrl, 0.005),
+    );
+    assert.equal((await cli(args, dir)).code, 1);
+    assert.equal(server.count, 3);
+    // Resume 2, under a raised budget: the fourth call is answered
+    // ($0.008), the fifth never is; killed meanwhile.
+    await Deno.writeTextFile(
+      join(dir, "suite.yaml"),
+      suite(server.baseUrl, 0.009),
+    );
+    const echo = server.handler;
+    server.handler = (request) =>
+      request.index === 4
+        ? reply.slow(3_600_000, reply.ok("never"))
+        : echo(request);
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", CLI, ...args, "--resume"],
+      cwd: dir,
+      stdin: "null",
+      stdout: "null",
+      stderr: "null",
+      env: { NO_COLOR: "1" },
+    }).spawn();
+    // Waits for what the kill must follow: the fifth call under way, and
+    // the fourth unit written to --units.
+    const fourth = async () =>
+      (await Deno.readTextFile(join(dir, "u.jsonl"))).split("\n").some((l) =>
+        l.includes('"data.jsonl#4"') && l.includes('"cost_usd"')
+      );
+    while (server.count < 5 || !await fourth()) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    child.kill("SIGKILL");
+    await child.status;
+    // The sidecar says the run did not end.
+    const meta = JSON.parse(
+      await Deno.readTextFile(join(dir, "s.ndjson.meta.json")),
+    );
+    assert.equal(meta.complete, undefined, JSON.stringify(meta));
+    // Resume 3, under $0.008: spent already, so the fifth call is refused.
+    await Deno.writeTextFile(
+      join(dir, "suite.yaml"),
+      suite(server.baseUrl, 0.008),
+    );
+    const third = await cli([...args, "--resume"], dir);
+    assert.equal(third.code, 1, third.stderr);
+    assert.equal(server.count, 5, "no call beyond the budget");
+    assert.match(
+      third.stderr,
+      /"s\.ndjson\.meta\.json" keeps the budget a run noted as it went on, and that run did not end: the budget started from the \$0\.008 .*at least/,
+    );
+    assert.match(
+      third.stderr,
+      /budget reached: \$0\.008 spent of budget_usd \$0\.008; 1 call was not made/,
+    );
+  });
+});
