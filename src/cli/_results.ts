@@ -118,10 +118,13 @@ async function readResultsAt(
   }
   const read = await readScoresFile(file);
   if (read.record === undefined && file === path) {
-    // A Scores file's sidecar keeps the ranges a record would.
+    // A Scores file's sidecar keeps the ranges a record would, and when a
+    // case passes over its epochs.
     const { readMeta } = await import("../run/resume.ts");
-    const ranges = (await readMeta(path))?.value_ranges;
-    if (ranges !== undefined) read.value_ranges = ranges;
+    const meta = await readMeta(path);
+    if (meta?.value_ranges !== undefined) read.value_ranges = meta.value_ranges;
+    const require = meta?.settings?.require;
+    if (require !== undefined) read.require = require;
   }
   if (read.record !== undefined) {
     // As the run judged its cases: its config's requirement, else `all`.

@@ -7,6 +7,7 @@
 import { defineCommand } from "./command.ts";
 import { say, writeStdout } from "./_output.ts";
 import { readResults } from "./_results.ts";
+import type { Score } from "../score/mod.ts";
 
 /** The `diff` command. */
 export const diff = defineCommand({
@@ -20,11 +21,12 @@ on stdout (pairs, mean_a, mean_b, delta = B - A, its paired stderr, ci95
 clamped to what a difference can be when the runs declare the metric's range
 and ci95_unclamped, improved, regressed, newly_passing, newly_failing, only_a,
 only_b, regressions) and a table on stderr. A case passes over its epochs as
-its run's config requires (a record's epochs.require; B's when the two differ;
-majority for Scores files), and one that passed in A and has only error or
-blocked Scores in B is newly failing. Given one matrix run (a record or Scores
-file of run --matrix), compares its targets instead: one "comparison" line
-per metric.`,
+its run's config requires (a record's epochs.require, or the one a Scores
+file's sidecar keeps; B's when the two differ; majority when neither says),
+and one that passed in A and has only error or blocked Scores in B is newly
+failing. Given one matrix run (a record or Scores file of run --matrix),
+compares its targets instead: one "comparison" line per metric, its cases
+judged by the run's require.`,
   positionals: {
     names: ["A", "B"],
     min: 1,
@@ -56,9 +58,10 @@ per metric.`,
       import("../report/summary.ts"),
       import("../io/inert_json.ts"),
     ]);
-    // A case passes as its run judged it (a record's `epochs.require`), B's
-    // when the two disagree, as `run --baseline` judges both by the run's;
-    // `majority` when neither file says (Scores files).
+    // A case passes as its run judged it (a record's `epochs.require`, a
+    // Scores file's sidecar's), B's when the two disagree, as `run
+    // --baseline` judges both by the run's; `majority` when neither file
+    // says (Scores files without a sidecar, or an older one).
     const require = b.require ?? a.require ?? "majority";
     if (
       a.require !== undefined && b.require !== undefined &&
@@ -66,6 +69,15 @@ per metric.`,
     ) {
       say(
         `evalpipe: A judges a case over its epochs by require ${a.require} and B by require ${b.require}: newly_passing and newly_failing judge both runs by B's, require ${b.require}`,
+      );
+    } else if (
+      (a.require === undefined) !== (b.require === undefined) &&
+      [a.scores, b.scores].some(severalEpochs)
+    ) {
+      // One side's requirement is not known: not taken in silence.
+      const [said, unsaid] = a.require === undefined ? ["B", "A"] : ["A", "B"];
+      say(
+        `evalpipe: ${unsaid} does not say when a case passes over its epochs: newly_passing and newly_failing judge both runs by ${said}'s, require ${require}`,
       );
     }
     // The intervals clamp to the ranges the runs declare (their records,
@@ -108,6 +120,14 @@ per metric.`,
   },
 });
 
+/** Whether Scores hold an example's several epochs (`<example_id>@<k>`). */
+function severalEpochs(scores: readonly Score[]): boolean {
+  return scores.some((s) =>
+    s.example_id !== undefined && s.unit_id !== undefined &&
+    s.unit_id.startsWith(`${s.example_id}@`)
+  );
+}
+
 /** `diff MATRIX_RECORD`: the comparison of one matrix run's targets. */
 async function compareMatrix(path: string): Promise<number> {
   const [file, { compareTargets, targetsOf }, { formatComparison }, {
@@ -130,6 +150,8 @@ async function compareMatrix(path: string): Promise<number> {
   const ranges = file.value_ranges ?? file.record?.value_ranges;
   const lines = compareTargets(file.scores, {
     targets,
+    // As the run judged its cases; `majority` when the file does not say.
+    ...(file.require !== undefined ? { require: file.require } : {}),
     ...(await import("../aggregate/value_ranges.ts")).valueRangeOption(
       ranges,
     ),

@@ -7,7 +7,7 @@
  */
 
 import { Aggregator } from "../aggregate/aggregator.ts";
-import type { ValueRange } from "../aggregate/types.ts";
+import type { CaseRequirement, ValueRange } from "../aggregate/types.ts";
 import type { Score } from "../score/mod.ts";
 import { diffScores, type PairedDelta } from "./diff.ts";
 
@@ -103,6 +103,12 @@ export interface CompareOptions {
    * @default {undefined}
    */
   valueRange?: ((metric: string) => ValueRange | undefined) | undefined;
+  /**
+   * When a case passes over its epochs, for `newly_passing` and
+   * `newly_failing`: the run's `epochs.require`, as `diff` takes it.
+   * @default {"majority"}
+   */
+  require?: CaseRequirement | undefined;
 }
 
 /**
@@ -132,7 +138,8 @@ export function targetsOf(scores: readonly Score[]): string[] {
  * Compares the targets of a matrix run per metric (sorted by metric): each
  * target's mean and interval as `aggregate` computes them over its Scores,
  * and each later target's paired difference from the first as `diff`
- * computes it (examples paired by id, epochs averaged first).
+ * computes it (examples paired by id, epochs averaged first, a case's pass
+ * judged over its epochs by `require`).
  *
  * @param scores The run's Scores, each with its `target_name`.
  * @param options The targets' order, the metrics' ranges.
@@ -193,9 +200,14 @@ export function compareTargets(
       const line of diffScores(
         strip(byTarget.get(first!)!),
         strip(byTarget.get(name)!),
-        options.valueRange !== undefined
-          ? { valueRange: options.valueRange }
-          : {},
+        {
+          ...(options.valueRange !== undefined
+            ? { valueRange: options.valueRange }
+            : {}),
+          ...(options.require !== undefined
+            ? { require: options.require }
+            : {}),
+        },
       )
     ) {
       out.set(line.metric, {

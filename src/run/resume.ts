@@ -15,6 +15,7 @@ import { roundUsd } from "../net/budget.ts";
 import { replaceFile } from "../io/replace_file.ts";
 import type { Fingerprints } from "../fingerprint/fingerprint.ts";
 import type { Gate } from "../aggregate/gates.ts";
+import type { CaseRequirement } from "../aggregate/types.ts";
 import { parseScore, type Score } from "../score/mod.ts";
 import {
   selectionAt,
@@ -121,6 +122,12 @@ export interface RunSettings {
   shard?: ShardInfo | undefined;
   /** The subset the run chose, if it chose one. */
   subset?: Subset | undefined;
+  /**
+   * When a case passes over its epochs (the config's `epochs.require`, else
+   * `all`), so that `diff` of the Scores file judges its cases as the run
+   * did; absent in files written before it was kept.
+   */
+  require?: CaseRequirement | undefined;
 }
 
 /**
@@ -372,6 +379,15 @@ export async function readMeta(
       const subset = subsetAt(settings);
       if (shard !== undefined) read.settings.shard = shard;
       if (subset !== undefined) read.settings.subset = subset;
+      const require = settings.require;
+      if (require !== undefined) {
+        if (require !== "all" && require !== "majority" && require !== "any") {
+          throw new SyntaxError(
+            '"settings.require" must be "all", "majority" or "any"',
+          );
+        }
+        read.settings.require = require as CaseRequirement;
+      }
     }
     const selection = selectionAt(meta);
     if (selection !== undefined) read.selection = selection;

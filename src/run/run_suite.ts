@@ -733,6 +733,8 @@ export async function runSuite(
     epochs,
     ...(options.shard !== undefined ? { shard: options.shard } : {}),
     ...(subset !== undefined ? { subset } : {}),
+    // As the record's config says it: `diff` of the Scores file reads it.
+    require: require ?? "all",
   };
   if (resume !== undefined) resuming!.checkResumeSettings(resume, settings);
   const blockedByBudget = resuming?.blockedByBudget;
@@ -1302,6 +1304,7 @@ export async function runSuite(
     comparison = compareTargets(collector!.scores(), {
       targets: matrix,
       valueRange: valueRangesOf(scorers),
+      require: require ?? "all",
     });
   } else gateFailures = checkGates(config.gates ?? {}, aggregates);
   const settings14 = {

@@ -767,3 +767,104 @@ concurrency: 1
     );
   });
 });
+
+// A target that answers "yes" on its odd calls and "no" on its even ones:
+// one call at a time, over three epochs each case passes one or two.
+const FLIP =
+  `n=$(cat count 2>/dev/null || echo 0); n=$((n + 1)); echo $n > count
+cat > /dev/null
+if [ $((n % 2)) -eq 1 ]; then echo yes; else echo no; fi
+`;
+
+/** Three cases expecting "yes", with that output for a replay target. */
+function yesCases(output: boolean): string {
+  return Array.from({ length: 3 }, (_, i) =>
+    JSON.stringify({
+      input: `q${i}`,
+      expected: "yes",
+      ...(output ? { output: "yes" } : {}),
+    }) + "\n").join("");
+}
+
+Deno.test("cli diff of two Scores files judges a case's epochs by the require their sidecars keep, and says when one does not keep it", async () => {
+  await withTempDir(async (dir) => {
+    for (
+      const [name, target] of [
+        ["a", "{ type: replay }"],
+        ["b", "{ type: subprocess, cmd: sh flip.sh }"],
+      ] as const
+    ) {
+      await Deno.mkdir(`${dir}/${name}`);
+      await Deno.writeTextFile(
+        `${dir}/${name}/suite.yaml`,
+        `dataset: data.jsonl
+target: ${target}
+scorers: [{ type: exact_match }]
+epochs: { n: 3, require: all }
+concurrency: 1
+`,
+      );
+      await Deno.writeTextFile(
+        `${dir}/${name}/data.jsonl`,
+        yesCases(name === "a"),
+      );
+      await Deno.writeTextFile(`${dir}/${name}/flip.sh`, FLIP);
+      const run = await cli(
+        ["run", `${name}/suite.yaml`, "--out", `${name}.ndjson`],
+        dir,
+      );
+      assert.equal(run.code, 0, run.stderr);
+    }
+    const sidecar = JSON.parse(
+      await Deno.readTextFile(`${dir}/b.ndjson.meta.json`),
+    );
+    assert.equal(sidecar.settings.require, "all");
+    // Every case of B failed an epoch: under require all, each is newly
+    // failing (majority would count the one that passed one epoch only).
+    const out = await cli(["diff", "a.ndjson", "b.ndjson"], dir);
+    assert.equal(out.code, 0, out.stderr);
+    const [line] = parseLines(out.stdout);
+    assert.equal(line!.newly_failing, 3, out.stdout);
+    assert.doesNotMatch(
+      out.stderr,
+      /judges a case over its epochs|does not say/,
+    );
+    // A's sidecar gone: B's require judges both, and stderr says so.
+    await Deno.remove(`${dir}/a.ndjson.meta.json`);
+    const unsaid = await cli(["diff", "a.ndjson", "b.ndjson"], dir);
+    assert.equal(unsaid.code, 0, unsaid.stderr);
+    assert.equal(parseLines(unsaid.stdout)[0]!.newly_failing, 3);
+    assert.match(
+      unsaid.stderr,
+      /evalpipe: A does not say when a case passes over its epochs: newly_passing and newly_failing judge both runs by B's, require all/,
+    );
+  });
+});
+
+Deno.test("cli diff of one matrix run judges its targets' flips by the run's require", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      `dataset: data.jsonl
+targets:
+  good: { type: replay }
+  flip: { type: subprocess, cmd: sh flip.sh }
+scorers: [{ type: exact_match }]
+epochs: { n: 3, require: all }
+concurrency: 1
+`,
+    );
+    await Deno.writeTextFile(`${dir}/data.jsonl`, yesCases(true));
+    await Deno.writeTextFile(`${dir}/flip.sh`, FLIP);
+    const run = await cli(
+      ["run", "suite.yaml", "--matrix", "good,flip", "--out", "m.ndjson"],
+      dir,
+    );
+    assert.equal(run.code, 0, run.stderr);
+    const out = await cli(["diff", "m.ndjson"], dir);
+    assert.equal(out.code, 0, out.stderr);
+    const [line] = out.stdout.trimEnd().split("\n").map((l) => JSON.parse(l));
+    assert.equal(line.versus[0].target, "flip");
+    assert.equal(line.versus[0].newly_failing, 3, out.stdout);
+  });
+});
