@@ -7,6 +7,7 @@
 import type { CaseRequirement } from "../aggregate/types.ts";
 import { readJsonValues } from "../io/_json_syntax.ts";
 import { InputError, osErrorText } from "../base/errors.ts";
+import { nfcKey } from "../base/nfc.ts";
 import { isRunRecord, readRunRecord, type RunRecord } from "./run_record.ts";
 import { parseScore, type Score } from "../score/mod.ts";
 
@@ -75,7 +76,8 @@ export class ScoresFileError extends InputError {
 /**
  * Reads a RunRecord or an NDJSON file of Scores. In NDJSON, a line that is
  * not a valid Score is listed in `problems` and skipped, and so is a Score
- * whose unit has one of that metric (and target) on an earlier line.
+ * whose unit has one of that metric (and target) on an earlier line (unit
+ * ids compared in Unicode NFC).
  *
  * @param path The file.
  * @returns Its Scores.
@@ -132,8 +134,10 @@ export async function readScoresFile(path: string): Promise<ScoresFile> {
     const unit = score.unit_id;
     if (
       unit !== undefined &&
+      // In NFC, as the Aggregator, diff, resume and merge compare ids: one
+      // unit written in two spellings is one unit given twice.
       !seen.add(
-        unit,
+        nfcKey(unit),
         score.target_name === undefined
           ? score.metric
           : `${score.metric}\u0000${score.target_name}`,

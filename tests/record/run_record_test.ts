@@ -698,6 +698,39 @@ Deno.test("readScoresFile and view count a Score given twice once, naming the li
   }
 });
 
+Deno.test("readScoresFile counts a unit's Score given with its id in NFC and again in NFD once, as aggregate and diff pair them", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    // "café" with "é" as one code point (NFC), then as "e" and a combining
+    // accent (NFD): one unit, its Score given twice.
+    const line = (unit: string) =>
+      JSON.stringify({
+        metric: "m",
+        status: "scored",
+        validity: "valid",
+        value: 1,
+        passed: true,
+        evaluator_version: "m@1",
+        example_id: unit,
+        unit_id: unit,
+      });
+    await Deno.writeTextFile(
+      `${dir}/twice.ndjson`,
+      [line("d#caf\u00e9"), line("d#cafe\u0301")].join("\n") + "\n",
+    );
+    const read = await readScoresFile(`${dir}/twice.ndjson`);
+    assert.equal(read.scores.length, 1);
+    assert.equal(read.scores[0]!.unit_id, "d#caf\u00e9");
+    assert.deepEqual(read.problems.map((p) => p.line), [2]);
+    assert.equal(
+      read.problems[0]!.message,
+      'unit "d#cafe\u0301" already has a "m" Score on an earlier line: it is counted once',
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("readRunRecord names a file it cannot read in a few words, as a RunRecordError", async () => {
   await withDir({}, async (dir) => {
     await Deno.mkdir(`${dir}/folder`);
