@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { cli } from "../_cli.ts";
 import { withTempDir } from "../_proc.ts";
+import { shardOf } from "../../src/run/select.ts";
 
 /** Six replayed cases; `wrong` answers the third one wrongly. */
 async function suite(dir: string, wrong: boolean): Promise<void> {
@@ -79,5 +80,60 @@ Deno.test("run --shard with --baseline compares the shard's own cases and exits 
     const gated = await cli(["merge", ...records, "--baseline", "main"], dir);
     assert.equal(gated.code, 1, gated.stderr);
     assert.match(gated.stderr, /cases\.jsonl#c3\s+exact_match\s+1\/1 → 0\/1/);
+  });
+});
+
+Deno.test("run with --filter, --limit or --sample (a shard's or not) and --baseline compares the cases it ran, not the ones it left out", async () => {
+  await withTempDir(async (dir) => {
+    await suite(dir, false);
+    const saved = await cli(
+      ["run", "suite.yaml", "--save-baseline", "main"],
+      dir,
+    );
+    assert.equal(saved.code, 0, saved.stderr);
+    await suite(dir, true);
+    // Two of the six cases, both still right: nothing regressed, nothing
+    // removed, nothing unfit.
+    const filtered = await cli(
+      [
+        "run",
+        "suite.yaml",
+        "--filter",
+        "c[12]$",
+        "--baseline",
+        "main",
+        "--record",
+        "f.json",
+      ],
+      dir,
+    );
+    assert.equal(filtered.code, 0, filtered.stderr);
+    assert.doesNotMatch(filtered.stderr, /cannot compare|regressed/);
+    const record = JSON.parse(await Deno.readTextFile(join(dir, "f.json")));
+    assert.deepEqual(record.baseline.removed_cases, []);
+    assert.deepEqual(record.baseline.unfit, []);
+    // The case that regressed, alone: it is a regression (exit 1).
+    const third = await cli(
+      ["run", "suite.yaml", "--filter", "c3$", "--baseline", "main"],
+      dir,
+    );
+    assert.equal(third.code, 1, third.stderr);
+    assert.doesNotMatch(third.stderr, /cannot compare/);
+    assert.match(third.stderr, /cases\.jsonl#c3\s+exact_match\s+1\/1 → 0\/1/);
+    // A sample, and the first case in its shard: compared on what they ran.
+    const k = shardOf("cases.jsonl#c1", 2);
+    for (
+      const flags of [
+        ["--sample", "2", "--seed", "7"],
+        ["--shard", `${k}/2`, "--limit", "1"],
+      ]
+    ) {
+      const part = await cli(
+        ["run", "suite.yaml", ...flags, "--baseline", "main"],
+        dir,
+      );
+      assert.equal(part.code === 0 || part.code === 1, true, part.stderr);
+      assert.doesNotMatch(part.stderr, /cannot compare/, flags.join(" "));
+    }
   });
 });
