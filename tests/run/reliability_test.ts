@@ -798,6 +798,7 @@ Deno.test("run on SIGINT prints a resume command that keeps every flag given, --
       assert.deepEqual(meta.settings, {
         epochs: 2,
         subset: { filter: "jsonl" },
+        require: "all",
       });
     },
   );

@@ -38,7 +38,7 @@ Deno.test("run --resume refuses a file started with other epochs, naming them, e
     const meta = JSON.parse(
       await Deno.readTextFile(join(dir, "s.ndjson.meta.json")),
     );
-    assert.deepEqual(meta.settings, { epochs: 5 });
+    assert.deepEqual(meta.settings, { epochs: 5, require: "all" });
     await cutLast(join(dir, "s.ndjson"));
     const before = await Deno.readTextFile(join(dir, "s.ndjson"));
     for (const force of [[], ["--force"]]) {
