@@ -81,8 +81,9 @@ export interface RunMeta {
    * The run's budget (`budget_usd`) and what it spent against it, as its
    * RunRecord keeps them, so that `merge` of a shard's Scores file sums it
    * as `merge` of its record does, and a resume starts its budget from what
-   * was spent; written when the run ends, for a config with `budget_usd`,
-   * and absent in files written before it was kept.
+   * was spent; for a config with `budget_usd`, noted as the run goes on
+   * (at most once a second, without `complete`: a lower bound) and written
+   * when it ends (exact), and absent in files written before it was kept.
    */
   budget?: RecordedBudget;
 }
