@@ -378,39 +378,52 @@ export class ChatClient {
       watch,
     );
     const r = reply as Record<string, unknown>;
-    // Keys in this order: model, usage, finish_reason, refusal, attempts.
-    const read: Record<string, unknown> = {
-      model: r.model ?? this.settings.model,
-    };
-    if (r.usage !== undefined) read.usage = r.usage;
     // A reply that reports usage was billed, whatever it holds: it is
     // charged now, before it is read, and a reply that gives no answer
     // carries its cost in its error.
     const prices = this.settings.cost;
     const usd = prices === undefined ? undefined : costOf(r.usage, prices);
     this.#budget?.charge(usd);
+    const choices = r.choices;
+    const choice = (choices as Array<Record<string, unknown>> | undefined)
+      ?.[0];
+    const message = choice?.message;
+    // Keys in this order: model, usage, finish_reason, refusal, attempts.
+    const read: Record<string, unknown> = {
+      model: r.model ?? this.settings.model,
+    };
+    if (r.usage !== undefined) read.usage = r.usage;
+    if (choice?.finish_reason !== undefined) {
+      read.finish_reason = choice.finish_reason;
+    }
     const reported = () => {
       read.attempts = attempts;
       return usd === undefined ? read : { ...read, cost_usd: usd };
     };
-    const choices = r.choices;
+    // An answer is not rewritten: one that echoes the key or a ${VAR} value
+    // is not kept (nor cached), rather than scored with `***` in it; nor is
+    // what its reply reports beside it (a model name, a finish reason), which
+    // a failed unit's target and a judge's Score keep: only what it cost.
+    const inMessage = holdsSecret(JSON.stringify(message) ?? "", secrets);
+    if (inMessage || holdsSecret(JSON.stringify(read), secrets)) {
+      throw new ReplyError(
+        `${this.shownUrl} answered with a secret the config sends (the API key or a \${VAR} value) in its ${
+          inMessage ? "message" : "model, usage or finish reason"
+        }: the answer is not kept`,
+        {
+          model: this.settings.model,
+          ...(r.usage !== undefined &&
+              !holdsSecret(JSON.stringify(r.usage), secrets)
+            ? { usage: r.usage }
+            : {}),
+          attempts,
+          ...(usd !== undefined ? { cost_usd: usd } : {}),
+        },
+      );
+    }
     if (Array.isArray(choices) && choices.length === 0) {
       throw new ReplyError(
         `${this.shownUrl} answered no choice ("choices": [])`,
-        reported(),
-      );
-    }
-    const choice = (choices as Array<Record<string, unknown>> | undefined)
-      ?.[0];
-    const message = choice?.message;
-    if (choice?.finish_reason !== undefined) {
-      read.finish_reason = choice.finish_reason;
-    }
-    // An answer is not rewritten: one that echoes the key or a ${VAR} value
-    // is not kept (nor cached), rather than scored with `***` in it.
-    if (holdsSecret(JSON.stringify(message) ?? "", secrets)) {
-      throw new ReplyError(
-        `${this.shownUrl} answered with a secret the config sends (the API key or a \${VAR} value) in its message: the answer is not kept`,
         reported(),
       );
     }

@@ -202,6 +202,56 @@ Deno.test("an answer that echoes a key is not kept, cached or scored; a judge's 
   });
 });
 
+Deno.test("a reply whose model or finish reason echoes a key keeps none of it: not in a unit's target, a judge's provenance or an error", async () => {
+  let calls = 0;
+  await using server = fakeLlm({
+    handler: (r) => {
+      const key = (r.headers.authorization ?? "").replace(/^Bearer /, "");
+      const usage = { prompt_tokens: 1000, completion_tokens: 10 };
+      // Answers in turn: a model that echoes the key beside an answer that
+      // does too, then beside a clean one, then a finish reason that echoes
+      // it on a reply without text.
+      const said = [
+        { model: `gw/${key}`, content: `the key is ${key}`, finish: "stop" },
+        { model: `gw/${key}`, content: "fine", finish: "stop" },
+        { model: "m", content: null, finish: `stop: ${key}` },
+      ][calls++ % 3]!;
+      return reply.json({
+        model: said.model,
+        usage,
+        choices: [{
+          message: { role: "assistant", content: said.content },
+          finish_reason: said.finish,
+        }],
+      });
+    },
+  });
+  const chat = {
+    base_url: server.baseUrl,
+    model: "m",
+    api_key_env: "FAKE_API_KEY",
+    cost: { input_per_1m: 1, output_per_1m: 1 },
+  };
+  for (let i = 0; i < 3; i++) {
+    const unit = await runOne(openaiTarget(chat, env));
+    assert.equal(unit.output, null, `reply ${i + 1}`);
+    assert.match(unit.target?.error ?? "", /the answer is not kept/);
+    // What it cost stays: the budget was charged it.
+    assert.equal(unit.target?.cost_usd, 0.00101);
+    assertNoKey(JSON.stringify(unit), `the unit of reply ${i + 1}`);
+  }
+  for (let i = 0; i < 3; i++) {
+    const judged = await llmJudge({ ...chat, model: "judge" }, env).score(
+      { example_id: "d#1", unit_id: "d#1", input: "q", output: "a" },
+      {},
+    );
+    assert.ok(!("scores" in judged));
+    assert.equal(judged.status, "error");
+    assert.equal(judged.value, null);
+    assertNoKey(JSON.stringify(judged), `the judge's Score of reply ${i + 1}`);
+  }
+});
+
 Deno.test("a key pasted with its line break (a CI secret, a CRLF .env) is hidden as the server got it: fetch sends it trimmed", async () => {
   // fetch strips a header value's leading and trailing whitespace, so the
   // server sees, and echoes, the key without the newline the variable holds.
