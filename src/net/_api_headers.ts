@@ -59,27 +59,6 @@ export function fillHeaders(
 }
 
 /**
- * Headers as they key a cache and a judge's version: names in lower case
- * and sorted, as HTTP reads them (`X-Team` and `x-team` are one header, and
- * their order means nothing), values as written (a `${NAME}` unread: never a
- * secret in a key). Headers already so written key as they always did.
- *
- * @param headers The settings' `headers`.
- * @returns A new object, its names lower-cased, in order.
- */
-export function keyedHeaders(
-  headers: Readonly<Record<string, string>>,
-): Record<string, string> {
-  const named = Object.entries(headers).map(([name, value]) =>
-    [name.toLowerCase(), value] as const
-  );
-  // By UTF-16 code units, as a sort without a comparer does: the same
-  // order on every machine, whatever its locale.
-  named.sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0);
-  return Object.fromEntries(named);
-}
-
-/**
  * The headers of a call to an OpenAI-compatible API at `url`: the settings'
  * `headers` (see {@linkcode fillHeaders}), the key read from the variable
  * `api_key_env` names in the header the API takes it in (see

@@ -11,7 +11,7 @@ import { type Budget, BudgetError, costOf, type Prices } from "./budget.ts";
 import { fingerprint } from "../fingerprint/fingerprint.ts";
 import type { FlowWatch } from "./flow.ts";
 import { apiUrl } from "./_api_url.ts";
-import { apiHeaders, keyedHeaders } from "./_api_headers.ts";
+import { apiHeaders } from "./_api_headers.ts";
 import {
   holdsSecret,
   type TemplateError,
@@ -247,11 +247,10 @@ export class ChatClient {
 
   /**
    * The cache key of a request: a SHA-256 of the URL (without user name and
-   * password), the body, and the headers, when there are some (a gateway's
-   * header may choose the model that answers): names lower-cased and
-   * sorted, values as written (`${NAME}`, never its value). Nothing of the
-   * machine goes in, no path, no key, no price: a cache made on one machine
-   * answers on another.
+   * password), the body, and the headers as written (`${NAME}`, never its
+   * value), when there are some: a gateway's header may choose the model
+   * that answers. Nothing of the machine goes in, no path, no key, no
+   * price: a cache made on one machine answers on another.
    *
    * @param messages The conversation.
    * @returns A hex key.
@@ -263,7 +262,7 @@ export class ChatClient {
       this.shownUrl,
       JSON.stringify(this.body(messages)),
       ...(headers !== undefined && Object.keys(headers).length > 0
-        ? [JSON.stringify(keyedHeaders(headers))]
+        ? [JSON.stringify(headers)]
         : []),
     ).slice("sha256:".length);
   }

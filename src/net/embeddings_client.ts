@@ -15,7 +15,7 @@ import {
   withoutCredentials,
 } from "./template.ts";
 import { apiUrl } from "./_api_url.ts";
-import { apiHeaders, keyedHeaders } from "./_api_headers.ts";
+import { apiHeaders } from "./_api_headers.ts";
 
 /**
  * The settings of an embeddings client (config keys): where the API is, which
@@ -105,8 +105,7 @@ export class EmbeddingsClient {
   readonly settings: EmbeddingSettings;
   /**
    * What identifies the client for a cache: the URL, the model and the
-   * headers (names lower-cased and sorted, values as written: secrets only
-   * as `${NAME}`), without flow control.
+   * headers as written (secrets only as `${NAME}`), without flow control.
    */
   readonly identity: Record<string, unknown>;
   #headers: Record<string, string>;
@@ -148,15 +147,10 @@ export class EmbeddingsClient {
     this.#headers = headers;
     this.#secrets = [...urlSecrets(this.url), ...secrets];
     this.#flow = new NetworkFlow(settings);
-    const kept = withoutFlow(settings);
     this.identity = {
       type: "embeddings",
       url: this.url,
-      ...kept,
-      // Names lower-cased and sorted, in the place they had.
-      ...(kept.headers !== undefined
-        ? { headers: keyedHeaders(kept.headers) }
-        : {}),
+      ...withoutFlow(settings),
     };
   }
 

@@ -34,7 +34,6 @@ import {
   refuseSettings,
 } from "../net/_settings_checks.ts";
 import { JUDGE_TEMPLATES } from "./_judge_vars.ts";
-import { keyedHeaders } from "../net/_api_headers.ts";
 
 export { JudgeReplyError };
 
@@ -360,12 +359,9 @@ export function llmJudge(
       ...(system.includes("{{") ? [SYSTEM_TEMPLATE] : []),
       // A rubric naming no field was sent alone before it was a criterion.
       ...(criterion !== undefined ? [CRITERION] : []),
-      // Headers (a gateway's may choose the model that answers), names
-      // lower-cased and sorted, values as written, and only when there are
-      // some: a judge without keeps its version.
-      ...(headers.length > 0
-        ? [JSON.stringify(keyedHeaders(settings.headers!))]
-        : []),
+      // Headers as written (a gateway's may choose the model that answers),
+      // and only when there are some: a judge without keeps its version.
+      ...(headers.length > 0 ? [JSON.stringify(settings.headers)] : []),
       ...(recipe !== undefined ? [recipe.tag] : []),
     )
       .slice(7, 15)

@@ -21,7 +21,7 @@ import {
   urlSecrets,
   withoutCredentials,
 } from "../net/template.ts";
-import { fillHeaders, keyedHeaders } from "../net/_api_headers.ts";
+import { fillHeaders } from "../net/_api_headers.ts";
 import type { TargetContext, TargetResult } from "./target.ts";
 import {
   NetworkFlow,
@@ -152,15 +152,7 @@ export function httpTarget(
     };
   };
   return {
-    // Headers key the cache by their names lower-cased and sorted, values
-    // as written (`${NAME}` never its value), as a chat client's do.
-    identity: {
-      type: "http",
-      ...withoutFlow(settings),
-      ...(settings.headers !== undefined
-        ? { headers: keyedHeaders(settings.headers) }
-        : {}),
-    },
+    identity: { type: "http", ...withoutFlow(settings) },
     request,
     async call(testCase: Case, context: TargetContext): Promise<TargetResult> {
       if (unset !== undefined) throw unset;

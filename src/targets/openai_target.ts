@@ -20,7 +20,6 @@ import {
   refuseSettings,
   targetTemplateProblem,
 } from "../net/_settings_checks.ts";
-import { keyedHeaders } from "../net/_api_headers.ts";
 
 /**
  * Settings of the `openai` target (config keys).
@@ -148,9 +147,8 @@ export function openaiTarget(
     return messages;
   };
   // What keys the cache: nothing of the machine, no secret (a URL's
-  // password; headers' names lower-cased and sorted, values as written,
-  // `${NAME}` never its value), no price (a new price list is the same
-  // answer). A key overridden keeps its place: identities stay as they were.
+  // password; headers as written, `${NAME}` never its value), no price (a
+  // new price list is the same answer).
   const { cost: _cost, ...kept } = withoutFlow(settings);
   return {
     identity: {
@@ -159,9 +157,6 @@ export function openaiTarget(
       ...kept,
       ...(kept.base_url !== undefined
         ? { base_url: withoutCredentials(kept.base_url) }
-        : {}),
-      ...(kept.headers !== undefined
-        ? { headers: keyedHeaders(kept.headers) }
         : {}),
     },
     priced: settings.cost !== undefined,
