@@ -239,14 +239,35 @@ export interface SuitePlan {
 
 /**
  * The headers a target or a scorer sends, as the config writes them: each
- * `${NAME}` as written, never read, so that no secret is shown.
+ * `${NAME}` as written, never read, so that no secret is shown, and the text
+ * a credential's header writes out (`authorization: Bearer sk-…`) as `***`.
  */
 function headersOf(
   headers: Readonly<Record<string, string>> | undefined,
 ): { headers?: Record<string, string> } {
-  return headers !== undefined && Object.keys(headers).length > 0
-    ? { headers: { ...headers } }
-    : {};
+  if (headers === undefined || Object.keys(headers).length === 0) return {};
+  const shown: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    shown[name] = CREDENTIAL_HEADER.test(name) ? hiddenText(value) : value;
+  }
+  return { headers: shown };
+}
+
+/** Header names that carry a credential: their written-out values are hidden. */
+const CREDENTIAL_HEADER =
+  /auth|key|token|secret|passw|cookie|session|signature|credential/i;
+
+/**
+ * A credential header's value with the text it writes out as `***`: its
+ * `${NAME}` references (unread) and a leading scheme (`Bearer`) stay, so the
+ * plan still tells where the secret comes from.
+ */
+function hiddenText(value: string): string {
+  return value.split(/(\$\{[^}]*\})/).map((part, i) => {
+    if (i % 2 === 1 || part.trim() === "") return part;
+    const scheme = /^\s*(?:Bearer|Basic|Token)\s+/i.exec(part)?.[0] ?? "";
+    return part.length === scheme.length ? part : `${scheme}***`;
+  }).join("");
 }
 
 function targetSummary(t: TargetConfig): SuitePlan["target"] {

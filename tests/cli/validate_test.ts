@@ -450,6 +450,47 @@ scorers:
   });
 });
 
+Deno.test("validate hides the text a credential's header writes out, and shows its ${NAME} and scheme", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/cases.jsonl`, '{"input":"q"}\n');
+    await Deno.writeTextFile(
+      `${dir}/s.yaml`,
+      `dataset: cases.jsonl
+target:
+  type: openai
+  base_url: http://127.0.0.1:9/v1
+  model: m
+  headers:
+    Authorization: "Bearer sk-literal-4242"
+    X-Team: refunds
+scorers:
+  - type: llm_judge
+    base_url: http://127.0.0.1:9/v1
+    model: judge
+    headers: { x-api-key: "lit-key-77", x-gateway-token: "Bearer \${EVALPIPE_T}" }
+`,
+    );
+    const env = { EVALPIPE_T: "t-secret-9" };
+    const text = await cli(["validate", "s.yaml"], dir, env);
+    assert.equal(text.code, 0, text.stderr);
+    assert.match(
+      text.stdout,
+      /^target headers: Authorization: "Bearer \*\*\*", X-Team: "refunds"$/m,
+    );
+    assert.match(
+      text.stdout,
+      /^scorer llm_judge headers: x-api-key: "\*\*\*", x-gateway-token: "Bearer \$\{EVALPIPE_T\}"$/m,
+    );
+    const json = await cli(["validate", "s.yaml", "--json"], dir, env);
+    assert.equal(json.code, 0, json.stderr);
+    for (const out of [text, json]) {
+      for (const literal of ["sk-literal-4242", "lit-key-77", "t-secret-9"]) {
+        assert.ok(!(out.stdout + out.stderr).includes(literal), out.stdout);
+      }
+    }
+  });
+});
+
 Deno.test("validate refuses a prompt in another template language at its line, and points {{column}} of a CSV dataset at metadata.<column>", async () => {
   await withTempDir(async (dir) => {
     await Deno.writeTextFile(
