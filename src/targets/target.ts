@@ -428,6 +428,9 @@ function doneUnit(
   return unit;
 }
 
+/** The names of the chat client's errors for a reply paid for, unanswered. */
+const REPLY_ERRORS = new Set(["ReplyError", "ContentFilterError"]);
+
 function failedUnit(
   unit: Unit,
   timed: boolean,
@@ -436,8 +439,12 @@ function failedUnit(
 ): Unit {
   // A reply that was paid for but gave no answer (an `openai` target's
   // reply without text) keeps what the call reported: its usage and cost
-  // count in the run's totals, as the budget counted them.
-  const info = (error as { info?: unknown } | null)?.info;
+  // count in the run's totals, as the budget counted them. Only evalpipe's
+  // own reply errors (told by name: their module loads with the `openai`
+  // target only): another error's `info`, a script's, is no call's report.
+  const info = error instanceof Error && REPLY_ERRORS.has(error.name)
+    ? (error as { info?: unknown }).info
+    : undefined;
   unit.target = typeof info === "object" && info !== null
     ? {
       latency_ms: latencyMs(timed, started),

@@ -133,6 +133,22 @@ Deno.test("runTarget turns a throwing or outputless functionTarget into target.e
   units.forEach(assertLatency);
 });
 
+Deno.test("runTarget keeps no info of a script's own error that carries one: only a paid reply's report counts", async () => {
+  class ToolError extends Error {
+    info = { latency_ms: 1e9, cost_usd: 5, session: "s-private-31" };
+  }
+  const [unit] = await run(
+    functionTarget(() => {
+      throw new ToolError("tool failed");
+    }),
+    [example(1, { input: "q" })],
+  );
+  assert.equal(unit?.target?.error, "tool failed");
+  assert.equal(unit?.target?.cost_usd, undefined);
+  assert.ok(!JSON.stringify(unit).includes("s-private-31"));
+  assertLatency(unit!);
+});
+
 Deno.test("runTarget with replayTarget returns recorded outputs and errors for cases without one", async () => {
   const units = await run(replayTarget(), [
     example(1, { input: "q1", output: "recorded" }),
