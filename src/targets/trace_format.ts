@@ -262,16 +262,16 @@ function otelTrace(value: Record<string, unknown>, fail: Fail): Trace {
     // Its cache reads and writes are part of its input tokens, as both
     // conventions say.
     for (const names of TOKEN_ATTRIBUTES) {
-      const a = tokens(span.attributes.get(names.input));
-      const b = tokens(span.attributes.get(names.output));
+      const a = tokensOf(span, names.input);
+      const b = tokensOf(span, names.output);
       if (a !== undefined || b !== undefined) {
         counted = true;
         prompt += a ?? 0;
         completion += b ?? 0;
       }
-      const r = tokens(span.attributes.get(names.cacheRead));
+      const r = tokensOf(span, names.cacheRead);
       if (r !== undefined) cacheRead = (cacheRead ?? 0) + r;
-      const w = tokens(span.attributes.get(names.cacheWrite));
+      const w = tokensOf(span, names.cacheWrite);
       if (w !== undefined) cacheWrite = (cacheWrite ?? 0) + w;
     }
     const name = toolName(span);
@@ -419,22 +419,43 @@ function nanos(value: unknown): bigint | undefined {
 
 /**
  * The attributes a span counts its tokens in: OTel GenAI's and
- * OpenInference's, with the prompt cache's reads and writes.
+ * OpenInference's, with the prompt cache's reads and writes. Each count is
+ * read from the first of its names a span has: the current GenAI name, then
+ * the older one that exporters still write (OpenLLMetry's
+ * `gen_ai.usage.prompt_tokens`, `gen_ai.usage.cache_read_input_tokens`).
  */
 const TOKEN_ATTRIBUTES = [
   {
-    input: "gen_ai.usage.input_tokens",
-    output: "gen_ai.usage.output_tokens",
-    cacheRead: "gen_ai.usage.cache_read.input_tokens",
-    cacheWrite: "gen_ai.usage.cache_creation.input_tokens",
+    input: ["gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens"],
+    output: ["gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens"],
+    cacheRead: [
+      "gen_ai.usage.cache_read.input_tokens",
+      "gen_ai.usage.cache_read_input_tokens",
+    ],
+    cacheWrite: [
+      "gen_ai.usage.cache_creation.input_tokens",
+      "gen_ai.usage.cache_creation_input_tokens",
+    ],
   },
   {
-    input: "llm.token_count.prompt",
-    output: "llm.token_count.completion",
-    cacheRead: "llm.token_count.prompt_details.cache_read",
-    cacheWrite: "llm.token_count.prompt_details.cache_write",
+    input: ["llm.token_count.prompt"],
+    output: ["llm.token_count.completion"],
+    cacheRead: ["llm.token_count.prompt_details.cache_read"],
+    cacheWrite: ["llm.token_count.prompt_details.cache_write"],
   },
 ] as const;
+
+/** A span's token count under the first of `names` it has. */
+function tokensOf(
+  span: { attributes: ReadonlyMap<string, unknown> },
+  names: readonly string[],
+): number | undefined {
+  for (const name of names) {
+    const n = tokens(span.attributes.get(name));
+    if (n !== undefined) return n;
+  }
+  return undefined;
+}
 
 /** A token count: a whole number, or its text. */
 function tokens(value: unknown): number | undefined {

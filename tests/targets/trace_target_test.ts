@@ -335,6 +335,23 @@ Deno.test("parseTrace sums tokens over every span of both conventions and measur
     "t.json",
   );
   assert.deepEqual(trace.usage, { prompt_tokens: 325, completion_tokens: 50 });
+  // The older GenAI names, as OpenLLMetry still writes them.
+  const older = parseTrace(
+    otel({
+      attrs: {
+        "gen_ai.usage.prompt_tokens": 120,
+        "gen_ai.usage.completion_tokens": 7,
+        "gen_ai.usage.cache_read_input_tokens": 100,
+        "gen_ai.usage.cache_creation_input_tokens": 20,
+      },
+    }),
+    "t.json",
+  );
+  assert.deepEqual(older.usage, {
+    prompt_tokens: 120,
+    completion_tokens: 7,
+    prompt_tokens_details: { cached_tokens: 100, cache_write_tokens: 20 },
+  });
   // max(end) − min(start): 5.4 s − 1 s.
   assert.equal(trace.latency_ms, 4400);
   const bare = parseTrace(
