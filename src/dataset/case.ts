@@ -195,6 +195,67 @@ export function keepVerbatimId(
 }
 
 /**
+ * Why a record read from JSON cannot be carried as it is: a number past a
+ * double's range (`1e400`), which `JSON.parse` reads as Infinity and
+ * `JSON.stringify` writes as `null`, so its unit records, payloads and
+ * RunRecord would say `null` (for `expected`: none) where the file says a
+ * number. Named by its path, as a YAML case's `.inf` is. Only walked for a
+ * record whose walk for repeated keys noted such a number.
+ *
+ * @param value The parsed record.
+ * @returns The message, or `undefined` when every number is finite.
+ *
+ * @example
+ * ```ts
+ * import { overflowingNumber } from "./case.ts";
+ * const message = overflowingNumber(JSON.parse('{"input":"q","metadata":{"w":[1,1e400]}}'));
+ * if (message?.startsWith('"metadata.w[1]" is a number too large') !== true) throw new Error(message);
+ * ```
+ */
+export function overflowingNumber(value: unknown): string | undefined {
+  const at = infinityAt(value, "");
+  if (at === undefined) return undefined;
+  return `${
+    at.path === "" ? "The record" : JSON.stringify(at.path)
+  } is a number too large for JSON (it reads as ${at.sign}Infinity, written as null): write it quoted, as text`;
+}
+
+/**
+ * The first ±Infinity in `value`, depth-first, keys in order, with its
+ * path. A stack, not recursion: a unit record is not held to a depth.
+ */
+function infinityAt(
+  value: unknown,
+  at: string,
+): { path: string; sign: string } | undefined {
+  const stack: Array<[unknown, string]> = [[value, at]];
+  for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
+    const [item, path] = top;
+    if (typeof item === "number") {
+      if (!Number.isFinite(item)) return { path, sign: item < 0 ? "-" : "" };
+      continue;
+    }
+    if (typeof item !== "object" || item === null) continue;
+    // Pushed last to first, so that the first is looked at first.
+    if (Array.isArray(item)) {
+      for (let i = item.length - 1; i >= 0; i--) {
+        stack.push([item[i], `${path}[${i}]`]);
+      }
+    } else {
+      const keys = Object.keys(item);
+      for (let i = keys.length - 1; i >= 0; i--) {
+        const key = keys[i]!;
+        stack.push([
+          (item as Record<string, unknown>)[key],
+          path === "" ? key : `${path}.${key}`,
+        ]);
+      }
+    }
+  }
+  return undefined;
+}
+
+/**
  * Thrown by {@linkcode parseCase} for a record that is not a valid case. It
  * carries no exit code: a dataset turns it into that record's `invalid`, and
  * the run goes on.

@@ -23,6 +23,7 @@ import {
   foreignAnswer,
   keepVerbatimExpected,
   keepVerbatimId,
+  overflowingNumber,
   parseCase,
 } from "./case.ts";
 import {
@@ -252,13 +253,19 @@ export function exampleFromLine(name: string, line: Line): Example | undefined {
   }
   if (typeof value === "object" && value !== null) {
     // A record that is no object is refused as such, whatever it holds.
+    const notes = { infinite: false };
     const twice = Array.isArray(value)
       ? undefined
-      : repeatedKey(line.text, value, 0, line.text.length, shape?.keys);
+      : repeatedKey(line.text, value, 0, line.text.length, notes, shape?.keys);
     if (twice === undefined) keepVerbatimExpected(value, line.text);
     keepVerbatimId(value, line.text);
     if (twice !== undefined) {
       return repeatedKeyExample(name, line.line, value, twice.path);
+    }
+    // `1e400`, read as Infinity: JSON text would carry it as null.
+    const overflow = notes.infinite ? overflowingNumber(value) : undefined;
+    if (overflow !== undefined) {
+      return invalidExample(name, line.line, value, overflow);
     }
   }
   return toExample(name, line.line, value);
@@ -274,16 +281,35 @@ function repeatedKeyExample(
   value: object,
   path: string,
 ): Example {
-  const id = path === "id" ? undefined : (value as { id?: unknown }).id;
+  return invalidExample(
+    name,
+    position,
+    path === "id" ? {} : value,
+    appearsTwice(path),
+  );
+}
+
+/**
+ * The invalid example of a record the loader refuses as read, named by its
+ * own id (a finite one) as an invalid case is, else by its position.
+ */
+function invalidExample(
+  name: string,
+  position: number,
+  value: object,
+  invalid: string,
+): Example {
+  const id = (value as { id?: unknown }).id;
   return {
     example_id: `${name}#${
-      (typeof id === "string" && id !== "") || typeof id === "number"
+      (typeof id === "string" && id !== "") ||
+        (typeof id === "number" && Number.isFinite(id))
         ? id
         : position
     }`,
     line: position,
     case: null,
-    invalid: appearsTwice(path),
+    invalid,
   };
 }
 
@@ -391,9 +417,10 @@ function fromList(
         };
       }
       if (typeof value === "object" && value !== null) {
+        const notes = { infinite: false };
         const twice = Array.isArray(value)
           ? undefined
-          : repeatedKey(source, value, span[0], span[1], shape?.keys);
+          : repeatedKey(source, value, span[0], span[1], notes, shape?.keys);
         if (twice !== undefined) {
           // Its line is known once the record's is (below).
           const below = countNewlines(source, span[0], twice.offset);
@@ -403,6 +430,10 @@ function fromList(
         }
         keepVerbatimExpected(value, source, span[0], span[1]);
         keepVerbatimId(value, source, span[0]);
+        const overflow = notes.infinite ? overflowingNumber(value) : undefined;
+        if (overflow !== undefined) {
+          return invalidExample(name, position, value, overflow);
+        }
       }
     } else {
       // YAML: `.inf` and `.nan` are numbers there, and none of JSON: every

@@ -11,6 +11,7 @@ import {
   expectedJson,
   keepVerbatimExpected,
   keepVerbatimId,
+  overflowingNumber,
   readContext,
 } from "./case.ts";
 import { inertJson } from "../io/inert_json.ts";
@@ -431,10 +432,11 @@ function unitOf(
 ): Unit {
   // A key given twice (JSON.parse keeps the last): which was meant cannot
   // be known, nor, when it is one of them, the record's ids.
+  const notes = { infinite: false };
   const twice = parsed.error === undefined &&
       typeof parsed.value === "object" && parsed.value !== null &&
       !Array.isArray(parsed.value)
-    ? repeatedKey(parsed.text, parsed.value)
+    ? repeatedKey(parsed.text, parsed.value, 0, parsed.text.length, notes)
     : undefined;
   const trusted = twice === undefined || !UNIT_IDS.includes(twice.path)
     ? parsed.value
@@ -458,6 +460,11 @@ function unitOf(
   if (parsed.error !== undefined) return invalid(parsed.error);
   if (twice !== undefined) {
     return invalid(appearsTwice(twice.path));
+  }
+  // `1e400`: read as Infinity, which JSON text can only write as null.
+  if (notes.infinite) {
+    const overflow = overflowingNumber(parsed.value);
+    if (overflow !== undefined) return invalid(overflow);
   }
   try {
     const unit = parseUnit(parsed.value, fallback);

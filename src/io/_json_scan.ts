@@ -251,12 +251,24 @@ export interface RepeatedKey {
 }
 
 /**
+ * What {@linkcode repeatedKey} saw of the values on its way: a number that
+ * `JSON.parse` read as ±Infinity (`1e400`), which JSON text can only write
+ * as `null`. Told on the walk that counts the keys, which visits every value
+ * of every record anyway: a walk of its own cost a run about 5%.
+ */
+export interface WalkNotes {
+  /** Set when a number is ±Infinity; left as it was otherwise. */
+  infinite: boolean;
+}
+
+/**
  * The first key an object in a JSON value's text gives twice.
  *
  * @param text The text `value` was parsed from (or that holds it).
  * @param value What `JSON.parse` made of `text[start, end)`.
  * @param start Where the value's text starts.
  * @param end Where it ends.
+ * @param notes Where to note a number read as ±Infinity, when given.
  * @param written The keys of `text[start, end)` as written, when its
  *   {@linkcode shapeOf} has been read already.
  * @returns The key, or `undefined` when no object repeats one.
@@ -266,9 +278,10 @@ export function repeatedKey(
   value: unknown,
   start = 0,
   end: number = text.length,
+  notes?: WalkNotes,
   written?: number,
 ): RepeatedKey | undefined {
-  const kept = keysOf(value);
+  const kept = keysOf(value, notes);
   // No key kept: no object had any, so none had one twice.
   if (kept === 0) return undefined;
   const keys = written ??
@@ -294,9 +307,10 @@ export function appearsTwice(path: string, line?: number): string {
 }
 
 /** The keys of every object in a parsed JSON value. */
-function keysOf(value: unknown): number {
+function keysOf(value: unknown, notes: WalkNotes | undefined): number {
   if (typeof value !== "object" || value === null) return 0;
   let keys = 0;
+  let infinite = false;
   // A stack, not recursion: a line may nest millions of levels deep. Made
   // only for a value that nests (most records' values are text). No list of
   // an object's values either: this runs on every record of a run.
@@ -307,6 +321,8 @@ function keysOf(value: unknown): number {
         const item: unknown = top[i];
         if (typeof item === "object" && item !== null) {
           (stack ??= []).push(item);
+        } else if (typeof item === "number" && item - item !== 0) {
+          infinite = true;
         }
       }
     } else {
@@ -315,11 +331,14 @@ function keysOf(value: unknown): number {
         const item = (top as Record<string, unknown>)[key];
         if (typeof item === "object" && item !== null) {
           (stack ??= []).push(item);
+        } else if (typeof item === "number" && item - item !== 0) {
+          infinite = true;
         }
       }
     }
     top = stack?.pop();
   }
+  if (infinite && notes !== undefined) notes.infinite = true;
   return keys;
 }
 

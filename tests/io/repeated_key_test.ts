@@ -18,7 +18,7 @@ function found(text: string): string | undefined {
   const twice = repeatedKey(text, value);
   const written = shapeOf(text).keys;
   assert.deepEqual(
-    repeatedKey(text, value, 0, text.length, written),
+    repeatedKey(text, value, 0, text.length, undefined, written),
     twice,
     text,
   );
