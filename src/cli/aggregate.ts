@@ -81,7 +81,7 @@ what is not mapped is named on stderr. So is a baseline (run --save-baseline).`,
       const glass = evalglassLines({
         source: name,
         onDocument: (value, line) =>
-          baselineLines(value, name, placeOf({ name, line })),
+          documentLines(value, name, placeOf({ name, line }), recordRanges),
         onRecord: (read, line) => {
           // The ranges evalpipe's export kept, as a RunRecord's are kept.
           for (
@@ -189,18 +189,35 @@ what is not mapped is named on stderr. So is a baseline (run --save-baseline).`,
 });
 
 /**
- * A baseline file (`run --save-baseline`) among the inputs, as its Scores,
- * each example's together; `undefined` for any other document.
+ * A baseline file (`run --save-baseline`) among the inputs, or a RunRecord
+ * laid out otherwise than evalpipe writes it (indented by `jq .` or an
+ * editor), as its Scores, each example's together, the record's ranges kept;
+ * `undefined` for any other document.
  */
-async function baselineLines(
+async function documentLines(
   value: unknown,
   name: string,
   where: string,
+  ranges: Map<string, readonly [number, number]>,
 ): Promise<unknown[] | undefined> {
-  if (
-    typeof value !== "object" || value === null ||
-    !("evalpipe_baseline" in value)
-  ) return undefined;
+  if (typeof value !== "object" || value === null) return undefined;
+  if ("evalpipe_run_record" in value) {
+    const { parseRunRecord } = await import("../record/run_record.ts");
+    let record: import("../record/run_record.ts").RunRecord;
+    try {
+      // Parsed already: its text is written again compactly, for the
+      // record's own reader.
+      record = parseRunRecord(JSON.stringify(value), name);
+    } catch (error) {
+      if (!(error instanceof SyntaxError)) throw error;
+      return [error];
+    }
+    for (const [metric, range] of Object.entries(record.value_ranges ?? {})) {
+      if (!ranges.has(metric)) ranges.set(metric, range);
+    }
+    return groupedByExample(record.scores);
+  }
+  if (!("evalpipe_baseline" in value)) return undefined;
   const { baselineScores } = await import("../run/baseline.ts");
   let scores: import("../score/mod.ts").Score[];
   try {

@@ -210,6 +210,16 @@ export function evalglassLines(
           open = { lines: [parsed.text], line: parsed.line, closer };
           return;
         }
+        // A list whose first item opens on its line (`[ {`, as Jackson and
+        // Gson lay one out, then `}, {` between items): no NDJSON line of
+        // Scores starts with `[` and fails to parse, so it is read whole.
+        if (
+          isFirst && parsed.error !== undefined && !unreadable(parsed) &&
+          parsed.text.trimStart().startsWith("[")
+        ) {
+          indented = true;
+          return readRest([parsed.text], parsed.line);
+        }
         if (indented) {
           // A value on one line between indented ones (`jq .` of a number).
           if (parsed.error === undefined) {

@@ -167,6 +167,75 @@ Deno.test("cli aggregate, view and diff read Scores as jq prints them without -c
   });
 });
 
+/**
+ * JSON as Jackson's default pretty printer (and Gson's) lays it out: `[ {`,
+ * `"key" : value`, `}, {` between items, `} ]`.
+ */
+function jacksonLayout(value: unknown, indent = ""): string {
+  if (Array.isArray(value)) {
+    return value.length === 0
+      ? "[ ]"
+      : `[ ${value.map((v) => jacksonLayout(v, indent)).join(", ")} ]`;
+  }
+  if (typeof value === "object" && value !== null) {
+    const entries = Object.entries(value);
+    if (entries.length === 0) return "{ }";
+    const inner = `${indent}  `;
+    return `{\n${
+      entries.map(([k, v]) =>
+        `${inner}${JSON.stringify(k)} : ${jacksonLayout(v, inner)}`
+      ).join(",\n")
+    }\n${indent}}`;
+  }
+  return JSON.stringify(value);
+}
+
+Deno.test("cli aggregate reads a list of Scores laid out as Jackson writes one ([ {, }, {), and a RunRecord indented by jq or Jackson, as view reads them", async () => {
+  await withTempDir(async (dir) => {
+    const scores = [1, 0, 0.5].map((v, i) =>
+      scored("m", v, { example_id: `d#${i + 1}`, unit_id: `d#${i + 1}` })
+    );
+    const ndjson = scores.map((s) => `${scoreLine(s)}\n`).join("");
+    const expected = await cliWithStdin(["aggregate"], dir, ndjson);
+    assert.equal(expected.code, 0, expected.stderr);
+    const listed = await cliWithStdin(
+      ["aggregate"],
+      dir,
+      `${jacksonLayout(scores)}\n`,
+    );
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.equal(listed.stderr, "");
+    assert.equal(listed.stdout, expected.stdout);
+
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      "dataset: d.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n",
+    );
+    await Deno.writeTextFile(
+      `${dir}/d.jsonl`,
+      '{"input": "q", "expected": "a", "output": "a"}\n' +
+        '{"input": "q", "expected": "a", "output": "b"}\n',
+    );
+    const run = await cli(["run", "suite.yaml", "--record", "run.json"], dir);
+    assert.equal(run.code, 0, run.stderr);
+    const whole = await cli(["aggregate", "run.json"], dir);
+    assert.equal(whole.code, 0, whole.stderr);
+    assert.match(whole.stdout, /"value_range":\[0,1\]/);
+    const record = JSON.parse(await Deno.readTextFile(`${dir}/run.json`));
+    for (
+      const text of [JSON.stringify(record, null, 2), jacksonLayout(record)]
+    ) {
+      await Deno.writeTextFile(`${dir}/pretty.json`, `${text}\n`);
+      const view = await cli(["view", "pretty.json"], dir);
+      assert.equal(view.code, 0, view.stderr);
+      const read = await cli(["aggregate", "pretty.json"], dir);
+      assert.equal(read.code, 0, read.stderr);
+      assert.equal(read.stderr, "");
+      assert.equal(read.stdout, whole.stdout);
+    }
+  });
+});
+
 Deno.test("cli aggregate reads indented Scores in other layouts as jq's: nested brackets at the line start, tabs, CRLF, blank lines, one-line values between", async () => {
   await withTempDir(async (dir) => {
     const scores = [1, 0, 0.5, 0.25].map((v, i) =>
