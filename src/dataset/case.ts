@@ -464,6 +464,13 @@ function promptReads(fields: object): string {
  * calls). A list of anything else would reach a model as such.
  */
 function checkMessages(input: readonly unknown[]): void {
+  // An empty conversation: a chat API refuses it, a call per case.
+  if (input.length === 0) {
+    throw new CaseError(
+      '"input" is an empty list of messages: give at least one ({"role": "user", "content": ...}) or the text to send',
+      "input",
+    );
+  }
   input.forEach((message, i) => {
     if (
       typeof message !== "object" || message === null || Array.isArray(message)

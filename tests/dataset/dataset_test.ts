@@ -1171,6 +1171,23 @@ Deno.test("loadDataset takes a list input only as chat messages, each with a rol
   });
 });
 
+Deno.test("loadDataset refuses an input that is an empty list of messages, which a chat API refuses a call at a time", async () => {
+  await withTempDir(async (dir) => {
+    const examples = await load(
+      dir,
+      "m.jsonl",
+      '{"id": "q4", "input": [], "expected": "x"}\n{"input": ""}\n',
+    );
+    assert.deepEqual(examples.map((e) => [e.example_id, e.invalid]), [
+      [
+        "m.jsonl#q4",
+        '"input" is an empty list of messages: give at least one ({"role": "user", "content": ...}) or the text to send',
+      ],
+      ["m.jsonl#2", undefined],
+    ]);
+  });
+});
+
 Deno.test("loadDataset names the line a malformed JSON, YAML or CSV record starts on", async () => {
   await withTempDir(async (dir) => {
     const json = await load(
