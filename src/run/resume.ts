@@ -713,7 +713,8 @@ function costOf(info: unknown): number {
 /**
  * What the calls of the units in a units file cost, in US dollars: a line
  * that is no unit record adds nothing (the resume refuses the file later,
- * naming it), and so does a file that is not there or not a regular file.
+ * naming it), and so does a file that is not there or not a regular file,
+ * and a trace target's unit (`target.trace_format`: no call was made).
  */
 async function unitsCost(path: string): Promise<number> {
   let file: Deno.FsFile;
@@ -734,9 +735,14 @@ async function unitsCost(path: string): Promise<number> {
     if (line.error !== undefined || !line.text.includes('"cost_usd"')) continue;
     try {
       const unit: unknown = JSON.parse(line.text);
-      if (typeof unit === "object" && unit !== null) {
-        sum = roundUsd(sum + costOf((unit as { target?: unknown }).target));
-      }
+      const target = typeof unit === "object" && unit !== null
+        ? (unit as { target?: unknown }).target
+        : undefined;
+      // A trace target's cost was spent when the trace was recorded: no
+      // budget charged it, so it is no call this file's runs paid for.
+      const traced = typeof target === "object" && target !== null &&
+        "trace_format" in target;
+      if (!traced) sum = roundUsd(sum + costOf(target));
     } catch (error) {
       // Not a unit record: keepSkippedUnits refuses the file, naming the line.
       if (!(error instanceof SyntaxError)) throw error;

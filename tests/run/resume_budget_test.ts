@@ -325,3 +325,53 @@ Deno.test("run --resume after a resume that was killed (kill -9) spending more: 
     );
   });
 });
+
+Deno.test("prepareResume counts no trace target's recorded cost in spentInFiles: the budget never charged it", async () => {
+  const { earlierSpend, prepareResume } = await import(
+    "../../src/run/resume.ts"
+  );
+  const { scored, scoreLine } = await import("../../src/score/mod.ts");
+  await withTempDir(async (dir) => {
+    const ids = { example_id: "d#1", unit_id: "d#1" };
+    await Deno.writeTextFile(
+      join(dir, "s.ndjson"),
+      scoreLine(scored("m", 1, ids)) + "\n",
+    );
+    // A trace target's unit: its cost was spent when the trace was recorded.
+    const traced = {
+      ...ids,
+      input: "q",
+      output: "a",
+      target: {
+        trace: "traces/1.json",
+        trace_format: "openinference",
+        usage: { prompt_tokens: 1000, completion_tokens: 100 },
+        cost_usd: 0.5,
+      },
+    };
+    // An openai target's unit: its call was made and charged.
+    const called = {
+      example_id: "d#2",
+      unit_id: "d#2",
+      input: "q",
+      output: "a",
+      target: {
+        usage: { prompt_tokens: 10, completion_tokens: 1 },
+        cost_usd: 0.25,
+      },
+    };
+    await Deno.writeTextFile(
+      join(dir, "u.jsonl"),
+      JSON.stringify(traced) + "\n" + JSON.stringify(called) + "\n",
+    );
+    const plan = await prepareResume(join(dir, "s.ndjson"), {
+      units: join(dir, "u.jsonl"),
+    });
+    assert.equal(plan.spentInFiles, 0.25);
+    assert.deepEqual(earlierSpend(plan), {
+      usd: 0.25,
+      exact: false,
+      from: "files",
+    });
+  });
+});
