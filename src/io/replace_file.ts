@@ -35,7 +35,8 @@ export interface ReplaceFileOptions {
  * (which replaces a symlink there rather than writing where it points). A run
  * killed meanwhile (or a power cut: the text is synced before the rename)
  * leaves the old file or the new one, never a torn one. The file keeps the
- * mode of the one it replaces; a new one gets 0666 less the umask. A device or a FIFO at `path`
+ * mode of the one it replaces (behind a symlink, what of it a new file would
+ * have too); a new one gets 0666 less the umask. A device or a FIFO at `path`
  * (`/dev/null`), or a symlink in /dev or /proc (`/dev/stdout`), is written
  * through instead: a rename would replace it.
  *
@@ -191,10 +192,22 @@ async function writtenThrough(
   return /^\/(dev|proc)(\/|$)/.test(folder) ? "link" : undefined;
 }
 
-/** The permission bits of the regular file at `path`, if one is there. */
+/**
+ * The permission bits the file replacing `path` gets: those of the regular
+ * file there; behind a symlink (which is replaced, not followed), those of
+ * the file it leads to that a new file would have too, so that units kept
+ * in a 0600 file behind a link stay private, and a link planted to a
+ * world-writable file makes nothing more open than a new file.
+ */
 async function modeOf(path: string): Promise<number | undefined> {
   try {
     const info = await Deno.lstat(path);
+    if (info.isSymlink) {
+      const target = await Deno.stat(path);
+      return target.isFile && target.mode !== null
+        ? target.mode & 0o666 & ~Deno.umask()
+        : undefined;
+    }
     return info.isFile && info.mode !== null ? info.mode & 0o7777 : undefined;
   } catch (error) {
     // Nothing there yet: the new file's mode is the umask's.

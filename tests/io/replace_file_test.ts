@@ -37,6 +37,30 @@ Deno.test("replaceFile keeps the mode of the file it replaces, as the shell's > 
   });
 });
 
+Deno.test("replaceFile over a symlink to a private file makes a private file, and never one more open than a new file", async () => {
+  await withTempDir(async (dir) => {
+    const umask = Deno.umask();
+    // `--units` kept behind a link to a 0600 file: inputs and outputs.
+    await Deno.writeTextFile(`${dir}/private`, "old\n");
+    await Deno.chmod(`${dir}/private`, 0o600);
+    await Deno.symlink(`${dir}/private`, `${dir}/units.ndjson`);
+    await replaceFile(`${dir}/units.ndjson`, "new\n");
+    const made = await Deno.lstat(`${dir}/units.ndjson`);
+    assert.ok(made.isFile);
+    assert.equal(made.mode! & 0o777, 0o600 & ~umask);
+    assert.equal(await Deno.readTextFile(`${dir}/private`), "old\n");
+    // A link to a world-writable file.
+    await Deno.writeTextFile(`${dir}/open`, "x\n");
+    await Deno.chmod(`${dir}/open`, 0o777);
+    await Deno.symlink(`${dir}/open`, `${dir}/s.meta.json`);
+    await replaceFile(`${dir}/s.meta.json`, "{}\n");
+    assert.equal(
+      (await Deno.lstat(`${dir}/s.meta.json`)).mode! & 0o777,
+      0o666 & ~umask,
+    );
+  });
+});
+
 Deno.test("replaceFile in a folder that does not exist is an InputError naming the file", async () => {
   await withTempDir(async (dir) => {
     await assert.rejects(
