@@ -65,14 +65,18 @@ export class SpendNotes {
   }
 
   /**
-   * Stops noting, once the note under way is written: the run's end writes
-   * the sidecar next, and no note may land after it.
+   * Stops noting, once the note under way is written, and notes the spend
+   * once more when it changed since: no call is made after, so the last note
+   * holds all of it (whatever then stops the run before its end writes the
+   * sidecar), and no note lands after that write.
    *
    * @throws What a note met that is no disk's refusal (a bug).
    */
   async stop(): Promise<void> {
     clearInterval(this.#timer);
     this.#timer = undefined;
+    await this.#writing;
+    this.#note();
     await this.#writing;
     if (this.#failure !== undefined) throw this.#failure;
   }

@@ -782,13 +782,21 @@ async function unitsCost(path: string): Promise<number> {
 export function earlierSpend(plan: ResumePlan): EarlierSpend | undefined {
   if (plan.scores === 0) return undefined;
   const kept = plan.meta?.budget;
-  if (kept !== undefined && plan.meta?.complete !== undefined) {
+  const ended = kept !== undefined && plan.meta?.complete !== undefined;
+  // The spend kept when the last run ended is exact, unless the files show
+  // more: a later run without a budget (which notes none) paid for calls,
+  // and was killed before it wrote the sidecar.
+  if (
+    ended &&
+    kept.spent_usd >= (plan.budgetSpentAtLeast ?? 0) &&
+    kept.spent_usd >= (plan.spentInFiles ?? 0)
+  ) {
     return { usd: kept.spent_usd, exact: true, from: "sidecar" };
   }
   let best: EarlierSpend | undefined;
   for (
     const [usd, from] of [
-      [kept?.spent_usd, "note"],
+      [kept?.spent_usd, ended ? "sidecar" : "note"],
       [plan.budgetSpentAtLeast, "blocked"],
       [plan.spentInFiles, "files"],
     ] as const

@@ -1191,7 +1191,8 @@ export async function runSuite(
     // that wrote nothing yet leaves its outputs as they were; one that was
     // beginning them ends them (a failed start is the error itself).
     await begun?.then(() => {}, () => {});
-    // Noting stops; the last note stands, as the run did not end.
+    // Noting stops, all that was spent noted; the last note stands, as the
+    // run did not end.
     await notes?.stop().catch(() => {
       // The run's own error is the one to report.
     });
@@ -1214,6 +1215,9 @@ export async function runSuite(
     // Long-lived scorer processes end with the run, whatever ended it.
     await Promise.all(scorers.map((s) => s.close?.()));
   }
+  // No call is made from here on: noting stops with all of the spend, so
+  // that an error below leaves no timer running and a note that holds it.
+  await notes?.stop();
   // Counted up to each process's end: complete now that they are closed.
   const surplusLines = scorers.flatMap((s) => {
     const lines = s.surplusLines?.() ?? 0;
@@ -1270,8 +1274,6 @@ export async function runSuite(
     ...(budgetSpent !== undefined ? { budget: budgetSpent } : {}),
   });
   await unitsOut?.flush();
-  // No note may land after the sidecar the run's end writes.
-  await notes?.stop();
   if (
     (selectionTally !== undefined || budgetSpent !== undefined) &&
     options.outPath !== undefined && !unbegun

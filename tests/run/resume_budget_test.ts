@@ -375,3 +375,29 @@ Deno.test("prepareResume counts no trace target's recorded cost in spentInFiles:
     });
   });
 });
+
+Deno.test("earlierSpend takes what the files record over an ended run's spend when it is more: a later run without a budget paid for calls and was killed before its sidecar", async () => {
+  const { earlierSpend } = await import("../../src/run/resume.ts");
+  type Plan = Parameters<typeof earlierSpend>[0];
+  const plan = { path: "s.ndjson", done: new Map(), scores: 2 } as Plan;
+  const meta = {
+    complete: true,
+    budget: { limit_usd: 1, spent_usd: 0.1, refused: 0 },
+  } as unknown as NonNullable<Plan["meta"]>;
+  assert.deepEqual(earlierSpend({ ...plan, meta, spentInFiles: 0.25 }), {
+    usd: 0.25,
+    exact: false,
+    from: "files",
+  });
+  assert.deepEqual(earlierSpend({ ...plan, meta, budgetSpentAtLeast: 0.3 }), {
+    usd: 0.3,
+    exact: false,
+    from: "blocked",
+  });
+  // Files that show less: the ended run's spend is exact.
+  assert.deepEqual(earlierSpend({ ...plan, meta, spentInFiles: 0.05 }), {
+    usd: 0.1,
+    exact: true,
+    from: "sidecar",
+  });
+});
