@@ -203,8 +203,13 @@ async function modeOf(path: string): Promise<number | undefined> {
   try {
     const info = await Deno.lstat(path);
     if (info.isSymlink) {
-      const target = await Deno.stat(path);
-      return target.isFile && target.mode !== null
+      // A link into a folder this user cannot read: a new file's mode (a
+      // link to nothing is NotFound, below).
+      const target = await Deno.stat(path).catch((error) => {
+        if (error instanceof Deno.errors.PermissionDenied) return undefined;
+        throw error;
+      });
+      return target?.isFile && target.mode !== null
         ? target.mode & 0o666 & ~Deno.umask()
         : undefined;
     }
