@@ -263,6 +263,30 @@ Deno.test("scoreLine writes JSON.stringify's text, made inert, for every kind of
   assert.match(scoreLine(scored("m", 0, { reason: "a\u2028b" })), /a\\u2028b/);
 });
 
+Deno.test("scoreLine writes each of many kinds of Score as its own, in any order", () => {
+  // More metrics, statuses and versions than scoreLine remembers the text
+  // of, cycled forwards and back: a remembered head must never be another
+  // kind's (a metric with a terminal control character included).
+  const scores = [];
+  for (let m = 0; m < 12; m++) {
+    const metric = m === 11 ? "m\u202e\u0007" : `metric_${m % 6}`;
+    const options = {
+      example_id: `d#${m}`,
+      unit_id: `d#${m}`,
+      evaluator_version: `${metric}@${m % 4}`,
+    };
+    scores.push(
+      scored(metric, m / 7, { ...options, passed: m % 2 === 0 }),
+      scored(metric, m, { ...options, validity: "invalid" }),
+      errored(metric, `scorer error: ${m}`, options),
+      skipped(metric, { ...options, reason: "filtered" }),
+    );
+  }
+  for (const s of [...scores, ...scores.toReversed(), ...scores]) {
+    assert.equal(scoreLine(s), inertJson(JSON.stringify(s)));
+  }
+});
+
 Deno.test("parseScore reads Scores written before the evalglass vocabulary as today's", () => {
   const old = (fields: Record<string, unknown>) =>
     parseScore({
