@@ -17,14 +17,15 @@ export type Failure = (scorer: Scorer, error: unknown, unit: Unit) => Score[];
 export interface UnitPath {
   /**
    * Scores `unit` as `scoreUnits` would from `score` and `checkScores`: one
-   * valid Score per declared metric, in order, carrying the unit's ids.
-   * Never rejects: a failure resolves to `failed(this, error, unit)`.
+   * valid Score per declared metric, in order, carrying the unit's ids; or
+   * `undefined`, when this unit is for that ordinary path to score. Never
+   * rejects: a failure resolves to `failed(this, error, unit)`.
    */
   [UNIT_PATH](
     unit: Unit,
     context: ScorerContext,
     failed: Failure,
-  ): Promise<Score[]>;
+  ): Score[] | Promise<Score[]> | undefined;
 }
 
 /** The scorer's unit path, if it has one. */

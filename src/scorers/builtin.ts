@@ -9,6 +9,7 @@
 
 import { type Score, scored } from "../score/mod.ts";
 import { type Scorer, UNIT_RANGE } from "./scorer.ts";
+import { UNIT_PATH, type UnitPath, unitScore } from "./_unit_path.ts";
 import type { Unit } from "../dataset/unit.ts";
 import {
   formHint,
@@ -169,37 +170,64 @@ export function exactMatch(options: TextScorerOptions = {}): Scorer {
   // often expects one of a few answers.
   let missed: string | undefined;
   let missReason = "";
-  return {
+  /**
+   * One expected text, the common case, judged without the list of
+   * references and the judge's result: `null` for a hit, the reason of a
+   * miss, or `undefined` when the case is not that one.
+   */
+  const oneText = (unit: Unit): string | null | undefined => {
+    const expected = unit.expected;
+    if (typeof expected !== "string" || options.normalize !== undefined) {
+      return undefined;
+    }
+    const output = unit.output ?? "";
+    const hit = fold
+      ? expected.toLowerCase().trim() === output.toLowerCase().trim()
+      : expected.trim() === output.trim();
+    if (hit) return null;
+    const hint = formHint(
+      0,
+      () => nfc(expected).trim() === nfc(output).trim() ? 1 : 0,
+      output,
+    );
+    if (hint !== "") return `expected ${quote(expected.trim(), 200)}${hint}`;
+    if (expected !== missed) {
+      missed = expected;
+      missReason = `expected ${quote(expected.trim(), 200)}`;
+    }
+    return missReason;
+  };
+  const scorer: Scorer & UnitPath = {
     ...text,
+    // A run's Score, built once with the unit's ids: not built without them
+    // and then copied to add them, as `checkScores` would.
+    [UNIT_PATH](unit: Unit): Score[] | undefined {
+      const { example_id, unit_id } = unit;
+      if (typeof example_id !== "string" || typeof unit_id !== "string") {
+        return undefined;
+      }
+      const miss = name === "" ? undefined : oneText(unit);
+      if (miss === undefined) return undefined;
+      return [
+        miss === null
+          ? unitScore(
+            name,
+            "scored",
+            "valid",
+            1,
+            true,
+            undefined,
+            version,
+            unit,
+          )
+          : unitScore(name, "scored", "valid", 0, false, miss, version, unit),
+      ];
+    },
     score(unit, context) {
-      const expected = unit.expected;
-      if (typeof expected === "string" && options.normalize === undefined) {
-        // One expected text, the common case: the same Score as below,
-        // without the list of references and the judge's result.
-        const output = unit.output ?? "";
-        const hit = fold
-          ? expected.toLowerCase().trim() === output.toLowerCase().trim()
-          : expected.trim() === output.trim();
-        if (hit) return scored(name, 1, { evaluator_version: version });
-        const hint = formHint(
-          0,
-          () => nfc(expected).trim() === nfc(output).trim() ? 1 : 0,
-          output,
-        );
-        if (hint !== "") {
-          return scored(name, 0, {
-            evaluator_version: version,
-            reason: `expected ${quote(expected.trim(), 200)}${hint}`,
-          });
-        }
-        if (expected !== missed) {
-          missed = expected;
-          missReason = `expected ${quote(expected.trim(), 200)}`;
-        }
-        return scored(name, 0, {
-          evaluator_version: version,
-          reason: missReason,
-        });
+      const miss = oneText(unit);
+      if (miss === null) return scored(name, 1, { evaluator_version: version });
+      if (miss !== undefined) {
+        return scored(name, 0, { evaluator_version: version, reason: miss });
       }
       const score = text.score(unit, context) as Score;
       // An expected value that is not text is JSON: an output that is the
@@ -213,6 +241,7 @@ export function exactMatch(options: TextScorerOptions = {}): Scorer {
       });
     },
   };
+  return scorer;
 }
 
 /** What `parseJson` gives for text that is not JSON. */

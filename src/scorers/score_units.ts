@@ -335,7 +335,8 @@ function scoreOne(
   }
   // A scorer of this package whose Scores need no second look.
   const path = unitPathOf(scorer);
-  if (path !== undefined) return path.call(scorer, unit, context, scorerFailed);
+  const own = path?.call(scorer, unit, context, scorerFailed);
+  if (own !== undefined) return own;
   const failed = (error: unknown) => scorerFailed(scorer, error, unit);
   let result: unknown;
   try {

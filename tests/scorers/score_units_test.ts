@@ -11,6 +11,7 @@ import {
   type Unit,
 } from "../../mod.ts";
 import { delay, within } from "../_proc.ts";
+import { checkScores } from "../../src/scorers/score_units.ts";
 
 const UNIT: Unit = {
   example_id: "d#1",
@@ -391,5 +392,72 @@ Deno.test("scoreUnits refuses, as it is built, a scorer no Score of which could 
         () => scoreUnitBatches(scorers),
       ]
     ) assert.throws(build, { name: "TypeError", message });
+  }
+});
+
+Deno.test("exact_match's Scores in a run are those its score() gives, checked and stamped with the unit's ids", async () => {
+  // `run` takes exact_match's own path to a unit's Score, built once with
+  // its ids; it must give what score() followed by checkScores gives.
+  const units: Unit[] = [
+    { ...UNIT, output: " yes\n", expected: "yes" },
+    {
+      ...UNIT,
+      example_id: "d#2",
+      unit_id: "d#2@1",
+      output: "no",
+      expected: "yes",
+    },
+    {
+      ...UNIT,
+      example_id: "d#3",
+      unit_id: "d#3",
+      output: "caf\u0065\u0301",
+      expected: "caf\u00e9",
+    },
+    {
+      ...UNIT,
+      example_id: "d#4",
+      unit_id: "d#4",
+      output: "YES",
+      expected: "yes",
+    },
+    {
+      ...UNIT,
+      example_id: "d#5",
+      unit_id: "d#5",
+      output: '{"a":1}',
+      expected: { a: 1 },
+    },
+    { ...UNIT, example_id: "d#6", unit_id: "d#6", output: "x" },
+    {
+      ...UNIT,
+      example_id: "d#7",
+      unit_id: "d#7",
+      output: "yes",
+      expected: "yes",
+      target_name: "t",
+    },
+    { input: "q", output: "no", expected: "yes" } as unknown as Unit,
+  ];
+  for (
+    const scorer of [
+      exactMatch(),
+      exactMatch({ ignore_case: true, name: "em_ci" }),
+      exactMatch({ normalize: "nfkc" }),
+    ]
+  ) {
+    const viaRun = await Array.fromAsync(
+      ReadableStream.from(units).pipeThrough(scoreUnits([scorer])),
+    );
+    const viaScore = [];
+    for (const unit of units) {
+      const [score] = checkScores(await scorer.score(unit, {}), scorer, unit);
+      viaScore.push(
+        unit.target_name === undefined
+          ? score
+          : { ...score, target_name: unit.target_name },
+      );
+    }
+    assert.deepEqual(viaRun, viaScore);
   }
 });
