@@ -32,6 +32,7 @@ import {
   type JsonShape,
   repeatedKey,
   shapeOf,
+  type WalkNotes,
 } from "../io/_json_scan.ts";
 import type { CsvRecord } from "./_csv.ts";
 import { SeenIds } from "./_seen_ids.ts";
@@ -213,6 +214,9 @@ function toExample(name: string, position: number, value: unknown): Example {
   };
 }
 
+/** What the walk of a line's record notes: one for every line, reset each time. */
+const lineNotes: WalkNotes = { infinite: false };
+
 /**
  * Parses one JSONL line into an example. Blank lines give `undefined`.
  *
@@ -253,7 +257,8 @@ export function exampleFromLine(name: string, line: Line): Example | undefined {
   }
   if (typeof value === "object" && value !== null) {
     // A record that is no object is refused as such, whatever it holds.
-    const notes = { infinite: false };
+    const notes = lineNotes;
+    notes.infinite = false;
     const twice = Array.isArray(value)
       ? undefined
       : repeatedKey(line.text, value, 0, line.text.length, notes, shape?.keys);
