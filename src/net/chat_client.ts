@@ -7,7 +7,13 @@
 
 import type { ToolCall } from "./tool_calls.ts";
 import { NetworkFlow, type NetworkSettings } from "./network.ts";
-import { type Budget, BudgetError, costOf, type Prices } from "./budget.ts";
+import {
+  type Budget,
+  BudgetError,
+  costOf,
+  type Prices,
+  roundUsd,
+} from "./budget.ts";
 import { fingerprint } from "../fingerprint/fingerprint.ts";
 import type { FlowWatch } from "./flow.ts";
 import { apiUrl } from "./_api_url.ts";
@@ -141,7 +147,8 @@ export interface ChatReply {
 
 /**
  * A reply the provider gave, and billed when it reports `usage`, that gives
- * no answer: no choice, no message text, or a message that echoes a secret.
+ * no answer: no choice, no message text, a message that echoes a secret, or
+ * an error (`{"error": ...}` with `usage`, each attempt's usage summed).
  * It carries what the call reported (model, usage, finish reason, attempts,
  * cost), so that a target's failed unit and a judge's error Score keep it
  * and the run's totals count what the budget was charged.
@@ -348,41 +355,97 @@ export class ChatClient {
       "./_http.ts"
     );
     const { readToolCalls } = tools ??= await import("./tool_calls.ts");
+    const prices = this.settings.cost;
+    // What the attempts that answered an error with `usage` were billed:
+    // each is charged as it comes, as a reply without text is.
+    let tried = 0;
+    let billed: { usage: unknown; usd: number | undefined } | undefined;
     // An error a proxy answers with 200 is retried as its 5xx would be.
-    const { result: reply, attempts } = await this.#flow.run(
-      async () => {
-        const answer = await send(
-          { method: "POST", url: this.url, headers, body },
-          {
-            timeoutMs: this.#flow.timeoutMs,
-            maxRedirects: this.#flow.maxRedirects,
-            maxResponseBytes: this.#flow.maxResponseBytes,
+    let run: { result: unknown; attempts: number };
+    try {
+      run = await this.#flow.run(
+        async () => {
+          tried++;
+          const answer = await send(
+            { method: "POST", url: this.url, headers, body },
+            {
+              timeoutMs: this.#flow.timeoutMs,
+              maxRedirects: this.#flow.maxRedirects,
+              maxResponseBytes: this.#flow.maxResponseBytes,
+              secrets,
+              signal,
+              watch,
+            },
+          );
+          const json = parseJsonAnswer(this.shownUrl, answer.text, secrets);
+          const failed = answeredError(
+            `POST ${this.shownUrl}`,
+            answer.status,
+            json,
+            "choices",
             secrets,
-            signal,
-            watch,
-          },
-        );
-        const json = parseJsonAnswer(this.shownUrl, answer.text, secrets);
-        const failed = answeredError(
-          `POST ${this.shownUrl}`,
-          answer.status,
-          json,
-          "choices",
-          secrets,
-        );
-        if (failed !== undefined) throw failed;
-        return json;
-      },
-      signal,
-      watch,
-    );
+          );
+          if (failed !== undefined) {
+            const usage = (json as Record<string, unknown>).usage;
+            if (usage !== undefined && usage !== null) {
+              const usd = prices === undefined
+                ? undefined
+                : costOf(usage, prices);
+              this.#budget?.charge(usd);
+              billed = {
+                usage: billed === undefined
+                  ? usage
+                  : usageSum(billed.usage, usage),
+                usd: billed?.usd === undefined
+                  ? usd
+                  : usd === undefined
+                  ? billed.usd
+                  : roundUsd(billed.usd + usd),
+              };
+            }
+            throw failed;
+          }
+          return json;
+        },
+        signal,
+        watch,
+      );
+    } catch (error) {
+      // The call failed for good after an attempt the provider billed: a
+      // reply error, so that the unit or the Score keeps what it cost.
+      if (
+        billed === undefined || !(error instanceof Error) || signal?.aborted
+      ) {
+        throw error;
+      }
+      const usage = holdsSecret(JSON.stringify(billed.usage), secrets)
+        ? {}
+        : { usage: billed.usage };
+      throw new ReplyError(error.message, {
+        model: this.settings.model,
+        ...usage,
+        attempts: tried,
+        ...(billed.usd !== undefined ? { cost_usd: billed.usd } : {}),
+      });
+    }
+    const { result: reply, attempts } = run;
     const r = reply as Record<string, unknown>;
     // A reply that reports usage was billed, whatever it holds: it is
     // charged now, before it is read, and a reply that gives no answer
-    // carries its cost in its error.
-    const prices = this.settings.cost;
-    const usd = prices === undefined ? undefined : costOf(r.usage, prices);
-    this.#budget?.charge(usd);
+    // carries its cost in its error. Earlier attempts billed for an error
+    // count in its cost and usage, as the budget counted them.
+    const own = prices === undefined ? undefined : costOf(r.usage, prices);
+    this.#budget?.charge(own);
+    if (billed !== undefined) {
+      r.usage = r.usage === undefined || r.usage === null
+        ? billed.usage
+        : usageSum(billed.usage, r.usage);
+    }
+    const usd = billed?.usd === undefined
+      ? own
+      : own === undefined
+      ? billed.usd
+      : roundUsd(billed.usd + own);
     const choices = r.choices;
     const choice = (choices as Array<Record<string, unknown>> | undefined)
       ?.[0];
@@ -497,6 +560,23 @@ function messageText(
   if (content !== undefined && content !== null) return {};
   // A reply that only calls tools has no text: `content` is null.
   return callsTools ? { text: "", refusal: false } : {};
+}
+
+/**
+ * Two `usage` objects added up: their counts summed, field by field, nested
+ * details too; a field only one has is kept as it is.
+ */
+function usageSum(a: unknown, b: unknown): unknown {
+  if (typeof a === "number" && typeof b === "number") return a + b;
+  if (
+    typeof a !== "object" || a === null || Array.isArray(a) ||
+    typeof b !== "object" || b === null || Array.isArray(b)
+  ) return b;
+  const sum: Record<string, unknown> = { ...a };
+  for (const [key, value] of Object.entries(b)) {
+    sum[key] = key in sum ? usageSum(sum[key], value) : value;
+  }
+  return sum;
 }
 
 /** A reply's finish reason as a message says it, with what it means. */

@@ -455,6 +455,77 @@ Deno.test("an openai target's reply without text is charged to budget_usd, and i
   });
 });
 
+Deno.test("a 200 reply with an error and usage (billed) is charged to budget_usd, each attempt, and its failed unit or error Score keeps the cost", async () => {
+  await withTempDir(async (dir) => {
+    // A proxy that answers 200 with an error after the model ran: billed
+    // 1000+100 tokens each time. The target retries once (0.002 an
+    // attempt); the judge's error is a refused request (code 400).
+    await using server = fakeLlm({
+      handler: (request) =>
+        reply.json({
+          error: (request.json as { model?: string }).model === "judge"
+            ? { message: "context too long", code: 400 }
+            : { message: "model overloaded" },
+          usage: USAGE,
+        }),
+    });
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      suite(server.baseUrl, "budget_usd: 0.005\n", false).replace(
+        "  model: bot\n",
+        "  model: bot\n  retries: 1\n",
+      ),
+    );
+    await Deno.writeTextFile(`${dir}/data.jsonl`, cases(5));
+    const out = await cli(["run", "suite.yaml", "--record", "run.json"], dir);
+    // 0.004 a unit: the second reaches 0.008 and the last three are refused.
+    assert.equal(out.code, 1, out.stderr);
+    assert.equal(server.count, 4);
+    assert.match(out.stderr, /^cost: \$0\.008 \(target \$0\.008: 2 calls,/m);
+    const record = JSON.parse(await Deno.readTextFile(`${dir}/run.json`));
+    assert.equal(record.budget.spent_usd, 0.008);
+    assert.equal(record.cost.target.cost_usd, 0.008);
+    const unit = record.units[0];
+    assert.match(
+      unit.target.error,
+      /answered HTTP 200 with an error: model overloaded \(after 2 attempts\)/,
+    );
+    assert.equal(unit.target.cost_usd, 0.004);
+    assert.equal(unit.target.attempts, 2);
+    assert.deepEqual(unit.target.usage, {
+      prompt_tokens: 2000,
+      completion_tokens: 200,
+      total_tokens: 2200,
+    });
+    assert.equal(record.units[2].target.error_code, "budget.exhausted");
+
+    await Deno.writeTextFile(
+      `${dir}/judge.yaml`,
+      `dataset: judged.jsonl
+target: { type: replay }
+scorers:
+  - type: llm_judge
+    base_url: ${server.baseUrl}
+    model: judge
+    cost: { input_per_1m: 2, output_per_1m: 20 }
+`,
+    );
+    await Deno.writeTextFile(
+      `${dir}/judged.jsonl`,
+      JSON.stringify({ input: "q1", output: "A: q1" }) + "\n",
+    );
+    const judged = await cli(["run", "judge.yaml"], dir);
+    assert.equal(judged.code, 1, judged.stderr);
+    const [score] = lines(judged.stdout);
+    assert.equal(score?.status, "error");
+    assert.equal(score?.value, null);
+    assert.match(score?.reason ?? "", /^scorer error: .*context too long/);
+    assert.equal(score?.provenance?.cost_usd, 0.004);
+    assert.deepEqual(score?.provenance?.usage, USAGE);
+    assert.match(judged.stderr, /^cost: \$0\.004 \(judge \$0\.004: 1 call/m);
+  });
+});
+
 Deno.test("calls no cost: priced are named unpriced, never shown as free: the total is unknown, or at least the priced calls' cost", async () => {
   await withTempDir(async (dir) => {
     await using server = fakeLlm({ handler });
