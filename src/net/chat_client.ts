@@ -525,7 +525,8 @@ export class ChatClient {
  * of a `content` given as a list (Mistral, some proxies: `[{"type": "text",
  * "text": ...}]`, joined; other parts, such as thinking, left out); a
  * `refusal` (OpenAI's structured outputs) when the content has no text
- * (`null`, `""`, `[]`), as promptfoo and Inspect read it; `""` for a reply
+ * (`null`, `""`, `[]`, or only `{"type": "refusal", "refusal": ...}` parts,
+ * joined), as promptfoo and Inspect read it; `""` for a reply
  * that only calls tools. Otherwise why there is none: the types of the
  * parts, when there are some.
  */
@@ -551,6 +552,13 @@ function messageText(
       (part.type === "text" || part.type === "output_text")
     ).map((part) => part.text as string);
     if (texts.length > 0) return { text: texts.join(""), refusal: false };
+    // OpenAI's parts form of a refusal (`{"type": "refusal", "refusal":
+    // ...}`) is the refusal, as its `refusal` beside no content is.
+    const refusals = content.filter((part) =>
+      part?.type === "refusal" && typeof part.refusal === "string" &&
+      part.refusal !== ""
+    ).map((part) => part.refusal as string);
+    if (refusals.length > 0) return { text: refusals.join(""), refusal: true };
     return {
       parts: [
         ...new Set(content.map((part) => JSON.stringify(part?.type ?? null))),

@@ -863,54 +863,77 @@ Deno.test("a judge whose content filter left no message text (Azure's shape) is 
   );
 });
 
-Deno.test("a refusal beside content \"\" (OpenAI's structured outputs) is judge.refused quoting it, and an openai target's output with refusal: true", async () => {
-  // Read as content, the judge's reply was "" (judge.unparsable, "no
-  // score") and the target's output an empty answer, the refusal lost.
-  const REFUSAL = "I'm sorry, I cannot assist with that request.";
-  await using server = fakeLlm({
-    handler: (request) =>
-      reply.json({
-        model: (request.json as { model: string }).model,
-        choices: [{
-          index: 0,
-          message: { role: "assistant", content: "", refusal: REFUSAL },
-          finish_reason: "stop",
-        }],
-        usage: { prompt_tokens: 40, completion_tokens: 12, total_tokens: 52 },
-      }),
+const REFUSED = "I'm sorry, I cannot assist with that request.";
+
+for (
+  const [form, message] of [
+    [
+      'a refusal beside content ""',
+      { role: "assistant", content: "", refusal: REFUSED },
+    ],
+    [
+      "a refusal content part",
+      {
+        role: "assistant",
+        content: [{ type: "refusal", refusal: REFUSED }],
+        refusal: null,
+      },
+    ],
+  ] as const
+) {
+  Deno.test(`${form} (OpenAI's structured outputs) is judge.refused quoting it, and an openai target's output with refusal: true`, async () => {
+    // Read as content, the judge's reply was "" (judge.unparsable, "no
+    // score") and the target's output an empty answer, the refusal lost; a
+    // refusal part was "no message text" (scorer.error, a target error).
+    const REFUSAL = REFUSED;
+    await using server = fakeLlm({
+      handler: (request) =>
+        reply.json({
+          model: (request.json as { model: string }).model,
+          choices: [{
+            index: 0,
+            message,
+            finish_reason: "stop",
+          }],
+          usage: { prompt_tokens: 40, completion_tokens: 12, total_tokens: 52 },
+        }),
+    });
+    await withTempDir(async (dir) => {
+      const cache = new TargetCache(dir);
+      const settings = { model: "j", base_url: server.baseUrl };
+      const unit: Unit = {
+        example_id: "d#1",
+        unit_id: "d#1",
+        input: "q",
+        output: "a",
+        context: ["c"],
+      };
+      for (
+        const judge of [
+          llmJudge(settings, undefined, undefined, { cache }),
+          faithfulnessJudge(settings, undefined, { cache }),
+        ]
+      ) {
+        const [s] = await scores(judge, [unit]);
+        assert.deepEqual(
+          [s?.status, s?.value, s?.diagnostics.map((d) => d.code)],
+          ["error", null, ["judge.refused"]],
+          `${judge.name}: ${s?.reason}`,
+        );
+        assert.equal(
+          s?.reason,
+          `scorer error: the judge refused: ${JSON.stringify(REFUSAL)}`,
+        );
+        assert.equal(s?.provenance?.refusal, true);
+        assert.equal(
+          new TargetCache(dir).peek(judge.cacheKey!(unit)),
+          undefined,
+        );
+      }
+    });
+    const target = openaiTarget({ model: "bot", base_url: server.baseUrl });
+    const result = await target.call({ input: "q" }, {});
+    assert.equal(result.output, REFUSAL);
+    assert.equal(result.info?.refusal, true);
   });
-  await withTempDir(async (dir) => {
-    const cache = new TargetCache(dir);
-    const settings = { model: "j", base_url: server.baseUrl };
-    const unit: Unit = {
-      example_id: "d#1",
-      unit_id: "d#1",
-      input: "q",
-      output: "a",
-      context: ["c"],
-    };
-    for (
-      const judge of [
-        llmJudge(settings, undefined, undefined, { cache }),
-        faithfulnessJudge(settings, undefined, { cache }),
-      ]
-    ) {
-      const [s] = await scores(judge, [unit]);
-      assert.deepEqual(
-        [s?.status, s?.value, s?.diagnostics.map((d) => d.code)],
-        ["error", null, ["judge.refused"]],
-        `${judge.name}: ${s?.reason}`,
-      );
-      assert.equal(
-        s?.reason,
-        `scorer error: the judge refused: ${JSON.stringify(REFUSAL)}`,
-      );
-      assert.equal(s?.provenance?.refusal, true);
-      assert.equal(new TargetCache(dir).peek(judge.cacheKey!(unit)), undefined);
-    }
-  });
-  const target = openaiTarget({ model: "bot", base_url: server.baseUrl });
-  const result = await target.call({ input: "q" }, {});
-  assert.equal(result.output, REFUSAL);
-  assert.equal(result.info?.refusal, true);
-});
+}
