@@ -94,12 +94,14 @@ export class CacheMissError extends Error {
    *
    * @param key The key that missed.
    * @param unusable Whether an answer is stored, but not one that can be
-   *   used (a judge's reply that gave no verdict).
+   *   used (a judge's reply that gave no verdict), or what is wrong with it.
    */
-  constructor(key: string, unusable = false) {
+  constructor(key: string, unusable: boolean | string = false) {
     super(
       `${
-        unusable
+        typeof unusable === "string"
+          ? `The cached answer for this request ${unusable}`
+          : unusable
           ? "The cached answer for this request holds no verdict"
           : "No cached answer for this request"
       } (key ${key.slice(0, 16)}), and the cache mode "replay" makes no call`,
@@ -631,7 +633,9 @@ const keyedTargets = new WeakMap<
  * Wraps a target with a cache, used as the cache's mode says: a hit returns
  * the stored output (its `info` marked `cached: true`, and `cost_usd: 0`
  * for a priced target) without calling; a successful call is stored, a
- * failed one is not. In `replay` mode a miss throws
+ * failed one is not. A stored result the target's `replays` refuses (one
+ * stored before it read answers as it does now) is a miss. In `replay` mode
+ * a miss throws
  * {@linkcode CacheMissError} (the unit's error, code `cache.miss`) and
  * nothing is called; in `live` mode every case is called and stored again.
  *
@@ -664,12 +668,39 @@ export function cachedTarget(
     }
     return error;
   };
+  // A target that says how it reads its answers keeps that with each.
+  const { reading, replays } = target;
   const store = async (
     key: string,
     result: TargetResult,
   ): Promise<TargetResult> => {
-    await cache.keep(key, result);
+    await cache.keep(
+      key,
+      reading === undefined ? result : { ...result, reading } as TargetResult,
+    );
     return result;
+  };
+  let stale = false;
+  const usable = replays === undefined ? undefined : (stored: TargetResult) => {
+    const at = (stored as { reading?: unknown }).reading;
+    stale = !replays.call(
+      target,
+      stored,
+      typeof at === "number" ? at : undefined,
+    );
+    return !stale;
+  };
+  const lookup = (key: string) => {
+    stale = false;
+    try {
+      return cache.lookup(key, usable);
+    } catch (error) {
+      if (!(error instanceof CacheMissError) || !stale) throw error;
+      throw new CacheMissError(
+        key,
+        'was stored before evalpipe read replies as it does now (a refusal may have been kept as ""); run with --cache auto to ask again',
+      );
+    }
   };
   return {
     call(
@@ -678,7 +709,7 @@ export function cachedTarget(
     ): Promise<TargetResult> | TargetResult {
       const key = cacheKey(target, testCase, context.epoch ?? 1);
       // Counts the lookup; in replay mode a miss throws: no call is made.
-      const hit = cache.lookup(key);
+      const hit = lookup(key);
       if (hit !== undefined) {
         // A hit answers at once: a cached run has no promise per case. It
         // cost nothing this time. Its info was parsed for this hit alone:

@@ -77,6 +77,22 @@ export interface CacheableTarget extends Target {
    * answer then records `cost_usd: 0`, since it cost nothing this time.
    */
   readonly priced?: boolean;
+  /**
+   * How the target reads what it is answered, when that changed after
+   * answers were cached: stored with each answer it caches, and given to
+   * {@linkcode CacheableTarget.replays} with a stored one.
+   */
+  readonly reading?: number;
+  /**
+   * Whether a stored result replays what a call would give now, from the
+   * `reading` it was stored under (`undefined`: before any); one it refuses
+   * is a miss, asked again.
+   *
+   * @param result The stored result.
+   * @param reading The `reading` it was stored under.
+   * @returns Whether to replay it.
+   */
+  replays?(result: TargetResult, reading: number | undefined): boolean;
 }
 
 /** The values a target's templates may use: the case's fields, never `expected`. */
@@ -160,6 +176,13 @@ export function openaiTarget(
         : {}),
     },
     priced: settings.cost !== undefined,
+    // Reading 1: a refusal beside "" (since e989e42) or in parts is the
+    // output. A "" answer stored before may be such a refusal read as "":
+    // it is asked again once, and then kept with the reading.
+    reading: 1,
+    replays: (result, reading) =>
+      reading !== undefined || result.output !== "" ||
+      result.info?.refusal === true || (result.tool_calls?.length ?? 0) > 0,
     request: (testCase) => client.body(messagesOf(testCase)),
     async call(testCase: Case, context: TargetContext): Promise<TargetResult> {
       const reply = await client.complete(

@@ -4,6 +4,7 @@
 
 import assert from "node:assert/strict";
 import {
+  cachedTarget,
   cacheKey,
   CacheMissError,
   openaiTarget,
@@ -358,5 +359,80 @@ Deno.test("TargetCache in replay mode throws CacheMissError on a miss and writes
     assert.equal(live.lookup(key), undefined);
     await live.set(key, { output: "replaced" });
     assert.equal(new TargetCache(dir).peek(key)?.output, "replaced");
+  });
+});
+
+Deno.test('an openai target\'s answer cached as "" before refusals were read (e989e42) is asked again, in replay a miss; other old answers still replay', async () => {
+  const REFUSAL = "I'm sorry, I cannot assist with that request.";
+  await using server = fakeLlm({
+    handler: (request) =>
+      lastMessage(request) === "refused"
+        ? reply.json({
+          model: "bot",
+          choices: [{
+            index: 0,
+            message: { role: "assistant", content: "", refusal: REFUSAL },
+            finish_reason: "stop",
+          }],
+          usage: { prompt_tokens: 9, completion_tokens: 11, total_tokens: 20 },
+        })
+        : reply.ok("fresh"),
+  });
+  await withTempDir(async (dir) => {
+    const settings = { model: "bot", base_url: server.baseUrl };
+    const target = openaiTarget(settings);
+    const refused = { input: "refused" };
+    const answered = { input: "answered" };
+    // As the code before e989e42 wrote them: the refusal read as "", and
+    // an answer with text; no reading stored beside either.
+    const old = (output: string) => ({
+      output,
+      info: {
+        model: "bot",
+        usage: { prompt_tokens: 9, completion_tokens: 11, total_tokens: 20 },
+        finish_reason: "stop",
+        attempts: 1,
+      },
+    });
+    await Deno.writeTextFile(
+      `${dir}/pack-20261206T120000000Z-000000-0000abcd.ndjson`,
+      [
+        { key: cacheKey(target, refused, 1), result: old("") },
+        { key: cacheKey(target, answered, 1), result: old("stored") },
+      ].map((entry) => JSON.stringify(entry) + "\n").join(""),
+    );
+
+    const replaying = cachedTarget(
+      target,
+      new TargetCache(dir, { mode: "replay" }),
+    );
+    assert.equal((await replaying.call(answered, {})).output, "stored");
+    await assert.rejects(
+      async () => await replaying.call(refused, {}),
+      (error: unknown) =>
+        error instanceof CacheMissError &&
+        /^The cached answer for this request was stored before evalpipe read replies as it does now .*run with --cache auto to ask again \(key [0-9a-f]{16}\), and the cache mode "replay" makes no call$/
+          .test(error.message),
+    );
+    assert.equal(server.count, 0);
+
+    const cache = new TargetCache(dir);
+    const cached = cachedTarget(target, cache);
+    const live = await cached.call(refused, {});
+    assert.equal(live.output, REFUSAL);
+    assert.equal(live.info?.refusal, true);
+    assert.equal((await cached.call(answered, {})).output, "stored");
+    assert.equal(server.count, 1);
+    // Kept with the reading: the next run replays the refusal.
+    const again = await cachedTarget(
+      target,
+      new TargetCache(dir, {
+        mode: "replay",
+      }),
+    ).call(refused, {});
+    assert.equal(again.output, REFUSAL);
+    assert.equal(again.info?.refusal, true);
+    assert.equal(again.info?.cached, true);
+    assert.equal(server.count, 1);
   });
 });
