@@ -260,18 +260,25 @@ function otelTrace(value: Record<string, unknown>, fail: Fail): Trace {
     }
     // Every span's tokens count: an LLM span is no step, but it was paid for.
     // Its cache reads and writes are part of its input tokens, as both
-    // conventions say.
-    for (const names of TOKEN_ATTRIBUTES) {
-      const a = tokensOf(span, names.input);
-      const b = tokensOf(span, names.output);
+    // conventions say. A span that has both conventions' counts (an
+    // instrumentation that writes both for one call) counts the GenAI ones
+    // only: added up, its tokens were counted twice.
+    const read = TOKEN_ATTRIBUTES.map((names) => ({
+      a: tokensOf(span, names.input),
+      b: tokensOf(span, names.output),
+      r: tokensOf(span, names.cacheRead),
+      w: tokensOf(span, names.cacheWrite),
+    }));
+    const counts = read.find((c) => c.a !== undefined || c.b !== undefined) ??
+      read.find((c) => c.r !== undefined || c.w !== undefined);
+    if (counts !== undefined) {
+      const { a, b, r, w } = counts;
       if (a !== undefined || b !== undefined) {
         counted = true;
         prompt += a ?? 0;
         completion += b ?? 0;
       }
-      const r = tokensOf(span, names.cacheRead);
       if (r !== undefined) cacheRead = (cacheRead ?? 0) + r;
-      const w = tokensOf(span, names.cacheWrite);
       if (w !== undefined) cacheWrite = (cacheWrite ?? 0) + w;
     }
     const name = toolName(span);
@@ -419,7 +426,8 @@ function nanos(value: unknown): bigint | undefined {
 
 /**
  * The attributes a span counts its tokens in: OTel GenAI's and
- * OpenInference's, with the prompt cache's reads and writes. Each count is
+ * OpenInference's, with the prompt cache's reads and writes; a span that
+ * has both counts in the first only. Each count is
  * read from the first of its names a span has: the current GenAI name, then
  * the older one that exporters still write (OpenLLMetry's
  * `gen_ai.usage.prompt_tokens`, `gen_ai.usage.cache_read_input_tokens`).

@@ -362,6 +362,42 @@ Deno.test("parseTrace sums tokens over every span of both conventions and measur
   assert.equal(bare.latency_ms, undefined);
 });
 
+Deno.test("parseTrace counts a span that has both conventions' token counts once, by its GenAI ones", () => {
+  // OpenLLMetry beside OpenInference on one call, or a collector that
+  // copies one convention into the other: added up, 2× the tokens.
+  const trace = parseTrace(
+    otel(
+      {
+        start: 1,
+        end: 2,
+        attrs: {
+          "gen_ai.usage.input_tokens": 220,
+          "gen_ai.usage.output_tokens": 48,
+          "gen_ai.usage.cache_read.input_tokens": 200,
+          "llm.token_count.prompt": 220,
+          "llm.token_count.completion": 48,
+          "llm.token_count.prompt_details.cache_read": 200,
+        },
+      },
+      {
+        start: 3,
+        end: 4,
+        attrs: {
+          "gen_ai.usage.prompt_tokens": 10,
+          "llm.token_count.prompt": 12,
+          "llm.token_count.completion": 3,
+        },
+      },
+    ),
+    "t.json",
+  );
+  assert.deepEqual(trace.usage, {
+    prompt_tokens: 230,
+    completion_tokens: 48,
+    prompt_tokens_details: { cached_tokens: 200 },
+  });
+});
+
 Deno.test("parseTrace refuses a malformed OTel export, naming the field", () => {
   const cases: [unknown, string, string][] = [
     [
