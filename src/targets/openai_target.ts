@@ -176,12 +176,13 @@ export function openaiTarget(
         : {}),
     },
     priced: settings.cost !== undefined,
-    // Reading 1: a refusal beside "" (since e989e42) or in parts is the
-    // output. A "" answer stored before may be such a refusal read as "":
-    // it is asked again once, and then kept with the reading.
+    // Reading 1: a refusal beside "" or whitespace (since e989e42) or in
+    // parts is the output. A "" (or whitespace) answer stored before may be
+    // such a refusal read as it was: it is asked again once, and then kept
+    // with the reading.
     reading: 1,
     replays: (result, reading) =>
-      reading !== undefined || result.output !== "" ||
+      reading !== undefined || result.output.trim() !== "" ||
       result.info?.refusal === true || (result.tool_calls?.length ?? 0) > 0,
     request: (testCase) => client.body(messagesOf(testCase)),
     async call(testCase: Case, context: TargetContext): Promise<TargetResult> {

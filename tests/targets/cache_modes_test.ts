@@ -436,3 +436,31 @@ Deno.test('an openai target\'s answer cached as "" before refusals were read (e9
     assert.equal(server.count, 1);
   });
 });
+
+Deno.test('an openai target\'s answer cached as whitespace before refusals were read (e989e42) is a miss, as "" is', async () => {
+  // Since e989e42 a refusal beside a content of only whitespace is the
+  // refusal; the code before read it as that whitespace, and cached it.
+  await using server = fakeLlm({ handler: () => reply.ok("fresh") });
+  await withTempDir(async (dir) => {
+    const target = openaiTarget({ model: "bot", base_url: server.baseUrl });
+    const refused = { input: "refused" };
+    await Deno.writeTextFile(
+      `${dir}/pack-20261206T120000000Z-000000-0000abcd.ndjson`,
+      JSON.stringify({
+        key: cacheKey(target, refused, 1),
+        result: { output: "\n", info: { model: "bot", attempts: 1 } },
+      }) + "\n",
+    );
+    await assert.rejects(
+      async () =>
+        await cachedTarget(target, new TargetCache(dir, { mode: "replay" }))
+          .call(refused, {}),
+      (error: unknown) =>
+        error instanceof CacheMissError &&
+        /was stored before evalpipe read replies as it does now/.test(
+          error.message,
+        ),
+    );
+    assert.equal(server.count, 0);
+  });
+});
