@@ -580,7 +580,14 @@ function outputOf(
     return undefined;
   }
   const hit = cache.peek(key);
-  if (hit === undefined) {
+  // One the target would not replay (stored before it read answers as it
+  // does now) is a miss in the run: missing here too.
+  const reading = (hit as { reading?: unknown } | undefined)?.reading;
+  if (
+    hit === undefined ||
+    target.replays?.(hit, typeof reading === "number" ? reading : undefined) ===
+      false
+  ) {
     coverage.missing++;
     return undefined;
   }

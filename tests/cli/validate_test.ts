@@ -525,3 +525,59 @@ scorers: [{ type: exact_match }]
     );
   });
 });
+
+Deno.test('validate --cache replay counts an openai answer cached as "" before refusals were read as missing, as run --cache replay blocks it', async () => {
+  await withTempDir(async (dir) => {
+    await using server = fakeLlm({
+      handler: (request) => reply.ok(`A: ${lastMessage(request)}`),
+    });
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      `dataset: data.jsonl
+target: { type: openai, base_url: "${server.baseUrl}", model: bot }
+scorers: [{ type: exact_match }]
+`,
+    );
+    await Deno.writeTextFile(
+      `${dir}/data.jsonl`,
+      jsonl([{ input: "one" }, { input: "two" }]),
+    );
+    const run = await cli(["run", "suite.yaml"], dir);
+    assert.equal(run.code, 0, run.stderr);
+    // One answer as a version before e989e42 kept it: "", no reading.
+    const cacheDir = `${dir}/.evalpipe/cache`;
+    for (const entry of Deno.readDirSync(cacheDir)) {
+      const path = `${cacheDir}/${entry.name}`;
+      const text = Deno.readTextFileSync(path);
+      Deno.writeTextFileSync(
+        path,
+        text.replace('"output":"A: two"', '"output":""').replaceAll(
+          ',"reading":1',
+          "",
+        ),
+      );
+    }
+    const out = await cli(
+      ["validate", "suite.yaml", "--cache", "replay", "--json"],
+      dir,
+    );
+    assert.equal(out.code, 0, out.stderr);
+    assert.deepEqual(JSON.parse(out.stdout).cache.target, {
+      requests: 2,
+      stored: 1,
+      missing: 1,
+    });
+    const replayed = await cli(
+      ["run", "suite.yaml", "--cache", "replay", "--record", "run.json"],
+      dir,
+    );
+    const record = JSON.parse(await Deno.readTextFile(`${dir}/run.json`));
+    assert.deepEqual(
+      record.units.map((u: { target: { error_code?: string } }) =>
+        u.target.error_code
+      ),
+      [undefined, "cache.miss"],
+      replayed.stderr,
+    );
+  });
+});
