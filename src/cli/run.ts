@@ -773,8 +773,12 @@ and a summary table on stderr.`,
           `${name} cache: ${c.hits} hit${
             c.hits === 1 ? "" : "s"
           }, ${c.misses} call${c.misses === 1 ? "" : "s"}${
-            c.missing > 0 ? `, ${c.missing} not in the cache (replay)` : ""
-          }${
+            (c.stale ?? 0) > 0
+              ? ` (${c.stale} stored answer${
+                c.stale === 1 ? "" : "s"
+              } not reused: kept by a version that read replies differently)`
+              : ""
+          }${c.missing > 0 ? `, ${c.missing} not in the cache (replay)` : ""}${
             c.writeErrors > 0
               ? `, ${c.writeErrors} answers could not be cached`
               : ""

@@ -398,6 +398,11 @@ export interface CacheCounts {
   missing: number;
   /** Answers that could not be stored. */
   writeErrors: number;
+  /**
+   * Stored answers not reused (kept by a version that read replies
+   * differently): asked again, among `misses`.
+   */
+  stale?: number;
 }
 
 function countsOf(cache: TargetCache): CacheCounts {
@@ -406,6 +411,7 @@ function countsOf(cache: TargetCache): CacheCounts {
     misses: cache.misses,
     missing: cache.missing,
     writeErrors: cache.writeErrors,
+    ...(cache.stale > 0 ? { stale: cache.stale } : {}),
   };
 }
 

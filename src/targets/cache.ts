@@ -169,6 +169,11 @@ export class TargetCache {
   misses = 0;
   /** Lookups a replaying cache could not answer (calls failed, not made). */
   missing = 0;
+  /**
+   * Stored answers a lookup did not reuse, as `usable` refused them (kept by
+   * a version that read replies differently): asked again, not replayed.
+   */
+  stale = 0;
   /** Results that could not be stored. */
   writeErrors = 0;
   /** Entries by key, once the packs have been read. */
@@ -237,7 +242,12 @@ export class TargetCache {
     const hit = stored !== undefined && usable?.(stored) === false
       ? undefined
       : stored;
-    if (hit !== undefined || this.mode !== "replay") return hit;
+    if (hit !== undefined) return hit;
+    if (this.mode !== "replay") {
+      // A run says so: it pays for these again.
+      if (stored !== undefined) this.stale++;
+      return undefined;
+    }
     this.missing++;
     throw new CacheMissError(key, stored !== undefined);
   }

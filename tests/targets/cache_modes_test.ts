@@ -464,3 +464,41 @@ Deno.test('an openai target\'s answer cached as whitespace before refusals were 
     assert.equal(server.count, 0);
   });
 });
+
+Deno.test('run --cache auto says how many stored answers it did not reuse (an openai answer cached as "" before refusals were read) and asked again', async () => {
+  await using server = fakeLlm({
+    handler: (request) => reply.ok(`A: ${lastMessage(request)}`),
+  });
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      `dataset: data.jsonl
+target: { type: openai, base_url: "${server.baseUrl}", model: bot }
+scorers: [{ type: exact_match }]
+`,
+    );
+    await Deno.writeTextFile(
+      `${dir}/data.jsonl`,
+      jsonl([{ input: "one" }, { input: "two" }]),
+    );
+    const first = await cli(["run", "suite.yaml"], dir);
+    assert.equal(first.code, 0, first.stderr);
+    // One answer as a version before e989e42 kept it: "", no reading.
+    const cacheDir = `${dir}/.evalpipe/cache`;
+    for (const entry of Deno.readDirSync(cacheDir)) {
+      const path = `${cacheDir}/${entry.name}`;
+      Deno.writeTextFileSync(
+        path,
+        Deno.readTextFileSync(path).replace('"output":"A: one"', '"output":""')
+          .replaceAll(',"reading":1', ""),
+      );
+    }
+    const again = await cli(["run", "suite.yaml"], dir);
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal(server.count, 3);
+    assert.match(
+      again.stderr,
+      /^target cache: 1 hit, 1 call \(1 stored answer not reused: kept by a version that read replies differently\)$/m,
+    );
+  });
+});
