@@ -97,6 +97,7 @@ const tokenPrices = {
   output_per_1m: required(price),
   cached_input_per_1m: optional(price),
   cache_write_per_1m: optional(price),
+  cache_write_1h_per_1m: optional(price),
 };
 
 const chat = {

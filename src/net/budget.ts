@@ -36,6 +36,14 @@ export interface Prices {
    * @default {input_per_1m}
    */
   cache_write_per_1m?: number | undefined;
+  /**
+   * US dollars per million input tokens written to Anthropic's 1-hour
+   * cache (`usage.cache_creation.ephemeral_1h_input_tokens`, part of
+   * `cache_creation_input_tokens`), which it bills at twice the input price
+   * where a 5-minute write is 1.25 times.
+   * @default {cache_write_per_1m}
+   */
+  cache_write_1h_per_1m?: number | undefined;
 }
 
 /**
@@ -44,7 +52,9 @@ export interface Prices {
  * `output_tokens`), rounded to a billionth of a dollar so that sums stay
  * readable. Input tokens read from the provider's prompt cache are priced
  * at `cached_input_per_1m` when it is given, those written to it at
- * `cache_write_per_1m` when it is given, else as any input token.
+ * `cache_write_per_1m` when it is given, else as any input token; those
+ * written to Anthropic's 1-hour cache at `cache_write_1h_per_1m` when it is
+ * given, else as any cache write.
  *
  * @param usage The reply's `usage`.
  * @param prices The prices.
@@ -71,20 +81,37 @@ export interface Prices {
  * const usd = costOf(usage, { input_per_1m: 4, output_per_1m: 20, cache_write_per_1m: 5 });
  * if (usd !== 0.0049) throw new Error(String(usd));
  * ```
+ *
+ * @example 600 of those 900 written to Anthropic's 1-hour cache, at twice the price
+ * ```ts
+ * import { costOf } from "./budget.ts";
+ * const usage = {
+ *   input_tokens: 100, output_tokens: 0, cache_creation_input_tokens: 900,
+ *   cache_creation: { ephemeral_5m_input_tokens: 300, ephemeral_1h_input_tokens: 600 },
+ * };
+ * const usd = costOf(usage, { input_per_1m: 4, output_per_1m: 20, cache_write_per_1m: 5, cache_write_1h_per_1m: 8 });
+ * if (usd !== 0.0067) throw new Error(String(usd));
+ * ```
  */
 export function costOf(usage: unknown, prices: Prices): number | undefined {
   const tokens = tokensOf(usage);
   if (tokens === undefined) return undefined;
   const cachedPrice = prices.cached_input_per_1m;
   const writePrice = prices.cache_write_per_1m;
+  const hourPrice = prices.cache_write_1h_per_1m;
   const cached = cachedPrice === undefined ? 0 : tokens.cached ?? 0;
-  const written = writePrice === undefined ? 0 : tokens.cacheWrite ?? 0;
+  // A 1-hour write without a price of its own is any cache write.
+  const hour = hourPrice === undefined ? 0 : tokens.cacheWrite1h ?? 0;
+  const written = writePrice === undefined
+    ? 0
+    : (tokens.cacheWrite ?? 0) - hour;
   // Without a price of their own, cache tokens cost what any input token
   // does: the sum is the one it always was, to the last bit.
-  const input = cached === 0 && written === 0
+  const input = cached === 0 && written === 0 && hour === 0
     ? tokens.input * prices.input_per_1m
-    : (tokens.input - cached - written) * prices.input_per_1m +
-      cached * (cachedPrice ?? 0) + written * (writePrice ?? 0);
+    : (tokens.input - cached - written - hour) * prices.input_per_1m +
+      cached * (cachedPrice ?? 0) + written * (writePrice ?? 0) +
+      hour * (hourPrice ?? 0);
   return roundUsd((input + tokens.output * prices.output_per_1m) / 1e6);
 }
 
@@ -105,12 +132,14 @@ function countOf(value: unknown): number | undefined {
  * `cache_creation_input_tokens` (LiteLLM's) are part of the input count;
  * Anthropic's `cache_read_input_tokens` and `cache_creation_input_tokens`
  * beside `input_tokens` alone are not (its Messages API counts them apart),
- * and are added to it.
+ * and are added to it. Of the writes, those to Anthropic's 1-hour cache
+ * (`cache_creation.ephemeral_1h_input_tokens`) are counted apart too.
  *
  * @param usage The reply's `usage`.
  * @returns The counts (`cached` and `cacheWrite` only when the reply reports
- *   them, together at most `input`), or `undefined` when it reports neither
- *   input nor output.
+ *   them, together at most `input`; `cacheWrite1h`, at most `cacheWrite`,
+ *   only when it reports the 1-hour writes), or `undefined` when it reports
+ *   neither input nor output.
  *
  * @example
  * ```ts
@@ -126,7 +155,13 @@ function countOf(value: unknown): number | undefined {
 export function tokensOf(
   usage: unknown,
 ):
-  | { input: number; output: number; cached?: number; cacheWrite?: number }
+  | {
+    input: number;
+    output: number;
+    cached?: number;
+    cacheWrite?: number;
+    cacheWrite1h?: number;
+  }
   | undefined {
   if (typeof usage !== "object" || usage === null) return undefined;
   const u = usage as Record<string, unknown>;
@@ -166,11 +201,19 @@ export function tokensOf(
   const cacheWrite = writtenIn !== undefined
     ? Math.min(writtenIn, total - (cached ?? 0))
     : writtenApart;
+  const split = u.cache_creation;
+  const hour = cacheWrite !== undefined && typeof split === "object" &&
+      split !== null
+    ? countOf((split as Record<string, unknown>).ephemeral_1h_input_tokens)
+    : undefined;
   return {
     input: total,
     output: output ?? 0,
     ...(cached !== undefined ? { cached } : {}),
     ...(cacheWrite !== undefined ? { cacheWrite } : {}),
+    ...(hour !== undefined && cacheWrite !== undefined
+      ? { cacheWrite1h: Math.min(hour, cacheWrite) }
+      : {}),
   };
 }
 

@@ -767,6 +767,76 @@ concurrency: 1
   });
 });
 
+Deno.test("Anthropic's 1-hour cache writes are priced at cache_write_1h_per_1m, its 5-minute ones at cache_write_per_1m, and charged so to budget_usd", async () => {
+  await withTempDir(async (dir) => {
+    // 600 written: 200 to the 5-minute cache, 400 to the 1-hour one.
+    await using server = fakeLlm({
+      handler: (request) =>
+        reply.json({
+          model: "bot",
+          choices: [{
+            index: 0,
+            message: { role: "assistant", content: lastMessage(request) },
+            finish_reason: "stop",
+          }],
+          usage: {
+            input_tokens: 100,
+            output_tokens: 100,
+            cache_read_input_tokens: 300,
+            cache_creation_input_tokens: 600,
+            cache_creation: {
+              ephemeral_5m_input_tokens: 200,
+              ephemeral_1h_input_tokens: 400,
+            },
+          },
+        }),
+    });
+    const suiteText = (hourPrice: string) =>
+      `dataset: data.jsonl
+target:
+  type: openai
+  base_url: ${server.baseUrl}
+  model: bot
+  cost: { input_per_1m: 1, output_per_1m: 10, cached_input_per_1m: 0.1, cache_write_per_1m: 1.25${hourPrice} }
+scorers:
+  - type: exact_match
+budget_usd: 0.005
+concurrency: 1
+`;
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      suiteText(", cache_write_1h_per_1m: 2"),
+    );
+    await Deno.writeTextFile(`${dir}/data.jsonl`, cases(3));
+    const out = await cli(
+      ["run", "suite.yaml", "--cache", "off", "--record", "run.json"],
+      dir,
+    );
+    // 100 input at 1, 300 read at 0.1, 200 written at 1.25 and 400 at 2,
+    // 100 out at 10: 0.00218 a call, all three charged so (0.00654).
+    assert.equal(out.code, 0, out.stderr);
+    const record = JSON.parse(await Deno.readTextFile(`${dir}/run.json`));
+    assert.equal(
+      record.units[0].target.cost_usd,
+      (100 + 30 + 250 + 800 + 1000) / 1e6,
+    );
+    assert.equal(record.budget.spent_usd, 0.00654);
+    assert.equal(record.cost.target.cache_write_tokens, 1800);
+    // Without it, a 1-hour write costs cache_write_per_1m, as before.
+    await Deno.writeTextFile(`${dir}/suite.yaml`, suiteText(""));
+    const plain = await cli(
+      ["run", "suite.yaml", "--cache", "off", "--record", "plain.json"],
+      dir,
+    );
+    assert.equal(plain.code, 0, plain.stderr);
+    const again = JSON.parse(await Deno.readTextFile(`${dir}/plain.json`));
+    assert.equal(
+      again.units[0].target.cost_usd,
+      (100 + 30 + 750 + 1000) / 1e6,
+    );
+  });
+});
+
 Deno.test("costOf reads cached input tokens in OpenAI's, OpenAI Responses', LiteLLM's and Anthropic's usage", async () => {
   const { costOf, tokensOf } = await import("../../src/net/mod.ts");
   const prices = {
