@@ -152,12 +152,29 @@ export interface ChatReply {
  * It carries what the call reported (model, usage, finish reason, attempts,
  * cost), so that a target's failed unit and a judge's error Score keep it
  * and the run's totals count what the budget was charged.
+ *
+ * @example A reply without a choice, paid for
+ * ```ts
+ * import { ChatClient, ReplyError } from "./chat_client.ts";
+ * await using server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, () =>
+ *   Response.json({ model: "m", choices: [], usage: { prompt_tokens: 10, completion_tokens: 0 } }));
+ * const cost = { input_per_1m: 1, output_per_1m: 1 };
+ * const client = new ChatClient({ model: "m", base_url: `http://127.0.0.1:${server.addr.port}/v1`, cost });
+ * try {
+ *   await client.complete([{ role: "user", content: "hi" }]);
+ *   throw new Error("unexpected");
+ * } catch (error) {
+ *   if (!(error instanceof ReplyError) || error.info.cost_usd !== 0.00001) throw error;
+ * }
+ * ```
  */
 export class ReplyError extends Error {
   /** What the call reported: model, usage, finish reason, attempts, cost. */
   readonly info: Record<string, unknown>;
 
   /**
+   * Creates the error.
+   *
    * @param message What happened, for people.
    * @param info What the call reported.
    */
@@ -172,9 +189,18 @@ export class ReplyError extends Error {
  * A reply without text that the provider's content filter stopped
  * (`finish_reason` `"content_filter"`, no `content`, as Azure answers): a
  * target fails with its message, a judge reads it as a refusal.
+ *
+ * @example A reply error of its own kind
+ * ```ts
+ * import { ContentFilterError, ReplyError } from "./chat_client.ts";
+ * const error = new ContentFilterError("filtered", { model: "m", attempts: 1 });
+ * if (!(error instanceof ReplyError) || error.name !== "ContentFilterError") throw new Error();
+ * ```
  */
 export class ContentFilterError extends ReplyError {
   /**
+   * Creates the error.
+   *
    * @param message What happened, for people.
    * @param info What the call reported.
    */

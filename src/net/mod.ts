@@ -32,6 +32,6 @@ export type {
 } from "./chat_client.ts";
 export type { Prices } from "./budget.ts";
 export { Budget, BudgetError, costOf, roundUsd, tokensOf } from "./budget.ts";
-export { ChatClient } from "./chat_client.ts";
+export { ChatClient, ContentFilterError, ReplyError } from "./chat_client.ts";
 export type { Embeddings, EmbeddingSettings } from "./embeddings_client.ts";
 export { EmbeddingAnswerError, EmbeddingsClient } from "./embeddings_client.ts";

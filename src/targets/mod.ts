@@ -37,6 +37,7 @@ export type {
   ChatSettings,
   ReplyCache,
 } from "../net/chat_client.ts";
+export { ContentFilterError, ReplyError } from "../net/chat_client.ts";
 export type { Prices } from "../net/budget.ts";
 export { Budget, BudgetError, costOf } from "../net/budget.ts";
 export type { FlowState, FlowWait } from "../net/flow.ts";

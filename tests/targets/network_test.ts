@@ -7,6 +7,7 @@ import { cli, type Outcome } from "../_cli.ts";
 import {
   cachedTarget,
   type Case,
+  ContentFilterError,
   exactMatch,
   type Example,
   functionScorer,
@@ -16,6 +17,7 @@ import {
   type LlmJudgeSettings,
   openaiTarget,
   type OpenAITargetSettings,
+  ReplyError,
   runTarget,
   type RunTargetOptions,
   type Score,
@@ -27,6 +29,7 @@ import {
 } from "../../mod.ts";
 import { cacheKey } from "../../src/targets/cache.ts";
 import { EmbeddingsClient } from "../../src/net/embeddings_client.ts";
+import * as net from "../../src/net/mod.ts";
 import {
   DEFAULT_JUDGE_SYSTEM,
   parseJudgeReply,
@@ -2130,3 +2133,38 @@ Deno.test("cacheKey ignores flow control settings but not what changes the answe
 function cliWithKey(args: string[], cwd: string): Promise<Outcome> {
   return cli(args, cwd, { FAKE_API_KEY: KEY });
 }
+
+Deno.test("ReplyError and ContentFilterError are exported (mod.ts, src/net/mod.ts): a script tells a paid reply without an answer, and what it cost", async () => {
+  await using server = fakeLlm({
+    handler: (request) =>
+      reply.json({
+        model: "bot",
+        choices: lastMessage(request) === "filtered"
+          ? [{
+            index: 0,
+            message: { role: "assistant" },
+            finish_reason: "content_filter",
+          }]
+          : [],
+        usage: { prompt_tokens: 1000, completion_tokens: 0 },
+      }),
+  });
+  assert.equal(net.ReplyError, ReplyError);
+  assert.equal(net.ContentFilterError, ContentFilterError);
+  const target = openaiTarget({
+    model: "bot",
+    base_url: server.baseUrl,
+    cost: { input_per_1m: 2, output_per_1m: 8 },
+  });
+  await assert.rejects(
+    async () => await target.call({ input: "q" }, {}),
+    (error: unknown) =>
+      error instanceof ReplyError && !(error instanceof ContentFilterError) &&
+      error.info.cost_usd === 0.002,
+  );
+  await assert.rejects(
+    async () => await target.call({ input: "filtered" }, {}),
+    (error: unknown) =>
+      error instanceof ContentFilterError && error.info.cost_usd === 0.002,
+  );
+});
