@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { cli, reportAgain } from "../_cli.ts";
 import { fakeLlm, lastMessage, reply } from "../_fake_llm.ts";
 import { withTempDir } from "../_proc.ts";
+import { Budget, openaiTarget } from "../../mod.ts";
 
 // 1000 prompt and 100 completion tokens per call: at 1 and 10 USD per
 // million, a target call costs 0.002; at 2 and 20, a judge call 0.004.
@@ -523,6 +524,37 @@ scorers:
     assert.equal(score?.provenance?.cost_usd, 0.004);
     assert.deepEqual(score?.provenance?.usage, USAGE);
     assert.match(judged.stderr, /^cost: \$0\.004 \(judge \$0\.004: 1 call/m);
+  });
+});
+
+Deno.test("an openai target's answer after a retried 200 error with usage counts both attempts' usage and cost, as the budget does", async () => {
+  await using server = fakeLlm({
+    script: [
+      reply.json({ error: { message: "model overloaded" }, usage: USAGE }),
+      reply.ok("fine", { usage: USAGE }),
+    ],
+  });
+  const budget = new Budget(1);
+  const target = openaiTarget(
+    {
+      model: "bot",
+      base_url: server.baseUrl,
+      retries: 1,
+      cost: { input_per_1m: 1, output_per_1m: 10 },
+    },
+    undefined,
+    { budget },
+  );
+  const result = await target.call({ input: "q" }, {});
+  assert.equal(result.output, "fine");
+  assert.equal(server.count, 2);
+  assert.equal(result.info?.cost_usd, 0.004);
+  assert.equal(budget.spent, 0.004);
+  assert.equal(result.info?.attempts, 2);
+  assert.deepEqual(result.info?.usage, {
+    prompt_tokens: 2000,
+    completion_tokens: 200,
+    total_tokens: 2200,
   });
 });
 
