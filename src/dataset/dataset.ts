@@ -185,6 +185,21 @@ function longShape(
   return end - start > 2 * MAX_DEPTH ? shapeOf(text, start, end) : undefined;
 }
 
+let prefixName = "";
+let prefix = "#";
+
+/**
+ * `name#`, the start of the dataset's example ids: made once per dataset,
+ * not once per case.
+ */
+function idPrefix(name: string): string {
+  if (name !== prefixName) {
+    prefixName = name;
+    prefix = `${name}#`;
+  }
+  return prefix;
+}
+
 /**
  * Builds the example for a parsed record: a case with its id, or an invalid
  * record that says why.
@@ -208,7 +223,7 @@ function toExample(name: string, position: number, value: unknown): Example {
     };
   }
   return {
-    example_id: `${name}#${testCase.id ?? position}`,
+    example_id: idPrefix(name) + (testCase.id ?? position),
     line: position,
     case: testCase,
   };
