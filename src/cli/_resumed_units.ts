@@ -9,90 +9,128 @@ import { replaceFile } from "../io/replace_file.ts";
 
 const NEWLINE = 10;
 
-/** What {@linkcode keepSkippedUnits} did to the file. */
-export interface KeptUnits {
+/** What {@linkcode keepSkippedUnits} does to the file, as one read found it. */
+export interface UnitsToKeep {
+  /** The units file. */
+  path: string;
   /** Units kept: those the resume skips. */
   kept: number;
   /** Lines dropped: units run again, a unit's second line, a torn last line. */
   dropped: number;
+  /** The lines (1-based) the file keeps no longer, blank ones too. */
+  left: ReadonlySet<number>;
   /**
-   * Whether the file was replaced by a new one: a handle opened on it
-   * before holds the old file, and is opened again to append.
+   * When every line dropped comes after every line kept: the bytes before
+   * the first line dropped, where the file can be cut.
    */
-  replaced: boolean;
+  cut?: number;
+  /** The file's size when it was read. */
+  size: number;
 }
 
 /**
- * Keeps, in the units file at `path`, the line of each unit that `skips`
- * tells, once, and drops every other line: the lines kept are written to a
- * new file beside it, renamed over it (`replaceFile`, as `--out` is when a
- * resume drops the Scores a spent budget blocked), so a resume killed or
- * stopped by a full disk meanwhile leaves the file as it was, every unit
- * in it kept. A file with nothing to drop is left as it is; so is one that
- * does not exist yet, or is not a regular file (a pipe), for the resume to
- * append to.
+ * Reads the units file at `path` once, for {@linkcode keepSkippedUnits}:
+ * the line of each unit that `skips` tells is kept, once, and every other
+ * line dropped. Changes nothing.
  *
  * @param path The units file (`--units`).
  * @param skips Whether the resume skips a unit, by unit id.
- * @param change `false` to check the file and count only, changing nothing.
- * @returns What was kept and dropped.
+ * @returns What to keep and drop; `undefined` for a file that does not
+ *   exist yet, or is not a regular file (a pipe), which the resume appends
+ *   to as it is.
  * @throws {InputError} When a whole line is not a unit record: the file is
  * then not a units file, and is left as it was.
  */
-export async function keepSkippedUnits(
+export async function readUnitsToKeep(
   path: string,
   skips: (unitId: string) => boolean,
-  change = true,
-): Promise<KeptUnits> {
+): Promise<UnitsToKeep | undefined> {
   let file: Deno.FsFile;
   try {
     file = await Deno.open(path, { read: true });
   } catch (error) {
-    if (error instanceof Deno.errors.NotFound) {
-      return { kept: 0, dropped: 0, replaced: false };
-    }
+    // No units yet: the resume starts the file.
+    if (error instanceof Deno.errors.NotFound) return undefined;
     throw error;
   }
   try {
-    if (!(await file.stat()).isFile) {
-      return { kept: 0, dropped: 0, replaced: false };
-    }
+    if (!(await file.stat()).isFile) return undefined;
     const seen = new Set<string>();
-    // The lines (1-based) the new file leaves out, and the bytes read: the
-    // rewrite reads no further, should anything append meanwhile.
     const left = new Set<number>();
     let dropped = 0;
     let size = 0;
     let line = 0;
+    // Where the first line dropped starts, while no line kept follows one.
+    let cut: number | undefined;
+    let suffix = true;
     for await (const { bytes, torn } of linesOf(file, Infinity)) {
       line++;
+      const start = size;
       size += bytes.length;
-      if (torn) {
-        // A torn last line: the unit it began is run again.
-        dropped++;
-        left.add(line);
-        continue;
-      }
-      const id = unitIdOf(bytes, path, line);
+      // A torn last line: the unit it began is run again.
+      const id = torn ? undefined : unitIdOf(bytes, path, line);
       if (id !== undefined && !seen.has(id) && skips(id)) {
         seen.add(id);
+        if (cut !== undefined) suffix = false;
         continue;
       }
-      if (id !== undefined) dropped++;
+      if (id !== undefined || torn) dropped++;
       left.add(line);
+      cut ??= start;
     }
-    if (left.size === 0 || !change) {
-      return { kept: seen.size, dropped, replaced: false };
+    return {
+      path,
+      kept: seen.size,
+      dropped,
+      left,
+      size,
+      ...(suffix && cut !== undefined ? { cut } : {}),
+    };
+  } finally {
+    file.close();
+  }
+}
+
+/**
+ * Makes the units file what {@linkcode readUnitsToKeep} found it should be.
+ * When every line dropped comes after every line kept (a run stopped with
+ * its last units unscored: the usual case), the file is cut there, in
+ * place, as a torn `--out` line is. Otherwise the lines kept are written to
+ * a new file beside it, renamed over it (`replaceFile`, as `--out` is when a
+ * resume drops the Scores a spent budget blocked), so a resume killed or
+ * stopped by a full disk meanwhile leaves the file as it was, every unit in
+ * it kept. A file with nothing to drop is left as it is.
+ *
+ * @param units What one read of the file found.
+ * @returns Whether the file was replaced by a new one: a handle opened on
+ *   it before holds the old file, and is opened again to append.
+ * @throws {InputError} When the file changed since it was read.
+ */
+export async function keepSkippedUnits(units: UnitsToKeep): Promise<boolean> {
+  if (units.left.size === 0) return false;
+  const file = await Deno.open(units.path, { read: true });
+  try {
+    if ((await file.stat()).size !== units.size) {
+      throw new InputError(
+        `--units ${
+          JSON.stringify(units.path)
+        } changed while the resume read it; resume again`,
+      );
+    }
+    if (units.cut !== undefined) {
+      // One call: a kill leaves the file whole or cut, each unit kept.
+      await Deno.truncate(units.path, units.cut);
+      return false;
     }
     // Each line as it was, a byte-order mark too.
     const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
-    await replaceFile(path, async (write) => {
+    await replaceFile(units.path, async (write) => {
       let at = 0;
-      for await (const { bytes } of linesOf(file, size)) {
-        if (!left.has(++at)) await write(decoder.decode(bytes));
+      for await (const { bytes } of linesOf(file, units.size)) {
+        if (!units.left.has(++at)) await write(decoder.decode(bytes));
       }
     }, { name: "--units" });
-    return { kept: seen.size, dropped, replaced: true };
+    return true;
   } finally {
     file.close();
   }

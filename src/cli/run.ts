@@ -322,7 +322,7 @@ and a summary table on stderr.`,
     ]);
     // Read only: the file is trimmed once the run is known to go ahead.
     const plan = flags.resume
-      ? await resuming!.prepareResume(outPath!, { units: flags.units })
+      ? await resuming!.prepareResume(outPath!)
       : undefined;
     const outName = outPath !== undefined
       ? `--out ${JSON.stringify(outPath)}`
@@ -387,17 +387,16 @@ and a summary table on stderr.`,
           say(`evalpipe: ${error.message}`);
         },
       });
-    // Resuming with --units: the units the resume skips.
-    let resumedUnits: ((unitId: string) => boolean) | undefined;
+    // Resuming with --units: the earlier file's units the resume keeps,
+    // as the one read of it found them.
+    let resumedUnits: import("./_resumed_units.ts").UnitsToKeep | undefined;
     const begin = async () => {
       began = true;
       if (resumedUnits !== undefined) {
         // The earlier units stay, each once; the resume appends the rest.
         const { keepSkippedUnits } = await import("./_resumed_units.ts");
-        const { dropped, replaced } = await keepSkippedUnits(
-          flags.units!,
-          resumedUnits,
-        );
+        const replaced = await keepSkippedUnits(resumedUnits);
+        const { dropped } = resumedUnits;
         if (replaced) {
           // Written anew and renamed over the one `unitsFile` has open:
           // what the resume appends goes to the new one.
@@ -515,11 +514,10 @@ and a summary table on stderr.`,
         await refuseStdoutOnInput(inputs);
       }
       if (flags.units !== undefined && skips !== undefined) {
-        // Checked now (a file that is not units is refused), trimmed once
-        // the run begins.
-        const { keepSkippedUnits } = await import("./_resumed_units.ts");
-        await keepSkippedUnits(flags.units, skips, false);
-        resumedUnits = skips;
+        // Read once, now (a file that is not units is refused), and
+        // trimmed as this read found it once the run begins.
+        const { readUnitsToKeep } = await import("./_resumed_units.ts");
+        resumedUnits = await readUnitsToKeep(flags.units, skips);
       }
       out = await openFlagFile(outPath, {
         append: plan !== undefined,
@@ -667,6 +665,7 @@ and a summary table on stderr.`,
         begin,
         ...(outPath !== undefined ? { outPath } : {}),
         ...(plan !== undefined ? { resume: plan, force: flags.force } : {}),
+        ...(flags.units !== undefined ? { unitsPath: flags.units } : {}),
         stop: stop.signal,
         signal: abort.signal,
         ...(flags.concurrency !== undefined
@@ -812,9 +811,7 @@ and a summary table on stderr.`,
         : [];
       const overBudget = failures.find((f) => f.kind === "budget");
       if (overBudget !== undefined) say(`evalpipe: ${overBudget.message}`);
-      const before = summary.budget !== undefined && plan !== undefined
-        ? resuming!.earlierSpend(plan)
-        : undefined;
+      const before = summary.budgetStart;
       if (
         summary.budget !== undefined && (plan?.scores ?? 0) > 0 &&
         before?.exact !== true

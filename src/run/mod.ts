@@ -13,6 +13,7 @@ export type {
 } from "./run_suite.ts";
 export { runSuite } from "./run_suite.ts";
 export type {
+  EarlierSpend,
   PrepareResumeOptions,
   ResumePlan,
   RunMeta,
@@ -23,6 +24,7 @@ export {
   metricsScored,
   prepareResume,
   ResumeError,
+  withUnitsSpend,
 } from "./resume.ts";
 export type {
   Interrupt,

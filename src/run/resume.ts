@@ -657,10 +657,7 @@ export async function prepareResume(
     );
   }
   const meta = await readMeta(path);
-  if (options.units !== undefined) {
-    spentInFiles = roundUsd(spentInFiles + await unitsCost(options.units));
-  }
-  return {
+  const plan: ResumePlan = {
     path,
     done,
     scores,
@@ -674,6 +671,43 @@ export async function prepareResume(
     ...(meta !== undefined && meta !== null ? { meta } : {}),
     ...(meta === null ? { damagedMeta: true } : {}),
   };
+  return options.units === undefined
+    ? plan
+    : await withUnitsSpend(plan, options.units);
+}
+
+/**
+ * The plan, with what the calls of the units in the units file (`--units`)
+ * cost counted in its `spentInFiles`: read only for a resume that starts a
+ * budget from it (`runSuite` reads it when the config has `budget_usd`), as
+ * a units file can hold hundreds of megabytes. A line that is no unit
+ * record adds nothing, nor does a file that is not there or not a regular
+ * file, nor a trace target's unit (`target.trace_format`: no call was made).
+ *
+ * @param plan The plan of the Scores file.
+ * @param units The units file the run writes beside it.
+ * @returns A new plan; the plan itself when its file has no Scores (no
+ *   earlier spend to start from, so the units file is not read).
+ *
+ * @example The units' calls add to what the Scores' judges cost
+ * ```ts
+ * import { earlierSpend, prepareResume, withUnitsSpend } from "./resume.ts";
+ * import { scored, scoreLine } from "../score/mod.ts";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/s.ndjson`, scoreLine(scored("m", 1, { example_id: "d#1", unit_id: "d#1" })) + "\n");
+ * await Deno.writeTextFile(`${dir}/u.jsonl`, JSON.stringify({ unit_id: "d#1", input: "q", output: "a", target: { cost_usd: 0.25 } }) + "\n");
+ * const plan = await withUnitsSpend(await prepareResume(`${dir}/s.ndjson`), `${dir}/u.jsonl`);
+ * await Deno.remove(dir, { recursive: true });
+ * if (earlierSpend(plan)?.usd !== 0.25) throw new Error("unexpected");
+ * ```
+ */
+export async function withUnitsSpend(
+  plan: ResumePlan,
+  units: string,
+): Promise<ResumePlan> {
+  if (plan.scores === 0) return plan;
+  const spent = roundUsd((plan.spentInFiles ?? 0) + await unitsCost(units));
+  return spent > 0 ? { ...plan, spentInFiles: spent } : plan;
 }
 
 /**
@@ -694,7 +728,8 @@ export async function prepareResume(
 export interface PrepareResumeOptions {
   /**
    * The units file the run writes beside (`--units`): what its units' calls
-   * cost counts in `spentInFiles`.
+   * cost counts in `spentInFiles`, as {@linkcode withUnitsSpend} counts it
+   * (which reads the whole file: give it only for a budget to start from).
    * @default {undefined}
    */
   units?: string | undefined;

@@ -22,7 +22,7 @@ import { locateConfig } from "../config/_check.ts";
 import { DatasetError, formatOf } from "../dataset/dataset.ts";
 import { commandFingerprint, fingerprint } from "../fingerprint/fingerprint.ts";
 import { checkGates, type GateFailure } from "../aggregate/gates.ts";
-import type { ResumePlan, RunMeta } from "./resume.ts";
+import type { EarlierSpend, ResumePlan, RunMeta } from "./resume.ts";
 import type {
   Fingerprints,
   RunRecordHeader,
@@ -189,6 +189,14 @@ export interface RunSuiteOptions {
    * @default {undefined}
    */
   resume?: ResumePlan | undefined;
+  /**
+   * The file `units` writes to, if it is one (`--units`): a resume under a
+   * budget (`budget_usd`) starts it from what the earlier runs spent, which
+   * is at least what the calls this file's units record cost
+   * (`withUnitsSpend`). Read only then.
+   * @default {undefined}
+   */
+  unitsPath?: string | undefined;
   /**
    * Resume even when the config or dataset changed since the file started.
    * @default {false}
@@ -377,6 +385,11 @@ export interface RunSummary {
    * calls it refused (their units and Scores are blocked).
    */
   budget?: { limit_usd: number; spent_usd: number; refused: number };
+  /**
+   * A resume under a budget: what the file's earlier runs had spent, which
+   * the budget started from, and whether that is exact or a lower bound.
+   */
+  budgetStart?: EarlierSpend;
 }
 
 /**
@@ -749,9 +762,15 @@ export async function runSuite(
   // Scores are cut off the file), so their refusals are not carried.
   // Exact when the file's last run ended; else at least what the sidecar
   // noted, the blocked Scores say and the files' calls cost.
-  if (budget !== undefined && resume !== undefined) {
-    budget.charge(resuming!.earlierSpend(resume)?.usd);
-  }
+  // The units file is read for it only here: it can be hundreds of MB.
+  const budgetStart = budget === undefined || resume === undefined
+    ? undefined
+    : resuming!.earlierSpend(
+      options.unitsPath === undefined
+        ? resume
+        : await resuming!.withUnitsSpend(resume, options.unitsPath),
+    );
+  budget?.charge(budgetStart?.usd);
   let sampled: Set<string> | undefined;
   if (subset?.sample !== undefined) {
     if (config.dataset === "-") {
@@ -1372,6 +1391,7 @@ export async function runSuite(
       : {}),
     ...(spend !== undefined ? { spend } : {}),
     ...(budgetSpent !== undefined ? { budget: budgetSpent } : {}),
+    ...(budgetStart !== undefined ? { budgetStart } : {}),
   };
 }
 

@@ -401,3 +401,49 @@ Deno.test("earlierSpend takes what the files record over an ended run's spend wh
     from: "sidecar",
   });
 });
+
+Deno.test("run --resume --units under a budget starts it from what the units' calls cost, when the sidecar keeps no spend", async () => {
+  await withTempDir(async (dir) => {
+    await using server = echoModel();
+    await writeCases(dir, 5);
+    const args = [
+      "run",
+      "suite.yaml",
+      "--out",
+      "s.ndjson",
+      "--units",
+      "u.jsonl",
+      // Each call made, none answered from the cache (which costs nothing).
+      "--no-cache",
+    ];
+    // Run 1 without a budget: five calls ($0.010), recorded in --units
+    // only (the sidecar keeps no spend, the Scores no call's cost).
+    await Deno.writeTextFile(
+      join(dir, "suite.yaml"),
+      suite(server.baseUrl, 1).replace("budget_usd: 1\n", ""),
+    );
+    const first = await cli(args, dir);
+    assert.equal(first.code, 0, first.stderr);
+    assert.equal(server.count, 5);
+    // Stopped before units 4 and 5 were scored: their calls were paid.
+    const scores = (await Deno.readTextFile(join(dir, "s.ndjson"))).split("\n")
+      .filter((l) => l !== "" && !/"data\.jsonl#[45]"/.test(l));
+    await Deno.writeTextFile(join(dir, "s.ndjson"), scores.join("\n") + "\n");
+    // Resumed under $0.010: spent already, so neither call is made again.
+    await Deno.writeTextFile(
+      join(dir, "suite.yaml"),
+      suite(server.baseUrl, 0.01),
+    );
+    const again = await cli([...args, "--resume"], dir);
+    assert.equal(again.code, 1, again.stderr);
+    assert.equal(server.count, 5, "no call beyond the budget");
+    assert.match(
+      again.stderr,
+      /keeps no budget .*: the budget started from the \$0\.01 the calls --out "s\.ndjson" and --units "u\.jsonl" record cost, at least/,
+    );
+    assert.match(
+      again.stderr,
+      /budget reached: \$0\.01 spent of budget_usd \$0\.01; 2 calls were not made/,
+    );
+  });
+});

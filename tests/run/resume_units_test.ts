@@ -89,6 +89,32 @@ Deno.test("run --resume --units keeps the earlier units and appends the rest, ea
   });
 });
 
+Deno.test("run --resume --units cuts the units it runs again off the end of the file in place when they are its last lines", async () => {
+  await withTempDir(async (dir) => {
+    await setUp(dir);
+    assert.equal((await cli(ARGS, dir)).code, 0);
+    // Stopped with a and b scored: c and d, the last lines, run again.
+    await keepScores(dir, ["a", "b"]);
+    const before = (await Deno.readTextFile(`${dir}/u.jsonl`)).split("\n");
+    const { ino } = await Deno.stat(`${dir}/u.jsonl`);
+    const again = await cli([...ARGS, "--resume"], dir);
+    assert.equal(again.code, 0, again.stderr);
+    assert.match(
+      again.stderr,
+      /--units "u\.jsonl": dropped 2 lines of units the resume runs again/,
+    );
+    assert.equal(await calls(dir), 6, "c and d called again");
+    // The same file, not a copy: a and b as they were, c and d anew.
+    assert.equal((await Deno.stat(`${dir}/u.jsonl`)).ino, ino);
+    const after = (await Deno.readTextFile(`${dir}/u.jsonl`)).split("\n");
+    assert.deepEqual(after.slice(0, 2), before.slice(0, 2));
+    assert.deepEqual(
+      lines(after.join("\n")).map((u) => u.unit_id),
+      IDS.map((id) => `data.jsonl#${id}`),
+    );
+  });
+});
+
 Deno.test("run --resume --units: a resume that dies while it drops the units it runs again loses none of the units kept", async () => {
   await withTempDir(async (dir) => {
     const ids = Array.from({ length: 40 }, (_, i) => `case${i + 1}`);
