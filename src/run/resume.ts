@@ -63,7 +63,11 @@ export interface RunMeta {
    * it runs, and for a run of the whole suite).
    */
   selection?: SelectionTally;
-  /** Whether the run ended having run every unit it had to (once it ended). */
+  /**
+   * Whether the run ended having run every unit it had to (once it ended):
+   * `false` too for a run stopped (Ctrl-C) or failed with an error after it
+   * began; absent while a run goes on, or after one was killed.
+   */
   complete?: boolean;
   /**
    * The range `[low, high]` of each metric whose scorer declares one, as a

@@ -963,6 +963,42 @@ export async function runSuite(
       gates: config.gates ?? {},
     };
   };
+  /**
+   * The sidecar as a run that ended writes it, for a shard, a subset or a
+   * budget: a shard's Scores file says, beside it, what it ran (merge reads
+   * it), and every file keeps what its budget spent (a resume starts from
+   * it). Also when the run ended in an error (`complete: false`).
+   */
+  const endMeta = async (
+    complete: boolean,
+    selectionTally: SelectionTally | undefined,
+  ): Promise<void> => {
+    if (
+      options.outPath === undefined ||
+      (selectionTally === undefined && budget === undefined)
+    ) return;
+    await resuming!.writeMeta(options.outPath, {
+      ...(resume?.meta !== undefined && resume.scores > 0 ? resume.meta : {
+        run_id: runId,
+        started_at: started.toISOString(),
+        fingerprints: fingerprints!,
+      }),
+      settings,
+      ...(selectionTally !== undefined ? { selection: selectionTally } : {}),
+      complete,
+      ...rangesIf(scorers),
+      gates: config.gates ?? {},
+      ...(budget !== undefined
+        ? {
+          budget: {
+            limit_usd: budget.limit,
+            spent_usd: budget.spent,
+            refused: budget.refused,
+          },
+        }
+        : {}),
+    });
+  };
   // With a budget, what it has spent, noted as the run goes on.
   let notes: import("./_spend_notes.ts").SpendNotes | undefined;
   const begin = (): Promise<void> =>
@@ -1230,6 +1266,14 @@ export async function runSuite(
         spendIf(tally),
       );
       await unitsOut?.flush();
+      // The run ended, not complete, as its record says: a resume's start
+      // note took the earlier run's `complete` and tally off the sidecar,
+      // and without them merge could not place this shard's Scores.
+      await endMeta(false, selection?.tally()).catch((metaError) => {
+        // A disk that refuses the sidecar now: the run's own error is the
+        // one to report, and the sidecar keeps the last note (not ended).
+        if (exitCodeOf(metaError) === undefined) throw metaError;
+      });
     }
     throw error;
   } finally {
@@ -1299,26 +1343,7 @@ export async function runSuite(
     ...(budgetSpent !== undefined ? { budget: budgetSpent } : {}),
   });
   await unitsOut?.flush();
-  if (
-    (selectionTally !== undefined || budgetSpent !== undefined) &&
-    options.outPath !== undefined && !unbegun
-  ) {
-    // A shard's Scores file says, beside it, what it ran: merge reads it.
-    // Every file keeps what its budget spent: a resume starts from it.
-    await resuming!.writeMeta(options.outPath, {
-      ...(resume?.meta !== undefined && resume.scores > 0 ? resume.meta : {
-        run_id: runId,
-        started_at: started.toISOString(),
-        fingerprints: fingerprints!,
-      }),
-      settings,
-      ...(selectionTally !== undefined ? { selection: selectionTally } : {}),
-      complete: !stopped,
-      ...rangesIf(scorers),
-      gates: config.gates ?? {},
-      ...(budgetSpent !== undefined ? { budget: budgetSpent } : {}),
-    });
-  }
+  if (!unbegun) await endMeta(!stopped, selectionTally);
   // --- matrix and baselines (issue 14) ---
   let gateFailures: GateFailure[];
   let comparison: ComparisonLine[] | undefined;
