@@ -148,6 +148,14 @@ async function compareMatrix(path: string): Promise<number> {
     );
   }
   const ranges = file.value_ranges ?? file.record?.value_ranges;
+  if (file.require === undefined && severalEpochs(file.scores)) {
+    // Not taken in silence: a sidecar of an evalpipe before session 23.
+    say(
+      `evalpipe: ${
+        JSON.stringify(path)
+      } does not say when a case passes over its epochs (no settings.require beside it: a Scores file written before evalpipe kept it, or without its sidecar): newly_passing and newly_failing judge each case by require majority`,
+    );
+  }
   const lines = compareTargets(file.scores, {
     targets,
     // As the run judged its cases; `majority` when the file does not say.

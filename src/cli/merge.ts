@@ -82,6 +82,9 @@ async function readShard(path: string): Promise<ShardPart> {
           : {}),
         ...(meta.gates !== undefined ? { gates: meta.gates } : {}),
         ...(meta.budget !== undefined ? { budget: meta.budget } : {}),
+        ...(meta.settings?.require !== undefined
+          ? { require: meta.settings.require }
+          : {}),
       };
     }
   }
@@ -255,11 +258,28 @@ given twice, or one that did not finish.`,
     // The merged run as one run's baseline keeps it, and compares it: the
     // comparison goes in the merged record too, as run's does.
     const settings = baselines?.baselineSettings(merged.header?.config ?? {});
+    // Scores files: as their sidecars say the shards judged their cases.
+    const require = settings?.require ?? merged.require;
+    const unsaid = parts.filter((p) =>
+      p.record === undefined && p.require === undefined
+    );
+    if (baseline !== undefined && unsaid.length > 0) {
+      // Not taken in silence: an older evalpipe's sidecar does not say.
+      say(
+        `evalpipe: the sidecars of ${
+          unsaid.map((p) => JSON.stringify(p.name)).join(", ")
+        } do not say when a case passes over its epochs (written before evalpipe kept settings.require): the merged run is compared with the baseline by ${
+          require !== undefined
+            ? `the other shards' require ${require}`
+            : `the baseline's require ${baseline.file.require}`
+        }`,
+      );
+    }
     const compared = baseline === undefined ? undefined : baselines!
       .compareWithBaseline(
         baseline.scores,
         merged.scores,
-        settings!.require ?? baseline.file.require,
+        require ?? baseline.file.require,
         (await import("../aggregate/value_ranges.ts")).valueRangeOption(
           merged.value_ranges,
         ),

@@ -10,6 +10,7 @@
 
 import { Aggregator } from "../aggregate/mod.ts";
 import type { Aggregate } from "../aggregate/mod.ts";
+import type { CaseRequirement } from "../aggregate/types.ts";
 import type { Gate } from "../aggregate/gates.ts";
 import { InputError } from "../base/errors.ts";
 import { nfcKey } from "../base/nfc.ts";
@@ -68,6 +69,12 @@ export interface ShardPart {
    * no `budget_usd`, and from a sidecar written before budgets were kept.
    */
   budget?: RecordedBudget;
+  /**
+   * When a case passes over its epochs, from its sidecar
+   * (`settings.require`); absent for a record (its config says) and for a
+   * sidecar written before it was kept (evalpipe before session 23).
+   */
+  require?: CaseRequirement;
 }
 
 /**
@@ -132,6 +139,11 @@ export interface MergedRun {
    * together and `refused` the calls they refused.
    */
   budget?: RecordedBudget;
+  /**
+   * When a case passes over its epochs, as the shards' sidecars keep it
+   * (`settings.require`): absent when none keeps it.
+   */
+  require?: CaseRequirement;
 }
 
 /**
@@ -208,6 +220,19 @@ function checkSameRun(parts: readonly ShardPart[]): void {
         } and ${q(part.name)} is shard ${part.shard!.index}/${
           part.shard!.count
         }: shards of one run are split the same number of ways`,
+      );
+    }
+    const kept = parts.find((p) => p.require !== undefined);
+    if (
+      kept !== undefined && part.require !== undefined &&
+      part.require !== kept.require
+    ) {
+      throw new MergeError(
+        `${
+          q(kept.name)
+        } judges a case over its epochs by require ${kept.require} and ${
+          q(part.name)
+        } by require ${part.require}: shards of one run judge them alike (resume a shard as it was started)`,
       );
     }
     const [ea, eb] = [first.selection?.examples, part.selection?.examples];
@@ -344,6 +369,7 @@ export function mergeShards(
       skipped: ordered.reduce((n, p) => n + (p.selection?.skipped ?? 0), 0),
     };
   }
+  const require = ordered.find((p) => p.require !== undefined)?.require;
   let header: RunRecordHeader | undefined;
   if (records !== undefined) {
     const { shard: _shard, ...first } = headerOf(records[0]!);
@@ -361,6 +387,7 @@ export function mergeShards(
     shards: ordered.length,
     ...(ranges !== undefined ? { value_ranges: ranges } : {}),
     ...budgetOf(ordered),
+    ...(require !== undefined ? { require } : {}),
   };
 }
 
