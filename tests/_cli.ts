@@ -143,6 +143,42 @@ export async function cliInShell(
 }
 
 /**
+ * Runs `deno run -A --no-code-cache cli.ts ...args` in `cwd`, stdin closed,
+ * without colours, under a file size limit (`ulimit -f blocks`, blocks of
+ * 1024 bytes): a write past it stops the run (SIGXFSZ, or EFBIG), as a full
+ * disk or a kill would. Run the same command unlimited first (on a copy):
+ * the modules it loads are then in Deno's caches, whose files (far above
+ * the limit) the limited run must not write.
+ *
+ * @param args The command and its options.
+ * @param cwd The folder to run in.
+ * @param blocks The limit, in blocks of 1024 bytes.
+ * @returns Its exit code and output.
+ */
+export async function cliWithFileLimit(
+  args: string[],
+  cwd: string,
+  blocks: number,
+): Promise<Outcome> {
+  const { code, stdout, stderr } = await new Deno.Command("sh", {
+    args: [
+      "-c",
+      `ulimit -f ${blocks}; exec "$0" run -A --no-code-cache "$@"`,
+      Deno.execPath(),
+      CLI,
+      ...args,
+    ],
+    cwd,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+  }).output();
+  const dec = new TextDecoder();
+  return { code, stdout: dec.decode(stdout), stderr: dec.decode(stderr) };
+}
+
+/**
  * Runs `report RECORD --markdown report.md --html report.html` in `dir`, and
  * checks that its Markdown is the one `run --markdown` wrote to
  * `runMarkdown`: the record keeps what the run said.

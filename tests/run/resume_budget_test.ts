@@ -9,7 +9,7 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { CLI, cli } from "../_cli.ts";
+import { CLI, cli, cliWithFileLimit } from "../_cli.ts";
 import { fakeLlm, lastMessage, reply } from "../_fake_llm.ts";
 import { withTempDir } from "../_proc.ts";
 import { checkConfigText } from "../../src/config/config.ts";
@@ -231,19 +231,11 @@ Deno.test("run --resume after the budget ran out: a resume that dies while it dr
     const computedBytes = new TextEncoder().encode(computed.join("\n")).length;
     const blocks = Math.ceil(computedBytes / 1024) - 1;
     assert.ok(blocks >= 1, `${computedBytes} bytes`);
-    const limited = await new Deno.Command("sh", {
-      args: [
-        "-c",
-        `ulimit -f ${blocks}; exec "$0" run -A --no-code-cache "$1" run suite.yaml --out s.ndjson --resume`,
-        Deno.execPath(),
-        CLI,
-      ],
-      cwd: dir,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-      env: { NO_COLOR: "1" },
-    }).output();
+    const limited = await cliWithFileLimit(
+      ["run", "suite.yaml", "--out", "s.ndjson", "--resume"],
+      dir,
+      blocks,
+    );
     assert.notEqual(limited.code, 0);
     assert.equal(server.count, 25);
     const left = (await Deno.readTextFile(join(dir, "s.ndjson"))).split("\n");

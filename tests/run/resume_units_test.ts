@@ -3,7 +3,7 @@
 // once, and a dataset it cannot check (stdin) is not taken on trust.
 
 import assert from "node:assert/strict";
-import { CLI, cli, cliWithStdin } from "../_cli.ts";
+import { cli, cliWithFileLimit, cliWithStdin } from "../_cli.ts";
 import { withTempDir } from "../_proc.ts";
 import { parseRunRecord } from "../../src/record/run_record.ts";
 
@@ -150,21 +150,7 @@ Deno.test("run --resume --units: a resume that dies while it drops the units it 
     const keptBytes = new TextEncoder().encode(kept.join("\n")).length;
     const blocks = Math.ceil(keptBytes / 1024) - 1;
     assert.ok(blocks >= 1, `${keptBytes} bytes`);
-    const limited = await new Deno.Command("sh", {
-      args: [
-        "-c",
-        `ulimit -f ${blocks}; exec "$0" run -A --no-code-cache "$@"`,
-        Deno.execPath(),
-        CLI,
-        ...ARGS,
-        "--resume",
-      ],
-      cwd: dir,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-      env: { NO_COLOR: "1" },
-    }).output();
+    const limited = await cliWithFileLimit([...ARGS, "--resume"], dir, blocks);
     assert.notEqual(limited.code, 0);
     const left = new Set(
       (await Deno.readTextFile(`${dir}/u.jsonl`)).split("\n"),
