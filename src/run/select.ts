@@ -136,7 +136,10 @@ export function parseShard(
 
 /**
  * The shard an example belongs to: a stable hash of its id (SHA-256, the
- * first 48 bits, modulo the count), the same on every machine and run.
+ * first 48 bits, modulo the count), the same on every machine and run. The
+ * id is hashed in Unicode NFC, as every other comparison of ids is: one
+ * written with "é" as "e" and a combining accent goes to the shard of its
+ * one-code-point spelling (an ASCII id is hashed as it is).
  *
  * @param exampleId The example id.
  * @param count How many shards.
@@ -150,7 +153,7 @@ export function parseShard(
  * ```
  */
 export function shardOf(exampleId: string, count: number): number {
-  const hex = fingerprint("evalpipe shard", exampleId).slice(7, 19);
+  const hex = fingerprint("evalpipe shard", nfcKey(exampleId)).slice(7, 19);
   return (parseInt(hex, 16) % count) + 1;
 }
 

@@ -159,3 +159,27 @@ Deno.test("parseShard reads k/n and auto/n from each engine's variable; refuses 
     );
   }
 });
+
+Deno.test("shardOf puts an id written in NFD in the shard of its NFC spelling, and an ASCII id where it always went", async () => {
+  const { fingerprint } = await import(
+    "../../src/fingerprint/fingerprint.ts"
+  );
+  // "é" as one code point, and as "e" and a combining accent.
+  const ids = ["café", "naïve", "résumé", "Zoë", "Ångström", "über"].map((
+    word,
+  ) => `cases.jsonl#${word}`);
+  for (const count of [2, 3, 4, 5, 8]) {
+    for (const id of ids) {
+      const nfd = id.normalize("NFD");
+      assert.notEqual(nfd, id);
+      assert.equal(shardOf(nfd, count), shardOf(id, count), `${id} / ${count}`);
+    }
+    // An ASCII id: its shard as the documented hash gives it (SHA-256's
+    // first 48 bits, modulo the count), so earlier shard runs keep theirs.
+    for (let i = 1; i <= 50; i++) {
+      const id = `cases.jsonl#${i}`;
+      const hex = fingerprint("evalpipe shard", id).slice(7, 19);
+      assert.equal(shardOf(id, count), (parseInt(hex, 16) % count) + 1);
+    }
+  }
+});
