@@ -5,7 +5,11 @@
 import { InputError } from "../base/errors.ts";
 import { clip } from "../base/terminal.ts";
 
-/** Splits a command into words as a shell would, honouring quotes and backslashes. */
+/**
+ * Splits a command into words as a shell would, honouring quotes and
+ * backslashes, and a word's leading unquoted `~` (alone or before `/`) read
+ * as the home folder: `python3 ~/evals/grade.py` runs a script that exists.
+ */
 function tokens(cmd: string): string[] {
   const words: string[] = [];
   let word = "";
@@ -13,6 +17,17 @@ function tokens(cmd: string): string[] {
   let quote = "";
   for (let i = 0; i < cmd.length; i++) {
     const c = cmd[i]!;
+    if (
+      !inWord && c === "~" &&
+      (i + 1 === cmd.length || /[\s/]/.test(cmd[i + 1]!))
+    ) {
+      const home = homeFolder();
+      if (home !== undefined) {
+        word = home;
+        inWord = true;
+        continue;
+      }
+    }
     if (quote !== "") {
       if (c === quote) quote = "";
       else if (c === "\\" && quote === '"' && i + 1 < cmd.length) {
@@ -35,6 +50,16 @@ function tokens(cmd: string): string[] {
   }
   if (inWord) words.push(word);
   return words;
+}
+
+/** `$HOME`, as `sh` expands `~`; `undefined` when unset or not readable. */
+function homeFolder(): string | undefined {
+  // Without --allow-env, a `~` word stays as written (the shell's to read),
+  // and no permission prompt interrupts a script that only builds a scorer.
+  const env = { name: "env", variable: "HOME" } as const;
+  if (Deno.permissions.querySync(env).state !== "granted") return undefined;
+  const home = Deno.env.get("HOME");
+  return home === undefined || home === "" ? undefined : home;
 }
 
 /** Whether `path` names a file; any word of a command may be asked. */

@@ -259,3 +259,41 @@ Deno.test("evalpipe score names a --scorer script that does not exist, before an
     }
   });
 });
+
+Deno.test("a command's leading ~ is the home folder, as sh reads it: its script exists, names the metric and runs", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.mkdir(`${dir}/home/evals`, { recursive: true });
+    await Deno.writeTextFile(`${dir}/home/evals/grade.py`, GRADE);
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      "dataset: data.jsonl\ntarget: { type: replay }\nscorers:\n  - type: subprocess\n    cmd: python3 ~/evals/grade.py\n",
+    );
+    const home = Deno.env.get("HOME");
+    Deno.env.set("HOME", `${dir}/home`);
+    try {
+      assert.equal(
+        scriptOf("python3 ~/evals/grade.py", dir),
+        `${dir}/home/evals/grade.py`,
+      );
+      // Quoted, or inside a word, it is no home folder (sh leaves it too).
+      assert.equal(scriptOf('python3 "~/evals/grade.py"', dir), undefined);
+      assert.equal(scriptOf("python3 x~/evals/grade.py", dir), undefined);
+      const file = `${dir}/suite.yaml`;
+      const scorers = await buildScorers(await loadConfig(file), file, {
+        cwd: dir,
+      });
+      assert.deepEqual(scorers.map((s) => s.name), ["grade"]);
+      const score = await scorers[0]!.score(
+        { example_id: "d#1", unit_id: "d#1", input: "q", output: "a" },
+        {},
+      );
+      assert.ok(!("scores" in score));
+      assert.equal(score.status, "scored", score.reason);
+      assert.equal(score.value, 1);
+      await scorers[0]!.close?.();
+    } finally {
+      if (home === undefined) Deno.env.delete("HOME");
+      else Deno.env.set("HOME", home);
+    }
+  });
+});
