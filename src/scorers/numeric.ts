@@ -42,10 +42,22 @@ export interface NumericScorerOptions {
   rel_tol?: number | undefined;
 }
 
-// A sign, digits (with thousands separators only in groups of three), a
-// fraction, an exponent: "-1,234.5e3", "+.5", "42".
+// A sign (typeset text's minus sign U+2212 too, as models write "−5"),
+// digits (with thousands separators only in groups of three), a fraction, an
+// exponent: "-1,234.5e3", "+.5", "42".
 const NUMBER =
-  /[-+]?(?:(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?/;
+  /[-+\u2212]?(?:(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)(?:[eE][-+\u2212]?\d+)?/;
+
+// An `expected` text that is a number, read by the same rules, whole (a
+// trailing "." as Python's float() takes it): "1,5" is no number (a decimal
+// comma, not 15), nor "0x10".
+const EXPECTED_NUMBER =
+  /^[-+\u2212]?(?:(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d*)?|\.\d+)(?:[eE][-+\u2212]?\d+)?$/;
+
+/** A number as {@linkcode NUMBER} reads it, as JavaScript's `Number`. */
+function numberOf(written: string): number {
+  return Number(written.replaceAll(",", "").replaceAll("\u2212", "-"));
+}
 
 /**
  * The first number in a text, thousands separators dropped.
@@ -59,7 +71,7 @@ function firstNumber(
 ): { value: number; written: string } | undefined {
   const m = NUMBER.exec(text);
   if (m === null) return undefined;
-  return { value: Number(m[0].replaceAll(",", "")), written: m[0] };
+  return { value: numberOf(m[0]), written: m[0] };
 }
 
 /**
@@ -103,8 +115,8 @@ export function numericMatch(options: NumericScorerOptions = {}): Scorer {
       if (raw === undefined || raw === null) return noExpected(name, version);
       const expected = typeof raw === "number"
         ? raw
-        : typeof raw === "string" && raw.trim() !== ""
-        ? Number(raw.trim().replaceAll(",", ""))
+        : typeof raw === "string" && EXPECTED_NUMBER.test(raw.trim())
+        ? numberOf(raw.trim())
         : NaN;
       if (!Number.isFinite(expected)) {
         return nonEvaluable(name, {

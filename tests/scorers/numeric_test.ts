@@ -65,3 +65,27 @@ Deno.test("numericMatch passes within max(abs_tol, rel_tol * |expected|)", () =>
   assert.notEqual(numericMatch({ abs_tol: 1 }).version, numericMatch().version);
   assert.equal(numericMatch().version, "numeric@1");
 });
+
+Deno.test("numericMatch reads a minus sign typeset as U+2212, as models write it, in the output and in expected", () => {
+  assert.equal(value(numericMatch(), unit("It is \u22125 \u00b0C.", -5)), 1);
+  assert.equal(value(numericMatch(), unit("-5", "\u22125")), 1);
+  assert.equal(value(numericMatch(), unit("2.5e\u22123", 0.0025)), 1);
+  const miss = one(numericMatch(), unit("\u22125", 5));
+  assert.equal(miss.value, 0);
+  assert.equal(miss.reason, "got -5, expected 5");
+});
+
+Deno.test("numericMatch reads an expected text by the output's rules: a decimal comma or hex is no number", () => {
+  // "1,5" is not fifteen: commas are thousands only in groups of three.
+  assertNotApplicable(
+    one(numericMatch(), unit("15", "1,5")),
+    'not applicable: expected "1,5" is not a number',
+  );
+  assertNotApplicable(
+    one(numericMatch(), unit("16", "0x10")),
+    'not applicable: expected "0x10" is not a number',
+  );
+  assert.equal(value(numericMatch(), unit("1234567", "1,234,567")), 1);
+  assert.equal(value(numericMatch(), unit("5", "5.")), 1);
+  assert.equal(value(numericMatch(), unit("0.5", "+.5")), 1);
+});
