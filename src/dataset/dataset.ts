@@ -17,6 +17,7 @@ import {
   YamlRefusedError,
 } from "../io/yaml.ts";
 import {
+  attachVerbatimExpected,
   type Case,
   CaseError,
   type Example,
@@ -408,6 +409,65 @@ function nonFinite(
   return undefined;
 }
 
+/**
+ * A YAML record with each integer past 2^53 (a bigint from the loader) a
+ * number, as JSON reads it, and its `expected`'s JSON text kept verbatim with
+ * every digit, as a JSON dataset keeps it; the record itself when it holds
+ * no such integer.
+ */
+function withExactExpected(value: unknown): unknown {
+  const plain = withoutBigInts(value);
+  if (plain === value || typeof plain !== "object" || plain === null) {
+    return plain;
+  }
+  const expected = (value as { expected?: unknown }).expected;
+  if (withoutBigInts(expected) !== expected) {
+    attachVerbatimExpected(plain as { expected?: unknown }, jsonOf(expected));
+  }
+  return plain;
+}
+
+/**
+ * `value` with each bigint a number (rounded, as JSON reads one past 2^53);
+ * the same value when it holds none.
+ */
+function withoutBigInts(value: unknown): unknown {
+  if (typeof value === "bigint") return Number(value);
+  if (typeof value !== "object" || value === null) return value;
+  if (Array.isArray(value)) {
+    const items = value.map(withoutBigInts);
+    return items.some((item, i) => item !== value[i]) ? items : value;
+  }
+  let copy: Record<string, unknown> | undefined;
+  for (const [key, item] of Object.entries(value)) {
+    const plain = withoutBigInts(item);
+    if (plain === item) continue;
+    copy ??= { ...value };
+    // (A key may be `__proto__`: define it, never set it.)
+    Object.defineProperty(copy, key, {
+      value: plain,
+      writable: true,
+      enumerable: true,
+      configurable: true,
+    });
+  }
+  return copy ?? value;
+}
+
+/** Compact JSON of a YAML value, a bigint written with all its digits. */
+function jsonOf(value: unknown): string {
+  if (typeof value === "bigint") return String(value);
+  if (Array.isArray(value)) return `[${value.map(jsonOf).join(",")}]`;
+  if (typeof value === "object" && value !== null) {
+    return `{${
+      Object.entries(value).map(([key, item]) =>
+        `${JSON.stringify(key)}:${jsonOf(item)}`
+      ).join(",")
+    }}`;
+  }
+  return JSON.stringify(value) ?? "null";
+}
+
 function fromList(
   name: string,
   path: string,
@@ -423,7 +483,7 @@ function fromList(
   const repeated = new Map<number, { path: string; below: number }>();
   let i = 0;
   const one = (): Example => {
-    const value = values[i];
+    let value = values[i];
     const span = spans?.[i];
     const position = ++i;
     if (source !== undefined && span !== undefined) {
@@ -474,19 +534,20 @@ function fromList(
       }
       // YAML: its reader gives an integer as a number, so one past 2^53 has
       // lost digits that no source span can bring back.
+      // (The loader keeps such an integer's digits, as a bigint.)
       const id = (value as { id?: unknown } | null)?.id;
-      if (
-        typeof id === "number" && Number.isInteger(id) &&
-        !Number.isSafeInteger(id)
-      ) {
+      if (typeof id === "bigint") {
         return {
           example_id: `${name}#${position}`,
           line: position,
           case: null,
           invalid:
-            `"id" is an integer past 2^53, which YAML reads rounded (to ${id}): write it quoted, as a string`,
+            `"id" is an integer past 2^53, which YAML reads rounded (to ${
+              Number(id)
+            }): write it quoted, as a string`,
         };
       }
+      value = withExactExpected(value);
     }
     return toExample(name, position, value);
   };

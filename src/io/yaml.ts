@@ -13,6 +13,34 @@ import * as yaml from "js-yaml";
  */
 const SCHEMA = yaml.CORE_SCHEMA.withTags(yaml.mergeTag);
 
+/**
+ * YAML's integers as the core schema reads them, except one past 2^53, which
+ * a number would round: it is a `bigint`, every digit kept, for a dataset
+ * loader to carry verbatim (as JSON datasets keep an `expected`'s digits).
+ */
+const EXACT_INT_TAG = {
+  ...yaml.intCoreTag,
+  resolve(source: string, isExplicit: boolean, tagName: string) {
+    const value = yaml.intCoreTag.resolve(source, isExplicit, tagName);
+    if (typeof value === "number" && Number.isSafeInteger(value)) return value;
+    // (Digits past a double's range are no integer to the core tag at all.)
+    const written = /^([-+]?)(0[box])?([0-9a-fA-F]+)$/.exec(source);
+    if (value === yaml.NOT_RESOLVED && written?.[2] !== undefined) return value;
+    if (written === null) return value;
+    try {
+      const digits = BigInt(`${written[2] ?? ""}${written[3]}`);
+      return written[1] === "-" ? -digits : digits;
+    } catch (error) {
+      // Not an integer after all (hex digits without 0x: a float's or text's).
+      if (error instanceof SyntaxError) return value;
+      throw error;
+    }
+  },
+} as unknown as yaml.ScalarTagDefinition<number>;
+
+/** {@linkcode SCHEMA} with integers past 2^53 read exactly, as bigints. */
+const EXACT_SCHEMA = SCHEMA.withTags(EXACT_INT_TAG);
+
 /** A parsed YAML document and where each of its nodes starts. */
 export interface LocatedYaml {
   /** The document's value. */
@@ -379,7 +407,8 @@ function checkExpansion(
 }
 
 /**
- * Loads a YAML document, refusing deep nesting and alias bombs.
+ * Loads a YAML document, refusing deep nesting and alias bombs. An integer
+ * past 2^53 is a `bigint`, its digits all kept (a number would round them).
  *
  * @param text The YAML text.
  * @param filename For the parser's messages.
@@ -395,7 +424,7 @@ export function loadYaml(text: string, filename: string): unknown {
   return yaml.constructFromEvents(events, {
     source: text,
     filename,
-    schema: SCHEMA,
+    schema: EXACT_SCHEMA,
     maxAliases: -1,
   })[0];
 }

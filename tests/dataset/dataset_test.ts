@@ -12,6 +12,7 @@ import {
   memberSpan,
 } from "../../src/io/_json_scan.ts";
 import { withTempDir } from "../_proc.ts";
+import { cli } from "../_cli.ts";
 
 const encoder = new TextEncoder();
 
@@ -1044,6 +1045,51 @@ Deno.test("loadDataset keeps integer ids beyond 2^53 as written, in JSONL and JS
       ["d.yaml#12345678901234567892", undefined],
       ["d.yaml#9007199254740991", undefined],
     ]);
+  });
+});
+
+Deno.test("a YAML dataset's integer past 2^53 reaches a subprocess scorer with every digit, as a JSON dataset's does", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      join(dir, "d.yaml"),
+      [
+        "- {input: a, output: a, expected: 12345678901234567890123}",
+        "- {input: b, output: b, expected: {n: -9007199254740993, m: [0x20000000000001, 2]}}",
+        "- {input: c, output: c, expected: 9007199254740991}",
+        "- {input: d, output: d, expected: x, metadata: {ticket: 98765432109876543210}}",
+      ].join("\n") + "\n",
+    );
+    const examples = await Array.fromAsync(
+      await loadDataset(join(dir, "d.yaml"), { name: "d.yaml" }),
+    );
+    assert.deepEqual(examples.map((e) => expectedJson(e.case!)), [
+      "12345678901234567890123",
+      '{"n":-9007199254740993,"m":[9007199254740993,2]}',
+      "9007199254740991",
+      '"x"',
+    ]);
+    // The values themselves are numbers, as JSON reads them.
+    assert.equal(examples[0]!.case!.expected, 12345678901234567890123);
+    assert.equal(examples[3]!.case!.metadata?.ticket, 98765432109876543210);
+    // What a scorer is sent, through run: its stdin, echoed as its reason.
+    await Deno.writeTextFile(
+      join(dir, "echo.py"),
+      'import json, sys\nprint(json.dumps({"score": 1, "reason": sys.stdin.read()}))\n',
+    );
+    await Deno.writeTextFile(
+      join(dir, "suite.yaml"),
+      "dataset: d.yaml\ntarget: { type: replay }\nscorers:\n  - { type: subprocess, cmd: python3 echo.py }\n",
+    );
+    const out = await cli(["run", "suite.yaml"], dir);
+    assert.equal(out.code, 0, out.stderr);
+    const sent = out.stdout.trim().split("\n").map((line) =>
+      JSON.parse(JSON.parse(line).reason).expected
+    );
+    assert.equal(sent.length, 4);
+    assert.match(
+      out.stdout.split("\n")[0]!,
+      /\\"expected\\":12345678901234567890123,/,
+    );
   });
 });
 
