@@ -119,12 +119,12 @@ export function parseYaml(text: string, filename: string): LocatedYaml {
   checkExpansion(text, events, MAX_NODES);
   checkOneDocument(text, events);
   checkPlainKeys(text, events);
-  const value = yaml.constructFromEvents(events, {
+  const value = construct(text, events, {
     source: text,
     filename,
     schema: SCHEMA,
     maxAliases: 100,
-  })[0];
+  });
   const lineStarts: number[] = [0];
   for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) {
     lineStarts.push(i + 1);
@@ -421,10 +421,41 @@ export function loadYaml(text: string, filename: string): unknown {
   checkExpansion(text, events, MAX_NODES);
   checkOneDocument(text, events);
   checkPlainKeys(text, events);
-  return yaml.constructFromEvents(events, {
+  return construct(text, events, {
     source: text,
     filename,
     schema: EXACT_SCHEMA,
     maxAliases: -1,
-  })[0];
+  });
+}
+
+/**
+ * The document's value, a key given twice in one mapping named: the parser
+ * says "duplicated mapping key" without saying which.
+ */
+function construct(
+  text: string,
+  events: ReturnType<typeof yaml.parseEvents>,
+  options: Parameters<typeof yaml.constructFromEvents>[1],
+): unknown {
+  try {
+    return yaml.constructFromEvents(events, options)[0];
+  } catch (error) {
+    const mark = (error as { mark?: { line: number; position: number } }).mark;
+    if (
+      !(error instanceof yaml.YAMLException) ||
+      error.reason !== "duplicated mapping key" || mark === undefined
+    ) throw error;
+    const key = events.find((event): event is yaml.ScalarEvent =>
+      event.type === yaml.EVENT_ID.SCALAR &&
+      event.valueStart <= mark.position && mark.position <= event.valueEnd
+    );
+    if (key === undefined) throw error;
+    throw new YamlRefusedError(
+      `key ${
+        JSON.stringify(yaml.getScalarValue(text, key))
+      } appears twice in one mapping: keep one`,
+      mark.line,
+    );
+  }
 }

@@ -356,6 +356,35 @@ Deno.test("a config of two YAML documents is refused where the second starts; a 
   assert.equal(config.dataset, "d.jsonl");
 });
 
+Deno.test("a config or YAML dataset that gives a key twice names the key, at the line of the second", async () => {
+  const suite =
+    "dataset: d.jsonl\ntarget: { type: replay }\nscorers:\n  - type: exact_match\n    name: a\n    name: b\n";
+  const error = await configError(suite);
+  assert.equal(
+    error.message,
+    'Invalid config "suite.yaml" line 6: key "name" appears twice in one mapping: keep one',
+  );
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(
+      join(dir, "d.yaml"),
+      '- input: a\n- input: b\n  "input": c\n',
+    );
+    await Deno.writeTextFile(
+      join(dir, "s.yaml"),
+      "dataset: d.yaml\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n",
+    );
+    const out = await cli(["validate", "s.yaml"], dir);
+    assert.equal(out.code, 2, out.stderr);
+    assert.equal(
+      out.stderr.trim(),
+      'evalpipe: Cannot parse dataset "d.yaml" line 3: key "input" appears twice in one mapping: keep one',
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("a config reads YAML merge keys (<<: *base) and names the line of a complex key", async () => {
   const { checkConfigText } = await import("../../src/config/mod.ts");
   const config = await checkConfigText(
