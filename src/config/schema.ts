@@ -169,11 +169,44 @@ function keyHint(
   key: string,
 ): string {
   const fields = mappingOf(shapeAt(root, at), valueAt(root, at))?.fields;
-  const near = fields === undefined
-    ? undefined
-    : nearest(key, Object.keys(fields));
-  return near === undefined ? "" : `; did you mean ${JSON.stringify(near)}?`;
+  if (fields === undefined) return "";
+  const near = nearest(key, Object.keys(fields));
+  if (near !== undefined) return `; did you mean ${JSON.stringify(near)}?`;
+  // Another tool's word for a key (`thresholds`, or misspelt `tresholds`).
+  const word = nearest(key, Object.keys(OTHER_WORDS)) ??
+    (Object.hasOwn(OTHER_WORDS, key) ? key : undefined);
+  const [ours, what] = word === undefined ? [] : OTHER_WORDS[word]!;
+  return ours !== undefined && Object.hasOwn(fields, ours)
+    ? `; did you mean ${JSON.stringify(ours)} (${what})?`
+    : "";
 }
+
+/**
+ * Keys other tools (promptfoo, Inspect, EvalCore, OpenAI Evals) use for what
+ * a suite names otherwise: the key here, and what it holds. A suggestion only
+ * where that key may stand.
+ */
+const OTHER_WORDS: Record<string, readonly [string, string]> = {
+  thresholds: [
+    "gates",
+    "the thresholds, per metric: { grounded: { min_mean: 0.8 } }",
+  ],
+  threshold: [
+    "gates",
+    "the thresholds, per metric: { grounded: { min_mean: 0.8 } }",
+  ],
+  assert: ["scorers", "a list of checks"],
+  asserts: ["scorers", "a list of checks"],
+  assertions: ["scorers", "a list of checks"],
+  metrics: ["scorers", "a list of checks, each a metric"],
+  evaluators: ["scorers", "a list of checks"],
+  command: ["cmd", "the command, run via sh -c"],
+  script: ["cmd", "the command, run via sh -c"],
+  trials: ["epochs", "how many times each case runs"],
+  repeat: ["epochs", "how many times each case runs"],
+  max_concurrency: ["concurrency", "how many cases run at once"],
+  workers: ["concurrency", "how many cases run at once"],
+};
 
 /** `; did you mean "x"?` for a value that is not one of its choices. */
 function choiceHint(actual: unknown, choices: readonly unknown[]): string {
@@ -207,9 +240,18 @@ function misspelt(
   const near = unknown.keys
     .map((key) => ({ key, d: editDistance(key, missing) }))
     .sort((a, b) => a.d - b.d)[0]!;
-  const key = near.d <= max ? near.key : unknown.keys[0]!;
+  // Or another tool's word for it (`command:` for `cmd:`).
+  const other = unknown.keys.find((key) => {
+    const word = nearest(key, Object.keys(OTHER_WORDS)) ?? key;
+    return OTHER_WORDS[word]?.[0] === missing;
+  });
+  const key = near.d <= max ? near.key : other ?? unknown.keys[0]!;
   const hint = near.d <= max
     ? `; did you mean ${JSON.stringify(missing)}?`
+    : other !== undefined
+    ? `; did you mean ${JSON.stringify(missing)} (${
+      OTHER_WORDS[nearest(other, Object.keys(OTHER_WORDS)) ?? other]![1]
+    })?`
     : "";
   return [
     [...at, key],

@@ -1003,3 +1003,35 @@ Deno.test("a __proto__ key anywhere in a config is a config error at its line, n
     assert.equal(out.code, 2, out.stderr);
   });
 });
+
+Deno.test("an unknown key that is another tool's word, or a typo of one, suggests evalpipe's key where it may stand", async () => {
+  const head = "dataset: d.jsonl\ntarget: { type: replay }\n";
+  for (
+    const [text, message] of [
+      [
+        `${head}scorers: [{ type: exact_match }]\ntresholds:\n  exact_match: 0.5\n`,
+        'line 4: unknown key "tresholds"; did you mean "gates" (the thresholds, per metric: { grounded: { min_mean: 0.8 } })?',
+      ],
+      [
+        `${head}scorers: [{ type: exact_match }]\ntrials: 3\n`,
+        'line 4: unknown key "trials"; did you mean "epochs" (how many times each case runs)?',
+      ],
+      [
+        `${head}scorers:\n  - type: subprocess\n    command: python3 grade.py\n`,
+        'line 5: unknown key "scorers[0].command"; did you mean "cmd" (the command, run via sh -c)?',
+      ],
+      [
+        `${head}metrics: [{ type: exact_match }]\n`,
+        'line 3: unknown key "metrics"; did you mean "scorers" (a list of checks, each a metric)?',
+      ],
+      // A typo of evalpipe's own key is still named as one.
+      [
+        `${head}scorerz: [{ type: exact_match }]\n`,
+        'line 3: unknown key "scorerz"; did you mean "scorers"?',
+      ],
+    ] as const
+  ) {
+    const error = await configError(text);
+    assert.equal(error.message, `Invalid config "suite.yaml" ${message}`);
+  }
+});
