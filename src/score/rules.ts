@@ -104,11 +104,15 @@ function isMapping(value: unknown): value is Record<string, unknown> {
     !Array.isArray(value) && isJsonValue(value, new Set());
 }
 
+/** The message of a diagnostic that came with an empty one. */
+const NO_MESSAGE = "(no message)";
+
 /**
  * A diagnostic read from outside in the canonical key order (empty details
  * and evidence lists dropped, as evalglass writes them), or `undefined` when
  * it breaks the shape. A diagnostic of the earlier shape, `{level, message}`,
- * gets a code from its message's prefix, or `legacy.<level>`.
+ * gets a code from its message's prefix, or `legacy.<level>`. An empty
+ * message becomes {@linkcode NO_MESSAGE}.
  */
 function readDiagnostic(d: unknown): Diagnostic | undefined {
   if (typeof d !== "object" || d === null || Array.isArray(d)) {
@@ -118,13 +122,16 @@ function readDiagnostic(d: unknown): Diagnostic | undefined {
     code,
     severity,
     level,
-    message,
+    message: given,
     location,
     details,
     cause,
     evidence_refs,
   } = d as Record<string, unknown>;
-  if (typeof message !== "string") return undefined;
+  if (typeof given !== "string") return undefined;
+  // evalglass's reader and its schema refuse an empty message; what a
+  // function scorer gave, or an older file holds, is read as this one.
+  const message = given === "" ? NO_MESSAGE : given;
   let out: Diagnostic;
   if (severity !== undefined) {
     if (!SEVERITIES.has(severity)) return undefined;
@@ -462,8 +469,8 @@ export function isCanonicalScore(value: unknown): value is Score {
       j++;
       n++;
     }
-    const { code, severity } = d as Record<string, unknown>;
-    if (n < 3 || code === "") return false;
+    const { code, severity, message } = d as Record<string, unknown>;
+    if (n < 3 || code === "" || message === "") return false;
     if (severity !== "error" && severity !== "warning" && severity !== "info") {
       return false;
     }

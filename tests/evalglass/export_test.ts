@@ -497,3 +497,32 @@ Deno.test("writeEvalglassRunFile exports a record that grows while it is read (a
     );
   });
 });
+
+Deno.test('export --to evalglass of a record whose diagnostic has an empty message writes "(no message)", which evalglass reads', async () => {
+  await withEveryStatusRun(async (run) => {
+    // As an earlier evalpipe wrote it from a function scorer's diagnostic.
+    const record = JSON.parse(await Deno.readTextFile(run.recordPath));
+    let emptied = 0;
+    for (const unit of record.units) {
+      for (const s of unit.scores) {
+        for (const d of s.diagnostics) {
+          d.message = "";
+          emptied++;
+        }
+      }
+    }
+    assert.ok(emptied > 0);
+    await Deno.writeTextFile(run.recordPath, JSON.stringify(record));
+    const { texts } = await exported(run);
+    const rr = JSON.parse(texts.runrecord);
+    assertSchema("runrecord", rr, "runrecord.json");
+    const messages = rr.scores.flatMap((s: Json) =>
+      (s.diagnostics ?? []).map((d: Json) => d.message)
+    );
+    assert.equal(messages.length, emptied);
+    assert.ok(messages.every((m: string) => m === "(no message)"), messages);
+    for (const c of rr.scorecard.clusters) {
+      assert.equal(c.message, "(no message)");
+    }
+  });
+});

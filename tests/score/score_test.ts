@@ -8,6 +8,7 @@ import {
   nonEvaluable,
   notApplicable,
   parseScore,
+  type Score,
   scored,
   ScoreError,
   scoreLine,
@@ -418,4 +419,60 @@ Deno.test("parseScore says why a value read as Infinity: JSON has no Infinity, o
     message:
       /"value" must be a finite number or null \(in JSON, a number beyond ±1\.8e308, such as 1e400, reads as Infinity\), not Infinity/,
   });
+});
+
+Deno.test('a diagnostic with an empty message is read as "(no message)", which evalglass\'s reader and its schema accept', async () => {
+  const { assertSchema } = await import("../evalglass/_schemas.ts");
+  const { functionScorer, scoreUnits } = await import("../../mod.ts");
+  const diagnostic = {
+    code: "length.short",
+    severity: "warning" as const,
+    message: "",
+  };
+  const read = (s: { diagnostics: unknown[] }) => {
+    assert.deepEqual(s.diagnostics, [{
+      ...diagnostic,
+      message: "(no message)",
+    }]);
+    for (const d of s.diagnostics) assertSchema("diagnostic", d);
+    assertSchema("score", s);
+  };
+  // A Scores file or a record written before (an evalglass reader refuses it).
+  read(parseScore({
+    metric: "m",
+    status: "skipped",
+    validity: "not_measured",
+    value: null,
+    evaluator_version: "m@1",
+    diagnostics: [diagnostic],
+    evidence_refs: [],
+  }));
+  // The older shape: a level, no code.
+  assert.equal(
+    parseScore({
+      metric: "m",
+      status: "error",
+      validity: "not_measured",
+      value: null,
+      evaluator_version: "m@1",
+      diagnostics: [{ level: "error", message: "" }],
+    }).diagnostics[0]?.message,
+    "(no message)",
+  );
+  // A function scorer's Score, as run writes it.
+  const scorer = functionScorer("short", () => ({
+    metric: "short",
+    status: "scored",
+    validity: "valid",
+    value: 1,
+    passed: true,
+    evaluator_version: "short@1",
+    diagnostics: [diagnostic],
+    evidence_refs: [],
+  } as Score));
+  const unit = { example_id: "d#1", unit_id: "d#1", input: "q", output: "a" };
+  const [score] = await Array.fromAsync(
+    ReadableStream.from([unit]).pipeThrough(scoreUnits([scorer])),
+  );
+  read(score!);
 });
