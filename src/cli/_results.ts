@@ -46,12 +46,40 @@ export function sayEvalglass(where: string, read: EvalglassImport): void {
 }
 
 /**
+ * Says, once per file, that no Score in it carries an id and how its Scores
+ * are told apart: `view`, `diff` and `aggregate` say the same.
+ */
+export function sayPositions(where: string): void {
+  say(
+    `evalpipe: ${where}: no Score carries an example id (an older evalglass record): the k-th Score of each metric is taken as example "#k"`,
+  );
+}
+
+/** A results file as `view` and `diff` read it. */
+export interface Results extends ScoresFile {
+  /** Its Scores carried no ids and were given their positions'. */
+  byPosition?: true;
+}
+
+/**
  * Reads a RunRecord or Scores file, reporting malformed lines and an
- * unfinished run. `-` is stdin; stdin, a pipe (`/dev/stdin`, `<(...)`) or a
+ * unfinished run. Scores of which none carries an id get their positions'
+ * (`positionIds`), and stderr says so. `-` is stdin; stdin, a pipe (`/dev/stdin`, `<(...)`) or a
  * FIFO is first copied to a file of its own, since the readers look at a
  * file's start before they read it all and a pipe can be read only once.
  */
-export async function readResults(path: string): Promise<ScoresFile> {
+export async function readResults(path: string): Promise<Results> {
+  const read: Results = await readResultsOf(path);
+  const { positionIds } = await import("../score/positions.ts");
+  const positioned = positionIds(read.scores);
+  if (positioned === undefined) return read;
+  sayPositions(JSON.stringify(path));
+  read.scores = positioned;
+  read.byPosition = true;
+  return read;
+}
+
+async function readResultsOf(path: string): Promise<ScoresFile> {
   if (!(await isPipe(path))) return await readResultsAt(path, path);
   const copy = await Deno.makeTempFile({ prefix: "evalpipe-input-" });
   try {

@@ -63,7 +63,8 @@ what is not mapped is named on stderr. So is a baseline (run --save-baseline).`,
       { ndjsonSink },
       { stdoutWriter },
       { evalglassLines },
-      { sayEvalglass },
+      { sayEvalglass, sayPositions },
+      { positionIds },
     ] = await Promise.all([
       import("../aggregate/lines.ts"),
       import("./_inputs.ts"),
@@ -71,6 +72,7 @@ what is not mapped is named on stderr. So is a baseline (run --save-baseline).`,
       import("../io/stdout.ts"),
       import("../evalglass/lines.ts"),
       import("./_results.ts"),
+      import("../score/positions.ts"),
     ]);
     let malformed = 0;
     let duplicates = 0;
@@ -90,6 +92,11 @@ what is not mapped is named on stderr. So is a baseline (run --save-baseline).`,
             if (!recordRanges.has(metric)) recordRanges.set(metric, range);
           }
           sayEvalglass(placeOf({ name, line }), read);
+          // Each Score without ids counts as an example of its own, as
+          // view and diff take its position for one: say so as they do.
+          if (positionIds(read.scores) !== undefined) {
+            sayPositions(placeOf({ name, line }));
+          }
         },
       });
       const records = runRecordLines(name, recordRanges);

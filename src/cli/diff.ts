@@ -6,7 +6,7 @@
 
 import { defineCommand } from "./command.ts";
 import { say, writeStdout } from "./_output.ts";
-import { readResults } from "./_results.ts";
+import { readResults, type Results } from "./_results.ts";
 import type { Score } from "../score/mod.ts";
 
 /** The `diff` command. */
@@ -49,6 +49,7 @@ judged by the run's require.`,
       ": give it as A or B",
     );
     const [a, b] = await Promise.all([readResults(pathA), readResults(pathB)]);
+    await pairableByPosition(a, pathA, b, pathB);
     const [
       { diffScores, pairingOf, significantlyWorse, unfitComparison },
       { formatDiff },
@@ -119,6 +120,38 @@ judged by the run's require.`,
     return flags["fail-on-regression"] && worse.length > 0 ? 1 : 0;
   },
 });
+
+/**
+ * Refuses two runs whose Scores cannot be paired: one carries no ids (and
+ * was read by position) and the other does, or neither does and a metric
+ * has not as many Scores in one as in the other.
+ */
+async function pairableByPosition(
+  a: Results,
+  pathA: string,
+  b: Results,
+  pathB: string,
+): Promise<void> {
+  if (a.byPosition === undefined && b.byPosition === undefined) return;
+  const { InputError } = await import("../base/errors.ts");
+  const [nameA, nameB] = [JSON.stringify(pathA), JSON.stringify(pathB)];
+  if (a.byPosition === undefined || b.byPosition === undefined) {
+    const [without, withIds] = a.byPosition ? [nameA, nameB] : [nameB, nameA];
+    throw new InputError(
+      `Cannot pair ${nameA} with ${nameB}: no Score in ${without} carries an example id (an older evalglass record) and those in ${withIds} do, so no example can be paired; compare it with a run read by position too`,
+    );
+  }
+  const { positionMismatch } = await import("../score/positions.ts");
+  const why = positionMismatch(a.scores, b.scores);
+  if (why !== undefined) {
+    throw new InputError(
+      `Cannot pair ${nameA} with ${nameB} by position: no Score in either carries an example id, and ${why}, so the k-th Score of one need not be the k-th example of the other`,
+    );
+  }
+  say(
+    `evalpipe: ${nameA} and ${nameB} are paired by position: the k-th Score of each metric in A with the k-th in B`,
+  );
+}
 
 /** Whether Scores hold an example's several epochs (`<example_id>@<k>`). */
 function severalEpochs(scores: readonly Score[]): boolean {

@@ -47,6 +47,7 @@ export {
   parseScoreFor,
 } from "./rules.ts";
 export { scoreLine } from "./line.ts";
+export { positionIds, positionMismatch } from "./positions.ts";
 export {
   validateScore,
   validateScoreBatches,

@@ -350,3 +350,94 @@ Deno.test("an evalglass record cut short or holding a NaN is one error naming it
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("an evalglass record whose Scores carry no ids is read by position, alike in aggregate, view and diff", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "evalpipe_no_ids_" });
+  try {
+    const original = JSON.parse(
+      await Deno.readTextFile(`${EXAMPLES}${GROUNDEDNESS}`),
+    );
+    await Deno.copyFile(`${EXAMPLES}${GROUNDEDNESS}`, `${dir}/ids.json`);
+    // As evalglass wrote it before its Scores had ids.
+    const older = (edit: (scores: Json[]) => Json[]) => ({
+      ...original,
+      scores: edit(original.scores.map((s: Json) => {
+        const { example_id: _e, unit_id: _u, ...rest } = s;
+        return rest;
+      })),
+    });
+    const write = (name: string, record: Json) =>
+      Deno.writeTextFile(`${dir}/${name}`, JSON.stringify(record, null, 2));
+    await write("old.json", older((s) => s));
+    // The second set_overlap Score (example 2) rises from 1/13 to 0.9.
+    await write(
+      "new.json",
+      older((s) => s.map((x, i) => i === 1 ? { ...x, value: 0.9 } : x)),
+    );
+    await write("short.json", older((s) => s.filter((_, i) => i !== 2)));
+    const note = (place: string) =>
+      `evalpipe: ${place}: no Score carries an example id (an older evalglass record): the k-th Score of each metric is taken as example "#k"\n`;
+
+    // aggregate: each Score an example of its own, as with ids.
+    const withIds = await cli(["aggregate", "ids.json"], dir);
+    const agg = await cli(["aggregate", "old.json"], dir);
+    assert.equal(agg.code, 0, agg.stderr);
+    assert.equal(agg.stdout, withIds.stdout);
+    assert.ok(ndjson(agg.stdout).every((l) => l.examples === 3));
+    assert.ok(agg.stderr.endsWith(note('"old.json" line 1')), agg.stderr);
+
+    // view: three examples #1, #2, #3, not one "(no id)".
+    const view = await cli(["view", "old.json", "--by-call", "--json"], dir);
+    assert.equal(view.code, 0, view.stderr);
+    const units = ndjson(view.stdout);
+    assert.deepEqual(units.map((u) => u.unit_id).sort(), ["#1", "#2", "#3"]);
+    assert.deepEqual(
+      units.find((u) => u.example_id === "#2").scores.map((s: Json) => [
+        s.metric,
+        s.value,
+      ]),
+      [["set_overlap", 1 / 13], ["field_presence", 1], [
+        "structural_shape",
+        1,
+      ]],
+    );
+    assert.ok(view.stderr.endsWith(note('"old.json"')), view.stderr);
+
+    // diff: the k-th Score of a metric in A paired with the k-th in B.
+    const diff = await cli(["diff", "old.json", "new.json"], dir);
+    assert.equal(diff.code, 0, diff.stderr);
+    const overlap = ndjson(diff.stdout).find((l) => l.metric === "set_overlap");
+    assert.equal(overlap.pairs, 3);
+    assert.equal(overlap.improved, 1);
+    assert.equal(overlap.newly_passing, 1);
+    assert.ok(diff.stderr.includes(note('"old.json"')), diff.stderr);
+    assert.ok(diff.stderr.includes(note('"new.json"')), diff.stderr);
+    assert.ok(
+      diff.stderr.includes(
+        `evalpipe: "old.json" and "new.json" are paired by position: the k-th Score of each metric in A with the k-th in B\n`,
+      ),
+      diff.stderr,
+    );
+
+    // Positions that need not match, and ids on one side only: refused.
+    const short = await cli(["diff", "old.json", "short.json"], dir);
+    assert.equal(short.code, 2, short.stderr);
+    assert.equal(short.stdout, "");
+    assert.ok(
+      short.stderr.includes(
+        `Cannot pair "old.json" with "short.json" by position: no Score in either carries an example id, and A has 3 Scores of "set_overlap" and B 2, so the k-th Score of one need not be the k-th example of the other\n`,
+      ),
+      short.stderr,
+    );
+    const mixed = await cli(["diff", "ids.json", "old.json"], dir);
+    assert.equal(mixed.code, 2, mixed.stderr);
+    assert.ok(
+      mixed.stderr.includes(
+        `Cannot pair "ids.json" with "old.json": no Score in "old.json" carries an example id (an older evalglass record) and those in "ids.json" do, so no example can be paired; compare it with a run read by position too\n`,
+      ),
+      mixed.stderr,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
