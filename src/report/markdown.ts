@@ -9,6 +9,7 @@ import type { Aggregate } from "../aggregate/mod.ts";
 import { checkGates, type Gate, type GateFailure } from "../aggregate/gates.ts";
 import type { RunRecord } from "../record/run_record.ts";
 import {
+  refuseChangedRecord,
   type RunRecordSummary,
   visitRunRecord,
 } from "../record/record_entries.ts";
@@ -385,14 +386,29 @@ export async function markdownReportFile(
   const scores: Score[] = [];
   const units: Unit[] = [];
   if (shown.size > 0) {
-    await visitRunRecord(path, {
+    const found = new Set<string>();
+    const again = await visitRunRecord(path, {
       entry(own, unit) {
         if (unit !== undefined && shown.has(unit.unit_id)) units.push(unit);
         for (const s of own) {
-          if (shown.has(s.unit_id ?? s.example_id ?? "(no id)")) scores.push(s);
+          const id = s.unit_id ?? s.example_id ?? "(no id)";
+          if (shown.has(id)) {
+            scores.push(s);
+            found.add(id);
+          }
         }
       },
     });
+    // A record a run is still writing has only grown; one written over
+    // between the reads (cases gone, another run's) would mix two runs.
+    refuseChangedRecord(
+      path,
+      record.run_id,
+      again,
+      shown.size - found.size,
+      "Cannot write the Markdown report of",
+      "write the report again",
+    );
   }
   const run = tally.run(record, unitCases(scores, units));
   return { text: markdownOf(run, options), record };

@@ -20,6 +20,7 @@ import {
   htmlReportFile,
   junitReport,
   junitReportFile,
+  markdownReportFile,
 } from "../../src/report/mod.ts";
 import { type Score, scored } from "../../src/score/mod.ts";
 import type { Unit } from "../../src/dataset/mod.ts";
@@ -257,6 +258,75 @@ Deno.test("cli report RECORD --junit --html writes from the file the bytes the l
     );
     assert.equal(piped.code, 0, piped.stderr);
     assert.equal(await Deno.readTextFile(`${dir}/p.xml`), junitReport(record));
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+/** Whether this process has the file at `path` open (a read under way). */
+async function holdsOpen(path: string): Promise<boolean> {
+  for await (const fd of Deno.readDir("/proc/self/fd")) {
+    try {
+      if (await Deno.readLink(`/proc/self/fd/${fd.name}`) === path) return true;
+    } catch (error) {
+      // The descriptor was closed since the folder was listed.
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+    }
+  }
+  return false;
+}
+
+Deno.test("markdownReportFile reports a record a run is still writing as its first read found it, and refuses one written over between its reads", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "evalpipe_streamed_" });
+  try {
+    await writeRecord(`${dir}/all.json`, RECORDS["cut short"]!);
+    const lines = (await Deno.readTextFile(`${dir}/all.json`)).split(/(?<=\n)/);
+    const firstUnits = (n: number) => lines.slice(0, 1 + n).join("");
+    await Deno.writeTextFile(`${dir}/run.json`, firstUnits(20));
+    const options = { recordPath: "run.json" };
+    const asFound = (await markdownReportFile(`${dir}/run.json`, options)).text;
+    assert.match(asFound, /failing case/);
+    // A FIFO gives each read of the record what the file held then.
+    const live = `${dir}/live.json`;
+    const made = await new Deno.Command("mkfifo", { args: [live] }).output();
+    assert.equal(made.code, 0);
+    const reportOf = async (next: string) => {
+      const writes = (async () => {
+        await Deno.writeTextFile(live, firstUnits(20));
+        // Opened again before the first read has closed, the FIFO would go
+        // on with the next text as one stream: wait for that read's end.
+        while (await holdsOpen(live)) {
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+        await Deno.writeTextFile(live, next);
+      })();
+      try {
+        return (await markdownReportFile(live, options)).text;
+      } finally {
+        await writes;
+      }
+    };
+    assert.equal(
+      await reportOf(lines.join("")),
+      asFound,
+      "the run went on: the cases first read",
+    );
+    const overWritten = {
+      "another run's record": lines.join("").replaceAll('"r1"', '"r2"'),
+      "no units": firstUnits(0),
+    };
+    for (const [name, next] of Object.entries(overWritten)) {
+      await assert.rejects(
+        () => reportOf(next),
+        (e) =>
+          e instanceof RunRecordError &&
+          e.message ===
+            `Cannot write the Markdown report of ${
+              JSON.stringify(live)
+            }: it changed while it was read (another run's record was written over it); write the report again`,
+        name,
+      );
+    }
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
