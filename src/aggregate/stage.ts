@@ -153,7 +153,7 @@ export function aggregate(
         at,
         `Score ${at} is given twice: unit ${
           JSON.stringify(score.unit_id)
-        } already has a ${JSON.stringify(score.metric)} Score${
+        } already has a Score of metric ${JSON.stringify(score.metric)}${
           score.target_name === undefined
             ? ""
             : ` for target ${JSON.stringify(score.target_name)}`

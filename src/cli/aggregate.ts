@@ -79,11 +79,19 @@ what is not mapped is named on stderr. So is a baseline (run --save-baseline).`,
     // An evalglass record is one JSON document over many lines: each input
     // is read for one on its own, and for an evalpipe RunRecord.
     const recordRanges = new Map<string, readonly [number, number]>();
+    // A document that is the whole file is named as view and diff name it
+    // ("run.json"); one further into a stream, by the line it starts on.
+    const documentPlace = (name: string, line: number) =>
+      line !== 1
+        ? placeOf({ name, line })
+        : name === "stdin"
+        ? "stdin"
+        : JSON.stringify(name);
     const input = inputLines(paths, (name) => {
       const glass = evalglassLines({
         source: name,
         onDocument: (value, line) =>
-          documentLines(value, name, placeOf({ name, line }), recordRanges),
+          documentLines(value, name, documentPlace(name, line), recordRanges),
         onRecord: (read, line) => {
           // The ranges evalpipe's export kept, as a RunRecord's are kept.
           for (
@@ -91,11 +99,11 @@ what is not mapped is named on stderr. So is a baseline (run --save-baseline).`,
           ) {
             if (!recordRanges.has(metric)) recordRanges.set(metric, range);
           }
-          sayEvalglass(placeOf({ name, line }), read);
+          sayEvalglass(documentPlace(name, line), read);
           // Each Score without ids counts as an example of its own, as
           // view and diff take its position for one: say so as they do.
           if (positionIds(read.scores) !== undefined) {
-            sayPositions(placeOf({ name, line }));
+            sayPositions(documentPlace(name, line));
           }
         },
       });
@@ -155,9 +163,9 @@ what is not mapped is named on stderr. So is a baseline (run --save-baseline).`,
             say(
               `evalpipe: Score given twice on ${
                 placeOf(input.where(line))
-              }: unit ${JSON.stringify(score.unit_id)} already has a ${
-                JSON.stringify(score.metric)
-              } Score${
+              }: unit ${
+                JSON.stringify(score.unit_id)
+              } already has a Score of metric ${JSON.stringify(score.metric)}${
                 score.target_name === undefined
                   ? ""
                   : ` for target ${JSON.stringify(score.target_name)}`

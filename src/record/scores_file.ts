@@ -145,9 +145,9 @@ export async function readScoresFile(path: string): Promise<ScoresFile> {
     ) {
       problems.push({
         line,
-        message: `unit ${JSON.stringify(unit)} already has a ${
+        message: `unit ${JSON.stringify(unit)} already has a Score of metric ${
           JSON.stringify(score.metric)
-        } Score on an earlier line: it is counted once`,
+        } on an earlier line: it is counted once`,
       });
       return;
     }

@@ -51,7 +51,7 @@ Deno.test("aggregate reads evalglass's example records piped in, with figures wo
     assert.match(
       out.stderr,
       new RegExp(
-        `stdin line 1 is an evalglass RunRecord \\(run "[a-z-]+"\\): ${
+        `^evalpipe: stdin is an evalglass RunRecord \\(run "[a-z-]+"\\): ${
           Object.keys(metrics).length * 3
         } Scores read`,
       ),
@@ -70,12 +70,20 @@ Deno.test("aggregate reads evalglass records named as files, one after the other
   assert.ok(close(lines.get("faithfulness").mean, 2.2 / 3));
   assert.match(
     out.stderr,
-    new RegExp(`"${GROUNDEDNESS}" line 1 is an evalglass RunRecord`),
+    new RegExp(`"${GROUNDEDNESS}" is an evalglass RunRecord`),
   );
   assert.match(
     out.stderr,
-    new RegExp(`"${JUDGE}" line 1 is an evalglass RunRecord`),
+    new RegExp(`"${JUDGE}" is an evalglass RunRecord`),
   );
+  // Named as view names it: the file, not "line 1" of it.
+  for (const file of [GROUNDEDNESS, JUDGE]) {
+    const view = await cli(["view", file], EXAMPLES);
+    assert.equal(view.code, 0, view.stderr);
+    for (const line of view.stderr.trimEnd().split("\n")) {
+      assert.ok(out.stderr.includes(`${line}\n`), `${line}\n${out.stderr}`);
+    }
+  }
 });
 
 Deno.test("view shows an evalglass example record and names, once, what it does not map", async () => {
@@ -384,7 +392,7 @@ Deno.test("an evalglass record whose Scores carry no ids is read by position, al
     assert.equal(agg.code, 0, agg.stderr);
     assert.equal(agg.stdout, withIds.stdout);
     assert.ok(ndjson(agg.stdout).every((l) => l.examples === 3));
-    assert.ok(agg.stderr.endsWith(note('"old.json" line 1')), agg.stderr);
+    assert.ok(agg.stderr.endsWith(note('"old.json"')), agg.stderr);
 
     // view: three examples #1, #2, #3, not one "(no id)".
     const view = await cli(["view", "old.json", "--by-call", "--json"], dir);

@@ -42,7 +42,7 @@ Deno.test("an exported record read back gives the original's aggregates, per-uni
       assert.equal(back.code, 0, back.stderr);
       assert.deepEqual(ndjson(back.stdout), ndjson(ranged.stdout));
       assert.equal(back.stderr.match(/is an evalglass RunRecord/g)?.length, 1);
-      assert.match(back.stderr, /stdin line 1 is an evalglass RunRecord/);
+      assert.match(back.stderr, /^evalpipe: stdin is an evalglass RunRecord/m);
       assert.match(back.stderr, /15 Scores read/);
     }
     assert.equal(ndjson(original.stdout).length, 3);

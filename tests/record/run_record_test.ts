@@ -682,7 +682,7 @@ Deno.test("readScoresFile and view count a Score given twice once, naming the li
     assert.deepEqual(read.problems.map((p) => p.line), [7, 8, 9, 10, 11, 12]);
     assert.equal(
       read.problems[0]!.message,
-      'unit "d#1" already has a "m" Score on an earlier line: it is counted once',
+      'unit "d#1" already has a Score of metric "m" on an earlier line: it is counted once',
     );
     const a = await cli(["view", "once.ndjson"], dir);
     const b = await cli(["view", "twice.ndjson"], dir);
@@ -691,7 +691,7 @@ Deno.test("readScoresFile and view count a Score given twice once, naming the li
     assert.equal(b.stdout, a.stdout);
     assert.match(
       b.stderr,
-      /"twice\.ndjson" line 7: unit "d#1" already has a "m" Score on an earlier line/,
+      /"twice\.ndjson" line 7: unit "d#1" already has a Score of metric "m" on an earlier line/,
     );
   } finally {
     await Deno.remove(dir, { recursive: true });
@@ -724,7 +724,7 @@ Deno.test("readScoresFile counts a unit's Score given with its id in NFC and aga
     assert.deepEqual(read.problems.map((p) => p.line), [2]);
     assert.equal(
       read.problems[0]!.message,
-      'unit "d#cafe\u0301" already has a "m" Score on an earlier line: it is counted once',
+      'unit "d#cafe\u0301" already has a Score of metric "m" on an earlier line: it is counted once',
     );
   } finally {
     await Deno.remove(dir, { recursive: true });

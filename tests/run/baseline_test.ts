@@ -538,7 +538,7 @@ Deno.test("diff, view and aggregate read a saved baseline as the run it keeps, n
     assert.equal(fromBase.code, 0, fromBase.stderr);
     assert.equal(
       fromBase.stderr,
-      `evalpipe: "${base}" line 1 is a baseline (run --save-baseline): 3 Scores read\n`,
+      `evalpipe: "${base}" is a baseline (run --save-baseline): 3 Scores read\n`,
     );
     const fromScores = await cli(["aggregate", "b.ndjson"], dir);
     assert.deepEqual(
