@@ -71,6 +71,12 @@ export interface GateFailure {
   message: string;
   /** The target that failed the gate, in a matrix run. */
   target_name?: string;
+  /**
+   * No gate names the metric: the failure is the rule that a metric that
+   * measured nothing fails the run (`gate` is `allow_unmeasured`), not a
+   * threshold the config set.
+   */
+  ungated?: true;
 }
 
 /**
@@ -205,18 +211,23 @@ function checkOne(
     if (gates[a.metric]?.allow_unmeasured === true) continue;
     const failed = a.errors + a.blocked + a.invalid;
     if (a.aggregatable > 0 || failed === 0) continue;
+    const ungated = gates[a.metric] === undefined;
+    const counts = [
+      a.errors > 0 ? `${a.errors} error${a.errors === 1 ? "" : "s"}` : "",
+      a.blocked > 0 ? `${a.blocked} blocked` : "",
+      a.invalid > 0 ? `${a.invalid} invalid` : "",
+    ].filter((x) => x !== "").join(" and ");
     failures.push({
       metric: a.metric,
       gate: "allow_unmeasured",
       threshold: 1,
       actual: 0,
-      message: `${a.metric}: nothing measured: ${
-        [
-          a.errors > 0 ? `${a.errors} error${a.errors === 1 ? "" : "s"}` : "",
-          a.blocked > 0 ? `${a.blocked} blocked` : "",
-          a.invalid > 0 ? `${a.invalid} invalid` : "",
-        ].filter((x) => x !== "").join(" and ")
-      } of ${a.n} Scores (allow it with gates.${a.metric}.allow_unmeasured: true)`,
+      // Without a gate, say which rule failed the run: a user who set none
+      // would otherwise look for one.
+      message: ungated
+        ? `${a.metric}: nothing measured: ${counts} of ${a.n} Scores; no gate names it, but a metric that measured nothing fails the run: the Scores' reasons say why (let it pass with gates.${a.metric}.allow_unmeasured: true)`
+        : `${a.metric}: nothing measured: ${counts} of ${a.n} Scores (allow it with gates.${a.metric}.allow_unmeasured: true)`,
+      ...(ungated ? { ungated: true as const } : {}),
     });
   }
   for (const metric of Object.keys(gates).sort()) {

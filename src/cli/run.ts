@@ -11,6 +11,7 @@ import { exitCodeOf, OUTPUT_EXIT_CODE } from "../base/errors.ts";
 import { REPORT_FLAGS } from "./_reports.ts";
 import { CACHE_FLAG, cacheModeOf } from "./_cache_flag.ts";
 import type { Score } from "../score/mod.ts";
+import type { GateFailure } from "../aggregate/gates.ts";
 import type { InterruptSignal } from "../run/interrupt.ts";
 import type { Unit } from "../dataset/unit.ts";
 
@@ -51,6 +52,25 @@ function givenFiles(flags: Readonly<Record<string, unknown>>): string[] {
         ? [`--${name} ${JSON.stringify(flags[name])}`]
         : []
     );
+}
+
+/**
+ * The line on a metric that measured nothing though no gate names it: with
+ * invalid cases in the dataset (the run exits 2 for them), what to fix
+ * rather than a gate to set.
+ */
+function unmeasured(
+  failure: GateFailure,
+  invalidCases: number,
+  firstInvalid: string | undefined,
+): string {
+  if (invalidCases === 0 || firstInvalid === undefined) return failure.message;
+  const counted = failure.message.replace(/; no gate names it, .*$/, "");
+  return `${counted}, ${invalidCases} ${
+    invalidCases === 1 ? "case is" : "cases are"
+  } invalid (the first: ${
+    firstInvalid.replace(/^Invalid case in /, "")
+  }): fix the dataset and run again`;
 }
 
 /** `a`, `a and b`, `a, b and c`. */
@@ -339,6 +359,8 @@ and a summary table on stderr.`,
     const annotate = !flags["no-annotations"] &&
       (flags.annotations || Deno.env.get("GITHUB_ACTIONS") === "true");
     const firstFailures = new Map<string, Score>();
+    // The first invalid case, for the line on a metric that measured nothing.
+    let firstInvalid: string | undefined;
     // Resuming into a record keeps the units the earlier one holds.
     const previousUnits = new Map<string, Unit>();
     const unitsName = `--units ${JSON.stringify(flags.units)}`;
@@ -696,7 +718,10 @@ and a summary table on stderr.`,
         ...(flags.baseline !== undefined ? { baseline: flags.baseline } : {}),
         // --- end issue 14 ---
         ...(cacheMode !== undefined ? { cacheMode } : {}),
-        onInvalidRecord: (message) => say(`evalpipe: ${message}`),
+        onInvalidRecord: (message) => {
+          firstInvalid ??= message;
+          say(`evalpipe: ${message}`);
+        },
         ...(bar.run !== undefined ? { progress: bar.run } : {}),
         ...(annotate
           ? {
@@ -887,7 +912,13 @@ and a summary table on stderr.`,
         );
       }
       for (const failure of gateFailures) {
-        say(`evalpipe: gate failed: ${failure.message}`);
+        say(
+          failure.ungated
+            ? `evalpipe: ${
+              unmeasured(failure, summary.invalidRecords, firstInvalid)
+            }`
+            : `evalpipe: gate failed: ${failure.message}`,
+        );
       }
       // --- baselines (issue 14) ---
       if (summary.baseline?.failed) {

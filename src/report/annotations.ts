@@ -96,7 +96,9 @@ export function annotations(
     ...gateFailures.map((f) =>
       command(
         "error",
-        `evalpipe gate failed: ${failureKey(f.metric, f.target_name)}`,
+        `evalpipe ${f.ungated ? "nothing measured" : "gate failed"}: ${
+          failureKey(f.metric, f.target_name)
+        }`,
         f.message,
       )
     ),

@@ -531,13 +531,18 @@ function markdownOf(run: MarkdownRun, options: MarkdownOptions): string {
   const failures = options.failures ?? runFailures(record);
   const worst = options.worst ?? 10;
   const gated = Object.keys(gatesOf(record.config)).length > 0;
+  // A metric that measured nothing though no gate names it fails the run,
+  // but no gate of the config's.
+  const gateFailed = failedGates.filter((f) => !f.ungated).length;
+  const unmeasured = [
+    ...new Set(failedGates.filter((f) => f.ungated).map((f) => f.metric)),
+  ];
   const verdict = [
-    ...(failedGates.length > 0
-      ? [
-        `❌ ${failedGates.length} ${
-          failedGates.length === 1 ? "gate" : "gates"
-        } failed`,
-      ]
+    ...(gateFailed > 0
+      ? [`❌ ${gateFailed} ${gateFailed === 1 ? "gate" : "gates"} failed`]
+      : []),
+    ...(unmeasured.length > 0
+      ? [`❌ nothing measured: ${markdownCell(unmeasured.join(", "), 400)}`]
       : []),
     ...failures.map((f) => `❌ ${markdownCell(f.message, 400)}`),
     ...(failedGates.length > 0

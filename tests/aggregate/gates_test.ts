@@ -57,8 +57,20 @@ Deno.test("checkGates fails a metric, gated or not, whose every Score failed, un
     threshold: 1,
     actual: 0,
     message:
-      "judge: nothing measured: 1 error and 1 blocked of 3 Scores (allow it with gates.judge.allow_unmeasured: true)",
+      "judge: nothing measured: 1 error and 1 blocked of 3 Scores; no gate names it, but a metric that measured nothing fails the run: the Scores' reasons say why (let it pass with gates.judge.allow_unmeasured: true)",
+    ungated: true,
   }]);
+  // A gate of its own: the figure is the gate's to fail.
+  assert.deepEqual(
+    checkGates({ judge: { max_errors: 5 } }, aggs).map((f) => [
+      f.message,
+      f.ungated,
+    ]),
+    [[
+      "judge: nothing measured: 1 error and 1 blocked of 3 Scores (allow it with gates.judge.allow_unmeasured: true)",
+      undefined,
+    ]],
+  );
   assert.deepEqual(
     checkGates({ judge: { allow_unmeasured: true } }, aggs),
     [],
@@ -74,7 +86,7 @@ Deno.test("checkGates fails a metric, gated or not, whose every Score failed, un
     scored("judge", 9, { validity: "invalid", passed: false }),
   ]);
   assert.deepEqual(checkGates({}, offScale).map((f) => f.message), [
-    "judge: nothing measured: 2 invalid of 2 Scores (allow it with gates.judge.allow_unmeasured: true)",
+    "judge: nothing measured: 2 invalid of 2 Scores; no gate names it, but a metric that measured nothing fails the run: the Scores' reasons say why (let it pass with gates.judge.allow_unmeasured: true)",
   ]);
   assert.deepEqual(
     checkGates({ judge: { allow_unmeasured: true } }, offScale),

@@ -34,7 +34,7 @@ Deno.test("cli run exits 1 when every target call failed, though no gate is set"
     assert.equal(out.code, 1, out.stderr);
     assert.match(
       out.stderr,
-      /^evalpipe: gate failed: exact_match: nothing measured: 2 blocked of 2 Scores \(allow it with gates\.exact_match\.allow_unmeasured: true\)$/m,
+      /^evalpipe: exact_match: nothing measured: 2 blocked of 2 Scores; no gate names it, but a metric that measured nothing fails the run: the Scores' reasons say why \(let it pass with gates\.exact_match\.allow_unmeasured: true\)$/m,
     );
     // The Scores are written all the same: failures are data.
     const lines = (await Deno.readTextFile(`${dir}/s.jsonl`)).trim().split(
@@ -103,5 +103,28 @@ gates:
     const record = JSON.parse(await Deno.readTextFile(`${dir}/r.json`));
     assert.equal(record.config.target.timeout, 0.3);
     assert.equal(record.config.timeout, 7);
+  });
+});
+
+Deno.test('cli run on Inspect\'s dataset (its answer under "target"), no gate set: exit 2 for the invalid cases, and no gate said to fail', async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      'dataset: data.jsonl\ntarget: { type: subprocess, cmd: "cat" }\nscorers:\n  - type: exact_match\n',
+    );
+    await Deno.writeTextFile(
+      `${dir}/data.jsonl`,
+      '{"input": "a", "target": "a"}\n{"input": "b", "target": "b"}\n',
+    );
+    const out = await cli(["run", "suite.yaml", "--out", "s.jsonl"], dir);
+    assert.equal(out.code, 2, out.stderr);
+    assert.doesNotMatch(out.stderr, /gate failed/);
+    assert.doesNotMatch(out.stderr, /allow_unmeasured/);
+    assert.ok(
+      out.stderr.endsWith(
+        `evalpipe: exact_match: nothing measured: 2 blocked of 2 Scores, 2 cases are invalid (the first: "data.jsonl" line 1: "target" is Inspect's answer key; evalpipe's is "expected": rename the field): fix the dataset and run again\n`,
+      ),
+      out.stderr,
+    );
   });
 });

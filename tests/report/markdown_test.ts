@@ -374,3 +374,54 @@ Deno.test("report --markdown reads the record a unit at a time and writes what r
     assert.equal(await Deno.readTextFile(`${dir}/again.md`), md);
   });
 });
+
+Deno.test("markdownReport names a metric that measured nothing without a gate as such, not as a failed gate", async () => {
+  const { parseRunRecord } = await import("../../src/record/mod.ts");
+  const { markdownReport } = await import("../../src/report/mod.ts");
+  const record = (gates: Record<string, unknown>) =>
+    parseRunRecord(
+      JSON.stringify({
+        evalpipe_run_record: 1,
+        run_id: "r1",
+        started_at: "2026-12-01T08:00:00.000Z",
+        config_path: "suite.yaml",
+        config: { gates },
+        fingerprints: {
+          config: "sha256:aa",
+          dataset: null,
+          target: "sha256:cc",
+          scorers: {},
+        },
+        scores: [{
+          metric: "m",
+          status: "blocked",
+          validity: "not_measured",
+          value: null,
+          passed: false,
+          reason: "target error: down",
+          evaluator_version: "m@1",
+          example_id: "d#1",
+          unit_id: "d#1",
+        }],
+        aggregates: [],
+        finished_at: "2026-12-01T08:00:01.000Z",
+        complete: true,
+      }),
+      "run.json",
+    );
+  assert.match(
+    markdownReport(record({})),
+    /^❌ nothing measured: m · 1 unit, 1 failing/m,
+  );
+  assert.match(
+    markdownReport(record({ m: { max_blocked: 0 } })),
+    /^❌ 2 gates failed · 1 unit, 1 failing/m,
+  );
+  const { annotations } = await import("../../src/report/mod.ts");
+  const { checkGates } = await import("../../src/aggregate/mod.ts");
+  const { aggregates } = record({});
+  assert.match(
+    annotations(checkGates({}, aggregates), aggregates, new Map())[0]!,
+    /^::error title=evalpipe nothing measured%3A m::m: nothing measured: 1 blocked of 1 Scores; no gate names it/,
+  );
+});
