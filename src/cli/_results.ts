@@ -70,7 +70,7 @@ export interface Results extends ScoresFile {
  */
 export async function readResults(path: string): Promise<Results> {
   const read: Results = await readResultsOf(path);
-  const { positionIds } = await import("../score/positions.ts");
+  const { positionIds } = await import("../evalglass/positions.ts");
   const positioned = positionIds(read.scores);
   if (positioned === undefined) return read;
   sayPositions(JSON.stringify(path));

@@ -72,7 +72,7 @@ what is not mapped is named on stderr. So is a baseline (run --save-baseline).`,
       import("../io/stdout.ts"),
       import("../evalglass/lines.ts"),
       import("./_results.ts"),
-      import("../score/positions.ts"),
+      import("../evalglass/positions.ts"),
     ]);
     let malformed = 0;
     let duplicates = 0;

@@ -141,7 +141,7 @@ async function pairableByPosition(
       `Cannot pair ${nameA} with ${nameB}: no Score in ${without} carries an example id (an older evalglass record) and those in ${withIds} do, so no example can be paired; compare it with a run read by position too`,
     );
   }
-  const { positionMismatch } = await import("../score/positions.ts");
+  const { positionMismatch } = await import("../evalglass/positions.ts");
   const why = positionMismatch(a.scores, b.scores);
   if (why !== undefined) {
     throw new InputError(

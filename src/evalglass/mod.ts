@@ -42,3 +42,4 @@ export {
 } from "./import.ts";
 export type { EvalglassLinesOptions } from "./lines.ts";
 export { evalglassLines } from "./lines.ts";
+export { positionIds, positionMismatch } from "./positions.ts";

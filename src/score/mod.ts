@@ -47,7 +47,6 @@ export {
   parseScoreFor,
 } from "./rules.ts";
 export { scoreLine } from "./line.ts";
-export { positionIds, positionMismatch } from "./positions.ts";
 export {
   validateScore,
   validateScoreBatches,

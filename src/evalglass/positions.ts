@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { Score } from "./types.ts";
+import type { Score } from "../score/mod.ts";
 
 /**
  * Gives Scores none of which carries an `example_id` or a `unit_id` (an
@@ -22,7 +22,8 @@ import type { Score } from "./types.ts";
  *
  * @example Two metrics over three examples, written example by example
  * ```ts
- * import { positionIds, scored } from "./mod.ts";
+ * import { positionIds } from "./mod.ts";
+ * import { scored } from "../score/mod.ts";
  * const read = positionIds([scored("a", 1), scored("b", 0), scored("a", 0), scored("b", 1)]);
  * if (read?.map((s) => `${s.metric}${s.example_id}`).join() !== "a#1,b#1,a#2,b#2") throw new Error();
  * ```
@@ -78,7 +79,8 @@ export function positionIds(scores: readonly Score[]): Score[] | undefined {
  *
  * @example
  * ```ts
- * import { positionMismatch, scored } from "./mod.ts";
+ * import { positionMismatch } from "./mod.ts";
+ * import { scored } from "../score/mod.ts";
  * const why = positionMismatch([scored("m", 1)], [scored("m", 1), scored("m", 0)]);
  * if (why !== 'A has 1 Score of "m" and B 2') throw new Error(why);
  * ```
