@@ -108,7 +108,12 @@ export async function readUnitsToKeep(
  */
 export async function keepSkippedUnits(units: UnitsToKeep): Promise<boolean> {
   if (units.left.size === 0) return false;
-  const file = await Deno.open(units.path, { read: true });
+  // Writable to cut it through this handle: the file whose size is checked,
+  // reached through a symlink too (`Deno.truncate` refuses a symlink).
+  const file = await Deno.open(units.path, {
+    read: true,
+    write: units.cut !== undefined,
+  });
   try {
     if ((await file.stat()).size !== units.size) {
       throw new InputError(
@@ -119,7 +124,7 @@ export async function keepSkippedUnits(units: UnitsToKeep): Promise<boolean> {
     }
     if (units.cut !== undefined) {
       // One call: a kill leaves the file whole or cut, each unit kept.
-      await Deno.truncate(units.path, units.cut);
+      await file.truncate(units.cut);
       return false;
     }
     // Each line as it was, a byte-order mark too.

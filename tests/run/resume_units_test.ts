@@ -115,6 +115,28 @@ Deno.test("run --resume --units cuts the units it runs again off the end of the 
   });
 });
 
+Deno.test("run --resume --units cuts a units file given as a symlink in place, through the link", async () => {
+  await withTempDir(async (dir) => {
+    await setUp(dir);
+    await Deno.mkdir(`${dir}/keep`);
+    await Deno.symlink(`${dir}/keep/u.jsonl`, `${dir}/u.jsonl`);
+    assert.equal((await cli(ARGS, dir)).code, 0);
+    // Stopped with a and b scored: c and d, the last lines, run again.
+    await keepScores(dir, ["a", "b"]);
+    const again = await cli([...ARGS, "--resume"], dir);
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal(await calls(dir), 6, "c and d called again");
+    // The link stays a link, and the file it leads to holds each unit once.
+    assert.ok((await Deno.lstat(`${dir}/u.jsonl`)).isSymlink);
+    assert.deepEqual(
+      lines(await Deno.readTextFile(`${dir}/keep/u.jsonl`)).map((u) =>
+        u.unit_id
+      ),
+      IDS.map((id) => `data.jsonl#${id}`),
+    );
+  });
+});
+
 Deno.test("run --resume --units: a resume that dies while it drops the units it runs again loses none of the units kept", async () => {
   await withTempDir(async (dir) => {
     const ids = Array.from({ length: 40 }, (_, i) => `case${i + 1}`);
