@@ -254,6 +254,13 @@ export interface ResumePlan {
    * they record no cost.
    */
   spentInFiles?: number;
+  /**
+   * Set once the units file's calls are in `spentInFiles`
+   * ({@linkcode withUnitsSpend}, or `prepareResume`'s `units`): counting
+   * them again is a no-op, so a script that gives both `prepareResume` its
+   * units and `runSuite` its `unitsPath` is not charged twice.
+   */
+  unitsCounted?: true;
   /** The torn last line to drop, if there is one. */
   dropped?: string;
   /** With `dropped` or `budgetBlocked`: the bytes up to the last whole line. */
@@ -709,9 +716,11 @@ export async function withUnitsSpend(
   plan: ResumePlan,
   units: string,
 ): Promise<ResumePlan> {
-  if (plan.scores === 0) return plan;
+  if (plan.scores === 0 || plan.unitsCounted) return plan;
   const spent = roundUsd((plan.spentInFiles ?? 0) + await unitsCost(units));
-  return spent > 0 ? { ...plan, spentInFiles: spent } : plan;
+  return spent > 0
+    ? { ...plan, spentInFiles: spent, unitsCounted: true }
+    : { ...plan, unitsCounted: true };
 }
 
 /**

@@ -14,6 +14,9 @@ import { fakeLlm, lastMessage, reply } from "../_fake_llm.ts";
 import { withTempDir } from "../_proc.ts";
 import { checkConfigText } from "../../src/config/config.ts";
 import { fingerprint } from "../../src/fingerprint/fingerprint.ts";
+import { prepareResume, withUnitsSpend } from "../../src/run/mod.ts";
+import { earlierSpend } from "../../src/run/resume.ts";
+import { scored, scoreLine } from "../../src/score/mod.ts";
 
 // 1000 prompt and 100 completion tokens per call: at 1 and 10 USD per
 // million, each call costs 0.002.
@@ -437,5 +440,36 @@ Deno.test("run --resume --units under a budget starts it from what the units' ca
       again.stderr,
       /budget reached: \$0\.01 spent of budget_usd \$0\.01; 2 calls were not made/,
     );
+  });
+});
+
+Deno.test("a resume plan counts its units file's calls once, however often it is asked to (prepareResume's units, then runSuite's unitsPath)", async () => {
+  await withTempDir(async (dir) => {
+    const scores = join(dir, "s.ndjson");
+    const units = join(dir, "u.jsonl");
+    await Deno.writeTextFile(
+      scores,
+      scoreLine(scored("m", 1, { example_id: "d#1", unit_id: "d#1" })) + "\n",
+    );
+    await Deno.writeTextFile(
+      units,
+      JSON.stringify({
+        unit_id: "d#1",
+        input: "q",
+        output: "a",
+        target: { cost_usd: 0.25 },
+      }) + "\n",
+    );
+    // A script over mod.ts that gives the plan its units file, then hands
+    // the plan and the same file to runSuite, which counts them again.
+    const plan = await prepareResume(scores, { units });
+    assert.equal(plan.spentInFiles, 0.25);
+    const again = await withUnitsSpend(plan, units);
+    assert.equal(again.spentInFiles, 0.25);
+    assert.equal(earlierSpend(again)?.usd, 0.25);
+    // Counted by withUnitsSpend first: the same.
+    const bare = await prepareResume(scores);
+    const once = await withUnitsSpend(bare, units);
+    assert.equal((await withUnitsSpend(once, units)).spentInFiles, 0.25);
   });
 });
