@@ -260,27 +260,20 @@ function otelTrace(value: Record<string, unknown>, fail: Fail): Trace {
     }
     // Every span's tokens count: an LLM span is no step, but it was paid for.
     // Its cache reads and writes are part of its input tokens, as both
-    // conventions say. A span that has both conventions' counts (an
-    // instrumentation that writes both for one call) counts the GenAI ones
-    // only: added up, its tokens were counted twice.
-    const read = TOKEN_ATTRIBUTES.map((names) => ({
-      a: tokensOf(span, names.input),
-      b: tokensOf(span, names.output),
-      r: tokensOf(span, names.cacheRead),
-      w: tokensOf(span, names.cacheWrite),
-    }));
-    const counts = read.find((c) => c.a !== undefined || c.b !== undefined) ??
-      read.find((c) => c.r !== undefined || c.w !== undefined);
-    if (counts !== undefined) {
-      const { a, b, r, w } = counts;
-      if (a !== undefined || b !== undefined) {
-        counted = true;
-        prompt += a ?? 0;
-        completion += b ?? 0;
-      }
-      if (r !== undefined) cacheRead = (cacheRead ?? 0) + r;
-      if (w !== undefined) cacheWrite = (cacheWrite ?? 0) + w;
+    // conventions say.
+    const count = (field: TokenField) =>
+      tokensOf(span, TOKEN_ATTRIBUTES[field]);
+    const a = count("input");
+    const b = count("output");
+    const r = count("cacheRead");
+    const w = count("cacheWrite");
+    if (a !== undefined || b !== undefined) {
+      counted = true;
+      prompt += a ?? 0;
+      completion += b ?? 0;
     }
+    if (r !== undefined) cacheRead = (cacheRead ?? 0) + r;
+    if (w !== undefined) cacheWrite = (cacheWrite ?? 0) + w;
     const name = toolName(span);
     if (name === undefined) continue;
     const call: ToolCall = {
@@ -425,33 +418,37 @@ function nanos(value: unknown): bigint | undefined {
 }
 
 /**
- * The attributes a span counts its tokens in: OTel GenAI's and
- * OpenInference's, with the prompt cache's reads and writes; a span that
- * has both counts in the first only. Each count is
- * read from the first of its names a span has: the current GenAI name, then
- * the older one that exporters still write (OpenLLMetry's
- * `gen_ai.usage.prompt_tokens`, `gen_ai.usage.cache_read_input_tokens`).
+ * The attributes a span counts its tokens in, each count read from the
+ * first of its names the span has: OTel GenAI's current name, the older one
+ * that exporters still write (OpenLLMetry's `gen_ai.usage.prompt_tokens`,
+ * `gen_ai.usage.cache_read_input_tokens`), then OpenInference's. A span that
+ * has both conventions (one call, two instrumentations) so counts each
+ * token once, and a count only one of them wrote is still read.
  */
-const TOKEN_ATTRIBUTES = [
-  {
-    input: ["gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens"],
-    output: ["gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens"],
-    cacheRead: [
-      "gen_ai.usage.cache_read.input_tokens",
-      "gen_ai.usage.cache_read_input_tokens",
-    ],
-    cacheWrite: [
-      "gen_ai.usage.cache_creation.input_tokens",
-      "gen_ai.usage.cache_creation_input_tokens",
-    ],
-  },
-  {
-    input: ["llm.token_count.prompt"],
-    output: ["llm.token_count.completion"],
-    cacheRead: ["llm.token_count.prompt_details.cache_read"],
-    cacheWrite: ["llm.token_count.prompt_details.cache_write"],
-  },
-] as const;
+const TOKEN_ATTRIBUTES = {
+  input: [
+    "gen_ai.usage.input_tokens",
+    "gen_ai.usage.prompt_tokens",
+    "llm.token_count.prompt",
+  ],
+  output: [
+    "gen_ai.usage.output_tokens",
+    "gen_ai.usage.completion_tokens",
+    "llm.token_count.completion",
+  ],
+  cacheRead: [
+    "gen_ai.usage.cache_read.input_tokens",
+    "gen_ai.usage.cache_read_input_tokens",
+    "llm.token_count.prompt_details.cache_read",
+  ],
+  cacheWrite: [
+    "gen_ai.usage.cache_creation.input_tokens",
+    "gen_ai.usage.cache_creation_input_tokens",
+    "llm.token_count.prompt_details.cache_write",
+  ],
+} as const;
+
+type TokenField = keyof typeof TOKEN_ATTRIBUTES;
 
 /** A span's token count under the first of `names` it has. */
 function tokensOf(
