@@ -30,7 +30,9 @@ export interface Trace {
   /** The agent's final answer, when the trace carries one. */
   final_output?: string;
   /**
-   * Tokens summed over every span (OTel only), when any span counts them;
+   * Tokens summed over the spans (OTel only), when any span counts them,
+   * each count of a chain of nested spans taken from the innermost span
+   * that has it (the outer ones are the same call again, or a roll-up);
    * of the prompt tokens, those read from and written to the provider's
    * prompt cache, when a span counts them.
    */
@@ -246,6 +248,7 @@ function otelTrace(value: Record<string, unknown>, fail: Fail): Trace {
     )
     .map(({ span }) => span);
   const trace: Trace = { format: "otel", tool_calls: [] };
+  const rolledUp = rollUps(spans);
   let prompt = 0;
   let completion = 0;
   let counted = false;
@@ -260,9 +263,12 @@ function otelTrace(value: Record<string, unknown>, fail: Fail): Trace {
     }
     // Every span's tokens count: an LLM span is no step, but it was paid for.
     // Its cache reads and writes are part of its input tokens, as both
-    // conventions say.
+    // conventions say. A count that a span below this one also has is not
+    // this span's call: it is a second instrumentation's span of the same
+    // call, or an agent's roll-up of its calls (see `rollUps`).
+    const skip = rolledUp.get(span);
     const count = (field: TokenField) =>
-      tokensOf(span, TOKEN_ATTRIBUTES[field]);
+      skip?.has(field) ? undefined : tokensOf(span, TOKEN_ATTRIBUTES[field]);
     const a = count("input");
     const b = count("output");
     const r = count("cacheRead");
@@ -449,6 +455,49 @@ const TOKEN_ATTRIBUTES = {
 } as const;
 
 type TokenField = keyof typeof TOKEN_ATTRIBUTES;
+
+/**
+ * For each span, the token counts that a span below it (a descendant, by
+ * `parentSpanId`, in the file) also has, which that span therefore does not
+ * count. Both conventions make a model call a leaf (a GenAI inference span,
+ * an OpenInference LLM span): a count above one is either the same call
+ * written again by a second instrumentation (a GenAI span around
+ * OpenInference's, 220/48 each) or a roll-up of the calls below (an
+ * `invoke_agent` or AGENT span carrying its run's totals), so only the
+ * innermost span of a chain counts each field.
+ */
+function rollUps(spans: readonly Span[]): Map<Span, Set<TokenField>> {
+  const byId = new Map<string, Span[]>();
+  for (const span of spans) {
+    if (span.id === "") continue;
+    const same = byId.get(span.id);
+    if (same === undefined) byId.set(span.id, [span]);
+    else same.push(span);
+  }
+  const skip = new Map<Span, Set<TokenField>>();
+  for (const span of spans) {
+    const fields = (Object.keys(TOKEN_ATTRIBUTES) as TokenField[]).filter((f) =>
+      tokensOf(span, TOKEN_ATTRIBUTES[f]) !== undefined
+    );
+    if (fields.length === 0) continue;
+    // Up the parent chain; `seen` ends a chain that loops (a malformed file).
+    const seen = new Set<Span>([span]);
+    let parents = byId.get(span.parent) ?? [];
+    while (parents.length > 0) {
+      const next: Span[] = [];
+      for (const parent of parents) {
+        if (seen.has(parent)) continue;
+        seen.add(parent);
+        let set = skip.get(parent);
+        if (set === undefined) skip.set(parent, set = new Set());
+        for (const f of fields) set.add(f);
+        next.push(...(byId.get(parent.parent) ?? []));
+      }
+      parents = next;
+    }
+  }
+  return skip;
+}
 
 /** A span's token count under the first of `names` it has. */
 function tokensOf(

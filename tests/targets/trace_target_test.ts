@@ -675,6 +675,96 @@ Deno.test("run with a trace target prices the tokens its spans read from and wro
   });
 });
 
+Deno.test("run with a trace target counts a call's tokens once when spans nest: a second instrumentation's span of it, or an agent span's roll-up of its calls", async () => {
+  await withTempDir(async (dir) => {
+    // An agent span carrying its run's totals; below it a GenAI chat span
+    // and, inside that, OpenInference's LLM span of the same call (with a
+    // cache read only it wrote); a tool span; a second chat. Summed over
+    // every span: 1260 prompt and 156 completion tokens for 520 and 60.
+    await Deno.writeTextFile(
+      `${dir}/t.json`,
+      otel(
+        {
+          name: "invoke_agent support",
+          id: "a",
+          start: 1,
+          end: 9,
+          attrs: {
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.usage.input_tokens": 520,
+            "gen_ai.usage.output_tokens": 60,
+            "gen_ai.completion": "30 days",
+          },
+        },
+        {
+          name: "chat gpt-4o",
+          id: "c1",
+          parent: "a",
+          start: 2,
+          end: 3,
+          attrs: {
+            "gen_ai.request.model": "gpt-4o",
+            "gen_ai.usage.input_tokens": 220,
+            "gen_ai.usage.output_tokens": 48,
+          },
+        },
+        {
+          name: "ChatCompletion",
+          id: "o1",
+          parent: "c1",
+          start: 2,
+          end: 3,
+          attrs: {
+            "openinference.span.kind": "LLM",
+            "llm.model_name": "gpt-4o",
+            "llm.token_count.prompt": 220,
+            "llm.token_count.completion": 48,
+            "llm.token_count.prompt_details.cache_read": 200,
+          },
+        },
+        {
+          name: "execute_tool search_kb",
+          id: "t1",
+          parent: "a",
+          start: 4,
+          end: 5,
+          attrs: { "gen_ai.tool.name": "search_kb" },
+        },
+        {
+          name: "chat gpt-4o",
+          id: "c2",
+          parent: "a",
+          start: 6,
+          end: 8,
+          attrs: {
+            "gen_ai.usage.input_tokens": 300,
+            "gen_ai.usage.output_tokens": 12,
+          },
+        },
+      ),
+    );
+    await Deno.writeTextFile(`${dir}/cases.jsonl`, '{"trace": "t.json"}\n');
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      "dataset: cases.jsonl\ntarget:\n  type: trace\n" +
+        "  cost: { input_per_1m: 1, output_per_1m: 10, cached_input_per_1m: 0.1 }\n" +
+        "scorers: [{ type: cost, max_usd: 1 }]\n",
+    );
+    const out = await cli(["run", "suite.yaml", "--units", "units.jsonl"], dir);
+    assert.equal(out.code, 0, out.stderr);
+    const [unit] = (await Deno.readTextFile(`${dir}/units.jsonl`)).trim()
+      .split("\n").map((l) => JSON.parse(l));
+    assert.deepEqual(unit.target.usage, {
+      prompt_tokens: 520,
+      completion_tokens: 60,
+      total_tokens: 580,
+      prompt_tokens_details: { cached_tokens: 200 },
+    });
+    // 320 input at 1, 200 cached at 0.1, 60 out at 10.
+    assert.equal(unit.target.cost_usd, (320 + 20 + 600) / 1e6);
+  });
+});
+
 Deno.test("run with a trace target counts no call in its cost: a recorded trace's tokens and cost_usd were spent when it was recorded, in the summary, the record and the reports alike", async () => {
   await using server = fakeLlm({
     handler: () =>
