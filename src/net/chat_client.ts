@@ -171,17 +171,24 @@ export interface ChatReply {
 export class ReplyError extends Error {
   /** What the call reported: model, usage, finish reason, attempts, cost. */
   readonly info: Record<string, unknown>;
+  /**
+   * The diagnostic code of a call that ended for a cause of its own:
+   * `budget.exhausted` when the budget refused a retry after billed attempts.
+   */
+  readonly code: string | undefined;
 
   /**
    * Creates the error.
    *
    * @param message What happened, for people.
    * @param info What the call reported.
+   * @param code The diagnostic code, when the call ended for a cause of its own.
    */
-  constructor(message: string, info: Record<string, unknown>) {
+  constructor(message: string, info: Record<string, unknown>, code?: string) {
     super(message);
     this.name = "ReplyError";
     this.info = info;
+    this.code = code;
   }
 }
 
@@ -391,6 +398,10 @@ export class ChatClient {
     try {
       run = await this.#flow.run(
         async () => {
+          // Each retry is a new call to pay for: it starts only while the
+          // budget lasts, as the first did (billed attempts are charged as
+          // they come, so the check sees them).
+          if (tried > 0) this.#budget?.claim();
           tried++;
           const answer = await send(
             { method: "POST", url: this.url, headers, body },
@@ -444,15 +455,26 @@ export class ChatClient {
       ) {
         throw error;
       }
+      // A retry the budget refused ends the call as the budget's refusal,
+      // with what its billed attempts cost.
       const usage = holdsSecret(JSON.stringify(billed.usage), secrets)
         ? {}
         : { usage: billed.usage };
-      throw new ReplyError(error.message, {
-        model: this.settings.model,
-        ...usage,
-        attempts: tried,
-        ...(billed.usd !== undefined ? { cost_usd: billed.usd } : {}),
-      });
+      const refused = error instanceof BudgetError;
+      throw new ReplyError(
+        refused
+          ? `${error.message}, nor this call's retry after ${tried} attempt${
+            tried === 1 ? "" : "s"
+          }`
+          : error.message,
+        {
+          model: this.settings.model,
+          ...usage,
+          attempts: tried,
+          ...(billed.usd !== undefined ? { cost_usd: billed.usd } : {}),
+        },
+        refused ? error.code : undefined,
+      );
     }
     const { result: reply, attempts } = run;
     const r = reply as Record<string, unknown>;

@@ -14,7 +14,13 @@ import {
 } from "../net/chat_client.ts";
 import { fingerprint } from "../fingerprint/fingerprint.ts";
 import { hasPlaceholder, renderTemplate } from "../net/template.ts";
-import { errored, makeScore, nonEvaluable, type Score } from "../score/mod.ts";
+import {
+  blocked,
+  errored,
+  makeScore,
+  nonEvaluable,
+  type Score,
+} from "../score/mod.ts";
 import { type Scorer, type ScorerContext, UNIT_RANGE } from "./scorer.ts";
 import type { Unit } from "../dataset/unit.ts";
 import { JudgeReplyError } from "./judge_reply_error.ts";
@@ -448,6 +454,14 @@ export function llmJudge(
         // A filter that left no text refused as one that left "" did.
         if (error instanceof ContentFilterError) {
           reply = { text: "", info: error.info };
+        } else if (error.code === "budget.exhausted") {
+          // A retry the budget refused: blocked as a call it refused is,
+          // keeping what the billed attempts cost.
+          return blocked(name, `budget: ${error.message}`, {
+            code: error.code,
+            evaluator_version: version,
+            provenance: { ...provenance, ...error.info },
+          });
         } else {
           // No choice, no text: the call was made and paid for, and its
           // provenance stays, so the totals count what the budget did.

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { cli, reportAgain } from "../_cli.ts";
 import { fakeLlm, lastMessage, reply } from "../_fake_llm.ts";
 import { withTempDir } from "../_proc.ts";
-import { Budget, openaiTarget } from "../../mod.ts";
+import { Budget, openaiTarget, ReplyError } from "../../mod.ts";
 
 // 1000 prompt and 100 completion tokens per call: at 1 and 10 USD per
 // million, a target call costs 0.002; at 2 and 20, a judge call 0.004.
@@ -479,13 +479,15 @@ Deno.test("a 200 reply with an error and usage (billed) is charged to budget_usd
     );
     await Deno.writeTextFile(`${dir}/data.jsonl`, cases(5));
     const out = await cli(["run", "suite.yaml", "--record", "run.json"], dir);
-    // 0.004 a unit: the second reaches 0.008 and the last three are refused.
+    // 0.004 the first unit; the second's first attempt reaches 0.006, so
+    // its retry is refused (it was made, reaching 0.008, before), and the
+    // last three are refused.
     assert.equal(out.code, 1, out.stderr);
-    assert.equal(server.count, 4);
-    assert.match(out.stderr, /^cost: \$0\.008 \(target \$0\.008: 2 calls,/m);
+    assert.equal(server.count, 3);
+    assert.match(out.stderr, /^cost: \$0\.006 \(target \$0\.006: 2 calls,/m);
     const record = JSON.parse(await Deno.readTextFile(`${dir}/run.json`));
-    assert.equal(record.budget.spent_usd, 0.008);
-    assert.equal(record.cost.target.cost_usd, 0.008);
+    assert.equal(record.budget.spent_usd, 0.006);
+    assert.equal(record.cost.target.cost_usd, 0.006);
     const unit = record.units[0];
     assert.match(
       unit.target.error,
@@ -498,6 +500,14 @@ Deno.test("a 200 reply with an error and usage (billed) is charged to budget_usd
       completion_tokens: 200,
       total_tokens: 2200,
     });
+    const refused = record.units[1];
+    assert.equal(refused.target.error_code, "budget.exhausted");
+    assert.match(
+      refused.target.error,
+      /nor this call's retry after 1 attempt$/,
+    );
+    assert.equal(refused.target.cost_usd, 0.002);
+    assert.equal(refused.target.attempts, 1);
     assert.equal(record.units[2].target.error_code, "budget.exhausted");
 
     await Deno.writeTextFile(
@@ -552,6 +562,48 @@ Deno.test("an openai target's answer after a retried 200 error with usage counts
   assert.equal(budget.spent, 0.004);
   assert.equal(result.info?.attempts, 2);
   assert.deepEqual(result.info?.usage, {
+    prompt_tokens: 2000,
+    completion_tokens: 200,
+    total_tokens: 2200,
+  });
+});
+
+Deno.test("an openai target's retry starts only while budget_usd lasts: a retry it refuses ends the call as budget.exhausted, its billed attempts kept", async () => {
+  // Every attempt is a billed 200 error (0.002 each): with 3 retries the
+  // call paid 4 attempts (0.008) against a budget of 0.003.
+  await using server = fakeLlm({
+    handler: () =>
+      reply.json({ error: { message: "model overloaded" }, usage: USAGE }),
+  });
+  const budget = new Budget(0.003);
+  const target = openaiTarget(
+    {
+      model: "bot",
+      base_url: server.baseUrl,
+      retries: 3,
+      retry_delay: 0,
+      cost: { input_per_1m: 1, output_per_1m: 10 },
+    },
+    undefined,
+    { budget },
+  );
+  const error = await (async () => await target.call({ input: "q" }, {}))()
+    .then(
+      () => assert.fail("the call answered"),
+      (e: unknown) => e,
+    );
+  // The second attempt spent the budget: no third starts.
+  assert.equal(server.count, 2);
+  assert.equal(budget.spent, 0.004);
+  assert.ok(error instanceof ReplyError, String(error));
+  assert.equal(error.code, "budget.exhausted");
+  assert.match(
+    error.message,
+    /^the budget_usd of \$0\.003 is spent \(\$0\.004 so far\); no new call starts, nor this call's retry after 2 attempts$/,
+  );
+  assert.equal(error.info.cost_usd, 0.004);
+  assert.equal(error.info.attempts, 2);
+  assert.deepEqual(error.info.usage, {
     prompt_tokens: 2000,
     completion_tokens: 200,
     total_tokens: 2200,
