@@ -573,8 +573,9 @@ export class ChatClient {
  * of a `content` given as a list (Mistral, some proxies: `[{"type": "text",
  * "text": ...}]`, joined; other parts, such as thinking, left out); a
  * `refusal` (OpenAI's structured outputs) when the content has no text
- * (`null`, `""`, `[]`, or only `{"type": "refusal", "refusal": ...}` parts,
- * joined), as promptfoo and Inspect read it; `""` for a reply
+ * but whitespace (`null`, `""`, `[]`, or text parts of only whitespace, beside
+ * a `refusal` or `{"type": "refusal", "refusal": ...}` parts, joined), as
+ * promptfoo and Inspect read it; `""` for a reply
  * that only calls tools. Otherwise why there is none: the types of the
  * parts, when there are some.
  */
@@ -599,14 +600,23 @@ function messageText(
       typeof part?.text === "string" &&
       (part.type === "text" || part.type === "output_text")
     ).map((part) => part.text as string);
-    if (texts.length > 0) return { text: texts.join(""), refusal: false };
+    const text = texts.join("");
     // OpenAI's parts form of a refusal (`{"type": "refusal", "refusal":
-    // ...}`) is the refusal, as its `refusal` beside no content is.
+    // ...}`), or a `refusal` beside the parts, is the refusal when the
+    // text parts hold only whitespace, as beside a string content.
     const refusals = content.filter((part) =>
       part?.type === "refusal" && typeof part.refusal === "string" &&
       part.refusal !== ""
     ).map((part) => part.refusal as string);
-    if (refusals.length > 0) return { text: refusals.join(""), refusal: true };
+    if (
+      refusals.length === 0 && typeof refusal === "string" && refusal !== ""
+    ) {
+      refusals.push(refusal);
+    }
+    if (refusals.length > 0 && text.trim() === "") {
+      return { text: refusals.join(""), refusal: true };
+    }
+    if (texts.length > 0) return { text, refusal: false };
     return {
       parts: [
         ...new Set(content.map((part) => JSON.stringify(part?.type ?? null))),

@@ -879,6 +879,26 @@ for (
         refusal: null,
       },
     ],
+    // A text part of "" (or whitespace) beside the refusal read as "", as a
+    // string content of "" beside a refusal once did.
+    [
+      'a refusal content part beside a text part ""',
+      {
+        role: "assistant",
+        content: [{ type: "text", text: "" }, {
+          type: "refusal",
+          refusal: REFUSED,
+        }],
+      },
+    ],
+    [
+      'a refusal beside a content of text parts "\\n"',
+      {
+        role: "assistant",
+        content: [{ type: "text", text: "\n" }],
+        refusal: REFUSED,
+      },
+    ],
   ] as const
 ) {
   Deno.test(`${form} (OpenAI's structured outputs) is judge.refused quoting it, and an openai target's output with refusal: true`, async () => {
