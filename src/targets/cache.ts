@@ -94,17 +94,21 @@ export class CacheMissError extends Error {
    *
    * @param key The key that missed.
    * @param unusable Whether an answer is stored, but not one that can be
-   *   used (a judge's reply that gave no verdict), or what is wrong with it.
+   *   used (a judge's reply that gave no verdict), or what is wrong with it
+   *   (the message then says to ask again with `--cache auto`).
    */
   constructor(key: string, unusable: boolean | string = false) {
+    const at = `(key ${key.slice(0, 16)})`;
+    const replay = 'the cache mode "replay" makes no call';
+    // The key beside the request it names, before why the answer is unused.
     super(
-      `${
-        typeof unusable === "string"
-          ? `The cached answer for this request ${unusable}`
-          : unusable
-          ? "The cached answer for this request holds no verdict"
-          : "No cached answer for this request"
-      } (key ${key.slice(0, 16)}), and the cache mode "replay" makes no call`,
+      typeof unusable === "string"
+        ? `The cached answer for this request ${at} ${unusable}, and ${replay}: run with --cache auto to ask again`
+        : `${
+          unusable
+            ? "The cached answer for this request holds no verdict"
+            : "No cached answer for this request"
+        } ${at}, and ${replay}`,
     );
     this.name = "CacheMissError";
   }
@@ -708,7 +712,7 @@ export function cachedTarget(
       if (!(error instanceof CacheMissError) || !stale) throw error;
       throw new CacheMissError(
         key,
-        'was stored before evalpipe read replies as it does now (a refusal may have been kept as ""); run with --cache auto to ask again',
+        'was stored before evalpipe read replies as it does now (a refusal may have been kept as "")',
       );
     }
   };
