@@ -222,8 +222,14 @@ const INTERPRETERS = new Set([
 export function missingScript(cmd: string, cwd: string): string | undefined {
   const [program, ...args] = tokens(cmd);
   if (program === undefined) return undefined;
-  // Shell syntax (pipes, redirects, variables) is the shell's to read.
+  // Shell syntax (pipes, redirects, variables) is the shell's to read; so is
+  // a leading `~` left as written (`~user/`, or no permission to read HOME).
   if (/[|&;<>$`(]/.test(cmd)) return undefined;
+  if (
+    /(^|\s)~/.test(cmd) && [program, ...args].some((w) => w.startsWith("~"))
+  ) {
+    return undefined;
+  }
   // Some word names a file that exists: that is the script (an option's
   // value, `node --loader ts-node/esm x.js`, may look like one too).
   if (scriptOf(cmd, cwd) !== undefined) return undefined;

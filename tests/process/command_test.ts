@@ -10,6 +10,7 @@ import { withTempDir } from "../_proc.ts";
 import { cliWithStdin, type Outcome } from "../_cli.ts";
 import {
   defaultScorerName,
+  missingScript,
   scriptName,
   scriptOf,
 } from "../../src/process/command.ts";
@@ -295,5 +296,25 @@ Deno.test("a command's leading ~ is the home folder, as sh reads it: its script 
       if (home === undefined) Deno.env.delete("HOME");
       else Deno.env.set("HOME", home);
     }
+  });
+});
+
+Deno.test("missingScript leaves a ~ it cannot read to the shell: ~user, or HOME not readable", async () => {
+  assert.equal(missingScript("python3 ~nosuchuser/grade.py", "/"), undefined);
+  assert.equal(missingScript("~nosuchuser/grade.sh", "/"), undefined);
+  // A script over mod.ts run without --allow-env: sh still finds the file.
+  const module = new URL("../../src/process/command.ts", import.meta.url).href;
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/check.ts`,
+      `import { missingScript } from "${module}";\n` +
+        `console.log(String(missingScript("python3 ~/evals/grade.py", "/")));\n`,
+    );
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "--no-prompt", "--allow-read", `${dir}/check.ts`],
+      stdout: "piped",
+      stderr: "inherit",
+    }).output();
+    assert.equal(new TextDecoder().decode(out.stdout).trim(), "undefined");
   });
 });
