@@ -23,9 +23,10 @@ const EXACT_INT_TAG = {
   resolve(source: string, isExplicit: boolean, tagName: string) {
     const value = yaml.intCoreTag.resolve(source, isExplicit, tagName);
     if (typeof value === "number" && Number.isSafeInteger(value)) return value;
-    // (Digits past a double's range are no integer to the core tag at all.)
+    // Digits past a double's range are no integer to the core tag at all
+    // (they stay text, as before): a bigint would read as Infinity.
+    if (value === yaml.NOT_RESOLVED) return value;
     const written = /^([-+]?)(0[box])?([0-9a-fA-F]+)$/.exec(source);
-    if (value === yaml.NOT_RESOLVED && written?.[2] !== undefined) return value;
     if (written === null) return value;
     try {
       const digits = BigInt(`${written[2] ?? ""}${written[3]}`);

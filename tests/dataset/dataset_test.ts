@@ -1093,6 +1093,22 @@ Deno.test("a YAML dataset's integer past 2^53 reaches a subprocess scorer with e
   });
 });
 
+Deno.test("a YAML dataset's integer past a double's range stays text, as before integers past 2^53 were kept exactly", async () => {
+  await withTempDir(async (dir) => {
+    const big = "1" + "0".repeat(400);
+    await Deno.writeTextFile(
+      join(dir, "d.yaml"),
+      `- {input: ${big}, expected: ${big}}\n`,
+    );
+    const examples = await Array.fromAsync(
+      await loadDataset(join(dir, "d.yaml"), { name: "d.yaml" }),
+    );
+    assert.equal(examples[0]!.invalid, undefined);
+    assert.equal(examples[0]!.case!.input, big);
+    assert.equal(examples[0]!.case!.expected, big);
+  });
+});
+
 Deno.test("an invalid case never takes the id a case gave itself: its name by line is made free", async () => {
   await withTempDir(async (dir) => {
     const examples = await load(
