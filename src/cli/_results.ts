@@ -59,17 +59,22 @@ export function sayPositions(where: string): void {
 export interface Results extends ScoresFile {
   /** Its Scores carried no ids and were given their positions'. */
   byPosition?: true;
+  /** It was an evalglass record. */
+  evalglass?: true;
 }
 
 /**
  * Reads a RunRecord or Scores file, reporting malformed lines and an
- * unfinished run. Scores of which none carries an id get their positions'
- * (`positionIds`), and stderr says so. `-` is stdin; stdin, a pipe (`/dev/stdin`, `<(...)`) or a
+ * unfinished run. An evalglass record's Scores of which none carries an id
+ * (an older record's) get their positions' (`positionIds`), and stderr says
+ * so; a Scores file of another's without ids is not paired by position: its
+ * order says nothing of which case a Score is. `-` is stdin; stdin, a pipe (`/dev/stdin`, `<(...)`) or a
  * FIFO is first copied to a file of its own, since the readers look at a
  * file's start before they read it all and a pipe can be read only once.
  */
 export async function readResults(path: string): Promise<Results> {
   const read: Results = await readResultsOf(path);
+  if (read.evalglass !== true) return read;
   const { positionIds } = await import("../evalglass/positions.ts");
   const positioned = positionIds(read.scores);
   if (positioned === undefined) return read;
@@ -79,7 +84,7 @@ export async function readResults(path: string): Promise<Results> {
   return read;
 }
 
-async function readResultsOf(path: string): Promise<ScoresFile> {
+async function readResultsOf(path: string): Promise<Results> {
   if (!(await isPipe(path))) return await readResultsAt(path, path);
   const copy = await Deno.makeTempFile({ prefix: "evalpipe-input-" });
   try {
@@ -120,7 +125,7 @@ async function isPipe(path: string): Promise<boolean> {
 async function readResultsAt(
   file: string,
   path: string,
-): Promise<ScoresFile> {
+): Promise<Results> {
   const [{ readScoresFile }, { readEvalglassRunRecord }] = await Promise.all([
     import("../record/scores_file.ts"),
     import("../evalglass/import.ts"),
@@ -134,6 +139,7 @@ async function readResultsAt(
         ? { value_ranges: evalglass.value_ranges }
         : {}),
       problems: [],
+      evalglass: true,
     };
   }
   if (await isBaseline(file)) {

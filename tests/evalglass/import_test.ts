@@ -449,3 +449,41 @@ Deno.test("an evalglass record whose Scores carry no ids is read by position, al
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("a Scores file of one's own whose Scores carry no ids is not read by position: its order need not be its cases'", async () => {
+  // Only an older evalglass record is read by position: Scores a script
+  // wrote without ids may come in the order they finished, and pairing the
+  // k-th of one run with the k-th of another would be silently wrong.
+  const dir = await Deno.makeTempDir({ prefix: "evalpipe_no_ids_" });
+  try {
+    const lines = (values: number[]) =>
+      values.map((v) =>
+        JSON.stringify({
+          metric: "m",
+          status: "scored",
+          validity: "valid",
+          value: v,
+          passed: v >= 0.5,
+          evaluator_version: "m@1",
+          diagnostics: [],
+          evidence_refs: [],
+        }) + "\n"
+      ).join("");
+    await Deno.writeTextFile(`${dir}/a.ndjson`, lines([1, 0, 1]));
+    await Deno.writeTextFile(`${dir}/b.ndjson`, lines([0, 1, 1]));
+    const view = await cli(["view", "a.ndjson", "--by-call", "--json"], dir);
+    assert.equal(view.code, 0, view.stderr);
+    assert.ok(!view.stderr.includes("taken as example"), view.stderr);
+    assert.ok(
+      ndjson(view.stdout).every((u) => u.unit_id !== "#1"),
+      view.stdout,
+    );
+    const diff = await cli(["diff", "a.ndjson", "b.ndjson"], dir);
+    assert.ok(!diff.stderr.includes("by position"), diff.stderr);
+    assert.ok(!diff.stderr.includes("taken as example"), diff.stderr);
+    const m = ndjson(diff.stdout).find((l) => l.metric === "m");
+    assert.equal(m?.pairs ?? 0, 0, diff.stdout);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
