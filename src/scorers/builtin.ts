@@ -201,7 +201,13 @@ export function exactMatch(options: TextScorerOptions = {}): Scorer {
     ...text,
     // A run's Score, built once with the unit's ids: not built without them
     // and then copied to add them, as `checkScores` would.
-    [UNIT_PATH](unit: Unit): Score[] | undefined {
+    [UNIT_PATH](this: Scorer, unit: Unit): Score[] | undefined {
+      // A script's scorer spread from this one (`{...exactMatch(), score}`)
+      // carries this path too: it is taken only as this scorer scores.
+      if (
+        this.score !== scorer.score || this.name !== name ||
+        this.version !== version || this.metrics !== undefined
+      ) return undefined;
       const { example_id, unit_id } = unit;
       if (typeof example_id !== "string" || typeof unit_id !== "string") {
         return undefined;

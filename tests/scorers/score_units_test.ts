@@ -444,6 +444,10 @@ Deno.test("exact_match's Scores in a run are those its score() gives, checked an
       exactMatch(),
       exactMatch({ ignore_case: true, name: "em_ci" }),
       exactMatch({ normalize: "nfkc" }),
+      // A script's scorers spread from it, which carry its own path too.
+      { ...exactMatch(), score: () => scored("exact_match", 0.5) },
+      { ...exactMatch(), name: "renamed" },
+      { ...exactMatch(), version: "exact_match@mine" },
     ]
   ) {
     const viaRun = await Array.fromAsync(
