@@ -146,15 +146,104 @@ export function numericMatch(options: NumericScorerOptions = {}): Scorer {
         });
       }
       const tolerance = Math.max(abs, rel * Math.abs(expected));
-      const ok = Math.abs(got - expected) <= tolerance;
+      const ok = within(got, expected, abs, rel, tolerance);
       return scored(name, ok ? 1 : 0, {
         evaluator_version: version,
         ...(ok ? {} : {
           reason: `got ${got}, expected ${expected}${
-            tolerance > 0 ? ` ± ${tolerance}` : ""
+            tolerance > 0 ? ` ± ${toleranceText(expected, abs, rel)}` : ""
           }`,
         }),
       });
     },
   };
+}
+
+/**
+ * Whether `got` is within `tolerance` (`max(abs, rel × |expected|)`) of
+ * `expected`. Far from the edge the doubles decide; at it their rounding
+ * would (1.0 is 0.10000000000000009 from 1.1, 1.2 is 0.09999999999999987),
+ * so there each number is read as the decimal it prints as, and compared
+ * exactly: 1.0 and 1.2 are both within 0.1 of 1.1.
+ */
+function within(
+  got: number,
+  expected: number,
+  abs: number,
+  rel: number,
+  tolerance: number,
+): boolean {
+  const diff = Math.abs(got - expected);
+  const scale = Math.abs(got) + Math.abs(expected) + tolerance;
+  if (Math.abs(diff - tolerance) > 1e-12 * scale) return diff <= tolerance;
+  const g = decimalOf(got);
+  const e = decimalOf(expected);
+  const apart: Decimal = minus(g, e);
+  apart.digits = apart.digits < 0n ? -apart.digits : apart.digits;
+  return atMost(apart, decimalOf(abs)) ||
+    atMost(apart, times(decimalOf(rel), e));
+}
+
+/** A decimal number, exactly: `digits × 10^exp`. */
+interface Decimal {
+  digits: bigint;
+  exp: number;
+}
+
+/** A finite double as the decimal it prints as (`0.1`, `1e-7`, `-2.5e+21`). */
+function decimalOf(n: number): Decimal {
+  const m = /^(-?)(\d+)(?:\.(\d+))?(?:e([-+]\d+))?$/.exec(String(n))!;
+  const fraction = m[3] ?? "";
+  const digits = BigInt(m[2]! + fraction);
+  return {
+    digits: m[1] === "-" ? -digits : digits,
+    exp: Number(m[4] ?? 0) - fraction.length,
+  };
+}
+
+/** `d`'s digits at the exponent `exp` (at most `d.exp`). */
+function at(d: Decimal, exp: number): bigint {
+  return d.digits * 10n ** BigInt(d.exp - exp);
+}
+
+function minus(a: Decimal, b: Decimal): Decimal {
+  const exp = Math.min(a.exp, b.exp);
+  return { digits: at(a, exp) - at(b, exp), exp };
+}
+
+/** `a × |b|`. */
+function times(a: Decimal, b: Decimal): Decimal {
+  const digits = b.digits < 0n ? -b.digits : b.digits;
+  return { digits: a.digits * digits, exp: a.exp + b.exp };
+}
+
+function atMost(a: Decimal, b: Decimal): boolean {
+  const exp = Math.min(a.exp, b.exp);
+  return at(a, exp) <= at(b, exp);
+}
+
+/**
+ * The tolerance as a reason shows it: `rel × |expected|` as the exact
+ * decimal (`0.07` for 10% of 0.7, not the double's 0.06999999999999999).
+ */
+function toleranceText(expected: number, abs: number, rel: number): string {
+  const relative = times(decimalOf(rel), decimalOf(expected));
+  const absolute = decimalOf(abs);
+  const d = atMost(relative, absolute) ? absolute : relative;
+  const sign = d.digits < 0n ? "-" : "";
+  let digits = (d.digits < 0n ? -d.digits : d.digits).toString();
+  let exp = d.exp;
+  // Trailing zeros of the fraction go: 0.070 is 0.07.
+  while (exp < 0 && digits.length > 1 && digits.endsWith("0")) {
+    digits = digits.slice(0, -1);
+    exp++;
+  }
+  if (exp >= 0) return Number(`${sign}${digits}e${exp}`).toString();
+  const point = digits.length + exp;
+  const text = point > 0
+    ? `${digits.slice(0, point)}.${digits.slice(point)}`
+    : `0.${"0".repeat(-point)}${digits}`;
+  // A decimal longer than a double prints (a tiny rel_tol of a long number)
+  // is shown as the double.
+  return text.length > 24 ? String(Number(sign + text)) : sign + text;
 }

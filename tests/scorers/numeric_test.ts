@@ -89,3 +89,42 @@ Deno.test("numericMatch reads an expected text by the output's rules: a decimal 
   assert.equal(value(numericMatch(), unit("5", "5.")), 1);
   assert.equal(value(numericMatch(), unit("0.5", "+.5")), 1);
 });
+
+Deno.test("numericMatch counts a number exactly at the tolerance's edge as within it, on both sides of expected", () => {
+  // 1.1 ± 0.1 is 1.0..1.2, ends included: as doubles, 1.2 is
+  // 0.09999999999999987 from 1.1 and 1.0 is 0.10000000000000009.
+  for (const output of ["1.0", "1.2", "1.05"]) {
+    assert.equal(
+      value(numericMatch({ abs_tol: 0.1 }), unit(output, 1.1)),
+      1,
+      output,
+    );
+  }
+  assert.equal(value(numericMatch({ abs_tol: 0.1 }), unit("0.99", 1.1)), 0);
+  assert.equal(value(numericMatch({ abs_tol: 0.1 }), unit("0.4", "0.3")), 1);
+  // A million and a tenth is 0.1 from a million; a ten-millionth more is not.
+  assert.equal(
+    value(numericMatch({ abs_tol: 0.1 }), unit("1,000,000.1", 1e6)),
+    1,
+  );
+  assert.equal(
+    value(numericMatch({ abs_tol: 0.1 }), unit("1000000.1000001", 1e6)),
+    0,
+  );
+  // 10% of 0.7 is 0.07: 0.63 and 0.77 are the ends, 0.78 is past them.
+  for (const output of ["0.63", "0.77"]) {
+    assert.equal(
+      value(numericMatch({ rel_tol: 0.1 }), unit(output, 0.7)),
+      1,
+      output,
+    );
+  }
+  const past = one(numericMatch({ rel_tol: 0.1 }), unit("0.78", 0.7));
+  assert.equal(past.value, 0);
+  assert.equal(past.reason, "got 0.78, expected 0.7 ± 0.07");
+  // Negative numbers and zero, by the same rule.
+  assert.equal(value(numericMatch({ abs_tol: 0.1 }), unit("-1.0", -1.1)), 1);
+  assert.equal(value(numericMatch({ abs_tol: 0.1 }), unit("-0.1", 0)), 1);
+  assert.equal(value(numericMatch(), unit("-0", 0)), 1);
+  assert.equal(value(numericMatch({ rel_tol: 0.5 }), unit("0.0", 0)), 1);
+});
