@@ -521,16 +521,25 @@ export function foreignAnswer(key: string): string | undefined {
 
 /**
  * Refuses a case without `expected` that carries another tool's answer key
- * as text (a list of texts): its answer would be lost. An object under
- * `target` is a unit record's target information, and is left alone.
+ * as an answer (a text, a number or a boolean, or a list of them): its
+ * answer would be lost. An object under `target` is a unit record's target
+ * information, and is left alone.
  */
 function checkForeignAnswer(record: Record<string, unknown>): void {
   for (const key of Object.keys(record)) {
     const what = foreignAnswer(key);
     if (what === undefined) continue;
     const value = record[key];
-    const text = typeof value === "string" ||
-      (Array.isArray(value) && value.every((v) => typeof v === "string"));
-    if (text) throw new CaseError(`"${key}" is ${what}`, key);
+    const answer = Array.isArray(value)
+      ? value.every(isAnswer)
+      : isAnswer(value);
+    if (answer) throw new CaseError(`"${key}" is ${what}`, key);
   }
+}
+
+/** A value an answer key holds: a text, or a number or boolean as JSON writes it. */
+function isAnswer(value: unknown): boolean {
+  // A number too (GSM8K's `"target": 18`): it was dropped in silence.
+  return typeof value === "string" || typeof value === "number" ||
+    typeof value === "boolean";
 }

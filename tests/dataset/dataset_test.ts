@@ -1345,6 +1345,43 @@ Deno.test("loadDataset refuses another tool's answer key in a case without expec
   });
 });
 
+Deno.test("loadDataset refuses another tool's answer key holding a number or a boolean, as it refuses one holding text", async () => {
+  await withTempDir(async (dir) => {
+    const target =
+      `"target" is Inspect's answer key; evalpipe's is "expected": rename the field`;
+    const ideal =
+      `"ideal" is OpenAI Evals' answer key; evalpipe's is "expected": rename the field`;
+    // GSM8K's answers are numbers: such a key was dropped in silence, and
+    // every Score of the case was non_evaluable for want of an expected.
+    const examples = await load(
+      dir,
+      "n.jsonl",
+      [
+        '{"input":"2+2?","target":4}',
+        '{"input":"sky blue?","target":true}',
+        '{"input":"roots of x^2-1?","ideal":[1,-1]}',
+        '{"input":"q","target":["4",4]}',
+        '{"input":"q","output":"a","target":{"latency_ms":3}}',
+        '{"input":"q","target":null}',
+      ].join("\n") + "\n",
+    );
+    assert.deepEqual(examples.map((e) => e.invalid), [
+      target,
+      target,
+      ideal,
+      target,
+      undefined,
+      undefined,
+    ]);
+    const array = await load(
+      dir,
+      "n.json",
+      '[{"input":"2+2?","target":4},{"input":"3+3?","expected":6}]',
+    );
+    assert.deepEqual(array.map((e) => e.invalid), [target, undefined]);
+  });
+});
+
 Deno.test("DatasetError carries the 1-based line (and column) of a problem on a line, none for the file as a whole", async () => {
   await withTempDir(async (dir) => {
     const bad = new Uint8Array([...encoder.encode('[{"input":"a"},\n'), 0xff]);
