@@ -176,8 +176,12 @@ function keyHint(
   const word = nearest(key, Object.keys(OTHER_WORDS)) ??
     (Object.hasOwn(OTHER_WORDS, key) ? key : undefined);
   const [ours, what] = word === undefined ? [] : OTHER_WORDS[word]!;
-  return ours !== undefined && Object.hasOwn(fields, ours)
-    ? `; did you mean ${JSON.stringify(ours)} (${what})?`
+  if (ours !== undefined && Object.hasOwn(fields, ours)) {
+    return `; did you mean ${JSON.stringify(ours)} (${what})?`;
+  }
+  // Braintrust's experiment, which a suite has no key for.
+  return at.length === 0 && /^experiment(?:_?name)?$/i.test(key)
+    ? '; a suite names no experiment: --record FILE keeps a run, --save-baseline NAME keeps it to compare later runs with (--baseline NAME), and "evalpipe diff A B" compares two records'
     : "";
 }
 
@@ -206,11 +210,66 @@ const OTHER_WORDS: Record<string, readonly [string, string]> = {
   repeat: ["epochs", "how many times each case runs"],
   max_concurrency: ["concurrency", "how many cases run at once"],
   workers: ["concurrency", "how many cases run at once"],
+  // Inspect's and Braintrust's words: a task's solver, Eval()'s task and data.
+  solver: ["target", "the system under test"],
+  task: ["target", "the system under test"],
+  data: ["dataset", "the file of cases"],
+  // Inspect's epoch reducers: evalpipe averages epochs per example, and
+  // `require` says when a case passes over them.
+  reducer: [
+    "require",
+    "when a case passes over its epochs: all, majority or any (Inspect's pass_at_k); values are averaged per example, as Inspect's mean",
+  ],
 };
 
-/** `; did you mean "x"?` for a value that is not one of its choices. */
-function choiceHint(actual: unknown, choices: readonly unknown[]): string {
+/**
+ * Scorers of Inspect and of Braintrust's autoevals, by their names written
+ * any way (`model_graded_qa`, `NumericDiff`): what evalpipe's is, and how it
+ * differs. Names a near word already finds (`ExactMatch`, `Levenshtein`)
+ * are left to it.
+ */
+const OTHER_SCORERS: Record<string, string> = {
+  match:
+    'Inspect\'s match() is "exact_match" here (ignore_case: true), which compares the whole output, trimmed, not its end: ask for the answer alone',
+  includes:
+    'Inspect\'s includes() is "contains" here, with ignore_case: true (its default there) and mode: any when "expected" lists several answers',
+  pattern:
+    'Inspect\'s pattern() is "regex" here, which checks the output against a pattern of its own, not a captured group against "expected"',
+  answer:
+    'Inspect\'s answer() has no built-in here: ask for the answer alone and score it with "exact_match"',
+  choice:
+    'Inspect\'s choice() has no built-in here: write the lettered choices into "input", ask for the letter alone, and score it with "exact_match" (expected "A")',
+  f1: 'Inspect\'s f1() is "token_f1" here',
+  modelgradedqa: 'Inspect\'s model_graded_qa() is "llm_judge" here',
+  modelgradedfact: 'Inspect\'s model_graded_fact() is "correctness" here',
+  numericdiff:
+    'autoevals\' NumericDiff is "numeric" here: 1 within abs_tol or rel_tol of "expected", else 0',
+  jsondiff:
+    'autoevals\' JSONDiff is "json_match" here: 1 when the JSON equals "expected" whatever its key order, else 0, with no credit per key',
+  validjson: 'autoevals\' ValidJSON is "json" here (a JSON Schema as "schema")',
+  factuality:
+    'autoevals\' Factuality is "correctness" here: a judge checks the output states the facts of "expected"',
+  closedqa:
+    'autoevals\' ClosedQA is "llm_judge" here, with its criteria as the "rubric"',
+  embeddingsimilarity:
+    'autoevals\' EmbeddingSimilarity is "semantic_similarity" here',
+  listcontains: 'autoevals\' ListContains is "set_overlap" here',
+};
+
+/**
+ * `; did you mean "x"?` for a value that is not one of its choices; for a
+ * scorer's `type` that is another tool's scorer, what evalpipe's is.
+ */
+function choiceHint(
+  actual: unknown,
+  choices: readonly unknown[],
+  path: readonly PropertyKey[] = [],
+): string {
   if (typeof actual !== "string") return "";
+  if (path[0] === "scorers" && path.length === 3 && path[2] === "type") {
+    const word = actual.toLowerCase().replace(/[^a-z0-9]/g, "");
+    if (Object.hasOwn(OTHER_SCORERS, word)) return `; ${OTHER_SCORERS[word]}`;
+  }
   const near = nearest(actual, choices.map(String));
   return near === undefined ? "" : `; did you mean ${JSON.stringify(near)}?`;
 }
@@ -298,7 +357,7 @@ function describe(
         path,
         `${named(path)} is ${typeName(actual)}; expected one of ${
           choices.join(", ")
-        }${choiceHint(actual, choices)}`,
+        }${choiceHint(actual, choices, path)}`,
       ];
     }
     case "invalid_union": {
@@ -354,7 +413,7 @@ function describe(
         return [
           path,
           `${named(path)} ${is}; expected one of ${choices.join(", ")}${
-            choiceHint(actual, choices)
+            choiceHint(actual, choices, path)
           }`,
         ];
       }

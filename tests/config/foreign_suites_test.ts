@@ -234,3 +234,121 @@ scorers:
     ) assert.ok(prompt.includes(part), `${part} not in ${prompt}`);
   });
 });
+
+// A suite as an Inspect or Braintrust user first writes it, in those tools'
+// words; each step fixes what the one before was refused for.
+const INSPECT_BRAINTRUST = `data: cases.jsonl
+solver: { type: subprocess, cmd: sh bot.sh }
+scorers:
+  - type: includes
+  - type: NumericDiff
+epochs: { n: 3, reducer: pass_at_k }
+experiment_name: first try
+`;
+
+Deno.test("validate names evalpipe's word for Inspect's and Braintrust's keys and scorers, one problem at a time", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/cases.jsonl`,
+      '{"input": "2+2?", "expected": ["4", "four"]}\n',
+    );
+    await Deno.writeTextFile(`${dir}/bot.sh`, "cat > /dev/null; echo 4\n");
+    const steps: Array<[(yaml: string) => string, string]> = [
+      [
+        (y) => y,
+        'line 1: unknown key "data"; did you mean "dataset" (the file of cases)?',
+      ],
+      [
+        (y) => y.replace("data:", "dataset:"),
+        `line 4: "scorers[0].type" is string "includes"; expected one of `,
+      ],
+      [
+        (y) => y.replace("type: includes", "type: contains\n    mode: any"),
+        `line 6: "scorers[1].type" is string "NumericDiff"; expected one of `,
+      ],
+      [
+        (y) => y.replace("NumericDiff", "numeric"),
+        'line 7: unknown key "epochs.reducer"; did you mean "require" (when a case passes over its epochs: all, majority or any (Inspect\'s pass_at_k); values are averaged per example, as Inspect\'s mean)?',
+      ],
+      [
+        (y) => y.replace("reducer: pass_at_k", "require: any"),
+        'line 2: unknown key "solver"; did you mean "target" (the system under test)?',
+      ],
+      [
+        (y) => y.replace("solver:", "target:"),
+        'line 8: unknown key "experiment_name"; a suite names no experiment: --record FILE keeps a run, --save-baseline NAME keeps it to compare later runs with (--baseline NAME), and "evalpipe diff A B" compares two records',
+      ],
+    ];
+    const ends = new Map([
+      [
+        1,
+        '; Inspect\'s includes() is "contains" here, with ignore_case: true (its default there) and mode: any when "expected" lists several answers\n',
+      ],
+      [
+        2,
+        '; autoevals\' NumericDiff is "numeric" here: 1 within abs_tol or rel_tol of "expected", else 0\n',
+      ],
+    ]);
+    let yaml = INSPECT_BRAINTRUST;
+    for (const [i, [edit, message]] of steps.entries()) {
+      yaml = edit(yaml);
+      await Deno.writeTextFile(`${dir}/suite.yaml`, yaml);
+      const out = await cli(["validate", "suite.yaml"], dir);
+      assert.equal(out.code, 2, out.stderr);
+      const prefix = `evalpipe: Invalid config "suite.yaml" ${message}`;
+      const end = ends.get(i);
+      if (end === undefined) assert.equal(out.stderr, `${prefix}\n`);
+      else {
+        assert.ok(out.stderr.startsWith(prefix), out.stderr);
+        assert.ok(out.stderr.endsWith(end), out.stderr);
+        assert.doesNotMatch(out.stderr, /did you mean/);
+      }
+    }
+    // In evalpipe's words, it runs: "4" is one of the expected answers
+    // (numeric does not apply to a list of them).
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      yaml.replace("experiment_name: first try\n", ""),
+    );
+    const run = await cli(["run", "suite.yaml"], dir);
+    assert.equal(run.code, 0, run.stderr);
+    const scores = run.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    assert.deepEqual(
+      scores.map((s) => [s.metric, s.value]),
+      [
+        ["contains", 1],
+        ["numeric", null],
+        ["contains", 1],
+        ["numeric", null],
+        ["contains", 1],
+        ["numeric", null],
+      ],
+    );
+  });
+});
+
+Deno.test("validate: Inspect's and autoevals' scorer names, written any way, get evalpipe's; its own typos still get the nearest word", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/cases.jsonl`, '{"input": "q"}\n');
+    const cases: Array<[string, string]> = [
+      [
+        "model_graded_fact",
+        '; Inspect\'s model_graded_fact() is "correctness" here',
+      ],
+      ["ModelGradedQA", '; Inspect\'s model_graded_qa() is "llm_judge" here'],
+      ["JSONDiff", '; autoevals\' JSONDiff is "json_match" here'],
+      ["choice", "; Inspect's choice() has no built-in here"],
+      ["Levenshtein", '; did you mean "levenshtein"?'],
+      ["exact_mach", '; did you mean "exact_match"?'],
+    ];
+    for (const [type, hint] of cases) {
+      await Deno.writeTextFile(
+        `${dir}/suite.yaml`,
+        `dataset: cases.jsonl\ntarget: { type: replay }\nscorers: [{ type: ${type} }]\n`,
+      );
+      const out = await cli(["validate", "suite.yaml"], dir);
+      assert.equal(out.code, 2, out.stderr);
+      assert.ok(out.stderr.includes(hint), `${type}: ${out.stderr}`);
+    }
+  });
+});
