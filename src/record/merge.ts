@@ -148,8 +148,8 @@ export interface MergedRun {
 
 /**
  * Shards that cannot be merged: of different suites, one missing, one given
- * twice, one unfinished. Its message names the files; the command line
- * exits 2.
+ * twice, one unfinished, two that scored one example. Its message names the
+ * files; the command line exits 2.
  *
  * @example
  * ```ts
@@ -273,7 +273,7 @@ function byIndex(parts: readonly ShardPart[]): Map<number, ShardPart> {
  * @param parts The shards, in any order.
  * @param options Whether to merge what is there when some is missing.
  * @returns The merged run.
- * @throws {MergeError} For shards of different suites, a shard missing or given twice, an unfinished one.
+ * @throws {MergeError} For shards of different suites, a shard missing or given twice, an unfinished one, two that scored one example.
  *
  * @example Two shards of a two-example run, given in reverse
  * ```ts
@@ -324,11 +324,13 @@ export function mergeShards(
   // examples whose place is not known come last, as written.
   const keyed: Array<{ score: Score; at: number; epoch: number; i: number }> =
     [];
+  const owners = new ExampleOwners();
   let i = 0;
   for (const part of ordered) {
     const placeOf = placesOf(part.selection?.order);
     for (const score of part.scores) {
       const at = placeOf(score.example_id ?? score.unit_id ?? "");
+      owners.claim(score, part, at);
       keyed.push({ score, at, epoch: epochOf(score), i: i++ });
     }
   }
@@ -389,6 +391,72 @@ export function mergeShards(
     ...budgetOf(ordered),
     ...(require !== undefined ? { require } : {}),
   };
+}
+
+/** A shard's claim to an example: the id as it writes it, and its place. */
+interface Claim {
+  part: ShardPart;
+  id: string;
+  /** Its place in the shard's `order`; `Infinity` when the order lacks it. */
+  at: number;
+}
+
+/**
+ * Which shard scored each example, by example id in Unicode NFC (the unit
+ * id for a Score without one): every example is one shard's, all its epochs
+ * and targets too. Two shards that both scored one would count it twice
+ * (an old shard file holding an id written in NFD, which an evalpipe before
+ * session 24 split as written, resumed after the split gave it to another
+ * shard; files of two runs given as shards of one): refused.
+ */
+class ExampleOwners {
+  #owners = new Map<string, Claim>();
+  // A shard writes an example's Scores together: one look-up for them all.
+  #last: Claim | undefined;
+
+  /** Notes that `part` scored `score`'s example; throws if another did. */
+  claim(score: Score, part: ShardPart, at: number): void {
+    const id = score.example_id ?? score.unit_id;
+    if (id === undefined) return;
+    if (this.#last?.id === id && this.#last.part === part) return;
+    const claim = { part, id, at };
+    this.#last = claim;
+    const key = nfcKey(id);
+    const owner = this.#owners.get(key);
+    if (owner === undefined) this.#owners.set(key, claim);
+    else if (owner.part !== part) throw scoredTwice(owner, claim);
+  }
+}
+
+/** The error for an example two shards scored. */
+function scoredTwice(a: Claim, b: Claim): MergeError {
+  const where = (p: ShardPart) =>
+    `${q(p.name)} (shard ${p.shard!.index}/${p.shard!.count})`;
+  const spelled = a.id === b.id
+    ? ""
+    : ` (written ${q(b.id)} there, the same id in Unicode NFC)`;
+  // Of two finished shards, the one whose end listed the example is the one
+  // the split gives it to: the other holds it from an earlier split.
+  const ended = a.part.selection?.order !== undefined &&
+    b.part.selection?.order !== undefined;
+  const stale = !ended
+    ? undefined
+    : a.at === Infinity && b.at !== Infinity
+    ? a.part
+    : b.at === Infinity && a.at !== Infinity
+    ? b.part
+    : undefined;
+  return new MergeError(
+    `Cannot merge: example ${q(a.id)} is scored in both ${where(a.part)} and ${
+      where(b.part)
+    }${spelled}, but an example belongs to one shard: ${
+      stale !== undefined
+        ? `${
+          q(stale.name)
+        } holds it from an earlier split; run its shard again without --resume`
+        : "run the shards again without --resume"
+    }`,
+  );
 }
 
 /**

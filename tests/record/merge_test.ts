@@ -143,3 +143,34 @@ Deno.test("mergeShards places an example whose Scores write its id in NFD where 
     "d#3@1",
   ]);
 });
+
+Deno.test("mergeShards refuses an example two shards scored, naming it and both files", () => {
+  // Files of two runs given as shards of one: each lists d#1 in its order.
+  assert.throws(
+    () =>
+      mergeShards([
+        part(1, [["d#1", 0]], [["d#1", 1, 1]]),
+        part(2, [["d#1", 0], ["d#2", 1]], [["d#2", 1, 0], ["d#1", 1, 0]]),
+      ]),
+    (e) => {
+      assert.ok(e instanceof MergeError);
+      assert.equal(e.exitCode, 2);
+      assert.equal(
+        e.message,
+        'Cannot merge: example "d#1" is scored in both "s1.json" (shard 1/2) and "s2.json" (shard 2/2), but an example belongs to one shard: run the shards again without --resume',
+      );
+      return true;
+    },
+  );
+  // Even with allowPartial: the Scores would be counted twice. A shard that
+  // did not finish lists none of its examples: which is right is not known.
+  const unfinished = part(2, [], [["d#1", 2, 0]], { complete: false });
+  delete unfinished.selection;
+  assert.throws(
+    () =>
+      mergeShards([part(1, [["d#1", 0]], [["d#1", 1, 1]]), unfinished], {
+        allowPartial: true,
+      }),
+    /in both "s1\.json" \(shard 1\/2\) and "s2\.json" \(shard 2\/2\), but an example belongs to one shard: run the shards again without --resume$/,
+  );
+});
