@@ -77,6 +77,75 @@ export interface GateFailure {
    * threshold the config set.
    */
   ungated?: true;
+  /**
+   * For a metric that measured nothing (`gate` is `allow_unmeasured`): what
+   * became of its Scores instead, which {@linkcode nothingMeasured} words.
+   */
+  unmeasured?: Unmeasured;
+}
+
+/**
+ * What became of the Scores of a metric that measured nothing: each that
+ * could have been measured is an error, blocked or scored but invalid.
+ *
+ * @example A target that was down for both cases
+ * ```ts
+ * import { Aggregator, checkGates, type Unmeasured } from "./mod.ts";
+ * import { blocked } from "../score/mod.ts";
+ * const aggregator = new Aggregator();
+ * aggregator.add(blocked("m", "target error: down"));
+ * aggregator.add(blocked("m", "target error: down"));
+ * const [failure] = checkGates({}, aggregator.results());
+ * const expected: Unmeasured = { scores: 2, errors: 0, blocked: 2, invalid: 0 };
+ * if (JSON.stringify(failure?.unmeasured) !== JSON.stringify(expected)) throw new Error();
+ * ```
+ */
+export interface Unmeasured {
+  /** The metric's Scores, every one (those that did not apply too). */
+  scores: number;
+  /** Errors: the scorer failed. */
+  errors: number;
+  /** Blocked: the target, the case or the budget failed. */
+  blocked: number;
+  /** Scored, but not to be trusted (a grade off the judge's scale). */
+  invalid: number;
+}
+
+/**
+ * What a metric that measured nothing has, in words: its target's name in a
+ * matrix, the metric, and what became of its Scores. Every message on such a
+ * metric starts so, whatever it then says to do.
+ *
+ * @param failure The failure, with its target (if any), metric and counts.
+ * @returns E.g. `exact_match: nothing measured: 2 blocked of 2 Scores`.
+ *
+ * @example
+ * ```ts
+ * import { nothingMeasured } from "./gates.ts";
+ * const text = nothingMeasured({
+ *   metric: "judge",
+ *   target_name: "v2",
+ *   unmeasured: { scores: 3, errors: 1, blocked: 1, invalid: 0 },
+ * });
+ * if (text !== "v2: judge: nothing measured: 1 error and 1 blocked of 3 Scores") throw new Error(text);
+ * ```
+ */
+export function nothingMeasured(
+  failure: {
+    metric: string;
+    target_name?: string | undefined;
+    unmeasured: Unmeasured;
+  },
+): string {
+  const { errors, blocked, invalid, scores } = failure.unmeasured;
+  const counts = [
+    errors > 0 ? `${errors} error${errors === 1 ? "" : "s"}` : "",
+    blocked > 0 ? `${blocked} blocked` : "",
+    invalid > 0 ? `${invalid} invalid` : "",
+  ].filter((x) => x !== "").join(" and ");
+  return `${
+    failure.target_name !== undefined ? `${failure.target_name}: ` : ""
+  }${failure.metric}: nothing measured: ${counts} of ${scores} Scores`;
 }
 
 /**
@@ -212,11 +281,13 @@ function checkOne(
     const failed = a.errors + a.blocked + a.invalid;
     if (a.aggregatable > 0 || failed === 0) continue;
     const ungated = gates[a.metric] === undefined;
-    const counts = [
-      a.errors > 0 ? `${a.errors} error${a.errors === 1 ? "" : "s"}` : "",
-      a.blocked > 0 ? `${a.blocked} blocked` : "",
-      a.invalid > 0 ? `${a.invalid} invalid` : "",
-    ].filter((x) => x !== "").join(" and ");
+    const unmeasured: Unmeasured = {
+      scores: a.n,
+      errors: a.errors,
+      blocked: a.blocked,
+      invalid: a.invalid,
+    };
+    const counted = nothingMeasured({ metric: a.metric, unmeasured });
     failures.push({
       metric: a.metric,
       gate: "allow_unmeasured",
@@ -225,9 +296,10 @@ function checkOne(
       // Without a gate, say which rule failed the run: a user who set none
       // would otherwise look for one.
       message: ungated
-        ? `${a.metric}: nothing measured: ${counts} of ${a.n} Scores; no gate names it, but a metric that measured nothing fails the run: the Scores' reasons say why (let it pass with gates.${a.metric}.allow_unmeasured: true)`
-        : `${a.metric}: nothing measured: ${counts} of ${a.n} Scores (allow it with gates.${a.metric}.allow_unmeasured: true)`,
+        ? `${counted}; no gate names it, but a metric that measured nothing fails the run: the Scores' reasons say why (let it pass with gates.${a.metric}.allow_unmeasured: true)`
+        : `${counted} (allow it with gates.${a.metric}.allow_unmeasured: true)`,
       ...(ungated ? { ungated: true as const } : {}),
+      unmeasured,
     });
   }
   for (const metric of Object.keys(gates).sort()) {

@@ -36,8 +36,13 @@ export type {
   Prediction,
 } from "./classification.ts";
 export { ConfusionCounts, predictionOf } from "./classification.ts";
-export type { CheckGatesOptions, Gate, GateFailure } from "./gates.ts";
-export { checkGates } from "./gates.ts";
+export type {
+  CheckGatesOptions,
+  Gate,
+  GateFailure,
+  Unmeasured,
+} from "./gates.ts";
+export { checkGates, nothingMeasured } from "./gates.ts";
 export type {
   JudgeAgreement,
   KappaEstimate,

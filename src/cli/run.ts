@@ -11,7 +11,6 @@ import { exitCodeOf, OUTPUT_EXIT_CODE } from "../base/errors.ts";
 import { REPORT_FLAGS } from "./_reports.ts";
 import { CACHE_FLAG, cacheModeOf } from "./_cache_flag.ts";
 import type { Score } from "../score/mod.ts";
-import type { GateFailure } from "../aggregate/gates.ts";
 import type { InterruptSignal } from "../run/interrupt.ts";
 import type { Unit } from "../dataset/unit.ts";
 
@@ -52,25 +51,6 @@ function givenFiles(flags: Readonly<Record<string, unknown>>): string[] {
         ? [`--${name} ${JSON.stringify(flags[name])}`]
         : []
     );
-}
-
-/**
- * The line on a metric that measured nothing though no gate names it: with
- * invalid cases in the dataset (the run exits 2 for them), what to fix
- * rather than a gate to set.
- */
-function unmeasured(
-  failure: GateFailure,
-  invalidCases: number,
-  firstInvalid: string | undefined,
-): string {
-  if (invalidCases === 0 || firstInvalid === undefined) return failure.message;
-  const counted = failure.message.replace(/; no gate names it, .*$/, "");
-  return `${counted}, ${invalidCases} ${
-    invalidCases === 1 ? "case is" : "cases are"
-  } invalid (the first: ${
-    firstInvalid.replace(/^Invalid case in /, "")
-  }): fix the dataset and run again`;
 }
 
 /** `a`, `a and b`, `a, b and c`. */
@@ -911,14 +891,13 @@ and a summary table on stderr.`,
           "evalpipe: the gates are checked on the merged run (evalpipe merge), not on a shard",
         );
       }
-      for (const failure of gateFailures) {
-        say(
-          failure.ungated
-            ? `evalpipe: ${
-              unmeasured(failure, summary.invalidRecords, firstInvalid)
-            }`
-            : `evalpipe: gate failed: ${failure.message}`,
-        );
+      if (gateFailures.length > 0) {
+        const { gateLine } = await import("./_gate_lines.ts");
+        const invalid = firstInvalid === undefined ? undefined : {
+          count: summary.invalidRecords,
+          first: firstInvalid.replace(/^Invalid case in /, ""),
+        };
+        for (const failure of gateFailures) say(gateLine(failure, invalid));
       }
       // --- baselines (issue 14) ---
       if (summary.baseline?.failed) {

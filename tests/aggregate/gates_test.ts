@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { cli } from "../_cli.ts";
 import { type Aggregate, Aggregator } from "../../src/aggregate/mod.ts";
-import { checkGates } from "../../src/aggregate/gates.ts";
+import { checkGates, nothingMeasured } from "../../src/aggregate/gates.ts";
 import {
   blocked,
   errored,
@@ -59,6 +59,7 @@ Deno.test("checkGates fails a metric, gated or not, whose every Score failed, un
     message:
       "judge: nothing measured: 1 error and 1 blocked of 3 Scores; no gate names it, but a metric that measured nothing fails the run: the Scores' reasons say why (let it pass with gates.judge.allow_unmeasured: true)",
     ungated: true,
+    unmeasured: { scores: 3, errors: 1, blocked: 1, invalid: 0 },
   }]);
   // A gate of its own: the figure is the gate's to fail.
   assert.deepEqual(
@@ -376,4 +377,32 @@ Deno.test("cli run rejects a gate of the wrong type, naming its line", async () 
       );
     },
   );
+});
+
+Deno.test("nothingMeasured words a metric that measured nothing from the failure's fields, as its message starts, a matrix target's name first", () => {
+  const ids = (target: string) => ({
+    example_id: "d#1",
+    unit_id: `d#1~${target}`,
+  });
+  const aggs = aggregates([
+    { ...blocked("judge", "target error: down", ids("a")), target_name: "a" },
+    { ...scored("judge", 1, ids("b")), target_name: "b" },
+    { ...errored("judge", "scorer error: boom", ids("b")), target_name: "b" },
+  ]);
+  const failures = checkGates({}, aggs);
+  assert.equal(failures.length, 1);
+  const [failure] = failures;
+  assert.equal(failure!.target_name, "a");
+  assert.deepEqual(failure!.unmeasured, {
+    scores: 1,
+    errors: 0,
+    blocked: 1,
+    invalid: 0,
+  });
+  const text = nothingMeasured({
+    ...failure!,
+    unmeasured: failure!.unmeasured!,
+  });
+  assert.equal(text, "a: judge: nothing measured: 1 blocked of 1 Scores");
+  assert.ok(failure!.message.startsWith(`${text}; no gate names it`));
 });

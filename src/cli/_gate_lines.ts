@@ -1,0 +1,35 @@
+// The lines `run` and `merge` print on stderr for the gates a run failed:
+// one wording for both commands, made from the failure's fields.
+
+import { type GateFailure, nothingMeasured } from "../aggregate/gates.ts";
+
+/** A run's invalid cases (malformed dataset records), for the line on a metric they left unmeasured. */
+export interface InvalidCases {
+  /** How many there were. */
+  count: number;
+  /** Where the first is and why it is invalid: `"data.jsonl" line 1: …`. */
+  first: string;
+}
+
+/**
+ * The stderr line on a gate that did not hold: `gate failed: …` for a
+ * threshold the config set; for a metric that measured nothing though no
+ * gate names it, the rule that failed the run, or, when the run's cases were
+ * invalid (the run exits 2 for them), what to fix rather than a gate to set.
+ */
+export function gateLine(
+  failure: GateFailure,
+  invalid?: InvalidCases,
+): string {
+  if (!failure.ungated) return `evalpipe: gate failed: ${failure.message}`;
+  if (
+    invalid === undefined || invalid.count === 0 ||
+    failure.unmeasured === undefined
+  ) return `evalpipe: ${failure.message}`;
+  const { count, first } = invalid;
+  return `evalpipe: ${
+    nothingMeasured({ ...failure, unmeasured: failure.unmeasured })
+  }, ${count} ${
+    count === 1 ? "case is" : "cases are"
+  } invalid (the first: ${first}): fix the dataset and run again`;
+}
