@@ -366,7 +366,11 @@ given twice, or one that did not finish.`,
       );
     }
     const failures = checkGates(gates ?? {}, merged.aggregates);
-    for (const f of failures) say(`evalpipe: gate failed: ${f.message}`);
+    if (failures.length > 0) {
+      // Worded as run words them: a metric no gate names is no gate failed.
+      const { gateLine } = await import("./_gate_lines.ts");
+      for (const f of failures) say(gateLine(f));
+    }
     // Each shard kept its own budget (in its record or its sidecar): a
     // merged run whose shards refused calls fails as the run whose budget
     // ran out does.
