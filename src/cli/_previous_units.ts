@@ -3,6 +3,7 @@
 
 import type { Unit } from "../dataset/unit.ts";
 import { say } from "./_output.ts";
+import { InputError, isReadError, osErrorText } from "../base/errors.ts";
 
 /**
  * Reads the record at `path`, if there is one, and returns its units by
@@ -16,6 +17,8 @@ export async function previousUnits(
   );
   let head: string;
   try {
+    // Looked at before it is opened: opening a FIFO waits for a writer.
+    if (!(await Deno.stat(path)).isFile) return undefined;
     const file = await Deno.open(path);
     try {
       const bytes = new Uint8Array(256);
@@ -26,11 +29,16 @@ export async function previousUnits(
     }
   } catch (error) {
     // No earlier record (or not a file): the resumed record starts afresh.
-    if (
-      error instanceof Deno.errors.NotFound ||
-      error instanceof Deno.errors.IsADirectory
-    ) return undefined;
-    throw error;
+    if (error instanceof Deno.errors.NotFound) return undefined;
+    // One the system will not let us read: named, before anything is
+    // written (a bug is thrown on).
+    if (!isReadError(error)) throw error;
+    throw new InputError(
+      `Cannot resume into --record ${JSON.stringify(path)}: ${
+        osErrorText(error)
+      }`,
+      { cause: error },
+    );
   }
   if (!isRunRecord(head)) return undefined;
   try {

@@ -3,7 +3,14 @@
 // all in --out), once each; the resume runs the others again and writes them
 // anew, so the file ends as an uninterrupted run's would.
 
-import { InputError } from "../base/errors.ts";
+import {
+  exitCodeOf,
+  InputError,
+  isReadError,
+  osErrorText,
+  outputErrorOf,
+  writeErrorText,
+} from "../base/errors.ts";
 import { concat } from "../process/_concat.ts";
 import { replaceFile } from "../io/replace_file.ts";
 
@@ -38,8 +45,8 @@ export interface UnitsToKeep {
  * @returns What to keep and drop; `undefined` for a file that does not
  *   exist yet, or is not a regular file (a pipe), which the resume appends
  *   to as it is.
- * @throws {InputError} When a whole line is not a unit record: the file is
- * then not a units file, and is left as it was.
+ * @throws {InputError} When a whole line is not a unit record (the file is
+ * then not a units file, and is left as it was), or the file cannot be read.
  */
 export async function readUnitsToKeep(
   path: string,
@@ -47,14 +54,15 @@ export async function readUnitsToKeep(
 ): Promise<UnitsToKeep | undefined> {
   let file: Deno.FsFile;
   try {
+    // Looked at before it is opened: opening a FIFO waits for a writer.
+    if (!(await Deno.stat(path)).isFile) return undefined;
     file = await Deno.open(path, { read: true });
   } catch (error) {
     // No units yet: the resume starts the file.
     if (error instanceof Deno.errors.NotFound) return undefined;
-    throw error;
+    throw unreadable(path, error);
   }
   try {
-    if (!(await file.stat()).isFile) return undefined;
     const seen = new Set<string>();
     const left = new Set<number>();
     let dropped = 0;
@@ -86,9 +94,27 @@ export async function readUnitsToKeep(
       size,
       ...(suffix && cut !== undefined ? { cut } : {}),
     };
+  } catch (error) {
+    throw unreadable(path, error);
   } finally {
     file.close();
   }
+}
+
+/**
+ * A units file the system would not let the resume read or rewrite, as an
+ * input error naming it (a full disk stays an output error, exit 3); a bug,
+ * or an error already named, is thrown on as it is.
+ */
+function unreadable(path: string, error: unknown, write = false): unknown {
+  if (exitCodeOf(error) !== undefined || !isReadError(error)) return error;
+  return outputErrorOf(error, `--units ${JSON.stringify(path)}`) ??
+    new InputError(
+      `Cannot resume into --units ${JSON.stringify(path)}: ${
+        write ? writeErrorText(error, path) : osErrorText(error)
+      }`,
+      { cause: error },
+    );
 }
 
 /**
@@ -104,16 +130,22 @@ export async function readUnitsToKeep(
  * @param units What one read of the file found.
  * @returns Whether the file was replaced by a new one: a handle opened on
  *   it before holds the old file, and is opened again to append.
- * @throws {InputError} When the file changed since it was read.
+ * @throws {InputError} When the file changed since it was read, or cannot
+ * be opened to rewrite.
  */
 export async function keepSkippedUnits(units: UnitsToKeep): Promise<boolean> {
   if (units.left.size === 0) return false;
   // Writable to cut it through this handle: the file whose size is checked,
   // reached through a symlink too (`Deno.truncate` refuses a symlink).
-  const file = await Deno.open(units.path, {
-    read: true,
-    write: units.cut !== undefined,
-  });
+  let file: Deno.FsFile;
+  try {
+    file = await Deno.open(units.path, {
+      read: true,
+      write: units.cut !== undefined,
+    });
+  } catch (error) {
+    throw unreadable(units.path, error, true);
+  }
   try {
     if ((await file.stat()).size !== units.size) {
       throw new InputError(
@@ -136,6 +168,8 @@ export async function keepSkippedUnits(units: UnitsToKeep): Promise<boolean> {
       }
     }, { name: "--units" });
     return true;
+  } catch (error) {
+    throw unreadable(units.path, error, true);
   } finally {
     file.close();
   }

@@ -5,7 +5,13 @@
  * @module
  */
 
-import { InputError } from "../base/errors.ts";
+import {
+  exitCodeOf,
+  InputError,
+  isReadError,
+  osErrorText,
+  outputErrorOf,
+} from "../base/errors.ts";
 import { nfcKey } from "../base/nfc.ts";
 import { mappingAt, stringAt } from "../io/fields.ts";
 import { fingerprintsAt, valueRangesAt } from "../record/run_record.ts";
@@ -199,9 +205,10 @@ export class ResumeError extends InputError {
    * Creates the error.
    *
    * @param message What is wrong and what to do.
+   * @param options The cause, if any.
    */
-  constructor(message: string) {
-    super(message);
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
     this.name = "ResumeError";
   }
 }
@@ -371,6 +378,8 @@ export async function readMeta(
     text = await Deno.readTextFile(metaPath(out));
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return undefined;
+    // A folder, a file this user may not read: no sidecar to go by.
+    if (isReadError(error)) return null;
     throw error;
   }
   try {
@@ -424,6 +433,20 @@ export async function readMeta(
     if (!(error instanceof SyntaxError)) throw error;
     return null;
   }
+}
+
+/**
+ * A Scores file the system would not let the resume read or cut, as a
+ * {@linkcode ResumeError} naming it (a full disk stays an output error,
+ * exit 3); a bug, or an error already named, is thrown on as it is.
+ */
+function unreadable(path: string, error: unknown): unknown {
+  if (exitCodeOf(error) !== undefined || !isReadError(error)) return error;
+  return outputErrorOf(error, `Scores file ${JSON.stringify(path)}`) ??
+    new ResumeError(
+      `Cannot resume ${JSON.stringify(path)}: ${osErrorText(error)}`,
+      { cause: error },
+    );
 }
 
 /** Where a file's last whole line ends, and the torn line after it, if any. */
@@ -531,7 +554,12 @@ function startsLikeScore(text: string): boolean {
 export async function dropTornLine(plan: ResumePlan): Promise<void> {
   const blocked = plan.budgetBlocked;
   if (plan.dropped === undefined && blocked === undefined) return;
-  const file = await Deno.open(plan.path, { read: true, write: true });
+  let file: Deno.FsFile;
+  try {
+    file = await Deno.open(plan.path, { read: true, write: true });
+  } catch (error) {
+    throw unreadable(plan.path, error);
+  }
   try {
     if ((await file.stat()).size !== plan.size) {
       throw new ResumeError(
@@ -625,10 +653,14 @@ export async function prepareResume(
   const done = new Map<string, Set<string>>();
   let tail: Tail;
   try {
+    // Looked at before it is opened: opening a FIFO waits for a writer, and
+    // a device (/dev/null) holds nothing to resume.
+    const info = await Deno.stat(path);
+    if (!info.isFile && !info.isDirectory) return { path, done, scores: 0 };
     tail = await findTail(path);
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return { path, done, scores: 0 };
-    throw error;
+    throw unreadable(path, error);
   }
   let scores = 0;
   let lines = 0;
@@ -767,16 +799,15 @@ function costOf(info: unknown): number {
 async function unitsCost(path: string): Promise<number> {
   let file: Deno.FsFile;
   try {
+    // A pipe: read, it would lose what is sent to it (and opening it waits
+    // for a writer).
+    if (!(await Deno.stat(path)).isFile) return 0;
     file = await Deno.open(path);
   } catch (error) {
-    // No units yet: they cost nothing.
-    if (error instanceof Deno.errors.NotFound) return 0;
+    // No units yet: they cost nothing. One that cannot be read is refused
+    // by name when the resume reads it to keep its units.
+    if (error instanceof Deno.errors.NotFound || isReadError(error)) return 0;
     throw error;
-  }
-  if (!(await file.stat()).isFile) {
-    // A pipe: read, it would lose what is sent to it.
-    file.close();
-    return 0;
   }
   let sum = 0;
   for await (const line of file.readable.pipeThrough(new LineStream())) {
@@ -906,6 +937,18 @@ function firstBytes(limit: number): TransformStream<Uint8Array, Uint8Array> {
   });
 }
 
+/** The lines of a file's stream, an error reading it named as one. */
+async function* named<T>(
+  lines: ReadableStream<T>,
+  path: string,
+): AsyncGenerator<T> {
+  try {
+    yield* lines;
+  } catch (error) {
+    throw unreadable(path, error);
+  }
+}
+
 /**
  * The Scores of the first `limit` bytes of a file, with their line numbers
  * (blank lines come without one).
@@ -914,11 +957,16 @@ async function* scoreLines(
   path: string,
   limit: number,
 ): AsyncGenerator<{ score?: Score; line: number }> {
-  const file = await Deno.open(path);
+  let file: Deno.FsFile;
+  try {
+    file = await Deno.open(path);
+  } catch (error) {
+    throw unreadable(path, error);
+  }
   const bytes = limit === Infinity
     ? file.readable
     : file.readable.pipeThrough(firstBytes(limit));
-  for await (const line of bytes.pipeThrough(new LineStream())) {
+  for await (const line of named(bytes.pipeThrough(new LineStream()), path)) {
     if (line.text.trim() === "" && line.error === undefined) {
       yield { line: line.line };
       continue;
