@@ -394,6 +394,24 @@ and a summary table on stderr.`,
     let resumedUnits: import("./_resumed_units.ts").UnitsToKeep | undefined;
     const begin = async () => {
       began = true;
+      if (outPath !== undefined || flags.units !== undefined) {
+        // A run killed while it rewrote one of these files left its temp
+        // file beside it: gone, unless a live run is still writing it.
+        const { removeStaleTemps } = await import("../io/replace_file.ts");
+        const files = [
+          ...(outPath !== undefined
+            ? [outPath, resuming!.metaPath(outPath)]
+            : []),
+          ...(flags.units !== undefined ? [flags.units] : []),
+        ];
+        for (const temp of await removeStaleTemps(files)) {
+          say(
+            `evalpipe: removed ${
+              JSON.stringify(temp)
+            }, what a run killed while it rewrote the file beside it left`,
+          );
+        }
+      }
       if (resumedUnits !== undefined) {
         // The earlier units stay, each once; the resume appends the rest.
         const { keepSkippedUnits } = await import("./_resumed_units.ts");

@@ -42,4 +42,4 @@ export { openOut } from "./out_file.ts";
 export type { NamedPath } from "./same_file.ts";
 export { refuseSameFile, refuseStdoutOnInput } from "./same_file.ts";
 export type { FileWriting, ReplaceFileOptions } from "./replace_file.ts";
-export { replaceFile } from "./replace_file.ts";
+export { removeStaleTemps, replaceFile } from "./replace_file.ts";

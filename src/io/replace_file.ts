@@ -5,7 +5,12 @@
  * @module
  */
 
-import { InputError, outputErrorOf, writeErrorText } from "../base/errors.ts";
+import {
+  InputError,
+  isOsError,
+  outputErrorOf,
+  writeErrorText,
+} from "../base/errors.ts";
 import { TextWriter } from "./text_writer.ts";
 
 /**
@@ -124,17 +129,24 @@ export async function replaceFile(
       }
     }
     try {
+      // Locked before its first byte and until it is renamed: a temp file
+      // with bytes that no process locks is a dead run's (removeStaleTemps).
+      await file.lock(true).catch((error) => {
+        // A file system without locks (some network mounts): written
+        // unlocked, as before locks were taken.
+        if (!isOsError(error)) throw error;
+      });
       await writeText(file, text);
       // On the disk before the rename: after a power cut the name holds the
       // old text or the new, not an empty file.
       await file.syncData();
+      // The file it replaces keeps its mode (a baseline made 0600 stays so).
+      const mode = await modeOf(path);
+      if (mode !== undefined) await Deno.chmod(temp, mode);
+      await Deno.rename(temp, path);
     } finally {
       file.close();
     }
-    // The file it replaces keeps its mode (a baseline made 0600 stays so).
-    const mode = await modeOf(path);
-    if (mode !== undefined) await Deno.chmod(temp, mode);
-    await Deno.rename(temp, path);
     globalThis.removeEventListener("unload", dropTemp);
   } catch (error) {
     globalThis.removeEventListener("unload", dropTemp);
@@ -161,6 +173,101 @@ export async function replaceFile(
       );
     }
     throw error;
+  }
+  // Once per file in a process: a sidecar noted every second reads its
+  // folder once.
+  if (!swept.has(path)) {
+    swept.add(path);
+    await removeStaleTemps([path]);
+  }
+}
+
+/** The files whose stale temp files replaceFile has removed already. */
+const swept = new Set<string>();
+
+/**
+ * Removes the temp files a {@linkcode replaceFile} of one of `paths` left
+ * when its process was killed mid-write (`kill -9`, the OOM killer, a power
+ * cut): `.NAME.xxxxxxxxxxxx.tmp` beside the file, as big as what was being
+ * written. Only a temp file that no process holds locked and that holds
+ * bytes is removed: `replaceFile` locks its temp file before it writes a
+ * byte and until it has renamed it, and the kernel drops the lock of a
+ * process that dies, so one another run is still writing is left alone.
+ * One read of each folder; a temp file that cannot be opened or removed
+ * (another user's) is left as it is. `replaceFile` calls it once per file
+ * in a process, after its write.
+ *
+ * @param paths The files (a Scores file, its sidecar, a units file).
+ * @returns The temp files removed.
+ *
+ * @example The temp file of a run killed while it wrote goes
+ * ```ts
+ * import { removeStaleTemps } from "./replace_file.ts";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/.s.json.0123456789ab.tmp`, "half a sid");
+ * const removed = await removeStaleTemps([`${dir}/s.json`]);
+ * await Deno.remove(dir, { recursive: true });
+ * if (removed.join() !== `${dir}/.s.json.0123456789ab.tmp`) throw new Error(removed.join());
+ * ```
+ */
+export async function removeStaleTemps(
+  paths: readonly string[],
+): Promise<string[]> {
+  const byFolder = new Map<string, Set<string>>();
+  for (const path of paths) {
+    const slash = path.lastIndexOf("/");
+    const folder = slash < 0 ? "." : path.slice(0, slash + 1);
+    const bases = byFolder.get(folder) ?? new Set<string>();
+    byFolder.set(folder, bases.add(path.slice(slash + 1)));
+  }
+  const removed: string[] = [];
+  for (const [folder, bases] of byFolder) {
+    let entries: Deno.DirEntry[];
+    try {
+      entries = await Array.fromAsync(Deno.readDir(folder));
+    } catch (error) {
+      // A folder gone or unreadable holds nothing to clean here.
+      if (isOsError(error)) continue;
+      throw error;
+    }
+    for (const entry of entries) {
+      const match = TEMP_NAME.exec(entry.name);
+      if (!entry.isFile || match === null || !bases.has(match[1]!)) continue;
+      const temp = `${folder === "." ? "" : folder}${entry.name}`;
+      if (await removeIfDead(temp)) removed.push(temp);
+    }
+  }
+  return removed;
+}
+
+/** `.NAME.xxxxxxxxxxxx.tmp`, as {@linkcode replaceFile} names its temp files. */
+const TEMP_NAME = /^\.(.+)\.[0-9a-f]{12}\.tmp$/;
+
+/**
+ * Removes a temp file no process holds locked that holds bytes. An empty
+ * one may be a live run's between its creation and its lock: left.
+ */
+async function removeIfDead(temp: string): Promise<boolean> {
+  let file: Deno.FsFile;
+  try {
+    file = await Deno.open(temp, { read: true });
+  } catch (error) {
+    // Renamed by its run meanwhile, or not ours to read: left as it is.
+    if (isOsError(error)) return false;
+    throw error;
+  }
+  try {
+    if (!(await file.tryLock(true))) return false;
+    if ((await file.stat()).size === 0) return false;
+    await Deno.remove(temp);
+    return true;
+  } catch (error) {
+    // Gone meanwhile, or in a folder this user cannot write: cleaning up
+    // is no reason to fail a write that succeeded.
+    if (isOsError(error)) return false;
+    throw error;
+  } finally {
+    file.close();
   }
 }
 

@@ -2,7 +2,7 @@
 
 import assert from "node:assert/strict";
 import { exitCodeOf, InputError, OutputError } from "../../src/base/mod.ts";
-import { replaceFile } from "../../src/io/mod.ts";
+import { removeStaleTemps, replaceFile } from "../../src/io/mod.ts";
 import { withTempDir } from "../_proc.ts";
 
 Deno.test("replaceFile replaces a hard link's name, leaving the file it shared untouched, and no temp file", async () => {
@@ -254,5 +254,121 @@ Deno.test("replaceFile writes text handed over in pieces, and one that throws le
     const names = [];
     for await (const entry of Deno.readDir(dir)) names.push(entry.name);
     assert.deepEqual(names, ["report.xml"]);
+  });
+});
+
+/**
+ * Starts a process that holds `temp` locked, as a live replaceFile holds its
+ * temp file, writing to it first when `write` says so; resolves once it
+ * holds the lock. Kill it with `stop`.
+ */
+async function holdLocked(temp: string, write: boolean) {
+  const script = `${temp}.hold.ts`;
+  await Deno.writeTextFile(
+    script,
+    `const file = await Deno.open(Deno.args[0], { write: true, create: true });
+await file.lock(true);
+if (Deno.args[1] === "write") await file.write(new TextEncoder().encode("half"));
+console.log("locked");
+setTimeout(() => {}, 1e9);
+`,
+  );
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--quiet", script, temp, write ? "write" : ""],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream())
+    .getReader();
+  let said = "";
+  while (!said.includes("locked\n")) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    said += value;
+  }
+  assert.equal(said, "locked\n");
+  return {
+    async stop() {
+      child.kill("SIGKILL");
+      await reader.cancel();
+      await child.status;
+      await Deno.remove(script);
+    },
+  };
+}
+
+Deno.test("replaceFile after a run killed mid-write (kill -9) removes the temp file it left, and leaves one a live process holds", async () => {
+  await withTempDir(async (dir) => {
+    const path = `${dir}/s.ndjson.meta.json`;
+    await Deno.writeTextFile(path, "old\n");
+    const script = `${dir}/write.ts`;
+    // Writes a megabyte, says so, and never ends: killed mid-write.
+    await Deno.writeTextFile(
+      script,
+      `import { replaceFile } from ${
+        JSON.stringify(new URL("../../src/io/mod.ts", import.meta.url).href)
+      };
+await replaceFile(Deno.args[0], async (write) => {
+  await write("x".repeat(1024 * 1024));
+  console.log("writing");
+  await new Promise((resolve) => setTimeout(resolve, 1e9));
+});
+`,
+    );
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "--quiet", script, path],
+      stdin: "null",
+      stdout: "piped",
+      stderr: "null",
+    }).spawn();
+    const reader = child.stdout.pipeThrough(new TextDecoderStream())
+      .getReader();
+    let said = "";
+    while (!said.includes("writing\n")) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      said += value;
+    }
+    assert.equal(said, "writing\n");
+    const temps = async () =>
+      (await Array.fromAsync(Deno.readDir(dir))).map((e) => e.name)
+        .filter((n) => n.endsWith(".tmp"));
+    const [temp] = await temps();
+    assert.match(temp!, /^\.s\.ndjson\.meta\.json\.[0-9a-f]{12}\.tmp$/);
+    assert.ok((await Deno.stat(`${dir}/${temp}`)).size > 0);
+    // Alive, it holds its temp file: nobody removes it.
+    assert.deepEqual(await removeStaleTemps([path]), []);
+    assert.deepEqual(await temps(), [temp]);
+    child.kill("SIGKILL");
+    await reader.cancel();
+    assert.equal((await child.status).signal, "SIGKILL");
+    assert.deepEqual(await temps(), [temp], "left by the kill");
+    // Another process's temp file, locked, written or not yet: left.
+    const live = await holdLocked(
+      `${dir}/.s.ndjson.meta.json.00000000000a.tmp`,
+      true,
+    );
+    const fresh = await holdLocked(
+      `${dir}/.s.ndjson.meta.json.00000000000b.tmp`,
+      false,
+    );
+    try {
+      await replaceFile(path, "new\n");
+      assert.equal(await Deno.readTextFile(path), "new\n");
+      assert.deepEqual((await temps()).sort(), [
+        ".s.ndjson.meta.json.00000000000a.tmp",
+        ".s.ndjson.meta.json.00000000000b.tmp",
+      ]);
+    } finally {
+      await live.stop();
+      await fresh.stop();
+    }
+    // Dead now: the written one goes, the empty one (a live run's between
+    // its creation and its lock, for all anyone can tell) stays.
+    assert.deepEqual(await removeStaleTemps([path]), [
+      `${dir}/.s.ndjson.meta.json.00000000000a.tmp`,
+    ]);
+    assert.deepEqual(await temps(), [".s.ndjson.meta.json.00000000000b.tmp"]);
   });
 });
