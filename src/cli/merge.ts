@@ -258,11 +258,14 @@ given twice, or one that did not finish.`,
     // The merged run as one run's baseline keeps it, and compares it: the
     // comparison goes in the merged record too, as run's does.
     const settings = baselines?.baselineSettings(merged.header?.config ?? {});
-    // Scores files: as their sidecars say the shards judged their cases.
-    const require = settings?.require ?? merged.require;
     const unsaid = parts.filter((p) =>
       p.record === undefined && p.require === undefined
     );
+    // Scores files: as their sidecars say the shards judged their cases;
+    // records: as their config says, `all` when it sets none (as run
+    // judges it). Only an older sidecar's silence falls to the baseline's.
+    const require = settings?.require ?? merged.require ??
+      (unsaid.length === 0 ? "all" : undefined);
     if (baseline !== undefined && unsaid.length > 0) {
       // Not taken in silence: an older evalpipe's sidecar does not say.
       say(

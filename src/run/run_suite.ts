@@ -1319,7 +1319,9 @@ export async function runSuite(
         return id === undefined || shardOf(id, shard!.count) === shard!.index;
       }),
       collector!.scores(),
-      require ?? baseline.file.require,
+      // The run's own requirement, `all` unless its config sets one, as
+      // its record and sidecar say: not the one the baseline was saved by.
+      require ?? "all",
       { valueRange: valueRangesOf(scorers) },
     ),
   };
