@@ -28,6 +28,8 @@ export class TemplateError extends Error {
   }
 }
 
+/** A placeholder in a URL, as an http target fills it. */
+const URL_PLACEHOLDER = /\{\{\s*[\w.-]+\s*\}\}/g;
 const PLACEHOLDER = /\{\{\s*([A-Za-z_][\w-]*(?:\.[\w-]+)*)\s*\}\}/g;
 const WHOLE = /^\{\{\s*([A-Za-z_][\w-]*(?:\.[\w-]+)*)\s*\}\}$/;
 
@@ -458,7 +460,13 @@ export function urlSecrets(url: string): string[] {
   if (!url.includes("@") && !url.includes("=")) return [];
   let parsed: URL;
   try {
-    parsed = new URL(url);
+    // An http target's URL before a case fills it: a placeholder where the
+    // parser wants a port or a host (`127.0.0.1:{{metadata.port}}`) makes it
+    // no URL, and its password and key were then hidden nowhere. Each is
+    // read with a digit in its place, which parses wherever it stands.
+    parsed = new URL(
+      url.includes("{{") ? url.replace(URL_PLACEHOLDER, "1") : url,
+    );
   } catch (error) {
     // Not a URL: the request fails later with its own message.
     if (!(error instanceof TypeError)) throw error;

@@ -125,6 +125,46 @@ Deno.test("httpTarget and openaiTarget never show a URL's password, nor its Basi
   }
 });
 
+Deno.test("httpTarget hides a URL's password and query key when a case fills its port", async () => {
+  // The URL as written does not parse ({{metadata.port}} is no port), so
+  // its secrets were read from nothing: the echoes below went out whole.
+  await using server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    (request) => {
+      const echo = `${request.url} ${request.headers.get("authorization")}`;
+      const status = new URL(request.url).pathname === "/ok" ? 200 : 400;
+      return new Response(`seen ${echo}`, { status });
+    },
+  );
+  const port = String(server.addr.port);
+  const call = (path: string) =>
+    Array.fromAsync(
+      ReadableStream.from([{
+        example_id: "d#1",
+        line: 1,
+        case: { input: "q", metadata: { port } },
+      }]).pipeThrough(runTarget(httpTarget({
+        url:
+          `http://someone:hunter2pw@127.0.0.1:{{metadata.port}}${path}?key=AIzaQueryKey1`,
+        retries: 0,
+      }))),
+    );
+  const [refused] = await call("/err");
+  const [answered] = await call("/ok");
+  assert.match(refused?.target?.error ?? "", /answered HTTP 400: seen /);
+  assert.match(
+    answered?.target?.error ?? "",
+    /answered with a secret the config sends .*: the answer is not kept/,
+  );
+  assert.equal(answered?.output ?? null, null);
+  for (const unit of [refused, answered]) {
+    const text = JSON.stringify(unit);
+    for (const secret of ["AIzaQueryKey1", base64("someone:hunter2pw")]) {
+      assert.ok(!text.includes(secret), `${secret} in ${text}`);
+    }
+  }
+});
+
 Deno.test("an answer that echoes a key is not kept, cached or scored; a judge's the same, and a value shorter than 8 characters is a word", async () => {
   await withTempDir(async (dir) => {
     await using server = fakeLlm({
