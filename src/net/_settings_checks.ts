@@ -12,6 +12,7 @@
 
 import { clip } from "../base/terminal.ts";
 import { pathText } from "../base/place.ts";
+import { urlSecrets } from "./template.ts";
 
 /**
  * The header that carries an API key to `url`: Azure OpenAI's `api-key`
@@ -169,8 +170,8 @@ const MARK = "evalpipecasefield";
 
 /**
  * An http target whose URL lets a case choose the host (`{{metadata.host}}`
- * as the host, or as its end) while the headers carry a `${NAME}` secret or
- * the URL a password (sent as Basic auth):
+ * as the host, or as its end) while the headers carry a `${NAME}` secret,
+ * the URL a password (sent as Basic auth) or its query a credential (`?key=`):
  * the dataset, which is not trusted, could send the secret anywhere. A
  * placeholder before a fixed domain (`{{metadata.region}}.api.example.com`)
  * stays inside it. The host is the one a URL parser reads once the
@@ -225,6 +226,8 @@ function caseChosenHost(
     ? `the headers send ${VARIABLE.exec(header)![0]}`
     : reads.some((parsed) => parsed !== undefined && parsed.password !== "")
     ? "the URL sends a password"
+    : fixedQueryCredential(ones, read(() => "2"))
+    ? "the URL's query sends a credential"
     : undefined;
   if (sends === undefined) return undefined;
   return {
@@ -233,6 +236,21 @@ function caseChosenHost(
       clip(chosen.shown, 60)
     }, as a URL parser reads it) while ${sends}: a dataset could send the secret to any host; fix the domain, as in https://{{metadata.region}}.api.example.com`,
   };
+}
+
+/**
+ * Whether a URL's query sends a credential the config wrote (`?key=AIza…`, a
+ * parameter {@linkcode urlSecrets} knows), not one a case fills: the same in
+ * the URL read with every placeholder "1" and with every one "2". It goes to
+ * the host as surely as a header's `${NAME}` does.
+ */
+function fixedQueryCredential(
+  ones: URL | undefined,
+  twos: URL | undefined,
+): boolean {
+  if (ones === undefined || twos === undefined) return false;
+  const fixed = new Set(urlSecrets(`http://h/${twos.search}`));
+  return urlSecrets(`http://h/${ones.search}`).some((s) => fixed.has(s));
 }
 
 /**

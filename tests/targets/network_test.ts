@@ -1155,6 +1155,11 @@ Deno.test("httpTarget, openaiTarget and llmJudge refuse, as they are built, what
       `httpTarget's "url" lets a case choose the host ({{metadata.host}}, as a URL parser reads it) while the headers send \${TOKEN}: a dataset could send the secret to any host; fix the domain, as in https://{{metadata.region}}.api.example.com`,
     ],
     [
+      // Google's style: the key in the query goes wherever the host is.
+      () => httpTarget({ url: "http://{{metadata.host}}/a?key=AIza-k1" }),
+      `httpTarget's "url" lets a case choose the host ({{metadata.host}}, as a URL parser reads it) while the URL's query sends a credential: a dataset could send the secret to any host; fix the domain, as in https://{{metadata.region}}.api.example.com`,
+    ],
+    [
       () => httpTarget({ ...base, body: { q: "{{ input | upper }}" } }),
       `httpTarget's "body.q" has {{ input | upper }}, which evalpipe would send as written: filters ("|") are not supported; a placeholder is a field's name alone, as {{input}} or {{metadata.topic}}`,
     ],
