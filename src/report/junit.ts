@@ -75,6 +75,9 @@ export function xmlAttr(text: string): string {
     .replace(/\t/g, "&#9;");
 }
 
+/** A `<failure>`'s type: a Score measured and valid did not pass. */
+const FAILED = "score.failed";
+
 /** Seconds with millisecond precision, as JUnit's `time` attributes hold them. */
 function seconds(ms: number): string {
   return (Math.max(0, ms) / 1000).toFixed(3);
@@ -113,17 +116,28 @@ function testcase(c: UnitCase, classname: string, epochs: boolean): string {
   const failures = c.scores.filter((s) =>
     aggregatable(s) && s.passed === false
   );
-  for (const s of errors) {
-    const code = s.diagnostics.find((d) => d.severity === "error")?.code ??
-      s.status;
-    xml += `      <error message="${
-      xmlAttr(`${s.metric}: ${s.reason ?? s.status}`)
-    }" type="${xmlAttr(code)}">${xmlText(scoreText(s))}</error>\n`;
-  }
-  for (const s of failures) {
-    xml += `      <failure message="${
-      xmlAttr(`${s.metric}: ${s.reason ?? `value ${s.value}`}`)
-    }" type="${xmlAttr(s.metric)}">${xmlText(scoreText(s))}</failure>\n`;
+  // One <error> or one <failure> per case, as the case is counted, naming
+  // every Score that fails it. GitLab's reader (lib/gitlab/ci/parsers/test/
+  // junit.rb) takes a <failure> before an <error>: a case with both would
+  // show as a failed assertion, its error hidden. Its type is a code, never
+  // a metric's name: GitLab reads `type` as Rails' Hash.from_xml does, which
+  // refuses the whole file for `yaml` or `symbol` and turns the text into a
+  // value for `date` or `integer`.
+  const failing = [...errors, ...failures];
+  if (failing.length > 0) {
+    const kind = errors.length > 0 ? "error" : "failure";
+    const type = errors.length > 0
+      ? errors[0]!.diagnostics.find((d) => d.severity === "error")?.code ??
+        errors[0]!.status
+      : FAILED;
+    const message = failing.map((s) =>
+      `${s.metric}: ${
+        s.reason ?? (s.status === "scored" ? `value ${s.value}` : s.status)
+      }`
+    ).join("; ");
+    xml += `      <${kind} message="${xmlAttr(message)}" type="${
+      xmlAttr(type)
+    }">${xmlText(failing.map(scoreText).join("\n"))}</${kind}>\n`;
   }
   if (c.outcome === "skipped") {
     xml += `      <skipped message="${
@@ -289,12 +303,15 @@ const DOCUMENT_END = "</testsuites>\n";
  * file) in a `<testsuites>`, one `<testcase>` per unit named by its example
  * id (and its epoch when the run has several). A matrix run has a
  * `<testsuite>` per target, named `<config> (target <name>)` (its cases'
- * classname too), so CI shows which target failed. A unit gets an `<error>`
- * per Score that is an error or blocked, a `<failure>` per Score that was
- * measured and did not pass (each with the metric and its reason), a
- * `<skipped>` when nothing was measured, and the target's output in
- * `<system-out>`. A test case is counted once: as an error if it has one,
- * else as a failure, so `tests` = passed + `failures` + `errors` + `skipped`.
+ * classname too), so CI shows which target failed. A unit that fails gets
+ * one element, as it is counted: an `<error>` when a Score is an error or
+ * blocked (its type the first one's diagnostic code), else a `<failure>`
+ * when a Score that was measured and valid did not pass (its type
+ * `score.failed`), either naming every Score that fails the unit with its
+ * metric and reason; a `<skipped>` when nothing was measured, and the
+ * target's output in `<system-out>`. A test case is counted once: as an
+ * error if it has one, else as a failure, so `tests` = passed + `failures`
+ * + `errors` + `skipped`.
  *
  * @param record The run.
  * @returns The XML document.

@@ -118,7 +118,7 @@ Deno.test("run --junit writes a suite per run and a case per unit that an indepe
     assert.deepEqual(byName("ok")["system-out"], ["x"]);
     const failure = byName("wrong").failure!;
     assert.equal(failure.length, 1);
-    assert.equal(failure[0]!.type, "exact_match");
+    assert.equal(failure[0]!.type, "score.failed");
     assert.match(failure[0]!.message, /^exact_match: /);
     assert.equal(byName("wrong").error, undefined);
     // The output comes back as it was, but for the character XML 1.0 cannot
@@ -131,11 +131,10 @@ Deno.test("run --junit writes a suite per run and a case per unit that an indepe
     assert.equal(boom[0]!.type, "scorer.exit_status");
     assert.match(boom[0]!.message, /^judge: scorer error: /);
     assert.match(boom[0]!["#text"], /model file missing/);
+    // Both metrics blocked: one <error>, naming both.
     const down = byName("down");
-    assert.deepEqual(down.error!.map((e) => e.type), [
-      "target.error",
-      "target.error",
-    ]);
+    assert.deepEqual(down.error!.map((e) => e.type), ["target.error"]);
+    assert.match(down.error![0]!.message, /^exact_match: [\s\S]*; judge: /);
     assert.equal(down["system-out"], undefined);
     assert.match(down["system-err"]![0]!, /^target error: /);
     // Counts: each case once, as an error if it has one, else a failure.
@@ -164,6 +163,103 @@ Deno.test("run --junit writes a suite per run and a case per unit that an indepe
     );
     assert.equal(report.code, 0, report.stderr);
     assert.equal(await Deno.readTextFile(`${dir}/again.xml`), xml);
+  });
+});
+
+// The `type` values Rails' Hash.from_xml, which GitLab's JUnit reader uses,
+// refuses (symbol, yaml) or turns the element's text into a value by.
+const RAILS_TYPES = [
+  "symbol",
+  "yaml",
+  "date",
+  "datetime",
+  "dateTime",
+  "integer",
+  "float",
+  "double",
+  "decimal",
+  "boolean",
+  "string",
+  "base64Binary",
+  "binary",
+  "file",
+  "array",
+  "hash",
+];
+
+/**
+ * A test case's status as GitLab's reader gives it: a <failure> before an
+ * <error> before a <skipped> (lib/gitlab/ci/parsers/test/junit.rb).
+ */
+function gitlabStatus(c: Case): string {
+  return c.failure !== undefined
+    ? "failed"
+    : c.error !== undefined
+    ? "error"
+    : c.skipped !== undefined
+    ? "skipped"
+    : "success";
+}
+
+Deno.test("run --junit gives a failing unit one <error> or one <failure>, as it counts it and GitLab reads it, and no metric's name as its type", async () => {
+  await withTempDir(async (dir) => {
+    // Metrics named as Rails' types: GitLab refused a file with type="yaml".
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      `dataset: data.jsonl
+target: { type: replay }
+scorers:
+  - type: exact_match
+    name: yaml
+  - type: subprocess
+    name: date
+    cmd: sh judge.sh
+`,
+    );
+    await Deno.writeTextFile(`${dir}/judge.sh`, JUDGE);
+    await Deno.writeTextFile(
+      `${dir}/data.jsonl`,
+      [
+        { id: "ok", input: "a", expected: "x", output: "x" },
+        { id: "wrong", input: "b", expected: "y", output: "n" },
+        // yaml fails and date errors: an error, not a failed assertion.
+        { id: "both", input: "crash", expected: "z", output: "q" },
+      ].map((r) => JSON.stringify(r) + "\n").join(""),
+    );
+    const out = await cli(["run", "suite.yaml", "--junit", "j.xml"], dir);
+    assert.equal(out.code, 0, out.stderr);
+    const xml = await Deno.readTextFile(`${dir}/j.xml`);
+    const [suite] = parseJunit(xml).suites as [Suite];
+    const byName = (id: string) =>
+      suite.testcase.find((c) => c.name === `data.jsonl#${id}`)!;
+    const both = byName("both");
+    assert.equal(both.failure, undefined, "no <failure> beside the <error>");
+    assert.equal(both.error!.length, 1);
+    assert.equal(both.error![0]!.type, "scorer.exit_status");
+    assert.match(
+      both.error![0]!.message,
+      /^date: scorer error: [\s\S]*; yaml: /,
+    );
+    assert.match(
+      both.error![0]!["#text"],
+      /^date: error[\s\S]*\nyaml: scored value 0/,
+    );
+    const wrong = byName("wrong");
+    assert.equal(wrong.error, undefined);
+    assert.equal(wrong.failure!.length, 1);
+    assert.equal(wrong.failure![0]!.type, "score.failed");
+    assert.match(wrong.failure![0]!.message, /^yaml: /);
+    // GitLab counts each case as the suite's counts do.
+    const count = (status: string) =>
+      String(suite.testcase.filter((c) => gitlabStatus(c) === status).length);
+    assert.deepEqual(
+      [suite.errors, suite.failures, suite.skipped],
+      [count("error"), count("failed"), count("skipped")],
+    );
+    assert.deepEqual([suite.errors, suite.failures], ["1", "1"]);
+    for (const [, type] of xml.matchAll(/ type="([^"]*)"/g)) {
+      assert.ok(!RAILS_TYPES.includes(type!), `type="${type}"`);
+    }
   });
 });
 
