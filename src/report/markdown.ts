@@ -40,11 +40,26 @@ import type {
   RecordedCaseChange,
 } from "../record/run_checks.ts";
 
+// What GitHub links in rendered text whatever its escapes, as it would in
+// a pull request comment made of the report: a mention (`@name`, `@org/team`,
+// which notifies them), an e-mail address, an issue or pull request
+// (`#123`, `GH-123`, which also cross-references it). Matched on the escaped
+// text, where "#" is "\#".
+const MENTION = /(^|\W)@(?=[A-Za-z0-9])|@(?=[\w-]+(?:\.[\w-]+)+)/g;
+const REFERENCE = /(^|\W)(\\#|GH-)(?=\d)/gi;
+// A zero-width space, as a character reference: it shows nothing, and no
+// name or number follows the sign any more (Renovate does the same).
+const ZWSP = "&#8203;";
+
 /**
  * Escapes text for a Markdown table cell: Markdown and HTML syntax are
  * backslash-escaped (so model output renders as the text it is, never as
  * markup, a link or an image), line breaks become `⏎`, control characters
- * are shown escaped, and the text is cut at `max` characters.
+ * are shown escaped, and the text is cut at `max` characters. GitHub's
+ * mentions and references (`@name`, `#123`, `GH-123`, `a@b.com`) get a
+ * zero-width space after their sign, so that a step summary or a comment
+ * made of the report notifies no one and references no issue; an example id
+ * (`data.jsonl#12`, `d#1@2`) is left as it is.
  *
  * @param text Any text.
  * @param max The most characters to keep.
@@ -54,6 +69,7 @@ import type {
  * ```ts
  * import { markdownCell } from "./markdown.ts";
  * if (markdownCell("<img src=x> | *hi*\n") !== "\\<img src=x\\> \\| \\*hi\\*⏎") throw new Error(markdownCell("<img src=x> | *hi*\n"));
+ * if (markdownCell("cc @octocat, #12") !== "cc @&#8203;octocat, \\#&#8203;12") throw new Error(markdownCell("cc @octocat, #12"));
  * ```
  */
 export function markdownCell(text: string, max = 200): string {
@@ -63,7 +79,9 @@ export function markdownCell(text: string, max = 200): string {
     ? `${chars.slice(0, max - 1).join("")}…`
     : flat;
   // ":" too, so that no "https://" in model output becomes a link.
-  return escapeControl(cut).replace(/[\\`*_{}[\]()<>#+!|~&:]/g, "\\$&");
+  return escapeControl(cut).replace(/[\\`*_{}[\]()<>#+!|~&:]/g, "\\$&")
+    .replace(MENTION, `$1@${ZWSP}`)
+    .replace(REFERENCE, `$1$2${ZWSP}`);
 }
 
 /**

@@ -90,6 +90,40 @@ Deno.test("run --markdown writes the summary, the gates, the worst failing cases
   });
 });
 
+Deno.test("run --markdown and the step summary notify no one and reference no issue that model output names, and keep example ids as they are", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      "dataset: data.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n",
+    );
+    const output = "@octocat cc @acme/sec: #12 (GH-34), bob@example.com";
+    await Deno.writeTextFile(
+      `${dir}/data.jsonl`,
+      JSON.stringify({ input: "q", expected: "x", output }) + "\n",
+    );
+    const step = `${dir}/step.md`;
+    const out = await cli(
+      ["run", "suite.yaml", "--epochs", "2", "--markdown", "r.md"],
+      dir,
+      { GITHUB_STEP_SUMMARY: step },
+    );
+    assert.equal(out.code, 0, out.stderr);
+    const md = await Deno.readTextFile(`${dir}/r.md`);
+    assert.equal(await Deno.readTextFile(step), md);
+    assert.ok(md.includes("@&#8203;octocat"), md);
+    // The text as GitHub renders it, escapes undone, before it links
+    // mentions, e-mail addresses and issue references in it.
+    const shown = md.replace(/\\(.)/g, "$1").replaceAll("&#8203;", "\u200b");
+    assert.doesNotMatch(shown, /(^|\W)@[A-Za-z0-9]/m);
+    assert.doesNotMatch(shown, /\w@[\w-]+\.\w/);
+    assert.doesNotMatch(shown, /(^|\W)(#|GH-)\d/im);
+    // The ids are as written: after a letter or digit, "#" and "@" are no
+    // reference and no mention.
+    assert.match(md, /^\| data\.jsonl\\#1@1 \| exact\\_match \|/m);
+    assert.match(md, /^\| data\.jsonl\\#1@2 \| exact\\_match \|/m);
+  });
+});
+
 Deno.test("run appends the same Markdown to GITHUB_STEP_SUMMARY, run after run", async () => {
   await withTempDir(async (dir) => {
     await setUp(dir);
