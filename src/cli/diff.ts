@@ -8,6 +8,7 @@ import { defineCommand } from "./command.ts";
 import { say, writeStdout } from "./_output.ts";
 import { readResults, type Results } from "./_results.ts";
 import type { Score } from "../score/mod.ts";
+import { escapeControl } from "../base/terminal.ts";
 
 /** The `diff` command. */
 export const diff = defineCommand({
@@ -54,10 +55,12 @@ judged by the run's require.`,
       { diffScores, pairingOf, significantlyWorse, unfitComparison },
       { formatDiff },
       { inertJson },
+      { evaluatorsChanged },
     ] = await Promise.all([
       import("../diff/diff.ts"),
       import("../report/summary.ts"),
       import("../io/inert_json.ts"),
+      import("../diff/_evaluators.ts"),
     ]);
     // A case passes as its run judged it (a record's `epochs.require`, a
     // Scores file's sidecar's), B's when the two disagree, as `run
@@ -94,6 +97,17 @@ judged by the run's require.`,
       inertJson(lines.map((l) => JSON.stringify(l) + "\n").join("")),
     );
     say(await formatDiff(lines));
+    // A difference may be the evaluator's: said, as run --baseline says it.
+    for (const e of evaluatorsChanged(a.scores, b.scores)) {
+      const versions = (list: string[]) => list.map(escapeControl).join(", ");
+      say(
+        `evalpipe: the evaluator of ${
+          escapeControl(e.metric)
+        } differs from A to B (${versions(e.a)} → ${
+          versions(e.b)
+        }): its cases are compared all the same, so a change may be the evaluator's`,
+      );
+    }
     const pairing = pairingOf(a.scores, b.scores);
     if (pairing.datasets !== undefined) {
       say(

@@ -534,6 +534,28 @@ Deno.test("cli diff --fail-on-regression fails, naming why, when nothing can be 
   });
 });
 
+Deno.test("cli diff says which metric's evaluator differs from A to B, as run --baseline does", async () => {
+  await withTempDir(async (dir) => {
+    // The judge's prompt was edited between the runs; m's scorer was not.
+    const run = (judge: string) =>
+      ["1", "2", "3"].flatMap((id) => [
+        s("m", 1, id),
+        { ...s("judge", 0.8, id), evaluator_version: judge },
+      ]);
+    await Deno.writeTextFile(`${dir}/a.ndjson`, ndjson(run("judge@1a2b3c4d")));
+    await Deno.writeTextFile(`${dir}/b.ndjson`, ndjson(run("judge@5e6f7a8b")));
+    const out = await cli(["diff", "a.ndjson", "b.ndjson"], dir);
+    assert.equal(out.code, 0, out.stderr);
+    assert.match(
+      out.stderr,
+      /^evalpipe: the evaluator of judge differs from A to B \(judge@1a2b3c4d → judge@5e6f7a8b\): its cases are compared all the same, so a change may be the evaluator's$/m,
+    );
+    assert.doesNotMatch(out.stderr, /evaluator of m /);
+    const same = await cli(["diff", "a.ndjson", "a.ndjson"], dir);
+    assert.doesNotMatch(same.stderr, /evaluator of/);
+  });
+});
+
 Deno.test("cli diff pairs the examples of one dataset named by two relative paths", async () => {
   await withTempDir(async (dir) => {
     const at = (prefix: string, values: number[]) =>
