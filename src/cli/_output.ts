@@ -74,9 +74,19 @@ export interface Progress {
 let shownLine: { clear(): void } | undefined;
 
 /**
+ * Whether the terminal says it cannot move the cursor (`TERM=dumb`: Emacs'
+ * shell, some CI consoles): a redrawn line would stay there frame after
+ * frame, each with the escape codes it cannot act on.
+ */
+function dumbTerminal(): boolean {
+  return Deno.env.get("TERM") === "dumb";
+}
+
+/**
  * The progress line on stderr (done / total, rate, ETA, errors, units in
  * flight, what holds the network calls back), on a terminal only: when
- * stderr is not one, nothing is drawn and nothing more is loaded. Nor when
+ * stderr is not one, or one that cannot redraw a line (`TERM=dumb`),
+ * nothing is drawn and nothing more is loaded. Nor when
  * the Scores go to stdout and stdout is a terminal too: each Score line
  * would land after a frame.
  *
@@ -84,7 +94,7 @@ let shownLine: { clear(): void } | undefined;
  * @returns The line's observer for the run, and `done()`.
  */
 export async function progress(scoresOnStdout: boolean): Promise<Progress> {
-  if (!Deno.stderr.isTerminal()) return { done() {} };
+  if (!Deno.stderr.isTerminal() || dumbTerminal()) return { done() {} };
   if (scoresOnStdout && Deno.stdout.isTerminal()) return { done() {} };
   const [{ FlowWatch }, { progressOnStderr }] = await Promise.all([
     import("../net/flow.ts"),

@@ -304,6 +304,21 @@ Deno.test("run draws no progress line through Scores that go to the same termina
   });
 });
 
+Deno.test("run draws no progress line on a terminal that cannot redraw one (TERM=dumb)", async () => {
+  await withTempDir(async (dir) => {
+    await slowSuite(dir, "data.jsonl", 6);
+    const out = await inPty(["run", "suite.yaml"], {
+      cwd: dir,
+      stdoutFile: "scores.ndjson",
+      env: { TERM: "dumb" },
+    });
+    assert.equal(out.code, 0, out.screen);
+    assert.ok(!out.screen.includes("\x1b["), JSON.stringify(out.screen));
+    assert.ok(!out.screen.includes("units"), out.screen);
+    assert.match(out.screen, /^metric +mean/m);
+  });
+});
+
 Deno.test("run and score draw nothing when stderr is not a terminal", async () => {
   await withTempDir(async (dir) => {
     await slowSuite(dir, "data.jsonl", 4);
