@@ -25,8 +25,18 @@ export async function cli(
   cwd: string,
   env: Record<string, string> = {},
 ): Promise<Outcome> {
-  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", CLI, ...args],
+  return await outcome(Deno.execPath(), ["run", "-A", CLI, ...args], cwd, env);
+}
+
+/** Runs `program ...args` in `cwd`, stdin closed, without colours. */
+async function outcome(
+  program: string,
+  args: string[],
+  cwd: string,
+  env: Record<string, string>,
+): Promise<Outcome> {
+  const { code, stdout, stderr } = await new Deno.Command(program, {
+    args,
     cwd,
     stdin: "null",
     stdout: "piped",
@@ -117,10 +127,61 @@ export function spawnCli(
   }).spawn();
 }
 
+/** What {@linkcode cliWithShellPrefix} runs, and with what. */
+export interface ShellOptions {
+  /**
+   * Variables for the shell and the CLI: the values a prefix reads
+   * (`"$LIMIT"`), which never go into the script's text.
+   * @default {}
+   */
+  env?: Record<string, string>;
+  /** Deno's flags before the program (`--no-code-cache`). @default [] */
+  flags?: string[];
+  /** The program deno runs: cli.ts, or a test's own script. @default CLI */
+  program?: string;
+}
+
+/**
+ * Runs `deno run -A [flags] cli.ts ...args` in `cwd` through `sh -c`, after
+ * `prefix`, what a shell user writes before a command (`ulimit -n "$LIMIT";`,
+ * `umask 077;`, `< "$INPUT"`); stdin closed, without colours. The words
+ * reach the shell as its arguments and the prefix's values through `env`:
+ * no path or value is ever part of the script's text.
+ *
+ * @param prefix Shell words before the command: settings ending in `;`, or
+ *   redirections.
+ * @param args The command and its options.
+ * @param cwd The folder to run in.
+ * @param options The prefix's variables, deno's flags, another program.
+ * @returns Its exit code and output.
+ */
+export async function cliWithShellPrefix(
+  prefix: string,
+  args: string[],
+  cwd: string,
+  options: ShellOptions = {},
+): Promise<Outcome> {
+  const { env = {}, flags = [], program = CLI } = options;
+  return await outcome(
+    "sh",
+    [
+      "-c",
+      `${prefix} exec "$0" run -A "$@"`,
+      Deno.execPath(),
+      ...flags,
+      program,
+      ...args,
+    ],
+    cwd,
+    env,
+  );
+}
+
 /**
  * Runs `sh -c script` in `dir`, stdin closed, without colours, with `$0` the
  * deno executable and `$1` cli.ts: for redirections a test must write as a
- * shell user does (`"$0" run -A "$1" run s.yaml >> d.jsonl`).
+ * shell user does (`"$0" run -A "$1" run s.yaml >> d.jsonl`). A command
+ * after a prefix alone is {@linkcode cliWithShellPrefix}'s.
  *
  * @param dir The folder to run in.
  * @param script The shell script.
@@ -130,16 +191,7 @@ export async function cliInShell(
   dir: string,
   script: string,
 ): Promise<Outcome> {
-  const { code, stdout, stderr } = await new Deno.Command("sh", {
-    args: ["-c", script, Deno.execPath(), CLI],
-    cwd: dir,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).output();
-  const dec = new TextDecoder();
-  return { code, stdout: dec.decode(stdout), stderr: dec.decode(stderr) };
+  return await outcome("sh", ["-c", script, Deno.execPath(), CLI], dir, {});
 }
 
 /**
@@ -160,22 +212,15 @@ export async function cliWithFileLimit(
   cwd: string,
   blocks: number,
 ): Promise<Outcome> {
-  const { code, stdout, stderr } = await new Deno.Command("sh", {
-    args: [
-      "-c",
-      `ulimit -f ${blocks}; exec "$0" run -A --no-code-cache "$@"`,
-      Deno.execPath(),
-      CLI,
-      ...args,
-    ],
+  return await cliWithShellPrefix(
+    'ulimit -f "$EVALPIPE_TEST_BLOCKS";',
+    args,
     cwd,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).output();
-  const dec = new TextDecoder();
-  return { code, stdout: dec.decode(stdout), stderr: dec.decode(stderr) };
+    {
+      env: { EVALPIPE_TEST_BLOCKS: String(blocks) },
+      flags: ["--no-code-cache"],
+    },
+  );
 }
 
 /**

@@ -4,30 +4,17 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { CLI } from "../_cli.ts";
+import { cliWithShellPrefix, type Outcome } from "../_cli.ts";
 
 /** Runs `cli.ts ...args < stdin` through `sh`, which opens the folder for it. */
-async function withStdinFrom(
+function withStdinFrom(
   stdin: string,
   args: string[],
   cwd: string,
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  const { code, stdout, stderr } = await new Deno.Command("sh", {
-    args: [
-      "-c",
-      'exec "$0" run -A "$@" < "$EVALPIPE_TEST_STDIN"',
-      Deno.execPath(),
-      CLI,
-      ...args,
-    ],
-    cwd,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1", EVALPIPE_TEST_STDIN: stdin },
-  }).output();
-  const dec = new TextDecoder();
-  return { code, stdout: dec.decode(stdout), stderr: dec.decode(stderr) };
+): Promise<Outcome> {
+  return cliWithShellPrefix('< "$EVALPIPE_TEST_STDIN"', args, cwd, {
+    env: { EVALPIPE_TEST_STDIN: stdin },
+  });
 }
 
 Deno.test("every command that reads stdin names it when stdin is a folder, and exits 2", async () => {

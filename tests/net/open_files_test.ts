@@ -5,33 +5,28 @@
 // limit, against a server on loopback.
 
 import assert from "node:assert/strict";
-import { CLI } from "../_cli.ts";
+import {
+  cliWithShellPrefix,
+  type Outcome,
+  type ShellOptions,
+} from "../_cli.ts";
 import { fakeLlm } from "../_fake_llm.ts";
 import { withTempDir } from "../_proc.ts";
 import { CallSlots, callsUnder } from "../../src/net/_slots.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
-async function underLimit(
+/** Runs `cli.ts ...args` (or `options.program`) under `ulimit -n limit`. */
+function underLimit(
   limit: number,
   args: string[],
   cwd: string,
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  const quoted = args.map((a) => `'${a}'`).join(" ");
-  const out = await new Deno.Command("sh", {
-    args: ["-c", `ulimit -n ${limit}; exec '${Deno.execPath()}' ${quoted}`],
-    cwd,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).output();
-  const text = new TextDecoder();
-  return {
-    code: out.code,
-    stdout: text.decode(out.stdout),
-    stderr: text.decode(out.stderr),
-  };
+  options: ShellOptions = {},
+): Promise<Outcome> {
+  return cliWithShellPrefix('ulimit -n "$EVALPIPE_TEST_LIMIT";', args, cwd, {
+    ...options,
+    env: { EVALPIPE_TEST_LIMIT: String(limit) },
+  });
 }
 
 Deno.test("cli run at concurrency 512 under ulimit -n 256 scores every case, with a warning", async () => {
@@ -57,7 +52,7 @@ concurrency: 512
     );
     const out = await underLimit(
       256,
-      ["run", "-A", CLI, "run", "suite.yaml", "--no-cache", "--out", "s.jsonl"],
+      ["run", "suite.yaml", "--no-cache", "--out", "s.jsonl"],
       dir,
     );
     assert.equal(out.code, 0, out.stderr);
@@ -96,11 +91,10 @@ try { await target.call({ input: "q" }, {}); console.log("answered"); }
 catch (error) { console.log(error.message); }
 `,
     );
-    const out = await underLimit(
-      64,
-      ["run", "-A", "--config", `${ROOT}deno.json`, `${dir}/exhaust.ts`],
-      dir,
-    );
+    const out = await underLimit(64, [], dir, {
+      flags: ["--config", `${ROOT}deno.json`],
+      program: `${dir}/exhaust.ts`,
+    });
     assert.equal(out.code, 0, out.stderr);
     assert.match(
       out.stdout,
