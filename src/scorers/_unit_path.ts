@@ -28,6 +28,29 @@ export interface UnitPath {
   ): Score[] | Promise<Score[]> | undefined;
 }
 
+/**
+ * Whether a unit path may serve `scorer`, the object it was called on: only
+ * one that scores as the scorer that made the path, with that scorer's
+ * `score`, name and version and no metrics of its own. A script's scorer
+ * spread from it (`{...exactMatch(), score}`, a new name) carries the path
+ * too, and is scored by its own `score` and `checkScores`.
+ *
+ * @param scorer The scorer the path was called on.
+ * @param score The `score` of the scorer that made the path.
+ * @param name Its name.
+ * @param version Its version.
+ * @returns Whether the path serves it.
+ */
+export function scoresAsMade(
+  scorer: Scorer,
+  score: Scorer["score"],
+  name: string,
+  version: string,
+): boolean {
+  return scorer.score === score && scorer.name === name &&
+    scorer.version === version && scorer.metrics === undefined;
+}
+
 /** The scorer's unit path, if it has one. */
 export function unitPathOf(
   scorer: Scorer,
@@ -44,13 +67,14 @@ export interface UnitLater {
    * What {@linkcode UnitPath}'s path gives, for a caller that is the pool of
    * a concurrent stage (`scoreUnits`, `scoreUnitBatches` with this scorer
    * alone, for a unit without a target name, a target error or `invalid`):
-   * the Scores now, or a promise, or a `Later` the scorer settles with them.
+   * the Scores now, or a promise, or a `Later` the scorer settles with them;
+   * or `undefined`, when the unit is for the ordinary path to score.
    */
   [UNIT_LATER](
     unit: Unit,
     context: ScorerContext,
     failed: Failure,
-  ): Score[] | Promise<Score[]> | Later<Score[]>;
+  ): Score[] | Promise<Score[]> | Later<Score[]> | undefined;
 }
 
 /** The scorer's pooled unit path, if it has one. */

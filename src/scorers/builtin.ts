@@ -9,7 +9,12 @@
 
 import { type Score, scored } from "../score/mod.ts";
 import { type Scorer, UNIT_RANGE } from "./scorer.ts";
-import { UNIT_PATH, type UnitPath, unitScore } from "./_unit_path.ts";
+import {
+  scoresAsMade,
+  UNIT_PATH,
+  type UnitPath,
+  unitScore,
+} from "./_unit_path.ts";
 import type { Unit } from "../dataset/unit.ts";
 import {
   formHint,
@@ -197,6 +202,23 @@ export function exactMatch(options: TextScorerOptions = {}): Scorer {
     }
     return missReason;
   };
+  const score: Scorer["score"] = (unit, context) => {
+    const miss = oneText(unit);
+    if (miss === null) return scored(name, 1, { evaluator_version: version });
+    if (miss !== undefined) {
+      return scored(name, 0, { evaluator_version: version, reason: miss });
+    }
+    const byText = text.score(unit, context) as Score;
+    // An expected value that is not text is JSON: an output that is the
+    // same JSON written otherwise (spaces, key order) is the same answer.
+    if (byText.value !== 0 || !isStructured(unit.expected)) return byText;
+    const output = parseJson(unit.output ?? "");
+    if (output === NOT_JSON || !sameJson(output, unit.expected)) return byText;
+    return scored(byText.metric, 1, {
+      evaluator_version: byText.evaluator_version,
+      reason: "the output is the expected JSON value, written otherwise",
+    });
+  };
   const scorer: Scorer & UnitPath = {
     ...text,
     // A run's Score, built once with the unit's ids: not built without them
@@ -204,10 +226,7 @@ export function exactMatch(options: TextScorerOptions = {}): Scorer {
     [UNIT_PATH](this: Scorer, unit: Unit): Score[] | undefined {
       // A script's scorer spread from this one (`{...exactMatch(), score}`)
       // carries this path too: it is taken only as this scorer scores.
-      if (
-        this.score !== scorer.score || this.name !== name ||
-        this.version !== version || this.metrics !== undefined
-      ) return undefined;
+      if (!scoresAsMade(this, score, name, version)) return undefined;
       const { example_id, unit_id } = unit;
       if (typeof example_id !== "string" || typeof unit_id !== "string") {
         return undefined;
@@ -229,23 +248,7 @@ export function exactMatch(options: TextScorerOptions = {}): Scorer {
           : unitScore(name, "scored", "valid", 0, false, miss, version, unit),
       ];
     },
-    score(unit, context) {
-      const miss = oneText(unit);
-      if (miss === null) return scored(name, 1, { evaluator_version: version });
-      if (miss !== undefined) {
-        return scored(name, 0, { evaluator_version: version, reason: miss });
-      }
-      const score = text.score(unit, context) as Score;
-      // An expected value that is not text is JSON: an output that is the
-      // same JSON written otherwise (spaces, key order) is the same answer.
-      if (score.value !== 0 || !isStructured(unit.expected)) return score;
-      const output = parseJson(unit.output ?? "");
-      if (output === NOT_JSON || !sameJson(output, unit.expected)) return score;
-      return scored(score.metric, 1, {
-        evaluator_version: score.evaluator_version,
-        reason: "the output is the expected JSON value, written otherwise",
-      });
-    },
+    score,
   };
   return scorer;
 }

@@ -55,6 +55,7 @@ import {
   type CasesEnd,
   END_OF_CASES,
   type Failure,
+  scoresAsMade,
   UNIT_LATER,
   UNIT_PATH,
   type UnitLater,
@@ -1033,20 +1034,26 @@ export function persistentScorer(
       unpark();
     }
   };
+  const score = (unit: Unit, context: ScorerContext): Promise<Score> => {
+    const signal = context.signal;
+    if (signal?.aborted) return Promise.reject(interrupted());
+    return full() ? queued(unit, signal) : send(unit, signal);
+  };
+  // A script's scorer spread from this one (`{...persistentScorer(cmd),
+  // score}`, a new name) carries its paths too: they serve only this one.
+  const own = (scorer: Scorer) => scoresAsMade(scorer, score, name, version);
   const self: Scorer & UnitPath & UnitLater & CasesEnd = {
     name,
     version,
     range: UNIT_RANGE,
-    score(unit: Unit, context: ScorerContext): Promise<Score> {
-      const signal = context.signal;
-      if (signal?.aborted) return Promise.reject(interrupted());
-      return full() ? queued(unit, signal) : send(unit, signal);
-    },
+    score,
     [UNIT_PATH](
+      this: Scorer,
       unit: Unit,
       context: ScorerContext,
       failed: Failure,
-    ): Promise<Score[]> {
+    ): Promise<Score[]> | undefined {
+      if (!own(this)) return undefined;
       failure = failed;
       const signal = context.signal;
       if (signal?.aborted) {
@@ -1055,10 +1062,12 @@ export function persistentScorer(
       return full() ? queuedPath(unit, signal) : sendPath(unit, signal);
     },
     [UNIT_LATER](
+      this: Scorer,
       unit: Unit,
       context: ScorerContext,
       failed: Failure,
-    ): Score[] | Promise<Score[]> | Later<Score[]> {
+    ): Score[] | Promise<Score[]> | Later<Score[]> | undefined {
+      if (!own(this)) return undefined;
       failure = failed;
       const signal = context.signal;
       if (signal?.aborted) return failed(self, interrupted(), unit);

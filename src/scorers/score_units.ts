@@ -550,7 +550,8 @@ function pooled(
   return ((unit: Unit) =>
     unit.invalid === undefined && unit.target_name === undefined &&
       unit.target?.error === undefined
-      ? later.call(scorer, unit, context, scorerFailed)
+      ? later.call(scorer, unit, context, scorerFailed) ??
+        scoreWith(scorers, unit, context)
       : scoreWith(scorers, unit, context)) as (
       unit: Unit,
     ) => Score[] | Promise<Score[]>;

@@ -17,10 +17,12 @@ import {
 } from "../_proc.ts";
 import {
   errored,
+  functionScorer,
   parseScore,
   persistentScorer,
   type PersistentScorerOptions,
   type Score,
+  scored,
   type Scorer,
   subprocessScorer,
   SubprocessScorerError,
@@ -1457,6 +1459,51 @@ Deno.test("persistentScorer gives through the scoring stage what score and check
         ],
       );
       assert.equal(Object.is(got[3]!.value, -0), false, "-0 is written 0");
+    },
+  );
+});
+
+Deno.test("persistentScorer's own path serves no script's scorer spread from it or given another score(): the stage gives what that scorer's score and checkScores give", async () => {
+  await withPythonScorer(
+    "spread",
+    `return '{"score": 1}'`,
+    async (s, { cmd }) => {
+      const units = [unit("a"), unit("b")];
+      const mine = () =>
+        scored("spread", 0.25, { evaluator_version: s.version });
+      // Its score() replaced in place, on a process of its own.
+      const replaced = Object.assign(scorer(cmd, { name: "spread" }), {
+        score: mine,
+      });
+      try {
+        const spreads: Scorer[] = [
+          { ...s, score: mine },
+          { ...s, name: "renamed" },
+          { ...s, version: "spread@mine" },
+          replaced,
+        ];
+        for (const spread of spreads) {
+          const expected: Score[] = [];
+          for (const u of units) {
+            expected.push(...checkScores(await spread.score(u, {}), spread, u));
+          }
+          const what = `${spread.name} ${spread.version}`;
+          // Alone, the pool's path; beside another scorer, the unit's.
+          assert.deepEqual(await scoreAll([spread], units, 4), expected, what);
+          const beside = await scoreAll(
+            [spread, functionScorer("other", () => 1)],
+            units,
+            4,
+          );
+          assert.deepEqual(
+            beside.filter((x) => x.metric !== "other"),
+            expected,
+            what,
+          );
+        }
+      } finally {
+        await replaced.close!();
+      }
     },
   );
 });

@@ -448,6 +448,8 @@ Deno.test("exact_match's Scores in a run are those its score() gives, checked an
       { ...exactMatch(), score: () => scored("exact_match", 0.5) },
       { ...exactMatch(), name: "renamed" },
       { ...exactMatch(), version: "exact_match@mine" },
+      // One whose score() a script replaced in place.
+      Object.assign(exactMatch(), { score: () => scored("exact_match", 0.5) }),
     ]
   ) {
     const viaRun = await Array.fromAsync(
