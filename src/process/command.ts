@@ -2,7 +2,7 @@
 // and the default metric name that follows from it. Kept apart from the
 // modules that spawn, so reading a config loads no process machinery.
 
-import { InputError } from "../base/errors.ts";
+import { InputError, isOsError } from "../base/errors.ts";
 import { clip } from "../base/terminal.ts";
 
 /**
@@ -52,14 +52,49 @@ function tokens(cmd: string): string[] {
   return words;
 }
 
-/** `$HOME`, as `sh` expands `~`; `undefined` when unset or not readable. */
+/**
+ * `$HOME`, as `sh` expands `~`; `undefined` when unset or empty, or when it
+ * can be read neither here nor by `sh` (see {@linkcode askShellHome}).
+ */
 function homeFolder(): string | undefined {
-  // Without --allow-env, a `~` word stays as written (the shell's to read),
-  // and no permission prompt interrupts a script that only builds a scorer.
   const env = { name: "env", variable: "HOME" } as const;
-  if (Deno.permissions.querySync(env).state !== "granted") return undefined;
-  const home = Deno.env.get("HOME");
-  return home === undefined || home === "" ? undefined : home;
+  if (Deno.permissions.querySync(env).state === "granted") {
+    const home = Deno.env.get("HOME");
+    return home === undefined || home === "" ? undefined : home;
+  }
+  const run = { name: "run", command: "sh" } as const;
+  if (Deno.permissions.querySync(run).state !== "granted") return undefined;
+  return (shellHome ??= { home: askShellHome() }).home;
+}
+
+/** What `sh` said `$HOME` is, once asked. */
+let shellHome: { home: string | undefined } | undefined;
+
+/**
+ * `$HOME` as the `sh` a command runs in reads it, for a process that may not
+ * read its environment (a script run without `--allow-env`) but may start
+ * `sh`, as its scorers and targets do: a `~` command then finds the same
+ * script, and its scorer the same name and version, as under the CLI. With
+ * neither permission, a `~` word stays as written (the shell's to read), and
+ * no permission prompt interrupts a script that only builds a scorer.
+ */
+function askShellHome(): string | undefined {
+  let out: Deno.CommandOutput;
+  try {
+    out = new Deno.Command("sh", {
+      args: ["-c", 'printf %s "$HOME"'],
+      stdin: "null",
+      stdout: "piped",
+      stderr: "null",
+    }).outputSync();
+  } catch (error) {
+    // No `sh`, or no descriptor left for its pipes: the word stays as
+    // written, and a command that runs meets the same.
+    if (!isOsError(error)) throw error;
+    return undefined;
+  }
+  const home = new TextDecoder().decode(out.stdout);
+  return out.success && home !== "" ? home : undefined;
 }
 
 /** Whether `path` names a file; any word of a command may be asked. */

@@ -302,7 +302,8 @@ Deno.test("a command's leading ~ is the home folder, as sh reads it: its script 
 Deno.test("missingScript leaves a ~ it cannot read to the shell: ~user, or HOME not readable", async () => {
   assert.equal(missingScript("python3 ~nosuchuser/grade.py", "/"), undefined);
   assert.equal(missingScript("~nosuchuser/grade.sh", "/"), undefined);
-  // A script over mod.ts run without --allow-env: sh still finds the file.
+  // A script over mod.ts that may neither read HOME nor start sh: sh still
+  // finds the file.
   const module = new URL("../../src/process/command.ts", import.meta.url).href;
   await withTempDir(async (dir) => {
     await Deno.writeTextFile(
@@ -316,5 +317,60 @@ Deno.test("missingScript leaves a ~ it cannot read to the shell: ~user, or HOME 
       stderr: "inherit",
     }).output();
     assert.equal(new TextDecoder().decode(out.stdout).trim(), "undefined");
+  });
+});
+
+Deno.test("a ~ command's scorer has one name, version and fingerprint whether or not a script may read HOME (sh is asked)", async () => {
+  const root = new URL("../../", import.meta.url).pathname;
+  await withTempDir(async (dir) => {
+    await Deno.mkdir(`${dir}/home/evals`, { recursive: true });
+    await Deno.writeTextFile(`${dir}/home/evals/grade.py`, GRADE);
+    await Deno.writeTextFile(
+      `${dir}/names.ts`,
+      `import { persistentScorer, subprocessScorer } from "${root}mod.ts";
+import { commandFingerprint } from "${root}src/fingerprint/fingerprint.ts";
+const cmd = "python3 ~/evals/grade.py";
+const cwd = Deno.args[0]!;
+const once = subprocessScorer(cmd, { cwd });
+const kept = persistentScorer(cmd, { cwd });
+console.log(JSON.stringify([once.name, once.version, kept.name, kept.version, commandFingerprint(cmd, cwd)]));
+await kept.close?.();
+`,
+    );
+    // Deno's own cache is found from HOME too: it stays where it is.
+    const info = await new Deno.Command(Deno.execPath(), {
+      args: ["info", "--json"],
+      stdout: "piped",
+    }).output();
+    const denoDir = JSON.parse(new TextDecoder().decode(info.stdout)).denoDir;
+    const names = async (permissions: string[]) => {
+      const out = await new Deno.Command(Deno.execPath(), {
+        args: [
+          "run",
+          "--no-prompt",
+          "--config",
+          `${root}deno.json`,
+          ...permissions,
+          `${dir}/names.ts`,
+          dir,
+        ],
+        env: { HOME: `${dir}/home`, DENO_DIR: denoDir },
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      const text = new TextDecoder();
+      assert.equal(out.code, 0, text.decode(out.stderr));
+      return JSON.parse(text.decode(out.stdout));
+    };
+    const withEnv = await names(["--allow-read", "--allow-run", "--allow-env"]);
+    assert.equal(withEnv[0], "grade");
+    assert.equal(withEnv[2], "grade");
+    assert.deepEqual(await names(["--allow-read", "--allow-run"]), withEnv);
+    // The script's bytes are in the version: sh's ~ found the file.
+    await Deno.writeTextFile(`${dir}/home/evals/grade.py`, `${GRADE}# v2\n`);
+    const edited = await names(["--allow-read", "--allow-run"]);
+    assert.equal(edited[0], "grade");
+    assert.notEqual(edited[1], withEnv[1]);
+    assert.notEqual(edited[4], withEnv[4]);
   });
 });
