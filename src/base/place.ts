@@ -20,9 +20,25 @@
  * ```
  */
 export function placeOf(name: string, line: number): string {
-  return name === "stdin" || name === "-"
-    ? `stdin line ${line}`
-    : `${JSON.stringify(name)} line ${line}`;
+  return `${inputName(name)} line ${line}`;
+}
+
+/**
+ * An input as every message names it: a file's path quoted, stdin (given
+ * as `-`) by its name.
+ *
+ * @param name The input: a file's path, or `stdin` (or `-`).
+ * @returns The words.
+ *
+ * @example
+ * ```ts
+ * import { inputName } from "./place.ts";
+ * if (inputName("-") !== "stdin") throw new Error();
+ * if (inputName("run.json") !== '"run.json"') throw new Error();
+ * ```
+ */
+export function inputName(name: string): string {
+  return name === "stdin" || name === "-" ? "stdin" : JSON.stringify(name);
 }
 
 /**

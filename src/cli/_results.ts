@@ -6,6 +6,7 @@ import type { EvalglassImport } from "../evalglass/import.ts";
 import { say } from "./_output.ts";
 import { namedReads } from "../io/named_reads.ts";
 import { isOsError } from "../base/errors.ts";
+import { inputName, placeOf } from "../base/place.ts";
 
 /** Says, once per file, that it is a baseline and how many Scores it gave. */
 export function sayBaseline(where: string, scores: number): void {
@@ -78,7 +79,7 @@ export async function readResults(path: string): Promise<Results> {
   const { positionIds } = await import("../evalglass/positions.ts");
   const positioned = positionIds(read.scores);
   if (positioned === undefined) return read;
-  sayPositions(JSON.stringify(path));
+  sayPositions(inputName(path));
   read.scores = positioned;
   read.byPosition = true;
   return read;
@@ -98,9 +99,12 @@ async function readResultsOf(path: string): Promise<Results> {
     }
     return await readResultsAt(copy, path);
   } catch (error) {
-    // The readers name the file they read: the one the user gave.
+    // The readers name the file they read: the one the user gave, stdin
+    // as every command names it.
     if (error instanceof Error) {
-      error.message = error.message.replaceAll(copy, path);
+      error.message = error.message
+        .replaceAll(JSON.stringify(copy), inputName(path))
+        .replaceAll(copy, path === "-" ? "stdin" : path);
     }
     throw error;
   } finally {
@@ -132,7 +136,7 @@ async function readResultsAt(
   ]);
   const evalglass = await readEvalglassRunRecord(file);
   if (evalglass !== undefined) {
-    sayEvalglass(JSON.stringify(path), evalglass);
+    sayEvalglass(inputName(path), evalglass);
     return {
       scores: evalglass.scores,
       ...(evalglass.value_ranges !== undefined
@@ -147,7 +151,7 @@ async function readResultsAt(
     // Scores with the ids of their unit.
     const { readBaseline } = await import("../run/baseline.ts");
     const { scores, file: baseline } = await readBaseline(file);
-    sayBaseline(JSON.stringify(path), scores.length);
+    sayBaseline(inputName(path), scores.length);
     return { scores, problems: [], require: baseline.require };
   }
   const read = await readScoresFile(file);
@@ -171,17 +175,11 @@ async function readResultsAt(
       : "all";
   }
   for (const p of read.problems) {
-    say(
-      `evalpipe: Malformed Score in ${
-        JSON.stringify(path)
-      } line ${p.line}: ${p.message}`,
-    );
+    say(`evalpipe: Malformed Score in ${placeOf(path, p.line)}: ${p.message}`);
   }
   if (read.record !== undefined && !read.record.complete) {
     say(
-      `evalpipe: ${
-        JSON.stringify(path)
-      } is the record of a run that did not finish`,
+      `evalpipe: ${inputName(path)} is the record of a run that did not finish`,
     );
   }
   return read;

@@ -413,7 +413,7 @@ Deno.test("cli view and diff read stdin as - or a pipe such as /dev/stdin, whole
     }
     const bad = await cliWithStdin(["view", "-"], dir, `{not json\n${text}`);
     assert.equal(bad.code, 2);
-    assert.match(bad.stderr, /^evalpipe: Malformed Score in "-" line 1: /);
+    assert.match(bad.stderr, /^evalpipe: Malformed Score in stdin line 1: /);
     // A RunRecord through a pipe, against the file it came from.
     await Deno.writeTextFile(
       `${dir}/d.jsonl`,
@@ -440,5 +440,45 @@ Deno.test("cli view and diff read stdin as - or a pipe such as /dev/stdin, whole
     const twice = await cliWithStdin(["diff", "-", "-"], dir, record);
     assert.equal(twice.code, 2);
     assert.match(twice.stderr, /^evalpipe: diff reads stdin \(-\) once/);
+  });
+});
+
+Deno.test('cli view - names stdin as aggregate does: stdin, not "-"', async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/d.jsonl`,
+      '{"input":"a","output":"a","expected":"a"}\n{"input":"b","output":"c","expected":"b"}\n',
+    );
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      "dataset: d.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n",
+    );
+    const run = await cli(
+      ["run", "suite.yaml", "--out", "s.ndjson", "--save-baseline", "main"],
+      dir,
+    );
+    assert.equal(run.code, 0, run.stderr);
+    const scores = await Deno.readTextFile(`${dir}/s.ndjson`);
+    const baseline = await Deno.readTextFile(
+      `${dir}/.evalpipe/baselines/main.json`,
+    );
+    for (
+      const [input, said] of [
+        [
+          `{not json\n${scores}`,
+          /^evalpipe: Malformed Score (in|on) stdin line 1: /,
+        ],
+        [
+          baseline,
+          /^evalpipe: stdin is a baseline \(run --save-baseline\): 2 Scores read\n$/,
+        ],
+      ] as const
+    ) {
+      const view = await cliWithStdin(["view", "-"], dir, input);
+      const aggregate = await cliWithStdin(["aggregate"], dir, input);
+      assert.match(view.stderr, said);
+      assert.match(aggregate.stderr, said);
+      assert.equal(view.code, aggregate.code);
+    }
   });
 });
