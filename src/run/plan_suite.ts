@@ -478,7 +478,12 @@ export async function planSuite(
                 continue;
               }
               judgeCoverage.requests++;
-              if (cache.peek(key) !== undefined) judgeCoverage.stored++;
+              // A stored reply the judge cannot use is a replay's miss.
+              const stored = cache.peek(key);
+              if (
+                stored !== undefined &&
+                judge.usableReply?.(unit, stored) !== false
+              ) judgeCoverage.stored++;
               else judgeCoverage.missing++;
             }
           }

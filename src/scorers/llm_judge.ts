@@ -406,12 +406,30 @@ export function llmJudge(
       },
     ];
   };
+  /** A reply's text as the judge reads it, or why it cannot. */
+  const readReply = (
+    text: string,
+    unit: Unit,
+  ): JudgeReading | JudgeAbstention | JudgeReplyError => {
+    try {
+      return recipe !== undefined
+        ? recipe.read(text, unit)
+        : parseJudgeReply(text);
+    } catch (error) {
+      if (!(error instanceof JudgeReplyError)) throw error;
+      return error;
+    }
+  };
   return {
     name,
     version,
     // A score outside 0..1 is invalid, so every aggregated one is within it.
     range: UNIT_RANGE,
     cacheKey: (unit: Unit) => client.cacheKey(messagesOf(unit)),
+    // As score() reads a reply: a refusal first, then the text.
+    usableReply: (unit, { output, info }) =>
+      !((refusalOf(output, info ?? {}) ?? readReply(output, unit)) instanceof
+        JudgeReplyError),
     async score(unit: Unit, context: ScorerContext): Promise<Score> {
       const skip = recipe?.notApplicable?.(unit);
       if (skip !== undefined) {
@@ -427,14 +445,7 @@ export function llmJudge(
       let readAs: JudgeReading | JudgeAbstention | JudgeReplyError;
       const readOf = (text: string) => {
         if (text === readText) return readAs;
-        try {
-          readAs = recipe !== undefined
-            ? recipe.read(text, unit)
-            : parseJudgeReply(text);
-        } catch (error) {
-          if (!(error instanceof JudgeReplyError)) throw error;
-          readAs = error;
-        }
+        readAs = readReply(text, unit);
         readText = text;
         return readAs;
       };

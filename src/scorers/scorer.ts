@@ -123,6 +123,16 @@ export interface Scorer {
    * the cache for. Throws when the unit cannot become a request.
    */
   cacheKey?(unit: Unit): string;
+  /**
+   * Whether a reply the cache holds for scoring a unit (under
+   * {@linkcode Scorer.cacheKey}'s key) can be used, for a scorer that
+   * refuses some (a judge's reply without a verdict): one it refuses is a
+   * miss, which `validate` counts as missing, as a replay meets it.
+   */
+  usableReply?(
+    unit: Unit,
+    reply: { output: string; info?: Record<string, unknown> | undefined },
+  ): boolean;
 }
 
 /**

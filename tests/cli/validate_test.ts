@@ -180,6 +180,67 @@ scorers:
   });
 });
 
+Deno.test("validate --cache replay counts a judge's cached reply without a verdict (an older cache's) as missing, as the run's replay meets it", async () => {
+  await withTempDir(async (dir) => {
+    await using server = fakeLlm({
+      handler: (request) =>
+        (request.json as { model?: string }).model === "judge"
+          ? reply.ok('{"score": 1}')
+          : reply.ok(`A: ${lastMessage(request)}`),
+    });
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      `dataset: data.jsonl
+target: { type: openai, base_url: "${server.baseUrl}", model: bot, api_key_env: VALIDATE_TEST_KEY }
+scorers:
+  - { type: llm_judge, base_url: "${server.baseUrl}", model: judge }
+`,
+    );
+    await Deno.writeTextFile(
+      `${dir}/data.jsonl`,
+      jsonl([{ input: "one" }, { input: "two" }]),
+    );
+    const run = await cli(["run", "suite.yaml"], dir, {
+      VALIDATE_TEST_KEY: "sk",
+    });
+    assert.equal(run.code, 0, run.stderr);
+    // The judge's replies as a cache kept them before it refused those
+    // without a verdict.
+    const cache = `${dir}/.evalpipe/cache`;
+    let replaced = 0;
+    for await (const entry of Deno.readDir(cache)) {
+      const pack = `${cache}/${entry.name}`;
+      const text = await Deno.readTextFile(pack);
+      const older = text.replaceAll(
+        JSON.stringify('{"score": 1}'),
+        () => (replaced++, JSON.stringify("I cannot grade this.")),
+      );
+      await Deno.writeTextFile(pack, older);
+    }
+    assert.equal(replaced, 2);
+    const out = await cli(
+      ["validate", "suite.yaml", "--cache", "replay", "--json"],
+      dir,
+    );
+    assert.equal(out.code, 0, out.stderr);
+    const plan = JSON.parse(out.stdout);
+    assert.deepEqual(plan.cache.target, { requests: 2, stored: 2, missing: 0 });
+    assert.deepEqual(plan.cache.judge, {
+      requests: 2,
+      stored: 0,
+      missing: 2,
+      unknown: 0,
+    });
+    // What the replay then meets.
+    const replay = await cli(["run", "suite.yaml", "--cache", "replay"], dir);
+    const scores = replay.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    assert.deepEqual(
+      scores.map((s) => [s.status, s.diagnostics[0]?.code]),
+      [["error", "cache.miss"], ["error", "cache.miss"]],
+    );
+  });
+});
+
 Deno.test("validate plans the targets --matrix names, every file of datasets:, and epochs given as a mapping", async () => {
   await withTempDir(async (dir) => {
     await Deno.writeTextFile(`${dir}/a.jsonl`, jsonl([{ input: "q" }]));
