@@ -12,7 +12,7 @@
 
 import { clip } from "../base/terminal.ts";
 import { pathText } from "../base/place.ts";
-import { urlSecrets } from "./template.ts";
+import { urlSecrets } from "./_url_secrets.ts";
 
 /**
  * The header that carries an API key to `url`: Azure OpenAI's `api-key`

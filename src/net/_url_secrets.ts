@@ -1,0 +1,76 @@
+/**
+ * The secrets a URL carries, apart from the templates: the config's checks,
+ * which every run loads at its start, read them without loading
+ * `template.ts` (which re-exports {@linkcode urlSecrets}).
+ *
+ * @module
+ */
+
+/**
+ * The name of a query parameter that carries a credential, as some APIs
+ * take their key (Google's `key`, Azure Functions' `code`, a signed URL's
+ * `sig`, OAuth's `access_token`).
+ */
+export const CREDENTIAL_NAMES =
+  "key|api[-_]?key|apikey|access[-_]?token|token|auth|sig|signature|secret|password|code|client[-_]?secret|subscription[-_]?key";
+const CREDENTIAL_NAME = new RegExp(`^(?:${CREDENTIAL_NAMES})$`, "i");
+
+/** A placeholder in a URL, as an http target fills it. */
+const URL_PLACEHOLDER = /\{\{\s*[\w.-]+\s*\}\}/g;
+
+/**
+ * The secrets a URL carries: in its userinfo, the password and the
+ * `user:password` pair that goes out base64-encoded as Basic auth; in its
+ * query, the value of each parameter that names a credential (`key`,
+ * `api_key`, `access_token`, `token`, `sig`, `code`, ...), as written and
+ * decoded.
+ *
+ * @param url A URL.
+ * @returns The values to hide (none when it has no password).
+ *
+ * @example
+ * ```ts
+ * import { urlSecrets } from "./_url_secrets.ts";
+ * if (!urlSecrets("http://me:pw-1234@h/").includes("pw-1234")) throw new Error();
+ * if (!urlSecrets("https://h/v1?key=AIza%2D99").includes("AIza-99")) throw new Error();
+ * ```
+ */
+export function urlSecrets(url: string): string[] {
+  if (!url.includes("@") && !url.includes("=")) return [];
+  let parsed: URL;
+  try {
+    // An http target's URL before a case fills it: a placeholder where the
+    // parser wants a port or a host (`127.0.0.1:{{metadata.port}}`) makes it
+    // no URL, and its password and key were then hidden nowhere. Each is
+    // read with a digit in its place, which parses wherever it stands.
+    parsed = new URL(
+      url.includes("{{") ? url.replace(URL_PLACEHOLDER, "1") : url,
+    );
+  } catch (error) {
+    // Not a URL: the request fails later with its own message.
+    if (!(error instanceof TypeError)) throw error;
+    return [];
+  }
+  const found: string[] = [];
+  if (parsed.password !== "") {
+    const user = decodeURIComponent(parsed.username);
+    const password = decodeURIComponent(parsed.password);
+    found.push(password, parsed.password, `${user}:${password}`);
+  }
+  for (const pair of parsed.search.slice(1).split("&")) {
+    const eq = pair.indexOf("=");
+    if (eq < 1 || !CREDENTIAL_NAME.test(pair.slice(0, eq))) continue;
+    const written = pair.slice(eq + 1);
+    if (written === "") continue;
+    found.push(written);
+    let decoded = written;
+    try {
+      decoded = decodeURIComponent(written.replaceAll("+", " "));
+    } catch (error) {
+      // A stray "%": the value is hidden as written.
+      if (!(error instanceof URIError)) throw error;
+    }
+    if (decoded !== written) found.push(decoded);
+  }
+  return found;
+}
