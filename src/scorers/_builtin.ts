@@ -20,17 +20,21 @@ export function canonicalJson(value: unknown): string {
 }
 
 /**
- * A built-in's `evaluator_version`: `type@1`, `+ignore_case` when it folds
+ * A built-in's `evaluator_version`: `type@N` (`N` its revision, raised when a
+ * release scores the same options differently), `+ignore_case` when it folds
  * case (as `exact_match` always wrote it), and a short hash of every other
  * option that changes its Scores, so that changing one changes the version.
  */
 export function versionOf(
   type: string,
   options: Readonly<Record<string, unknown>>,
+  revision = 1,
 ): string {
   const { name: _name, ignore_case, ...rest } = options;
   const set = Object.entries(rest).filter(([, v]) => v !== undefined);
-  let version = `${type}@1${ignore_case === true ? "+ignore_case" : ""}`;
+  let version = `${type}@${revision}${
+    ignore_case === true ? "+ignore_case" : ""
+  }`;
   if (set.length > 0) {
     version += `+${
       fingerprint(canonicalJson(Object.fromEntries(set))).slice(7, 15)

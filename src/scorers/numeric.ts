@@ -102,10 +102,13 @@ export function numericMatch(options: NumericScorerOptions = {}): Scorer {
     }
   }
   const name = options.name ?? "numeric";
+  // Revision 2: U+2212 read as a minus, `expected` texts read whole, and a
+  // number at the tolerance's edge within it, as written (numeric@1 scored
+  // these otherwise), so a diff or a baseline against an older run names it.
   const version = versionOf("numeric", {
     abs_tol: options.abs_tol,
     rel_tol: options.rel_tol,
-  });
+  }, 2);
   return {
     name,
     version,
