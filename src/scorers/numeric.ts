@@ -177,6 +177,11 @@ function within(
   tolerance: number,
 ): boolean {
   const diff = Math.abs(got - expected);
+  // Equal numbers are within any tolerance, and without one only they are:
+  // the common case stays off BigInt (two doubles print as one decimal only
+  // when they are one double).
+  if (diff === 0) return true;
+  if (abs === 0 && rel === 0) return false;
   const scale = Math.abs(got) + Math.abs(expected) + tolerance;
   if (Math.abs(diff - tolerance) > 1e-12 * scale) return diff <= tolerance;
   const g = decimalOf(got);
