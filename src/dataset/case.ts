@@ -396,7 +396,8 @@ export function parseCase(value: unknown): Case {
     );
   }
   if (Array.isArray(input)) checkMessages(input);
-  if (record.expected === undefined) checkForeignAnswer(record);
+  // `"expected": null` (Braintrust's export of no answer) holds none either.
+  if (record.expected == null) checkForeignAnswer(record);
   // Inspect's multiple-choice options: read as an extra key, they were
   // dropped, and the target answered without seeing them.
   if (Array.isArray(record.choices)) {

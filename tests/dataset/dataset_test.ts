@@ -1363,6 +1363,9 @@ Deno.test("loadDataset refuses another tool's answer key holding a number or a b
         '{"input":"q","target":["4",4]}',
         '{"input":"q","output":"a","target":{"latency_ms":3}}',
         '{"input":"q","target":null}',
+        // Braintrust's export writes "expected": null for no answer: the
+        // answer beside it was dropped all the same.
+        '{"input":"2+2?","expected":null,"target":4}',
       ].join("\n") + "\n",
     );
     assert.deepEqual(examples.map((e) => e.invalid), [
@@ -1372,6 +1375,7 @@ Deno.test("loadDataset refuses another tool's answer key holding a number or a b
       target,
       undefined,
       undefined,
+      target,
     ]);
     const array = await load(
       dir,
