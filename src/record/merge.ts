@@ -322,19 +322,18 @@ export function mergeShards(
   // Each Score's place: its example's place in the unsharded output, then
   // its epoch, then where its shard wrote it. An unfinished shard's
   // examples whose place is not known come last, as written.
-  const keyed: Array<{ score: Score; at: number; epoch: number; i: number }> =
-    [];
-  const owners = new ExampleOwners();
+  const keyed: Keyed[] = [];
+  const places = ordered.map((part) => placesOf(part.selection?.order));
   let i = 0;
-  for (const part of ordered) {
-    const placeOf = placesOf(part.selection?.order);
-    for (const score of part.scores) {
+  for (let p = 0; p < ordered.length; p++) {
+    const placeOf = places[p]!;
+    for (const score of ordered[p]!.scores) {
       const at = placeOf(score.example_id ?? score.unit_id ?? "");
-      owners.claim(score, part, at);
-      keyed.push({ score, at, epoch: epochOf(score), i: i++ });
+      keyed.push({ score, at, epoch: epochOf(score), i: i++, part: p });
     }
   }
   keyed.sort((a, b) => a.at - b.at || a.epoch - b.epoch || a.i - b.i);
+  checkOwners(keyed, ordered, places);
   const scores = keyed.map((k) => k.score);
   const records = ordered.every((p) => p.record !== undefined)
     ? ordered.map((p) => p.record!)
@@ -393,6 +392,15 @@ export function mergeShards(
   };
 }
 
+/** A Score with its place in the merged run, and its shard's index. */
+interface Keyed {
+  score: Score;
+  at: number;
+  epoch: number;
+  i: number;
+  part: number;
+}
+
 /** A shard's claim to an example: the id as it writes it, and its place. */
 interface Claim {
   part: ShardPart;
@@ -402,29 +410,63 @@ interface Claim {
 }
 
 /**
- * Which shard scored each example, by example id in Unicode NFC (the unit
- * id for a Score without one): every example is one shard's, all its epochs
- * and targets too. Two shards that both scored one would count it twice
- * (an old shard file holding an id written in NFD, which an evalpipe before
- * session 24 split as written, resumed after the split gave it to another
- * shard; files of two runs given as shards of one): refused.
+ * Refuses an example two shards scored: every example is one shard's, all its
+ * epochs and targets too, and two shards that both scored one would count it
+ * twice (an old shard file holding an id written in NFD, which an evalpipe
+ * before session 24 split as written, resumed after the split gave it to
+ * another shard; files of two runs given as shards of one). An example's
+ * place in the run is one number whichever shard's order gives it (ids
+ * compared in Unicode NFC), so once sorted, two shards' Scores of a placed
+ * example stand side by side: no map of every example is made (a million
+ * entries would cost a merge more than its sort). Only the Scores no order
+ * places (a shard that did not finish, or an example its order lacks) are
+ * looked up, by NFC id, among each other and in the other shards' orders.
  */
-class ExampleOwners {
-  #owners = new Map<string, Claim>();
-  // A shard writes an example's Scores together: one look-up for them all.
-  #last: Claim | undefined;
-
-  /** Notes that `part` scored `score`'s example; throws if another did. */
-  claim(score: Score, part: ShardPart, at: number): void {
-    const id = score.example_id ?? score.unit_id;
-    if (id === undefined) return;
-    if (this.#last?.id === id && this.#last.part === part) return;
-    const claim = { part, id, at };
-    this.#last = claim;
+function checkOwners(
+  keyed: readonly Keyed[],
+  parts: readonly ShardPart[],
+  places: ReadonlyArray<(id: string) => number>,
+): void {
+  const claim = (k: Keyed): Claim => ({
+    part: parts[k.part]!,
+    id: k.score.example_id ?? k.score.unit_id ?? "",
+    at: k.at,
+  });
+  const unplaced = new Map<string, Keyed>();
+  for (let n = 0; n < keyed.length; n++) {
+    const k = keyed[n]!;
+    if (k.score.example_id === undefined && k.score.unit_id === undefined) {
+      continue;
+    }
+    if (k.at !== Infinity) {
+      const before = keyed[n - 1];
+      if (
+        before !== undefined && before.at === k.at && before.part !== k.part
+      ) {
+        const [a, b] = before.part < k.part ? [before, k] : [k, before];
+        throw scoredTwice(claim(a), claim(b));
+      }
+      continue;
+    }
+    const id = k.score.example_id ?? k.score.unit_id!;
     const key = nfcKey(id);
-    const owner = this.#owners.get(key);
-    if (owner === undefined) this.#owners.set(key, claim);
-    else if (owner.part !== part) throw scoredTwice(owner, claim);
+    const first = unplaced.get(key);
+    if (first === undefined) unplaced.set(key, k);
+    else if (first.part !== k.part) throw scoredTwice(claim(first), claim(k));
+    else continue;
+    // Another shard's order places it: that shard scored it (the sorted
+    // Scores before this one are the placed ones, already checked).
+    for (let p = 0; p < parts.length; p++) {
+      if (p === k.part) continue;
+      const at = places[p]!(id);
+      if (at !== Infinity) {
+        const owner = keyed.find((o) => o.part === p && o.at === at);
+        if (owner !== undefined) {
+          const [a, b] = p < k.part ? [owner, k] : [k, owner];
+          throw scoredTwice(claim(a), claim(b));
+        }
+      }
+    }
   }
 }
 

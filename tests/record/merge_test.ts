@@ -173,4 +173,20 @@ Deno.test("mergeShards refuses an example two shards scored, naming it and both 
       }),
     /in both "s1\.json" \(shard 1\/2\) and "s2\.json" \(shard 2\/2\), but an example belongs to one shard: run the shards again without --resume$/,
   );
+  // Neither finished: the example is placed by no order, and found by its
+  // id (in NFC: "e\u0301" and "\u00e9" are one example).
+  const one = part(1, [], [["d#1", 1, 1]], { complete: false });
+  delete one.selection;
+  assert.throws(
+    () => mergeShards([one, unfinished], { allowPartial: true }),
+    MergeError,
+  );
+  const first = part(1, [], [["d#\u00e9", 1, 1]], { complete: false });
+  delete first.selection;
+  const second = part(2, [], [["d#e\u0301", 1, 0]], { complete: false });
+  delete second.selection;
+  assert.throws(
+    () => mergeShards([first, second], { allowPartial: true }),
+    /written "d#e\u0301" there, the same id in Unicode NFC/,
+  );
 });
