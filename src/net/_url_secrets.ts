@@ -37,15 +37,25 @@ const URL_PLACEHOLDER = /\{\{\s*[\w.-]+\s*\}\}/g;
  */
 export function urlSecrets(url: string): string[] {
   if (!url.includes("@") && !url.includes("=")) return [];
+  if (!url.includes("{{")) return secretsOf(url);
+  // An http target's URL before a case fills it: a placeholder where the
+  // parser wants a port or a host (`127.0.0.1:{{metadata.port}}`) makes it
+  // no URL, and its password and key were then hidden nowhere. Each is
+  // read with a digit in its place, which parses wherever it stands; a value
+  // a case fills in part (`?key=sk-{{metadata.k}}`) differs between two
+  // digits and is no secret of the config's ("sk-1" would be hidden in
+  // every message).
+  const twos = new Set(secretsOf(url.replace(URL_PLACEHOLDER, "2")));
+  return secretsOf(url.replace(URL_PLACEHOLDER, "1")).filter((s) =>
+    twos.has(s)
+  );
+}
+
+/** The secrets of a URL without placeholders. */
+function secretsOf(url: string): string[] {
   let parsed: URL;
   try {
-    // An http target's URL before a case fills it: a placeholder where the
-    // parser wants a port or a host (`127.0.0.1:{{metadata.port}}`) makes it
-    // no URL, and its password and key were then hidden nowhere. Each is
-    // read with a digit in its place, which parses wherever it stands.
-    parsed = new URL(
-      url.includes("{{") ? url.replace(URL_PLACEHOLDER, "1") : url,
-    );
+    parsed = new URL(url);
   } catch (error) {
     // Not a URL: the request fails later with its own message.
     if (!(error instanceof TypeError)) throw error;

@@ -342,3 +342,14 @@ Deno.test("urlSecrets and withoutCredentials know a query's credential by its pa
   );
   assert.deepEqual(urlSecrets("https://h.example/v1?model=m&stream=true"), []);
 });
+
+Deno.test("urlSecrets keeps no value a case fills in part, as a placeholder's stand-in makes it", () => {
+  // "sk-1" is what the stand-in makes of the case's part: no secret, and
+  // hidden it would turn each "sk-1" of a message into "***".
+  assert.deepEqual(
+    urlSecrets(
+      "http://u:pw-1234@127.0.0.1:{{metadata.port}}/?key=sk-{{metadata.k}}&sig=AIzaFixed",
+    ),
+    ["pw-1234", "pw-1234", "u:pw-1234", "AIzaFixed"],
+  );
+});
