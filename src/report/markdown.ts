@@ -73,15 +73,29 @@ const ZWSP = "&#8203;";
  * ```
  */
 export function markdownCell(text: string, max = 200): string {
+  return escapedCell(text, max).replace(MENTION, `$1@${ZWSP}`)
+    .replace(REFERENCE, `$1$2${ZWSP}`);
+}
+
+/**
+ * A name the user wrote (an example id, a file's path) escaped for a cell as
+ * {@linkcode markdownCell} escapes text, without the zero-width spaces: an id
+ * such as `data.jsonl#GH-12` or `@scope/data.jsonl#1` is copied from the
+ * summary as it is written.
+ */
+function markdownName(text: string, max = 200): string {
+  return escapedCell(text, max);
+}
+
+/** Text escaped for a cell, cut at `max` characters. */
+function escapedCell(text: string, max: number): string {
   const flat = text.replace(/\r?\n/g, "⏎");
   const chars = [...flat];
   const cut = chars.length > max
     ? `${chars.slice(0, max - 1).join("")}…`
     : flat;
   // ":" too, so that no "https://" in model output becomes a link.
-  return escapeControl(cut).replace(/[\\`*_{}[\]()<>#+!|~&:]/g, "\\$&")
-    .replace(MENTION, `$1@${ZWSP}`)
-    .replace(REFERENCE, `$1$2${ZWSP}`);
+  return escapeControl(cut).replace(/[\\`*_{}[\]()<>#+!|~&:]/g, "\\$&");
 }
 
 /**
@@ -297,7 +311,7 @@ function worstTable(
       : `${markdownCell(c.unit.output, 80)}${markdownCell(called, 120)}`;
     for (const s of c.scores.filter(failsCase)) {
       lines.push(
-        `| ${markdownCell(c.unit_id, 80)} | ${
+        `| ${markdownName(c.unit_id, 80)} | ${
           markdownCell(s.metric, 40)
         } | ${s.status} | ${fixed(s.value)} | ${
           s.reason !== undefined ? markdownCell(s.reason) : "–"
@@ -577,7 +591,7 @@ function markdownOf(run: MarkdownRun, options: MarkdownOptions): string {
     } --html report.html\`, then open \`report.html\` in a browser.`
     : "Keep the run's record (`--record run.json`) to open every case with its answer: `evalpipe report run.json --html report.html`.";
   return [
-    `## evalpipe: ${markdownCell(record.config_path, 120)}`,
+    `## evalpipe: ${markdownName(record.config_path, 120)}`,
     "",
     `${verdict} · ${run.cases} ${
       run.cases === 1 ? "unit" : "units"
@@ -651,7 +665,7 @@ function baselineSection(
     "",
     "### Against the baseline",
     "",
-    `Compared with baseline ${markdownCell(JSON.stringify(b.path))}: ${
+    `Compared with baseline ${markdownName(JSON.stringify(b.path))}: ${
       b.failed ? `❌ ${why.join(", ") || "regressed"}` : "✅ no regression"
     }`,
   ];
@@ -679,7 +693,7 @@ function baselineSection(
   for (const [kind, plain, changes] of kinds) {
     for (const c of changes.slice(0, worst)) {
       rows.push(
-        `| ${markdownCell(c.case, 80)} | ${
+        `| ${markdownName(c.case, 80)} | ${
           markdownCell(c.metric, 40)
         } | ${kind} | ${tally(c.baseline)} | ${tally(c.now)} |`,
       );

@@ -459,3 +459,35 @@ Deno.test("markdownReport names a metric that measured nothing without a gate as
     /^::error title=evalpipe nothing measured%3A m::m: nothing measured: 1 blocked of 1 Scores; no gate names it/,
   );
 });
+
+Deno.test("run --markdown writes an example id as it is written, however much it looks like a reference or a mention", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      "dataset: data.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n",
+    );
+    await Deno.writeTextFile(
+      `${dir}/data.jsonl`,
+      ["GH-12", "@alice", "x-#3"].map((id) =>
+        JSON.stringify({ id, input: "q", expected: "x", output: "no" })
+      ).join("\n") + "\n",
+    );
+    const out = await cli(["run", "suite.yaml", "--markdown", "r.md"], dir);
+    assert.equal(out.code, 0, out.stderr);
+    const md = await Deno.readTextFile(`${dir}/r.md`);
+    // Copied from the rendered summary, each id is the one in the Scores.
+    for (
+      const id of [
+        "data.jsonl\\#GH-12",
+        "data.jsonl\\#@alice",
+        "data.jsonl\\#x-\\#3",
+      ]
+    ) {
+      assert.match(
+        md,
+        new RegExp(`^\\| ${RegExp.escape(id)} \\| exact\\\\_match \\|`, "m"),
+        md,
+      );
+    }
+  });
+});
