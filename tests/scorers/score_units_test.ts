@@ -467,3 +467,26 @@ Deno.test("exact_match's Scores in a run are those its score() gives, checked an
     assert.deepEqual(viaRun, viaScore);
   }
 });
+
+Deno.test("exact_match itself takes its unit path (a run's speed rests on it); a scorer spread from it does not", async () => {
+  // The path's guard refusing exact_match too would leave every Score the
+  // same, only slower: no other test would see it.
+  const { unitPathOf } = await import("../../src/scorers/_unit_path.ts");
+  const unit: Unit = { ...UNIT, output: "yes", expected: "yes" };
+  for (
+    const scorer of [exactMatch(), exactMatch({ ignore_case: true })]
+  ) {
+    const path = unitPathOf(scorer);
+    assert.ok(path !== undefined);
+    const scores = await path.call(scorer, unit, {}, undefined as never);
+    assert.ok(scores !== undefined, `${scorer.version} declined its own path`);
+    assert.equal(scores[0]?.unit_id, unit.unit_id);
+  }
+  const spread = { ...exactMatch(), name: "renamed" };
+  const carried = unitPathOf(spread);
+  assert.ok(carried !== undefined);
+  assert.equal(
+    await carried.call(spread, unit, {}, undefined as never),
+    undefined,
+  );
+});
