@@ -226,9 +226,7 @@ function caseChosenHost(
     ? `the headers send ${VARIABLE.exec(header)![0]}`
     : reads.some((parsed) => parsed !== undefined && parsed.password !== "")
     ? "the URL sends a password"
-    : fixedQueryCredential(ones, read(() => "2"))
-    ? "the URL's query sends a credential"
-    : undefined;
+    : queryCredential(ones, read(() => "2"));
   if (sends === undefined) return undefined;
   return {
     path: [...at, "url"],
@@ -239,18 +237,38 @@ function caseChosenHost(
 }
 
 /**
- * Whether a URL's query sends a credential the config wrote (`?key=AIza…`, a
- * parameter {@linkcode urlSecrets} knows), not one a case fills: the same in
- * the URL read with every placeholder "1" and with every one "2". It goes to
- * the host as surely as a header's `${NAME}` does.
+ * The parameter of a URL's query that sends a credential the config wrote
+ * (`key` of `?key=AIza…`, a parameter {@linkcode urlSecrets} knows), not one
+ * a case fills: the same in the URL read with every placeholder "1" and with
+ * every one "2". It goes to the host as surely as a header's `${NAME}` does,
+ * and is named, for a parameter that only looks like one (`?code=python`)
+ * to be told apart.
  */
 function fixedQueryCredential(
   ones: URL | undefined,
   twos: URL | undefined,
-): boolean {
-  if (ones === undefined || twos === undefined) return false;
+): string | undefined {
+  if (ones === undefined || twos === undefined) return undefined;
   const fixed = new Set(urlSecrets(`http://h/${twos.search}`));
-  return urlSecrets(`http://h/${ones.search}`).some((s) => fixed.has(s));
+  for (const pair of ones.search.slice(1).split("&")) {
+    const eq = pair.indexOf("=");
+    if (eq < 1) continue;
+    if (urlSecrets(`http://h/?${pair}`).some((s) => fixed.has(s))) {
+      return pair.slice(0, eq);
+    }
+  }
+  return undefined;
+}
+
+/** What `sends` says of a query credential, when the URL's query has one. */
+function queryCredential(
+  ones: URL | undefined,
+  twos: URL | undefined,
+): string | undefined {
+  const name = fixedQueryCredential(ones, twos);
+  return name === undefined
+    ? undefined
+    : `the URL's query sends a credential (${clip(name, 40)}=)`;
 }
 
 /**

@@ -1157,7 +1157,7 @@ Deno.test("httpTarget, openaiTarget and llmJudge refuse, as they are built, what
     [
       // Google's style: the key in the query goes wherever the host is.
       () => httpTarget({ url: "http://{{metadata.host}}/a?key=AIza-k1" }),
-      `httpTarget's "url" lets a case choose the host ({{metadata.host}}, as a URL parser reads it) while the URL's query sends a credential: a dataset could send the secret to any host; fix the domain, as in https://{{metadata.region}}.api.example.com`,
+      `httpTarget's "url" lets a case choose the host ({{metadata.host}}, as a URL parser reads it) while the URL's query sends a credential (key=): a dataset could send the secret to any host; fix the domain, as in https://{{metadata.region}}.api.example.com`,
     ],
     [
       () => httpTarget({ ...base, body: { q: "{{ input | upper }}" } }),
