@@ -477,6 +477,8 @@ export async function planSuite(
                 if (!(error instanceof TemplateError)) throw error;
                 continue;
               }
+              // Not applicable to the case: the run makes no call either.
+              if (judge.skipsCall?.(unit) === true) continue;
               judgeCoverage.requests++;
               // A stored reply the judge cannot use is a replay's miss.
               const stored = cache.peek(key);

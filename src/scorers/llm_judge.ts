@@ -426,6 +426,7 @@ export function llmJudge(
     // A score outside 0..1 is invalid, so every aggregated one is within it.
     range: UNIT_RANGE,
     cacheKey: (unit: Unit) => client.cacheKey(messagesOf(unit)),
+    skipsCall: (unit: Unit) => recipe?.notApplicable?.(unit) !== undefined,
     // As score() reads a reply: a refusal first, then the text.
     usableReply: (unit, { output, info }) =>
       !((refusalOf(output, info ?? {}) ?? readReply(output, unit)) instanceof

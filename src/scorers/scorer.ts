@@ -124,6 +124,14 @@ export interface Scorer {
    */
   cacheKey?(unit: Unit): string;
   /**
+   * Whether scoring a unit makes no call, for a scorer with a
+   * {@linkcode Scorer.cacheKey}: a judge that finds the unit not applicable
+   * (`faithfulness` without a context) scores it `non_evaluable` without
+   * asking, so `validate` counts no request for it. Left out, every unit
+   * makes its call.
+   */
+  skipsCall?(unit: Unit): boolean;
+  /**
    * Whether a reply the cache holds for scoring a unit (under
    * {@linkcode Scorer.cacheKey}'s key) can be used, for a scorer that
    * refuses some (a judge's reply without a verdict): one it refuses is a

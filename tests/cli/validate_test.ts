@@ -241,6 +241,54 @@ scorers:
   });
 });
 
+Deno.test("validate --cache replay does not count the call of a judge that finds a case not applicable, which the run never makes", async () => {
+  await withTempDir(async (dir) => {
+    await using server = fakeLlm({
+      handler: () =>
+        reply.ok('{"claims": [{"claim": "Paris", "supported": true}]}'),
+    });
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      `dataset: data.jsonl
+target: { type: replay }
+scorers:
+  - { type: faithfulness, base_url: "${server.baseUrl}", model: judge }
+`,
+    );
+    // The second case has no context: faithfulness is not applicable to it.
+    await Deno.writeTextFile(
+      `${dir}/data.jsonl`,
+      jsonl([
+        {
+          input: "capital?",
+          output: "Paris",
+          context: ["Paris is the capital."],
+        },
+        { input: "capital?", output: "Paris" },
+      ]),
+    );
+    const run = await cli(["run", "suite.yaml"], dir);
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(server.requests.length, 1);
+    const out = await cli(
+      ["validate", "suite.yaml", "--cache", "replay", "--json"],
+      dir,
+    );
+    assert.equal(out.code, 0, out.stderr);
+    assert.deepEqual(JSON.parse(out.stdout).cache.judge, {
+      requests: 1,
+      stored: 1,
+      missing: 0,
+      unknown: 0,
+    });
+    // And the replay it plans meets no miss.
+    const replay = await cli(["run", "suite.yaml", "--cache", "replay"], dir);
+    assert.equal(replay.code, 0, replay.stderr);
+    const scores = replay.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    assert.deepEqual(scores.map((s) => s.status), ["scored", "non_evaluable"]);
+  });
+});
+
 Deno.test("validate plans the targets --matrix names, every file of datasets:, and epochs given as a mapping", async () => {
   await withTempDir(async (dir) => {
     await Deno.writeTextFile(`${dir}/a.jsonl`, jsonl([{ input: "q" }]));
