@@ -10,6 +10,7 @@
 import type { CaseRequirement } from "../aggregate/types.ts";
 import type { RecordedCaseChange } from "../record/run_checks.ts";
 import { fisherExactLower } from "../aggregate/stats.ts";
+import { evaluatorsChanged } from "../diff/_evaluators.ts";
 import { InputError, osErrorText, outputErrorOf } from "../base/errors.ts";
 import { nfcKey } from "../base/nfc.ts";
 import type { Unit } from "../dataset/unit.ts";
@@ -579,39 +580,19 @@ export interface EvaluatorChange {
   now: string[];
 }
 
-/** Each metric's evaluator versions. */
-function versionsOf(scores: readonly Score[]): Map<string, Set<string>> {
-  const out = new Map<string, Set<string>>();
-  for (const s of scores) {
-    let versions = out.get(s.metric);
-    if (versions === undefined) out.set(s.metric, versions = new Set());
-    versions.add(s.evaluator_version);
-  }
-  return out;
-}
-
-/** The metrics of both runs whose evaluator versions differ, by metric. */
+/**
+ * The metrics of both runs whose evaluator versions differ, by metric: the
+ * same comparison as `diff`'s, named for a baseline.
+ */
 function evaluatorChanges(
   baseline: readonly Score[],
   now: readonly Score[],
 ): EvaluatorChange[] {
-  const before = versionsOf(baseline);
-  const changes: EvaluatorChange[] = [];
-  for (const [metric, versions] of versionsOf(now)) {
-    const was = before.get(metric);
-    if (
-      was === undefined ||
-      (was.size === versions.size && [...versions].every((v) => was.has(v)))
-    ) continue;
-    changes.push({
-      metric,
-      baseline: [...was].sort(),
-      now: [...versions].sort(),
-    });
-  }
-  return changes.sort((a, b) =>
-    a.metric < b.metric ? -1 : a.metric > b.metric ? 1 : 0
-  );
+  return evaluatorsChanged(baseline, now).map((c) => ({
+    metric: c.metric,
+    baseline: c.a,
+    now: c.b,
+  }));
 }
 
 /** A case's passes and trials on one metric. */
