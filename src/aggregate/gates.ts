@@ -128,6 +128,11 @@ export interface Unmeasured {
  *   unmeasured: { scores: 3, errors: 1, blocked: 1, invalid: 0 },
  * });
  * if (text !== "v2: judge: nothing measured: 1 error and 1 blocked of 3 Scores") throw new Error(text);
+ * const three = nothingMeasured({
+ *   metric: "judge",
+ *   unmeasured: { scores: 4, errors: 2, blocked: 1, invalid: 1 },
+ * });
+ * if (three !== "judge: nothing measured: 2 errors, 1 blocked and 1 invalid of 4 Scores") throw new Error(three);
  * ```
  */
 export function nothingMeasured(
@@ -138,14 +143,24 @@ export function nothingMeasured(
   },
 ): string {
   const { errors, blocked, invalid, scores } = failure.unmeasured;
-  const counts = [
+  const kinds = [
     errors > 0 ? `${errors} error${errors === 1 ? "" : "s"}` : "",
     blocked > 0 ? `${blocked} blocked` : "",
     invalid > 0 ? `${invalid} invalid` : "",
-  ].filter((x) => x !== "").join(" and ");
+  ].filter((x) => x !== "");
+  // "1 error, 2 blocked and 1 invalid"; none of them (a caller's own
+  // counts: checkGates never words a metric without one) says so.
+  const of = `${scores} Score${scores === 1 ? "" : "s"}`;
+  const counts = kinds.length === 0
+    ? `none of ${of} failed`
+    : `${
+      kinds.length === 1
+        ? kinds[0]
+        : `${kinds.slice(0, -1).join(", ")} and ${kinds.at(-1)}`
+    } of ${of}`;
   return `${
     failure.target_name !== undefined ? `${failure.target_name}: ` : ""
-  }${failure.metric}: nothing measured: ${counts} of ${scores} Scores`;
+  }${failure.metric}: nothing measured: ${counts}`;
 }
 
 /**

@@ -81,7 +81,7 @@ function command(kind: "error" | "warning", title: string, message: string) {
  * const agg = new Aggregator();
  * agg.add(score);
  * const lines = annotations(checkGates({ m: { max_errors: 0 } }, agg.results()), agg.results(), new Map([["m", score]]));
- * if (lines[0] !== "::error title=evalpipe gate failed%3A m::m: nothing measured: 1 error of 1 Scores (allow it with gates.m.allow_unmeasured: true)") throw new Error(lines[0]);
+ * if (lines[0] !== "::error title=evalpipe gate failed%3A m::m: nothing measured: 1 error of 1 Score (allow it with gates.m.allow_unmeasured: true)") throw new Error(lines[0]);
  * if (lines[1] !== "::error title=evalpipe gate failed%3A m::m: errors 1 > max_errors 0") throw new Error(lines[1]);
  * if (lines[2] !== "::warning title=evalpipe%3A m::1 error Score (first, d#1: scorer error: exit 1)") throw new Error(lines[2]);
  * ```

@@ -403,6 +403,30 @@ Deno.test("nothingMeasured words a metric that measured nothing from the failure
     ...failure!,
     unmeasured: failure!.unmeasured!,
   });
-  assert.equal(text, "a: judge: nothing measured: 1 blocked of 1 Scores");
+  assert.equal(text, "a: judge: nothing measured: 1 blocked of 1 Score");
   assert.ok(failure!.message.startsWith(`${text}; no gate names it`));
+});
+
+Deno.test("nothingMeasured lists three kinds of failure with a comma, says one Score in the singular, and words counts with no failure", () => {
+  const unmeasured = { scores: 4, errors: 2, blocked: 1, invalid: 1 };
+  assert.equal(
+    nothingMeasured({ metric: "judge", unmeasured }),
+    "judge: nothing measured: 2 errors, 1 blocked and 1 invalid of 4 Scores",
+  );
+  assert.equal(
+    nothingMeasured({
+      metric: "m",
+      unmeasured: { scores: 1, errors: 1, blocked: 0, invalid: 0 },
+    }),
+    "m: nothing measured: 1 error of 1 Score",
+  );
+  // A caller's own counts, none failed (checkGates never words such a
+  // metric): no empty list before "of".
+  assert.equal(
+    nothingMeasured({
+      metric: "m",
+      unmeasured: { scores: 3, errors: 0, blocked: 0, invalid: 0 },
+    }),
+    "m: nothing measured: none of 3 Scores failed",
+  );
 });

@@ -213,7 +213,7 @@ Deno.test("htmlReport: a metric that measured nothing fails the outcome, gated o
   );
   assert.match(
     page.gates[0].message,
-    /^broken: nothing measured: 1 error of 1 Scores/,
+    /^broken: nothing measured: 1 error of 1 Score/,
   );
 });
 

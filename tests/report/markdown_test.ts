@@ -456,7 +456,7 @@ Deno.test("markdownReport names a metric that measured nothing without a gate as
   const { aggregates } = record({});
   assert.match(
     annotations(checkGates({}, aggregates), aggregates, new Map())[0]!,
-    /^::error title=evalpipe nothing measured%3A m::m: nothing measured: 1 blocked of 1 Scores; no gate names it/,
+    /^::error title=evalpipe nothing measured%3A m::m: nothing measured: 1 blocked of 1 Score; no gate names it/,
   );
 });
 
