@@ -12,7 +12,7 @@
 
 import { clip } from "../base/terminal.ts";
 import { pathText } from "../base/place.ts";
-import { urlSecrets } from "./_url_secrets.ts";
+import { URL_PLACEHOLDERS, urlSecrets } from "./_url_secrets.ts";
 
 /**
  * The header that carries an API key to `url`: Azure OpenAI's `api-key`
@@ -140,9 +140,6 @@ export function targetTemplateProblem(
       : undefined);
 }
 
-/** A placeholder in an http target's `url`. */
-const URL_PLACEHOLDERS = /\{\{\s*[\w.-]+\s*\}\}/g;
-
 /**
  * An http target's `url` with each placeholder filled and URL-encoded: how
  * the target fills it for a case, and how the host check below reads it.
@@ -237,14 +234,14 @@ function caseChosenHost(
 }
 
 /**
- * The parameter of a URL's query that sends a credential the config wrote
- * (`key` of `?key=AIza…`, a parameter {@linkcode urlSecrets} knows), not one
- * a case fills: the same in the URL read with every placeholder "1" and with
- * every one "2". It goes to the host as surely as a header's `${NAME}` does,
- * and is named, for a parameter that only looks like one (`?code=python`)
- * to be told apart.
+ * What `sends` says of the parameter of a URL's query that sends a
+ * credential the config wrote (`key` of `?key=AIza…`, a parameter
+ * {@linkcode urlSecrets} knows), not one a case fills: the same in the URL
+ * read with every placeholder "1" and with every one "2". It goes to the
+ * host as surely as a header's `${NAME}` does, and is named, for a
+ * parameter that only looks like one (`?code=python`) to be told apart.
  */
-function fixedQueryCredential(
+function queryCredential(
   ones: URL | undefined,
   twos: URL | undefined,
 ): string | undefined {
@@ -254,21 +251,12 @@ function fixedQueryCredential(
     const eq = pair.indexOf("=");
     if (eq < 1) continue;
     if (urlSecrets(`http://h/?${pair}`).some((s) => fixed.has(s))) {
-      return pair.slice(0, eq);
+      return `the URL's query sends a credential (${
+        clip(pair.slice(0, eq), 40)
+      }=)`;
     }
   }
   return undefined;
-}
-
-/** What `sends` says of a query credential, when the URL's query has one. */
-function queryCredential(
-  ones: URL | undefined,
-  twos: URL | undefined,
-): string | undefined {
-  const name = fixedQueryCredential(ones, twos);
-  return name === undefined
-    ? undefined
-    : `the URL's query sends a credential (${clip(name, 40)}=)`;
 }
 
 /**

@@ -15,8 +15,12 @@ export const CREDENTIAL_NAMES =
   "key|api[-_]?key|apikey|access[-_]?token|token|auth|sig|signature|secret|password|code|client[-_]?secret|subscription[-_]?key";
 const CREDENTIAL_NAME = new RegExp(`^(?:${CREDENTIAL_NAMES})$`, "i");
 
-/** A placeholder in a URL, as an http target fills it. */
-const URL_PLACEHOLDER = /\{\{\s*[\w.-]+\s*\}\}/g;
+/**
+ * A placeholder in a URL, as an http target fills it (a global pattern:
+ * `replace` and `match` read it whole; `exec` and `test` would keep its
+ * place between calls).
+ */
+export const URL_PLACEHOLDERS = /\{\{\s*[\w.-]+\s*\}\}/g;
 
 /**
  * The secrets a URL carries: in its userinfo, the password and the
@@ -45,8 +49,8 @@ export function urlSecrets(url: string): string[] {
   // a case fills in part (`?key=sk-{{metadata.k}}`) differs between two
   // digits and is no secret of the config's ("sk-1" would be hidden in
   // every message).
-  const twos = new Set(secretsOf(url.replace(URL_PLACEHOLDER, "2")));
-  return secretsOf(url.replace(URL_PLACEHOLDER, "1")).filter((s) =>
+  const twos = new Set(secretsOf(url.replace(URL_PLACEHOLDERS, "2")));
+  return secretsOf(url.replace(URL_PLACEHOLDERS, "1")).filter((s) =>
     twos.has(s)
   );
 }
