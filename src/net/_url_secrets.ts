@@ -8,11 +8,15 @@
 
 /**
  * The name of a query parameter that carries a credential, as some APIs
- * take their key (Google's `key`, Azure Functions' `code`, a signed URL's
- * `sig`, OAuth's `access_token`).
+ * take their key (Google's `key`, Azure Functions' `code`, an Azure SAS
+ * URL's `sig`, OAuth's `access_token`) and signed URLs their signature
+ * (S3's `X-Amz-Signature`, `X-Amz-Credential` and `X-Amz-Security-Token`,
+ * Cloud Storage's `X-Goog-…`); a SAS URL's `sv`, `se` or `sp` (a version, a
+ * date, the rights) are no secret, and hidden would turn each such date
+ * into `***`.
  */
 export const CREDENTIAL_NAMES =
-  "key|api[-_]?key|apikey|access[-_]?token|token|auth|sig|signature|secret|password|code|client[-_]?secret|subscription[-_]?key";
+  "key|(?:x-)?api[-_]?key|apikey|(?:access|refresh|id|auth|api|session|security)[-_]?token|token|jwt|auth|sig|signature|secret|password|passwd|code|client[-_]?secret|private[-_]?key|subscription[-_]?key|awsaccesskeyid|x-amz-(?:signature|credential|security-token)|x-goog-(?:signature|credential)";
 const CREDENTIAL_NAME = new RegExp(`^(?:${CREDENTIAL_NAMES})$`, "i");
 
 /**

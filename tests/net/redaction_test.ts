@@ -353,3 +353,32 @@ Deno.test("urlSecrets keeps no value a case fills in part, as a placeholder's st
     ["pw-1234", "pw-1234", "u:pw-1234", "AIzaFixed"],
   );
 });
+
+Deno.test("httpTarget hides a signed URL's signature, credential and token, and shows a SAS URL's version", async () => {
+  await using server = fakeLlm({
+    handler: (r) => reply.error(400, `seen ${r.path}`),
+  });
+  const query = [
+    "sv=2022-11-02",
+    "X-Amz-Credential=AKIAEXAMPLE%2F20261207",
+    "X-Amz-Signature=f00dfeed01234567",
+    "x-amz-security-token=st-0123456789",
+    "X-Goog-Signature=0badc0de98765432",
+    "refresh_token=rt-0123456789",
+  ].join("&");
+  const unit = await runOne(httpTarget({ url: `${server.url}/a?${query}` }));
+  const error = unit.target?.error ?? "";
+  assert.match(error, /answered HTTP 400: seen \/a\?sv=2022-11-02&/);
+  assert.match(error, /X-Amz-Signature=\*\*\*/);
+  for (
+    const secret of [
+      "AKIAEXAMPLE",
+      "f00dfeed",
+      "st-0123456789",
+      "0badc0de",
+      "rt-0123456789",
+    ]
+  ) {
+    assert.ok(!error.includes(secret), `${secret} in ${error}`);
+  }
+});
