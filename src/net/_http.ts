@@ -270,7 +270,9 @@ function invalid(
   } catch (invalid) {
     if (!(invalid instanceof TypeError)) throw invalid;
     return new Error(
-      `${call.where} cannot be sent: ${redact(invalid.message, call.secrets)}`,
+      `${call.where} cannot be sent: ${
+        redact(withoutCredentials(invalid.message), call.secrets)
+      }`,
     );
   }
   return undefined;
@@ -299,11 +301,16 @@ class Call {
     this.signal = options.signal;
   }
 
-  /** The values to hide: a password in the URL goes out as Basic auth. */
+  /**
+   * The values to hide: those given, and the URL's own (a password goes
+   * out as Basic auth, a query's `key=` as it is), whoever made the request.
+   */
   get secrets(): readonly string[] {
-    return this.#secrets ??= this.#request.url.includes("@")
-      ? [...this.#options.secrets, ...urlSecrets(this.#request.url)]
-      : this.#options.secrets;
+    if (this.#secrets !== undefined) return this.#secrets;
+    const own = urlSecrets(this.#request.url);
+    return this.#secrets = own.length === 0
+      ? this.#options.secrets
+      : [...this.#options.secrets, ...own];
   }
 
   /** The method and URL, secrets hidden. */

@@ -15,6 +15,7 @@ import {
   type Unit,
 } from "../../mod.ts";
 import { fakeLlm, reply } from "../_fake_llm.ts";
+import { send } from "../../src/net/_http.ts";
 import { urlSecrets, withoutCredentials } from "../../src/net/template.ts";
 import { withTempDir } from "../_proc.ts";
 
@@ -379,6 +380,35 @@ Deno.test("httpTarget hides a signed URL's signature, credential and token, and 
       "rt-0123456789",
     ]
   ) {
+    assert.ok(!error.includes(secret), `${secret} in ${error}`);
+  }
+});
+
+Deno.test("send hides a URL's query key that its caller did not name, as it hides the URL's password", async () => {
+  await using server = fakeLlm({
+    handler: (r) =>
+      reply.error(
+        400,
+        `no such key: ${new URL(r.path, "http://h").searchParams.get("key")}`,
+      ),
+  });
+  const error = await send(
+    { method: "GET", url: `${server.url}/a?key=AIzaUnnamedKey1`, headers: {} },
+    { timeoutMs: 10_000, secrets: [] },
+  ).then(() => undefined, (error: Error) => error.message);
+  assert.equal(
+    error,
+    `GET ${server.url}/a?key=*** answered HTTP 400: no such key: ***`,
+  );
+});
+
+Deno.test("httpTarget hides the password and the query key of a URL fetch cannot parse", async () => {
+  const unit = await runOne(httpTarget({
+    url: "http://someone:hunter2pw@127.0.0.1:99999/a?key=AIzaQueryKey1",
+  }));
+  const error = unit.target?.error ?? "";
+  assert.match(error, / cannot be sent: /);
+  for (const secret of ["hunter2pw", "AIzaQueryKey1"]) {
     assert.ok(!error.includes(secret), `${secret} in ${error}`);
   }
 });
