@@ -12,7 +12,7 @@
 
 import { clip } from "../base/terminal.ts";
 import { pathText } from "../base/place.ts";
-import { URL_PLACEHOLDERS, urlSecrets } from "./_url_secrets.ts";
+import { standIn, URL_PLACEHOLDERS, urlSecrets } from "./_url_secrets.ts";
 
 /**
  * The header that carries an API key to `url`: Azure OpenAI's `api-key`
@@ -141,8 +141,8 @@ export function targetTemplateProblem(
 }
 
 /**
- * An http target's `url` with each placeholder filled and URL-encoded: how
- * the target fills it for a case, and how the host check below reads it.
+ * An http target's `url` with each placeholder filled and URL-encoded, as
+ * the target fills it for a case.
  *
  * @param url The `url` setting.
  * @param value What fills a placeholder, given it and its index.
@@ -177,7 +177,9 @@ const MARK = "evalpipecasefield";
  * "http:///{{x}}" name the host {{x}}, a "。" is a dot. What fills a
  * placeholder is URL-encoded, so it never ends the host, and the parse of a
  * few fillings decides for all: letters find a placeholder in a host read
- * as a name, digits one in a host read as an IP address.
+ * as a name, digits one in a host read as an IP address; one in the scheme
+ * is "http" (a digit there is no URL, and the host it goes with was read
+ * as none).
  */
 function caseChosenHost(
   target: Record<string, unknown>,
@@ -188,7 +190,7 @@ function caseChosenHost(
   const placeholders = url.match(URL_PLACEHOLDERS) ?? [];
   if (placeholders.length === 0) return undefined;
   const read = (fill: (n: number) => string) =>
-    URL.parse(fillUrl(url, (_, n) => fill(n))) ?? undefined;
+    URL.parse(standIn(url, fill)) ?? undefined;
   const ones = read(() => "1");
   const reads = [ones];
   let chosen: { placeholder: string; shown: string } | undefined;

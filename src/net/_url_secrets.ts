@@ -53,10 +53,27 @@ export function urlSecrets(url: string): string[] {
   // a case fills in part (`?key=sk-{{metadata.k}}`) differs between two
   // digits and is no secret of the config's ("sk-1" would be hidden in
   // every message).
-  const twos = new Set(secretsOf(url.replace(URL_PLACEHOLDERS, "2")));
-  return secretsOf(url.replace(URL_PLACEHOLDERS, "1")).filter((s) =>
-    twos.has(s)
-  );
+  const twos = new Set(secretsOf(standIn(url, () => "2")));
+  return secretsOf(standIn(url, () => "1")).filter((s) => twos.has(s));
+}
+
+/**
+ * A URL with its placeholders read as `fill` says, each in the scheme
+ * (before the URL's first ":", which no placeholder holds) as "http": a
+ * digit there made it no URL, and what it sends (a password, a key) and to
+ * which host went unread.
+ *
+ * @param url A URL with placeholders.
+ * @param fill What stands for the placeholder at an index, outside the scheme.
+ * @returns The URL.
+ */
+export function standIn(url: string, fill: (n: number) => string): string {
+  const colon = url.indexOf(":");
+  let n = 0;
+  return url.replace(URL_PLACEHOLDERS, (_, at: number) => {
+    const value = fill(n++);
+    return colon < 0 || at < colon ? "http" : value;
+  });
 }
 
 /** The secrets of a URL without placeholders. */

@@ -907,6 +907,10 @@ Deno.test("an http target whose url lets a case choose the host while its header
       // A host that ends in a number is an IP address the case completes.
       ["http://{{metadata.net}}.0.1/x", "{{metadata.net}}"],
       ["http://[::ffff:{{metadata.ip}}]/x", "{{metadata.ip}}"],
+      ["http://[::{{metadata.a}}:{{metadata.b}}]/x", "{{metadata.a}}"],
+      // A placeholder in the scheme made every reading no URL: unseen.
+      ["{{metadata.scheme}}://{{metadata.host}}/x", "{{metadata.host}}"],
+      ["{{metadata.scheme}}:{{metadata.host}}/x", "{{metadata.host}}"],
     ]
   ) {
     const error = await configError(http(url!));
@@ -930,6 +934,10 @@ Deno.test("an http target whose url lets a case choose the host while its header
       http("http://api.example.com\\{{metadata.path}}"),
       http("https://{{metadata.region}}。api.example.com/x"),
       http("https://{{metadata.region}}.api.example.com:{{metadata.port}}/x"),
+      // Several placeholders in the port, or the scheme alone, pick no host.
+      http("https://api.example.com:{{metadata.a}}{{metadata.b}}/x"),
+      http("{{metadata.scheme}}://api.example.com/x"),
+      http("http{{metadata.s}}://api.example.com/x"),
     ]
   ) await checkConfigText(text, "suite.yaml");
 });
@@ -946,6 +954,7 @@ Deno.test("an http target whose url lets a case choose the host while the url se
       "http://me:hunter2pass@{{metadata.host}}/x",
       // A "\\" is a "/": the password goes to {{metadata.host}}.
       "http://me:hunter2pass@{{metadata.host}}\\@api.example.com/x",
+      "{{metadata.scheme}}://me:hunter2pass@{{metadata.host}}/x",
     ]
   ) {
     const error = await configError(http(url));
