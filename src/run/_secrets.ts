@@ -10,6 +10,9 @@ import { urlSecrets } from "../net/template.ts";
 
 const ENV_REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 
+/** A URL's start: its scheme, which an http target's placeholder may fill. */
+const URL_START = /^(?:[a-z][a-z0-9+.-]*|\{\{[^:]*):\/\//i;
+
 /**
  * The values a config sends as secrets, read from the environment: each
  * `api_key_env`'s variable, each `${VAR}` in a `headers` value, each URL's
@@ -35,8 +38,7 @@ export function configSecrets(
     if (typeof value === "string") {
       if (key === "api_key_env") take(value);
       if (
-        (value.includes("@") || value.includes("=")) &&
-        /^[a-z][a-z0-9+.-]*:\/\//i.test(value)
+        (value.includes("@") || value.includes("=")) && URL_START.test(value)
       ) {
         for (const s of urlSecrets(value)) found.add(s);
       }
