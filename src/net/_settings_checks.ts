@@ -114,8 +114,9 @@ const variableOutsideHeaders: TextCheck = (text) => {
 /**
  * The first problem of a target's templates: `{{expected}}` anywhere
  * (openai's `system` and `prompt`, http's `url`, `headers` and `body`), then
- * syntax evalpipe does not fill, then, for `http`, a placeholder in a header
- * or a `${NAME}` outside the headers.
+ * syntax evalpipe does not fill, then, for `http`, a placeholder in a header,
+ * a `${NAME}` outside the headers, a `url` no filling makes a URL, or one
+ * that lets a case choose the host of a secret.
  *
  * @param target A target's settings, with its `type`.
  * @param at Their path in the config (`[]` for a script's).
@@ -136,6 +137,7 @@ export function targetTemplateProblem(
     (target.type === "http"
       ? firstProblem(target, at, ["headers"], placeholderInHeader) ??
         firstProblem(target, at, ["url", "body"], variableOutsideHeaders) ??
+        unreadableUrl(target, at) ??
         caseChosenHost(target, at)
       : undefined);
 }
@@ -164,6 +166,29 @@ export function fillUrl(
  * letters, which a host's IDNA mapping keeps as they are.
  */
 const MARK = "evalpipecasefield";
+
+/**
+ * An http target's `url` that a URL parser cannot read however a case fills
+ * it (a port above 65535, a space in the host): fetch would refuse it for
+ * every case, each a target error, where the config's line can say so once.
+ */
+function unreadableUrl(
+  target: Record<string, unknown>,
+  at: readonly PropertyKey[],
+): SettingsProblem | undefined {
+  const url = target.url;
+  if (typeof url !== "string") return undefined;
+  // Digits stand for a placeholder in a port, letters for one in a name.
+  if (
+    URL.canParse(standIn(url, () => "1")) ||
+    URL.canParse(standIn(url, () => MARK))
+  ) return undefined;
+  return {
+    path: [...at, "url"],
+    detail:
+      "is no URL a URL parser can read, so no case could be sent: check its scheme (http:// or https://), its host and its port (at most 65535)",
+  };
+}
 
 /**
  * An http target whose URL lets a case choose the host (`{{metadata.host}}`

@@ -972,6 +972,40 @@ Deno.test("an http target whose url lets a case choose the host while the url se
   ) await checkConfigText(http(url), "suite.yaml");
 });
 
+Deno.test("an http target's url that no filling makes a URL is a config error at its line, not a target error for every case", async () => {
+  // http://127.0.0.1:99999/ passed validate, and each case of the run was
+  // the same "cannot be sent: Invalid URL" target error.
+  const http = (url: string) =>
+    `dataset: d.jsonl\ntarget:\n  type: http\n  url: ${
+      JSON.stringify(url)
+    }\nscorers: [{ type: exact_match }]\n`;
+  for (
+    const url of [
+      "http://127.0.0.1:99999/a",
+      "http://me:hunter2pass@127.0.0.1:99999/a?key=AIza-1",
+      "http://api example.com/a",
+      "http://[{{metadata.ip}}]/a",
+      "/answer",
+    ]
+  ) {
+    const error = await configError(http(url));
+    assert.equal(
+      error.message,
+      'Invalid config "suite.yaml" line 4: "target.url" is no URL a URL parser can read, so no case could be sent: check its scheme (http:// or https://), its host and its port (at most 65535)',
+      url,
+    );
+    assert.ok(!error.message.includes("hunter2pass"));
+  }
+  // A placeholder stands for digits in a port, for letters in a name.
+  for (
+    const url of [
+      "http://127.0.0.1:{{metadata.port}}/a",
+      "http://999.{{metadata.name}}/a",
+      "{{metadata.scheme}}://api.example.com:8443/a",
+    ]
+  ) await checkConfigText(http(url), "suite.yaml");
+});
+
 Deno.test("a __proto__ key anywhere in a config is a config error at its line, not a setting dropped unread", async () => {
   // gates: { __proto__: ... } passed every check and its gate was never
   // applied: a run whose metric __proto__ failed it exited 0.

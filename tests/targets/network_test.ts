@@ -1160,6 +1160,11 @@ Deno.test("httpTarget, openaiTarget and llmJudge refuse, as they are built, what
       `httpTarget's "url" lets a case choose the host ({{metadata.host}}, as a URL parser reads it) while the URL's query sends a credential (key=): a dataset could send the secret to any host; fix the domain, as in https://{{metadata.region}}.api.example.com`,
     ],
     [
+      // A case's error each, before: "cannot be sent: Invalid URL".
+      () => httpTarget({ url: "http://127.0.0.1:99999/a" }),
+      `httpTarget's "url" is no URL a URL parser can read, so no case could be sent: check its scheme (http:// or https://), its host and its port (at most 65535)`,
+    ],
+    [
       () => httpTarget({ ...base, body: { q: "{{ input | upper }}" } }),
       `httpTarget's "body.q" has {{ input | upper }}, which evalpipe would send as written: filters ("|") are not supported; a placeholder is a field's name alone, as {{input}} or {{metadata.topic}}`,
     ],
