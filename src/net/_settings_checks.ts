@@ -115,8 +115,9 @@ const variableOutsideHeaders: TextCheck = (text) => {
  * The first problem of a target's templates: `{{expected}}` anywhere
  * (openai's `system` and `prompt`, http's `url`, `headers` and `body`), then
  * syntax evalpipe does not fill, then, for `http`, a placeholder in a header,
- * a `${NAME}` outside the headers, a `url` no filling makes a URL, or one
- * that lets a case choose the host of a secret.
+ * a `${NAME}` outside the headers, a `url` no filling makes a URL, one that
+ * lets a case choose the host of a secret, or a user name or password in it
+ * beside an `authorization` header.
  *
  * @param target A target's settings, with its `type`.
  * @param at Their path in the config (`[]` for a script's).
@@ -138,7 +139,8 @@ export function targetTemplateProblem(
       ? firstProblem(target, at, ["headers"], placeholderInHeader) ??
         firstProblem(target, at, ["url", "body"], variableOutsideHeaders) ??
         unreadableUrl(target, at) ??
-        caseChosenHost(target, at)
+        caseChosenHost(target, at) ??
+        basicAuthBesideHeader(target, at)
       : undefined);
 }
 
@@ -187,6 +189,39 @@ function unreadableUrl(
     path: [...at, "url"],
     detail:
       "is no URL a URL parser can read, so no case could be sent: check its scheme (http:// or https://), its host and its port (at most 65535)",
+  };
+}
+
+/**
+ * An http target's `url` with a user name or password, which fetch sends
+ * as Basic auth in the `authorization` header, beside an `authorization`
+ * header of the config's own: fetch sends both, joined
+ * (`Basic …, Bearer …`), in that one header, and a service reads the
+ * first, or neither.
+ */
+function basicAuthBesideHeader(
+  target: Record<string, unknown>,
+  at: readonly PropertyKey[],
+): SettingsProblem | undefined {
+  if (typeof target.url !== "string" || !isObject(target.headers)) {
+    return undefined;
+  }
+  const header = Object.keys(target.headers).find((name) =>
+    name.toLowerCase() === "authorization"
+  );
+  if (header === undefined) return undefined;
+  const url = target.url;
+  const parsed = URL.parse(standIn(url, () => "1")) ??
+    URL.parse(standIn(url, () => MARK));
+  if (parsed === null || (parsed.username === "" && parsed.password === "")) {
+    return undefined;
+  }
+  return {
+    path: [...at, "url"],
+    detail:
+      `has a user name or password, which is sent as Basic auth in the authorization header, beside ${
+        JSON.stringify(pathText([...at, "headers", header]))
+      }: the service would get both in that one header; keep one, the url's "user:password@" or the header`,
   };
 }
 

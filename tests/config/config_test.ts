@@ -926,10 +926,17 @@ Deno.test("an http target whose url lets a case choose the host while its header
       http("https://{{metadata.region}}.api.example.com:8443/x"),
       http("https://api.example.com/{{metadata.host}}?q={{input}}"),
       http("http://{{metadata.host}}/x", '{ x-trace: "on" }'),
-      // The port or the userinfo a case fills leaves the host fixed.
+      // The port or the userinfo a case fills leaves the host fixed (the
+      // userinfo beside an authorization header is refused, below).
       http("https://api.example.com:{{metadata.port}}/x"),
-      http("http://u:{{metadata.pw}}@api.example.com/x"),
-      http("http://{{metadata.user}}@api.example.com/x"),
+      http(
+        "http://u:{{metadata.pw}}@api.example.com/x",
+        '{ x-api-key: "${TOKEN}" }',
+      ),
+      http(
+        "http://{{metadata.user}}@api.example.com/x",
+        '{ x-api-key: "${TOKEN}" }',
+      ),
       // A "\\" ends the host; a "。" is a dot.
       http("http://api.example.com\\{{metadata.path}}"),
       http("https://{{metadata.region}}。api.example.com/x"),
@@ -1004,6 +1011,42 @@ Deno.test("an http target's url that no filling makes a URL is a config error at
       "{{metadata.scheme}}://api.example.com:8443/a",
     ]
   ) await checkConfigText(http(url), "suite.yaml");
+});
+
+Deno.test("an http target's url with a user name or password beside an authorization header is a config error naming both", async () => {
+  // fetch sends the URL's userinfo as Basic auth in the authorization
+  // header, and the config's header joined to it ("Basic …, Bearer …"):
+  // the service got neither as the config meant.
+  const http = (url: string, headers: string) =>
+    `dataset: d.jsonl\ntarget:\n  type: http\n  url: ${
+      JSON.stringify(url)
+    }\n  headers: ${headers}\nscorers: [{ type: exact_match }]\n`;
+  for (
+    const [url, header] of [
+      ["https://me:hunter2pass@api.example.com/x", "authorization"],
+      ["https://me@api.example.com/x", "Authorization"],
+      [
+        "https://{{metadata.user}}:{{metadata.pw}}@api.example.com/x",
+        "AUTHORIZATION",
+      ],
+    ]
+  ) {
+    const error = await configError(
+      http(url!, `{ ${header}: "Bearer \${TOKEN}" }`),
+    );
+    assert.equal(
+      error.message,
+      `Invalid config "suite.yaml" line 4: "target.url" has a user name or password, which is sent as Basic auth in the authorization header, beside "target.headers.${header}": the service would get both in that one header; keep one, the url's "user:password@" or the header`,
+      url,
+    );
+    assert.ok(!error.message.includes("hunter2pass"));
+  }
+  for (
+    const text of [
+      http("https://me:hunter2pass@api.example.com/x", '{ x-api-key: "k" }'),
+      http("https://api.example.com/x", '{ authorization: "Bearer ${TOKEN}" }'),
+    ]
+  ) await checkConfigText(text, "suite.yaml");
 });
 
 Deno.test("a __proto__ key anywhere in a config is a config error at its line, not a setting dropped unread", async () => {

@@ -1165,6 +1165,14 @@ Deno.test("httpTarget, openaiTarget and llmJudge refuse, as they are built, what
       `httpTarget's "url" is no URL a URL parser can read, so no case could be sent: check its scheme (http:// or https://), its host and its port (at most 65535)`,
     ],
     [
+      () =>
+        httpTarget({
+          url: "http://me:pw@127.0.0.1:9/a",
+          headers: { Authorization: "Bearer ${TOKEN}" },
+        }),
+      `httpTarget's "url" has a user name or password, which is sent as Basic auth in the authorization header, beside "headers.Authorization": the service would get both in that one header; keep one, the url's "user:password@" or the header`,
+    ],
+    [
       () => httpTarget({ ...base, body: { q: "{{ input | upper }}" } }),
       `httpTarget's "body.q" has {{ input | upper }}, which evalpipe would send as written: filters ("|") are not supported; a placeholder is a field's name alone, as {{input}} or {{metadata.topic}}`,
     ],
