@@ -8,10 +8,22 @@ import type { Unit } from "../dataset/unit.ts";
 import type { Score } from "../score/mod.ts";
 import { urlSecrets } from "../net/template.ts";
 
+/** A placeholder, as an http target fills it in a URL. */
+const PLACEHOLDER = String.raw`\{\{\s*[\w.-]+\s*\}\}`;
+
 const ENV_REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 
-/** A URL's start: its scheme, which an http target's placeholder may fill. */
-const URL_START = /^(?:[a-z][a-z0-9+.-]*|\{\{[^:]*):\/\//i;
+/**
+ * A URL's start as the URL parser and fetch read it: spaces before it
+ * dropped, its scheme a placeholder may fill in whole or in part
+ * (`{{metadata.scheme}}://`, `http{{metadata.s}}://`), and http's and
+ * https's need no "//" (`http:ann:pw@host` is `http://ann:pw@host`). Other
+ * text with a "word:" is no URL fetch sends: what it holds is left shown.
+ */
+const URL_START = new RegExp(
+  `^[\\0- ]*(?:(?:[a-z]|${PLACEHOLDER})(?:[a-z0-9+.-]|${PLACEHOLDER})*:\\/\\/|(?:https?|${PLACEHOLDER}):)`,
+  "i",
+);
 
 /**
  * The values a config sends as secrets, read from the environment: each

@@ -222,43 +222,50 @@ scorers:
   });
 });
 
-Deno.test("cli run hides the password of an http target's URL whose scheme a case fills, when a subprocess scorer echoes it", async () => {
-  // A URL starting "{{" was taken for no URL, and its password for none of
-  // the config's secrets.
+Deno.test("cli run hides the password of an http target's URL in any spelling fetch reads, when a subprocess scorer echoes it", async () => {
+  // Only a URL starting "scheme://" was read for secrets, then also one
+  // starting "{{...}}://"; fetch reads "http:ann:pw@host" as
+  // "http://ann:pw@host", and "http{{metadata.s}}://" is "http://" or
+  // "https://", and sends the password of each as Basic auth.
   await using server = fakeLlm({
     handler: () => ({ kind: "raw", status: 200, body: "fine" }),
   });
-  await withTempDir(async (dir) => {
-    await Deno.writeTextFile(
-      `${dir}/d.jsonl`,
-      JSON.stringify({
-        id: "c",
-        input: "q",
-        expected: "fine",
-        metadata: { scheme: "http" },
-      }) + "\n",
-    );
-    await Deno.writeTextFile(
-      `${dir}/sc.sh`,
-      `cat >/dev/null; echo "cannot reach ${PASSWORD}" >&2; exit 3\n`,
-    );
-    const url = server.url.replace(
-      "http://",
-      `{{metadata.scheme}}://ann:${PASSWORD}@`,
-    );
-    await Deno.writeTextFile(
-      `${dir}/s.yaml`,
-      `dataset: d.jsonl
-target: { type: http, url: "${url}/a" }
+  for (
+    const url of [
+      server.url.replace("http://", `{{metadata.scheme}}://ann:${PASSWORD}@`),
+      server.url.replace("http://", `http:ann:${PASSWORD}@`),
+      server.url.replace("http://", `HTTP:\\\\ann:${PASSWORD}@`),
+      server.url.replace("http://", `http{{metadata.s}}://ann:${PASSWORD}@`),
+    ]
+  ) {
+    await withTempDir(async (dir) => {
+      await Deno.writeTextFile(
+        `${dir}/d.jsonl`,
+        JSON.stringify({
+          id: "c",
+          input: "q",
+          expected: "fine",
+          metadata: { scheme: "http", s: "" },
+        }) + "\n",
+      );
+      await Deno.writeTextFile(
+        `${dir}/sc.sh`,
+        `cat >/dev/null; echo "cannot reach ${PASSWORD}" >&2; exit 3\n`,
+      );
+      await Deno.writeTextFile(
+        `${dir}/s.yaml`,
+        `dataset: d.jsonl
+target: { type: http, url: ${JSON.stringify(`${url}/a`)} }
 scorers:
   - { type: subprocess, name: sc, cmd: sh sc.sh }
 `,
-    );
-    const out = await cli(["run", "s.yaml", "--out", "o.ndjson"], dir);
-    const scores = await Deno.readTextFile(`${dir}/o.ndjson`);
-    assert.match(scores, /cannot reach \*\*\*/, out.stderr);
-    for (const text of [out.stdout, out.stderr, scores]) {
-      assert.ok(!text.includes(PASSWORD), text);
-    }
-  });
+      );
+      const out = await cli(["run", "s.yaml", "--out", "o.ndjson"], dir);
+      const scores = await Deno.readTextFile(`${dir}/o.ndjson`);
+      assert.match(scores, /cannot reach \*\*\*/, `${url}: ${out.stderr}`);
+      for (const text of [out.stdout, out.stderr, scores]) {
+        assert.ok(!text.includes(PASSWORD), `${url}: ${text}`);
+      }
+    });
+  }
 });
