@@ -170,6 +170,17 @@ export function fillUrl(
 const MARK = "evalpipecasefield";
 
 /**
+ * An http target's `url` as a URL parser reads it once a case fills it:
+ * with digits for its placeholders (one may be a port), else with letters
+ * (one may end a name after digits, `999.{{x}}`); `undefined` when neither
+ * reads.
+ */
+function readUrl(url: string): URL | undefined {
+  return URL.parse(standIn(url, () => "1")) ??
+    URL.parse(standIn(url, () => MARK)) ?? undefined;
+}
+
+/**
  * An http target's `url` that a URL parser cannot read however a case fills
  * it (a port above 65535, a space in the host): fetch would refuse it for
  * every case, each a target error, where the config's line can say so once.
@@ -178,13 +189,9 @@ function unreadableUrl(
   target: Record<string, unknown>,
   at: readonly PropertyKey[],
 ): SettingsProblem | undefined {
-  const url = target.url;
-  if (typeof url !== "string") return undefined;
-  // Digits stand for a placeholder in a port, letters for one in a name.
-  if (
-    URL.canParse(standIn(url, () => "1")) ||
-    URL.canParse(standIn(url, () => MARK))
-  ) return undefined;
+  if (typeof target.url !== "string" || readUrl(target.url) !== undefined) {
+    return undefined;
+  }
   return {
     path: [...at, "url"],
     detail:
@@ -210,10 +217,10 @@ function basicAuthBesideHeader(
     name.toLowerCase() === "authorization"
   );
   if (header === undefined) return undefined;
-  const url = target.url;
-  const parsed = URL.parse(standIn(url, () => "1")) ??
-    URL.parse(standIn(url, () => MARK));
-  if (parsed === null || (parsed.username === "" && parsed.password === "")) {
+  const parsed = readUrl(target.url);
+  if (
+    parsed === undefined || (parsed.username === "" && parsed.password === "")
+  ) {
     return undefined;
   }
   return {
