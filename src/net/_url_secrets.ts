@@ -58,10 +58,12 @@ export function urlSecrets(url: string): string[] {
 }
 
 /**
- * A URL with its placeholders read as `fill` says, each in the scheme
- * (before the URL's first ":", which no placeholder holds) as "http": a
- * digit there made it no URL, and what it sends (a password, a key) and to
- * which host went unread.
+ * A URL with its placeholders read as `fill` says, and a scheme (what comes
+ * before the URL's first ":", which no placeholder holds) that has one read
+ * as "http" whole: a digit there made it no URL, and `http{{s}}:` read as
+ * "httphttp:" was no special scheme, whose host is a path, where a case
+ * filling it makes "http:" or "https:", which fetch sends with a host, a
+ * password and a key.
  *
  * @param url A URL with placeholders.
  * @param fill What stands for the placeholder at an index, outside the scheme.
@@ -69,11 +71,14 @@ export function urlSecrets(url: string): string[] {
  */
 export function standIn(url: string, fill: (n: number) => string): string {
   const colon = url.indexOf(":");
-  let n = 0;
-  return url.replace(URL_PLACEHOLDERS, (_, at: number) => {
-    const value = fill(n++);
-    return colon < 0 || at < colon ? "http" : value;
-  });
+  const scheme = colon < 0 ? url : url.slice(0, colon);
+  const inScheme = scheme.match(URL_PLACEHOLDERS)?.length ?? 0;
+  let n = inScheme;
+  const rest = colon < 0 ? "" : url.slice(colon).replace(
+    URL_PLACEHOLDERS,
+    () => fill(n++),
+  );
+  return (inScheme === 0 ? scheme : "http") + rest;
 }
 
 /** The secrets of a URL without placeholders. */

@@ -17,11 +17,12 @@ const ENV_REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
  * A URL's start as the URL parser and fetch read it: spaces before it
  * dropped, its scheme a placeholder may fill in whole or in part
  * (`{{metadata.scheme}}://`, `http{{metadata.s}}://`), and http's and
- * https's need no "//" (`http:ann:pw@host` is `http://ann:pw@host`). Other
+ * https's need no "//" (`http:ann:pw@host` is `http://ann:pw@host`), nor
+ * does a scheme a placeholder fills (urlSecrets reads it as http). Other
  * text with a "word:" is no URL fetch sends: what it holds is left shown.
  */
 const URL_START = new RegExp(
-  `^[\\0- ]*(?:(?:[a-z]|${PLACEHOLDER})(?:[a-z0-9+.-]|${PLACEHOLDER})*:\\/\\/|(?:https?|${PLACEHOLDER}):)`,
+  `^[\\0- ]*(?:(?:[a-z]|${PLACEHOLDER})(?:[a-z0-9+.-]|${PLACEHOLDER})*:\\/\\/|(?:https?|(?:[a-z0-9+.-]*${PLACEHOLDER})+[a-z0-9+.-]*):)`,
   "i",
 );
 

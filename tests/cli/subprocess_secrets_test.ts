@@ -236,6 +236,7 @@ Deno.test("cli run hides the password of an http target's URL in any spelling fe
       server.url.replace("http://", `http:ann:${PASSWORD}@`),
       server.url.replace("http://", `HTTP:\\\\ann:${PASSWORD}@`),
       server.url.replace("http://", `http{{metadata.s}}://ann:${PASSWORD}@`),
+      server.url.replace("http://", `http{{metadata.s}}:ann:${PASSWORD}@`),
     ]
   ) {
     await withTempDir(async (dir) => {

@@ -911,6 +911,8 @@ Deno.test("an http target whose url lets a case choose the host while its header
       // A placeholder in the scheme made every reading no URL: unseen.
       ["{{metadata.scheme}}://{{metadata.host}}/x", "{{metadata.host}}"],
       ["{{metadata.scheme}}:{{metadata.host}}/x", "{{metadata.host}}"],
+      // One that ends a scheme was read as "httphttp:": no host at all.
+      ["http{{metadata.s}}:{{metadata.host}}/x", "{{metadata.host}}"],
     ]
   ) {
     const error = await configError(http(url!));

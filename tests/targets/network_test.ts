@@ -1202,37 +1202,50 @@ Deno.test("httpTarget, openaiTarget and llmJudge refuse, as they are built, what
 
 Deno.test("httpTarget refuses a url whose scheme and host a case fills while its headers send a secret, and the case's host gets nothing", async () => {
   // The scheme's placeholder read as a digit made every reading of the URL
-  // no URL, and the host a case named went unseen: this server stands for
-  // the host a dataset would name.
+  // no URL, and the host a case named went unseen; then one ending a scheme
+  // (http{{metadata.s}}:) was read as "httphttp:", no special scheme, whose
+  // "{{metadata.host}}" is a path, where fetch reads "http:" and a host:
+  // this server stands for the host a dataset would name.
   await withServer({}, async (server) => {
-    const settings = {
-      url: "{{metadata.scheme}}://{{metadata.host}}:{{metadata.port}}/answer",
-      headers: { authorization: "Bearer ${FAKE_API_KEY}" },
-    };
-    let refused: unknown;
-    try {
-      const target = httpTarget(settings, env);
-      await runOne(target, {
-        input: "q",
-        metadata: {
-          scheme: "http",
-          host: "127.0.0.1",
-          port: new URL(server.url).port,
-        },
-      });
-    } catch (error) {
-      // The refusal this test wants; anything else fails below.
-      refused = error;
+    for (
+      const url of [
+        "{{metadata.scheme}}://{{metadata.host}}:{{metadata.port}}/answer",
+        "http{{metadata.s}}:{{metadata.host}}:{{metadata.port}}/answer",
+        "ht{{metadata.t}}p:{{metadata.host}}:{{metadata.port}}/answer",
+      ]
+    ) {
+      const settings = {
+        url,
+        headers: { authorization: "Bearer ${FAKE_API_KEY}" },
+      };
+      let refused: unknown;
+      try {
+        const target = httpTarget(settings, env);
+        await runOne(target, {
+          input: "q",
+          metadata: {
+            scheme: "http",
+            s: "",
+            t: "t",
+            host: "127.0.0.1",
+            port: new URL(server.url).port,
+          },
+        });
+      } catch (error) {
+        // The refusal this test wants; anything else fails below.
+        refused = error;
+      }
+      assert.deepEqual(
+        server.requests.map((r) => r.headers.authorization?.includes(KEY)),
+        [],
+        url,
+      );
+      assert.ok(refused instanceof TypeError, `${url}: ${refused}`);
+      assert.match(
+        refused.message,
+        /^httpTarget's "url" lets a case choose the host \(\{\{metadata\.host\}\}, /,
+      );
     }
-    assert.deepEqual(
-      server.requests.map((r) => r.headers.authorization?.includes(KEY)),
-      [],
-    );
-    assert.ok(refused instanceof TypeError, String(refused));
-    assert.match(
-      refused.message,
-      /^httpTarget's "url" lets a case choose the host \(\{\{metadata\.host\}\}, /,
-    );
   });
 });
 
