@@ -58,12 +58,20 @@ export function urlSecrets(url: string): string[] {
 }
 
 /**
+ * What comes before a URL's first ":" when it is a scheme, placeholders
+ * and all, after the spaces and controls a URL parser drops: what fills a
+ * placeholder is URL-encoded and never makes a "/", "?" or space a scheme.
+ */
+const SCHEME = /^[\0- ]*(?:[a-z0-9+.-]|\{\{\s*[\w.-]+\s*\}\})*$/i;
+
+/**
  * A URL with its placeholders read as `fill` says, and a scheme (what comes
  * before the URL's first ":", which no placeholder holds) that has one read
  * as "http" whole: a digit there made it no URL, and `http{{s}}:` read as
  * "httphttp:" was no special scheme, whose host is a path, where a case
  * filling it makes "http:" or "https:", which fetch sends with a host, a
- * password and a key.
+ * password and a key. Text before a ":" that is no scheme
+ * (`{{host}}/a?t=1:2`) is filled as the rest is, and stays no URL.
  *
  * @param url A URL with placeholders.
  * @param fill What stands for the placeholder at an index, outside the scheme.
@@ -71,14 +79,16 @@ export function urlSecrets(url: string): string[] {
  */
 export function standIn(url: string, fill: (n: number) => string): string {
   const colon = url.indexOf(":");
-  const scheme = colon < 0 ? url : url.slice(0, colon);
-  const inScheme = scheme.match(URL_PLACEHOLDERS)?.length ?? 0;
+  const scheme = colon < 0 ? "" : url.slice(0, colon);
+  const inScheme = SCHEME.test(scheme)
+    ? scheme.match(URL_PLACEHOLDERS)?.length ?? 0
+    : 0;
   let n = inScheme;
-  const rest = colon < 0 ? "" : url.slice(colon).replace(
+  const rest = (inScheme === 0 ? url : url.slice(colon)).replace(
     URL_PLACEHOLDERS,
     () => fill(n++),
   );
-  return (inScheme === 0 ? scheme : "http") + rest;
+  return inScheme === 0 ? rest : `http${rest}`;
 }
 
 /** The secrets of a URL without placeholders. */

@@ -995,6 +995,8 @@ Deno.test("an http target's url that no filling makes a URL is a config error at
       "http://api example.com/a",
       "http://[{{metadata.ip}}]/a",
       "/answer",
+      // No scheme: what a case fills never makes "/a?t=1" one.
+      "{{metadata.host}}/a?t=1:2",
     ]
   ) {
     const error = await configError(http(url));
@@ -1011,6 +1013,7 @@ Deno.test("an http target's url that no filling makes a URL is a config error at
       "http://127.0.0.1:{{metadata.port}}/a",
       "http://999.{{metadata.name}}/a",
       "{{metadata.scheme}}://api.example.com:8443/a",
+      " {{metadata.scheme}}://api.example.com/a",
     ]
   ) await checkConfigText(http(url), "suite.yaml");
 });
