@@ -951,13 +951,18 @@ Deno.test("an http target whose url lets a case choose the host while its header
   ) await checkConfigText(text, "suite.yaml");
 });
 
+/** A suite whose target is an http target with `url` (and `headers`, YAML), on line 4. */
+function httpSuite(url: string, headers?: string): string {
+  return `dataset: d.jsonl\ntarget:\n  type: http\n  url: ${
+    JSON.stringify(url)
+  }\n${
+    headers === undefined ? "" : `  headers: ${headers}\n`
+  }scorers: [{ type: exact_match }]\n`;
+}
+
 Deno.test("an http target whose url lets a case choose the host while the url sends a password is a config error", async () => {
   // The URL's userinfo goes out as Basic auth: user:pw@{{metadata.host}}
   // sent the password to whatever host a case named.
-  const http = (url: string) =>
-    `dataset: d.jsonl\ntarget:\n  type: http\n  url: ${
-      JSON.stringify(url)
-    }\nscorers: [{ type: exact_match }]\n`;
   for (
     const url of [
       "http://me:hunter2pass@{{metadata.host}}/x",
@@ -966,7 +971,7 @@ Deno.test("an http target whose url lets a case choose the host while the url se
       "{{metadata.scheme}}://me:hunter2pass@{{metadata.host}}/x",
     ]
   ) {
-    const error = await configError(http(url));
+    const error = await configError(httpSuite(url));
     assert.equal(
       error.message,
       'Invalid config "suite.yaml" line 4: "target.url" lets a case choose the host ({{metadata.host}}, as a URL parser reads it) while the URL sends a password: a dataset could send the secret to any host; fix the domain, as in https://{{metadata.region}}.api.example.com',
@@ -978,16 +983,12 @@ Deno.test("an http target whose url lets a case choose the host while the url se
       "http://me@{{metadata.host}}/x",
       "https://me:pw@api.example.com/{{metadata.host}}",
     ]
-  ) await checkConfigText(http(url), "suite.yaml");
+  ) await checkConfigText(httpSuite(url), "suite.yaml");
 });
 
 Deno.test("an http target's url that no filling makes a URL is a config error at its line, not a target error for every case", async () => {
   // http://127.0.0.1:99999/ passed validate, and each case of the run was
   // the same "cannot be sent: Invalid URL" target error.
-  const http = (url: string) =>
-    `dataset: d.jsonl\ntarget:\n  type: http\n  url: ${
-      JSON.stringify(url)
-    }\nscorers: [{ type: exact_match }]\n`;
   for (
     const url of [
       "http://127.0.0.1:99999/a",
@@ -999,7 +1000,7 @@ Deno.test("an http target's url that no filling makes a URL is a config error at
       "{{metadata.host}}/a?t=1:2",
     ]
   ) {
-    const error = await configError(http(url));
+    const error = await configError(httpSuite(url));
     assert.equal(
       error.message,
       'Invalid config "suite.yaml" line 4: "target.url" is no URL a URL parser can read, so no case could be sent: check its scheme (http:// or https://), its host and its port (at most 65535)',
@@ -1015,17 +1016,13 @@ Deno.test("an http target's url that no filling makes a URL is a config error at
       "{{metadata.scheme}}://api.example.com:8443/a",
       " {{metadata.scheme}}://api.example.com/a",
     ]
-  ) await checkConfigText(http(url), "suite.yaml");
+  ) await checkConfigText(httpSuite(url), "suite.yaml");
 });
 
 Deno.test("an http target's url with a user name or password beside an authorization header is a config error naming both", async () => {
   // fetch sends the URL's userinfo as Basic auth in the authorization
   // header, and the config's header joined to it ("Basic …, Bearer …"):
   // the service got neither as the config meant.
-  const http = (url: string, headers: string) =>
-    `dataset: d.jsonl\ntarget:\n  type: http\n  url: ${
-      JSON.stringify(url)
-    }\n  headers: ${headers}\nscorers: [{ type: exact_match }]\n`;
   for (
     const [url, header] of [
       ["https://me:hunter2pass@api.example.com/x", "authorization"],
@@ -1037,7 +1034,7 @@ Deno.test("an http target's url with a user name or password beside an authoriza
     ]
   ) {
     const error = await configError(
-      http(url!, `{ ${header}: "Bearer \${TOKEN}" }`),
+      httpSuite(url!, `{ ${header}: "Bearer \${TOKEN}" }`),
     );
     assert.equal(
       error.message,
@@ -1048,8 +1045,14 @@ Deno.test("an http target's url with a user name or password beside an authoriza
   }
   for (
     const text of [
-      http("https://me:hunter2pass@api.example.com/x", '{ x-api-key: "k" }'),
-      http("https://api.example.com/x", '{ authorization: "Bearer ${TOKEN}" }'),
+      httpSuite(
+        "https://me:hunter2pass@api.example.com/x",
+        '{ x-api-key: "k" }',
+      ),
+      httpSuite(
+        "https://api.example.com/x",
+        '{ authorization: "Bearer ${TOKEN}" }',
+      ),
     ]
   ) await checkConfigText(text, "suite.yaml");
 });
