@@ -37,6 +37,7 @@ import {
 } from "../io/_json_scan.ts";
 import type { CsvRecord } from "./_csv.ts";
 import { SeenIds } from "./_seen_ids.ts";
+import { nfcKey } from "../base/nfc.ts";
 import { type Line, LineSplitter } from "../io/line_stream.ts";
 import {
   decodeUtf8,
@@ -665,14 +666,17 @@ class IdentityCheck {
           continue;
         }
       }
-      const key = example.example_id.slice(prefix);
+      // Ids are compared in NFC, as every reader of the Scores compares
+      // them; messages quote the id as this case wrote it.
+      const written = example.example_id.slice(prefix);
+      const key = nfcKey(written);
       if (example.case === null) {
         // Invalid as read, named by where it stands: a case's own id may
         // have taken that name before (`"id": "line-3"`).
         if (this.#own.get(key) !== undefined) {
-          batch[k] = { ...example, example_id: this.#freeName(key) };
+          batch[k] = { ...example, example_id: this.#freeName(written) };
         }
-        this.#own.set(batch[k]!.example_id.slice(prefix), example.line);
+        this.#own.set(nfcKey(batch[k]!.example_id.slice(prefix)), example.line);
         continue;
       }
       const byLine = example.case?.id === undefined &&
@@ -690,12 +694,12 @@ class IdentityCheck {
         const first = this.#own.get(key);
         if (first !== undefined) {
           problem = `Duplicate id ${
-            JSON.stringify(key)
+            JSON.stringify(written)
           } (first at ${unit} ${first}): ids must be unique`;
         } else if (this.#lineNamed.get(key) !== undefined) {
           problem =
             `Id ${
-              JSON.stringify(key)
+              JSON.stringify(written)
             } is also the ${unit} number of the case without an id at ${unit} ${key}: ` +
             "ids must be unique";
         } else this.#own.set(key, example.line);
@@ -721,7 +725,7 @@ class IdentityCheck {
   /** An example id for an invalid case whose name `key` an own id took. */
   #freeName(key: string): string {
     let name = `${key}-invalid`;
-    while (this.#own.get(name) !== undefined) name += "-invalid";
+    while (this.#own.get(nfcKey(name)) !== undefined) name += "-invalid";
     return `${this.#name}#${name}`;
   }
 

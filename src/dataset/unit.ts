@@ -5,6 +5,7 @@
  * @module
  */
 
+import { nfcKey } from "../base/nfc.ts";
 import { placeOf } from "../base/place.ts";
 import {
   CaseError,
@@ -284,8 +285,9 @@ export interface MalformedLine {
  * @param source The name in fallback ids, e.g. `stdin`.
  * @param onMalformed Called for each malformed line, and for each unit
  *   whose `unit_id` was read before (it becomes an `invalid` unit).
- * @param seen The unit ids read so far, each with where (`stdin line 3`):
- *   give one map to several inputs to refuse an id repeated across them.
+ * @param seen The unit ids read so far (in Unicode NFC, so that "café"
+ *   written two ways is one id), each with where (`stdin line 3`): give one
+ *   map to several inputs to refuse an id repeated across them.
  * @returns The units.
  *
  * @example
@@ -403,9 +405,11 @@ function uniqueUnit(
   onMalformed: (malformed: MalformedLine) => void,
 ): Unit {
   const where = placeOf(source, line);
-  const first = seen.get(unit.unit_id);
+  // In NFC, as the readers of the Scores compare unit ids.
+  const key = nfcKey(unit.unit_id);
+  const first = seen.get(key);
   if (first === undefined) {
-    seen.set(unit.unit_id, where);
+    seen.set(key, where);
     return unit;
   }
   const message = `Duplicate unit_id ${
@@ -413,8 +417,8 @@ function uniqueUnit(
   } (first at ${first}): unit ids must be unique`;
   onMalformed({ line, message });
   let id = `${source}#line-${line}`;
-  while (seen.has(id)) id += "-invalid";
-  seen.set(id, where);
+  while (seen.has(nfcKey(id))) id += "-invalid";
+  seen.set(nfcKey(id), where);
   return {
     example_id: id,
     unit_id: id,

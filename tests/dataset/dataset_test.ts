@@ -1517,3 +1517,35 @@ Deno.test("loadDataset reads other tools' exports or says what to write: a .json
     });
   });
 });
+
+Deno.test("cli run refuses an id that another case wrote in another Unicode form, so its Scores read back whole", async () => {
+  await withTempDir(async (dir) => {
+    // "café" precomposed, then as "e" and a combining accent: one id to
+    // every reader of the Scores (ids are compared in NFC there).
+    await Deno.writeTextFile(
+      join(dir, "d.jsonl"),
+      '{"id":"caf\\u00e9","input":"a","output":"x","expected":"x"}\n' +
+        '{"id":"cafe\\u0301","input":"b","output":"y","expected":"x"}\n',
+    );
+    await Deno.writeTextFile(
+      join(dir, "suite.yaml"),
+      "dataset: d.jsonl\ntarget: { type: replay }\nscorers:\n  - type: exact_match\n",
+    );
+    const run = await cli(["run", "suite.yaml", "--out", "s.ndjson"], dir);
+    assert.equal(run.code, 2, run.stderr);
+    assert.match(
+      run.stderr,
+      /Invalid case in "d\.jsonl" line 2: Duplicate id "cafe\u0301" \(first at line 1\): ids must be unique/,
+    );
+    const scores = (await Deno.readTextFile(join(dir, "s.ndjson"))).trim()
+      .split("\n").map((l) => JSON.parse(l));
+    assert.deepEqual(scores.map((s) => [s.example_id, s.status]), [
+      ["d.jsonl#caf\u00e9", "scored"],
+      ["d.jsonl#line-2", "blocked"],
+    ]);
+    // What run wrote, aggregate reads back without a Score given twice.
+    const again = await cli(["aggregate", "s.ndjson"], dir);
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal(JSON.parse(again.stdout).n, 2);
+  });
+});

@@ -138,3 +138,23 @@ Deno.test("readUnits and readUnitBatches refuse a unit_id read before, naming wh
     assert.deepEqual(bad.map((m) => m.line), [2]);
   }
 });
+
+Deno.test("readUnits refuses a unit_id read before in another Unicode form", async () => {
+  const lines = [
+    '{"unit_id":"caf\\u00e9","input":"q","output":"a"}',
+    '{"unit_id":"cafe\\u0301","input":"q","output":"b"}',
+  ];
+  const bytes = encoder.encode(lines.join("\n") + "\n");
+  const bad: MalformedLine[] = [];
+  const units = await Array.fromAsync(
+    readUnits(ReadableStream.from([bytes]), "stdin", (m) => bad.push(m)),
+  );
+  assert.deepEqual(units.map((u) => [u.unit_id, u.invalid]), [
+    ["caf\u00e9", undefined],
+    [
+      "stdin#line-2",
+      'Duplicate unit_id "cafe\u0301" (first at stdin line 1): unit ids must be unique',
+    ],
+  ]);
+  assert.deepEqual(bad.map((m) => m.line), [2]);
+});
