@@ -59,8 +59,10 @@ export async function inPty(
   const size = `stty cols ${options.columns ?? 100} rows 40`;
   const env = Deno.env.toObject();
   delete env.NO_COLOR;
-  // A pseudo-terminal redraws lines, whatever the one running the tests is.
+  // A pseudo-terminal redraws lines, whatever the one running the tests is,
+  // also when the tests run in CI (CI=true turns the progress line off).
   if (env.TERM === "dumb") env.TERM = "xterm";
+  delete env.CI;
   const child = new Deno.Command("script", {
     args: ["-qfec", `${size}; exec ${command} ${redirects}`, "/dev/null"],
     cwd: options.cwd,

@@ -83,10 +83,21 @@ function dumbTerminal(): boolean {
 }
 
 /**
+ * Whether the environment says it is CI (`CI` set, as GitHub Actions, GitLab
+ * CI, Buildkite and Travis set it, and not `false` or `0`): a runner that
+ * gives the command a terminal still keeps every frame of a redrawn line in
+ * its log, ten a second.
+ */
+function inCi(): boolean {
+  const ci = Deno.env.get("CI");
+  return ci !== undefined && ci !== "" && ci !== "false" && ci !== "0";
+}
+
+/**
  * The progress line on stderr (done / total, rate, ETA, errors, units in
  * flight, what holds the network calls back), on a terminal only: when
- * stderr is not one, or one that cannot redraw a line (`TERM=dumb`),
- * nothing is drawn and nothing more is loaded. Nor when
+ * stderr is not one, or one that cannot redraw a line (`TERM=dumb`), or the
+ * run is in CI (`CI=true`), nothing is drawn and nothing more is loaded. Nor when
  * the Scores go to stdout and stdout is a terminal too: each Score line
  * would land after a frame.
  *
@@ -94,7 +105,9 @@ function dumbTerminal(): boolean {
  * @returns The line's observer for the run, and `done()`.
  */
 export async function progress(scoresOnStdout: boolean): Promise<Progress> {
-  if (!Deno.stderr.isTerminal() || dumbTerminal()) return { done() {} };
+  if (!Deno.stderr.isTerminal() || dumbTerminal() || inCi()) {
+    return { done() {} };
+  }
   if (scoresOnStdout && Deno.stdout.isTerminal()) return { done() {} };
   const [{ FlowWatch }, { progressOnStderr }] = await Promise.all([
     import("../net/flow.ts"),

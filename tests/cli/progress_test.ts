@@ -319,6 +319,46 @@ Deno.test("run draws no progress line on a terminal that cannot redraw one (TERM
   });
 });
 
+Deno.test("run and score draw no progress line under CI=true, though stderr is a terminal", async () => {
+  await withTempDir(async (dir) => {
+    await slowSuite(dir, "data.jsonl", 6);
+    const run = await inPty(["run", "suite.yaml", "--out", "s.ndjson"], {
+      cwd: dir,
+      env: { CI: "true" },
+    });
+    assert.equal(run.code, 0, run.screen);
+    assert.ok(!run.screen.includes("\x1b["), JSON.stringify(run.screen));
+    assert.ok(!run.screen.includes("units"), run.screen);
+    assert.match(run.screen, /^metric +mean/m);
+    await Deno.writeTextFile(
+      `${dir}/slow.sh`,
+      `cat > /dev/null\nsleep 0.1\necho '{"score": 1}'\n`,
+    );
+    await Deno.writeTextFile(
+      `${dir}/units.ndjson`,
+      jsonl([{ input: "q", output: "a" }, { input: "r", output: "a" }]),
+    );
+    const score = await inPty(
+      ["score", "--scorer", "sh slow.sh", "--name", "slow"],
+      {
+        cwd: dir,
+        stdinFile: "units.ndjson",
+        stdoutFile: "scores.ndjson",
+        env: { CI: "true" },
+      },
+    );
+    assert.equal(score.code, 0, score.screen);
+    assert.equal(score.screen, "");
+    // CI=false is no CI: the line is drawn.
+    const local = await inPty(["run", "suite.yaml", "--out", "t.ndjson"], {
+      cwd: dir,
+      env: { CI: "false", NO_COLOR: "1" },
+    });
+    assert.equal(local.code, 0, local.screen);
+    assert.match(local.screen, /\d+\/6 units/);
+  });
+});
+
 Deno.test("run and score draw nothing when stderr is not a terminal", async () => {
   await withTempDir(async (dir) => {
     await slowSuite(dir, "data.jsonl", 4);
