@@ -31,5 +31,9 @@ await (await loadDatasetBatches(Deno.args[0] ?? "logs.jsonl"))
   .pipeThrough(scoreUnitBatches(scorers))
   .pipeThrough(validateScoreBatches())
   .pipeThrough(aggregateInto(aggregator))
-  .pipeTo(ndjsonBatchSink(stdoutWriter(), { stringify: scoreLine }));
+  .pipeTo(ndjsonBatchSink(stdoutWriter(), { stringify: scoreLine }))
+  // A reader that went away (`| head -1`) got what it asked for.
+  .catch((e) => {
+    if (!(e instanceof Deno.errors.BrokenPipe)) throw e;
+  });
 for (const a of aggregator.results()) console.error(JSON.stringify(a));

@@ -110,3 +110,43 @@ Deno.test("a script in another folder imports mod.ts with evalpipe's deno.json, 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("examples/script/reassemble.ts ends quietly when its reader closes early (| head -1)", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    // Enough Scores to fill the pipe many times over.
+    const cases = Array.from(
+      { length: 20_000 },
+      (_, i) => JSON.stringify({ input: `q${i}`, expected: "a", output: "a" }),
+    );
+    await Deno.writeTextFile(`${dir}/logs.jsonl`, cases.join("\n") + "\n");
+    const child = new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "-A",
+        "examples/script/reassemble.ts",
+        `${dir}/logs.jsonl`,
+      ],
+      cwd: ROOT,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const errors = new Response(child.stderr).text();
+    // The reader takes the first chunk and goes away, as `head -1` does.
+    const reader = child.stdout.getReader();
+    const first = await reader.read();
+    await reader.cancel();
+    const { code } = await child.status;
+    const stderr = await errors;
+    assert.ok(!first.done);
+    assert.doesNotMatch(stderr, /BrokenPipe|Uncaught/);
+    assert.equal(code, 0, stderr);
+    // What was counted is still summed up on stderr.
+    for (const line of stderr.trim().split("\n")) {
+      assert.ok(["exact_match", "short"].includes(JSON.parse(line).metric));
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
