@@ -205,6 +205,20 @@ export function caseIdOf(score: Score): string | undefined {
   return `${id}~${score.target_name}`;
 }
 
+/** The one dataset of a run's example ids, as written; else `undefined`. */
+function onlyDataset(scores: readonly Score[]): string | undefined {
+  let only: string | undefined;
+  for (const s of scores) {
+    const id = s.example_id ?? s.unit_id;
+    if (id === undefined) continue;
+    const data = datasetOf(id);
+    if (data === undefined) return undefined;
+    if (only === undefined) only = data;
+    else if (only !== data) return undefined;
+  }
+  return only;
+}
+
 /** The dataset part of an example id, `datasets/a.jsonl` of `datasets/a.jsonl#7`. */
 function datasetOf(id: string): string | undefined {
   const hash = id.indexOf("#");
@@ -535,8 +549,18 @@ export function unfitComparison(
   for (const id of inA) if (inB.has(id)) shared++;
   const unfit: string[] = [];
   if (shared * 2 < Math.max(inA.size, inB.size)) {
+    // Runs of two datasets (renamed, or another version): say so, as the
+    // counts alone read like a bug.
+    const dataA = onlyDataset(a);
+    const dataB = onlyDataset(b);
+    const datasets = dataA !== undefined && dataB !== undefined &&
+        nfcKey(dataA) !== nfcKey(dataB)
+      ? `: A's are of dataset ${JSON.stringify(dataA)}, B's of ${
+        JSON.stringify(dataB)
+      } (an example id starts with its dataset's name or path, as the config writes it)`
+      : "";
     unfit.push(
-      `the runs share ${shared} examples of A's ${inA.size} and B's ${inB.size}, under half`,
+      `the runs share ${shared} examples of A's ${inA.size} and B's ${inB.size}, under half${datasets}`,
     );
   }
   for (const l of lines) {

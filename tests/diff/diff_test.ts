@@ -890,3 +890,26 @@ concurrency: 1
     assert.equal(line.versus[0].newly_failing, 3, out.stdout);
   });
 });
+
+Deno.test("unfitComparison names each run's dataset when the runs share no example because their datasets differ", async () => {
+  const { unfitComparison } = await import("../../src/diff/diff.ts");
+  const a = [1, 2, 3].map((i) =>
+    scored("m", 1, { example_id: `data/v1.jsonl#${i}` })
+  );
+  const b = [1, 2, 3].map((i) =>
+    scored("m", 1, { example_id: `data/v2.jsonl#${i}` })
+  );
+  const why = unfitComparison(a, b, diffScores(a, b));
+  assert.equal(
+    why[0],
+    "the runs share 0 examples of A's 3 and B's 3, under half: A's are of dataset \"data/v1.jsonl\", B's of \"data/v2.jsonl\" (an example id starts with its dataset's name or path, as the config writes it)",
+  );
+  // Runs of one dataset that share too few examples: no such note.
+  const c = [4, 5, 6].map((i) =>
+    scored("m", 1, { example_id: `data/v1.jsonl#${i}` })
+  );
+  assert.equal(
+    unfitComparison(a, c, diffScores(a, c))[0],
+    "the runs share 0 examples of A's 3 and B's 3, under half",
+  );
+});
