@@ -336,6 +336,22 @@ function allStrings(list: unknown[]): boolean {
   return true;
 }
 
+/**
+ * Throws a {@linkcode CaseError} for an `id` that cannot name a case or a
+ * unit record: not a string or a number, or empty.
+ */
+export function checkId(id: unknown): void {
+  if (id !== undefined && typeof id !== "string" && typeof id !== "number") {
+    throw new CaseError(
+      `"id" must be a string or a number, not ${typeName(id)}`,
+      "id",
+    );
+  }
+  if (id === "") {
+    throw new CaseError('"id" must not be empty', "id");
+  }
+}
+
 function typeName(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "a list";
@@ -363,15 +379,7 @@ export function parseCase(value: unknown): Case {
   }
   const record = value as Record<string, unknown>;
   const { id, metadata, output, trace } = record;
-  if (id !== undefined && typeof id !== "string" && typeof id !== "number") {
-    throw new CaseError(
-      `"id" must be a string or a number, not ${typeName(id)}`,
-      "id",
-    );
-  }
-  if (id === "") {
-    throw new CaseError('"id" must not be empty', "id");
-  }
+  checkId(id);
   if (trace !== undefined && typeof trace !== "string") {
     throw new CaseError(
       `"trace" must be a file's path, not ${typeName(trace)}`,

@@ -9,6 +9,7 @@ import { nfcKey } from "../base/nfc.ts";
 import { placeOf } from "../base/place.ts";
 import {
   CaseError,
+  checkId,
   expectedJson,
   keepVerbatimExpected,
   keepVerbatimId,
@@ -120,6 +121,9 @@ export function parseUnit(value: unknown, fallbackId: string): Unit {
       throw new CaseError(`"${key}" must be a string`, key);
     }
   }
+  // An id that names the record must be one, as a dataset case's must:
+  // `"id": false` was taken for no id, the record named by its line.
+  if (record.example_id === undefined) checkId(record.id);
   record.example_id ??= fallbackId;
   if (record.unit_id === undefined) {
     // As a run names them: an epoch past the first is one of several.
@@ -411,6 +415,14 @@ function uniqueUnit(
   if (first === undefined) {
     seen.set(key, where);
     return unit;
+  }
+  if (unit.invalid !== undefined) {
+    // Malformed already, and said so: named by where it stands, its reason
+    // kept.
+    let id = `${source}#line-${line}`;
+    while (seen.has(nfcKey(id))) id += "-invalid";
+    seen.set(nfcKey(id), where);
+    return { ...unit, example_id: id, unit_id: id };
   }
   const message = `Duplicate unit_id ${
     JSON.stringify(unit.unit_id)

@@ -158,3 +158,28 @@ Deno.test("readUnits refuses a unit_id read before in another Unicode form", asy
   ]);
   assert.deepEqual(bad.map((m) => m.line), [2]);
 });
+
+Deno.test("readUnits refuses an id that is neither a string nor a number, as a dataset does, naming the field", async () => {
+  const lines = [
+    '{"id":2,"input":"q","output":"a"}',
+    '{"id":false,"input":"q","output":"a"}',
+    '{"id":"","input":"q","output":"a"}',
+    // An id that names nothing (example_id does) is left alone.
+    '{"id":null,"example_id":"e","input":"q","output":"a"}',
+  ];
+  const bytes = encoder.encode(lines.join("\n") + "\n");
+  const bad: MalformedLine[] = [];
+  const units = await Array.fromAsync(
+    readUnits(ReadableStream.from([bytes]), "stdin", (m) => bad.push(m)),
+  );
+  assert.deepEqual(units.map((u) => [u.unit_id, u.invalid]), [
+    ["stdin#2", undefined],
+    ["stdin#line-2", '"id" must be a string or a number, not a boolean'],
+    ["stdin#3", '"id" must not be empty'],
+    ["e", undefined],
+  ]);
+  assert.deepEqual(bad.map((m) => [m.line, m.message]), [
+    [2, '"id" must be a string or a number, not a boolean'],
+    [3, '"id" must not be empty'],
+  ]);
+});
