@@ -550,10 +550,13 @@ export function unfitComparison(
   const unfit: string[] = [];
   if (shared * 2 < Math.max(inA.size, inB.size)) {
     // Runs of two datasets (renamed, or another version): say so, as the
-    // counts alone read like a bug.
+    // counts alone read like a bug. Not of one file by two paths, paired by
+    // case id: those ran one dataset, and share few examples for another
+    // reason (a --limit, a shard).
     const dataA = onlyDataset(a);
     const dataB = onlyDataset(b);
-    const datasets = dataA !== undefined && dataB !== undefined &&
+    const datasets = pairing.datasets === undefined &&
+        dataA !== undefined && dataB !== undefined &&
         nfcKey(dataA) !== nfcKey(dataB)
       ? `: A's are of dataset ${JSON.stringify(dataA)}, B's of ${
         JSON.stringify(dataB)

@@ -913,3 +913,15 @@ Deno.test("unfitComparison names each run's dataset when the runs share no examp
     "the runs share 0 examples of A's 3 and B's 3, under half",
   );
 });
+
+Deno.test("unfitComparison does not call one file read by two paths two datasets when the runs share few examples", async () => {
+  const { unfitComparison } = await import("../../src/diff/diff.ts");
+  // One suite run from two folders, B with --limit 1: paired by case id.
+  const a = [1, 2, 3, 4].map((i) =>
+    scored("m", 1, { example_id: `data/a.jsonl#${i}` })
+  );
+  const b = [scored("m", 1, { example_id: "../data/a.jsonl#1" })];
+  assert.deepEqual(unfitComparison(a, b, diffScores(a, b)), [
+    "the runs share 1 examples of A's 4 and B's 1, under half",
+  ]);
+});
