@@ -6,6 +6,7 @@
  * @module
  */
 
+import { nfcKey } from "../base/nfc.ts";
 import { ConfigError } from "./_check.ts";
 import type { DatasetConfig, SuiteConfig } from "./types.ts";
 
@@ -93,7 +94,9 @@ export function checkDatasets(
       );
     }
     const name = datasetName(dataset);
-    const first = seen.get(name);
+    // In NFC, as every reader of the Scores compares example ids: "café"
+    // written two ways names the examples of both alike.
+    const first = seen.get(nfcKey(name));
     if (first !== undefined) {
       throw new ConfigError(
         file,
@@ -103,7 +106,7 @@ export function checkDatasets(
         }: give one a different "name"`,
       );
     }
-    seen.set(name, i);
+    seen.set(nfcKey(name), i);
     // The same file under two spellings (or names) would run every case
     // of it twice, counted as two examples each.
     const path = samePath(dataset.path);

@@ -107,6 +107,15 @@ Deno.test("checkConfigText refuses dataset and datasets together, neither, two d
     twice.message,
     'Invalid config "suite.yaml" line 3: datasets 1 and 2 would both name their examples "x#…": give one a different "name"',
   );
+  // Two names that differ only in Unicode form name their examples alike
+  // for every reader of the Scores, which compares ids in NFC.
+  const forms = await configError(
+    `datasets:\n  - { path: a.jsonl, name: "caf\u00e9" }\n  - { path: b.jsonl, name: "cafe\u0301" }\n${SCORERS}`,
+  );
+  assert.equal(
+    forms.message,
+    'Invalid config "suite.yaml" line 3: datasets 1 and 2 would both name their examples "cafe\u0301#…": give one a different "name"',
+  );
   // One file by two spellings (or two names): its cases would run twice.
   for (
     const list of [
