@@ -161,6 +161,9 @@ export function osErrorText(error: unknown): string {
   if (error instanceof Deno.errors.NotADirectory) {
     return "a part of its path is a file, not a folder";
   }
+  if (error instanceof Deno.errors.FilesystemLoop) {
+    return "its symlinks lead back to themselves (a loop)";
+  }
   if (isNotUtf8(error)) return "not valid UTF-8";
   return messageOf(error);
 }

@@ -27,7 +27,8 @@ export async function isRunRecordFile(path: string): Promise<boolean> {
       error instanceof Deno.errors.NotFound ||
       error instanceof Deno.errors.PermissionDenied ||
       error instanceof Deno.errors.IsADirectory ||
-      error instanceof Deno.errors.NotADirectory
+      error instanceof Deno.errors.NotADirectory ||
+      error instanceof Deno.errors.FilesystemLoop
     ) return false;
     throw error;
   }

@@ -127,7 +127,8 @@ async function writeReportFile(
       !(error instanceof Deno.errors.NotFound ||
         error instanceof Deno.errors.PermissionDenied ||
         error instanceof Deno.errors.IsADirectory ||
-        error instanceof Deno.errors.NotADirectory)
+        error instanceof Deno.errors.NotADirectory ||
+        error instanceof Deno.errors.FilesystemLoop)
     ) throw error;
     throw new InputError(
       `Cannot write ${named}: ${writeErrorText(error, path)}`,

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { InputError, messageOf } from "../base/errors.ts";
+import { InputError, osErrorText } from "../base/errors.ts";
 import { YAMLException } from "js-yaml";
 import {
   loadYaml,
@@ -167,7 +167,7 @@ function fileErrorText(error: unknown): string {
   if (error instanceof Deno.errors.PermissionDenied) return "permission denied";
   if (error instanceof Deno.errors.IsADirectory) return "it is a folder";
   if (error instanceof TypeError) return "not valid UTF-8";
-  return messageOf(error);
+  return osErrorText(error);
 }
 
 /** The deepest nesting of arrays and objects a record may have. */

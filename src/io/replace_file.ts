@@ -163,6 +163,7 @@ export async function replaceFile(
       error instanceof Deno.errors.PermissionDenied ||
       error instanceof Deno.errors.IsADirectory ||
       error instanceof Deno.errors.NotADirectory ||
+      error instanceof Deno.errors.FilesystemLoop ||
       error instanceof Deno.errors.AlreadyExists
     ) {
       throw new InputError(

@@ -46,9 +46,13 @@ async function identityOf(path: string): Promise<string | undefined> {
     }
     return `path:${await Deno.realPath(path)}`;
   } catch (error) {
-    // Through a file as if it were a folder (`data.jsonl/x`): it can never
+    // Through a file as if it were a folder (`data.jsonl/x`), or through
+    // symlinks that lead back to themselves (`a -> b -> a`): it can never
     // be created, so it is no file of ours; opening it says why.
-    if (error instanceof Deno.errors.NotADirectory) return undefined;
+    if (
+      error instanceof Deno.errors.NotADirectory ||
+      error instanceof Deno.errors.FilesystemLoop
+    ) return undefined;
     if (!(error instanceof Deno.errors.NotFound)) throw error;
   }
   // Not there yet, or a symlink to a file not there yet: where it will be.

@@ -358,7 +358,8 @@ export async function writeBaseline(
       !(error instanceof Deno.errors.PermissionDenied ||
         error instanceof Deno.errors.NotFound ||
         error instanceof Deno.errors.NotADirectory ||
-        error instanceof Deno.errors.IsADirectory)
+        error instanceof Deno.errors.IsADirectory ||
+        error instanceof Deno.errors.FilesystemLoop)
     ) throw error;
     throw new InputError(`Cannot write ${name}: ${osErrorText(error)}`);
   }

@@ -52,11 +52,14 @@ export async function datasetsFingerprint(
     try {
       prints.push(await fileFingerprint(s.path));
     } catch (error) {
-      // Linux opens a folder for reading: only reading it fails.
+      // Linux opens a folder for reading: only reading it fails. A path
+      // through a file, or through symlinks that loop, cannot be opened.
       if (
         !(error instanceof Deno.errors.NotFound ||
           error instanceof Deno.errors.PermissionDenied ||
-          error instanceof Deno.errors.IsADirectory)
+          error instanceof Deno.errors.IsADirectory ||
+          error instanceof Deno.errors.NotADirectory ||
+          error instanceof Deno.errors.FilesystemLoop)
       ) throw error;
       throw new DatasetError(
         `Cannot open dataset ${JSON.stringify(s.path)}: ${osErrorText(error)}`,

@@ -4,7 +4,7 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { cliWithShellPrefix, type Outcome } from "../_cli.ts";
+import { cli, cliWithShellPrefix, type Outcome } from "../_cli.ts";
 
 /** Runs `cli.ts ...args < stdin` through `sh`, which opens the folder for it. */
 function withStdinFrom(
@@ -199,6 +199,59 @@ Deno.test("every command that reads NDJSON names UTF-32 text as UTF-32, not UTF-
       const piped = await withStdinFrom(join(dir, file), ["aggregate"], dir);
       assert.equal(piped.code, 2, piped.stderr);
       assert.equal(piped.stderr, `evalpipe: Cannot read stdin: ${problem}\n`);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a path whose symlinks lead back to themselves is named, in words, by every command that reads or writes it: exit 2, no stack trace", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "evalpipe_loop_" });
+  try {
+    await Deno.symlink("b.jsonl", join(dir, "a.jsonl"));
+    await Deno.symlink("a.jsonl", join(dir, "b.jsonl"));
+    await Deno.writeTextFile(
+      join(dir, "data.jsonl"),
+      '{"id":"x","input":"x","expected":"x"}\n',
+    );
+    const suite = (dataset: string) =>
+      `dataset: ${dataset}\ntarget: { type: subprocess, cmd: cat }\nscorers: [{ type: exact_match }]\n`;
+    await Deno.writeTextFile(join(dir, "suite.yaml"), suite("data.jsonl"));
+    await Deno.writeTextFile(join(dir, "loop.yaml"), suite("a.jsonl"));
+    const first = await cli(
+      ["run", "suite.yaml", "--out", "s.ndjson", "--record", "r.json"],
+      dir,
+    );
+    assert.equal(first.code, 0, first.stderr);
+    const loop = "its symlinks lead back to themselves (a loop)";
+    const cases: [string[], string][] = [
+      [["run", "suite.yaml", "--out", "a.jsonl"], `Cannot write "a.jsonl"`],
+      [
+        ["run", "suite.yaml", "--record", "a.jsonl"],
+        `Cannot write "a.jsonl"`,
+      ],
+      [["run", "loop.yaml"], `Cannot open dataset "a.jsonl"`],
+      [["validate", "loop.yaml"], `Cannot open dataset "a.jsonl"`],
+      [["report", "a.jsonl", "--markdown", "m.md"], `Cannot read "a.jsonl"`],
+      [
+        ["report", "r.json", "--markdown", "a.jsonl"],
+        `Cannot write Markdown report "a.jsonl"`,
+      ],
+      [
+        ["export", "--to", "evalglass", "a.jsonl", "out"],
+        `Cannot read "a.jsonl"`,
+      ],
+      [["aggregate", "a.jsonl"], `Cannot open "a.jsonl"`],
+    ];
+    for (const [args, start] of cases) {
+      const result = await cli(args, dir);
+      assert.equal(result.code, 2, `${args.join(" ")}: ${result.stderr}`);
+      assert.equal(
+        result.stderr.split("\n").find((l) => l.startsWith("evalpipe: ")),
+        `evalpipe: ${start}: ${loop}`,
+        args.join(" "),
+      );
+      assert.doesNotMatch(result.stderr, /\n\s+at /, args.join(" "));
     }
   } finally {
     await Deno.remove(dir, { recursive: true });

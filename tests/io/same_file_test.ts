@@ -70,3 +70,21 @@ Deno.test("refuseSameFile catches a hard link in another folder and a path throu
     }
   });
 });
+
+Deno.test("refuseSameFile leaves symlinks that lead back to themselves to the opening, which names them", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.symlink("b", `${dir}/a`);
+    await Deno.symlink("a", `${dir}/b`);
+    await Deno.writeTextFile(`${dir}/d.jsonl`, "{}\n");
+    await refuseSameFile(
+      [{ name: "--out", path: `${dir}/a` }, {
+        name: "--record",
+        path: `${dir}/r.json`,
+      }],
+      [{ name: "the dataset", path: `${dir}/b` }, {
+        name: "the config",
+        path: `${dir}/d.jsonl`,
+      }],
+    );
+  });
+});
