@@ -492,6 +492,11 @@ and a summary table on stderr.`,
       if (baselineFile !== undefined) {
         await refuseFolder("baseline", baselineFile);
       }
+      // Written once the run begins, over whatever has its name: a folder
+      // there is refused now, before --out is emptied.
+      if (outPath !== undefined) {
+        await refuseFolder("the --out sidecar", resuming!.metaPath(outPath));
+      }
       const outputs = [
         ...(outPath !== undefined
           ? [{ name: "--out", path: outPath }, {

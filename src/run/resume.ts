@@ -436,6 +436,30 @@ export async function readMeta(
 }
 
 /**
+ * Refuses a Scores file whose sidecar's name is taken by a folder: a run
+ * would need to replace it, and a folder of the user's is never replaced nor
+ * removed, `--force` or not.
+ */
+async function refuseMetaFolder(out: string): Promise<void> {
+  const meta = metaPath(out);
+  let folder: boolean;
+  try {
+    folder = (await Deno.stat(meta)).isDirectory;
+  } catch (error) {
+    // Not there, or not reachable: readMeta says what that means.
+    if (!isReadError(error)) throw error;
+    return;
+  }
+  if (folder) {
+    throw new ResumeError(
+      `Cannot resume ${JSON.stringify(out)}: its sidecar ${
+        JSON.stringify(meta)
+      } is a folder, which evalpipe never replaces (--force neither); move it away, or give another --out`,
+    );
+  }
+}
+
+/**
  * A Scores file the system would not let the resume read or cut, as a
  * {@linkcode ResumeError} naming it (a full disk stays an output error,
  * exit 3); a bug, or an error already named, is thrown on as it is.
@@ -699,6 +723,7 @@ export async function prepareResume(
       } is not a Score (it does not start as one); it cannot be resumed`,
     );
   }
+  await refuseMetaFolder(path);
   const meta = await readMeta(path);
   const plan: ResumePlan = {
     path,

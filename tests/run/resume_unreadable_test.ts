@@ -118,3 +118,38 @@ Deno.test("run --resume of an --out that is a folder names it and why, exit 2", 
     assert.equal(await Deno.readTextFile(`${dir}/out/keep.txt`), "mine\n");
   });
 });
+
+Deno.test("run with --out whose sidecar's name is a folder refuses, naming it, with or without --resume and --force: exit 2, the folder and every file as they were", async () => {
+  await withTempDir(async (dir) => {
+    await setUp(dir);
+    await Deno.remove(`${dir}/s.ndjson.meta.json`);
+    await Deno.mkdir(`${dir}/s.ndjson.meta.json`);
+    await Deno.writeTextFile(`${dir}/s.ndjson.meta.json/keep.txt`, "mine\n");
+    const before = await files(dir);
+    const refusal = 'evalpipe: Cannot resume "s.ndjson": its sidecar ' +
+      '"s.ndjson.meta.json" is a folder, which evalpipe never replaces ' +
+      "(--force neither); move it away, or give another --out\n";
+    for (const flags of [["--resume"], ["--resume", "--force"]]) {
+      const resumed = await cli(
+        ["run", "suite.yaml", "--out", "s.ndjson", ...flags],
+        dir,
+      );
+      assert.equal(resumed.code, 2, resumed.stderr);
+      assert.equal(resumed.stderr, refusal);
+    }
+    const fresh = await cli(
+      ["run", "suite.yaml", "--out", "s.ndjson", "--record", "r.json"],
+      dir,
+    );
+    assert.equal(fresh.code, 2, fresh.stderr);
+    assert.match(
+      fresh.stderr,
+      /^evalpipe: Cannot write the --out sidecar "s\.ndjson\.meta\.json": it is a folder\n/,
+    );
+    assert.deepEqual(await files(dir), before);
+    assert.equal(
+      await Deno.readTextFile(`${dir}/s.ndjson.meta.json/keep.txt`),
+      "mine\n",
+    );
+  });
+});
