@@ -171,8 +171,13 @@ export async function openOut(
     }
   } catch (error) {
     if (!(error instanceof Error)) throw error;
-    throw outputErrorOf(error, name) ?? new InputError(
-      `Cannot write ${JSON.stringify(path)}: ${writeErrorText(error, path)}`,
+    const failure = outputErrorOf(error, name);
+    if (failure !== undefined) throw failure;
+    const { notAFileText } = await import("./_not_a_file.ts");
+    throw new InputError(
+      `Cannot write ${JSON.stringify(path)}: ${
+        await notAFileText(path) ?? writeErrorText(error, path)
+      }`,
       { cause: error },
     );
   }

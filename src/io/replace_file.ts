@@ -158,6 +158,13 @@ export async function replaceFile(
     }
     const failure = outputErrorOf(error, name);
     if (failure !== undefined) throw failure;
+    const { notAFileText } = await import("./_not_a_file.ts");
+    const notAFile = await notAFileText(path);
+    if (notAFile !== undefined) {
+      throw new InputError(`Cannot write ${name}: ${notAFile}`, {
+        cause: error,
+      });
+    }
     if (
       error instanceof Deno.errors.NotFound ||
       error instanceof Deno.errors.PermissionDenied ||

@@ -257,3 +257,49 @@ Deno.test("a path whose symlinks lead back to themselves is named, in words, by 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("an output path that is a socket is named as one, in words, by run and report: exit 2, no stack trace", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "evalpipe_socket_" });
+  const listener = Deno.listen({ transport: "unix", path: join(dir, "sock") });
+  try {
+    await Deno.writeTextFile(
+      join(dir, "data.jsonl"),
+      '{"id":"x","input":"x","expected":"x"}\n',
+    );
+    await Deno.writeTextFile(
+      join(dir, "suite.yaml"),
+      "dataset: data.jsonl\ntarget: { type: subprocess, cmd: cat }\nscorers: [{ type: exact_match }]\n",
+    );
+    const first = await cli(["run", "suite.yaml", "--record", "r.json"], dir);
+    assert.equal(first.code, 0, first.stderr);
+    const words = "it is a socket, not a file: give the path of a file";
+    const cases: [string[], string][] = [
+      [["run", "suite.yaml", "--out", "sock"], `Cannot write "sock"`],
+      [["run", "suite.yaml", "--units", "sock"], `Cannot write "sock"`],
+      [
+        ["run", "suite.yaml", "--markdown", "sock"],
+        `Cannot write Markdown report "sock"`,
+      ],
+      [
+        ["report", "r.json", "--junit", "sock"],
+        `Cannot write JUnit report "sock"`,
+      ],
+      [
+        ["run", "suite.yaml", "--save-baseline", "./sock"],
+        `Cannot write baseline "./sock"`,
+      ],
+    ];
+    for (const [args, start] of cases) {
+      const result = await cli(args, dir);
+      assert.equal(result.code, 2, `${args.join(" ")}: ${result.stderr}`);
+      assert.ok(
+        result.stderr.split("\n").includes(`evalpipe: ${start}: ${words}`),
+        `${args.join(" ")}: ${result.stderr}`,
+      );
+      assert.doesNotMatch(result.stderr, /\n\s+at /, args.join(" "));
+    }
+  } finally {
+    listener.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
