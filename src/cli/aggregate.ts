@@ -161,7 +161,7 @@ what is not mapped is named on stderr. So is a baseline (run --save-baseline).`,
             // A file given twice would name every line: the first few do.
             if (++duplicates > SHOWN_DUPLICATES) return;
             say(
-              `evalpipe: Score given twice on ${
+              `evalpipe: Score given twice in ${
                 placeOf(input.where(line))
               }: unit ${
                 JSON.stringify(score.unit_id)
@@ -178,7 +178,7 @@ what is not mapped is named on stderr. So is a baseline (run --save-baseline).`,
           onMalformed(line, message) {
             malformed++;
             say(
-              `evalpipe: Malformed Score on ${
+              `evalpipe: Malformed Score in ${
                 placeOf(input.where(line))
               }: ${message}`,
             );

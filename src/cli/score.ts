@@ -267,7 +267,7 @@ async function scoreWith(
           ({ line, message }) => {
             malformed++;
             say(
-              `evalpipe: Malformed unit record on ${
+              `evalpipe: Malformed unit record in ${
                 placeOf(path, line)
               }: ${message}`,
             );

@@ -1013,9 +1013,9 @@ Deno.test("cli aggregate counts a Score given twice once, names the first copies
   assert.equal(twice.stdout, once.stdout);
   assert.equal(JSON.parse(twice.stdout).n, 5);
   assert.deepEqual(twice.stderr.trimEnd().split("\n"), [
-    'evalpipe: Score given twice on stdin line 6: unit "d#a" already has a Score of metric "m"; counted once',
-    'evalpipe: Score given twice on stdin line 7: unit "d#b" already has a Score of metric "m"; counted once',
-    'evalpipe: Score given twice on stdin line 8: unit "d#c" already has a Score of metric "m"; counted once',
+    'evalpipe: Score given twice in stdin line 6: unit "d#a" already has a Score of metric "m"; counted once',
+    'evalpipe: Score given twice in stdin line 7: unit "d#b" already has a Score of metric "m"; counted once',
+    'evalpipe: Score given twice in stdin line 8: unit "d#c" already has a Score of metric "m"; counted once',
     "evalpipe: 5 Scores in all were given twice (same unit, metric and target); each counted once",
   ]);
   // Plain, a copy right behind its Score is counted once too.

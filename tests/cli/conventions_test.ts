@@ -103,7 +103,7 @@ Deno.test("cli aggregate reads the files named, in order, - for stdin, and says 
     assert.equal(m.mean, 0.625);
     assert.equal(
       out.stderr.trim(),
-      'evalpipe: Malformed Score on "b.jsonl" line 3: Cannot parse JSON: ' +
+      'evalpipe: Malformed Score in "b.jsonl" line 3: Cannot parse JSON: ' +
         "Unexpected token 'o', \"not json\" is not valid JSON",
     );
     // The same lines on stdin alone still say stdin.
@@ -112,7 +112,7 @@ Deno.test("cli aggregate reads the files named, in order, - for stdin, and says 
       dir,
       await Deno.readTextFile(`${dir}/b.jsonl`),
     );
-    assert.match(piped.stderr, /Malformed Score on stdin line 3: /);
+    assert.match(piped.stderr, /Malformed Score in stdin line 3: /);
     // A file that cannot be opened is named, with why; no stack trace.
     const missing = await cli(["aggregate", "a.jsonl", "nope.jsonl"], dir);
     assert.equal(missing.code, 2);
@@ -161,7 +161,7 @@ Deno.test("cli aggregate, view and diff read Scores as jq prints them without -c
     assert.equal(bad.code, 2);
     assert.equal(
       bad.stderr.trim(),
-      'evalpipe: Malformed Score on stdin line 39: Cannot parse the JSON document that starts on line 37, at column 12: expected a JSON value, found "NaN"',
+      'evalpipe: Malformed Score in stdin line 39: Cannot parse the JSON document that starts on line 37, at column 12: expected a JSON value, found "NaN"',
     );
     assert.equal(JSON.parse(bad.stdout).n, 3);
   });
@@ -277,7 +277,7 @@ Deno.test("cli aggregate reads indented Scores in other layouts as jq's: nested 
     assert.match(
       bad.stderr,
       new RegExp(
-        `^evalpipe: Malformed Score on stdin line \\d+: Cannot parse the JSON document that starts on line ${at}\\b`,
+        `^evalpipe: Malformed Score in stdin line \\d+: Cannot parse the JSON document that starts on line ${at}\\b`,
         "m",
       ),
     );

@@ -133,7 +133,7 @@ Deno.test("score names a unit record holding 1e400, blocks its Scores and exits 
     assert.equal(code, 2, stderr);
     assert.equal(
       stderr,
-      `evalpipe: Malformed unit record on stdin line 2: ${
+      `evalpipe: Malformed unit record in stdin line 2: ${
         note("metadata.n")
       }\n`,
     );

@@ -201,7 +201,7 @@ Deno.test("score names a unit record that gives a key twice, blocks its Scores a
     assert.equal(code, 2, stderr);
     assert.equal(
       stderr,
-      'evalpipe: Malformed unit record on stdin line 2: key "expected" appears twice: keep one\n',
+      'evalpipe: Malformed unit record in stdin line 2: key "expected" appears twice: keep one\n',
     );
     const scores = stdout.trim().split("\n").map((l) =>
       parseScore(JSON.parse(l))

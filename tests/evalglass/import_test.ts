@@ -227,7 +227,7 @@ Deno.test("an evalglass record on one line opens too; one with an invalid Score 
     assert.match(
       piped.stderr,
       new RegExp(
-        `^evalpipe: Malformed Score on stdin line ${
+        `^evalpipe: Malformed Score in stdin line ${
           second + 1
         }: Invalid evalglass run record: score 2: `,
         "m",
@@ -348,7 +348,7 @@ Deno.test("an evalglass record cut short or holding a NaN is one error naming it
         assert.equal(said.length, 1, out.stderr);
         assert.ok(
           said[0]!.startsWith(
-            `evalpipe: Malformed Score on ${where} line ${line}: Cannot parse the JSON document that starts on line 1, at column ${column}: ${problem}`,
+            `evalpipe: Malformed Score in ${where} line ${line}: Cannot parse the JSON document that starts on line 1, at column ${column}: ${problem}`,
           ),
           said[0],
         );

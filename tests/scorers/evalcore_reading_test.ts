@@ -319,7 +319,7 @@ for (const { mode, flag, arg } of MODES) {
       assert.equal(out.code, 2, out.stderr);
       assert.equal(
         out.stderr,
-        'evalpipe: Malformed unit record on stdin line 3: "context" must be a string or a list of strings, not a number\n',
+        'evalpipe: Malformed unit record in stdin line 3: "context" must be a string or a list of strings, not a number\n',
       );
       assert.deepEqual(lines(out.stdout).map(verdictOf), [
         ["echo", "scored", 1, true, ONE_CHUNK_PAYLOAD],

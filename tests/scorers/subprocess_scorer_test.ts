@@ -1199,7 +1199,7 @@ Deno.test("score refuses a unit id read before, across its inputs, and keeps int
     assert.equal(out.code, 2, out.stderr);
     assert.equal(
       out.stderr,
-      `evalpipe: Malformed unit record on stdin line 2: Duplicate unit_id "u" (first at ${
+      `evalpipe: Malformed unit record in stdin line 2: Duplicate unit_id "u" (first at ${
         JSON.stringify(`${dir}/a.ndjson`)
       } line 1): unit ids must be unique\n`,
     );
@@ -1232,7 +1232,7 @@ Deno.test("score reads unit record files in order, - for stdin, ids and messages
     assert.equal(out.code, 2, out.stderr);
     assert.equal(
       out.stderr,
-      `evalpipe: Malformed unit record on ${
+      `evalpipe: Malformed unit record in ${
         JSON.stringify(`${dir}/b.ndjson`)
       } line 1: "output" is missing\n`,
     );
