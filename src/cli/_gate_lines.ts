@@ -2,13 +2,14 @@
 // one wording for both commands, made from the failure's fields.
 
 import { type GateFailure, nothingMeasured } from "../aggregate/gates.ts";
+import { type InvalidCase, invalidCaseText } from "../run/datasets.ts";
 
 /** A run's invalid cases (malformed dataset records), for the line on a metric they left unmeasured. */
 export interface InvalidCases {
   /** How many there were. */
   count: number;
-  /** Where the first is and why it is invalid: `"data.jsonl" line 1: …`. */
-  first: string;
+  /** The first: where it is and why it is invalid. */
+  first: InvalidCase;
 }
 
 /**
@@ -29,7 +30,7 @@ export function gateLine(
   const { count, first } = invalid;
   return `evalpipe: ${
     nothingMeasured({ ...failure, unmeasured: failure.unmeasured })
-  }, ${count} ${
-    count === 1 ? "case is" : "cases are"
-  } invalid (the first: ${first}): fix the dataset and run again`;
+  }, ${count} ${count === 1 ? "case is" : "cases are"} invalid (the first: ${
+    invalidCaseText(first)
+  }): fix the dataset and run again`;
 }

@@ -340,7 +340,7 @@ and a summary table on stderr.`,
       (flags.annotations || Deno.env.get("GITHUB_ACTIONS") === "true");
     const firstFailures = new Map<string, Score>();
     // The first invalid case, for the line on a metric that measured nothing.
-    let firstInvalid: string | undefined;
+    let firstInvalid: import("../run/datasets.ts").InvalidCase | undefined;
     // Resuming into a record keeps the units the earlier one holds.
     const previousUnits = new Map<string, Unit>();
     const unitsName = `--units ${JSON.stringify(flags.units)}`;
@@ -721,8 +721,8 @@ and a summary table on stderr.`,
         ...(flags.baseline !== undefined ? { baseline: flags.baseline } : {}),
         // --- end issue 14 ---
         ...(cacheMode !== undefined ? { cacheMode } : {}),
-        onInvalidRecord: (message) => {
-          firstInvalid ??= message;
+        onInvalidRecord: (message, _example, invalid) => {
+          firstInvalid ??= invalid;
           say(`evalpipe: ${message}`);
         },
         ...(bar.run !== undefined ? { progress: bar.run } : {}),
@@ -918,7 +918,7 @@ and a summary table on stderr.`,
         const { gateLine } = await import("./_gate_lines.ts");
         const invalid = firstInvalid === undefined ? undefined : {
           count: summary.invalidRecords,
-          first: firstInvalid.replace(/^Invalid case in /, ""),
+          first: firstInvalid,
         };
         for (const failure of gateFailures) say(gateLine(failure, invalid));
       }

@@ -73,10 +73,12 @@ errors).`,
       const { loadEnvFile } = await import("../config/env_file.ts");
       for (const file of flags["env-file"]) await loadEnvFile(file);
     }
-    const [{ formatPlan, planSuite }, { stdoutWriter }] = await Promise.all([
-      import("../run/plan_suite.ts"),
-      import("../io/stdout.ts"),
-    ]);
+    const [{ formatPlan, planSuite }, { stdoutWriter }, { invalidCaseText }] =
+      await Promise.all([
+        import("../run/plan_suite.ts"),
+        import("../io/stdout.ts"),
+        import("../run/datasets.ts"),
+      ]);
     const plan = await planSuite(configPath, {
       ...(cacheMode !== undefined ? { cacheMode } : {}),
       ...(flags["cache-dir"] !== undefined
@@ -89,13 +91,7 @@ errors).`,
         : {}),
     });
     for (const bad of plan.invalid) {
-      say(
-        `evalpipe: Invalid case in ${
-          JSON.stringify(bad.dataset)
-        } ${bad.where} ${bad.line}${
-          bad.at !== undefined ? ` (line ${bad.at})` : ""
-        }: ${bad.message}`,
-      );
+      say(`evalpipe: Invalid case in ${invalidCaseText(bad)}`);
     }
     for (const u of plan.unsendable) {
       say(

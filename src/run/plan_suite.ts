@@ -35,7 +35,7 @@ import {
   selectTargets,
 } from "../config/targets.ts";
 import type { TargetConfig } from "../config/types.ts";
-import { datasetSources, whereOf } from "./datasets.ts";
+import { datasetSources, type InvalidCase, whereOf } from "./datasets.ts";
 import { JUDGE_TEMPLATES } from "../scorers/_judge_vars.ts";
 
 /**
@@ -126,17 +126,7 @@ export interface SuitePlan {
   /** Dataset records read (malformed ones included). */
   cases: number;
   /** The malformed records, with their dataset, line (or position) and why. */
-  invalid: Array<
-    {
-      dataset: string;
-      line: number;
-      message: string;
-      /** What `line` counts: a JSONL file's lines, a list's or CSV's records. */
-      where: "line" | "record";
-      /** The line of the file a record starts on, when `line` counts records. */
-      at?: number;
-    }
-  >;
+  invalid: InvalidCase[];
   /**
    * Cases a network target's templates cannot fill (a placeholder names a
    * field the case lacks): each would be blocked in a run, without a call.

@@ -46,6 +46,8 @@ import {
   datasetsFingerprint,
   type DatasetSource,
   datasetSources,
+  type InvalidCase,
+  invalidCaseText,
   loadSources,
   whereOf,
 } from "./datasets.ts";
@@ -148,10 +150,13 @@ export interface RunSuiteOptions {
   signal?: AbortSignal | undefined;
   /**
    * Called for each malformed dataset record (its Scores are `invalid case`
-   * errors) with a message naming the file and line.
+   * errors) with a message naming the file and line, and the message's parts
+   * (dataset, line, why) as data, for words of one's own.
    * @default {undefined}
    */
-  onInvalidRecord?: ((message: string, example: Example) => void) | undefined;
+  onInvalidRecord?:
+    | ((message: string, example: Example, invalid: InvalidCase) => void)
+    | undefined;
   /**
    * Called for each Score, after it is validated and before it is written.
    * @default {undefined}
@@ -1081,12 +1086,19 @@ export async function runSuite(
   const onInvalidRecord = (example: Example) => {
     progress?.start?.(epochs * built.length);
     invalidRecords++;
+    if (options.onInvalidRecord === undefined) return;
     const { name, where } = whereOf(sources, example);
-    options.onInvalidRecord?.(
-      `Invalid case in ${JSON.stringify(name)} ${where} ${example.line}${
-        example.at !== undefined ? ` (line ${example.at})` : ""
-      }: ${example.invalid}`,
+    const invalid: InvalidCase = {
+      dataset: name,
+      where,
+      line: example.line,
+      ...(example.at !== undefined ? { at: example.at } : {}),
+      message: example.invalid ?? "",
+    };
+    options.onInvalidRecord(
+      `Invalid case in ${invalidCaseText(invalid)}`,
       example,
+      invalid,
     );
   };
   // The exported stages, piped as a script would pipe them; what is run's

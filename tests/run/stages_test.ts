@@ -15,6 +15,8 @@ import {
   type Example,
   functionScorer,
   functionTarget,
+  type InvalidCase,
+  invalidCaseText,
   LineBatchStream,
   LineStream,
   loadDatasetBatches,
@@ -600,6 +602,53 @@ Deno.test("run and score still name their own flags and config keys for a bad co
       assert.equal(out.code, 2, args.join(" "));
       assert.match(out.stderr, message);
       assert.doesNotMatch(out.stderr, /RangeError|option must be/);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("runSuite's onInvalidRecord gives the message's parts as data, which invalidCaseText words as the message does", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(
+      `${dir}/data.jsonl`,
+      '{"input":"q","expected":"a"}\n{"expected":"a"}\n',
+    );
+    await Deno.writeTextFile(
+      `${dir}/data.json`,
+      '[\n  {"input": "q"},\n  {"input": 3}\n]\n',
+    );
+    const seen: [string, InvalidCase][] = [];
+    for (const dataset of ["data.jsonl", "data.json"]) {
+      await Deno.writeTextFile(
+        `${dir}/suite.yaml`,
+        `dataset: ${dataset}\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n`,
+      );
+      await runSuite(`${dir}/suite.yaml`, {
+        sink: new WritableStream(),
+        onInvalidRecord: (message, _example, invalid) =>
+          seen.push([message, invalid]),
+      });
+    }
+    assert.deepEqual(seen.map(([, invalid]) => invalid), [
+      {
+        dataset: "data.jsonl",
+        where: "line",
+        line: 2,
+        message:
+          '"input" is missing (the record has "expected"): name its prompt "input"',
+      },
+      {
+        dataset: "data.json",
+        where: "record",
+        line: 2,
+        at: 3,
+        message: '"input" must be a string or a list of messages, not a number',
+      },
+    ]);
+    for (const [message, invalid] of seen) {
+      assert.equal(message, `Invalid case in ${invalidCaseText(invalid)}`);
     }
   } finally {
     await Deno.remove(dir, { recursive: true });
