@@ -8,7 +8,7 @@
  * `stdin line 3` or `"scores.jsonl" line 3`, for a message: a file's name
  * quoted, stdin by its name.
  *
- * @param name The input: a file's path, or `stdin` (or `-`).
+ * @param name The input as given: a file's path, or `-` for stdin.
  * @param line The line, from 1.
  * @returns The words.
  *
@@ -25,9 +25,9 @@ export function placeOf(name: string, line: number): string {
 
 /**
  * An input as every message names it: a file's path quoted, stdin (given
- * as `-`) by its name.
+ * as `-`) by its name, unquoted; a file named `stdin` is a file, quoted.
  *
- * @param name The input: a file's path, or `stdin` (or `-`).
+ * @param name The input as given: a file's path, or `-` for stdin.
  * @returns The words.
  *
  * @example
@@ -35,10 +35,11 @@ export function placeOf(name: string, line: number): string {
  * import { inputName } from "./place.ts";
  * if (inputName("-") !== "stdin") throw new Error();
  * if (inputName("run.json") !== '"run.json"') throw new Error();
+ * if (inputName("stdin") !== '"stdin"') throw new Error();
  * ```
  */
 export function inputName(name: string): string {
-  return name === "stdin" || name === "-" ? "stdin" : JSON.stringify(name);
+  return name === "-" ? "stdin" : JSON.stringify(name);
 }
 
 /**

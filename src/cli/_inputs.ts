@@ -14,7 +14,7 @@ import { NdjsonParseStream, type ParsedLine } from "../io/ndjson.ts";
 
 /** Where a line came from, for messages. */
 export interface LineSource {
-  /** `stdin`, or the path as given. */
+  /** The input as given: `-` for stdin, or the path. */
   name: string;
   /** The line's number in that input, from 1. */
   line: number;
@@ -83,31 +83,35 @@ export async function checkInputs(paths: readonly string[]): Promise<void> {
  *
  * @param paths The inputs as given (`-` is stdin).
  * @param perInput A stage each input's lines go through on their own, with
- *   its numbers (given the input's name, `stdin` or the path).
+ *   its numbers (given the input's name, `stdin` or the path, and the input
+ *   as given, `-` for stdin).
  * @returns The lines and a way to say where each came from.
  */
 export function inputLines(
   paths: readonly string[],
   perInput?: (
     name: string,
+    path: string,
   ) => ReadableWritablePair<ParsedLine, ParsedLine>,
 ): InputLines {
   const names = paths.length === 0 ? ["-"] : [...paths];
   const label = (path: string) => path === "-" ? "stdin" : path;
-  const parsed = (readable: ReadableStream<Uint8Array>, name: string) => {
+  const parsed = (readable: ReadableStream<Uint8Array>, path: string) => {
     const lines = readable.pipeThrough(new LineStream()).pipeThrough(
       new NdjsonParseStream(),
     );
-    return perInput !== undefined ? lines.pipeThrough(perInput(name)) : lines;
+    return perInput !== undefined
+      ? lines.pipeThrough(perInput(label(path), path))
+      : lines;
   };
   if (names.length === 1) {
     // One input: its own numbers, no renumbering.
     const [only] = names as [string];
     return {
       lines: ReadableStream.from((async function* () {
-        yield* parsed(await openInput(only), label(only));
+        yield* parsed(await openInput(only), only);
       })()),
-      where: (line) => ({ name: label(only), line }),
+      where: (line) => ({ name: only, line }),
     };
   }
   // Each input's first line number across all of them, once it is open.
@@ -116,9 +120,9 @@ export function inputLines(
     let offset = 0;
     for (const path of names) {
       const readable = await openInput(path);
-      starts.push({ offset, name: label(path) });
+      starts.push({ offset, name: path });
       let last = 0;
-      for await (const entry of parsed(readable, label(path))) {
+      for await (const entry of parsed(readable, path)) {
         last = entry.line;
         yield { ...entry, line: offset + entry.line };
       }
@@ -131,7 +135,7 @@ export function inputLines(
     where(line) {
       let i = starts.length - 1;
       while (i > 0 && starts[i]!.offset >= line) i--;
-      const start = starts[i] ?? { offset: 0, name: "stdin" };
+      const start = starts[i] ?? { offset: 0, name: "-" };
       return { name: start.name, line: line - start.offset };
     },
   };

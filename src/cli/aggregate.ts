@@ -8,6 +8,7 @@
 import { defineCommand } from "./command.ts";
 import { stdinOnce, UsageError } from "./flags.ts";
 import { InputError } from "../base/errors.ts";
+import { inputName } from "../base/place.ts";
 import { isBrokenPipe, say } from "./_output.ts";
 import type { ParsedLine } from "../io/ndjson.ts";
 import { isRunRecord } from "../record/_sniff.ts";
@@ -81,17 +82,13 @@ what is not mapped is named on stderr. So is a baseline (run --save-baseline).`,
     const recordRanges = new Map<string, readonly [number, number]>();
     // A document that is the whole file is named as view and diff name it
     // ("run.json"); one further into a stream, by the line it starts on.
-    const documentPlace = (name: string, line: number) =>
-      line !== 1
-        ? placeOf({ name, line })
-        : name === "stdin"
-        ? "stdin"
-        : JSON.stringify(name);
-    const input = inputLines(paths, (name) => {
+    const documentPlace = (path: string, line: number) =>
+      line !== 1 ? placeOf({ name: path, line }) : inputName(path);
+    const input = inputLines(paths, (name, path) => {
       const glass = evalglassLines({
         source: name,
         onDocument: (value, line) =>
-          documentLines(value, name, documentPlace(name, line), recordRanges),
+          documentLines(value, name, documentPlace(path, line), recordRanges),
         onRecord: (read, line) => {
           // The ranges evalpipe's export kept, as a RunRecord's are kept.
           for (
@@ -99,11 +96,11 @@ what is not mapped is named on stderr. So is a baseline (run --save-baseline).`,
           ) {
             if (!recordRanges.has(metric)) recordRanges.set(metric, range);
           }
-          sayEvalglass(documentPlace(name, line), read);
+          sayEvalglass(documentPlace(path, line), read);
           // Each Score without ids counts as an example of its own, as
           // view and diff take its position for one: say so as they do.
           if (positionIds(read.scores) !== undefined) {
-            sayPositions(documentPlace(name, line));
+            sayPositions(documentPlace(path, line));
           }
         },
       });

@@ -9,6 +9,7 @@ import { say, writeStdout } from "./_output.ts";
 import { readResults, type Results } from "./_results.ts";
 import type { Score } from "../score/mod.ts";
 import { escapeControl } from "../base/terminal.ts";
+import { inputName } from "../base/place.ts";
 
 /** The `diff` command. */
 export const diff = defineCommand({
@@ -148,7 +149,7 @@ async function pairableByPosition(
 ): Promise<void> {
   if (a.byPosition === undefined && b.byPosition === undefined) return;
   const { InputError } = await import("../base/errors.ts");
-  const [nameA, nameB] = [JSON.stringify(pathA), JSON.stringify(pathB)];
+  const [nameA, nameB] = [inputName(pathA), inputName(pathB)];
   if (a.byPosition === undefined || b.byPosition === undefined) {
     const [without, withIds] = a.byPosition ? [nameA, nameB] : [nameB, nameA];
     throw new InputError(
@@ -190,7 +191,7 @@ async function compareMatrix(path: string): Promise<number> {
   if (targets.length === 0) {
     throw new UsageError(
       `diff takes two files: A (baseline) and B; one file only when it is a matrix run (run --matrix), and ${
-        JSON.stringify(path)
+        inputName(path)
       } has Scores of one target`,
     );
   }
@@ -199,7 +200,7 @@ async function compareMatrix(path: string): Promise<number> {
     // Not taken in silence: a sidecar of an evalpipe before session 23.
     say(
       `evalpipe: ${
-        JSON.stringify(path)
+        inputName(path)
       } does not say when a case passes over its epochs (no settings.require beside it: a Scores file written before evalpipe kept it, or without its sidecar): newly_passing and newly_failing judge each case by require majority`,
     );
   }

@@ -408,7 +408,8 @@ function uniqueUnit(
   seen: Map<string, string>,
   onMalformed: (malformed: MalformedLine) => void,
 ): Unit {
-  const where = placeOf(source, line);
+  // The source as ids name it: `stdin` is standard input here.
+  const where = placeOf(source === "stdin" ? "-" : source, line);
   // In NFC, as the readers of the Scores compare unit ids.
   const key = nfcKey(unit.unit_id);
   const first = seen.get(key);

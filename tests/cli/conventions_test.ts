@@ -354,3 +354,50 @@ Deno.test("cli aggregate and view read a list of Scores on one line: jq -sc, and
     assert.equal(shown.stdout, view.stdout);
   });
 });
+
+Deno.test("a file named stdin is named as a file (quoted) by view, aggregate, diff, merge and report, and - as standard input", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const score = JSON.stringify({
+      metric: "m",
+      status: "scored",
+      validity: "valid",
+      value: 1,
+      evaluator_version: "m@1",
+      example_id: "d#1",
+      unit_id: "d#1",
+      diagnostics: [],
+      evidence_refs: [],
+    });
+    const text = `${score}\n{bad\n`;
+    await Deno.writeTextFile(`${dir}/stdin`, text);
+    const file = 'Malformed Score in "stdin" line 2: ';
+    for (
+      const args of [
+        ["view", "stdin"],
+        ["aggregate", "stdin"],
+        ["diff", "stdin", "stdin"],
+        ["merge", "stdin"],
+        ["report", "stdin", "--markdown", "m.md"],
+      ]
+    ) {
+      const result = await cli(args, dir);
+      assert.ok(
+        result.stderr.includes(`evalpipe: ${file}`),
+        `${args.join(" ")}: ${result.stderr}`,
+      );
+    }
+    for (const args of [["view", "-"], ["aggregate", "-"], ["diff", "-"]]) {
+      const result = await cliWithStdin(args, dir, text);
+      assert.ok(
+        result.stderr.includes("evalpipe: Malformed Score in stdin line 2: "),
+        `${args.join(" ")}: ${result.stderr}`,
+      );
+    }
+    const matrix = await cliWithStdin(["diff", "-"], dir, `${score}\n`);
+    assert.equal(matrix.code, 2, matrix.stderr);
+    assert.match(matrix.stderr, /, and stdin has Scores of one target\n/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
