@@ -11,7 +11,12 @@ import type { CaseRequirement } from "../aggregate/types.ts";
 import type { RecordedCaseChange } from "../record/run_checks.ts";
 import { fisherExactLower } from "../aggregate/stats.ts";
 import { evaluatorsChanged } from "../diff/_evaluators.ts";
-import { InputError, osErrorText, outputErrorOf } from "../base/errors.ts";
+import {
+  InputError,
+  isOsError,
+  osErrorText,
+  outputErrorOf,
+} from "../base/errors.ts";
 import { nfcKey } from "../base/nfc.ts";
 import type { Unit } from "../dataset/unit.ts";
 import {
@@ -387,15 +392,18 @@ export async function readBaseline(
   try {
     text = await Deno.readTextFile(path);
   } catch (error) {
-    if (
-      !(error instanceof Deno.errors.NotFound ||
-        error instanceof Deno.errors.PermissionDenied ||
-        error instanceof Deno.errors.IsADirectory)
-    ) throw error;
+    // Any refusal of the system's (symlinks that loop, a path through a
+    // file, a socket) is the user's to fix, named in words: never a trace.
+    if (!isOsError(error)) throw error;
+    const { notAFileText } = await import("../io/_not_a_file.ts");
     throw new InputError(
       `Cannot read baseline ${JSON.stringify(path)}: ${
-        osErrorText(error)
-      } (save one with run --save-baseline NAME)`,
+        await notAFileText(path) ?? osErrorText(error)
+      }${
+        error instanceof Deno.errors.NotFound
+          ? " (save one with run --save-baseline NAME)"
+          : ""
+      }`,
     );
   }
   const bad = (why: string) =>

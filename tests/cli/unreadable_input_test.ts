@@ -303,3 +303,43 @@ Deno.test("an output path that is a socket is named as one, in words, by run and
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("a --baseline whose symlinks loop, or that is a socket, is named in words before any call: exit 2, no stack trace", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "evalpipe_baseline_loop_" });
+  const listener = Deno.listen({ transport: "unix", path: join(dir, "sock") });
+  try {
+    await Deno.symlink("b.json", join(dir, "a.json"));
+    await Deno.symlink("a.json", join(dir, "b.json"));
+    await Deno.writeTextFile(
+      join(dir, "data.jsonl"),
+      '{"id":"x","input":"x","expected":"x"}\n',
+    );
+    await Deno.writeTextFile(
+      join(dir, "suite.yaml"),
+      "dataset: data.jsonl\ntarget: { type: subprocess, cmd: touch called }\nscorers: [{ type: exact_match }]\n",
+    );
+    const cases: [string, string][] = [
+      ["./a.json", "its symlinks lead back to themselves (a loop)"],
+      ["./sock", "it is a socket, not a file: give the path of a file"],
+    ];
+    for (const [path, why] of cases) {
+      const result = await cli(["run", "suite.yaml", "--baseline", path], dir);
+      assert.equal(result.code, 2, `${path}: ${result.stderr}`);
+      assert.ok(
+        result.stderr.split("\n").includes(
+          `evalpipe: Cannot read baseline ${JSON.stringify(path)}: ${why}`,
+        ),
+        `${path}: ${result.stderr}`,
+      );
+      assert.doesNotMatch(result.stderr, /\n\s+at /, path);
+      // Refused before the target was called.
+      await assert.rejects(
+        Deno.stat(join(dir, "called")),
+        Deno.errors.NotFound,
+      );
+    }
+  } finally {
+    listener.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
