@@ -5,7 +5,7 @@ import type { ScoresFile } from "../record/scores_file.ts";
 import type { EvalglassImport } from "../evalglass/import.ts";
 import { say } from "./_output.ts";
 import { namedReads } from "../io/named_reads.ts";
-import { isOsError } from "../base/errors.ts";
+import { InputError, isOsError, osErrorText } from "../base/errors.ts";
 import { inputName, placeOf } from "../base/place.ts";
 
 /** Says, once per file, that it is a baseline and how many Scores it gave. */
@@ -91,7 +91,7 @@ async function readResultsOf(path: string): Promise<Results> {
   try {
     {
       const source = namedReads(
-        path === "-" ? Deno.stdin.readable : (await Deno.open(path)).readable,
+        path === "-" ? Deno.stdin.readable : (await openNamed(path)).readable,
         path === "-" ? "stdin" : path,
       );
       const sink = await Deno.open(copy, { write: true, truncate: true });
@@ -109,6 +109,25 @@ async function readResultsOf(path: string): Promise<Results> {
     throw error;
   } finally {
     await Deno.remove(copy).catch(() => {});
+  }
+}
+
+/**
+ * Opens a path that is neither a file nor a folder (a FIFO, a device); one
+ * the system will not open (a socket) is named in words, not a trace.
+ */
+async function openNamed(path: string): Promise<Deno.FsFile> {
+  try {
+    return await Deno.open(path);
+  } catch (error) {
+    if (!isOsError(error)) throw error;
+    const { notAFileText } = await import("../io/_not_a_file.ts");
+    throw new InputError(
+      `Cannot read ${inputName(path)}: ${
+        await notAFileText(path) ?? osErrorText(error)
+      }`,
+      { cause: error },
+    );
   }
 }
 

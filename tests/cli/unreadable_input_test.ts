@@ -343,3 +343,34 @@ Deno.test("a --baseline whose symlinks loop, or that is a socket, is named in wo
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("an input that is a socket is named as one, in words, by view, diff and report: exit 2, no stack trace", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "evalpipe_socket_in_" });
+  const listener = Deno.listen({ transport: "unix", path: join(dir, "sock") });
+  try {
+    await Deno.writeTextFile(
+      join(dir, "s.ndjson"),
+      '{"metric":"m","status":"scored","validity":"valid","value":1,"evaluator_version":"m@1","unit_id":"u1"}\n',
+    );
+    const words =
+      'evalpipe: Cannot read "sock": it is a socket, not a file: give the path of a file';
+    for (
+      const args of [
+        ["view", "sock"],
+        ["diff", "sock", "s.ndjson"],
+        ["report", "sock", "--markdown", "m.md"],
+      ]
+    ) {
+      const result = await cli(args, dir);
+      assert.equal(result.code, 2, `${args.join(" ")}: ${result.stderr}`);
+      assert.ok(
+        result.stderr.split("\n").includes(words),
+        `${args.join(" ")}: ${result.stderr}`,
+      );
+      assert.doesNotMatch(result.stderr, /\n\s+at /, args.join(" "));
+    }
+  } finally {
+    listener.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
