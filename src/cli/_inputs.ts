@@ -43,7 +43,7 @@ export interface InputLines {
 export async function openInput(
   path: string,
 ): Promise<ReadableStream<Uint8Array>> {
-  if (path === "-") return namedReads(Deno.stdin.readable, "stdin");
+  if (path === "-") return namedReads(Deno.stdin.readable, "-");
   try {
     const file = await Deno.open(path);
     const info = await file.stat();

@@ -92,7 +92,7 @@ async function readResultsOf(path: string): Promise<Results> {
     {
       const source = namedReads(
         path === "-" ? Deno.stdin.readable : (await openNamed(path)).readable,
-        path === "-" ? "stdin" : path,
+        path,
       );
       const sink = await Deno.open(copy, { write: true, truncate: true });
       await source.pipeTo(sink.writable);

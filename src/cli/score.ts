@@ -262,7 +262,7 @@ async function scoreWith(
         yield* readUnitBatches(
           named !== undefined
             ? await named.openInput(path)
-            : namedReads(Deno.stdin.readable, "stdin"),
+            : namedReads(Deno.stdin.readable, "-"),
           source,
           ({ line, message }) => {
             malformed++;

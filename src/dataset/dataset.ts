@@ -170,6 +170,15 @@ function fileErrorText(error: unknown): string {
   return osErrorText(error);
 }
 
+/**
+ * The dataset as {@linkcode namedReads} takes it: `-` for stdin under its
+ * default name (so it reads "stdin", unquoted), else its name (quoted, a
+ * file named `stdin` too).
+ */
+function readsName(name: string, path: string): string {
+  return path === "-" && name === "stdin" ? "-" : name;
+}
+
 /** The deepest nesting of arrays and objects a record may have. */
 export const MAX_DEPTH = 256;
 
@@ -368,7 +377,7 @@ async function readText(
     if (path !== "-") return await readUtf8File(path);
     // `-` with a format given: the whole of stdin, as a file is read whole.
     const bytes = new Uint8Array(
-      await new Response(namedReads(stdin(), "stdin")).arrayBuffer(),
+      await new Response(namedReads(stdin(), "-")).arrayBuffer(),
     );
     return decodeUtf8(bytes);
   } catch (error) {
@@ -799,7 +808,7 @@ export async function loadDatasetBatches(
       path === "-"
         ? (options.stdin ?? Deno.stdin.readable)
         : await openBytes(path),
-      name,
+      readsName(name, path),
     );
     // One stage from bytes to checked examples: each hop between stages
     // would keep another batch of cases alive.
@@ -1051,7 +1060,7 @@ async function csvExamples(
   input: ReadableStream<Uint8Array>,
 ): Promise<ReadableStream<Example[]>> {
   // A UTF-16 file (Excel's "Unicode Text") is refused, and a failed read named.
-  const bytes = namedReads(input, name);
+  const bytes = namedReads(input, readsName(name, path));
   // The CSV library is loaded only when a CSV dataset is read.
   const { csvRecords } = await import("./_csv.ts");
   const quoted = JSON.stringify(path);

@@ -7,6 +7,7 @@
  */
 
 import { InputError, osErrorText } from "../base/errors.ts";
+import { inputName } from "../base/place.ts";
 
 /**
  * `bytes`, with a failed read turned into an {@linkcode InputError} that
@@ -14,7 +15,8 @@ import { InputError, osErrorText } from "../base/errors.ts";
  * for reading (stdin may be one), and only reading it fails.
  *
  * @param bytes The input's bytes.
- * @param name `stdin`, or the path as given.
+ * @param name The input as given: `-` for stdin (named so), or its path (quoted:
+ *   a file named `stdin` is a file).
  * @returns The same bytes.
  *
  * @example
@@ -25,7 +27,7 @@ import { InputError, osErrorText } from "../base/errors.ts";
  *     throw Object.assign(new Error("Is a directory (os error 21)"), { code: "EISDIR" });
  *   },
  * });
- * const error = await new Response(namedReads(failing, "stdin")).text().then(() => undefined, (e: unknown) => e);
+ * const error = await new Response(namedReads(failing, "-")).text().then(() => undefined, (e: unknown) => e);
  * if (!(error instanceof Error) || error.message !== "Cannot read stdin: Is a directory (os error 21)") throw error;
  * ```
  */
@@ -62,9 +64,7 @@ export function namedReads(
         if (problem !== undefined) {
           await reader.cancel();
           throw new InputError(
-            `Cannot read ${
-              name === "stdin" ? name : JSON.stringify(name)
-            }: ${problem}`,
+            `Cannot read ${inputName(name)}: ${problem}`,
           );
         }
         if (held > 0) controller.enqueue(first);
@@ -134,8 +134,10 @@ function readError(error: unknown, name: string): unknown {
   ) {
     return error;
   }
-  const where = name === "stdin" ? name : JSON.stringify(name);
-  return new InputError(`Cannot read ${where}: ${osErrorText(error)}`, {
-    cause: error,
-  });
+  return new InputError(
+    `Cannot read ${inputName(name)}: ${osErrorText(error)}`,
+    {
+      cause: error,
+    },
+  );
 }

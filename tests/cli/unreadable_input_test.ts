@@ -374,3 +374,27 @@ Deno.test("an input that is a socket is named as one, in words, by view, diff an
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("a file named stdin that is not UTF-8 is named as a file (quoted) by aggregate and score, standard input as stdin", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "evalpipe_named_stdin_" });
+  try {
+    // UTF-16 with its byte-order mark: `{}` and a newline.
+    await Deno.writeFile(
+      join(dir, "stdin"),
+      new Uint8Array([0xff, 0xfe, 0x7b, 0, 0x7d, 0, 0x0a, 0]),
+    );
+    const why =
+      "it is UTF-16 text (it starts with a UTF-16 byte-order mark), not UTF-8; save it as UTF-8";
+    const scorer = ["--name", "s", "--scorer", "cat >/dev/null; echo '{}'"];
+    for (const args of [["aggregate"], ["score", ...scorer]]) {
+      const file = await withStdinFrom("/dev/null", [...args, "stdin"], dir);
+      assert.equal(file.code, 2, file.stderr);
+      assert.equal(file.stderr, `evalpipe: Cannot read "stdin": ${why}\n`);
+      const piped = await withStdinFrom(join(dir, "stdin"), args, dir);
+      assert.equal(piped.code, 2, piped.stderr);
+      assert.equal(piped.stderr, `evalpipe: Cannot read stdin: ${why}\n`);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

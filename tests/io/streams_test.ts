@@ -982,7 +982,7 @@ Deno.test("namedReads lets go of its input at the end, so the same stdin can be 
   // A second main() (bench:where's warm run) found Deno.stdin.readable
   // locked by the first one's reader.
   const source = ReadableStream.from([new Uint8Array([1, 2])]);
-  const bytes = await new Response(namedReads(source, "stdin")).bytes();
+  const bytes = await new Response(namedReads(source, "-")).bytes();
   assert.deepEqual([...bytes], [1, 2]);
   assert.equal(source.locked, false);
 });
@@ -992,7 +992,7 @@ Deno.test("namedReads checks the first four bytes however the input is cut, and 
   const bytes = (list: number[]) =>
     ReadableStream.from(list.map((b) => new Uint8Array([b])));
   const error = await new Response(
-    namedReads(bytes([0xff, 0xfe, 0, 0, 0x7b, 0, 0, 0]), "stdin"),
+    namedReads(bytes([0xff, 0xfe, 0, 0, 0x7b, 0, 0, 0]), "-"),
   ).bytes().then(() => undefined, (e: unknown) => e);
   assert.ok(error instanceof Error);
   assert.match(error.message, /^Cannot read stdin: it is UTF-32 text/);
@@ -1005,7 +1005,7 @@ Deno.test("namedReads checks the first four bytes however the input is cut, and 
       0x7d,
     ]]
   ) {
-    const got = await new Response(namedReads(bytes(list), "stdin")).bytes();
+    const got = await new Response(namedReads(bytes(list), "-")).bytes();
     assert.deepEqual([...got], list);
   }
 });
