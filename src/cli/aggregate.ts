@@ -88,7 +88,7 @@ what is not mapped is named on stderr. So is a baseline (run --save-baseline).`,
       const glass = evalglassLines({
         source: name,
         onDocument: (value, line) =>
-          documentLines(value, name, documentPlace(path, line), recordRanges),
+          documentLines(value, path, documentPlace(path, line), recordRanges),
         onRecord: (read, line) => {
           // The ranges evalpipe's export kept, as a RunRecord's are kept.
           for (
@@ -208,7 +208,7 @@ what is not mapped is named on stderr. So is a baseline (run --save-baseline).`,
  */
 async function documentLines(
   value: unknown,
-  name: string,
+  path: string,
   where: string,
   ranges: Map<string, readonly [number, number]>,
 ): Promise<unknown[] | undefined> {
@@ -219,10 +219,10 @@ async function documentLines(
     try {
       // Parsed already: its text is written again compactly, for the
       // record's own reader.
-      record = parseRunRecord(JSON.stringify(value), name);
+      record = parseRunRecord(JSON.stringify(value), path);
     } catch (error) {
       if (!(error instanceof SyntaxError)) throw error;
-      return [error];
+      return [named(error, path)];
     }
     for (const [metric, range] of Object.entries(record.value_ranges ?? {})) {
       if (!ranges.has(metric)) ranges.set(metric, range);
@@ -233,13 +233,25 @@ async function documentLines(
   const { baselineScores } = await import("../run/baseline.ts");
   let scores: import("../score/mod.ts").Score[];
   try {
-    scores = baselineScores(value, name === "stdin" ? "-" : name).scores;
+    scores = baselineScores(value, path).scores;
   } catch (error) {
     if (!(error instanceof InputError)) throw error;
-    return [error];
+    return [named(error, path)];
   }
   (await import("./_results.ts")).sayBaseline(where, scores.length);
   return groupedByExample(scores);
+}
+
+/**
+ * `error`, its input named as every message names it (`stdin`, unquoted, for
+ * `-`; a file named `stdin` quoted), as view's and diff's readers are.
+ */
+function named(error: Error, path: string): Error {
+  error.message = error.message.replaceAll(
+    JSON.stringify(path),
+    inputName(path),
+  );
+  return error;
 }
 
 /**

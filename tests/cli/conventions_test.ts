@@ -401,3 +401,46 @@ Deno.test("a file named stdin is named as a file (quoted) by view, aggregate, di
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test('aggregate names a baseline document\'s input as every message does: a file named stdin quoted, standard input stdin (not "-")', async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const baseline = JSON.stringify(
+      {
+        evalpipe_baseline: 1,
+        epochs: 1,
+        require: "all",
+        units: [{
+          example_id: "d#1",
+          unit_id: "d#1",
+          input: "x",
+          output: "x",
+          scores: [{
+            metric: "m",
+            status: "bogus",
+            validity: "valid",
+            value: 1,
+            evaluator_version: "m@1",
+          }],
+        }],
+      },
+      null,
+      2,
+    ) + "\n";
+    await Deno.writeTextFile(`${dir}/stdin`, baseline);
+    const file = await cli(["aggregate", "stdin"], dir);
+    assert.equal(file.code, 2, file.stderr);
+    assert.match(
+      file.stderr,
+      /^evalpipe: Malformed Score in "stdin" line 1: Invalid baseline "stdin": unit 1 /m,
+    );
+    const piped = await cliWithStdin(["aggregate", "-"], dir, baseline);
+    assert.equal(piped.code, 2, piped.stderr);
+    assert.match(
+      piped.stderr,
+      /^evalpipe: Malformed Score in stdin line 1: Invalid baseline stdin: unit 1 /m,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
