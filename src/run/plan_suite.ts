@@ -35,7 +35,8 @@ import {
   selectTargets,
 } from "../config/targets.ts";
 import type { TargetConfig } from "../config/types.ts";
-import { datasetSources, type InvalidCase, whereOf } from "./datasets.ts";
+import { datasetSources, whereOf } from "./datasets.ts";
+import type { InvalidCase } from "./invalid_case.ts";
 import { JUDGE_TEMPLATES } from "../scorers/_judge_vars.ts";
 
 /**

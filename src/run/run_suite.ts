@@ -46,11 +46,10 @@ import {
   datasetsFingerprint,
   type DatasetSource,
   datasetSources,
-  type InvalidCase,
-  invalidCaseText,
   loadSources,
   whereOf,
 } from "./datasets.ts";
+import { type InvalidCase, invalidCaseText } from "./invalid_case.ts";
 import type { SelectionTally, ShardInfo, Subset } from "../record/selection.ts";
 // --- targets, matrix, baselines, reducers (issue 14) ---
 import type { CaseRequirement } from "../aggregate/types.ts";
