@@ -98,8 +98,8 @@ function evalglassDiagnostic(d: Diagnostic): Record<string, unknown> {
 
 /**
  * One Score in evalglass's shape: what evalglass's `Score.to_dict` writes
- * (empty lists and mappings left out), with evalpipe's `passed` and `reason`
- * kept beside it.
+ * (empty lists and mappings left out), with evalpipe's `passed`, `reason`
+ * and, in a matrix run, `target_name` kept beside it.
  *
  * @param score An evalpipe Score.
  * @returns The evalglass Score.
@@ -131,6 +131,9 @@ export function evalglassScore(score: Score): EvalglassScore {
   }
   if (score.example_id !== undefined) out.example_id = score.example_id;
   if (score.unit_id !== undefined) out.unit_id = score.unit_id;
+  // A matrix run's Scores say which target they measured: without it, read
+  // back, the targets' Scores would pool into one metric.
+  if (score.target_name !== undefined) out.target_name = score.target_name;
   if (score.passed !== undefined) out.passed = score.passed;
   if (score.reason !== undefined) out.reason = score.reason;
   return out;

@@ -41,6 +41,8 @@ export interface EvalglassScore {
   example_id?: string;
   /** The unit measured. */
   unit_id?: string;
+  /** In a matrix run, the target measured (evalpipe's; not read by evalglass). */
+  target_name?: string;
   /** evalpipe's verdict (not read by evalglass). */
   passed?: boolean;
   /** evalpipe's reason (not read by evalglass). */

@@ -6,6 +6,8 @@
 
 import assert from "node:assert/strict";
 import { cli, cliWithStdin } from "../_cli.ts";
+import { withTempDir } from "../_proc.ts";
+import { assertSchema } from "./_schemas.ts";
 import { withEveryStatusRun } from "./_every_status.ts";
 
 // deno-lint-ignore no-explicit-any
@@ -110,5 +112,77 @@ Deno.test("an exported record read back gives the original's aggregates, per-uni
     assert.equal(back.passed, original_a.passed);
     assert.equal(back.reason, original_a.reason);
     assert.deepEqual(back.provenance, original_a.provenance);
+  });
+});
+
+Deno.test("an exported matrix record keeps each Score's target_name, so read back it gives the run's per-target aggregates and comparison", async () => {
+  await withTempDir(async (dir) => {
+    // Two targets that answer differently: "upper" matches every expected,
+    // "lower" none.
+    await Deno.writeTextFile(
+      `${dir}/answer.py`,
+      `import json, sys
+case = json.load(sys.stdin)
+print(case["input"].upper() if sys.argv[1] == "upper" else case["input"])
+`,
+    );
+    await Deno.writeTextFile(
+      `${dir}/cases.jsonl`,
+      '{"id":"a","input":"a","expected":"A"}\n' +
+        '{"id":"\u00e9 \u{1F642}","input":"b","expected":"B"}\n',
+    );
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      `dataset: cases.jsonl
+targets:
+  upper: { type: subprocess, cmd: python3 answer.py upper }
+  lower: { type: subprocess, cmd: python3 answer.py lower }
+scorers:
+  - type: exact_match
+`,
+    );
+    const run = await cli(
+      ["run", "suite.yaml", "--matrix", "upper,lower", "--record", "run.json"],
+      dir,
+    );
+    assert.equal(run.code, 0, run.stderr);
+    const exported = await cli(
+      ["export", "--to", "evalglass", "run.json", "reports"],
+      dir,
+    );
+    assert.equal(exported.code, 0, exported.stderr);
+    const path = exported.stdout.trimEnd();
+
+    // Each Score says which target it measured, beside evalglass's fields
+    // (which its reader ignores), as passed and reason do.
+    const scores = JSON.parse(await Deno.readTextFile(`${dir}/${path}`)).scores;
+    assert.deepEqual(
+      scores.map((s: Json) => [s.unit_id, s.target_name, s.value]),
+      [
+        ["cases.jsonl#a~upper", "upper", 1],
+        ["cases.jsonl#a~lower", "lower", 0],
+        ["cases.jsonl#\u00e9 \u{1F642}~upper", "upper", 1],
+        ["cases.jsonl#\u00e9 \u{1F642}~lower", "lower", 0],
+      ],
+    );
+    for (const s of scores) assertSchema("score", s, "an exported Score");
+
+    // Read back, the targets stay apart: the same Aggregates per target and
+    // the same comparison as the RunRecord gives.
+    for (const command of ["aggregate", "diff"]) {
+      const a = await cli([command, "run.json"], dir);
+      const b = await cli([command, path], dir);
+      assert.equal(a.code, 0, a.stderr);
+      assert.equal(b.code, 0, b.stderr);
+      assert.deepEqual(ndjson(b.stdout), ndjson(a.stdout), command);
+    }
+    const back = ndjson((await cli(["aggregate", path], dir)).stdout);
+    assert.deepEqual(
+      back.filter((a) => a.target_name !== undefined).map((a) => [
+        a.target_name,
+        a.mean,
+      ]),
+      [["upper", 1], ["lower", 0]],
+    );
   });
 });
