@@ -222,6 +222,7 @@ export function fromEvalglass(
       }
     }
     try {
+      refuseNulls(raw);
       return parseScore(raw);
     } catch (error) {
       if (!(error instanceof SyntaxError)) throw error;
@@ -244,6 +245,30 @@ export function fromEvalglass(
     contradicted: contradictedMetrics(value.scorecard, scores),
     ...(ranges !== undefined ? { value_ranges: ranges } : {}),
   };
+}
+
+/**
+ * Refuses a list or mapping given as `null`, as evalglass's reader does
+ * ("must be a list when present"), though evalpipe's own Scores may read
+ * it as absent: a record evalglass refuses is an input error here too.
+ */
+function refuseNulls(raw: unknown): void {
+  if (typeof raw !== "object" || raw === null) return;
+  const s = raw as Record<string, unknown>;
+  const refuse = (field: string, kind: string) => {
+    throw new SyntaxError(`${field} must be ${kind} when present, not null`);
+  };
+  if (s.diagnostics === null) refuse('"diagnostics"', "a list");
+  if (s.evidence_refs === null) refuse('"evidence_refs"', "a list");
+  if (s.provenance === null) refuse('"provenance"', "a mapping");
+  if (!Array.isArray(s.diagnostics)) return;
+  s.diagnostics.forEach((d: unknown, i) => {
+    const o = d as Record<string, unknown> | null;
+    if (typeof o !== "object" || o === null) return;
+    const item = `"diagnostics" item ${i + 1}: `;
+    if (o.details === null) refuse(`${item}"details"`, "a mapping");
+    if (o.evidence_refs === null) refuse(`${item}"evidence_refs"`, "a list");
+  });
 }
 
 /** The value ranges evalpipe's export put in its `evalpipe.export` diagnostic, when they are well formed. */

@@ -203,6 +203,46 @@ Deno.test("an evalglass record on one line opens too; one with an invalid Score 
       /^evalpipe: Invalid evalglass run record "fatal\.json" line \d+: score 3: "diagnostics" item 1: "severity" must be one of info, warning, error, not "fatal"$/m,
     );
 
+    // A list or mapping given as null, which evalglass's reader refuses
+    // ("must be a list when present"): the Score and the field are named.
+    for (
+      const [field, edit] of [
+        ['"diagnostics"', (s: Json) => s.diagnostics = null],
+        ['"evidence_refs"', (s: Json) => s.evidence_refs = null],
+        ['"provenance"', (s: Json) => s.provenance = null],
+        [
+          '"diagnostics" item 1: "details"',
+          (s: Json) =>
+            s.diagnostics = [
+              { code: "c", severity: "info", message: "m", details: null },
+            ],
+        ],
+      ] as const
+    ) {
+      const nulled = structuredClone(record);
+      edit(nulled.scores[2]);
+      await Deno.writeTextFile(
+        `${dir}/nulled.json`,
+        JSON.stringify(nulled, null, 2),
+      );
+      for (
+        const args of [["view", "nulled.json"], ["aggregate", "nulled.json"]]
+      ) {
+        const out = await cli(args, dir);
+        assert.equal(out.code, 2, `${field}: ${out.stderr}`);
+        assert.ok(
+          out.stderr.includes(
+            `score 3: ${field} must be ${
+              field.endsWith('"details"') || field === '"provenance"'
+                ? "a mapping"
+                : "a list"
+            } when present, not null`,
+          ),
+          out.stderr,
+        );
+      }
+    }
+
     record.scores[1].value = null; // a scored Score without a value
     const pretty = JSON.stringify(record, null, 2);
     await Deno.writeTextFile(`${dir}/runrecord.json`, pretty);
