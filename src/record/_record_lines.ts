@@ -49,7 +49,8 @@ export function headerLine(text: string): HeaderLine | undefined {
  */
 export type BodyLine =
   | { entry: unknown }
-  | { end: Record<string, unknown> | undefined }
+  | { end: Record<string, unknown> }
+  | { end: undefined; torn: string }
   | undefined;
 
 /**
@@ -61,14 +62,17 @@ export type BodyLine =
  */
 export function bodyLine(text: string | undefined): BodyLine {
   // Only the last line can be torn by a crash; the record ends before it.
-  if (text === undefined) return { end: undefined };
+  // `torn` says why, for a reader that finds lines after it.
+  if (text === undefined) {
+    return { end: undefined, torn: "not valid UTF-8, or too long" };
+  }
   if (text.startsWith("]")) {
     try {
       return { end: JSON.parse(`{${text.slice(2)}`) };
     } catch (error) {
       // A closing line cut short: the record did not finish.
       if (!(error instanceof SyntaxError)) throw error;
-      return { end: undefined };
+      return { end: undefined, torn: error.message };
     }
   }
   const json = text.endsWith(",") ? text.slice(0, -1) : text;
@@ -78,6 +82,26 @@ export function bodyLine(text: string | undefined): BodyLine {
   } catch (error) {
     // A torn line: the record ends at the line before.
     if (!(error instanceof SyntaxError)) throw error;
-    return { end: undefined };
+    return { end: undefined, torn: error.message };
   }
+}
+
+/**
+ * The error of a line that is not JSON with lines after it: a crash tears
+ * only a record's last line, so this one was damaged or edited by hand, and
+ * reading the record as cut short there would drop every line after it.
+ *
+ * @param path The record, for the message.
+ * @param line The line's 1-based number.
+ * @param torn Why it is not JSON.
+ * @returns The message.
+ */
+export function notLastMessage(
+  path: string,
+  line: number,
+  torn: string,
+): string {
+  return `Invalid run record ${
+    JSON.stringify(path)
+  } line ${line}: it is not JSON (${torn}), and lines follow it: only a record's last line can be cut short by a crash`;
 }

@@ -31,7 +31,12 @@ import type { Fingerprints } from "../fingerprint/fingerprint.ts";
 import { CaseError } from "../dataset/case.ts";
 import { parseUnit, type Unit, unitLine } from "../dataset/unit.ts";
 import { LineStream } from "../io/line_stream.ts";
-import { bodyLine, type HeaderLine, headerLine } from "./_record_lines.ts";
+import {
+  bodyLine,
+  type HeaderLine,
+  headerLine,
+  notLastMessage,
+} from "./_record_lines.ts";
 import {
   selectionAt,
   type SelectionTally,
@@ -682,11 +687,20 @@ function splitText(
   }
   const check = new RecordCheck(head, path, body);
   const entries: unknown[] = [];
-  for (const line of text.slice(marker + body.length + 4).split("\n")) {
-    const read = bodyLine(line);
+  // The body's first line is the header's.
+  const first = text.slice(0, marker).split("\n").length;
+  const lines = text.slice(marker + body.length + 4).split("\n");
+  for (let i = 0; i < lines.length; i++) {
+    const read = bodyLine(lines[i]);
     if (read === undefined) continue;
-    // A record that did not parse whole is read as cut short, its end or not.
-    if ("end" in read) break;
+    // A record that did not parse whole is read as cut short, its end or
+    // not, when the line it ends at is its last.
+    if ("end" in read) {
+      if (read.end === undefined && lines.slice(i + 1).some((l) => l.trim())) {
+        throw new RunRecordError(notLastMessage(path, first + i, read.torn));
+      }
+      break;
+    }
     entries.push(read.entry);
   }
   return { check, entries, end: undefined };
@@ -841,8 +855,18 @@ async function readRecordFile(
   let header: HeaderLine | undefined;
   let check: RecordCheck | undefined;
   let end: Record<string, unknown> | undefined;
+  // A line that is not JSON ends the record only when it is the last.
+  let torn: { line: number; why: string } | undefined;
+  let at = 0;
   // Leaving the loop cancels the stream, which closes the file.
   for await (const line of lines) {
+    at++;
+    if (torn !== undefined) {
+      if (line.error !== undefined || line.text.trim() !== "") {
+        throw new RunRecordError(notLastMessage(path, torn.line, torn.why));
+      }
+      continue;
+    }
     if (check === undefined) {
       header = line.error === undefined ? headerLine(line.text) : undefined;
       if (header === undefined) break;
@@ -854,7 +878,11 @@ async function readRecordFile(
     const read = bodyLine(line.error === undefined ? line.text : undefined);
     if (read === undefined) continue;
     if ("end" in read) {
-      if (read.end !== undefined) end = { ...header!.fields, ...read.end };
+      if (read.end === undefined) {
+        torn = { line: at, why: read.torn };
+        continue;
+      }
+      end = { ...header!.fields, ...read.end };
       break;
     }
     const entry = check.entry(read.entry);

@@ -748,3 +748,55 @@ Deno.test("readRunRecord names a file it cannot read in a few words, as a RunRec
     }
   });
 });
+
+Deno.test("a record with a line that is not JSON before its last (a NaN written in by hand) is an input error naming the line, never read as cut short there", async () => {
+  await withDir(
+    { "suite.yaml": REPLAY_SUITE, "data.jsonl": jsonl(CASES) },
+    async (dir) => {
+      const out = await cli(["run", "suite.yaml", "--record", "rec.json"], dir);
+      assert.equal(out.code, 0, out.stderr);
+      const lines = (await Deno.readTextFile(`${dir}/rec.json`)).split("\n");
+      // The second unit (line 3): its first Score's value becomes NaN.
+      lines[2] = lines[2]!.replace(/"value":[^,]+/, '"value":NaN');
+      assert.match(lines[2], /"value":NaN/);
+      const text = lines.join("\n");
+      await Deno.writeTextFile(`${dir}/nan.json`, text);
+      const message =
+        /^Invalid run record "nan\.json" line 3: it is not JSON \(.+\), and lines follow it: only a record's last line can be cut short by a crash$/;
+      assert.throws(() => parseRunRecord(text, "nan.json"), (e: unknown) => {
+        assert.ok(e instanceof RunRecordError);
+        assert.match(e.message, message);
+        return true;
+      });
+      await assert.rejects(readRunRecord(`${dir}/nan.json`), (e: unknown) => {
+        assert.ok(e instanceof RunRecordError);
+        assert.ok(
+          e.message.includes(`"${dir}/nan.json" line 3: it is not JSON (`),
+          e.message,
+        );
+        return true;
+      });
+      // Every command that reads it says so and exits 2, nothing written.
+      for (
+        const args of [
+          ["view", "nan.json"],
+          ["aggregate", "nan.json"],
+          ["export", "--to", "evalglass", "nan.json", "out"],
+        ]
+      ) {
+        const read = await cli(args, dir);
+        assert.equal(read.code, 2, `${args[0]}: ${read.stderr}`);
+        assert.match(read.stderr, /"nan\.json" line 3: it is not JSON/);
+        assert.equal(read.stdout, "");
+      }
+      // The same line last, as a crash leaves it: the record is read up to it.
+      await Deno.writeTextFile(
+        `${dir}/torn.json`,
+        lines.slice(0, 3).join("\n"),
+      );
+      const torn = await readRunRecord(`${dir}/torn.json`);
+      assert.equal(torn.complete, false);
+      assert.equal(torn.units.length, 1);
+    },
+  );
+});
