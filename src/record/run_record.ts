@@ -689,7 +689,9 @@ function splitText(
   const entries: unknown[] = [];
   // The body's first line is the header's.
   const first = text.slice(0, marker).split("\n").length;
-  const lines = text.slice(marker + body.length + 4).split("\n");
+  // CRLF too, as the line-at-a-time reader splits: a CR left on a line
+  // would make every line before the last one that is not JSON.
+  const lines = text.slice(marker + body.length + 4).split(/\r?\n/);
   for (let i = 0; i < lines.length; i++) {
     const read = bodyLine(lines[i]);
     if (read === undefined) continue;

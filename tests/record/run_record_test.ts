@@ -749,16 +749,26 @@ Deno.test("readRunRecord names a file it cannot read in a few words, as a RunRec
   });
 });
 
+/** The lines of a record of REPLAY_SUITE's run over CASES, run in `dir`. */
+async function recordLines(dir: string): Promise<string[]> {
+  const out = await cli(["run", "suite.yaml", "--record", "rec.json"], dir);
+  assert.equal(out.code, 0, out.stderr);
+  return (await Deno.readTextFile(`${dir}/rec.json`)).split("\n");
+}
+
+/** The record's lines with the second unit's (line 3) first value a NaN. */
+function withNaN(lines: readonly string[]): string[] {
+  const out = [...lines];
+  out[2] = out[2]!.replace(/"value":[^,]+/, '"value":NaN');
+  assert.match(out[2], /"value":NaN/);
+  return out;
+}
+
 Deno.test("a record with a line that is not JSON before its last (a NaN written in by hand) is an input error naming the line, never read as cut short there", async () => {
   await withDir(
     { "suite.yaml": REPLAY_SUITE, "data.jsonl": jsonl(CASES) },
     async (dir) => {
-      const out = await cli(["run", "suite.yaml", "--record", "rec.json"], dir);
-      assert.equal(out.code, 0, out.stderr);
-      const lines = (await Deno.readTextFile(`${dir}/rec.json`)).split("\n");
-      // The second unit (line 3): its first Score's value becomes NaN.
-      lines[2] = lines[2]!.replace(/"value":[^,]+/, '"value":NaN');
-      assert.match(lines[2], /"value":NaN/);
+      const lines = withNaN(await recordLines(dir));
       const text = lines.join("\n");
       await Deno.writeTextFile(`${dir}/nan.json`, text);
       const message =
@@ -797,6 +807,37 @@ Deno.test("a record with a line that is not JSON before its last (a NaN written 
       const torn = await readRunRecord(`${dir}/torn.json`);
       assert.equal(torn.complete, false);
       assert.equal(torn.units.length, 1);
+    },
+  );
+});
+
+Deno.test("parseRunRecord reads a record with CRLF line ends as readRunRecord does: a torn last line ends it, a damaged line before it is named", async () => {
+  await withDir(
+    { "suite.yaml": REPLAY_SUITE, "data.jsonl": jsonl(CASES) },
+    async (dir) => {
+      const lines = await recordLines(dir);
+      // Cut inside the fifth line, as a crash leaves it; then CRLF, as a
+      // Windows checkout (git autocrlf) or an editor writes it.
+      const torn = [...lines.slice(0, 4), lines[4]!.slice(0, 40)].join("\r\n");
+      for (const text of [torn, `${torn}\r\n`]) {
+        await Deno.writeTextFile(`${dir}/crlf.json`, text);
+        const parsed = parseRunRecord(text, "crlf.json");
+        const read = await readRunRecord(`${dir}/crlf.json`);
+        assert.equal(parsed.complete, false);
+        assert.equal(parsed.units.length, 3);
+        assert.deepEqual(parsed.units, read.units);
+      }
+      // A line damaged before the last: both name it, not the line before.
+      const text = withNaN(lines).join("\r\n");
+      await Deno.writeTextFile(`${dir}/nan.json`, text);
+      assert.throws(
+        () => parseRunRecord(text, "nan.json"),
+        /"nan\.json" line 3: it is not JSON/,
+      );
+      await assert.rejects(
+        readRunRecord(`${dir}/nan.json`),
+        /nan\.json" line 3: it is not JSON/,
+      );
     },
   );
 });
