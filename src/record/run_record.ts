@@ -724,14 +724,17 @@ class Gathered {
 }
 
 /**
- * Reads a RunRecord, validating it. A record cut short by a crash is read up
- * to its last whole Score and marked incomplete. The aggregates of any record
- * are computed from the Scores it holds, not read from the file.
+ * Reads a RunRecord, validating it. A record cut short by a crash (its last
+ * line torn) is read up to its last whole Score and marked incomplete. The
+ * aggregates of any record are computed from the Scores it holds, not read
+ * from the file.
  *
  * @param text The file's text.
  * @param path The file, for messages.
  * @returns The record.
- * @throws {RunRecordError} When it is not a RunRecord or a Score in it is invalid.
+ * @throws {RunRecordError} When it is not a RunRecord, a Score in it is
+ *   invalid, or a line before its last is not JSON (`Invalid run record
+ *   "run.json" line 3: it is not JSON (...), and lines follow it`).
  *
  * @example A record torn inside its second Score is read up to the first
  * ```ts
@@ -764,9 +767,10 @@ export function parseRunRecord(text: string, path: string): RunRecord {
  *
  * @param path The file.
  * @returns The record.
- * @throws {RunRecordError} When it is not a RunRecord or a unit or Score in
- *   it is invalid, or when it cannot be read (`Cannot read run record
- *   "run.json": no such file`, `it is a folder`).
+ * @throws {RunRecordError} When it is not a RunRecord, a unit or Score in
+ *   it is invalid or a line before its last is not JSON (as
+ *   {@linkcode parseRunRecord} throws), or when it cannot be read (`Cannot
+ *   read run record "run.json": no such file`, `it is a folder`).
  *
  * @example Read back a record written as the run went
  * ```ts
