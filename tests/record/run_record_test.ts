@@ -819,7 +819,11 @@ Deno.test("parseRunRecord reads a record with CRLF line ends as readRunRecord do
       // Cut inside the fifth line, as a crash leaves it; then CRLF, as a
       // Windows checkout (git autocrlf) or an editor writes it.
       const torn = [...lines.slice(0, 4), lines[4]!.slice(0, 40)].join("\r\n");
-      for (const text of [torn, `${torn}\r\n`]) {
+      const lf = [...lines.slice(0, 4), lines[4]!.slice(0, 40)].join("\n");
+      // Blank lines after the torn one (a copy, an editor) change nothing.
+      for (
+        const text of [torn, `${torn}\r\n`, `${torn}\r\n\r\n`, `${lf}\n\n`]
+      ) {
         await Deno.writeTextFile(`${dir}/crlf.json`, text);
         const parsed = parseRunRecord(text, "crlf.json");
         const read = await readRunRecord(`${dir}/crlf.json`);
