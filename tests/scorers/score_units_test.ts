@@ -276,6 +276,47 @@ Deno.test("functionScorer's timeout makes a late async function a scorer.timeout
   }
 });
 
+Deno.test("functionScorer gives an async function 60 s by default: one that never settles is a scorer.timeout error, and the stage ends", async () => {
+  // The platform's clock, made quick: a timer of a minute or more fires
+  // after 10 ms. Without a default timeout no timer is set, and the stage
+  // never ends (within() says so).
+  const realSetTimeout = globalThis.setTimeout;
+  const asked: number[] = [];
+  globalThis.setTimeout = ((fn: () => void, ms?: number) => {
+    asked.push(ms ?? 0);
+    return realSetTimeout(fn, (ms ?? 0) >= 60_000 ? 10 : ms);
+  }) as typeof setTimeout;
+  let aborted: unknown;
+  const never = functionScorer("never", (_unit, { signal }) => {
+    signal?.addEventListener("abort", () => (aborted = signal.reason));
+    return new Promise<number>(() => {});
+  });
+  try {
+    const scores = await within(
+      Array.fromAsync(
+        ReadableStream.from([UNIT]).pipeThrough(
+          scoreUnits([never, exactMatch()]),
+        ),
+      ),
+      5000,
+      "scoreUnits with a function that never settles",
+    );
+    assert.deepEqual(outcomes(scores), [
+      ["never", "error", "scorer.timeout"],
+      ["exact_match", "non_evaluable", ""],
+    ]);
+    assert.equal(
+      scores[0]!.reason,
+      'scorer error: scorer "never" timed out after 60 s',
+    );
+    assert.deepEqual([scores[0]!.value, scores[0]!.passed], [null, false]);
+    assert.ok(asked.includes(60_000), `timers set: ${asked.join(", ")}`);
+    assert.ok(aborted instanceof Error && /timed out/.test(aborted.message));
+  } finally {
+    globalThis.setTimeout = realSetTimeout;
+  }
+});
+
 Deno.test("scoreUnits files a function scorer's result that breaks a Score rule as scorer.invalid_score", async () => {
   const results = [
     NaN,
