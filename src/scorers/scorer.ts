@@ -500,15 +500,27 @@ export function functionScorer(
     }
     if (typeof result === "object" && result !== null) {
       if (isScoreBatch(result) || isScore(result)) return result;
-      if ("score" in result) return scoreFromVerdict(name, version, result);
+      if ("score" in result && result.score != null) {
+        return scoreFromVerdict(name, version, result);
+      }
     }
     // Not a result at all: an invalid Score, as a broken one is.
+    const verdictLike = typeof result === "object" && result !== null;
     throw new ScoreError(
       `Function scorer "${name}" returned ${returnedText(result)}: ` +
-        "expected a number, a boolean, a verdict, a Score or a batch" +
+        (verdictLike && "score" in result
+          ? `a verdict's "score" is a finite number`
+          : "expected a number, a boolean, a verdict, a Score or a batch") +
         // `{ value, passed }` reads like a verdict, whose number is `score`.
-        (typeof result === "object" && result !== null && "value" in result
+        (verdictLike && "value" in result && !("score" in result)
           ? ' (a verdict gives its number as "score")'
+          : "") +
+        // No number at all (`None`, `{score: null}`) is how other tools say
+        // "does not apply": here that is a Score of its own, never a guess.
+        (result === null || (verdictLike && "score" in result)
+          ? `; for a unit the metric does not apply to, return nonEvaluable(${
+            JSON.stringify(name)
+          }, { reason: "not applicable: <why>" })`
           : ""),
     );
   }

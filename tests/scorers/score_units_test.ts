@@ -3,6 +3,7 @@ import {
   exactMatch,
   functionScorer,
   type FunctionScorerResult,
+  nonEvaluable,
   type Score,
   scored,
   type Scorer,
@@ -379,6 +380,53 @@ Deno.test("functionScorer quotes what it was given back as TypeScript shows it: 
     reason,
   );
   assert.ok(reason.length < 400, `${reason.length} characters`);
+});
+
+Deno.test("functionScorer's verdict without a number, or null, is an invalid Score that names nonEvaluable, the way to say a metric does not apply", async () => {
+  const results = [
+    { score: null },
+    { score: undefined, reason: "no context" },
+    null,
+  ] as unknown as FunctionScorerResult[];
+  const scorers = results.map((r, i) => functionScorer(`m${i}`, () => r));
+  // The way it names: a Score of its own, out of the mean and the pass rate.
+  scorers.push(
+    functionScorer(
+      "m3",
+      () => nonEvaluable("m3", { reason: "not applicable: no context" }),
+    ),
+  );
+  const scores = await Array.fromAsync(
+    ReadableStream.from([UNIT]).pipeThrough(scoreUnits(scorers)),
+  );
+  const prefix = "scorer error: invalid Score: Function scorer";
+  const hint = (m: string) =>
+    `for a unit the metric does not apply to, return nonEvaluable("${m}", { reason: "not applicable: <why>" })`;
+  assert.deepEqual(scores.map((s) => [s.status, s.validity, s.reason]), [
+    [
+      "error",
+      "not_measured",
+      `${prefix} "m0" returned { score: null }: a verdict's "score" is a finite number; ${
+        hint("m0")
+      }`,
+    ],
+    [
+      "error",
+      "not_measured",
+      `${prefix} "m1" returned { score: undefined, reason: "no context" }: a verdict's "score" is a finite number; ${
+        hint("m1")
+      }`,
+    ],
+    [
+      "error",
+      "not_measured",
+      `${prefix} "m2" returned null: expected a number, a boolean, a verdict, a Score or a batch; ${
+        hint("m2")
+      }`,
+    ],
+    ["non_evaluable", "not_applicable", "not applicable: no context"],
+  ]);
+  assert.ok(scores.every((s) => s.value === null));
 });
 
 Deno.test("scoreUnits refuses, as it is built, two scorers that give one metric", () => {
