@@ -132,10 +132,14 @@ export interface Scorer {
    */
   skipsCall?(unit: Unit): boolean;
   /**
-   * Whether a reply the cache holds for scoring a unit (under
-   * {@linkcode Scorer.cacheKey}'s key) can be used, for a scorer that
-   * refuses some (a judge's reply without a verdict): one it refuses is a
-   * miss, which `validate` counts as missing, as a replay meets it.
+   * Whether this scorer's `score` would take a reply the cache holds for
+   * a unit (under {@linkcode Scorer.cacheKey}'s key), for a scorer that
+   * refuses some (a judge's reply without a verdict, or a refusal, is
+   * not cached nor taken from the cache). It is for `validate` (and
+   * `planSuite`) alone, which call nothing: a stored reply it refuses is
+   * counted missing, not stored, since `--cache replay` meets it as a miss
+   * (`cache.miss`) and `auto` pays for the call again. Left out, every
+   * stored reply counts as stored.
    */
   usableReply?(
     unit: Unit,
