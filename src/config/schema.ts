@@ -270,8 +270,17 @@ function choiceHint(
     const word = actual.toLowerCase().replace(/[^a-z0-9]/g, "");
     if (Object.hasOwn(OTHER_SCORERS, word)) return `; ${OTHER_SCORERS[word]}`;
   }
-  const near = nearest(actual, choices.map(String));
+  // Another case (`JSON`, `Exact_Match`) or spelling of the word breaks
+  // (`exact-match`): too far by edits for a short word, but surely meant.
+  const folded = foldWord(actual);
+  const near = choices.map(String).find((c) => foldWord(c) === folded) ??
+    nearest(actual, choices.map(String));
   return near === undefined ? "" : `; did you mean ${JSON.stringify(near)}?`;
+}
+
+/** A word in lower case with `_`, `-` and spaces taken out, for comparing. */
+function foldWord(word: string): string {
+  return word.toLowerCase().replace(/[\s_-]/g, "");
 }
 
 /**

@@ -126,6 +126,33 @@ Deno.test("checkConfigText names a value that is none of a key's words with the 
   );
 });
 
+Deno.test("checkConfigText names the scorer type a value is in another case or with other word breaks, short or long", async () => {
+  const head = "dataset: d.jsonl\ntarget: { type: replay }\n";
+  // Too many edits from a short word to be suggested by nearness alone.
+  for (
+    const [written, meant] of [
+      ["JSON", "json"],
+      ["Regex", "regex"],
+      ["BLEU", "bleu"],
+      ["Exact_Match", "exact_match"],
+      ["exact-match", "exact_match"],
+      ["Token F1", "token_f1"],
+      ["ROUGE_L", "rouge_l"],
+    ]
+  ) {
+    const error = await configError(
+      `${head}scorers:\n  - type: ${written}\n`,
+    );
+    assert.match(
+      error.message,
+      new RegExp(
+        `^Invalid config "suite\\.yaml" line 4: "scorers\\[0\\]\\.type" is string "${written}"; expected one of subprocess, .*; did you mean "${meant}"\\?$`,
+      ),
+      written,
+    );
+  }
+});
+
 Deno.test("cli run names a misspelt top-level key and its line, exit 2", async () => {
   const dir = await Deno.makeTempDir({ prefix: "evalpipe_config_test_" });
   try {
