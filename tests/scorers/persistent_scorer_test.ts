@@ -1508,6 +1508,41 @@ Deno.test("persistentScorer's own path serves no script's scorer spread from it 
   );
 });
 
+Deno.test("persistentScorer itself takes its unit path and its pooled path (a run's speed rests on them); a scorer spread from it takes neither", async () => {
+  // Its guard refusing the scorer it came with would leave every Score the
+  // same, each made by score() and checkScores, only slower: no other test
+  // would see it.
+  const { Later } = await import("../../src/io/_later.ts");
+  const { unitLaterOf, unitPathOf } = await import(
+    "../../src/scorers/_unit_path.ts"
+  );
+  await withPythonScorer("itself", `return '{"score": 0.75}'`, async (s) => {
+    const failed = () => {
+      throw new Error("no case of this test fails");
+    };
+    const path = unitPathOf(s);
+    const later = unitLaterOf(s);
+    assert.ok(path !== undefined && later !== undefined);
+    const byPath = await path.call(s, unit("a"), {}, failed);
+    assert.ok(byPath !== undefined, "the scorer declined its own unit path");
+    let byLater = later.call(s, unit("b"), {}, failed);
+    assert.ok(byLater !== undefined, "the scorer declined its pooled path");
+    if (byLater instanceof Later) {
+      const pending = byLater;
+      byLater = pending.done ? pending.value! : await new Promise<Score[]>(
+        (resolve) => (pending.onSettle = () => resolve(pending.value!)),
+      );
+    }
+    assert.deepEqual(
+      [...byPath, ...await byLater].map((x) => `${x.unit_id} ${x.value}`),
+      ["t#a 0.75", "t#b 0.75"],
+    );
+    const spread = { ...s, name: "renamed" };
+    assert.equal(await path.call(spread, unit("c"), {}, failed), undefined);
+    assert.equal(later.call(spread, unit("c"), {}, failed), undefined);
+  });
+});
+
 Deno.test("persistentScorer scores blocked units through the scoring stage without sending them", async () => {
   await withPythonScorer(
     "seen",
