@@ -201,22 +201,32 @@ export function parseVerdict(cmd: string, stdout: string): Verdict {
   try {
     value = JSON.parse(text);
   } catch (error) {
-    if (error instanceof SyntaxError) throw invalidVerdict(cmd, text);
+    if (error instanceof SyntaxError) {
+      throw invalidVerdict(cmd, text, notJsonHint(text));
+    }
     throw error;
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw invalidVerdict(cmd, text);
+    throw invalidVerdict(cmd, text, shapeHint(value, text));
   }
   const { score, passed, reason } = value as Record<string, unknown>;
   if (typeof score !== "number" || !Number.isFinite(score)) {
-    throw invalidVerdict(cmd, text);
+    throw invalidVerdict(cmd, text, scoreHint(value as object, score));
   }
   // null is absent (serde's Option), anything else must have its type.
-  if (
-    (passed != null && typeof passed !== "boolean") ||
-    (reason != null && typeof reason !== "string")
-  ) {
-    throw invalidVerdict(cmd, text);
+  if (passed != null && typeof passed !== "boolean") {
+    throw invalidVerdict(
+      cmd,
+      text,
+      ` ("passed" is ${JSON.stringify(passed)}: true, false or null)`,
+    );
+  }
+  if (reason != null && typeof reason !== "string") {
+    throw invalidVerdict(
+      cmd,
+      text,
+      ` ("reason" is ${clip(JSON.stringify(reason), 40)}: a string or null)`,
+    );
   }
   // A field given twice: which was meant cannot be known (EvalCore's serde
   // refuses it; JSON.parse would keep the last).
@@ -248,6 +258,106 @@ function invalidVerdict(
     }${why}`,
     "scorer.invalid_verdict",
   );
+}
+
+/**
+ * A note for a scorer that printed a good verdict and then exited non-zero
+ * without a word on stderr, as one does that takes its exit status for the
+ * case's pass or fail (a crash says why on stderr, and needs no note).
+ */
+function verdictBeforeExit(cmd: string, result: RunResult): string {
+  if (
+    result.kind !== "exited" || result.signal !== null ||
+    decoder.decode(result.stderr).trim() !== ""
+  ) return "";
+  try {
+    parseVerdict(cmd, decoder.decode(result.stdout));
+  } catch (error) {
+    if (error instanceof SubprocessScorerError) return "";
+    throw error;
+  }
+  return ' (after a verdict on stdout: a non-zero exit is a scorer error, not a failing case; say that with "passed": false and exit 0)';
+}
+
+/**
+ * What a scorer author would most likely have to change, for stdout that is
+ * not JSON: the usual slips of a first scorer. Only for a refused verdict.
+ */
+function notJsonHint(text: string): string {
+  if (text === "") {
+    return ' (stdout is empty: print one JSON object, {"score": …})';
+  }
+  if (/^\{\s*'/.test(text)) {
+    return " (a Python dict, not JSON: print json.dumps(verdict))";
+  }
+  if (/^\{\s*[A-Za-z_$][\w$]*\s*:/.test(text)) {
+    return " (a JavaScript object, not JSON: print JSON.stringify(verdict))";
+  }
+  if (/\b(?:NaN|Infinity)\b/.test(text)) {
+    return " (NaN and Infinity are neither JSON nor a score: a scorer that cannot score a case exits non-zero, saying why on stderr)";
+  }
+  const lines = text.split(/\r?\n/).filter((line) => line.trim() !== "");
+  let objects = 0;
+  for (const line of lines) {
+    try {
+      const value = JSON.parse(line);
+      if (typeof value === "object" && value !== null) objects++;
+    } catch (error) {
+      // Not JSON: a log line.
+      if (!(error instanceof SyntaxError)) throw error;
+    }
+  }
+  if (objects > 1) {
+    return ` (it printed ${objects} JSON objects, one a line: print one verdict)`;
+  }
+  if (objects === 1) {
+    return " (a verdict line among other lines: write logs and debug lines to stderr, and only the verdict to stdout)";
+  }
+  return "";
+}
+
+/** Why a JSON value that is no object is no verdict. */
+function shapeHint(value: unknown, text: string): string {
+  if (typeof value === "number" && value >= 0 && value <= 1) {
+    return ` (a verdict is a JSON object: {"score": ${text}})`;
+  }
+  if (typeof value === "string" && /^\s*\{/.test(value)) {
+    return " (a JSON string holding a verdict: its JSON was encoded twice; print the object once)";
+  }
+  return ' (a verdict is a JSON object: {"score": …})';
+}
+
+/** Why a verdict object's `score` is no score. */
+function scoreHint(verdict: object, score: unknown): string {
+  if (!("score" in verdict)) {
+    const near = Object.keys(verdict).find((key) =>
+      /^(?:score|value|result|rating|grade)$/i.test(key)
+    );
+    return near === undefined
+      ? ' (it has no "score")'
+      : ` (it has no "score"; it gives ${JSON.stringify(near)})`;
+  }
+  if (typeof score === "string") {
+    const number = score.trim() === "" ? NaN : Number(score);
+    return Number.isFinite(number)
+      ? ` ("score" is the string ${
+        JSON.stringify(clip(score, 40))
+      }: write the number, ${number})`
+      : ` ("score" is the string ${
+        JSON.stringify(clip(score, 40))
+      }, not a number)`;
+  }
+  if (typeof score === "boolean") {
+    return ` ("score" is ${score}, not a number: write ${
+      score ? 1 : 0
+    }, and "passed": ${score} if it says whether the case passes)`;
+  }
+  if (score === null) {
+    return ' ("score" is null: a scorer that cannot score a case exits non-zero, saying why on stderr)';
+  }
+  return typeof score === "number"
+    ? ' ("score" is too large a number)'
+    : ' ("score" is not a number)';
 }
 
 /**
@@ -401,7 +511,8 @@ export function subprocessScorer(
       ) {
         // Any other ending has its message.
         throw new SubprocessScorerError(
-          failureMessage("scorer", cmd, result, timeout)!,
+          failureMessage("scorer", cmd, result, timeout)! +
+            verdictBeforeExit(cmd, result),
           failureCode(result),
         );
       }

@@ -83,19 +83,27 @@ Deno.test("parseVerdict reads null passed and reason as absent and keeps every o
     score: 0.3,
   });
   for (
-    const bad of [
-      '{"score": 0.9, "passed": "yes"}',
-      '{"score": 0.9, "reason": 5}',
-      '{"score": null, "passed": null}',
-      '{"passed": null, "reason": null}',
+    const [bad, why] of [
+      [
+        '{"score": 0.9, "passed": "yes"}',
+        '"passed" is "yes": true, false or null',
+      ],
+      ['{"score": 0.9, "reason": 5}', '"reason" is 5: a string or null'],
+      [
+        '{"score": null, "passed": null}',
+        '"score" is null: a scorer that cannot score a case exits non-zero, saying why on stderr',
+      ],
+      ['{"passed": null, "reason": null}', 'it has no "score"'],
     ]
   ) {
     assert.throws(
-      () => parseVerdict("x", bad),
+      () => parseVerdict("x", bad!),
       (e: unknown) =>
         e instanceof SubprocessScorerError &&
         e.message ===
-          `scorer "x" printed invalid verdict JSON: ${JSON.stringify(bad)}`,
+          `scorer "x" printed invalid verdict JSON: ${
+            JSON.stringify(bad)
+          } (${why})`,
       bad,
     );
   }
@@ -200,14 +208,16 @@ for (const { mode, flag, arg } of MODES) {
           "error",
           null,
           false,
-          invalid(yes, '{"score": 0.9, "passed": "yes"}'),
+          invalid(yes, '{"score": 0.9, "passed": "yes"}') +
+          ' ("passed" is "yes": true, false or null)',
         ],
         [
           "five",
           "error",
           null,
           false,
-          invalid(five, '{"score": 0.9, "reason": 5}'),
+          invalid(five, '{"score": 0.9, "reason": 5}') +
+          ' ("reason" is 5: a string or null)',
         ],
       ]);
     });

@@ -374,10 +374,11 @@ Deno.test("persistentScorer reports bad verdict lines with the protocol's messag
         ['{"score":-0.1,"passed":true}', outside("-0.1")],
         [
           '{"score":0.9,"passed":"yes"}',
-          invalid('{"score":0.9,"passed":"yes"}'),
+          invalid('{"score":0.9,"passed":"yes"}') +
+          ' ("passed" is "yes": true, false or null)',
         ],
-        ['{"error":5}', invalid('{"error":5}')],
-        ["[1]", invalid("[1]")],
+        ['{"error":5}', invalid('{"error":5}') + ' (it has no "score")'],
+        ["[1]", invalid("[1]") + ' (a verdict is a JSON object: {"score": …})'],
         ['  {"score":0.25}  ', "0.25"],
         ['{"score":100,"reason":"percent"}', outside("100")],
         ['{"score":0.75,"reason":"fine"}', "0.75 fine"],

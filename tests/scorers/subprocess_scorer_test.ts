@@ -221,14 +221,51 @@ Deno.test("subprocessScorer reports a scorer killed by a signal", async () => {
   assert.match(message, /SIGKILL|\b137\b/);
 });
 
+Deno.test("subprocessScorer says that a verdict printed before a silent non-zero exit fails the case as an error, not as a failing case", async () => {
+  // A first scorer's slip: its exit status taken for the case's pass or fail.
+  for (const verdict of ['{"score": 0, "passed": false}', '{"score": 1}']) {
+    const cmd = `sh ${FIXTURES}/verdict.sh ${sh(verdict)}; exit 1`;
+    const message = scorerErrorMessage(
+      await scoreOne(scorer(cmd, { name: "exits" })),
+      "scorer.exit_status",
+    );
+    assert.equal(
+      message,
+      `scorer ${
+        JSON.stringify(cmd)
+      } exited with status 1 (after a verdict on stdout: a non-zero exit is a scorer error, not a failing case; say that with "passed": false and exit 0)`,
+    );
+  }
+  // Without a verdict, or with a word on stderr (a crash), no such note.
+  for (const cmd of ["cat >/dev/null; exit 1", `sh ${FIXTURES}/fail.sh 1`]) {
+    const message = scorerErrorMessage(
+      await scoreOne(scorer(cmd, { name: "exits" })),
+      "scorer.exit_status",
+    );
+    assert.ok(!message.includes("after a verdict"), message);
+  }
+});
+
 Deno.test("subprocessScorer reports non-JSON stdout with the protocol's message", async () => {
-  for (const stdout of ["not json", "", "  \n", "{score: 1}", '{"score":1']) {
-    const cmd = `sh ${FIXTURES}/verdict.sh ${sh(stdout)}`;
+  const empty = ' (stdout is empty: print one JSON object, {"score": …})';
+  for (
+    const [stdout, why] of [
+      ["not json", ""],
+      ["", empty],
+      ["  \n", empty],
+      [
+        "{score: 1}",
+        " (a JavaScript object, not JSON: print JSON.stringify(verdict))",
+      ],
+      ['{"score":1', ""],
+    ]
+  ) {
+    const cmd = `sh ${FIXTURES}/verdict.sh ${sh(stdout!)}`;
     const message = scorerErrorMessage(
       await scoreOne(scorer(cmd)),
       "scorer.invalid_verdict",
     );
-    assert.equal(message, invalidVerdict(cmd, stdout));
+    assert.equal(message, invalidVerdict(cmd, stdout!) + why);
   }
 });
 
@@ -324,31 +361,71 @@ Deno.test("subprocessScorer trims stdout, ignores extra verdict fields and omits
 });
 
 Deno.test("subprocessScorer refuses verdicts of the wrong shape as invalid verdict JSON", async () => {
-  const bad = [
-    '{"score":0.9,"passed":"yes"}',
-    '{"score":0.9,"passed":1}',
-    '{"score":0.9,"reason":42}',
-    '{"score":0.9,"reason":["a"]}',
-    '{"score":0.9,"reason":5}',
-    '{"passed":true,"reason":"no score"}',
-    '{"score":"0.9"}',
-    '{"score":true}',
-    '{"score":null}',
-    '{"score":1e400}',
-    '[{"score":1}]',
-    "0.5",
-    '"{\\"score\\":1}"',
-    "null",
-    "true",
-    '{"score":1}\n{"score":1}',
+  // The protocol's message, then what to change.
+  const object = ' (a verdict is a JSON object: {"score": …})';
+  const bad: [string, string][] = [
+    [
+      '{"score":0.9,"passed":"yes"}',
+      ' ("passed" is "yes": true, false or null)',
+    ],
+    ['{"score":0.9,"passed":1}', ' ("passed" is 1: true, false or null)'],
+    ['{"score":0.9,"reason":42}', ' ("reason" is 42: a string or null)'],
+    ['{"score":0.9,"reason":["a"]}', ' ("reason" is ["a"]: a string or null)'],
+    ['{"score":0.9,"reason":5}', ' ("reason" is 5: a string or null)'],
+    ['{"passed":true,"reason":"no score"}', ' (it has no "score")'],
+    ['{"value":0.8,"passed":true}', ' (it has no "score"; it gives "value")'],
+    [
+      '{"score":"0.9"}',
+      ' ("score" is the string "0.9": write the number, 0.9)',
+    ],
+    ['{"score":"high"}', ' ("score" is the string "high", not a number)'],
+    [
+      '{"score":true}',
+      ' ("score" is true, not a number: write 1, and "passed": true if it says whether the case passes)',
+    ],
+    [
+      '{"score":null}',
+      ' ("score" is null: a scorer that cannot score a case exits non-zero, saying why on stderr)',
+    ],
+    ['{"score":1e400}', ' ("score" is too large a number)'],
+    ['[{"score":1}]', object],
+    ["0.5", ' (a verdict is a JSON object: {"score": 0.5})'],
+    [
+      '"{\\"score\\":1}"',
+      " (a JSON string holding a verdict: its JSON was encoded twice; print the object once)",
+    ],
+    ["null", object],
+    ["true", object],
+    [
+      '{"score":1}\n{"score":1}',
+      " (it printed 2 JSON objects, one a line: print one verdict)",
+    ],
+    [
+      'checking "a"\n{"score":1}',
+      " (a verdict line among other lines: write logs and debug lines to stderr, and only the verdict to stdout)",
+    ],
+    [
+      "{'score': 1.0, 'passed': True}",
+      " (a Python dict, not JSON: print json.dumps(verdict))",
+    ],
+    [
+      "{ score: 1, passed: true }",
+      " (a JavaScript object, not JSON: print JSON.stringify(verdict))",
+    ],
+    [
+      '{"score": NaN}',
+      " (NaN and Infinity are neither JSON nor a score: a scorer that cannot score a case exits non-zero, saying why on stderr)",
+    ],
+    ["", ' (stdout is empty: print one JSON object, {"score": …})'],
+    ["not json", ""],
   ];
-  for (const verdict of bad) {
+  for (const [verdict, why] of bad) {
     const cmd = `sh ${FIXTURES}/verdict.sh ${sh(verdict)}`;
     const message = scorerErrorMessage(
       await scoreOne(scorer(cmd)),
       "scorer.invalid_verdict",
     );
-    assert.equal(message, invalidVerdict(cmd, verdict), verdict);
+    assert.equal(message, invalidVerdict(cmd, verdict) + why, verdict);
   }
 });
 
