@@ -317,21 +317,37 @@ export interface FunctionScorerOptions {
  * and it follows the run's by a listener removed once the function is done:
  * an `AbortSignal.any` per unit stays tied to the run's signal, and 200,000
  * units of a synchronous function took 14 s instead of 0.2. A class, not an
- * object literal with a getter, which V8 builds slowly, unit after unit.
+ * object literal with a getter, which V8 builds slowly, unit after unit; so
+ * `signal` is on its prototype, and a spread copy (`{ ...context }`) has
+ * none: pass the context itself on.
  */
 class TimedContext implements ScorerContext {
   readonly flow: FlowWatch | undefined;
+  readonly #signal: TimedSignal;
+
+  constructor(context: ScorerContext, signal: TimedSignal) {
+    this.flow = context.flow;
+    this.#signal = signal;
+  }
+
+  get signal(): AbortSignal {
+    return this.#signal.signal();
+  }
+}
+
+/** The signal of a {@linkcode TimedContext}, kept out of the function's reach. */
+class TimedSignal {
   readonly #outer: AbortSignal | undefined;
   #expiry: AbortController | undefined = undefined;
   #forward: (() => void) | undefined = undefined;
   #expired: { reason: unknown } | undefined = undefined;
 
-  constructor(context: ScorerContext) {
-    this.flow = context.flow;
-    this.#outer = context.signal;
+  constructor(outer: AbortSignal | undefined) {
+    this.#outer = outer;
   }
 
-  get signal(): AbortSignal {
+  /** The signal, made now if it was not yet. */
+  signal(): AbortSignal {
     if (this.#expiry !== undefined) return this.#expiry.signal;
     const expiry = this.#expiry = new AbortController();
     const outer = this.#outer;
@@ -441,10 +457,10 @@ export function functionScorer(
     context: ScorerContext,
     seconds: number,
   ): Promise<Score | ScoreBatch> | Score | ScoreBatch {
-    const own = new TimedContext(context);
+    const own = new TimedSignal(context.signal);
     let result;
     try {
-      result = fn(unit, own);
+      result = fn(unit, new TimedContext(context, own));
     } catch (error) {
       own.release();
       throw error;
