@@ -378,6 +378,12 @@ class TimedSignal {
 /** Seconds an async function scorer may take unless told otherwise. */
 const FUNCTION_SCORER_TIMEOUT_S = 60;
 
+/**
+ * Microtasks an async function scorer's call may take before its timer is
+ * set: one that settles at once is done within three.
+ */
+const TIMER_AFTER_HOPS = 16;
+
 /** A function scorer's failure with a code of its own (`scorer.timeout`). */
 class FunctionScorerError extends Error {
   readonly code: string;
@@ -476,25 +482,40 @@ export function functionScorer(
     // would keep the process alive for the rest of the timeout.
     if (outer?.aborted) return result.then(check);
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        outer?.removeEventListener("abort", stop);
-        const error = new FunctionScorerError(
-          `scorer ${JSON.stringify(name)} timed out after ${seconds} s`,
-          "scorer.timeout",
-        );
-        own.expire(error);
-        reject(error);
-        // A timer past 2^31 - 1 ms would fire at once: 24 days is no timeout.
-      }, Math.min(seconds * 1000, 2 ** 31 - 1));
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      let ended = false;
+      let hops = 0;
+      // Most async functions settle at once (no I/O): within a few
+      // microtasks, before the timer is set. A timer set and cleared per
+      // unit cost 4.5 µs, and 200,000 such units took 1.5 to 2.5 s instead
+      // of 0.4.
+      const arm = () => {
+        if (ended) return;
+        if (++hops < TIMER_AFTER_HOPS) return queueMicrotask(arm);
+        timer = setTimeout(() => {
+          ended = true;
+          outer?.removeEventListener("abort", stop);
+          const error = new FunctionScorerError(
+            `scorer ${JSON.stringify(name)} timed out after ${seconds} s`,
+            "scorer.timeout",
+          );
+          own.expire(error);
+          reject(error);
+          // A timer past 2^31 - 1 ms would fire at once: 24 days is no timeout.
+        }, Math.min(seconds * 1000, 2 ** 31 - 1));
+      };
+      queueMicrotask(arm);
       // Once the run stops, the stage ends a function that ignores it (a
       // `scorer.interrupted` error a second later): its timer must not
       // keep the process alive for the rest of the timeout.
       function stop() {
-        clearTimeout(timer);
+        ended = true;
+        if (timer !== undefined) clearTimeout(timer);
       }
       outer?.addEventListener("abort", stop, { once: true });
       const settled = () => {
-        clearTimeout(timer);
+        ended = true;
+        if (timer !== undefined) clearTimeout(timer);
         outer?.removeEventListener("abort", stop);
         own.release();
       };
