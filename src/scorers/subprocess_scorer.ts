@@ -218,7 +218,7 @@ export function parseVerdict(cmd: string, stdout: string): Verdict {
     throw invalidVerdict(
       cmd,
       text,
-      ` ("passed" is ${JSON.stringify(passed)}: true, false or null)`,
+      ` ("passed" is ${clip(JSON.stringify(passed), 40)}: true, false or null)`,
     );
   }
   if (reason != null && typeof reason !== "string") {
@@ -293,7 +293,9 @@ function notJsonHint(text: string): string {
   if (/^\{\s*[A-Za-z_$][\w$]*\s*:/.test(text)) {
     return " (a JavaScript object, not JSON: print JSON.stringify(verdict))";
   }
-  if (/\b(?:NaN|Infinity)\b/.test(text)) {
+  // Where a value stands (Python's json.dumps writes them so), not a word
+  // of a log line ("checking for NaN") beside a good verdict.
+  if (/[:,[]\s*-?(?:NaN|Infinity)\s*[,}\]]/.test(text)) {
     return " (NaN and Infinity are neither JSON nor a score: a scorer that cannot score a case exits non-zero, saying why on stderr)";
   }
   const lines = text.split(/\r?\n/).filter((line) => line.trim() !== "");

@@ -416,6 +416,19 @@ Deno.test("subprocessScorer refuses verdicts of the wrong shape as invalid verdi
       '{"score": NaN}',
       " (NaN and Infinity are neither JSON nor a score: a scorer that cannot score a case exits non-zero, saying why on stderr)",
     ],
+    [
+      '{"score": 1, "passed": -Infinity}',
+      " (NaN and Infinity are neither JSON nor a score: a scorer that cannot score a case exits non-zero, saying why on stderr)",
+    ],
+    // A log line's NaN is no verdict's.
+    [
+      'loss is NaN\n{"score":1}',
+      " (a verdict line among other lines: write logs and debug lines to stderr, and only the verdict to stdout)",
+    ],
+    [
+      `{"score":1,"passed":{"why":"${"x".repeat(100)}"}}`,
+      ` ("passed" is {"why":"${"x".repeat(32)}…: true, false or null)`,
+    ],
     ["", ' (stdout is empty: print one JSON object, {"score": …})'],
     ["not json", ""],
   ];
