@@ -287,17 +287,6 @@ function notJsonHint(text: string): string {
   if (text === "") {
     return ' (stdout is empty: print one JSON object, {"score": …})';
   }
-  if (/^\{\s*'/.test(text)) {
-    return " (a Python dict, not JSON: print json.dumps(verdict))";
-  }
-  if (/^\{\s*[A-Za-z_$][\w$]*\s*:/.test(text)) {
-    return " (a JavaScript object, not JSON: print JSON.stringify(verdict))";
-  }
-  // Where a value stands (Python's json.dumps writes them so), not a word
-  // of a log line ("checking for NaN") beside a good verdict.
-  if (/[:,[]\s*-?(?:NaN|Infinity)\s*[,}\]]/.test(text)) {
-    return " (NaN and Infinity are neither JSON nor a score: a scorer that cannot score a case exits non-zero, saying why on stderr)";
-  }
   const lines = text.split(/\r?\n/).filter((line) => line.trim() !== "");
   let objects = 0;
   for (const line of lines) {
@@ -314,6 +303,19 @@ function notJsonHint(text: string): string {
   }
   if (objects === 1) {
     return " (a verdict line among other lines: write logs and debug lines to stderr, and only the verdict to stdout)";
+  }
+  // No JSON verdict line: a dict or object printed as the language shows
+  // it, on any line (a log line may come first).
+  if (/^\{\s*'/m.test(text)) {
+    return " (a Python dict, not JSON: print json.dumps(verdict))";
+  }
+  if (/^\{\s*[A-Za-z_$][\w$]*\s*:/m.test(text)) {
+    return " (a JavaScript object, not JSON: print JSON.stringify(verdict))";
+  }
+  // Where a value stands (Python's json.dumps writes them so), not a word
+  // of a log line ("checking for NaN") beside a good verdict.
+  if (/[:,[]\s*-?(?:NaN|Infinity)\s*[,}\]]/.test(text)) {
+    return " (NaN and Infinity are neither JSON nor a score: a scorer that cannot score a case exits non-zero, saying why on stderr)";
   }
   return "";
 }

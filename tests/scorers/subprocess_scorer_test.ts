@@ -420,6 +420,20 @@ Deno.test("subprocessScorer refuses verdicts of the wrong shape as invalid verdi
       '{"score": 1, "passed": -Infinity}',
       " (NaN and Infinity are neither JSON nor a score: a scorer that cannot score a case exits non-zero, saying why on stderr)",
     ],
+    // A case printed for debugging before a good verdict: no dict or object
+    // note, which would tell the author to change the verdict.
+    [
+      `{ input: 'q', output: 'a' }\n{"score":1}`,
+      " (a verdict line among other lines: write logs and debug lines to stderr, and only the verdict to stdout)",
+    ],
+    [
+      `{'input': 'q', 'output': 'a'}\n{"score":1}`,
+      " (a verdict line among other lines: write logs and debug lines to stderr, and only the verdict to stdout)",
+    ],
+    [
+      "got the case\n{'score': 1.0}",
+      " (a Python dict, not JSON: print json.dumps(verdict))",
+    ],
     // A log line's NaN is no verdict's.
     [
       'loss is NaN\n{"score":1}',
