@@ -2,7 +2,7 @@
 // one wording for both commands, made from the failure's fields.
 
 import { type GateFailure, nothingMeasured } from "../aggregate/gates.ts";
-import { type InvalidCase, invalidCaseText } from "../run/invalid_case.ts";
+import { type InvalidCase, invalidCaseText } from "../base/place.ts";
 
 /** A run's invalid cases (malformed dataset records), for the line on a metric they left unmeasured. */
 export interface InvalidCases {

@@ -340,7 +340,7 @@ and a summary table on stderr.`,
       (flags.annotations || Deno.env.get("GITHUB_ACTIONS") === "true");
     const firstFailures = new Map<string, Score>();
     // The first invalid case, for the line on a metric that measured nothing.
-    let firstInvalid: import("../run/invalid_case.ts").InvalidCase | undefined;
+    let firstInvalid: import("../base/place.ts").InvalidCase | undefined;
     // Resuming into a record keeps the units the earlier one holds.
     const previousUnits = new Map<string, Unit>();
     const unitsName = `--units ${JSON.stringify(flags.units)}`;

@@ -77,7 +77,7 @@ errors).`,
       await Promise.all([
         import("../run/plan_suite.ts"),
         import("../io/stdout.ts"),
-        import("../run/invalid_case.ts"),
+        import("../base/place.ts"),
       ]);
     const plan = await planSuite(configPath, {
       ...(cacheMode !== undefined ? { cacheMode } : {}),

@@ -68,6 +68,6 @@ export type {
   SuitePlan,
 } from "./plan_suite.ts";
 export { formatPlan, planSuite } from "./plan_suite.ts";
-export type { InvalidCase } from "./invalid_case.ts";
-export { invalidCaseText } from "./invalid_case.ts";
+export type { InvalidCase } from "../base/place.ts";
+export { invalidCaseText } from "../base/place.ts";
 export type { RunProgress } from "./progress.ts";

@@ -36,7 +36,7 @@ import {
 } from "../config/targets.ts";
 import type { TargetConfig } from "../config/types.ts";
 import { datasetSources, whereOf } from "./datasets.ts";
-import type { InvalidCase } from "./invalid_case.ts";
+import type { InvalidCase } from "../base/place.ts";
 import { JUDGE_TEMPLATES } from "../scorers/_judge_vars.ts";
 
 /**

@@ -49,7 +49,7 @@ import {
   loadSources,
   whereOf,
 } from "./datasets.ts";
-import { type InvalidCase, invalidCaseText } from "./invalid_case.ts";
+import { type InvalidCase, invalidCaseText } from "../base/place.ts";
 import type { SelectionTally, ShardInfo, Subset } from "../record/selection.ts";
 // --- targets, matrix, baselines, reducers (issue 14) ---
 import type { CaseRequirement } from "../aggregate/types.ts";
