@@ -11,10 +11,11 @@ import { type RunResult, startCommand } from "../../src/process/mod.ts";
 import {
   BACKENDS,
   exited,
+  fdsLeftOpen,
+  fdTable,
   groupMembers,
   ids,
   on,
-  openFds,
   readPids,
   run,
   sh,
@@ -431,7 +432,7 @@ for (const path of BACKENDS) {
 
   Deno.test(`runCommand (${path}) leaves no file descriptor open`, async () => {
     await on(path, async () => {
-      const before = openFds();
+      const before = fdTable();
       for (let i = 0; i < 10; i++) {
         exited(await run("cat; echo err >&2", { stdin: encoder.encode("x") }));
         assert.equal(
@@ -445,7 +446,7 @@ for (const path of BACKENDS) {
         const missing = await run("true", { cwd: "/nonexistent/evalpipe" });
         assert.equal(missing.kind, "spawn_failed");
       }
-      assert.equal(openFds(), before);
+      assert.deepEqual(await fdsLeftOpen(before), []);
     });
   });
 
