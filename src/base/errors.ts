@@ -143,6 +143,31 @@ function isNotUtf8(error: unknown): boolean {
 }
 
 /**
+ * Whether opening a path threw `error` because of the path itself, which
+ * {@linkcode osErrorText} names for a user: it is not there, not readable,
+ * a folder, goes through a file as if it were a folder (`x.jsonl/y`), or
+ * through symlinks that loop. Anything else (a full disk, a bug) is not.
+ *
+ * @param error What opening, reading or writing the path threw.
+ * @returns Whether the path cannot be opened.
+ *
+ * @example
+ * ```ts
+ * import { cannotOpen } from "./errors.ts";
+ * if (!cannotOpen(new Deno.errors.IsADirectory("x")) || cannotOpen(new Deno.errors.BrokenPipe("x"))) {
+ *   throw new Error("unexpected");
+ * }
+ * ```
+ */
+export function cannotOpen(error: unknown): boolean {
+  return error instanceof Deno.errors.NotFound ||
+    error instanceof Deno.errors.PermissionDenied ||
+    error instanceof Deno.errors.IsADirectory ||
+    error instanceof Deno.errors.NotADirectory ||
+    error instanceof Deno.errors.FilesystemLoop;
+}
+
+/**
  * A file-system error in a few plain words, without the OS's decoration.
  *
  * @param error What `Deno.readFile` and friends threw.

@@ -1,6 +1,7 @@
 // Whether a path names a RunRecord file that can be read twice, a line at a
 // time: what `export` and `report` stream instead of reading it whole.
 
+import { cannotOpen } from "../base/errors.ts";
 import { isRunRecord } from "../record/_sniff.ts";
 
 /**
@@ -23,13 +24,7 @@ export async function isRunRecordFile(path: string): Promise<boolean> {
     return isRunRecord(new TextDecoder().decode(bytes.subarray(0, n)));
   } catch (error) {
     // Not there, not readable: the whole-file readers name the problem.
-    if (
-      error instanceof Deno.errors.NotFound ||
-      error instanceof Deno.errors.PermissionDenied ||
-      error instanceof Deno.errors.IsADirectory ||
-      error instanceof Deno.errors.NotADirectory ||
-      error instanceof Deno.errors.FilesystemLoop
-    ) return false;
+    if (cannotOpen(error)) return false;
     throw error;
   }
 }

@@ -114,22 +114,15 @@ async function writeReportFile(
     const { replaceFile } = await import("../io/replace_file.ts");
     return await replaceFile(path, text, { name });
   }
-  const { InputError, outputErrorOf, writeErrorText } = await import(
-    "../base/errors.ts"
-  );
+  const { cannotOpen, InputError, outputErrorOf, writeErrorText } =
+    await import("../base/errors.ts");
   const named = `${name} ${JSON.stringify(path)}`;
   try {
     await Deno.writeTextFile(path, text, { append });
   } catch (error) {
     const failure = outputErrorOf(error, named);
     if (failure !== undefined) throw failure;
-    if (
-      !(error instanceof Deno.errors.NotFound ||
-        error instanceof Deno.errors.PermissionDenied ||
-        error instanceof Deno.errors.IsADirectory ||
-        error instanceof Deno.errors.NotADirectory ||
-        error instanceof Deno.errors.FilesystemLoop)
-    ) throw error;
+    if (!cannotOpen(error)) throw error;
     throw new InputError(
       `Cannot write ${named}: ${writeErrorText(error, path)}`,
       { cause: error },

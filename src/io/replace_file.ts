@@ -6,6 +6,7 @@
  */
 
 import {
+  cannotOpen,
   InputError,
   isOsError,
   outputErrorOf,
@@ -165,14 +166,8 @@ export async function replaceFile(
         cause: error,
       });
     }
-    if (
-      error instanceof Deno.errors.NotFound ||
-      error instanceof Deno.errors.PermissionDenied ||
-      error instanceof Deno.errors.IsADirectory ||
-      error instanceof Deno.errors.NotADirectory ||
-      error instanceof Deno.errors.FilesystemLoop ||
-      error instanceof Deno.errors.AlreadyExists
-    ) {
+    // Or every temp name tried was taken (AlreadyExists above).
+    if (cannotOpen(error) || error instanceof Deno.errors.AlreadyExists) {
       throw new InputError(
         `Cannot write ${name}: ${writeErrorText(error, path)}`,
         {

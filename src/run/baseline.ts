@@ -12,6 +12,7 @@ import type { RecordedCaseChange } from "../record/run_checks.ts";
 import { fisherExactLower } from "../aggregate/stats.ts";
 import { evaluatorsChanged } from "../diff/_evaluators.ts";
 import {
+  cannotOpen,
   InputError,
   isOsError,
   osErrorText,
@@ -359,13 +360,7 @@ export async function writeBaseline(
   } catch (error) {
     const failure = outputErrorOf(error, name);
     if (failure !== undefined) throw failure;
-    if (
-      !(error instanceof Deno.errors.PermissionDenied ||
-        error instanceof Deno.errors.NotFound ||
-        error instanceof Deno.errors.NotADirectory ||
-        error instanceof Deno.errors.IsADirectory ||
-        error instanceof Deno.errors.FilesystemLoop)
-    ) throw error;
+    if (!cannotOpen(error)) throw error;
     throw new InputError(`Cannot write ${name}: ${osErrorText(error)}`);
   }
   await replaceFile(path, baselineText(file), { name: "baseline" });

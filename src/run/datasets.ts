@@ -10,7 +10,7 @@ import {
   formatOf,
   loadDatasetBatches,
 } from "../dataset/dataset.ts";
-import { osErrorText } from "../base/errors.ts";
+import { cannotOpen, osErrorText } from "../base/errors.ts";
 import { fileFingerprint, fingerprint } from "../fingerprint/fingerprint.ts";
 
 /** One dataset of a suite, ready to read. */
@@ -54,13 +54,7 @@ export async function datasetsFingerprint(
     } catch (error) {
       // Linux opens a folder for reading: only reading it fails. A path
       // through a file, or through symlinks that loop, cannot be opened.
-      if (
-        !(error instanceof Deno.errors.NotFound ||
-          error instanceof Deno.errors.PermissionDenied ||
-          error instanceof Deno.errors.IsADirectory ||
-          error instanceof Deno.errors.NotADirectory ||
-          error instanceof Deno.errors.FilesystemLoop)
-      ) throw error;
+      if (!cannotOpen(error)) throw error;
       throw new DatasetError(
         `Cannot open dataset ${JSON.stringify(s.path)}: ${osErrorText(error)}`,
       );
