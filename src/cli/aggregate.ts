@@ -11,6 +11,7 @@ import { InputError } from "../base/errors.ts";
 import { inputName } from "../base/place.ts";
 import { isBrokenPipe, say } from "./_output.ts";
 import type { ParsedLine } from "../io/ndjson.ts";
+import { INVALID_UTF8, TOO_LONG } from "../io/line_stream.ts";
 import { isRunRecord } from "../record/_sniff.ts";
 
 /** How many Scores given twice are named one by one. */
@@ -104,7 +105,10 @@ what is not mapped is named on stderr. So is a baseline (run --save-baseline).`,
           }
         },
       });
-      const records = runRecordLines(name, recordRanges);
+      const records = runRecordLines(name, recordRanges, (message) => {
+        malformed++;
+        say(`evalpipe: ${message}`);
+      });
       return {
         writable: glass.writable,
         readable: glass.readable.pipeThrough(records),
@@ -280,13 +284,27 @@ function groupedByExample(
 function runRecordLines(
   name: string,
   ranges: Map<string, readonly [number, number]>,
+  onInvalid: (message: string) => void,
 ): TransformStream<ParsedLine, ParsedLine> {
   let first = true;
   let document: string[] | undefined;
   let start = 0;
+  // A line the splitter could not read (not UTF-8, too long): its text is
+  // not the file's, so the record is read as the record's readers read it,
+  // up to that line when it is the last, refused when lines follow it.
+  let unread: { line: number; error: string; followed?: true } | undefined;
   return new TransformStream({
     transform(parsed, controller) {
-      if (document !== undefined) return void document.push(parsed.text);
+      if (document !== undefined) {
+        if (unread !== undefined) {
+          if (parsed.text.trim() !== "") unread.followed = true;
+        } else if (
+          parsed.error === INVALID_UTF8 || parsed.error?.startsWith(TOO_LONG)
+        ) {
+          unread = { line: parsed.line, error: parsed.error };
+        } else document.push(parsed.text);
+        return;
+      }
       if (first && isRunRecord(parsed.text)) {
         document = [parsed.text];
         start = parsed.line;
@@ -295,14 +313,23 @@ function runRecordLines(
     },
     async flush(controller) {
       if (document === undefined) return;
-      const { parseRunRecord } = await import("../record/run_record.ts");
+      const [{ parseRunRecord }, { notLastMessage, unreadable }] = await Promise
+        .all([
+          import("../record/run_record.ts"),
+          import("../record/_record_lines.ts"),
+        ]);
+      if (unread?.followed) {
+        return onInvalid(
+          notLastMessage(name, unread.line, unreadable(unread.error)),
+        );
+      }
       let record: import("../record/run_record.ts").RunRecord;
       try {
         record = parseRunRecord(document.join("\n"), name);
       } catch (error) {
+        // The record's error names the file and the line wrong.
         if (!(error instanceof SyntaxError)) throw error;
-        controller.enqueue({ line: start, text: "", error: error.message });
-        return;
+        return onInvalid(error.message);
       }
       for (const [metric, range] of Object.entries(record.value_ranges ?? {})) {
         if (!ranges.has(metric)) ranges.set(metric, range);

@@ -8,6 +8,8 @@
  * @module
  */
 
+import { INVALID_UTF8, TOO_LONG } from "../io/line_stream.ts";
+
 /** A record's header as its first line holds it. */
 export interface HeaderLine {
   /** Its fields, the body's list among them (empty). */
@@ -56,16 +58,15 @@ export type BodyLine =
 /**
  * A line of a record's body, read.
  *
- * @param text The line, or `undefined` for one that cannot be trusted
- *   (invalid UTF-8, too long).
+ * @param text The line.
+ * @param error Why the line cannot be trusted, as `LineStream` says it
+ *   (invalid UTF-8, too long), if it cannot.
  * @returns What it holds.
  */
-export function bodyLine(text: string | undefined): BodyLine {
+export function bodyLine(text: string, error?: string): BodyLine {
   // Only the last line can be torn by a crash; the record ends before it.
   // `torn` says why, for a reader that finds lines after it.
-  if (text === undefined) {
-    return { end: undefined, torn: "not valid UTF-8, or too long" };
-  }
+  if (error !== undefined) return { end: undefined, torn: unreadable(error) };
   if (text.startsWith("]")) {
     try {
       return { end: JSON.parse(`{${text.slice(2)}`) };
@@ -84,6 +85,21 @@ export function bodyLine(text: string | undefined): BodyLine {
     if (!(error instanceof SyntaxError)) throw error;
     return { end: undefined, torn: error.message };
   }
+}
+
+/**
+ * Why a line `LineStream` could not read is not JSON, in the words of a
+ * torn line's reason.
+ *
+ * @param error The line's `error`.
+ * @returns E.g. `not valid UTF-8`.
+ */
+export function unreadable(error: string): string {
+  if (error === INVALID_UTF8) return "not valid UTF-8";
+  if (error.startsWith(TOO_LONG)) {
+    return `longer than ${error.slice(TOO_LONG.length)}`;
+  }
+  return error;
 }
 
 /**

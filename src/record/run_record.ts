@@ -693,7 +693,7 @@ function splitText(
   // would make every line before the last one that is not JSON.
   const lines = text.slice(marker + body.length + 4).split(/\r?\n/);
   for (let i = 0; i < lines.length; i++) {
-    const read = bodyLine(lines[i]);
+    const read = bodyLine(lines[i]!);
     if (read === undefined) continue;
     // A record that did not parse whole is read as cut short, its end or
     // not, when the line it ends at is its last.
@@ -881,7 +881,7 @@ async function readRecordFile(
       await visiting(() => visitor.header?.(head));
       continue;
     }
-    const read = bodyLine(line.error === undefined ? line.text : undefined);
+    const read = bodyLine(line.text, line.error);
     if (read === undefined) continue;
     if ("end" in read) {
       if (read.end === undefined) {

@@ -796,7 +796,11 @@ Deno.test("a record with a line that is not JSON before its last (a NaN written 
       ) {
         const read = await cli(args, dir);
         assert.equal(read.code, 2, `${args[0]}: ${read.stderr}`);
-        assert.match(read.stderr, /"nan\.json" line 3: it is not JSON/);
+        // The file and the line that is wrong, once: no outer place first.
+        assert.match(
+          read.stderr,
+          /^evalpipe: Invalid run record "nan\.json" line 3: it is not JSON \(.+\), and lines follow it: only a record's last line can be cut short by a crash\n$/,
+        );
         assert.equal(read.stdout, "");
       }
       // The same line last, as a crash leaves it: the record is read up to it.
@@ -807,6 +811,55 @@ Deno.test("a record with a line that is not JSON before its last (a NaN written 
       const torn = await readRunRecord(`${dir}/torn.json`);
       assert.equal(torn.complete, false);
       assert.equal(torn.units.length, 1);
+    },
+  );
+});
+
+Deno.test("a record line that is not UTF-8 before its last is an input error naming the file, the line and why, once, for every command that reads it", async () => {
+  await withDir(
+    { "suite.yaml": REPLAY_SUITE, "data.jsonl": jsonl(CASES) },
+    async (dir) => {
+      const lines = await recordLines(dir);
+      const bytes = (text: string) => new TextEncoder().encode(text);
+      // Line 3 with a byte no UTF-8 text holds inside a string, as a bad
+      // copy leaves it: read leniently, it would still be JSON.
+      const cut = lines[2]!.indexOf('"input":"') + '"input":"'.length;
+      const damaged = [
+        ...bytes(`${lines.slice(0, 2).join("\n")}\n${lines[2]!.slice(0, cut)}`),
+        0xff,
+        ...bytes(`${lines[2]!.slice(cut)}\n${lines.slice(3).join("\n")}`),
+      ];
+      await Deno.writeFile(`${dir}/bad.json`, new Uint8Array(damaged));
+      await Deno.writeTextFile(`${dir}/rec2.json`, lines.join("\n"));
+      const message =
+        `evalpipe: Invalid run record "bad.json" line 3: it is not JSON (not valid UTF-8), and lines follow it: only a record's last line can be cut short by a crash\n`;
+      for (
+        const args of [
+          ["view", "bad.json"],
+          ["aggregate", "bad.json"],
+          ["diff", "bad.json", "rec2.json"],
+          ["export", "--to", "evalglass", "bad.json", "out"],
+          ["report", "bad.json", "--markdown", "m.md"],
+        ]
+      ) {
+        const read = await cli(args, dir);
+        assert.equal(read.code, 2, `${args[0]}: ${read.stderr}`);
+        assert.equal(read.stderr, message, args[0]);
+        assert.equal(read.stdout, "", args[0]);
+      }
+      // The same line last, as a crash leaves it: aggregate reads the record
+      // up to it, as view does.
+      const torn = damaged.slice(
+        0,
+        damaged.lastIndexOf(10, damaged.indexOf(0xff)) + 1 + cut + 1,
+      );
+      await Deno.writeFile(`${dir}/torn.json`, new Uint8Array(torn));
+      const view = await cli(["view", "torn.json"], dir);
+      assert.equal(view.code, 0, view.stderr);
+      const aggregate = await cli(["aggregate", "torn.json"], dir);
+      assert.equal(aggregate.code, 0, aggregate.stderr);
+      const [m] = aggregate.stdout.trim().split("\n").map((l) => JSON.parse(l));
+      assert.equal(m.n, 1);
     },
   );
 });
