@@ -247,21 +247,28 @@ export async function checkReportFolders(
 
 /**
  * Refuses, before anything runs, a file output that names a folder (`--junit
- * /tmp`): it could only fail once the run is done.
+ * /tmp`) or a socket: it could only fail once the run is done.
  *
  * @param name What the file is, for the message (`JUnit report`).
  * @param path The path given.
  */
 export async function refuseFolder(name: string, path: string): Promise<void> {
   const { InputError } = await import("../base/errors.ts");
-  const isFolder = await Deno.stat(path).then(
-    (i) => i.isDirectory,
-    () => false,
-  );
-  if (isFolder) {
+  const info = await Deno.stat(path).catch(() => undefined);
+  if (info?.isDirectory) {
     throw new InputError(
       `Cannot write ${name} ${JSON.stringify(path)}: it is a folder`,
     );
+  }
+  if (info?.isSocket) {
+    // In the words the write would have said it in, after the run.
+    const { notAFileText } = await import("../io/_not_a_file.ts");
+    const why = await notAFileText(path);
+    if (why !== undefined) {
+      throw new InputError(
+        `Cannot write ${name} ${JSON.stringify(path)}: ${why}`,
+      );
+    }
   }
 }
 

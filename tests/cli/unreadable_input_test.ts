@@ -304,6 +304,46 @@ Deno.test("an output path that is a socket is named as one, in words, by run and
   }
 });
 
+Deno.test("a report or baseline path that is a socket is refused before any call, as --out is: exit 2, nothing run", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "evalpipe_report_socket_" });
+  const listener = Deno.listen({ transport: "unix", path: join(dir, "sock") });
+  try {
+    await Deno.writeTextFile(
+      join(dir, "data.jsonl"),
+      '{"id":"x","input":"x","expected":"x"}\n',
+    );
+    await Deno.writeTextFile(
+      join(dir, "suite.yaml"),
+      "dataset: data.jsonl\ntarget: { type: subprocess, cmd: touch called }\nscorers: [{ type: exact_match }]\n",
+    );
+    const words = "it is a socket, not a file: give the path of a file";
+    const cases: [string, string, string][] = [
+      ["--markdown", "sock", "Markdown report"],
+      ["--junit", "sock", "JUnit report"],
+      ["--html", "sock", "HTML report"],
+      ["--save-baseline", "./sock", "baseline"],
+    ];
+    for (const [flag, path, name] of cases) {
+      const result = await cli(["run", "suite.yaml", flag, path], dir);
+      assert.equal(result.code, 2, `${flag}: ${result.stderr}`);
+      assert.equal(
+        result.stderr,
+        `evalpipe: Cannot write ${name} ${JSON.stringify(path)}: ${words}\n`,
+        flag,
+      );
+      assert.equal(result.stdout, "", flag);
+      await assert.rejects(
+        Deno.stat(join(dir, "called")),
+        Deno.errors.NotFound,
+        flag,
+      );
+    }
+  } finally {
+    listener.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("a --baseline whose symlinks loop, or that is a socket, is named in words before any call: exit 2, no stack trace", async () => {
   const dir = await Deno.makeTempDir({ prefix: "evalpipe_baseline_loop_" });
   const listener = Deno.listen({ transport: "unix", path: join(dir, "sock") });
