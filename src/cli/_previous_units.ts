@@ -2,12 +2,13 @@
 // resumed record keeps them beside the Scores already in `--out`.
 
 import type { Unit } from "../dataset/unit.ts";
-import { say } from "./_output.ts";
 import { InputError, isReadError, osErrorText } from "../base/errors.ts";
 
 /**
  * Reads the record at `path`, if there is one, and returns its units by
  * unit id; a file that is missing, or that is not a RunRecord, gives none.
+ *
+ * @throws {InputError} When the record cannot be read, or is damaged.
  */
 export async function previousUnits(
   path: string,
@@ -45,13 +46,15 @@ export async function previousUnits(
     const record = await readRunRecord(path);
     return new Map(record.units.map((u) => [u.unit_id, u]));
   } catch (error) {
-    // A damaged record loses its units, not the run: the Scores are in --out.
+    // A damaged record is left as it is: replaced, its units' inputs and
+    // outputs would be lost (their Scores are in --out). A crash tears only
+    // its last line, which the reader takes as the record's end.
     if (!(error instanceof RunRecordError)) throw error;
-    say(
-      `evalpipe: the units of ${
+    throw new InputError(
+      `Cannot resume into --record ${
         JSON.stringify(path)
-      } cannot be kept: ${error.message}`,
+      }: ${error.message}; its earlier units' inputs and outputs would be lost: mend it, or move the file away to resume into a new record without them`,
+      { cause: error },
     );
-    return undefined;
   }
 }

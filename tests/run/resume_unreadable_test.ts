@@ -153,3 +153,49 @@ Deno.test("run with --out whose sidecar's name is a folder refuses, naming it, w
     );
   });
 });
+
+Deno.test("run --resume --record over a record damaged before its last line refuses, naming the line and how to go on, exit 2, every file as it was", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/suite.yaml`, SUITE);
+    await Deno.writeTextFile(
+      `${dir}/data.jsonl`,
+      ["a", "b", "c"].map((id) =>
+        JSON.stringify({ id, input: id, expected: id }) + "\n"
+      ).join(""),
+    );
+    const first = await cli(
+      ["run", "suite.yaml", "--out", "s.ndjson", "--record", "r.json"],
+      dir,
+    );
+    assert.equal(first.code, 0, first.stderr);
+    // The last unit's Score lost, as an interruption leaves it; the second
+    // unit's line in the record damaged by hand.
+    const scores = (await Deno.readTextFile(`${dir}/s.ndjson`)).split("\n");
+    await Deno.writeTextFile(
+      `${dir}/s.ndjson`,
+      scores.slice(0, 2).join("\n") + "\n",
+    );
+    const lines = (await Deno.readTextFile(`${dir}/r.json`)).split("\n");
+    lines[2] = lines[2]!.replace(/"value":[^,]+/, '"value":NaN');
+    await Deno.writeTextFile(`${dir}/r.json`, lines.join("\n"));
+    const before = await files(dir);
+    const resumed = await cli(
+      [
+        "run",
+        "suite.yaml",
+        "--out",
+        "s.ndjson",
+        "--record",
+        "r.json",
+        "--resume",
+      ],
+      dir,
+    );
+    assert.equal(resumed.code, 2, resumed.stderr);
+    assert.match(
+      resumed.stderr,
+      /^evalpipe: Cannot resume into --record "r\.json": Invalid run record "r\.json" line 3: it is not JSON \(.+\), and lines follow it: only a record's last line can be cut short by a crash; its earlier units' inputs and outputs would be lost: mend it, or move the file away to resume into a new record without them\n$/,
+    );
+    assert.deepEqual(await files(dir), before);
+  });
+});
