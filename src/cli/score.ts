@@ -273,6 +273,8 @@ async function scoreWith(
             );
           },
           seen,
+          // Named as the messages above name it: a file may be called stdin.
+          path,
         );
       }
     };

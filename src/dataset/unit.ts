@@ -292,6 +292,8 @@ export interface MalformedLine {
  * @param seen The unit ids read so far (in Unicode NFC, so that "café"
  *   written two ways is one id), each with where (`stdin line 3`): give one
  *   map to several inputs to refuse an id repeated across them.
+ * @param place The input as messages name it: its path, `-` for stdin (a
+ *   file may be called `stdin`).
  * @returns The units.
  *
  * @example
@@ -309,6 +311,7 @@ export function readUnits(
   source: string,
   onMalformed: (malformed: MalformedLine) => void,
   seen: Map<string, string> = new Map(),
+  place: string = source === "stdin" ? "-" : source,
 ): ReadableStream<Unit> {
   return bytes
     .pipeThrough(new LineStream())
@@ -318,7 +321,7 @@ export function readUnits(
         transform(parsed, controller) {
           const unit = unitOf(parsed, source, onMalformed);
           controller.enqueue(
-            uniqueUnit(unit, source, parsed.line, seen, onMalformed),
+            uniqueUnit(unit, source, place, parsed.line, seen, onMalformed),
           );
         },
       }),
@@ -335,6 +338,7 @@ export function readUnits(
  * @param onMalformed Called for each malformed line, and for each unit
  *   whose `unit_id` was read before.
  * @param seen The unit ids read so far (see {@linkcode readUnits}).
+ * @param place The input as messages name it (see {@linkcode readUnits}).
  * @returns The units, in batches.
  *
  * @example
@@ -351,6 +355,7 @@ export function readUnitBatches(
   source: string,
   onMalformed: (malformed: MalformedLine) => void,
   seen: Map<string, string> = new Map(),
+  place: string = source === "stdin" ? "-" : source,
 ): ReadableStream<Unit[]> {
   return bytes
     .pipeThrough(new LineBatchStream())
@@ -365,6 +370,7 @@ export function readUnitBatches(
                 uniqueUnit(
                   unitOf(parsed, source, onMalformed),
                   source,
+                  place,
                   parsed.line,
                   seen,
                   onMalformed,
@@ -404,12 +410,12 @@ function parsedLine(line: Line): ParsedLine | undefined {
 function uniqueUnit(
   unit: Unit,
   source: string,
+  place: string,
   line: number,
   seen: Map<string, string>,
   onMalformed: (malformed: MalformedLine) => void,
 ): Unit {
-  // The source as ids name it: `stdin` is standard input here.
-  const where = placeOf(source === "stdin" ? "-" : source, line);
+  const where = placeOf(place, line);
   // In NFC, as the readers of the Scores compare unit ids.
   const key = nfcKey(unit.unit_id);
   const first = seen.get(key);

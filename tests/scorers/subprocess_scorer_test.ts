@@ -26,6 +26,7 @@ import {
   type Unit,
 } from "../../mod.ts";
 import { defaultScorerName, scriptOf } from "../../src/process/command.ts";
+import { cliWithStdin } from "../_cli.ts";
 
 /** The project root: fixture commands are written relative to it. */
 const ROOT = decodeURIComponent(new URL("../..", import.meta.url).pathname)
@@ -1315,6 +1316,37 @@ Deno.test("score refuses a unit id read before, across its inputs, and keeps int
       ["v", "scored"],
       ["stdin#line-2", "blocked"],
     ]);
+  });
+});
+
+Deno.test("score names a file called stdin as a file, and standard input as stdin, in one message about a unit id read twice", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/stdin`,
+      '{"unit_id":"u","input":"q1","output":"refund"}\n' +
+        '{"unit_id":"u","input":"q2","output":"refund"}\n',
+    );
+    const args = [
+      "score",
+      "--scorer",
+      `python3 ${ROOT}/${FIXTURES}/coverage.py`,
+    ];
+    const file = await cliWithStdin([...args, "stdin"], dir, "");
+    assert.equal(file.code, 2, file.stderr);
+    assert.equal(
+      file.stderr,
+      'evalpipe: Malformed unit record in "stdin" line 2: Duplicate unit_id "u" (first at "stdin" line 1): unit ids must be unique\n',
+    );
+    const piped = await cliWithStdin(
+      args,
+      dir,
+      await Deno.readTextFile(`${dir}/stdin`),
+    );
+    assert.equal(piped.code, 2, piped.stderr);
+    assert.equal(
+      piped.stderr,
+      'evalpipe: Malformed unit record in stdin line 2: Duplicate unit_id "u" (first at stdin line 1): unit ids must be unique\n',
+    );
   });
 });
 
