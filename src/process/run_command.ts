@@ -217,6 +217,12 @@ export function notUtf8Warning(cmd: string): Diagnostic {
 }
 
 /**
+ * What raises an output cap, said after its message: the config key of a
+ * suite's scorer or target (a script's option names are in their docs).
+ */
+export const CAP_NOTE = " (max_output_bytes raises the cap)";
+
+/**
  * The message for a run that did not end in exit status 0, in the words of
  * the subprocess scorer protocol v0 (`role` is `scorer` or `target`).
  *
@@ -248,7 +254,7 @@ export function failureMessage(
     case "timeout":
       return `${label} timed out after ${timeoutS} s (its process group was killed)`;
     case "overflow":
-      return `${label} printed more than ${result.limit} bytes on ${result.stream}`;
+      return `${label} printed more than ${result.limit} bytes on ${result.stream}${CAP_NOTE}`;
     case "aborted":
       return `${label} was interrupted`;
   }

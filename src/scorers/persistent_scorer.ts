@@ -63,7 +63,7 @@ import {
   unitScore,
 } from "./_unit_path.ts";
 import { Later } from "../io/_later.ts";
-import { notUtf8Warning } from "../process/run_command.ts";
+import { CAP_NOTE, notUtf8Warning } from "../process/run_command.ts";
 import {
   parseVerdict,
   scorerPayload,
@@ -449,7 +449,7 @@ class Worker {
         ) {
           this.#drop(
             new SubprocessScorerError(
-              `${this.#label} printed more than ${this.#maxStderrBytes} bytes on stderr`,
+              `${this.#label} printed more than ${this.#maxStderrBytes} bytes on stderr${CAP_NOTE}`,
               "scorer.output_cap",
             ),
             "another case printed more than its stderr cap",
@@ -493,7 +493,7 @@ class Worker {
           capped
             ? `${this.#label} printed a verdict line of more than ${
               line.error.slice(TOO_LONG.length, -" bytes".length)
-            } bytes on stdout`
+            } bytes on stdout${CAP_NOTE}`
             : `${this.#label} printed an unreadable verdict line: ${line.error}`,
           capped ? "scorer.output_cap" : "scorer.invalid_verdict",
         ),

@@ -714,7 +714,7 @@ Deno.test("a suite's max_output_bytes raises the stderr cap as well as stdout's,
       const [error] = ndjson(capped.stdout) as Score[];
       assert.match(
         scorerErrorMessage(error!, "scorer.output_cap"),
-        /printed more than 1048576 bytes on stderr$/,
+        / printed more than 1048576 bytes on stderr \(max_output_bytes raises the cap\)$/,
         mode,
       );
       const raised = await runCli(
