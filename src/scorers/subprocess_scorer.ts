@@ -287,6 +287,14 @@ function notJsonHint(text: string): string {
   if (text === "") {
     return ' (stdout is empty: print one JSON object, {"score": …})';
   }
+  // The score alone, as a line of text (`Score: 0.8`, `score=1`).
+  const line = /^score\s*[:=]\s*(\S+)$/i.exec(text);
+  if (line !== null) {
+    const number = plainDecimal(line[1]!);
+    return ` (a verdict is a JSON object: {"score": ${
+      number !== undefined && number >= 0 && number <= 1 ? number : "…"
+    }})`;
+  }
   const lines = text.split(/\r?\n/).filter((line) => line.trim() !== "");
   let objects = 0;
   for (const line of lines) {
@@ -333,23 +341,16 @@ function shapeHint(value: unknown, text: string): string {
 
 /** Why a verdict object's `score` is no score. */
 function scoreHint(verdict: object, score: unknown): string {
-  if (!("score" in verdict)) {
-    const near = Object.keys(verdict).find((key) =>
-      /^(?:score|value|result|rating|grade)$/i.test(key)
-    );
-    return near === undefined
-      ? ' (it has no "score")'
-      : ` (it has no "score"; it gives ${JSON.stringify(near)})`;
-  }
+  if (!("score" in verdict)) return noScoreHint(verdict);
   if (typeof score === "string") {
-    const number = score.trim() === "" ? NaN : Number(score);
-    return Number.isFinite(number)
-      ? ` ("score" is the string ${
-        JSON.stringify(clip(score, 40))
-      }: write the number, ${number})`
-      : ` ("score" is the string ${
-        JSON.stringify(clip(score, 40))
-      }, not a number)`;
+    const quoted = JSON.stringify(clip(score, 40));
+    const number = plainDecimal(score);
+    if (number === undefined) {
+      return ` ("score" is the string ${quoted}, not a number)`;
+    }
+    return number >= 0 && number <= 1
+      ? ` ("score" is the string ${quoted}: write the number, ${number})`
+      : ` ("score" is the string ${quoted}, and a score is a number within 0..1)`;
   }
   if (typeof score === "boolean") {
     return ` ("score" is ${score}, not a number: write ${
@@ -362,6 +363,46 @@ function scoreHint(verdict: object, score: unknown): string {
   return typeof score === "number"
     ? ' ("score" is too large a number)'
     : ' ("score" is not a number)';
+}
+
+/**
+ * The key to use, for a verdict without `score`: one that reads like it
+ * (`value`, `Score`, `faithfulness_score`) is to be named so, and one that
+ * says only whether the case passed (`passed`, `pass`) needs a `score`
+ * beside it. Only the three fields are read, as protocol v0 says.
+ */
+function noScoreHint(verdict: object): string {
+  const entries = Object.entries(verdict);
+  const near = entries.find(([key]) => NEAR_SCORE.test(key));
+  if (near !== undefined) {
+    return ` (it has no "score"; it gives ${JSON.stringify(near[0])}: ${
+      typeof near[1] === "number"
+        ? 'name it "score"'
+        : 'a verdict\'s number is its "score"'
+    })`;
+  }
+  const pass = entries.find(([key, value]) =>
+    NEAR_PASSED.test(key) && typeof value === "boolean"
+  );
+  return pass === undefined
+    ? ' (it has no "score")'
+    : ` (it has no "score", which every verdict gives: {"score": ${
+      pass[1] ? 1 : 0
+    }, "passed": ${pass[1]}})`;
+}
+
+const NEAR_SCORE = /score|^(?:value|result|rating|grade|verdict)$/i;
+const NEAR_PASSED = /^(?:pass(?:ed)?|ok|success|correct)$/i;
+
+/**
+ * The number a string writes as a plain decimal (`"0.8"`, `" .5 "`, `"85"`),
+ * the only kind taken for the number its author meant: `"0x1"`, `"1e3"` and
+ * `"Infinity"` are numbers to `Number()`, but no score anyone wrote by hand.
+ */
+function plainDecimal(text: string): number | undefined {
+  return /^\s*-?(?:\d+(?:\.\d*)?|\.\d+)\s*$/.test(text)
+    ? Number(text)
+    : undefined;
 }
 
 /**

@@ -373,13 +373,55 @@ Deno.test("subprocessScorer refuses verdicts of the wrong shape as invalid verdi
     ['{"score":0.9,"reason":42}', ' ("reason" is 42: a string or null)'],
     ['{"score":0.9,"reason":["a"]}', ' ("reason" is ["a"]: a string or null)'],
     ['{"score":0.9,"reason":5}', ' ("reason" is 5: a string or null)'],
-    ['{"passed":true,"reason":"no score"}', ' (it has no "score")'],
-    ['{"value":0.8,"passed":true}', ' (it has no "score"; it gives "value")'],
+    [
+      '{"passed":true,"reason":"no score"}',
+      ' (it has no "score", which every verdict gives: {"score": 1, "passed": true})',
+    ],
+    [
+      '{"pass":false}',
+      ' (it has no "score", which every verdict gives: {"score": 0, "passed": false})',
+    ],
+    ['{"reason":"fine"}', ' (it has no "score")'],
+    [
+      '{"value":0.8,"passed":true}',
+      ' (it has no "score"; it gives "value": name it "score")',
+    ],
+    [
+      '{"Score":0.8}',
+      ' (it has no "score"; it gives "Score": name it "score")',
+    ],
+    [
+      '{"faithfulness_score":0.8}',
+      ' (it has no "score"; it gives "faithfulness_score": name it "score")',
+    ],
+    [
+      '{"verdict":1}',
+      ' (it has no "score"; it gives "verdict": name it "score")',
+    ],
+    [
+      '{"verdict":"pass"}',
+      ' (it has no "score"; it gives "verdict": a verdict\'s number is its "score")',
+    ],
     [
       '{"score":"0.9"}',
       ' ("score" is the string "0.9": write the number, 0.9)',
     ],
+    [
+      '{"score":" .5 "}',
+      ' ("score" is the string " .5 ": write the number, 0.5)',
+    ],
     ['{"score":"high"}', ' ("score" is the string "high", not a number)'],
+    // Only a plain decimal is taken for the number it was meant to be.
+    ['{"score":"0x1"}', ' ("score" is the string "0x1", not a number)'],
+    ['{"score":"1e3"}', ' ("score" is the string "1e3", not a number)'],
+    [
+      '{"score":"Infinity"}',
+      ' ("score" is the string "Infinity", not a number)',
+    ],
+    [
+      '{"score":"85"}',
+      ' ("score" is the string "85", and a score is a number within 0..1)',
+    ],
     [
       '{"score":true}',
       ' ("score" is true, not a number: write 1, and "passed": true if it says whether the case passes)',
@@ -445,6 +487,9 @@ Deno.test("subprocessScorer refuses verdicts of the wrong shape as invalid verdi
       ` ("passed" is {"why":"${"x".repeat(32)}…: true, false or null)`,
     ],
     ["", ' (stdout is empty: print one JSON object, {"score": …})'],
+    ["Score: 0.8", ' (a verdict is a JSON object: {"score": 0.8})'],
+    ["score=1", ' (a verdict is a JSON object: {"score": 1})'],
+    ["Score: 85", ' (a verdict is a JSON object: {"score": …})'],
     ["not json", ""],
   ];
   for (const [verdict, why] of bad) {
