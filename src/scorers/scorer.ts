@@ -311,68 +311,46 @@ export interface FunctionScorerOptions {
 }
 
 /**
- * A timed function's context: its `signal` aborts when the run's does or the
- * timeout comes. The signal is made when the function first reads it, so
- * that a function that never does (most synchronous ones) costs no signal,
- * and it follows the run's by a listener removed once the function is done:
- * an `AbortSignal.any` per unit stays tied to the run's signal, and 200,000
- * units of a synchronous function took 14 s instead of 0.2. A class, not an
- * object literal with a getter, which V8 builds slowly, unit after unit; so
- * `signal` is on its prototype, and a spread copy (`{ ...context }`) has
- * none: pass the context itself on.
+ * The caller's context with another `signal`: one copy of all its fields,
+ * so that a field added to {@linkcode ScorerContext} reaches the function
+ * without a word here, and a plain object, so that a copy the function
+ * makes (`{ ...context }`) keeps its `signal`.
  */
-class TimedContext implements ScorerContext {
-  readonly flow: FlowWatch | undefined;
-  readonly #signal: TimedSignal;
-
-  constructor(context: ScorerContext, signal: TimedSignal) {
-    this.flow = context.flow;
-    this.#signal = signal;
-  }
-
-  get signal(): AbortSignal {
-    return this.#signal.signal();
-  }
+function withSignal(
+  context: ScorerContext,
+  signal: AbortSignal,
+): ScorerContext {
+  return { ...context, signal };
 }
 
-/** The signal of a {@linkcode TimedContext}, kept out of the function's reach. */
-class TimedSignal {
-  readonly #outer: AbortSignal | undefined;
-  #expiry: AbortController | undefined = undefined;
-  #forward: (() => void) | undefined = undefined;
-  #expired: { reason: unknown } | undefined = undefined;
+/** The signal of a call with none: it never aborts. Made when first needed. */
+let unaborted: AbortSignal | undefined;
 
-  constructor(outer: AbortSignal | undefined) {
-    this.#outer = outer;
-  }
+/**
+ * The signals of function calls in flight, by the caller's signal they
+ * follow: one listener on it aborts them all. A listener added and removed
+ * per unit cost about 1 µs.
+ */
+const following = new WeakMap<AbortSignal, Set<AbortController>>();
 
-  /** The signal, made now if it was not yet. */
-  signal(): AbortSignal {
-    if (this.#expiry !== undefined) return this.#expiry.signal;
-    const expiry = this.#expiry = new AbortController();
-    const outer = this.#outer;
-    if (this.#expired !== undefined) expiry.abort(this.#expired.reason);
-    else if (outer?.aborted) expiry.abort(outer.reason);
-    else if (outer !== undefined) {
-      this.#forward = () => expiry.abort(outer.reason);
-      outer.addEventListener("abort", this.#forward, { once: true });
-    }
-    return expiry.signal;
+/** Aborts `own` when `outer` aborts (now, if it has), until {@linkcode unfollow}. */
+function follow(outer: AbortSignal, own: AbortController): void {
+  if (outer.aborted) return own.abort(outer.reason);
+  let calls = following.get(outer);
+  if (calls === undefined) {
+    const all = calls = new Set();
+    following.set(outer, all);
+    outer.addEventListener("abort", () => {
+      for (const call of all) call.abort(outer.reason);
+      all.clear();
+    }, { once: true });
   }
+  calls.add(own);
+}
 
-  /** Aborts the signal for the timeout, now or when it is first read. */
-  expire(reason: unknown): void {
-    this.release();
-    this.#expired = { reason };
-    this.#expiry?.abort(reason);
-  }
-
-  /** Stops following the run's signal: the function is done. */
-  release(): void {
-    if (this.#forward === undefined) return;
-    this.#outer?.removeEventListener("abort", this.#forward);
-    this.#forward = undefined;
-  }
+/** Stops `own` following `outer`: its call is done. */
+function unfollow(outer: AbortSignal, own: AbortController): void {
+  following.get(outer)?.delete(own);
 }
 
 /** Seconds an async function scorer may take unless told otherwise. */
@@ -448,6 +426,15 @@ export function functionScorer(
   const check = range === undefined
     ? convert
     : (result: FunctionScorerResult) => withinRange(convert(result), range);
+  // Whether each call gets a signal of its own, which its timeout aborts.
+  // A function that has returned synchronously is not timed, and is given
+  // its caller's context itself from then on: a controller per unit took
+  // 200,000 calls of a synchronous function from 23 to 108 ms (session
+  // 26; bench/_function_scorer_context.ts). One that returns a promise
+  // after that goes back to signals of its own for good: only that one
+  // call has its caller's, which its timeout cannot abort.
+  let ownSignals = true;
+  let promisedAfterSync = false;
   return {
     name,
     version,
@@ -463,20 +450,51 @@ export function functionScorer(
     context: ScorerContext,
     seconds: number,
   ): Promise<Score | ScoreBatch> | Score | ScoreBatch {
-    const own = new TimedSignal(context.signal);
+    const outer = context.signal;
+    if (!ownSignals) {
+      const result = fn(
+        unit,
+        outer !== undefined
+          ? context
+          : withSignal(context, unaborted ??= new AbortController().signal),
+      );
+      if (!(result instanceof Promise)) return check(result);
+      ownSignals = true;
+      promisedAfterSync = true;
+      return settle(result, outer, undefined, seconds);
+    }
+    const own = new AbortController();
+    if (outer !== undefined) follow(outer, own);
     let result;
     try {
-      result = fn(unit, new TimedContext(context, own));
+      result = fn(unit, withSignal(context, own.signal));
     } catch (error) {
-      own.release();
+      if (outer !== undefined) unfollow(outer, own);
       throw error;
     }
     // A synchronous function stays synchronous: no promise per unit.
     if (!(result instanceof Promise)) {
-      own.release();
+      if (outer !== undefined) unfollow(outer, own);
+      if (!promisedAfterSync) ownSignals = false;
       return check(result);
     }
-    const outer = context.signal;
+    return settle(result, outer, own, seconds);
+  }
+
+  /**
+   * An async function's Score, or its timeout's error: `own` is the
+   * controller of the signal it was given, if one of its own (aborted on
+   * expiry, and following the caller's until the function is done).
+   */
+  function settle(
+    result: Promise<FunctionScorerResult>,
+    outer: AbortSignal | undefined,
+    own: AbortController | undefined,
+    seconds: number,
+  ): Promise<Score | ScoreBatch> {
+    const release = () => {
+      if (own !== undefined && outer !== undefined) unfollow(outer, own);
+    };
     // The run has stopped already: the stage ends the function (a
     // `scorer.interrupted` error a second later, at most), and a timer
     // would keep the process alive for the rest of the timeout.
@@ -495,11 +513,12 @@ export function functionScorer(
         timer = setTimeout(() => {
           ended = true;
           outer?.removeEventListener("abort", stop);
+          release();
           const error = new FunctionScorerError(
             `scorer ${JSON.stringify(name)} timed out after ${seconds} s`,
             "scorer.timeout",
           );
-          own.expire(error);
+          own?.abort(error);
           reject(error);
           // A timer past 2^31 - 1 ms would fire at once: 24 days is no timeout.
         }, Math.min(seconds * 1000, 2 ** 31 - 1));
@@ -517,7 +536,7 @@ export function functionScorer(
         ended = true;
         if (timer !== undefined) clearTimeout(timer);
         outer?.removeEventListener("abort", stop);
-        own.release();
+        release();
       };
       result.then(check).then((scores) => {
         settled();

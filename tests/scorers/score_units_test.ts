@@ -7,6 +7,7 @@ import {
   type Score,
   scored,
   type Scorer,
+  type ScorerContext,
   scoreUnitBatches,
   scoreUnits,
   type Unit,
@@ -275,6 +276,69 @@ Deno.test("functionScorer's timeout makes a late async function a scorer.timeout
         `The timeout of function scorer "m" must be a positive number of seconds, not ${bad}`,
     });
   }
+});
+
+Deno.test("functionScorer's context is a plain object: a copy keeps a working signal, and every field the caller gave reaches the function", async () => {
+  // What the function saw of a copy of its context: whether the copy has
+  // a signal, aborted or not, and the caller's own field.
+  const seen: string[] = [];
+  const note = (context: ScorerContext) => {
+    const copies = [{ ...context }, Object.assign({}, context)];
+    for (const copy of copies) {
+      const signal = copy.signal;
+      seen.push(
+        `${signal instanceof AbortSignal ? signal.aborted : "none"} ${
+          (copy as { extra?: unknown }).extra
+        }`,
+      );
+    }
+    return copies[0]!.signal;
+  };
+  const sync = functionScorer("sync", (_unit, context) => {
+    note(context);
+    return 1;
+  });
+  const run = new AbortController();
+  const context = { signal: run.signal, extra: 1 } as ScorerContext;
+  // The first call, and the later ones of a function known to be synchronous.
+  for (let i = 0; i < 3; i++) sync.score(UNIT, context);
+  sync.score(UNIT, { extra: 2 } as ScorerContext);
+  sync.score(UNIT, { signal: AbortSignal.abort(), extra: 3 } as ScorerContext);
+  assert.deepEqual(seen.splice(0), [
+    ...Array(6).fill("false 1"),
+    "false 2",
+    "false 2",
+    "true 3",
+    "true 3",
+  ]);
+  // An async function's copied signal aborts on its timeout.
+  let copied: AbortSignal | undefined;
+  const slow = functionScorer("slow", (_unit, context) => {
+    copied = note(context);
+    return new Promise<number>(() => {});
+  }, { timeout: 0.05 });
+  await assert.rejects(
+    Promise.resolve(slow.score(UNIT, context)),
+    /scorer "slow" timed out after 0.05 s/,
+  );
+  assert.deepEqual(seen.splice(0), ["false 1", "false 1"]);
+  assert.ok(copied?.aborted && /timed out/.test(String(copied.reason)));
+  // A function that returned synchronously and then returns a promise: from
+  // its next call on, each call's signal is its own again.
+  let calls = 0;
+  const mixed = functionScorer("mixed", (_unit, context) => {
+    copied = note(context);
+    return calls++ === 0 ? 1 : new Promise<number>(() => {});
+  }, { timeout: 0.05 });
+  mixed.score(UNIT, context);
+  for (let i = 0; i < 2; i++) {
+    await assert.rejects(
+      Promise.resolve(mixed.score(UNIT, context)),
+      /timed out/,
+    );
+  }
+  assert.ok(copied?.aborted && /timed out/.test(String(copied.reason)));
+  assert.ok(!run.signal.aborted);
 });
 
 Deno.test("functionScorer gives an async function 60 s by default: one that never settles is a scorer.timeout error, and the stage ends", async () => {
