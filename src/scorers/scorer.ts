@@ -353,6 +353,12 @@ function unfollow(outer: AbortSignal, own: AbortController): void {
   following.get(outer)?.delete(own);
 }
 
+/**
+ * Milliseconds an async function scorer has to end once its caller's signal
+ * aborts, as the stage gives any scorer.
+ */
+const INTERRUPT_GRACE_MS = 1000;
+
 /** Seconds an async function scorer may take unless told otherwise. */
 const FUNCTION_SCORER_TIMEOUT_S = 60;
 
@@ -495,10 +501,6 @@ export function functionScorer(
     const release = () => {
       if (own !== undefined && outer !== undefined) unfollow(outer, own);
     };
-    // The run has stopped already: the stage ends the function (a
-    // `scorer.interrupted` error a second later, at most), and a timer
-    // would keep the process alive for the rest of the timeout.
-    if (outer?.aborted) return result.then(check);
     return new Promise((resolve, reject) => {
       let timer: ReturnType<typeof setTimeout> | undefined;
       let ended = false;
@@ -524,14 +526,26 @@ export function functionScorer(
         }, Math.min(seconds * 1000, 2 ** 31 - 1));
       };
       queueMicrotask(arm);
-      // Once the run stops, the stage ends a function that ignores it (a
-      // `scorer.interrupted` error a second later): its timer must not
-      // keep the process alive for the rest of the timeout.
+      // Once the run stops, the function has a second to end on its own
+      // (the stage's grace), then its promise is a `scorer.interrupted`
+      // error, so that one that never settles holds neither the stage nor
+      // a script awaiting `score()`; nor does the rest of its timeout keep
+      // the process alive.
       function stop() {
         ended = true;
         if (timer !== undefined) clearTimeout(timer);
+        timer = setTimeout(() => {
+          release();
+          reject(
+            new FunctionScorerError(
+              `scorer ${JSON.stringify(name)} was interrupted`,
+              "scorer.interrupted",
+            ),
+          );
+        }, INTERRUPT_GRACE_MS);
       }
-      outer?.addEventListener("abort", stop, { once: true });
+      if (outer?.aborted) stop();
+      else outer?.addEventListener("abort", stop, { once: true });
       const settled = () => {
         ended = true;
         if (timer !== undefined) clearTimeout(timer);

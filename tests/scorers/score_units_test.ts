@@ -341,6 +341,47 @@ Deno.test("functionScorer's context is a plain object: a copy keeps a working si
   assert.ok(!run.signal.aborted);
 });
 
+Deno.test("functionScorer's score() called directly settles after an abort: a function that never ends is a scorer.interrupted error a second later, as in the stage", async () => {
+  const never = functionScorer("never", () => new Promise<number>(() => {}));
+  const interrupted = (error: unknown) =>
+    error instanceof Error &&
+    error.message === 'scorer "never" was interrupted' &&
+    (error as { code?: unknown }).code === "scorer.interrupted";
+  // Aborted while it runs, and before it is called.
+  const run = new AbortController();
+  const running = Promise.resolve(never.score(UNIT, { signal: run.signal }));
+  run.abort();
+  await within(
+    assert.rejects(running, interrupted),
+    30_000,
+    "score() of a function that never settles, aborted while it ran",
+  );
+  await within(
+    assert.rejects(
+      Promise.resolve(never.score(UNIT, { signal: AbortSignal.abort() })),
+      interrupted,
+    ),
+    30_000,
+    "score() of a function that never settles, called aborted",
+  );
+  // The stage's Score for it says the same.
+  const aborted = new AbortController();
+  aborted.abort();
+  const [score] = await Array.fromAsync(
+    ReadableStream.from([UNIT]).pipeThrough(
+      scoreUnits([never], { signal: aborted.signal }),
+    ),
+  );
+  assert.deepEqual(
+    [score!.status, score!.reason, score!.diagnostics[0]?.code],
+    [
+      "error",
+      'scorer error: scorer "never" was interrupted',
+      "scorer.interrupted",
+    ],
+  );
+});
+
 Deno.test("functionScorer gives an async function 60 s by default: one that never settles is a scorer.timeout error, and the stage ends", async () => {
   // The platform's clock, made quick: a timer of a minute or more fires
   // after 10 ms. Without a default timeout no timer is set, and the stage
