@@ -140,7 +140,7 @@ export function targetTemplateProblem(
         firstProblem(target, at, ["url", "body"], variableOutsideHeaders) ??
         unreadableUrl(target, at) ??
         caseChosenHost(target, at) ??
-        basicAuthBesideHeader(target, at)
+        basicAuthBeside(target, at, "url")
       : undefined);
 }
 
@@ -200,35 +200,47 @@ function unreadableUrl(
 }
 
 /**
- * An http target's `url` with a user name or password, which fetch sends
- * as Basic auth in the `authorization` header, beside an `authorization`
- * header of the config's own: fetch sends both, joined
+ * A URL (an http target's `url`, an OpenAI-compatible API's `base_url`)
+ * with a user name or password, which fetch sends as Basic auth in the
+ * `authorization` header, beside an `authorization` header of the
+ * config's own or, for `base_url`, an `api_key_env` whose key goes there
+ * as `Bearer …` (not Azure's `api-key`): fetch sends both, joined
  * (`Basic …, Bearer …`), in that one header, and a service reads the
  * first, or neither.
  */
-function basicAuthBesideHeader(
-  target: Record<string, unknown>,
+function basicAuthBeside(
+  settings: Record<string, unknown>,
   at: readonly PropertyKey[],
+  field: "url" | "base_url",
 ): SettingsProblem | undefined {
-  if (typeof target.url !== "string" || !isObject(target.headers)) {
-    return undefined;
-  }
-  const header = Object.keys(target.headers).find((name) =>
-    name.toLowerCase() === "authorization"
-  );
-  if (header === undefined) return undefined;
-  const parsed = readUrl(target.url);
+  const url = settings[field];
+  if (typeof url !== "string") return undefined;
+  const header = isObject(settings.headers)
+    ? Object.keys(settings.headers).find((name) =>
+      name.toLowerCase() === "authorization"
+    )
+    : undefined;
+  const key = field === "base_url" &&
+    typeof settings.api_key_env === "string" &&
+    keyHeaderName(url) === "authorization";
+  if (header === undefined && !key) return undefined;
+  const parsed = readUrl(url);
   if (
     parsed === undefined || (parsed.username === "" && parsed.password === "")
   ) {
     return undefined;
   }
+  const beside = header !== undefined
+    ? JSON.stringify(pathText([...at, "headers", header]))
+    : `${
+      JSON.stringify(pathText([...at, "api_key_env"]))
+    }, whose key goes there as "Bearer …"`;
   return {
-    path: [...at, "url"],
+    path: [...at, field],
     detail:
-      `has a user name or password, which is sent as Basic auth in the authorization header, beside ${
-        JSON.stringify(pathText([...at, "headers", header]))
-      }: the service would get both in that one header; keep one, the url's "user:password@" or the header`,
+      `has a user name or password, which is sent as Basic auth in the authorization header, beside ${beside}: the service would get both in that one header; keep one, the ${field}'s "user:password@" or ${
+        header !== undefined ? "the header" : '"api_key_env"'
+      }`,
   };
 }
 
@@ -336,6 +348,8 @@ function queryCredential(
  * in (`authorization`, or Azure's `api-key`), which would send two keys, one
  * of them silently dropped. Without `api_key_env`, that header is how a key
  * of another form is sent (`authorization: "Bearer ${GATEWAY_TOKEN}"`).
+ * Then a `base_url` with a user name or password beside the key or an
+ * `authorization` header: fetch would send both in that one header.
  *
  * @param settings A target's, judge's or scorer's settings.
  * @param at Their path in the config (`[]` for a script's).
@@ -345,7 +359,17 @@ export function apiHeadersProblem(
   settings: unknown,
   at: readonly PropertyKey[],
 ): SettingsProblem | undefined {
-  if (!isObject(settings) || !isObject(settings.headers)) return undefined;
+  if (!isObject(settings)) return undefined;
+  return headersProblem(settings, at) ??
+    basicAuthBeside(settings, at, "base_url");
+}
+
+/** The problem of `apiHeadersProblem`'s headers, or `undefined`. */
+function headersProblem(
+  settings: Record<string, unknown>,
+  at: readonly PropertyKey[],
+): SettingsProblem | undefined {
+  if (!isObject(settings.headers)) return undefined;
   const placeholder = firstProblem(settings, at, ["headers"], (text) => {
     const syntax = /\{\{[\s\S]*?\}\}/.exec(text)?.[0];
     return syntax === undefined

@@ -68,12 +68,12 @@ scorers:
   - { type: subprocess, name: sc, cmd: sh sc.sh }
   - type: llm_judge
     name: j
-    base_url: ${server.baseUrl.replace("//", `//ann:${PASSWORD}@`)}
+    base_url: ${server.baseUrl}
     model: m
     api_key_env: JUDGE_KEY
     rubric: "Score {{output}}"
   - type: semantic_similarity
-    base_url: ${server.baseUrl}
+    base_url: ${server.baseUrl.replace("//", `//ann:${PASSWORD}@`)}
     model: e
     headers: { x-team: "\${TEAM_TOKEN}" }
 `,

@@ -334,9 +334,10 @@ Deno.test("cacheKey keys on nothing of the machine: not the key's value, a URL's
   assert.equal(key({}, { K: "another" }), base);
   assert.equal(key({ cost: { input_per_1m: 1, output_per_1m: 2 } }), base);
   assert.equal(key({ timeout: 5, retries: 1, rate_limit: 60 }), base);
+  // A password is Basic auth, and refused beside a key sent as Bearer.
   assert.equal(
-    key({ base_url: "http://u:pw1@127.0.0.1:9/v1" }),
-    key({ base_url: "http://u:pw2@127.0.0.1:9/v1" }),
+    key({ base_url: "http://u:pw1@127.0.0.1:9/v1", api_key_env: undefined }),
+    key({ base_url: "http://u:pw2@127.0.0.1:9/v1", api_key_env: undefined }),
   );
   assert.notEqual(key({ temperature: 1 }), base);
   assert.notEqual(key({ model: "n" }), base);

@@ -1,0 +1,128 @@
+// What a config's URLs carry and where it goes: a password beside an API
+// key, a scheme fetch cannot send, a `${NAME}` in a URL. Each config is run
+// against a server on loopback that records what it receives.
+
+import assert from "node:assert/strict";
+import { cli } from "../_cli.ts";
+import { embeddings, fakeLlm, reply } from "../_fake_llm.ts";
+import { withTempDir } from "../_proc.ts";
+import { openaiTarget, runTarget } from "../../src/targets/mod.ts";
+import { llmJudge, semanticSimilarity } from "../../src/scorers/mod.ts";
+
+const KEY = "sk-basic-beside-0123456789";
+const PASSWORD = "pw-in-the-url-4567";
+
+Deno.test("cli run and validate refuse an openai target's, a judge's or an embeddings scorer's base_url with a password beside a key sent as Bearer, naming both, before any call", async () => {
+  // fetch sends the URL's userinfo as Basic auth in the authorization
+  // header and the key joined to it ("Basic …, Bearer …"): the service
+  // got neither as the config meant.
+  await using server = fakeLlm({
+    handler: embeddings(() => [1, 0], () => reply.ok("fine")),
+  });
+  const withPassword = server.baseUrl.replace("//", `//ann:${PASSWORD}@`);
+  const cases: [string, string, string, string][] = [
+    [
+      `target: { type: openai, base_url: "${withPassword}", model: m, api_key_env: K }\nscorers: [{ type: exact_match }]\n`,
+      "line 2",
+      "target.base_url",
+      `"target.api_key_env", whose key goes there as "Bearer …": the service would get both in that one header; keep one, the base_url's "user:password@" or "api_key_env"`,
+    ],
+    [
+      `target: { type: openai, base_url: "${server.baseUrl}", model: m }\nscorers:\n  - { type: llm_judge, base_url: "${withPassword}", model: j, api_key_env: K }\n`,
+      "line 4",
+      "scorers[0].base_url",
+      `"scorers[0].api_key_env", whose key goes there as "Bearer …": the service would get both in that one header; keep one, the base_url's "user:password@" or "api_key_env"`,
+    ],
+    [
+      `target: { type: openai, base_url: "${server.baseUrl}", model: m }\nscorers:\n  - { type: faithfulness, base_url: "${withPassword}", model: j, api_key_env: K }\n`,
+      "line 4",
+      "scorers[0].base_url",
+      `"scorers[0].api_key_env", whose key goes there as "Bearer …"`,
+    ],
+    [
+      `target: { type: openai, base_url: "${server.baseUrl}", model: m }\nscorers:\n  - type: semantic_similarity\n    base_url: "${withPassword}"\n    model: e\n    headers: { Authorization: "Bearer \${K}" }\n`,
+      "line 5",
+      "scorers[0].base_url",
+      `"scorers[0].headers.Authorization": the service would get both in that one header; keep one, the base_url's "user:password@" or the header`,
+    ],
+  ];
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/d.jsonl`,
+      '{"input":"q","expected":"a"}\n',
+    );
+    for (const [tail, line, field, beside] of cases) {
+      await Deno.writeTextFile(`${dir}/s.yaml`, `dataset: d.jsonl\n${tail}`);
+      for (const command of ["run", "validate"]) {
+        const out = await cli([command, "s.yaml"], dir, { K: KEY });
+        assert.equal(out.code, 2, `${command} ${tail}\n${out.stderr}`);
+        assert.ok(
+          out.stderr.includes(
+            `Invalid config "s.yaml" ${line}: "${field}" has a user name or password, which is sent as Basic auth in the authorization header, beside ${beside}`,
+          ),
+          out.stderr,
+        );
+        assert.equal(out.stdout, "");
+        assert.ok(!(out.stderr + out.stdout).includes(PASSWORD));
+        assert.ok(!(out.stderr + out.stdout).includes(KEY));
+      }
+    }
+  });
+  assert.equal(server.count, 0);
+});
+
+Deno.test("openaiTarget, llmJudge and semanticSimilarity refuse a base_url with a password beside a key sent as Bearer; Azure's api-key header and a password alone are sent as written", async () => {
+  await using server = fakeLlm();
+  const withPassword = server.baseUrl.replace("//", `//ann:${PASSWORD}@`);
+  const env = (name: string) => name === "K" ? KEY : undefined;
+  assert.throws(
+    () =>
+      openaiTarget(
+        { base_url: withPassword, model: "m", api_key_env: "K" },
+        env,
+      ),
+    new TypeError(
+      `openaiTarget's "base_url" has a user name or password, which is sent as Basic auth in the authorization header, beside "api_key_env", whose key goes there as "Bearer …": the service would get both in that one header; keep one, the base_url's "user:password@" or "api_key_env"`,
+    ),
+  );
+  assert.throws(
+    () =>
+      llmJudge({ base_url: withPassword, model: "j", api_key_env: "K" }, env),
+    /^TypeError: llmJudge's "base_url" has a user name or password/,
+  );
+  assert.throws(
+    () =>
+      semanticSimilarity({
+        base_url: withPassword,
+        model: "e",
+        threshold: 0.5,
+        headers: { authorization: "Bearer ${K}" },
+      }),
+    /^TypeError: semanticSimilarity's "base_url" has a user name or password/,
+  );
+  assert.equal(server.count, 0);
+  // Azure's key goes in a header of its own; a password alone is Basic auth.
+  for (
+    const settings of [
+      {
+        base_url: `${withPassword}?api-version=2024-10-21`,
+        model: "m",
+        api_key_env: "K",
+      },
+      { base_url: withPassword, model: "m" },
+    ]
+  ) {
+    const examples = [{ example_id: "d#1", line: 1, case: { input: "q" } }];
+    const [unit] = await Array.fromAsync(
+      ReadableStream.from(examples).pipeThrough(
+        runTarget(openaiTarget(settings, env)),
+      ),
+    );
+    assert.equal(unit?.target?.error, undefined);
+  }
+  const basic = `Basic ${btoa(`ann:${PASSWORD}`)}`;
+  assert.deepEqual(
+    server.requests.map((r) => [r.headers.authorization, r.headers["api-key"]]),
+    [[basic, KEY], [basic, undefined]],
+  );
+});
