@@ -139,6 +139,7 @@ export function targetTemplateProblem(
       ? firstProblem(target, at, ["headers"], placeholderInHeader) ??
         firstProblem(target, at, ["url", "body"], variableOutsideHeaders) ??
         unreadableUrl(target, at) ??
+        otherScheme(target, at, "url") ??
         caseChosenHost(target, at) ??
         basicAuthBeside(target, at, "url")
       : undefined);
@@ -197,6 +198,43 @@ function unreadableUrl(
     detail:
       "is no URL a URL parser can read, so no case could be sent: check its scheme (http:// or https://), its host and its port (at most 65535)",
   };
+}
+
+/**
+ * A URL (an http target's `url`, an OpenAI-compatible API's `base_url`)
+ * whose scheme is not http or https, as read once a case fills it (a
+ * placeholder in the scheme reads as http, and is checked as each case
+ * fills it, `schemeOf`): fetch refuses `ftp:` or `ws:` for every case,
+ * each retried, answers a `data:` URL itself and reads a `file:` URL's
+ * file on this machine.
+ */
+function otherScheme(
+  settings: Record<string, unknown>,
+  at: readonly PropertyKey[],
+  field: "url" | "base_url",
+): SettingsProblem | undefined {
+  const url = settings[field];
+  if (typeof url !== "string") return undefined;
+  const read = readUrl(url);
+  const detail = read === undefined ? undefined : schemeOf(read.href);
+  return detail === undefined ? undefined : { path: [...at, field], detail };
+}
+
+/**
+ * The scheme of a URL a case filled, when it is not http or https: the
+ * error of that case's call, before it is sent (`http{{metadata.s}}://`
+ * filled with "" or "s" is sent; with "ftp" or "file", not).
+ *
+ * @param url The URL, filled.
+ * @returns The problem, or `undefined`.
+ */
+export function schemeOf(url: string): string | undefined {
+  const scheme = URL.parse(url)?.protocol;
+  return scheme === undefined || scheme === "http:" || scheme === "https:"
+    ? undefined
+    : `has the scheme ${
+      JSON.stringify(clip(scheme, 20))
+    }, which evalpipe does not call: it sends to http:// and https:// URLs only`;
 }
 
 /**
@@ -348,8 +386,9 @@ function queryCredential(
  * in (`authorization`, or Azure's `api-key`), which would send two keys, one
  * of them silently dropped. Without `api_key_env`, that header is how a key
  * of another form is sent (`authorization: "Bearer ${GATEWAY_TOKEN}"`).
- * Then a `base_url` with a user name or password beside the key or an
- * `authorization` header: fetch would send both in that one header.
+ * Then a `base_url` whose scheme is not http or https, and one with a user
+ * name or password beside the key or an `authorization` header: fetch
+ * would send both in that one header.
  *
  * @param settings A target's, judge's or scorer's settings.
  * @param at Their path in the config (`[]` for a script's).
@@ -361,6 +400,7 @@ export function apiHeadersProblem(
 ): SettingsProblem | undefined {
   if (!isObject(settings)) return undefined;
   return headersProblem(settings, at) ??
+    otherScheme(settings, at, "base_url") ??
     basicAuthBeside(settings, at, "base_url");
 }
 

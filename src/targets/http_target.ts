@@ -32,6 +32,7 @@ import { type CacheableTarget, targetVars } from "./openai_target.ts";
 import {
   fillUrl,
   refuseSettings,
+  schemeOf,
   targetTemplateProblem,
 } from "../net/_settings_checks.ts";
 
@@ -137,6 +138,11 @@ export function httpTarget(
     (method === "GET" ? undefined : { input: "{{input}}" });
   if (template !== undefined) headers["content-type"] ??= "application/json";
   const flow = new NetworkFlow(settings);
+  // A placeholder before the first ":" lets a case fill the scheme, which
+  // the config's check read as http: each filling is checked (a case's
+  // "file" would read a file of this machine).
+  const colon = settings.url.indexOf(":");
+  const caseScheme = colon > 0 && settings.url.slice(0, colon).includes("{{");
   const request = (testCase: Case) => {
     const vars = targetVars(testCase);
     const url = fillUrl(
@@ -162,6 +168,8 @@ export function httpTarget(
         ? JSON.stringify(req.body)
         : undefined;
       const shown = redact(withoutCredentials(req.url), secrets);
+      const scheme = caseScheme ? schemeOf(req.url) : undefined;
+      if (scheme !== undefined) throw new Error(`${method} ${shown} ${scheme}`);
       const { result, attempts } = await flow.run(
         async () => {
           const answer = await send(

@@ -126,3 +126,110 @@ Deno.test("openaiTarget, llmJudge and semanticSimilarity refuse a base_url with 
     [[basic, KEY], [basic, undefined]],
   );
 });
+
+Deno.test("cli run and validate refuse an http target's url, or a base_url, whose scheme is not http or https, at its line, before any call", async () => {
+  await using server = fakeLlm();
+  const port = new URL(server.url).port;
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/d.jsonl`,
+      '{"input":"q","expected":"a"}\n',
+    );
+    await Deno.writeTextFile(`${dir}/secret.txt`, "the-file-content-9931\n");
+    const cases: [string, string, string][] = [
+      [`{ type: http, url: "ftp://127.0.0.1:${port}/a" }`, "url", "ftp:"],
+      [
+        `{ type: http, method: GET, url: "file://${dir}/secret.txt" }`,
+        "url",
+        "file:",
+      ],
+      [`{ type: http, url: "data:text/plain,{{input}}" }`, "url", "data:"],
+      [`{ type: http, url: "ws://127.0.0.1:${port}/a" }`, "url", "ws:"],
+      [
+        `{ type: openai, base_url: "ftp://127.0.0.1:${port}/v1", model: m }`,
+        "base_url",
+        "ftp:",
+      ],
+    ];
+    for (const [target, field, scheme] of cases) {
+      await Deno.writeTextFile(
+        `${dir}/s.yaml`,
+        `dataset: d.jsonl\ntarget: ${target}\nscorers: [{ type: exact_match }]\n`,
+      );
+      for (const command of ["run", "validate"]) {
+        const out = await cli([command, "s.yaml"], dir);
+        assert.equal(out.code, 2, `${command} ${target}\n${out.stderr}`);
+        assert.equal(
+          out.stderr,
+          `evalpipe: Invalid config "s.yaml" line 2: "target.${field}" has the scheme "${scheme}", which evalpipe does not call: it sends to http:// and https:// URLs only\n`,
+        );
+        assert.equal(out.stdout, "");
+      }
+    }
+  });
+  assert.equal(server.count, 0);
+});
+
+Deno.test("cli run makes a case that fills an http target's scheme with anything but http or https that case's target error, sent nowhere and not retried", async () => {
+  // A placeholder in the scheme reads as http at the config's line; a case
+  // filling it with "file" read a file of this machine into its output.
+  await using server = fakeLlm({
+    handler: () => ({ kind: "raw", status: 200, body: "from-the-server" }),
+  });
+  const port = new URL(server.url).port;
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/secret.txt`, "the-file-content-9931\n");
+    const rows = [
+      { id: "f", input: "q", expected: "a", metadata: { s: "file", x: "" } },
+      { id: "p", input: "q", expected: "a", metadata: { s: "ftp", x: "-ftp" } },
+      { id: "h", input: "q", expected: "a", metadata: { s: "http", x: "" } },
+    ];
+    await Deno.writeTextFile(
+      `${dir}/d.jsonl`,
+      rows.map((r) => JSON.stringify(r) + "\n").join(""),
+    );
+    for (
+      const [url, sent] of [
+        [`{{metadata.s}}://localhost${dir}/secret.txt`, 0],
+        [`http{{metadata.x}}://127.0.0.1:${port}/a`, 2],
+      ] as const
+    ) {
+      const before = server.count;
+      await Deno.writeTextFile(
+        `${dir}/s.yaml`,
+        `dataset: d.jsonl\ntarget: { type: http, method: GET, url: "${url}", retries: 2 }\nscorers: [{ type: exact_match }]\n`,
+      );
+      const out = await cli(
+        ["run", "s.yaml", "--units", "u.ndjson", "--cache", "off"],
+        dir,
+      );
+      const units = await Deno.readTextFile(`${dir}/u.ndjson`);
+      assert.ok(!units.includes("the-file-content"), units);
+      assert.ok(!out.stdout.includes("the-file-content"), out.stdout);
+      const reasons = out.stdout.trim().split("\n").map((l) => JSON.parse(l))
+        .map((s) => [s.unit_id, s.reason]);
+      const refused = (id: string, scheme: string, shown: string) => [
+        `d.jsonl#${id}`,
+        `target error: GET ${shown} has the scheme "${scheme}", which evalpipe does not call: it sends to http:// and https:// URLs only`,
+      ];
+      if (sent === 0) {
+        assert.deepEqual(
+          reasons[0],
+          refused("f", "file:", `file://localhost${dir}/secret.txt`),
+        );
+        assert.deepEqual(
+          reasons[1],
+          refused("p", "ftp:", `ftp://localhost${dir}/secret.txt`),
+        );
+      } else {
+        assert.deepEqual(
+          reasons[1],
+          refused("p", "http-ftp:", `http-ftp://127.0.0.1:${port}/a`),
+        );
+        assert.deepEqual(reasons[2], ["d.jsonl#h", 'expected "a"']);
+      }
+      // The "http" case was sent, once; a refused scheme never retried.
+      assert.equal(server.count - before, sent);
+    }
+  });
+});
