@@ -45,6 +45,7 @@ import type { GenerationKeys, SuiteConfig, TargetConfig } from "./types.ts";
 import { type NamedTarget, selectTargets } from "./targets.ts";
 import { readUtf8File, Utf8Error } from "../io/utf8.ts";
 import { clip } from "../base/terminal.ts";
+import { CREDENTIAL_NAMES } from "../net/_url_secrets.ts";
 
 /**
  * Parses and validates a suite's YAML config text, loading zod only when the
@@ -527,10 +528,14 @@ export async function missingVariableError(
   return new ConfigError(file, line, message);
 }
 
+/** A query parameter that names a credential (`?key=`), as urlSecrets reads it. */
+const QUERY_CREDENTIAL = new RegExp(`[?&](?:${CREDENTIAL_NAMES})=`, "i");
+
 /**
  * Whether a config may send a secret: it names an `api_key_env`, headers
- * (whose `${NAME}`s are secrets), or a URL with userinfo. A cheap look at its
- * text, so that a run whose config names none loads nothing to hide them.
+ * (whose `${NAME}`s are secrets), a URL with userinfo, or one with a
+ * credential in its query (`?key=AIza…`). A cheap look at its text, so
+ * that a run whose config names none loads nothing to hide them.
  *
  * @param config A checked config.
  * @returns `false` when no secret can be sent.
@@ -543,7 +548,8 @@ export async function missingVariableError(
  * ```
  */
 export function namesSecrets(config: SuiteConfig): boolean {
-  return /"api_key_env"|"headers"|@/.test(JSON.stringify(config));
+  const text = JSON.stringify(config);
+  return /"api_key_env"|"headers"|@/.test(text) || QUERY_CREDENTIAL.test(text);
 }
 
 /**

@@ -233,3 +233,56 @@ Deno.test("cli run makes a case that fills an http target's scheme with anything
     }
   });
 });
+
+Deno.test("cli run hides the query credentials of a config URL that a subprocess scorer or the target echoes, though the config names no other secret", async () => {
+  const values = [
+    "Zk3-AzureFn_Key==",
+    "letmein",
+    "abcdEFGH1234",
+    "sig0verylongkeyvalue",
+  ];
+  await using server = fakeLlm({
+    handler: (r) => ({
+      kind: "raw",
+      status: 200,
+      body: r.path.startsWith("/echo?") ? "abcdEFGH1234" : "fine",
+    }),
+  });
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/d.jsonl`,
+      '{"id":"a","input":"q","expected":"fine","metadata":{"p":"a"}}\n{"id":"e","input":"q","expected":"fine","metadata":{"p":"echo"}}\n',
+    );
+    await Deno.writeTextFile(
+      `${dir}/sc.sh`,
+      `cat >/dev/null; printf '{"score": 1, "reason": "saw ${
+        values.join(" ")
+      }"}\\n'\n`,
+    );
+    await Deno.writeTextFile(
+      `${dir}/s.yaml`,
+      `dataset: d.jsonl
+target: { type: http, method: GET, url: "${server.url}/{{metadata.p}}?code=${
+        values[0]
+      }&password=${values[1]}&sig=${values[2]}&token=${values[3]}" }
+scorers:
+  - { type: subprocess, name: sc, cmd: sh sc.sh }
+`,
+    );
+    const out = await cli(["run", "s.yaml", "--units", "u.ndjson"], dir);
+    const units = await Deno.readTextFile(`${dir}/u.ndjson`);
+    for (const value of values) {
+      assert.ok(
+        !(out.stdout + out.stderr + units).includes(value),
+        `${value}: ${out.stdout}${out.stderr}${units}`,
+      );
+    }
+    const scores = out.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    assert.equal(scores[0].reason, "saw *** *** *** ***");
+    assert.match(
+      scores[1].reason,
+      /answered with a secret the config sends .*: the answer is not kept$/,
+    );
+  });
+  assert.equal(server.count, 2);
+});
