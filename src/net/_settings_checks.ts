@@ -357,8 +357,8 @@ function caseChosenHost(
  * credential the config wrote (`key` of `?key=AIza…`, a parameter
  * {@linkcode urlSecrets} knows), not one a case fills: the same in the URL
  * read with every placeholder "1" and with every one "2". It goes to the
- * host as surely as a header's `${NAME}` does, and is named, for a
- * parameter that only looks like one (`?code=python`) to be told apart.
+ * host as surely as a header's `${NAME}` does, and is named. A plain word
+ * (`?code=python`) is no secret to urlSecrets, nor here.
  */
 function queryCredential(
   ones: URL | undefined,

@@ -20,6 +20,17 @@ export const CREDENTIAL_NAMES =
 const CREDENTIAL_NAME = new RegExp(`^(?:${CREDENTIAL_NAMES})$`, "i");
 
 /**
+ * A query value that is a setting, not a key: a word of fewer than 16
+ * letters, all lower case or all upper case (`?code=python`, `?auth=true`,
+ * `?key=EN`). No key, signature or token an API issues is that (they mix
+ * cases, digits and signs, or run longer), and hidden, each such word
+ * became `***` in every message and a model's answer that said it was not
+ * kept. A value named a password or a secret is one whatever it is.
+ */
+const WORD = /^(?:[a-z]{1,15}|[A-Z]{1,15})$/;
+const ALWAYS_SECRET = /^(?:password|passwd|secret|client[-_]?secret)$/i;
+
+/**
  * A placeholder in a URL, as an http target fills it (a global pattern:
  * `replace` and `match` read it whole; `exec` and `test` would keep its
  * place between calls).
@@ -31,7 +42,8 @@ export const URL_PLACEHOLDERS = /\{\{\s*[\w.-]+\s*\}\}/g;
  * `user:password` pair that goes out base64-encoded as Basic auth; in its
  * query, the value of each parameter that names a credential (`key`,
  * `api_key`, `access_token`, `token`, `sig`, `code`, ...), as written and
- * decoded.
+ * decoded, unless it is a plain word (`?code=python`; see `WORD`) of a
+ * parameter that names no password or secret.
  *
  * @param url A URL.
  * @returns The values to hide (none when it has no password).
@@ -109,10 +121,10 @@ function secretsOf(url: string): string[] {
   }
   for (const pair of parsed.search.slice(1).split("&")) {
     const eq = pair.indexOf("=");
-    if (eq < 1 || !CREDENTIAL_NAME.test(pair.slice(0, eq))) continue;
+    const name = pair.slice(0, eq);
+    if (eq < 1 || !CREDENTIAL_NAME.test(name)) continue;
     const written = pair.slice(eq + 1);
     if (written === "") continue;
-    found.push(written);
     let decoded = written;
     try {
       decoded = decodeURIComponent(written.replaceAll("+", " "));
@@ -120,6 +132,8 @@ function secretsOf(url: string): string[] {
       // A stray "%": the value is hidden as written.
       if (!(error instanceof URIError)) throw error;
     }
+    if (WORD.test(decoded) && !ALWAYS_SECRET.test(name)) continue;
+    found.push(written);
     if (decoded !== written) found.push(decoded);
   }
   return found;

@@ -234,6 +234,43 @@ Deno.test("cli run makes a case that fills an http target's scheme with anything
   });
 });
 
+Deno.test("cli run keeps a plain word that a config URL's query credential holds (?code=javascript, ?auth=true) where a target or scorer says it", async () => {
+  // Each such word was a secret: hidden as *** in every reason, and an
+  // answer that said it (8 letters or more) was not kept, not scored.
+  await using server = fakeLlm({
+    handler: () => ({ kind: "raw", status: 200, body: "javascript is true" }),
+  });
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/d.jsonl`,
+      '{"input":"q","expected":"a"}\n',
+    );
+    await Deno.writeTextFile(
+      `${dir}/sc.sh`,
+      `cat >/dev/null; printf '{"score": 1, "reason": "said javascript, true and TRUE"}\\n'\n`,
+    );
+    await Deno.writeTextFile(
+      `${dir}/s.yaml`,
+      `dataset: d.jsonl
+target: { type: http, url: "${server.url}/a?code=javascript&auth=true&key=TRUE" }
+scorers:
+  - { type: exact_match }
+  - { type: subprocess, name: sc, cmd: sh sc.sh }
+`,
+    );
+    const out = await cli(["run", "s.yaml", "--units", "u.ndjson"], dir);
+    assert.equal(out.code, 0, out.stderr);
+    const unit = JSON.parse(await Deno.readTextFile(`${dir}/u.ndjson`));
+    assert.equal(unit.output, "javascript is true");
+    const scores = out.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    assert.deepEqual(scores.map((s) => s.reason), [
+      'expected "a"',
+      "said javascript, true and TRUE",
+    ]);
+  });
+  assert.equal(server.count, 1);
+});
+
 Deno.test("cli run hides the query credentials of a config URL that a subprocess scorer or the target echoes, though the config names no other secret", async () => {
   const values = [
     "Zk3-AzureFn_Key==",
@@ -285,4 +322,23 @@ scorers:
     );
   });
   assert.equal(server.count, 2);
+});
+
+Deno.test("a case may choose the host of an http target whose query holds a plain word under a credential's name, not one whose query holds a key or a password", async () => {
+  const { checkConfigText } = await import("../../src/config/mod.ts");
+  const suite = (query: string) =>
+    `dataset: d.jsonl\ntarget: { type: http, url: "http://{{metadata.host}}/a?${query}" }\nscorers: [{ type: exact_match }]\n`;
+  await checkConfigText(suite("code=python&auth=true"), "s.yaml");
+  for (
+    const [query, name] of [
+      ["code=python&key=AIza-k1", "key"],
+      ["password=letmein", "password"],
+      ["auth=abcdefghijklmnop", "auth"],
+    ]
+  ) {
+    await assert.rejects(
+      () => checkConfigText(suite(query!), "s.yaml"),
+      new RegExp(`the URL's query sends a credential \\(${name}=\\)`),
+    );
+  }
 });
