@@ -386,7 +386,9 @@ function queryCredential(
  * in (`authorization`, or Azure's `api-key`), which would send two keys, one
  * of them silently dropped. Without `api_key_env`, that header is how a key
  * of another form is sent (`authorization: "Bearer ${GATEWAY_TOKEN}"`).
- * Then a `base_url` whose scheme is not http or https, and one with a user
+ * Then a `base_url` with a `${NAME}` or a `{{field}}`, which no call
+ * fills (a key in a URL's path, as Telegram's `/bot<TOKEN>/`, has no
+ * place), one whose scheme is not http or https, and one with a user
  * name or password beside the key or an `authorization` header: fetch
  * would send both in that one header.
  *
@@ -399,10 +401,25 @@ export function apiHeadersProblem(
   at: readonly PropertyKey[],
 ): SettingsProblem | undefined {
   if (!isObject(settings)) return undefined;
-  return headersProblem(settings, at) ??
+  return firstProblem(settings, at, ["base_url"], unfilledBaseUrl) ??
+    headersProblem(settings, at) ??
     otherScheme(settings, at, "base_url") ??
     basicAuthBeside(settings, at, "base_url");
 }
+
+/** A `base_url`'s `${NAME}` or `{{field}}`, sent as written. */
+const unfilledBaseUrl: TextCheck = (text) => {
+  const variable = VARIABLE.exec(text)?.[0];
+  if (variable !== undefined) {
+    return `has ${variable}, which evalpipe would send as written: a base_url reads no environment variable; send the key with "api_key_env" or in a header (headers: { authorization: "Bearer ${variable}" })`;
+  }
+  const syntax = /\{\{[\s\S]*?\}\}/.exec(text)?.[0];
+  return syntax === undefined
+    ? undefined
+    : `has ${
+      clip(syntax, 60)
+    }, which evalpipe would send as written: a base_url is the same for every case and fills no placeholder`;
+};
 
 /** The problem of `apiHeadersProblem`'s headers, or `undefined`. */
 function headersProblem(

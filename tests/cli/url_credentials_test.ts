@@ -342,3 +342,53 @@ Deno.test("a case may choose the host of an http target whose query holds a plai
     );
   }
 });
+
+Deno.test("cli run and validate refuse a ${NAME} or a {{field}} in a base_url, which nothing fills, at its line, before any call", async () => {
+  // Sent as written before: Telegram's /bot${TOKEN}/ went out as
+  // "/bot$%7BTOKEN%7D/" to every case, and validate said "valid".
+  await using server = fakeLlm({
+    handler: embeddings(() => [1, 0], () => reply.ok("fine")),
+  });
+  const variable =
+    `has \${TOKEN}, which evalpipe would send as written: a base_url reads no environment variable; send the key with "api_key_env" or in a header (headers: { authorization: "Bearer \${TOKEN}" })`;
+  const placeholder =
+    "has {{metadata.tenant}}, which evalpipe would send as written: a base_url is the same for every case and fills no placeholder";
+  const cases: [string, string][] = [
+    [
+      `target: { type: openai, base_url: "${server.url}/bot\${TOKEN}/v1", model: m }\nscorers: [{ type: exact_match }]\n`,
+      `line 2: "target.base_url" ${variable}`,
+    ],
+    [
+      `target: { type: openai, base_url: "${server.baseUrl}", model: m }\nscorers:\n  - { type: llm_judge, base_url: "${server.url}/{{metadata.tenant}}/v1", model: j }\n`,
+      `line 4: "scorers[0].base_url" ${placeholder}`,
+    ],
+    [
+      `target: { type: openai, base_url: "${server.baseUrl}", model: m }\nscorers:\n  - { type: semantic_similarity, base_url: "${server.url}/v1?k=\${TOKEN}", model: e }\n`,
+      `line 4: "scorers[0].base_url" ${variable}`,
+    ],
+  ];
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/d.jsonl`,
+      '{"input":"q","expected":"a"}\n',
+    );
+    for (const [tail, message] of cases) {
+      await Deno.writeTextFile(`${dir}/s.yaml`, `dataset: d.jsonl\n${tail}`);
+      for (const command of ["run", "validate"]) {
+        const out = await cli([command, "s.yaml"], dir, { TOKEN: KEY });
+        assert.equal(out.code, 2, `${command} ${tail}\n${out.stderr}`);
+        assert.equal(
+          out.stderr,
+          `evalpipe: Invalid config "s.yaml" ${message}\n`,
+        );
+        assert.equal(out.stdout, "");
+      }
+    }
+  });
+  assert.equal(server.count, 0);
+  assert.throws(
+    () =>
+      openaiTarget({ base_url: "http://127.0.0.1:9/bot${TOKEN}", model: "m" }),
+    new TypeError(`openaiTarget's "base_url" ${variable}`),
+  );
+});
