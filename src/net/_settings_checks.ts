@@ -12,7 +12,12 @@
 
 import { clip } from "../base/terminal.ts";
 import { pathText } from "../base/place.ts";
-import { standIn, URL_PLACEHOLDERS, urlSecrets } from "./_url_secrets.ts";
+import {
+  schemePlaceholders,
+  standIn,
+  URL_PLACEHOLDERS,
+  urlSecrets,
+} from "./_url_secrets.ts";
 
 /**
  * The header that carries an API key to `url`: Azure OpenAI's `api-key`
@@ -296,7 +301,9 @@ function basicAuthBeside(
  * few fillings decides for all: letters find a placeholder in a host read
  * as a name, digits one in a host read as an IP address; one in the scheme
  * is "http" (a digit there is no URL, and the host it goes with was read
- * as none).
+ * as none). A placeholder in the scheme beside such a secret is refused
+ * too, for the scheme's own sake: a case's "http" would send the secret
+ * unencrypted.
  */
 function caseChosenHost(
   target: Record<string, unknown>,
@@ -330,7 +337,12 @@ function caseChosenHost(
       };
     }
   }
-  if (chosen === undefined) return undefined;
+  // A scheme a case fills may be "http" where "https" was meant: the
+  // secret would cross the network unencrypted.
+  const scheme = chosen === undefined && schemePlaceholders(url) > 0
+    ? url.match(URL_PLACEHOLDERS)![0]
+    : undefined;
+  if (chosen === undefined && scheme === undefined) return undefined;
   const header = isObject(target.headers)
     ? Object.values(target.headers).find((v) =>
       typeof v === "string" && VARIABLE.test(v)
@@ -344,6 +356,14 @@ function caseChosenHost(
     ? "the URL sends a password"
     : queryCredential(ones, read(() => "2"));
   if (sends === undefined) return undefined;
+  if (chosen === undefined) {
+    return {
+      path: [...at, "url"],
+      detail: `lets a case choose the scheme (${
+        clip(scheme!, 60)
+      }) while ${sends}: a dataset could send the secret unencrypted, over http://; write the scheme, as in https://`,
+    };
+  }
   return {
     path: [...at, "url"],
     detail: `lets a case choose the host (${

@@ -91,16 +91,26 @@ const SCHEME = /^[\0- ]*(?:[a-z0-9+.-]|\{\{\s*[\w.-]+\s*\}\})*$/i;
  */
 export function standIn(url: string, fill: (n: number) => string): string {
   const colon = url.indexOf(":");
-  const scheme = colon < 0 ? "" : url.slice(0, colon);
-  const inScheme = SCHEME.test(scheme)
-    ? scheme.match(URL_PLACEHOLDERS)?.length ?? 0
-    : 0;
+  const inScheme = schemePlaceholders(url);
   let n = inScheme;
   const rest = (inScheme === 0 ? url : url.slice(colon)).replace(
     URL_PLACEHOLDERS,
     () => fill(n++),
   );
   return inScheme === 0 ? rest : `http${rest}`;
+}
+
+/**
+ * How many placeholders a URL's scheme holds (`{{metadata.scheme}}://`,
+ * `http{{metadata.s}}://`), as {@linkcode standIn} reads the scheme.
+ *
+ * @param url A URL with placeholders.
+ * @returns The count, 0 when the scheme is written whole.
+ */
+export function schemePlaceholders(url: string): number {
+  const colon = url.indexOf(":");
+  const scheme = colon < 0 ? "" : url.slice(0, colon);
+  return SCHEME.test(scheme) ? scheme.match(URL_PLACEHOLDERS)?.length ?? 0 : 0;
 }
 
 /** The secrets of a URL without placeholders. */

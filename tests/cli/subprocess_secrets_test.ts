@@ -223,20 +223,17 @@ scorers:
 });
 
 Deno.test("cli run hides the password of an http target's URL in any spelling fetch reads, when a subprocess scorer echoes it", async () => {
-  // Only a URL starting "scheme://" was read for secrets, then also one
-  // starting "{{...}}://"; fetch reads "http:ann:pw@host" as
-  // "http://ann:pw@host", and "http{{metadata.s}}://" is "http://" or
-  // "https://", and sends the password of each as Basic auth.
+  // Only a URL starting "scheme://" was read for secrets; fetch reads
+  // "http:ann:pw@host" as "http://ann:pw@host", and sends the password of
+  // each as Basic auth. (A scheme a case fills, "{{metadata.scheme}}://",
+  // is refused beside a password: url_credentials_test.ts.)
   await using server = fakeLlm({
     handler: () => ({ kind: "raw", status: 200, body: "fine" }),
   });
   for (
     const url of [
-      server.url.replace("http://", `{{metadata.scheme}}://ann:${PASSWORD}@`),
       server.url.replace("http://", `http:ann:${PASSWORD}@`),
       server.url.replace("http://", `HTTP:\\\\ann:${PASSWORD}@`),
-      server.url.replace("http://", `http{{metadata.s}}://ann:${PASSWORD}@`),
-      server.url.replace("http://", `http{{metadata.s}}:ann:${PASSWORD}@`),
     ]
   ) {
     await withTempDir(async (dir) => {

@@ -392,3 +392,61 @@ Deno.test("cli run and validate refuse a ${NAME} or a {{field}} in a base_url, w
     new TypeError(`openaiTarget's "base_url" ${variable}`),
   );
 });
+
+Deno.test("cli run refuses an http target whose scheme a case fills while it sends a secret: a case's http:// would send it unencrypted", async () => {
+  await using server = fakeLlm({
+    handler: () => ({ kind: "raw", status: 200, body: "a" }),
+  });
+  const port = new URL(server.url).port;
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/d.jsonl`,
+      '{"input":"q","expected":"a","metadata":{"scheme":"http","s":""}}\n',
+    );
+    const cases: [string, string, string | undefined][] = [
+      [
+        `{{metadata.scheme}}://127.0.0.1:${port}/a`,
+        '{ authorization: "Bearer ${TOKEN}" }',
+        "the headers send ${TOKEN}",
+      ],
+      [
+        `http{{metadata.s}}://ann:${PASSWORD}@127.0.0.1:${port}/a`,
+        "{}",
+        "the URL sends a password",
+      ],
+      [
+        `{{metadata.scheme}}://127.0.0.1:${port}/a?key=AIza-${KEY}`,
+        "{}",
+        "the URL's query sends a credential (key=)",
+      ],
+      // No secret: the scheme is the case's to choose.
+      [
+        `{{metadata.scheme}}://127.0.0.1:${port}/a`,
+        "{ x-trace: on }",
+        undefined,
+      ],
+    ];
+    for (const [url, headers, sends] of cases) {
+      await Deno.writeTextFile(
+        `${dir}/s.yaml`,
+        `dataset: d.jsonl\ntarget: { type: http, url: "${url}", headers: ${headers} }\nscorers: [{ type: exact_match }]\n`,
+      );
+      const before = server.count;
+      for (const command of ["validate", "run"]) {
+        const out = await cli([command, "s.yaml"], dir, { TOKEN: KEY });
+        if (sends === undefined) {
+          assert.equal(out.code, 0, out.stderr);
+          continue;
+        }
+        assert.equal(out.code, 2, `${command} ${url}\n${out.stderr}`);
+        assert.equal(
+          out.stderr,
+          `evalpipe: Invalid config "s.yaml" line 2: "target.url" lets a case choose the scheme (${
+            url.match(/\{\{[^}]*\}\}/)![0]
+          }) while ${sends}: a dataset could send the secret unencrypted, over http://; write the scheme, as in https://\n`,
+        );
+      }
+      assert.equal(server.count - before, sends === undefined ? 1 : 0, url);
+    }
+  });
+});
