@@ -519,7 +519,10 @@ export async function missingVariableError(
   let line: number | undefined;
   if (name !== undefined) {
     const text = await Deno.readTextFile(file).catch(() => "");
-    const word = new RegExp(`(^|[^\\w])${name}(?![\\w])`);
+    // A name that looks like a key is shown by its start: "gsk_…".
+    const word = name.endsWith("…")
+      ? new RegExp(`(^|[^\\w])${name.slice(0, -1)}\\w*(?![\\w])`)
+      : new RegExp(`(^|[^\\w])${name}(?![\\w])`);
     const at = text.split("\n").findIndex((l) =>
       word.test(l.replace(/(^|\s)#.*$/, ""))
     );

@@ -7,7 +7,7 @@
  * @module
  */
 
-import { fillEnv, TemplateError } from "./template.ts";
+import { fillEnv, TemplateError, unsetVariable } from "./template.ts";
 import { keyHeader } from "./_api_url.ts";
 
 /** Headers with their variables read, and what of them is secret. */
@@ -87,9 +87,7 @@ export function apiHeaders(
   if (settings.api_key_env !== undefined) {
     const key = env(settings.api_key_env);
     if (key === undefined || key === "") {
-      const error = new TemplateError(
-        `The environment variable ${settings.api_key_env} is not set`,
-      );
+      const error = unsetVariable(settings.api_key_env);
       if (!optional) throw error;
       filled.unset ??= error;
     } else {

@@ -204,14 +204,34 @@ export function fillEnv(
     /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g,
     (_, name: string) => {
       const value = env(name);
-      if (value === undefined) {
-        throw new TemplateError(`The environment variable ${name} is not set`);
-      }
+      if (value === undefined) throw unsetVariable(name);
       if (value !== "") secrets.push(value);
       return value;
     },
   );
   return { text: filled, secrets };
+}
+
+/**
+ * The error of an environment variable that is not set, naming it; by its
+ * start alone when the name looks like a key pasted in its place
+ * (`api_key_env: gsk_…`, `${hf_…}`: 24 characters or more, with lower- and
+ * upper-case letters and digits, as a name is rarely written and a key
+ * nearly always is), which the message would put in every log it reaches.
+ *
+ * @param name The variable's name.
+ * @returns The error.
+ */
+export function unsetVariable(name: string): TemplateError {
+  const keyLike = name.length >= 24 && /[a-z]/.test(name) &&
+    /[A-Z]/.test(name) && /[0-9]/.test(name);
+  return new TemplateError(
+    keyLike
+      ? `The environment variable ${
+        name.slice(0, 4)
+      }… is not set, and its name looks like a key: name the variable that holds the key (as OPENAI_API_KEY), never the key itself`
+      : `The environment variable ${name} is not set`,
+  );
 }
 
 const encoder = new TextEncoder();

@@ -450,3 +450,46 @@ Deno.test("cli run refuses an http target whose scheme a case fills while it sen
     }
   });
 });
+
+Deno.test("cli run and validate do not print a key pasted where a variable's name goes (api_key_env: gsk_…, ${hf_…}), and name its line", async () => {
+  // "The environment variable gsk_… is not set" put the whole key in every
+  // CI log: such keys are valid variable names.
+  const pasted = "gsk_AbCdEf0123456789XYZsecretKEY0123456789abcdef";
+  const header = "hf_QwErTy0123456789AsDfGhJkLzXcVbNm";
+  await using server = fakeLlm();
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/d.jsonl`,
+      '{"input":"q","expected":"a"}\n',
+    );
+    const cases: [string, string][] = [
+      [
+        `target: { type: openai, base_url: "${server.baseUrl}", model: m, api_key_env: ${pasted} }\nscorers: [{ type: exact_match }]\n`,
+        `line 2: The environment variable gsk_… is not set, and its name looks like a key: name the variable that holds the key (as OPENAI_API_KEY), never the key itself`,
+      ],
+      [
+        `target: { type: openai, base_url: "${server.baseUrl}", model: m }\nscorers:\n  - { type: exact_match }\n  - { type: llm_judge, base_url: "${server.baseUrl}", model: j, headers: { x-key: "\${${header}}" } }\n`,
+        `line 5: The environment variable hf_Q… is not set, and its name looks like a key: name the variable that holds the key (as OPENAI_API_KEY), never the key itself`,
+      ],
+      [
+        `target: { type: openai, base_url: "${server.baseUrl}", model: m, api_key_env: MY_TEAM_OPENAI_KEY_2024 }\nscorers: [{ type: exact_match }]\n`,
+        "line 2: The environment variable MY_TEAM_OPENAI_KEY_2024 is not set",
+      ],
+    ];
+    for (const [tail, message] of cases) {
+      await Deno.writeTextFile(`${dir}/s.yaml`, `dataset: d.jsonl\n${tail}`);
+      for (const command of ["run", "validate"]) {
+        const out = await cli([command, "s.yaml"], dir);
+        assert.equal(out.code, 2, `${command}: ${out.stderr}`);
+        assert.equal(
+          out.stderr,
+          `evalpipe: Invalid config "s.yaml" ${message}\n`,
+        );
+        for (const key of [pasted, header]) {
+          assert.ok(!out.stderr.includes(key.slice(0, 12)), out.stderr);
+        }
+      }
+    }
+  });
+  assert.equal(server.count, 0);
+});
