@@ -94,3 +94,24 @@ export function describeSelection(
   }
   return parts.join("; ");
 }
+
+/**
+ * The line that fails a subset that chose no example of a dataset that has
+ * some: every Score skipped, nothing evaluated, and a CI job that took a
+ * pattern's typo for a pass. `undefined` otherwise, and for a shard, which
+ * may hold none of a subset's examples (merge judges the whole).
+ */
+export function emptySubsetLine(
+  subset: Subset | undefined,
+  tally: { examples: number; ran: number } | undefined,
+): string | undefined {
+  if (subset === undefined || tally === undefined) return undefined;
+  if (tally.ran > 0 || tally.examples === 0) return undefined;
+  return `evalpipe: subset ${
+    subsetFlags(subset)
+  } chose none of the ${tally.examples} examples: nothing was evaluated${
+    subset.filter !== undefined
+      ? " (--filter matches example ids and metadata values)"
+      : ""
+  }`;
+}

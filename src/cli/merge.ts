@@ -441,6 +441,18 @@ given twice, or one that did not finish.`,
         }
       }
     }
+    // A subset that chose nothing evaluated nothing, as `run` says.
+    const subset = parts[0]?.subset;
+    const emptySubset = subset !== undefined && merged.complete
+      ? (await import("./_selection.ts")).emptySubsetLine(
+        subset,
+        merged.selection,
+      )
+      : undefined;
+    if (emptySubset !== undefined) {
+      say(emptySubset);
+      return 2;
+    }
     return failures.length > 0 || regressed || spentOut.length > 0 ? 1 : 0;
   },
 });

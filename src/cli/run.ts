@@ -928,6 +928,12 @@ and a summary table on stderr.`,
         say(formatRegression(summary.baseline, summary.baseline.path)!);
       }
       // --- end issue 14 ---
+      // A subset that chose nothing evaluated nothing: a usage error, not
+      // a pass (a shard may hold none of it; merge judges the whole).
+      const emptySubset = selected.shard === undefined
+        ? selecting?.emptySubsetLine(selected.subset, summary.selection)
+        : undefined;
+      if (emptySubset !== undefined) say(emptySubset);
       if (annotate) {
         // GitHub's runner reads workflow commands on stderr as on stdout
         // (actions/runner, ScriptHandler.cs): stdout stays data.
@@ -959,7 +965,7 @@ and a summary table on stderr.`,
       // gate, whose verdict they may have made.
       if (
         summary.invalidRecords > 0 || reportRefused ||
-        summary.surplusLines !== undefined
+        summary.surplusLines !== undefined || emptySubset !== undefined
       ) return 2;
       // A regression or a spent budget fails the run as a gate does; a
       // shard's, like its gates, fails the merge instead: a shard that exits

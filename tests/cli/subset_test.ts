@@ -230,3 +230,56 @@ Deno.test("run --filter matches an id or a metadata value whatever way its accen
     }
   });
 });
+
+Deno.test("run and merge exit 2 when --filter or --sample chose no example: a CI job that evaluated nothing does not pass", async () => {
+  await withTempDir(async (dir) => {
+    // No gate: before, a pattern that matched nothing (a typo in a pull
+    // request job) exited 0 with every Score skipped.
+    const config = await writeSuite(dir);
+    const none = await cli(
+      ["run", config, "--filter", "no-such-topic", "--record", `${dir}/r.json`],
+      dir,
+    );
+    assert.equal(none.code, 2, none.stderr);
+    assert.match(
+      none.stderr,
+      /evalpipe: subset --filter "no-such-topic" chose none of the 20 examples: nothing was evaluated/,
+    );
+    // Nothing computed is lost: every unit's skipped Scores, and the record.
+    const scores = parse(none.stdout);
+    assert.equal(scores.length, 40);
+    assert.ok(scores.every((s) => s.status === "skipped"));
+    const record = JSON.parse(await Deno.readTextFile(`${dir}/r.json`));
+    assert.deepEqual(record.selection, { examples: 20, ran: 0, skipped: 20 });
+    // A shard may hold none of a subset's examples: merge judges the whole.
+    for (const k of [1, 2]) {
+      const shard = await cli(
+        [
+          "run",
+          config,
+          "--filter",
+          "no-such-topic",
+          "--shard",
+          `${k}/2`,
+          "--record",
+          `${dir}/s${k}.json`,
+        ],
+        dir,
+      );
+      assert.equal(shard.code, 0, shard.stderr);
+    }
+    const merged = await cli(
+      ["merge", `${dir}/s1.json`, `${dir}/s2.json`],
+      dir,
+    );
+    assert.equal(merged.code, 2, merged.stderr);
+    assert.match(
+      merged.stderr,
+      /evalpipe: subset --filter "no-such-topic" chose none of the 20 examples: nothing was evaluated/,
+    );
+    assert.equal(parse(merged.stdout).length, 40);
+    // A subset that chose some still passes, in a run and a merge.
+    const some = await cli(["run", config, "--filter", "^math$"], dir);
+    assert.equal(some.code, 0, some.stderr);
+  });
+});
