@@ -85,6 +85,9 @@ async function readShard(path: string): Promise<ShardPart> {
         ...(meta.settings?.require !== undefined
           ? { require: meta.settings.require }
           : {}),
+        ...(meta.settings !== undefined
+          ? { epochs: meta.settings.epochs }
+          : {}),
       };
     }
   }
@@ -99,7 +102,14 @@ async function readShard(path: string): Promise<ShardPart> {
     ...(record.selection !== undefined ? { selection: record.selection } : {}),
     gates: (record.config as { gates?: Record<string, Gate> }).gates ?? {},
     ...(record.budget !== undefined ? { budget: record.budget } : {}),
+    epochs: epochsOfConfig(record.config),
   };
+}
+
+/** How many epochs a record's resolved config ran (1 when it sets none). */
+function epochsOfConfig(config: unknown): number {
+  const epochs = (config as { epochs?: number | { n?: number } }).epochs;
+  return (typeof epochs === "number" ? epochs : epochs?.n) ?? 1;
 }
 
 /** The `merge` command. */

@@ -75,6 +75,12 @@ export interface ShardPart {
    * sidecar written before it was kept (evalpipe before session 23).
    */
   require?: CaseRequirement;
+  /**
+   * How many times it ran each example (`--epochs`, else the config's, else
+   * 1), from its record's resolved config or its sidecar's
+   * `settings.epochs`: the config's fingerprint does not see the flag.
+   */
+  epochs?: number;
 }
 
 /**
@@ -233,6 +239,15 @@ function checkSameRun(parts: readonly ShardPart[]): void {
         } judges a case over its epochs by require ${kept.require} and ${
           q(part.name)
         } by require ${part.require}: shards of one run judge them alike (resume a shard as it was started)`,
+      );
+    }
+    const [na, nb] = [first.epochs, part.epochs];
+    if (na !== undefined && nb !== undefined && na !== nb) {
+      const times = (n: number) => `${n} ${n === 1 ? "time" : "times"}`;
+      throw new MergeError(
+        `${q(first.name)} ran each example ${times(na)} and ${q(part.name)} ${
+          times(nb)
+        } (--epochs): shards of one run run each example as many times`,
       );
     }
     const [ea, eb] = [first.selection?.examples, part.selection?.examples];

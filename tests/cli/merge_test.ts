@@ -766,3 +766,59 @@ budget_usd: ${budget}
     assert.equal("budget" in none, false);
   });
 });
+
+Deno.test("merge refuses shards run with different --epochs, from records or from Scores files, naming both files", async () => {
+  await withTempDir(async (dir) => {
+    const lines = [];
+    for (let i = 1; i <= 12; i++) {
+      lines.push(
+        JSON.stringify({ input: `q${i}`, output: "a", expected: "a" }),
+      );
+    }
+    await Deno.writeTextFile(`${dir}/cases.jsonl`, lines.join("\n") + "\n");
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      "dataset: cases.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n",
+    );
+    // One config file, one fingerprint: --epochs is a flag, not the file.
+    // Before, these merged into a run of 1 epoch here and 2 there.
+    for (const [k, epochs] of [[1, "1"], [2, "2"]] as const) {
+      const r = await cli(
+        [
+          "run",
+          "suite.yaml",
+          "--shard",
+          `${k}/2`,
+          "--epochs",
+          epochs,
+          "--record",
+          `s${k}.json`,
+          "--out",
+          `s${k}.ndjson`,
+        ],
+        dir,
+      );
+      assert.equal(r.code, 0, r.stderr);
+    }
+    for (const ext of ["json", "ndjson"]) {
+      const m = await cli(["merge", `s1.${ext}`, `s2.${ext}`], dir);
+      assert.equal(m.code, 2, m.stderr);
+      assert.match(
+        m.stderr,
+        new RegExp(
+          `"s1\\.${ext}" ran each example 1 time and "s2\\.${ext}" 2 times \\(--epochs\\)`,
+        ),
+      );
+      assert.equal(m.stdout, "");
+    }
+    // The same epochs, given by the flag to one and left to the config
+    // (1 by default) in the other, merge.
+    const again = await cli(
+      ["run", "suite.yaml", "--shard", "2/2", "--record", "t2.json"],
+      dir,
+    );
+    assert.equal(again.code, 0, again.stderr);
+    const same = await cli(["merge", "s1.json", "t2.json"], dir);
+    assert.equal(same.code, 0, same.stderr);
+  });
+});
