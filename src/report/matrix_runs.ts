@@ -12,14 +12,16 @@ import { valueRangeOption } from "../aggregate/value_ranges.ts";
 
 /**
  * A matrix run's targets in the run's order: the config's `matrix` first,
- * then any other target its Scores name, in the order first seen.
+ * then any other target its Scores name, in the order first seen. A
+ * `matrix` of one target (`run --target v1`, `--matrix v1`) is a plain run,
+ * whose Scores name no target, as the run and its baseline read it.
  */
 export function targetOrder(
   run: Pick<ReportRun, "config" | "scores">,
 ): string[] {
   const names: string[] = [];
   const matrix = run.config?.matrix;
-  if (Array.isArray(matrix)) {
+  if (Array.isArray(matrix) && matrix.length > 1) {
     for (const m of matrix) {
       if (typeof m === "string" && !names.includes(m)) names.push(m);
     }

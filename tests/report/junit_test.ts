@@ -454,3 +454,39 @@ Deno.test("run --matrix --junit writes a test suite per target, so CI shows whic
     assert.equal(await Deno.readTextFile(`${dir}/again.xml`), xml);
   });
 });
+
+Deno.test("run --target of a config with several targets reports its cases in the JUnit XML and its gates in the Markdown", async () => {
+  await withTempDir(async (dir) => {
+    const cases = ["a", "a", "b", "a"].map((output, i) =>
+      JSON.stringify({ input: `q${i}`, output, expected: "a" })
+    );
+    await Deno.writeTextFile(`${dir}/d.jsonl`, cases.join("\n") + "\n");
+    await Deno.writeTextFile(
+      `${dir}/s.yaml`,
+      "dataset: d.jsonl\ntargets: { v1: { type: replay }, v2: { type: replay } }\nmatrix: [v1, v2]\nscorers: [{ type: exact_match }]\ngates: { exact_match: { min_pass_rate: 0.9 } }\n",
+    );
+    // One target picked: the record's config says `matrix: [v1]` and the
+    // Scores name no target. Before, the JUnit XML had a suite for v1 with
+    // tests="0" (a green test report of nothing), and the Markdown's gate
+    // said "no Scores for this metric" where the run said the pass rate.
+    for (const pick of [["--target", "v1"], ["--matrix", "v1"]]) {
+      const run = await cli(
+        ["run", "s.yaml", ...pick, "--junit", "j.xml", "--markdown", "s.md"],
+        dir,
+      );
+      assert.equal(run.code, 1, run.stderr);
+      assert.match(run.stderr, /gate failed: exact_match: pass rate 0\.75/);
+      const { suites } = parseJunit(await Deno.readTextFile(`${dir}/j.xml`));
+      assert.equal(suites.length, 1);
+      assert.equal(suites[0]!.name, "s.yaml");
+      assert.deepEqual([suites[0]!.tests, suites[0]!.failures], ["4", "1"]);
+      assert.equal(suites[0]!.testcase.length, 4);
+      const markdown = await Deno.readTextFile(`${dir}/s.md`);
+      assert.doesNotMatch(markdown, /no Scores for this metric/);
+      assert.match(
+        markdown,
+        /\| exact\\_match \| min_pass_rate \| 0\.9 \| ❌ failed: exact\\_match\\: pass rate 0\.75 /,
+      );
+    }
+  });
+});
