@@ -1197,7 +1197,7 @@ export async function runSuite(
     valid = valid.pipeThrough(
       new TransformStream<Score[], Score[]>({
         flush(controller) {
-          const rest = selection.skippedScores(versions, epochs);
+          const rest = selection.skippedScores(versions, epochs, matrix);
           // Batches of whole units: each unit is one line of the record.
           const step = versions.length * 256;
           for (let i = 0; i < rest.length; i += step) {

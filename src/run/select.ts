@@ -373,27 +373,34 @@ export class Selection {
    *
    * @param metrics Each metric with its `evaluator_version`, in output order.
    * @param epochs The run's epochs.
+   * @param targets A matrix run's targets, in order: each left-out unit is
+   *   one per target, as the units that ran are (`d#1@2~v2`, with its
+   *   `target_name`), so each target's aggregates count it.
    * @returns The Scores.
    */
   skippedScores(
     metrics: ReadonlyArray<{ metric: string; version: string }>,
     epochs: number,
+    targets?: readonly string[],
   ): Score[] {
     if (this.subset === undefined) return [];
     const reason = `skipped: not in the subset ${subsetFlags(this.subset)}`;
     const scores: Score[] = [];
     for (const example_id of this.#skippedIds) {
-      for (let epoch = 1; epoch <= epochs; epoch++) {
-        const unit_id = epochs === 1 ? example_id : `${example_id}@${epoch}`;
-        for (const m of metrics) {
-          scores.push(
-            skipped(m.metric, {
+      for (const target of targets ?? [undefined]) {
+        for (let epoch = 1; epoch <= epochs; epoch++) {
+          const id = epochs === 1 ? example_id : `${example_id}@${epoch}`;
+          const unit_id = target === undefined ? id : `${id}~${target}`;
+          for (const m of metrics) {
+            const score = skipped(m.metric, {
               reason,
               evaluator_version: m.version,
               example_id,
               unit_id,
-            }),
-          );
+            });
+            if (target !== undefined) score.target_name = target;
+            scores.push(score);
+          }
         }
       }
     }

@@ -283,3 +283,37 @@ Deno.test("run and merge exit 2 when --filter or --sample chose no example: a CI
     assert.equal(some.code, 0, some.stderr);
   });
 });
+
+Deno.test("run --limit of a matrix run skips each left-out example once per target: no Score without a target, no gate failed for it", async () => {
+  await withTempDir(async (dir) => {
+    await writeSuite(dir);
+    await Deno.writeTextFile(
+      `${dir}/matrix.yaml`,
+      "dataset: cases.jsonl\ntargets: { v1: { type: replay }, v2: { type: replay } }\nmatrix: [v1, v2]\nepochs: 2\nscorers: [{ type: exact_match }]\ngates: { exact_match: { min_pass_rate: 0.5 } }\n",
+    );
+    const r = await cli(
+      ["run", "matrix.yaml", "--limit", "3", "--junit", "j.xml"],
+      dir,
+    );
+    // Before, the left-out examples' Scores named no target: a metric of
+    // their own in the summary, all skipped, whose gate failed ("pass rate
+    // undefined"), so every matrix run of a subset exited 1.
+    assert.equal(r.code, 0, r.stderr);
+    assert.doesNotMatch(r.stderr, /gate failed/);
+    const scores = parse(r.stdout);
+    // 20 examples × 2 targets × 2 epochs, as a whole run.
+    assert.equal(scores.length, 80);
+    assert.ok(scores.every((s) => s.target_name !== undefined));
+    const late = scores.filter((s) => s.example_id === "cases.jsonl#4");
+    assert.deepEqual(late.map((s) => [s.unit_id, s.target_name, s.status]), [
+      ["cases.jsonl#4@1~v1", "v1", "skipped"],
+      ["cases.jsonl#4@2~v1", "v1", "skipped"],
+      ["cases.jsonl#4@1~v2", "v2", "skipped"],
+      ["cases.jsonl#4@2~v2", "v2", "skipped"],
+    ]);
+    // Each target's JUnit suite lists them.
+    const xml = await Deno.readTextFile(`${dir}/j.xml`);
+    assert.equal(xml.match(/<testsuite /g)?.length, 2);
+    assert.equal(xml.match(/<skipped /g)?.length, 68);
+  });
+});
