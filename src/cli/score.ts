@@ -278,7 +278,7 @@ async function scoreWith(
         );
       }
     };
-    let scores = ReadableStream.from(units())
+    let scores: ReadableStream<Score[]> = ReadableStream.from(units())
       .pipeThrough(
         new TransformStream<Unit[], Unit[]>({
           transform(units, c) {

@@ -21,6 +21,7 @@ export type {
   ScoreBatch,
   ScoreStatus,
   ScoreValidity,
+  UnitScore,
 } from "./types.ts";
 export {
   SCORE_STATUSES,

@@ -17,6 +17,7 @@ import {
   type ScoreStatus,
   ScoreSyntaxError,
   type ScoreValidity,
+  type UnitScore,
 } from "./types.ts";
 
 /** Whether JSON carries `value` unchanged, so a Score survives its own NDJSON line. */
@@ -654,12 +655,16 @@ function ruleViolation(
  * if (s.unit_id !== "d#1" || s.diagnostics.length !== 0) throw new Error("unexpected");
  * ```
  */
-export function parseScoreFor(value: unknown, identity: Identity): Score {
+export function parseScoreFor(
+  value: unknown,
+  identity: Identity,
+): UnitScore {
   const score = quickScore(value, identity);
   if (score === undefined) {
     throw new ScoreSyntaxError(explainScore(value, identity));
   }
-  return score;
+  // quickScore stamps the identity's ids whenever one is given.
+  return score as UnitScore;
 }
 
 /**

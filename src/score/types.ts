@@ -213,6 +213,26 @@ export interface Identity {
 }
 
 /**
+ * A Score as the scoring stages emit it: stamped with the unit it measured,
+ * so its ids are always there (a {@linkcode Score} read from a file may lack
+ * them).
+ *
+ * @example The ids of a stamped Score need no check
+ * ```ts
+ * import { parseScoreFor, scored, type UnitScore } from "./mod.ts";
+ * const s: UnitScore = parseScoreFor(scored("m", 1), { example_id: "d#1", unit_id: "d#1@2" });
+ * const epoch: string = s.unit_id.slice(s.example_id.length + 1);
+ * if (epoch !== "2") throw new Error("unexpected");
+ * ```
+ */
+export interface UnitScore extends Score {
+  /** The example this Score measured. */
+  example_id: string;
+  /** The unit (one target call) this Score measured. */
+  unit_id: string;
+}
+
+/**
  * Thrown when a Score would break the Score rules.
  *
  * @example A scored Score must carry a finite number

@@ -20,6 +20,7 @@ import {
   parseScoreFor,
   type Score,
   ScoreError,
+  type UnitScore,
 } from "../score/mod.ts";
 import { isCanonicalScore } from "../score/rules.ts";
 import { metricsOf, type Scorer, type ScorerContext } from "./scorer.ts";
@@ -430,7 +431,7 @@ function untilAborted(
 export function scoreUnits(
   scorers: readonly Scorer[],
   options: ScoreUnitsOptions = {},
-): TransformStream<Unit, Score> {
+): TransformStream<Unit, UnitScore> {
   const { signal, onCancel } = cancellable(options.signal);
   return concurrentFlatMap(
     scoreEach(scorers, options, signal),
@@ -520,11 +521,15 @@ function scoreEach(
   scorers: readonly Scorer[],
   options: ScoreUnitsOptions,
   signal: AbortSignal,
-): (unit: Unit) => Score[] | Promise<Score[]> {
+): (unit: Unit) => UnitScore[] | Promise<UnitScore[]> {
   checkScorers(scorers);
   const context = contextOf(signal, options.flow);
   const onStart = options.onStart;
-  const each = pooled(scorers, context);
+  // Every Score made here carries the unit's ids: `checkScores` and
+  // `unitScore` stamp them on a scorer's, `failure` builds its own with them.
+  const each = pooled(scorers, context) as (
+    unit: Unit,
+  ) => UnitScore[] | Promise<UnitScore[]>;
   if (onStart === undefined) return each;
   return (unit) => {
     onStart(unit);
@@ -591,7 +596,7 @@ function units(batch: readonly Unit[]): readonly Unit[] {
 export function scoreUnitBatches(
   scorers: readonly Scorer[],
   options: ScoreUnitsOptions = {},
-): TransformStream<readonly Unit[], Score[]> {
+): TransformStream<readonly Unit[], UnitScore[]> {
   const { signal, onCancel } = cancellable(options.signal);
   return concurrentBatches(
     units,

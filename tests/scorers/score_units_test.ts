@@ -721,3 +721,20 @@ Deno.test("exact_match itself takes its unit path (a run's speed rests on it); a
     undefined,
   );
 });
+
+Deno.test("scoreUnits and scoreUnitBatches are typed as giving Scores whose ids are there", async () => {
+  // Type-checked with the file: before the stages said so, `s.unit_id` was a
+  // `string | undefined` and a script needed `!` for what is always set.
+  const units: Unit[] = [UNIT, { ...UNIT, example_id: "d#2", unit_id: "d#2" }];
+  const scores = await Array.fromAsync(
+    ReadableStream.from(units).pipeThrough(scoreUnits([exactMatch()])),
+  );
+  const ids: string[] = scores.map((s) => s.unit_id);
+  const examples: string[] = scores.map((s) => s.example_id);
+  assert.deepEqual([ids, examples], [["d#1", "d#2"], ["d#1", "d#2"]]);
+  const batches = await Array.fromAsync(
+    ReadableStream.from([units]).pipeThrough(scoreUnitBatches([exactMatch()])),
+  );
+  const batchIds: string[] = batches.flat().map((s) => s.unit_id);
+  assert.deepEqual(batchIds, ["d#1", "d#2"]);
+});
