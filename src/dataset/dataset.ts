@@ -680,10 +680,11 @@ class IdentityCheck {
       const written = example.example_id.slice(prefix);
       const key = nfcKey(written);
       if (example.case === null) {
-        // Invalid as read, named by where it stands: a case's own id may
-        // have taken that name before (`"id": "line-3"`).
+        // Invalid as read, named by its line as a case without an id is,
+        // unless a case's own id took that name before (`"id": 3`): then by
+        // where it stands, as a duplicate is and as `score` names a unit.
         if (this.#own.get(key) !== undefined) {
-          batch[k] = { ...example, example_id: this.#freeName(written) };
+          batch[k] = { ...example, example_id: this.#placeName(example.line) };
         }
         this.#own.set(nfcKey(batch[k]!.example_id.slice(prefix)), example.line);
         continue;
@@ -714,12 +715,8 @@ class IdentityCheck {
         } else this.#own.set(key, example.line);
       }
       if (problem !== undefined) {
-        // Named by where it stands, apart from both kinds of ids (and from
-        // an own id that took that name).
-        const name = `${unit}-${example.line}`;
-        const id = this.#own.get(name) === undefined
-          ? `${this.#name}#${name}`
-          : this.#freeName(name);
+        // Named by where it stands, apart from both kinds of ids.
+        const id = this.#placeName(example.line);
         this.#own.set(id.slice(prefix), example.line);
         batch[k] = {
           example_id: id,
@@ -731,9 +728,13 @@ class IdentityCheck {
     }
   }
 
-  /** An example id for an invalid case whose name `key` an own id took. */
-  #freeName(key: string): string {
-    let name = `${key}-invalid`;
+  /**
+   * The example id of an invalid case named by where it stands
+   * (`<name>#line-3`), with `-invalid` added while a case's own id took it
+   * (`"id": "line-3"`).
+   */
+  #placeName(line: number): string {
+    let name = `${this.#unit}-${line}`;
     while (this.#own.get(nfcKey(name)) !== undefined) name += "-invalid";
     return `${this.#name}#${name}`;
   }

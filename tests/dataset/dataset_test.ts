@@ -1109,7 +1109,7 @@ Deno.test("a YAML dataset's integer past a double's range stays text, as before 
   });
 });
 
-Deno.test("an invalid case never takes the id a case gave itself: its name by line is made free", async () => {
+Deno.test("an invalid case never takes the id a case gave itself: named by where it stands, line-N, as score names a unit", async () => {
   await withTempDir(async (dir) => {
     const examples = await load(
       dir,
@@ -1119,8 +1119,11 @@ Deno.test("an invalid case never takes the id a case gave itself: its name by li
         '{"id":"line-3","input":"b"}',
         '{"id":"a","input":"c"}', // a duplicate, named line-3: taken
         '{"id":5,"input":"d"}',
-        "not json", // line 5, named 5: taken
-        '{"id":"5-invalid","input":"e"}', // now a duplicate of that name
+        "not json", // line 5, named 5: taken, so line-5
+        '{"id":"line-5","input":"e"}', // now a duplicate of that name
+        '{"id":9,"input":"f"}',
+        '{"id":"line-9","input":"g"}',
+        "[]", // line 9: both 9 and line-9 taken
       ].join("\n") + "\n",
     );
     assert.deepEqual(ids(examples), [
@@ -1128,13 +1131,16 @@ Deno.test("an invalid case never takes the id a case gave itself: its name by li
       "d.jsonl#line-3",
       "d.jsonl#line-3-invalid",
       "d.jsonl#5",
-      "d.jsonl#5-invalid",
+      "d.jsonl#line-5",
       "d.jsonl#line-6",
+      "d.jsonl#9",
+      "d.jsonl#line-9",
+      "d.jsonl#line-9-invalid",
     ]);
     assert.equal(new Set(ids(examples)).size, examples.length);
     assert.match(examples[2]!.invalid!, /Duplicate id "a"/);
     assert.match(examples[4]!.invalid!, /Cannot parse JSON/);
-    assert.match(examples[5]!.invalid!, /Duplicate id "5-invalid"/);
+    assert.match(examples[5]!.invalid!, /Duplicate id "line-5"/);
   });
 });
 
