@@ -423,21 +423,16 @@ function uniqueUnit(
     seen.set(key, where);
     return unit;
   }
+  const id = placeId(source, line, where, seen);
   if (unit.invalid !== undefined) {
     // Malformed already, and said so: named by where it stands, its reason
     // kept.
-    let id = `${source}#line-${line}`;
-    while (seen.has(nfcKey(id))) id += "-invalid";
-    seen.set(nfcKey(id), where);
     return { ...unit, example_id: id, unit_id: id };
   }
   const message = `Duplicate unit_id ${
     JSON.stringify(unit.unit_id)
   } (first at ${first}): unit ids must be unique`;
   onMalformed({ line, message });
-  let id = `${source}#line-${line}`;
-  while (seen.has(nfcKey(id))) id += "-invalid";
-  seen.set(nfcKey(id), where);
   return {
     example_id: id,
     unit_id: id,
@@ -445,6 +440,22 @@ function uniqueUnit(
     output: null,
     invalid: message,
   };
+}
+
+/**
+ * The id of a unit named by where it stands, `<source>#line-N`, with
+ * `-invalid` added while a unit read before has it; marked as seen at `where`.
+ */
+function placeId(
+  source: string,
+  line: number,
+  where: string,
+  seen: Map<string, string>,
+): string {
+  let id = `${source}#line-${line}`;
+  while (seen.has(nfcKey(id))) id += "-invalid";
+  seen.set(nfcKey(id), where);
+  return id;
 }
 
 /** The unit of a parsed line: its record, or an `invalid` unit that says why. */
