@@ -160,6 +160,9 @@ export async function writeReports(
         format.name,
       );
     } catch (error) {
+      // A pipe whose reader went away (`--junit /dev/stdout | head`): it
+      // took what it wanted, and the others are still written.
+      if (error instanceof Deno.errors.BrokenPipe) continue;
       // Anything without an exit code is a bug, not a file lost; a record
       // that cannot be read is the input's fault, as when it was read whole
       // before any report.

@@ -8,7 +8,7 @@
 import { defineCommand } from "./command.ts";
 import { exitCodeOf } from "../base/errors.ts";
 import { stdinOnce, UsageError } from "./flags.ts";
-import { say } from "./_output.ts";
+import { isBrokenPipe, say } from "./_output.ts";
 import { readResults } from "./_results.ts";
 import {
   checkReportFolders,
@@ -94,9 +94,12 @@ diff RECORD prints it; JUnit has a test suite per target.`,
         say(`evalpipe: ${error.message}`);
         lost.push(error);
       }
+      let htmlWritten = false;
       if (flags.html !== undefined) {
         const { writeHtmlReportFile } = await import("./_html.ts");
-        input.summary = await writeHtmlReportFile(flags.html, paths[0]!);
+        htmlWritten = await whole(async () => {
+          input.summary = await writeHtmlReportFile(flags.html!, paths[0]!);
+        });
       }
       if (input.summary?.complete === false) {
         say(
@@ -105,9 +108,7 @@ diff RECORD prints it; JUnit has a test suite per target.`,
           } is the record of a run that did not finish`,
         );
       }
-      if (flags.html !== undefined) {
-        say(`evalpipe: HTML report written to ${flags.html}`);
-      }
+      if (htmlWritten) say(`evalpipe: HTML report written to ${flags.html}`);
       // A disk that refused one (3) over a folder gone meanwhile (2).
       return lost.length > 0 ? Math.max(...lost.map((e) => exitCodeOf(e)!)) : 0;
     }
@@ -130,11 +131,27 @@ diff RECORD prints it; JUnit has a test suite per target.`,
     if (flags.html !== undefined) {
       const { reportRunOf, writeHtmlReport } = await import("./_html.ts");
       const [a, b] = read.map(reportRunOf);
-      await writeHtmlReport(flags.html, a!, b);
-      say(`evalpipe: HTML report written to ${flags.html}`);
+      if (await whole(() => writeHtmlReport(flags.html!, a!, b))) {
+        say(`evalpipe: HTML report written to ${flags.html}`);
+      }
     }
     // A disk that refused one (3) over a folder gone meanwhile (2).
     if (lost.length > 0) return Math.max(...lost.map((e) => exitCodeOf(e)!));
     return read.some((f) => f.problems.length > 0) ? 2 : 0;
   },
 });
+
+/**
+ * Runs a report's write: `false` when the pipe it went to was closed
+ * (`--html /dev/stdout | head -c 20`). The reader took what it wanted, so it
+ * is no error, but the report was not written whole and is not said to be.
+ */
+async function whole(write: () => Promise<void>): Promise<boolean> {
+  try {
+    await write();
+    return true;
+  } catch (error) {
+    if (!isBrokenPipe(error)) throw error;
+    return false;
+  }
+}

@@ -890,8 +890,12 @@ and a summary table on stderr.`,
           await writeRunReport(recordPath, flags.html);
           say(`evalpipe: HTML report written to ${flags.html}`);
         } catch (error) {
-          if (exitCodeOf(error) === undefined) throw error;
-          lose(htmlName, error as Error);
+          // A pipe whose reader went away (`--html /dev/stdout | head`) took
+          // what it wanted: no error, and not said to be written.
+          if (!(error instanceof Deno.errors.BrokenPipe)) {
+            if (exitCodeOf(error) === undefined) throw error;
+            lose(htmlName, error as Error);
+          }
         }
       }
       const sig = interrupt.signal;

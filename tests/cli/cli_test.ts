@@ -281,6 +281,57 @@ Deno.test("cli run ends quietly with exit 0 when the reader closes early (| head
   }
 });
 
+Deno.test("cli report --html to a pipe its reader closed (| head -c 20) exits 0 without saying the report was written", async () => {
+  // Big enough that the HTML cannot all wait in the pipe before the reader
+  // goes: the writes after that meet a closed pipe.
+  const records = Array.from(
+    { length: 2_000 },
+    (_, i) => ({ input: `q${i}`, expected: "a", output: "a ".repeat(100) }),
+  );
+  const dir = await suite({
+    "suite.yaml": REPLAY_CONFIG,
+    "data.jsonl": jsonl(records),
+  });
+  try {
+    const ran = await cli(
+      ["run", "suite.yaml", "--record", "r.json", "--out", "s.ndjson"],
+      { cwd: dir },
+    );
+    assert.equal(ran.code, 0, ran.stderr);
+    const child = new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "-A",
+        CLI,
+        "report",
+        "r.json",
+        "--html",
+        "/dev/stdout",
+        "--junit",
+        "j.xml",
+      ],
+      cwd: dir,
+      stdout: "piped",
+      stderr: "piped",
+      env: { NO_COLOR: "1" },
+    }).spawn();
+    const reader = child.stdout.getReader();
+    const { value } = await reader.read();
+    assert.ok(value !== undefined && value.length > 0);
+    await reader.cancel();
+    const status = await child.status;
+    const stderr = new TextDecoder().decode(
+      new Uint8Array(await new Response(child.stderr).arrayBuffer()),
+    );
+    assert.equal(status.code, 0, stderr);
+    assert.doesNotMatch(stderr, /written|error|at .*\.ts/i);
+    // The report to a file is still written whole.
+    assert.match(await Deno.readTextFile(`${dir}/j.xml`), /<\/testsuites>\s*$/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("cli run on SIGINT kills running commands and exits 130", async () => {
   const dir = await suite({
     "suite.yaml":
