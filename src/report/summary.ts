@@ -34,15 +34,15 @@ function percent(x: number | null): string {
  * @param aggregates The aggregates.
  * @returns The table, lines joined with `\n`, without a trailing newline.
  *
- * @example Three examples: a clamped interval, the rule of three, a small-n warning
+ * @example Four examples: a clamped interval, the rule of three, a small-n warning
  * ```ts
  * import { formatSummary } from "./summary.ts";
  * import { Aggregator } from "../aggregate/mod.ts";
  * import { scored } from "../score/mod.ts";
  * const agg = new Aggregator({ valueRange: () => [0, 1] });
- * for (const id of ["d#1", "d#2", "d#3"]) agg.add(scored("exact_match", 1, { example_id: id }));
+ * for (const id of ["d#1", "d#2", "d#3", "d#4"]) agg.add(scored("exact_match", 1, { example_id: id }));
  * const text = await formatSummary(agg.results());
- * if (!text.includes("100.0% (≥ 0.0%)") || !text.includes("fewer than 5")) throw new Error(text);
+ * if (!text.includes("100.0% (≥ 25.0%)") || !text.includes("fewer than 5")) throw new Error(text);
  * ```
  */
 export async function formatSummary(
@@ -108,9 +108,16 @@ function passRateCell(a: Aggregate): string {
   if (three === null || a.pass_rate === null) {
     return percent(a.pass_rate);
   }
-  return a.pass_rate === 0
-    ? `${percent(a.pass_rate)} (≤ ${percent(three[1])})`
-    : `${percent(a.pass_rate)} (≥ ${percent(three[0])})`;
+  // Up to 3 examples the bound is clamped to the whole range (`≥ 0.0%`,
+  // `≤ 100.0%`): it bounds nothing, so it is not shown as if it did.
+  if (a.pass_rate === 0) {
+    return three[1] < 1
+      ? `${percent(a.pass_rate)} (≤ ${percent(three[1])})`
+      : percent(a.pass_rate);
+  }
+  return three[0] > 0
+    ? `${percent(a.pass_rate)} (≥ ${percent(three[0])})`
+    : percent(a.pass_rate);
 }
 
 async function table(header: string[], rows: string[][]): Promise<string> {

@@ -442,6 +442,18 @@ Deno.test("formatSummary shows a clamped interval as [low, high], the rule of th
   ]);
 });
 
+Deno.test("formatSummary shows no rule-of-three bound up to 3 examples, where it is clamped to 0..1 and bounds nothing", async () => {
+  const aggregator = new Aggregator({ valueRange: () => [0, 1] });
+  // 3 examples: 1 − 3/3 = 0 and 3/3 = 1; 1 example: clamped from −2 and 3.
+  for (const s of values("all", [1, 1, 1])) aggregator.add(s);
+  for (const s of values("none", [0, 0, 0])) aggregator.add(s);
+  for (const s of values("one", [1])) aggregator.add(s);
+  const lines = (await formatSummary(aggregator.results())).split("\n");
+  const cells = lines.slice(1, 4).map((line) => line.split(/\s{2,}/)[3]);
+  assert.deepEqual(cells, ["100.0%", "0.0%", "100.0%"]);
+  assert.doesNotMatch(lines.join("\n"), /≥ 0\.0%|≤ 100\.0%/);
+});
+
 // --- the command line ---------------------------------------------------------
 
 function scoreLines(scores: Score[]): string {
