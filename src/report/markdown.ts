@@ -43,10 +43,11 @@ import type {
 // What GitHub links in rendered text whatever its escapes, as it would in
 // a pull request comment made of the report: a mention (`@name`, `@org/team`,
 // which notifies them), an e-mail address, an issue or pull request
-// (`#123`, `GH-123`, which also cross-references it). Matched on the escaped
-// text, where "#" is "\#".
+// (`#123`, `GH-123`, `owner/repo#123`, which also cross-references it).
+// Matched on the escaped text, where "#" is "\#".
 const MENTION = /(^|\W)@(?=[A-Za-z0-9])|@(?=[\w-]+(?:\.[\w-]+)+)/g;
-const REFERENCE = /(^|\W)(\\#|GH-)(?=\d)/gi;
+const REFERENCE =
+  /(^|\W)((?:(?:[A-Za-z0-9.-]|\\_)+\/(?:[A-Za-z0-9.-]|\\_)+)?\\#|GH-)(?=\d)/gi;
 // A zero-width space, as a character reference: it shows nothing, and no
 // name or number follows the sign any more (Renovate does the same).
 const ZWSP = "&#8203;";
@@ -56,7 +57,8 @@ const ZWSP = "&#8203;";
  * backslash-escaped (so model output renders as the text it is, never as
  * markup, a link or an image), line breaks become `⏎`, control characters
  * are shown escaped, and the text is cut at `max` characters. GitHub's
- * mentions and references (`@name`, `#123`, `GH-123`, `a@b.com`) get a
+ * mentions and references (`@name`, `#123`, `GH-123`, `owner/repo#123`,
+ * `a@b.com`) get a
  * zero-width space after their sign, so that a step summary or a comment
  * made of the report notifies no one and references no issue; an example id
  * (`data.jsonl#12`, `d#1@2`) is left as it is.
@@ -70,6 +72,7 @@ const ZWSP = "&#8203;";
  * import { markdownCell } from "./markdown.ts";
  * if (markdownCell("<img src=x> | *hi*\n") !== "\\<img src=x\\> \\| \\*hi\\*⏎") throw new Error(markdownCell("<img src=x> | *hi*\n"));
  * if (markdownCell("cc @octocat, #12") !== "cc @&#8203;octocat, \\#&#8203;12") throw new Error(markdownCell("cc @octocat, #12"));
+ * if (markdownCell("see my_org/deno#12") !== "see my\\_org/deno\\#&#8203;12") throw new Error(markdownCell("see my_org/deno#12"));
  * ```
  */
 export function markdownCell(text: string, max = 200): string {

@@ -96,7 +96,8 @@ Deno.test("run --markdown and the step summary notify no one and reference no is
       `${dir}/suite.yaml`,
       "dataset: data.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n",
     );
-    const output = "@octocat cc @acme/sec: #12 (GH-34), bob@example.com";
+    const output =
+      "@octocat cc @acme/sec: #12 (GH-34), bob@example.com, denoland/deno#567 a_b/c#5";
     await Deno.writeTextFile(
       `${dir}/data.jsonl`,
       JSON.stringify({ input: "q", expected: "x", output }) + "\n",
@@ -117,6 +118,10 @@ Deno.test("run --markdown and the step summary notify no one and reference no is
     assert.doesNotMatch(shown, /(^|\W)@[A-Za-z0-9]/m);
     assert.doesNotMatch(shown, /\w@[\w-]+\.\w/);
     assert.doesNotMatch(shown, /(^|\W)(#|GH-)\d/im);
+    // A cross-repository reference, which GitHub links too.
+    assert.doesNotMatch(shown, /[\w.-]+\/[\w.-]+#\d/);
+    assert.ok(md.includes("a\\_b/c\\#&#8203;5"), md);
+    assert.ok(md.includes("denoland/deno\\#&#8203;567"), md);
     // The ids are as written: after a letter or digit, "#" and "@" are no
     // reference and no mention.
     assert.match(md, /^\| data\.jsonl\\#1@1 \| exact\\_match \|/m);
