@@ -25,6 +25,8 @@ import { buildJudge, isJudge } from "./_judge_scorers.ts";
 import { metricsOf, type Scorer } from "../scorers/scorer.ts";
 import { nearest } from "../base/words.ts";
 import {
+  homeScript,
+  homeScriptText,
   missingProgram,
   missingScript,
   scriptName,
@@ -279,6 +281,14 @@ export async function buildScorers(
     if (sc.type === "subprocess") {
       // A typo in the script's path would fail every case the same way:
       // say it once, before any work.
+      const home = homeScript(sc.cmd);
+      if (home !== undefined) {
+        throw new ConfigError(
+          file,
+          await scorerLine(file, i),
+          `scorer ${JSON.stringify(clip(sc.cmd, 60))} ${homeScriptText(home)}`,
+        );
+      }
       const missing = missingScript(sc.cmd, options.cwd);
       if (missing !== undefined) {
         throw new ConfigError(
@@ -468,6 +478,14 @@ function checkCommand(
   file: string,
   line: number | undefined,
 ): void {
+  const home = homeScript(cmd);
+  if (home !== undefined) {
+    throw new ConfigError(
+      file,
+      line,
+      `${what} ${JSON.stringify(cmd)} ${homeScriptText(home)}`,
+    );
+  }
   const script = missingScript(cmd, cwd);
   if (script !== undefined) {
     throw new ConfigError(

@@ -2,7 +2,7 @@
 // and the default metric name that follows from it. Kept apart from the
 // modules that spawn, so reading a config loads no process machinery.
 
-import { InputError, isOsError } from "../base/errors.ts";
+import { InputError } from "../base/errors.ts";
 import { clip } from "../base/terminal.ts";
 
 /**
@@ -53,48 +53,63 @@ function tokens(cmd: string): string[] {
 }
 
 /**
- * `$HOME`, as `sh` expands `~`; `undefined` when unset or empty, or when it
- * can be read neither here nor by `sh` (see {@linkcode askShellHome}).
+ * `$HOME`, as `sh` expands `~`; `undefined` when unset or empty, or when
+ * this process may not read it. A library never asks a shell instead: that
+ * would read the environment around Deno's permissions, as Deno itself
+ * refuses `/proc/self/environ` without `--allow-all`.
  */
 function homeFolder(): string | undefined {
-  const env = { name: "env", variable: "HOME" } as const;
-  if (Deno.permissions.querySync(env).state === "granted") {
-    const home = Deno.env.get("HOME");
-    return home === undefined || home === "" ? undefined : home;
-  }
-  const run = { name: "run", command: "sh" } as const;
-  if (Deno.permissions.querySync(run).state !== "granted") return undefined;
-  return (shellHome ??= { home: askShellHome() }).home;
+  if (!mayReadHome()) return undefined;
+  const home = Deno.env.get("HOME");
+  return home === undefined || home === "" ? undefined : home;
 }
 
-/** What `sh` said `$HOME` is, once asked. */
-let shellHome: { home: string | undefined } | undefined;
+/** Whether this process may read `HOME`: asked without a prompt. */
+function mayReadHome(): boolean {
+  const env = { name: "env", variable: "HOME" } as const;
+  return Deno.permissions.querySync(env).state === "granted";
+}
 
 /**
- * `$HOME` as the `sh` a command runs in reads it, for a process that may not
- * read its environment (a script run without `--allow-env`) but may start
- * `sh`, as its scorers and targets do: a `~` command then finds the same
- * script, and its scorer the same name and version, as under the CLI. With
- * neither permission, a `~` word stays as written (the shell's to read), and
- * no permission prompt interrupts a script that only builds a scorer.
+ * The word of a command that would be its script, when it starts with `~/`
+ * and this process may not read `HOME` to find it (a library script run
+ * without `--allow-env`): its name and version could not come from the
+ * script, as they do under the CLI.
+ *
+ * @param cmd The command.
+ * @returns The word as written, or `undefined`.
+ *
+ * @example
+ * ```ts
+ * import { homeScript } from "./command.ts";
+ * // Run with --allow-env: HOME is read, so nothing is unknown.
+ * if (homeScript("python3 ~/evals/grade.py") !== undefined) throw new Error();
+ * ```
  */
-function askShellHome(): string | undefined {
-  let out: Deno.CommandOutput;
-  try {
-    out = new Deno.Command("sh", {
-      args: ["-c", 'printf %s "$HOME"'],
-      stdin: "null",
-      stdout: "piped",
-      stderr: "null",
-    }).outputSync();
-  } catch (error) {
-    // No `sh`, or no descriptor left for its pipes: the word stays as
-    // written, and a command that runs meets the same.
-    if (!isOsError(error)) throw error;
-    return undefined;
-  }
-  const home = new TextDecoder().decode(out.stdout);
-  return out.success && home !== "" ? home : undefined;
+export function homeScript(cmd: string): string | undefined {
+  if (!/(^|\s)~\//.test(cmd) || mayReadHome()) return undefined;
+  const [program, ...args] = tokens(cmd);
+  if (program === undefined) return undefined;
+  if (program.startsWith("~/")) return program;
+  if (!INTERPRETERS.has(baseName(program))) return undefined;
+  const rest = baseName(program) === "deno" && args[0] === "run"
+    ? args.slice(1)
+    : args;
+  const first = rest.find((a) => !a.startsWith("-"));
+  return first?.startsWith("~/") ? first : undefined;
+}
+
+/**
+ * What to say of a command whose script is behind a `~` this process may
+ * not read ({@linkcode homeScript}), after what names the command.
+ *
+ * @param script The word.
+ * @returns The rest of the message.
+ */
+export function homeScriptText(script: string): string {
+  return `runs ${
+    JSON.stringify(script)
+  }, but this process may not read HOME to find it: allow it (--allow-env=HOME) or write the path without ~`;
 }
 
 /** Whether `path` names a file; any word of a command may be asked. */
@@ -320,6 +335,14 @@ export function refuseMissingScript(
   cmd: string,
   cwd: string,
 ): void {
+  const home = homeScript(cmd);
+  if (home !== undefined) {
+    throw new InputError(
+      `${built}'s command ${JSON.stringify(clip(cmd, 60))} ${
+        homeScriptText(home)
+      }`,
+    );
+  }
   const script = missingScript(cmd, cwd);
   // Without the folder itself, the spawn fails: the protocol's own error.
   if (script === undefined || !exists(cwd)) return;

@@ -320,21 +320,35 @@ Deno.test("missingScript leaves a ~ it cannot read to the shell: ~user, or HOME 
   });
 });
 
-Deno.test("a ~ command's scorer has one name, version and fingerprint whether or not a script may read HOME (sh is asked)", async () => {
+Deno.test("a ~ command's scorer, target and suite are refused, saying to allow HOME, when a script may not read it: no shell is asked", async () => {
   const root = new URL("../../", import.meta.url).pathname;
   await withTempDir(async (dir) => {
     await Deno.mkdir(`${dir}/home/evals`, { recursive: true });
     await Deno.writeTextFile(`${dir}/home/evals/grade.py`, GRADE);
     await Deno.writeTextFile(
+      `${dir}/s.yaml`,
+      "dataset: d.jsonl\ntarget: { type: replay }\nscorers:\n  - type: subprocess\n    cmd: python3 ~/evals/grade.py\n",
+    );
+    await Deno.writeTextFile(`${dir}/d.jsonl`, '{"input":"q","output":"a"}\n');
+    await Deno.writeTextFile(
       `${dir}/names.ts`,
-      `import { persistentScorer, subprocessScorer } from "${root}mod.ts";
-import { commandFingerprint } from "${root}src/fingerprint/fingerprint.ts";
+      `import { persistentScorer, planSuite, subprocessScorer, subprocessTarget } from "${root}mod.ts";
 const cmd = "python3 ~/evals/grade.py";
 const cwd = Deno.args[0]!;
-const once = subprocessScorer(cmd, { cwd });
-const kept = persistentScorer(cmd, { cwd });
-console.log(JSON.stringify([once.name, once.version, kept.name, kept.version, commandFingerprint(cmd, cwd)]));
-await kept.close?.();
+const said = [];
+for (const build of [
+  () => subprocessScorer(cmd, { cwd }).name,
+  () => persistentScorer(cmd, { cwd }).name,
+  () => typeof subprocessTarget(cmd, { cwd }).call,
+  async () => (await planSuite(cwd + "/s.yaml")).scorers.map((s) => s.name).join(),
+]) {
+  try {
+    said.push(await build());
+  } catch (error) {
+    said.push((error as Error).message);
+  }
+}
+console.log(JSON.stringify(said.map(String)));
 `,
     );
     // Deno's own cache is found from HOME too: it stays where it is.
@@ -343,7 +357,7 @@ await kept.close?.();
       stdout: "piped",
     }).output();
     const denoDir = JSON.parse(new TextDecoder().decode(info.stdout)).denoDir;
-    const names = async (permissions: string[]) => {
+    const said = async (permissions: string[]) => {
       const out = await new Deno.Command(Deno.execPath(), {
         args: [
           "run",
@@ -360,17 +374,26 @@ await kept.close?.();
       }).output();
       const text = new TextDecoder();
       assert.equal(out.code, 0, text.decode(out.stderr));
-      return JSON.parse(text.decode(out.stdout));
+      return JSON.parse(text.decode(out.stdout)) as string[];
     };
-    const withEnv = await names(["--allow-read", "--allow-run", "--allow-env"]);
+    const withEnv = await said(["--allow-read", "--allow-run", "--allow-env"]);
     assert.equal(withEnv[0], "grade");
-    assert.equal(withEnv[2], "grade");
-    assert.deepEqual(await names(["--allow-read", "--allow-run"]), withEnv);
-    // The script's bytes are in the version: sh's ~ found the file.
-    await Deno.writeTextFile(`${dir}/home/evals/grade.py`, `${GRADE}# v2\n`);
-    const edited = await names(["--allow-read", "--allow-run"]);
-    assert.equal(edited[0], "grade");
-    assert.notEqual(edited[1], withEnv[1]);
-    assert.notEqual(edited[4], withEnv[4]);
+    assert.equal(withEnv[1], "grade");
+    assert.deepEqual(withEnv.slice(2), ["function", "grade"]);
+    // Without it, sh was asked for HOME (a shell spawned to read the
+    // environment around the permissions): now each says what to allow.
+    const without = await said(["--allow-read", "--allow-run"]);
+    for (const message of without) {
+      assert.match(
+        message,
+        /runs "~\/evals\/grade\.py", but this process may not read HOME to find it: allow it \(--allow-env=HOME\) or write the path without ~/,
+      );
+    }
+    assert.match(without[0]!, /^subprocessScorer's command/);
+    assert.match(without[2]!, /^subprocessTarget's command/);
+    assert.match(
+      without[3]!,
+      /s\.yaml" line 4: scorer "python3 ~\/evals\/grade\.py" runs/,
+    );
   });
 });
