@@ -53,7 +53,13 @@ judged by the run's require.`,
     const [a, b] = await Promise.all([readResults(pathA), readResults(pathB)]);
     await pairableByPosition(a, pathA, b, pathB);
     const [
-      { diffScores, pairingOf, significantlyWorse, unfitComparison },
+      {
+        diffLabel,
+        diffScores,
+        pairingOf,
+        significantlyWorse,
+        unfitComparison,
+      },
       { formatDiff },
       { inertJson },
       { evaluatorsChanged },
@@ -93,6 +99,9 @@ judged by the run's require.`,
         b.value_ranges ?? b.record?.value_ranges,
       ),
       require,
+      // Two matrix runs compare target by target: one target's regression
+      // is not averaged away by another's gain.
+      byTarget: true,
     });
     await writeStdout(
       inertJson(lines.map((l) => JSON.stringify(l) + "\n").join("")),
@@ -127,9 +136,11 @@ judged by the run's require.`,
     const worse = lines.filter(significantlyWorse);
     for (const l of worse) {
       say(
-        `evalpipe: ${l.metric} got significantly worse: delta ${
-          l.delta!.toFixed(3)
-        }, 95% CI [${l.ci95![0].toFixed(3)}, ${l.ci95![1].toFixed(3)}]`,
+        `evalpipe: ${
+          escapeControl(diffLabel(l))
+        } got significantly worse: delta ${l.delta!.toFixed(3)}, 95% CI [${
+          l.ci95![0].toFixed(3)
+        }, ${l.ci95![1].toFixed(3)}]`,
       );
     }
     return flags["fail-on-regression"] && worse.length > 0 ? 1 : 0;

@@ -115,6 +115,11 @@ export interface PairedDelta {
 export interface DiffLine extends PairedDelta {
   /** The metric. */
   metric: string;
+  /**
+   * The target, in a line of one target of two matrix runs
+   * ({@linkcode DiffOptions.byTarget}); absent otherwise.
+   */
+  target_name?: string;
   /** The mean in A over the pairs; `null` without pairs. */
   mean_a: number | null;
   /** The mean in B over the pairs. */
@@ -152,19 +157,21 @@ function reduce(
   scores: readonly Score[],
   statuses: Map<string, StatusCounts>,
   key: (id: string) => string,
+  group: (s: Score) => string,
   written?: Map<string, string>,
 ): Map<string, Map<string, Reduced | null>> {
   const byMetric = new Map<string, Map<string, Reduced | null>>();
   for (const s of scores) {
-    let counts = statuses.get(s.metric);
-    if (counts === undefined) statuses.set(s.metric, counts = noStatuses());
+    const g = group(s);
+    let counts = statuses.get(g);
+    if (counts === undefined) statuses.set(g, counts = noStatuses());
     counts[s.status]++;
     const raw = caseIdOf(s);
     if (raw === undefined) continue;
     const id = key(raw);
     if (written !== undefined && !written.has(id)) written.set(id, raw);
-    let examples = byMetric.get(s.metric);
-    if (examples === undefined) byMetric.set(s.metric, examples = new Map());
+    let examples = byMetric.get(g);
+    if (examples === undefined) byMetric.set(g, examples = new Map());
     let r = examples.get(id) ?? null;
     if (aggregatable(s)) {
       r ??= { sum: 0, count: 0, passed: 0, failed: 0 };
@@ -346,6 +353,34 @@ export interface DiffOptions {
    * @default {"majority"}
    */
   require?: CaseRequirement | undefined;
+  /**
+   * A line per target and metric for Scores of matrix runs (`target_name`),
+   * rather than one per metric over every target's pairs, where one target's
+   * regression is averaged with the others' changes.
+   * @default {false}
+   */
+  byTarget?: boolean | undefined;
+}
+
+/**
+ * The name a diff line goes by in messages and tables: its metric, after its
+ * target in a line of one target (`large: exact_match`).
+ *
+ * @param line A diff line, or what a record keeps of one.
+ * @returns The name.
+ *
+ * @example
+ * ```ts
+ * import { diffLabel } from "./mod.ts";
+ * if (diffLabel({ metric: "m", target_name: "large" }) !== "large: m") throw new Error();
+ * ```
+ */
+export function diffLabel(
+  line: { metric: string; target_name?: string | undefined },
+): string {
+  return line.target_name === undefined
+    ? line.metric
+    : `${line.target_name}: ${line.metric}`;
 }
 
 /**
@@ -420,14 +455,32 @@ export function diffScores(
   // A's ids, as written, for the examples a reader looks up.
   const written = new Map<string, string>();
   const shown = (key: string) => written.get(key) ?? key;
-  const ra = reduce(a, statusesA, pairing.a, written);
-  const rb = reduce(b, statusesB, pairing.b);
-  const metrics = [
-    ...new Set([...statusesA.keys(), ...statusesB.keys()]),
-  ].sort();
-  return metrics.map((metric) => {
-    const ea = ra.get(metric) ?? new Map<string, Reduced | null>();
-    const eb = rb.get(metric) ?? new Map<string, Reduced | null>();
+  // A group is a metric, or with byTarget one target's metric.
+  const groups = new Map<string, { metric: string; target_name?: string }>();
+  const group = (s: Score): string => {
+    const target = options.byTarget === true ? s.target_name : undefined;
+    if (target === undefined) return s.metric;
+    const g = JSON.stringify([s.metric, target]);
+    if (!groups.has(g)) {
+      groups.set(g, { metric: s.metric, target_name: target });
+    }
+    return g;
+  };
+  const ra = reduce(a, statusesA, pairing.a, group, written);
+  const rb = reduce(b, statusesB, pairing.b, group);
+  const metricOf = (g: string) => groups.get(g)?.metric ?? g;
+  // By metric; a metric's targets in the order the runs first name them
+  // (the matrix's), the sort being stable.
+  const keys = [...new Set([...statusesA.keys(), ...statusesB.keys()])]
+    .sort((x, y) => {
+      const mx = metricOf(x);
+      const my = metricOf(y);
+      return mx < my ? -1 : mx > my ? 1 : 0;
+    });
+  return keys.map((g) => {
+    const { metric, target_name } = groups.get(g) ?? { metric: g };
+    const ea = ra.get(g) ?? new Map<string, Reduced | null>();
+    const eb = rb.get(g) ?? new Map<string, Reduced | null>();
     const diffs: number[] = [];
     // Both sides' example means, to trust the declared range or not.
     const means: number[] = [];
@@ -487,6 +540,7 @@ export function diffScores(
     );
     return {
       metric,
+      ...(target_name === undefined ? {} : { target_name }),
       pairs: n,
       mean_a: n > 0 ? finite(sumA.value / n) : null,
       mean_b: n > 0 ? finite(sumB.value / n) : null,
@@ -500,8 +554,8 @@ export function diffScores(
       newly_failing: newlyFailing,
       only_a: [...ea.keys()].filter((id) => !eb.has(id)).length,
       only_b: [...eb.keys()].filter((id) => !ea.has(id)).length,
-      statuses_a: statusesA.get(metric) ?? noStatuses(),
-      statuses_b: statusesB.get(metric) ?? noStatuses(),
+      statuses_a: statusesA.get(g) ?? noStatuses(),
+      statuses_b: statusesB.get(g) ?? noStatuses(),
       regressions,
     };
   });
@@ -569,7 +623,9 @@ export function unfitComparison(
   for (const l of lines) {
     if (l.pairs === 0) {
       unfit.push(
-        `${l.metric}: no example is measured in both runs (A: ${l.statuses_a.scored} scored, B: ${l.statuses_b.scored} scored)`,
+        `${
+          diffLabel(l)
+        }: no example is measured in both runs (A: ${l.statuses_a.scored} scored, B: ${l.statuses_b.scored} scored)`,
       );
     }
   }

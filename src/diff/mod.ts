@@ -16,6 +16,7 @@ export type {
 export {
   caseIdOf,
   casePasses,
+  diffLabel,
   diffScores,
   pairingOf,
   significantlyWorse,

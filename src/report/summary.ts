@@ -131,6 +131,13 @@ function signed(x: number | null): string {
   return x === null ? "–" : `${x >= 0 ? "+" : ""}${x.toFixed(3)}`;
 }
 
+/** A diff line's metric, after its target in a line of one target. */
+function lineName(d: DiffLine): string {
+  return d.target_name === undefined
+    ? d.metric
+    : `${d.target_name}: ${d.metric}`;
+}
+
 /**
  * Formats a diff as a table (metric, pairs, means, Δ with its 95% interval,
  * counts of changes), then, for each metric whose Scores without a value
@@ -170,7 +177,7 @@ export async function formatDiff(
     "only B",
   ];
   const rows = lines.map((d) => [
-    escapeControl(d.metric),
+    escapeControl(lineName(d)),
     String(d.pairs),
     fixed(d.mean_a),
     fixed(d.mean_b),
@@ -192,12 +199,12 @@ export async function formatDiff(
       d.statuses_a[st] !== d.statuses_b[st]
     ).map((st) => `${st} ${d.statuses_a[st]} → ${d.statuses_b[st]}`);
     if (changes.length > 0) {
-      out.push(`${escapeControl(d.metric)}: ${changes.join(", ")}`);
+      out.push(`${escapeControl(lineName(d))}: ${changes.join(", ")}`);
     }
   }
   for (const d of lines) {
     if (d.regressions.length === 0) continue;
-    out.push("", `Worst regressions of ${escapeControl(d.metric)}:`);
+    out.push("", `Worst regressions of ${escapeControl(lineName(d))}:`);
     for (const r of d.regressions.slice(0, worst)) {
       out.push(
         `  ${escapeControl(r.example_id)}  ${fixed(r.a)} → ${fixed(r.b)}`,

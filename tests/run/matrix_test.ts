@@ -210,13 +210,107 @@ Deno.test("diff of one matrix record prints the comparison of its targets", asyn
     // Two matrix records pair target by target.
     const same = await cli(["diff", "r.json", "r.json"], dir);
     assert.equal(same.code, 0);
-    assert.equal(lines(same.stdout)[0]!.pairs, 6);
+    assert.deepEqual(
+      lines(same.stdout).map((l) => `${l.target_name} ${l.pairs}`),
+      ["up 3", "same 3"],
+    );
     // One file of one target is no comparison.
     await cli(["run", "s.yaml", "--target", "up", "--out", "one.ndjson"], dir);
     const single = await cli(["diff", "one.ndjson"], dir);
     assert.equal(single.code, 2);
     assert.match(single.stderr, /has Scores of one target/);
   });
+});
+
+/**
+ * A loopback chat completions server: model "up" answers each case's input
+ * when `right.up` is set, else "wrong"; model "down" alike by `right.down`.
+ */
+function chatServer(right: { up: boolean; down: boolean }) {
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    async (request) => {
+      const body = await request.json();
+      const model = body.model as "up" | "down";
+      const input = body.messages.at(-1).content;
+      return Response.json({
+        model,
+        choices: [{
+          index: 0,
+          message: {
+            role: "assistant",
+            content: right[model] ? input : "wrong",
+          },
+          finish_reason: "stop",
+        }],
+        usage: { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 },
+      });
+    },
+  );
+  return { server, url: `http://127.0.0.1:${server.addr.port}/v1` };
+}
+
+Deno.test("diff of two matrix runs compares target by target: one target's regression is not averaged away by another's gain", async () => {
+  const right = { up: false, down: true };
+  const chat = chatServer(right);
+  try {
+    await withTempDir(async (dir) => {
+      const data = Array.from(
+        { length: 6 },
+        (_, i) => JSON.stringify({ input: `q${i}`, expected: `q${i}` }),
+      ).join("\n") + "\n";
+      await Deno.writeTextFile(`${dir}/d.jsonl`, data);
+      const target = (model: string) =>
+        `{ type: openai, base_url: "${chat.url}", model: ${model} }`;
+      await Deno.writeTextFile(
+        `${dir}/s.yaml`,
+        `dataset: d.jsonl\ntargets:\n  up: ${target("up")}\n  down: ${
+          target("down")
+        }\nmatrix: [up, down]\n${SCORERS}`,
+      );
+      const a = await cli(
+        ["run", "s.yaml", "--out", "a.ndjson", "--record", "a.json"],
+        dir,
+      );
+      assert.equal(a.code, 0, a.stderr);
+      // Now "up" answers every case and "down" none: the pooled mean is
+      // unchanged, but "down" fell on every case.
+      right.up = true;
+      right.down = false;
+      const b = await cli(
+        [
+          "run",
+          "s.yaml",
+          "--cache",
+          "live",
+          "--out",
+          "b.ndjson",
+          "--record",
+          "b.json",
+        ],
+        dir,
+      );
+      assert.equal(b.code, 0, b.stderr);
+      for (const [x, y] of [["a.json", "b.json"], ["a.ndjson", "b.ndjson"]]) {
+        const out = await cli(["diff", x!, y!, "--fail-on-regression"], dir);
+        assert.equal(out.code, 1, out.stderr);
+        const got = lines(out.stdout);
+        assert.deepEqual(
+          got.map((l) => [l.metric, l.target_name, l.pairs, l.delta]),
+          [["exact_match", "up", 6, 1], ["exact_match", "down", 6, -1]],
+        );
+        assert.match(
+          out.stderr,
+          /evalpipe: down: exact_match got significantly worse: delta -1\.000/,
+        );
+        assert.doesNotMatch(out.stderr, /up: exact_match got significantly/);
+        assert.match(out.stderr, /^down: exact_match +6 /m);
+        assert.match(out.stderr, /Worst regressions of down: exact_match:/);
+      }
+    });
+  } finally {
+    await chat.server.shutdown();
+  }
 });
 
 /** A loopback service with two paths of different latency, counting calls in flight. */
