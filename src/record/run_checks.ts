@@ -48,6 +48,8 @@ export interface RecordedCaseChange {
 export interface RecordedMetricChange {
   /** The metric. */
   metric: string;
+  /** Its target, in a matrix run (a line per target and metric). */
+  target_name?: string;
   /** Examples measured in both. */
   pairs: number;
   /** The baseline's mean over the pairs; `null` without pairs. */
@@ -167,6 +169,7 @@ export function recordedBaseline(
     removed_cases: c.removed_cases,
     metrics: c.metrics.map((m) => ({
       metric: m.metric,
+      ...(m.target_name === undefined ? {} : { target_name: m.target_name }),
       pairs: m.pairs,
       mean_a: m.mean_a,
       mean_b: m.mean_b,
@@ -234,6 +237,9 @@ function metricChange(v: unknown, where: string): RecordedMetricChange {
   }
   return {
     metric: stringAt(o, "metric", `${where}.`),
+    ...(o.target_name === undefined
+      ? {}
+      : { target_name: stringAt(o, "target_name", `${where}.`) }),
     pairs: countAt(o.pairs, `${where}.pairs`),
     mean_a: numberOrNull(o.mean_a, `${where}.mean_a`),
     mean_b: numberOrNull(o.mean_b, `${where}.mean_b`),

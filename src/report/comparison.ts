@@ -209,10 +209,14 @@ export function formatBaseline(
   ) out.push("no case changed");
   if (c.metrics.length > 0) out.push("paired difference, now − baseline:");
   for (const l of c.metrics) {
+    // A matrix's lines are per target: `large: exact_match`, as `worse` names them.
+    const name = l.target_name === undefined
+      ? l.metric
+      : `${l.target_name}: ${l.metric}`;
     out.push(
-      `  ${escapeControl(l.metric)}: Δ ${signed(l.delta)}${
+      `  ${escapeControl(name)}: Δ ${signed(l.delta)}${
         interval(l.ci95, signed)
-      }${c.worse.includes(l.metric) ? "  significantly worse" : ""}`,
+      }${c.worse.includes(name) ? "  significantly worse" : ""}`,
     );
   }
   return out.join("\n");

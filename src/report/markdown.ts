@@ -677,13 +677,17 @@ function baselineSection(
       "",
       "| metric | pairs | baseline | now | Δ now − baseline (95% CI) | |",
       "|---|--:|--:|--:|--:|---|",
-      ...b.metrics.map((m) =>
-        `| ${markdownCell(m.metric, 60)} | ${m.pairs} | ${fixed(m.mean_a)} | ${
-          fixed(m.mean_b)
-        } | ${signed(m.delta)}${interval(m.ci95, signed)} | ${
-          b.worse.includes(m.metric) ? "❌ significantly worse" : ""
-        } |`
-      ),
+      ...b.metrics.map((m) => {
+        // A matrix's lines are per target, named as `worse` names them.
+        const name = m.target_name === undefined
+          ? m.metric
+          : `${m.target_name}: ${m.metric}`;
+        return `| ${markdownCell(name, 60)} | ${m.pairs} | ${
+          fixed(m.mean_a)
+        } | ${fixed(m.mean_b)} | ${signed(m.delta)}${
+          interval(m.ci95, signed)
+        } | ${b.worse.includes(name) ? "❌ significantly worse" : ""} |`;
+      }),
     );
   }
   const kinds: Array<[string, string, readonly RecordedCaseChange[]]> = [

@@ -23,6 +23,7 @@ import type { Unit } from "../dataset/unit.ts";
 import {
   caseIdOf,
   casePasses,
+  diffLabel,
   type DiffLine,
   type DiffOptions,
   diffScores,
@@ -542,7 +543,10 @@ export interface BaselineComparison {
   new_cases: string[];
   /** Cases in the baseline and not run now. */
   removed_cases: string[];
-  /** The paired difference per metric, as `diff` gives it. */
+  /**
+   * The paired difference per metric, as `diff` gives it: per target and
+   * metric in a matrix, each line with its `target_name`.
+   */
   metrics: DiffLine[];
   /**
    * Metrics of both runs whose Scores carry other `evaluator_version`s now
@@ -551,7 +555,10 @@ export interface BaselineComparison {
    * change may be the evaluator's. Absent when none changed.
    */
   evaluators_changed?: EvaluatorChange[];
-  /** The metrics whose paired difference is significantly negative. */
+  /**
+   * The metrics whose paired difference is significantly negative, named
+   * after their target in a matrix (`large: exact_match`).
+   */
   worse: string[];
   /**
    * Why the run cannot be compared with the baseline, if it cannot (few
@@ -699,8 +706,14 @@ export function compareWithBaseline(
       else if (!wasPassing && passes) fixed.push(change);
     }
   }
-  const metrics = diffScores(baseline, now, { ...options, require });
-  const worse = metrics.filter(significantlyWorse).map((l) => l.metric);
+  // Target by target in a matrix: one target's regression is not averaged
+  // away by another's gain.
+  const metrics = diffScores(baseline, now, {
+    ...options,
+    require,
+    byTarget: true,
+  });
+  const worse = metrics.filter(significantlyWorse).map(diffLabel);
   const unfit = unfitComparison(baseline, now, metrics);
   const evaluators = evaluatorChanges(baseline, now);
   return {

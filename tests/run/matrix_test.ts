@@ -313,6 +313,79 @@ Deno.test("diff of two matrix runs compares target by target: one target's regre
   }
 });
 
+Deno.test("run --baseline of a matrix gives each target's paired difference and names the target that got worse", async () => {
+  const right = { up: false, down: true };
+  const chat = chatServer(right);
+  try {
+    await withTempDir(async (dir) => {
+      const data = Array.from(
+        { length: 6 },
+        (_, i) => JSON.stringify({ input: `q${i}`, expected: `q${i}` }),
+      ).join("\n") + "\n";
+      await Deno.writeTextFile(`${dir}/d.jsonl`, data);
+      const target = (model: string) =>
+        `{ type: openai, base_url: "${chat.url}", model: ${model} }`;
+      await Deno.writeTextFile(
+        `${dir}/s.yaml`,
+        `dataset: d.jsonl\ntargets:\n  up: ${target("up")}\n  down: ${
+          target("down")
+        }\nmatrix: [up, down]\n${SCORERS}`,
+      );
+      const saved = await cli(
+        ["run", "s.yaml", "--save-baseline", "main"],
+        dir,
+      );
+      assert.equal(saved.code, 0, saved.stderr);
+      right.up = true;
+      right.down = false;
+      const now = await cli(
+        [
+          "run",
+          "s.yaml",
+          "--cache",
+          "live",
+          "--baseline",
+          "main",
+          "--record",
+          "r.json",
+          "--markdown",
+          "r.md",
+        ],
+        dir,
+      );
+      assert.equal(now.code, 1, now.stderr);
+      assert.match(now.stderr, /^ {2}up: exact_match: Δ \+1\.000/m);
+      assert.match(
+        now.stderr,
+        /^ {2}down: exact_match: Δ -1\.000 \[-1\.000, -1\.000\] {2}significantly worse$/m,
+      );
+      assert.match(now.stderr, /down: exact_match significantly worse/);
+      const record = JSON.parse(await Deno.readTextFile(`${dir}/r.json`));
+      assert.deepEqual(record.baseline.worse, ["down: exact_match"]);
+      assert.deepEqual(
+        record.baseline.metrics.map((m: Record<string, unknown>) =>
+          `${m.target_name} ${m.metric} ${m.delta}`
+        ),
+        ["up exact_match 1", "down exact_match -1"],
+      );
+      // The report of the record reads the same.
+      const md = await Deno.readTextFile(`${dir}/r.md`);
+      assert.match(
+        md,
+        /\| down\\: exact\\_match \| 6 \|.*❌ significantly worse \|/,
+      );
+      const again = await cli(["report", "r.json", "--markdown", "r2.md"], dir);
+      assert.equal(again.code, 0, again.stderr);
+      assert.match(
+        await Deno.readTextFile(`${dir}/r2.md`),
+        /\| down\\: exact\\_match \| 6 \|.*❌ significantly worse \|/,
+      );
+    });
+  } finally {
+    await chat.server.shutdown();
+  }
+});
+
 /** A loopback service with two paths of different latency, counting calls in flight. */
 function service(latency: Record<string, number>) {
   const inFlight: Record<string, number> = {};
