@@ -70,8 +70,13 @@ import type {
 } from "./baseline.ts";
 // --- end issue 14 ---
 import type { CacheMode, TargetCache } from "../targets/cache.ts";
-import type { Budget } from "../net/budget.ts";
-import { hasSpend, type Spend, SpendTally } from "../record/spend.ts";
+import { type Budget, roundUsd } from "../net/budget.ts";
+import {
+  hasSpend,
+  type Spend,
+  type SpendSide,
+  SpendTally,
+} from "../record/spend.ts";
 import type { RunProgress } from "./progress.ts";
 // What only some runs need (resuming, a record, a subset, a progress
 // display, a template's error) is imported when the run needs it: a
@@ -458,6 +463,48 @@ async function isTemplateError(error: unknown): Promise<boolean> {
 /** The spend, when the run made (or found cached) any model call. */
 function spendIf(tally: SpendTally): Spend | undefined {
   const spend = tally.result();
+  return hasSpend(spend) ? spend : undefined;
+}
+
+/**
+ * A record's spend: the run's, and on a resume what the earlier units and
+ * Scores the record keeps cost, summed side by side.
+ */
+function recordSpend(
+  tally: SpendTally,
+  earlier: SpendTally | undefined,
+): Spend | undefined {
+  if (earlier === undefined) return spendIf(tally);
+  const now = tally.result();
+  const before = earlier.result();
+  const side = (a: SpendSide, b: SpendSide): SpendSide => {
+    const out: SpendSide = {
+      calls: a.calls + b.calls,
+      cached: a.cached + b.cached,
+      input_tokens: a.input_tokens + b.input_tokens,
+      output_tokens: a.output_tokens + b.output_tokens,
+      cost_usd: roundUsd(a.cost_usd + b.cost_usd),
+    };
+    for (
+      const key of [
+        "cached_input_tokens",
+        "cache_write_tokens",
+        "unpriced_calls",
+      ] as const
+    ) {
+      if (a[key] !== undefined || b[key] !== undefined) {
+        out[key] = (a[key] ?? 0) + (b[key] ?? 0);
+      }
+    }
+    return out;
+  };
+  const target = side(now.target, before.target);
+  const judge = side(now.judge, before.judge);
+  const spend = {
+    target,
+    judge,
+    cost_usd: roundUsd(target.cost_usd + judge.cost_usd),
+  };
   return hasSpend(spend) ? spend : undefined;
 }
 
@@ -908,6 +955,9 @@ export async function runSuite(
     ? new (await import("./unit_scores.ts")).EarlierScores()
     : undefined;
   let record: RunRecordWriter | undefined;
+  // What the earlier units and Scores the record keeps cost: the record's
+  // `cost` is its units', as an uninterrupted run's (and its reports') is.
+  const earlierSpend = earlier === undefined ? undefined : new SpendTally();
   // The earlier Scores, a unit at a time, beside the unit when it is known.
   const readEarlier = async (resume: ResumePlan) => {
     const previous = options.previousUnits;
@@ -923,6 +973,10 @@ export async function runSuite(
         earlier!.hold([unit, group]);
         group = [];
         return;
+      }
+      if (record !== undefined) {
+        if (unit !== undefined) earlierSpend?.addUnit(unit);
+        for (const score of group) earlierSpend?.addScore(score);
       }
       await (unit !== undefined
         ? record?.addUnit(unit, group)
@@ -1273,7 +1327,7 @@ export async function runSuite(
         aggregator.results(),
         false,
         selection?.tally(),
-        spendIf(tally),
+        recordSpend(tally, earlierSpend),
       );
       await unitsOut?.flush();
       // The run ended, not complete, as its record says: a resume's start
@@ -1343,17 +1397,23 @@ export async function runSuite(
   };
   // What the run is checked against besides its gates, for a report made
   // from the record later.
-  await record?.finish(aggregates, !stopped, selectionTally, spend, {
-    ...(compared !== undefined && record !== undefined
-      ? {
-        baseline: (await import("../record/run_checks.ts")).recordedBaseline(
-          compared.path,
-          compared,
-        ),
-      }
-      : {}),
-    ...(budgetSpent !== undefined ? { budget: budgetSpent } : {}),
-  });
+  await record?.finish(
+    aggregates,
+    !stopped,
+    selectionTally,
+    recordSpend(tally, earlierSpend),
+    {
+      ...(compared !== undefined && record !== undefined
+        ? {
+          baseline: (await import("../record/run_checks.ts")).recordedBaseline(
+            compared.path,
+            compared,
+          ),
+        }
+        : {}),
+      ...(budgetSpent !== undefined ? { budget: budgetSpent } : {}),
+    },
+  );
   await unitsOut?.flush();
   if (!unbegun) await endMeta(!stopped, selectionTally);
   // --- matrix and baselines (issue 14) ---

@@ -130,6 +130,10 @@ Deno.test("run --resume after the budget ran out: the blocked units are not done
     assert.deepEqual(record.budget, spentFirst);
     assert.equal(record.units.length, 5);
     assert.equal(scoresIn(record), 10);
+    // The record's cost is its units' calls, as an uninterrupted run's and
+    // its reports' are: the three the first run paid for, none refused.
+    assert.equal(record.cost.target.calls, 3);
+    assert.equal(record.cost.cost_usd, 0.006);
 
     // A raised budget_usd resumes the same suite (it is what the run may
     // spend, not what it measures) and makes the two calls it allows now.
@@ -154,6 +158,14 @@ Deno.test("run --resume after the budget ran out: the blocked units are not done
     assert.deepEqual(last.budget, spent);
     assert.equal(last.units.length, 5);
     assert.equal(scoresIn(last), 10);
+    assert.deepEqual(
+      [
+        last.cost.target.calls,
+        last.cost.target.input_tokens,
+        last.cost.cost_usd,
+      ],
+      [5, 5000, 0.01],
+    );
     assert.ok(last.units.every((u: { output: unknown }) => u.output !== null));
   });
 });
