@@ -785,11 +785,11 @@ function twoRunData(a: ReportRun, b: ReportRun, title: string): PageData {
     title,
     metrics,
     runs: [pageRun(a, "A", aggA), pageRun(b, "B", aggB)],
-    diff: diffScores(
-      a.scores,
-      b.scores,
-      valueRangeOption(a.value_ranges, b.value_ranges),
-    ).map(({ regressions: _, ...rest }) => rest),
+    // Two matrix runs compare target by target, as `diff` does.
+    diff: diffScores(a.scores, b.scores, {
+      ...valueRangeOption(a.value_ranges, b.value_ranges),
+      byTarget: true,
+    }).map(({ regressions: _, ...rest }) => rest),
     comparison: null,
     rows: sorted,
     evaluators: evaluators.list,

@@ -53,6 +53,8 @@ function num(x, d) { return x === null || x === undefined ? "\u2013" : Number(x)
 function fig(x) { return typeof x === "number" && Number.isInteger(x) ? String(x) : num(x); }
 function pct(x) { return x === null || x === undefined ? "\u2013" : (x * 100).toFixed(1) + "%"; }
 function iv(c) { return c ? "[" + num(c[0]) + ", " + num(c[1]) + "]" : ""; }
+// A diff line's metric, after its target in a line of one target of two matrix runs.
+function diffName(d) { return d.target_name === undefined ? d.metric : d.target_name + ": " + d.metric; }
 // A difference, as the comparison on stderr writes it: "+0.250", "-0.500".
 function sg(x) { return x === null || x === undefined ? "\u2013" : (x >= 0 ? "+" : "") + Number(x).toFixed(3); }
 function ivs(c) { return c ? "[" + sg(c[0]) + ", " + sg(c[1]) + "]" : ""; }
@@ -192,7 +194,7 @@ D.runs.forEach(function (run) {
   });
   // The differences: B against A, or each target against the first.
   var deltas = D.diff ? D.diff.map(function (d) {
-    return { metric: d.metric, delta: d.delta, ci95: d.ci95, what: "B \u2212 A" };
+    return { metric: diffName(d), delta: d.delta, ci95: d.ci95, what: "B \u2212 A" };
   }) : [];
   (D.comparison || []).forEach(function (l) {
     l.versus.forEach(function (d) {
@@ -227,7 +229,7 @@ if (D.diff) {
   add(ds, el("h2", "", "B against A (paired by example)"));
   add(ds, table(["metric", "pairs", "mean A", "mean B", "delta", "95% interval", "improved", "regressed", "newly passing", "newly failing", "only A", "only B"],
     D.diff.map(function (d) {
-      return [d.metric, d.pairs, num(d.mean_a), num(d.mean_b), num(d.delta), iv(d.ci95), d.improved, d.regressed,
+      return [diffName(d), d.pairs, num(d.mean_a), num(d.mean_b), num(d.delta), iv(d.ci95), d.improved, d.regressed,
         d.newly_passing, el("span", d.newly_failing > 0 ? "fail" : "", String(d.newly_failing)), d.only_a, d.only_b];
     }), [0, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1]));
   main.appendChild(ds);

@@ -158,6 +158,22 @@ Deno.test("report --html of a matrix record shows its targets in the facts and t
     for (const t of ["up", "same", "odd"]) {
       assert.match(a[`target ${t}`], /^subprocess: python3 /);
     }
+    // Its paired diff is `diff A B`'s, target by target, line for line.
+    const diff = await cli(["diff", "r.json", "r.json"], dir);
+    assert.equal(diff.code, 0, diff.stderr);
+    assert.deepEqual(
+      dataOf(await Deno.readTextFile(`${dir}/two.html`)).diff,
+      diff.stdout.trim().split("\n").map((l) => {
+        const { regressions: _, ...rest } = JSON.parse(l);
+        return rest;
+      }),
+    );
+    assert.deepEqual(
+      dataOf(await Deno.readTextFile(`${dir}/two.html`)).diff.map(
+        (l: { target_name: string }) => l.target_name,
+      ),
+      ["up", "same", "odd"],
+    );
   });
 });
 
