@@ -3,7 +3,7 @@
 
 import { Aggregator } from "../aggregate/aggregator.ts";
 import { checkGates, type Gate } from "../aggregate/gates.ts";
-import type { Aggregate } from "../aggregate/types.ts";
+import type { Aggregate, CaseRequirement } from "../aggregate/types.ts";
 import type { ComparisonLine } from "../diff/compare.ts";
 import { type DiffLine, diffScores } from "../diff/diff.ts";
 import { aggregatable, type Score } from "../score/mod.ts";
@@ -747,6 +747,20 @@ export function pageText(
   return { head: JSON.stringify(data), rows: [], tail: "" };
 }
 
+/**
+ * When a run's case passes over its epochs: its config's `epochs.require`,
+ * `all` when it sets none, as `diff` reads a record; `undefined` without a
+ * config (a Scores file), which `diff` judges by majority too.
+ */
+function requireOf(run: ReportRun): CaseRequirement | undefined {
+  if (run.config === undefined) return undefined;
+  const epochs = run.config.epochs;
+  const require = typeof epochs === "object" && epochs !== null
+    ? (epochs as { require?: unknown }).require
+    : undefined;
+  return require === "majority" || require === "any" ? require : "all";
+}
+
 /** What the page shows for two runs compared (A the baseline). */
 function twoRunData(a: ReportRun, b: ReportRun, title: string): PageData {
   const aggA = aggregatesOf(a);
@@ -785,10 +799,12 @@ function twoRunData(a: ReportRun, b: ReportRun, title: string): PageData {
     title,
     metrics,
     runs: [pageRun(a, "A", aggA), pageRun(b, "B", aggB)],
-    // Two matrix runs compare target by target, as `diff` does.
+    // Two matrix runs compare target by target, and a case passes over its
+    // epochs as its run's config requires (B's, then A's), as `diff` does.
     diff: diffScores(a.scores, b.scores, {
       ...valueRangeOption(a.value_ranges, b.value_ranges),
       byTarget: true,
+      require: requireOf(b) ?? requireOf(a),
     }).map(({ regressions: _, ...rest }) => rest),
     comparison: null,
     rows: sorted,

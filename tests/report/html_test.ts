@@ -258,3 +258,59 @@ Deno.test("cli run --html: a missing folder exits 2 before any call, as report -
     assert.deepEqual(temps, []);
   });
 });
+
+Deno.test("report A B --html counts pass flips by the runs' epochs.require, as diff A B does", async () => {
+  // One case over 3 epochs: run A answers it right once, run B twice. Under
+  // `require: all` it fails in both (no flip); under majority it would flip.
+  let right = 1;
+  let calls = 0;
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    async (request) => {
+      const body = await request.json();
+      const answer = calls++ % 3 < right ? body.input : "wrong";
+      return Response.json({ answer });
+    },
+  );
+  try {
+    await withTempDir(async (dir) => {
+      await Deno.writeTextFile(
+        `${dir}/d.jsonl`,
+        '{"input":"q","expected":"q"}\n',
+      );
+      await Deno.writeTextFile(
+        `${dir}/s.yaml`,
+        `dataset: d.jsonl
+target: { type: http, url: "http://127.0.0.1:${server.addr.port}/", body: { input: "{{input}}" }, output: answer }
+scorers: [{ type: exact_match }]
+epochs: { n: 3, require: all }
+concurrency: 1
+`,
+      );
+      const a = await cli(["run", "s.yaml", "--record", "a.json"], dir);
+      assert.equal(a.code, 0, a.stderr);
+      right = 2;
+      const b = await cli(
+        ["run", "s.yaml", "--record", "b.json", "--cache", "live"],
+        dir,
+      );
+      assert.equal(b.code, 0, b.stderr);
+      const diff = await cli(["diff", "a.json", "b.json"], dir);
+      assert.equal(diff.code, 0, diff.stderr);
+      const [line] = diff.stdout.trim().split("\n").map((l) => JSON.parse(l));
+      assert.deepEqual([line.newly_passing, line.newly_failing], [0, 0]);
+      const two = await cli(
+        ["report", "a.json", "b.json", "--html", "two.html"],
+        dir,
+      );
+      assert.equal(two.code, 0, two.stderr);
+      const { regressions: _, ...page } = line;
+      assert.deepEqual(
+        dataOf(await Deno.readTextFile(`${dir}/two.html`)).diff,
+        [page],
+      );
+    });
+  } finally {
+    await server.shutdown();
+  }
+});
