@@ -16,7 +16,7 @@ import {
   schemePlaceholders,
   standIn,
   URL_PLACEHOLDERS,
-  urlSecrets,
+  urlCredentials,
 } from "./_url_secrets.ts";
 
 /**
@@ -375,21 +375,22 @@ function caseChosenHost(
 /**
  * What `sends` says of the parameter of a URL's query that sends a
  * credential the config wrote (`key` of `?key=AIza…`, a parameter
- * {@linkcode urlSecrets} knows), not one a case fills: the same in the URL
- * read with every placeholder "1" and with every one "2". It goes to the
- * host as surely as a header's `${NAME}` does, and is named. A plain word
- * (`?code=python`) is no secret to urlSecrets, nor here.
+ * {@linkcode urlCredentials} knows), not one a case fills: the same in the
+ * URL read with every placeholder "1" and with every one "2". It goes to
+ * the host as surely as a header's `${NAME}` does, and is named. A plain
+ * word (`?key=opensesame`) counts here though messages show it: it may be
+ * a password, and missing one is worse than refusing `?code=python`.
  */
 function queryCredential(
   ones: URL | undefined,
   twos: URL | undefined,
 ): string | undefined {
   if (ones === undefined || twos === undefined) return undefined;
-  const fixed = new Set(urlSecrets(`http://h/${twos.search}`));
+  const fixed = new Set(urlCredentials(`http://h/${twos.search}`));
   for (const pair of ones.search.slice(1).split("&")) {
     const eq = pair.indexOf("=");
     if (eq < 1) continue;
-    if (urlSecrets(`http://h/?${pair}`).some((s) => fixed.has(s))) {
+    if (urlCredentials(`http://h/?${pair}`).some((s) => fixed.has(s))) {
       return `the URL's query sends a credential (${
         clip(pair.slice(0, eq), 40)
       }=)`;

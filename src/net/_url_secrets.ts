@@ -56,8 +56,33 @@ export const URL_PLACEHOLDERS = /\{\{\s*[\w.-]+\s*\}\}/g;
  * ```
  */
 export function urlSecrets(url: string): string[] {
+  return fixedSecrets(url, false);
+}
+
+/**
+ * The credentials a URL sends, as {@linkcode urlSecrets} reads them but
+ * with every value of a query credential, a plain word too
+ * (`?key=opensesame`): what the host check keeps a case's host from. A
+ * plain word is shown in messages, being no key an API issues, but one
+ * may still be a password, and it goes to the host whatever it is.
+ *
+ * @param url A URL, placeholders and all.
+ * @returns The values the URL sends to its host.
+ *
+ * @example
+ * ```ts
+ * import { urlCredentials } from "./_url_secrets.ts";
+ * if (!urlCredentials("https://h/?key=opensesame").includes("opensesame")) throw new Error();
+ * ```
+ */
+export function urlCredentials(url: string): string[] {
+  return fixedSecrets(url, true);
+}
+
+/** A URL's secrets the config wrote; plain words too when `words`. */
+function fixedSecrets(url: string, words: boolean): string[] {
   if (!url.includes("@") && !url.includes("=")) return [];
-  if (!url.includes("{{")) return secretsOf(url);
+  if (!url.includes("{{")) return secretsOf(url, words);
   // An http target's URL before a case fills it: a placeholder where the
   // parser wants a port or a host (`127.0.0.1:{{metadata.port}}`) makes it
   // no URL, and its password and key were then hidden nowhere. Each is
@@ -65,8 +90,8 @@ export function urlSecrets(url: string): string[] {
   // a case fills in part (`?key=sk-{{metadata.k}}`) differs between two
   // digits and is no secret of the config's ("sk-1" would be hidden in
   // every message).
-  const twos = new Set(secretsOf(standIn(url, () => "2")));
-  return secretsOf(standIn(url, () => "1")).filter((s) => twos.has(s));
+  const twos = new Set(secretsOf(standIn(url, () => "2"), words));
+  return secretsOf(standIn(url, () => "1"), words).filter((s) => twos.has(s));
 }
 
 /**
@@ -113,8 +138,8 @@ export function schemePlaceholders(url: string): number {
   return SCHEME.test(scheme) ? scheme.match(URL_PLACEHOLDERS)?.length ?? 0 : 0;
 }
 
-/** The secrets of a URL without placeholders. */
-function secretsOf(url: string): string[] {
+/** The secrets of a URL without placeholders; plain words too when `words`. */
+function secretsOf(url: string, words: boolean): string[] {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -142,7 +167,7 @@ function secretsOf(url: string): string[] {
       // A stray "%": the value is hidden as written.
       if (!(error instanceof URIError)) throw error;
     }
-    if (WORD.test(decoded) && !ALWAYS_SECRET.test(name)) continue;
+    if (!words && WORD.test(decoded) && !ALWAYS_SECRET.test(name)) continue;
     found.push(written);
     if (decoded !== written) found.push(decoded);
   }

@@ -324,22 +324,47 @@ scorers:
   assert.equal(server.count, 2);
 });
 
-Deno.test("a case may choose the host of an http target whose query holds a plain word under a credential's name, not one whose query holds a key or a password", async () => {
+Deno.test("a case may not choose the host or scheme of an http target whose query sends any value under a credential's name, a plain word too (?key=opensesame), though messages show such a word", async () => {
+  // A plain word is shown in messages (no API issues it as a key), but it
+  // may be a password: a dataset must not pick where it goes.
   const { checkConfigText } = await import("../../src/config/mod.ts");
-  const suite = (query: string) =>
-    `dataset: d.jsonl\ntarget: { type: http, url: "http://{{metadata.host}}/a?${query}" }\nscorers: [{ type: exact_match }]\n`;
-  await checkConfigText(suite("code=python&auth=true"), "s.yaml");
+  const { httpTarget } = await import("../../src/targets/mod.ts");
+  const suite = (url: string) =>
+    `dataset: d.jsonl\ntarget: { type: http, url: "${url}" }\nscorers: [{ type: exact_match }]\n`;
   for (
-    const [query, name] of [
-      ["code=python&key=AIza-k1", "key"],
-      ["password=letmein", "password"],
-      ["auth=abcdefghijklmnop", "auth"],
+    const [url, name] of [
+      ["http://{{metadata.host}}/a?key=opensesame", "key"],
+      ["http://{{metadata.host}}/a?q=1&code=python&auth=true", "code"],
+      ["http://{{metadata.host}}/a?token=EN", "token"],
+      ["http://{{metadata.host}}/a?code=python&key=AIza-k1", "code"],
+      ["http://{{metadata.host}}/a?password=letmein", "password"],
+      ["http://{{metadata.host}}/a?auth=abcdefghijklmnop", "auth"],
+      ["{{metadata.scheme}}://api.example.com/a?key=opensesame", "key"],
+      ["http{{metadata.s}}://api.example.com/a?api_key=OPENSESAME", "api_key"],
     ]
   ) {
+    const sends = `the URL's query sends a credential \\(${name}=\\)`;
     await assert.rejects(
-      () => checkConfigText(suite(query!), "s.yaml"),
-      new RegExp(`the URL's query sends a credential \\(${name}=\\)`),
+      () => checkConfigText(suite(url!), "s.yaml"),
+      new RegExp(`line 2: "target\\.url" lets a case choose .* while ${sends}`),
+      url,
     );
+    assert.throws(
+      () => httpTarget({ url: url! }),
+      (e) => e instanceof TypeError && new RegExp(sends).test(e.message),
+      url,
+    );
+  }
+  // Nothing of the config's goes to the host a case picks.
+  for (
+    const url of [
+      "http://{{metadata.host}}/a?q=python",
+      "http://{{metadata.host}}/a?key={{metadata.key}}",
+      "{{metadata.scheme}}://api.example.com/a?lang=EN",
+    ]
+  ) {
+    await checkConfigText(suite(url), "s.yaml");
+    httpTarget({ url });
   }
 });
 
