@@ -31,6 +31,38 @@ const WORD = /^(?:[a-z]{1,15}|[A-Z]{1,15})$/;
 const ALWAYS_SECRET = /^(?:password|passwd|secret|client[-_]?secret)$/i;
 
 /**
+ * Whether an environment variable's name looks like a key pasted in its
+ * place (`api_key_env: gsk_…`, `${hf_…}`, a hex key): 24 characters or
+ * more with letters and digits that are not words. A name's parts between
+ * "_" or "-" are words in one case or capitalised and run together, ending
+ * in digits (`OPENAI_API_KEY_PROD_2024`, `MyCompanyOpenAiKeyForTesting1`),
+ * or a short upper-case code (`GPT4O`); a key's random letters and digits
+ * are not. It lives here, beside the config's other checks of secrets,
+ * for the record's config to be shortened without loading `template.ts`.
+ *
+ * @param name The variable's name, as the config writes it.
+ * @returns Whether to show only its first four characters.
+ *
+ * @example
+ * ```ts
+ * import { keyLikeName } from "./_url_secrets.ts";
+ * if (!keyLikeName("gsk_AbCdEf0123456789XYZsecretKEY01")) throw new Error();
+ * if (keyLikeName("MyCompanyOpenAiKeyForTesting1")) throw new Error();
+ * ```
+ */
+export function keyLikeName(name: string): boolean {
+  return name.length >= 24 && /[0-9]/.test(name) && /[A-Za-z]/.test(name) &&
+    !name.split(/[_-]/).every((part) =>
+      NAME_WORDS.test(part) || SHORT_CODE.test(part)
+    );
+}
+
+/** Words in one case, or capitalised and run together, then digits. */
+const NAME_WORDS =
+  /^[a-z]*(?:[A-Z][a-z]+|[A-Z]+(?=[A-Z][a-z]|[0-9]|$))*[0-9]*$/;
+const SHORT_CODE = /^[A-Z][A-Z0-9]{0,11}$/;
+
+/**
  * A placeholder in a URL, as an http target fills it (a global pattern:
  * `replace` and `match` read it whole; `exec` and `test` would keep its
  * place between calls).

@@ -7,7 +7,7 @@
 
 import { clip } from "../base/terminal.ts";
 import { nearest } from "../base/words.ts";
-import { CREDENTIAL_NAMES } from "./_url_secrets.ts";
+import { CREDENTIAL_NAMES, keyLikeName } from "./_url_secrets.ts";
 
 export { urlSecrets } from "./_url_secrets.ts";
 
@@ -215,18 +215,15 @@ export function fillEnv(
 /**
  * The error of an environment variable that is not set, naming it; by its
  * start alone when the name looks like a key pasted in its place
- * (`api_key_env: gsk_…`, `${hf_…}`: 24 characters or more, with lower- and
- * upper-case letters and digits, as a name is rarely written and a key
- * nearly always is), which the message would put in every log it reaches.
+ * (`api_key_env: gsk_…`, `${hf_…}`; see {@linkcode keyLikeName}), which
+ * the message would put in every log it reaches.
  *
  * @param name The variable's name.
  * @returns The error.
  */
 export function unsetVariable(name: string): TemplateError {
-  const keyLike = name.length >= 24 && /[a-z]/.test(name) &&
-    /[A-Z]/.test(name) && /[0-9]/.test(name);
   return new TemplateError(
-    keyLike
+    keyLikeName(name)
       ? `The environment variable ${
         name.slice(0, 4)
       }… is not set, and its name looks like a key: name the variable that holds the key (as OPENAI_API_KEY), never the key itself`

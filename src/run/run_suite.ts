@@ -61,6 +61,7 @@ import {
   selectTargets,
 } from "../config/targets.ts";
 import { buildTargetConfig, traceDirOf } from "../config/config.ts";
+import { keyLikeName } from "../net/_url_secrets.ts";
 import type { TargetConfig } from "../config/types.ts";
 import type { Target } from "../targets/target.ts";
 import type {
@@ -548,12 +549,22 @@ function withTargetTimeout(
   return { ...target, timeout };
 }
 
-/** The config as the record keeps it: each target with its timeout. */
+/**
+ * The config as the record keeps it: each target with its timeout, and a
+ * variable's name that looks like a key pasted in its place (`api_key_env:
+ * gsk_…`, a header's `${hf_…}`) by its first four characters, as its
+ * error names it: a replay, which reads no variable, ran with it, and the
+ * record keeps names of variables, never keys.
+ */
 function recordedConfig(
   config: SuiteConfig,
   targets: readonly NamedTarget[],
   options: RunSuiteOptions,
 ): SuiteConfig {
+  const text = JSON.stringify(config);
+  if (/"api_key_env"|"headers"/.test(text)) {
+    config = JSON.parse(text, withoutPastedKeys) as SuiteConfig;
+  }
   if (config.target !== undefined) {
     return { ...config, target: withTargetTimeout(config.target, options) };
   }
@@ -565,6 +576,27 @@ function recordedConfig(
     ),
     matrix: targets.map((t) => t.name!),
   };
+}
+
+/** A `JSON.parse` reviver that shortens the key-like names of variables. */
+function withoutPastedKeys(key: string, value: unknown): unknown {
+  const short = (name: string) =>
+    keyLikeName(name) ? `${name.slice(0, 4)}…` : name;
+  if (key === "api_key_env" && typeof value === "string") return short(value);
+  if (key !== "headers" || value === null || typeof value !== "object") {
+    return value;
+  }
+  return Object.fromEntries(
+    Object.entries(value).map(([name, v]) => [
+      name,
+      typeof v === "string"
+        ? v.replace(
+          /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g,
+          (_, n: string) => `\${${short(n)}}`,
+        )
+        : v,
+    ]),
+  );
 }
 
 /** The fingerprint of what the run calls: its target, or a matrix's each. */

@@ -518,3 +518,35 @@ Deno.test("cli run and validate do not print a key pasted where a variable's nam
   });
   assert.equal(server.count, 0);
 });
+
+Deno.test("cli run --cache replay --record keeps a key pasted where a variable's name goes out of the record, by its first four characters", async () => {
+  // A replay reads no variable, so it runs; its record kept the config
+  // whole, and the key with it.
+  const pasted = "gsk_AbCdEf0123456789XYZsecretKEY0123456789abcdef";
+  const header = "hf_QwErTy0123456789AsDfGhJkLzXcVbNm";
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/d.jsonl`,
+      '{"input":"q","expected":"a"}\n',
+    );
+    await Deno.writeTextFile(
+      `${dir}/s.yaml`,
+      `dataset: d.jsonl\ntarget: { type: openai, base_url: "http://127.0.0.1:9/v1", model: m, api_key_env: ${pasted} }\nscorers:\n  - { type: exact_match }\n  - { type: llm_judge, base_url: "http://127.0.0.1:9/v1", model: j, rubric: r, headers: { x-key: "k \${${header}}", x-team: "\${TEAM_TOKEN}" } }\n`,
+    );
+    const out = await cli(
+      ["run", "s.yaml", "--cache", "replay", "--record", "r.json"],
+      dir,
+    );
+    assert.equal(out.code, 1, out.stderr);
+    const text = await Deno.readTextFile(`${dir}/r.json`);
+    for (const key of [pasted, header]) {
+      assert.ok(!text.includes(key.slice(0, 8)), key);
+    }
+    const config = JSON.parse(text).config;
+    assert.equal(config.target.api_key_env, "gsk_…");
+    assert.deepEqual(config.scorers[1].headers, {
+      "x-key": "k ${hf_Q…}",
+      "x-team": "${TEAM_TOKEN}",
+    });
+  });
+});

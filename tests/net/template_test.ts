@@ -7,6 +7,7 @@ import {
   redactClipped,
   renderTemplate,
   TemplateError,
+  unsetVariable,
 } from "../../src/net/template.ts";
 
 Deno.test("renderTemplate fills every placeholder, texts around them kept", () => {
@@ -113,4 +114,41 @@ Deno.test("redactClipped cuts a server's answer between whole characters, never 
   assert.equal(shown, `${"x".repeat(499)}…`);
   assert.equal(redactClipped(answer, [], 501), `${"x".repeat(499)}😀…`);
   assert.equal(redactClipped(answer, [], 200, ""), "x".repeat(200));
+});
+
+Deno.test("unsetVariable names a variable whole, a key pasted in its place by its first four characters", () => {
+  // Names written as words, however long, with digits at a part's end.
+  for (
+    const name of [
+      "OPENAI_API_KEY_PROD_2024",
+      "MyCompanyOpenAiKeyForTesting1",
+      "AZURE_GPT4O_DEPLOYMENT_KEY_PROD",
+      "my_team_openai_key_prod_2024",
+    ]
+  ) {
+    assert.equal(
+      unsetVariable(name).message,
+      `The environment variable ${name} is not set`,
+    );
+  }
+  // Keys: mixed case, and all one case (a hex key, a UUID) too.
+  for (
+    const key of [
+      "gsk_AbCdEf0123456789XYZsecretKEY0123456789abcdef",
+      "hf_QwErTy0123456789AsDfGhJkLzXcVbNm",
+      "3f2a9c0b7e1d4a6f8b2c5e9d0a1b3c4d",
+      "3f2a9c0b-7e1d-4a6f-8b2c-5e9d0a1b3c4d",
+    ]
+  ) {
+    const message = unsetVariable(key).message;
+    assert.ok(
+      message.startsWith(
+        `The environment variable ${
+          key.slice(0, 4)
+        }… is not set, and its name looks like a key`,
+      ),
+      message,
+    );
+    assert.ok(!message.includes(key.slice(0, 8)), message);
+  }
 });
