@@ -182,7 +182,8 @@ Deno.test("cli run makes a case that fills an http target's scheme with anything
     const rows = [
       { id: "f", input: "q", expected: "a", metadata: { s: "file", x: "" } },
       { id: "p", input: "q", expected: "a", metadata: { s: "ftp", x: "-ftp" } },
-      { id: "h", input: "q", expected: "a", metadata: { s: "http", x: "" } },
+      // "file" for the first URL: "http" there would call port 80.
+      { id: "h", input: "q", expected: "a", metadata: { s: "file", x: "" } },
     ];
     await Deno.writeTextFile(
       `${dir}/d.jsonl`,
@@ -220,6 +221,10 @@ Deno.test("cli run makes a case that fills an http target's scheme with anything
         assert.deepEqual(
           reasons[1],
           refused("p", "ftp:", `ftp://localhost${dir}/secret.txt`),
+        );
+        assert.deepEqual(
+          reasons[2],
+          refused("h", "file:", `file://localhost${dir}/secret.txt`),
         );
       } else {
         assert.deepEqual(
