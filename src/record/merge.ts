@@ -325,6 +325,9 @@ export function mergeShards(
           part.shard!.index
         }/${count}) did not finish: resume it (run --resume) and merge again`,
       );
+    } else {
+      const short = cutShort(part);
+      if (short !== undefined) missing.push(short);
     }
   }
   if (missing.length > 0 && !options.allowPartial) {
@@ -532,6 +535,47 @@ function placesOf(
     nfc ??= new Map(Object.keys(order).map((k) => [nfcKey(k), order[k]!]));
     return nfc.get(nfcKey(id)) ?? Infinity;
   };
+}
+
+/**
+ * Why a finished shard's Scores are fewer than it wrote, if they are: a
+ * Scores file cut short after the run (a copy or an upload that stopped)
+ * beside a sidecar that says it finished. Each of its examples has Scores
+ * (a skipped one too), each as many (epochs × targets × metrics).
+ */
+function cutShort(part: ShardPart): string | undefined {
+  const order = part.selection?.order;
+  if (order === undefined) return undefined;
+  const counts = new Map<string, number>();
+  for (const score of part.scores) {
+    const id = score.example_id ?? score.unit_id ?? "";
+    counts.set(id, (counts.get(id) ?? 0) + 1);
+  }
+  // A suite has a scorer: each example of the shard has a Score at least.
+  let most = 1;
+  for (const n of counts.values()) if (n > most) most = n;
+  // By id as written, else in NFC (a resumed shard may write it the other way).
+  let nfc: Map<string, number> | undefined;
+  const countOf = (id: string) => {
+    const n = counts.get(id);
+    if (n !== undefined) return n;
+    if (nfc === undefined) {
+      nfc = new Map();
+      for (const [k, v] of counts) {
+        nfc.set(nfcKey(k), (nfc.get(nfcKey(k)) ?? 0) + v);
+      }
+    }
+    return nfc.get(nfcKey(id)) ?? 0;
+  };
+  const short = Object.keys(order).filter((id) => countOf(id) < most);
+  if (short.length === 0) return undefined;
+  return `${q(part.name)} (shard ${part.shard!.index}/${
+    part.shard!.count
+  }) says it finished but lacks Scores of its examples (${
+    short.slice(0, 3).map((id) => q(id)).join(", ")
+  }${
+    short.length > 3 ? `, ${short.length - 3} more` : ""
+  }): the file was cut short after the run; copy it whole, or run the shard again`;
 }
 
 /**

@@ -822,3 +822,47 @@ Deno.test("merge refuses shards run with different --epochs, from records or fro
     assert.equal(same.code, 0, same.stderr);
   });
 });
+
+Deno.test("merge refuses a Scores file cut short after its shard finished, whose sidecar says it is complete", async () => {
+  await withTempDir(async (dir) => {
+    const lines = [];
+    for (let i = 1; i <= 8; i++) {
+      lines.push(
+        JSON.stringify({ input: `q${i}`, output: "a", expected: "a" }),
+      );
+    }
+    await Deno.writeTextFile(`${dir}/cases.jsonl`, lines.join("\n") + "\n");
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      "dataset: cases.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }, { type: contains, value: a }]\nepochs: 2\n",
+    );
+    for (const k of [1, 2]) {
+      const r = await cli(
+        ["run", "suite.yaml", "--shard", `${k}/2`, "--out", `s${k}.ndjson`],
+        dir,
+      );
+      assert.equal(r.code, 0, r.stderr);
+    }
+    const whole = (await Deno.readTextFile(`${dir}/s1.ndjson`)).split("\n")
+      .filter((l) => l !== "");
+    // An artifact upload or a copy that stopped early: whole lines lost,
+    // the sidecar (written last, small) intact. Before, merge wrote a run
+    // of fewer examples than the dataset holds and exited 0.
+    for (const keep of [whole.length - 4, whole.length - 1]) {
+      await Deno.writeTextFile(
+        `${dir}/s1.ndjson`,
+        whole.slice(0, keep).join("\n") + "\n",
+      );
+      const m = await cli(["merge", "s1.ndjson", "s2.ndjson"], dir);
+      assert.equal(m.code, 2, m.stderr);
+      assert.match(
+        m.stderr,
+        /"s1\.ndjson" \(shard 1\/2\) says it finished but lacks Scores of its examples \("cases\.jsonl#\d+"/,
+      );
+      assert.equal(m.stdout, "");
+    }
+    await Deno.writeTextFile(`${dir}/s1.ndjson`, whole.join("\n") + "\n");
+    const m = await cli(["merge", "s1.ndjson", "s2.ndjson"], dir);
+    assert.equal(m.code, 0, m.stderr);
+  });
+});
