@@ -212,6 +212,30 @@ export function caseIdOf(score: Score): string | undefined {
   return `${id}~${score.target_name}`;
 }
 
+/** A run's targets, in the order its Scores first name them. */
+function targetsOf(scores: readonly Score[]): string[] {
+  const names = new Set<string>();
+  for (const s of scores) {
+    if (s.target_name !== undefined) names.add(s.target_name);
+  }
+  return [...names];
+}
+
+/**
+ * Why a matrix run and a run of one target share no case, when one is each
+ * (`run --target v1 --baseline` of a matrix's baseline): else `""`.
+ */
+function matrixNote(a: readonly Score[], b: readonly Score[]): string {
+  const [ta, tb] = [targetsOf(a), targetsOf(b)];
+  if ((ta.length === 0) === (tb.length === 0)) return "";
+  const matrix = (names: string[]) =>
+    `a matrix run (targets ${names.map((n) => JSON.stringify(n)).join(", ")})`;
+  const [what, other] = ta.length > 0
+    ? [`A is ${matrix(ta)}`, "B a run of one target"]
+    : ["A is a run of one target", `B ${matrix(tb)}`];
+  return `: ${what} and ${other}, whose cases do not pair (a matrix run's case is its example id and its target)`;
+}
+
 /** The one dataset of a run's example ids, as written; else `undefined`. */
 function onlyDataset(scores: readonly Score[]): string | undefined {
   let only: string | undefined;
@@ -617,7 +641,9 @@ export function unfitComparison(
       } (an example id starts with its dataset's name or path, as the config writes it)`
       : "";
     unfit.push(
-      `the runs share ${shared} examples of A's ${inA.size} and B's ${inB.size}, under half${datasets}`,
+      `the runs share ${shared} examples of A's ${inA.size} and B's ${inB.size}, under half${
+        datasets || matrixNote(a, b)
+      }`,
     );
   }
   for (const l of lines) {

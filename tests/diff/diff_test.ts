@@ -925,3 +925,50 @@ Deno.test("unfitComparison does not call one file read by two paths two datasets
     "the runs share 1 examples of A's 4 and B's 1, under half",
   ]);
 });
+
+Deno.test("unfitComparison and run --baseline say a matrix run and a run of one target do not pair, whichever is the baseline", async () => {
+  await withTempDir(async (dir) => {
+    const cases = [1, 2, 3, 4].map((i) =>
+      JSON.stringify({
+        id: `c${i}`,
+        input: `q${i}`,
+        output: "a",
+        expected: "a",
+      })
+    );
+    await Deno.writeTextFile(`${dir}/d.jsonl`, cases.join("\n") + "\n");
+    await Deno.writeTextFile(
+      `${dir}/s.yaml`,
+      "dataset: d.jsonl\ntargets: { v1: { type: replay }, v2: { type: replay } }\nmatrix: [v1, v2]\nscorers: [{ type: exact_match }]\n",
+    );
+    // Before, the run said only "the runs share 0 examples of A's 8 and
+    // B's 4, under half" and listed every case as new and removed, as if
+    // the dataset had changed.
+    const saved = await cli(["run", "s.yaml", "--save-baseline", "m"], dir);
+    assert.equal(saved.code, 0, saved.stderr);
+    const one = await cli([
+      "run",
+      "s.yaml",
+      "--target",
+      "v1",
+      "--baseline",
+      "m",
+    ], dir);
+    assert.equal(one.code, 1, one.stderr);
+    assert.match(
+      one.stderr,
+      /cannot compare with baseline ".*m\.json": the runs share 0 examples of A's 8 and B's 4, under half: A is a matrix run \(targets "v1", "v2"\) and B a run of one target, whose cases do not pair \(a matrix run's case is its example id and its target\)/,
+    );
+    const single = await cli(
+      ["run", "s.yaml", "--target", "v1", "--save-baseline", "one"],
+      dir,
+    );
+    assert.equal(single.code, 0, single.stderr);
+    const matrix = await cli(["run", "s.yaml", "--baseline", "one"], dir);
+    assert.equal(matrix.code, 1, matrix.stderr);
+    assert.match(
+      matrix.stderr,
+      /under half: A is a run of one target and B a matrix run \(targets "v1", "v2"\), whose cases do not pair/,
+    );
+  });
+});
