@@ -941,7 +941,9 @@ and a summary table on stderr.`,
       if (annotate) {
         // GitHub's runner reads workflow commands on stderr as on stdout
         // (actions/runner, ScriptHandler.cs): stdout stays data.
-        const { annotations } = await import("../report/annotations.ts");
+        const { annotations, escapeCommandData } = await import(
+          "../report/annotations.ts"
+        );
         for (
           const line of annotations(
             gateFailures,
@@ -950,6 +952,14 @@ and a summary table on stderr.`,
             failures,
           )
         ) say(line);
+        // The job fails (exit 2): the pull request's view says why.
+        if (emptySubset !== undefined) {
+          say(
+            `::error title=evalpipe nothing evaluated::${
+              escapeCommandData(emptySubset.replace(/^evalpipe: /, ""))
+            }`,
+          );
+        }
       }
       if (failed.length > 0) {
         const kept = [outName, ...(flags.record ? [recordName] : [])]

@@ -251,6 +251,16 @@ Deno.test("run and merge exit 2 when --filter or --sample chose no example: a CI
     assert.ok(scores.every((s) => s.status === "skipped"));
     const record = JSON.parse(await Deno.readTextFile(`${dir}/r.json`));
     assert.deepEqual(record.selection, { examples: 20, ran: 0, skipped: 20 });
+    // Under GitHub Actions the job's failure is annotated with its reason.
+    const annotated = await cli(
+      ["run", config, "--filter", "no-such-topic", "--annotations"],
+      dir,
+    );
+    assert.equal(annotated.code, 2, annotated.stderr);
+    assert.match(
+      annotated.stderr,
+      /^::error title=evalpipe nothing evaluated::subset --filter "no-such-topic" chose none of the 20 examples: nothing was evaluated/m,
+    );
     // A shard may hold none of a subset's examples: merge judges the whole.
     for (const k of [1, 2]) {
       const shard = await cli(
