@@ -720,7 +720,7 @@ function baselineSection(
   const ids = (title: string, list: readonly string[]) =>
     list.length === 0 ? [] : [
       `${title} (${list.length}): ${
-        list.slice(0, worst).map((id) => markdownCell(id, 80)).join(", ")
+        list.slice(0, worst).map((id) => markdownName(id, 80)).join(", ")
       }${list.length > worst ? ", …" : ""}`,
     ];
   const rest = [

@@ -496,3 +496,34 @@ Deno.test("run --markdown writes an example id as it is written, however much it
     }
   });
 });
+
+Deno.test("run --baseline --markdown lists new and removed cases by their ids as written, even one shaped as owner/repo#12", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.mkdir(`${dir}/datasets`);
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      "dataset: datasets/qa.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n",
+    );
+    const line = (id: string) =>
+      JSON.stringify({ id, input: "q", expected: "x", output: "x" }) + "\n";
+    await Deno.writeTextFile(`${dir}/datasets/qa.jsonl`, line("1") + line("2"));
+    const saved = await cli(
+      ["run", "suite.yaml", "--save-baseline", "main"],
+      dir,
+    );
+    assert.equal(saved.code, 0, saved.stderr);
+    await Deno.writeTextFile(`${dir}/datasets/qa.jsonl`, line("1") + line("3"));
+    const out = await cli(
+      ["run", "suite.yaml", "--baseline", "main", "--markdown", "m.md"],
+      dir,
+    );
+    assert.equal(out.code, 0, out.stderr);
+    const md = await Deno.readTextFile(`${dir}/m.md`);
+    // Copied from the rendered summary, each id is the one in the Scores.
+    assert.match(
+      md,
+      /^new cases \(1\): datasets\/qa\.jsonl\\#3 · removed cases \(1\): datasets\/qa\.jsonl\\#2$/m,
+      md,
+    );
+  });
+});
