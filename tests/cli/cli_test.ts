@@ -332,6 +332,59 @@ Deno.test("cli report --html to a pipe its reader closed (| head -c 20) exits 0 
   }
 });
 
+Deno.test("cli run --junit and --html to a pipe its reader closed still exits 1 for a failed gate, and writes the other reports", async () => {
+  // Big enough that the JUnit cannot all wait in the pipe before the reader
+  // goes: the writes after that, and the HTML's, meet a closed pipe.
+  const records = Array.from(
+    { length: 2_000 },
+    (_, i) => ({ input: `q${i}`, expected: "a", output: "b ".repeat(100) }),
+  );
+  const dir = await suite({
+    "suite.yaml":
+      `${REPLAY_CONFIG}gates:\n  exact_match: { min_pass_rate: 0.9 }\n`,
+    "data.jsonl": jsonl(records),
+  });
+  try {
+    const child = new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "-A",
+        CLI,
+        "run",
+        "suite.yaml",
+        "--out",
+        "s.ndjson",
+        "--junit",
+        "/dev/stdout",
+        "--markdown",
+        "m.md",
+        "--html",
+        "/dev/stdout",
+      ],
+      cwd: dir,
+      stdout: "piped",
+      stderr: "piped",
+      env: { NO_COLOR: "1" },
+    }).spawn();
+    const reader = child.stdout.getReader();
+    const { value } = await reader.read();
+    assert.ok(value !== undefined && value.length > 0);
+    await reader.cancel();
+    const status = await child.status;
+    const stderr = new TextDecoder().decode(
+      new Uint8Array(await new Response(child.stderr).arrayBuffer()),
+    );
+    // The gate's verdict, not the closed pipe's: a CI step reading the
+    // report through `| head` must still fail.
+    assert.equal(status.code, 1, stderr);
+    assert.match(stderr, /gate failed: exact_match/);
+    assert.doesNotMatch(stderr, /written to \/dev|Uncaught|at .*\.ts/i);
+    assert.match(await Deno.readTextFile(`${dir}/m.md`), /exact\\_match/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("cli run on SIGINT kills running commands and exits 130", async () => {
   const dir = await suite({
     "suite.yaml":
