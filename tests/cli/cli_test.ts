@@ -281,6 +281,32 @@ Deno.test("cli run ends quietly with exit 0 when the reader closes early (| head
   }
 });
 
+/**
+ * Runs the CLI with stdout a pipe whose reader takes one chunk and goes away,
+ * as `| head -c 20` does.
+ */
+async function readOnce(
+  args: string[],
+  cwd: string,
+): Promise<{ code: number; stderr: string }> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", CLI, ...args],
+    cwd,
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+  }).spawn();
+  const reader = child.stdout.getReader();
+  const { value } = await reader.read();
+  assert.ok(value !== undefined && value.length > 0);
+  await reader.cancel();
+  const { code } = await child.status;
+  const stderr = new TextDecoder().decode(
+    new Uint8Array(await new Response(child.stderr).arrayBuffer()),
+  );
+  return { code, stderr };
+}
+
 Deno.test("cli report --html to a pipe its reader closed (| head -c 20) exits 0 without saying the report was written", async () => {
   // Big enough that the HTML cannot all wait in the pipe before the reader
   // goes: the writes after that meet a closed pipe.
@@ -298,32 +324,11 @@ Deno.test("cli report --html to a pipe its reader closed (| head -c 20) exits 0 
       { cwd: dir },
     );
     assert.equal(ran.code, 0, ran.stderr);
-    const child = new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "-A",
-        CLI,
-        "report",
-        "r.json",
-        "--html",
-        "/dev/stdout",
-        "--junit",
-        "j.xml",
-      ],
-      cwd: dir,
-      stdout: "piped",
-      stderr: "piped",
-      env: { NO_COLOR: "1" },
-    }).spawn();
-    const reader = child.stdout.getReader();
-    const { value } = await reader.read();
-    assert.ok(value !== undefined && value.length > 0);
-    await reader.cancel();
-    const status = await child.status;
-    const stderr = new TextDecoder().decode(
-      new Uint8Array(await new Response(child.stderr).arrayBuffer()),
+    const { code, stderr } = await readOnce(
+      ["report", "r.json", "--html", "/dev/stdout", "--junit", "j.xml"],
+      dir,
     );
-    assert.equal(status.code, 0, stderr);
+    assert.equal(code, 0, stderr);
     assert.doesNotMatch(stderr, /written|error|at .*\.ts/i);
     // The report to a file is still written whole.
     assert.match(await Deno.readTextFile(`${dir}/j.xml`), /<\/testsuites>\s*$/);
@@ -345,11 +350,8 @@ Deno.test("cli run --junit and --html to a pipe its reader closed still exits 1 
     "data.jsonl": jsonl(records),
   });
   try {
-    const child = new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "-A",
-        CLI,
+    const { code, stderr } = await readOnce(
+      [
         "run",
         "suite.yaml",
         "--out",
@@ -361,22 +363,11 @@ Deno.test("cli run --junit and --html to a pipe its reader closed still exits 1 
         "--html",
         "/dev/stdout",
       ],
-      cwd: dir,
-      stdout: "piped",
-      stderr: "piped",
-      env: { NO_COLOR: "1" },
-    }).spawn();
-    const reader = child.stdout.getReader();
-    const { value } = await reader.read();
-    assert.ok(value !== undefined && value.length > 0);
-    await reader.cancel();
-    const status = await child.status;
-    const stderr = new TextDecoder().decode(
-      new Uint8Array(await new Response(child.stderr).arrayBuffer()),
+      dir,
     );
     // The gate's verdict, not the closed pipe's: a CI step reading the
     // report through `| head` must still fail.
-    assert.equal(status.code, 1, stderr);
+    assert.equal(code, 1, stderr);
     assert.match(stderr, /gate failed: exact_match/);
     assert.doesNotMatch(stderr, /written to \/dev|Uncaught|at .*\.ts/i);
     assert.match(await Deno.readTextFile(`${dir}/m.md`), /exact\\_match/);
