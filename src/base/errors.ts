@@ -145,8 +145,9 @@ function isNotUtf8(error: unknown): boolean {
 /**
  * Whether opening a path threw `error` because of the path itself, which
  * {@linkcode osErrorText} names for a user: it is not there, not readable,
- * a folder, goes through a file as if it were a folder (`x.jsonl/y`), or
- * through symlinks that loop. Anything else (a full disk, a bug) is not.
+ * a folder, goes through a file as if it were a folder (`x.jsonl/y`),
+ * through symlinks that loop, or has a name too long for the system.
+ * Anything else (a full disk, a bug) is not.
  *
  * @param error What opening, reading or writing the path threw.
  * @returns Whether the path cannot be opened.
@@ -164,7 +165,14 @@ export function cannotOpen(error: unknown): boolean {
     error instanceof Deno.errors.PermissionDenied ||
     error instanceof Deno.errors.IsADirectory ||
     error instanceof Deno.errors.NotADirectory ||
-    error instanceof Deno.errors.FilesystemLoop;
+    error instanceof Deno.errors.FilesystemLoop ||
+    isNameTooLong(error);
+}
+
+// ENAMETOOLONG has no class of its own: a plain Error with its code.
+function isNameTooLong(error: unknown): boolean {
+  return error instanceof Error &&
+    (error as { code?: unknown }).code === "ENAMETOOLONG";
 }
 
 /**
@@ -188,6 +196,9 @@ export function osErrorText(error: unknown): string {
   }
   if (error instanceof Deno.errors.FilesystemLoop) {
     return "its symlinks lead back to themselves (a loop)";
+  }
+  if (isNameTooLong(error)) {
+    return "its name, or a folder's in its path, is too long";
   }
   if (isNotUtf8(error)) return "not valid UTF-8";
   return messageOf(error);

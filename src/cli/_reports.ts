@@ -250,14 +250,30 @@ export async function checkReportFolders(
 
 /**
  * Refuses, before anything runs, a file output that names a folder (`--junit
- * /tmp`) or a socket: it could only fail once the run is done.
+ * /tmp`), a socket, or a path no write can open (a name too long, symlinks
+ * that loop): it could only fail once the run is done.
  *
  * @param name What the file is, for the message (`JUnit report`).
  * @param path The path given.
  */
 export async function refuseFolder(name: string, path: string): Promise<void> {
-  const { InputError } = await import("../base/errors.ts");
-  const info = await Deno.stat(path).catch(() => undefined);
+  const { cannotOpen, InputError, osErrorText } = await import(
+    "../base/errors.ts"
+  );
+  const info = await Deno.stat(path).catch((error) => {
+    // A name too long, symlinks that loop: no write can ever open it. Not
+    // there yet is what an output usually is; a path through a file is
+    // named by its folder (checkReportFolders).
+    if (
+      cannotOpen(error) && !(error instanceof Deno.errors.NotFound) &&
+      !(error instanceof Deno.errors.NotADirectory)
+    ) {
+      throw new InputError(
+        `Cannot write ${name} ${JSON.stringify(path)}: ${osErrorText(error)}`,
+      );
+    }
+    return undefined;
+  });
   if (info?.isDirectory) {
     throw new InputError(
       `Cannot write ${name} ${JSON.stringify(path)}: it is a folder`,

@@ -290,7 +290,9 @@ async function writtenThrough(
   try {
     info = await Deno.lstat(path);
   } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return undefined;
+    // Not there, or never can be (a name too long): the temp file's
+    // opening says why.
+    if (cannotOpen(error)) return undefined;
     throw error;
   }
   if (info.isFile || info.isDirectory) return undefined;

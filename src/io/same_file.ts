@@ -6,7 +6,7 @@
  * @module
  */
 
-import { InputError, isOsError } from "../base/errors.ts";
+import { cannotOpen, InputError, isOsError } from "../base/errors.ts";
 
 /**
  * A file a command reads or writes, and how messages name it.
@@ -46,14 +46,14 @@ async function identityOf(path: string): Promise<string | undefined> {
     }
     return `path:${await Deno.realPath(path)}`;
   } catch (error) {
-    // Through a file as if it were a folder (`data.jsonl/x`), or through
-    // symlinks that lead back to themselves (`a -> b -> a`): it can never
-    // be created, so it is no file of ours; opening it says why.
-    if (
-      error instanceof Deno.errors.NotADirectory ||
-      error instanceof Deno.errors.FilesystemLoop
-    ) return undefined;
-    if (!(error instanceof Deno.errors.NotFound)) throw error;
+    // Through a file as if it were a folder (`data.jsonl/x`), through
+    // symlinks that lead back to themselves (`a -> b -> a`), a name too
+    // long: it can never be created, so it is no file of ours; opening it
+    // says why.
+    if (!(error instanceof Deno.errors.NotFound)) {
+      if (cannotOpen(error)) return undefined;
+      throw error;
+    }
   }
   // Not there yet, or a symlink to a file not there yet: where it will be.
   let p = path;

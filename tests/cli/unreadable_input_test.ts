@@ -438,3 +438,76 @@ Deno.test("a file named stdin that is not UTF-8 is named as a file (quoted) by a
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("a file name too long for the system is named in words: run refuses it as an output before any call, the readers as an input; exit 2, no stack trace", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "evalpipe_long_name_" });
+  // Longer than any file system's longest name (255 bytes on Linux).
+  const long = "n".repeat(300);
+  try {
+    await Deno.writeTextFile(
+      join(dir, "data.jsonl"),
+      '{"id":"x","input":"x","expected":"x"}\n',
+    );
+    await Deno.writeTextFile(
+      join(dir, "suite.yaml"),
+      "dataset: data.jsonl\ntarget: { type: subprocess, cmd: touch called }\nscorers: [{ type: exact_match }]\n",
+    );
+    const words = "its name, or a folder's in its path, is too long";
+    // Its sidecar's name is checked first; with a short --out (250), the
+    // sidecar's is the only name too long.
+    const out = "o".repeat(250);
+    const outputs: [string[], string][] = [
+      [
+        ["--out", long],
+        `Cannot write the --out sidecar ${JSON.stringify(`${long}.meta.json`)}`,
+      ],
+      [["--record", long], `Cannot write ${JSON.stringify(long)}`],
+      [["--units", long], `Cannot write ${JSON.stringify(long)}`],
+      [
+        ["--out", out],
+        `Cannot write the --out sidecar ${JSON.stringify(`${out}.meta.json`)}`,
+      ],
+      [
+        ["--markdown", `${long}.md`],
+        `Cannot write Markdown report ${JSON.stringify(`${long}.md`)}`,
+      ],
+      [["--junit", long], `Cannot write JUnit report ${JSON.stringify(long)}`],
+      [["--html", long], `Cannot write HTML report ${JSON.stringify(long)}`],
+    ];
+    for (const [flags, start] of outputs) {
+      const result = await cli(["run", "suite.yaml", ...flags], dir);
+      const what = flags[0]!;
+      assert.equal(result.code, 2, `${what}: ${result.stderr}`);
+      assert.equal(result.stderr, `evalpipe: ${start}: ${words}\n`, what);
+      assert.equal(result.stdout, "", what);
+      await assert.rejects(
+        Deno.stat(join(dir, "called")),
+        Deno.errors.NotFound,
+        what,
+      );
+    }
+    const inputs: [string[], string][] = [
+      [["view", long], "Cannot read"],
+      [["aggregate", long], "Cannot open"],
+      [["diff", long, "data.jsonl"], "Cannot read"],
+      [["report", long, "--markdown", "m.md"], "Cannot read"],
+      [["export", "--to", "evalglass", long, "e"], "Cannot read"],
+      [["score", "--name", "s", "--scorer", "cat", long], "Cannot open"],
+    ];
+    for (const [args, verb] of inputs) {
+      const result = await cli(args, dir);
+      assert.equal(result.code, 2, `${args[0]}: ${result.stderr}`);
+      // diff reads its two inputs at once: the other's complaint may come
+      // first.
+      assert.ok(
+        result.stderr.split("\n").includes(
+          `evalpipe: ${verb} ${JSON.stringify(long)}: ${words}`,
+        ),
+        `${args[0]}: ${result.stderr}`,
+      );
+      assert.doesNotMatch(result.stderr, /\n\s+at /, args[0]);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
