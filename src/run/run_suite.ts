@@ -1095,10 +1095,11 @@ export async function runSuite(
     begun ??= (async () => {
       await options.begin?.();
       // A resume with no Scores to continue starts the file afresh: without
-      // its metadata, the next interruption could not be resumed. So does
-      // one whose sidecar was missing or damaged (only --force gets here):
-      // left so, every later resume would need --force too.
-      if (options.outPath !== undefined && !continued) {
+      // its metadata, the next interruption could not be resumed.
+      if (
+        options.outPath !== undefined &&
+        (resume === undefined || resume.scores === 0)
+      ) {
         await resuming!.writeMeta(options.outPath, metaNow());
       }
       if (options.outPath !== undefined && budget !== undefined) {
