@@ -373,22 +373,32 @@ function scoreHint(verdict: object, score: unknown): string {
  */
 function noScoreHint(verdict: object): string {
   const entries = Object.entries(verdict);
-  const near = entries.find(([key]) => NEAR_SCORE.test(key));
-  if (near !== undefined) {
-    return ` (it has no "score"; it gives ${JSON.stringify(near[0])}: ${
-      typeof near[1] === "number"
-        ? 'name it "score"'
-        : 'a verdict\'s number is its "score"'
-    })`;
+  const near = (number: boolean) =>
+    entries.find(([key, value]) =>
+      NEAR_SCORE.test(key) && (typeof value === "number") === number
+    );
+  const number = near(true);
+  if (number !== undefined) {
+    return ` (it has no "score"; it gives ${
+      JSON.stringify(number[0])
+    }: name it "score")`;
   }
+  // A pass beside a key that holds no number (`"score_reason"`): the pass
+  // says what the score is; that key would be no score renamed.
   const pass = entries.find(([key, value]) =>
     NEAR_PASSED.test(key) && typeof value === "boolean"
   );
-  return pass === undefined
-    ? ' (it has no "score")'
-    : ` (it has no "score", which every verdict gives: {"score": ${
+  if (pass !== undefined) {
+    return ` (it has no "score", which every verdict gives: {"score": ${
       pass[1] ? 1 : 0
     }, "passed": ${pass[1]}})`;
+  }
+  const other = near(false);
+  return other === undefined
+    ? ' (it has no "score")'
+    : ` (it has no "score"; it gives ${
+      JSON.stringify(other[0])
+    }: a verdict's number is its "score")`;
 }
 
 const NEAR_SCORE = /score|^(?:value|result|rating|grade|verdict)$/i;

@@ -382,6 +382,15 @@ Deno.test("subprocessScorer refuses verdicts of the wrong shape as invalid verdi
       ' (it has no "score", which every verdict gives: {"score": 0, "passed": false})',
     ],
     ['{"reason":"fine"}', ' (it has no "score")'],
+    // A key named like a score that holds its reason is no score to rename.
+    [
+      '{"score_reason":"cites the source","passed":true}',
+      ' (it has no "score", which every verdict gives: {"score": 1, "passed": true})',
+    ],
+    [
+      '{"scorer":"faith","faithfulness_score":0.8}',
+      ' (it has no "score"; it gives "faithfulness_score": name it "score")',
+    ],
     [
       '{"value":0.8,"passed":true}',
       ' (it has no "score"; it gives "value": name it "score")',
