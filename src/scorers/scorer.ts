@@ -327,33 +327,6 @@ function withSignal(
 let unaborted: AbortSignal | undefined;
 
 /**
- * The signals of function calls in flight, by the caller's signal they
- * follow: one listener on it aborts them all. A listener added and removed
- * per unit cost about 1 µs.
- */
-const following = new WeakMap<AbortSignal, Set<AbortController>>();
-
-/** Aborts `own` when `outer` aborts (now, if it has), until {@linkcode unfollow}. */
-function follow(outer: AbortSignal, own: AbortController): void {
-  if (outer.aborted) return own.abort(outer.reason);
-  let calls = following.get(outer);
-  if (calls === undefined) {
-    const all = calls = new Set();
-    following.set(outer, all);
-    outer.addEventListener("abort", () => {
-      for (const call of all) call.abort(outer.reason);
-      all.clear();
-    }, { once: true });
-  }
-  calls.add(own);
-}
-
-/** Stops `own` following `outer`: its call is done. */
-function unfollow(outer: AbortSignal, own: AbortController): void {
-  following.get(outer)?.delete(own);
-}
-
-/**
  * Milliseconds an async function scorer has to end once its caller's signal
  * aborts, as the stage gives any scorer.
  */
@@ -469,18 +442,14 @@ export function functionScorer(
       promisedAfterSync = true;
       return settle(result, outer, undefined, seconds);
     }
+    // It follows the caller's signal through the listener `settle` adds
+    // for a promise: a Set of the calls in flight per caller's signal cost
+    // 0.8 µs a unit more (200,000 async units: 110 -> 280 ms).
     const own = new AbortController();
-    if (outer !== undefined) follow(outer, own);
-    let result;
-    try {
-      result = fn(unit, withSignal(context, own.signal));
-    } catch (error) {
-      if (outer !== undefined) unfollow(outer, own);
-      throw error;
-    }
+    if (outer?.aborted) own.abort(outer.reason);
+    const result = fn(unit, withSignal(context, own.signal));
     // A synchronous function stays synchronous: no promise per unit.
     if (!(result instanceof Promise)) {
-      if (outer !== undefined) unfollow(outer, own);
       if (!promisedAfterSync) ownSignals = false;
       return check(result);
     }
@@ -498,9 +467,6 @@ export function functionScorer(
     own: AbortController | undefined,
     seconds: number,
   ): Promise<Score | ScoreBatch> {
-    const release = () => {
-      if (own !== undefined && outer !== undefined) unfollow(outer, own);
-    };
     return new Promise((resolve, reject) => {
       let timer: ReturnType<typeof setTimeout> | undefined;
       let ended = false;
@@ -515,7 +481,6 @@ export function functionScorer(
         timer = setTimeout(() => {
           ended = true;
           outer?.removeEventListener("abort", stop);
-          release();
           const error = new FunctionScorerError(
             `scorer ${JSON.stringify(name)} timed out after ${seconds} s`,
             "scorer.timeout",
@@ -533,9 +498,9 @@ export function functionScorer(
       // the process alive.
       function stop() {
         ended = true;
+        own?.abort(outer!.reason);
         if (timer !== undefined) clearTimeout(timer);
         timer = setTimeout(() => {
-          release();
           reject(
             new FunctionScorerError(
               `scorer ${JSON.stringify(name)} was interrupted`,
@@ -550,7 +515,6 @@ export function functionScorer(
         ended = true;
         if (timer !== undefined) clearTimeout(timer);
         outer?.removeEventListener("abort", stop);
-        release();
       };
       result.then(check).then((scores) => {
         settled();

@@ -339,6 +339,25 @@ Deno.test("functionScorer's context is a plain object: a copy keeps a working si
   }
   assert.ok(copied?.aborted && /timed out/.test(String(copied.reason)));
   assert.ok(!run.signal.aborted);
+  // An async function's copied signal follows the caller's: aborted at the
+  // call, or when the caller's aborts while it runs.
+  const waits = functionScorer("waits", (_unit, context) => {
+    const { signal } = { ...context };
+    return new Promise<number>((_, reject) => {
+      if (signal!.aborted) reject(new Error(`at the call: ${signal!.reason}`));
+      signal!.addEventListener("abort", () => reject(signal!.reason));
+    });
+  });
+  await assert.rejects(
+    Promise.resolve(waits.score(UNIT, { signal: AbortSignal.abort("gone") })),
+    /at the call: gone/,
+  );
+  const stopping = new AbortController();
+  const waiting = Promise.resolve(
+    waits.score(UNIT, { signal: stopping.signal }),
+  );
+  stopping.abort(new Error("stopped"));
+  await assert.rejects(waiting, /^Error: stopped$/);
 });
 
 Deno.test("functionScorer's score() called directly settles after an abort: a function that never ends is a scorer.interrupted error a second later, as in the stage", async () => {
