@@ -588,8 +588,9 @@ export function diffScores(
 /**
  * Why two runs cannot be compared, if they cannot: they share under half of
  * the examples (paired as {@linkcode pairingOf} pairs them), or a metric is
- * measured in no example of both. Such a comparison is no evidence of "no
- * regression", so `diff --fail-on-regression` and `run --baseline` fail on
+ * measured in no example of both (a matrix's target that only one run has,
+ * added or removed, aside: its cases are new or removed ones). Such a
+ * comparison is no evidence of "no regression", so `diff --fail-on-regression` and `run --baseline` fail on
  * it.
  *
  * @param a The Scores of run A (the baseline).
@@ -646,8 +647,17 @@ export function unfitComparison(
       }`,
     );
   }
+  // A matrix's target that only one run has (one added to or removed from
+  // the matrix): its cases are new or removed, listed and never a failure,
+  // as a case added to the dataset is; not a metric measured in no case.
+  const targetsA = new Set(targetsOf(a));
+  const targetsB = new Set(targetsOf(b));
   for (const l of lines) {
-    if (l.pairs === 0) {
+    if (
+      l.pairs === 0 &&
+      (l.target_name === undefined ||
+        (targetsA.has(l.target_name) && targetsB.has(l.target_name)))
+    ) {
       unfit.push(
         `${
           diffLabel(l)

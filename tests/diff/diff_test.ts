@@ -972,3 +972,64 @@ Deno.test("unfitComparison and run --baseline say a matrix run and a run of one 
     );
   });
 });
+
+Deno.test("cli diff of two matrix runs takes a target added to or removed from the matrix as new or removed cases, and one down in B as no comparison", async () => {
+  await withTempDir(async (dir) => {
+    // A Score of target `t` on case `id`, as a matrix run writes it.
+    const m = (t: string, id: string, value = 1): Score => {
+      const example_id = `data.jsonl#${id}`;
+      return {
+        ...scored("m", value, { example_id, unit_id: `${example_id}~${t}` }),
+        target_name: t,
+      };
+    };
+    const run = (targets: string[]) =>
+      targets.flatMap((t) => ["1", "2", "3", "4"].map((id) => m(t, id)));
+    await Deno.writeTextFile(`${dir}/ab.ndjson`, ndjson(run(["a", "b"])));
+    await Deno.writeTextFile(`${dir}/abc.ndjson`, ndjson(run(["a", "b", "c"])));
+    for (const [x, y] of [["ab", "abc"], ["abc", "ab"]]) {
+      const out = await cli(
+        ["diff", `${x}.ndjson`, `${y}.ndjson`, "--fail-on-regression"],
+        dir,
+      );
+      assert.equal(out.code, 0, out.stderr);
+      assert.doesNotMatch(out.stderr, /cannot compare/);
+      assert.deepEqual(
+        out.stdout.trim().split("\n").map((l) => {
+          const d = JSON.parse(l);
+          return [d.target_name, d.pairs, d.only_a, d.only_b];
+        }),
+        [["a", 4, 0, 0], ["b", 4, 0, 0], [
+          "c",
+          0,
+          x === "abc" ? 4 : 0,
+          x === "abc" ? 0 : 4,
+        ]],
+      );
+    }
+    // Target b in both runs, but down in B: no case of it is measured.
+    const down = [
+      ...run(["a"]),
+      ...["1", "2", "3", "4"].map((id) => {
+        const example_id = `data.jsonl#${id}`;
+        return {
+          ...blocked("m", "target error: refused", {
+            example_id,
+            unit_id: `${example_id}~b`,
+          }),
+          target_name: "b",
+        };
+      }),
+    ];
+    await Deno.writeTextFile(`${dir}/down.ndjson`, ndjson(down));
+    const out = await cli(
+      ["diff", "ab.ndjson", "down.ndjson", "--fail-on-regression"],
+      dir,
+    );
+    assert.equal(out.code, 1, out.stderr);
+    assert.match(
+      out.stderr,
+      /cannot compare: b: m: no example is measured in both runs \(A: 4 scored, B: 0 scored\)/,
+    );
+  });
+});
