@@ -379,9 +379,11 @@ export interface DiffOptions {
   require?: CaseRequirement | undefined;
   /**
    * A line per target and metric for Scores of matrix runs (`target_name`),
-   * rather than one per metric over every target's pairs, where one target's
-   * regression is averaged with the others' changes.
-   * @default {false}
+   * as `diff A B`, `run --baseline` and the HTML report give them; `false`
+   * pools every target's pairs in one line per metric, where one target's
+   * regression is averaged with the others' changes. Scores without a
+   * target (a run of one) give a line per metric either way.
+   * @default {true}
    */
   byTarget?: boolean | undefined;
 }
@@ -482,7 +484,7 @@ export function diffScores(
   // A group is a metric, or with byTarget one target's metric.
   const groups = new Map<string, { metric: string; target_name?: string }>();
   const group = (s: Score): string => {
-    const target = options.byTarget === true ? s.target_name : undefined;
+    const target = options.byTarget !== false ? s.target_name : undefined;
     if (target === undefined) return s.metric;
     const g = JSON.stringify([s.metric, target]);
     if (!groups.has(g)) {

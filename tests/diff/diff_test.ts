@@ -1033,3 +1033,29 @@ Deno.test("cli diff of two matrix runs takes a target added to or removed from t
     );
   });
 });
+
+Deno.test("diffScores of two matrix runs compares target by target unless asked to pool, as diff A B does", () => {
+  // Target "down" lost every case and "up" gained as many: pooled, no change.
+  const m = (t: string, id: string, value: number): Score => {
+    const example_id = `data.jsonl#${id}`;
+    return {
+      ...scored("m", value, { example_id, unit_id: `${example_id}~${t}` }),
+      target_name: t,
+    };
+  };
+  const ids = ["1", "2", "3", "4"];
+  const a = ids.flatMap((id) => [m("up", id, 0), m("down", id, 1)]);
+  const b = ids.flatMap((id) => [m("up", id, 1), m("down", id, 0)]);
+  assert.deepEqual(
+    diffScores(a, b).map((l) => [l.target_name, l.pairs, l.delta]),
+    [["up", 4, 1], ["down", 4, -1]],
+  );
+  assert.deepEqual(
+    diffScores(a, b, { byTarget: false }).map((l) => [
+      l.target_name,
+      l.pairs,
+      l.delta,
+    ]),
+    [[undefined, 8, 0]],
+  );
+});
