@@ -109,7 +109,11 @@ export async function refuseSameFile(
   outputs: readonly NamedPath[],
   inputs: readonly NamedPath[],
 ): Promise<void> {
-  const ids = await Promise.all(outputs.map((o) => identityOf(o.path)));
+  // An output named `-` is the file `./-` it is written to; only among the
+  // inputs is `-` stdin.
+  const ids = await Promise.all(
+    outputs.map((o) => identityOf(o.path === "-" ? "./-" : o.path)),
+  );
   const inputIds = await Promise.all(inputs.map((i) => identityOf(i.path)));
   const refuse = (out: NamedPath, other: NamedPath, verb: string) => {
     throw new InputError(

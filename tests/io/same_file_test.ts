@@ -88,3 +88,30 @@ Deno.test("refuseSameFile leaves symlinks that lead back to themselves to the op
     );
   });
 });
+
+Deno.test("refuseSameFile takes an output named '-' for the file ./- it writes, not for stdin", async () => {
+  // `run --out - --markdown -` wrote both to the file `-`, the Markdown over
+  // the Scores: as outputs, `-` is the file each writes.
+  await assert.rejects(
+    refuseSameFile([
+      { name: "--out", path: "-" },
+      { name: "--markdown", path: "-" },
+    ], []),
+    (e: Error) =>
+      e instanceof InputError &&
+      e.message ===
+        '--markdown "-" is the same file as --out "-": the two would be written over each other; choose another path',
+  );
+  await assert.rejects(
+    refuseSameFile([{ name: "--markdown", path: "-" }, {
+      name: "--junit",
+      path: "./-",
+    }], []),
+    InputError,
+  );
+  // Stdin (`-` among the inputs) is not the file `-`.
+  await refuseSameFile([{ name: "--markdown", path: "./-" }], [{
+    name: "the record",
+    path: "-",
+  }]);
+});
