@@ -14,6 +14,8 @@ export function reportRunOf(file: ScoresFile): ReportRun {
     ...(file.value_ranges !== undefined
       ? { value_ranges: file.value_ranges }
       : {}),
+    // When a case passes over its epochs, as its sidecar says.
+    ...(file.require !== undefined ? { require: file.require } : {}),
   };
 }
 

@@ -749,11 +749,12 @@ export function pageText(
 
 /**
  * When a run's case passes over its epochs: its config's `epochs.require`,
- * `all` when it sets none, as `diff` reads a record; `undefined` without a
- * config (a Scores file), which `diff` judges by majority too.
+ * `all` when it sets none, as `diff` reads a record; without a config (a
+ * Scores file) its sidecar's, else `undefined`, which `diff` judges by
+ * majority too.
  */
 function requireOf(run: ReportRun): CaseRequirement | undefined {
-  if (run.config === undefined) return undefined;
+  if (run.config === undefined) return run.require;
   const epochs = run.config.epochs;
   const require = typeof epochs === "object" && epochs !== null
     ? (epochs as { require?: unknown }).require

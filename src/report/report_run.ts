@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { Aggregate } from "../aggregate/types.ts";
+import type { Aggregate, CaseRequirement } from "../aggregate/types.ts";
 import type { Score } from "../score/mod.ts";
 import type { RecordedBaseline, RecordedBudget } from "../record/run_checks.ts";
 
@@ -88,4 +88,10 @@ export interface ReportRun {
   baseline?: RecordedBaseline;
   /** Its budget and what it spent, as its record keeps them. */
   budget?: RecordedBudget;
+  /**
+   * When a case passes over its epochs, for a run without `config` (a
+   * Scores file whose sidecar says, as `diff` reads it); a config's
+   * `epochs.require` comes first.
+   */
+  require?: CaseRequirement;
 }

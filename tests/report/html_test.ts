@@ -287,11 +287,23 @@ epochs: { n: 3, require: all }
 concurrency: 1
 `,
       );
-      const a = await cli(["run", "s.yaml", "--record", "a.json"], dir);
+      const a = await cli(
+        ["run", "s.yaml", "--record", "a.json", "--out", "a.ndjson"],
+        dir,
+      );
       assert.equal(a.code, 0, a.stderr);
       right = 2;
       const b = await cli(
-        ["run", "s.yaml", "--record", "b.json", "--cache", "live"],
+        [
+          "run",
+          "s.yaml",
+          "--record",
+          "b.json",
+          "--out",
+          "b.ndjson",
+          "--cache",
+          "live",
+        ],
         dir,
       );
       assert.equal(b.code, 0, b.stderr);
@@ -308,6 +320,27 @@ concurrency: 1
       assert.deepEqual(
         dataOf(await Deno.readTextFile(`${dir}/two.html`)).diff,
         [page],
+      );
+      // Scores files: diff reads the requirement from their sidecars, and
+      // so does the page.
+      const files = await cli(["diff", "a.ndjson", "b.ndjson"], dir);
+      assert.equal(files.code, 0, files.stderr);
+      const [fileLine] = files.stdout.trim().split("\n").map((l) =>
+        JSON.parse(l)
+      );
+      assert.deepEqual([fileLine.newly_passing, fileLine.newly_failing], [
+        0,
+        0,
+      ]);
+      const fromFiles = await cli(
+        ["report", "a.ndjson", "b.ndjson", "--html", "files.html"],
+        dir,
+      );
+      assert.equal(fromFiles.code, 0, fromFiles.stderr);
+      const { regressions: __, ...filePage } = fileLine;
+      assert.deepEqual(
+        dataOf(await Deno.readTextFile(`${dir}/files.html`)).diff,
+        [filePage],
       );
     });
   } finally {
