@@ -76,8 +76,7 @@ const ZWSP = "&#8203;";
  * ```
  */
 export function markdownCell(text: string, max = 200): string {
-  return escapedCell(text, max).replace(MENTION, `$1@${ZWSP}`)
-    .replace(REFERENCE, `$1$2${ZWSP}`);
+  return marked(escapedCell(text, max));
 }
 
 /**
@@ -90,15 +89,60 @@ function markdownName(text: string, max = 200): string {
   return escapedCell(text, max);
 }
 
+/**
+ * A message escaped as {@linkcode markdownCell} escapes text, but for the
+ * names it quotes as the user wrote them (an example id, the baseline's path),
+ * each escaped as {@linkcode markdownName} escapes it: a regression's headline
+ * names `datasets/qa.jsonl#2` as its table rows do.
+ */
+function markdownMessage(
+  text: string,
+  names: readonly string[] | undefined,
+  max: number,
+): string {
+  if (names === undefined || names.length === 0) return markdownCell(text, max);
+  const cut = cutCell(text, max);
+  // The longest first, where one name starts another.
+  const sorted = [...new Set(names)].filter((n) => n !== "")
+    .sort((a, b) => b.length - a.length);
+  let out = "";
+  let from = 0;
+  for (;;) {
+    let at = -1;
+    let name = "";
+    for (const n of sorted) {
+      const i = cut.indexOf(n, from);
+      if (i >= 0 && (at < 0 || i < at)) [at, name] = [i, n];
+    }
+    if (at < 0) break;
+    out += marked(escapeCell(cut.slice(from, at))) + escapeCell(name);
+    from = at + name.length;
+  }
+  return out + marked(escapeCell(cut.slice(from)));
+}
+
+/** Escaped text with GitHub's mentions and references made inert. */
+function marked(escaped: string): string {
+  return escaped.replace(MENTION, `$1@${ZWSP}`)
+    .replace(REFERENCE, `$1$2${ZWSP}`);
+}
+
 /** Text escaped for a cell, cut at `max` characters. */
 function escapedCell(text: string, max: number): string {
+  return escapeCell(cutCell(text, max));
+}
+
+/** Text on one line, cut at `max` characters. */
+function cutCell(text: string, max: number): string {
   const flat = text.replace(/\r?\n/g, "⏎");
   const chars = [...flat];
-  const cut = chars.length > max
-    ? `${chars.slice(0, max - 1).join("")}…`
-    : flat;
+  return chars.length > max ? `${chars.slice(0, max - 1).join("")}…` : flat;
+}
+
+/** Text escaped for a cell: Markdown and HTML syntax, control characters. */
+function escapeCell(text: string): string {
   // ":" too, so that no "https://" in model output becomes a link.
-  return escapeControl(cut).replace(/[\\`*_{}[\]()<>#+!|~&:]/g, "\\$&");
+  return escapeControl(text).replace(/[\\`*_{}[\]()<>#+!|~&:]/g, "\\$&");
 }
 
 /**
@@ -579,7 +623,7 @@ function markdownOf(run: MarkdownRun, options: MarkdownOptions): string {
     ...(unmeasured.length > 0
       ? [`❌ nothing measured: ${markdownCell(unmeasured.join(", "), 400)}`]
       : []),
-    ...failures.map((f) => `❌ ${markdownCell(f.message, 400)}`),
+    ...failures.map((f) => `❌ ${markdownMessage(f.message, f.names, 400)}`),
     ...(failedGates.length > 0
       ? []
       : gated

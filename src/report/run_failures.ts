@@ -28,6 +28,12 @@ export interface RunFailure {
   kind: "regression" | "budget";
   /** What happened, in one line: which cases and metrics, what was spent. */
   message: string;
+  /**
+   * The names `message` quotes as the user wrote them (the baseline's path,
+   * example ids), so that a report can leave each as written where it marks
+   * text (the Markdown's mentions and issue references).
+   */
+  names?: readonly string[] | undefined;
 }
 
 /**
@@ -62,8 +68,12 @@ export function runFailures(
   const baseline = summary.baseline;
   if (baseline?.failed) {
     const failing = baseline.newly_failing;
-    const named = failing.slice(0, CASES_NAMED).map((c) =>
-      `${escapeControl(c.case)} on ${escapeControl(c.metric)}`
+    const path = JSON.stringify(baseline.path);
+    const cases = failing.slice(0, CASES_NAMED).map((c) =>
+      escapeControl(c.case)
+    );
+    const named = failing.slice(0, CASES_NAMED).map((c, i) =>
+      `${cases[i]} on ${escapeControl(c.metric)}`
     );
     const more = failing.length - named.length;
     const why = [
@@ -79,18 +89,18 @@ export function runFailures(
     if (why.length > 0) {
       failures.push({
         kind: "regression",
-        message: `regressed against baseline ${
-          JSON.stringify(baseline.path)
-        }: ${why.join(", ")}`,
+        message: `regressed against baseline ${path}: ${why.join(", ")}`,
+        names: [path, ...cases],
       });
     }
     // A comparison that cannot be made is no evidence of "no regression".
     for (const reason of baseline.unfit) {
       failures.push({
         kind: "regression",
-        message: `cannot compare with baseline ${
-          JSON.stringify(baseline.path)
-        }: ${escapeControl(reason)}`,
+        message: `cannot compare with baseline ${path}: ${
+          escapeControl(reason)
+        }`,
+        names: [path],
       });
     }
   }

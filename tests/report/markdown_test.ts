@@ -527,3 +527,54 @@ Deno.test("run --baseline --markdown lists new and removed cases by their ids as
     );
   });
 });
+
+Deno.test("run --baseline --markdown names a newly failing case in its headline as written, as its table rows do", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.mkdir(`${dir}/datasets`);
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      "dataset: datasets/qa.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n",
+    );
+    const line = (id: string, output: string) =>
+      JSON.stringify({ id, input: "q", expected: "x", output }) + "\n";
+    await Deno.writeTextFile(
+      `${dir}/datasets/qa.jsonl`,
+      line("1", "x") + line("2", "x"),
+    );
+    const saved = await cli(
+      ["run", "suite.yaml", "--save-baseline", "base/qa#7.json"],
+      dir,
+    );
+    assert.equal(saved.code, 0, saved.stderr);
+    await Deno.writeTextFile(
+      `${dir}/datasets/qa.jsonl`,
+      line("1", "x") + line("2", "no"),
+    );
+    const out = await cli(
+      [
+        "run",
+        "suite.yaml",
+        "--baseline",
+        "base/qa#7.json",
+        "--markdown",
+        "m.md",
+      ],
+      dir,
+    );
+    assert.equal(out.code, 1, out.stderr);
+    const md = await Deno.readTextFile(`${dir}/m.md`);
+    const headline = md.split("\n").find((l) => l.startsWith("❌ regressed"));
+    assert.ok(headline !== undefined, md);
+    // The id (shaped as owner/repo#2) and the baseline's path as written;
+    // the metric, the user's word, is still text that GitHub could link.
+    assert.ok(
+      headline.includes(
+        "1 newly failing \\(datasets/qa.jsonl\\#2 on exact\\_match\\)",
+      ),
+      headline,
+    );
+    assert.ok(headline.includes('baseline "base/qa\\#7.json"'), headline);
+    assert.ok(!headline.includes("&#8203;"), headline);
+    assert.match(md, /^\| datasets\/qa\.jsonl\\#2 \| exact\\_match \|/m, md);
+  });
+});
