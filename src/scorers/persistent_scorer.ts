@@ -240,6 +240,10 @@ function caughtUp(): Promise<void> {
   });
 }
 
+/** What a crash or timeout of a process that gave no verdict adds. */
+const UNANSWERED =
+  " before its first verdict (in persistent mode a scorer answers each payload line as it reads it; one that reads its stdin to the end, as a per-case scorer may, answers none)";
+
 /**
  * One running process and the cases waiting for its verdicts. Per case it
  * costs one promise and one queue entry: payloads that are ready together
@@ -354,7 +358,9 @@ class Worker {
           : `exited with status ${status.code}`;
         const stderr = this.#stderr.trim();
         const crash = new SubprocessScorerError(
-          `${this.#label} ${how}${stderr === "" ? "" : `: ${stderr}`}`,
+          `${this.#label} ${how}${
+            this.#ending === undefined ? "" : this.#unanswered()
+          }${stderr === "" ? "" : `: ${stderr}`}`,
           "scorer.exit_status",
         );
         // Unless a kill already ended them: the case it owed its next
@@ -569,13 +575,23 @@ class Worker {
     });
   };
 
+  /**
+   * What a process that gave no verdict may have got wrong: a per-case
+   * scorer (EvalCore's) reads its stdin to its end, which in this mode comes
+   * only after the last case (its first case times out), and then with every
+   * payload at once (it crashes on reading them as one document).
+   */
+  #unanswered(): string {
+    return this.#answered ? "" : UNANSWERED;
+  }
+
   /** Ends the case owed next as timed out; the process goes with it. */
   #timedOut(): void {
     this.#drop(
       new SubprocessScorerError(
         `${this.#label} timed out after ${
           this.#timeoutMs / 1000
-        } s (its process group was killed)`,
+        } s (its process group was killed)${this.#unanswered()}`,
         "scorer.timeout",
       ),
       "another case timed out",

@@ -2317,3 +2317,48 @@ Deno.test("run names a persistent scorer that wrote a line no case was waiting f
     ]);
   });
 });
+
+Deno.test("persistent mode tells a scorer that reads its stdin to the end (a per-case scorer) why it answered nothing", async () => {
+  await withTempDir(async (dir) => {
+    // EvalCore's per-case shape: the whole of stdin is one payload.
+    const script = `${dir}/whole.py`;
+    await Deno.writeTextFile(
+      script,
+      `import json, sys
+payload = json.load(sys.stdin)
+print(json.dumps({"score": 1}))
+`,
+    );
+    const cmd = `python3 ${sh(script)}`;
+    const why =
+      " before its first verdict (in persistent mode a scorer answers each payload line as it reads it; one that reads its stdin to the end, as a per-case scorer may, answers none)";
+    // score closes its input after the last unit: the scorer then reads every
+    // payload as one document and crashes.
+    const r = await runCli(
+      ["score", "--persistent", "--scorer", cmd, "--name", "whole"],
+      unitLines(3),
+    );
+    assert.equal(r.code, 0, r.stderr);
+    const [first] = ndjson(r.stdout);
+    const message = scorerErrorMessage(first!);
+    assert.ok(
+      message.startsWith(
+        `scorer ${JSON.stringify(cmd)} exited with status 1${why}: `,
+      ),
+      message,
+    );
+    // In a run its input stays open: the first case times out waiting.
+    const s = scorer(cmd, { name: "whole", timeout: 1 });
+    try {
+      const [got] = await inFlight(s, [unit("q")]);
+      assert.equal(
+        got,
+        `error: scorer ${
+          JSON.stringify(cmd)
+        } timed out after 1 s (its process group was killed)${why}`,
+      );
+    } finally {
+      await s.close!();
+    }
+  });
+});
