@@ -50,10 +50,16 @@ export async function previousUnits(
     // outputs would be lost (their Scores are in --out). A crash tears only
     // its last line, which the reader takes as the record's end.
     if (!(error instanceof RunRecordError)) throw error;
+    // The reader's message names the record too: say it once, where this
+    // message does (`"r.json" line 3: ...`, `"r.json": score 1: ...`).
+    const named = `Invalid run record ${JSON.stringify(path)}`;
+    const what = error.message.startsWith(named)
+      ? error.message.slice(named.length)
+      : `: ${error.message}`;
     throw new InputError(
       `Cannot resume into --record ${
         JSON.stringify(path)
-      }: ${error.message}; its earlier units' inputs and outputs would be lost: mend it, or move the file away to resume into a new record without them`,
+      }${what}; its earlier units' inputs and outputs would be lost: mend it, or move the file away to resume into a new record without them`,
       { cause: error },
     );
   }

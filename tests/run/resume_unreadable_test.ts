@@ -194,8 +194,10 @@ Deno.test("run --resume --record over a record damaged before its last line refu
     assert.equal(resumed.code, 2, resumed.stderr);
     assert.match(
       resumed.stderr,
-      /^evalpipe: Cannot resume into --record "r\.json": Invalid run record "r\.json" line 3: it is not JSON \(.+\), and lines follow it: only a record's last line can be cut short by a crash; its earlier units' inputs and outputs would be lost: mend it, or move the file away to resume into a new record without them\n$/,
+      /^evalpipe: Cannot resume into --record "r\.json" line 3: it is not JSON \(.+\), and lines follow it: only a record's last line can be cut short by a crash; its earlier units' inputs and outputs would be lost: mend it, or move the file away to resume into a new record without them\n$/,
     );
+    // The record is named once (STYLE.md's error form).
+    assert.equal(resumed.stderr.split('"r.json"').length, 2, resumed.stderr);
     assert.deepEqual(await files(dir), before);
   });
 });
