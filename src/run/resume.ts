@@ -185,6 +185,62 @@ export function checkResumeSettings(plan: ResumePlan, now: RunSettings): void {
 }
 
 /**
+ * The sidecar of a Scores file resumed without one (missing, or damaged:
+ * `--force`), rebuilt so that the next resume is plain: its epochs from the
+ * Scores' unit ids, the rest from this run (its id, start, fingerprints and
+ * settings). Never from this run's epochs alone: a file whose ids show
+ * other epochs is refused, `--force` or not, as a sidecar's epochs are.
+ *
+ * @param plan The plan of the file, without `meta`.
+ * @param now This run's settings.
+ * @param run This run's id, start and fingerprints.
+ * @returns The sidecar to write; `undefined` when the file cannot tell what
+ *   it would hold: ids that do not read as their examples', epochs that could
+ *   be more than the ids show, a shard or a subset (the ids show neither).
+ * @throws {ResumeError} When the ids show other epochs than this run's.
+ *
+ * @example One-epoch ids, resumed with --epochs 3, are refused
+ * ```ts
+ * import { prepareResume, ResumeError } from "./mod.ts";
+ * import { rebuiltMeta } from "./resume.ts";
+ * import { scored, scoreLine } from "../score/mod.ts";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/s.ndjson`, scoreLine(scored("m", 1, { example_id: "d#1", unit_id: "d#1" })) + "\n");
+ * const plan = await prepareResume(`${dir}/s.ndjson`);
+ * await Deno.remove(dir, { recursive: true });
+ * const run = { run_id: "r2", started_at: "2026-12-07T08:00:00.000Z", fingerprints: { config: "sha256:a", dataset: "sha256:b", target: "sha256:c", scorers: { m: "m@1" } } };
+ * if (rebuiltMeta(plan, { epochs: 1 }, run)?.settings?.epochs !== 1) throw new Error("unexpected");
+ * let refused = false;
+ * try {
+ *   rebuiltMeta(plan, { epochs: 3 }, run);
+ * } catch (error) {
+ *   refused = error instanceof ResumeError && error.message.includes("--epochs 1");
+ * }
+ * if (!refused) throw new Error("unexpected");
+ * ```
+ */
+export function rebuiltMeta(
+  plan: ResumePlan,
+  now: RunSettings,
+  run: Pick<RunMeta, "run_id" | "started_at" | "fingerprints">,
+): RunMeta | undefined {
+  const seen = plan.epochsSeen;
+  if (seen === undefined) return undefined;
+  if (seen.exact ? seen.epochs !== now.epochs : seen.epochs > now.epochs) {
+    throw new ResumeError(
+      `${JSON.stringify(plan.path)} holds the Scores of ${
+        seen.exact ? "one epoch" : `at least ${seen.epochs} epochs`
+      } (its unit ids show it), this run has epochs ${now.epochs}: resume with --epochs ${seen.epochs}, or start a new --out`,
+    );
+  }
+  if (
+    seen.epochs !== now.epochs || now.shard !== undefined ||
+    now.subset !== undefined
+  ) return undefined;
+  return { ...run, settings: now };
+}
+
+/**
  * A Scores file that cannot be resumed, or a suite that changed since. Its
  * message names the file (and the line at fault), and the command line exits 2.
  *
@@ -278,6 +334,41 @@ export interface ResumePlan {
   meta?: RunMeta;
   /** Whether the metadata file is there but cannot be read (only `--force` resumes). */
   damagedMeta?: boolean;
+  /**
+   * The epochs the Scores' unit ids show (`d#1` with one epoch, `d#1@2`,
+   * `d#1@2~target` with several), for a resume to rebuild a missing or
+   * damaged sidecar from: `exact` when the ids are of a one-epoch run,
+   * else the least the run had (the largest epoch seen, at least 2).
+   * Absent when there are no Scores, or an id does not read as its
+   * example's.
+   */
+  epochsSeen?: { epochs: number; exact: boolean };
+}
+
+/** A unit id past its example id: `@epoch`, then `~target` in a matrix. */
+const UNIT_SUFFIX = /^(?:@([1-9][0-9]*))?(?:~[^]*)?$/;
+
+/**
+ * Notes the epoch a Score's unit id shows in `seen`: `null` once an id
+ * does not read as its example's (a file an older evalpipe or a script
+ * wrote), when the epochs cannot be told from the file.
+ */
+function seeEpoch(
+  seen: { epochs: number; exact: boolean } | null | undefined,
+  score: Score,
+): { epochs: number; exact: boolean } | null {
+  if (seen === null || score.example_id === undefined) return null;
+  const unit = score.unit_id!;
+  const match = unit.startsWith(score.example_id)
+    ? UNIT_SUFFIX.exec(unit.slice(score.example_id.length))
+    : null;
+  if (match === null) return null;
+  const several = match[1] !== undefined;
+  const epochs = several ? Math.max(2, Number(match[1])) : 1;
+  if (seen === undefined) return { epochs, exact: !several };
+  // One run names every unit alike: both forms cannot be of one run.
+  if (seen.exact === several) return null;
+  return epochs > seen.epochs ? { epochs, exact: seen.exact } : seen;
 }
 
 /**
@@ -691,6 +782,7 @@ export async function prepareResume(
   let budgetBlocked: number[] | undefined;
   let budgetSpentAtLeast: number | undefined;
   let spentInFiles = 0;
+  let epochsSeen: { epochs: number; exact: boolean } | null | undefined;
   for await (const { score, line } of scoreLines(path, tail.keep)) {
     lines = line;
     if (score === undefined) continue;
@@ -703,6 +795,7 @@ export async function prepareResume(
       );
     }
     scores++;
+    epochsSeen = seeEpoch(epochsSeen, score);
     // Never made: the resume makes it, if the budget now allows.
     if (blockedByBudget(score)) {
       (budgetBlocked ??= []).push(line);
@@ -738,6 +831,7 @@ export async function prepareResume(
       : {}),
     ...(meta !== undefined && meta !== null ? { meta } : {}),
     ...(meta === null ? { damagedMeta: true } : {}),
+    ...(epochsSeen !== undefined && epochsSeen !== null ? { epochsSeen } : {}),
   };
   return options.units === undefined
     ? plan
@@ -1034,7 +1128,7 @@ export function checkResume(
     throw new ResumeError(
       `${
         JSON.stringify(metaPath(plan.path))
-      } is damaged; resume with --force to ignore it`,
+      } is damaged; resume with --force to write it again`,
     );
   }
   if (meta === undefined) {
@@ -1042,7 +1136,7 @@ export function checkResume(
       `${
         JSON.stringify(metaPath(plan.path))
       } is missing, so nothing shows that the config and dataset are ` +
-        "unchanged; resume with --force to continue anyway",
+        "unchanged; resume with --force to continue anyway and write it again",
     );
   }
   if (now.dataset === null) {

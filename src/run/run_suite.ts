@@ -839,6 +839,18 @@ export async function runSuite(
     require: require ?? "all",
   };
   if (resume !== undefined) resuming!.checkResumeSettings(resume, settings);
+  // A file resumed without its sidecar (missing or damaged: only --force
+  // gets here) gets one again, rebuilt from what its unit ids show and what
+  // this run is, so the next resume is plain: only when the ids tell its
+  // epochs and no shard or subset is in play, which the ids cannot show.
+  const rebuilt: RunMeta | undefined = resume !== undefined &&
+      resume.scores > 0 && resume.meta === undefined
+    ? resuming!.rebuiltMeta(resume, settings, {
+      run_id: runId,
+      started_at: started.toISOString(),
+      fingerprints: fingerprints!,
+    })
+    : undefined;
   const blockedByBudget = resuming?.blockedByBudget;
   // The budget holds across the runs of one file: a resume starts from what
   // the earlier ones spent. The calls they refused are made again (their
@@ -1037,9 +1049,15 @@ export async function runSuite(
   // The sidecar as the run goes on: the file's, without what is written
   // when a run ends (`complete`, a shard's tally), so that a run that does
   // not end leaves no sign that it did.
-  const continued = resume?.meta !== undefined && resume.scores > 0;
+  const earlierMeta = resume !== undefined && resume.scores > 0
+    ? resume.meta ?? rebuilt
+    : undefined;
+  const continued = earlierMeta !== undefined;
+  // Resumed without a sidecar it could rebuild: none is made up from this
+  // run's flags, which may not be the file's (its epochs, its subset).
+  const noMeta = resume !== undefined && resume.scores > 0 && !continued;
   const metaNow = (): RunMeta => {
-    const meta: RunMeta = continued ? { ...resume!.meta! } : {
+    const meta: RunMeta = continued ? { ...earlierMeta! } : {
       run_id: runId,
       started_at: started.toISOString(),
       fingerprints: fingerprints!,
@@ -1064,11 +1082,11 @@ export async function runSuite(
     selectionTally: SelectionTally | undefined,
   ): Promise<void> => {
     if (
-      options.outPath === undefined ||
+      options.outPath === undefined || noMeta ||
       (selectionTally === undefined && budget === undefined)
     ) return;
     await resuming!.writeMeta(options.outPath, {
-      ...(resume?.meta !== undefined && resume.scores > 0 ? resume.meta : {
+      ...(earlierMeta !== undefined ? earlierMeta : {
         run_id: runId,
         started_at: started.toISOString(),
         fingerprints: fingerprints!,
@@ -1098,11 +1116,11 @@ export async function runSuite(
       // its metadata, the next interruption could not be resumed.
       if (
         options.outPath !== undefined &&
-        (resume === undefined || resume.scores === 0)
+        (resume === undefined || resume.scores === 0 || rebuilt !== undefined)
       ) {
         await resuming!.writeMeta(options.outPath, metaNow());
       }
-      if (options.outPath !== undefined && budget !== undefined) {
+      if (options.outPath !== undefined && budget !== undefined && !noMeta) {
         // A resume notes at once that a run is under way, its budget
         // starting where the earlier ones left it.
         const out = options.outPath;

@@ -609,7 +609,7 @@ Deno.test("run --resume refuses a Scores file without its meta sidecar unless --
       assert.equal(
         out.stderr,
         'evalpipe: "part.ndjson.meta.json" is missing, so nothing shows that ' +
-          "the config and dataset are unchanged; resume with --force to continue anyway\n",
+          "the config and dataset are unchanged; resume with --force to continue anyway and write it again\n",
       );
       out = await cli([...RESUME, "--force"], dir);
       assert.equal(out.code, 0, out.stderr);
@@ -631,7 +631,7 @@ Deno.test("run --resume refuses a damaged meta sidecar unless --force", async ()
       assert.equal(out.code, 2);
       assert.equal(
         out.stderr,
-        'evalpipe: "part.ndjson.meta.json" is damaged; resume with --force to ignore it\n',
+        'evalpipe: "part.ndjson.meta.json" is damaged; resume with --force to write it again\n',
       );
       out = await cli([...RESUME, "--force"], dir);
       assert.equal(out.code, 0, out.stderr);

@@ -95,3 +95,72 @@ Deno.test("run --resume takes a config that changed only its concurrency (or a c
     );
   });
 });
+
+Deno.test("run --resume --force over a missing or damaged sidecar writes it again from the unit ids, so the next resume is plain", async () => {
+  await withTempDir(async (dir) => {
+    await suite(dir);
+    const out = join(dir, "s.ndjson");
+    for (const sidecar of ["missing", "damaged"]) {
+      await Deno.remove(out).catch(() => {});
+      const first = await cli(
+        ["run", "suite.yaml", "--epochs", "2", "--out", "s.ndjson"],
+        dir,
+      );
+      assert.equal(first.code, 0, first.stderr);
+      await cutLast(out);
+      await cutLast(out);
+      if (sidecar === "missing") await Deno.remove(`${out}.meta.json`);
+      else await Deno.writeTextFile(`${out}.meta.json`, "{not json");
+      const plain = ["run", "suite.yaml", "--out", "s.ndjson", "--resume"];
+      const refused = await cli([...plain, "--epochs", "2"], dir);
+      assert.equal(refused.code, 2, refused.stderr);
+      assert.match(refused.stderr, new RegExp(`is ${sidecar}`));
+      // The ids show two epochs: one is refused, --force or not, the file
+      // as it was.
+      const before = await Deno.readTextFile(out);
+      const one = await cli([...plain, "--force"], dir);
+      assert.equal(one.code, 2, one.stderr);
+      assert.match(
+        one.stderr,
+        /"s\.ndjson" holds the Scores of at least 2 epochs \(its unit ids show it\), this run has epochs 1: resume with --epochs 2, or start a new --out\n$/,
+      );
+      assert.equal(await Deno.readTextFile(out), before);
+      const forced = await cli([...plain, "--epochs", "2", "--force"], dir);
+      assert.equal(forced.code, 0, forced.stderr);
+      const meta = JSON.parse(await Deno.readTextFile(`${out}.meta.json`));
+      assert.deepEqual(meta.settings, { epochs: 2, require: "all" });
+      await cutLast(out);
+      const next = await cli([...plain, "--epochs", "2"], dir);
+      assert.equal(next.code, 0, next.stderr);
+      const units = (await Deno.readTextFile(out)).split("\n")
+        .filter((l) => l).map((l) => JSON.parse(l).unit_id);
+      assert.equal(units.length, 8);
+      assert.equal(new Set(units).size, 8);
+    }
+  });
+});
+
+Deno.test("run --resume --force over a missing sidecar of a one-epoch file refuses other epochs, and writes none under a subset", async () => {
+  await withTempDir(async (dir) => {
+    await suite(dir);
+    const out = join(dir, "s.ndjson");
+    const first = await cli(["run", "suite.yaml", "--out", "s.ndjson"], dir);
+    assert.equal(first.code, 0, first.stderr);
+    await cutLast(out);
+    await Deno.remove(`${out}.meta.json`);
+    const plain = ["run", "suite.yaml", "--out", "s.ndjson", "--resume"];
+    const three = await cli([...plain, "--force", "--epochs", "3"], dir);
+    assert.equal(three.code, 2, three.stderr);
+    assert.match(
+      three.stderr,
+      /"s\.ndjson" holds the Scores of one epoch \(its unit ids show it\), this run has epochs 3: resume with --epochs 1/,
+    );
+    // A subset cannot be told from the ids: no sidecar is made up.
+    const limited = await cli([...plain, "--force", "--limit", "4"], dir);
+    assert.equal(limited.code, 0, limited.stderr);
+    await assert.rejects(
+      Deno.stat(`${out}.meta.json`),
+      Deno.errors.NotFound,
+    );
+  });
+});
