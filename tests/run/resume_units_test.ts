@@ -355,3 +355,29 @@ Deno.test("run --resume --force after a scorer was added joins a unit's earlier 
     assert.equal(lines(await Deno.readTextFile(`${dir}/s.ndjson`)).length, 4);
   });
 });
+
+Deno.test("run --resume takes an older evalpipe's #N-invalid Score of a malformed line as that line's (#line-N), not running it again beside it", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      "dataset: d.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n",
+    );
+    // Line 3 is malformed, and the case at line 1 took 3 as its id.
+    await Deno.writeTextFile(
+      `${dir}/d.jsonl`,
+      '{"id":3,"input":"q","output":"a","expected":"a"}\n' +
+        '{"input":"r","output":"a","expected":"a"}\n{bad json\n',
+    );
+    const args = ["run", "suite.yaml", "--out", "s.ndjson", "--epochs", "2"];
+    const first = await cli(args, dir);
+    const written = await Deno.readTextFile(`${dir}/s.ndjson`);
+    assert.match(written, /"unit_id":"d\.jsonl#line-3@2"/, first.stderr);
+    // As an evalpipe before e2ae25f named that line.
+    const older = written.replaceAll("#line-3", "#3-invalid");
+    await Deno.writeTextFile(`${dir}/s.ndjson`, older);
+    const resumed = await cli([...args, "--resume"], dir);
+    assert.equal(resumed.code, first.code, resumed.stderr);
+    assert.match(resumed.stderr, /0 scores written to s\.ndjson/);
+    assert.equal(await Deno.readTextFile(`${dir}/s.ndjson`), older);
+  });
+});
