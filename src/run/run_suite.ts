@@ -1013,14 +1013,17 @@ export async function runSuite(
       if (unit !== undefined && baselineModule !== undefined) {
         collector?.addUnit(unit);
       }
+      // Paid for by the earlier run, also when the unit runs again (a
+      // scorer added with --force): its earlier Scores join the new ones,
+      // and its earlier target call was made whatever this run's costs.
+      if (record !== undefined) {
+        if (unit !== undefined) earlierSpend?.addUnit(unit);
+        for (const score of group) earlierSpend?.addScore(score);
+      }
       if (!unitDone(group[0]!.unit_id!)) {
         earlier!.hold([unit, group]);
         group = [];
         return;
-      }
-      if (record !== undefined) {
-        if (unit !== undefined) earlierSpend?.addUnit(unit);
-        for (const score of group) earlierSpend?.addScore(score);
       }
       await (unit !== undefined
         ? record?.addUnit(unit, group)

@@ -971,3 +971,39 @@ Deno.test("costOf reads cached input tokens in OpenAI's, OpenAI Responses', Lite
     costOf({ prompt_tokens: 1234, completion_tokens: 567 }, plain),
   );
 });
+
+Deno.test("run --resume --force after a scorer was added keeps the earlier calls' cost, the target's and the judge's, in the record's cost", async () => {
+  await withTempDir(async (dir) => {
+    await using server = fakeLlm({ handler });
+    await Deno.writeTextFile(`${dir}/suite.yaml`, suite(server.baseUrl));
+    await Deno.writeTextFile(`${dir}/data.jsonl`, cases(3));
+    const args = [
+      "run",
+      "suite.yaml",
+      "--out",
+      "s.ndjson",
+      "--record",
+      "r.json",
+    ];
+    const first = await cli(args, dir);
+    assert.equal(first.code, 0, first.stderr);
+    const before = JSON.parse(await Deno.readTextFile(`${dir}/r.json`));
+    assert.equal(before.cost.cost_usd, 0.018);
+    // A scorer added: every unit runs again, its target answered from the
+    // cache; the judge's Scores are in the file and not made again.
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      suite(server.baseUrl).replace(
+        "  - type: exact_match\n",
+        "  - type: exact_match\n  - type: contains\n",
+      ),
+    );
+    const resumed = await cli([...args, "--resume", "--force"], dir);
+    assert.equal(resumed.code, 0, resumed.stderr);
+    const after = JSON.parse(await Deno.readTextFile(`${dir}/r.json`));
+    assert.equal(after.units.length, 3);
+    assert.equal(after.cost.judge.cost_usd, 0.012, JSON.stringify(after.cost));
+    assert.equal(after.cost.target.cost_usd, 0.006, JSON.stringify(after.cost));
+    assert.equal(after.cost.cost_usd, 0.018);
+  });
+});
