@@ -828,7 +828,18 @@ and a summary table on stderr.`,
       }
       const { formatSpend, hasSpend } = await import("../record/spend.ts");
       if (summary.spend !== undefined && hasSpend(summary.spend)) {
-        say(formatSpend(summary.spend));
+        // A resume's calls only, as its cache line counts them: said, as
+        // its summary covers the earlier Scores too.
+        say(
+          formatSpend(summary.spend) +
+            ((plan?.scores ?? 0) > 0
+              ? `: this run's calls only, not those of the Scores ${outName} held before${
+                flags.record !== undefined
+                  ? ` (${recordName}'s cost counts both)`
+                  : ""
+              }`
+              : ""),
+        );
       }
       // Why the run fails besides its gates, for the Markdown and the
       // annotations too.

@@ -972,7 +972,7 @@ Deno.test("costOf reads cached input tokens in OpenAI's, OpenAI Responses', Lite
   );
 });
 
-Deno.test("run --resume --force after a scorer was added keeps the earlier calls' cost, the target's and the judge's, in the record's cost", async () => {
+Deno.test("run --resume --force after a scorer was added keeps the earlier calls' cost in the record's cost, and its cost: line says it counts this run's calls only", async () => {
   await withTempDir(async (dir) => {
     await using server = fakeLlm({ handler });
     await Deno.writeTextFile(`${dir}/suite.yaml`, suite(server.baseUrl));
@@ -1000,6 +1000,10 @@ Deno.test("run --resume --force after a scorer was added keeps the earlier calls
     );
     const resumed = await cli([...args, "--resume", "--force"], dir);
     assert.equal(resumed.code, 0, resumed.stderr);
+    assert.match(
+      resumed.stderr,
+      /^cost: \$0 \(target \$0: 0 calls, 0\+0 tokens, 3 cached\): this run's calls only, not those of the Scores --out "s\.ndjson" held before \(--record "r\.json"'s cost counts both\)$/m,
+    );
     const after = JSON.parse(await Deno.readTextFile(`${dir}/r.json`));
     assert.equal(after.units.length, 3);
     assert.equal(after.cost.judge.cost_usd, 0.012, JSON.stringify(after.cost));
