@@ -272,9 +272,8 @@ async function scoreWith(
               }: ${message}`,
             );
           },
-          seen,
           // Named as the messages above name it: a file may be called stdin.
-          path,
+          { seen, place: path },
         );
       }
     };

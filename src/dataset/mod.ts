@@ -17,7 +17,13 @@
 
 export type { Case, Example } from "./case.ts";
 export { CaseError, expectedJson, parseCase } from "./case.ts";
-export type { MalformedLine, TargetInfo, ToolCall, Unit } from "./unit.ts";
+export type {
+  MalformedLine,
+  ReadUnitsOptions,
+  TargetInfo,
+  ToolCall,
+  Unit,
+} from "./unit.ts";
 export { parseUnit, readUnitBatches, readUnits, unitLine } from "./unit.ts";
 export type { DatasetFormat, LoadDatasetOptions } from "./dataset.ts";
 export { DatasetError, loadDataset, loadDatasetBatches } from "./dataset.ts";

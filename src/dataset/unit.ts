@@ -278,6 +278,50 @@ export interface MalformedLine {
 }
 
 /**
+ * Options of {@linkcode readUnits} and {@linkcode readUnitBatches}.
+ *
+ * @example Refuse a unit id repeated across two inputs
+ * ```ts
+ * import { type MalformedLine, readUnits, type ReadUnitsOptions } from "./mod.ts";
+ * const bytes = () => ReadableStream.from([new TextEncoder().encode('{"unit_id":"u1","input":"q","output":"a"}\n')]);
+ * const options: ReadUnitsOptions = { seen: new Map() };
+ * const malformed: MalformedLine[] = [];
+ * await Array.fromAsync(readUnits(bytes(), "a.jsonl", (m) => malformed.push(m), options));
+ * await Array.fromAsync(readUnits(bytes(), "b.jsonl", (m) => malformed.push(m), options));
+ * if (!malformed[0]?.message.includes('(first at "a.jsonl" line 1)')) throw new Error(malformed[0]?.message);
+ * ```
+ */
+export interface ReadUnitsOptions {
+  /**
+   * The unit ids read so far (in Unicode NFC, so that "café" written two
+   * ways is one id), each with where (`stdin line 3`): give one map to
+   * several inputs to refuse an id repeated across them. Read units are
+   * added to it.
+   *
+   * @default {a new map: this input's ids alone}
+   */
+  seen?: Map<string, string> | undefined;
+  /**
+   * The input as messages name it: its path, `-` for stdin (a file may be
+   * called `stdin`).
+   *
+   * @default {`-` when `source` is `stdin`, else `source`}
+   */
+  place?: string | undefined;
+}
+
+/** The options with their defaults, read once per input, not per line. */
+function unitsOptions(
+  source: string,
+  options: ReadUnitsOptions,
+): { seen: Map<string, string>; place: string } {
+  return {
+    seen: options.seen ?? new Map(),
+    place: options.place ?? (source === "stdin" ? "-" : source),
+  };
+}
+
+/**
  * Reads unit records from NDJSON bytes (what `score` reads on stdin). A
  * record without ids gets `<source>#<id>` when it has an `id`, as a dataset
  * case does, else `<source>#<line>`; `expected` is kept verbatim. A
@@ -289,11 +333,7 @@ export interface MalformedLine {
  * @param source The name in fallback ids, e.g. `stdin`.
  * @param onMalformed Called for each malformed line, and for each unit
  *   whose `unit_id` was read before (it becomes an `invalid` unit).
- * @param seen The unit ids read so far (in Unicode NFC, so that "café"
- *   written two ways is one id), each with where (`stdin line 3`): give one
- *   map to several inputs to refuse an id repeated across them.
- * @param place The input as messages name it: its path, `-` for stdin (a
- *   file may be called `stdin`).
+ * @param options The unit ids read before, and how messages name the input.
  * @returns The units.
  *
  * @example
@@ -310,9 +350,9 @@ export function readUnits(
   bytes: ReadableStream<Uint8Array>,
   source: string,
   onMalformed: (malformed: MalformedLine) => void,
-  seen: Map<string, string> = new Map(),
-  place: string = source === "stdin" ? "-" : source,
+  options: ReadUnitsOptions = {},
 ): ReadableStream<Unit> {
+  const { seen, place } = unitsOptions(source, options);
   return bytes
     .pipeThrough(new LineStream())
     .pipeThrough(new NdjsonParseStream())
@@ -337,8 +377,7 @@ export function readUnits(
  * @param source The name in fallback ids, e.g. `stdin`.
  * @param onMalformed Called for each malformed line, and for each unit
  *   whose `unit_id` was read before.
- * @param seen The unit ids read so far (see {@linkcode readUnits}).
- * @param place The input as messages name it (see {@linkcode readUnits}).
+ * @param options The unit ids read before, and how messages name the input.
  * @returns The units, in batches.
  *
  * @example
@@ -354,9 +393,9 @@ export function readUnitBatches(
   bytes: ReadableStream<Uint8Array>,
   source: string,
   onMalformed: (malformed: MalformedLine) => void,
-  seen: Map<string, string> = new Map(),
-  place: string = source === "stdin" ? "-" : source,
+  options: ReadUnitsOptions = {},
 ): ReadableStream<Unit[]> {
+  const { seen, place } = unitsOptions(source, options);
   return bytes
     .pipeThrough(new LineBatchStream())
     .pipeThrough(
