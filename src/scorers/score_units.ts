@@ -23,7 +23,12 @@ import {
   type UnitScore,
 } from "../score/mod.ts";
 import { isCanonicalScore } from "../score/rules.ts";
-import { metricsOf, type Scorer, type ScorerContext } from "./scorer.ts";
+import {
+  INTERRUPT_GRACE_MS,
+  metricsOf,
+  type Scorer,
+  type ScorerContext,
+} from "./scorer.ts";
 import { duplicateScorerName } from "./scorer_names.ts";
 import { unitLaterOf, unitPathOf, unitScore } from "./_unit_path.ts";
 import type { FlowWatch } from "../net/flow.ts";
@@ -353,13 +358,6 @@ function scoreOne(
     ? scores
     : untilAborted(scores, signal, scorer, unit);
 }
-
-/**
- * How long a scorer still running when its signal aborts has to end on its
- * own: one that honours the signal ends with its own error (a subprocess
- * scorer's names its command) well within it.
- */
-const INTERRUPT_GRACE_MS = 1000;
 
 /**
  * A scorer's Scores, or, once `signal` has aborted and the scorer has not

@@ -327,10 +327,12 @@ function withSignal(
 let unaborted: AbortSignal | undefined;
 
 /**
- * Milliseconds an async function scorer has to end once its caller's signal
- * aborts, as the stage gives any scorer.
+ * Milliseconds a scorer still running when its signal aborts has to end on
+ * its own, in the stage (`scoreUnits`) and in an async function scorer
+ * alike: one that honours the signal ends with its own error (a subprocess
+ * scorer's names its command) well within it.
  */
-const INTERRUPT_GRACE_MS = 1000;
+export const INTERRUPT_GRACE_MS = 1000;
 
 /** Seconds an async function scorer may take unless told otherwise. */
 const FUNCTION_SCORER_TIMEOUT_S = 60;
