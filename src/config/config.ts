@@ -323,6 +323,7 @@ export async function buildScorers(
           sc.cmd,
           {
             ...common,
+            capSetting: "max_output_bytes",
             ...(cap !== undefined
               ? { maxLineBytes: cap, maxStderrBytes: cap }
               : {}),
@@ -334,6 +335,7 @@ export async function buildScorers(
             ...common,
             // Each stream's cap: one the error names must be one that can
             // be raised, and a scorer's logs on stderr may well be larger.
+            capSetting: "max_output_bytes",
             ...(cap !== undefined
               ? { maxStdoutBytes: cap, maxStderrBytes: cap }
               : {}),
@@ -682,6 +684,7 @@ export async function buildTargetConfig(
       );
       return subprocessTarget(t.cmd, {
         cwd,
+        capSetting: "max_output_bytes",
         ...(t.timeout !== undefined ? { timeout: t.timeout } : {}),
         ...(t.max_output_bytes !== undefined
           ? {

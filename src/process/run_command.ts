@@ -217,10 +217,21 @@ export function notUtf8Warning(cmd: string): Diagnostic {
 }
 
 /**
- * What raises an output cap, said after its message: the config key of a
- * suite's scorer or target (a script's option names are in their docs).
+ * What raises an output cap, said after its message.
+ *
+ * @param setting The option or key that raises it: the one its user set
+ *   (`maxStdoutBytes` in a script, `max_output_bytes` in a suite).
+ * @returns The note, with its leading space.
+ *
+ * @example
+ * ```ts
+ * import { capNote } from "./run_command.ts";
+ * if (capNote("maxLineBytes") !== " (maxLineBytes raises the cap)") throw new Error();
+ * ```
  */
-export const CAP_NOTE = " (max_output_bytes raises the cap)";
+export function capNote(setting: string): string {
+  return ` (${setting} raises the cap)`;
+}
 
 /**
  * The message for a run that did not end in exit status 0, in the words of
@@ -230,6 +241,10 @@ export const CAP_NOTE = " (max_output_bytes raises the cap)";
  * @param cmd The command.
  * @param result How it ended.
  * @param timeoutS The timeout it had, in seconds.
+ * @param capSetting What raises the cap a run went over, as its message
+ *   names it: the option or config key its user set.
+ *   Default: `subprocessScorer`'s or `subprocessTarget`'s option for that
+ *   stream (`maxStdoutBytes` or `maxOutputBytes`, `maxStderrBytes`).
  * @returns The message, or `undefined` when it exited 0.
  *
  * @example
@@ -246,6 +261,7 @@ export function failureMessage(
   cmd: string,
   result: RunResult,
   timeoutS: number,
+  capSetting?: string,
 ): string | undefined {
   const label = `${role} ${JSON.stringify(cmd)}`;
   switch (result.kind) {
@@ -254,7 +270,16 @@ export function failureMessage(
     case "timeout":
       return `${label} timed out after ${timeoutS} s (its process group was killed)`;
     case "overflow":
-      return `${label} printed more than ${result.limit} bytes on ${result.stream}${CAP_NOTE}`;
+      return `${label} printed more than ${result.limit} bytes on ${result.stream}${
+        capNote(
+          capSetting ??
+            (result.stream === "stderr"
+              ? "maxStderrBytes"
+              : role === "scorer"
+              ? "maxStdoutBytes"
+              : "maxOutputBytes"),
+        )
+      }`;
     case "aborted":
       return `${label} was interrupted`;
   }

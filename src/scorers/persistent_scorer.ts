@@ -63,7 +63,7 @@ import {
   unitScore,
 } from "./_unit_path.ts";
 import { Later } from "../io/_later.ts";
-import { CAP_NOTE, notUtf8Warning } from "../process/run_command.ts";
+import { capNote, notUtf8Warning } from "../process/run_command.ts";
 import {
   parseVerdict,
   scorerPayload,
@@ -119,6 +119,13 @@ export interface PersistentScorerOptions {
    * @default {1048576}
    */
   maxStderrBytes?: number | undefined;
+  /**
+   * What a cap's error names as raising it, when the caps come from a
+   * setting of the caller's own (a suite's `max_output_bytes`, a tool's
+   * flag) rather than these options.
+   * @default {the option of the cap: "maxLineBytes" or "maxStderrBytes"}
+   */
+  capSetting?: string | undefined;
   /**
    * Payloads written ahead of their verdicts, at most. While more than half
    * of them are unanswered, new payloads gather and go out together (see
@@ -286,6 +293,8 @@ class Worker {
   /** Bytes of stderr since the last verdict (or since the process was idle). */
   #stderrBytes = 0;
   readonly #maxStderrBytes: number;
+  /** What a cap's error names as raising it, if not the option. */
+  readonly #capSetting: string | undefined;
   /** The readers of its stdout and stderr, stopped if they outlast it. */
   readonly #readers: { cancel(): Promise<void> }[] = [];
   #dead: Error | undefined;
@@ -309,6 +318,7 @@ class Worker {
     timeoutMs: number,
     maxLineBytes: number,
     maxStderrBytes: number,
+    capSetting: string | undefined,
     inFlight: number,
     verdicts: Verdicts,
     settled: () => void,
@@ -320,6 +330,7 @@ class Worker {
     this.#label = `scorer ${JSON.stringify(cmd)}`;
     this.#timeoutMs = timeoutMs;
     this.#maxStderrBytes = maxStderrBytes;
+    this.#capSetting = capSetting;
     this.#verdicts = verdicts;
     this.#settled = settled;
     this.#lost = lost;
@@ -455,7 +466,9 @@ class Worker {
         ) {
           this.#drop(
             new SubprocessScorerError(
-              `${this.#label} printed more than ${this.#maxStderrBytes} bytes on stderr${CAP_NOTE}`,
+              `${this.#label} printed more than ${this.#maxStderrBytes} bytes on stderr${
+                capNote(this.#capSetting ?? "maxStderrBytes")
+              }`,
               "scorer.output_cap",
             ),
             "another case printed more than its stderr cap",
@@ -499,7 +512,7 @@ class Worker {
           capped
             ? `${this.#label} printed a verdict line of more than ${
               line.error.slice(TOO_LONG.length, -" bytes".length)
-            } bytes on stdout${CAP_NOTE}`
+            } bytes on stdout${capNote(this.#capSetting ?? "maxLineBytes")}`
             : `${this.#label} printed an unreadable verdict line: ${line.error}`,
           capped ? "scorer.output_cap" : "scorer.invalid_verdict",
         ),
@@ -952,6 +965,7 @@ export function persistentScorer(
         timeout * 1000,
         maxLineBytes,
         maxStderrBytes,
+        options.capSetting,
         inFlight,
         verdicts,
         settled,

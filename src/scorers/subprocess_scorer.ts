@@ -72,6 +72,13 @@ export interface SubprocessScorerOptions {
    * @default {1048576}
    */
   maxStderrBytes?: number | undefined;
+  /**
+   * What a cap's error names as raising it, when the caps come from a
+   * setting of the caller's own (a suite's `max_output_bytes`, a tool's
+   * flag) rather than these options.
+   * @default {the option of the stream's cap: "maxStdoutBytes" or "maxStderrBytes"}
+   */
+  capSetting?: string | undefined;
 }
 
 /**
@@ -545,6 +552,7 @@ export function subprocessScorer(
   );
   const maxStdoutBytes = options.maxStdoutBytes ?? 1024 * 1024;
   const maxStderrBytes = options.maxStderrBytes ?? 1024 * 1024;
+  const capSetting = options.capSetting;
   const timeoutMs = timeout * 1000;
   return {
     name,
@@ -566,7 +574,7 @@ export function subprocessScorer(
       ) {
         // Any other ending has its message.
         throw new SubprocessScorerError(
-          failureMessage("scorer", cmd, result, timeout)! +
+          failureMessage("scorer", cmd, result, timeout, capSetting)! +
             verdictBeforeExit(cmd, result),
           failureCode(result),
         );

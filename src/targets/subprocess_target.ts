@@ -46,6 +46,13 @@ export interface SubprocessTargetOptions {
    */
   maxStderrBytes?: number | undefined;
   /**
+   * What a cap's error names as raising it, when the caps come from a
+   * setting of the caller's own (a suite's `max_output_bytes`, a tool's
+   * flag) rather than these options.
+   * @default {the option of the stream's cap: "maxOutputBytes" or "maxStderrBytes"}
+   */
+  capSetting?: string | undefined;
+  /**
    * What the command reads on stdin: `"json"`, the case as JSON (see
    * {@linkcode targetPayload}), or `"text"`, the case's input alone, with no
    * newline added (a list of chat messages as its JSON text), as EvalCore's
@@ -132,7 +139,13 @@ export function subprocessTarget(
         maxStderrBytes,
         ...(context.signal !== undefined ? { signal: context.signal } : {}),
       });
-      const failure = failureMessage("target", cmd, result, timeout);
+      const failure = failureMessage(
+        "target",
+        cmd,
+        result,
+        timeout,
+        options.capSetting,
+      );
       if (failure !== undefined || result.kind !== "exited") {
         throw new Error(failure);
       }

@@ -1940,7 +1940,12 @@ Deno.test("persistentScorer names a verdict line past its cap as the per-case mo
       }
       assert.equal(
         scorerErrorMessage(capped!),
-        'scorer "python3 cap.py" printed a verdict line of more than 200 bytes on stdout (max_output_bytes raises the cap)',
+        'scorer "python3 cap.py" printed a verdict line of more than 200 bytes on stdout (maxLineBytes raises the cap)',
+      );
+      // Each names the option its caller set, not a suite's key.
+      assert.equal(
+        scorerErrorMessage(alone!),
+        'scorer "python3 cap.py" printed more than 200 bytes on stdout (maxStdoutBytes raises the cap)',
       );
       assert.equal(after!.status, "scored");
       assert.equal(after!.value, 1);
@@ -1994,7 +1999,7 @@ for line in sys.stdin:
         assert.equal(s.diagnostics[0]?.code, "scorer.output_cap");
         assert.equal(
           scorerErrorMessage(s),
-          'scorer "python3 noisy.py" printed more than 262144 bytes on stderr (max_output_bytes raises the cap)',
+          'scorer "python3 noisy.py" printed more than 262144 bytes on stderr (maxStderrBytes raises the cap)',
         );
       }
     } finally {
@@ -2030,7 +2035,7 @@ for line in sys.stdin:
         (_, i) => i === 0 ? "loud0" : i === 60 ? "loud60" : `q${i}`,
       );
       const capped =
-        'error: scorer "python3 flood.py" printed more than 262144 bytes on stderr (max_output_bytes raises the cap)';
+        'error: scorer "python3 flood.py" printed more than 262144 bytes on stderr (maxStderrBytes raises the cap)';
       assert.deepEqual(
         await inFlight(s, inputs.map((i) => unit(i))),
         inputs.map((i) => i.startsWith("loud") ? capped : `1 ${i}`),

@@ -412,7 +412,7 @@ Deno.test("subprocessTarget succeeds when the command does not read its stdin", 
   assert.equal(unit.target?.error, undefined);
 });
 
-Deno.test("subprocessTarget runs in its cwd and caps its output", async () => {
+Deno.test("subprocessTarget runs in its cwd and caps its output, naming the option that raises the cap", async () => {
   await withTempDir(async (dir) => {
     const real = await Deno.realPath(dir);
     const here = await runOne(
@@ -428,7 +428,10 @@ Deno.test("subprocessTarget runs in its cwd and caps its output", async () => {
       { input: "q" },
     );
     assert.equal(big.output, null);
-    assert.match(big.target?.error ?? "", /more than 1000 bytes on stdout/);
+    assert.match(
+      big.target?.error ?? "",
+      /more than 1000 bytes on stdout \(maxOutputBytes raises the cap\)$/,
+    );
   });
 });
 
