@@ -386,9 +386,14 @@ function noScoreHint(verdict: object): string {
     );
   const number = near(true);
   if (number !== undefined) {
-    return ` (it has no "score"; it gives ${
-      JSON.stringify(number[0])
-    }: name it "score")`;
+    // Renamed, a value outside 0..1 (`{"value": 85}`, a percentage) would
+    // only be refused again, as out of range.
+    const value = number[1] as number;
+    return ` (it has no "score"; it gives ${JSON.stringify(number[0])}: ${
+      value >= 0 && value <= 1
+        ? 'name it "score")'
+        : `name it "score", and give a number within 0..1, not ${value})`
+    }`;
   }
   // A pass beside a key that holds no number (`"score_reason"`): the pass
   // says what the score is; that key would be no score renamed.

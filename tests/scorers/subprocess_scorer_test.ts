@@ -407,6 +407,15 @@ Deno.test("subprocessScorer refuses verdicts of the wrong shape as invalid verdi
       '{"verdict":1}',
       ' (it has no "score"; it gives "verdict": name it "score")',
     ],
+    // Renamed alone, a value out of range would be refused again.
+    [
+      '{"Score":1.5}',
+      ' (it has no "score"; it gives "Score": name it "score", and give a number within 0..1, not 1.5)',
+    ],
+    [
+      '{"value":85,"explanation":"mostly right"}',
+      ' (it has no "score"; it gives "value": name it "score", and give a number within 0..1, not 85)',
+    ],
     [
       '{"verdict":"pass"}',
       ' (it has no "score"; it gives "verdict": a verdict\'s number is its "score")',
