@@ -1,7 +1,8 @@
 // What a function scorer's context costs per unit: 200,000 units through
 // `scoreUnits` with one `functionScorer`, synchronous and async, whose
-// function ignores its context, reads `context.signal`, or copies the
-// context (`{ ...context }`) and reads the copy's; and the same calls of
+// function ignores its context, reads `context.signal`, copies the
+// context (`{ ...context }`) and reads the copy's, or adds an abort
+// listener to its signal (never removed); and the same calls of
 // `scorer.score` alone, in a loop. Rounds alternate between kinds (and
 // between the trees given); each kind's median is printed, in milliseconds
 // of CPU (user and system: steadier than the wall clock on a shared
@@ -24,6 +25,13 @@ const kinds: [string, Fn][] = [
   ["sync", () => 1],
   ["sync, reads signal", (_unit, context) => context.signal?.aborted ? 0 : 1],
   ["sync, spreads", (_unit, context) => ({ ...context }).signal ? 1 : 0.5],
+  [
+    "sync, adds listener",
+    (_unit, context) => {
+      context.signal?.addEventListener("abort", () => {});
+      return 1;
+    },
+  ],
   ["async", () => Promise.resolve(1)],
   [
     "async, spreads",

@@ -323,9 +323,6 @@ function withSignal(
   return { ...context, signal };
 }
 
-/** The signal of a call with none: it never aborts. Made when first needed. */
-let unaborted: AbortSignal | undefined;
-
 /**
  * Milliseconds a scorer still running when its signal aborts has to end on
  * its own, in the stage (`scoreUnits`) and in an async function scorer
@@ -333,6 +330,13 @@ let unaborted: AbortSignal | undefined;
  * scorer's names its command) well within it.
  */
 export const INTERRUPT_GRACE_MS = 1000;
+
+/**
+ * Calls of a synchronous function scorer that share one signal: few enough
+ * that the listeners a function adds per call stay under Node's warning
+ * (more than 10 on one signal), and a new controller's cost spreads thin.
+ */
+const SHARED_SIGNAL_CALLS = 10;
 
 /** Seconds an async function scorer may take unless told otherwise. */
 const FUNCTION_SCORER_TIMEOUT_S = 60;
@@ -408,14 +412,22 @@ export function functionScorer(
     ? convert
     : (result: FunctionScorerResult) => withinRange(convert(result), range);
   // Whether each call gets a signal of its own, which its timeout aborts.
-  // A function that has returned synchronously is not timed, and is given
-  // its caller's context itself from then on: a controller per unit took
-  // 200,000 calls of a synchronous function from 23 to 108 ms (session
-  // 26; bench/_function_scorer_context.ts). One that returns a promise
-  // after that goes back to signals of its own for good: only that one
-  // call has its caller's, which its timeout cannot abort.
+  // A function that has returned synchronously is not timed, and from then
+  // on shares one signal with the next few calls: a controller per unit
+  // took 200,000 calls of a synchronous function from 23 to 108 ms
+  // (session 26; bench/_function_scorer_context.ts), and the caller's
+  // signal itself, given before, held every listener such a function
+  // added, one a unit. One that returns a promise after that goes back to
+  // signals of its own for good.
   let ownSignals = true;
   let promisedAfterSync = false;
+  // The signal of a synchronous function's calls: one controller for a
+  // few calls at once, then a new one, so that a listener the function
+  // adds per unit is dropped with it.
+  let sharedFor: ScorerContext | undefined;
+  let sharedContext: ScorerContext | undefined;
+  let shared: AbortController | undefined;
+  let sharedCalls = 0;
   return {
     name,
     version,
@@ -433,16 +445,23 @@ export function functionScorer(
   ): Promise<Score | ScoreBatch> | Score | ScoreBatch {
     const outer = context.signal;
     if (!ownSignals) {
-      const result = fn(
-        unit,
-        outer !== undefined
-          ? context
-          : withSignal(context, unaborted ??= new AbortController().signal),
-      );
+      if (context !== sharedFor || ++sharedCalls > SHARED_SIGNAL_CALLS) {
+        sharedFor = context;
+        sharedCalls = 1;
+        shared = new AbortController();
+        sharedContext = withSignal(context, shared.signal);
+      }
+      // No listener on the caller's: a synchronous call ends before it
+      // could abort, so it is enough to be aborted at the call.
+      if (outer?.aborted && !shared!.signal.aborted) {
+        shared!.abort(outer.reason);
+      }
+      const result = fn(unit, sharedContext!);
       if (!(result instanceof Promise)) return check(result);
       ownSignals = true;
       promisedAfterSync = true;
-      return settle(result, outer, undefined, seconds);
+      sharedFor = undefined;
+      return settle(result, outer, shared, seconds);
     }
     // It follows the caller's signal through the listener `settle` adds
     // for a promise: a Set of the calls in flight per caller's signal cost

@@ -360,6 +360,29 @@ Deno.test("functionScorer's context is a plain object: a copy keeps a working si
   await assert.rejects(waiting, /^Error: stopped$/);
 });
 
+Deno.test("functionScorer leaves no listener of a synchronous call on the caller's signal: a function adding one per unit piles up none", () => {
+  // Listeners still held fire when the caller's signal aborts: before, each
+  // call after the first synchronous one got the caller's signal itself, and
+  // 200,000 units held 200,000 listeners on it.
+  let fired = 0;
+  const listens = functionScorer("listens", (_unit, { signal }) => {
+    signal!.addEventListener("abort", () => fired++);
+    return signal!.aborted ? 0 : 1;
+  });
+  const run = new AbortController();
+  // One context for every call, as the stage gives.
+  const context = { signal: run.signal };
+  for (let i = 0; i < 1000; i++) {
+    const s = listens.score(UNIT, context);
+    assert.ok(!(s instanceof Promise) && !("scores" in s) && s.value === 1);
+  }
+  run.abort();
+  assert.equal(fired, 0);
+  // The signal still says the caller's has aborted when it has.
+  const s = listens.score(UNIT, context);
+  assert.ok(!(s instanceof Promise) && !("scores" in s) && s.value === 0);
+});
+
 Deno.test("functionScorer's score() called directly settles after an abort: a function that never ends is a scorer.interrupted error a second later, as in the stage", async () => {
   const never = functionScorer("never", () => new Promise<number>(() => {}));
   const interrupted = (error: unknown) =>
