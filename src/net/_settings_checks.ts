@@ -13,6 +13,7 @@
 import { clip } from "../base/terminal.ts";
 import { pathText } from "../base/place.ts";
 import {
+  ENV_VARIABLES,
   schemePlaceholders,
   standIn,
   URL_PLACEHOLDERS,
@@ -62,8 +63,8 @@ const PLACEHOLDER = /^\{\{\s*[A-Za-z_][\w-]*(?:\.[\w-]+)*\s*\}\}$/;
 /** What looks like template syntax: `{{ ... }}` and `{% ... %}`. */
 const SYNTAX = /\{\{[\s\S]*?\}\}|\{%[\s\S]*?%\}/g;
 
-/** `${NAME}`, as fillEnv reads it in a header value. */
-const VARIABLE = /\$\{[A-Za-z_][A-Za-z0-9_]*\}/;
+/** `${NAME}`, as fillEnv reads it in a header value: the first, for `exec`. */
+const VARIABLE = new RegExp(ENV_VARIABLES.source);
 
 const FIELD_ALONE =
   "a placeholder is a field's name alone, as {{input}} or {{metadata.topic}}";

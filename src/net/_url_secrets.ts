@@ -7,6 +7,13 @@
  */
 
 /**
+ * Every `${NAME}` in a text, its NAME captured: an environment variable
+ * `fillEnv` puts in a header value. Global, so for `replace` and
+ * `matchAll` alone, which leave no `lastIndex` behind.
+ */
+export const ENV_VARIABLES = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+
+/**
  * The name of a query parameter that carries a credential, as some APIs
  * take their key (Google's `key`, Azure Functions' `code`, an Azure SAS
  * URL's `sig`, OAuth's `access_token`) and signed URLs their signature

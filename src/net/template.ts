@@ -7,7 +7,11 @@
 
 import { clip } from "../base/terminal.ts";
 import { nearest } from "../base/words.ts";
-import { CREDENTIAL_NAMES, keyLikeName } from "./_url_secrets.ts";
+import {
+  CREDENTIAL_NAMES,
+  ENV_VARIABLES,
+  keyLikeName,
+} from "./_url_secrets.ts";
 
 export { urlSecrets } from "./_url_secrets.ts";
 
@@ -201,7 +205,7 @@ export function fillEnv(
 ): { text: string; secrets: string[] } {
   const secrets: string[] = [];
   const filled = text.replace(
-    /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g,
+    ENV_VARIABLES,
     (_, name: string) => {
       const value = env(name);
       if (value === undefined) throw unsetVariable(name);

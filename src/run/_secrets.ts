@@ -7,11 +7,10 @@
 import type { Unit } from "../dataset/unit.ts";
 import type { Score } from "../score/mod.ts";
 import { urlSecrets } from "../net/template.ts";
+import { ENV_VARIABLES } from "../net/_url_secrets.ts";
 
 /** A placeholder, as an http target fills it in a URL. */
 const PLACEHOLDER = String.raw`\{\{\s*[\w.-]+\s*\}\}`;
-
-const ENV_REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 
 /**
  * A URL's start as the URL parser and fetch read it: spaces before it
@@ -66,7 +65,7 @@ export function configSecrets(
       if (k === "headers" && v !== null && typeof v === "object") {
         for (const h of Object.values(v)) {
           if (typeof h !== "string") continue;
-          for (const [, name] of h.matchAll(ENV_REF)) take(name!);
+          for (const [, name] of h.matchAll(ENV_VARIABLES)) take(name!);
         }
       }
       walk(v, k);

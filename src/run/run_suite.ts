@@ -61,7 +61,7 @@ import {
   selectTargets,
 } from "../config/targets.ts";
 import { buildTargetConfig, traceDirOf } from "../config/config.ts";
-import { keyLikeName } from "../net/_url_secrets.ts";
+import { ENV_VARIABLES, keyLikeName } from "../net/_url_secrets.ts";
 import type { TargetConfig } from "../config/types.ts";
 import type { Target } from "../targets/target.ts";
 import type {
@@ -591,7 +591,7 @@ function withoutPastedKeys(key: string, value: unknown): unknown {
       name,
       typeof v === "string"
         ? v.replace(
-          /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g,
+          ENV_VARIABLES,
           (_, n: string) => `\${${short(n)}}`,
         )
         : v,
