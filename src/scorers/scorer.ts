@@ -28,7 +28,11 @@ import type { FlowWatch } from "../net/flow.ts";
  * ```
  */
 export interface Verdict {
-  /** Within 0..1. */
+  /**
+   * The value, a finite number: within 0..1 from a subprocess scorer (the
+   * protocol's rule); from a function scorer, within its `range` if it
+   * declares one (outside, the Score is `invalid`), any otherwise.
+   */
   score: number;
   /**
    * Whether the unit passes.
