@@ -9,7 +9,7 @@
 import { InputError } from "../base/errors.ts";
 import { nearest } from "../base/words.ts";
 
-/** What a flag's value is; `number` and `integer` values must be positive. */
+/** What a flag's value is; `number` and `integer` values must be positive (or 0, where a flag says `zero`). */
 export type FlagType = "string" | "number" | "integer" | "boolean";
 
 /** What every flag declares, whatever its type. */
@@ -50,7 +50,10 @@ export interface StringFlag extends FlagBase {
   readonly default?: string;
 }
 
-/** A flag that takes a positive number, or a positive whole number. */
+/**
+ * A flag that takes a positive number, or a positive whole number (or 0 too,
+ * with `zero`).
+ */
 export interface NumberFlag extends FlagBase {
   /** The type. */
   readonly type: "number" | "integer";
@@ -69,6 +72,11 @@ export interface NumberFlag extends FlagBase {
    * @default {no bound}
    */
   readonly max?: number;
+  /**
+   * Whether 0 is taken too: a size that may choose nothing (`--limit 0`).
+   * @default {false}
+   */
+  readonly zero?: boolean;
 }
 
 /** A flag that takes no value: present is `true`, absent `false`. */
@@ -158,9 +166,12 @@ function suggestion(typo: string, known: Iterable<string>, prefix: string) {
 
 function parseNumber(name: string, flag: NumberFlag, raw: string): number {
   const value = Number(raw);
-  if (raw.trim() === "" || !Number.isFinite(value) || value <= 0) {
+  const least = flag.zero === true ? value < 0 : value <= 0;
+  if (raw.trim() === "" || !Number.isFinite(value) || least) {
     throw new UsageError(
-      `Option "--${name}" needs a positive number, not ${JSON.stringify(raw)}`,
+      `Option "--${name}" needs ${
+        flag.zero === true ? "a number of 0 or more" : "a positive number"
+      }, not ${JSON.stringify(raw)}`,
     );
   }
   if (flag.type === "integer" && !Number.isInteger(value)) {

@@ -225,12 +225,14 @@ and a summary table on stderr.`,
     limit: {
       type: "integer",
       value: "N",
+      zero: true,
       help:
         "Run only the first N examples (after --filter and --sample); the rest are skipped Scores",
     },
     sample: {
       type: "integer",
       value: "N",
+      zero: true,
       help:
         "Run N examples drawn by a stable hash of --seed and the example id (the same N on every run); the rest are skipped Scores",
     },

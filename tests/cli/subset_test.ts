@@ -294,6 +294,35 @@ Deno.test("run and merge exit 2 when --filter or --sample chose no example: a CI
   });
 });
 
+Deno.test("run --sample 0 and --limit 0 choose no example and exit 2 as nothing evaluated, as the message says; --concurrency 0 is still refused", async () => {
+  await withTempDir(async (dir) => {
+    // Before, the flag parser refused 0 ("needs a positive number") while
+    // the messages said --sample could choose nothing.
+    const config = await writeSuite(dir);
+    for (
+      const [args, flags] of [
+        [["--sample", "0"], "--sample 0 --seed 0"],
+        [["--limit", "0"], "--limit 0"],
+      ] as const
+    ) {
+      const r = await cli(["run", config, ...args], dir);
+      assert.equal(r.code, 2, r.stderr);
+      assert.ok(
+        r.stderr.includes(
+          `evalpipe: subset ${flags} chose none of the 20 examples: nothing was evaluated`,
+        ),
+        r.stderr,
+      );
+      const scores = parse(r.stdout);
+      assert.equal(scores.length, 40);
+      assert.ok(scores.every((s) => s.status === "skipped"));
+    }
+    const zero = await cli(["run", config, "--concurrency", "0"], dir);
+    assert.equal(zero.code, 2);
+    assert.match(zero.stderr, /"--concurrency" needs a positive number/);
+  });
+});
+
 Deno.test("run --limit of a matrix run skips each left-out example once per target: no Score without a target, no gate failed for it", async () => {
   await withTempDir(async (dir) => {
     await writeSuite(dir);
