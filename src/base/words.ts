@@ -65,3 +65,24 @@ export function nearest(
   }
   return best;
 }
+
+/**
+ * A count with its noun, the noun plural unless the count is 1, for a
+ * message that counts: `1 example`, `0 examples`, `20 examples`.
+ *
+ * @param n The count.
+ * @param noun The noun for one.
+ * @param plural The noun for several, when it is not `noun` + "s".
+ * @returns The count and the noun.
+ *
+ * @example
+ * ```ts
+ * import { counted } from "./words.ts";
+ * if (counted(1, "example") !== "1 example") throw new Error();
+ * if (counted(0, "unit") !== "0 units") throw new Error();
+ * if (counted(2, "Score") !== "2 Scores") throw new Error();
+ * ```
+ */
+export function counted(n: number, noun: string, plural = `${noun}s`): string {
+  return `${n} ${n === 1 ? noun : plural}`;
+}

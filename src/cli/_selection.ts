@@ -9,6 +9,7 @@ import {
   type Subset,
   subsetFlags,
 } from "../record/selection.ts";
+import { counted } from "../base/words.ts";
 
 /** What `run` passes on. */
 export interface Selected {
@@ -71,14 +72,16 @@ export function describeSelection(
   const { shard, subset } = selected;
   // A stopped run took in examples it never ran: they were chosen, no more.
   const ran = complete
-    ? `${tally.ran} examples ran`
-    : `${tally.ran} examples chosen (the run stopped before all ran)`;
+    ? `${counted(tally.ran, "example")} ran`
+    : `${
+      counted(tally.ran, "example")
+    } chosen (the run stopped before all ran)`;
   const parts: string[] = [];
   if (shard !== undefined) {
     parts.push(
-      `shard ${shard.index}/${shard.count}: ${
-        tally.ran + tally.skipped
-      } of ${tally.examples} examples are this shard's`,
+      `shard ${shard.index}/${shard.count}: ${tally.ran + tally.skipped} of ${
+        counted(tally.examples, "example")
+      } ${tally.ran + tally.skipped === 1 ? "is" : "are"} this shard's`,
     );
   }
   if (subset !== undefined) {
@@ -107,9 +110,9 @@ export function emptySubsetLine(
 ): string | undefined {
   if (subset === undefined || tally === undefined) return undefined;
   if (tally.ran > 0 || tally.examples === 0) return undefined;
-  return `evalpipe: subset ${
-    subsetFlags(subset)
-  } chose none of the ${tally.examples} examples: nothing was evaluated${
+  return `evalpipe: subset ${subsetFlags(subset)} chose none of the ${
+    counted(tally.examples, "example")
+  }: nothing was evaluated${
     subset.filter !== undefined
       ? " (--filter matches example ids and metadata values)"
       : ""

@@ -8,6 +8,7 @@
 import { defineCommand } from "./command.ts";
 import { writeStdout } from "./_output.ts";
 import { readResults } from "./_results.ts";
+import { counted } from "../base/words.ts";
 
 /** The `view` command. */
 export const view = defineCommand({
@@ -85,9 +86,9 @@ Control characters in model output are escaped.`,
     const failed = units.filter((u) => u.failed).length;
     const lines = renderByCall(units, Math.max(20, width));
     await writeStdout(
-      `${
-        lines.join("\n")
-      }\n\n${units.length} units, ${failed} with a failure\n`,
+      `${lines.join("\n")}\n\n${
+        counted(units.length, "unit")
+      }, ${failed} with a failure\n`,
     );
     return status;
   },

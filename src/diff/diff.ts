@@ -644,7 +644,9 @@ export function unfitComparison(
       } (an example id starts with its dataset's name or path, as the config writes it)`
       : "";
     unfit.push(
-      `the runs share ${shared} examples of A's ${inA.size} and B's ${inB.size}, under half${
+      `the runs share ${shared} example${
+        shared === 1 ? "" : "s"
+      } of A's ${inA.size} and B's ${inB.size}, under half${
         datasets || matrixNote(a, b)
       }`,
     );

@@ -323,6 +323,39 @@ Deno.test("run --sample 0 and --limit 0 choose no example and exit 2 as nothing 
   });
 });
 
+Deno.test("run and view count one example and one unit in the singular", async () => {
+  await withTempDir(async (dir) => {
+    // Before: "chose none of the 1 examples", "1 examples ran", "1 units".
+    const config = await writeSuite(dir, 1);
+    const none = await cli(["run", config, "--filter", "no-such-topic"], dir);
+    assert.equal(none.code, 2, none.stderr);
+    assert.ok(
+      none.stderr.includes(
+        'subset --filter "no-such-topic" chose none of the 1 example: nothing was evaluated',
+      ),
+      none.stderr,
+    );
+    const one = await cli(
+      ["run", config, "--limit", "1", "--out", `${dir}/s.ndjson`],
+      dir,
+    );
+    assert.equal(one.code, 0, one.stderr);
+    assert.ok(
+      one.stderr.includes("subset --limit 1: 1 example ran"),
+      one.stderr,
+    );
+    const shard = await cli(["run", config, "--shard", "1/1"], dir);
+    assert.equal(shard.code, 0, shard.stderr);
+    assert.ok(
+      shard.stderr.includes("shard 1/1: 1 of 1 example is this shard's"),
+      shard.stderr,
+    );
+    const view = await cli(["view", `${dir}/s.ndjson`, "--by-call"], dir);
+    assert.equal(view.code, 0, view.stderr);
+    assert.match(view.stdout, /\n1 unit, 0 with a failure\n$/);
+  });
+});
+
 Deno.test("run --limit of a matrix run skips each left-out example once per target: no Score without a target, no gate failed for it", async () => {
   await withTempDir(async (dir) => {
     await writeSuite(dir);

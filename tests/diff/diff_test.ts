@@ -526,7 +526,7 @@ Deno.test("cli diff --fail-on-regression fails, naming why, when nothing can be 
       dir,
     );
     assert.equal(other.code, 1, other.stderr);
-    assert.match(other.stderr, /share 1 examples of A's 4 and B's 4/);
+    assert.match(other.stderr, /share 1 example of A's 4 and B's 4/);
     // Without the flag the same is said, and the exit is 0.
     const told = await cli(["diff", "base.ndjson", "broken.ndjson"], dir);
     assert.equal(told.code, 0);
@@ -922,7 +922,7 @@ Deno.test("unfitComparison does not call one file read by two paths two datasets
   );
   const b = [scored("m", 1, { example_id: "../data/a.jsonl#1" })];
   assert.deepEqual(unfitComparison(a, b, diffScores(a, b)), [
-    "the runs share 1 examples of A's 4 and B's 1, under half",
+    "the runs share 1 example of A's 4 and B's 1, under half",
   ]);
 });
 
