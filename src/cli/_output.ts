@@ -121,6 +121,7 @@ export async function progress(scoresOnStdout: boolean): Promise<Progress> {
       flow: line.flow!,
       total: (units) => line.total(units),
       start: (units) => line.start(units),
+      end: (units) => line.ended(units),
       skip: (units) => line.skip(units),
       done: (scores) => line.scored(scores),
     },

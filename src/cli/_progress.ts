@@ -17,7 +17,7 @@ export interface ProgressNumbers {
   rate: number | undefined;
   /** Error and blocked Scores so far. */
   errors: number;
-  /** Units started and not yet done. */
+  /** Target calls started and not yet ended. */
   inFlight: number;
   /** What holds the network calls back, when something does. */
   flow: FlowState | undefined;
@@ -144,6 +144,7 @@ export class ProgressLine {
   #done = 0;
   #skipped = 0;
   #started = 0;
+  #ended = 0;
   #errors = 0;
   #lastUnit: string | undefined;
   // (time, units done and not skipped) samples, for the rate.
@@ -182,11 +183,17 @@ export class ProgressLine {
     this.#started += units;
   }
 
+  /** Units whose target call ended: no longer in flight. */
+  ended(units: number): void {
+    this.#ended += units;
+  }
+
   /** Units a resume skips: done, but not part of the rate. */
   skip(units: number): void {
     this.#skipped += units;
     this.#done += units;
     this.#started += units;
+    this.#ended += units;
   }
 
   /** The Scores of whole units, as they are written. */
@@ -222,7 +229,7 @@ export class ProgressLine {
       total: this.#total,
       rate,
       errors: this.#errors,
-      inFlight: Math.max(0, this.#started - this.#done),
+      inFlight: Math.max(0, this.#started - this.#ended),
       flow: state,
     };
   }

@@ -51,6 +51,12 @@ export interface RunProgress {
   total?(units: number): void;
   /** Units whose work starts: a target call, or a malformed record's units. */
   start?(units: number): void;
+  /**
+   * Units whose target call ended (returned or threw), or a malformed
+   * record's units, told at once: the calls in flight are those started and
+   * not ended, at most `concurrency` per target.
+   */
+  end?(units: number): void;
   /** Units a resume does not run again: their Scores are in the file. */
   skip?(units: number): void;
   /** The Scores of whole units, as they are written. */

@@ -1172,12 +1172,26 @@ export async function runSuite(
   }
   if (progress?.start !== undefined) {
     const start = progress.start;
-    // Every target of a matrix reports the units it starts.
+    const end = progress.end ?? (() => {});
+    // Every target of a matrix reports the units it starts and ends. A unit
+    // whose call ended may wait for its scorers and its turn to be written
+    // (in input order): it is no call in flight any more.
     for (const [i, inner] of built.entries()) {
       built[i] = {
         call: (testCase, context) => {
           start(1);
-          return inner.call(testCase, context);
+          let result;
+          try {
+            result = inner.call(testCase, context);
+          } catch (error) {
+            end(1);
+            throw error;
+          }
+          if (!(result instanceof Promise)) {
+            end(1);
+            return result;
+          }
+          return result.finally(() => end(1));
         },
         ...(inner.timed !== undefined ? { timed: inner.timed } : {}),
       };
@@ -1191,6 +1205,7 @@ export async function runSuite(
   };
   const onInvalidRecord = (example: Example) => {
     progress?.start?.(epochs * built.length);
+    progress?.end?.(epochs * built.length);
     invalidRecords++;
     if (options.onInvalidRecord === undefined) return;
     const { name, where } = whereOf(sources, example);

@@ -116,6 +116,41 @@ Deno.test("run on a terminal redraws done/total, rate, ETA, errors and units in 
   });
 });
 
+Deno.test("run on a terminal counts in flight only the units being worked on, never more than --concurrency", async () => {
+  await withTempDir(async (dir) => {
+    // The first case is slow: the units after it finish while it runs and
+    // wait to be written in input order. Before, they were counted in
+    // flight until written ("9 in flight" at --concurrency 2).
+    await Deno.writeTextFile(
+      `${dir}/target.sh`,
+      `input=$(cat)\ncase "$input" in *slow*) sleep 2 ;; esac\necho a\n`,
+    );
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      "dataset: data.jsonl\ntarget: { type: subprocess, cmd: sh target.sh }\nscorers: [{ type: exact_match }]\n",
+    );
+    await Deno.writeTextFile(
+      `${dir}/data.jsonl`,
+      jsonl(
+        Array.from({ length: 12 }, (_, i) => ({
+          input: i === 0 ? "slow" : `q${i}`,
+          expected: "a",
+        })),
+      ),
+    );
+    const out = await inPty(
+      ["run", "suite.yaml", "--concurrency", "2", "--out", "s.ndjson"],
+      { cwd: dir, env: { NO_COLOR: "1" } },
+    );
+    assert.equal(out.code, 0, out.screen);
+    const { frames } = framesOf(out.screen);
+    const flying = frames.map((f) => / (\d+) in flight/.exec(f)?.[1])
+      .filter((n) => n !== undefined).map(Number);
+    assert.ok(flying.length > 0, frames.join("\n"));
+    assert.ok(flying.every((n) => n <= 2), frames.join("\n"));
+  });
+});
+
 Deno.test("run on a terminal without NO_COLOR colours the errors", async () => {
   await withTempDir(async (dir) => {
     await slowSuite(dir, "data.jsonl", 10);
