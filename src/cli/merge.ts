@@ -10,6 +10,7 @@ import { stdinOnce, UsageError } from "./flags.ts";
 import { say } from "./_output.ts";
 import type { ShardPart } from "../record/merge.ts";
 import type { Gate } from "../aggregate/gates.ts";
+import type { Score } from "../score/mod.ts";
 import type { RecordedBudget } from "../record/run_checks.ts";
 
 /** Reads one shard: a RunRecord, or a Scores file with its sidecar. */
@@ -128,8 +129,10 @@ and a summary on stderr; the config's gates are checked as run checks them
 (exit 1), and a budget a shard ran out of fails as run's does (exit 1).
 --save-baseline and --baseline keep or compare the merged run as run's flags
 do (a bare name is .evalpipe/baselines/NAME.json beside the config the shards
-ran). Refuses shards of different configs or datasets, a missing shard, one
-given twice, or one that did not finish.`,
+ran). Under GitHub Actions it annotates the merged run and appends the
+--record's Markdown to the step summary, as run does. Refuses shards of
+different configs or datasets, a missing shard, one given twice, or one that
+did not finish.`,
   positionals: {
     names: ["SHARD..."],
     error: "merge takes the shards' records or Scores files",
@@ -159,6 +162,16 @@ given twice, or one that did not finish.`,
       help:
         "Compare the merged run with a baseline, as run --baseline does; exit 1 on a case that passed there and fails now, or a metric significantly worse",
     },
+    annotations: {
+      type: "boolean",
+      help:
+        "Print GitHub Actions workflow commands on stderr, as run does: ::error for each failed gate, a regression against --baseline, a spent budget and a subset that chose nothing, ::warning per metric with error or blocked Scores",
+      defaultText: "on when GITHUB_ACTIONS=true",
+    },
+    "no-annotations": {
+      type: "boolean",
+      help: "Print no workflow commands, even under GitHub Actions",
+    },
   },
   async run(flags, given) {
     const paths: readonly string[] = given;
@@ -166,6 +179,12 @@ given twice, or one that did not finish.`,
       throw new UsageError("merge takes the shards' records or Scores files");
     }
     stdinOnce("merge", paths);
+    if (flags.annotations && flags["no-annotations"]) {
+      throw new UsageError("--annotations and --no-annotations disagree");
+    }
+    const annotate = !flags["no-annotations"] &&
+      (flags.annotations || Deno.env.get("GITHUB_ACTIONS") === "true");
+    const stepSummary = Deno.env.get("GITHUB_STEP_SUMMARY") || undefined;
     // The inputs no output of the merge may be written over.
     const shards = paths.filter((p) => p !== "-").map((path) => ({
       name: "a shard",
@@ -459,10 +478,58 @@ given twice, or one that did not finish.`,
         merged.selection,
       )
       : undefined;
-    if (emptySubset !== undefined) {
-      say(emptySubset);
-      return 2;
+    if (emptySubset !== undefined) say(emptySubset);
+    // Under GitHub Actions, what run says there: the merge is what gates a
+    // sharded run. The step summary is the merged record's Markdown, so it
+    // needs --record.
+    if (
+      stepSummary !== undefined && flags.record !== undefined &&
+      merged.header !== undefined
+    ) {
+      const { appendStepSummary } = await import("./_reports.ts");
+      const warning = await appendStepSummary(
+        { file: flags.record, recordPath: flags.record },
+        stepSummary,
+      );
+      if (warning !== undefined) say(`evalpipe: ${warning}`);
     }
+    if (annotate) {
+      const [{ annotations, escapeCommandData }, { runFailures }, checks] =
+        await Promise.all([
+          import("../report/annotations.ts"),
+          import("../report/run_failures.ts"),
+          import("../record/run_checks.ts"),
+        ]);
+      const firstFailures = new Map<string, Score>();
+      for (const score of merged.scores) {
+        if (score.status !== "error" && score.status !== "blocked") continue;
+        const key = score.target_name === undefined
+          ? score.metric
+          : `${score.target_name}: ${score.metric}`;
+        if (!firstFailures.has(key)) firstFailures.set(key, score);
+      }
+      const budget = spentOut[0]?.budget;
+      const lines = annotations(
+        failures,
+        merged.aggregates,
+        firstFailures,
+        runFailures({
+          ...(compared !== undefined
+            ? { baseline: checks.recordedBaseline(comparePath!, compared) }
+            : {}),
+          ...(budget !== undefined ? { budget } : {}),
+        }),
+      );
+      for (const line of lines) say(line);
+      if (emptySubset !== undefined) {
+        say(
+          `::error title=evalpipe nothing evaluated::${
+            escapeCommandData(emptySubset.replace(/^evalpipe: /, ""))
+          }`,
+        );
+      }
+    }
+    if (emptySubset !== undefined) return 2;
     return failures.length > 0 || regressed || spentOut.length > 0 ? 1 : 0;
   },
 });

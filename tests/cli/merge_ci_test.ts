@@ -1,0 +1,75 @@
+// `merge` is the command that gates a sharded run in CI, so under GitHub
+// Actions it says what `run` says there: the step summary and the
+// annotations. `report` renders a record and gates nothing: it writes
+// neither (the run or merge that made the record did).
+
+import assert from "node:assert/strict";
+import { cli } from "../_cli.ts";
+import { withTempDir } from "../_proc.ts";
+
+async function writeSuite(dir: string): Promise<void> {
+  const rows = Array.from({ length: 8 }, (_, i) =>
+    JSON.stringify({
+      id: `c${i}`,
+      input: `q${i}`,
+      output: i % 2 === 0 ? "yes" : "no",
+      expected: "yes",
+    }));
+  await Deno.writeTextFile(`${dir}/cases.jsonl`, rows.join("\n") + "\n");
+  await Deno.writeTextFile(
+    `${dir}/suite.yaml`,
+    "dataset: cases.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\ngates: { exact_match: { min_pass_rate: 0.9 } }\n",
+  );
+}
+
+Deno.test("merge under GitHub Actions appends the merged run's Markdown to the step summary and annotates its failed gates, as run does; report does neither", async () => {
+  await withTempDir(async (dir) => {
+    await writeSuite(dir);
+    for (const k of [1, 2]) {
+      const shard = await cli(
+        ["run", "suite.yaml", "--shard", `${k}/2`, "--record", `s${k}.json`],
+        dir,
+      );
+      assert.equal(shard.code, 0, shard.stderr);
+    }
+    const github = {
+      GITHUB_ACTIONS: "true",
+      GITHUB_STEP_SUMMARY: `${dir}/step.md`,
+    };
+    const merged = await cli(
+      ["merge", "s1.json", "s2.json", "--record", "m.json"],
+      dir,
+      github,
+    );
+    assert.equal(merged.code, 1, merged.stderr);
+    assert.match(
+      merged.stderr,
+      /^::error title=evalpipe gate failed%3A exact_match::exact_match: pass rate .* < min_pass_rate 0\.9$/m,
+    );
+    // The step summary is the merged record's Markdown, as report writes it.
+    const markdown = await cli(
+      ["report", "m.json", "--markdown", "m.md"],
+      dir,
+      { GITHUB_ACTIONS: "true", GITHUB_STEP_SUMMARY: `${dir}/report_step.md` },
+    );
+    assert.equal(markdown.code, 0, markdown.stderr);
+    assert.equal(
+      await Deno.readTextFile(`${dir}/step.md`),
+      await Deno.readTextFile(`${dir}/m.md`),
+    );
+    // report gates nothing: no annotation, no step summary of its own.
+    assert.doesNotMatch(markdown.stderr, /^::/m);
+    await assert.rejects(
+      Deno.stat(`${dir}/report_step.md`),
+      Deno.errors.NotFound,
+    );
+    // --no-annotations keeps the workflow commands off, as run's does.
+    const quiet = await cli(
+      ["merge", "s1.json", "s2.json", "--no-annotations"],
+      dir,
+      { ...github, GITHUB_STEP_SUMMARY: `${dir}/step2.md` },
+    );
+    assert.equal(quiet.code, 1, quiet.stderr);
+    assert.doesNotMatch(quiet.stderr, /^::/m);
+  });
+});
