@@ -80,7 +80,7 @@ export function formatFrame(
     ? `${n.done}/${n.total} units (${
       n.total === 0 ? 100 : Math.floor(n.done * 100 / n.total)
     }%)`
-    : `${n.done} units`;
+    : `${n.done} unit${n.done === 1 ? "" : "s"}`;
   const note = flowNote(n.flow);
   const eta = n.total !== undefined && n.rate !== undefined && n.rate > 0 &&
       n.done < n.total

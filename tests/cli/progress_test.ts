@@ -443,6 +443,15 @@ Deno.test("formatFrame shows every part when there is room, the least useful lea
     formatFrame({ ...NUMBERS, total: undefined, flow: undefined }, 200, false),
     "420 units  12.5/s  3 errors  8 in flight",
   );
+  // One unit counted without a total is one unit, not "1 units".
+  assert.equal(
+    formatFrame(
+      { ...NUMBERS, done: 1, total: undefined, errors: 0, flow: undefined },
+      200,
+      false,
+    ),
+    "1 unit  12.5/s  0 errors  8 in flight",
+  );
   assert.equal(
     formatFrame({ ...NUMBERS, flow: undefined }, 200, true),
     "420/1000 units (42%)  12.5/s  ETA 46s  \x1b[31m3 errors\x1b[0m  8 in flight",
