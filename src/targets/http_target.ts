@@ -88,6 +88,29 @@ export function atPath(value: unknown, path: string): unknown {
 }
 
 /**
+ * What an answer holds instead of its `output` path, for the message: a
+ * JSON `null` where the path or a step of it is (`null at "answer"`) was
+ * there and said nothing, which is not the same fault as a key missing.
+ */
+function lacking(json: unknown, path: string): string {
+  const keys = path.replace(/^\$\.?/, "").split(".").filter((k) => k !== "");
+  let v = json;
+  for (const [i, key] of keys.entries()) {
+    if (v === null) {
+      const at = i === 0
+        ? ""
+        : ` at ${JSON.stringify(keys.slice(0, i).join("."))}`;
+      return `null${at} (output: ${JSON.stringify(path)})`;
+    }
+    if (typeof v !== "object") break;
+    v = (v as Record<string, unknown>)[key];
+  }
+  return v === null
+    ? `null at ${JSON.stringify(path)}`
+    : `without ${JSON.stringify(path)}`;
+}
+
+/**
  * A target that sends each case to an HTTP service. A non-2xx answer is a
  * target error with its status and a trimmed body; 429, 5xx, resets and
  * timeouts are retried first. Secrets (`${NAME}` values, a URL password)
@@ -216,9 +239,7 @@ export function httpTarget(
       const json = parseJsonAnswer(shown, result.text, secrets);
       const output = atPath(json, settings.output);
       if (output === undefined || output === null) {
-        throw new Error(
-          `${shown} answered without ${JSON.stringify(settings.output)}`,
-        );
+        throw new Error(`${shown} answered ${lacking(json, settings.output)}`);
       }
       return kept(
         typeof output === "string" ? output : JSON.stringify(output),

@@ -1040,6 +1040,31 @@ Deno.test("httpTarget with an output path quotes a 200's error where the output 
   });
 });
 
+Deno.test("httpTarget says an output path that holds null is null there, not missing", async () => {
+  await withServer({
+    script: [
+      reply.json({ answer: null }),
+      reply.json({ answer: { text: null } }),
+      reply.json({ answer: null }),
+      reply.json({ other: 1 }),
+    ],
+  }, async (server) => {
+    const path = (output: string) =>
+      httpTarget({ url: `${server.url}/answer`, output });
+    const [a] = await run(path("answer"), [{ input: "a" }]);
+    const [b] = await run(path("answer.text"), [{ input: "b" }]);
+    const [c] = await run(path("answer.text"), [{ input: "c" }]);
+    const [d] = await run(path("answer"), [{ input: "d" }]);
+    const where = `${server.url}/answer answered `;
+    assert.deepEqual([a, b, c, d].map((u) => u?.target?.error), [
+      `${where}null at "answer"`,
+      `${where}null at "answer.text"`,
+      `${where}null at "answer" (output: "answer.text")`,
+      `${where}without "answer"`,
+    ]);
+  });
+});
+
 Deno.test("httpTarget fills URL placeholders URL-encoded and sends no body with GET", async () => {
   await withServer(
     { script: [reply.json({ out: { n: 1 } })] },
