@@ -473,13 +473,13 @@ function retryAfterOf(headers: Headers): number | undefined {
  * Parses a 2xx answer's body as JSON; a body that is not JSON is a final
  * error quoting the start of the body, secrets hidden.
  *
- * @param url Where the answer came from, for the message.
+ * @param where The call, as messages show it (`POST <url>`).
  * @param text The body.
  * @param secrets Values to hide.
  * @returns The parsed value.
  */
 export function parseJsonAnswer(
-  url: string,
+  where: string,
   text: string,
   secrets: readonly string[],
 ): unknown {
@@ -489,7 +489,7 @@ export function parseJsonAnswer(
     if (!(error instanceof SyntaxError)) throw error;
     throw new Error(
       `${
-        redact(withoutCredentials(url), secrets)
+        redact(withoutCredentials(where), secrets)
       } answered with invalid JSON: ${
         JSON.stringify(redactClipped(text, secrets, 200, ""))
       }`,

@@ -414,7 +414,11 @@ export class ChatClient {
               watch,
             },
           );
-          const json = parseJsonAnswer(this.shownUrl, answer.text, secrets);
+          const json = parseJsonAnswer(
+            `POST ${this.shownUrl}`,
+            answer.text,
+            secrets,
+          );
           const failed = answeredError(
             `POST ${this.shownUrl}`,
             answer.status,
@@ -517,7 +521,7 @@ export class ChatClient {
     const inMessage = holdsSecret(JSON.stringify(message) ?? "", secrets);
     if (inMessage || holdsSecret(JSON.stringify(read), secrets)) {
       throw new ReplyError(
-        `${this.shownUrl} answered with a secret the config sends (the API key or a \${VAR} value) in its ${
+        `POST ${this.shownUrl} answered with a secret the config sends (the API key or a \${VAR} value) in its ${
           inMessage ? "message" : "model, usage or finish reason"
         }: the answer is not kept`,
         {
@@ -533,14 +537,17 @@ export class ChatClient {
     }
     if (Array.isArray(choices) && choices.length === 0) {
       throw new ReplyError(
-        `${this.shownUrl} answered no choice ("choices": [])`,
+        `POST ${this.shownUrl} answered no choice ("choices": [])`,
         reported(),
       );
     }
     let toolCalls: ToolCall[] | undefined;
     try {
       toolCalls = typeof message === "object" && message !== null
-        ? readToolCalls(message as Record<string, unknown>, this.shownUrl)
+        ? readToolCalls(
+          message as Record<string, unknown>,
+          `POST ${this.shownUrl}`,
+        )
         : undefined;
     } catch (error) {
       // A malformed tool call: the reply was paid for all the same.
@@ -550,7 +557,7 @@ export class ChatClient {
     const said = messageText(message, toolCalls !== undefined);
     if (!("text" in said)) {
       const message =
-        `${this.shownUrl} answered without a message text in choices[0].message.content (${
+        `POST ${this.shownUrl} answered without a message text in choices[0].message.content (${
           said.parts !== undefined ? `its parts are ${said.parts}; ` : ""
         }${finishText(choice?.finish_reason)})`;
       // Azure's filter leaves no content: a judge names it a refusal.

@@ -199,7 +199,11 @@ export class EmbeddingsClient {
         });
         let json: unknown;
         try {
-          json = parseJsonAnswer(this.shownUrl, answer.text, secrets);
+          json = parseJsonAnswer(
+            `POST ${this.shownUrl}`,
+            answer.text,
+            secrets,
+          );
         } catch (error) {
           if (!(error instanceof Error)) throw error;
           throw new EmbeddingAnswerError(error.message);
@@ -219,7 +223,11 @@ export class EmbeddingsClient {
     const r = (typeof reply === "object" && reply !== null ? reply : {}) as
       & Record<string, unknown>
       & { data?: unknown };
-    const vectors = readVectors(r.data, texts.length, this.shownUrl);
+    const vectors = readVectors(
+      r.data,
+      texts.length,
+      `POST ${this.shownUrl}`,
+    );
     return {
       vectors,
       info: {
@@ -232,9 +240,9 @@ export class EmbeddingsClient {
 }
 
 /** `data[]`'s vectors in index order, checked: one per text, finite numbers, one length. */
-function readVectors(data: unknown, count: number, url: string): number[][] {
+function readVectors(data: unknown, count: number, where: string): number[][] {
   const bad = (why: string) =>
-    new EmbeddingAnswerError(`${url} answered ${why}`);
+    new EmbeddingAnswerError(`${where} answered ${why}`);
   if (!Array.isArray(data) || data.length !== count) {
     throw bad(
       `without ${count} embedding${count === 1 ? "" : "s"} in "data"`,

@@ -41,7 +41,7 @@ export interface ToolCall {
  * The tool calls of a reply's message, or `undefined` when it has none.
  *
  * @param message `choices[0].message`.
- * @param where The URL, for messages.
+ * @param where The call, as messages show it (`POST <url>`).
  * @returns The calls, in the reply's order.
  * @throws {Error} When a call is not an object with a function name.
  */

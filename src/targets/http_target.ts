@@ -232,14 +232,20 @@ export function httpTarget(
       const kept = (output: string) => {
         if (!holdsSecret(output, secrets)) return { output, info };
         throw new Error(
-          `${shown} answered with a secret the config sends (a \${VAR} value or a URL's password): the answer is not kept`,
+          `${method} ${shown} answered with a secret the config sends (a \${VAR} value or a URL's password): the answer is not kept`,
         );
       };
       if (settings.output === undefined) return kept(result.text);
-      const json = parseJsonAnswer(shown, result.text, secrets);
+      const json = parseJsonAnswer(
+        `${method} ${shown}`,
+        result.text,
+        secrets,
+      );
       const output = atPath(json, settings.output);
       if (output === undefined || output === null) {
-        throw new Error(`${shown} answered ${lacking(json, settings.output)}`);
+        throw new Error(
+          `${method} ${shown} answered ${lacking(json, settings.output)}`,
+        );
       }
       return kept(
         typeof output === "string" ? output : JSON.stringify(output),

@@ -132,8 +132,14 @@ Deno.test("semanticSimilarity: an endpoint that fails is an error Score with emb
 Deno.test("semanticSimilarity: an answer without usable vectors is embedding.invalid_answer, not retried", async () => {
   for (
     const [bad, why] of [
-      [reply.json({ data: [] }), /without 1 embedding in "data"/],
-      [reply.malformed("{not json"), /answered with invalid JSON/],
+      [
+        reply.json({ data: [] }),
+        /^scorer error: POST \S+\/embeddings answered without 1 embedding in "data"/,
+      ],
+      [
+        reply.malformed("{not json"),
+        /^scorer error: POST \S+\/embeddings answered with invalid JSON/,
+      ],
       [
         reply.json({ data: [{ index: 0, embedding: ["a"] }] }),
         /without a list of numbers in "data\[0\]\.embedding"/,

@@ -580,11 +580,14 @@ Deno.test("openaiTarget stops a call when the run is aborted, without retrying",
   });
 });
 
-Deno.test("openaiTarget turns a malformed JSON answer into a target error", async () => {
+Deno.test("openaiTarget turns a malformed JSON answer into a target error, naming the call as every network error does", async () => {
   await withServer({ handler: () => reply.malformed() }, async (server) => {
     const unit = await runOne(openaiTarget(chat(server), env), { input: "q" });
     assert.equal(unit.output, null);
-    assert.match(unit.target?.error ?? "", /answered with invalid JSON/);
+    assert.match(
+      unit.target?.error ?? "",
+      /^POST http:\/\/\S+\/chat\/completions answered with invalid JSON/,
+    );
   });
 });
 
@@ -690,7 +693,7 @@ Deno.test("openaiTarget reads a reply as servers give it: text parts joined, a r
     assert.equal(units[1]?.target?.refusal, true);
     assert.match(
       units[2]?.target?.error ?? "",
-      /answered without a message text in choices\[0\]\.message\.content \(finish_reason "length": the reply ran out of max_tokens/,
+      /^POST http:\/\/\S+ answered without a message text in choices\[0\]\.message\.content \(finish_reason "length": the reply ran out of max_tokens/,
     );
     assert.match(
       units[3]?.target?.error ?? "",
@@ -698,7 +701,7 @@ Deno.test("openaiTarget reads a reply as servers give it: text parts joined, a r
     );
     assert.match(
       units[4]?.target?.error ?? "",
-      /answered no choice \("choices": \[\]\)$/,
+      /^POST http:\/\/\S+ answered no choice \("choices": \[\]\)$/,
     );
     assert.match(
       units[5]?.target?.error ?? "",
@@ -1055,7 +1058,7 @@ Deno.test("httpTarget says an output path that holds null is null there, not mis
     const [b] = await run(path("answer.text"), [{ input: "b" }]);
     const [c] = await run(path("answer.text"), [{ input: "c" }]);
     const [d] = await run(path("answer"), [{ input: "d" }]);
-    const where = `${server.url}/answer answered `;
+    const where = `POST ${server.url}/answer answered `;
     assert.deepEqual([a, b, c, d].map((u) => u?.target?.error), [
       `${where}null at "answer"`,
       `${where}null at "answer.text"`,

@@ -156,7 +156,7 @@ Deno.test("openaiTarget: a tool call without a function name is a target error n
   const [unit] = await units(chat.base, [{ input: "q" }]);
   assert.equal(
     unit?.target?.error,
-    `${chat.base}/chat/completions answered a tool call without a name in choices[0].message.tool_calls[0].function.name`,
+    `POST ${chat.base}/chat/completions answered a tool call without a name in choices[0].message.tool_calls[0].function.name`,
   );
 });
 
@@ -179,7 +179,7 @@ Deno.test("openaiTarget keeps no answer whose tool call arguments hold the API k
     (error: Error) => {
       assert.match(
         error.message,
-        /answered with a secret the config sends \(the API key or a \$\{VAR\} value\) in its message: the answer is not kept$/,
+        /^POST \S+\/chat\/completions answered with a secret the config sends \(the API key or a \$\{VAR\} value\) in its message: the answer is not kept$/,
       );
       assert.doesNotMatch(error.message, /sk-secret-123/);
       return true;
