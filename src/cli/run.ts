@@ -7,7 +7,7 @@
 import { defineCommand } from "./command.ts";
 import { UsageError } from "./flags.ts";
 import { progress, say, saySurplusLines, stdoutIsFile } from "./_output.ts";
-import { exitCodeOf, OUTPUT_EXIT_CODE } from "../base/errors.ts";
+import { exitCodeOf, isOsError, OUTPUT_EXIT_CODE } from "../base/errors.ts";
 import { REPORT_FLAGS } from "./_reports.ts";
 import { CACHE_FLAG, cacheModeOf } from "./_cache_flag.ts";
 import type { Score } from "../score/mod.ts";
@@ -26,7 +26,44 @@ async function openFlagFile(
   options: import("../io/out_file.ts").OpenOutOptions,
 ) {
   const { openOut } = await import("../io/out_file.ts");
-  return await openOut(path, options);
+  const waiting = path === undefined
+    ? undefined
+    : await noteFifo(path, options.name ?? JSON.stringify(path));
+  try {
+    return await openOut(path, options);
+  } finally {
+    clearTimeout(waiting);
+  }
+}
+
+/** Seconds an output FIFO may wait for its reader before stderr says so. */
+const FIFO_NOTE_S = 1;
+
+/**
+ * A FIFO opens to write only once something reads it: `--out >(jq …)` at
+ * once, a `mkfifo` nobody reads never. Allowed, as the reports write through
+ * one, but a wait past a moment is said on stderr instead of a run that
+ * hangs without a word before it starts.
+ *
+ * @returns The note's timer, to clear once the open is done.
+ */
+async function noteFifo(
+  path: string,
+  name: string,
+): Promise<ReturnType<typeof setTimeout> | undefined> {
+  const info = await Deno.stat(path).catch((error) => {
+    // Not there (made by the open) or not reachable: the open says why.
+    if (!isOsError(error)) throw error;
+    return undefined;
+  });
+  if (!info?.isFifo) return undefined;
+  const timer = setTimeout(() => {
+    say(
+      `evalpipe: ${name} is a FIFO: the run starts once something reads it`,
+    );
+  }, FIFO_NOTE_S * 1000);
+  Deno.unrefTimer(timer);
+  return timer;
 }
 
 /** Writes the HTML report of the run whose RunRecord is at `recordPath`. */

@@ -1,0 +1,56 @@
+// A FIFO given as --out opens only once something reads it: the run says
+// so on stderr rather than waiting without a word, then writes to it.
+
+import assert from "node:assert/strict";
+import { CLI } from "../_cli.ts";
+import { withTempDir } from "../_proc.ts";
+
+Deno.test("cli run --out a FIFO nobody reads says it waits for a reader, then writes the Scores to it", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/d.jsonl`,
+      '{"input":"q","output":"a","expected":"a"}\n',
+    );
+    await Deno.writeTextFile(
+      `${dir}/s.yaml`,
+      "dataset: d.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n",
+    );
+    const fifo = `${dir}/scores.fifo`;
+    const made = await new Deno.Command("mkfifo", { args: [fifo] }).output();
+    assert.equal(made.code, 0);
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", CLI, "run", "s.yaml", "--out", fifo],
+      cwd: dir,
+      stdin: "null",
+      stdout: "null",
+      stderr: "piped",
+    }).spawn();
+    // Read stderr as it comes, up to the note: nothing reads the FIFO yet.
+    const reader = child.stderr.pipeThrough(new TextDecoderStream())
+      .getReader();
+    let said = "";
+    while (!said.includes("FIFO")) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      said += value;
+    }
+    assert.ok(
+      said.includes(
+        `evalpipe: --out ${
+          JSON.stringify(fifo)
+        } is a FIFO: the run starts once something reads it\n`,
+      ),
+      said,
+    );
+    // Now a reader: the run starts and its Scores come through.
+    const scores = await Deno.readTextFile(fifo);
+    for (let r = await reader.read(); !r.done; r = await reader.read()) {
+      said += r.value;
+    }
+    const { code } = await child.status;
+    assert.equal(code, 0, said);
+    const [score] = scores.trim().split("\n").map((l) => JSON.parse(l));
+    assert.equal(score.metric, "exact_match");
+    assert.equal(score.value, 1);
+  });
+});
