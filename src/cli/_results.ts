@@ -62,6 +62,8 @@ export interface Results extends ScoresFile {
   byPosition?: true;
   /** It was an evalglass record. */
   evalglass?: true;
+  /** The cases a baseline file kept, with its units (a record keeps its own). */
+  cases?: import("../diff/_cases.ts").KeptCase[];
 }
 
 /**
@@ -171,7 +173,12 @@ async function readResultsAt(
     const { readBaseline } = await import("../run/baseline.ts");
     const { scores, file: baseline } = await readBaseline(file);
     sayBaseline(inputName(path), scores.length);
-    return { scores, problems: [], require: baseline.require };
+    return {
+      scores,
+      problems: [],
+      require: baseline.require,
+      cases: baseline.units,
+    };
   }
   const read = await readScoresFile(file);
   if (read.record === undefined && file === path) {

@@ -118,6 +118,18 @@ judged by the run's require.`,
         }): its cases are compared all the same, so a change may be the evaluator's`,
       );
     }
+    // A case edited between the runs, its id kept: said, for its change
+    // may be the case's. Only runs that kept their cases can tell.
+    const [casesA, casesB] = [a, b].map((r) => r.cases ?? r.record?.units);
+    if (casesA !== undefined && casesB !== undefined) {
+      const { casesChanged, casesChangedText } = await import(
+        "../diff/_cases.ts"
+      );
+      const changed = casesChanged(casesA, casesB);
+      if (changed !== undefined) {
+        say(`evalpipe: ${casesChangedText(changed, "A", "B")}`);
+      }
+    }
     const pairing = pairingOf(a.scores, b.scores);
     if (pairing.datasets !== undefined) {
       say(

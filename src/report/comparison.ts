@@ -9,6 +9,7 @@ import type { Aggregate, CaseRequirement } from "../aggregate/types.ts";
 import type { ComparisonLine } from "../diff/compare.ts";
 import type { BaselineComparison, CaseChange } from "../run/baseline.ts";
 import { escapeControl } from "../base/terminal.ts";
+import { casesChangedText } from "../diff/_cases.ts";
 import { alignRows } from "./_table.ts";
 
 /** A figure to three places; `–` when undefined. */
@@ -166,6 +167,9 @@ export function formatBaseline(
   path: string,
 ): string {
   const out = [`Compared with baseline ${JSON.stringify(path)}:`];
+  if (c.cases_changed !== undefined) {
+    out.push(casesChangedText(c.cases_changed, "the baseline", "this run"));
+  }
   for (const e of c.evaluators_changed ?? []) {
     out.push(
       `the evaluator of ${

@@ -212,6 +212,15 @@ export class BaselineCollector {
   }
 
   /**
+   * The units kept, each with its case's input and expected answer.
+   *
+   * @returns The units, in the order answered.
+   */
+  units(): Iterable<Unit> {
+    return this.#units.values();
+  }
+
+  /**
    * Every Score kept, in the order written.
    *
    * @returns The Scores.
@@ -555,6 +564,18 @@ export interface BaselineComparison {
    * change may be the evaluator's. Absent when none changed.
    */
   evaluators_changed?: EvaluatorChange[];
+  /**
+   * Cases kept by both runs with another input or expected answer now than
+   * in the baseline (the dataset edited, ids kept): compared all the same,
+   * so a change may be the case's. Absent when none differs, or when the
+   * baseline kept no cases (a RunRecord given as the baseline).
+   */
+  cases_changed?: {
+    /** How many examples. */
+    count: number;
+    /** The first few, as the run wrote them. */
+    examples: string[];
+  };
   /**
    * The metrics whose paired difference is significantly negative, named
    * after their target in a matrix (`large: exact_match`).

@@ -442,6 +442,19 @@ function countsOf(cache: TargetCache): CacheCounts {
  * Writes the units still waiting for Scores (none came: a unit without any),
  * and the earlier Scores of a resume whose units did not come again.
  */
+/**
+ * The cases a run kept with another input or expected answer than its
+ * baseline kept, as a comparison's `cases_changed`.
+ */
+async function casesChangedSince(
+  baseline: Iterable<import("../diff/_cases.ts").KeptCase>,
+  now: Iterable<import("../diff/_cases.ts").KeptCase>,
+): Promise<{ cases_changed?: import("../diff/_cases.ts").CasesChanged }> {
+  const { casesChanged } = await import("../diff/_cases.ts");
+  const changed = casesChanged(baseline, now);
+  return changed === undefined ? {} : { cases_changed: changed };
+}
+
 async function writeRest(
   joiner: UnitScores | undefined,
   record: RunRecordWriter | undefined,
@@ -1457,6 +1470,9 @@ export async function runSuite(
       require ?? "all",
       { valueRange: valueRangesOf(scorers) },
     ),
+    // A case edited since the baseline, its id kept: said, for its change
+    // may be the case's, not the system's.
+    ...await casesChangedSince(baseline.file.units, collector!.units()),
   };
   // --- end issue 14 ---
   const budgetSpent = budget === undefined ? undefined : {
