@@ -380,7 +380,8 @@ export async function writeBaseline(
  * Reads a baseline file back as its Scores, each with its unit's ids.
  *
  * @param path The file.
- * @returns The baseline and its Scores.
+ * @returns The baseline and its Scores; for a RunRecord, its units as
+ *   `cases` (the baseline it makes keeps none), whose inputs a run checks.
  * @throws {InputError} When it is missing or not a baseline.
  *
  * @example A missing baseline says how to make one
@@ -392,7 +393,7 @@ export async function writeBaseline(
  */
 export async function readBaseline(
   path: string,
-): Promise<{ file: BaselineFile; scores: Score[] }> {
+): Promise<{ file: BaselineFile; scores: Score[]; cases?: Unit[] }> {
   let text: string;
   try {
     text = await Deno.readTextFile(path);
@@ -440,6 +441,7 @@ export async function readBaseline(
         units: [],
       },
       scores: record.scores,
+      cases: record.units,
     };
   }
   let value: unknown;

@@ -1472,7 +1472,10 @@ export async function runSuite(
     ),
     // A case edited since the baseline, its id kept: said, for its change
     // may be the case's, not the system's.
-    ...await casesChangedSince(baseline.file.units, collector!.units()),
+    ...await casesChangedSince(
+      baseline.cases ?? baseline.file.units,
+      collector!.units(),
+    ),
   };
   // --- end issue 14 ---
   const budgetSpent = budget === undefined ? undefined : {

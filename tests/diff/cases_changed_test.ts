@@ -70,6 +70,14 @@ Deno.test("diff and run --baseline name the examples whose input or expected ans
       ),
       second.stderr,
     );
+    // A RunRecord as the baseline keeps its cases as its units.
+    const byRecord = await cli(["run", "s.yaml", "--baseline", "1.json"], dir);
+    assert.ok(
+      byRecord.stderr.includes(
+        `4 examples have another input or expected answer in this run than in the baseline ${named}`,
+      ),
+      byRecord.stderr,
+    );
     const said =
       `evalpipe: 4 examples have another input or expected answer in B than in A ${named}: the dataset changed between the runs`;
     for (const a of ["1.json", ".evalpipe/baselines/main.json"]) {
