@@ -223,8 +223,9 @@ const OTHER_WORDS: Record<string, readonly [string, string]> = {
 };
 
 /**
- * Scorers of Inspect and of Braintrust's autoevals, by their names written
- * any way (`model_graded_qa`, `NumericDiff`): what evalpipe's is, and how it
+ * Scorers of Inspect, of Braintrust's autoevals and promptfoo's assert
+ * types, by their names written any way (`model_graded_qa`, `NumericDiff`,
+ * `llm-rubric`): what evalpipe's is, and how it
  * differs. Names a near word already finds (`ExactMatch`, `Levenshtein`)
  * are left to it.
  */
@@ -254,6 +255,39 @@ const OTHER_SCORERS: Record<string, string> = {
   embeddingsimilarity:
     'autoevals\' EmbeddingSimilarity is "semantic_similarity" here',
   listcontains: 'autoevals\' ListContains is "set_overlap" here',
+  // promptfoo's assert types, for a suite whose asserts were moved into
+  // `scorers:` as they were written.
+  equals: 'promptfoo\'s "equals" assert is "exact_match" here',
+  icontains:
+    'promptfoo\'s "icontains" assert is "contains" here, with ignore_case: true',
+  containsany:
+    'promptfoo\'s "contains-any" assert is "contains" here, with mode: any and the texts as "values"',
+  icontainsany:
+    'promptfoo\'s "icontains-any" assert is "contains" here, with mode: any, ignore_case: true and the texts as "values"',
+  containsall:
+    'promptfoo\'s "contains-all" assert is "contains" here (mode: all, its default), with the texts as "values"',
+  icontainsall:
+    'promptfoo\'s "icontains-all" assert is "contains" here, with ignore_case: true and the texts as "values"',
+  noticontains:
+    'promptfoo\'s "not-icontains" assert is "not_contains" here, with ignore_case: true',
+  istartswith:
+    'promptfoo\'s "istarts-with" assert is "starts_with" here, with ignore_case: true',
+  isjson:
+    'promptfoo\'s "is-json" assert is "json" here (a JSON Schema as "schema")',
+  containsjson:
+    'promptfoo\'s "contains-json" assert has no built-in here: "json" checks the whole output, trimmed',
+  llmrubric:
+    'promptfoo\'s "llm-rubric" assert is "llm_judge" here, with its value as the "rubric"',
+  modelgradedclosedqa:
+    'promptfoo\'s "model-graded-closedqa" assert is "llm_judge" here, with its value as the "rubric"',
+  contextfaithfulness:
+    'promptfoo\'s "context-faithfulness" assert is "faithfulness" here',
+  similar:
+    'promptfoo\'s "similar" assert is "semantic_similarity" here, with its "threshold"',
+  javascript:
+    'promptfoo\'s "javascript" assert is a "subprocess" scorer here: a script (cmd: node check.js) reads the case as JSON on stdin and prints {"score": …}, as the README\'s "Writing a scorer in any language" shows',
+  python:
+    'promptfoo\'s "python" assert is a "subprocess" scorer here: a script (cmd: python3 check.py) reads the case as JSON on stdin and prints {"score": …}, as the README\'s "Writing a scorer in any language" shows',
 };
 
 /**

@@ -352,3 +352,49 @@ Deno.test("validate: Inspect's and autoevals' scorer names, written any way, get
     }
   });
 });
+
+Deno.test("validate: promptfoo's assert types, kept in a suite of evalpipe's shape, get evalpipe's scorer and how to set it", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/cases.jsonl`, '{"input": "q"}\n');
+    const cases: Array<[string, string]> = [
+      ["equals", '; promptfoo\'s "equals" assert is "exact_match" here'],
+      [
+        "icontains",
+        '; promptfoo\'s "icontains" assert is "contains" here, with ignore_case: true',
+      ],
+      [
+        "contains-any",
+        '; promptfoo\'s "contains-any" assert is "contains" here, with mode: any',
+      ],
+      ["is-json", '; promptfoo\'s "is-json" assert is "json" here'],
+      [
+        "llm-rubric",
+        '; promptfoo\'s "llm-rubric" assert is "llm_judge" here, with its value as the "rubric"',
+      ],
+      [
+        "similar",
+        '; promptfoo\'s "similar" assert is "semantic_similarity" here',
+      ],
+      [
+        "javascript",
+        '; promptfoo\'s "javascript" assert is a "subprocess" scorer here',
+      ],
+      [
+        "python",
+        '; promptfoo\'s "python" assert is a "subprocess" scorer here',
+      ],
+      // evalpipe's own words and near misses keep their answers.
+      ["containz", '; did you mean "contains"?'],
+      ["starts-with", '; did you mean "starts_with"?'],
+    ];
+    for (const [type, hint] of cases) {
+      await Deno.writeTextFile(
+        `${dir}/suite.yaml`,
+        `dataset: cases.jsonl\ntarget: { type: replay }\nscorers: [{ type: ${type} }]\n`,
+      );
+      const out = await cli(["validate", "suite.yaml"], dir);
+      assert.equal(out.code, 2, out.stderr);
+      assert.ok(out.stderr.includes(hint), `${type}: ${out.stderr}`);
+    }
+  });
+});
