@@ -172,6 +172,11 @@ function keyHint(
   if (fields === undefined) return "";
   const near = nearest(key, Object.keys(fields));
   if (near !== undefined) return `; did you mean ${JSON.stringify(near)}?`;
+  // A gate's bar without its direction (`pass_rate`, `errors`).
+  const bar = [`min_${key}`, `max_${key}`].find((k) =>
+    Object.hasOwn(fields, k)
+  );
+  if (bar !== undefined) return `; did you mean ${JSON.stringify(bar)}?`;
   // Another tool's word for a key (`thresholds`, or misspelt `tresholds`).
   const word = nearest(key, Object.keys(OTHER_WORDS)) ??
     (Object.hasOwn(OTHER_WORDS, key) ? key : undefined);
@@ -183,6 +188,33 @@ function keyHint(
   return at.length === 0 && /^experiment(?:_?name)?$/i.test(key)
     ? '; a suite names no experiment: --record FILE keeps a run, --save-baseline NAME keeps it to compare later runs with (--baseline NAME), and "evalpipe diff A B" compares two records'
     : "";
+}
+
+/**
+ * For a gate's bar written straight under `gates:` (`min_pass_rate: 0.9`),
+ * the gate it was meant to be, under a metric of the suite; else nothing.
+ */
+function gateHint(
+  root: unknown,
+  path: readonly PropertyKey[],
+  actual: unknown,
+): string {
+  if (path.length !== 2 || path[0] !== "gates" || !isMapping(root)) return "";
+  const gate = shapeAt(root, path);
+  const key = String(path[1]);
+  if (gate?.kind !== "mapping" || !Object.hasOwn(gate.fields, key)) return "";
+  // The first scorer's metric when the config spells it, else a stand-in.
+  const first = Array.isArray(root.scorers) ? root.scorers[0] : undefined;
+  const metric = !isMapping(first)
+    ? "<metric>"
+    : typeof first.name === "string"
+    ? first.name
+    : typeof first.type === "string" && first.type !== "subprocess"
+    ? first.type
+    : "<metric>";
+  return `; a gate is per metric: gates: { ${metric}: { ${key}: ${
+    JSON.stringify(actual)
+  } } }`;
 }
 
 /**
@@ -486,7 +518,7 @@ function describe(
         path,
         `${named(path)} must be ${kindName(issue.expected)}, not ${
           typeName(actual)
-        }${yaml11Hint(issue.expected, actual)}`,
+        }${yaml11Hint(issue.expected, actual)}${gateHint(root, path, actual)}`,
       ];
     case "too_big":
     case "too_small": {

@@ -1158,3 +1158,26 @@ Deno.test("an unknown key that is another tool's word, or a typo of one, suggest
     assert.equal(error.message, `Invalid config "suite.yaml" ${message}`);
   }
 });
+
+Deno.test("checkConfigText: a gate's bar without its min_ or max_, or written without its metric, is named with what was meant", async () => {
+  const head =
+    "dataset: d.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n";
+  const cases: Array<[string, string]> = [
+    [
+      "gates: { exact_match: { pass_rate: 0.9 } }\n",
+      'line 4: unknown key "gates.exact_match.pass_rate"; did you mean "min_pass_rate"?',
+    ],
+    [
+      "gates: { exact_match: { errors: 0 } }\n",
+      'line 4: unknown key "gates.exact_match.errors"; did you mean "max_errors"?',
+    ],
+    [
+      "gates:\n  min_pass_rate: 0.9\n",
+      'line 5: "gates.min_pass_rate" must be a mapping, not number 0.9; a gate is per metric: gates: { exact_match: { min_pass_rate: 0.9 } }',
+    ],
+  ];
+  for (const [gates, message] of cases) {
+    const error = await configError(head + gates);
+    assert.equal(error.message, `Invalid config "suite.yaml" ${message}`);
+  }
+});
