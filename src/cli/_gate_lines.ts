@@ -15,20 +15,21 @@ export interface InvalidCases {
 /**
  * The stderr line on a gate that did not hold: `gate failed: …` for a
  * threshold the config set; for a metric that measured nothing though no
- * gate names it, the rule that failed the run, or, when the run's cases were
- * invalid (the run exits 2 for them), what to fix rather than a gate to set.
+ * gate names it, the rule that failed the run. When the run's cases were
+ * invalid (the run exits 2 for them), a metric that measured nothing says
+ * what to fix rather than a gate to set, gated or not.
  */
 export function gateLine(
   failure: GateFailure,
   invalid?: InvalidCases,
 ): string {
-  if (!failure.ungated) return `evalpipe: gate failed: ${failure.message}`;
+  const head = failure.ungated ? "evalpipe: " : "evalpipe: gate failed: ";
   if (
     invalid === undefined || invalid.count === 0 ||
     failure.unmeasured === undefined
-  ) return `evalpipe: ${failure.message}`;
+  ) return `${head}${failure.message}`;
   const { count, first } = invalid;
-  return `evalpipe: ${
+  return `${head}${
     nothingMeasured({ ...failure, unmeasured: failure.unmeasured })
   }, ${count} ${count === 1 ? "case is" : "cases are"} invalid (the first: ${
     invalidCaseText(first)

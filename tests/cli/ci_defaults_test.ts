@@ -128,3 +128,32 @@ Deno.test('cli run on Inspect\'s dataset (its answer under "target"), no gate se
     );
   });
 });
+
+Deno.test("cli run on Inspect's dataset with a gate on the metric: the gate's \"nothing measured\" line says to fix the dataset, not to allow it", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      'dataset: data.jsonl\ntarget: { type: subprocess, cmd: "cat" }\nscorers:\n  - type: exact_match\ngates:\n  exact_match: { min_pass_rate: 0.9 }\n',
+    );
+    await Deno.writeTextFile(
+      `${dir}/data.jsonl`,
+      '{"input": "a", "target": "a"}\n{"input": "b", "target": "b"}\n',
+    );
+    const out = await cli(["run", "suite.yaml", "--out", "s.jsonl"], dir);
+    assert.equal(out.code, 2, out.stderr);
+    assert.doesNotMatch(out.stderr, /allow_unmeasured/);
+    assert.ok(
+      out.stderr.includes(
+        `evalpipe: gate failed: exact_match: nothing measured: 2 blocked of 2 Scores, 2 cases are invalid (the first: "data.jsonl" line 1: "target" is Inspect's answer key; evalpipe's is "expected": rename the field): fix the dataset and run again\n`,
+      ),
+      out.stderr,
+    );
+    // The threshold the config set is still said to have failed.
+    assert.ok(
+      out.stderr.includes(
+        "evalpipe: gate failed: exact_match: pass rate 0 < min_pass_rate 0.9\n",
+      ),
+      out.stderr,
+    );
+  });
+});
