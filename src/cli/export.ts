@@ -71,6 +71,13 @@ update --from" take.`,
         } is the record of a run that did not finish; the export says so in its Scorecard`,
       );
     }
+    if (record.shard !== undefined) {
+      say(
+        `evalpipe: ${
+          JSON.stringify(recordPath)
+        } is shard ${record.shard.index} of ${record.shard.count} of a run: its gates are checked on the merged run (evalpipe merge), so the export decides none; export the merged record for the run's verdict`,
+      );
+    }
     await writeStdout(`${paths.runrecord}\n`);
     return 0;
   },

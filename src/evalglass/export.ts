@@ -416,7 +416,12 @@ export class EvalglassTally {
     const cluster = this.#clusters.result();
 
     const gates = gatesOf(record.config);
-    const failures = checkGates(gates, record.aggregates);
+    // A shard's gates are checked on the merged run, as `run` checks none
+    // on a shard: its part of the examples decides no gate here either.
+    const shard = record.shard;
+    const failures = shard === undefined
+      ? checkGates(gates, record.aggregates)
+      : [];
     const passing: string[] = [];
     const failing: string[] = [];
     const informational: string[] = [];
@@ -426,13 +431,15 @@ export class EvalglassTally {
       compareCodePoints,
     );
     for (const metric of gated) {
-      if (gates[metric] === undefined) {
+      if (gates[metric] === undefined || shard !== undefined) {
         informational.push(metric);
         authority[metric] = {
           can_gate: false,
           level: "informational",
           blocked: false,
-          reasons: ["no_evalpipe_gate"],
+          reasons: [
+            gates[metric] === undefined ? "no_evalpipe_gate" : "evalpipe_shard",
+          ],
         };
         continue;
       }
@@ -470,6 +477,14 @@ export class EvalglassTally {
           : {}),
       },
     }];
+    if (shard !== undefined) {
+      diagnostics.push({
+        code: "evalpipe.shard",
+        severity: "warning",
+        message:
+          `shard ${shard.index} of ${shard.count} of an evalpipe run: its gates are checked on the merged run (evalpipe merge), so none is decided here`,
+      });
+    }
     if (!record.complete) {
       diagnostics.push({
         code: "evalpipe.run_incomplete",

@@ -526,3 +526,56 @@ Deno.test('export --to evalglass of a record whose diagnostic has an empty messa
     }
   });
 });
+
+Deno.test("export --to evalglass of a shard decides no gate, as run does not on a shard, and says so on stderr and in the Scorecard", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      "dataset: d.jsonl\ntarget: { type: replay }\nscorers:\n  - type: exact_match\ngates:\n  exact_match: { min_mean: 0.9 }\n",
+    );
+    await Deno.writeTextFile(
+      `${dir}/d.jsonl`,
+      [1, 2, 3, 4].map((i) =>
+        JSON.stringify({ input: `q${i}`, output: "no", expected: "yes" })
+      ).join("\n") + "\n",
+    );
+    const run = await cli(
+      ["run", "suite.yaml", "--shard", "1/2", "--record", "run.json"],
+      dir,
+    );
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stderr, /gates are checked on the merged run/);
+    const out = await cli(
+      ["export", "--to", "evalglass", "run.json", "reports"],
+      dir,
+    );
+    assert.equal(out.code, 0, out.stderr);
+    assert.match(
+      out.stderr,
+      /"run\.json" is shard 1 of 2 of a run: its gates are checked on the merged run/,
+    );
+    const rr = JSON.parse(
+      await Deno.readTextFile(`${dir}/${out.stdout.trimEnd()}`),
+    );
+    assertSchema("runrecord", rr);
+    assert.equal(rr.scorecard.verdict.verdict, "informational");
+    assert.equal(rr.scorecard.verdict.ci_should_fail, false);
+    assert.deepEqual(rr.scorecard.verdict.failing_gates, []);
+    assert.deepEqual(rr.scorecard.verdict.informational_metrics, [
+      "exact_match",
+    ]);
+    assert.deepEqual(rr.scorecard.authority.exact_match, {
+      can_gate: false,
+      level: "informational",
+      blocked: false,
+      reasons: ["evalpipe_shard"],
+    });
+    assert.deepEqual(
+      rr.scorecard.diagnostics.map((d: Json) => [d.code, d.severity]),
+      [["evalpipe.export", "info"], ["evalpipe.shard", "warning"]],
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
