@@ -144,7 +144,7 @@ const decoder = new TextDecoder();
  * The protocol v0 payload for a unit: compact JSON with the keys `context`
  * (only when the unit has a context list), `expected` (verbatim, `null` when
  * absent), `input` (a string: a list of chat messages as its JSON text) and
- * `output`, in that order.
+ * `output` (a string: `""` for a null output), in that order.
  *
  * @param unit The unit.
  * @returns The JSON text.
@@ -165,10 +165,12 @@ export function scorerPayload(unit: Unit): string {
   const input = typeof unit.input === "string"
     ? unit.input
     : JSON.stringify(unit.input);
+  // Its output is a string too: a unit a script built with `output: null`
+  // (no target error) is read as the built-in scorers read it, "".
   return `{${context}"expected":${expectedJson(unit)},"input":${
     JSON.stringify(input)
   },` +
-    `"output":${JSON.stringify(unit.output)}}`;
+    `"output":${JSON.stringify(unit.output ?? "")}}`;
 }
 
 function quote(text: string, max = 1000): string {

@@ -582,6 +582,51 @@ Deno.test("subprocessScorer sends a chat-message input as a string, as protocol 
   assert.equal(score.value, 1);
 });
 
+Deno.test("subprocessScorer and persistentScorer send a unit's null output as the empty string, as protocol v0's output is a string", async () => {
+  // A Unit a script builds may say `output: null` without a target error;
+  // the built-in scorers read it as "", and a scorer written for EvalCore
+  // treats output as text.
+  await withTempDir(async (dir) => {
+    const file = `${dir}/payload.json`;
+    const bare = unit({ output: null });
+    assert.equal(
+      scorerPayload(bare),
+      '{"expected":null,"input":"q","output":""}',
+    );
+    await scoreOne(scorer(`sh ${FIXTURES}/capture.sh ${sh(file)}`), bare);
+    assert.equal(
+      await Deno.readTextFile(file),
+      '{"expected":null,"input":"q","output":""}',
+    );
+    const script = "import json, sys\n" +
+      "data = json.load(sys.stdin)\n" +
+      "print(json.dumps({'score': 1 if data['output'].lower() == '' else 0}))\n";
+    const once = await scoreOne(
+      scorer(`python3 -c ${sh(script)}`, { name: "reads_output" }),
+      bare,
+    );
+    assert.equal(once.status, "scored", once.reason);
+    assert.equal(once.value, 1);
+    const lines = "import json, sys\n" +
+      "for line in sys.stdin:\n" +
+      "    data = json.loads(line)\n" +
+      "    ok = data['output'].lower() == ''\n" +
+      "    print(json.dumps({'score': 1 if ok else 0}), flush=True)\n";
+    const persistent = persistentScorer(`python3 -c ${sh(lines)}`, {
+      cwd: ROOT,
+      name: "reads_lines",
+      timeout: 20,
+    });
+    try {
+      const held = await scoreOne(persistent, bare);
+      assert.equal(held.status, "scored", held.reason);
+      assert.equal(held.value, 1);
+    } finally {
+      await persistent.close?.();
+    }
+  });
+});
+
 /** Unit records whose `expected` must reach the scorer verbatim. */
 const VERBATIM_LINES = [
   '{ "input" : "q1", "output":"a1", "expected" : { "b" : 1 , "10":2, "2" : 3 }, "context": ["c1", "c 2"] }',
