@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import {
+  aggregatable,
   exactMatch,
   functionScorer,
   type FunctionScorerResult,
@@ -48,6 +49,30 @@ Deno.test("scoreUnits gives one Score per declared metric, in declared order, wh
     ["precision", 0.5],
     ["recall", 1],
   ]);
+});
+
+Deno.test("scoreUnits keeps each Score of a batch its own status, validity and value: one pass, meanings not merged", async () => {
+  const scores = await run(
+    batchScorer(
+      [
+        scored("precision", 0.25, { validity: "invalid" }),
+        nonEvaluable("recall", { reason: "not applicable: no expected" }),
+        scored("f1", 0.75),
+      ],
+      ["precision", "recall", "f1"],
+    ),
+  );
+  assert.deepEqual(
+    scores.map((s) => [s.metric, s.status, s.validity, s.value, s.passed]),
+    [
+      ["precision", "scored", "invalid", 0.25, false],
+      ["recall", "non_evaluable", "not_applicable", null, undefined],
+      ["f1", "scored", "valid", 0.75, true],
+    ],
+  );
+  // Only the one scored and valid enters the math.
+  assert.deepEqual(scores.filter(aggregatable).map((s) => s.metric), ["f1"]);
+  for (const s of scores) assert.equal(s.unit_id, "d#1");
 });
 
 Deno.test("scoreUnits turns a declared metric left out of a batch into an error, not a missing Score", async () => {

@@ -1031,6 +1031,130 @@ Deno.test("subprocessScorer failing among several scorers leaves the others' Sco
   assert.deepEqual(scores.filter((s) => s.metric !== "fail"), alone);
 });
 
+Deno.test("subprocessScorer runs its command via sh -c once per unit: through run with epochs, score, and scoreUnits", async () => {
+  await withTempDir(async (dir) => {
+    // Shell syntax (`;`, `>>`, `$$`) works because the command goes to sh -c,
+    // in the config file's folder.
+    const cmd = `cat >/dev/null; echo $$ >> calls.txt; echo '{"score": 1}'`;
+    const calls = async () =>
+      (await Deno.readTextFile(`${dir}/calls.txt`)).split("\n")
+        .filter((l) => l !== "");
+    await Deno.writeTextFile(
+      `${dir}/cases.jsonl`,
+      ['{"input":"a"}', '{"input":"b"}', '{"input":"c"}', ""].join("\n"),
+    );
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      [
+        "dataset: cases.jsonl",
+        "target: { type: subprocess, cmd: cat }",
+        "epochs: 2",
+        "concurrency: 3",
+        "scorers:",
+        `  - { type: subprocess, name: counted, cmd: ${JSON.stringify(cmd)} }`,
+        "",
+      ].join("\n"),
+    );
+    const run = await cliWithStdin(["run", "suite.yaml"], dir, "");
+    assert.equal(run.code, 0, run.stderr);
+    const units = ndjson(run.stdout).map((s) => (s as Score).unit_id);
+    assert.equal(units.length, 6);
+    assert.equal(new Set(units).size, 6);
+    const ran = await calls();
+    // One process per unit: six runs, six shells.
+    assert.equal(ran.length, 6);
+    assert.equal(new Set(ran).size, 6);
+
+    await Deno.remove(`${dir}/calls.txt`);
+    const score = await cliWithStdin(
+      ["score", "--scorer", cmd, "--name", "counted"],
+      dir,
+      '{"input":"q","output":"a"}\n'.repeat(4),
+    );
+    assert.equal(score.code, 0, score.stderr);
+    assert.equal(ndjson(score.stdout).length, 4);
+    assert.equal((await calls()).length, 4);
+
+    await Deno.remove(`${dir}/calls.txt`);
+    const s = subprocessScorer(cmd, { cwd: dir, name: "counted" });
+    const scores = await scoreAll(
+      [s],
+      [1, 2, 3, 4, 5].map((i) =>
+        unit({ example_id: `t#${i}`, unit_id: `t#${i}` })
+      ),
+      3,
+    );
+    assert.deepEqual(scores.map((x) => x.value), [1, 1, 1, 1, 1]);
+    assert.equal((await calls()).length, 5);
+  });
+});
+
+Deno.test("subprocessScorer's reason for a failing case is shown in every report: view --by-call, Markdown, JUnit and HTML", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/grade.py`,
+      [
+        "import json, sys",
+        "case = json.load(sys.stdin)",
+        "ok = case['output'] == case['expected']",
+        "print(json.dumps({'score': 1.0 if ok else 0.0,",
+        "  'reason': 'matches' if ok else 'said ' + case['output'] + ', wanted ' + case['expected']}))",
+        "",
+      ].join("\n"),
+    );
+    await Deno.writeTextFile(
+      `${dir}/cases.jsonl`,
+      '{"id":"good","input":"yes","expected":"yes"}\n' +
+        '{"id":"bad","input":"nope","expected":"yes"}\n',
+    );
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      "dataset: cases.jsonl\ntarget: { type: subprocess, cmd: cat, stdin: text }\n" +
+        "scorers:\n  - { type: subprocess, cmd: python3 grade.py }\n",
+    );
+    const run = await cliWithStdin(
+      [
+        "run",
+        "suite.yaml",
+        "--record",
+        "r.json",
+        "--markdown",
+        "r.md",
+        "--junit",
+        "r.xml",
+        "--html",
+        "r.html",
+      ],
+      dir,
+      "",
+    );
+    assert.equal(run.code, 0, run.stderr);
+    const failing = "said nope, wanted yes";
+    const scores = ndjson(run.stdout) as Score[];
+    assert.deepEqual(scores.map((s) => [s.example_id, s.passed, s.reason]), [
+      ["cases.jsonl#good", true, "matches"],
+      ["cases.jsonl#bad", false, failing],
+    ]);
+    const view = await cliWithStdin(["view", "r.json", "--by-call"], dir, "");
+    assert.equal(view.code, 0, view.stderr);
+    const markdown = await Deno.readTextFile(`${dir}/r.md`);
+    const junit = await Deno.readTextFile(`${dir}/r.xml`);
+    const html = await Deno.readTextFile(`${dir}/r.html`);
+    for (
+      const [report, text] of [
+        ["view --by-call", view.stdout],
+        ["Markdown", markdown],
+        ["JUnit", junit],
+        ["HTML", html],
+      ] as const
+    ) {
+      assert.ok(text.includes(failing), `${report} lacks the reason:\n${text}`);
+    }
+    // JUnit names the failing case with its reason in a <failure>.
+    assert.match(junit, /<failure message="[^"]*said nope, wanted yes"/);
+  });
+});
+
 Deno.test("subprocessScorer evaluator_version is name@hash and follows the script's content", async () => {
   await withTempDir(async (dir) => {
     const script = `${dir}/faithfulness.py`;
