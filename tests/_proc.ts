@@ -11,6 +11,21 @@ export function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+/**
+ * Holds this thread, without a turn of its event loop, until `ready()`: as
+ * a process busy with other work is held. No timer, stream or child of this
+ * process is served meanwhile, so a timeout of a command already spawned
+ * cannot be acted on before `ready()`. Bounded, so that a test that waits
+ * for what never comes fails rather than hangs.
+ */
+export function holdUntil(ready: () => boolean, what: string): void {
+  const cell = new Int32Array(new SharedArrayBuffer(4));
+  for (let i = 0; !ready(); i++) {
+    if (i > 24_000) throw new Error(`Held for two minutes waiting for ${what}`);
+    Atomics.wait(cell, 0, 0, 5);
+  }
+}
+
 /** Runs `fn` in a fresh temporary folder, removed afterwards. */
 export async function withTempDir(
   fn: (dir: string) => Promise<void>,

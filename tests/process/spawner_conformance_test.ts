@@ -6,7 +6,13 @@
  */
 
 import assert from "node:assert/strict";
-import { assertNoneRunning, isGone, within, withTempDir } from "../_proc.ts";
+import {
+  assertNoneRunning,
+  holdUntil,
+  isGone,
+  within,
+  withTempDir,
+} from "../_proc.ts";
 import { type RunResult, startCommand } from "../../src/process/mod.ts";
 import {
   BACKENDS,
@@ -502,16 +508,28 @@ for (const path of BACKENDS) {
         // Spawned by now: its deadline is within timeoutMs from here.
         const since = performance.now();
         let pid = 0;
-        holdUntil(() => (pid = Number(readOrEmpty(`${dir}/pid`))) > 0);
+        holdUntil(
+          () => (pid = Number(readOrEmpty(`${dir}/pid`))) > 0,
+          "its PID",
+        );
         // Late in its time, as a verdict that comes just in time: what the
         // spawner saw of it so far (posix_spawn's first poll, 20 ms) is old.
-        holdUntil(() => performance.now() > since + timeoutMs / 2);
+        holdUntil(
+          () => performance.now() > since + timeoutMs / 2,
+          "half its time",
+        );
         // Opening the FIFO waits for the command's `cat`; closing it lets
         // the command print its verdict and exit, unreaped (a zombie) while
         // this thread holds on.
         Deno.openSync(`${dir}/go`, { write: true }).close();
-        holdUntil(() => ["Z", undefined].includes(stateOf(pid)));
-        holdUntil(() => performance.now() > since + timeoutMs);
+        holdUntil(
+          () => ["Z", undefined].includes(stateOf(pid)),
+          "its exit",
+        );
+        holdUntil(
+          () => performance.now() > since + timeoutMs,
+          "its deadline",
+        );
         const out = exited(await running);
         assert.deepEqual([out.code, out.stdout], [0, "verdict"]);
       });
@@ -693,16 +711,6 @@ Deno.test("startCommand leaves the one-shot backend unchosen: a long-lived child
   // A backend asked for is the one a later choice makes.
   assert.equal(afterSetsid, "none");
 });
-
-/**
- * Holds this thread, without a turn of its event loop, until `ready()`: as a
- * process busy with other work is held. No timer, stream or child of this
- * process is served meanwhile.
- */
-function holdUntil(ready: () => boolean): void {
-  const cell = new Int32Array(new SharedArrayBuffer(4));
-  while (!ready()) Atomics.wait(cell, 0, 0, 5);
-}
 
 /** A file's text, or "" while it does not exist. */
 function readOrEmpty(path: string): string {

@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import {
   assertNoneRunning,
   delay,
+  holdUntil,
   running,
   scoreAll,
   within,
@@ -2194,19 +2195,6 @@ return json.dumps({"score": 1, "reason": payload["input"]}) + "\\n"`,
     { timeout: 3, startNow: true },
   );
 });
-
-/**
- * Holds this thread, without a turn of its event loop, until `ready()`: as
- * a process busy with other work is held. Bounded, so that a test that
- * waits for what never comes fails rather than hangs.
- */
-function holdUntil(ready: () => boolean, what: string): void {
-  const cell = new Int32Array(new SharedArrayBuffer(4));
-  for (let i = 0; !ready(); i++) {
-    if (i > 24_000) throw new Error(`Held for two minutes waiting for ${what}`);
-    Atomics.wait(cell, 0, 0, 5);
-  }
-}
 
 /** Whether a file exists. */
 function exists(path: string): boolean {

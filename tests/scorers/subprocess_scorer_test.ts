@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import {
   assertNoneRunning,
   delay,
+  holdUntil,
   scoreAll,
   within,
   withTempDir as inTempDir,
@@ -103,16 +104,20 @@ async function readPids(file: string, count: number): Promise<number[]> {
 
 /** Waits (bounded) until `file` lists `count` PIDs, and returns them. */
 async function waitForPids(file: string, count: number): Promise<number[]> {
-  for (let i = 0; i < 500; i++) {
-    const text = await Deno.readTextFile(file).catch((error) => {
-      // Not written yet.
-      if (error instanceof Deno.errors.NotFound) return "";
-      throw error;
-    });
-    if (text.split("\n").filter((l) => l.trim() !== "").length >= count) break;
-    await delay(10);
-  }
+  for (let i = 0; i < 500 && pidLines(file) < count; i++) await delay(10);
   return await readPids(file, count);
+}
+
+/** How many lines `file` holds now: 0 while it does not exist. */
+function pidLines(file: string): number {
+  try {
+    return Deno.readTextFileSync(file).split("\n")
+      .filter((line) => line.trim() !== "").length;
+  } catch (error) {
+    // Not written yet.
+    if (error instanceof Deno.errors.NotFound) return 0;
+    throw error;
+  }
 }
 
 function cli(args: string[]): Deno.ChildProcess {
@@ -884,7 +889,23 @@ Deno.test("subprocessScorer kills the process group of a hung scorer on timeout"
     for (const [script, timeout, count, u] of hung) {
       const pidFile = `${dir}/pids`;
       const cmd = `${script} ${sh(pidFile)}`;
-      const score = await scoreOne(scorer(cmd, { timeout }), u);
+      const s = scorer(cmd, { timeout });
+      // `score` spawns before its first await. Holding this thread until
+      // the scorer and its child have written their PIDs keeps the timeout
+      // from being acted on before: on a loaded machine a 0.5 s scorer was
+      // killed before it wrote them, and there was nothing to check.
+      const held: Scorer = {
+        ...s,
+        score(unit, context) {
+          const scoring = s.score(unit, context);
+          holdUntil(
+            () => pidLines(pidFile) >= count,
+            `the PIDs of ${JSON.stringify(cmd)}`,
+          );
+          return scoring;
+        },
+      };
+      const score = await scoreOne(held, u);
       const message = scorerErrorMessage(score, "scorer.timeout");
       assert.ok(message.startsWith(`scorer ${JSON.stringify(cmd)} `), message);
       assert.match(message, /time/i);
