@@ -269,7 +269,15 @@ for (const path of BACKENDS) {
         const file = sh(`${dir}/pids`);
         const cmd = `echo $$ >${file}; ` +
           `(sleep 1000 & echo $! >>${file}; wait) & echo $! >>${file}; wait`;
-        const result = await run(cmd, { timeoutMs: 500 });
+        const running = run(cmd, { timeoutMs: 500 });
+        // Spawned by now: held until all three have written their PIDs, the
+        // timeout cannot be acted on before (on a loaded machine it came
+        // first, and the PIDs it was to check were never written).
+        holdUntil(
+          () => words(readOrEmpty(`${dir}/pids`)) >= 3,
+          "the three PIDs",
+        );
+        const result = await running;
         assert.equal(result.kind, "timeout");
         const pids = await readPids(`${dir}/pids`, 3);
         await assertNoneRunning(pids);
@@ -711,6 +719,11 @@ Deno.test("startCommand leaves the one-shot backend unchosen: a long-lived child
   // A backend asked for is the one a later choice makes.
   assert.equal(afterSetsid, "none");
 });
+
+/** How many words `text` holds (PIDs written one a line or a space apart). */
+function words(text: string): number {
+  return text.split(/\s+/).filter((w) => w !== "").length;
+}
 
 /** A file's text, or "" while it does not exist. */
 function readOrEmpty(path: string): string {
