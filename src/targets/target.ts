@@ -7,6 +7,7 @@
 
 import { countOption } from "../base/_count.ts";
 import { messageOf } from "../base/errors.ts";
+import { returnedText } from "../base/terminal.ts";
 import { type Case, copyExpected, type Example } from "../dataset/case.ts";
 import { DEFAULTS } from "../base/defaults.ts";
 import {
@@ -82,7 +83,8 @@ export interface TargetContext {
 export interface Target {
   /**
    * Calls the system for one case. Throwing is a target error, recorded on
-   * the unit as `target.error`; it never stops the run. An error with an
+   * the unit as `target.error`; it never stops the run, and neither does a
+   * result without output text, which is one too. An error with an
    * `info` object (a reply paid for that gave no answer) has it recorded
    * beside the error, as a result's `info` is.
    */
@@ -418,6 +420,21 @@ function doneUnit(
   started: number,
   result: TargetResult,
 ): Unit {
+  // A script's own Target may answer without text (its API's `null`): a
+  // failed call, as the built-in targets say, not an output for scorers to
+  // read as "".
+  if (typeof result?.output !== "string") {
+    return failedUnit(
+      unit,
+      timed,
+      started,
+      new TypeError(
+        `The target returned ${
+          returnedText(result)
+        }: expected { output: "…", info? }`,
+      ),
+    );
+  }
   unit.output = result.output;
   if (result.tool_calls !== undefined) unit.tool_calls = result.tool_calls;
   const latency_ms = latencyMs(timed, started);

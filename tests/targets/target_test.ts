@@ -10,7 +10,9 @@ import {
   runTarget,
   type RunTargetOptions,
   type Target,
+  type TargetResult,
 } from "../../src/targets/target.ts";
+import { functionScorer, scoreUnits } from "../../src/scorers/mod.ts";
 import { functionTarget } from "../../src/targets/function_target.ts";
 import { replayTarget } from "../../src/targets/replay_target.ts";
 import {
@@ -131,6 +133,46 @@ Deno.test("runTarget turns a throwing or outputless functionTarget into target.e
     `The target function returned { text: "a reply" }: ${expected}`,
   ]);
   units.forEach(assertLatency);
+});
+
+Deno.test("runTarget turns a script's Target that answers without output text into target.error, not an output scored as empty", async () => {
+  // A Target object is not checked as functionTarget's result is: an API
+  // whose JSON said `"text": null` gave a unit with `output: null` and no
+  // error, which every scorer then read as "" (a "no refusal" check passed).
+  const reply = JSON.parse('{"text": null}') as { text: string };
+  const target: Target = {
+    call: (c) =>
+      c.input === "later"
+        ? Promise.resolve({ output: reply.text })
+        : c.input === "text"
+        ? "a reply" as unknown as TargetResult
+        : { output: reply.text, info: { model: "m1" } },
+  };
+  const units = await run(target, [
+    example(1, { input: "now" }),
+    example(2, { input: "later" }),
+    example(3, { input: "text" }),
+  ]);
+  assert.deepEqual(units.map((u) => u.output), [null, null, null]);
+  const expected = 'expected { output: "…", info? }';
+  assert.deepEqual(units.map((u) => u.target?.error), [
+    `The target returned { output: null, info: { model: "m1" } }: ${expected}`,
+    `The target returned { output: null }: ${expected}`,
+    `The target returned "a reply": ${expected}`,
+  ]);
+  units.forEach(assertLatency);
+  const scores = await Array.fromAsync(
+    ReadableStream.from(units).pipeThrough(
+      scoreUnits([
+        functionScorer("no_refusal", (u) => !/sorry/i.test(u.output ?? "")),
+      ]),
+    ),
+  );
+  assert.deepEqual(scores.map((s) => [s.status, s.passed]), [
+    ["blocked", false],
+    ["blocked", false],
+    ["blocked", false],
+  ]);
 });
 
 Deno.test("runTarget keeps no info of a script's own error that carries one: only a paid reply's report counts", async () => {
