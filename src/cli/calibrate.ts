@@ -9,6 +9,7 @@ import { defineCommand } from "./command.ts";
 import { UsageError } from "./flags.ts";
 import { isBrokenPipe, say, saySurplusLines, writeStdout } from "./_output.ts";
 import type { CalibrationLine, HumanLabel } from "../aggregate/calibration.ts";
+import { counted } from "../base/words.ts";
 
 /** The `calibrate` command. */
 export const calibrate = defineCommand({
@@ -233,7 +234,7 @@ function formatCalibration(lines: readonly CalibrationLine[]): string {
   for (const l of lines) {
     const left = [
       l.unlabelled > 0 ? `${l.unlabelled} unlabelled` : "",
-      l.errors > 0 ? `${l.errors} errors` : "",
+      l.errors > 0 ? counted(l.errors, "error") : "",
       l.blocked > 0 ? `${l.blocked} blocked` : "",
       l.invalid > 0 ? `${l.invalid} invalid` : "",
       l.not_applicable > 0 ? `${l.not_applicable} not applicable` : "",

@@ -14,6 +14,7 @@ import type { CaseRequirement } from "../aggregate/types.ts";
 import type { Gate } from "../aggregate/gates.ts";
 import { InputError } from "../base/errors.ts";
 import { nfcKey } from "../base/nfc.ts";
+import { counted } from "../base/words.ts";
 import type { Unit } from "../dataset/unit.ts";
 import type { Fingerprints } from "../fingerprint/fingerprint.ts";
 import type { Score } from "../score/mod.ts";
@@ -253,7 +254,7 @@ function checkSameRun(parts: readonly ShardPart[]): void {
     const [ea, eb] = [first.selection?.examples, part.selection?.examples];
     if (ea !== undefined && eb !== undefined && ea !== eb) {
       throw new MergeError(
-        `${q(first.name)} saw ${ea} examples and ${
+        `${q(first.name)} saw ${counted(ea, "example")} and ${
           q(part.name)
         } ${eb}: they read different datasets`,
       );

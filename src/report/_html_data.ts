@@ -17,6 +17,7 @@ import { toolCallLines } from "./_tool_calls.ts";
 import { formatSpend, hasSpend, SpendTally } from "../record/spend.ts";
 import { budgetText, runFailures } from "./run_failures.ts";
 import { valueRangeOption } from "../aggregate/value_ranges.ts";
+import { counted } from "../base/words.ts";
 
 /** A Score as the page holds it: short keys, absent fields left out. */
 export interface PageScore {
@@ -368,7 +369,7 @@ function facts(run: ReportRun, tally: RunTally): Array<[string, string]> {
       "cost",
       `${cost.toFixed(4)}${
         priced < tally.units
-          ? ` (${priced} units priced of ${tally.units})`
+          ? ` (${counted(priced, "unit")} priced of ${tally.units})`
           : ""
       }`,
     );

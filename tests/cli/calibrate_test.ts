@@ -159,7 +159,7 @@ Deno.test("calibrate --metric picks a judge; cases without label or output, bad 
       out.stderr,
       /Case "cases\.jsonl#c7" has no "output": calibrate scores recorded outputs/,
     );
-    assert.match(out.stderr, /left out: 2 unlabelled, 1 errors, 1 blocked/);
+    assert.match(out.stderr, /left out: 2 unlabelled, 1 error, 1 blocked/);
   });
 });
 

@@ -99,6 +99,18 @@ Deno.test("mergeShards refuses shards split different ways, or of different scor
   );
 });
 
+Deno.test("mergeShards refuses shards that saw different datasets, counting one example in the singular", () => {
+  const one = part(1, [["d#1", 0]], [["d#1", 1, 1]]);
+  one.selection = { ...one.selection!, examples: 1 };
+  assert.throws(
+    () => mergeShards([one, part(2, [], [])]),
+    (e) =>
+      e instanceof MergeError &&
+      e.message ===
+        '"s1.json" saw 1 example and "s2.json" 4: they read different datasets',
+  );
+});
+
 /** A shard's record holding these units (its Scores are the part's). */
 function recordOf(unitIds: string[]): RunRecord {
   return {

@@ -71,6 +71,17 @@ Deno.test("htmlReport shows the gates with their outcome, and hides a URL's pass
   assert.ok(!JSON.stringify(data).includes("secret"));
 });
 
+Deno.test("htmlReport's cost fact counts one priced unit in the singular", () => {
+  const run = makeRun({ n: 3 });
+  const priced = run.units[0]!;
+  priced.target = { ...(priced.target as object), cost_usd: 0.25 };
+  const facts = Object.fromEntries(dataOf(htmlReport(run)).runs[0].facts);
+  assert.equal(facts.cost, "0.2500 (1 unit priced of 3)");
+  run.units[1]!.target = { ...(run.units[1]!.target as object), cost: 0.5 };
+  const two = Object.fromEntries(dataOf(htmlReport(run)).runs[0].facts);
+  assert.equal(two.cost, "0.7500 (2 units priced of 3)");
+});
+
 Deno.test("htmlReport of two runs: newly failing rows first, counted as diffScores counts them", () => {
   const a = makeRun({ n: 120 });
   const b = makeRun({ n: 120, shift: 1 });
