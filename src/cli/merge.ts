@@ -129,8 +129,8 @@ and a summary on stderr; the config's gates are checked as run checks them
 (exit 1), and a budget a shard ran out of fails as run's does (exit 1).
 --save-baseline and --baseline keep or compare the merged run as run's flags
 do (a bare name is .evalpipe/baselines/NAME.json beside the config the shards
-ran). Under GitHub Actions it annotates the merged run and appends the
---record's Markdown to the step summary, as run does. Refuses shards of
+ran). Under GitHub Actions it annotates the merged run and appends its
+Markdown to the step summary, as run does. Refuses shards of
 different configs or datasets, a missing shard, one given twice, or one that
 did not finish.`,
   positionals: {
@@ -316,9 +316,18 @@ did not finish.`,
           merged.value_ranges,
         ),
       );
-    if (flags.record !== undefined && merged.header !== undefined) {
-      const out = await openOut(flags.record, {
-        name: `--record ${JSON.stringify(flags.record)}`,
+    // Under GitHub Actions the step summary is the merged record's Markdown,
+    // as run's is its record's: without --record, a temporary record.
+    const tempRecord = stepSummary !== undefined &&
+        flags.record === undefined && merged.header !== undefined
+      ? await Deno.makeTempFile({ prefix: "evalpipe-record-", suffix: ".json" })
+      : undefined;
+    const recordPath = flags.record ?? tempRecord;
+    if (recordPath !== undefined && merged.header !== undefined) {
+      const out = await openOut(recordPath, {
+        name: flags.record !== undefined
+          ? `--record ${JSON.stringify(flags.record)}`
+          : "the record behind the step summary",
       });
       try {
         const started = new Date(merged.header.started_at);
@@ -480,18 +489,21 @@ did not finish.`,
       : undefined;
     if (emptySubset !== undefined) say(emptySubset);
     // Under GitHub Actions, what run says there: the merge is what gates a
-    // sharded run. The step summary is the merged record's Markdown, so it
-    // needs --record.
-    if (
-      stepSummary !== undefined && flags.record !== undefined &&
-      merged.header !== undefined
-    ) {
+    // sharded run.
+    if (stepSummary !== undefined && recordPath !== undefined) {
       const { appendStepSummary } = await import("./_reports.ts");
-      const warning = await appendStepSummary(
-        { file: flags.record, recordPath: flags.record },
-        stepSummary,
-      );
-      if (warning !== undefined) say(`evalpipe: ${warning}`);
+      try {
+        const warning = await appendStepSummary(
+          {
+            file: recordPath,
+            ...(flags.record !== undefined ? { recordPath: flags.record } : {}),
+          },
+          stepSummary,
+        );
+        if (warning !== undefined) say(`evalpipe: ${warning}`);
+      } finally {
+        if (tempRecord !== undefined) await Deno.remove(tempRecord);
+      }
     }
     if (annotate) {
       const [{ annotations, escapeCommandData }, { runFailures }, checks] =

@@ -22,16 +22,21 @@ async function writeSuite(dir: string): Promise<void> {
   );
 }
 
+/** The suite, run in two shards with their records s1.json and s2.json. */
+async function writeShards(dir: string): Promise<void> {
+  await writeSuite(dir);
+  for (const k of [1, 2]) {
+    const shard = await cli(
+      ["run", "suite.yaml", "--shard", `${k}/2`, "--record", `s${k}.json`],
+      dir,
+    );
+    assert.equal(shard.code, 0, shard.stderr);
+  }
+}
+
 Deno.test("merge under GitHub Actions appends the merged run's Markdown to the step summary and annotates its failed gates, as run does; report does neither", async () => {
   await withTempDir(async (dir) => {
-    await writeSuite(dir);
-    for (const k of [1, 2]) {
-      const shard = await cli(
-        ["run", "suite.yaml", "--shard", `${k}/2`, "--record", `s${k}.json`],
-        dir,
-      );
-      assert.equal(shard.code, 0, shard.stderr);
-    }
+    await writeShards(dir);
     const github = {
       GITHUB_ACTIONS: "true",
       GITHUB_STEP_SUMMARY: `${dir}/step.md`,
@@ -71,5 +76,27 @@ Deno.test("merge under GitHub Actions appends the merged run's Markdown to the s
     );
     assert.equal(quiet.code, 1, quiet.stderr);
     assert.doesNotMatch(quiet.stderr, /^::/m);
+  });
+});
+
+Deno.test("merge under GitHub Actions appends the merged run's Markdown to the step summary without --record too, as run does", async () => {
+  await withTempDir(async (dir) => {
+    await writeShards(dir);
+    // Before, merge needed --record for it, while run writes the step
+    // summary from a record of its own: a merge job showed nothing.
+    const merged = await cli(["merge", "s1.json", "s2.json"], dir, {
+      GITHUB_ACTIONS: "true",
+      GITHUB_STEP_SUMMARY: `${dir}/step.md`,
+    });
+    assert.equal(merged.code, 1, merged.stderr);
+    const step = await Deno.readTextFile(`${dir}/step.md`);
+    assert.match(step, /^## evalpipe: suite\.yaml$/m);
+    assert.match(step, /❌ 1 gate failed · 8 units, 4 failing/);
+    // No record was asked for: the step summary says how to keep one.
+    assert.match(step, /Keep the run's record \(`--record run\.json`\)/);
+    assert.deepEqual(
+      (await Array.fromAsync(Deno.readDir(dir))).map((e) => e.name).sort(),
+      ["cases.jsonl", "s1.json", "s2.json", "step.md", "suite.yaml"],
+    );
   });
 });
