@@ -17,7 +17,7 @@ export interface ProgressNumbers {
   rate: number | undefined;
   /** Error and blocked Scores so far. */
   errors: number;
-  /** Target calls started and not yet ended. */
+  /** Target calls started and not yet ended (score: units not yet written). */
   inFlight: number;
   /** What holds the network calls back, when something does. */
   flow: FlowState | undefined;

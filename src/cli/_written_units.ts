@@ -66,11 +66,12 @@ export class WrittenUnits implements ByteWriter {
    * The stage that marks each batch of Scores (whole units, as
    * `scoreUnitBatches` emits them) on its way to the sink.
    *
-   * @param onBatch Told of each batch (a progress line counts it).
+   * @param onBatch Told of each batch and how many units it holds (a
+   *   progress line counts them).
    * @returns The stage.
    */
   counter(
-    onBatch?: (scores: readonly Score[]) => void,
+    onBatch?: (scores: readonly Score[], units: number) => void,
   ): TransformStream<Score[], Score[]> {
     return new TransformStream({
       transform: (batch, controller) => {
@@ -84,7 +85,7 @@ export class WrittenUnits implements ByteWriter {
         this.#queuedLines += batch.length;
         this.#queuedUnits += units;
         this.#marks.push(this.#queuedLines, this.#queuedUnits);
-        onBatch?.(batch);
+        onBatch?.(batch, units);
         controller.enqueue(batch);
       },
     });

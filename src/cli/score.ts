@@ -300,8 +300,16 @@ async function scoreWith(
         onStart,
       }));
     if (guard !== undefined) scores = scores.pipeThrough(guard());
+    // score makes no target call: a unit is in flight from its scoring's
+    // start until its Scores are written. No terminal, no observer.
+    const counted = run === undefined
+      ? undefined
+      : (batch: readonly Score[], units: number) => {
+        run.done?.(batch);
+        run.end?.(units);
+      };
     await scores
-      .pipeThrough(written.counter(run?.done))
+      .pipeThrough(written.counter(counted))
       .pipeTo(ndjsonBatchSink(written, { stringify: scoreLine }), {
         signal: controller.signal,
       });

@@ -224,6 +224,47 @@ Deno.test("score on a terminal counts the units it reads from stdin", async () =
   });
 });
 
+Deno.test("score on a terminal counts in flight the units being scored, not every unit it has started", async () => {
+  await withTempDir(async (dir) => {
+    // score tells no end of a target call: before, its line counted every
+    // unit started as in flight ("60 in flight" near the end of 60 units).
+    await Deno.writeTextFile(
+      `${dir}/slow.sh`,
+      `cat > /dev/null\nsleep 0.05\necho '{"score": 1}'\n`,
+    );
+    await Deno.writeTextFile(
+      `${dir}/units.ndjson`,
+      jsonl(
+        Array.from({ length: 60 }, (_, i) => ({ input: `q${i}`, output: "a" })),
+      ),
+    );
+    const out = await inPty(
+      [
+        "score",
+        "--scorer",
+        "sh slow.sh",
+        "--name",
+        "slow",
+        "--concurrency",
+        "2",
+      ],
+      {
+        cwd: dir,
+        stdinFile: "units.ndjson",
+        stdoutFile: "scores.ndjson",
+        env: { NO_COLOR: "1" },
+      },
+    );
+    assert.equal(out.code, 0, out.screen);
+    const { frames } = framesOf(out.screen);
+    const flying = frames.map((f) => / (\d+) in flight/.exec(f)?.[1])
+      .filter((n) => n !== undefined).map(Number);
+    assert.ok(flying.length > 0, frames.join("\n"));
+    // Two being scored, and a few scored on their way to be written.
+    assert.ok(flying.every((n) => n <= 10), frames.join("\n"));
+  });
+});
+
 Deno.test("the progress line fits a narrow terminal, and a terminal of 0 columns gets 120", async () => {
   await withTempDir(async (dir) => {
     await slowSuite(dir);
