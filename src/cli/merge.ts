@@ -8,6 +8,7 @@
 import { defineCommand } from "./command.ts";
 import { stdinOnce, UsageError } from "./flags.ts";
 import { say } from "./_output.ts";
+import { counted } from "../base/words.ts";
 import type { ShardPart } from "../record/merge.ts";
 import type { Gate } from "../aggregate/gates.ts";
 import type { Score } from "../score/mod.ts";
@@ -387,11 +388,9 @@ did not finish.`,
     say(await formatSummary(merged.aggregates));
     const n = merged.shards;
     say(
-      `merged ${n} ${
-        n === 1 ? "shard" : "shards"
-      }: ${merged.scores.length} scores${
-        merged.complete ? "" : " (partial: the merged run is incomplete)"
-      }${
+      `merged ${n} ${n === 1 ? "shard" : "shards"}: ${
+        counted(merged.scores.length, "score")
+      }${merged.complete ? "" : " (partial: the merged run is incomplete)"}${
         flags.record !== undefined ? `; record written to ${flags.record}` : ""
       }`,
     );

@@ -6,6 +6,7 @@
 
 import { defineCommand } from "./command.ts";
 import { UsageError } from "./flags.ts";
+import { counted } from "../base/words.ts";
 import { progress, say, saySurplusLines, stdoutIsFile } from "./_output.ts";
 import { exitCodeOf, isOsError, OUTPUT_EXIT_CODE } from "../base/errors.ts";
 import { REPORT_FLAGS } from "./_reports.ts";
@@ -825,7 +826,7 @@ and a summary table on stderr.`,
         (plan?.budgetBlocked?.length ?? 0);
       const resumed = earlier > 0 ? ` (after ${earlier} already there)` : "";
       say(
-        `${summary.scores} scores${
+        `${counted(summary.scores, "score")}${
           outPath !== undefined && !failed.includes(outName)
             ? ` written to ${outPath}`
             : ""

@@ -100,3 +100,26 @@ Deno.test("merge under GitHub Actions appends the merged run's Markdown to the s
     );
   });
 });
+
+Deno.test("run and merge count one Score in the singular", async () => {
+  await withTempDir(async (dir) => {
+    // Before: "1 scores" and "merged 1 shard: 1 scores".
+    await Deno.writeTextFile(
+      `${dir}/cases.jsonl`,
+      '{"id":"c0","input":"q","output":"yes","expected":"yes"}\n',
+    );
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      "dataset: cases.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n",
+    );
+    const run = await cli(
+      ["run", "suite.yaml", "--shard", "1/1", "--record", "s1.json"],
+      dir,
+    );
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stderr, /^1 score$/m);
+    const merged = await cli(["merge", "s1.json"], dir);
+    assert.equal(merged.code, 0, merged.stderr);
+    assert.match(merged.stderr, /^merged 1 shard: 1 score$/m);
+  });
+});
