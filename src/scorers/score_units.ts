@@ -339,6 +339,17 @@ function scoreOne(
         "blocked",
       );
   }
+  // No output is a failed call, which target.error says: a unit without
+  // either (a script's own) has nothing to score, as `score` reads it.
+  if (unit.output === null) {
+    return failure(
+      scorer,
+      'invalid case: "output" must be a string',
+      unit,
+      "case.invalid",
+      "blocked",
+    );
+  }
   // A scorer of this package whose Scores need no second look.
   const path = unitPathOf(scorer);
   const own = path?.call(scorer, unit, context, scorerFailed);

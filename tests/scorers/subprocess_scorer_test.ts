@@ -15,6 +15,7 @@ import {
   writeAndClose,
 } from "../_proc.ts";
 import {
+  exactMatch,
   parseScore,
   persistentScorer,
   readUnits,
@@ -588,9 +589,9 @@ Deno.test("subprocessScorer sends a chat-message input as a string, as protocol 
 });
 
 Deno.test("subprocessScorer and persistentScorer send a unit's null output as the empty string, as protocol v0's output is a string", async () => {
-  // A Unit a script builds may say `output: null` without a target error;
-  // the built-in scorers read it as "", and a scorer written for EvalCore
-  // treats output as text.
+  // A Unit a script builds may say `output: null` without a target error:
+  // the stage blocks it (below), but a script may call score() itself, and
+  // a scorer written for EvalCore treats output as text.
   await withTempDir(async (dir) => {
     const file = `${dir}/payload.json`;
     const bare = unit({ output: null });
@@ -598,7 +599,7 @@ Deno.test("subprocessScorer and persistentScorer send a unit's null output as th
       scorerPayload(bare),
       '{"expected":null,"input":"q","output":""}',
     );
-    await scoreOne(scorer(`sh ${FIXTURES}/capture.sh ${sh(file)}`), bare);
+    await scorer(`sh ${FIXTURES}/capture.sh ${sh(file)}`).score(bare, {});
     assert.equal(
       await Deno.readTextFile(file),
       '{"expected":null,"input":"q","output":""}',
@@ -606,10 +607,9 @@ Deno.test("subprocessScorer and persistentScorer send a unit's null output as th
     const script = "import json, sys\n" +
       "data = json.load(sys.stdin)\n" +
       "print(json.dumps({'score': 1 if data['output'].lower() == '' else 0}))\n";
-    const once = await scoreOne(
-      scorer(`python3 -c ${sh(script)}`, { name: "reads_output" }),
-      bare,
-    );
+    const once = await scorer(`python3 -c ${sh(script)}`, {
+      name: "reads_output",
+    }).score(bare, {}) as Score;
     assert.equal(once.status, "scored", once.reason);
     assert.equal(once.value, 1);
     const lines = "import json, sys\n" +
@@ -623,12 +623,40 @@ Deno.test("subprocessScorer and persistentScorer send a unit's null output as th
       timeout: 20,
     });
     try {
-      const held = await scoreOne(persistent, bare);
+      const held = await persistent.score(bare, {}) as Score;
       assert.equal(held.status, "scored", held.reason);
       assert.equal(held.value, 1);
     } finally {
       await persistent.close?.();
     }
+  });
+});
+
+Deno.test("scoreUnits blocks a unit with no output and no target error, as score does its record, for every scorer", async () => {
+  await withTempDir(async (dir) => {
+    const file = `${dir}/payload.json`;
+    const bare = unit({ output: null });
+    const scores = await scoreAll(
+      [
+        scorer(`sh ${FIXTURES}/capture.sh ${sh(file)}`, { name: "sub" }),
+        exactMatch(),
+      ],
+      [bare],
+    );
+    assert.deepEqual(
+      scores.map((s) => [s.metric, s.status, s.value, s.reason]),
+      [
+        ["sub", "blocked", null, 'invalid case: "output" must be a string'],
+        [
+          "exact_match",
+          "blocked",
+          null,
+          'invalid case: "output" must be a string',
+        ],
+      ],
+    );
+    // The scorer was not run.
+    await assert.rejects(Deno.stat(file), Deno.errors.NotFound);
   });
 });
 
