@@ -505,6 +505,7 @@ type MarkdownRecord =
     | "budget"
     | "baseline"
     | "value_ranges"
+    | "shard"
   >
   & {
     /** A matrix run's Scores (those naming a target), for its comparison. */
@@ -616,22 +617,27 @@ function markdownOf(run: MarkdownRun, options: MarkdownOptions): string {
   const unmeasured = [
     ...new Set(failedGates.filter((f) => f.ungated).map((f) => f.metric)),
   ];
-  const verdict = [
-    ...(gateFailed > 0
-      ? [`❌ ${gateFailed} ${gateFailed === 1 ? "gate" : "gates"} failed`]
-      : []),
-    ...(unmeasured.length > 0
-      ? [`❌ nothing measured: ${markdownCell(unmeasured.join(", "), 400)}`]
-      : []),
-    ...failures.map((f) => `❌ ${markdownMessage(f.message, f.names, 400)}`),
-    ...(failedGates.length > 0
-      ? []
-      : gated
-      ? ["✅ every gate held"]
-      : failures.length > 0
-      ? []
-      : ["✅ no gate failed (the config sets none)"]),
-  ].join(" · ");
+  // A shard checks nothing of the run's (its gates would be judged on part
+  // of the examples): the merge of its shards does.
+  const shard = record.shard;
+  const verdict = shard !== undefined
+    ? `shard ${shard.index}/${shard.count}: gates, budget and baseline are checked on the merged run (\`evalpipe merge\`)`
+    : [
+      ...(gateFailed > 0
+        ? [`❌ ${gateFailed} ${gateFailed === 1 ? "gate" : "gates"} failed`]
+        : []),
+      ...(unmeasured.length > 0
+        ? [`❌ nothing measured: ${markdownCell(unmeasured.join(", "), 400)}`]
+        : []),
+      ...failures.map((f) => `❌ ${markdownMessage(f.message, f.names, 400)}`),
+      ...(failedGates.length > 0
+        ? []
+        : gated
+        ? ["✅ every gate held"]
+        : failures.length > 0
+        ? []
+        : ["✅ no gate failed (the config sets none)"]),
+    ].join(" · ");
   const open = options.recordPath !== undefined
     ? `Open every case with its answer: \`evalpipe report ${
       shellWord(options.recordPath)
@@ -656,6 +662,10 @@ function markdownOf(run: MarkdownRun, options: MarkdownOptions): string {
     "",
     "### Gates",
     "",
+    ...(shard === undefined ? [] : [
+      "On this shard's examples alone, for a look: `evalpipe merge` checks them on the whole run.",
+      "",
+    ]),
     ...gatesTable(record),
     ...baselineSection(record.baseline, worst),
     "",

@@ -578,3 +578,40 @@ Deno.test("run --baseline --markdown names a newly failing case in its headline 
     assert.match(md, /^\| datasets\/qa\.jsonl\\#2 \| exact\\_match \|/m, md);
   });
 });
+
+Deno.test("run --shard --markdown heads its summary with the shard, not a gate verdict the shard does not apply", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      "dataset: data.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\ngates: { exact_match: { min_pass_rate: 0.9 } }\n",
+    );
+    await Deno.writeTextFile(
+      `${dir}/data.jsonl`,
+      Array.from({ length: 6 }, (_, i) =>
+        JSON.stringify({
+          id: `c${i}`,
+          input: "q",
+          expected: "x",
+          output: i < 3 ? "x" : "y",
+        }) + "\n").join(""),
+    );
+    for (const k of [1, 2]) {
+      const out = await cli(
+        ["run", "suite.yaml", "--shard", `${k}/2`, "--markdown", `m${k}.md`],
+        dir,
+      );
+      assert.equal(out.code, 0, out.stderr);
+      const md = await Deno.readTextFile(`${dir}/m${k}.md`);
+      assert.match(
+        md,
+        new RegExp(
+          `^shard ${k}/2: gates, budget and baseline are checked on the merged run \\(\`evalpipe merge\`\\) · 3 units, `,
+          "m",
+        ),
+        md,
+      );
+      assert.doesNotMatch(md, /gate failed|every gate held/, md);
+      assert.match(md, /^On this shard's examples alone, for a look: /m, md);
+    }
+  });
+});
