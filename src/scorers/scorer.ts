@@ -427,11 +427,16 @@ export function functionScorer(
   let promisedAfterSync = false;
   // The signal of a synchronous function's calls: one controller for a
   // few calls at once, then a new one, so that a listener the function
-  // adds per unit is dropped with it.
+  // adds per unit is dropped with it. It follows the caller's signal
+  // through one listener, `follow`, moved to each new controller's
+  // caller: a listener the function adds hears of an abort when it
+  // happens, not at a later call (which may never come).
+  let sharedOuter: AbortSignal | undefined;
   let sharedFor: ScorerContext | undefined;
   let sharedContext: ScorerContext | undefined;
   let shared: AbortController | undefined;
   let sharedCalls = 0;
+  const follow = () => shared!.abort(sharedOuter!.reason);
   return {
     name,
     version,
@@ -449,22 +454,30 @@ export function functionScorer(
   ): Promise<Score | ScoreBatch> | Score | ScoreBatch {
     const outer = context.signal;
     if (!ownSignals) {
-      if (context !== sharedFor || ++sharedCalls > SHARED_SIGNAL_CALLS) {
-        sharedFor = context;
-        sharedCalls = 1;
+      if (
+        shared === undefined || outer !== sharedOuter ||
+        ++sharedCalls > SHARED_SIGNAL_CALLS
+      ) {
+        sharedOuter?.removeEventListener("abort", follow);
         shared = new AbortController();
-        sharedContext = withSignal(context, shared.signal);
+        sharedOuter = outer;
+        sharedCalls = 1;
+        sharedFor = undefined;
+        if (outer?.aborted) shared.abort(outer.reason);
+        else outer?.addEventListener("abort", follow, { once: true });
       }
-      // No listener on the caller's: a synchronous call ends before it
-      // could abort, so it is enough to be aborted at the call.
-      if (outer?.aborted && !shared!.signal.aborted) {
-        shared!.abort(outer.reason);
+      // A caller with a new context (same signal) gets its fields.
+      if (context !== sharedFor) {
+        sharedFor = context;
+        sharedContext = withSignal(context, shared.signal);
       }
       const result = fn(unit, sharedContext!);
       if (!(result instanceof Promise)) return check(result);
       ownSignals = true;
       promisedAfterSync = true;
-      sharedFor = undefined;
+      // That call keeps the controller: its timeout aborts it, and
+      // `settle` makes it follow the caller's while the call runs.
+      sharedOuter?.removeEventListener("abort", follow);
       return settle(result, outer, shared, seconds);
     }
     // It follows the caller's signal through the listener `settle` adds
