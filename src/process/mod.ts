@@ -18,6 +18,7 @@
  */
 
 export { failureMessage, runCommand, setMaxProcesses } from "./run_command.ts";
+export type { FailureMessageOptions } from "./run_command.ts";
 export { spawnBackend, startCommand, useSpawnBackend } from "./spawner.ts";
 export type {
   RunCommandOptions,

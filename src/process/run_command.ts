@@ -234,6 +234,27 @@ export function capNote(setting: string): string {
 }
 
 /**
+ * Options of {@linkcode failureMessage}.
+ *
+ * @example Name the key a suite sets
+ * ```ts
+ * import { failureMessage, type FailureMessageOptions } from "./run_command.ts";
+ * const options: FailureMessageOptions = { capSetting: "max_output_bytes" };
+ * const over = { kind: "overflow", stream: "stderr", limit: 10, ms: 5 } as const;
+ * const message = failureMessage("scorer", "./s.sh", over, 60, options);
+ * if (!message?.endsWith("(max_output_bytes raises the cap)")) throw new Error(message);
+ * ```
+ */
+export interface FailureMessageOptions {
+  /**
+   * What raises the cap a run went over, as its message names it: the
+   * option or config key its user set (`max_output_bytes` in a suite).
+   * @default {the option of `subprocessScorer` or `subprocessTarget` for that stream: "maxStdoutBytes" or "maxOutputBytes", "maxStderrBytes"}
+   */
+  capSetting?: string | undefined;
+}
+
+/**
  * The message for a run that did not end in exit status 0, in the words of
  * the subprocess scorer protocol v0 (`role` is `scorer` or `target`).
  *
@@ -241,10 +262,7 @@ export function capNote(setting: string): string {
  * @param cmd The command.
  * @param result How it ended.
  * @param timeoutS The timeout it had, in seconds.
- * @param capSetting What raises the cap a run went over, as its message
- *   names it: the option or config key its user set.
- *   Default: `subprocessScorer`'s or `subprocessTarget`'s option for that
- *   stream (`maxStdoutBytes` or `maxOutputBytes`, `maxStderrBytes`).
+ * @param options What raises an output cap (see {@linkcode FailureMessageOptions}).
  * @returns The message, or `undefined` when it exited 0.
  *
  * @example
@@ -255,14 +273,23 @@ export function capNote(setting: string): string {
  *   throw new Error(message);
  * }
  * ```
+ *
+ * @example A cap a suite's key raises
+ * ```ts
+ * import { failureMessage } from "./run_command.ts";
+ * const over = { kind: "overflow", stream: "stdout", limit: 10, ms: 5 } as const;
+ * const message = failureMessage("target", "./t.sh", over, 5, { capSetting: "max_output_bytes" });
+ * if (!message?.endsWith("bytes on stdout (max_output_bytes raises the cap)")) throw new Error(message);
+ * ```
  */
 export function failureMessage(
   role: "scorer" | "target",
   cmd: string,
   result: RunResult,
   timeoutS: number,
-  capSetting?: string,
+  options: FailureMessageOptions = {},
 ): string | undefined {
+  const capSetting = options.capSetting;
   const label = `${role} ${JSON.stringify(cmd)}`;
   switch (result.kind) {
     case "spawn_failed":

@@ -581,7 +581,7 @@ export function subprocessScorer(
       ) {
         // Any other ending has its message.
         throw new SubprocessScorerError(
-          failureMessage("scorer", cmd, result, timeout, capSetting)! +
+          failureMessage("scorer", cmd, result, timeout, { capSetting })! +
             verdictBeforeExit(cmd, result),
           failureCode(result),
         );

@@ -144,7 +144,7 @@ export function subprocessTarget(
         cmd,
         result,
         timeout,
-        options.capSetting,
+        { capSetting: options.capSetting },
       );
       if (failure !== undefined || result.kind !== "exited") {
         throw new Error(failure);
