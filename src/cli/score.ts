@@ -146,6 +146,8 @@ units in input order, scorers in the order given.`,
       }
       return make(cmd, {
         name,
+        // No flag raises a cap: a suite's key does, scored with --config.
+        capSetting: "max_output_bytes, in a suite scored with --config,",
         ...(flags.timeout !== undefined ? { timeout: flags.timeout } : {}),
         // A persistent scorer starts while the rest of the command loads.
         ...(flags.persistent ? { startNow: true } : {}),

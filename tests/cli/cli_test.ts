@@ -435,3 +435,23 @@ Deno.test("cli run on SIGINT kills running commands and exits 130", async () => 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("cli score --scorer past a cap names what a command-line user can raise: a suite's max_output_bytes, not a library option", async () => {
+  const dir = await suite({
+    "big.sh": "head -c 1100000 /dev/zero | tr '\\0' x\n",
+  });
+  const unit = { example_id: "d#1", unit_id: "d#1", input: "q", output: "a" };
+  for (const persistent of [[], ["--persistent"]]) {
+    const { stdout } = await cli(
+      ["score", "--scorer", "sh big.sh", ...persistent, "-"],
+      { cwd: dir, stdin: jsonl([unit]) },
+    );
+    const score = parseScore(JSON.parse(stdout.trim()));
+    assert.equal(score.status, "error", stdout);
+    assert.match(
+      score.reason ?? "",
+      /bytes on stdout \(max_output_bytes, in a suite scored with --config, raises the cap\)/,
+      `${persistent}`,
+    );
+  }
+});
