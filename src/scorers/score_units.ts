@@ -59,7 +59,8 @@ export interface ScoreUnitsOptions {
   /**
    * Aborting stops the scorers that are running: their Scores become
    * `scorer.interrupted` errors, a second later at most for a scorer that
-   * never looks at its signal.
+   * never looks at its signal (one that ends with an error of its own
+   * rather than the signal's reason keeps that error).
    * @default {undefined}
    */
   signal?: AbortSignal | undefined;
@@ -354,7 +355,12 @@ function scoreOne(
   const path = unitPathOf(scorer);
   const own = path?.call(scorer, unit, context, scorerFailed);
   if (own !== undefined) return own;
-  const failed = (error: unknown) => scorerFailed(scorer, error, unit);
+  // One that honours its signal ends with the signal's reason (a fetch's
+  // AbortError): interrupted, as one that ignores it is a second later.
+  const failed = (error: unknown) =>
+    context.signal?.aborted && error === context.signal.reason
+      ? interrupted(scorer, unit)
+      : scorerFailed(scorer, error, unit);
   let result: unknown;
   try {
     result = scorer.score(unit, context);
@@ -368,6 +374,16 @@ function scoreOne(
   return signal === undefined
     ? scores
     : untilAborted(scores, signal, scorer, unit);
+}
+
+/** A scorer's Scores once the stage's signal has stopped it. */
+function interrupted(scorer: Scorer, unit: Unit): Score[] {
+  return failure(
+    scorer,
+    `scorer error: scorer ${JSON.stringify(scorer.name)} was interrupted`,
+    unit,
+    "scorer.interrupted",
+  );
 }
 
 /**
@@ -384,13 +400,7 @@ function untilAborted(
 ): Promise<Score[]> {
   return new Promise((resolve, reject) => {
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const interrupt = () =>
-      resolve(failure(
-        scorer,
-        `scorer error: scorer ${JSON.stringify(scorer.name)} was interrupted`,
-        unit,
-        "scorer.interrupted",
-      ));
+    const interrupt = () => resolve(interrupted(scorer, unit));
     const abort = () => (timer = setTimeout(interrupt, INTERRUPT_GRACE_MS));
     const settled = () => {
       signal.removeEventListener("abort", abort);
@@ -416,14 +426,17 @@ function untilAborted(
  * Scores each unit with every scorer, emitting Scores with units in input
  * order and scorers in the order given. A unit whose target failed gets
  * blocked `target error: …` Scores and a malformed record blocked
- * `invalid case: …` Scores, without running the scorers; a scorer that
+ * `invalid case: …` Scores, without running the scorers (a target's
+ * `budget.exhausted` error gives blocked `budget: …` ones); a scorer that
  * throws gives `error` Scores, `scorer error: …`, with the error's dotted
- * `code` as the diagnostic's code when it has one. Each Score is validated and carries the unit's
- * identity. Cancelling the stage (its reader cancels, a `break` out of
- * `for await`) aborts the scorers still running, as `signal` would.
+ * `code` as the diagnostic's code when it has one (a budget's refusal gives
+ * blocked `budget: …` Scores, and the `signal`'s reason, once it aborted,
+ * `scorer.interrupted` ones). Each Score is validated and carries the
+ * unit's identity. Cancelling the stage (its reader cancels, a `break` out
+ * of `for await`) aborts the scorers still running, as `signal` would.
  *
  * @param scorers The scorers, in output order.
- * @param options Concurrency and abort signal.
+ * @param options Concurrency, signals, grouping and progress.
  * @returns The stage.
  * @throws {TypeError} When a scorer has no name, version or metric names,
  *   or two scorers give one metric.
@@ -583,7 +596,7 @@ function units(batch: readonly Unit[]): readonly Unit[] {
  * promise and no stream step per unit: this is the stage `run` uses.
  *
  * @param scorers The scorers, in output order.
- * @param options Concurrency and abort signal.
+ * @param options Concurrency, signals, grouping and progress.
  * @returns The stage.
  * @throws {TypeError} When a scorer has no name, version or metric names,
  *   or two scorers give one metric.

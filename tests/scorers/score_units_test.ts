@@ -829,3 +829,23 @@ Deno.test("scoreUnits and scoreUnitBatches are typed as giving Scores whose ids 
   const batchIds: string[] = batches.flat().map((s) => s.unit_id);
   assert.deepEqual(batchIds, ["d#1", "d#2"]);
 });
+
+Deno.test("scoreUnits: a function scorer that honours its signal, ending with its reason as fetch does, is scorer.interrupted, as one that ignores it", async () => {
+  const run = new AbortController();
+  const honours = functionScorer(
+    "honours",
+    (_unit, { signal }) =>
+      new Promise<number>((_resolve, reject) => {
+        signal!.addEventListener("abort", () => reject(signal!.reason));
+        queueMicrotask(() => run.abort());
+      }),
+  );
+  const [s] = await Array.fromAsync(
+    ReadableStream.from([UNIT]).pipeThrough(
+      scoreUnits([honours], { signal: run.signal }),
+    ),
+  );
+  assert.equal(s?.status, "error");
+  assert.equal(s?.diagnostics[0]?.code, "scorer.interrupted", s?.reason ?? "");
+  assert.equal(s?.reason, 'scorer error: scorer "honours" was interrupted');
+});
