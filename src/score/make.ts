@@ -105,7 +105,7 @@ export interface ScoredOptions extends ScoreOptions {
 export interface FailureOptions extends Omit<ScoreOptions, "reason"> {
   /**
    * The diagnostic's stable dotted code.
-   * @default {inferred from the message's prefix: `scorer error: ` is `scorer.error`, `target error: ` is `target.error`, `invalid case: ` is `case.invalid`, `budget: ` is `budget.exhausted`}
+   * @default {inferred from the message's prefix (see codeOfReason): `scorer error: ` is `scorer.error`, `target error: ` is `target.error`, `invalid case: ` is `case.invalid`, `budget: ` is `budget.exhausted`, `invalid Score: ` or `scorer error: invalid Score` is `scorer.invalid_score`; with none of these, `scorer.error` for errored and `prerequisite.failed` for blocked}
    */
   code?: string | undefined;
   /**
@@ -142,7 +142,9 @@ function base(
  * @param value A finite number; NaN, ±Infinity and booleans are rejected.
  * @param options The verdict, validity, reason and provenance.
  * @returns The Score.
- * @throws {ScoreError} When `value` is not a finite number.
+ * @throws {ScoreError} When `value` is not a finite number, or another
+ *   field breaks a Score rule (an empty metric or version, a `passed` that
+ *   is no boolean).
  *
  * @example A passing Score
  * ```ts
