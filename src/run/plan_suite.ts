@@ -8,6 +8,7 @@
  */
 
 import { TemplateError, withoutCredentials } from "../net/template.ts";
+import { ENV_VARIABLES } from "../net/_url_secrets.ts";
 import {
   buildScorers,
   buildTargetConfig,
@@ -254,11 +255,22 @@ const CREDENTIAL_HEADER =
  * plan still tells where the secret comes from.
  */
 function hiddenText(value: string): string {
-  return value.split(/(\$\{[^}]*\})/).map((part, i) => {
-    if (i % 2 === 1 || part.trim() === "") return part;
-    const scheme = /^\s*(?:Bearer|Basic|Token)\s+/i.exec(part)?.[0] ?? "";
-    return part.length === scheme.length ? part : `${scheme}***`;
-  }).join("");
+  // The references fillEnv reads: `${sk-…}`, no variable's name, is sent
+  // as written, a pasted key to hide like any other text.
+  let shown = "";
+  let from = 0;
+  for (const reference of value.matchAll(ENV_VARIABLES)) {
+    shown += hiddenPart(value.slice(from, reference.index)) + reference[0];
+    from = reference.index + reference[0].length;
+  }
+  return shown + hiddenPart(value.slice(from));
+}
+
+/** Text between references as `***`, a leading scheme kept. */
+function hiddenPart(part: string): string {
+  if (part.trim() === "") return part;
+  const scheme = /^\s*(?:Bearer|Basic|Token)\s+/i.exec(part)?.[0] ?? "";
+  return part.length === scheme.length ? part : `${scheme}***`;
 }
 
 function targetSummary(t: TargetConfig): SuitePlan["target"] {

@@ -690,3 +690,28 @@ scorers: [{ type: exact_match }]
     );
   });
 });
+
+Deno.test("validate hides a credential header's pasted key written as ${...}, which no environment variable fills and a run sends as written", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/data.jsonl`, jsonl([{ input: "q" }]));
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      `dataset: data.jsonl
+target:
+  type: http
+  url: http://127.0.0.1:9/x
+  headers:
+    Authorization: "Bearer \${sk-live-abc123}"
+    X-Api-Key: "\${HOME}-\${sk-live-zzz}"
+scorers: [{ type: exact_match }]
+`,
+    );
+    const text = await cli(["validate", "suite.yaml"], dir);
+    assert.equal(text.code, 0, text.stderr);
+    assert.doesNotMatch(text.stdout, /sk-live/);
+    assert.match(
+      text.stdout,
+      /^target headers: Authorization: "Bearer \*\*\*", X-Api-Key: "\$\{HOME\}\*\*\*"$/m,
+    );
+  });
+});
