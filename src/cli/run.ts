@@ -138,6 +138,20 @@ function resumeCommand(
   return words.map(shellWord).join(" ");
 }
 
+/**
+ * Whether `path` is a regular file, as a resume needs: a FIFO's or a
+ * device's Scores went through it and cannot be read back. A path gone or
+ * unreachable counts as one: the resume says what is wrong with it.
+ */
+function isRegularFile(path: string): boolean {
+  try {
+    return Deno.statSync(path).isFile;
+  } catch (error) {
+    if (!isOsError(error)) throw error;
+    return true;
+  }
+}
+
 /** The `run` command. */
 export const run = defineCommand({
   name: "run",
@@ -701,11 +715,15 @@ and a summary table on stderr.`,
     };
     const bar = await progress(outPath === undefined);
     const resumeHint = () =>
-      outPath !== undefined
-        ? `evalpipe: resume with: ${
+      outPath === undefined
+        ? "evalpipe: to be able to resume a run, give it --out FILE"
+        : !isRegularFile(outPath)
+        ? `evalpipe: --out ${
+          JSON.stringify(outPath)
+        } is not a regular file: what went through it cannot be read back, so this run cannot be resumed; to be able to, give it --out FILE`
+        : `evalpipe: resume with: ${
           resumeCommand(configPath!, flags, run.flags)
-        }`
-        : "evalpipe: to be able to resume a run, give it --out FILE";
+        }`;
     try {
       const summary = await runSuite(configPath, {
         // Each an OutFile of openFlagFile's, done with the bytes it writes.

@@ -54,3 +54,55 @@ Deno.test("cli run --out a FIFO nobody reads says it waits for a reader, then wr
     assert.equal(score.value, 1);
   });
 });
+
+Deno.test("cli run --out a FIFO, interrupted, gives no resume command: a resume cannot read back what went through it", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/d.jsonl`,
+      Array.from({ length: 50 }, (_, i) => `{"input":"q${i}","expected":"x"}\n`)
+        .join(""),
+    );
+    await Deno.writeTextFile(
+      `${dir}/s.yaml`,
+      'dataset: d.jsonl\ntarget: { type: subprocess, cmd: "sleep 0.2; echo x", stdin: text }\nscorers: [{ type: exact_match }]\nconcurrency: 1\n',
+    );
+    const fifo = `${dir}/scores.fifo`;
+    const made = await new Deno.Command("mkfifo", { args: [fifo] }).output();
+    assert.equal(made.code, 0);
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", CLI, "run", "s.yaml", "--out", fifo],
+      cwd: dir,
+      stdin: "null",
+      stdout: "null",
+      stderr: "piped",
+    }).spawn();
+    const said = new Response(child.stderr).text();
+    // The first Score through the FIFO: the run has begun; then SIGINT, with
+    // most of the 50 cases still to come.
+    const scores = (await Deno.open(fifo)).readable
+      .pipeThrough(new TextDecoderStream()).getReader();
+    let read = "";
+    while (!read.includes("\n")) {
+      const { done, value } = await scores.read();
+      if (done) break;
+      read += value;
+    }
+    child.kill("SIGINT");
+    for (let r = await scores.read(); !r.done; r = await scores.read()) {
+      read += r.value;
+    }
+    const { code } = await child.status;
+    const stderr = await said;
+    assert.equal(code, 130, stderr);
+    assert.match(stderr, /the run is incomplete/);
+    assert.doesNotMatch(stderr, /resume with/);
+    assert.ok(
+      stderr.includes(
+        `evalpipe: --out ${
+          JSON.stringify(fifo)
+        } is not a regular file: what went through it cannot be read back, so this run cannot be resumed; to be able to, give it --out FILE\n`,
+      ),
+      stderr,
+    );
+  });
+});
