@@ -210,7 +210,15 @@ export function formatBaseline(
   if (
     c.newly_failing.length + c.fixed.length + c.flaky.length +
         c.new_cases.length + c.removed_cases.length === 0
-  ) out.push("no case changed");
+  ) {
+    // Beside cases whose input changed, "no case changed" would contradict
+    // them: it is their verdicts that stayed.
+    out.push(
+      c.cases_changed === undefined
+        ? "no case changed"
+        : "no case's verdict changed, and none came or went",
+    );
+  }
   if (c.metrics.length > 0) out.push("paired difference, now − baseline:");
   for (const l of c.metrics) {
     // A matrix's lines are per target: `large: exact_match`, as `worse` names them.

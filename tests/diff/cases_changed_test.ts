@@ -92,3 +92,19 @@ Deno.test("diff and run --baseline name the examples whose input or expected ans
     assert.doesNotMatch(scores.stderr, /another input/);
   });
 });
+
+Deno.test("formatBaseline does not say no case changed beside the cases whose input changed", async () => {
+  const { formatBaseline } = await import("../../src/report/mod.ts");
+  const { compareWithBaseline } = await import("../../src/run/mod.ts");
+  const { scored } = await import("../../src/score/mod.ts");
+  const s = scored("m", 1, { example_id: "d#1", unit_id: "d#1" });
+  const same = compareWithBaseline([s], [s], "all");
+  assert.match(formatBaseline(same, "b.json"), /^no case changed$/m);
+  const text = formatBaseline({
+    ...same,
+    cases_changed: { count: 1, examples: ["d#1"] },
+  }, "b.json");
+  assert.match(text, /1 example has another input or expected answer/);
+  assert.doesNotMatch(text, /no case changed/);
+  assert.match(text, /^no case's verdict changed, and none came or went$/m);
+});
