@@ -139,16 +139,18 @@ function resumeCommand(
 }
 
 /**
- * Whether `path` is a regular file, as a resume needs: a FIFO's or a
- * device's Scores went through it and cannot be read back. A path gone or
- * unreachable counts as one: the resume says what is wrong with it.
+ * Whether `path` is a FIFO, a device or a socket: what went through it
+ * cannot be read back, as a resume reads its Scores file. A path gone,
+ * unreachable or a folder is left to the resume, which says what is wrong.
  */
-function isRegularFile(path: string): boolean {
+function passesThrough(path: string): boolean {
   try {
-    return Deno.statSync(path).isFile;
+    const info = Deno.statSync(path);
+    return info.isFifo === true || info.isCharDevice === true ||
+      info.isBlockDevice === true || info.isSocket === true;
   } catch (error) {
     if (!isOsError(error)) throw error;
-    return true;
+    return false;
   }
 }
 
@@ -336,6 +338,15 @@ and a summary table on stderr.`,
     if (flags.resume && outPath === undefined) {
       throw new UsageError(
         "--resume continues the Scores file given with --out",
+      );
+    }
+    // A FIFO's or a device's Scores went through it: reading them back
+    // would wait on it without a word.
+    if (flags.resume && outPath !== undefined && passesThrough(outPath)) {
+      throw new UsageError(
+        `--resume reads back the Scores file given with --out, and ${
+          JSON.stringify(outPath)
+        } is not a regular file: resume a run written to a file`,
       );
     }
     if (flags.force && !flags.resume) {
@@ -717,7 +728,7 @@ and a summary table on stderr.`,
     const resumeHint = () =>
       outPath === undefined
         ? "evalpipe: to be able to resume a run, give it --out FILE"
-        : !isRegularFile(outPath)
+        : passesThrough(outPath)
         ? `evalpipe: --out ${
           JSON.stringify(outPath)
         } is not a regular file: what went through it cannot be read back, so this run cannot be resumed; to be able to, give it --out FILE`

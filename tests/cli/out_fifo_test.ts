@@ -5,26 +5,41 @@ import assert from "node:assert/strict";
 import { CLI } from "../_cli.ts";
 import { withTempDir } from "../_proc.ts";
 
+/**
+ * Writes the suite (`cases` JSONL lines, `target`) and a FIFO in `dir`,
+ * and starts `run s.yaml --out FIFO ...more`, stderr piped.
+ */
+async function runIntoFifo(
+  dir: string,
+  cases: string,
+  target: string,
+  more: string[] = [],
+): Promise<{ fifo: string; child: Deno.ChildProcess }> {
+  await Deno.writeTextFile(`${dir}/d.jsonl`, cases);
+  await Deno.writeTextFile(
+    `${dir}/s.yaml`,
+    `dataset: d.jsonl\ntarget: ${target}\nscorers: [{ type: exact_match }]\nconcurrency: 1\n`,
+  );
+  const fifo = `${dir}/scores.fifo`;
+  const made = await new Deno.Command("mkfifo", { args: [fifo] }).output();
+  assert.equal(made.code, 0);
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", CLI, "run", "s.yaml", "--out", fifo, ...more],
+    cwd: dir,
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  return { fifo, child };
+}
+
 Deno.test("cli run --out a FIFO nobody reads says it waits for a reader, then writes the Scores to it", async () => {
   await withTempDir(async (dir) => {
-    await Deno.writeTextFile(
-      `${dir}/d.jsonl`,
+    const { fifo, child } = await runIntoFifo(
+      dir,
       '{"input":"q","output":"a","expected":"a"}\n',
+      "{ type: replay }",
     );
-    await Deno.writeTextFile(
-      `${dir}/s.yaml`,
-      "dataset: d.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n",
-    );
-    const fifo = `${dir}/scores.fifo`;
-    const made = await new Deno.Command("mkfifo", { args: [fifo] }).output();
-    assert.equal(made.code, 0);
-    const child = new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", CLI, "run", "s.yaml", "--out", fifo],
-      cwd: dir,
-      stdin: "null",
-      stdout: "null",
-      stderr: "piped",
-    }).spawn();
     // Read stderr as it comes, up to the note: nothing reads the FIFO yet.
     const reader = child.stderr.pipeThrough(new TextDecoderStream())
       .getReader();
@@ -57,25 +72,12 @@ Deno.test("cli run --out a FIFO nobody reads says it waits for a reader, then wr
 
 Deno.test("cli run --out a FIFO, interrupted, gives no resume command: a resume cannot read back what went through it", async () => {
   await withTempDir(async (dir) => {
-    await Deno.writeTextFile(
-      `${dir}/d.jsonl`,
+    const { fifo, child } = await runIntoFifo(
+      dir,
       Array.from({ length: 50 }, (_, i) => `{"input":"q${i}","expected":"x"}\n`)
         .join(""),
+      '{ type: subprocess, cmd: "sleep 0.2; echo x", stdin: text }',
     );
-    await Deno.writeTextFile(
-      `${dir}/s.yaml`,
-      'dataset: d.jsonl\ntarget: { type: subprocess, cmd: "sleep 0.2; echo x", stdin: text }\nscorers: [{ type: exact_match }]\nconcurrency: 1\n',
-    );
-    const fifo = `${dir}/scores.fifo`;
-    const made = await new Deno.Command("mkfifo", { args: [fifo] }).output();
-    assert.equal(made.code, 0);
-    const child = new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", CLI, "run", "s.yaml", "--out", fifo],
-      cwd: dir,
-      stdin: "null",
-      stdout: "null",
-      stderr: "piped",
-    }).spawn();
     const said = new Response(child.stderr).text();
     // The first Score through the FIFO: the run has begun; then SIGINT, with
     // most of the 50 cases still to come.
@@ -101,6 +103,29 @@ Deno.test("cli run --out a FIFO, interrupted, gives no resume command: a resume 
         `evalpipe: --out ${
           JSON.stringify(fifo)
         } is not a regular file: what went through it cannot be read back, so this run cannot be resumed; to be able to, give it --out FILE\n`,
+      ),
+      stderr,
+    );
+  });
+});
+
+Deno.test("cli run --resume refuses an --out that is a FIFO: there is nothing to read back", async () => {
+  await withTempDir(async (dir) => {
+    const { fifo, child } = await runIntoFifo(
+      dir,
+      '{"input":"q","output":"a","expected":"a"}\n',
+      "{ type: replay }",
+      ["--resume"],
+    );
+    const said = new Response(child.stderr).text();
+    const { code } = await child.status;
+    const stderr = await said;
+    assert.equal(code, 2, stderr);
+    assert.ok(
+      stderr.includes(
+        `--resume reads back the Scores file given with --out, and ${
+          JSON.stringify(fifo)
+        } is not a regular file: resume a run written to a file\n`,
       ),
       stderr,
     );
