@@ -439,10 +439,6 @@ function countsOf(cache: TargetCache): CacheCounts {
 }
 
 /**
- * Writes the units still waiting for Scores (none came: a unit without any),
- * and the earlier Scores of a resume whose units did not come again.
- */
-/**
  * The cases a run kept with another input or expected answer than its
  * baseline kept, as a comparison's `cases_changed`.
  */
@@ -455,6 +451,10 @@ async function casesChangedSince(
   return changed === undefined ? {} : { cases_changed: changed };
 }
 
+/**
+ * Writes the units still waiting for Scores (none came: a unit without any),
+ * and the earlier Scores of a resume whose units did not come again.
+ */
 async function writeRest(
   joiner: UnitScores | undefined,
   record: RunRecordWriter | undefined,
