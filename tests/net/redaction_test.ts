@@ -10,6 +10,8 @@ import {
   llmJudge,
   openaiTarget,
   runTarget,
+  scoreUnits,
+  semanticSimilarity,
   type Target,
   TargetCache,
   type Unit,
@@ -416,5 +418,63 @@ Deno.test("send hides the password and the query key of a URL fetch cannot parse
   assert.match(error, / cannot be sent: /);
   for (const secret of ["hunter2pw", "AIzaQueryKey1"]) {
     assert.ok(!error.includes(secret), `${secret} in ${error}`);
+  }
+});
+
+Deno.test("every client's message of a 2xx answer starts with POST <url>, its password and query key hidden", async () => {
+  const bodies = [
+    reply.malformed("not json"),
+    reply.json({ answer: null }),
+    reply.json({ choices: [] }),
+  ];
+  let which = 0;
+  await using server = fakeLlm({ handler: () => bodies[which]! });
+  const port = new URL(server.url).port;
+  const base = `http://someone:hunter2pw@127.0.0.1:${port}`;
+  const v1 = `${base}/v1?api-key=AIzaQueryKey1`;
+  const unit = {
+    example_id: "d#1",
+    unit_id: "d#1",
+    input: "q",
+    output: "o",
+    expected: "e",
+  };
+  for (which = 0; which < bodies.length; which++) {
+    const http = await runOne(httpTarget({
+      url: `${base}/answer?key=AIzaQueryKey1`,
+      output: "answer",
+      retries: 0,
+    }));
+    const openai = await runOne(
+      openaiTarget({ base_url: v1, model: "m", retries: 0 }),
+    );
+    const [judged] = await Array.fromAsync(
+      ReadableStream.from([unit]).pipeThrough(scoreUnits([
+        llmJudge({ base_url: v1, model: "j", rubric: "ok?", retries: 0 }),
+      ])),
+    );
+    const similar = await semanticSimilarity({
+      base_url: v1,
+      model: "e",
+      retries: 0,
+    }).score(unit, {});
+    const said = [
+      http.target?.error,
+      openai.target?.error,
+      judged?.reason,
+      "reason" in similar ? similar.reason : undefined,
+    ];
+    for (const message of said) {
+      assert.match(
+        message ?? "",
+        new RegExp(
+          `^(scorer error: )?POST http://127\\.0\\.0\\.1:${port}/[a-z0-9/]+\\?(api-)?key=\\*\\*\\* answered `,
+        ),
+        `${which}: ${message}`,
+      );
+      for (const secret of ["hunter2pw", "someone", "AIzaQueryKey1"]) {
+        assert.ok(!message?.includes(secret), `${which}: ${message}`);
+      }
+    }
   }
 });
