@@ -401,6 +401,15 @@ and a summary table on stderr.`,
     const reportFiles = { junit: flags.junit, markdown: flags.markdown };
     const reports = wantsReports(reportFiles, stepSummary);
     const needRecord = flags.html !== undefined || reports;
+    // The reports read the record back once it is written; a FIFO's has
+    // gone by then, and the read would wait on it without a word.
+    if (
+      needRecord && flags.record !== undefined && passesThrough(flags.record)
+    ) {
+      throw new UsageError(
+        `The reports are made from the run's record, read back once written, and ${recordName} is not a regular file: give --record a file, or leave it out`,
+      );
+    }
     const annotate = !flags["no-annotations"] &&
       (flags.annotations || Deno.env.get("GITHUB_ACTIONS") === "true");
     const firstFailures = new Map<string, Score>();

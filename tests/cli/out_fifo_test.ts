@@ -2,7 +2,7 @@
 // so on stderr rather than waiting without a word, then writes to it.
 
 import assert from "node:assert/strict";
-import { CLI } from "../_cli.ts";
+import { CLI, cli } from "../_cli.ts";
 import { withTempDir } from "../_proc.ts";
 
 /**
@@ -126,6 +126,35 @@ Deno.test("cli run --resume refuses an --out that is a FIFO: there is nothing to
         `--resume reads back the Scores file given with --out, and ${
           JSON.stringify(fifo)
         } is not a regular file: resume a run written to a file\n`,
+      ),
+      stderr,
+    );
+  });
+});
+
+Deno.test("cli run --record a FIFO with --html is refused: the report reads the record back", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/d.jsonl`,
+      '{"input":"q","output":"a","expected":"a"}\n',
+    );
+    await Deno.writeTextFile(
+      `${dir}/s.yaml`,
+      "dataset: d.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n",
+    );
+    const fifo = `${dir}/record.fifo`;
+    const made = await new Deno.Command("mkfifo", { args: [fifo] }).output();
+    assert.equal(made.code, 0);
+    const { code, stderr } = await cli(
+      ["run", "s.yaml", "--record", fifo, "--html", "r.html"],
+      dir,
+    );
+    assert.equal(code, 2, stderr);
+    assert.ok(
+      stderr.includes(
+        `The reports are made from the run's record, read back once written, and --record ${
+          JSON.stringify(fifo)
+        } is not a regular file: give --record a file, or leave it out`,
       ),
       stderr,
     );
