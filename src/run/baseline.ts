@@ -569,8 +569,9 @@ export interface BaselineComparison {
   /**
    * Cases kept by both runs with another input or expected answer now than
    * in the baseline (the dataset edited, ids kept): compared all the same,
-   * so a change may be the case's. Absent when none differs, or when the
-   * baseline kept no cases (a RunRecord given as the baseline).
+   * so a change may be the case's. Set by `runSuite`, for a baseline file
+   * or a RunRecord given as the baseline; absent when none differs, and
+   * from {@linkcode compareWithBaseline}, whose Scores carry no case.
    */
   cases_changed?: {
     /** How many examples. */
