@@ -928,6 +928,19 @@ and a summary table on stderr.`,
         : [];
       const overBudget = failures.find((f) => f.kind === "budget");
       if (overBudget !== undefined) say(`evalpipe: ${overBudget.message}`);
+      // A --force resume without a sidecar writes one again only when the
+      // unit ids show the file is this run's: said when they could not, or
+      // the next plain resume's refusal would come as a surprise.
+      if (
+        plan !== undefined && plan.scores > 0 && plan.meta === undefined &&
+        await resuming!.readMeta(outPath!).catch(() => null) == null
+      ) {
+        say(
+          `evalpipe: ${
+            JSON.stringify(resuming!.metaPath(outPath!))
+          } was not written again: the Scores' unit ids cannot show that ${outName} is this run's (a part of the suite, more epochs than they show, or ids not of its examples); the next resume needs --force too`,
+        );
+      }
       const before = summary.budgetStart;
       if (
         summary.budget !== undefined && (plan?.scores ?? 0) > 0 &&

@@ -162,5 +162,10 @@ Deno.test("run --resume --force over a missing sidecar of a one-epoch file refus
       Deno.stat(`${out}.meta.json`),
       Deno.errors.NotFound,
     );
+    // Said, so that the user knows the next resume needs --force again.
+    assert.match(
+      limited.stderr,
+      /evalpipe: "s\.ndjson\.meta\.json" was not written again: the Scores' unit ids cannot show that --out "s\.ndjson" is this run's \(a part of the suite, more epochs than they show, or ids not of its examples\); the next resume needs --force too\n/,
+    );
   });
 });
