@@ -343,6 +343,12 @@ export interface ResumePlan {
    * example's.
    */
   epochsSeen?: { epochs: number; exact: boolean };
+  /**
+   * The units (by id in Unicode NFC) whose Scores stand apart in the file,
+   * other units' between them (a scorer added by a resume appends its
+   * Scores at the end): a record gathers each into one line.
+   */
+  splitUnits?: Set<string>;
 }
 
 /** An older evalpipe's name of a malformed line whose number a case took. */
@@ -804,6 +810,8 @@ export async function prepareResume(
   let budgetSpentAtLeast: number | undefined;
   let spentInFiles = 0;
   let epochsSeen: { epochs: number; exact: boolean } | null | undefined;
+  let splitUnits: Set<string> | undefined;
+  let lastUnit: string | undefined;
   for await (const { score, line } of scoreLines(path, tail.keep)) {
     lines = line;
     if (score === undefined) continue;
@@ -824,6 +832,11 @@ export async function prepareResume(
       const spent = Number(SPENT_SO_FAR.exec(score.reason!)?.[1]);
       if (spent > (budgetSpentAtLeast ?? -1)) budgetSpentAtLeast = spent;
       continue;
+    }
+    if (score.unit_id !== lastUnit) {
+      lastUnit = score.unit_id;
+      const id = nfcKey(lastUnit);
+      if (done.has(id)) (splitUnits ??= new Set()).add(id);
     }
     for (const unitId of [score.unit_id, olderInvalidName(score)]) {
       if (unitId === undefined) continue;
@@ -856,6 +869,7 @@ export async function prepareResume(
     ...(meta !== undefined && meta !== null ? { meta } : {}),
     ...(meta === null ? { damagedMeta: true } : {}),
     ...(epochsSeen !== undefined && epochsSeen !== null ? { epochsSeen } : {}),
+    ...(splitUnits !== undefined ? { splitUnits } : {}),
   };
   return options.units === undefined
     ? plan

@@ -19,6 +19,7 @@ import {
   type SuiteConfig,
 } from "../config/config.ts";
 import { locateConfig } from "../config/_check.ts";
+import { nfcKey } from "../base/nfc.ts";
 import { DatasetError, formatOf } from "../dataset/dataset.ts";
 import { commandFingerprint, fingerprint } from "../fingerprint/fingerprint.ts";
 import { checkGates, type GateFailure } from "../aggregate/gates.ts";
@@ -487,6 +488,7 @@ function spendIf(tally: SpendTally): Spend | undefined {
 function recordSpend(
   tally: SpendTally,
   earlier: SpendTally | undefined,
+  replayed = 0,
 ): Spend | undefined {
   if (earlier === undefined) return spendIf(tally);
   const now = tally.result();
@@ -513,6 +515,7 @@ function recordSpend(
     return out;
   };
   const target = side(now.target, before.target);
+  target.cached -= replayed;
   const judge = side(now.judge, before.judge);
   const spend = {
     target,
@@ -1015,11 +1018,32 @@ export async function runSuite(
   // What the earlier units and Scores the record keeps cost: the record's
   // `cost` is its units', as an uninterrupted run's (and its reports') is.
   const earlierSpend = earlier === undefined ? undefined : new SpendTally();
+  // This run's cache hits of units run again whose record line keeps the
+  // earlier call (counted in earlierSpend): the record counts them once.
+  let replayed = 0;
   // The earlier Scores, a unit at a time, beside the unit when it is known.
   const readEarlier = async (resume: ResumePlan) => {
     const previous = options.previousUnits;
     let group: Score[] = [];
+    // A unit whose Scores stand apart (a scorer a resume added) is one
+    // line of the record, its call counted once: gathered until the end.
+    const split = resume.splitUnits;
+    const gathered = new Map<string, Score[]>();
     const flush = async () => {
+      if (group.length === 0) return;
+      if (split !== undefined) {
+        const id = nfcKey(group[0]!.unit_id!);
+        if (split.has(id)) {
+          const before = gathered.get(id);
+          if (before === undefined) gathered.set(id, group);
+          else before.push(...group);
+          group = [];
+          return;
+        }
+      }
+      await flushUnit();
+    };
+    const flushUnit = async () => {
       const unit = previous?.get(group[0]?.unit_id ?? "");
       if (group.length === 0) return;
       // A baseline keeps the earlier units' inputs and outputs too.
@@ -1057,6 +1081,10 @@ export async function runSuite(
       group.push(score);
     }
     await flush();
+    for (const scores of gathered.values()) {
+      group = scores;
+      await flushUnit();
+    }
   };
   // Nothing is written before the run's first unit or Score (or its end):
   // a run that fails before then leaves every output as it was.
@@ -1376,7 +1404,10 @@ export async function runSuite(
                 let [unit, scores] of joining!.joinLoose(joiner.take(batch))
               ) {
                 if (earlier !== undefined && earlier.size > 0) {
-                  [unit, scores] = earlier.join([unit, scores]);
+                  const joined = earlier.join([unit, scores]);
+                  // Its cache hit stands for the earlier call, counted.
+                  if (unit !== undefined && joined[0] !== unit) replayed++;
+                  [unit, scores] = joined;
                 }
                 const pending = unit === undefined
                   ? record!.addScores(scores)
@@ -1409,7 +1440,7 @@ export async function runSuite(
         aggregator.results(),
         false,
         selection?.tally(),
-        recordSpend(tally, earlierSpend),
+        recordSpend(tally, earlierSpend, replayed),
       );
       await unitsOut?.flush();
       // The run ended, not complete, as its record says: a resume's start
@@ -1489,7 +1520,7 @@ export async function runSuite(
     aggregates,
     !stopped,
     selectionTally,
-    recordSpend(tally, earlierSpend),
+    recordSpend(tally, earlierSpend, replayed),
     {
       ...(compared !== undefined && record !== undefined
         ? {

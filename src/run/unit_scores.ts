@@ -205,7 +205,16 @@ export class EarlierScores {
     const earlier = id === undefined ? undefined : this.#held.get(id);
     if (earlier === undefined) return entry;
     this.#held.delete(id!);
-    return [entry[0] ?? earlier[0], [...earlier[1], ...entry[1]]];
+    const [unit, scores] = entry;
+    const before = earlier[0];
+    // Answered from the cache, the unit replays the call the earlier run
+    // paid for: its line keeps that call, as an uninterrupted run's would,
+    // and a later resume of the record counts what was paid.
+    const kept = unit !== undefined && unit.target?.cached === true &&
+        before?.target !== undefined
+      ? { ...unit, target: before.target }
+      : unit ?? before;
+    return [kept, [...earlier[1], ...scores]];
   }
 
   /**

@@ -1009,5 +1009,39 @@ Deno.test("run --resume --force after a scorer was added keeps the earlier calls
     assert.equal(after.cost.judge.cost_usd, 0.012, JSON.stringify(after.cost));
     assert.equal(after.cost.target.cost_usd, 0.006, JSON.stringify(after.cost));
     assert.equal(after.cost.cost_usd, 0.018);
+    // As an uninterrupted run's: 3 target calls, none cached. The cache hits
+    // replayed calls the record counts already, and each unit's line keeps
+    // the call that was paid, which a later resume reads.
+    assert.deepEqual(
+      [after.cost.target.calls, after.cost.target.cached],
+      [3, 0],
+      JSON.stringify(after.cost),
+    );
+    assert.equal(after.units[0].target.cost_usd, 0.002);
+    // A resume after a resume: another scorer added.
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      suite(server.baseUrl).replace(
+        "  - type: exact_match\n",
+        "  - type: exact_match\n  - type: contains\n  - type: regex\n    pattern: A\n",
+      ),
+    );
+    const again = await cli([...args, "--resume", "--force"], dir);
+    assert.equal(again.code, 0, again.stderr);
+    const last = JSON.parse(await Deno.readTextFile(`${dir}/r.json`));
+    assert.equal(last.units.length, 3);
+    assert.deepEqual(last.cost, before.cost);
+    // Each unit one line with all its Scores, though the file holds them
+    // apart (the added scorers' at its end).
+    const metrics = (record: { units: { scores: { metric: string }[] }[] }) =>
+      record.units.map((u) => u.scores.map((s) => s.metric).sort().join());
+    const all = "contains,cost,exact_match,llm_judge,regex";
+    assert.deepEqual(metrics(last), [all, all, all]);
+    // And again with nothing to run: no unit, no call, twice.
+    const plain = await cli([...args, "--resume", "--force"], dir);
+    assert.equal(plain.code, 0, plain.stderr);
+    const same = JSON.parse(await Deno.readTextFile(`${dir}/r.json`));
+    assert.deepEqual(metrics(same), [all, all, all]);
+    assert.deepEqual(same.cost, before.cost);
   });
 });
