@@ -191,8 +191,9 @@ function keyHint(
 }
 
 /**
- * For a gate's bar written straight under `gates:` (`min_pass_rate: 0.9`),
- * the gate it was meant to be, under a metric of the suite; else nothing.
+ * For a gate's bar written straight under `gates:` (`min_pass_rate: 0.9`, or
+ * `pass_rate: 0.9` without its `min_`), the gate it was meant to be, under a
+ * metric of the suite; else nothing.
  */
 function gateHint(
   root: unknown,
@@ -201,11 +202,19 @@ function gateHint(
 ): string {
   if (path.length !== 2 || path[0] !== "gates" || !isMapping(root)) return "";
   const gate = shapeAt(root, path);
-  const key = String(path[1]);
-  if (gate?.kind !== "mapping" || !Object.hasOwn(gate.fields, key)) return "";
-  // The first scorer's metric when the config spells it, else a stand-in.
+  if (gate?.kind !== "mapping") return "";
+  const fields = gate.fields;
+  const written = String(path[1]);
+  const key = [written, `min_${written}`, `max_${written}`].find((k) =>
+    Object.hasOwn(fields, k)
+  );
+  if (key === undefined) return "";
+  // A classification figure is a gate of that metric alone; any other bar,
+  // of the first scorer's metric when the config spells it.
   const first = Array.isArray(root.scorers) ? root.scorers[0] : undefined;
-  const metric = !isMapping(first)
+  const metric = key === "min_accuracy" || key === "min_macro_f1"
+    ? "classification"
+    : !isMapping(first)
     ? "<metric>"
     : typeof first.name === "string"
     ? first.name

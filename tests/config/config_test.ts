@@ -1181,3 +1181,38 @@ Deno.test("checkConfigText: a gate's bar without its min_ or max_, or written wi
     assert.equal(error.message, `Invalid config "suite.yaml" ${message}`);
   }
 });
+
+Deno.test("checkConfigText: a bar under gates: without its metric names the gate it was meant to be: a classification figure under classification, a bar without min_ with it", async () => {
+  const head =
+    "dataset: d.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\nclassification: true\n";
+  const cases: Array<[string, string]> = [
+    // min_accuracy on exact_match is refused: the hint must not lead there.
+    [
+      "gates:\n  min_accuracy: 0.8\n",
+      'line 6: "gates.min_accuracy" must be a mapping, not number 0.8; a gate is per metric: gates: { classification: { min_accuracy: 0.8 } }',
+    ],
+    [
+      "gates:\n  min_macro_f1: 0.7\n",
+      'line 6: "gates.min_macro_f1" must be a mapping, not number 0.7; a gate is per metric: gates: { classification: { min_macro_f1: 0.7 } }',
+    ],
+    [
+      "gates:\n  pass_rate: 0.9\n",
+      'line 6: "gates.pass_rate" must be a mapping, not number 0.9; a gate is per metric: gates: { exact_match: { min_pass_rate: 0.9 } }',
+    ],
+    [
+      "gates:\n  errors: 0\n",
+      'line 6: "gates.errors" must be a mapping, not number 0; a gate is per metric: gates: { exact_match: { max_errors: 0 } }',
+    ],
+  ];
+  for (const [gates, message] of cases) {
+    const error = await configError(head + gates);
+    assert.equal(error.message, `Invalid config "suite.yaml" ${message}`);
+  }
+  // The hints' gates are the suite's: each is valid where it was suggested.
+  for (
+    const gates of [
+      "gates: { classification: { min_accuracy: 0.8, min_macro_f1: 0.7 } }\n",
+      "gates: { exact_match: { min_pass_rate: 0.9, max_errors: 0 } }\n",
+    ]
+  ) await checkConfigText(head + gates, "suite.yaml");
+});
