@@ -318,13 +318,13 @@ const OTHER_SCORERS: Record<string, string> = {
   containsjson:
     'promptfoo\'s "contains-json" assert has no built-in here: "json" checks the whole output, trimmed',
   llmrubric:
-    'promptfoo\'s "llm-rubric" assert is "llm_judge" here, with its value as the "rubric"',
+    'promptfoo\'s "llm-rubric" assert is "llm_judge" here, with a judge "model" and its value as the "rubric"',
   modelgradedclosedqa:
-    'promptfoo\'s "model-graded-closedqa" assert is "llm_judge" here, with its value as the "rubric"',
+    'promptfoo\'s "model-graded-closedqa" assert is "llm_judge" here, with a judge "model" and its value as the "rubric"',
   contextfaithfulness:
-    'promptfoo\'s "context-faithfulness" assert is "faithfulness" here',
+    'promptfoo\'s "context-faithfulness" assert is "faithfulness" here, with a judge "model" and the case\'s "context"',
   similar:
-    'promptfoo\'s "similar" assert is "semantic_similarity" here, with its "threshold"',
+    'promptfoo\'s "similar" assert is "semantic_similarity" here, with an embedding "model", its value as the case\'s "expected", and its "threshold": 0.5 unless set, where promptfoo\'s is 0.75',
   javascript:
     'promptfoo\'s "javascript" assert is a "subprocess" scorer here: a script (cmd: node check.js) reads the case as JSON on stdin and prints {"score": …}, as the README\'s "Writing a scorer in any language" shows',
   python:

@@ -369,11 +369,12 @@ Deno.test("validate: promptfoo's assert types, kept in a suite of evalpipe's sha
       ["is-json", '; promptfoo\'s "is-json" assert is "json" here'],
       [
         "llm-rubric",
-        '; promptfoo\'s "llm-rubric" assert is "llm_judge" here, with its value as the "rubric"',
+        '; promptfoo\'s "llm-rubric" assert is "llm_judge" here, with a judge "model" and its value as the "rubric"',
       ],
+      // Its model and its bar: promptfoo's 0.75 kept unsaid would pass at 0.5.
       [
         "similar",
-        '; promptfoo\'s "similar" assert is "semantic_similarity" here',
+        '; promptfoo\'s "similar" assert is "semantic_similarity" here, with an embedding "model", its value as the case\'s "expected", and its "threshold": 0.5 unless set, where promptfoo\'s is 0.75',
       ],
       [
         "javascript",
