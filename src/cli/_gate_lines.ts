@@ -1,8 +1,12 @@
 // The lines `run` and `merge` print on stderr for the gates a run failed:
 // one wording for both commands, made from the failure's fields.
 
-import { type GateFailure, nothingMeasured } from "../aggregate/gates.ts";
+import type { GateFailure } from "../aggregate/gates.ts";
 import { type InvalidCase, invalidCaseText } from "../base/place.ts";
+import {
+  type InvalidCasesText,
+  unmeasuredMessage,
+} from "../report/_unmeasured.ts";
 
 /** A run's invalid cases (malformed dataset records), for the line on a metric they left unmeasured. */
 export interface InvalidCases {
@@ -10,6 +14,15 @@ export interface InvalidCases {
   count: number;
   /** The first: where it is and why it is invalid. */
   first: InvalidCase;
+}
+
+/** The invalid cases as the messages on a metric say them. */
+export function invalidCasesText(
+  invalid: InvalidCases | undefined,
+): InvalidCasesText | undefined {
+  return invalid === undefined
+    ? undefined
+    : { count: invalid.count, first: invalidCaseText(invalid.first) };
 }
 
 /**
@@ -21,17 +34,8 @@ export interface InvalidCases {
  */
 export function gateLine(
   failure: GateFailure,
-  invalid?: InvalidCases,
+  invalid?: InvalidCasesText,
 ): string {
   const head = failure.ungated ? "evalpipe: " : "evalpipe: gate failed: ";
-  if (
-    invalid === undefined || invalid.count === 0 ||
-    failure.unmeasured === undefined
-  ) return `${head}${failure.message}`;
-  const { count, first } = invalid;
-  return `${head}${
-    nothingMeasured({ ...failure, unmeasured: failure.unmeasured })
-  }, ${count} ${count === 1 ? "case is" : "cases are"} invalid (the first: ${
-    invalidCaseText(first)
-  }): fix the dataset and run again`;
+  return `${head}${unmeasuredMessage(failure, invalid)}`;
 }

@@ -408,8 +408,16 @@ did not finish.`,
     const failures = checkGates(gates ?? {}, merged.aggregates);
     if (failures.length > 0) {
       // Worded as run words them: a metric no gate names is no gate failed.
-      const { gateLine } = await import("./_gate_lines.ts");
-      for (const f of failures) say(gateLine(f));
+      const [{ gateLine }, { invalidCasesOfScores }] = await Promise.all([
+        import("./_gate_lines.ts"),
+        import("../report/_unmeasured.ts"),
+      ]);
+      // As run says it: a metric the invalid cases left unmeasured is a
+      // dataset to fix, not a gate to set.
+      const invalid = failures.some((f) => f.unmeasured !== undefined)
+        ? invalidCasesOfScores(merged.scores)
+        : undefined;
+      for (const f of failures) say(gateLine(f, invalid));
     }
     // Each shard kept its own budget (in its record or its sidecar): a
     // merged run whose shards refused calls fails as the run whose budget

@@ -1020,13 +1020,28 @@ and a summary table on stderr.`,
           "evalpipe: the gates are checked on the merged run (evalpipe merge), not on a shard",
         );
       }
+      const invalid = firstInvalid === undefined ? undefined : {
+        count: summary.invalidRecords,
+        first: firstInvalid,
+      };
+      // The annotations say what the lines say (a metric the invalid cases
+      // left unmeasured is a dataset to fix).
+      let annotated = gateFailures;
       if (gateFailures.length > 0) {
-        const { gateLine } = await import("./_gate_lines.ts");
-        const invalid = firstInvalid === undefined ? undefined : {
-          count: summary.invalidRecords,
-          first: firstInvalid,
-        };
-        for (const failure of gateFailures) say(gateLine(failure, invalid));
+        const { gateLine, invalidCasesText } = await import(
+          "./_gate_lines.ts"
+        );
+        const text = invalidCasesText(invalid);
+        for (const failure of gateFailures) say(gateLine(failure, text));
+        if (annotate && text !== undefined) {
+          const { unmeasuredMessage } = await import(
+            "../report/_unmeasured.ts"
+          );
+          annotated = gateFailures.map((f) => ({
+            ...f,
+            message: unmeasuredMessage(f, text),
+          }));
+        }
       }
       // --- baselines (issue 14) ---
       if (summary.baseline?.failed) {
@@ -1048,7 +1063,7 @@ and a summary table on stderr.`,
         );
         for (
           const line of annotations(
-            gateFailures,
+            annotated,
             summary.aggregates,
             firstFailures,
             failures,

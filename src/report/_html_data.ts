@@ -14,6 +14,11 @@ import {
 } from "./matrix_runs.ts";
 import type { ReportRun, ReportUnit } from "./report_run.ts";
 import { toolCallLines } from "./_tool_calls.ts";
+import {
+  type InvalidCasesText,
+  InvalidCaseTally,
+  unmeasuredMessage,
+} from "./_unmeasured.ts";
 import { formatSpend, hasSpend, SpendTally } from "../record/spend.ts";
 import { budgetText, runFailures } from "./run_failures.ts";
 import { valueRangeOption } from "../aggregate/value_ranges.ts";
@@ -165,6 +170,7 @@ function gatesOf(config: unknown): Record<string, Gate> {
 function pageGates(
   config: unknown,
   aggregates: readonly Aggregate[],
+  invalid: InvalidCasesText | undefined,
 ): PageGate[] {
   const gates = gatesOf(config);
   const failures = checkGates(gates, aggregates);
@@ -208,7 +214,8 @@ function pageGates(
       threshold: null,
       actual: null,
       held: false,
-      message: f.message,
+      // As run's stderr words it: invalid cases are a dataset to fix.
+      message: unmeasuredMessage(f, invalid),
     });
   }
   return out;
@@ -270,6 +277,8 @@ export class RunTally {
   readonly values: Map<string, number[]> = new Map();
   /** Every metric a Score names. */
   readonly metrics: Set<string> = new Set();
+  /** The examples blocked as invalid cases. */
+  readonly invalid: InvalidCaseTally = new InvalidCaseTally();
 
   constructor(hasUnits: boolean) {
     this.hasUnits = hasUnits;
@@ -302,7 +311,7 @@ export class RunTally {
     this.scores++;
     this.metrics.add(s.metric);
     this.spend.addScore(s);
-    if (!aggregatable(s)) return;
+    if (!aggregatable(s)) return this.invalid.add(s);
     let list = this.values.get(s.metric);
     if (list === undefined) this.values.set(s.metric, list = []);
     list.push(s.value as number);
@@ -708,7 +717,7 @@ function pageRun(
   noun: PageRun["noun"] = "run",
   tally: RunTally = RunTally.of(run),
 ): PageRun {
-  const gates = pageGates(run.config, aggregates);
+  const gates = pageGates(run.config, aggregates, tally.invalid.result());
   return {
     noun,
     label,

@@ -33,6 +33,11 @@ import {
 } from "./comparison.ts";
 import { matrixComparison, targetOrder } from "./matrix_runs.ts";
 import { toolCallNames } from "./_tool_calls.ts";
+import {
+  type InvalidCasesText,
+  InvalidCaseTally,
+  unmeasuredMessage,
+} from "./_unmeasured.ts";
 import { budgetText, type RunFailure, runFailures } from "./run_failures.ts";
 import type {
   RecordedBaseline,
@@ -275,12 +280,17 @@ function gateFailures(
   return targets.map((t) => [t, failures.filter((f) => f.target_name === t)]);
 }
 
-function gatesTable(record: MarkdownRecord): string[] {
+function gatesTable(
+  record: MarkdownRecord,
+  invalid: InvalidCasesText | undefined,
+): string[] {
   const gates = gatesOf(record.config);
   const rows: string[] = [];
   const perTarget = gateFailures(record);
   const matrix = perTarget[0]?.[0] !== undefined;
-  const failed = (f: GateFailure) => `❌ failed: ${markdownCell(f.message)}`;
+  // As run's stderr words it: invalid cases are a dataset to fix.
+  const failed = (f: GateFailure) =>
+    `❌ failed: ${markdownCell(unmeasuredMessage(f, invalid), 400)}`;
   for (const [target, failures] of perTarget) {
     const who = matrix ? `${markdownCell(target!, 60)} | ` : "";
     const shown = new Set<unknown>();
@@ -303,7 +313,7 @@ function gatesTable(record: MarkdownRecord): string[] {
       if (shown.has(f)) continue;
       rows.push(
         `| ${who}${markdownCell(f.metric, 60)} | ${
-          f.gate === "allow_unmeasured" ? "something measured" : f.gate
+          f.gate === "allow_unmeasured" ? "nothing measured" : f.gate
         } | – | ${failed(f)} |`,
       );
     }
@@ -526,6 +536,8 @@ interface MarkdownRun {
   shown: ShownCase[];
   /** The run's spend on model calls. */
   spend: Spend;
+  /** The run's invalid cases, if any. */
+  invalid: InvalidCasesText | undefined;
 }
 
 /** What a case's Scores say, kept compact: one per unit. */
@@ -548,6 +560,7 @@ class MarkdownTally {
   #cases = new Map<string, CaseTally>();
   #spend = new SpendTally();
   #matrix: Score[] = [];
+  #invalid = new InvalidCaseTally();
 
   addUnit(unit: Unit): void {
     this.#spend.addUnit(unit);
@@ -562,7 +575,10 @@ class MarkdownTally {
       c = { index: this.#cases.size, error: false, fails: false, min: 1 };
       this.#cases.set(id, c);
     }
-    if (s.status === "error" || s.status === "blocked") c.error = true;
+    if (s.status === "error" || s.status === "blocked") {
+      c.error = true;
+      this.#invalid.add(s);
+    }
     if (failsCase(s)) c.fails = true;
     if (s.value !== null && s.value < c.min) c.min = s.value;
   }
@@ -600,6 +616,7 @@ class MarkdownTally {
           x.index - y.index;
       }),
       spend: this.#spend.result(),
+      invalid: this.#invalid.result(),
     };
   }
 }
@@ -666,7 +683,7 @@ function markdownOf(run: MarkdownRun, options: MarkdownOptions): string {
       "On this shard's examples alone, for a look: `evalpipe merge` checks them on the whole run.",
       "",
     ]),
-    ...gatesTable(record),
+    ...gatesTable(record, run.invalid),
     ...baselineSection(record.baseline, worst),
     "",
     "### Worst failing cases",

@@ -157,3 +157,89 @@ Deno.test("cli run on Inspect's dataset with a gate on the metric: the gate's \"
     );
   });
 });
+
+Deno.test("cli run on Inspect's dataset with a gate on the metric: the Markdown and HTML reports and the annotations say to fix the dataset, as stderr does", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      'dataset: data.jsonl\ntarget: { type: subprocess, cmd: "cat" }\nscorers:\n  - type: exact_match\ngates:\n  exact_match: { min_pass_rate: 0.9 }\n',
+    );
+    await Deno.writeTextFile(
+      `${dir}/data.jsonl`,
+      '{"input": "a", "target": "a"}\n{"input": "b", "target": "b"}\n',
+    );
+    const out = await cli([
+      "run",
+      "suite.yaml",
+      "--out",
+      "s.jsonl",
+      "--record",
+      "run.json",
+      "--markdown",
+      "s.md",
+      "--annotations",
+    ], dir);
+    assert.equal(out.code, 2, out.stderr);
+    assert.doesNotMatch(out.stderr, /allow_unmeasured/);
+    assert.ok(
+      out.stderr.includes(
+        `::error title=evalpipe gate failed%3A exact_match::exact_match: nothing measured: 2 blocked of 2 Scores, 2 cases are invalid (the first: "data.jsonl" line 1: "target" is Inspect's answer key; evalpipe's is "expected": rename the field): fix the dataset and run again\n`,
+      ),
+      out.stderr,
+    );
+    // The report run writes, and the one `report` writes of its record.
+    const again = await cli(
+      ["report", "run.json", "--markdown", "again.md"],
+      dir,
+    );
+    assert.equal(again.code, 0, again.stderr);
+    const html = await cli(["report", "run.json", "--html", "r.html"], dir);
+    assert.equal(html.code, 0, html.stderr);
+    const page = await Deno.readTextFile(`${dir}/r.html`);
+    assert.doesNotMatch(page, /allow_unmeasured/);
+    assert.ok(
+      page.includes(
+        'exact_match: nothing measured: 2 blocked of 2 Scores, 2 cases are invalid (the first: data.jsonl#1: \\"target\\" is Inspect',
+      ),
+    );
+    for (const file of ["s.md", "again.md"]) {
+      const md = await Deno.readTextFile(`${dir}/${file}`);
+      assert.doesNotMatch(md, /allow\\?_unmeasured/, file);
+      assert.ok(
+        md.includes(
+          '| exact\\_match | nothing measured | – | ❌ failed: exact\\_match\\: nothing measured\\: 2 blocked of 2 Scores, 2 cases are invalid \\(the first\\: data.jsonl\\#1\\: "target" is Inspect\'s answer key; evalpipe\'s is "expected"\\: rename the field\\)\\: fix the dataset and run again |',
+        ),
+        md,
+      );
+    }
+  });
+});
+
+Deno.test("cli merge of shards of Inspect's dataset with a gate: the \"nothing measured\" line says to fix the dataset, as run's does", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      'dataset: data.jsonl\ntarget: { type: subprocess, cmd: "cat" }\nscorers:\n  - type: exact_match\ngates:\n  exact_match: { min_pass_rate: 0.9 }\n',
+    );
+    await Deno.writeTextFile(
+      `${dir}/data.jsonl`,
+      '{"input": "a", "target": "a"}\n{"input": "b", "target": "b"}\n',
+    );
+    for (const k of [1, 2]) {
+      const shard = await cli(
+        ["run", "suite.yaml", "--shard", `${k}/2`, "--out", `s${k}.jsonl`],
+        dir,
+      );
+      // 2 for a shard that holds an invalid case, 0 for one that holds none.
+      assert.ok(shard.code === 2 || shard.code === 0, shard.stderr);
+    }
+    const out = await cli(["merge", "s1.jsonl", "s2.jsonl"], dir);
+    assert.doesNotMatch(out.stderr, /allow_unmeasured/);
+    assert.ok(
+      out.stderr.includes(
+        `evalpipe: gate failed: exact_match: nothing measured: 2 blocked of 2 Scores, 2 cases are invalid (the first: data.jsonl#1: "target" is Inspect's answer key; evalpipe's is "expected": rename the field): fix the dataset and run again\n`,
+      ),
+      out.stderr,
+    );
+  });
+});
