@@ -887,7 +887,9 @@ and a summary table on stderr.`,
             c.writeErrors > 0
               ? `, ${c.writeErrors} answers could not be cached`
               : ""
-          }`,
+          }${
+            // A hit is an answer not asked for this time: say how to ask.
+            c.hits > 0 ? "; --cache live calls the model again for them" : ""}`,
         );
       if (summary.cache !== undefined) cacheLine("target", summary.cache);
       if (

@@ -633,7 +633,10 @@ gates: { llm_judge: { allow_unmeasured: true } }
     assert.equal(second.cache, "judge cache: 0 hits, 1 call");
     const third = await run();
     assert.deepEqual(third.said, ["scored", 0.75, null]);
-    assert.equal(third.cache, "judge cache: 1 hit, 0 calls");
+    assert.equal(
+      third.cache,
+      "judge cache: 1 hit, 0 calls; --cache live calls the model again for them",
+    );
     assert.equal(server.count, 2);
   });
 });

@@ -499,7 +499,37 @@ scorers: [{ type: exact_match }]
     assert.equal(server.count, 3);
     assert.match(
       again.stderr,
-      /^target cache: 1 hit, 1 call \(1 stored answer not reused: kept by a version that read replies differently\)$/m,
+      /^target cache: 1 hit, 1 call \(1 stored answer not reused: kept by a version that read replies differently\); --cache live calls the model again for them$/m,
     );
+  });
+});
+
+Deno.test("run's cache lines with hits say how to ask again, and --cache live does", async () => {
+  await withTempDir(async (dir) => {
+    await using server = fakeLlm({ handler: handler() });
+    await Deno.writeTextFile(`${dir}/suite.yaml`, suite(server.baseUrl));
+    await Deno.writeTextFile(`${dir}/data.jsonl`, jsonl([{ input: "one" }]));
+    const env = { [KEY_ENV]: "sk" };
+    const first = await cli(["run", "suite.yaml"], dir, env);
+    assert.equal(first.code, 0, first.stderr);
+    // Nothing was reused: nothing to ask again.
+    assert.match(first.stderr, /^target cache: 0 hits, 1 call$/m);
+    const again = await cli(["run", "suite.yaml"], dir, env);
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal(server.count, 2);
+    for (const name of ["target", "judge"]) {
+      assert.match(
+        again.stderr,
+        new RegExp(
+          `^${name} cache: 1 hit, 0 calls; --cache live calls the model again for them$`,
+          "m",
+        ),
+      );
+    }
+    // The advice holds: live asks the target and the judge.
+    const live = await cli(["run", "suite.yaml", "--cache", "live"], dir, env);
+    assert.equal(live.code, 0, live.stderr);
+    assert.equal(server.count, 4);
+    assert.match(live.stderr, /^target cache: 0 hits, 1 call$/m);
   });
 });
