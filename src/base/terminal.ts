@@ -196,3 +196,23 @@ export function clipMiddle(text: string, head: number, tail: number): string {
   const start = c >= 0xdc00 && c <= 0xdfff ? from + 1 : from;
   return `${text.slice(0, whole(text, head))}…${text.slice(start)}`;
 }
+
+/**
+ * A word as a POSIX shell reads it back: as it is when plain, else in single
+ * quotes, for a command a message tells a user to run.
+ *
+ * @param word The word: a path, a flag's value.
+ * @returns The word, quoted unless it is plain.
+ *
+ * @example
+ * ```ts
+ * import { shellWord } from "./terminal.ts";
+ * if (shellWord("evals/suite.yaml") !== "evals/suite.yaml") throw new Error();
+ * if (shellWord("my evals/it's.yaml") !== "'my evals/it'\\''s.yaml'") throw new Error();
+ * ```
+ */
+export function shellWord(word: string): string {
+  return /^[A-Za-z0-9_.,:\/=@%+-]+$/.test(word)
+    ? word
+    : `'${word.replaceAll("'", `'\\''`)}'`;
+}

@@ -8,6 +8,7 @@ import { defineCommand } from "./command.ts";
 import { UsageError } from "./flags.ts";
 import { counted } from "../base/words.ts";
 import { progress, say, saySurplusLines, stdoutIsFile } from "./_output.ts";
+import { shellWord } from "../base/terminal.ts";
 import { exitCodeOf, isOsError, OUTPUT_EXIT_CODE } from "../base/errors.ts";
 import { REPORT_FLAGS } from "./_reports.ts";
 import { CACHE_FLAG, cacheModeOf } from "./_cache_flag.ts";
@@ -103,13 +104,6 @@ function nothingWritten(kept: readonly string[]): string {
   return `evalpipe: nothing was written: ${listed(kept)} ${
     kept.length === 1 ? "is" : "are"
   } as ${kept.length === 1 ? "it was" : "they were"}`;
-}
-
-/** A word as the shell reads it back: quoted unless it is plain. */
-function shellWord(word: string): string {
-  return /^[A-Za-z0-9_.,:\/=@%+-]+$/.test(word)
-    ? word
-    : `'${word.replaceAll("'", `'\\''`)}'`;
 }
 
 /**

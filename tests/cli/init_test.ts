@@ -4,12 +4,20 @@
  */
 
 import assert from "node:assert/strict";
-import { cli } from "../_cli.ts";
+import { CLI, cli } from "../_cli.ts";
 import { withTempDir } from "../_proc.ts";
+
+/** A PATH with an `evalpipe` command on it (a stand-in), as an install makes. */
+async function withEvalpipe(dir: string): Promise<string> {
+  await Deno.mkdir(`${dir}/.bin`, { recursive: true });
+  await Deno.writeTextFile(`${dir}/.bin/evalpipe`, "#!/bin/sh\n");
+  await Deno.chmod(`${dir}/.bin/evalpipe`, 0o755);
+  return `${dir}/.bin:${Deno.env.get("PATH") ?? ""}`;
+}
 
 Deno.test("cli init writes a suite that runs at once, offline, and passes its gate", async () => {
   await withTempDir(async (dir) => {
-    const init = await cli(["init"], dir);
+    const init = await cli(["init"], dir, { PATH: await withEvalpipe(dir) });
     assert.equal(init.code, 0, init.stderr);
     assert.equal(init.stdout, "", "stdout is for data");
     assert.match(init.stderr, /wrote evalpipe\.yaml/);
@@ -45,7 +53,9 @@ Deno.test("cli init leaves existing files alone unless --force, and writes into 
     const forced = await cli(["init", "--force"], dir);
     assert.equal(forced.code, 0, forced.stderr);
     assert.notEqual(await Deno.readTextFile(`${dir}/evalpipe.yaml`), "mine\n");
-    const nested = await cli(["init", "evals/first"], dir);
+    const nested = await cli(["init", "evals/first"], dir, {
+      PATH: await withEvalpipe(dir),
+    });
     assert.equal(nested.code, 0, nested.stderr);
     assert.match(nested.stderr, /evalpipe run evals\/first\/evalpipe\.yaml/);
     const run = await cli(["run", "evals/first/evalpipe.yaml"], dir);
@@ -72,5 +82,32 @@ Deno.test("cli init refuses a DIR that is a file, goes through one or is a symli
     for await (const entry of Deno.readDir(dir)) names.push(entry.name);
     assert.deepEqual(names.sort(), ["afile", "dangling"]);
     assert.equal(await Deno.readTextFile(`${dir}/afile`), "x");
+  });
+});
+
+Deno.test("cli init without an evalpipe command on PATH says the deno run form that works as printed", async () => {
+  await withTempDir(async (dir) => {
+    // No folder of PATH holds an evalpipe command.
+    const init = await cli(["init", "my evals"], dir, {
+      PATH: `${dir}/no-such-folder`,
+    });
+    assert.equal(init.code, 0, init.stderr);
+    const line = init.stderr.split("\n").find((l) =>
+      l.startsWith("Run it with:  ")
+    );
+    assert.equal(
+      line,
+      `Run it with:  deno run -A ${CLI} run 'my evals/evalpipe.yaml'`,
+    );
+    // The line, run by a shell, runs the suite.
+    const run = await new Deno.Command("sh", {
+      args: ["-c", line!.slice("Run it with:  ".length)],
+      cwd: dir,
+      env: { NO_COLOR: "1" },
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.equal(run.code, 0, new TextDecoder().decode(run.stderr));
   });
 });
