@@ -251,6 +251,15 @@ const OTHER_WORDS: Record<string, readonly [string, string]> = {
   repeat: ["epochs", "how many times each case runs"],
   max_concurrency: ["concurrency", "how many cases run at once"],
   workers: ["concurrency", "how many cases run at once"],
+  // promptfoo's http provider: where the answer is in the reply.
+  transformResponse: [
+    "output",
+    "a dot path into the reply's JSON: promptfoo's \"json.answer.text\" is answer.text here",
+  ],
+  responseParser: [
+    "output",
+    "a dot path into the reply's JSON: promptfoo's \"json.answer.text\" is answer.text here",
+  ],
   // Inspect's and Braintrust's words: a task's solver, Eval()'s task and data.
   solver: ["target", "the system under test"],
   task: ["target", "the system under test"],

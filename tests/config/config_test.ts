@@ -1216,3 +1216,21 @@ Deno.test("checkConfigText: a bar under gates: without its metric names the gate
     ]
   ) await checkConfigText(head + gates, "suite.yaml");
 });
+
+Deno.test("checkConfigText: promptfoo's transformResponse or responseParser on an http target suggests output, the dot path", async () => {
+  for (const key of ["transformResponse", "responseParser"]) {
+    const error = await configError(
+      `dataset: d.jsonl\ntarget:\n  type: http\n  url: http://127.0.0.1:9/x\n  ${key}: json.answer.text\nscorers: [{ type: exact_match }]\n`,
+    );
+    assert.equal(
+      error.message,
+      `Invalid config "suite.yaml" line 5: unknown key "target.${key}"; did you mean "output" (a dot path into the reply's JSON: promptfoo's "json.answer.text" is answer.text here)?`,
+    );
+  }
+  // The suggestion works as said.
+  const config = await checkConfigText(
+    "dataset: d.jsonl\ntarget: { type: http, url: http://127.0.0.1:9/x, output: answer.text }\nscorers: [{ type: exact_match }]\n",
+    "suite.yaml",
+  );
+  assert.equal((config.target as { output?: string }).output, "answer.text");
+});
