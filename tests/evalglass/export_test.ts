@@ -579,3 +579,51 @@ Deno.test("export --to evalglass of a shard decides no gate, as run does not on 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("export --to evalglass of the merged record of shards decides its gates, without the shard's warning", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      "dataset: d.jsonl\ntarget: { type: replay }\nscorers:\n  - type: exact_match\ngates:\n  exact_match: { min_mean: 0.9 }\n",
+    );
+    await Deno.writeTextFile(
+      `${dir}/d.jsonl`,
+      [1, 2, 3, 4].map((i) =>
+        JSON.stringify({ input: `q${i}`, output: "no", expected: "yes" })
+      ).join("\n") + "\n",
+    );
+    for (const k of [1, 2]) {
+      const run = await cli(
+        ["run", "suite.yaml", "--shard", `${k}/2`, "--record", `r${k}.json`],
+        dir,
+      );
+      assert.equal(run.code, 0, run.stderr);
+    }
+    const merge = await cli(
+      ["merge", "r1.json", "r2.json", "--record", "run.json"],
+      dir,
+    );
+    assert.equal(merge.code, 1, merge.stderr);
+    const out = await cli(
+      ["export", "--to", "evalglass", "run.json", "reports"],
+      dir,
+    );
+    assert.equal(out.code, 0, out.stderr);
+    assert.doesNotMatch(out.stderr, /shard/);
+    const rr = JSON.parse(
+      await Deno.readTextFile(`${dir}/${out.stdout.trimEnd()}`),
+    );
+    assertSchema("runrecord", rr);
+    assert.equal(rr.scorecard.verdict.verdict, "fail");
+    assert.equal(rr.scorecard.verdict.ci_should_fail, true);
+    assert.deepEqual(rr.scorecard.verdict.failing_gates, ["exact_match"]);
+    assert.equal(rr.scorecard.authority.exact_match.level, "gating");
+    assert.deepEqual(
+      rr.scorecard.diagnostics.map((d: Json) => d.code),
+      ["evalpipe.export"],
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
