@@ -129,16 +129,21 @@ Deno.test('cli run on Inspect\'s dataset (its answer under "target"), no gate se
   });
 });
 
+/** A gated suite over Inspect's dataset: its answers under "target". */
+async function writeGatedInspectSuite(dir: string): Promise<void> {
+  await Deno.writeTextFile(
+    `${dir}/suite.yaml`,
+    'dataset: data.jsonl\ntarget: { type: subprocess, cmd: "cat" }\nscorers:\n  - type: exact_match\ngates:\n  exact_match: { min_pass_rate: 0.9 }\n',
+  );
+  await Deno.writeTextFile(
+    `${dir}/data.jsonl`,
+    '{"input": "a", "target": "a"}\n{"input": "b", "target": "b"}\n',
+  );
+}
+
 Deno.test("cli run on Inspect's dataset with a gate on the metric: the gate's \"nothing measured\" line says to fix the dataset, not to allow it", async () => {
   await withTempDir(async (dir) => {
-    await Deno.writeTextFile(
-      `${dir}/suite.yaml`,
-      'dataset: data.jsonl\ntarget: { type: subprocess, cmd: "cat" }\nscorers:\n  - type: exact_match\ngates:\n  exact_match: { min_pass_rate: 0.9 }\n',
-    );
-    await Deno.writeTextFile(
-      `${dir}/data.jsonl`,
-      '{"input": "a", "target": "a"}\n{"input": "b", "target": "b"}\n',
-    );
+    await writeGatedInspectSuite(dir);
     const out = await cli(["run", "suite.yaml", "--out", "s.jsonl"], dir);
     assert.equal(out.code, 2, out.stderr);
     assert.doesNotMatch(out.stderr, /allow_unmeasured/);
@@ -160,14 +165,7 @@ Deno.test("cli run on Inspect's dataset with a gate on the metric: the gate's \"
 
 Deno.test("cli run on Inspect's dataset with a gate on the metric: the Markdown and HTML reports and the annotations say to fix the dataset, as stderr does", async () => {
   await withTempDir(async (dir) => {
-    await Deno.writeTextFile(
-      `${dir}/suite.yaml`,
-      'dataset: data.jsonl\ntarget: { type: subprocess, cmd: "cat" }\nscorers:\n  - type: exact_match\ngates:\n  exact_match: { min_pass_rate: 0.9 }\n',
-    );
-    await Deno.writeTextFile(
-      `${dir}/data.jsonl`,
-      '{"input": "a", "target": "a"}\n{"input": "b", "target": "b"}\n',
-    );
+    await writeGatedInspectSuite(dir);
     const out = await cli([
       "run",
       "suite.yaml",
@@ -217,14 +215,7 @@ Deno.test("cli run on Inspect's dataset with a gate on the metric: the Markdown 
 
 Deno.test("cli merge of shards of Inspect's dataset with a gate: the \"nothing measured\" line says to fix the dataset, as run's does", async () => {
   await withTempDir(async (dir) => {
-    await Deno.writeTextFile(
-      `${dir}/suite.yaml`,
-      'dataset: data.jsonl\ntarget: { type: subprocess, cmd: "cat" }\nscorers:\n  - type: exact_match\ngates:\n  exact_match: { min_pass_rate: 0.9 }\n',
-    );
-    await Deno.writeTextFile(
-      `${dir}/data.jsonl`,
-      '{"input": "a", "target": "a"}\n{"input": "b", "target": "b"}\n',
-    );
+    await writeGatedInspectSuite(dir);
     for (const k of [1, 2]) {
       const shard = await cli(
         ["run", "suite.yaml", "--shard", `${k}/2`, "--out", `s${k}.jsonl`],
