@@ -34,7 +34,9 @@ async function openFlagFile(
   try {
     return await openOut(path, options);
   } finally {
-    clearTimeout(waiting);
+    // Only when set: Deno's first clearTimeout, as its first setTimeout,
+    // loads its Node compatibility layer (milliseconds of every run's start).
+    if (waiting !== undefined) clearTimeout(waiting);
   }
 }
 

@@ -1,6 +1,7 @@
-// The short commands never call the global `setTimeout` or `setInterval`:
-// Deno's first call of either loads its Node compatibility layer, about 4 ms
-// of CPU, a tenth of a one-unit `score`'s own start-up. evalpipe's timers go
+// The short commands never call the global `setTimeout` or `setInterval`
+// (nor `clearTimeout`, `clearInterval`): Deno's first call of any loads its
+// Node compatibility layer, about 4 ms of CPU, a tenth of a one-unit `score`'s
+// own start-up. evalpipe's timers go
 // through the spawner's one deadline timer (src/process/_deadlines.ts). A
 // preloaded module reports each call with where it came from.
 
@@ -52,6 +53,17 @@ Deno.test("the preloaded reporter sees a call of setTimeout", async () => {
       stderr: "piped",
     }).output();
     assert.match(new TextDecoder().decode(stderr), /NODE TIMER setTimeout/);
+    // clearTimeout loads the layer as well, even of no timer.
+    await Deno.writeTextFile(`${dir}/c.ts`, "clearTimeout(undefined);\n");
+    const cleared = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "--preload", PRELOAD, `${dir}/c.ts`],
+      stdout: "null",
+      stderr: "piped",
+    }).output();
+    assert.match(
+      new TextDecoder().decode(cleared.stderr),
+      /NODE TIMER clearTimeout/,
+    );
   });
 });
 
