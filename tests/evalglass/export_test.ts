@@ -527,19 +527,24 @@ Deno.test('export --to evalglass of a record whose diagnostic has an empty messa
   });
 });
 
+/** A replay suite of four failing cases, gated on exact_match's mean. */
+async function writeGatedSuite(dir: string): Promise<void> {
+  await Deno.writeTextFile(
+    `${dir}/suite.yaml`,
+    "dataset: d.jsonl\ntarget: { type: replay }\nscorers:\n  - type: exact_match\ngates:\n  exact_match: { min_mean: 0.9 }\n",
+  );
+  await Deno.writeTextFile(
+    `${dir}/d.jsonl`,
+    [1, 2, 3, 4].map((i) =>
+      JSON.stringify({ input: `q${i}`, output: "no", expected: "yes" })
+    ).join("\n") + "\n",
+  );
+}
+
 Deno.test("export --to evalglass of a shard decides no gate, as run does not on a shard, and says so on stderr and in the Scorecard", async () => {
   const dir = await Deno.makeTempDir();
   try {
-    await Deno.writeTextFile(
-      `${dir}/suite.yaml`,
-      "dataset: d.jsonl\ntarget: { type: replay }\nscorers:\n  - type: exact_match\ngates:\n  exact_match: { min_mean: 0.9 }\n",
-    );
-    await Deno.writeTextFile(
-      `${dir}/d.jsonl`,
-      [1, 2, 3, 4].map((i) =>
-        JSON.stringify({ input: `q${i}`, output: "no", expected: "yes" })
-      ).join("\n") + "\n",
-    );
+    await writeGatedSuite(dir);
     const run = await cli(
       ["run", "suite.yaml", "--shard", "1/2", "--record", "run.json"],
       dir,
@@ -583,16 +588,7 @@ Deno.test("export --to evalglass of a shard decides no gate, as run does not on 
 Deno.test("export --to evalglass of the merged record of shards decides its gates, without the shard's warning", async () => {
   const dir = await Deno.makeTempDir();
   try {
-    await Deno.writeTextFile(
-      `${dir}/suite.yaml`,
-      "dataset: d.jsonl\ntarget: { type: replay }\nscorers:\n  - type: exact_match\ngates:\n  exact_match: { min_mean: 0.9 }\n",
-    );
-    await Deno.writeTextFile(
-      `${dir}/d.jsonl`,
-      [1, 2, 3, 4].map((i) =>
-        JSON.stringify({ input: `q${i}`, output: "no", expected: "yes" })
-      ).join("\n") + "\n",
-    );
+    await writeGatedSuite(dir);
     for (const k of [1, 2]) {
       const run = await cli(
         ["run", "suite.yaml", "--shard", `${k}/2`, "--record", `r${k}.json`],
