@@ -441,17 +441,21 @@ Deno.test("cli score --scorer past a cap names what a command-line user can rais
     "big.sh": "head -c 1100000 /dev/zero | tr '\\0' x\n",
   });
   const unit = { example_id: "d#1", unit_id: "d#1", input: "q", output: "a" };
-  for (const persistent of [[], ["--persistent"]]) {
-    const { stdout } = await cli(
-      ["score", "--scorer", "sh big.sh", ...persistent, "-"],
-      { cwd: dir, stdin: jsonl([unit]) },
-    );
-    const score = parseScore(JSON.parse(stdout.trim()));
-    assert.equal(score.status, "error", stdout);
-    assert.match(
-      score.reason ?? "",
-      /bytes on stdout \(max_output_bytes, in a suite scored with --config, raises the cap\)/,
-      `${persistent}`,
-    );
+  try {
+    for (const persistent of [[], ["--persistent"]]) {
+      const { stdout } = await cli(
+        ["score", "--scorer", "sh big.sh", ...persistent, "-"],
+        { cwd: dir, stdin: jsonl([unit]) },
+      );
+      const score = parseScore(JSON.parse(stdout.trim()));
+      assert.equal(score.status, "error", stdout);
+      assert.match(
+        score.reason ?? "",
+        /bytes on stdout \(max_output_bytes, in a suite scored with --config, raises the cap\)/,
+        `${persistent}`,
+      );
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 });

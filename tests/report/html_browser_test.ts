@@ -6,7 +6,7 @@ import type { Page } from "puppeteer-core";
 import { htmlReport, type ReportRun } from "../../src/report/mod.ts";
 import { withTempDir } from "../_proc.ts";
 import { cli } from "../_cli.ts";
-import { HOSTILE, makeRun } from "./_report_fixture.ts";
+import { type FixtureRun, HOSTILE, makeRun } from "./_report_fixture.ts";
 import { launch, type Watch, watchedPage } from "./_browser.ts";
 
 /** Opens `html` from a file in a fresh browser; closes it after `fn`. */
@@ -435,7 +435,23 @@ Deno.test("htmlReport with 100,000 units keeps under 5,000 DOM elements", async 
 
 Deno.test("htmlReport is readable in the light and the dark theme, at 1280x800 and at a phone's width", async () => {
   const run = makeRun({ n: 300 });
+  // The screenshots are for a person to look at: kept with
+  // EVALPIPE_KEEP_SCREENSHOTS=1, else removed with the folder.
   const shots = await Deno.makeTempDir({ prefix: "evalpipe_report_shots_" });
+  const keep = Deno.env.get("EVALPIPE_KEEP_SCREENSHOTS") === "1";
+  try {
+    await screenshotThemes(run, shots);
+  } finally {
+    if (keep) console.log(`screenshots in ${shots}`);
+    else await Deno.remove(shots, { recursive: true });
+  }
+});
+
+/** Shoots the report of `run` in both themes at two widths into `shots`, checking each. */
+async function screenshotThemes(
+  run: FixtureRun,
+  shots: string,
+): Promise<void> {
   const backgrounds: string[] = [];
   for (
     const viewport of [{ width: 1280, height: 800 }, {
@@ -477,8 +493,7 @@ Deno.test("htmlReport is readable in the light and the dark theme, at 1280x800 a
     "rgb(255, 255, 255)",
     "rgb(15, 18, 22)",
   ]);
-  console.log(`screenshots in ${shots}`);
-});
+}
 
 Deno.test("report A B of runs with different epochs pairs A's unit with B's first epoch, outputs side by side", async () => {
   await withTempDir(async (dir) => {
