@@ -366,3 +366,34 @@ export function arrivalGaps(requests: readonly RecordedRequest[]): number[] {
   const times = requests.map((r) => r.at).sort((a, b) => a - b);
   return times.slice(1).map((t, i) => t - times[i]!);
 }
+
+/**
+ * Whether requests through a rate limit of one per `interval` ms, started at
+ * `start` (`performance.now()`), kept to it as the server saw them: the k-th
+ * arrival (from 0) came no sooner than `start + k·interval`. A loaded machine
+ * only makes arrivals later, so this cannot fail for lateness; a burst (two
+ * let through at once) fails. `early` allows the timers' rounding.
+ *
+ * @param requests Recorded requests.
+ * @param start When the first request could have been let through.
+ * @param interval The limit's spacing, in ms.
+ * @param early How much sooner than its slot an arrival may be, in ms.
+ * @returns Each arrival's lead over its slot that broke it (none when kept).
+ */
+export function slotsBroken(
+  requests: readonly RecordedRequest[],
+  start: number,
+  interval: number,
+  early = 2,
+): string[] {
+  const times = requests.map((r) => r.at - start).sort((a, b) => a - b);
+  return times.flatMap((t, k) =>
+    t < k * interval - early
+      ? [
+        `request ${k + 1} came ${Math.round(t)} ms after the start, before ${
+          k * interval
+        } ms`,
+      ]
+      : []
+  );
+}
