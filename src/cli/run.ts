@@ -206,7 +206,7 @@ and a summary table on stderr.`,
     annotations: {
       type: "boolean",
       help:
-        "Print GitHub Actions workflow commands on stderr: ::error for each failed gate, a regression against --baseline and a spent budget, ::warning per metric with error or blocked Scores",
+        "Print GitHub Actions workflow commands on stderr: ::error for each failed gate, a regression against --baseline and a spent budget, ::warning per metric with error or blocked Scores (a shard prints none: merge annotates the whole run)",
       defaultText: "on when GITHUB_ACTIONS=true",
     },
     "no-annotations": {
@@ -406,8 +406,12 @@ and a summary table on stderr.`,
         `The reports are made from the run's record, read back once written, and ${recordName} is not a regular file: give --record a file, or leave it out`,
       );
     }
+    // A shard annotates nothing: the merge of all shards is the step that
+    // holds the run's verdict, and annotates each thing once, counted over
+    // the whole run (a shard's would repeat it, with part of the counts).
     const annotate = !flags["no-annotations"] &&
-      (flags.annotations || Deno.env.get("GITHUB_ACTIONS") === "true");
+      (flags.annotations || Deno.env.get("GITHUB_ACTIONS") === "true") &&
+      selected.shard === undefined;
     const firstFailures = new Map<string, Score>();
     // The first invalid case, for the line on a metric that measured nothing.
     let firstInvalid: import("../base/place.ts").InvalidCase | undefined;

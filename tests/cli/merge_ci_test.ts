@@ -123,3 +123,44 @@ Deno.test("run and merge count one Score in the singular", async () => {
     assert.match(merged.stderr, /^merged 1 shard: 1 score$/m);
   });
 });
+
+Deno.test("under GitHub Actions a sharded run's errors are annotated once, by merge, counted over the whole run; a shard prints no workflow command", async () => {
+  await withTempDir(async (dir) => {
+    await writeSuite(dir);
+    // A scorer that fails on every case: each shard holds some of its errors.
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      "dataset: cases.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }, { type: subprocess, cmd: 'cat > /dev/null; exit 3', name: broken }]\ngates: { broken: { allow_unmeasured: true } }\n",
+    );
+    const github = {
+      GITHUB_ACTIONS: "true",
+      GITHUB_STEP_SUMMARY: `${dir}/step.md`,
+    };
+    for (const k of [1, 2]) {
+      // Before, each shard printed a ::warning for its half of the errors
+      // and merge the same again for all of them: three on the pull
+      // request for one broken scorer, two of them with partial counts.
+      for (const flags of [[], ["--annotations"]]) {
+        const shard = await cli(
+          ["run", "suite.yaml", "--shard", `${k}/2`, "--record", `s${k}.json`]
+            .concat(flags),
+          dir,
+          github,
+        );
+        assert.equal(shard.code, 0, shard.stderr);
+        assert.match(shard.stderr, /^broken .* [1-8] +0 +0 +0$/m);
+        assert.doesNotMatch(shard.stderr, /^::/m);
+      }
+    }
+    const merged = await cli(["merge", "s1.json", "s2.json"], dir, github);
+    assert.equal(merged.code, 0, merged.stderr);
+    const commands = merged.stderr.split("\n").filter((l) =>
+      l.startsWith("::")
+    );
+    assert.deepEqual(commands.length, 1, merged.stderr);
+    assert.match(
+      commands[0]!,
+      /^::warning title=evalpipe%3A broken::8 error Scores \(first, cases\.jsonl#c\d: scorer error: /,
+    );
+  });
+});
