@@ -108,6 +108,27 @@ async function readShard(path: string): Promise<ShardPart> {
   };
 }
 
+/** A temporary record file, removed when the scope that holds it ends. */
+async function temporaryRecord(): Promise<
+  AsyncDisposable & { readonly path: string }
+> {
+  const path = await Deno.makeTempFile({
+    prefix: "evalpipe-record-",
+    suffix: ".json",
+  });
+  return {
+    path,
+    async [Symbol.asyncDispose]() {
+      try {
+        await Deno.remove(path);
+      } catch (error) {
+        // Already gone (a temp folder cleaned meanwhile): nothing to remove.
+        if (!(error instanceof Deno.errors.NotFound)) throw error;
+      }
+    },
+  };
+}
+
 /** How many epochs a record's resolved config ran (1 when it sets none). */
 function epochsOfConfig(config: unknown): number {
   const epochs = (config as { epochs?: number | { n?: number } }).epochs;
@@ -319,11 +340,13 @@ did not finish.`,
       );
     // Under GitHub Actions the step summary is the merged record's Markdown,
     // as run's is its record's: without --record, a temporary record.
-    const tempRecord = stepSummary !== undefined &&
+    // Removed however the merge ends: a failure further on (a baseline that
+    // cannot be written, a full disk) left it in the temp folder.
+    await using temp = stepSummary !== undefined &&
         flags.record === undefined && merged.header !== undefined
-      ? await Deno.makeTempFile({ prefix: "evalpipe-record-", suffix: ".json" })
+      ? await temporaryRecord()
       : undefined;
-    const recordPath = flags.record ?? tempRecord;
+    const recordPath = flags.record ?? temp?.path;
     if (recordPath !== undefined && merged.header !== undefined) {
       const out = await openOut(recordPath, {
         name: flags.record !== undefined
@@ -499,18 +522,14 @@ did not finish.`,
     // sharded run.
     if (stepSummary !== undefined && recordPath !== undefined) {
       const { appendStepSummary } = await import("./_reports.ts");
-      try {
-        const warning = await appendStepSummary(
-          {
-            file: recordPath,
-            ...(flags.record !== undefined ? { recordPath: flags.record } : {}),
-          },
-          stepSummary,
-        );
-        if (warning !== undefined) say(`evalpipe: ${warning}`);
-      } finally {
-        if (tempRecord !== undefined) await Deno.remove(tempRecord);
-      }
+      const warning = await appendStepSummary(
+        {
+          file: recordPath,
+          ...(flags.record !== undefined ? { recordPath: flags.record } : {}),
+        },
+        stepSummary,
+      );
+      if (warning !== undefined) say(`evalpipe: ${warning}`);
     }
     if (annotate) {
       const [{ annotations, escapeCommandData }, { runFailures }, checks] =

@@ -164,3 +164,34 @@ Deno.test("under GitHub Actions a sharded run's errors are annotated once, by me
     );
   });
 });
+
+Deno.test("a merge under GitHub Actions that fails after writing the record behind the step summary removes it", async () => {
+  await withTempDir(async (dir) => {
+    await writeShards(dir);
+    await Deno.mkdir(`${dir}/tmp`);
+    // The baseline's folder cannot be made (in /proc): merge fails once the
+    // temporary record (no --record given) is written. Before, it stayed in
+    // TMPDIR.
+    const merged = await cli(
+      [
+        "merge",
+        "s1.json",
+        "s2.json",
+        "--save-baseline",
+        "/proc/evalpipe-none/b.json",
+      ],
+      dir,
+      {
+        GITHUB_ACTIONS: "true",
+        GITHUB_STEP_SUMMARY: `${dir}/step.md`,
+        TMPDIR: `${dir}/tmp`,
+      },
+    );
+    assert.equal(merged.code, 2, merged.stderr);
+    assert.match(
+      merged.stderr,
+      /Cannot write baseline "\/proc\/evalpipe-none\/b\.json"/,
+    );
+    assert.deepEqual(await Array.fromAsync(Deno.readDir(`${dir}/tmp`)), []);
+  });
+});
