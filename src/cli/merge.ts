@@ -428,7 +428,18 @@ did not finish.`,
         } do not keep them (written by an older evalpipe); merge the shards' records, or run them again`,
       );
     }
-    const failures = checkGates(gates ?? {}, merged.aggregates);
+    // A subset that chose nothing evaluated nothing, as `run` says: its
+    // gates failed only for that, which its one line says.
+    const subset = parts[0]?.subset;
+    const emptySubset = subset !== undefined && merged.complete
+      ? (await import("./_selection.ts")).emptySubsetLine(
+        subset,
+        merged.selection,
+      )
+      : undefined;
+    const failures = emptySubset !== undefined
+      ? []
+      : checkGates(gates ?? {}, merged.aggregates);
     if (failures.length > 0) {
       // Worded as run words them: a metric no gate names is no gate failed.
       const [{ gateLine }, { invalidCasesOfScores }] = await Promise.all([
@@ -502,21 +513,16 @@ did not finish.`,
           "../report/comparison.ts"
         );
         say(formatBaseline(compared, comparePath!));
-        const line = formatRegression(compared, comparePath!);
+        // Nothing evaluated compares with nothing: said once, as that.
+        const line = emptySubset === undefined
+          ? formatRegression(compared, comparePath!)
+          : undefined;
         if (line !== undefined) {
           say(line);
           regressed = true;
         }
       }
     }
-    // A subset that chose nothing evaluated nothing, as `run` says.
-    const subset = parts[0]?.subset;
-    const emptySubset = subset !== undefined && merged.complete
-      ? (await import("./_selection.ts")).emptySubsetLine(
-        subset,
-        merged.selection,
-      )
-      : undefined;
     if (emptySubset !== undefined) say(emptySubset);
     // Under GitHub Actions, what run says there: the merge is what gates a
     // sharded run.
@@ -552,7 +558,7 @@ did not finish.`,
         merged.aggregates,
         firstFailures,
         runFailures({
-          ...(compared !== undefined
+          ...(compared !== undefined && emptySubset === undefined
             ? { baseline: checks.recordedBaseline(comparePath!, compared) }
             : {}),
           ...(budget !== undefined ? { budget } : {}),

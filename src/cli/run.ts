@@ -1012,12 +1012,20 @@ and a summary table on stderr.`,
         say(resumeHint());
         return signalExitCode(sig);
       }
+      // A subset that chose nothing evaluated nothing: a usage error, not
+      // a pass (a shard may hold none of it; merge judges the whole).
+      const emptySubset = selected.shard === undefined
+        ? selecting?.emptySubsetLine(selected.subset, summary.selection)
+        : undefined;
       // A shard's gates hold over part of the suite: merge checks them on
       // the whole, and a shard that exits 1 would be retried by its engine.
-      const gateFailures = selected.shard !== undefined
+      // A run that evaluated nothing failed its gates only for that, which
+      // its one line says.
+      const gateFailures = selected.shard !== undefined ||
+          emptySubset !== undefined
         ? []
         : summary.gateFailures;
-      if (gateFailures.length < summary.gateFailures.length) {
+      if (selected.shard !== undefined && summary.gateFailures.length > 0) {
         say(
           "evalpipe: the gates are checked on the merged run (evalpipe merge), not on a shard",
         );
@@ -1046,16 +1054,12 @@ and a summary table on stderr.`,
         }
       }
       // --- baselines (issue 14) ---
-      if (summary.baseline?.failed) {
+      // Nothing evaluated compares with nothing: said once, as that.
+      if (summary.baseline?.failed && emptySubset === undefined) {
         const { formatRegression } = await import("../report/comparison.ts");
         say(formatRegression(summary.baseline, summary.baseline.path)!);
       }
       // --- end issue 14 ---
-      // A subset that chose nothing evaluated nothing: a usage error, not
-      // a pass (a shard may hold none of it; merge judges the whole).
-      const emptySubset = selected.shard === undefined
-        ? selecting?.emptySubsetLine(selected.subset, summary.selection)
-        : undefined;
       if (emptySubset !== undefined) say(emptySubset);
       if (annotate) {
         // GitHub's runner reads workflow commands on stderr as on stdout
@@ -1068,7 +1072,9 @@ and a summary table on stderr.`,
             annotated,
             summary.aggregates,
             firstFailures,
-            failures,
+            emptySubset === undefined
+              ? failures
+              : failures.filter((f) => f.kind !== "regression"),
           )
         ) say(line);
         // The job fails (exit 2): the pull request's view says why.

@@ -389,3 +389,72 @@ Deno.test("run --limit of a matrix run skips each left-out example once per targ
     assert.equal(xml.match(/<skipped>/g)?.length, 68);
   });
 });
+
+Deno.test("run and merge of a subset that chose nothing, under a gate, say only that nothing was evaluated: no gate line, one ::error", async () => {
+  await withTempDir(async (dir) => {
+    await writeSuite(dir);
+    await Deno.writeTextFile(
+      `${dir}/gated.yaml`,
+      "dataset: cases.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\ngates: { exact_match: { min_pass_rate: 0.5 } }\n",
+    );
+    const saved = await cli(
+      ["run", "gated.yaml", "--save-baseline", "main"],
+      dir,
+    );
+    assert.equal(saved.code, 0, saved.stderr);
+    const github = { GITHUB_ACTIONS: "true" };
+    const nothing = /chose none of the 20 examples: nothing was evaluated/;
+    // Before, each printed "gate failed: exact_match: pass rate undefined
+    // fails min_pass_rate 0.5" first, and its ::error beside the one that
+    // says why: two errors on the pull request for one typo (three with
+    // --baseline, which "cannot compare" with nothing).
+    const only = (stderr: string) => {
+      assert.doesNotMatch(
+        stderr,
+        /gate failed|nothing measured|cannot compare|regressed/,
+      );
+      const commands = stderr.split("\n").filter((l) => l.startsWith("::"));
+      assert.equal(commands.length, 1, stderr);
+      assert.match(commands[0]!, /^::error title=evalpipe nothing evaluated::/);
+      assert.match(commands[0]!, nothing);
+    };
+    for (
+      const args of [
+        ["--sample", "0"],
+        ["--filter", "no-such-topic"],
+        ["--filter", "no-such-topic", "--baseline", "main"],
+      ]
+    ) {
+      const r = await cli(["run", "gated.yaml", ...args], dir, github);
+      assert.equal(r.code, 2, r.stderr);
+      assert.match(r.stderr, nothing);
+      only(r.stderr);
+    }
+    for (const k of [1, 2]) {
+      const shard = await cli(
+        [
+          "run",
+          "gated.yaml",
+          "--filter",
+          "no-such-topic",
+          "--shard",
+          `${k}/2`,
+          "--record",
+          `s${k}.json`,
+        ],
+        dir,
+      );
+      assert.equal(shard.code, 0, shard.stderr);
+    }
+    for (const args of [[], ["--baseline", "main"]]) {
+      const merged = await cli(
+        ["merge", "s1.json", "s2.json", ...args],
+        dir,
+        github,
+      );
+      assert.equal(merged.code, 2, merged.stderr);
+      assert.match(merged.stderr, nothing);
+      only(merged.stderr);
+    }
+  });
+});
