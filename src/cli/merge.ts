@@ -13,6 +13,7 @@ import type { ShardPart } from "../record/merge.ts";
 import type { Gate } from "../aggregate/gates.ts";
 import type { Score } from "../score/mod.ts";
 import type { RecordedBudget } from "../record/run_checks.ts";
+import type { RunFailure } from "../report/run_failures.ts";
 
 /** Reads one shard: a RunRecord, or a Scores file with its sidecar. */
 async function readShard(path: string): Promise<ShardPart> {
@@ -476,13 +477,20 @@ did not finish.`,
           budget: p.budget!,
           name: p.name,
         }));
+    // Each said once, on stderr and as an annotation alike: every shard
+    // that ran out when their sum is not known.
+    const budgetFailures: RunFailure[] = [];
     if (spentOut.length > 0) {
       const { budgetText } = await import("../report/run_failures.ts");
       for (const { budget, name } of spentOut) {
         const where = name !== undefined ? `${JSON.stringify(name)}: ` : "";
-        say(`evalpipe: ${where}budget reached: ${budgetText(budget)}`);
+        budgetFailures.push({
+          kind: "budget",
+          message: `${where}budget reached: ${budgetText(budget)}`,
+        });
       }
     }
+    for (const f of budgetFailures) say(`evalpipe: ${f.message}`);
     // A shard compared with a baseline did not fail for it: the merged run
     // is what `--baseline` checks, and it is not checked unasked.
     const shardBaseline = parts.find((p) => p.record?.baseline !== undefined)
@@ -552,17 +560,18 @@ did not finish.`,
           : `${score.target_name}: ${score.metric}`;
         if (!firstFailures.has(key)) firstFailures.set(key, score);
       }
-      const budget = spentOut[0]?.budget;
       const lines = annotations(
         failures,
         merged.aggregates,
         firstFailures,
-        runFailures({
-          ...(compared !== undefined && emptySubset === undefined
-            ? { baseline: checks.recordedBaseline(comparePath!, compared) }
-            : {}),
-          ...(budget !== undefined ? { budget } : {}),
-        }),
+        [
+          ...runFailures(
+            compared !== undefined && emptySubset === undefined
+              ? { baseline: checks.recordedBaseline(comparePath!, compared) }
+              : {},
+          ),
+          ...budgetFailures,
+        ],
       );
       for (const line of lines) say(line);
       if (emptySubset !== undefined) {

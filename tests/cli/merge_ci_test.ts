@@ -195,3 +195,52 @@ Deno.test("a merge under GitHub Actions that fails after writing the record behi
     assert.deepEqual(await Array.fromAsync(Deno.readDir(`${dir}/tmp`)), []);
   });
 });
+
+Deno.test("merge annotates every shard whose budget ran out when their sum is not known, as it says each on stderr", async () => {
+  await withTempDir(async (dir) => {
+    await writeSuite(dir);
+    for (const k of [1, 2, 3]) {
+      const shard = await cli(
+        ["run", "suite.yaml", "--shard", `${k}/3`, "--out", `s${k}.ndjson`],
+        dir,
+      );
+      assert.equal(shard.code, 0, shard.stderr);
+    }
+    // Shards 1 and 2 refused calls; shard 3's sidecar is an older
+    // evalpipe's, without a budget, so merge cannot sum them and names
+    // each shard that ran out.
+    const spent = { limit_usd: 1, spent_usd: 1.002, refused: 2 };
+    for (const k of [1, 2, 3]) {
+      const path = `${dir}/s${k}.ndjson.meta.json`;
+      const meta = JSON.parse(await Deno.readTextFile(path));
+      if (k < 3) meta.budget = spent;
+      else delete meta.budget;
+      await Deno.writeTextFile(path, JSON.stringify(meta));
+    }
+    const merged = await cli(
+      ["merge", "s1.ndjson", "s2.ndjson", "s3.ndjson", "--annotations"],
+      dir,
+    );
+    assert.equal(merged.code, 1, merged.stderr);
+    const reached =
+      "budget reached: $1.002 spent of budget_usd $1; 2 calls were not made, their Scores are blocked (budget.exhausted)";
+    const lines = merged.stderr.split("\n");
+    // Before, stderr named both shards but only the first got an ::error.
+    for (const k of [1, 2]) {
+      assert.ok(
+        lines.includes(`evalpipe: "s${k}.ndjson": ${reached}`),
+        merged.stderr,
+      );
+      assert.ok(
+        lines.includes(
+          `::error title=evalpipe budget reached::"s${k}.ndjson": ${reached}`,
+        ),
+        merged.stderr,
+      );
+    }
+    assert.equal(
+      lines.filter((l) => l.startsWith("::error title=evalpipe budget")).length,
+      2,
+    );
+  });
+});
