@@ -339,6 +339,13 @@ did not finish.`,
           merged.value_ranges,
         ),
       );
+    // The comparison as the merged record keeps it and the annotations say it.
+    const recorded = compared === undefined
+      ? undefined
+      : (await import("../record/run_checks.ts")).recordedBaseline(
+        comparePath!,
+        compared,
+      );
     // Under GitHub Actions the step summary is the merged record's Markdown,
     // as run's is its record's: without --record, a temporary record.
     // Removed however the merge ends: a failure further on (a baseline that
@@ -381,10 +388,7 @@ did not finish.`,
           merged.selection,
           hasSpend(spend) ? spend : undefined,
           {
-            ...(compared === undefined ? {} : {
-              baseline: (await import("../record/run_checks.ts"))
-                .recordedBaseline(comparePath!, compared),
-            }),
+            ...(recorded === undefined ? {} : { baseline: recorded }),
             ...(merged.budget !== undefined ? { budget: merged.budget } : {}),
           },
         );
@@ -546,11 +550,10 @@ did not finish.`,
       if (warning !== undefined) say(`evalpipe: ${warning}`);
     }
     if (annotate) {
-      const [{ annotations, escapeCommandData }, { runFailures }, checks] =
+      const [{ annotations, nothingEvaluatedCommand }, { runFailures }] =
         await Promise.all([
           import("../report/annotations.ts"),
           import("../report/run_failures.ts"),
-          import("../record/run_checks.ts"),
         ]);
       const firstFailures = new Map<string, Score>();
       for (const score of merged.scores) {
@@ -566,8 +569,8 @@ did not finish.`,
         firstFailures,
         [
           ...runFailures(
-            compared !== undefined && emptySubset === undefined
-              ? { baseline: checks.recordedBaseline(comparePath!, compared) }
+            recorded !== undefined && emptySubset === undefined
+              ? { baseline: recorded }
               : {},
           ),
           ...budgetFailures,
@@ -575,11 +578,7 @@ did not finish.`,
       );
       for (const line of lines) say(line);
       if (emptySubset !== undefined) {
-        say(
-          `::error title=evalpipe nothing evaluated::${
-            escapeCommandData(emptySubset.replace(/^evalpipe: /, ""))
-          }`,
-        );
+        say(nothingEvaluatedCommand(emptySubset));
       }
     }
     if (emptySubset !== undefined) return 2;

@@ -1064,7 +1064,7 @@ and a summary table on stderr.`,
       if (annotate) {
         // GitHub's runner reads workflow commands on stderr as on stdout
         // (actions/runner, ScriptHandler.cs): stdout stays data.
-        const { annotations, escapeCommandData } = await import(
+        const { annotations, nothingEvaluatedCommand } = await import(
           "../report/annotations.ts"
         );
         for (
@@ -1079,11 +1079,7 @@ and a summary table on stderr.`,
         ) say(line);
         // The job fails (exit 2): the pull request's view says why.
         if (emptySubset !== undefined) {
-          say(
-            `::error title=evalpipe nothing evaluated::${
-              escapeCommandData(emptySubset.replace(/^evalpipe: /, ""))
-            }`,
-          );
+          say(nothingEvaluatedCommand(emptySubset));
         }
       }
       if (failed.length > 0) {

@@ -126,6 +126,26 @@ export function annotations(
   return lines;
 }
 
+/**
+ * The `::error` for a run that evaluated nothing (a subset that chose no
+ * example), quoting its stderr line without the `evalpipe: ` prefix.
+ *
+ * @param line The line `run` or `merge` printed.
+ * @returns The workflow command, without its line break.
+ *
+ * @example
+ * ```ts
+ * import { nothingEvaluatedCommand } from "./annotations.ts";
+ * const line = nothingEvaluatedCommand("evalpipe: subset --limit 0 chose none of the 2 examples: nothing was evaluated");
+ * if (line !== "::error title=evalpipe nothing evaluated::subset --limit 0 chose none of the 2 examples: nothing was evaluated") throw new Error(line);
+ * ```
+ */
+export function nothingEvaluatedCommand(line: string): string {
+  return `::error title=evalpipe nothing evaluated::${
+    escapeCommandData(line.replace(/^evalpipe: /, ""))
+  }`;
+}
+
 /** A metric's name in a line, and its first failure's key. */
 function failureKey(metric: string, target?: string): string {
   return target === undefined ? metric : `${target}: ${metric}`;

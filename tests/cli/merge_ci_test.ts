@@ -244,3 +244,63 @@ Deno.test("merge annotates every shard whose budget ran out when their sum is no
     );
   });
 });
+
+Deno.test("merge --baseline annotates a regression and keeps it in its record as run does for the whole suite", async () => {
+  await withTempDir(async (dir) => {
+    await writeSuite(dir);
+    const saved = await cli(
+      ["run", "suite.yaml", "--save-baseline", "main"],
+      dir,
+    );
+    assert.equal(saved.code, 1, saved.stderr);
+    // c0 passed in the baseline and fails now.
+    const cases = await Deno.readTextFile(`${dir}/cases.jsonl`);
+    await Deno.writeTextFile(
+      `${dir}/cases.jsonl`,
+      cases.replace('"output":"yes"', '"output":"no"'),
+    );
+    const github = { GITHUB_ACTIONS: "true" };
+    const whole = await cli(
+      ["run", "suite.yaml", "--baseline", "main", "--record", "whole.json"],
+      dir,
+      github,
+    );
+    assert.equal(whole.code, 1, whole.stderr);
+    for (const k of [1, 2]) {
+      const shard = await cli(
+        ["run", "suite.yaml", "--shard", `${k}/2`, "--record", `s${k}.json`],
+        dir,
+      );
+      assert.equal(shard.code, 0, shard.stderr);
+    }
+    const merged = await cli(
+      [
+        "merge",
+        "s1.json",
+        "s2.json",
+        "--baseline",
+        "main",
+        "--record",
+        "m.json",
+      ],
+      dir,
+      github,
+    );
+    assert.equal(merged.code, 1, merged.stderr);
+    const commands = (stderr: string) =>
+      stderr.split("\n").filter((l) => l.startsWith("::"));
+    assert.deepEqual(commands(merged.stderr), commands(whole.stderr));
+    assert.ok(
+      commands(merged.stderr).includes(
+        '::error title=evalpipe regression::regressed against baseline "./.evalpipe/baselines/main.json": 1 newly failing (cases.jsonl#c0 on exact_match)',
+      ),
+      merged.stderr,
+    );
+    const baselineOf = async (path: string) =>
+      JSON.parse(await Deno.readTextFile(`${dir}/${path}`)).baseline;
+    assert.deepEqual(
+      await baselineOf("m.json"),
+      await baselineOf("whole.json"),
+    );
+  });
+});
