@@ -257,3 +257,43 @@ Deno.test("the GNU parallel one-liner: 4 shards at once, merged equal to one run
     assert.equal(await Deno.readTextFile(`${ws}/results/scores.ndjson`), whole);
   });
 });
+
+Deno.test("the GitHub Actions merge step gates a suite whose shards called no model, and so kept no cache", async () => {
+  await withTempDir(async (dir) => {
+    const env = await engineEnv(dir);
+    const workflow = yaml.load(
+      await Deno.readTextFile(`${SCALE}github-actions.yml`),
+    ) as Any;
+    // A suite of the user's own: a subprocess target, no model, no cache
+    // (as `deno task eval`'s quickstart), its shards' records downloaded.
+    const suite = `${dir}/ws/suite`;
+    await Deno.mkdir(`${dir}/ws/results`, { recursive: true });
+    await Deno.mkdir(suite);
+    await Deno.writeTextFile(
+      `${suite}/cases.jsonl`,
+      '{"id":"a","input":"x","expected":"x"}\n{"id":"b","input":"y","expected":"y"}\n',
+    );
+    await Deno.writeTextFile(
+      `${suite}/evalpipe.yaml`,
+      'dataset: cases.jsonl\ntarget: { type: subprocess, cmd: "cat > /dev/null; echo x" }\nscorers: [{ type: exact_match }]\ngates: { exact_match: { min_pass_rate: 0.9 } }\n',
+    );
+    for (const k of [1, 2]) {
+      const r = await sh(
+        `evalpipe run suite/evalpipe.yaml --shard ${k}/2 --record results/record-${k}.json --cache-dir results/cache-${k} > /dev/null`,
+        `${dir}/ws`,
+        env,
+      );
+      assert.equal(r.code, 0, r.stderr);
+    }
+    const bash = ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c"];
+    const mergeRun = workflow.jobs.merge.steps.find((s: Any) =>
+      s.id === "merge"
+    ).run;
+    // Before, `evalpipe cache merge results/cache-*` found no folder, failed
+    // (exit 2, `Cannot read cache "results/cache-*"`) and the merge, after
+    // its `&&`, never ran: no gate checked, no step summary.
+    const merged = await sh(mergeRun, `${dir}/ws`, env, bash);
+    assert.equal(merged.code, 1, merged.stderr);
+    assert.match(merged.stderr, /gate failed: exact_match: pass rate 0\.5/);
+  });
+});
