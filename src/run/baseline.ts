@@ -370,6 +370,14 @@ export async function writeBaseline(
   } catch (error) {
     const failure = outputErrorOf(error, name);
     if (failure !== undefined) throw failure;
+    // A file stands where the folder would be made (mkdir's EEXIST).
+    if (error instanceof Deno.errors.AlreadyExists) {
+      throw new InputError(
+        `Cannot write ${name}: ${
+          JSON.stringify(path.slice(0, slash))
+        } is a file, not a folder`,
+      );
+    }
     if (!cannotOpen(error)) throw error;
     throw new InputError(`Cannot write ${name}: ${osErrorText(error)}`);
   }

@@ -654,3 +654,38 @@ Deno.test("run --baseline names a metric whose evaluator changed since the basel
     assert.doesNotMatch(same.stderr, /evaluator of/);
   });
 });
+
+Deno.test("run and merge --save-baseline under a file where its folder should be: an error naming the baseline, no stack trace", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/cases.jsonl`,
+      '{"id":"a","input":"x","output":"x","expected":"x"}\n',
+    );
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      "dataset: cases.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n",
+    );
+    // "taken" is a file: the baseline's folder cannot be made. Before, the
+    // mkdir's AlreadyExists escaped as an uncaught error with its stack.
+    await Deno.writeTextFile(`${dir}/taken`, "");
+    const shard = await cli(
+      ["run", "suite.yaml", "--shard", "1/1", "--record", "s1.json"],
+      dir,
+    );
+    assert.equal(shard.code, 0, shard.stderr);
+    for (
+      const args of [
+        ["run", "suite.yaml"],
+        ["merge", "s1.json"],
+      ]
+    ) {
+      const r = await cli([...args, "--save-baseline", "taken/b.json"], dir);
+      assert.equal(r.code, 2, r.stderr);
+      assert.match(
+        r.stderr,
+        /^evalpipe: Cannot write baseline "taken\/b\.json": "taken" is a file, not a folder$/m,
+      );
+      assert.doesNotMatch(r.stderr, /^\s+at /m);
+    }
+  });
+});
