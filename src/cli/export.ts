@@ -65,10 +65,18 @@ update --from" take.`,
     // Read twice, never whole: the Scorecard first, then each Score written.
     const { paths, record } = await writeEvalglassRunFile(dir, recordPath);
     if (!record.complete) {
+      // As the export decides: a shard's gates are its merge's to decide.
+      const gates = record.config.gates;
+      const gated = record.shard === undefined && typeof gates === "object" &&
+        gates !== null && Object.keys(gates).length > 0;
       say(
         `evalpipe: ${
           JSON.stringify(recordPath)
-        } is the record of a run that did not finish; the export says so in its Scorecard`,
+        } is the record of a run that did not finish${
+          gated
+            ? ': its gates are undecided, so the export blocks them (verdict "blocked")'
+            : ""
+        }; the export says so in its Scorecard`,
       );
     }
     if (record.shard !== undefined) {

@@ -320,7 +320,8 @@ function gatesOf(config: Record<string, unknown>): Record<string, Gate> {
  * and valid Scores, and its counts by status), estimates, populations and
  * diagnostic clusters are computed from the Scores as evalglass's reader
  * recomputes them, so that its consistency check holds. A metric with a gate
- * in the suite is a gating metric that passes or fails as the gate does;
+ * in the suite is a gating metric that passes or fails as the gate does (is
+ * blocked, undecided, when the run did not finish);
  * every other metric is informational.
  *
  * @param record The evalpipe RunRecord.
@@ -419,11 +420,17 @@ export class EvalglassTally {
     // A shard's gates are checked on the merged run, as `run` checks none
     // on a shard: its part of the examples decides no gate here either.
     const shard = record.shard;
-    const failures = shard === undefined
+    // A run that did not finish (cut short, a partial merge) measured part
+    // of its examples: a gate over them is blocked, as evalglass blocks a
+    // gate whose measurement is incomplete, so that no partial verdict
+    // reads as the run's.
+    const undecided = shard === undefined && !record.complete;
+    const failures = shard === undefined && !undecided
       ? checkGates(gates, record.aggregates)
       : [];
     const passing: string[] = [];
     const failing: string[] = [];
+    const blocked: string[] = [];
     const informational: string[] = [];
     const reasons: Record<string, string[]> = {};
     const authority: Record<string, unknown> = {};
@@ -449,6 +456,11 @@ export class EvalglassTally {
         blocked: false,
         reasons: [],
       };
+      if (undecided) {
+        blocked.push(metric);
+        reasons[metric] = ["incomplete_measurement"];
+        continue;
+      }
       const failed = failures.filter((f) => f.metric === metric);
       if (failed.length === 0) passing.push(metric);
       else {
@@ -456,7 +468,9 @@ export class EvalglassTally {
         reasons[metric] = failed.map((f) => f.message);
       }
     }
-    const verdict = failing.length > 0
+    const verdict = blocked.length > 0
+      ? "blocked"
+      : failing.length > 0
       ? "fail"
       : passing.length > 0
       ? "pass"
@@ -489,16 +503,20 @@ export class EvalglassTally {
       diagnostics.push({
         code: "evalpipe.run_incomplete",
         severity: "warning",
-        message: "the evalpipe run did not finish: some units have no Scores",
+        message: `the evalpipe run did not finish: some units have no Scores${
+          blocked.length > 0
+            ? `, so its gates are undecided (blocked): ${blocked.join(", ")}`
+            : ""
+        }`,
       });
     }
     const scorecard: Record<string, unknown> = {
       verdict: {
         verdict,
-        ci_should_fail: verdict === "fail",
+        ci_should_fail: verdict === "fail" || verdict === "blocked",
         passing_gates: passing,
         failing_gates: failing,
-        blocked_gates: [],
+        blocked_gates: blocked,
         informational_metrics: informational,
         reasons,
       },

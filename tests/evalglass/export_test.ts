@@ -623,3 +623,65 @@ Deno.test("export --to evalglass of the merged record of shards decides its gate
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("export --to evalglass of a partial merge blocks its gates, as evalglass blocks a gate over an incomplete measurement", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await writeGatedSuite(dir);
+    // A gate the shard's half of the examples passes: a verdict that a
+    // partial run must not hand evalglass as the run's.
+    const suite = await Deno.readTextFile(`${dir}/suite.yaml`);
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      suite.replace("min_mean: 0.9", "max_errors: 0"),
+    );
+    const run = await cli(
+      ["run", "suite.yaml", "--shard", "1/2", "--record", "r1.json"],
+      dir,
+    );
+    assert.equal(run.code, 0, run.stderr);
+    const merge = await cli(
+      ["merge", "r1.json", "--allow-partial", "--record", "run.json"],
+      dir,
+    );
+    assert.match(merge.stderr, /partial merge: shard 2\/2 is missing/);
+    const out = await cli(
+      ["export", "--to", "evalglass", "run.json", "reports"],
+      dir,
+    );
+    assert.equal(out.code, 0, out.stderr);
+    const rr = JSON.parse(
+      await Deno.readTextFile(`${dir}/${out.stdout.trimEnd()}`),
+    );
+    assertSchema("runrecord", rr);
+    assert.deepEqual(rr.scorecard.verdict, {
+      verdict: "blocked",
+      ci_should_fail: true,
+      passing_gates: [],
+      failing_gates: [],
+      blocked_gates: ["exact_match"],
+      informational_metrics: [],
+      reasons: { exact_match: ["incomplete_measurement"] },
+    });
+    assert.match(
+      out.stderr,
+      /"run\.json" is the record of a run that did not finish: its gates are undecided, so the export blocks them/,
+    );
+    assert.deepEqual(rr.scorecard.authority.exact_match, {
+      can_gate: true,
+      level: "gating",
+      blocked: false,
+      reasons: [],
+    });
+    assert.deepEqual(
+      rr.scorecard.diagnostics.map((d: Json) => [d.code, d.severity]),
+      [["evalpipe.export", "info"], ["evalpipe.run_incomplete", "warning"]],
+    );
+    assert.match(
+      rr.scorecard.diagnostics[1].message,
+      /its gates are undecided \(blocked\): exact_match/,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
