@@ -22,6 +22,7 @@ import { checkDatasets } from "./_datasets.ts";
 import { foreignHint } from "./_foreign.ts";
 import { editDistance, nearest } from "../base/words.ts";
 import { nonFiniteWord } from "../io/yaml.ts";
+import { scriptName } from "../process/command.ts";
 import { SuiteListedSchema, SuiteSchema } from "./_suite_schema.ts";
 import { type Shape, SUITE, SUITE_LISTED } from "./_shape.ts";
 import * as trajectoryChecks from "../scorers/trajectory.ts";
@@ -193,12 +194,15 @@ function keyHint(
 /**
  * For a gate's bar written straight under `gates:` (`min_pass_rate: 0.9`, or
  * `pass_rate: 0.9` without its `min_`), the gate it was meant to be, under a
- * metric of the suite; else nothing.
+ * metric of the suite; else nothing. What it cannot write as the config
+ * would take it (a metric it cannot name, a bar its gate refuses) is a
+ * capital placeholder, said after.
  */
 function gateHint(
   root: unknown,
   path: readonly PropertyKey[],
   actual: unknown,
+  folder: string,
 ): string {
   if (path.length !== 2 || path[0] !== "gates" || !isMapping(root)) return "";
   const gate = shapeAt(root, path);
@@ -209,21 +213,85 @@ function gateHint(
     Object.hasOwn(fields, k)
   );
   if (key === undefined) return "";
-  // A classification figure is a gate of that metric alone; any other bar,
-  // of the first scorer's metric when the config spells it.
+  const [metric, unnamed] = key === "min_accuracy" || key === "min_macro_f1"
+    // A classification figure is a gate of that metric alone.
+    ? ["classification"]
+    : firstMetric(root, folder);
+  const bar = fields[key]!.shape;
+  const takes = fits(bar, actual) ? undefined : barText(bar);
+  const notes = [
+    ...(unnamed !== undefined ? [`METRIC ${unnamed}`] : []),
+    ...(takes !== undefined ? [`N ${takes}`] : []),
+  ];
+  return `; a gate is per metric: gates: { ${
+    metric === undefined ? "METRIC" : flowKey(metric)
+  }: { ${key}: ${takes === undefined ? JSON.stringify(actual) : "N"} } }${
+    notes.length > 0 ? `, ${notes.join(", ")}` : ""
+  }`;
+}
+
+/**
+ * The metric of the config's first scorer, as the run will name it; else
+ * why it cannot be named here.
+ */
+function firstMetric(
+  root: Record<string, unknown>,
+  folder: string,
+): [string] | [undefined, string] {
   const first = Array.isArray(root.scorers) ? root.scorers[0] : undefined;
-  const metric = key === "min_accuracy" || key === "min_macro_f1"
-    ? "classification"
-    : !isMapping(first)
-    ? "<metric>"
-    : typeof first.name === "string"
-    ? first.name
-    : typeof first.type === "string" && first.type !== "subprocess"
-    ? first.type
-    : "<metric>";
-  return `; a gate is per metric: gates: { ${metric}: { ${key}: ${
-    JSON.stringify(actual)
-  } } }`;
+  const why: [undefined, string] = [undefined, "the metric's name"];
+  // Only a scorer of a type the config takes has a metric.
+  if (mappingOf(shapeAt(root, ["scorers", 0]), first) === undefined) return why;
+  const scorer = first as Record<string, unknown>;
+  if (typeof scorer.name === "string" && scorer.name !== "") {
+    return [scorer.name];
+  }
+  if (scorer.type !== "subprocess") return [String(scorer.type)];
+  // A subprocess scorer's metric is its script's file name, found from the
+  // config's folder as the run finds it.
+  const name = typeof scorer.cmd === "string"
+    ? scriptName(scorer.cmd, folder)
+    : undefined;
+  return name !== undefined ? [name] : [
+    undefined,
+    'the first scorer\'s "name" (its command names no script file to take a metric name from)',
+  ];
+}
+
+/** Whether a gate's bar is one its shape takes. */
+function fits(shape: Shape, value: unknown): boolean {
+  switch (shape.kind) {
+    case "boolean":
+      return typeof value === "boolean";
+    case "number":
+      return typeof value === "number" && Number.isFinite(value) &&
+        (shape.int !== true || Number.isInteger(value)) &&
+        (shape.positive !== true || value > 0) &&
+        (shape.min === undefined || value >= shape.min) &&
+        (shape.max === undefined || value <= shape.max);
+    default:
+      return false;
+  }
+}
+
+/** What a gate's bar takes, in words: `a number from 0 to 1`. */
+function barText(shape: Shape): string {
+  if (shape.kind === "boolean") return "true or false";
+  if (shape.kind !== "number") return "a value";
+  const { min, max } = shape;
+  const kind = shape.int === true ? "a whole number" : "a number";
+  return min !== undefined && max !== undefined
+    ? `${kind} from ${min} to ${max}`
+    : min !== undefined
+    ? `${kind}, ${min} or more`
+    : max !== undefined
+    ? `${kind} at most ${max}`
+    : kind;
+}
+
+/** A key as a YAML flow mapping takes it: bare when it can be, else quoted. */
+function flowKey(key: string): string {
+  return /^[A-Za-z_][A-Za-z0-9_.-]*$/.test(key) ? key : JSON.stringify(key);
 }
 
 /**
@@ -419,6 +487,7 @@ function misspelt(
 function describe(
   issues: readonly z.core.$ZodIssue[],
   root: unknown,
+  folder: string,
 ): [readonly PropertyKey[], string] {
   const instead = misspelt(issues, root);
   if (instead !== undefined) return instead;
@@ -468,6 +537,7 @@ function describe(
         return describe(
           fit.map((i) => ({ ...i, path: [...path, ...i.path] })),
           root,
+          folder,
         );
       }
       // No branch takes a value of this type: say which types would do.
@@ -536,7 +606,9 @@ function describe(
         path,
         `${named(path)} must be ${kindName(issue.expected)}, not ${
           typeName(actual)
-        }${yaml11Hint(issue.expected, actual)}${gateHint(root, path, actual)}`,
+        }${yaml11Hint(issue.expected, actual)}${
+          gateHint(root, path, actual, folder)
+        }`,
       ];
     case "too_big":
     case "too_small": {
@@ -603,7 +675,11 @@ export function parseConfig(
   const result = (listsDatasets(value) ? SuiteListedSchema : SuiteSchema)
     .safeParse(value);
   if (!result.success) {
-    const [path, detail] = describe(result.error.issues, value);
+    // The config's folder (what `folderOf` in config.ts gives), where its
+    // scorers' scripts are found.
+    const slash = file.lastIndexOf("/");
+    const folder = slash < 0 ? "." : slash === 0 ? "/" : file.slice(0, slash);
+    const [path, detail] = describe(result.error.issues, value, folder);
     const foreign = foreignHint(value, path, valueAt(value, path));
     throw new ConfigError(
       file,

@@ -1234,3 +1234,110 @@ Deno.test("checkConfigText: promptfoo's transformResponse or responseParser on a
   );
   assert.equal((config.target as { output?: string }).output, "answer.text");
 });
+
+Deno.test("checkConfigText: a bar under gates: names the first scorer's real metric, a subprocess scorer's by its script, or says why it cannot", async () => {
+  await withTempDir(async (dir) => {
+    // The config in a folder of its own: its script resolves against it.
+    await Deno.mkdir(join(dir, "suite", "scorers"), { recursive: true });
+    await Deno.writeTextFile(
+      join(dir, "suite", "scorers", "faithfulness.py"),
+      "print(1)\n",
+    );
+    await Deno.writeTextFile(join(dir, "suite", "d.jsonl"), '{"input":"a"}\n');
+    const head = "dataset: d.jsonl\ntarget: { type: replay }\nscorers:\n";
+    const cases: Array<[string, string]> = [
+      [
+        "  - type: subprocess\n    cmd: python3 scorers/faithfulness.py\n",
+        "a gate is per metric: gates: { faithfulness: { min_pass_rate: 0.9 } }",
+      ],
+      [
+        "  - type: subprocess\n    cmd: python3 scorers/faithfulness.py\n    persistent: true\n",
+        "a gate is per metric: gates: { faithfulness: { min_pass_rate: 0.9 } }",
+      ],
+      [
+        `  - type: subprocess\n    cmd: python3 -c "print(1)"\n`,
+        'a gate is per metric: gates: { METRIC: { min_pass_rate: 0.9 } }, METRIC the first scorer\'s "name" (its command names no script file to take a metric name from)',
+      ],
+      [
+        "  - type: subprocess\n    cmd: python3 scorers/faithfulness.py\n    name: grounded answer\n",
+        'a gate is per metric: gates: { "grounded answer": { min_pass_rate: 0.9 } }',
+      ],
+    ];
+    for (const [scorers, hint] of cases) {
+      await Deno.writeTextFile(
+        join(dir, "suite", "evalpipe.yaml"),
+        `${head}${scorers}gates:\n  min_pass_rate: 0.9\n`,
+      );
+      const out = await cli(["validate", "suite/evalpipe.yaml"], dir);
+      assert.equal(out.code, 2, out.stderr);
+      assert.equal(
+        out.stderr,
+        `evalpipe: Invalid config "suite/evalpipe.yaml" line ${
+          scorers.split("\n").length + 4
+        }: "gates.min_pass_rate" must be a mapping, not number 0.9; ${hint}\n`,
+      );
+    }
+    // The gate as the hint writes it is the suite's.
+    await Deno.writeTextFile(
+      join(dir, "suite", "evalpipe.yaml"),
+      `${head}${cases[0]![0]}gates: { faithfulness: { min_pass_rate: 0.9 } }\n`,
+    );
+    const out = await cli(["validate", "suite/evalpipe.yaml"], dir);
+    assert.equal(out.code, 0, out.stderr);
+  });
+});
+
+Deno.test("checkConfigText: a bar under gates: that its gate cannot take is not copied into the hint, which says what the bar takes", async () => {
+  const head =
+    "dataset: d.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\ngates:\n";
+  const cases: Array<[string, string]> = [
+    [
+      '  min_pass_rate: "90%"\n',
+      '"gates.min_pass_rate" must be a mapping, not string "90%"; a gate is per metric: gates: { exact_match: { min_pass_rate: N } }, N a number from 0 to 1',
+    ],
+    [
+      "  pass_rate: high\n",
+      '"gates.pass_rate" must be a mapping, not string "high"; a gate is per metric: gates: { exact_match: { min_pass_rate: N } }, N a number from 0 to 1',
+    ],
+    [
+      "  min_mean: 90\n",
+      '"gates.min_mean" must be a mapping, not number 90; a gate is per metric: gates: { exact_match: { min_mean: N } }, N a number from 0 to 1',
+    ],
+    [
+      "  min_mean: .nan\n",
+      '"gates.min_mean" must be a mapping, not number .nan; a gate is per metric: gates: { exact_match: { min_mean: N } }, N a number from 0 to 1',
+    ],
+    [
+      "  min_mean: [0.9]\n",
+      '"gates.min_mean" must be a mapping, not a list; a gate is per metric: gates: { exact_match: { min_mean: N } }, N a number from 0 to 1',
+    ],
+    [
+      "  max_errors: 1.5\n",
+      '"gates.max_errors" must be a mapping, not number 1.5; a gate is per metric: gates: { exact_match: { max_errors: N } }, N a whole number, 0 or more',
+    ],
+    [
+      "  min_mean_lower_bound: 2\n",
+      '"gates.min_mean_lower_bound" must be a mapping, not number 2; a gate is per metric: gates: { exact_match: { min_mean_lower_bound: N } }, N a number at most 1',
+    ],
+    [
+      "  allow_unmeasured: 1\n",
+      '"gates.allow_unmeasured" must be a mapping, not number 1; a gate is per metric: gates: { exact_match: { allow_unmeasured: N } }, N true or false',
+    ],
+    // A bar its gate takes is kept as written.
+    [
+      "  allow_unmeasured: true\n",
+      '"gates.allow_unmeasured" must be a mapping, not boolean true; a gate is per metric: gates: { exact_match: { allow_unmeasured: true } }',
+    ],
+    [
+      "  min_mean_lower_bound: -0.5\n",
+      '"gates.min_mean_lower_bound" must be a mapping, not number -0.5; a gate is per metric: gates: { exact_match: { min_mean_lower_bound: -0.5 } }',
+    ],
+  ];
+  for (const [gates, message] of cases) {
+    const error = await configError(head + gates);
+    assert.equal(
+      error.message,
+      `Invalid config "suite.yaml" line 5: ${message}`,
+    );
+  }
+});
