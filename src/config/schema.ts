@@ -171,6 +171,21 @@ function keyHint(
 ): string {
   const fields = mappingOf(shapeAt(root, at), valueAt(root, at))?.fields;
   if (fields === undefined) return "";
+  // Another tool's key for a target, by its exact name and before the
+  // nearest of ours: `top_k` is no misspelt `top_p`, nor `transformRequest`
+  // a `transformResponse`.
+  if (
+    (at[0] === "target" || at[0] === "targets") &&
+    Object.hasOwn(TARGET_WORDS, key)
+  ) {
+    const [ours, what] = TARGET_WORDS[key]!;
+    if (ours === undefined) return `; ${what}`;
+    if (Object.hasOwn(fields, ours)) {
+      return `; did you mean ${JSON.stringify(ours)} (${
+        what.replaceAll("KEY", key)
+      })?`;
+    }
+  }
   const near = nearest(key, Object.keys(fields));
   if (near !== undefined) return `; did you mean ${JSON.stringify(near)}?`;
   // A gate's bar without its direction (`pass_rate`, `errors`).
@@ -338,6 +353,89 @@ const OTHER_WORDS: Record<string, readonly [string, string]> = {
     "require",
     "when a case passes over its epochs: all, majority or any (Inspect's pass_at_k); values are averaged per example, as Inspect's mean",
   ],
+};
+
+const RETRIES = "retries of a call after its first attempt";
+const PARAMS =
+  "a request parameter beyond temperature, max_tokens, seed, top_p and stop, sent as written: params: { KEY: … }";
+const SESSION = "each case is one call here: no session is kept between cases";
+
+/**
+ * Keys of other tools' targets, as a user pastes them into a target:
+ * promptfoo's http and openai providers, Inspect's generate config. The key
+ * here (suggested where the target takes it) and what it holds, or none and
+ * a sentence. `KEY` in the words is the key written.
+ */
+const TARGET_WORDS: Record<
+  string,
+  readonly [string, string] | readonly [undefined, string]
+> = {
+  // promptfoo's http provider.
+  transformRequest: [
+    "body",
+    "the request, with {{input}} and the case's fields as placeholders: promptfoo's {{prompt}} is {{input}} here; a function has no equivalent",
+  ],
+  queryParams: [
+    "url",
+    "the query is written in it, ?q={{input}}, each placeholder URL-encoded",
+  ],
+  maxRetries: ["retries", RETRIES],
+  useHttps: ["url", "its scheme says it: https://"],
+  auth: [
+    "headers",
+    'a key is sent in a header, { authorization: "Bearer ${TOKEN}" }, ${NAME} read from the environment',
+  ],
+  request: [
+    undefined,
+    'promptfoo\'s raw request is written here as "method", "url", "headers" and "body"',
+  ],
+  validateStatus: [
+    undefined,
+    "a reply that is not 2xx is a target error here, its status and body quoted, and there is no other check of the status",
+  ],
+  session: [undefined, SESSION],
+  sessionParser: [undefined, SESSION],
+  sessionSource: [undefined, SESSION],
+  stateful: [undefined, SESSION],
+  config: [
+    undefined,
+    'a promptfoo provider\'s "config:" keys stand in the target itself here: { type: http, url: …, body: … }',
+  ],
+  // promptfoo's openai provider.
+  apiKey: [
+    "api_key_env",
+    "the name of the environment variable that holds the key: a key is never written in a config",
+  ],
+  apiKeyEnvar: [
+    "api_key_env",
+    "the name of the environment variable that holds the key",
+  ],
+  apiBaseUrl: ["base_url", "the server's URL, up to /v1"],
+  apiHost: ["base_url", "the server's URL, up to /v1"],
+  // Inspect's generate config.
+  max_retries: ["retries", RETRIES],
+  attempt_timeout: ["timeout", "seconds one attempt may take"],
+  system_message: ["system", "the system message"],
+  stop_seqs: ["stop", "the stop sequences"],
+  model_base_url: ["base_url", "the server's URL, up to /v1"],
+  extra_headers: ["headers", "headers sent with each request"],
+  extra_body: ["params", "other fields of the request's body, sent as written"],
+  max_connections: [
+    undefined,
+    'Inspect\'s max_connections is "concurrency" here, at the top of the suite',
+  ],
+  // Chat request parameters that evalpipe sends under `params`.
+  top_k: ["params", PARAMS],
+  frequency_penalty: ["params", PARAMS],
+  presence_penalty: ["params", PARAMS],
+  logit_bias: ["params", PARAMS],
+  logprobs: ["params", PARAMS],
+  top_logprobs: ["params", PARAMS],
+  response_format: ["params", PARAMS],
+  reasoning_effort: ["params", PARAMS],
+  tools: ["params", PARAMS],
+  tool_choice: ["params", PARAMS],
+  parallel_tool_calls: ["params", PARAMS],
 };
 
 /**

@@ -1341,3 +1341,116 @@ Deno.test("checkConfigText: a bar under gates: that its gate cannot take is not 
     );
   }
 });
+
+Deno.test("checkConfigText: promptfoo's http provider keys and Inspect's generate config on a target name evalpipe's key, or say there is none", async () => {
+  const http =
+    "dataset: d.jsonl\ntarget:\n  type: http\n  url: http://127.0.0.1:9/x\n";
+  const openai = "dataset: d.jsonl\ntarget:\n  type: openai\n  model: m\n";
+  const cases: Array<[string, string, string]> = [
+    // Not promptfoo's transformResponse, which it is nearest to.
+    [
+      http,
+      `transformRequest: "{ q: prompt }"`,
+      'unknown key "target.transformRequest"; did you mean "body" (the request, with {{input}} and the case\'s fields as placeholders: promptfoo\'s {{prompt}} is {{input}} here; a function has no equivalent)?',
+    ],
+    [
+      http,
+      "queryParams: { q: x }",
+      'unknown key "target.queryParams"; did you mean "url" (the query is written in it, ?q={{input}}, each placeholder URL-encoded)?',
+    ],
+    [
+      http,
+      "maxRetries: 3",
+      'unknown key "target.maxRetries"; did you mean "retries" (retries of a call after its first attempt)?',
+    ],
+    [
+      http,
+      "useHttps: true",
+      'unknown key "target.useHttps"; did you mean "url" (its scheme says it: https://)?',
+    ],
+    [
+      http,
+      "auth: { type: bearer, token: x }",
+      'unknown key "target.auth"; did you mean "headers" (a key is sent in a header, { authorization: "Bearer ${TOKEN}" }, ${NAME} read from the environment)?',
+    ],
+    [
+      http,
+      "request: x",
+      'unknown key "target.request"; promptfoo\'s raw request is written here as "method", "url", "headers" and "body"',
+    ],
+    [
+      http,
+      "validateStatus: 'status < 500'",
+      'unknown key "target.validateStatus"; a reply that is not 2xx is a target error here, its status and body quoted, and there is no other check of the status',
+    ],
+    [
+      http,
+      "sessionParser: data.body.id",
+      'unknown key "target.sessionParser"; each case is one call here: no session is kept between cases',
+    ],
+    [
+      http,
+      "config: { url: http://127.0.0.1:9/y }",
+      'unknown key "target.config"; a promptfoo provider\'s "config:" keys stand in the target itself here: { type: http, url: …, body: … }',
+    ],
+    // Inspect's GenerateConfig, and promptfoo's openai provider.
+    [
+      openai,
+      "top_k: 3",
+      'unknown key "target.top_k"; did you mean "params" (a request parameter beyond temperature, max_tokens, seed, top_p and stop, sent as written: params: { top_k: … })?',
+    ],
+    [
+      openai,
+      "max_retries: 3",
+      'unknown key "target.max_retries"; did you mean "retries" (retries of a call after its first attempt)?',
+    ],
+    [
+      openai,
+      "system_message: Be brief.",
+      'unknown key "target.system_message"; did you mean "system" (the system message)?',
+    ],
+    [
+      openai,
+      "stop_seqs: [END]",
+      'unknown key "target.stop_seqs"; did you mean "stop" (the stop sequences)?',
+    ],
+    [
+      openai,
+      "extra_body: { a: 1 }",
+      'unknown key "target.extra_body"; did you mean "params" (other fields of the request\'s body, sent as written)?',
+    ],
+    [
+      openai,
+      "apiKey: sk-x",
+      'unknown key "target.apiKey"; did you mean "api_key_env" (the name of the environment variable that holds the key: a key is never written in a config)?',
+    ],
+    [
+      openai,
+      "max_connections: 4",
+      'unknown key "target.max_connections"; Inspect\'s max_connections is "concurrency" here, at the top of the suite',
+    ],
+  ];
+  for (const [head, line, message] of cases) {
+    const error = await configError(
+      `${head}  ${line}\nscorers: [{ type: exact_match }]\n`,
+    );
+    assert.equal(
+      error.message,
+      `Invalid config "suite.yaml" line 5: ${message}`,
+      line,
+    );
+  }
+  // The suggestions work as said.
+  await checkConfigText(
+    `${http}  url: "http://127.0.0.1:9/x?q={{input}}"\n  retries: 3\n  headers: { authorization: "Bearer \${TOKEN}" }\n  body: { q: "{{input}}" }\nscorers: [{ type: exact_match }]\n`
+      .replace(
+        "  url: http://127.0.0.1:9/x\n",
+        "",
+      ),
+    "suite.yaml",
+  );
+  await checkConfigText(
+    `${openai}  params: { top_k: 3, a: 1 }\n  retries: 3\n  system: Be brief.\n  stop: [END]\n  api_key_env: KEY\nscorers: [{ type: exact_match }]\n`,
+    "suite.yaml",
+  );
+});
