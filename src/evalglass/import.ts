@@ -179,7 +179,8 @@ function unmappedParts(o: Record<string, unknown>): string[] {
  * from the Scores again.
  *
  * @param value The parsed `runrecord.json`.
- * @param path The file, for messages.
+ * @param path The file, for messages; `""` when the caller's message names
+ *   the place itself.
  * @returns Its Scores and what was left out.
  * @param scorePlace Where the Score at an index stands, for its error
  *   (`"runrecord.json" line 14`; `""` when the caller names the place);
@@ -204,7 +205,10 @@ export function fromEvalglass(
   path: string,
   scorePlace?: (index: number) => string,
 ): EvalglassImport {
-  const where = `Invalid evalglass run record ${JSON.stringify(path)}`;
+  // "" when the caller's message names the place (a file and a line).
+  const where = `Invalid evalglass run record${
+    path === "" ? "" : ` ${JSON.stringify(path)}`
+  }`;
   if (!isEvalglassRunRecord(value)) {
     throw new RunRecordError(
       `${where}: expected an object with "run_id", "scorecard", "scores" and "provenance"`,

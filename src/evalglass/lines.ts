@@ -47,7 +47,9 @@ export interface EvalglassLinesOptions {
     ) => Promise<unknown[] | undefined> | unknown[] | undefined)
     | undefined;
   /**
-   * Names the input in error messages.
+   * The input's name. Unused: an error line's message names no input, since
+   * its reader names the input and the line (`"a.json" line 3: ...`); kept
+   * so that callers that pass it still compile.
    * @default {"stdin"}
    */
   source?: string | undefined;
@@ -82,7 +84,6 @@ export interface EvalglassLinesOptions {
 export function evalglassLines(
   options: EvalglassLinesOptions = {},
 ): TransformStream<ParsedLine, ParsedLine> {
-  const source = options.source ?? "stdin";
   let first = true;
   let document: string[] | undefined;
   let documentLine = 0;
@@ -97,7 +98,7 @@ export function evalglassLines(
     let at = line;
     try {
       // The error line names the place; the message need not again.
-      read = fromEvalglass(value, `${source} line ${line}`, (i) => {
+      read = fromEvalglass(value, "", (i) => {
         if (text !== undefined) at = scoreLineIn(text, i, line);
         return "";
       });

@@ -527,3 +527,28 @@ Deno.test("a Scores file of one's own whose Scores carry no ids is not read by p
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("aggregate names an evalglass record it refuses by its file and line, never the two quoted as one name", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const record = JSON.parse(
+      await Deno.readTextFile(`${EXAMPLES}${GROUNDEDNESS}`),
+    );
+    const text = JSON.stringify({ ...record, run_id: "" }) + "\n";
+    await Deno.writeTextFile(`${dir}/norun.json`, text);
+    const named = await cli(["aggregate", "norun.json"], dir);
+    assert.equal(named.code, 2);
+    assert.match(
+      named.stderr,
+      /^evalpipe: Malformed Score in "norun\.json" line 1: Invalid evalglass run record: "run_id" must be a non-empty string$/m,
+    );
+    const piped = await cliWithStdin(["aggregate"], dir, text);
+    assert.equal(piped.code, 2);
+    assert.match(
+      piped.stderr,
+      /^evalpipe: Malformed Score in stdin line 1: Invalid evalglass run record: "run_id" must be a non-empty string$/m,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
