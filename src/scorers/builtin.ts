@@ -7,7 +7,7 @@
  * @module
  */
 
-import { type Score, scored } from "../score/mod.ts";
+import { nonEvaluable, type Score, scored } from "../score/mod.ts";
 import { type Scorer, UNIT_RANGE } from "./scorer.ts";
 import {
   scoresAsMade,
@@ -103,6 +103,8 @@ function textScorer(
   type: string,
   options: TextScorerOptions & { mode?: string | undefined },
   judge: Judge,
+  /** What every output does with "", for a scorer that finds texts in it. */
+  inEvery?: "contains" | "starts with",
 ): Scorer {
   const name = options.name ?? type;
   const fold = options.ignore_case === true;
@@ -128,6 +130,16 @@ function textScorer(
       const refs = own.length > 0 ? own : references(unit);
       if (refs === undefined) {
         return noExpected(name, version, unit.expected);
+      }
+      // "" is in every output: a dataset's `"expected": ""` would pass (or
+      // fail) every case, as a config's `value: ""`, which is refused.
+      if (inEvery !== undefined && own.length === 0 && refs.includes("")) {
+        return nonEvaluable(name, {
+          evaluator_version: version,
+          reason: `not applicable: the case's expected ${
+            refs.length === 1 ? "is" : "holds"
+          } "" (an empty text), which every output ${inEvery}`,
+        });
       }
       const output = unit.output ?? "";
       const { value, passed, reason } = judge(norm(output), refs, norm);
@@ -338,7 +350,7 @@ export function contains(options: ContainsScorerOptions = {}): Scorer {
         ? {}
         : { reason: `missing ${quoteList(missing)}` }),
     };
-  });
+  }, "contains");
 }
 
 /**
@@ -363,7 +375,7 @@ export function notContains(options: TextScorerOptions = {}): Scorer {
     return found.length === 0
       ? { value: 1 }
       : { value: 0, reason: `found ${quoteList(found)}` };
-  });
+  }, "contains");
 }
 
 /**
@@ -391,5 +403,5 @@ export function startsWith(options: TextScorerOptions = {}): Scorer {
         refs.length === 1 ? quote(refs[0]!) : `any of ${quoteList(refs)}`
       }`,
     };
-  });
+  }, "starts with");
 }

@@ -62,6 +62,29 @@ Deno.test("startsWith compares the start of the output, leading white space asid
   assertNotApplicable(one(startsWith(), unit("x")));
 });
 
+Deno.test("contains, notContains and startsWith do not apply to an expected that is an empty text", () => {
+  // "" is in every output: a dataset's `"expected": ""` (a CSV's empty cell
+  // is no expected) passed every contains and starts_with, failed every
+  // not_contains, as a config's `value: ""` would, which is refused.
+  for (const s of [contains(), contains({ mode: "any" }), startsWith()]) {
+    assertNotApplicable(
+      one(s, unit("anything", "")),
+      `not applicable: the case's expected is "" (an empty text), which every output ${
+        s.name === "starts_with" ? "starts with" : "contains"
+      }`,
+    );
+  }
+  assertNotApplicable(
+    one(notContains(), unit("anything", ["refund", ""])),
+    `not applicable: the case's expected holds "" (an empty text), which every output contains`,
+  );
+  // exact_match compares the whole output: "" is a text it can measure.
+  assert.equal(value(exactMatch(), unit("", "")), 1);
+  assert.equal(value(exactMatch(), unit("x", "")), 0);
+  // Texts that are not empty are compared as before.
+  assert.equal(value(contains(), unit("a refund", ["refund", " "])), 1);
+});
+
 Deno.test("text scorers version their own texts and mode", () => {
   assert.equal(contains().version, "contains@1");
   assert.notEqual(contains({ value: "a" }).version, contains().version);
