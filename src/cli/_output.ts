@@ -1,7 +1,7 @@
 // What the commands write for people (stderr) and the small helpers they
 // share; stdout carries data only.
 
-import { escapeControl } from "../base/terminal.ts";
+import { escapeControl, shellWord } from "../base/terminal.ts";
 import { writeStderr } from "./_stderr.ts";
 import { isOsError } from "../base/errors.ts";
 
@@ -10,6 +10,38 @@ export function say(message: string): void {
   shownLine?.clear();
   const safe = message.split("\n").map(escapeControl).join("\n");
   writeStderr(`${safe}\n`);
+}
+
+/**
+ * How this user starts evalpipe, for a command line printed to be run as it
+ * is: the `evalpipe` command when one is on `PATH`, else this program as
+ * `deno run` runs it (a clone run through `deno task eval`, not installed).
+ */
+export function selfCommand(): string {
+  let path = "";
+  try {
+    path = Deno.env.get("PATH") ?? "";
+  } catch (error) {
+    // Run without --allow-env: no PATH to look in, so name the program.
+    if (!(error instanceof Deno.errors.NotCapable)) throw error;
+  }
+  const installed = path.split(":").some((dir) => {
+    if (dir === "") return false;
+    try {
+      return Deno.statSync(`${dir}/evalpipe`).isFile;
+    } catch (error) {
+      // Not there, not readable, not a folder: no evalpipe in this one.
+      if (!isOsError(error)) throw error;
+      return false;
+    }
+  });
+  if (installed) return "evalpipe";
+  const main = new URL(Deno.mainModule);
+  return `deno run -A ${
+    shellWord(
+      main.protocol === "file:" ? decodeURIComponent(main.pathname) : main.href,
+    )
+  }`;
 }
 
 /**

@@ -7,7 +7,13 @@
 import { defineCommand } from "./command.ts";
 import { UsageError } from "./flags.ts";
 import { counted } from "../base/words.ts";
-import { progress, say, saySurplusLines, stdoutIsFile } from "./_output.ts";
+import {
+  progress,
+  say,
+  saySurplusLines,
+  selfCommand,
+  stdoutIsFile,
+} from "./_output.ts";
 import { shellWord } from "../base/terminal.ts";
 import { exitCodeOf, isOsError, OUTPUT_EXIT_CODE } from "../base/errors.ts";
 import { REPORT_FLAGS } from "./_reports.ts";
@@ -118,7 +124,7 @@ function resumeCommand(
   flags: Readonly<Record<string, unknown>>,
   spec: import("./flags.ts").FlagSpecs,
 ): string {
-  const words = ["evalpipe", "run", configPath];
+  const words = ["run", configPath];
   for (const [name, def] of Object.entries(spec)) {
     if (name === "resume" || name === "help") continue;
     const value = flags[name];
@@ -131,7 +137,8 @@ function resumeCommand(
     }
   }
   words.push("--resume");
-  return words.map(shellWord).join(" ");
+  // Printed to be run as it is: `evalpipe` only when that command exists.
+  return `${selfCommand()} ${words.map(shellWord).join(" ")}`;
 }
 
 /**

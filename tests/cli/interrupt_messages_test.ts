@@ -2,7 +2,7 @@
 // the real command line in a child process, stopped by real signals.
 
 import assert from "node:assert/strict";
-import { CLI, cli, spawnCli } from "../_cli.ts";
+import { CLI, spawnCli } from "../_cli.ts";
 import { assertNoneRunning, delay, within, withTempDir } from "../_proc.ts";
 
 const encoder = new TextEncoder();
@@ -165,29 +165,68 @@ const FIRST_SIGINT =
   "evalpipe: SIGINT: taking no new cases, finishing the ones running (again to stop at once)\n" +
   "evalpipe: interrupted again by SIGINT: stopped at once\n";
 
-Deno.test("run stopped by a second SIGINT prints the command that resumes it", async () => {
+// A PATH with deno, sh and the shell's tools, and no evalpipe command (a
+// clone run through `deno task eval`), unless a test adds one.
+const BARE_PATH = `${Deno.execPath().replace(/\/[^/]*$/, "")}:/usr/bin:/bin`;
+
+Deno.test("run stopped by a second SIGINT prints the command that resumes it, which runs as printed", async () => {
   await withTempDir(async (dir) => {
     const { code, stderr } = await stoppedTwice(dir, [
       "--out",
       "part.ndjson",
-    ]);
+    ], { env: { PATH: BARE_PATH } });
     assert.equal(code, 130, stderr);
-    const hint =
-      "evalpipe: resume with: evalpipe run suite.yaml --out part.ndjson --grace 600 --resume";
-    assert.equal(stderr, `${FIRST_SIGINT}${hint}\n`);
+    // No evalpipe command on PATH: the hint names this program, as init's
+    // last line does; it said `evalpipe run`, which the shell did not find.
+    assert.ok(stderr.startsWith(FIRST_SIGINT), stderr);
+    const hint = stderr.slice(FIRST_SIGINT.length).trimEnd();
+    const prefix = "evalpipe: resume with: ";
+    assert.ok(hint.startsWith(`${prefix}deno run -A `), hint);
+    assert.ok(
+      hint.endsWith(` run suite.yaml --out part.ndjson --grace 600 --resume`),
+      hint,
+    );
 
-    // The hint works: without the hanging case, the resumed run completes.
+    // The hint works as printed, through a shell: without the hanging
+    // case, the resumed run completes.
     await Deno.writeTextFile(
       `${dir}/s.sh`,
       `cat > /dev/null\necho '{"score": 1}'\n`,
     );
-    const resumed = await cli(hint.split(": evalpipe ")[1]!.split(" "), dir);
-    assert.equal(resumed.code, 0, resumed.stderr);
+    const resumed = await new Deno.Command("sh", {
+      args: ["-c", hint.slice(prefix.length)],
+      cwd: dir,
+      env: { NO_COLOR: "1", PATH: BARE_PATH },
+      stdout: "null",
+      stderr: "piped",
+    }).output();
+    assert.equal(
+      resumed.code,
+      0,
+      new TextDecoder().decode(resumed.stderr),
+    );
     const ids = new Set(
       (await Deno.readTextFile(`${dir}/part.ndjson`)).trim().split("\n")
         .map((l) => JSON.parse(l).unit_id),
     );
     assert.equal(ids.size, 4);
+  });
+});
+
+Deno.test("run stopped by SIGINT names the evalpipe command in its resume hint when one is on PATH", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.mkdir(`${dir}/bin`);
+    await Deno.writeTextFile(`${dir}/bin/evalpipe`, "#!/bin/sh\n");
+    await Deno.chmod(`${dir}/bin/evalpipe`, 0o755);
+    const { code, stderr } = await stoppedTwice(dir, [
+      "--out",
+      "part.ndjson",
+    ], { env: { PATH: `${dir}/bin:${BARE_PATH}` } });
+    assert.equal(code, 130, stderr);
+    assert.equal(
+      stderr,
+      `${FIRST_SIGINT}evalpipe: resume with: evalpipe run suite.yaml --out part.ndjson --grace 600 --resume\n`,
+    );
   });
 });
 
