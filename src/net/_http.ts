@@ -343,10 +343,30 @@ function failure(error: unknown, call: Call): unknown {
   }
   if (error instanceof TypeError) {
     return new RetryableError(
-      `${where} failed: ${redact(withoutCredentials(error.message), secrets)}`,
+      `${where} failed: ${
+        redact(withoutCredentials(fetchReason(error)), secrets)
+      }`,
     );
   }
   return error;
+}
+
+/**
+ * Why fetch failed: Deno's "fetch failed" keeps the reason in `cause`
+ * (`error sending request from … for URL (…): client error (SendRequest):
+ * connection closed before message completed`), whose last part says it;
+ * the call is named already.
+ */
+function fetchReason(error: TypeError): string {
+  const cause = error.cause;
+  if (error.message !== "fetch failed" || !(cause instanceof Error)) {
+    return error.message;
+  }
+  const text = cause.message;
+  const at = text.lastIndexOf("): ");
+  return text.startsWith("error sending request") && at >= 0
+    ? text.slice(at + 3)
+    : text;
 }
 
 /**

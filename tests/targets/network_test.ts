@@ -516,6 +516,43 @@ Deno.test("openaiTarget retries and then reports a server that refuses connectio
   );
 });
 
+Deno.test("a target error for a connection closed before the answer, or refused, says why, not only fetch failed", async () => {
+  // Deno's fetch rejects with "fetch failed" and keeps the reason in
+  // `cause`: 83 of 2,000 calls of a run said only that. This service reads
+  // the request and hangs up without a word.
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const serving = (async () => {
+    for await (const conn of listener) {
+      await conn.read(new Uint8Array(65536));
+      conn.close();
+    }
+  })();
+  const closed = await runOne(
+    openaiTarget({
+      model: "m",
+      base_url: `http://127.0.0.1:${listener.addr.port}/v1`,
+      retries: 0,
+    }, env),
+    { input: "q" },
+  );
+  listener.close();
+  await serving;
+  assert.match(
+    closed.target?.error ?? "",
+    /^POST http:\/\/127\.0\.0\.1:\d+\/v1\/chat\/completions failed: .*connection closed before message completed/,
+  );
+  const server = fakeLlm();
+  await server.close();
+  const refused = await runOne(
+    openaiTarget(chat(server, { retries: 0 }), env),
+    { input: "q" },
+  );
+  assert.match(refused.target?.error ?? "", /failed: .*refused/i);
+  for (const unit of [closed, refused]) {
+    assert.doesNotMatch(unit.target?.error ?? "", /fetch failed/);
+  }
+});
+
 Deno.test("openaiTarget times out a slow answer and retries it", async () => {
   await withServer({
     script: [reply.slow(5000, reply.ok("late")), reply.ok("on time")],
