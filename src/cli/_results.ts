@@ -190,16 +190,6 @@ async function readResultsAt(
     const require = meta?.settings?.require;
     if (require !== undefined) read.require = require;
   }
-  if (read.record !== undefined) {
-    // As the run judged its cases: its config's requirement, else `all`.
-    const epochs = read.record.config.epochs;
-    const require = typeof epochs === "object" && epochs !== null
-      ? (epochs as { require?: unknown }).require
-      : undefined;
-    read.require = require === "majority" || require === "any"
-      ? require
-      : "all";
-  }
   for (const p of read.problems) {
     say(`evalpipe: Malformed Score in ${placeOf(path, p.line)}: ${p.message}`);
   }

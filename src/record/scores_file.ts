@@ -101,7 +101,15 @@ export async function readScoresFile(path: string): Promise<ScoresFile> {
     // A record is read a line at a time: a big one outgrows any string.
     if (await startsLikeRunRecord(path)) {
       const record = await readRunRecord(path);
-      return { scores: record.scores, record, problems: [] };
+      return {
+        scores: record.scores,
+        record,
+        ...(record.value_ranges !== undefined
+          ? { value_ranges: record.value_ranges }
+          : {}),
+        problems: [],
+        require: requirementOf(record),
+      };
     }
     const decoder = new TextDecoder("utf-8", { fatal: true });
     // A crash can cut a RunRecord inside a character: its torn last line is
@@ -180,6 +188,18 @@ export async function readScoresFile(path: string): Promise<ScoresFile> {
     if (line.trim() !== "") take(line, i + 1);
   });
   return { scores, problems };
+}
+
+/**
+ * When a recorded run judged a case over its epochs: its config's
+ * `epochs.require`, else `all`, the run's default.
+ */
+function requirementOf(record: RunRecord): CaseRequirement {
+  const epochs = record.config.epochs;
+  const require = typeof epochs === "object" && epochs !== null
+    ? (epochs as { require?: unknown }).require
+    : undefined;
+  return require === "majority" || require === "any" ? require : "all";
 }
 
 /**
