@@ -283,7 +283,7 @@ export type FunctionScorerResult =
  * const slow = functionScorer("slow", (_unit, { signal }) =>
  *   new Promise<number>((resolve) => {
  *     const timer = setTimeout(() => resolve(1), 10_000);
- *     signal?.addEventListener("abort", () => clearTimeout(timer));
+ *     signal.addEventListener("abort", () => clearTimeout(timer));
  *   }), { timeout: 0.05 });
  * const units = [{ example_id: "d#1", unit_id: "d#1", input: "hi", output: "ok" }];
  * const [s] = await Array.fromAsync(ReadableStream.from(units).pipeThrough(scoreUnits([slow])));
@@ -323,7 +323,7 @@ export interface FunctionScorerOptions {
 function withSignal(
   context: ScorerContext,
   signal: AbortSignal,
-): ScorerContext {
+): ScorerContext & { signal: AbortSignal } {
   return { ...context, signal };
 }
 
@@ -389,7 +389,9 @@ export function functionScorer(
   name: string,
   fn: (
     unit: Unit,
-    context: ScorerContext,
+    // Always given a signal (its timeout's, the run's): typed so, it goes
+    // to `fetch(url, { signal })` as it is, with exactOptionalPropertyTypes.
+    context: ScorerContext & { signal: AbortSignal },
   ) => FunctionScorerResult | Promise<FunctionScorerResult>,
   options: FunctionScorerOptions = {},
 ): Scorer {
@@ -433,7 +435,7 @@ export function functionScorer(
   // happens, not at a later call (which may never come).
   let sharedOuter: AbortSignal | undefined;
   let sharedFor: ScorerContext | undefined;
-  let sharedContext: ScorerContext | undefined;
+  let sharedContext: (ScorerContext & { signal: AbortSignal }) | undefined;
   let shared: AbortController | undefined;
   let sharedCalls = 0;
   const follow = () => shared!.abort(sharedOuter!.reason);

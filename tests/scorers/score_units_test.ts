@@ -303,6 +303,41 @@ Deno.test("functionScorer's timeout makes a late async function a scorer.timeout
   }
 });
 
+Deno.test("functionScorer's function gets a signal it can hand to fetch as it is, and a request that hangs is stopped at the timeout", async () => {
+  // The project compiles with exactOptionalPropertyTypes: a signal typed
+  // `AbortSignal | undefined` is not a RequestInit's, and needed a `!`.
+  const hung = Promise.withResolvers<void>();
+  const server = Deno.serve({ port: 0, onListen() {} }, (request) => {
+    const answered = Promise.withResolvers<Response>();
+    request.signal.addEventListener("abort", () => {
+      hung.resolve();
+      answered.resolve(new Response("late"));
+    });
+    return answered.promise;
+  });
+  try {
+    const judge = functionScorer("judge", async (_unit, { signal }) => {
+      const response = await fetch(
+        `http://127.0.0.1:${server.addr.port}/`,
+        { signal },
+      );
+      return Number(await response.text());
+    }, { timeout: 0.2 });
+    const [score] = await Array.fromAsync(
+      ReadableStream.from([UNIT]).pipeThrough(scoreUnits([judge])),
+    );
+    assert.deepEqual(outcomes([score!]), [[
+      "judge",
+      "error",
+      "scorer.timeout",
+    ]]);
+    // The request the function started was cancelled with it.
+    await hung.promise;
+  } finally {
+    await server.shutdown();
+  }
+});
+
 Deno.test("functionScorer's context is a plain object: a copy keeps a working signal, and every field the caller gave reaches the function", async () => {
   // What the function saw of a copy of its context: whether the copy has
   // a signal, aborted or not, and the caller's own field.
