@@ -33,16 +33,20 @@ export interface ScoresFile {
   /** The record, when the file is a RunRecord. */
   record?: RunRecord;
   /**
-   * Each metric's declared value range, when the file says (a RunRecord's
-   * `value_ranges`, or an evalglass record exported by evalpipe).
+   * Each metric's declared value range, when the file says: a RunRecord's
+   * `value_ranges`. A Scores file's are in its sidecar (`prepareResume`'s
+   * `meta`, `src/run/`), an evalglass record's are read by
+   * `readEvalglassRunRecord` (`src/evalglass/`).
    */
   value_ranges?: Record<string, [number, number]>;
   /** Lines that are not Scores, with their 1-based line numbers and why. */
   problems: Array<{ line: number; message: string }>;
   /**
    * When its run judged a case over its epochs, when the file says: a
-   * record's config (`epochs.require`, else `all`, the run's default), a
-   * baseline's `require`. A Scores file does not say.
+   * record's config (`epochs.require`, else `all`, the run's default). A
+   * Scores file does not say (its sidecar's `settings` do), and this reader
+   * reads no baseline file (`readBaseline`, `src/run/`, gives its
+   * `require`).
    */
   require?: CaseRequirement;
 }
