@@ -54,34 +54,44 @@ const VALIDITIES: ReadonlySet<unknown> = new Set(SCORE_VALIDITIES);
 const SEVERITIES: ReadonlySet<unknown> = new Set(["info", "warning", "error"]);
 
 /**
- * A status and validity read from outside, in today's vocabulary: the
- * earlier status `not_applicable` is `non_evaluable`, and a Score without a
- * value that called itself `valid` (as every one did before there were
- * other validities) is `not_measured`, or `not_applicable` when the metric
- * did not apply. `undefined` for an unknown word.
+ * A status and validity read from outside, in today's vocabulary, or
+ * `undefined` for an unknown word or a pair the design's table rules out.
+ * A `scored` Score is `valid` or `invalid`; a `non_evaluable` one
+ * `not_applicable`; an `error`, `blocked` or `skipped` one `not_measured`.
+ * The earlier vocabulary is read as today's: the status `not_applicable` is
+ * `non_evaluable`, and a Score without a value that called itself `valid`
+ * (as every one did before there were other validities) takes its status's
+ * validity.
  */
 function readMeaning(
   status: unknown,
   validity: unknown,
 ): [ScoreStatus, ScoreValidity] | undefined {
-  if (!VALIDITIES.has(validity)) return undefined;
+  if (status === "scored") {
+    return validity === "valid" || validity === "invalid"
+      ? [status, validity]
+      : undefined;
+  }
   let st = status as ScoreStatus;
   if (status === "not_applicable") st = "non_evaluable";
   else if (!STATUSES.has(status)) return undefined;
-  let v = validity as ScoreValidity;
-  if (st !== "scored" && v === "valid") {
-    v = st === "non_evaluable" ? "not_applicable" : "not_measured";
-  }
-  return [st, v];
+  const v = validityOf(st);
+  return validity === v || validity === "valid" ? [st, v] : undefined;
+}
+
+/** The one validity a Score of a status other than `scored` carries. */
+function validityOf(status: ScoreStatus): ScoreValidity {
+  return status === "non_evaluable" ? "not_applicable" : "not_measured";
 }
 
 /**
  * The verdict a Score carries, filled in where the rules fix it: a scored
  * Score without one passes at `value >= 0.5` (as evalglass's Scores, which
- * have none, are read), an error or a blocked Score fails, and a Score
- * without a value has none unless it says so. `null` is absent, as older
- * files wrote it. `false` as the second element means the field breaks a
- * rule.
+ * have none, are read), an error or a blocked Score fails, and a skipped or
+ * a non-evaluable Score has none. `null` is absent, as older files wrote
+ * it. `false` as the second element means the field breaks a rule: a
+ * `passed` that is no boolean, `true` on an error or a blocked Score, any
+ * verdict on a skipped or a non-evaluable one.
  */
 function readPassed(
   status: ScoreStatus,
@@ -96,7 +106,7 @@ function readPassed(
   if (status === "error" || status === "blocked") {
     return [false, passed !== true];
   }
-  return [absent ? undefined : passed as boolean, true];
+  return [undefined, absent];
 }
 
 /** Whether `value` is a mapping of JSON values. */
@@ -407,25 +417,19 @@ export function isCanonicalScore(value: unknown): value is Score {
     if (
       typeof v !== "number" || !Number.isFinite(v) || Object.is(v, -0) ||
       typeof passed !== "boolean" ||
-      (validity !== "valid" && validity !== "invalid" &&
-        validity !== "not_measured" && validity !== "not_applicable")
+      (validity !== "valid" && validity !== "invalid")
     ) return false;
     present++;
   } else {
     if (v !== null) return false;
     if (status === "error" || status === "blocked") {
-      if (passed !== false) return false;
+      if (passed !== false || validity !== "not_measured") return false;
       present++;
-    } else if (status === "skipped" || status === "non_evaluable") {
-      if (passed !== undefined) {
-        if (typeof passed !== "boolean") return false;
-        present++;
-      }
+    } else if (status === "skipped") {
+      if (passed !== undefined || validity !== "not_measured") return false;
+    } else if (status === "non_evaluable") {
+      if (passed !== undefined || validity !== "not_applicable") return false;
     } else return false;
-    if (
-      validity !== "not_measured" && validity !== "not_applicable" &&
-      validity !== "invalid"
-    ) return false;
   }
   // Each optional key seen must hold a string: parseScore drops undefined.
   const { reason, example_id, unit_id } = s;
@@ -572,7 +576,12 @@ function explainScore(v: unknown, identity?: Identity): string {
   );
   optional("provenance", isProvenance, PROVENANCE_RULE);
   if (problems.length > 0) return problems.join("; ");
-  const rule = ruleViolation(s.status, s.value as number | null, s.passed);
+  const rule = ruleViolation(
+    s.status,
+    s.validity,
+    s.value as number | null,
+    s.passed,
+  );
   return rule !== undefined ? `"${rule[0]}": ${rule[1]}` : "Not a valid Score";
 }
 
@@ -617,23 +626,51 @@ function explainDiagnostic(d: unknown): string {
   return problems.length > 0 ? problems.join(", ") : "not a diagnostic";
 }
 
-/** The no-0.0 rule and its companions, on fields whose types are right. */
+/**
+ * The no-0.0 rule and its companions (the validity a status carries, the
+ * verdict it may carry), on fields whose types are right.
+ */
 function ruleViolation(
   status: unknown,
+  validity: unknown,
   value: number | null,
   passed: unknown,
 ): [string, string] | undefined {
-  const st = status === "not_applicable" ? "non_evaluable" : status;
+  const st =
+    (status === "not_applicable" ? "non_evaluable" : status) as ScoreStatus;
+  const article = st === "error" ? "An" : "A";
   if (st === "scored") {
     if (value === null) {
       return ["value", 'A "scored" Score must carry a finite number'];
     }
-  } else if (value !== null) {
+    if (validity !== "valid" && validity !== "invalid") {
+      return [
+        "validity",
+        `A "scored" Score must be "valid" or "invalid", not "${validity}"`,
+      ];
+    }
+    return undefined;
+  }
+  if (value !== null) {
     return ["value", `A "${st}" Score must carry a null value, not ${value}`];
   }
+  const v = validityOf(st);
+  if (validity !== v && validity !== "valid") {
+    return [
+      "validity",
+      `${article} "${st}" Score must be "${v}", not "${validity}"`,
+    ];
+  }
   if ((st === "error" || st === "blocked") && passed === true) {
-    const article = st === "error" ? "An" : "A";
     return ["passed", `${article} "${st}" Score must carry "passed": false`];
+  }
+  if (
+    (st === "skipped" || st === "non_evaluable") && typeof passed === "boolean"
+  ) {
+    return [
+      "passed",
+      `${article} "${st}" Score has no verdict: "passed" must be absent, not ${passed}`,
+    ];
   }
   return undefined;
 }

@@ -156,13 +156,26 @@ function randomDiagnostics(random: Random): unknown {
   ]);
 }
 
+/**
+ * The validities the design's table gives each status, and `valid` on a
+ * Score without a value, as the earlier vocabulary wrote every one.
+ */
+const VALIDITIES_OF: Record<string, readonly string[]> = {
+  scored: ["valid", "invalid"],
+  blocked: ["not_measured", "valid"],
+  non_evaluable: ["not_applicable", "valid"],
+  skipped: ["not_measured", "valid"],
+  error: ["not_measured", "valid"],
+  not_applicable: ["not_applicable", "valid"],
+};
+
 /** A rule-abiding Score-shaped object, with optional fields now and then. */
 function randomValidCandidate(random: Random): Record<string, unknown> {
   const status = pick(random, READ_STATUSES);
   const candidate: Record<string, unknown> = {
     metric: pick(random, METRICS.filter((m) => m !== "")),
     status,
-    validity: pick(random, VALIDITIES),
+    validity: pick(random, VALIDITIES_OF[status]!),
     value: status === "scored" ? pick(random, FINITE) : null,
     evaluator_version: pick(random, VERSIONS.filter((v) => v !== "")),
   };
@@ -172,7 +185,7 @@ function randomValidCandidate(random: Random): Record<string, unknown> {
       ? pick(random, [false, null])
       : status === "scored"
       ? pick(random, [true, false, null])
-      : pick(random, [null, true, false]);
+      : null;
   }
   if (random() < 0.3) candidate.reason = pick(random, ["because", ""]);
   if (random() < 0.3) candidate.example_id = pick(random, IDS);
@@ -198,8 +211,8 @@ function randomValidCandidate(random: Random): Record<string, unknown> {
 /** What a corruption may put in a field: a wrong value of the right kind, or junk. */
 const BAD: Record<string, readonly unknown[]> = {
   metric: ["", ...JUNK],
-  status: ["SCORED", "pass", "", "unknown", ...JUNK],
-  validity: ["VALID", "", "trusted", ...JUNK],
+  status: [...READ_STATUSES, "SCORED", "pass", "", "unknown", ...JUNK],
+  validity: [...VALIDITIES, "VALID", "", "trusted", ...JUNK],
   value: [...FINITE, ...JUNK],
   passed: [true, false, null, 0, 1, "true", ...JUNK],
   evaluator_version: ["", ...JUNK],
@@ -336,6 +349,14 @@ function oracleValid(c: unknown): boolean {
   if ((s.status === "error" || s.status === "blocked") && s.passed === true) {
     return false;
   }
+  if (!VALIDITIES_OF[s.status as string]!.includes(s.validity as string)) {
+    return false;
+  }
+  // No verdict exists without a measurement.
+  if (
+    (s.status === "skipped" || s.status === "non_evaluable" ||
+      s.status === "not_applicable") && !absent(s.passed)
+  ) return false;
   return true;
 }
 
@@ -372,7 +393,6 @@ function oracleScore(c: Record<string, unknown>): Record<string, unknown> {
   const verdict = typeof c.passed === "boolean" ? c.passed : undefined;
   if (status === "scored") out.passed = verdict ?? (c.value as number) >= 0.5;
   else if (status === "error" || status === "blocked") out.passed = false;
-  else if (verdict !== undefined) out.passed = verdict;
   if (typeof c.reason === "string") out.reason = c.reason;
   out.evaluator_version = c.evaluator_version;
   if (typeof c.example_id === "string") out.example_id = c.example_id;

@@ -1,0 +1,193 @@
+/**
+ * The status/validity table and the `passed` rule of DESIGN.md's "Score"
+ * section, as every reader of Scores applies them: `parseScore`, the
+ * validation stage, a function scorer's Score in `run`, and the commands
+ * that read a Scores file.
+ */
+
+import assert from "node:assert/strict";
+import { cli } from "../_cli.ts";
+import { withTempDir } from "../_proc.ts";
+import {
+  functionScorer,
+  makeScore,
+  parseScore,
+  readScoresFile,
+  type Score,
+  ScoreError,
+  scoreLine,
+  ScoreSyntaxError,
+  scoreUnits,
+  validateScores,
+} from "../../mod.ts";
+
+/** Each status and the validities the table gives it. */
+const ALLOWED: Record<string, string[]> = {
+  scored: ["valid", "invalid"],
+  non_evaluable: ["not_applicable"],
+  error: ["not_measured"],
+  blocked: ["not_measured"],
+  skipped: ["not_measured"],
+};
+
+const VALIDITIES = ["valid", "invalid", "not_measured", "not_applicable"];
+
+/** A Score of `status` and `validity`, keys in canonical order. */
+function candidate(
+  status: string,
+  validity: string,
+  passed?: boolean,
+): Record<string, unknown> {
+  const c: Record<string, unknown> = {
+    metric: "m",
+    status,
+    validity,
+    value: status === "scored" ? 1 : null,
+  };
+  if (passed !== undefined) c.passed = passed;
+  else if (status === "scored") c.passed = true;
+  else if (status === "error" || status === "blocked") c.passed = false;
+  c.evaluator_version = "m@1";
+  c.diagnostics = [];
+  c.evidence_refs = [];
+  return c;
+}
+
+Deno.test("parseScore accepts exactly the status and validity pairs of the design's table", () => {
+  for (const [status, allowed] of Object.entries(ALLOWED)) {
+    for (const validity of VALIDITIES) {
+      const c = candidate(status, validity);
+      // The earlier vocabulary: a Score without a value called itself valid.
+      const earlier = status !== "scored" && validity === "valid";
+      if (allowed.includes(validity) || earlier) {
+        const s = parseScore(c);
+        assert.equal(s.status, status);
+        assert.ok(allowed.includes(s.validity), `${status} ${validity}`);
+        continue;
+      }
+      assert.throws(
+        () => parseScore(c),
+        (error: unknown) =>
+          error instanceof ScoreSyntaxError &&
+          error.message ===
+            `"validity": ${
+              status === "error" ? "An" : "A"
+            } "${status}" Score must be ${
+              allowed.map((v) => `"${v}"`).join(" or ")
+            }, not "${validity}"`,
+        `${status} ${validity}`,
+      );
+      assert.throws(() => makeScore(c as unknown as Score), ScoreError);
+    }
+  }
+  // The earlier status, as files written before read it.
+  for (const validity of ["valid", "not_applicable"]) {
+    const s = parseScore(candidate("not_applicable", validity));
+    assert.equal(s.status, "non_evaluable");
+    assert.equal(s.validity, "not_applicable");
+  }
+  assert.throws(
+    () => parseScore(candidate("not_applicable", "not_measured")),
+    /^ScoreSyntaxError: "validity": A "non_evaluable" Score must be "not_applicable", not "not_measured"$/,
+  );
+});
+
+Deno.test("parseScore refuses a verdict on a skipped or a non-evaluable Score", () => {
+  for (const status of ["skipped", "non_evaluable", "not_applicable"]) {
+    const validity = status === "skipped" ? "not_measured" : "not_applicable";
+    for (const passed of [true, false]) {
+      assert.throws(
+        () => parseScore(candidate(status, validity, passed)),
+        (error: unknown) =>
+          error instanceof ScoreSyntaxError &&
+          error.message.startsWith(`"passed": `) &&
+          error.message.endsWith(
+            `Score has no verdict: "passed" must be absent, not ${passed}`,
+          ),
+        `${status} ${passed}`,
+      );
+    }
+    // `null` is absent, as older files wrote it.
+    const read = parseScore({ ...candidate(status, validity), passed: null });
+    assert.equal("passed" in read, false);
+  }
+});
+
+Deno.test("validateScores and a function scorer's Score turn a ruled-out pair into an error", async () => {
+  const bad = [
+    candidate("error", "not_applicable"),
+    candidate("skipped", "not_measured", true),
+    candidate("scored", "not_measured"),
+  ];
+  const out = await Array.fromAsync(
+    ReadableStream.from(bad).pipeThrough(validateScores()),
+  );
+  for (const [i, s] of out.entries()) {
+    assert.equal(s.status, "error", `candidate ${i + 1}`);
+    assert.match(s.reason ?? "", /^invalid Score: "(validity|passed)": /);
+  }
+  // What `run` does with a function scorer's result: the fast path for a
+  // Score in canonical form checks the same rules.
+  for (const c of bad) {
+    const scorer = functionScorer("m", () => c as unknown as Score);
+    const unit = { example_id: "d#1", unit_id: "d#1", input: "q", output: "a" };
+    const [s] = await Array.fromAsync(
+      ReadableStream.from([unit]).pipeThrough(scoreUnits([scorer])),
+    );
+    assert.equal(s?.status, "error", JSON.stringify(c));
+    assert.match(s?.reason ?? "", /invalid Score: "(validity|passed)": /);
+  }
+});
+
+Deno.test("readScoresFile and the commands that read Scores name the file, line and field of a ruled-out pair", async () => {
+  await withTempDir(async (dir) => {
+    const ids = (n: number) => ({ example_id: `d#${n}`, unit_id: `d#${n}` });
+    const good = scoreLine(
+      parseScore({ ...candidate("scored", "valid"), ...ids(1) }),
+    );
+    const lines = [
+      good,
+      JSON.stringify({
+        ...candidate("skipped", "not_measured", true),
+        ...ids(2),
+      }),
+      JSON.stringify({ ...candidate("error", "not_applicable"), ...ids(3) }),
+    ];
+    await Deno.writeTextFile(`${dir}/a.ndjson`, lines.join("\n") + "\n");
+    const skippedMessage =
+      '"passed": A "skipped" Score has no verdict: "passed" must be absent, not true';
+    const errorMessage =
+      '"validity": An "error" Score must be "not_measured", not "not_applicable"';
+    const { scores, problems } = await readScoresFile(`${dir}/a.ndjson`);
+    assert.equal(scores.length, 1);
+    assert.deepEqual(problems, [
+      { line: 2, message: skippedMessage },
+      { line: 3, message: errorMessage },
+    ]);
+    for (
+      const args of [
+        ["aggregate", "a.ndjson"],
+        ["diff", "a.ndjson", "a.ndjson"],
+        ["view", "a.ndjson"],
+        ["merge", "a.ndjson"],
+      ]
+    ) {
+      const { code, stderr } = await cli(args, dir);
+      assert.equal(code, 2, `${args.join(" ")}: ${stderr}`);
+      assert.ok(
+        stderr.includes(
+          `evalpipe: Malformed Score in "a.ndjson" line 2: ${skippedMessage}\n`,
+        ),
+        `${args.join(" ")}: ${stderr}`,
+      );
+      // merge stops at the first; the others read on.
+      if (args[0] === "merge") continue;
+      assert.ok(
+        stderr.includes(
+          `evalpipe: Malformed Score in "a.ndjson" line 3: ${errorMessage}\n`,
+        ),
+        `${args.join(" ")}: ${stderr}`,
+      );
+    }
+  });
+});
