@@ -70,6 +70,14 @@ export interface Example {
    * position (a JSON, YAML or CSV dataset), so messages can name both.
    */
   at?: number;
+  /**
+   * The example id an evalpipe before this one gave a malformed record that
+   * is now named by where it stands (`d.jsonl#line-3`) because a case's own
+   * id took its own name: that name with `-invalid` added while taken
+   * (`d.jsonl#3-invalid`, `d.jsonl#3-invalid-invalid`), so `run --resume`
+   * finds the record's Scores in a file written then.
+   */
+  formerly?: string;
 }
 
 const VERBATIM = Symbol.for("evalpipe.verbatim_expected");

@@ -684,7 +684,11 @@ class IdentityCheck {
         // unless a case's own id took that name before (`"id": 3`): then by
         // where it stands, as a duplicate is and as `score` names a unit.
         if (this.#own.get(key) !== undefined) {
-          batch[k] = { ...example, example_id: this.#placeName(example.line) };
+          batch[k] = {
+            ...example,
+            example_id: this.#placeName(example.line),
+            formerly: this.#formerName(written),
+          };
         }
         this.#own.set(nfcKey(batch[k]!.example_id.slice(prefix)), example.line);
         continue;
@@ -735,6 +739,18 @@ class IdentityCheck {
    */
   #placeName(line: number): string {
     let name = `${this.#unit}-${line}`;
+    while (this.#own.get(nfcKey(name)) !== undefined) name += "-invalid";
+    return `${this.#name}#${name}`;
+  }
+
+  /**
+   * The example id an earlier evalpipe gave a malformed record whose name
+   * `written` a case's own id took: `-invalid` added while taken, read
+   * against the same ids (`d.jsonl#3-invalid-invalid` when a case's own id
+   * is `3-invalid`).
+   */
+  #formerName(written: string): string {
+    let name = `${written}-invalid`;
     while (this.#own.get(nfcKey(name)) !== undefined) name += "-invalid";
     return `${this.#name}#${name}`;
   }

@@ -139,6 +139,10 @@ export function runMatrixBatches(
                 unitIdOf(example.example_id, epoch, epochs),
                 targets[t]!.name,
               ),
+              example.formerly === undefined ? undefined : matrixUnitId(
+                unitIdOf(example.formerly, epoch, epochs),
+                targets[t]!.name,
+              ),
             )
           ) yield { example, epoch, t };
         }

@@ -351,27 +351,6 @@ export interface ResumePlan {
   splitUnits?: Set<string>;
 }
 
-/** An older evalpipe's name of a malformed line whose number a case took. */
-const OLDER_INVALID = /^([^]*#)([0-9]+)-invalid$/;
-
-/**
- * The name this evalpipe gives the unit of an invalid case's Score written by
- * an older one, which named a malformed line N whose number an earlier case
- * took as its id `<dataset>#N-invalid` (`d.jsonl#3-invalid@2~t`): now
- * `<dataset>#line-N`, so a resume takes the Score as that unit's rather than
- * run it again beside it. Else `undefined`.
- */
-function olderInvalidName(score: Score): string | undefined {
-  const example = score.example_id;
-  if (
-    example === undefined || !score.unit_id!.startsWith(example) ||
-    !score.diagnostics.some((d) => d.code === "case.invalid")
-  ) return undefined;
-  const older = OLDER_INVALID.exec(example);
-  if (older === null) return undefined;
-  return `${older[1]}line-${older[2]}${score.unit_id!.slice(example.length)}`;
-}
-
 /** A unit id past its example id: `@epoch`, then `~target` in a matrix. */
 const UNIT_SUFFIX = /^(?:@([1-9][0-9]*))?(?:~[^]*)?$/;
 
@@ -838,13 +817,13 @@ export async function prepareResume(
       const id = nfcKey(lastUnit);
       if (done.has(id)) (splitUnits ??= new Set()).add(id);
     }
-    for (const unitId of [score.unit_id, olderInvalidName(score)]) {
-      if (unitId === undefined) continue;
-      const id = nfcKey(unitId);
-      let metrics = done.get(id);
-      if (metrics === undefined) done.set(id, metrics = new Set());
-      metrics.add(score.metric);
-    }
+    // An earlier evalpipe's name of a malformed record is looked up by the
+    // run, which knows it from the dataset (Example.formerly): the file
+    // alone cannot tell it from a case's own id that reads the same.
+    const id = nfcKey(score.unit_id);
+    let metrics = done.get(id);
+    if (metrics === undefined) done.set(id, metrics = new Set());
+    metrics.add(score.metric);
   }
   if (tail.torn !== undefined && !startsLikeScore(tail.torn)) {
     throw new ResumeError(

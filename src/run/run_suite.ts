@@ -950,9 +950,13 @@ export async function runSuite(
     ? undefined
     : (unitId: string) => resuming!.metricsScored(resume, unitId);
   const metrics = scorers.flatMap(metricsOf);
-  const unitDone = (unitId: string) => {
+  // A malformed record's Scores may stand under the name an earlier
+  // evalpipe gave it (`formerly`), some of them under today's.
+  const unitDone = (unitId: string, formerly?: string) => {
     const have = done?.(unitId);
-    return have !== undefined && metrics.every((m) => have.has(m));
+    const had = formerly === undefined ? undefined : done?.(formerly);
+    return (have !== undefined || had !== undefined) &&
+      metrics.every((m) => have?.has(m) === true || had?.has(m) === true);
   };
   if (options.beforeWrite !== undefined) {
     try {
@@ -1239,8 +1243,11 @@ export async function runSuite(
     }
     target = built[0]!;
   }
-  const skipUnit = progress?.skip === undefined ? unitDone : (id: string) => {
-    const skip = unitDone(id);
+  const skipUnit = progress?.skip === undefined ? unitDone : (
+    id: string,
+    formerly?: string,
+  ) => {
+    const skip = unitDone(id, formerly);
     if (skip) progress.skip!(1);
     return skip;
   };

@@ -151,10 +151,12 @@ export interface RunTargetOptions {
    */
   abandon?: AbortSignal | undefined;
   /**
-   * Units (by unit id) not to run at all, as when resuming.
+   * Units (by unit id) not to run at all, as when resuming; the second
+   * argument is the unit's id under its example's
+   * {@linkcode Example.formerly} name, when it has one.
    * @default {undefined}
    */
-  skip?: ((unitId: string) => boolean) | undefined;
+  skip?: ((unitId: string, formerly?: string) => boolean) | undefined;
   /**
    * Called once for each malformed record (an example with `invalid` set) as
    * the stage takes it, before its units, even when `skip` skips them all.
@@ -242,7 +244,12 @@ function targetPlan(target: Target, options: RunTargetOptions): Plan {
       for (let epoch = 1; epoch <= epochs; epoch++) {
         if (
           skip === undefined ||
-          !skip(unitIdOf(example.example_id, epoch, epochs))
+          !skip(
+            unitIdOf(example.example_id, epoch, epochs),
+            example.formerly === undefined
+              ? undefined
+              : unitIdOf(example.formerly, epoch, epochs),
+          )
         ) yield { example, epoch };
       }
     }

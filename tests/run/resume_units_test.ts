@@ -381,3 +381,60 @@ Deno.test("run --resume takes an older evalpipe's #N-invalid Score of a malforme
     assert.equal(await Deno.readTextFile(`${dir}/s.ndjson`), older);
   });
 });
+
+Deno.test("run --resume runs a malformed line whose #N-invalid name a case's own id holds, where it took that case's Score for the line's", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      "dataset: d.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n",
+    );
+    // The case at line 1 took 3 as its id, so the malformed line 3 is
+    // d.jsonl#line-3; line 2 is an invalid case whose own id is 3-invalid.
+    await Deno.writeTextFile(
+      `${dir}/d.jsonl`,
+      '{"id":3,"input":"q","output":"a","expected":"a"}\n' +
+        '{"id":"3-invalid","output":"a","expected":"a"}\n{bad json\n',
+    );
+    const args = ["run", "suite.yaml", "--out", "s.ndjson"];
+    const first = await cli(args, dir);
+    const whole = await Deno.readTextFile(`${dir}/s.ndjson`);
+    assert.deepEqual(
+      lines(whole).map((s) => s.unit_id),
+      ["d.jsonl#3", "d.jsonl#3-invalid", "d.jsonl#line-3"],
+      first.stderr,
+    );
+    // Killed before line 3's Score was written.
+    const cut = whole.split("\n").slice(0, 2).join("\n") + "\n";
+    await Deno.writeTextFile(`${dir}/s.ndjson`, cut);
+    const resumed = await cli([...args, "--resume"], dir);
+    assert.equal(resumed.code, first.code, resumed.stderr);
+    assert.match(resumed.stderr, /1 score written to s\.ndjson/);
+    assert.equal(await Deno.readTextFile(`${dir}/s.ndjson`), whole);
+  });
+});
+
+Deno.test("run --resume takes an older evalpipe's #N-invalid-invalid Score of a malformed line as that line's, not running it again", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      "dataset: d.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n",
+    );
+    // Cases took 3 and 3-invalid as their ids before the malformed line 3.
+    await Deno.writeTextFile(
+      `${dir}/d.jsonl`,
+      '{"id":3,"input":"q","output":"a","expected":"a"}\n' +
+        '{"id":"3-invalid","input":"r","output":"a","expected":"a"}\n{bad json\n',
+    );
+    const args = ["run", "suite.yaml", "--out", "s.ndjson", "--epochs", "2"];
+    const first = await cli(args, dir);
+    const written = await Deno.readTextFile(`${dir}/s.ndjson`);
+    assert.match(written, /"unit_id":"d\.jsonl#line-3@2"/, first.stderr);
+    // As an evalpipe before e2ae25f named that line.
+    const older = written.replaceAll("#line-3", "#3-invalid-invalid");
+    await Deno.writeTextFile(`${dir}/s.ndjson`, older);
+    const resumed = await cli([...args, "--resume"], dir);
+    assert.equal(resumed.code, first.code, resumed.stderr);
+    assert.match(resumed.stderr, /0 scores written to s\.ndjson/);
+    assert.equal(await Deno.readTextFile(`${dir}/s.ndjson`), older);
+  });
+});
