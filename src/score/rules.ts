@@ -122,8 +122,9 @@ const NO_MESSAGE = "(no message)";
  * A diagnostic read from outside in the canonical key order (empty details
  * and evidence lists dropped, as evalglass writes them), or `undefined` when
  * it breaks the shape. A diagnostic of the earlier shape, `{level, message}`,
- * gets a code from its message's prefix, or `legacy.<level>`. An empty
- * message becomes {@linkcode NO_MESSAGE}.
+ * keeps a code it carries; without one, an `error` gets a code from its
+ * message's prefix (else `legacy.error`), a `warning` or an `info`
+ * `legacy.<level>`. An empty message becomes {@linkcode NO_MESSAGE}.
  */
 function readDiagnostic(d: unknown): Diagnostic | undefined {
   if (typeof d !== "object" || d === null || Array.isArray(d)) {
@@ -676,8 +677,10 @@ function ruleViolation(
 }
 
 /**
- * Validates a Score and stamps a unit's identity on it, replacing whatever
- * ids it carried: what the pipeline does with every Score a scorer returns.
+ * Validates a Score by {@linkcode parseScore}'s rules and stamps a unit's
+ * identity on it, replacing whatever ids it carried and dropping a
+ * `target_name` (the pipeline stamps that too): what the pipeline does with
+ * every Score a scorer returns.
  *
  * @param value Anything claiming to be a Score.
  * @param identity The unit's ids.
@@ -740,7 +743,13 @@ export function aggregatable(score: Score): boolean {
 
 /**
  * Validates an untrusted value (a parsed NDJSON line, a function scorer's
- * return) as a Score. Unknown keys are dropped; `diagnostics` and
+ * return) as a Score: each status with the validity the design's table
+ * gives it (`scored` with `valid` or `invalid`, `non_evaluable` with
+ * `not_applicable`, the others with `not_measured`), and a verdict only
+ * where one can exist (none on a `skipped` or a `non_evaluable` Score). The
+ * earlier vocabulary is read as today's: the status `not_applicable`, a
+ * Score without a value that called itself `valid`, `"passed": null`,
+ * diagnostics with a `level`. Unknown keys are dropped; `diagnostics` and
  * `evidence_refs` default to empty lists.
  *
  * @param value Anything.
