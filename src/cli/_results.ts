@@ -63,7 +63,9 @@ export interface Results extends ScoresFile {
   /** It was an evalglass record. */
   evalglass?: true;
   /** The cases a baseline file kept, with its units (a record keeps its own). */
-  cases?: import("../diff/_cases.ts").KeptCase[];
+  cases?: import("../diff/cases.ts").KeptCase[];
+  /** The fields of a case a baseline file kept, when it says. */
+  caseFields?: import("../diff/cases.ts").CaseField[];
 }
 
 /**
@@ -178,6 +180,9 @@ async function readResultsAt(
       problems: [],
       require: baseline.require,
       cases: baseline.units,
+      caseFields: Array.isArray(baseline.case_fields)
+        ? baseline.case_fields
+        : ["input", "expected"],
     };
   }
   const read = await readScoresFile(file);

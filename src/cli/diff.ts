@@ -123,9 +123,15 @@ judged by the run's require.`,
     const [casesA, casesB] = [a, b].map((r) => r.cases ?? r.record?.units);
     if (casesA !== undefined && casesB !== undefined) {
       const { casesChanged, casesChangedText } = await import(
-        "../diff/_cases.ts"
+        "../diff/cases.ts"
       );
-      const changed = casesChanged(casesA, casesB);
+      // A baseline written before evalpipe kept context and metadata
+      // compares by the fields it kept: those both runs kept.
+      const [fieldsA, fieldsB] = [a.caseFields, b.caseFields];
+      const fields = fieldsA === undefined || fieldsB === undefined
+        ? fieldsA ?? fieldsB
+        : fieldsA.filter((f) => fieldsB.includes(f));
+      const changed = casesChanged(casesA, casesB, { fields });
       if (changed !== undefined) {
         say(`evalpipe: ${casesChangedText(changed, "A", "B")}`);
       }

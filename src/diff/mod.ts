@@ -1,6 +1,7 @@
 /**
- * Comparing two runs case by case: paired differences per metric, and
- * whether a metric got significantly worse.
+ * Comparing two runs case by case: paired differences per metric,
+ * whether a metric got significantly worse, and which cases were edited
+ * between the runs under the same ids.
  *
  * @module
  */
@@ -29,3 +30,10 @@ export type {
   TargetFigures,
 } from "./compare.ts";
 export { compareTargets, targetsOf } from "./compare.ts";
+export type {
+  CaseField,
+  CasesChanged,
+  CasesChangedOptions,
+  KeptCase,
+} from "./cases.ts";
+export { casesChanged, casesChangedText } from "./cases.ts";

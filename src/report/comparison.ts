@@ -9,7 +9,7 @@ import type { Aggregate, CaseRequirement } from "../aggregate/types.ts";
 import type { ComparisonLine } from "../diff/compare.ts";
 import type { BaselineComparison, CaseChange } from "../run/baseline.ts";
 import { escapeControl } from "../base/terminal.ts";
-import { casesChangedText } from "../diff/_cases.ts";
+import { casesChangedText } from "../diff/cases.ts";
 import { alignRows } from "./_table.ts";
 
 /** A figure to three places; `–` when undefined. */

@@ -20,6 +20,10 @@ import {
 } from "../base/errors.ts";
 import { nfcKey } from "../base/nfc.ts";
 import type { Unit } from "../dataset/unit.ts";
+import { expectedJson, keepVerbatimExpected } from "../dataset/case.ts";
+import type { CaseField } from "../diff/cases.ts";
+import { elementSpans, memberSpan } from "../io/_json_scan.ts";
+import { parseKeepingNumbers } from "../diff/_number_text.ts";
 import {
   caseIdOf,
   casePasses,
@@ -34,7 +38,7 @@ import { resolveIn } from "../process/command.ts";
 import { replaceFile } from "../io/replace_file.ts";
 import {
   isRunRecord,
-  parseRunRecord,
+  readRunRecord,
   RunRecordError,
 } from "../record/run_record.ts";
 import { aggregatable, parseScore, type Score } from "../score/mod.ts";
@@ -102,8 +106,15 @@ export interface BaselineUnit {
   epoch?: number;
   /** The case's input, when the unit was known. */
   input?: unknown;
-  /** The case's expected answer, when it has one. */
+  /**
+   * The case's expected answer, when it has one, its numbers as the
+   * dataset wrote them (`1.0`, an integer past 2^53).
+   */
   expected?: unknown;
+  /** The case's context, when it has one. */
+  context?: unknown;
+  /** The case's metadata, when it has some. */
+  metadata?: unknown;
   /** What the system said; `null` when the call failed. */
   output?: string | null;
   /** The target's error, when the call failed. */
@@ -133,9 +144,18 @@ export interface BaselineFile {
   require: CaseRequirement;
   /** In a matrix run, the targets in order. */
   targets?: string[];
+  /**
+   * The fields of a case its units keep, which a later run's cases are
+   * compared by; a file without it (an evalpipe before it kept context and
+   * metadata) keeps `input` and `expected`.
+   */
+  case_fields?: CaseField[];
   /** The units, in the order the run wrote them. */
   units: BaselineUnit[];
 }
+
+/** The fields of a case a baseline keeps now. */
+const CASE_FIELDS: CaseField[] = ["input", "expected", "context", "metadata"];
 
 /**
  * Where a baseline lives: a bare name (`main`) is
@@ -254,7 +274,9 @@ export class BaselineCollector {
       }
       if (unit !== undefined) {
         entry.input = unit.input;
-        if (unit.expected !== undefined) entry.expected = unit.expected;
+        if (unit.expected !== undefined) entry.expected = asWritten(unit);
+        if (unit.context !== undefined) entry.context = unit.context;
+        if (unit.metadata !== undefined) entry.metadata = unit.metadata;
         entry.output = unit.output;
         const error = unit.target?.error;
         if (typeof error === "string") entry.error = error;
@@ -267,9 +289,22 @@ export class BaselineCollector {
       epochs: settings.epochs,
       require: settings.require,
       ...(settings.targets !== undefined ? { targets: settings.targets } : {}),
+      case_fields: CASE_FIELDS,
       units,
     };
   }
+}
+
+/**
+ * A unit's expected answer with its numbers as the dataset wrote them, which
+ * a scorer receives and a later run's case is compared by: `1.0` stays
+ * `1.0`, an integer past 2^53 keeps its digits.
+ */
+function asWritten(unit: Unit): unknown {
+  const text = expectedJson(unit);
+  return text === JSON.stringify(unit.expected)
+    ? unit.expected
+    : parseKeepingNumbers(text);
 }
 
 function baselineScore(s: Score): BaselineScore {
@@ -424,10 +459,11 @@ export async function readBaseline(
     new InputError(`Invalid baseline ${JSON.stringify(path)}: ${why}`);
   if (isRunRecord(text)) {
     // A run's record serves as its baseline: a merged shard run's, an
-    // earlier run's kept by CI.
+    // earlier run's kept by CI. Read a line at a time, as `diff` reads it,
+    // so its units keep their expected answers' number text.
     let record;
     try {
-      record = parseRunRecord(text, path);
+      record = await readRunRecord(path);
     } catch (error) {
       if (!(error instanceof RunRecordError)) throw error;
       throw bad(error.message);
@@ -459,7 +495,24 @@ export async function readBaseline(
     if (!(error instanceof SyntaxError)) throw error;
     throw bad(error.message);
   }
-  return baselineScores(value, path);
+  const read = baselineScores(value, path);
+  keepExpectedText(read.file, text);
+  return read;
+}
+
+/**
+ * Attaches to each unit of a parsed baseline its expected answer's text as
+ * the file writes it, which `JSON.parse` reads `1.0` as `1` and rounds an
+ * integer past 2^53 in.
+ */
+function keepExpectedText(file: BaselineFile, text: string): void {
+  const span = memberSpan(text, "units");
+  if (span === undefined) return;
+  const units = text.slice(span[0], span[1]);
+  for (const [i, [start, end]] of elementSpans(units).entries()) {
+    const unit = file.units[i];
+    if (unit !== undefined) keepVerbatimExpected(unit, units, start, end);
+  }
 }
 
 /**

@@ -444,11 +444,12 @@ function countsOf(cache: TargetCache): CacheCounts {
  * baseline kept, as a comparison's `cases_changed`.
  */
 async function casesChangedSince(
-  baseline: Iterable<import("../diff/_cases.ts").KeptCase>,
-  now: Iterable<import("../diff/_cases.ts").KeptCase>,
-): Promise<{ cases_changed?: import("../diff/_cases.ts").CasesChanged }> {
-  const { casesChanged } = await import("../diff/_cases.ts");
-  const changed = casesChanged(baseline, now);
+  baseline: Iterable<import("../diff/cases.ts").KeptCase>,
+  now: Iterable<import("../diff/cases.ts").KeptCase>,
+  fields: import("../diff/cases.ts").CaseField[] | undefined,
+): Promise<{ cases_changed?: import("../diff/cases.ts").CasesChanged }> {
+  const { casesChanged } = await import("../diff/cases.ts");
+  const changed = casesChanged(baseline, now, { fields });
   return changed === undefined ? {} : { cases_changed: changed };
 }
 
@@ -1513,6 +1514,13 @@ export async function runSuite(
     ...await casesChangedSince(
       baseline.cases ?? baseline.file.units,
       collector!.units(),
+      // A record keeps every field; a baseline file those it names, an
+      // older one input and expected.
+      baseline.cases !== undefined
+        ? undefined
+        : Array.isArray(baseline.file.case_fields)
+        ? baseline.file.case_fields
+        : ["input", "expected"],
     ),
   };
   // --- end issue 14 ---

@@ -66,7 +66,7 @@ Deno.test("diff and run --baseline name the examples whose input or expected ans
     const named = '("d.jsonl#b", "d.jsonl#c", "d.jsonl#d" and 1 more)';
     assert.ok(
       second.stderr.includes(
-        `4 examples have another input or expected answer in this run than in the baseline ${named}: the dataset changed between the runs, so their change may be the case's, not the system's`,
+        `4 examples have another input, expected answer, context or metadata in this run than in the baseline ${named}: the dataset changed between the runs, so their change may be the case's, not the system's`,
       ),
       second.stderr,
     );
@@ -74,12 +74,12 @@ Deno.test("diff and run --baseline name the examples whose input or expected ans
     const byRecord = await cli(["run", "s.yaml", "--baseline", "1.json"], dir);
     assert.ok(
       byRecord.stderr.includes(
-        `4 examples have another input or expected answer in this run than in the baseline ${named}`,
+        `4 examples have another input, expected answer, context or metadata in this run than in the baseline ${named}`,
       ),
       byRecord.stderr,
     );
     const said =
-      `evalpipe: 4 examples have another input or expected answer in B than in A ${named}: the dataset changed between the runs`;
+      `evalpipe: 4 examples have another input, expected answer, context or metadata in B than in A ${named}: the dataset changed between the runs`;
     for (const a of ["1.json", ".evalpipe/baselines/main.json"]) {
       const diff = await cli(["diff", a, "2.json"], dir);
       assert.ok(diff.stderr.includes(said), `${a}: ${diff.stderr}`);
@@ -104,7 +104,125 @@ Deno.test("formatBaseline does not say no case changed beside the cases whose in
     ...same,
     cases_changed: { count: 1, examples: ["d#1"] },
   }, "b.json");
-  assert.match(text, /1 example has another input or expected answer/);
+  assert.match(
+    text,
+    /1 example has another input, expected answer, context or metadata/,
+  );
   assert.doesNotMatch(text, /no case changed/);
   assert.match(text, /^no case's verdict changed, and none came or went$/m);
+});
+
+Deno.test("diff and run --baseline name a case whose context, metadata or expected answer's number text changed", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/s.yaml`, SUITE);
+    const write = (lines: string[]) =>
+      Deno.writeTextFile(`${dir}/d.jsonl`, lines.join("\n") + "\n");
+    const line = (id: string, rest: string) =>
+      `{"id":"${id}","input":"${id}?","output":"${id}",${rest}}`;
+    await write([
+      line("a", `"expected":"a"`),
+      line("b", `"expected":"b","context":["b is old"]`),
+      line("c", `"expected":"c","metadata":{"topic":"refunds"}`),
+      line("d", `"expected":1`),
+      line("e", `"expected":12345678901234567890`),
+      line("f", `"expected":{"x":1,"y":2},"metadata":{"k":1,"j":2}`),
+    ]);
+    const first = await cli([
+      "run",
+      "s.yaml",
+      "--record",
+      "1.json",
+      "--save-baseline",
+      "main",
+    ], dir);
+    assert.equal(first.code, 0, first.stderr);
+    // b's context, c's metadata, d's 1 written 1.0, e's integer past 2^53:
+    // each reaches a scorer or the target otherwise. f's keys in another
+    // order are the same case.
+    await write([
+      line("a", `"expected":"a"`),
+      line("b", `"expected":"b","context":["b is new"]`),
+      line("c", `"expected":"c","metadata":{"topic":"billing"}`),
+      line("d", `"expected":1.0`),
+      line("e", `"expected":12345678901234567891`),
+      line("f", `"expected":{"y":2,"x":1},"metadata":{"j":2,"k":1}`),
+    ]);
+    const second = await cli(["run", "s.yaml", "--record", "2.json"], dir);
+    const named = '("d.jsonl#b", "d.jsonl#c", "d.jsonl#d" and 1 more)';
+    const text =
+      `4 examples have another input, expected answer, context or metadata in B than in A ${named}`;
+    for (const a of ["1.json", ".evalpipe/baselines/main.json"]) {
+      const diff = await cli(["diff", a, "2.json"], dir);
+      assert.ok(
+        diff.stderr.includes(`evalpipe: ${text}`),
+        `${a}: ${diff.stderr}`,
+      );
+    }
+    for (const baseline of ["main", "1.json"]) {
+      const run = await cli(["run", "s.yaml", "--baseline", baseline], dir);
+      assert.ok(
+        run.stderr.includes(
+          `4 examples have another input, expected answer, context or metadata in this run than in the baseline ${named}`,
+        ),
+        `${baseline}: ${run.stderr}`,
+      );
+    }
+    assert.equal(second.code, 0, second.stderr);
+  });
+});
+
+Deno.test("diff of a baseline saved before it kept context and metadata compares input and expected only", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/s.yaml`, SUITE);
+    await Deno.writeTextFile(
+      `${dir}/d.jsonl`,
+      '{"id":"a","input":"a?","output":"a","expected":"a","context":["c"],"metadata":{"m":1}}\n',
+    );
+    const run = await cli([
+      "run",
+      "s.yaml",
+      "--record",
+      "r.json",
+      "--save-baseline",
+      "b.json",
+    ], dir);
+    assert.equal(run.code, 0, run.stderr);
+    // As an older evalpipe wrote it: no case_fields, no context, no metadata.
+    const file = JSON.parse(await Deno.readTextFile(`${dir}/b.json`));
+    delete file.case_fields;
+    for (const unit of file.units) {
+      delete unit.context;
+      delete unit.metadata;
+    }
+    await Deno.writeTextFile(`${dir}/b.json`, JSON.stringify(file, null, 2));
+    const diff = await cli(["diff", "b.json", "r.json"], dir);
+    assert.equal(diff.code, 0, diff.stderr);
+    assert.doesNotMatch(diff.stderr, /another input/);
+    const again = await cli(["run", "s.yaml", "--baseline", "b.json"], dir);
+    assert.equal(again.code, 0, again.stderr);
+    assert.doesNotMatch(again.stderr, /another input/);
+  });
+});
+
+Deno.test("casesChanged, exported by src/diff/mod.ts, compares what a scorer or target sees", async () => {
+  const { casesChanged } = await import("../../src/diff/mod.ts");
+  const a = [
+    { example_id: "d#1", input: "q", context: ["old"] },
+    { example_id: "d#2", input: "q", metadata: { k: 1 } },
+    { example_id: "d#3", input: "q" },
+  ];
+  const b = [
+    { example_id: "d#1", input: "q", context: ["new"] },
+    { example_id: "d#2", input: "q", metadata: { k: 2 } },
+    { example_id: "d#3", input: "q", context: [] },
+  ];
+  assert.deepEqual(casesChanged(a, b), {
+    count: 3,
+    examples: ["d#1", "d#2", "d#3"],
+  });
+  // A kept input and expected only (an older baseline): nothing else told.
+  assert.equal(
+    casesChanged(a, b, { fields: ["input", "expected"] }),
+    undefined,
+  );
 });

@@ -73,7 +73,7 @@ Deno.test("run --save-baseline writes a small deterministic file; --baseline gat
     // Reviewable: pretty-printed, stable keys, no times or run ids.
     assert.ok(
       text.startsWith(
-        '{\n  "evalpipe_baseline": 1,\n  "epochs": 1,\n  "require": "all",\n  "units": [\n',
+        '{\n  "evalpipe_baseline": 1,\n  "epochs": 1,\n  "require": "all",\n  "case_fields": [\n    "input",\n    "expected",\n    "context",\n    "metadata"\n  ],\n  "units": [\n',
       ),
     );
     assert.doesNotMatch(text, /latency_ms|run_id|started_at|finished_at/);
