@@ -109,13 +109,31 @@ async function readShard(path: string): Promise<ShardPart> {
   };
 }
 
-/** A temporary record file, removed when the scope that holds it ends. */
+/**
+ * A temporary record file, removed when the scope that holds it ends, or
+ * when SIGINT or SIGTERM ends the merge (a cancelled job): a signal exits
+ * without unwinding that scope.
+ */
 async function temporaryRecord(): Promise<
   AsyncDisposable & { readonly path: string }
 > {
   const path = await Deno.makeTempFile({
     prefix: "evalpipe-record-",
     suffix: ".json",
+  });
+  const handlers = (["SIGINT", "SIGTERM"] as const).map((sig) => {
+    const handler = () => {
+      try {
+        Deno.removeSync(path);
+      } catch (error) {
+        // Already gone (a temp folder cleaned meanwhile): nothing to remove.
+        if (!(error instanceof Deno.errors.NotFound)) throw error;
+      }
+      // The exit code the signal would have given.
+      Deno.exit(sig === "SIGINT" ? 130 : 143);
+    };
+    Deno.addSignalListener(sig, handler);
+    return [sig, handler] as const;
   });
   return {
     path,
@@ -125,6 +143,10 @@ async function temporaryRecord(): Promise<
       } catch (error) {
         // Already gone (a temp folder cleaned meanwhile): nothing to remove.
         if (!(error instanceof Deno.errors.NotFound)) throw error;
+      } finally {
+        for (const [sig, handler] of handlers) {
+          Deno.removeSignalListener(sig, handler);
+        }
       }
     },
   };

@@ -4,7 +4,7 @@
 // neither (the run or merge that made the record did).
 
 import assert from "node:assert/strict";
-import { cli } from "../_cli.ts";
+import { CLI, cli } from "../_cli.ts";
 import { withTempDir } from "../_proc.ts";
 
 async function writeSuite(dir: string): Promise<void> {
@@ -302,5 +302,62 @@ Deno.test("merge --baseline annotates a regression and keeps it in its record as
       await baselineOf("m.json"),
       await baselineOf("whole.json"),
     );
+  });
+});
+
+Deno.test("a merge under GitHub Actions stopped by a signal removes the record behind the step summary", async () => {
+  await withTempDir(async (dir) => {
+    // Enough Scores to fill the stdout pipe, which the test never reads:
+    // the merge waits there, after writing its temporary record.
+    const rows = Array.from(
+      { length: 1500 },
+      (_, i) =>
+        JSON.stringify({ id: `c${i}`, input: "q", output: "a", expected: "a" }),
+    );
+    await Deno.writeTextFile(`${dir}/cases.jsonl`, rows.join("\n") + "\n");
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      "dataset: cases.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n",
+    );
+    const shard = await cli(
+      ["run", "suite.yaml", "--shard", "1/1", "--record", "s1.json"],
+      dir,
+    );
+    assert.equal(shard.code, 0, shard.stderr);
+    await Deno.mkdir(`${dir}/tmp`);
+    for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
+      const child = new Deno.Command(Deno.execPath(), {
+        args: ["run", "-A", CLI, "merge", "s1.json"],
+        cwd: dir,
+        stdin: "null",
+        stdout: "piped",
+        stderr: "null",
+        env: {
+          NO_COLOR: "1",
+          GITHUB_ACTIONS: "true",
+          GITHUB_STEP_SUMMARY: `${dir}/step.md`,
+          TMPDIR: `${dir}/tmp`,
+        },
+      }).spawn();
+      // Signalled once the record is being written (the file has bytes),
+      // as a cancelled job's runner signals it. Before, a signal ended the
+      // merge without unwinding its scopes and the file stayed in TMPDIR.
+      const written = async () => {
+        for await (const entry of Deno.readDir(`${dir}/tmp`)) {
+          if ((await Deno.stat(`${dir}/tmp/${entry.name}`)).size > 0) {
+            return true;
+          }
+        }
+        return false;
+      };
+      while (!await written()) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      child.kill(signal);
+      const status = await child.status;
+      await child.stdout.cancel();
+      assert.equal(status.code, code);
+      assert.deepEqual(await Array.fromAsync(Deno.readDir(`${dir}/tmp`)), []);
+    }
   });
 });
