@@ -64,8 +64,8 @@ export interface Results extends ScoresFile {
   evalglass?: true;
   /** The cases a baseline file kept, with its units (a record keeps its own). */
   cases?: import("../diff/cases.ts").KeptCase[];
-  /** The fields of a case a baseline file kept, when it says. */
-  caseFields?: import("../diff/cases.ts").CaseField[];
+  /** How a baseline file's cases compare: the fields it kept, and how. */
+  casesKept?: import("../diff/cases.ts").CasesChangedOptions;
 }
 
 /**
@@ -172,7 +172,7 @@ async function readResultsAt(
   if (await isBaseline(file)) {
     // A file `run --save-baseline` wrote: one JSON document, its units'
     // Scores with the ids of their unit.
-    const { readBaseline } = await import("../run/baseline.ts");
+    const { casesKept, readBaseline } = await import("../run/baseline.ts");
     const { scores, file: baseline } = await readBaseline(file);
     sayBaseline(inputName(path), scores.length);
     return {
@@ -180,9 +180,7 @@ async function readResultsAt(
       problems: [],
       require: baseline.require,
       cases: baseline.units,
-      caseFields: Array.isArray(baseline.case_fields)
-        ? baseline.case_fields
-        : ["input", "expected"],
+      casesKept: casesKept(baseline),
     };
   }
   const read = await readScoresFile(file);

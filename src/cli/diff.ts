@@ -125,13 +125,17 @@ judged by the run's require.`,
       const { casesChanged, casesChangedText } = await import(
         "../diff/cases.ts"
       );
-      // A baseline written before evalpipe kept context and metadata
-      // compares by the fields it kept: those both runs kept.
-      const [fieldsA, fieldsB] = [a.caseFields, b.caseFields];
-      const fields = fieldsA === undefined || fieldsB === undefined
-        ? fieldsA ?? fieldsB
-        : fieldsA.filter((f) => fieldsB.includes(f));
-      const changed = casesChanged(casesA, casesB, { fields });
+      // A baseline written before evalpipe kept context, metadata and
+      // number text compares by what it kept: what both runs kept.
+      const [keptA, keptB] = [a.casesKept ?? {}, b.casesKept ?? {}];
+      const fields = keptA.fields === undefined || keptB.fields === undefined
+        ? keptA.fields ?? keptB.fields
+        : keptA.fields.filter((f) => keptB.fields!.includes(f));
+      const changed = casesChanged(casesA, casesB, {
+        fields,
+        numbersAsWritten: keptA.numbersAsWritten !== false &&
+          keptB.numbersAsWritten !== false,
+      });
       if (changed !== undefined) {
         say(`evalpipe: ${casesChangedText(changed, "A", "B")}`);
       }

@@ -79,6 +79,14 @@ export interface CasesChangedOptions {
    * @default {["input", "expected", "context", "metadata"]}
    */
   fields?: readonly CaseField[] | undefined;
+  /**
+   * Whether `expected`'s numbers compare as written (`1` and `1.0` two
+   * answers); `false` compares them as `JSON.parse` reads them, as a
+   * baseline written before evalpipe kept their text has them.
+   *
+   * @default {true}
+   */
+  numbersAsWritten?: boolean | undefined;
 }
 
 /**
@@ -131,11 +139,12 @@ export function casesChanged(
   options: CasesChangedOptions = {},
 ): CasesChanged | undefined {
   const fields = options.fields ?? ALL_FIELDS;
+  const asWritten = options.numbersAsWritten ?? true;
   const before = new Map<string, number>();
   for (const c of a) {
     if (c.input === undefined) continue;
     const id = nfcKey(c.example_id);
-    if (!before.has(id)) before.set(id, hash53(caseText(c, fields)));
+    if (!before.has(id)) before.set(id, hash53(caseText(c, fields, asWritten)));
   }
   if (before.size === 0) return undefined;
   const examples: string[] = [];
@@ -147,7 +156,7 @@ export function casesChanged(
     if (was === undefined) continue;
     // Each epoch and target of an example has its one case: compared once.
     before.delete(id);
-    if (was === hash53(caseText(c, fields))) continue;
+    if (was === hash53(caseText(c, fields, asWritten))) continue;
     count++;
     if (examples.length < NAMED) examples.push(c.example_id);
   }
@@ -155,10 +164,18 @@ export function casesChanged(
 }
 
 /** A case's fields as one text: keys sorted, `expected`'s numbers as written. */
-function caseText(c: KeptCase, fields: readonly CaseField[]): string {
+function caseText(
+  c: KeptCase,
+  fields: readonly CaseField[],
+  asWritten: boolean,
+): string {
   let text = "";
   for (const field of fields) {
-    const value = field === "expected" ? expectedText(c) : canonical(c[field]);
+    const value = field !== "expected"
+      ? canonical(c[field])
+      : asWritten
+      ? expectedText(c)
+      : canonical(c.expected ?? null);
     text += `${value}\n`;
   }
   return text;

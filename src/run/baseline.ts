@@ -21,7 +21,7 @@ import {
 import { nfcKey } from "../base/nfc.ts";
 import type { Unit } from "../dataset/unit.ts";
 import { expectedJson, keepVerbatimExpected } from "../dataset/case.ts";
-import type { CaseField } from "../diff/cases.ts";
+import type { CaseField, CasesChangedOptions } from "../diff/cases.ts";
 import { elementSpans, memberSpan } from "../io/_json_scan.ts";
 import { parseKeepingNumbers } from "../diff/_number_text.ts";
 import {
@@ -293,6 +293,21 @@ export class BaselineCollector {
       units,
     };
   }
+}
+
+/**
+ * How a baseline file's cases compare with a later run's: by the fields it
+ * names. One without `case_fields` (an older evalpipe's) kept `input` and
+ * `expected`, its numbers as `JSON.parse` read them (`1.0` as `1`): compared
+ * so, or an unchanged dataset would be said to have changed.
+ *
+ * @param file The baseline, parsed.
+ * @returns The options of `casesChanged`.
+ */
+export function casesKept(file: BaselineFile): CasesChangedOptions {
+  return Array.isArray(file.case_fields)
+    ? { fields: file.case_fields }
+    : { fields: ["input", "expected"], numbersAsWritten: false };
 }
 
 /**

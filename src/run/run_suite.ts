@@ -446,10 +446,10 @@ function countsOf(cache: TargetCache): CacheCounts {
 async function casesChangedSince(
   baseline: Iterable<import("../diff/cases.ts").KeptCase>,
   now: Iterable<import("../diff/cases.ts").KeptCase>,
-  fields: import("../diff/cases.ts").CaseField[] | undefined,
+  kept: import("../diff/cases.ts").CasesChangedOptions,
 ): Promise<{ cases_changed?: import("../diff/cases.ts").CasesChanged }> {
   const { casesChanged } = await import("../diff/cases.ts");
-  const changed = casesChanged(baseline, now, { fields });
+  const changed = casesChanged(baseline, now, kept);
   return changed === undefined ? {} : { cases_changed: changed };
 }
 
@@ -1515,12 +1515,10 @@ export async function runSuite(
       baseline.cases ?? baseline.file.units,
       collector!.units(),
       // A record keeps every field; a baseline file those it names, an
-      // older one input and expected.
+      // older one input and expected, by value.
       baseline.cases !== undefined
-        ? undefined
-        : Array.isArray(baseline.file.case_fields)
-        ? baseline.file.case_fields
-        : ["input", "expected"],
+        ? {}
+        : baselineModule!.casesKept(baseline.file),
     ),
   };
   // --- end issue 14 ---

@@ -171,12 +171,18 @@ Deno.test("diff and run --baseline name a case whose context, metadata or expect
   });
 });
 
-Deno.test("diff of a baseline saved before it kept context and metadata compares input and expected only", async () => {
+Deno.test("diff of a baseline saved before it kept context and metadata compares input and expected only, by value", async () => {
   await withTempDir(async (dir) => {
     await Deno.writeTextFile(`${dir}/s.yaml`, SUITE);
     await Deno.writeTextFile(
       `${dir}/d.jsonl`,
-      '{"id":"a","input":"a?","output":"a","expected":"a","context":["c"],"metadata":{"m":1}}\n',
+      [
+        '{"id":"a","input":"a?","output":"a","expected":"a","context":["c"],"metadata":{"m":1}}',
+        // An older evalpipe wrote these as JSON.parse read them: 1, and a
+        // rounded double; the dataset is the same all the same.
+        '{"id":"b","input":"b?","output":"1.0","expected":1.0}',
+        '{"id":"c","input":"c?","output":"x","expected":{"n":12345678901234567891}}',
+      ].join("\n") + "\n",
     );
     const run = await cli([
       "run",
