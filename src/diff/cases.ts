@@ -20,7 +20,7 @@ import { isRawJson, parseKeepingNumbers } from "./_number_text.ts";
  * ```ts
  * import type { KeptCase } from "./mod.ts";
  * const kept: KeptCase = { example_id: "d.jsonl#1", input: "2+2?", expected: "4", context: ["arithmetic"] };
- * if (kept.context?.length !== 1) throw new Error("unexpected");
+ * if (!Array.isArray(kept.context) || kept.context.length !== 1) throw new Error("unexpected");
  * ```
  */
 export interface KeptCase {
