@@ -173,14 +173,16 @@ function keyHint(
   if (fields === undefined) return "";
   // Another tool's key for a target, by its exact name and before the
   // nearest of ours: `top_k` is no misspelt `top_p`, nor `transformRequest`
-  // a `transformResponse`.
-  if (
-    (at[0] === "target" || at[0] === "targets") &&
-    Object.hasOwn(TARGET_WORDS, key)
-  ) {
+  // a `transformResponse`. Where a mapping takes our key (a target, or a
+  // judge's chat settings); a sentence without one, at a target's own level
+  // only (not in its `cost`).
+  if (Object.hasOwn(TARGET_WORDS, key)) {
     const [ours, what] = TARGET_WORDS[key]!;
-    if (ours === undefined) return `; ${what}`;
-    if (Object.hasOwn(fields, ours)) {
+    if (ours === undefined) {
+      const target = at.length === 1 && at[0] === "target" ||
+        at.length === 2 && at[0] === "targets";
+      if (target) return `; ${what}`;
+    } else if (Object.hasOwn(fields, ours)) {
       return `; did you mean ${JSON.stringify(ours)} (${
         what.replaceAll("KEY", key)
       })?`;

@@ -1454,3 +1454,36 @@ Deno.test("checkConfigText: promptfoo's http provider keys and Inspect's generat
     "suite.yaml",
   );
 });
+
+Deno.test("checkConfigText: another tool's target key is hinted at a target's own level and in an llm judge's chat settings, not in a target's cost", async () => {
+  const head = "dataset: d.jsonl\n";
+  const cases: Array<[string, string]> = [
+    // A judge takes the chat settings a target does: top_k is no top_p there
+    // either.
+    [
+      "target: { type: replay }\nscorers: [{ type: llm_judge, model: m, rubric: r, top_k: 3 }]\n",
+      'line 3: unknown key "scorers[0].top_k"; did you mean "params" (a request parameter beyond temperature, max_tokens, seed, top_p and stop, sent as written: params: { top_k: … })?',
+    ],
+    [
+      "target: { type: replay }\nscorers: [{ type: llm_judge, model: m, rubric: r, apiKey: sk-x }]\n",
+      'line 3: unknown key "scorers[0].apiKey"; did you mean "api_key_env" (the name of the environment variable that holds the key: a key is never written in a config)?',
+    ],
+    // A price table is no provider's config.
+    [
+      "target: { type: openai, model: m, cost: { input_per_1m: 1, output_per_1m: 1, config: 1 } }\nscorers: [{ type: exact_match }]\n",
+      'line 2: unknown key "target.cost.config"',
+    ],
+    [
+      "targets: { a: { type: openai, model: m, cost: { input_per_1m: 1, output_per_1m: 1, max_connections: 1 } } }\nscorers: [{ type: exact_match }]\n",
+      'line 2: unknown key "targets.a.cost.max_connections"',
+    ],
+    [
+      "targets: { a: { type: openai, model: m, max_connections: 1 } }\nscorers: [{ type: exact_match }]\n",
+      'line 2: unknown key "targets.a.max_connections"; Inspect\'s max_connections is "concurrency" here, at the top of the suite',
+    ],
+  ];
+  for (const [text, message] of cases) {
+    const error = await configError(head + text);
+    assert.equal(error.message, `Invalid config "suite.yaml" ${message}`);
+  }
+});
