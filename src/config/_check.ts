@@ -632,6 +632,18 @@ function compile(shape: Shape): Check {
   }
 }
 
+/**
+ * Whether a value is one a shape takes, as zod would judge it (never taking
+ * what zod refuses): a hint offers only what the config would take.
+ *
+ * @param shape The shape, from `_shape.ts`.
+ * @param value The value as parsed.
+ * @returns Whether the shape takes it.
+ */
+export function fitsShape(shape: Shape, value: unknown): boolean {
+  return value !== undefined && compile(shape)(value) !== undefined;
+}
+
 // Compiled on first use: a config is checked against one of the two.
 let suite: Check | undefined;
 let suiteListed: Check | undefined;

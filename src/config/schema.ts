@@ -13,6 +13,7 @@ import {
   checkScorers,
   checkTargets,
   ConfigError,
+  fitsShape,
   isExtensionKey,
   listsDatasets,
   locateConfig,
@@ -235,7 +236,7 @@ function gateHint(
     ? ["classification"]
     : firstMetric(root, folder);
   const bar = fields[key]!.shape;
-  const takes = fits(bar, actual) ? undefined : barText(bar);
+  const takes = fitsShape(bar, actual) ? undefined : barText(bar);
   const notes = [
     ...(unnamed !== undefined ? [`METRIC ${unnamed}`] : []),
     ...(takes !== undefined ? [`N ${takes}`] : []),
@@ -273,22 +274,6 @@ function firstMetric(
     undefined,
     'the first scorer\'s "name" (its command names no script file to take a metric name from)',
   ];
-}
-
-/** Whether a gate's bar is one its shape takes. */
-function fits(shape: Shape, value: unknown): boolean {
-  switch (shape.kind) {
-    case "boolean":
-      return typeof value === "boolean";
-    case "number":
-      return typeof value === "number" && Number.isFinite(value) &&
-        (shape.int !== true || Number.isInteger(value)) &&
-        (shape.positive !== true || value > 0) &&
-        (shape.min === undefined || value >= shape.min) &&
-        (shape.max === undefined || value <= shape.max);
-    default:
-      return false;
-  }
 }
 
 /** What a gate's bar takes, in words: `a number from 0 to 1`. */

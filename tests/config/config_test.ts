@@ -1487,3 +1487,18 @@ Deno.test("checkConfigText: another tool's target key is hinted at a target's ow
     assert.equal(error.message, `Invalid config "suite.yaml" ${message}`);
   }
 });
+
+Deno.test("checkConfigText: a whole-number bar under gates: beyond a safe integer is not copied, as its gate refuses it", async () => {
+  const error = await configError(
+    "dataset: d.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\ngates:\n  max_errors: 1e21\n",
+  );
+  assert.equal(
+    error.message,
+    'Invalid config "suite.yaml" line 5: "gates.max_errors" must be a mapping, not number 1e+21; a gate is per metric: gates: { exact_match: { max_errors: N } }, N a whole number, 0 or more',
+  );
+  // The gate as written is refused: the hint must not have offered it.
+  const refused = await configError(
+    "dataset: d.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\ngates: { exact_match: { max_errors: 1e+21 } }\n",
+  );
+  assert.match(refused.message, /"gates\.exact_match\.max_errors" must be/);
+});
