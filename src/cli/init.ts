@@ -6,7 +6,7 @@
  */
 
 import { defineCommand } from "./command.ts";
-import { say } from "./_output.ts";
+import { say, selfCommand } from "./_output.ts";
 import { shellWord } from "../base/terminal.ts";
 
 /** The files of the starter suite, by path relative to its folder. */
@@ -130,25 +130,10 @@ works at once, offline. Existing files are left alone unless --force is given.`,
       say(`wrote ${path}`);
     }
     const config = join(root, "evalpipe.yaml");
-    say(`Run it with:  ${await runCommand()} run ${shellWord(config)}`);
+    say(`Run it with:  ${selfCommand()} run ${shellWord(config)}`);
     return 0;
   },
 });
-
-/**
- * How this user starts evalpipe: the `evalpipe` command when one is on
- * `PATH`, else this program as `deno run` runs it (a clone run without
- * `deno task install`), so that the line printed works as it is.
- */
-async function runCommand(): Promise<string> {
-  const { missingProgram } = await import("../process/command.ts");
-  if (missingProgram("evalpipe", ".") === undefined) return "evalpipe";
-  const main = new URL(Deno.mainModule);
-  const program = main.protocol === "file:"
-    ? decodeURIComponent(main.pathname)
-    : main.href;
-  return `deno run -A ${shellWord(program)}`;
-}
 
 /**
  * Refuses a DIR that cannot hold the starter suite: a file, a path through
