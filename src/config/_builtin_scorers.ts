@@ -155,20 +155,30 @@ export function checkBuiltin(
     config.type === "starts_with"
   ) {
     // "" is in every output: a slip that would pass (or, for not_contains,
-    // fail) every case, measuring nothing.
-    const at = config.value === ""
+    // fail) every case, measuring nothing. starts_with sets leading white
+    // space aside, so white space alone is "" there.
+    const blank = config.type === "starts_with"
+      ? (text: string) => text.trimStart() === ""
+      : (text: string) => text === "";
+    const item = config.values?.findIndex(blank) ?? -1;
+    const at = config.value !== undefined && blank(config.value)
       ? ["value"]
-      : config.values?.includes("")
-      ? ["values", config.values.indexOf("")]
+      : item >= 0
+      ? ["values", item]
       : undefined;
     if (at !== undefined) {
+      const text = at[0] === "value" ? config.value : config.values?.[item];
       throw new ScorerOptionError(
         String(at[0]),
-        `"${where}.${at.join(".").replace(/\.(\d+)$/, "[$1]")}" is empty: ${
-          config.type === "starts_with"
-            ? "every output starts with"
-            : "every output contains"
-        } "", so it would ${
+        `"${where}.${at.join(".").replace(/\.(\d+)$/, "[$1]")}" is ${
+          text === ""
+            ? `empty: ${
+              config.type === "starts_with"
+                ? "every output starts with"
+                : "every output contains"
+            } ""`
+            : "white space alone: every output starts with it, its leading white space aside"
+        }, so it would ${
           config.type === "not_contains" ? "fail" : "pass"
         } every case; give a text`,
         at,

@@ -133,12 +133,24 @@ function textScorer(
       }
       // "" is in every output: a dataset's `"expected": ""` would pass (or
       // fail) every case, as a config's `value: ""`, which is refused.
-      if (inEvery !== undefined && own.length === 0 && refs.includes("")) {
+      // starts_with sets leading white space aside, so " " is "" there.
+      const empty = inEvery === undefined || own.length > 0
+        ? undefined
+        : inEvery === "contains"
+        ? refs.find((r) => r === "")
+        : refs.find((r) => r.trimStart() === "");
+      if (empty !== undefined) {
         return nonEvaluable(name, {
           evaluator_version: version,
           reason: `not applicable: the case's expected ${
             refs.length === 1 ? "is" : "holds"
-          } "" (an empty text), which every output ${inEvery}`,
+          } ${
+            empty === ""
+              ? '"" (an empty text)'
+              : `${quote(empty)} (white space alone)`
+          }, which every output ${inEvery}${
+            empty === "" ? "" : ", its leading white space aside"
+          }`,
         });
       }
       const output = unit.output ?? "";
@@ -379,8 +391,8 @@ export function notContains(options: TextScorerOptions = {}): Scorer {
 }
 
 /**
- * `starts_with`: 1 when the output, its leading white space aside, starts
- * with the text (or one of the texts), else 0. `non_evaluable` without
+ * `starts_with`: 1 when the output starts with the text (or one of the
+ * texts), the leading white space of both aside, else 0. `non_evaluable` without
  * `expected` (unless the scorer has texts of its own).
  *
  * @param options Name, case folding, texts of its own.
@@ -396,12 +408,15 @@ export function notContains(options: TextScorerOptions = {}): Scorer {
  */
 export function startsWith(options: TextScorerOptions = {}): Scorer {
   return textScorer("starts_with", options, (output, refs, norm) => {
+    // The expected's leading white space is set aside too: the output's is.
     const got = output.trimStart();
-    return refs.some((r) => got.startsWith(norm(r))) ? { value: 1 } : {
-      value: 0,
-      reason: `does not start with ${
-        refs.length === 1 ? quote(refs[0]!) : `any of ${quoteList(refs)}`
-      }`,
-    };
+    return refs.some((r) => got.startsWith(norm(r).trimStart()))
+      ? { value: 1 }
+      : {
+        value: 0,
+        reason: `does not start with ${
+          refs.length === 1 ? quote(refs[0]!) : `any of ${quoteList(refs)}`
+        }`,
+      };
   }, "starts with");
 }

@@ -389,6 +389,12 @@ Deno.test("an empty text to look for, or an empty pattern, is a config error at 
       '"scorers[0].values[0]" is empty: every output starts with "", so it would pass every case; give a text',
     ],
     [
+      // starts_with sets leading white space aside: " " is "" there.
+      `  - type: starts_with\n    values: ["Yes", " "]\n`,
+      5,
+      '"scorers[0].values[1]" is white space alone: every output starts with it, its leading white space aside, so it would pass every case; give a text',
+    ],
+    [
       `  - type: regex\n    pattern: ""\n    match: false\n`,
       5,
       '"scorers[0].pattern" is empty: it matches every output, so it would fail every case; give a pattern',

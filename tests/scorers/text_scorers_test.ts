@@ -85,6 +85,29 @@ Deno.test("contains, notContains and startsWith do not apply to an expected that
   assert.equal(value(contains(), unit("a refund", ["refund", " "])), 1);
 });
 
+Deno.test("startsWith sets the expected's leading white space aside, as the output's: white space alone does not apply", () => {
+  // The output is compared without its leading white space, so an expected
+  // that starts with some (a CSV written "id, expected") failed every case,
+  // and one of white space alone was an "" that failed instead of passing.
+  assert.equal(value(startsWith(), unit("Yes, sure", " Yes")), 1);
+  assert.equal(value(startsWith(), unit("No", ["\tYes", "No"])), 1);
+  assert.equal(value(startsWith({ value: " Yes" }), unit("Yes")), 1);
+  assert.equal(
+    one(startsWith(), unit("No", " Yes")).reason,
+    'does not start with " Yes"',
+  );
+  assertNotApplicable(
+    one(startsWith(), unit("anything", " ")),
+    `not applicable: the case's expected is " " (white space alone), which every output starts with, its leading white space aside`,
+  );
+  assertNotApplicable(
+    one(startsWith(), unit("anything", ["Yes", "\n"])),
+    `not applicable: the case's expected holds "\\n" (white space alone), which every output starts with, its leading white space aside`,
+  );
+  // contains finds white space as written: some outputs hold none.
+  assert.equal(value(contains(), unit("Yes", " ")), 0);
+});
+
 Deno.test("text scorers version their own texts and mode", () => {
   assert.equal(contains().version, "contains@1");
   assert.notEqual(contains({ value: "a" }).version, contains().version);
