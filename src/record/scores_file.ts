@@ -34,8 +34,8 @@ export interface ScoresFile {
   record?: RunRecord;
   /**
    * Each metric's declared value range, when the file says: a RunRecord's
-   * `value_ranges`. A Scores file's are in its sidecar (`prepareResume`'s
-   * `meta`, `src/run/`), an evalglass record's are read by
+   * `value_ranges`. A Scores file's are in its sidecar (`readMeta`,
+   * `src/run/`), an evalglass record's are read by
    * `readEvalglassRunRecord` (`src/evalglass/`).
    */
   value_ranges?: Record<string, [number, number]>;
@@ -44,7 +44,8 @@ export interface ScoresFile {
   /**
    * When its run judged a case over its epochs, when the file says: a
    * record's config (`epochs.require`, else `all`, the run's default). A
-   * Scores file does not say (its sidecar's `settings` do), and this reader
+   * Scores file does not say (its sidecar's `settings` do: `readMeta`,
+   * `src/run/`), and this reader
    * reads no baseline file (`readBaseline`, `src/run/`, gives its
    * `require`).
    */

@@ -23,6 +23,7 @@ export {
   dropTornLine,
   metricsScored,
   prepareResume,
+  readMeta,
   ResumeError,
   withUnitsSpend,
 } from "./resume.ts";

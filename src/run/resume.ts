@@ -462,10 +462,29 @@ export async function writeMeta(out: string, meta: RunMeta): Promise<void> {
 }
 
 /**
- * Reads the sidecar of a Scores file (`<out>.meta.json`).
+ * Reads the sidecar of a Scores file (`<out>.meta.json`): its metrics'
+ * `value_ranges` and `settings.require`, which `view` and `diff` take for
+ * the file (`readScoresFile` reads the Scores alone). Unlike
+ * {@linkcode prepareResume}, it reads no Score, so a file with a line that
+ * is not one still has its sidecar.
  *
  * @param out The Scores file.
  * @returns Its metadata; `undefined` when there is none, `null` when it is damaged.
+ *
+ * @example A Scores file's ranges, for an Aggregator that clamps as the run did
+ * ```ts
+ * import { readMeta } from "./mod.ts";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/scores.ndjson.meta.json`, JSON.stringify({
+ *   run_id: "r1", started_at: "2026-12-01T08:00:00.000Z",
+ *   fingerprints: { config: "sha256:aa", dataset: "sha256:bb", target: "sha256:cc", scorers: {} },
+ *   settings: { epochs: 3, require: "majority" }, value_ranges: { m: [0, 1] },
+ * }));
+ * const meta = await readMeta(`${dir}/scores.ndjson`);
+ * const none = await readMeta(`${dir}/other.ndjson`);
+ * await Deno.remove(dir, { recursive: true });
+ * if (meta?.value_ranges?.m?.[1] !== 1 || meta.settings?.require !== "majority" || none !== undefined) throw new Error("unexpected");
+ * ```
  */
 export async function readMeta(
   out: string,

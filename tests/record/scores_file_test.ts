@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { Aggregator, valueRangeOption } from "../../src/aggregate/mod.ts";
 import { readScoresFile, RunRecordWriter } from "../../src/record/mod.ts";
+import { prepareResume, readMeta } from "../../src/run/mod.ts";
 import { scored } from "../../src/score/mod.ts";
 import { recordHeader } from "./_header.ts";
 
@@ -42,6 +43,37 @@ Deno.test("readScoresFile gives a RunRecord's value_ranges and epochs requiremen
     // A record whose config sets no requirement was judged by `all`.
     await writeRecord(`${dir}/plain.json`, 3);
     assert.equal((await readScoresFile(`${dir}/plain.json`)).require, "all");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("readMeta gives a script a Scores file's sidecar ranges and requirement, as view reads them, where a line is not a Score", async () => {
+  // readScoresFile does not read the sidecar; the reader its JSDoc names
+  // must read it beside a file `view` reads (a malformed line is skipped
+  // there), which prepareResume refuses whole.
+  const dir = await Deno.makeTempDir({ prefix: "evalpipe_scores_file_" });
+  try {
+    const out = `${dir}/scores.ndjson`;
+    const ids = { example_id: "d#1", unit_id: "d#1" };
+    await Deno.writeTextFile(
+      out,
+      `${JSON.stringify(scored("m", 1, ids))}\n{"metric":"m"}\n`,
+    );
+    await Deno.writeTextFile(
+      `${out}.meta.json`,
+      JSON.stringify({
+        ...recordHeader(),
+        settings: { epochs: 1, require: "majority" },
+        value_ranges: { m: [0, 1] },
+      }),
+    );
+    const file = await readScoresFile(out);
+    assert.equal(file.problems.length, 1);
+    await assert.rejects(prepareResume(out));
+    const meta = await readMeta(out);
+    assert.deepEqual(meta?.value_ranges, { m: [0, 1] });
+    assert.equal(meta?.settings?.require, "majority");
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
