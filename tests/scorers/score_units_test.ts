@@ -307,14 +307,19 @@ Deno.test("functionScorer's function gets a signal it can hand to fetch as it is
   // The project compiles with exactOptionalPropertyTypes: a signal typed
   // `AbortSignal | undefined` is not a RequestInit's, and needed a `!`.
   const hung = Promise.withResolvers<void>();
-  const server = Deno.serve({ port: 0, onListen() {} }, (request) => {
-    const answered = Promise.withResolvers<Response>();
-    request.signal.addEventListener("abort", () => {
-      hung.resolve();
-      answered.resolve(new Response("late"));
-    });
-    return answered.promise;
-  });
+  // On loopback, as every test server here: by default Deno.serve
+  // listens on all interfaces (0.0.0.0).
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    (request) => {
+      const answered = Promise.withResolvers<Response>();
+      request.signal.addEventListener("abort", () => {
+        hung.resolve();
+        answered.resolve(new Response("late"));
+      });
+      return answered.promise;
+    },
+  );
   try {
     const judge = functionScorer("judge", async (_unit, { signal }) => {
       const response = await fetch(
