@@ -60,7 +60,8 @@ const SEVERITIES: ReadonlySet<unknown> = new Set(["info", "warning", "error"]);
  * `not_applicable`; an `error`, `blocked` or `skipped` one `not_measured`.
  * The earlier vocabulary is read as today's: the status `not_applicable` is
  * `non_evaluable`, and a Score without a value that called itself `valid`
- * (as every one did before there were other validities) takes its status's
+ * or `invalid` (the only validities before `not_measured`; evalglass's own
+ * `word_count_bounds` still writes `error` + `invalid`) takes its status's
  * validity.
  */
 function readMeaning(
@@ -76,7 +77,9 @@ function readMeaning(
   if (status === "not_applicable") st = "non_evaluable";
   else if (!STATUSES.has(status)) return undefined;
   const v = validityOf(st);
-  return validity === v || validity === "valid" ? [st, v] : undefined;
+  return validity === v || validity === "valid" || validity === "invalid"
+    ? [st, v]
+    : undefined;
 }
 
 /** The one validity a Score of a status other than `scored` carries. */
@@ -656,7 +659,7 @@ function ruleViolation(
     return ["value", `A "${st}" Score must carry a null value, not ${value}`];
   }
   const v = validityOf(st);
-  if (validity !== v && validity !== "valid") {
+  if (validity !== v && validity !== "valid" && validity !== "invalid") {
     return [
       "validity",
       `${article} "${st}" Score must be "${v}", not "${validity}"`,
@@ -748,8 +751,8 @@ export function aggregatable(score: Score): boolean {
  * `not_applicable`, the others with `not_measured`), and a verdict only
  * where one can exist (none on a `skipped` or a `non_evaluable` Score). The
  * earlier vocabulary is read as today's: the status `not_applicable`, a
- * Score without a value that called itself `valid`, `"passed": null`,
- * diagnostics with a `level`. Unknown keys are dropped; `diagnostics` and
+ * Score without a value that called itself `valid` or `invalid` (read as
+ * its status's validity), `"passed": null`, diagnostics with a `level`. Unknown keys are dropped; `diagnostics` and
  * `evidence_refs` default to empty lists.
  *
  * @param value Anything.

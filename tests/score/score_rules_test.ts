@@ -157,16 +157,16 @@ function randomDiagnostics(random: Random): unknown {
 }
 
 /**
- * The validities the design's table gives each status, and `valid` on a
- * Score without a value, as the earlier vocabulary wrote every one.
+ * The validities the design's table gives each status, and `valid` or
+ * `invalid` on a Score without a value, as the earlier vocabulary wrote them.
  */
 const VALIDITIES_OF: Record<string, readonly string[]> = {
   scored: ["valid", "invalid"],
-  blocked: ["not_measured", "valid"],
-  non_evaluable: ["not_applicable", "valid"],
-  skipped: ["not_measured", "valid"],
-  error: ["not_measured", "valid"],
-  not_applicable: ["not_applicable", "valid"],
+  blocked: ["not_measured", "valid", "invalid"],
+  non_evaluable: ["not_applicable", "valid", "invalid"],
+  skipped: ["not_measured", "valid", "invalid"],
+  error: ["not_measured", "valid", "invalid"],
+  not_applicable: ["not_applicable", "valid", "invalid"],
 };
 
 /** A rule-abiding Score-shaped object, with optional fields now and then. */
@@ -380,7 +380,7 @@ function legacyCode(d: Record<string, unknown>): string {
 function oracleScore(c: Record<string, unknown>): Record<string, unknown> {
   const status = c.status === "not_applicable" ? "non_evaluable" : c.status;
   let validity = c.validity;
-  if (status !== "scored" && validity === "valid") {
+  if (status !== "scored" && (validity === "valid" || validity === "invalid")) {
     validity = status === "non_evaluable" ? "not_applicable" : "not_measured";
   }
   const out: Record<string, unknown> = {

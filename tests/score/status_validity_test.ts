@@ -57,8 +57,10 @@ Deno.test("parseScore accepts exactly the status and validity pairs of the desig
   for (const [status, allowed] of Object.entries(ALLOWED)) {
     for (const validity of VALIDITIES) {
       const c = candidate(status, validity);
-      // The earlier vocabulary: a Score without a value called itself valid.
-      const earlier = status !== "scored" && validity === "valid";
+      // The earlier vocabulary: a Score without a value called itself valid
+      // or invalid.
+      const earlier = status !== "scored" &&
+        (validity === "valid" || validity === "invalid");
       if (allowed.includes(validity) || earlier) {
         const s = parseScore(c);
         assert.equal(s.status, status);
@@ -81,7 +83,7 @@ Deno.test("parseScore accepts exactly the status and validity pairs of the desig
     }
   }
   // The earlier status, as files written before read it.
-  for (const validity of ["valid", "not_applicable"]) {
+  for (const validity of ["valid", "invalid", "not_applicable"]) {
     const s = parseScore(candidate("not_applicable", validity));
     assert.equal(s.status, "non_evaluable");
     assert.equal(s.validity, "not_applicable");
@@ -189,5 +191,44 @@ Deno.test("readScoresFile and the commands that read Scores name the file, line 
         `${args.join(" ")}: ${stderr}`,
       );
     }
+  });
+});
+
+Deno.test("parseScore and aggregate read an evalglass record's error Score that calls itself invalid", async () => {
+  // evalglass's own word_count_bounds and numeric_bounds write a Score with
+  // no value as "error" + "invalid" (word_count_bounds.not_text), as every
+  // evalpipe before "not_measured" could: the earlier vocabulary, read as
+  // the status's validity, as "valid" is.
+  for (const status of ["error", "blocked", "skipped", "non_evaluable"]) {
+    const s = parseScore(candidate(status, "invalid"));
+    assert.equal(s.status, status);
+    assert.deepEqual([s.validity], ALLOWED[status]);
+  }
+  const earlier = parseScore(candidate("not_applicable", "invalid"));
+  assert.equal(earlier.validity, "not_applicable");
+  await withTempDir(async (dir) => {
+    const fixture = new URL(
+      "../fixtures/evalglass/examples/groundedness/runrecord.json",
+      import.meta.url,
+    );
+    const record = JSON.parse(await Deno.readTextFile(fixture));
+    const first = record.scores[0];
+    Object.assign(first, {
+      status: "error",
+      validity: "invalid",
+      value: null,
+      diagnostics: [{
+        code: "word_count_bounds.not_text",
+        severity: "error",
+        message: "field 'answer' is int, expected a string",
+      }],
+    });
+    await Deno.writeTextFile(`${dir}/r.json`, JSON.stringify(record));
+    const { code, stdout, stderr } = await cli(["aggregate", "r.json"], dir);
+    assert.equal(code, 0, stderr);
+    const line = stdout.split("\n").map((l) => l && JSON.parse(l))
+      .find((l) => l && l.metric === first.metric);
+    assert.equal(line.errors, 1);
+    assert.equal(line.invalid, 0);
   });
 });
