@@ -415,23 +415,49 @@ export async function writeBaseline(
 ): Promise<void> {
   const name = `baseline ${JSON.stringify(path)}`;
   const slash = path.lastIndexOf("/");
+  const folder = path.slice(0, slash);
   try {
-    if (slash > 0) await Deno.mkdir(path.slice(0, slash), { recursive: true });
+    if (slash > 0) await Deno.mkdir(folder, { recursive: true });
   } catch (error) {
     const failure = outputErrorOf(error, name);
     if (failure !== undefined) throw failure;
-    // A file stands where the folder would be made (mkdir's EEXIST).
-    if (error instanceof Deno.errors.AlreadyExists) {
-      throw new InputError(
-        `Cannot write ${name}: ${
-          JSON.stringify(path.slice(0, slash))
-        } is a file, not a folder`,
-      );
+    // A file stands where a folder would be made: mkdir says EEXIST when it
+    // is the last, ENOTDIR when it is one above; either way, named.
+    if (
+      error instanceof Deno.errors.AlreadyExists ||
+      error instanceof Deno.errors.NotADirectory
+    ) {
+      const file = await fileInTheWay(folder) ??
+        (error instanceof Deno.errors.AlreadyExists ? folder : undefined);
+      if (file !== undefined) {
+        throw new InputError(
+          `Cannot write ${name}: ${
+            JSON.stringify(file)
+          } is a file, not a folder`,
+        );
+      }
     }
     if (!cannotOpen(error)) throw error;
     throw new InputError(`Cannot write ${name}: ${osErrorText(error)}`);
   }
   await replaceFile(path, baselineText(file), { name: "baseline" });
+}
+
+/** The first folder on `folder`'s path that is there but is no folder. */
+async function fileInTheWay(folder: string): Promise<string | undefined> {
+  const parts = folder.split("/");
+  for (let i = 1; i <= parts.length; i++) {
+    const prefix = parts.slice(0, i).join("/");
+    if (prefix === "") continue; // The root of an absolute path.
+    try {
+      if (!(await Deno.stat(prefix)).isDirectory) return prefix;
+    } catch (error) {
+      // Missing, or not to be looked into: no file in the way up to there.
+      if (cannotOpen(error)) return undefined;
+      throw error;
+    }
+  }
+  return undefined;
 }
 
 /**

@@ -673,19 +673,25 @@ Deno.test("run and merge --save-baseline under a file where its folder should be
       dir,
     );
     assert.equal(shard.code, 0, shard.stderr);
-    for (
-      const args of [
-        ["run", "suite.yaml"],
-        ["merge", "s1.json"],
-      ]
-    ) {
-      const r = await cli([...args, "--save-baseline", "taken/b.json"], dir);
-      assert.equal(r.code, 2, r.stderr);
-      assert.match(
-        r.stderr,
-        /^evalpipe: Cannot write baseline "taken\/b\.json": "taken" is a file, not a folder$/m,
-      );
-      assert.doesNotMatch(r.stderr, /^\s+at /m);
+    // Deeper (taken/sub/b.json), mkdir says ENOTDIR: the file in the way
+    // is named all the same, as the README says.
+    for (const to of ["taken/b.json", "taken/sub/b.json"]) {
+      for (
+        const args of [
+          ["run", "suite.yaml"],
+          ["merge", "s1.json"],
+        ]
+      ) {
+        const r = await cli([...args, "--save-baseline", to], dir);
+        assert.equal(r.code, 2, r.stderr);
+        assert.ok(
+          r.stderr.split("\n").includes(
+            `evalpipe: Cannot write baseline "${to}": "taken" is a file, not a folder`,
+          ),
+          r.stderr,
+        );
+        assert.doesNotMatch(r.stderr, /^\s+at /m);
+      }
     }
   });
 });
