@@ -228,19 +228,33 @@ function canonical(value: unknown): string {
   return `${text}}`;
 }
 
+/** The UTF-8 of the text being hashed, reused: grown, never shrunk. */
+let bytes = new Uint8Array(1 << 16);
+const encoder = new TextEncoder();
+
 /**
- * A 53-bit hash of a text (two 32-bit FNV-1a lanes, mixed): a fixed 8 bytes
- * per example where a copy of its case was as large as the case. Each case
- * is compared with its own example's only, so an edited case goes unsaid
- * with odds of 2^-53.
+ * A 53-bit hash of a text (two 32-bit FNV-1a lanes over its UTF-8 taken a
+ * 32-bit word at a time, mixed): a fixed 8 bytes per example where a copy
+ * of its case was as large as the case. Each case is compared with its own
+ * example's only, so an edited case goes unsaid with odds of 2^-53. A word
+ * at a time after one native encode, where a loop over the text's
+ * characters cost +1 s at 100,000 units; the text is JSON.stringify's, so
+ * it has no lone surrogate, and its UTF-8 is one to one.
  */
 function hash53(text: string): number {
-  let h1 = 0x811c9dc5;
-  let h2 = 0x3c6ef372 ^ text.length;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    h1 = Math.imul(h1 ^ c, 0x01000193);
-    h2 = Math.imul(h2 ^ c, 0x5bd1e995);
+  if (bytes.length < text.length * 3 + 4) {
+    bytes = new Uint8Array(text.length * 3 + 4);
+  }
+  const { written } = encoder.encodeInto(text, bytes);
+  // Zeros after the last byte fill its word; `written` seeds a lane.
+  bytes.fill(0, written, written + 4);
+  const words = new Int32Array(bytes.buffer, 0, (written + 3) >>> 2);
+  let h1 = 0x811c9dc5 ^ written;
+  let h2 = 0x3c6ef372;
+  for (let i = 0; i < words.length; i++) {
+    const w = words[i]!;
+    h1 = Math.imul(h1 ^ w, 0x01000193);
+    h2 = Math.imul(h2 ^ w, 0x5bd1e995);
   }
   h1 = Math.imul(h1 ^ (h1 >>> 16), 0x85ebca6b) ^ Math.imul(h2, 0xc2b2ae35);
   h2 = Math.imul(h2 ^ (h2 >>> 13), 0xc2b2ae35) ^ Math.imul(h1, 0x85ebca6b);
