@@ -303,6 +303,15 @@ export class BaselineCollector {
  *
  * @param file The baseline, parsed.
  * @returns The options of `casesChanged`.
+ *
+ * @example A script saying what `run --baseline` says of an older baseline
+ * ```ts
+ * import { casesChanged } from "../diff/mod.ts";
+ * import { type BaselineFile, casesKept } from "./mod.ts";
+ * const older: BaselineFile = { evalpipe_baseline: 1, epochs: 1, require: "all", units: [{ example_id: "d#1", unit_id: "d#1", input: "q", expected: 1, scores: [] }] };
+ * const now = [{ example_id: "d#1", input: "q", expected: 1, context: ["c"] }];
+ * if (casesChanged(older.units, now, casesKept(older)) !== undefined) throw new Error("unexpected");
+ * ```
  */
 export function casesKept(file: BaselineFile): CasesChangedOptions {
   return Array.isArray(file.case_fields)

@@ -56,6 +56,7 @@ export {
   baselineSettings,
   baselineText,
   casePasses,
+  casesKept,
   compareWithBaseline,
   FLAKY_ALPHA,
   readBaseline,

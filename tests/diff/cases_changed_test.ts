@@ -232,3 +232,20 @@ Deno.test("casesChanged, exported by src/diff/mod.ts, compares what a scorer or 
     undefined,
   );
 });
+
+Deno.test("casesKept, exported by src/run/mod.ts, lets a script compare an older baseline as run --baseline does", async () => {
+  const { casesChanged } = await import("../../src/diff/mod.ts");
+  const { casesKept } = await import("../../src/run/mod.ts");
+  const unit = { example_id: "d#1", unit_id: "d#1", input: "q", scores: [] };
+  const older = {
+    evalpipe_baseline: 1 as const,
+    epochs: 1,
+    require: "all" as const,
+    units: [{ ...unit, expected: 1 }],
+  };
+  const now = [{ example_id: "d#1", input: "q", expected: 1, context: ["c"] }];
+  assert.notEqual(casesChanged(older.units, now), undefined);
+  assert.equal(casesChanged(older.units, now, casesKept(older)), undefined);
+  const newer = { ...older, case_fields: casesKept(older).fields!.slice() };
+  assert.deepEqual(casesKept(newer), { fields: ["input", "expected"] });
+});
