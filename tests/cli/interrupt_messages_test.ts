@@ -165,16 +165,25 @@ const FIRST_SIGINT =
   "evalpipe: SIGINT: taking no new cases, finishing the ones running (again to stop at once)\n" +
   "evalpipe: interrupted again by SIGINT: stopped at once\n";
 
-// A PATH with deno, sh and the shell's tools, and no evalpipe command (a
-// clone run through `deno task eval`), unless a test adds one.
-const BARE_PATH = `${Deno.execPath().replace(/\/[^/]*$/, "")}:/usr/bin:/bin`;
+/**
+ * A PATH with deno, sh and the shell's tools, and no evalpipe command (a
+ * clone run through `deno task eval`), unless a test adds one. Deno is
+ * reached through a link of its own in `dir`: the folder deno is in holds
+ * evalpipe too after the README's install (both in ~/.deno/bin).
+ */
+async function barePath(dir: string): Promise<string> {
+  await Deno.mkdir(`${dir}/deno-only`);
+  await Deno.symlink(Deno.execPath(), `${dir}/deno-only/deno`);
+  return `${dir}/deno-only:/usr/bin:/bin`;
+}
 
 Deno.test("run stopped by a second SIGINT prints the command that resumes it, which runs as printed", async () => {
   await withTempDir(async (dir) => {
+    const path = await barePath(dir);
     const { code, stderr } = await stoppedTwice(dir, [
       "--out",
       "part.ndjson",
-    ], { env: { PATH: BARE_PATH } });
+    ], { env: { PATH: path } });
     assert.equal(code, 130, stderr);
     // No evalpipe command on PATH: the hint names this program, as init's
     // last line does; it said `evalpipe run`, which the shell did not find.
@@ -196,7 +205,7 @@ Deno.test("run stopped by a second SIGINT prints the command that resumes it, wh
     const resumed = await new Deno.Command("sh", {
       args: ["-c", hint.slice(prefix.length)],
       cwd: dir,
-      env: { NO_COLOR: "1", PATH: BARE_PATH },
+      env: { NO_COLOR: "1", PATH: path },
       stdout: "null",
       stderr: "piped",
     }).output();
@@ -221,7 +230,7 @@ Deno.test("run stopped by SIGINT names the evalpipe command in its resume hint w
     const { code, stderr } = await stoppedTwice(dir, [
       "--out",
       "part.ndjson",
-    ], { env: { PATH: `${dir}/bin:${BARE_PATH}` } });
+    ], { env: { PATH: `${dir}/bin:${await barePath(dir)}` } });
     assert.equal(code, 130, stderr);
     assert.equal(
       stderr,
