@@ -94,12 +94,14 @@ function validityOf(status: ScoreStatus): ScoreValidity {
  * a non-evaluable Score has none. `null` is absent, as older files wrote
  * it. `false` as the second element means the field breaks a rule: a
  * `passed` that is no boolean, `true` on an error or a blocked Score, any
- * verdict on a skipped or a non-evaluable one.
+ * verdict on a skipped or a non-evaluable one written in today's vocabulary
+ * (in the earlier one, `earlier`, it is read as none).
  */
 function readPassed(
   status: ScoreStatus,
   value: number,
   passed: unknown,
+  earlier: boolean,
 ): [boolean | undefined, boolean] {
   const absent = passed === undefined || passed === null;
   if (!absent && typeof passed !== "boolean") return [undefined, false];
@@ -109,7 +111,19 @@ function readPassed(
   if (status === "error" || status === "blocked") {
     return [false, passed !== true];
   }
-  return [undefined, absent];
+  // Files of the earlier vocabulary kept a function scorer's verdict on a
+  // skipped or not-applicable Score: read as none, not refused.
+  return [undefined, absent || earlier];
+}
+
+/**
+ * Whether a skipped or a not-applicable Score is written in the earlier
+ * vocabulary: the status `not_applicable`, or `skipped` with `valid` or
+ * `invalid` (the only validities there were).
+ */
+function isEarlier(status: unknown, validity: unknown): boolean {
+  return status === "not_applicable" ||
+    (status === "skipped" && (validity === "valid" || validity === "invalid"));
 }
 
 /** Whether `value` is a mapping of JSON values. */
@@ -235,7 +249,12 @@ function quickScore(v: unknown, identity?: Identity): Score | undefined {
   if (status === "scored") {
     if (typeof value !== "number" || !Number.isFinite(value)) return undefined;
   } else if (value !== null) return undefined;
-  const [passed, passedOk] = readPassed(status, value as number, s.passed);
+  const [passed, passedOk] = readPassed(
+    status,
+    value as number,
+    s.passed,
+    isEarlier(s.status, s.validity),
+  );
   if (!passedOk) return undefined;
   if (reason !== undefined && reason !== null && typeof reason !== "string") {
     return undefined;
@@ -669,7 +688,8 @@ function ruleViolation(
     return ["passed", `${article} "${st}" Score must carry "passed": false`];
   }
   if (
-    (st === "skipped" || st === "non_evaluable") && typeof passed === "boolean"
+    (st === "skipped" || st === "non_evaluable") &&
+    typeof passed === "boolean" && !isEarlier(status, validity)
   ) {
     return [
       "passed",

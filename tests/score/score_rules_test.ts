@@ -352,10 +352,15 @@ function oracleValid(c: unknown): boolean {
   if (!VALIDITIES_OF[s.status as string]!.includes(s.validity as string)) {
     return false;
   }
-  // No verdict exists without a measurement.
+  // No verdict exists without a measurement; one on a Score of the earlier
+  // vocabulary (status not_applicable, or skipped valid or invalid) is
+  // read as none.
+  const earlier = s.status === "not_applicable" ||
+    (s.status === "skipped" &&
+      (s.validity === "valid" || s.validity === "invalid"));
   if (
-    (s.status === "skipped" || s.status === "non_evaluable" ||
-      s.status === "not_applicable") && !absent(s.passed)
+    (s.status === "skipped" || s.status === "non_evaluable") &&
+    !absent(s.passed) && !earlier
   ) return false;
   return true;
 }

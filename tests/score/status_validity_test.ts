@@ -95,7 +95,7 @@ Deno.test("parseScore accepts exactly the status and validity pairs of the desig
 });
 
 Deno.test("parseScore refuses a verdict on a skipped or a non-evaluable Score", () => {
-  for (const status of ["skipped", "non_evaluable", "not_applicable"]) {
+  for (const status of ["skipped", "non_evaluable"]) {
     const validity = status === "skipped" ? "not_measured" : "not_applicable";
     for (const passed of [true, false]) {
       assert.throws(
@@ -113,6 +113,47 @@ Deno.test("parseScore refuses a verdict on a skipped or a non-evaluable Score", 
     const read = parseScore({ ...candidate(status, validity), passed: null });
     assert.equal("passed" in read, false);
   }
+});
+
+Deno.test("parseScore reads a verdict on a skipped or a not-applicable Score of the earlier vocabulary as none", async () => {
+  // Before not_measured and non_evaluable, evalpipe kept a function
+  // scorer's verdict on these; such files still read, without it.
+  for (
+    const [status, validity] of [
+      ["not_applicable", "valid"],
+      ["not_applicable", "invalid"],
+      ["not_applicable", "not_applicable"],
+      ["skipped", "valid"],
+      ["skipped", "invalid"],
+    ]
+  ) {
+    for (const passed of [true, false]) {
+      const read = parseScore(candidate(status!, validity!, passed));
+      assert.equal("passed" in read, false, `${status} ${validity}`);
+      assert.equal(
+        read.validity,
+        status === "skipped" ? "not_measured" : "not_applicable",
+      );
+    }
+  }
+  await withTempDir(async (dir) => {
+    const old = [
+      candidate("not_applicable", "valid", false),
+      candidate("skipped", "valid", true),
+      candidate("scored", "valid"),
+    ].map((c) => JSON.stringify(c)).join("\n") + "\n";
+    await Deno.writeTextFile(`${dir}/old.ndjson`, old);
+    const { code, stdout, stderr } = await cli(
+      ["aggregate", "old.ndjson"],
+      dir,
+    );
+    assert.equal(code, 0, stderr);
+    const [m] = stdout.trim().split("\n").map((l) => JSON.parse(l));
+    assert.equal(m.n, 3);
+    assert.equal(m.not_applicable, 1);
+    assert.equal(m.skipped, 1);
+    assert.equal(m.passed, 1);
+  });
 });
 
 Deno.test("validateScores and a function scorer's Score turn a ruled-out pair into an error", async () => {
