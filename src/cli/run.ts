@@ -328,7 +328,7 @@ and a summary table on stderr.`,
       type: "string",
       value: "NAME",
       help:
-        "Compare with a saved baseline (a name or a path); exit 1 on a case that passed there and fails now, or a metric significantly worse",
+        "Compare with a saved baseline (a name, or the path of a baseline, a RunRecord or a Scores file); exit 1 on a case that passed there and fails now, or a metric significantly worse",
     },
     // --- end issue 14 ---
   },

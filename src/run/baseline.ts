@@ -470,12 +470,15 @@ async function fileInTheWay(folder: string): Promise<string | undefined> {
 }
 
 /**
- * Reads a baseline file back as its Scores, each with its unit's ids.
+ * Reads a baseline file back as its Scores, each with its unit's ids; a
+ * RunRecord or a Scores file (`run --out`'s) serves as one too.
  *
  * @param path The file.
  * @returns The baseline and its Scores; for a RunRecord, its units as
  *   `cases` (the baseline it makes keeps none), whose inputs a run checks.
- * @throws {InputError} When it is missing or not a baseline.
+ * @throws {InputError} When it is missing or not a baseline: a RunRecord of
+ *   a run that did not finish, a Scores file with a line that is not a Score,
+ *   no Score, a Score without ids, or a sidecar that says its run stopped.
  *
  * @example A missing baseline says how to make one
  * ```ts
@@ -538,6 +541,11 @@ export async function readBaseline(
       cases: record.units,
     };
   }
+  // A Scores file (`run --out`, its stdout kept) serves too, as `diff`
+  // reads it: told by its start, as `diff` tells a baseline file.
+  if (!/^\s*\{\s*"evalpipe_baseline"\s*:/.test(text.slice(0, 256))) {
+    return await scoresBaseline(path, bad);
+  }
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -563,6 +571,65 @@ function keepExpectedText(file: BaselineFile, text: string): void {
     const unit = file.units[i];
     if (unit !== undefined) keepVerbatimExpected(unit, units, start, end);
   }
+}
+
+/**
+ * A Scores file as a baseline: every line a Score with its unit's ids, of a
+ * run that finished when its sidecar says. It keeps no cases, so no case
+ * edited since is named.
+ */
+async function scoresBaseline(
+  path: string,
+  bad: (why: string) => InputError,
+): Promise<{ file: BaselineFile; scores: Score[] }> {
+  const [{ readScoresFile }, { readMeta }] = await Promise.all([
+    import("../record/scores_file.ts"),
+    import("./resume.ts"),
+  ]);
+  const { scores, problems } = await readScoresFile(path);
+  const problem = problems[0];
+  if (problem !== undefined) {
+    // A baseline with a line missing would count its case as removed.
+    throw new InputError(
+      `Invalid baseline ${
+        JSON.stringify(path)
+      } line ${problem.line}: ${problem.message}${
+        problems.length > 1 ? ` (and ${problems.length - 1} more lines)` : ""
+      }`,
+    );
+  }
+  if (scores.length === 0) {
+    throw bad(
+      "it holds no Score (save a baseline with run --save-baseline NAME, or give run --out's Scores file)",
+    );
+  }
+  const anonymous =
+    scores.filter((s) => s.example_id === undefined && s.unit_id === undefined)
+      .length;
+  if (anonymous > 0) {
+    throw bad(
+      `${anonymous} ${
+        anonymous === 1 ? "Score carries" : "Scores carry"
+      } no "example_id", so no case of the run pairs with ${
+        anonymous === 1 ? "it" : "them"
+      } (save a baseline with run --save-baseline NAME)`,
+    );
+  }
+  const meta = await readMeta(path);
+  if (meta?.complete === false) {
+    throw bad(
+      "the run that wrote it did not finish (its sidecar says), so cases it never ran would count as removed (resume it, or save a baseline with run --save-baseline NAME)",
+    );
+  }
+  return {
+    file: {
+      evalpipe_baseline: 1,
+      epochs: meta?.settings?.epochs ?? 1,
+      require: meta?.settings?.require ?? "all",
+      units: [],
+    },
+    scores,
+  };
 }
 
 /**

@@ -1,0 +1,132 @@
+import assert from "node:assert/strict";
+import { cli } from "../_cli.ts";
+import { withTempDir } from "../_proc.ts";
+
+// The system under test answers from answers.json; case data reaches it on
+// stdin only.
+const SYSTEM = `import json, sys
+case = json.load(sys.stdin)
+print(json.load(open("answers.json")).get(case["input"], "?"))
+`;
+
+async function suite(dir: string, answers: Record<string, string>) {
+  await Deno.writeTextFile(`${dir}/app.py`, SYSTEM);
+  await Deno.writeTextFile(
+    `${dir}/d.jsonl`,
+    ["a", "b", "c"].map((id) =>
+      JSON.stringify({ id, input: id, expected: id.toUpperCase() })
+    ).join("\n") + "\n",
+  );
+  await Deno.writeTextFile(`${dir}/answers.json`, JSON.stringify(answers));
+  await Deno.writeTextFile(
+    `${dir}/evalpipe.yaml`,
+    "dataset: d.jsonl\ntarget: { type: subprocess, cmd: python3 app.py }\n" +
+      "scorers: [{ type: exact_match }]\n",
+  );
+}
+
+Deno.test("run --baseline reads a Scores file as diff does", async () => {
+  await withTempDir(async (dir) => {
+    await suite(dir, { a: "A", b: "B", c: "C" });
+    const first = await cli(
+      ["run", "evalpipe.yaml", "--out", "scores.ndjson"],
+      dir,
+    );
+    assert.equal(first.code, 0, first.stderr);
+    await Deno.writeTextFile(
+      `${dir}/answers.json`,
+      JSON.stringify({ a: "A", b: "x", c: "C" }),
+    );
+    for (const given of ["./scores.ndjson"]) {
+      const run = await cli(
+        ["run", "evalpipe.yaml", "--baseline", given],
+        dir,
+      );
+      assert.equal(run.code, 1, run.stderr);
+      assert.match(
+        run.stderr,
+        /newly failing \(1\):\n {2}d\.jsonl#b {2}exact_match {2}1\/1 → 0\/1/,
+      );
+      assert.match(
+        run.stderr,
+        /regressed against baseline "[^"]*scores\.ndjson"/,
+      );
+      assert.doesNotMatch(run.stderr, /non-whitespace|\.ndjson\.json/);
+    }
+    // Stdout of `run` kept without --out: no sidecar, read all the same.
+    const plain = await cli(["run", "evalpipe.yaml"], dir);
+    await Deno.writeTextFile(`${dir}/plain.ndjson`, plain.stdout);
+    const same = await cli(
+      ["run", "evalpipe.yaml", "--baseline", "./plain.ndjson"],
+      dir,
+    );
+    assert.equal(same.code, 0, same.stderr);
+    assert.match(same.stderr, /Compared with baseline "\.\/plain\.ndjson"/);
+  });
+});
+
+Deno.test("run --baseline refuses a Scores file it cannot trust, naming the file and the line, before any call", async () => {
+  await withTempDir(async (dir) => {
+    await suite(dir, { a: "A", b: "B", c: "C" });
+    const first = await cli(
+      ["run", "evalpipe.yaml", "--out", "scores.ndjson"],
+      dir,
+    );
+    assert.equal(first.code, 0, first.stderr);
+    const lines = (await Deno.readTextFile(`${dir}/scores.ndjson`)).split(
+      "\n",
+    );
+    const cases = [
+      {
+        name: "torn.ndjson",
+        text: [lines[0], '{"metric":', lines[2]].join("\n") + "\n",
+        why: /Invalid baseline "\.\/torn\.ndjson" line 2: /,
+      },
+      {
+        name: "anonymous.ndjson",
+        text: lines.filter((l) => l !== "").map((l) => {
+          const { example_id: _e, unit_id: _u, ...rest } = JSON.parse(l);
+          return JSON.stringify(rest);
+        }).join("\n") + "\n",
+        why:
+          /Invalid baseline "\.\/anonymous\.ndjson": 3 Scores carry no "example_id"/,
+      },
+      {
+        name: "empty.ndjson",
+        text: "",
+        why: /Invalid baseline "\.\/empty\.ndjson": it holds no Score/,
+      },
+    ];
+    // The app would fail loudly if called: nothing is called.
+    await Deno.writeTextFile(`${dir}/app.py`, "raise SystemExit(9)\n");
+    for (const { name, text, why } of cases) {
+      await Deno.writeTextFile(`${dir}/${name}`, text);
+      const run = await cli(
+        ["run", "evalpipe.yaml", "--baseline", `./${name}`],
+        dir,
+      );
+      assert.equal(run.code, 2, run.stderr);
+      assert.match(run.stderr, why);
+      assert.doesNotMatch(run.stderr, /^ {4}at /m);
+      assert.equal(run.stdout, "");
+    }
+    // A Scores file of a run that stopped partway would make the cases it
+    // never ran look removed.
+    const meta = JSON.parse(
+      await Deno.readTextFile(`${dir}/scores.ndjson.meta.json`),
+    );
+    await Deno.writeTextFile(
+      `${dir}/scores.ndjson.meta.json`,
+      JSON.stringify({ ...meta, complete: false }),
+    );
+    const cut = await cli(
+      ["run", "evalpipe.yaml", "--baseline", "./scores.ndjson"],
+      dir,
+    );
+    assert.equal(cut.code, 2, cut.stderr);
+    assert.match(
+      cut.stderr,
+      /Invalid baseline "\.\/scores\.ndjson": the run that wrote it did not finish/,
+    );
+  });
+});
