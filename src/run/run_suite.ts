@@ -816,7 +816,8 @@ export async function runSuite(
       savePath = baselineModule!.baselinePath(options.saveBaseline, cwd);
     }
     if (options.baseline !== undefined) {
-      comparePath = baselineModule!.baselinePath(options.baseline, cwd);
+      comparePath = await (await import("./_baseline_to_read.ts"))
+        .baselineToRead(options.baseline, cwd);
       // Read before the run: a missing baseline costs no model call.
       baseline = await baselineModule!.readBaseline(comparePath);
     }

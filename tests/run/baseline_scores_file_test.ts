@@ -25,7 +25,7 @@ async function suite(dir: string, answers: Record<string, string>) {
   );
 }
 
-Deno.test("run --baseline reads a Scores file as diff does", async () => {
+Deno.test("run --baseline reads a Scores file as diff does, by its path or by a name that is a file in the current folder", async () => {
   await withTempDir(async (dir) => {
     await suite(dir, { a: "A", b: "B", c: "C" });
     const first = await cli(
@@ -37,7 +37,7 @@ Deno.test("run --baseline reads a Scores file as diff does", async () => {
       `${dir}/answers.json`,
       JSON.stringify({ a: "A", b: "x", c: "C" }),
     );
-    for (const given of ["./scores.ndjson"]) {
+    for (const given of ["./scores.ndjson", "scores.ndjson"]) {
       const run = await cli(
         ["run", "evalpipe.yaml", "--baseline", given],
         dir,
@@ -127,6 +127,26 @@ Deno.test("run --baseline refuses a Scores file it cannot trust, naming the file
     assert.match(
       cut.stderr,
       /Invalid baseline "\.\/scores\.ndjson": the run that wrote it did not finish/,
+    );
+  });
+});
+Deno.test("run --baseline NAME that names no saved baseline but a file beside the config says so", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.mkdir(`${dir}/suite`);
+    await suite(`${dir}/suite`, { a: "A", b: "B", c: "C" });
+    const first = await cli(
+      ["run", "evalpipe.yaml", "--out", "1.ndjson"],
+      `${dir}/suite`,
+    );
+    assert.equal(first.code, 0, first.stderr);
+    const run = await cli(
+      ["run", "suite/evalpipe.yaml", "--baseline", "1.ndjson"],
+      dir,
+    );
+    assert.equal(run.code, 2, run.stderr);
+    assert.match(
+      run.stderr,
+      /Cannot read baseline "[^"]*\.evalpipe\/baselines\/1\.ndjson\.json": no such file \(save one with run --save-baseline NAME; "suite\/1\.ndjson" is a file beside the config: give its path, --baseline suite\/1\.ndjson\)/,
     );
   });
 });
