@@ -632,7 +632,9 @@ and a summary table on stderr.`,
         onFailure: onFailure(outName),
       });
       if (plan !== undefined && flags.record !== undefined) {
-        const { previousUnits: read } = await import("./_previous_units.ts");
+        const { previousUnits: read } = await import(
+          "../run/previous_units.ts"
+        );
         for (const [id, unit] of await read(flags.record) ?? []) {
           previousUnits.set(id, unit);
         }

@@ -27,6 +27,7 @@ export {
   ResumeError,
   withUnitsSpend,
 } from "./resume.ts";
+export { previousUnits } from "./previous_units.ts";
 export type {
   Interrupt,
   InterruptOptions,

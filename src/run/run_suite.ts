@@ -116,7 +116,9 @@ export interface RunSuiteOptions {
   units?: ByteWriter | undefined;
   /**
    * When resuming with a record: the units the earlier run recorded, by unit
-   * id, so that the new record keeps them beside their Scores.
+   * id, so that the new record keeps them beside their Scores. Read them
+   * with `previousUnits(recordPath)` before the record is written over;
+   * without them, the resumed units keep their Scores only.
    * @default {undefined}
    */
   previousUnits?: ReadonlyMap<string, Unit> | undefined;
@@ -196,7 +198,8 @@ export interface RunSuiteOptions {
   /**
    * Continue the run whose Scores file this plan describes: units whose
    * Scores are all there are not run, Scores already there are not written
-   * again, and the summary covers old and new.
+   * again, and the summary covers old and new. With a `record`, give
+   * `previousUnits` too, or the units resumed keep no input and output.
    * @default {undefined}
    */
   resume?: ResumePlan | undefined;
@@ -739,6 +742,11 @@ async function prepare(
  * {@linkcode scoreUnitBatches} → {@linkcode validateScoreBatches} →
  * {@linkcode aggregateInto} → the sink, with {@linkcode DEFAULTS} where
  * neither the config nor the options say otherwise.
+ *
+ * To resume (`resume`, from `prepareResume`) into a record, read
+ * the earlier record's units first with `previousUnits` and pass them as
+ * `previousUnits`, as `run --resume --record` does: the record keeps only
+ * the units it is given or that this run calls.
  *
  * @param configPath The YAML config file.
  * @param options The sink, the record and overrides.

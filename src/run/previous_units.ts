@@ -1,5 +1,9 @@
-// The units an earlier run's record holds, for `run --resume --record`: the
-// resumed record keeps them beside the Scores already in `--out`.
+/**
+ * The units an earlier run's record holds, for a resumed run's record: it
+ * keeps them beside the Scores already in the Scores file.
+ *
+ * @module
+ */
 
 import type { Unit } from "../dataset/unit.ts";
 import { InputError, isReadError, osErrorText } from "../base/errors.ts";
@@ -7,8 +11,23 @@ import { InputError, isReadError, osErrorText } from "../base/errors.ts";
 /**
  * Reads the record at `path`, if there is one, and returns its units by
  * unit id; a file that is missing, or that is not a RunRecord, gives none.
+ * A resumed run's record gets its earlier units' inputs and outputs from
+ * these: give them to `runSuite` as `previousUnits` beside
+ * `resume`, as `run --resume --record` does, before the record is written
+ * over.
  *
+ * @param path The earlier run's record.
+ * @returns Its units by unit id, or `undefined` when there is no record.
  * @throws {InputError} When the record cannot be read, or is damaged.
+ *
+ * @example No record yet: nothing to keep
+ * ```ts
+ * import { previousUnits } from "./mod.ts";
+ * const dir = await Deno.makeTempDir();
+ * const units = await previousUnits(`${dir}/run.json`);
+ * await Deno.remove(dir, { recursive: true });
+ * if (units !== undefined) throw new Error("unexpected");
+ * ```
  */
 export async function previousUnits(
   path: string,
