@@ -215,11 +215,30 @@ const CHECKS: Array<
   ],
 ];
 
-function show(x: number | null): string {
-  if (x === null) return "undefined";
+function show(x: number): string {
   if (Number.isInteger(x)) return String(x);
   // Six significant digits: 0.99999 must not print as "1." or "1" beside a bar of 1.
   return String(Number(x.toPrecision(6)));
+}
+
+/** Why an aggregate has no figure for a gate, in words. */
+function noFigure(key: keyof Gate, a: Aggregate): string {
+  const of = `${a.n} Score${a.n === 1 ? "" : "s"}`;
+  switch (key) {
+    case "min_mean_lower_bound":
+      return `an interval needs two scored and valid Scores, and ${a.aggregatable} ${
+        a.aggregatable === 1 ? "is" : "are"
+      }`;
+    case "min_pass_rate":
+      return `${of}, none that passes or fails (skipped, not applicable or invalid)`;
+    case "min_accuracy":
+    case "min_macro_f1":
+      return a.aggregatable === 0
+        ? `${of}, none scored and valid`
+        : "its Scores carry no labels to classify";
+    default:
+      return a.n === 0 ? "no Scores" : `${of}, none scored and valid`;
+  }
 }
 
 /**
@@ -345,9 +364,15 @@ function checkOne(
           gate: key,
           threshold,
           actual,
-          message: `${metric}: ${label} ${show(actual)} ${
-            actual === null ? "fails" : op
-          } ${key} ${show(threshold)}`,
+          // No figure is said as why there is none, not as JavaScript's
+          // "undefined".
+          message: actual === null
+            ? `${metric}: no ${label} to compare with ${key} ${
+              show(threshold)
+            }: ${noFigure(key, aggregate)}`
+            : `${metric}: ${label} ${show(actual)} ${op} ${key} ${
+              show(threshold)
+            }`,
         });
       }
     }

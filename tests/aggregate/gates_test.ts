@@ -29,7 +29,7 @@ Deno.test("checkGates min_mean holds at the bar and fails below it", () => {
   }]);
 });
 
-Deno.test("checkGates min_mean fails when the mean is undefined", () => {
+Deno.test("checkGates min_mean fails when there is no mean, saying why", () => {
   const aggs = aggregates([errored("m", "scorer error: boom")]);
   const [failure, ...rest] = checkGates(
     { m: { min_mean: 0, allow_unmeasured: true } },
@@ -38,7 +38,10 @@ Deno.test("checkGates min_mean fails when the mean is undefined", () => {
   assert.deepEqual(rest, []);
   assert.equal(failure!.gate, "min_mean");
   assert.equal(failure!.actual, null);
-  assert.equal(failure!.message, "m: mean undefined fails min_mean 0");
+  assert.equal(
+    failure!.message,
+    "m: no mean to compare with min_mean 0: 1 Score, none scored and valid",
+  );
 });
 
 Deno.test("checkGates fails a metric, gated or not, whose every Score failed, unless allowed", () => {
@@ -114,6 +117,19 @@ Deno.test("checkGates min_mean_lower_bound compares the low end of the 95% inter
   assert.deepEqual(checkGates({ m: { min_mean: 0.8 } }, aggs), []);
 });
 
+Deno.test("checkGates min_pass_rate fails when no Score passes or fails, saying why (no JavaScript 'undefined')", () => {
+  const aggs = aggregates([
+    skipped("m", { reason: "skipped: not in the subset --sample 0" }),
+    skipped("m", { reason: "skipped: not in the subset --sample 0" }),
+  ]);
+  const [failure] = checkGates({ m: { min_pass_rate: 0.9 } }, aggs);
+  assert.equal(failure!.actual, null);
+  assert.equal(
+    failure!.message,
+    "m: no pass rate to compare with min_pass_rate 0.9: 2 Scores, none that passes or fails (skipped, not applicable or invalid)",
+  );
+});
+
 Deno.test("checkGates min_mean_lower_bound fails on one value (no interval)", () => {
   const aggs = aggregates([scored("m", 1)]);
   assert.equal(aggs[0]!.ci95, null);
@@ -122,7 +138,7 @@ Deno.test("checkGates min_mean_lower_bound fails on one value (no interval)", ()
   assert.equal(failures[0]!.actual, null);
   assert.equal(
     failures[0]!.message,
-    "m: 95% interval low end undefined fails min_mean_lower_bound 0",
+    "m: no 95% interval low end to compare with min_mean_lower_bound 0: an interval needs two scored and valid Scores, and 1 is",
   );
 });
 
