@@ -516,6 +516,8 @@ type MarkdownRecord =
     | "baseline"
     | "value_ranges"
     | "shard"
+    | "subset"
+    | "selection"
   >
   & {
     /** A matrix run's Scores (those naming a target), for its comparison. */
@@ -637,8 +639,19 @@ function markdownOf(run: MarkdownRun, options: MarkdownOptions): string {
   // A shard checks nothing of the run's (its gates would be judged on part
   // of the examples): the merge of its shards does.
   const shard = record.shard;
+  // A subset that chose none of the examples evaluated nothing: that is
+  // the one failure, as stderr and its annotation say, not its gates (which
+  // fail on nothing) nor its baseline (which cannot compare with nothing).
+  const selection = record.selection;
+  const nothingEvaluated = shard === undefined &&
+    record.subset !== undefined && selection !== undefined &&
+    selection.ran === 0 && selection.examples > 0;
   const verdict = shard !== undefined
     ? `shard ${shard.index}/${shard.count}: gates, budget and baseline are checked on the merged run (\`evalpipe merge\`)`
+    : nothingEvaluated
+    ? `❌ nothing evaluated: the subset chose none of the ${selection.examples} ${
+      selection.examples === 1 ? "example" : "examples"
+    }`
     : [
       ...(gateFailed > 0
         ? [`❌ ${gateFailed} ${gateFailed === 1 ? "gate" : "gates"} failed`]

@@ -458,3 +458,37 @@ Deno.test("run and merge of a subset that chose nothing, under a gate, say only 
     }
   });
 });
+
+Deno.test("run --markdown and the step summary of a subset that chose nothing, under a gate, say nothing was evaluated, as stderr does: no failed gate, no 'undefined'", async () => {
+  await withTempDir(async (dir) => {
+    await writeSuite(dir);
+    await Deno.writeTextFile(
+      `${dir}/gated.yaml`,
+      "dataset: cases.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\ngates: { exact_match: { min_pass_rate: 0.9 } }\n",
+    );
+    for (const args of [["--sample", "0"], ["--filter", "no-such-topic"]]) {
+      await Deno.writeTextFile(`${dir}/summary.md`, "");
+      const r = await cli(
+        ["run", "gated.yaml", ...args, "--markdown", "m.md"],
+        dir,
+        { GITHUB_ACTIONS: "true", GITHUB_STEP_SUMMARY: `${dir}/summary.md` },
+      );
+      assert.equal(r.code, 2, r.stderr);
+      assert.match(
+        r.stderr,
+        /chose none of the 20 examples: nothing was evaluated/,
+      );
+      for (const file of ["m.md", "summary.md"]) {
+        const text = await Deno.readTextFile(`${dir}/${file}`);
+        const headline = text.split("\n")[2]!;
+        assert.match(
+          headline,
+          /^❌ nothing evaluated: the subset chose none of the 20 examples · /,
+          file,
+        );
+        assert.doesNotMatch(headline, /gate/, file);
+        assert.doesNotMatch(text, /undefined/, file);
+      }
+    }
+  });
+});
