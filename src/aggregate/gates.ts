@@ -226,9 +226,12 @@ function noFigure(key: keyof Gate, a: Aggregate): string {
   const of = `${a.n} Score${a.n === 1 ? "" : "s"}`;
   switch (key) {
     case "min_mean_lower_bound":
-      return `an interval needs two scored and valid Scores, and ${a.aggregatable} ${
-        a.aggregatable === 1 ? "is" : "are"
-      }`;
+      // The interval is across examples (a case's epochs averaged first).
+      return a.examples >= 2
+        ? "the values are too large to compute one"
+        : `an interval needs scored and valid Scores from two examples, and ${
+          a.examples === 0 ? "none has any" : "only 1 has"
+        }`;
     case "min_pass_rate":
       return `${of}, none that passes or fails (skipped, not applicable or invalid)`;
     case "min_accuracy":

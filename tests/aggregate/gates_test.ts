@@ -138,8 +138,18 @@ Deno.test("checkGates min_mean_lower_bound fails on one value (no interval)", ()
   assert.equal(failures[0]!.actual, null);
   assert.equal(
     failures[0]!.message,
-    "m: no 95% interval low end to compare with min_mean_lower_bound 0: an interval needs two scored and valid Scores, and 1 is",
+    "m: no 95% interval low end to compare with min_mean_lower_bound 0: an interval needs scored and valid Scores from two examples, and only 1 has",
   );
+  // Three epochs of one example are still one example: no interval, and
+  // the message does not count its three Scores as enough.
+  const epochs = aggregates(
+    [1, 0.5, 0].map((v, i) =>
+      scored("m", v, { example_id: "d#1", unit_id: `d#1@${i + 1}` })
+    ),
+  );
+  assert.equal(epochs[0]!.ci95, null);
+  const [failure] = checkGates({ m: { min_mean_lower_bound: 0 } }, epochs);
+  assert.match(failure!.message, /from two examples, and only 1 has$/);
 });
 
 Deno.test("checkGates min_pass_rate counts errors as failures", () => {
