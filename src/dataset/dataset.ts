@@ -288,7 +288,9 @@ export function exampleFromLine(name: string, line: Line): Example | undefined {
     const twice = Array.isArray(value)
       ? undefined
       : repeatedKey(line.text, value, 0, line.text.length, notes, shape?.keys);
-    if (twice === undefined) keepVerbatimExpected(value, line.text);
+    if (twice === undefined) {
+      keepVerbatimExpected(value, line.text, 0, line.text.length, true);
+    }
     keepVerbatimId(value, line.text);
     if (twice !== undefined) {
       return repeatedKeyExample(name, line.line, value, twice.path);
@@ -518,7 +520,7 @@ function fromList(
           keepVerbatimId(value, source, span[0]);
           return repeatedKeyExample(name, position, value, twice.path);
         }
-        keepVerbatimExpected(value, source, span[0], span[1]);
+        keepVerbatimExpected(value, source, span[0], span[1], true);
         keepVerbatimId(value, source, span[0]);
         const overflow = notes.infinite ? overflowingNumber(value) : undefined;
         if (overflow !== undefined) {

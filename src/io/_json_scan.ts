@@ -96,6 +96,31 @@ export function memberSpan(
 }
 
 /**
+ * The source span of a top-level member's value in a JSON object, the first
+ * one of its name: read no further than it. For a text whose keys are known
+ * to be unique, or a caller that checks the value it finds; otherwise
+ * {@linkcode memberSpan}, whose last one is what `JSON.parse` reads.
+ *
+ * @param text Valid JSON text of an object.
+ * @param key The member's name.
+ * @param start Where the object starts.
+ * @returns `[start, end)` of the value, or `undefined` when absent.
+ */
+export function firstMemberSpan(
+  text: string,
+  key: string,
+  start = 0,
+): [number, number] | undefined {
+  let found: [number, number] | undefined;
+  eachMember(text, start, (name, from, to) => {
+    if (name !== key) return false;
+    found = [from, to];
+    return true;
+  });
+  return found;
+}
+
+/**
  * The names of a JSON object's top-level members, in order, a repeated one
  * as often as it comes (which `JSON.parse` hides: the last one wins).
  *
@@ -108,11 +133,14 @@ export function memberNames(text: string): string[] {
   return names;
 }
 
-/** Calls `fn` with each top-level member's name and value span, in order. */
+/**
+ * Calls `fn` with each top-level member's name and value span, in order,
+ * until it returns true.
+ */
 function eachMember(
   text: string,
   start: number,
-  fn: (name: string, from: number, to: number) => void,
+  fn: (name: string, from: number, to: number) => boolean | void,
 ): void {
   let i = skipSpace(text, start);
   if (text.charCodeAt(i) !== 123) return;
@@ -125,7 +153,7 @@ function eachMember(
       : raw;
     i = skipSpace(text, skipSpace(text, keyEnd) + 1); // past the colon
     const valueEnd = skipValue(text, i);
-    fn(name, i, valueEnd);
+    if (fn(name, i, valueEnd) === true) return;
     i = skipSpace(text, valueEnd);
     if (text.charCodeAt(i) !== 44) break;
     i = skipSpace(text, i + 1);

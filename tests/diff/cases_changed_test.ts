@@ -171,6 +171,40 @@ Deno.test("diff and run --baseline name a case whose context, metadata or expect
   });
 });
 
+Deno.test("a record line that gives expected twice is compared by the one JSON.parse read, as written", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/s.yaml`, SUITE);
+    const write = (expected: string) =>
+      Deno.writeTextFile(
+        `${dir}/d.jsonl`,
+        `{"id":"a","input":"a?","output":"1","expected":${expected}}\n`,
+      );
+    await write("1.0");
+    const first = await cli(["run", "s.yaml", "--record", "1.json"], dir);
+    assert.equal(first.code, 0, first.stderr);
+    // Edited by hand: another answer first; JSON.parse reads the last, 1.0.
+    const text = await Deno.readTextFile(`${dir}/1.json`);
+    await Deno.writeTextFile(
+      `${dir}/1.json`,
+      text.replace(
+        '{"example_id":"d.jsonl#a"',
+        '{"expected":7,"example_id":"d.jsonl#a"',
+      ),
+    );
+    await write("1.0");
+    const same = await cli(["run", "s.yaml", "--record", "2.json"], dir);
+    assert.equal(same.code, 0, same.stderr);
+    const diff = await cli(["diff", "1.json", "2.json"], dir);
+    assert.equal(diff.code, 0, diff.stderr);
+    assert.doesNotMatch(diff.stderr, /another input/);
+    await write("1");
+    const other = await cli(["run", "s.yaml", "--record", "3.json"], dir);
+    assert.equal(other.code, 0, other.stderr);
+    const changed = await cli(["diff", "1.json", "3.json"], dir);
+    assert.match(changed.stderr, /1 example has another input/);
+  });
+});
+
 Deno.test("diff of a baseline saved before it kept context and metadata compares input and expected only, by value", async () => {
   await withTempDir(async (dir) => {
     await Deno.writeTextFile(`${dir}/s.yaml`, SUITE);
