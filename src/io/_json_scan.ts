@@ -88,11 +88,7 @@ export function memberSpan(
   key: string,
   start = 0,
 ): [number, number] | undefined {
-  let found: [number, number] | undefined;
-  eachMember(text, start, (name, from, to) => {
-    if (name === key) found = [from, to];
-  });
-  return found;
+  return spanOf(text, key, start, false);
 }
 
 /**
@@ -111,11 +107,21 @@ export function firstMemberSpan(
   key: string,
   start = 0,
 ): [number, number] | undefined {
+  return spanOf(text, key, start, true);
+}
+
+/** The span of the first or the last top-level member named `key`. */
+function spanOf(
+  text: string,
+  key: string,
+  start: number,
+  first: boolean,
+): [number, number] | undefined {
   let found: [number, number] | undefined;
   eachMember(text, start, (name, from, to) => {
     if (name !== key) return false;
     found = [from, to];
-    return true;
+    return first;
   });
   return found;
 }
