@@ -77,10 +77,24 @@ export interface HttpTargetSettings extends NetworkSettings {
  * @returns What is there, or `undefined`.
  */
 export function atPath(value: unknown, path: string): unknown {
+  return atKeys(value, pathKeys(path));
+}
+
+/** A dot path's keys (`$.a.b.0` is `a`, `b`, `0`): read once, at the start. */
+function pathKeys(path: string): readonly string[] {
+  return path.replace(/^\$\.?/, "").split(".").filter((k) => k !== "");
+}
+
+/** An http target's `output` path, as written and as its keys. */
+interface OutputPath {
+  path: string;
+  keys: readonly string[];
+}
+
+/** What is at `keys` in a JSON value, or `undefined`. */
+function atKeys(value: unknown, keys: readonly string[]): unknown {
   let v = value;
-  for (
-    const key of path.replace(/^\$\.?/, "").split(".").filter((k) => k !== "")
-  ) {
+  for (const key of keys) {
     if (typeof v !== "object" || v === null) return undefined;
     v = (v as Record<string, unknown>)[key];
   }
@@ -92,8 +106,8 @@ export function atPath(value: unknown, path: string): unknown {
  * JSON `null` where the path or a step of it is (`null at "answer"`) was
  * there and said nothing, which is not the same fault as a key missing.
  */
-function lacking(json: unknown, path: string): string {
-  const keys = path.replace(/^\$\.?/, "").split(".").filter((k) => k !== "");
+function lacking(json: unknown, output: OutputPath): string {
+  const { path, keys } = output;
   let v = json;
   for (const [i, key] of keys.entries()) {
     if (v === null) {
@@ -161,6 +175,10 @@ export function httpTarget(
     (method === "GET" ? undefined : { input: "{{input}}" });
   if (template !== undefined) headers["content-type"] ??= "application/json";
   const flow = new NetworkFlow(settings);
+  // The output path is read here once, not at each answer.
+  const outputPath = settings.output === undefined
+    ? undefined
+    : { path: settings.output, keys: pathKeys(settings.output) };
   // A placeholder before the first ":" lets a case fill the scheme, which
   // the config's check read as http: each filling is checked (a case's
   // "file" would read a file of this machine).
@@ -212,14 +230,9 @@ export function httpTarget(
             },
           );
           // An error a proxy answers with 200 is retried as its 5xx would be.
-          const failed = settings.output === undefined
+          const failed = outputPath === undefined
             ? errorAlone(`${method} ${shown}`, answer, secrets)
-            : errorInstead(
-              `${method} ${shown}`,
-              answer,
-              settings.output,
-              secrets,
-            );
+            : errorInstead(`${method} ${shown}`, answer, outputPath, secrets);
           if (failed !== undefined) throw failed;
           return answer;
         },
@@ -235,16 +248,16 @@ export function httpTarget(
           `${method} ${shown} answered with a secret the config sends (a \${VAR} value or a URL's password): the answer is not kept`,
         );
       };
-      if (settings.output === undefined) return kept(result.text);
+      if (outputPath === undefined) return kept(result.text);
       const json = parseJsonAnswer(
         `${method} ${shown}`,
         result.text,
         secrets,
       );
-      const output = atPath(json, settings.output);
+      const output = atKeys(json, outputPath.keys);
       if (output === undefined || output === null) {
         throw new Error(
-          `${method} ${shown} answered ${lacking(json, settings.output)}`,
+          `${method} ${shown} answered ${lacking(json, outputPath)}`,
         );
       }
       return kept(
@@ -295,7 +308,7 @@ function errorAlone(
 function errorInstead(
   where: string,
   answer: HttpResponse,
-  output: string,
+  output: OutputPath,
   secrets: readonly string[],
 ): Error | undefined {
   // Most answers have no error member: no second parse for them.
@@ -303,11 +316,11 @@ function errorInstead(
   // Not JSON: the caller names it as such.
   const json = jsonOrUndefined(answer.text);
   if (json === undefined) return undefined;
-  const found = atPath(json, output);
+  const found = atKeys(json, output.keys);
   if (found !== undefined && found !== null) return undefined;
   const error = (json as { error?: unknown } | null)?.error;
   if (error === undefined || error === null || error === "") return undefined;
-  return answeredError(where, answer.status, json, output, secrets);
+  return answeredError(where, answer.status, json, output.path, secrets);
 }
 
 /**
