@@ -27,6 +27,34 @@ export const CREDENTIAL_NAMES =
 const CREDENTIAL_NAME = new RegExp(`^(?:${CREDENTIAL_NAMES})$`, "i");
 
 /**
+ * Whether a header's name says it carries a credential (`authorization`,
+ * `x-api-key`, `apikey`, `x-auth-token`, `cookie`, `x-jwt`), read by its
+ * words between "-" or "_": one that is or ends in `key`, `token`,
+ * `secret`, a password, `cookie`, `signature` or `credential(s)`, or is
+ * `auth`, `authorization`, `authentication`, `jwt`, `sig` or a session's.
+ * A word that only holds one (`x-keyboard-layout`, `x-author`) says
+ * nothing of the kind.
+ *
+ * @param name The header's name, in any case.
+ * @returns Whether its value is a credential's.
+ *
+ * @example
+ * ```ts
+ * import { credentialHeader } from "./_url_secrets.ts";
+ * if (!credentialHeader("X-Api-Key")) throw new Error();
+ * if (credentialHeader("x-keyboard-layout")) throw new Error();
+ * ```
+ */
+export function credentialHeader(name: string): boolean {
+  return name.toLowerCase().split(/[-_]/).some((word) =>
+    CREDENTIAL_WORD.test(word)
+  );
+}
+
+const CREDENTIAL_WORD =
+  /^(?:[a-z]*(?:key|keys|token|secret|password|passwd|pwd|cookie|signature|credentials?)|auth|authn|authz|authorization|authentication|jwt|sig|session[a-z]*)$/;
+
+/**
  * A query value that is a setting, not a key: a word of fewer than 16
  * letters, all lower case or all upper case (`?code=python`, `?auth=true`,
  * `?key=EN`). No key, signature or token an API issues is that (they mix

@@ -8,7 +8,7 @@
  */
 
 import { TemplateError, withoutCredentials } from "../net/template.ts";
-import { ENV_VARIABLES } from "../net/_url_secrets.ts";
+import { credentialHeader, ENV_VARIABLES } from "../net/_url_secrets.ts";
 import {
   buildScorers,
   buildTargetConfig,
@@ -240,14 +240,10 @@ function headersOf(
   if (headers === undefined || Object.keys(headers).length === 0) return {};
   const shown: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
-    shown[name] = CREDENTIAL_HEADER.test(name) ? hiddenText(value) : value;
+    shown[name] = credentialHeader(name) ? hiddenText(value) : value;
   }
   return { headers: shown };
 }
-
-/** Header names that carry a credential: their written-out values are hidden. */
-const CREDENTIAL_HEADER =
-  /auth|key|token|secret|passw|cookie|session|signature|credential/i;
 
 /**
  * A credential header's value with the text it writes out as `***`: its

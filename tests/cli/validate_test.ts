@@ -600,6 +600,32 @@ scorers:
   });
 });
 
+Deno.test("validate reads a credential's header by the words of its name: x-jwt is hidden, x-keyboard-layout and x-author are shown", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/cases.jsonl`, '{"input":"q"}\n');
+    await Deno.writeTextFile(
+      `${dir}/s.yaml`,
+      `dataset: cases.jsonl
+target:
+  type: http
+  url: http://127.0.0.1:9/ask
+  headers:
+    X-Keyboard-Layout: dvorak
+    X-Author: ann
+    X-Jwt: eyJhbGciOiJIUzI1NiJ9.e30.sig-literal
+    X-Client-Secret: cs-literal-31
+scorers: [{ type: exact_match }]
+`,
+    );
+    const out = await cli(["validate", "s.yaml"], dir);
+    assert.equal(out.code, 0, out.stderr);
+    assert.match(
+      out.stdout,
+      /^target headers: X-Keyboard-Layout: "dvorak", X-Author: "ann", X-Jwt: "\*\*\*", X-Client-Secret: "\*\*\*"$/m,
+    );
+  });
+});
+
 Deno.test("validate refuses a prompt in another template language at its line, and points {{column}} of a CSV dataset at metadata.<column>", async () => {
   await withTempDir(async (dir) => {
     await Deno.writeTextFile(
