@@ -23,7 +23,7 @@ export const ENV_VARIABLES = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
  * into `***`.
  */
 export const CREDENTIAL_NAMES =
-  "key|(?:x-)?api[-_]?key|apikey|(?:access|refresh|id|auth|api|session|security)[-_]?token|token|jwt|auth|sig|signature|secret|password|passwd|code|client[-_]?secret|private[-_]?key|subscription[-_]?key|awsaccesskeyid|x-amz-(?:signature|credential|security-token)|x-goog-(?:signature|credential)";
+  "key|(?:x[-_]?)?api[-_]?key|apikey|(?:access|refresh|id|auth|api|session|security)[-_]?token|token|jwt|auth|sig|signature|secret|password|passwd|code|client[-_]?secret|private[-_]?key|subscription[-_]?key|awsaccesskeyid|x-amz-(?:signature|credential|security-token)|x-goog-(?:signature|credential)";
 const CREDENTIAL_NAME = new RegExp(`^(?:${CREDENTIAL_NAMES})$`, "i");
 
 /**

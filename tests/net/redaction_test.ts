@@ -346,6 +346,16 @@ Deno.test("urlSecrets and withoutCredentials know a query's credential by its pa
   assert.deepEqual(urlSecrets("https://h.example/v1?model=m&stream=true"), []);
 });
 
+Deno.test("urlSecrets and withoutCredentials know x-api-key's words joined by - or _ or nothing, as a two-word name's", () => {
+  const url =
+    "https://h.example/v1?x_api_key=Xk9-one1&XApiKey=Xk9-two2&x-api-key=Xk9-three3";
+  assert.deepEqual(urlSecrets(url), ["Xk9-one1", "Xk9-two2", "Xk9-three3"]);
+  assert.equal(
+    withoutCredentials(url),
+    "https://h.example/v1?x_api_key=***&XApiKey=***&x-api-key=***",
+  );
+});
+
 Deno.test("urlSecrets keeps no value a case fills in part, as a placeholder's stand-in makes it", () => {
   // "sk-1" is what the stand-in makes of the case's part: no secret, and
   // hidden it would turn each "sk-1" of a message into "***".
