@@ -9,6 +9,7 @@
 
 import { fillEnv, TemplateError, unsetVariable } from "./template.ts";
 import { keyHeader } from "./_api_url.ts";
+import { writtenCredentials } from "./_url_secrets.ts";
 
 /** Headers with their variables read, and what of them is secret. */
 export interface FilledHeaders {
@@ -53,7 +54,7 @@ export function fillHeaders(
       continue;
     }
     headers[name.toLowerCase()] = filled.text;
-    secrets.push(...filled.secrets);
+    secrets.push(...filled.secrets, ...writtenCredentials(name, value));
   }
   return { headers, secrets, unset };
 }

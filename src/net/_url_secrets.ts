@@ -55,6 +55,37 @@ const CREDENTIAL_WORD =
   /^(?:[a-z]*(?:key|keys|token|secret|password|passwd|pwd|cookie|signature|credentials?)|auth|authn|authz|authorization|authentication|jwt|sig|session[a-z]*)$/;
 
 /**
+ * The text a credential's header writes out in the config rather than
+ * reads from a `${NAME}` (`authorization: "Bearer sk-…"`, `x-api-key:
+ * "lit-…"`): each part between references, a leading scheme (`Bearer`,
+ * `Basic`, `Token`) and the spaces around it left out, unless it is a plain
+ * word (`x-auth-mode: oauth`; see `WORD`) or shorter than 4 characters.
+ *
+ * @param name The header's name.
+ * @param value Its value, as the config writes it.
+ * @returns The values to hide, none for a header that is no credential's.
+ *
+ * @example
+ * ```ts
+ * import { writtenCredentials } from "./_url_secrets.ts";
+ * const found = writtenCredentials("Authorization", "Bearer sk-lit-42");
+ * if (found[0] !== "sk-lit-42") throw new Error();
+ * ```
+ */
+export function writtenCredentials(name: string, value: string): string[] {
+  if (!credentialHeader(name)) return [];
+  const found: string[] = [];
+  for (const part of value.split(ENV_VARIABLES_SPLIT)) {
+    const text = part.replace(/^\s*(?:Bearer|Basic|Token)\s+/i, "").trim();
+    if (text.length >= 4 && !WORD.test(text)) found.push(text);
+  }
+  return found;
+}
+
+/** A `${NAME}` reference, to split a header's value at (no capture). */
+const ENV_VARIABLES_SPLIT = /\$\{[A-Za-z_][A-Za-z0-9_]*\}/;
+
+/**
  * A query value that is a setting, not a key: a word of fewer than 16
  * letters, all lower case or all upper case (`?code=python`, `?auth=true`,
  * `?key=EN`). No key, signature or token an API issues is that (they mix

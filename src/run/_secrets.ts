@@ -7,7 +7,7 @@
 import type { Unit } from "../dataset/unit.ts";
 import type { Score } from "../score/mod.ts";
 import { urlSecrets } from "../net/template.ts";
-import { ENV_VARIABLES } from "../net/_url_secrets.ts";
+import { ENV_VARIABLES, writtenCredentials } from "../net/_url_secrets.ts";
 
 /** A placeholder, as an http target fills it in a URL. */
 const PLACEHOLDER = String.raw`\{\{\s*[\w.-]+\s*\}\}`;
@@ -27,7 +27,8 @@ const URL_START = new RegExp(
 
 /**
  * The values a config sends as secrets, read from the environment: each
- * `api_key_env`'s variable, each `${VAR}` in a `headers` value, each URL's
+ * `api_key_env`'s variable, each `${VAR}` in a `headers` value and the
+ * text a credential's header writes out (`Bearer sk-…`), each URL's
  * password (and its `user:password` pair) and credential in its query
  * (`?key=...`), wherever in the config they
  * stand (targets, a matrix's targets, judges, embeddings). Unset or empty
@@ -63,9 +64,10 @@ export function configSecrets(
     if (value === null || typeof value !== "object") return;
     for (const [k, v] of Object.entries(value)) {
       if (k === "headers" && v !== null && typeof v === "object") {
-        for (const h of Object.values(v)) {
+        for (const [name, h] of Object.entries(v)) {
           if (typeof h !== "string") continue;
-          for (const [, name] of h.matchAll(ENV_VARIABLES)) take(name!);
+          for (const [, variable] of h.matchAll(ENV_VARIABLES)) take(variable!);
+          for (const text of writtenCredentials(name, h)) found.add(text);
         }
       }
       walk(v, k);

@@ -67,6 +67,31 @@ Deno.test("httpTarget hides a key that straddles the clip of an error body", asy
   }
 });
 
+Deno.test("httpTarget hides a credential's header written out in the config (no ${VAR}), and leaves a plain word shown", async () => {
+  await using server = fakeLlm({
+    handler: (r) =>
+      reply.error(
+        401,
+        `refused ${r.headers.authorization} and ${r.headers["x-api-key"]} for ${
+          r.headers["x-auth-mode"]
+        } (${r.headers["x-keyboard-layout"]})`,
+      ),
+  });
+  const unit = await runOne(httpTarget({
+    url: `${server.url}/answer`,
+    headers: {
+      authorization: "Bearer sk-literal-0042xyz",
+      "x-api-key": "lit-key-77",
+      "x-auth-mode": "oauth",
+      "x-keyboard-layout": "Dvorak-Left-9",
+    },
+  }));
+  assert.equal(
+    unit.target?.error,
+    `POST ${server.url}/answer answered HTTP 401: refused Bearer *** and *** for oauth (Dvorak-Left-9)`,
+  );
+});
+
 Deno.test("openaiTarget hides a key echoed JSON-escaped, URL-encoded or base64", async () => {
   const echoes = [
     (k: string) => JSON.stringify({ error: { message: `bad key ${k}` } }),
