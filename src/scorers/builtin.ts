@@ -99,6 +99,39 @@ type Judge = (
   norm: (text: string) => string,
 ) => { value: number; passed?: boolean; reason?: string };
 
+/**
+ * Refuses a text of the scorer's own that every output holds (`""`; white
+ * space alone for `starts_with`, which sets leading white space aside): it
+ * would pass every case (fail, for `not_contains`), measuring nothing. The
+ * words are the config's, which checks the same before building.
+ */
+function refuseEmptyText(
+  type: string,
+  options: TextScorerOptions,
+  inEvery: "contains" | "starts with",
+): void {
+  const blank = inEvery === "starts with"
+    ? (text: string) => text.trimStart() === ""
+    : (text: string) => text === "";
+  const item = options.values?.findIndex(blank) ?? -1;
+  const key = options.value !== undefined && blank(options.value)
+    ? "value"
+    : item >= 0
+    ? `values[${item}]`
+    : undefined;
+  if (key === undefined) return;
+  const text = key === "value" ? options.value : options.values?.[item];
+  throw new RangeError(
+    `The ${type} scorer's "${key}" is ${
+      text === ""
+        ? `empty: every output ${inEvery} ""`
+        : "white space alone: every output starts with it, its leading white space aside"
+    }, so it would ${
+      type === "not_contains" ? "fail" : "pass"
+    } every case; give a text`,
+  );
+}
+
 function textScorer(
   type: string,
   options: TextScorerOptions & { mode?: string | undefined },
@@ -112,6 +145,7 @@ function textScorer(
     ...(options.value !== undefined ? [options.value] : []),
     ...(options.values ?? []),
   ];
+  if (inEvery !== undefined) refuseEmptyText(type, options, inEvery);
   const version = versionOf(type, {
     ignore_case: options.ignore_case,
     ...(own.length > 0 ? { values: own } : {}),
@@ -336,6 +370,8 @@ function sameJson(a: unknown, b: unknown): boolean {
  *
  * @param options Name, case folding, texts of its own, any or all.
  * @returns The scorer.
+ * @throws {RangeError} When a text of its own is empty (white space alone,
+ *   for `starts_with`): every output holds it.
  *
  * @example
  * ```ts
@@ -372,6 +408,8 @@ export function contains(options: ContainsScorerOptions = {}): Scorer {
  *
  * @param options Name, case folding, texts of its own.
  * @returns The scorer.
+ * @throws {RangeError} When a text of its own is empty (white space alone,
+ *   for `starts_with`): every output holds it.
  *
  * @example No apology in the answer
  * ```ts
@@ -397,6 +435,8 @@ export function notContains(options: TextScorerOptions = {}): Scorer {
  *
  * @param options Name, case folding, texts of its own.
  * @returns The scorer.
+ * @throws {RangeError} When a text of its own is empty (white space alone,
+ *   for `starts_with`): every output holds it.
  *
  * @example An answer that leads with its verdict
  * ```ts

@@ -215,3 +215,24 @@ Deno.test("oneOf compares labels as written unless normalize says nfc or nfkc, a
   // @ts-expect-error: a form the option does not take
   assert.throws(() => oneOf({ labels, normalize: "NFKD" }), RangeError);
 });
+
+Deno.test("contains, notContains and startsWith refuse an empty text of their own, in the config's words", () => {
+  // A config's `value: ""` was refused while the library's passed every case.
+  assert.throws(() => contains({ value: "" }), {
+    name: "RangeError",
+    message:
+      'The contains scorer\'s "value" is empty: every output contains "", so it would pass every case; give a text',
+  });
+  assert.throws(() => notContains({ values: ["sorry", ""] }), {
+    name: "RangeError",
+    message:
+      'The not_contains scorer\'s "values[1]" is empty: every output contains "", so it would fail every case; give a text',
+  });
+  assert.throws(() => startsWith({ value: "  " }), {
+    name: "RangeError",
+    message:
+      'The starts_with scorer\'s "value" is white space alone: every output starts with it, its leading white space aside, so it would pass every case; give a text',
+  });
+  // exact_match takes "": that the system said nothing is a measure.
+  assert.equal(value(exactMatch({ value: "" }), unit("")), 1);
+});
