@@ -167,6 +167,12 @@ export interface MarkdownOptions {
    */
   recordPath?: string | undefined;
   /**
+   * How the reader starts evalpipe, for the command lines the report quotes
+   * (`deno run -A cli.ts` for a clone that is not installed).
+   * @default {"evalpipe"}
+   */
+  command?: string | undefined;
+  /**
    * How many failing cases to list.
    * @default {10}
    */
@@ -646,8 +652,9 @@ function markdownOf(run: MarkdownRun, options: MarkdownOptions): string {
   const nothingEvaluated = shard === undefined &&
     record.subset !== undefined && selection !== undefined &&
     selection.ran === 0 && selection.examples > 0;
+  const self = options.command ?? "evalpipe";
   const verdict = shard !== undefined
-    ? `shard ${shard.index}/${shard.count}: gates, budget and baseline are checked on the merged run (\`evalpipe merge\`)`
+    ? `shard ${shard.index}/${shard.count}: gates, budget and baseline are checked on the merged run (\`${self} merge\`)`
     : nothingEvaluated
     ? `❌ nothing evaluated: the subset chose none of the ${selection.examples} ${
       selection.examples === 1 ? "example" : "examples"
@@ -669,10 +676,10 @@ function markdownOf(run: MarkdownRun, options: MarkdownOptions): string {
         : ["✅ no gate failed (the config sets none)"]),
     ].join(" · ");
   const open = options.recordPath !== undefined
-    ? `Open every case with its answer: \`evalpipe report ${
+    ? `Open every case with its answer: \`${self} report ${
       shellWord(options.recordPath)
     } --html report.html\`, then open \`report.html\` in a browser.`
-    : "Keep the run's record (`--record run.json`) to open every case with its answer: `evalpipe report run.json --html report.html`.";
+    : `Keep the run's record (\`--record run.json\`) to open every case with its answer: \`${self} report run.json --html report.html\`.`;
   return [
     `## evalpipe: ${markdownName(record.config_path, 120)}`,
     "",
@@ -693,7 +700,7 @@ function markdownOf(run: MarkdownRun, options: MarkdownOptions): string {
     "### Gates",
     "",
     ...(shard === undefined ? [] : [
-      "On this shard's examples alone, for a look: `evalpipe merge` checks them on the whole run.",
+      `On this shard's examples alone, for a look: \`${self} merge\` checks them on the whole run.`,
       "",
     ]),
     ...gatesTable(record, run.invalid),
