@@ -345,6 +345,8 @@ const OTHER_WORDS: Record<string, readonly [string, string]> = {
 const RETRIES = "retries of a call after its first attempt";
 const PARAMS =
   "a request parameter beyond temperature, max_tokens, seed, top_p and stop, sent as written: params: { KEY: … }";
+const KEY_ENV =
+  "the name of the environment variable that holds the key: a key is never written in a config";
 const SESSION = "each case is one call here: no session is kept between cases";
 
 /**
@@ -389,16 +391,19 @@ const TARGET_WORDS: Record<
     'a promptfoo provider\'s "config:" keys stand in the target itself here: { type: http, url: …, body: … }',
   ],
   // promptfoo's openai provider.
-  apiKey: [
-    "api_key_env",
-    "the name of the environment variable that holds the key: a key is never written in a config",
-  ],
+  apiKey: ["api_key_env", KEY_ENV],
   apiKeyEnvar: [
     "api_key_env",
     "the name of the environment variable that holds the key",
   ],
   apiBaseUrl: ["base_url", "the server's URL, up to /v1"],
   apiHost: ["base_url", "the server's URL, up to /v1"],
+  // The OpenAI SDK's words, as a user of it writes them.
+  api_key: ["api_key_env", KEY_ENV],
+  max_completion_tokens: [
+    "params",
+    "OpenAI's newer name for max_tokens, which its reasoning models require: sent as written under params: { KEY: … }, where the target's max_tokens sends max_tokens",
+  ],
   // Inspect's generate config.
   max_retries: ["retries", RETRIES],
   attempt_timeout: ["timeout", "seconds one attempt may take"],

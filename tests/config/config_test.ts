@@ -1424,6 +1424,17 @@ Deno.test("checkConfigText: promptfoo's http provider keys and Inspect's generat
       "apiKey: sk-x",
       'unknown key "target.apiKey"; did you mean "api_key_env" (the name of the environment variable that holds the key: a key is never written in a config)?',
     ],
+    // The OpenAI SDK's words.
+    [
+      openai,
+      "api_key: sk-x",
+      'unknown key "target.api_key"; did you mean "api_key_env" (the name of the environment variable that holds the key: a key is never written in a config)?',
+    ],
+    [
+      openai,
+      "max_completion_tokens: 256",
+      'unknown key "target.max_completion_tokens"; did you mean "params" (OpenAI\'s newer name for max_tokens, which its reasoning models require: sent as written under params: { max_completion_tokens: … }, where the target\'s max_tokens sends max_tokens)?',
+    ],
     [
       openai,
       "max_connections: 4",
