@@ -359,7 +359,7 @@ function worstTable(
   const lines = [
     `${shown.length} of ${failing} failing ${
       failing === 1 ? "case" : "cases"
-    }, errors first, then the lowest values:`,
+    }, errors and blocked first, in turn, then the lowest values:`,
     "",
     "| case | metric | status | value | reason | output |",
     "|---|---|---|--:|---|---|",
@@ -393,8 +393,8 @@ function worstTable(
  * metric, then the comparison of each target with the first as the run's
  * summary prints it), the gates (per target) and their outcome, the run
  * against its baseline when it had one (each metric's paired difference,
- * the cases whose verdict changed), the worst failing cases (errors first,
- * then the lowest values) with their reasons and outputs, and a line on how
+ * the cases whose verdict changed), the worst failing cases (errors and
+ * blocked cases first, in turn, then the lowest values) with their reasons and outputs, and a line on how
  * to open the HTML report. Text from cases is escaped: it renders as text,
  * never as Markdown or HTML.
  *
@@ -554,6 +554,8 @@ interface CaseTally {
   index: number;
   /** A Score is an error or blocked. */
   error: boolean;
+  /** A Score is blocked: the target failed, the case is invalid, the budget ran out. */
+  blocked: boolean;
   /** A Score fails it. */
   fails: boolean;
   /** The lowest value of its Scores, at most 1. */
@@ -569,6 +571,8 @@ class MarkdownTally {
   #spend = new SpendTally();
   #matrix: Score[] = [];
   #invalid = new InvalidCaseTally();
+  /** What {@linkcode worst} chose, worst first. */
+  #shown = new Set<string>();
 
   addUnit(unit: Unit): void {
     this.#spend.addUnit(unit);
@@ -580,28 +584,50 @@ class MarkdownTally {
     const id = s.unit_id ?? s.example_id ?? "(no id)";
     let c = this.#cases.get(id);
     if (c === undefined) {
-      c = { index: this.#cases.size, error: false, fails: false, min: 1 };
+      c = {
+        index: this.#cases.size,
+        error: false,
+        blocked: false,
+        fails: false,
+        min: 1,
+      };
       this.#cases.set(id, c);
     }
     if (s.status === "error" || s.status === "blocked") {
       c.error = true;
+      if (s.status === "blocked") c.blocked = true;
       this.#invalid.add(s);
     }
     if (failsCase(s)) c.fails = true;
     if (s.value !== null && s.value < c.min) c.min = s.value;
   }
 
-  /** The unit ids of the worst failing cases: errors first, then the lowest values. */
+  /**
+   * The unit ids of the worst failing cases, worst first: errors and blocked
+   * cases first, a blocked one and an error in turn (a blocked case has no
+   * value to rank by, and a scorer that erred on every case pushed every
+   * failed call of the target out of the list), each kind by its lowest
+   * value; then the lowest values.
+   */
   worst(count: number): Set<string> {
-    return new Set(
-      this.#failing()
-        .sort(([, a], [, b]) =>
-          Number(!a.error) - Number(!b.error) || a.min - b.min ||
-          a.index - b.index
-        )
-        .slice(0, count)
-        .map(([id]) => id),
+    const byValue = (
+      [, a]: [string, CaseTally],
+      [, b]: [string, CaseTally],
+    ) => a.min - b.min || a.index - b.index;
+    const failing = this.#failing();
+    const blocked = failing.filter(([, c]) => c.blocked).sort(byValue);
+    const errors = failing.filter(([, c]) => c.error && !c.blocked)
+      .sort(byValue);
+    const failed = failing.filter(([, c]) => !c.error).sort(byValue);
+    const first: Array<[string, CaseTally]> = [];
+    for (let i = 0; i < Math.max(blocked.length, errors.length); i++) {
+      if (i < blocked.length) first.push(blocked[i]!);
+      if (i < errors.length) first.push(errors[i]!);
+    }
+    this.#shown = new Set(
+      [...first, ...failed].slice(0, count).map(([id]) => id),
     );
+    return this.#shown;
   }
 
   #failing(): Array<[string, CaseTally]> {
@@ -613,16 +639,14 @@ class MarkdownTally {
     record: Omit<MarkdownRecord, "scores">,
     cases: readonly UnitCase[],
   ): MarkdownRun {
-    const order = this.#cases;
+    const rank = new Map([...this.#shown].map((id, i) => [id, i]));
     return {
       record: { ...record, scores: this.#matrix },
-      cases: order.size,
+      cases: this.#cases.size,
       failing: this.#failing().length,
-      shown: [...cases].sort((a, b) => {
-        const x = order.get(a.unit_id)!, y = order.get(b.unit_id)!;
-        return Number(!x.error) - Number(!y.error) || x.min - y.min ||
-          x.index - y.index;
-      }),
+      shown: [...cases].sort((a, b) =>
+        (rank.get(a.unit_id) ?? rank.size) - (rank.get(b.unit_id) ?? rank.size)
+      ),
       spend: this.#spend.result(),
       invalid: this.#invalid.result(),
     };

@@ -464,6 +464,60 @@ Deno.test("report --markdown reads the record a unit at a time and writes what r
   });
 });
 
+Deno.test("run --markdown lists a blocked case among the worst when a scorer erred on more cases than are listed", async () => {
+  await withTempDir(async (dir) => {
+    // A grader that crashes on every case: its twelve errors filled the ten
+    // rows, each with a 0 beside it, and the case the target failed on
+    // (blocked, no value) was never listed.
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      "dataset: data.jsonl\ntarget: { type: replay }\nscorers:\n  - type: exact_match\n  - { type: subprocess, cmd: sh crash.sh }\n",
+    );
+    await Deno.writeTextFile(
+      `${dir}/crash.sh`,
+      "cat > /dev/null\necho 'grader crashed' >&2\nexit 3\n",
+    );
+    await Deno.writeTextFile(
+      `${dir}/data.jsonl`,
+      [
+        ...Array.from({ length: 12 }, (_, i) => ({
+          id: `q${i}`,
+          input: `question ${i}`,
+          expected: "right",
+          output: "wrong",
+        })),
+        { id: "down", input: "question 12", expected: "right" },
+      ].map((r) => JSON.stringify(r) + "\n").join(""),
+    );
+    const out = await cli(
+      ["run", "suite.yaml", "--markdown", "run.md", "--record", "rec.json"],
+      dir,
+    );
+    assert.equal(out.code, 1, out.stderr); // crash measured nothing
+    const again = await cli(
+      ["report", "rec.json", "--markdown", "again.md"],
+      dir,
+    );
+    assert.equal(again.code, 0, again.stderr);
+    for (const file of ["run.md", "again.md"]) {
+      const md = await Deno.readTextFile(`${dir}/${file}`);
+      assert.match(
+        md,
+        /^10 of 13 failing cases, errors and blocked first, in turn, then the lowest values:$/m,
+      );
+      const cases = md.split("\n").filter((l) => l.startsWith("| data.jsonl"))
+        .map((l) => l.split(" | ")[0]);
+      // The blocked case first (both its Scores), then the errors in turn.
+      assert.deepEqual(cases.slice(0, 4), [
+        "| data.jsonl\\#down",
+        "| data.jsonl\\#down",
+        "| data.jsonl\\#q0",
+        "| data.jsonl\\#q0",
+      ]);
+    }
+  });
+});
+
 Deno.test("markdownReport names a metric that measured nothing without a gate as such, not as a failed gate", async () => {
   const { parseRunRecord } = await import("../../src/record/mod.ts");
   const { markdownReport } = await import("../../src/report/mod.ts");
