@@ -432,7 +432,7 @@ export function cutShortEnding(last: number | undefined): string | undefined {
  *   '"scores":[{"metric":"m","status":"scored","validity":"valid","passed":true,"evaluator_version":"m@1"}]}';
  * const error = (() => { try { parseRunRecord(text, "run.json"); } catch (e) { return e; } })();
  * if (!(error instanceof RunRecordError) || error.exitCode !== 2) throw new Error("unexpected");
- * if (!error.message.startsWith('Invalid run record "run.json": score 1: ')) throw new Error(error.message);
+ * if (!error.message.startsWith('Invalid run record "run.json": scores[0]: ')) throw new Error(error.message);
  * ```
  */
 export class RunRecordError extends SyntaxError {
@@ -514,7 +514,6 @@ class RecordCheck {
   #read: boolean;
   #aggregator: Aggregator;
   #entries = 0;
-  #scores = 0;
   #unitError: RunRecordError | undefined;
   #scoreError: RunRecordError | undefined;
 
@@ -566,6 +565,8 @@ class RecordCheck {
     text?: string,
   ): { scores: Score[]; unit: Unit | undefined } | undefined {
     if (!this.#read) return undefined;
+    // Messages say where as a JSON path (jq's, units[1].scores[0]): the
+    // same whether the record is read a line at a time or whole, indented.
     const n = ++this.#entries;
     let raw: readonly unknown[];
     let unit: Unit | undefined;
@@ -574,12 +575,16 @@ class RecordCheck {
     } else {
       if (this.#unitError !== undefined) return undefined;
       if (typeof value !== "object" || value === null || Array.isArray(value)) {
-        this.#unitError = this.#invalid(`unit ${n}: must be an object`);
+        this.#unitError = this.#invalid(
+          `units[${n - 1}]: must be an object`,
+        );
         return undefined;
       }
       const { scores: own, ...rest } = value as Record<string, unknown>;
       if (!Array.isArray(own)) {
-        this.#unitError = this.#invalid(`unit ${n}: "scores" must be a list`);
+        this.#unitError = this.#invalid(
+          `units[${n - 1}]: "scores" must be a list`,
+        );
         return undefined;
       }
       raw = own;
@@ -594,24 +599,26 @@ class RecordCheck {
           }
         } catch (error) {
           if (!(error instanceof CaseError)) throw error;
-          this.#unitError = this.#invalid(`unit ${n}: ${error.message}`);
+          this.#unitError = this.#invalid(
+            `units[${n - 1}]: ${error.message}`,
+          );
           return undefined;
         }
       }
     }
-    if (this.#scoreError !== undefined) {
-      this.#scores += raw.length;
-      return undefined;
-    }
+    if (this.#scoreError !== undefined) return undefined;
     const scores: Score[] = [];
-    for (const s of raw) {
-      this.#scores++;
+    for (let i = 0; i < raw.length; i++) {
       try {
-        scores.push(parseScore(s));
+        scores.push(parseScore(raw[i]));
       } catch (error) {
         if (!(error instanceof SyntaxError)) throw error;
         this.#scoreError = this.#invalid(
-          `score ${this.#scores}: ${error.message}`,
+          `${
+            this.body === "scores"
+              ? `scores[${n - 1}]`
+              : `units[${n - 1}].scores[${i}]`
+          }: ${error.message}`,
         );
         return undefined;
       }

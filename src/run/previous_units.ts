@@ -70,7 +70,7 @@ export async function previousUnits(
     // its last line, which the reader takes as the record's end.
     if (!(error instanceof RunRecordError)) throw error;
     // The reader's message names the record too: say it once, where this
-    // message does (`"r.json" line 3: ...`, `"r.json": score 1: ...`).
+    // message does (`"r.json" line 3: ...`, `"r.json": units[1].scores[0]: ...`).
     const named = `Invalid run record ${JSON.stringify(path)}`;
     const what = error.message.startsWith(named)
       ? error.message.slice(named.length)

@@ -295,7 +295,7 @@ Deno.test("parseRunRecord rejects what is not a record and a record with an inva
       ),
     (error: unknown) =>
       error instanceof RunRecordError &&
-      /"bad\.json".*score 1/.test(error.message),
+      /"bad\.json": scores\[0\]: "value"/.test(error.message),
   );
   // Each header field is checked by name.
   const tail = '],"aggregates":[],"finished_at":null,"complete":true}\n';
@@ -763,6 +763,48 @@ function withNaN(lines: readonly string[]): string[] {
   assert.match(out[2], /"value":NaN/);
   return out;
 }
+
+Deno.test("a record with a malformed Score names its file and the Score's place as a JSON path, read by lines or whole", async () => {
+  await withDir(
+    { "suite.yaml": REPLAY_SUITE, "data.jsonl": jsonl(CASES) },
+    async (dir) => {
+      // The second unit's (line 3) second Score: "contains" named mentions.
+      const lines = await recordLines(dir);
+      const scores = lines[2]!.split('"metric":"mentions"');
+      assert.equal(scores.length, 2);
+      lines[2] = `${scores[0]}"metric":"mentions"${
+        scores[1]!.replace('"validity":"valid"', '"validity":"not_applicable"')
+      }`;
+      const text = lines.join("\n");
+      await Deno.writeTextFile(`${dir}/bad.json`, text);
+      const indented = JSON.stringify(JSON.parse(text), null, 2);
+      await Deno.writeTextFile(`${dir}/indented.json`, indented);
+      const why =
+        '"validity": A "scored" Score must be "valid" or "invalid", not "not_applicable"';
+      // It said `score 4`, counted over the whole record's Scores.
+      for (const file of ["bad.json", "indented.json"]) {
+        await assert.rejects(readRunRecord(`${dir}/${file}`), {
+          name: "RunRecordError",
+          message:
+            `Invalid run record "${dir}/${file}": units[1].scores[1]: ${why}`,
+        });
+        const view = await cli(["view", file], dir);
+        assert.equal(view.code, 2);
+        assert.equal(
+          view.stderr,
+          `evalpipe: Invalid run record "${file}": units[1].scores[1]: ${why}\n`,
+        );
+      }
+      assert.throws(() => parseRunRecord(text, "bad.json"), {
+        name: "RunRecordError",
+        message: `Invalid run record "bad.json": units[1].scores[1]: ${why}`,
+      });
+      // The path is jq's: it finds the Score.
+      const score = JSON.parse(text).units[1].scores[1];
+      assert.equal(score.validity, "not_applicable");
+    },
+  );
+});
 
 Deno.test("a record with a line that is not JSON before its last (a NaN written in by hand) is an input error naming the line, never read as cut short there", async () => {
   await withDir(
