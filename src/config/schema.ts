@@ -430,6 +430,9 @@ const TARGET_WORDS: Record<
   parallel_tool_calls: ["params", PARAMS],
 };
 
+const TS_SCORER =
+  'a suite runs a TypeScript scorer as a "subprocess" scorer: a script (cmd: deno run grade.ts) reads the case as JSON on stdin and prints {"score": …}, as the README\'s "Writing a scorer in any language" shows; a function of a unit is functionScorer in a script over mod.ts';
+
 /**
  * Scorers of Inspect, of Braintrust's autoevals and promptfoo's assert
  * types, by their names written any way (`model_graded_qa`, `NumericDiff`,
@@ -496,6 +499,12 @@ const OTHER_SCORERS: Record<string, string> = {
     'promptfoo\'s "javascript" assert is a "subprocess" scorer here: a script (cmd: node check.js) reads the case as JSON on stdin and prints {"score": …}, as the README\'s "Writing a scorer in any language" shows',
   python:
     'promptfoo\'s "python" assert is a "subprocess" scorer here: a script (cmd: python3 check.py) reads the case as JSON on stdin and prints {"score": …}, as the README\'s "Writing a scorer in any language" shows',
+  // A scorer function in a .ts file, as a library user writes one: a suite
+  // runs scorers as programs, not as modules it imports.
+  typescript: TS_SCORER,
+  ts: TS_SCORER,
+  function: TS_SCORER,
+  module: TS_SCORER,
 };
 
 /**

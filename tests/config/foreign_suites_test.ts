@@ -384,6 +384,13 @@ Deno.test("validate: promptfoo's assert types, kept in a suite of evalpipe's sha
         "python",
         '; promptfoo\'s "python" assert is a "subprocess" scorer here',
       ],
+      // A scorer function in a .ts file, as a library user writes one.
+      ...["typescript", "ts", "function", "module"].map((
+        type,
+      ): [string, string] => [
+        type,
+        '; a suite runs a TypeScript scorer as a "subprocess" scorer: a script (cmd: deno run grade.ts) reads the case as JSON on stdin and prints {"score": …}, as the README\'s "Writing a scorer in any language" shows; a function of a unit is functionScorer in a script over mod.ts',
+      ]),
       // evalpipe's own words and near misses keep their answers.
       ["containz", '; did you mean "contains"?'],
       ["starts-with", '; did you mean "starts_with"?'],
