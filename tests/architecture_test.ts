@@ -173,11 +173,15 @@ Deno.test("src/ holds folders only, each with a mod.ts", async () => {
 // or network access, so that they run anywhere a script runs them. They may
 // name a type from elsewhere (`import type` brings no code along).
 const PURE = ["score", "aggregate", "diff"];
-/** Pure helpers the core may use: field readers, inert JSON, the NFC key of ids. */
+/**
+ * Pure helpers the core may use: field readers, inert JSON, the NFC key of
+ * ids, `expected`'s text as the dataset wrote it.
+ */
 const PURE_HELPERS = [
   "src/io/fields.ts",
   "src/io/inert_json.ts",
   "src/base/nfc.ts",
+  "src/io/_expected_text.ts",
 ];
 
 /** The specifiers a module imports code from (not `import type`). */

@@ -1,11 +1,12 @@
 /**
- * Cases (dataset records), examples (cases with their identity) and the
- * verbatim text of `expected`.
+ * Cases (dataset records), examples (cases with their identity), and the
+ * text of `expected` and `id` kept from JSON source.
  *
  * @module
  */
 
 import { compactJson, firstMemberSpan, memberSpan } from "../io/_json_scan.ts";
+import { attachVerbatimExpected } from "../io/_expected_text.ts";
 
 /**
  * One dataset record.
@@ -78,73 +79,6 @@ export interface Example {
    * finds the record's Scores in a file written then.
    */
   formerly?: string;
-}
-
-const VERBATIM = Symbol.for("evalpipe.verbatim_expected");
-
-interface Verbatim {
-  value: unknown;
-  text: string;
-}
-
-/**
- * Attaches the verbatim JSON text of `expected` to a record, so that it
- * reaches scorers as it was written. Object spread copies it along.
- *
- * @param record A case or unit record.
- * @param text The compact source text of its `expected` value.
- */
-export function attachVerbatimExpected(
-  record: { expected?: unknown },
-  text: string,
-): void {
-  (record as Record<symbol, Verbatim>)[VERBATIM] = {
-    value: record.expected,
-    text,
-  };
-}
-
-/**
- * Copies `expected`, with its verbatim text, from one record to another.
- *
- * @param to The record to set.
- * @param from The record to read.
- */
-export function copyExpected(
-  to: { expected?: unknown },
-  from: { expected?: unknown },
-): void {
-  if (from.expected === undefined) return;
-  to.expected = from.expected;
-  const verbatim = (from as Record<symbol, Verbatim | undefined>)[VERBATIM];
-  if (verbatim !== undefined) {
-    (to as Record<symbol, Verbatim>)[VERBATIM] = verbatim;
-  }
-}
-
-/**
- * The JSON text of a record's `expected`: verbatim when a loader read it from
- * JSON source, `null` when absent.
- *
- * @param record A case or unit record.
- * @returns Compact JSON text.
- *
- * @example
- * ```ts
- * import { expectedJson } from "./case.ts";
- * if (expectedJson({}) !== "null") throw new Error("unexpected");
- * if (expectedJson({ expected: { b: 1, a: 2 } }) !== '{"b":1,"a":2}') throw new Error("unexpected");
- * ```
- */
-export function expectedJson(record: { expected?: unknown }): string {
-  const verbatim = (record as Record<symbol, Verbatim | undefined>)[VERBATIM];
-  // A verbatim text only stands while `expected` is still the value it was read as.
-  if (verbatim !== undefined && Object.is(verbatim.value, record.expected)) {
-    return verbatim.text;
-  }
-  return record.expected === undefined
-    ? "null"
-    : JSON.stringify(record.expected) ?? "null";
 }
 
 /**

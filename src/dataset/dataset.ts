@@ -17,7 +17,6 @@ import {
   YamlRefusedError,
 } from "../io/yaml.ts";
 import {
-  attachVerbatimExpected,
   type Case,
   CaseError,
   type Example,
@@ -27,6 +26,7 @@ import {
   overflowingNumber,
   parseCase,
 } from "./case.ts";
+import { attachVerbatimExpected } from "../io/_expected_text.ts";
 import {
   appearsTwice,
   elementSpans,

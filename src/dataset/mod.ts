@@ -16,7 +16,8 @@
  */
 
 export type { Case, Example } from "./case.ts";
-export { CaseError, expectedJson, parseCase } from "./case.ts";
+export { CaseError, parseCase } from "./case.ts";
+export { expectedJson } from "../io/_expected_text.ts";
 export type {
   MalformedLine,
   ReadUnitsOptions,

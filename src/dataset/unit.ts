@@ -10,12 +10,12 @@ import { placeOf } from "../base/place.ts";
 import {
   CaseError,
   checkId,
-  expectedJson,
   keepVerbatimExpected,
   keepVerbatimId,
   overflowingNumber,
   readContext,
 } from "./case.ts";
+import { expectedJson } from "../io/_expected_text.ts";
 import { inertJson } from "../io/inert_json.ts";
 import { appearsTwice, repeatedKey } from "../io/_json_scan.ts";
 import { type Line, LineBatchStream, LineStream } from "../io/line_stream.ts";

@@ -10,6 +10,7 @@
  */
 
 import { nfcKey } from "../base/nfc.ts";
+import { expectedJson } from "../io/_expected_text.ts";
 import { isRawJson, parseKeepingNumbers } from "./_number_text.ts";
 
 /**
@@ -181,23 +182,12 @@ function caseText(
   return text;
 }
 
-/**
- * Where a dataset reader keeps `expected`'s text beside its value
- * (`src/dataset/case.ts`): read here by its key, as diff/ imports no reader.
- */
-const VERBATIM = Symbol.for("evalpipe.verbatim_expected");
-
 /** `expected`'s canonical text, its numbers as the dataset wrote them. */
 function expectedText(c: KeptCase): string {
-  const kept = (c as { [VERBATIM]?: { value: unknown; text: string } })[
-    VERBATIM
-  ];
-  // Its text stands while `expected` is still the value it was read as.
-  const text = kept !== undefined && Object.is(kept.value, c.expected)
-    ? kept.text
-    : JSON.stringify(c.expected ?? null);
   // Most answers are strings, whose text can differ only in escapes.
-  return typeof c.expected === "string" || text === JSON.stringify(c.expected)
+  if (typeof c.expected === "string") return canonical(c.expected);
+  const text = expectedJson(c);
+  return text === JSON.stringify(c.expected)
     ? canonical(c.expected ?? null)
     : canonical(parseKeepingNumbers(text));
 }

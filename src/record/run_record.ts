@@ -28,12 +28,8 @@ import { FieldError, mappingAt, stringAt, stringMapAt } from "../io/fields.ts";
 import { parseScore, type Score, scoreLine } from "../score/mod.ts";
 import { inertJson } from "../io/inert_json.ts";
 import type { Fingerprints } from "../fingerprint/fingerprint.ts";
-import {
-  attachVerbatimExpected,
-  CaseError,
-  expectedJson,
-  keepVerbatimExpected,
-} from "../dataset/case.ts";
+import { CaseError, keepVerbatimExpected } from "../dataset/case.ts";
+import { attachVerbatimExpected, expectedJson } from "../io/_expected_text.ts";
 import { parseUnit, type Unit, unitLine } from "../dataset/unit.ts";
 import { LineStream } from "../io/line_stream.ts";
 import {

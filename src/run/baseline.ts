@@ -20,7 +20,8 @@ import {
 } from "../base/errors.ts";
 import { nfcKey } from "../base/nfc.ts";
 import type { Unit } from "../dataset/unit.ts";
-import { expectedJson, keepVerbatimExpected } from "../dataset/case.ts";
+import { keepVerbatimExpected } from "../dataset/case.ts";
+import { expectedJson } from "../io/_expected_text.ts";
 import type { CaseField, CasesChangedOptions } from "../diff/cases.ts";
 import { elementSpans, memberSpan } from "../io/_json_scan.ts";
 import { parseKeepingNumbers } from "../diff/_number_text.ts";

@@ -1,7 +1,7 @@
 // What the built-in scorers share: their versions, the reference texts of a
 // unit, and the Scores they return when a metric does not apply.
 
-import { expectedJson } from "../dataset/case.ts";
+import { expectedJson } from "../io/_expected_text.ts";
 import type { Unit } from "../dataset/unit.ts";
 import { fingerprint } from "../fingerprint/fingerprint.ts";
 import { nonEvaluable, type Score } from "../score/mod.ts";

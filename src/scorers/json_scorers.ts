@@ -14,7 +14,7 @@ import { errored, type Score, scored } from "../score/mod.ts";
 import { type Scorer, UNIT_RANGE } from "./scorer.ts";
 import type { Unit } from "../dataset/unit.ts";
 import { noExpected, quote, quoteList, versionOf } from "./_builtin.ts";
-import { expectedJson } from "../dataset/case.ts";
+import { expectedJson } from "../io/_expected_text.ts";
 import type { SchemaCheck } from "./_json_schema.ts";
 import { clip } from "../base/terminal.ts";
 

@@ -4,7 +4,7 @@
  * @module
  */
 
-import { expectedJson } from "../dataset/case.ts";
+import { expectedJson } from "../io/_expected_text.ts";
 import {
   ChatClient,
   type ChatClientOptions,

@@ -9,7 +9,7 @@
  * @module
  */
 
-import { expectedJson } from "../dataset/case.ts";
+import { expectedJson } from "../io/_expected_text.ts";
 import type { Unit } from "../dataset/unit.ts";
 import { fingerprint } from "../fingerprint/fingerprint.ts";
 import type { ChatClientOptions, ChatSettings } from "../net/chat_client.ts";

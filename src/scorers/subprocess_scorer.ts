@@ -6,7 +6,7 @@
  */
 
 import { Sha256 } from "../fingerprint/_sha256.ts";
-import { expectedJson } from "../dataset/case.ts";
+import { expectedJson } from "../io/_expected_text.ts";
 import { memberNames } from "../io/_json_scan.ts";
 import {
   failureMessage,

@@ -8,7 +8,8 @@
 import { countOption } from "../base/_count.ts";
 import { messageOf } from "../base/errors.ts";
 import { returnedText } from "../base/terminal.ts";
-import { type Case, copyExpected, type Example } from "../dataset/case.ts";
+import type { Case, Example } from "../dataset/case.ts";
+import { copyExpected } from "../io/_expected_text.ts";
 import { DEFAULTS } from "../base/defaults.ts";
 import {
   cancellable,

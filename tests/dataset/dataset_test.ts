@@ -5,7 +5,8 @@ import {
   formatOf,
   loadDataset,
 } from "../../src/dataset/dataset.ts";
-import { type Example, expectedJson } from "../../src/dataset/case.ts";
+import type { Example } from "../../src/dataset/case.ts";
+import { expectedJson } from "../../src/io/_expected_text.ts";
 import {
   compactJson,
   elementSpans,

@@ -1,10 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import {
-  type Case,
-  type Example,
-  expectedJson,
-} from "../../src/dataset/case.ts";
+import type { Case, Example } from "../../src/dataset/case.ts";
+import { expectedJson } from "../../src/io/_expected_text.ts";
 import { loadDataset } from "../../src/dataset/dataset.ts";
 import {
   runTarget,
