@@ -175,13 +175,15 @@ Deno.test("src/ holds folders only, each with a mod.ts", async () => {
 const PURE = ["score", "aggregate", "diff"];
 /**
  * Pure helpers the core may use: field readers, inert JSON, the NFC key of
- * ids, `expected`'s text as the dataset wrote it.
+ * ids, `expected`'s text as the dataset wrote it, JSON read with its numbers'
+ * text kept.
  */
 const PURE_HELPERS = [
   "src/io/fields.ts",
   "src/io/inert_json.ts",
   "src/base/nfc.ts",
   "src/io/_expected_text.ts",
+  "src/io/_number_text.ts",
 ];
 
 /** The specifiers a module imports code from (not `import type`). */

@@ -10,8 +10,7 @@
  */
 
 import { nfcKey } from "../base/nfc.ts";
-import { expectedJson } from "../io/_expected_text.ts";
-import { isRawJson, parseKeepingNumbers } from "./_number_text.ts";
+import { expectedAsWritten, isRawJson } from "../io/_number_text.ts";
 
 /**
  * What a run kept of one unit's case: a RunRecord's unit, a baseline's
@@ -174,22 +173,10 @@ function caseText(
   for (const field of fields) {
     const value = field !== "expected"
       ? canonical(c[field])
-      : asWritten
-      ? expectedText(c)
-      : canonical(c.expected ?? null);
+      : canonical(asWritten ? expectedAsWritten(c) : c.expected ?? null);
     text += `${value}\n`;
   }
   return text;
-}
-
-/** `expected`'s canonical text, its numbers as the dataset wrote them. */
-function expectedText(c: KeptCase): string {
-  // Most answers are strings, whose text can differ only in escapes.
-  if (typeof c.expected === "string") return canonical(c.expected);
-  const text = expectedJson(c);
-  return text === JSON.stringify(c.expected)
-    ? canonical(c.expected ?? null)
-    : canonical(parseKeepingNumbers(text));
 }
 
 /**

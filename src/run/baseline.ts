@@ -21,10 +21,9 @@ import {
 import { nfcKey } from "../base/nfc.ts";
 import type { Unit } from "../dataset/unit.ts";
 import { keepVerbatimExpected } from "../dataset/case.ts";
-import { expectedJson } from "../io/_expected_text.ts";
 import type { CaseField, CasesChangedOptions } from "../diff/cases.ts";
 import { elementSpans, memberSpan } from "../io/_json_scan.ts";
-import { parseKeepingNumbers } from "../diff/_number_text.ts";
+import { expectedAsWritten } from "../io/_number_text.ts";
 import {
   caseIdOf,
   casePasses,
@@ -275,7 +274,9 @@ export class BaselineCollector {
       }
       if (unit !== undefined) {
         entry.input = unit.input;
-        if (unit.expected !== undefined) entry.expected = asWritten(unit);
+        if (unit.expected !== undefined) {
+          entry.expected = expectedAsWritten(unit);
+        }
         if (unit.context !== undefined) entry.context = unit.context;
         if (unit.metadata !== undefined) entry.metadata = unit.metadata;
         entry.output = unit.output;
@@ -318,18 +319,6 @@ export function casesKept(file: BaselineFile): CasesChangedOptions {
   return Array.isArray(file.case_fields)
     ? { fields: file.case_fields }
     : { fields: ["input", "expected"], numbersAsWritten: false };
-}
-
-/**
- * A unit's expected answer with its numbers as the dataset wrote them, which
- * a scorer receives and a later run's case is compared by: `1.0` stays
- * `1.0`, an integer past 2^53 keeps its digits.
- */
-function asWritten(unit: Unit): unknown {
-  const text = expectedJson(unit);
-  return text === JSON.stringify(unit.expected)
-    ? unit.expected
-    : parseKeepingNumbers(text);
 }
 
 function baselineScore(s: Score): BaselineScore {

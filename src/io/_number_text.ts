@@ -1,7 +1,10 @@
 // JSON read with its numbers' text kept: `1.0` stays `1.0`, an integer
 // past 2^53 keeps its digits, where `JSON.parse` makes them `1` and a
 // rounded double. Through JSON.rawJSON and the reviver's `source` (ES2026,
-// in V8 since 11.4; not yet in TypeScript's lib).
+// in V8 since 11.4; not yet in TypeScript's lib). Pure; loaded by `diff`
+// and baselines only, not by a plain run.
+
+import { expectedJson } from "./_expected_text.ts";
 
 interface RawJson {
   rawJSON(text: string): object;
@@ -35,4 +38,23 @@ export function parseKeepingNumbers(text: string): unknown {
  */
 export function isRawJson(value: unknown): boolean {
   return Raw.isRawJSON(value);
+}
+
+/**
+ * A record's `expected` with its numbers as the dataset wrote them: `1.0`
+ * stays `1.0`, an integer past 2^53 keeps its digits; `null` when absent.
+ * What a baseline keeps and a later run's case is compared by.
+ *
+ * @param record A case or unit record.
+ * @returns The value itself where its text is what `JSON.stringify`
+ *   writes, else its verbatim text read by {@linkcode parseKeepingNumbers}.
+ */
+export function expectedAsWritten(record: { expected?: unknown }): unknown {
+  const expected = record.expected;
+  // Most answers are strings, whose text can differ only in escapes.
+  if (typeof expected === "string") return expected;
+  const text = expectedJson(record);
+  return text === JSON.stringify(expected)
+    ? expected
+    : parseKeepingNumbers(text);
 }
