@@ -356,30 +356,41 @@ Deno.test("run --resume --force after a scorer was added joins a unit's earlier 
   });
 });
 
-Deno.test("run --resume takes an older evalpipe's #N-invalid Score of a malformed line as that line's (#line-N), not running it again beside it", async () => {
+/**
+ * Runs a replay suite of `d.jsonl` (line 3 malformed, its number taken by
+ * the case at line 1 as its id, `line2` between) in two epochs, renames
+ * line 3's Scores in --out to `older`'s name as an evalpipe before e2ae25f
+ * named them, and resumes: those Scores count as line 3's and nothing runs
+ * again.
+ */
+async function resumesOlderName(line2: string, older: string): Promise<void> {
   await withTempDir(async (dir) => {
     await Deno.writeTextFile(
       `${dir}/suite.yaml`,
       "dataset: d.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n",
     );
-    // Line 3 is malformed, and the case at line 1 took 3 as its id.
     await Deno.writeTextFile(
       `${dir}/d.jsonl`,
-      '{"id":3,"input":"q","output":"a","expected":"a"}\n' +
-        '{"input":"r","output":"a","expected":"a"}\n{bad json\n',
+      `{"id":3,"input":"q","output":"a","expected":"a"}\n${line2}\n{bad json\n`,
     );
     const args = ["run", "suite.yaml", "--out", "s.ndjson", "--epochs", "2"];
     const first = await cli(args, dir);
     const written = await Deno.readTextFile(`${dir}/s.ndjson`);
     assert.match(written, /"unit_id":"d\.jsonl#line-3@2"/, first.stderr);
-    // As an evalpipe before e2ae25f named that line.
-    const older = written.replaceAll("#line-3", "#3-invalid");
-    await Deno.writeTextFile(`${dir}/s.ndjson`, older);
+    const renamed = written.replaceAll("#line-3", `#${older}`);
+    await Deno.writeTextFile(`${dir}/s.ndjson`, renamed);
     const resumed = await cli([...args, "--resume"], dir);
     assert.equal(resumed.code, first.code, resumed.stderr);
     assert.match(resumed.stderr, /0 scores written to s\.ndjson/);
-    assert.equal(await Deno.readTextFile(`${dir}/s.ndjson`), older);
+    assert.equal(await Deno.readTextFile(`${dir}/s.ndjson`), renamed);
   });
+}
+
+Deno.test("run --resume takes an older evalpipe's #N-invalid Score of a malformed line as that line's (#line-N), not running it again beside it", async () => {
+  await resumesOlderName(
+    '{"input":"r","output":"a","expected":"a"}',
+    "3-invalid",
+  );
 });
 
 Deno.test("run --resume runs a malformed line whose #N-invalid name a case's own id holds, where it took that case's Score for the line's", async () => {
@@ -414,27 +425,9 @@ Deno.test("run --resume runs a malformed line whose #N-invalid name a case's own
 });
 
 Deno.test("run --resume takes an older evalpipe's #N-invalid-invalid Score of a malformed line as that line's, not running it again", async () => {
-  await withTempDir(async (dir) => {
-    await Deno.writeTextFile(
-      `${dir}/suite.yaml`,
-      "dataset: d.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n",
-    );
-    // Cases took 3 and 3-invalid as their ids before the malformed line 3.
-    await Deno.writeTextFile(
-      `${dir}/d.jsonl`,
-      '{"id":3,"input":"q","output":"a","expected":"a"}\n' +
-        '{"id":"3-invalid","input":"r","output":"a","expected":"a"}\n{bad json\n',
-    );
-    const args = ["run", "suite.yaml", "--out", "s.ndjson", "--epochs", "2"];
-    const first = await cli(args, dir);
-    const written = await Deno.readTextFile(`${dir}/s.ndjson`);
-    assert.match(written, /"unit_id":"d\.jsonl#line-3@2"/, first.stderr);
-    // As an evalpipe before e2ae25f named that line.
-    const older = written.replaceAll("#line-3", "#3-invalid-invalid");
-    await Deno.writeTextFile(`${dir}/s.ndjson`, older);
-    const resumed = await cli([...args, "--resume"], dir);
-    assert.equal(resumed.code, first.code, resumed.stderr);
-    assert.match(resumed.stderr, /0 scores written to s\.ndjson/);
-    assert.equal(await Deno.readTextFile(`${dir}/s.ndjson`), older);
-  });
+  // A case took 3-invalid as its id too.
+  await resumesOlderName(
+    '{"id":"3-invalid","input":"r","output":"a","expected":"a"}',
+    "3-invalid-invalid",
+  );
 });
