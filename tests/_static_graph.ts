@@ -12,37 +12,56 @@ export interface StaticGraph {
   importersOf(prefix: string): Set<string>;
 }
 
+/** `deno info --json` of a module: every module it may load, and their imports. */
+export interface ModuleInfo {
+  /** The entry, resolved. */
+  roots: string[];
+  /** Specifiers and what they resolve to. */
+  redirects: Record<string, string>;
+  /** Each module and its imports. */
+  modules: Array<{
+    specifier: string;
+    dependencies?: Array<{
+      isDynamic?: boolean;
+      code?: { specifier: string };
+    }>;
+  }>;
+}
+
 /**
- * The modules a module loads before it runs: static imports, not types or
- * `import()`.
+ * Runs `deno info --json` on a module of the repository.
  *
  * @param entry The module, relative to the repository's root.
- * @returns Its graph.
+ * @returns What it says.
  */
-export async function staticGraph(entry: string): Promise<StaticGraph> {
-  const { code, stdout } = await new Deno.Command(Deno.execPath(), {
+export async function moduleInfo(entry: string): Promise<ModuleInfo> {
+  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
     args: ["info", "--json", entry],
     cwd: ROOT.pathname,
     stdout: "piped",
-    stderr: "inherit",
+    stderr: "piped",
   }).output();
-  assert.equal(code, 0);
-  const info = JSON.parse(new TextDecoder().decode(stdout)) as {
-    roots: string[];
-    redirects: Record<string, string>;
-    modules: Array<{
-      specifier: string;
-      dependencies?: Array<{
-        isDynamic?: boolean;
-        code?: { specifier: string };
-      }>;
-    }>;
-  };
+  assert.equal(code, 0, new TextDecoder().decode(stderr));
+  return JSON.parse(new TextDecoder().decode(stdout));
+}
+
+/**
+ * What loading `roots` loads before anything runs: static imports only, not
+ * types or `import()`.
+ *
+ * @param info The graph, from {@linkcode moduleInfo}.
+ * @param roots The modules loaded first (specifiers of `info`).
+ * @returns The modules loaded, and each static import as `[from, to]`.
+ */
+export function staticImports(
+  info: ModuleInfo,
+  roots: string[],
+): { modules: Set<string>; edges: Array<[string, string]> } {
   const resolve = (s: string) => info.redirects[s] ?? s;
   const bySpecifier = new Map(info.modules.map((m) => [m.specifier, m]));
   const modules = new Set<string>();
   const edges: Array<[string, string]> = [];
-  const todo = info.roots.map(resolve);
+  const todo = roots.map(resolve);
   while (todo.length > 0) {
     const specifier = todo.pop()!;
     if (modules.has(specifier)) continue;
@@ -54,6 +73,19 @@ export async function staticGraph(entry: string): Promise<StaticGraph> {
       todo.push(target);
     }
   }
+  return { modules, edges };
+}
+
+/**
+ * The modules a module loads before it runs: static imports, not types or
+ * `import()`.
+ *
+ * @param entry The module, relative to the repository's root.
+ * @returns Its graph.
+ */
+export async function staticGraph(entry: string): Promise<StaticGraph> {
+  const info = await moduleInfo(entry);
+  const { modules, edges } = staticImports(info, info.roots);
   return {
     modules,
     importersOf: (prefix) =>

@@ -4,51 +4,14 @@
 
 import assert from "node:assert/strict";
 import { COMMANDS } from "../../src/cli/commands.ts";
+import { moduleInfo, staticImports } from "../_static_graph.ts";
 
 const ROOT = new URL("../../", import.meta.url);
 
-interface Info {
-  roots: string[];
-  redirects: Record<string, string>;
-  modules: Array<{
-    specifier: string;
-    dependencies?: Array<{
-      isDynamic?: boolean;
-      code?: { specifier: string };
-    }>;
-  }>;
-}
-
-const info: Info = await (async () => {
-  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
-    args: ["info", "--json", "cli.ts"],
-    cwd: ROOT.pathname,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  assert.equal(code, 0, new TextDecoder().decode(stderr));
-  return JSON.parse(new TextDecoder().decode(stdout));
-})();
-const resolve = (s: string) => info.redirects[s] ?? s;
+const info = await moduleInfo("cli.ts");
 const bySpecifier = new Map(info.modules.map((m) => [m.specifier, m]));
 const local = (path: string) => new URL(path, ROOT).href;
-
-/** What loading `roots` loads before anything runs: static imports only. */
-function staticClosure(roots: string[]): Set<string> {
-  const seen = new Set<string>();
-  const todo = roots.map(resolve);
-  while (todo.length > 0) {
-    const s = todo.pop()!;
-    if (seen.has(s)) continue;
-    seen.add(s);
-    for (const dep of bySpecifier.get(s)?.dependencies ?? []) {
-      if (!dep.isDynamic && dep.code !== undefined) {
-        todo.push(resolve(dep.code.specifier));
-      }
-    }
-  }
-  return seen;
-}
+const staticClosure = (roots: string[]) => staticImports(info, roots).modules;
 
 /**
  * What a command loads when it runs: the table, the command's module, then
