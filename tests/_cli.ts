@@ -252,3 +252,42 @@ export async function reportAgain(
   }
   return { markdown, html: await Deno.readTextFile(`${dir}/report.html`) };
 }
+
+/**
+ * Runs `run SUITE --shard k/2 --record sk.json` in `dir` for both halves:
+ * the records s1.json and s2.json, each shard's exit 0 checked.
+ *
+ * @param dir The folder to run in.
+ * @param suite The suite file, from `dir`.
+ */
+export async function recordShards(dir: string, suite: string): Promise<void> {
+  for (const k of [1, 2]) {
+    const shard = await cli(
+      ["run", suite, "--shard", `${k}/2`, "--record", `s${k}.json`],
+      dir,
+    );
+    if (shard.code !== 0) {
+      throw new Error(`shard ${k}/2 exited ${shard.code}: ${shard.stderr}`);
+    }
+  }
+}
+
+/**
+ * Runs the suite in two shards ({@linkcode recordShards}), then `merge
+ * s1.json s2.json ...flags`, as a sharded CI job does.
+ *
+ * @param dir The folder to run in.
+ * @param suite The suite file, from `dir`.
+ * @param flags merge's options.
+ * @param env More environment variables for merge.
+ * @returns merge's exit code and output.
+ */
+export async function mergeShards(
+  dir: string,
+  suite: string,
+  flags: string[],
+  env: Record<string, string> = {},
+): Promise<Outcome> {
+  await recordShards(dir, suite);
+  return await cli(["merge", "s1.json", "s2.json", ...flags], dir, env);
+}

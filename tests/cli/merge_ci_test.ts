@@ -4,7 +4,7 @@
 // neither (the run or merge that made the record did).
 
 import assert from "node:assert/strict";
-import { CLI, cli } from "../_cli.ts";
+import { CLI, cli, mergeShards, recordShards } from "../_cli.ts";
 import { withTempDir } from "../_proc.ts";
 
 async function writeSuite(dir: string): Promise<void> {
@@ -25,13 +25,7 @@ async function writeSuite(dir: string): Promise<void> {
 /** The suite, run in two shards with their records s1.json and s2.json. */
 async function writeShards(dir: string): Promise<void> {
   await writeSuite(dir);
-  for (const k of [1, 2]) {
-    const shard = await cli(
-      ["run", "suite.yaml", "--shard", `${k}/2`, "--record", `s${k}.json`],
-      dir,
-    );
-    assert.equal(shard.code, 0, shard.stderr);
-  }
+  await recordShards(dir, "suite.yaml");
 }
 
 Deno.test("merge under GitHub Actions appends the merged run's Markdown to the step summary and annotates its failed gates, as run does; report does neither", async () => {
@@ -266,24 +260,10 @@ Deno.test("merge --baseline annotates a regression and keeps it in its record as
       github,
     );
     assert.equal(whole.code, 1, whole.stderr);
-    for (const k of [1, 2]) {
-      const shard = await cli(
-        ["run", "suite.yaml", "--shard", `${k}/2`, "--record", `s${k}.json`],
-        dir,
-      );
-      assert.equal(shard.code, 0, shard.stderr);
-    }
-    const merged = await cli(
-      [
-        "merge",
-        "s1.json",
-        "s2.json",
-        "--baseline",
-        "main",
-        "--record",
-        "m.json",
-      ],
+    const merged = await mergeShards(
       dir,
+      "suite.yaml",
+      ["--baseline", "main", "--record", "m.json"],
       github,
     );
     assert.equal(merged.code, 1, merged.stderr);

@@ -4,7 +4,7 @@
 // saved with.
 
 import assert from "node:assert/strict";
-import { cli } from "../_cli.ts";
+import { cli, mergeShards } from "../_cli.ts";
 import { withTempDir } from "../_proc.ts";
 import { parseRunRecord } from "../../src/record/run_record.ts";
 
@@ -64,25 +64,12 @@ Deno.test("run --baseline and merge --baseline of records without epochs.require
     );
     assert.deepEqual(record.baseline?.flaky, []);
     // The same run as two shards' records, merged and compared: the same.
-    for (const k of [1, 2]) {
-      const shard = await cli(
-        ["run", "suite.yaml", "--shard", `${k}/2`, "--record", `s${k}.json`],
-        dir,
-      );
-      assert.equal(shard.code, 0, shard.stderr);
-    }
-    const merged = await cli(
-      [
-        "merge",
-        "s1.json",
-        "s2.json",
-        "--baseline",
-        "main",
-        "--record",
-        "m.json",
-      ],
-      dir,
-    );
+    const merged = await mergeShards(dir, "suite.yaml", [
+      "--baseline",
+      "main",
+      "--record",
+      "m.json",
+    ]);
     assert.equal(merged.code, 0, merged.stderr);
     const mergedRecord = parseRunRecord(
       await Deno.readTextFile(`${dir}/m.json`),

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { cli, reportAgain } from "../_cli.ts";
+import { cli, mergeShards, reportAgain } from "../_cli.ts";
 import { withTempDir } from "../_proc.ts";
 import { compareWithBaseline } from "../../src/run/mod.ts";
 import { blocked, scored } from "../../src/score/mod.ts";
@@ -261,25 +261,12 @@ Deno.test("report --markdown and --html of a record from run --baseline say what
     assert.match(sameMarkdown, /^✅ no gate failed/m);
 
     // merge --baseline keeps the comparison in the merged record too.
-    for (const k of [1, 2]) {
-      const shard = await cli(
-        ["run", "evalpipe.yaml", "--shard", `${k}/2`, "--record", `s${k}.json`],
-        dir,
-      );
-      assert.equal(shard.code, 0, shard.stderr);
-    }
-    const merged = await cli(
-      [
-        "merge",
-        "s1.json",
-        "s2.json",
-        "--record",
-        "m.json",
-        "--baseline",
-        "main",
-      ],
-      dir,
-    );
+    const merged = await mergeShards(dir, "evalpipe.yaml", [
+      "--record",
+      "m.json",
+      "--baseline",
+      "main",
+    ]);
     assert.equal(merged.code, 1, merged.stderr);
     const m = JSON.parse(await Deno.readTextFile(`${dir}/m.json`));
     assert.deepEqual(m.baseline.newly_failing, [
