@@ -291,3 +291,40 @@ export async function mergeShards(
   await recordShards(dir, suite);
   return await cli(["merge", "s1.json", "s2.json", ...flags], dir, env);
 }
+
+// The system under test of writeAnswersSuite answers from answers.json:
+// what a pull request changes. Case data reaches it on stdin only.
+const ANSWERS_SYSTEM = `import json, sys
+case = json.load(sys.stdin)
+print(json.load(open("answers.json")).get(case["input"], "?"))
+`;
+
+/**
+ * Writes a suite in `dir`: `evalpipe.yaml` scores with exact_match a
+ * subprocess target (`python3 app.py`) that answers each input from
+ * `answers.json`, over `d.jsonl`, one case a key of `cases` (its id and
+ * input) with its value as the expected answer.
+ *
+ * @param dir The folder.
+ * @param cases Each case's id and expected answer.
+ * @param answers What the target answers to each input; `?` to others.
+ */
+export async function writeAnswersSuite(
+  dir: string,
+  cases: Record<string, string>,
+  answers: Record<string, string>,
+): Promise<void> {
+  await Deno.writeTextFile(`${dir}/app.py`, ANSWERS_SYSTEM);
+  await Deno.writeTextFile(
+    `${dir}/d.jsonl`,
+    Object.entries(cases).map(([id, expected]) =>
+      JSON.stringify({ id, input: id, expected })
+    ).join("\n") + "\n",
+  );
+  await Deno.writeTextFile(`${dir}/answers.json`, JSON.stringify(answers));
+  await Deno.writeTextFile(
+    `${dir}/evalpipe.yaml`,
+    "dataset: d.jsonl\ntarget: { type: subprocess, cmd: python3 app.py }\n" +
+      "scorers: [{ type: exact_match }]\n",
+  );
+}

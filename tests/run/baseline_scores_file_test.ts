@@ -1,38 +1,22 @@
 import assert from "node:assert/strict";
-import { cli } from "../_cli.ts";
+import { cli, writeAnswersSuite } from "../_cli.ts";
 import { withTempDir } from "../_proc.ts";
 
-// The system under test answers from answers.json; case data reaches it on
-// stdin only.
-const SYSTEM = `import json, sys
-case = json.load(sys.stdin)
-print(json.load(open("answers.json")).get(case["input"], "?"))
-`;
+const CASES = { a: "A", b: "B", c: "C" };
 
-async function suite(dir: string, answers: Record<string, string>) {
-  await Deno.writeTextFile(`${dir}/app.py`, SYSTEM);
-  await Deno.writeTextFile(
-    `${dir}/d.jsonl`,
-    ["a", "b", "c"].map((id) =>
-      JSON.stringify({ id, input: id, expected: id.toUpperCase() })
-    ).join("\n") + "\n",
+/** The suite, answering every case right, run once into scores.ndjson. */
+async function scoresFile(dir: string): Promise<void> {
+  await writeAnswersSuite(dir, CASES, CASES);
+  const first = await cli(
+    ["run", "evalpipe.yaml", "--out", "scores.ndjson"],
+    dir,
   );
-  await Deno.writeTextFile(`${dir}/answers.json`, JSON.stringify(answers));
-  await Deno.writeTextFile(
-    `${dir}/evalpipe.yaml`,
-    "dataset: d.jsonl\ntarget: { type: subprocess, cmd: python3 app.py }\n" +
-      "scorers: [{ type: exact_match }]\n",
-  );
+  assert.equal(first.code, 0, first.stderr);
 }
 
 Deno.test("run --baseline reads a Scores file as diff does, by its path or by a name that is a file in the current folder", async () => {
   await withTempDir(async (dir) => {
-    await suite(dir, { a: "A", b: "B", c: "C" });
-    const first = await cli(
-      ["run", "evalpipe.yaml", "--out", "scores.ndjson"],
-      dir,
-    );
-    assert.equal(first.code, 0, first.stderr);
+    await scoresFile(dir);
     await Deno.writeTextFile(
       `${dir}/answers.json`,
       JSON.stringify({ a: "A", b: "x", c: "C" }),
@@ -67,12 +51,7 @@ Deno.test("run --baseline reads a Scores file as diff does, by its path or by a 
 
 Deno.test("run --baseline refuses a Scores file it cannot trust, naming the file and the line, before any call", async () => {
   await withTempDir(async (dir) => {
-    await suite(dir, { a: "A", b: "B", c: "C" });
-    const first = await cli(
-      ["run", "evalpipe.yaml", "--out", "scores.ndjson"],
-      dir,
-    );
-    assert.equal(first.code, 0, first.stderr);
+    await scoresFile(dir);
     const lines = (await Deno.readTextFile(`${dir}/scores.ndjson`)).split(
       "\n",
     );
@@ -133,7 +112,7 @@ Deno.test("run --baseline refuses a Scores file it cannot trust, naming the file
 Deno.test("run --baseline NAME that names no saved baseline but a file beside the config says so", async () => {
   await withTempDir(async (dir) => {
     await Deno.mkdir(`${dir}/suite`);
-    await suite(`${dir}/suite`, { a: "A", b: "B", c: "C" });
+    await writeAnswersSuite(`${dir}/suite`, CASES, CASES);
     const first = await cli(
       ["run", "evalpipe.yaml", "--out", "1.ndjson"],
       `${dir}/suite`,

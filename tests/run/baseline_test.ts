@@ -1,15 +1,8 @@
 import assert from "node:assert/strict";
-import { cli, mergeShards, reportAgain } from "../_cli.ts";
+import { cli, mergeShards, reportAgain, writeAnswersSuite } from "../_cli.ts";
 import { withTempDir } from "../_proc.ts";
 import { compareWithBaseline } from "../../src/run/mod.ts";
 import { blocked, scored } from "../../src/score/mod.ts";
-
-// The system under test answers from answers.json: what a pull request
-// changes. Case data reaches it on stdin only.
-const SYSTEM = `import json, sys
-case = json.load(sys.stdin)
-print(json.load(open("answers.json")).get(case["input"], "?"))
-`;
 
 async function git(dir: string, ...args: string[]): Promise<string> {
   const out = await new Deno.Command("git", {
@@ -29,30 +22,10 @@ async function git(dir: string, ...args: string[]): Promise<string> {
   return text;
 }
 
-async function suite(
-  dir: string,
-  cases: Record<string, string>,
-  answers: Record<string, string>,
-): Promise<void> {
-  await Deno.writeTextFile(`${dir}/app.py`, SYSTEM);
-  await Deno.writeTextFile(
-    `${dir}/d.jsonl`,
-    Object.entries(cases).map(([id, expected]) =>
-      JSON.stringify({ id, input: id, expected })
-    ).join("\n") + "\n",
-  );
-  await Deno.writeTextFile(`${dir}/answers.json`, JSON.stringify(answers));
-  await Deno.writeTextFile(
-    `${dir}/evalpipe.yaml`,
-    "dataset: d.jsonl\ntarget: { type: subprocess, cmd: python3 app.py }\n" +
-      "scorers: [{ type: exact_match }]\n",
-  );
-}
-
 Deno.test("run --save-baseline writes a small deterministic file; --baseline gates on what changed", async () => {
   await withTempDir(async (dir) => {
     await git(dir, "init", "-q");
-    await suite(dir, { a: "1", b: "2", c: "3", d: "4" }, {
+    await writeAnswersSuite(dir, { a: "1", b: "2", c: "3", d: "4" }, {
       a: "1",
       b: "2",
       c: "x",
@@ -110,7 +83,7 @@ Deno.test("run --save-baseline writes a small deterministic file; --baseline gat
     assert.match(unchanged.stderr, /no case changed/);
 
     // The change under review: a breaks, c is fixed, b leaves, e comes.
-    await suite(dir, { a: "1", c: "3", d: "4", e: "5" }, {
+    await writeAnswersSuite(dir, { a: "1", c: "3", d: "4", e: "5" }, {
       a: "wrong",
       c: "3",
       d: "4",
@@ -164,14 +137,18 @@ Deno.test("run --save-baseline writes a small deterministic file; --baseline gat
 
 Deno.test("report --markdown and --html of a record from run --baseline say what regressed, as run --markdown does", async () => {
   await withTempDir(async (dir) => {
-    await suite(dir, { a: "1", b: "2", c: "3" }, { a: "1", b: "2", c: "x" });
+    await writeAnswersSuite(dir, { a: "1", b: "2", c: "3" }, {
+      a: "1",
+      b: "2",
+      c: "x",
+    });
     const saved = await cli(
       ["run", "evalpipe.yaml", "--save-baseline", "main"],
       dir,
     );
     assert.equal(saved.code, 0, saved.stderr);
     // b breaks, c is fixed, d comes.
-    await suite(dir, { a: "1", b: "2", c: "3", d: "4" }, {
+    await writeAnswersSuite(dir, { a: "1", b: "2", c: "3", d: "4" }, {
       a: "1",
       b: "wrong",
       c: "3",
@@ -287,7 +264,7 @@ Deno.test("report --markdown and --html of a record from run --baseline say what
 
 Deno.test("run --baseline in a matrix compares target by target", async () => {
   await withTempDir(async (dir) => {
-    await suite(dir, { a: "1", b: "2" }, { a: "1", b: "2" });
+    await writeAnswersSuite(dir, { a: "1", b: "2" }, { a: "1", b: "2" });
     await Deno.writeTextFile(
       `${dir}/evalpipe.yaml`,
       "dataset: d.jsonl\ntargets:\n  one: { type: subprocess, cmd: python3 app.py }\n" +
@@ -455,7 +432,7 @@ Deno.test("run --save-baseline keeps no secret a target echoed", async () => {
 
 Deno.test("run --resume --record --save-baseline keeps the earlier units' inputs and outputs", async () => {
   await withTempDir(async (dir) => {
-    await suite(dir, { a: "1", b: "2", c: "3", d: "4" }, {
+    await writeAnswersSuite(dir, { a: "1", b: "2", c: "3", d: "4" }, {
       a: "1",
       b: "x",
       c: "3",
@@ -501,7 +478,11 @@ Deno.test("run --resume --record --save-baseline keeps the earlier units' inputs
 
 Deno.test("diff, view and aggregate read a saved baseline as the run it keeps, not as lines of Scores", async () => {
   await withTempDir(async (dir) => {
-    await suite(dir, { a: "1", b: "2", c: "3" }, { a: "1", b: "2", c: "x" });
+    await writeAnswersSuite(dir, { a: "1", b: "2", c: "3" }, {
+      a: "1",
+      b: "2",
+      c: "x",
+    });
     const saved = await cli(
       ["run", "evalpipe.yaml", "--save-baseline", "main", "--out", "b.ndjson"],
       dir,
@@ -537,7 +518,11 @@ Deno.test("diff, view and aggregate read a saved baseline as the run it keeps, n
 
 Deno.test("run --baseline fails, saying why, when the run cannot be compared with the baseline", async () => {
   await withTempDir(async (dir) => {
-    await suite(dir, { a: "1", b: "2", c: "3" }, { a: "1", b: "2", c: "3" });
+    await writeAnswersSuite(dir, { a: "1", b: "2", c: "3" }, {
+      a: "1",
+      b: "2",
+      c: "3",
+    });
     const saved = await cli(
       ["run", "evalpipe.yaml", "--save-baseline", "main"],
       dir,
@@ -615,7 +600,11 @@ Deno.test("compareWithBaseline pairs a case whose id the baseline wrote in NFD a
 
 Deno.test("run --baseline names a metric whose evaluator changed since the baseline (a judge's rubric now a criterion, a scorer's options), so a case's change is not read as the system's alone", async () => {
   await withTempDir(async (dir) => {
-    await suite(dir, { a: "x", b: "y", c: "z" }, { a: "x", b: "Y", c: "z" });
+    await writeAnswersSuite(dir, { a: "x", b: "y", c: "z" }, {
+      a: "x",
+      b: "Y",
+      c: "z",
+    });
     const saved = await cli(
       ["run", "evalpipe.yaml", "--save-baseline", "main"],
       dir,
@@ -635,7 +624,11 @@ Deno.test("run --baseline names a metric whose evaluator changed since the basel
       /^the evaluator of exact_match changed since the baseline \(exact_match@1 → exact_match@1\+ignore_case\): its cases are compared all the same, so a change may be the evaluator's; save a new baseline once it is accepted$/m,
     );
     // Measured as the baseline was: nothing to say.
-    await suite(dir, { a: "x", b: "y", c: "z" }, { a: "x", b: "Y", c: "z" });
+    await writeAnswersSuite(dir, { a: "x", b: "y", c: "z" }, {
+      a: "x",
+      b: "Y",
+      c: "z",
+    });
     const same = await cli(["run", "evalpipe.yaml", "--baseline", "main"], dir);
     assert.equal(same.code, 0, same.stderr);
     assert.doesNotMatch(same.stderr, /evaluator of/);
