@@ -15,6 +15,7 @@ import { tCritical95 } from "../aggregate/stats.ts";
 import { createHash } from "node:crypto";
 import { compareCodePoints, pythonCompactJson } from "./_python_json.ts";
 import type { EvalglassRunRecord, EvalglassScore } from "./types.ts";
+import { withVerdict } from "./_verdict.ts";
 
 /**
  * The dimensions evalglass's `RunFingerprint` requires, each a string.
@@ -99,7 +100,9 @@ function evalglassDiagnostic(d: Diagnostic): Record<string, unknown> {
 /**
  * One Score in evalglass's shape: what evalglass's `Score.to_dict` writes
  * (empty lists and mappings left out), with evalpipe's `passed`, `reason`
- * and, in a matrix run, `target_name` kept beside it.
+ * and, in a matrix run, `target_name` kept beside it and under its
+ * provenance's `evalpipe` key, which evalglass keeps when it writes the
+ * record again.
  *
  * @param score An evalpipe Score.
  * @returns The evalglass Score.
@@ -124,11 +127,8 @@ export function evalglassScore(score: Score): EvalglassScore {
     out.diagnostics = score.diagnostics.map(evalglassDiagnostic);
   }
   if (score.evidence_refs.length > 0) out.evidence_refs = score.evidence_refs;
-  if (
-    score.provenance !== undefined && Object.keys(score.provenance).length > 0
-  ) {
-    out.provenance = score.provenance;
-  }
+  const provenance = withVerdict(score);
+  if (provenance !== undefined) out.provenance = provenance;
   if (score.example_id !== undefined) out.example_id = score.example_id;
   if (score.unit_id !== undefined) out.unit_id = score.unit_id;
   // A matrix run's Scores say which target they measured: without it, read

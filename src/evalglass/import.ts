@@ -10,6 +10,7 @@ import { parseScore, type Score } from "../score/mod.ts";
 import { isRunRecord, RunRecordError } from "../record/run_record.ts";
 import { elementSpans, memberSpan } from "../io/_json_scan.ts";
 import { jsonSyntaxPlace } from "../io/_json_syntax.ts";
+import { restoreVerdict } from "./_verdict.ts";
 
 /**
  * An evalglass RunRecord read by evalpipe.
@@ -218,7 +219,8 @@ export function fromEvalglass(
     throw new RunRecordError(`${where}: "run_id" must be a non-empty string`);
   }
   let derivedPassed = 0;
-  const scores = (value.scores as unknown[]).map((raw, i) => {
+  const scores = (value.scores as unknown[]).map((read, i) => {
+    const raw = restoreVerdict(read);
     if (typeof raw === "object" && raw !== null && !("passed" in raw)) {
       const status = (raw as { status?: unknown }).status;
       if (status === "scored" || status === "error" || status === "blocked") {

@@ -111,7 +111,13 @@ Deno.test("an exported record read back gives the original's aggregates, per-uni
     assert.equal(back.value, original_a.value);
     assert.equal(back.passed, original_a.passed);
     assert.equal(back.reason, original_a.reason);
-    assert.deepEqual(back.provenance, original_a.provenance);
+    // The provenance keeps the verdict too, for evalglass writing it again.
+    const { evalpipe, ...provenance } = back.provenance;
+    assert.deepEqual(provenance, original_a.provenance);
+    assert.deepEqual(evalpipe, {
+      passed: original_a.passed,
+      reason: original_a.reason,
+    });
   });
 });
 
@@ -184,5 +190,82 @@ scorers:
       ]),
       [["upper", 1], ["lower", 0]],
     );
+  });
+});
+
+Deno.test("an exported record that evalglass writes again keeps each Score's passed, reason and target_name", async () => {
+  await withTempDir(async (dir) => {
+    // A scorer whose verdict is not value >= 0.5, with a reason, in a matrix
+    // run: what evalglass's Score has no field for.
+    await Deno.writeTextFile(
+      `${dir}/strict.py`,
+      `import json, sys
+case = json.load(sys.stdin)
+print(json.dumps({"score": 0.75, "passed": "yes" in case["output"], "reason": "strict: " + case["output"]}))
+`,
+    );
+    await Deno.writeTextFile(
+      `${dir}/cases.jsonl`,
+      '{"id":"1","input":"yes please"}\n{"id":"2","input":"no thanks"}\n',
+    );
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      `dataset: cases.jsonl
+targets:
+  echo: { type: subprocess, cmd: cat, stdin: text }
+  shout: { type: subprocess, cmd: "tr a-z A-Z", stdin: text }
+scorers:
+  - type: subprocess
+    cmd: python3 strict.py
+`,
+    );
+    const run = await cli(
+      ["run", "suite.yaml", "--matrix", "echo,shout", "--record", "run.json"],
+      dir,
+    );
+    assert.equal(run.code, 0, run.stderr);
+    const exported = await cli(
+      ["export", "--to", "evalglass", "run.json", "reports"],
+      dir,
+    );
+    assert.equal(exported.code, 0, exported.stderr);
+    // evalglass reads the record and writes it again: its Scores keep only
+    // evalglass's own fields.
+    const rewrite = new URL(
+      "../fixtures/evalglass/rewrite/rewrite.py",
+      import.meta.url,
+    ).pathname;
+    const rewritten = await new Deno.Command("python3", {
+      args: [rewrite, exported.stdout.trimEnd(), "rewritten.json"],
+      cwd: dir,
+    }).output();
+    assert.equal(rewritten.code, 0, new TextDecoder().decode(rewritten.stderr));
+    const scores = JSON.parse(await Deno.readTextFile(`${dir}/rewritten.json`))
+      .scores;
+    assert.ok(scores.every((s: Json) => !("passed" in s) && !("reason" in s)));
+    for (const s of scores) assertSchema("score", s, "a rewritten Score");
+
+    // Read back, every Score is the one the run wrote.
+    const a = await cli(["view", "run.json", "--by-call", "--json"], dir);
+    const b = await cli(["view", "rewritten.json", "--by-call", "--json"], dir);
+    assert.equal(a.code, 0, a.stderr);
+    assert.equal(b.code, 0, b.stderr);
+    const unitless = (text: string) =>
+      ndjson(text).map(({ input: _i, output: _o, ...rest }: Json) => rest);
+    assert.deepEqual(unitless(b.stdout), unitless(a.stdout));
+    assert.doesNotMatch(b.stderr, /derived/);
+    for (const command of ["aggregate", "diff"]) {
+      const original = await cli([command, "run.json"], dir);
+      const back = await cli([command, "rewritten.json"], dir);
+      assert.equal(original.code, 0, original.stderr);
+      assert.equal(back.code, 0, back.stderr);
+      assert.deepEqual(ndjson(back.stdout), ndjson(original.stdout), command);
+    }
+    const paired = await cli(["diff", "run.json", "rewritten.json"], dir);
+    assert.equal(paired.code, 0, paired.stderr);
+    for (const l of ndjson(paired.stdout)) {
+      assert.equal(l.newly_passing + l.newly_failing, 0, l.metric);
+      assert.equal(l.only_a + l.only_b, 0, l.metric);
+    }
   });
 });
