@@ -1221,10 +1221,12 @@ function checkHeader(header: readonly string[], quoted: string, line: number) {
         }, and a CSV dataset's by commas: save it with commas`,
       );
     }
+    // Another tool's columns (promptfoo's vars, a benchmark's "question"):
+    // say which to rename, and how a prompt reads the others.
     throw fail(
       `the header has no "input" column, which every case needs (the columns are ${
         names.join(", ")
-      })`,
+      }): name "input" the column of the text to send (a target's prompt reads it as {{input}}, and any other column as {{metadata.<its name>}})`,
     );
   }
 }

@@ -390,7 +390,7 @@ Deno.test("cli run and validate refuse a CSV header that would load every case w
     ],
     [
       "question,answer",
-      /line 1: the header has no "input" column, which every case needs \(the columns are "question", "answer"\)$/m,
+      /line 1: the header has no "input" column, which every case needs \(the columns are "question", "answer"\): name "input" the column of the text to send \(a target's prompt reads it as \{\{input\}\}, and any other column as \{\{metadata\.<its name>\}\}\)$/m,
     ],
   ];
   await withTempDir(async (dir) => {
