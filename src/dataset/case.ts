@@ -364,7 +364,9 @@ export function parseCase(value: unknown): Case {
   // dropped, and the target answered without seeing them.
   if (Array.isArray(record.choices)) {
     throw new CaseError(
-      `"choices" is Inspect's multiple-choice options, which evalpipe does not show the target: write them into "input" (or keep them in "metadata" for a prompt's {{metadata.choices}})`,
+      `"choices" is Inspect's multiple-choice options, which evalpipe does not show the target: write them into "input" with their letters, as Inspect's multiple_choice() shows them${
+        lettered(record.choices)
+      }, ask for the letter alone, and score it with "exact_match" (in "metadata", a prompt's {{metadata.choices}} shows them without letters)`,
       "choices",
     );
   }
@@ -389,6 +391,24 @@ export function parseCase(value: unknown): Case {
     );
   }
   return record as unknown as Case;
+}
+
+/**
+ * The first choices with their letters, in parentheses after a space (none
+ * for an empty list), for the message on `choices`: an
+ * Inspect target is the letter (`"B"`), which a prompt of the bare options
+ * gives no way to answer.
+ */
+function lettered(choices: unknown[]): string {
+  const shown = choices.slice(0, 3).map((choice, i) => {
+    const text = typeof choice === "string" ? choice : JSON.stringify(choice);
+    // Cut between whole characters, never through an emoji.
+    const chars = Array.from(text ?? "");
+    const cut = chars.length > 30 ? `${chars.slice(0, 30).join("")}…` : text;
+    return JSON.stringify(`${String.fromCharCode(65 + i)}) ${cut}`);
+  });
+  if (choices.length > 3) shown.push("…");
+  return shown.length === 0 ? "" : ` (${shown.join(", ")})`;
 }
 
 /**

@@ -1317,11 +1317,13 @@ Deno.test("loadDataset refuses Inspect's choices, which the target would never s
       [
         '{"input":"2+2?","expected":"B","choices":["3","4"]}',
         '{"input":"2+2? A) 3 B) 4","expected":"B","metadata":{"choices":["3","4"]}}',
+        '{"input":"Pick","expected":"C","choices":["a","b","a very long option that goes on and on for a while",4]}',
       ].join("\n") + "\n",
     );
     assert.deepEqual(examples.map((e) => e.invalid), [
-      `"choices" is Inspect's multiple-choice options, which evalpipe does not show the target: write them into "input" (or keep them in "metadata" for a prompt's {{metadata.choices}})`,
+      `"choices" is Inspect's multiple-choice options, which evalpipe does not show the target: write them into "input" with their letters, as Inspect's multiple_choice() shows them ("A) 3", "B) 4"), ask for the letter alone, and score it with "exact_match" (in "metadata", a prompt's {{metadata.choices}} shows them without letters)`,
       undefined,
+      `"choices" is Inspect's multiple-choice options, which evalpipe does not show the target: write them into "input" with their letters, as Inspect's multiple_choice() shows them ("A) a", "B) b", "C) a very long option that goes o…", …), ask for the letter alone, and score it with "exact_match" (in "metadata", a prompt's {{metadata.choices}} shows them without letters)`,
     ]);
   });
 });
