@@ -221,9 +221,14 @@ export function exactMatch(options: TextScorerOptions = {}): Scorer {
   const text = textScorer("exact_match", options, (output, refs, norm) => {
     const got = output.trim();
     const hit = refs.some((r) => norm(r).trim() === got);
-    return hit
-      ? { value: 1 }
-      : { value: 0, reason: `expected ${quote(refs[0]!.trim(), 200)}` };
+    return hit ? { value: 1 } : {
+      value: 0,
+      reason: `expected ${
+        refs.length === 1
+          ? quote(refs[0]!.trim(), 200)
+          : `any of ${quoteList(refs.map((r) => r.trim()))}`
+      }`,
+    };
   });
   if (options.value !== undefined || options.values !== undefined) return text;
   const { name, version } = text;

@@ -43,7 +43,14 @@ Deno.test("exactMatch compares trimmed output with expected, or any of a list", 
   );
   const miss = await one(exactMatch(), unit("45 days", "30 days"));
   assert.equal(miss.passed, false);
-  assert.equal(miss.reason, 'expected "30 days"');
+  assert.equal(miss.reason, 'expected "30 days"'); // A list of accepted answers (Inspect's target list) is named whole: its
+  // first alone read as the one answer accepted.
+  const listMiss = await one(
+    exactMatch(),
+    unit("green", ["red", "blue", "yellow"]),
+  );
+  assert.equal(listMiss.value, 0);
+  assert.equal(listMiss.reason, 'expected any of "red", "blue", "yellow"');
 });
 
 Deno.test("exactMatch on a text expected: each miss names its own expected, in the canonical Score", async () => {
