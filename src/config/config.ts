@@ -25,6 +25,7 @@ import { buildJudge, isJudge } from "./_judge_scorers.ts";
 import { metricsOf, type Scorer } from "../scorers/scorer.ts";
 import { nearest } from "../base/words.ts";
 import {
+  fromHere,
   homeScript,
   homeScriptText,
   missingProgram,
@@ -298,7 +299,7 @@ export async function buildScorers(
             JSON.stringify(missing)
           }, which does not exist (paths resolve against the config's folder, ${
             JSON.stringify(options.cwd)
-          })`,
+          })${fromHere(missing, options.cwd)}`,
         );
       }
       const timeout = options.timeout ?? sc.timeout ?? config.timeout;
@@ -497,7 +498,7 @@ function checkCommand(
         JSON.stringify(script)
       }, which does not exist (paths resolve against the config's folder, ${
         JSON.stringify(cwd)
-      })`,
+      })${fromHere(script, cwd)}`,
     );
   }
   const program = missingProgram(cmd, cwd);

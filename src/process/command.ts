@@ -303,6 +303,35 @@ export function missingScript(cmd: string, cwd: string): string | undefined {
 }
 
 /**
+ * What to add to the message on a script missing from the config's folder
+ * that is there from the current folder: EvalCore runs a suite's commands
+ * where it starts (`sh examples/bot/bot.sh`), evalpipe in the config's
+ * folder. `""` when it is not there either.
+ *
+ * @param script The missing script, as the command names it.
+ * @param cwd The config's folder.
+ * @returns `; it is there from the current folder…`, or `""`.
+ *
+ * @example
+ * ```ts
+ * import { fromHere } from "./command.ts";
+ * if (fromHere("no/such/script.sh", "no") !== "") throw new Error("unexpected");
+ * ```
+ */
+export function fromHere(script: string, cwd: string): string {
+  if (script.startsWith("/") || !exists(script) || !exists(cwd)) return "";
+  const folder = cwd.replace(/^(\.\/)+/, "").replace(/\/+$/, "");
+  const from = folder === "" || folder === "."
+    ? undefined
+    : script.replace(/^(\.\/)+/, "").startsWith(`${folder}/`)
+    ? script.replace(/^(\.\/)+/, "").slice(folder.length + 1)
+    : undefined;
+  return `; it is there from the current folder, where EvalCore runs a suite's commands: write its path from the config's folder${
+    from === undefined ? "" : `, ${JSON.stringify(from)}`
+  }`;
+}
+
+/**
  * Refuses, as the scorer or target that would run it is built, a command
  * whose script does not exist ({@linkcode missingScript}): every call would
  * fail the same way, and a scorer would take its interpreter's name

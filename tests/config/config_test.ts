@@ -1513,3 +1513,47 @@ Deno.test("checkConfigText: a whole-number bar under gates: beyond a safe intege
   );
   assert.match(refused.message, /"gates\.exact_match\.max_errors" must be/);
 });
+
+Deno.test("cli run and validate say where a missing script is when it is there from the current folder, as EvalCore's commands name it", async () => {
+  await withTempDir(async (dir) => {
+    // An EvalCore suite run from its repository's root: its commands name
+    // their scripts from there.
+    await Deno.mkdir(join(dir, "examples", "rag"), { recursive: true });
+    await Deno.writeTextFile(
+      join(dir, "examples", "rag", "cases.jsonl"),
+      '{"input":"a"}\n',
+    );
+    await Deno.writeTextFile(join(dir, "examples", "rag", "bot.sh"), "cat\n");
+    await Deno.writeTextFile(
+      join(dir, "examples", "rag", "grade.py"),
+      "print('{\"score\": 1}')\n",
+    );
+    const here =
+      `; it is there from the current folder, where EvalCore runs a suite's commands: write its path from the config's folder`;
+    const cases: [string, string][] = [
+      [
+        "target: { type: subprocess, cmd: sh examples/rag/bot.sh }\nscorers: [{ type: exact_match }]",
+        `line 2: the target "sh examples/rag/bot.sh" runs "examples/rag/bot.sh", which does not exist (paths resolve against the config's folder, "examples/rag")${here}, "bot.sh"`,
+      ],
+      [
+        "target: { type: replay }\nscorers:\n  - { type: subprocess, cmd: python3 ./examples/rag/grade.py }",
+        `line 4: scorer "python3 ./examples/rag/grade.py" runs "./examples/rag/grade.py", which does not exist (paths resolve against the config's folder, "examples/rag")${here}, "grade.py"`,
+      ],
+    ];
+    for (const [rest, message] of cases) {
+      await Deno.writeTextFile(
+        join(dir, "examples", "rag", "s.yaml"),
+        `dataset: cases.jsonl\n${rest}\n`,
+      );
+      for (const command of ["run", "validate"]) {
+        const out = await cli([command, "examples/rag/s.yaml"], dir);
+        assert.equal(out.code, 2, `${command}: ${out.stderr}`);
+        assert.ok(out.stderr.includes(message), `${command}: ${out.stderr}`);
+      }
+    }
+    // Run from the config's folder, the script is nowhere: nothing is added.
+    const out = await cli(["validate", "s.yaml"], join(dir, "examples", "rag"));
+    assert.equal(out.code, 2, out.stderr);
+    assert.ok(!out.stderr.includes("current folder"), out.stderr);
+  });
+});
