@@ -635,7 +635,10 @@ and a summary table on stderr.`,
         const { previousUnits: read } = await import(
           "../run/previous_units.ts"
         );
-        for (const [id, unit] of await read(flags.record) ?? []) {
+        for (
+          const [id, unit] of await read(flags.record, { name: recordName }) ??
+            []
+        ) {
           previousUnits.set(id, unit);
         }
       }

@@ -27,6 +27,7 @@ export {
   ResumeError,
   withUnitsSpend,
 } from "./resume.ts";
+export type { PreviousUnitsOptions } from "./previous_units.ts";
 export { previousUnits } from "./previous_units.ts";
 export type {
   Interrupt,

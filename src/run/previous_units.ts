@@ -9,6 +9,24 @@ import type { Unit } from "../dataset/unit.ts";
 import { InputError, isReadError, osErrorText } from "../base/errors.ts";
 
 /**
+ * Options of {@linkcode previousUnits}.
+ *
+ * @example The name `run --resume --record` gives its record
+ * ```ts
+ * import type { PreviousUnitsOptions } from "./mod.ts";
+ * const options: PreviousUnitsOptions = { name: '--record "run.json"' };
+ * if (options.name !== '--record "run.json"') throw new Error("unexpected");
+ * ```
+ */
+export interface PreviousUnitsOptions {
+  /**
+   * What an error calls the record, after "Cannot resume into".
+   * @default {`the record "PATH"`, the path as given}
+   */
+  name?: string | undefined;
+}
+
+/**
  * Reads the record at `path`, if there is one, and returns its units by
  * unit id; a file that is missing, or that is not a RunRecord, gives none.
  * A resumed run's record gets its earlier units' inputs and outputs from
@@ -17,6 +35,7 @@ import { InputError, isReadError, osErrorText } from "../base/errors.ts";
  * over.
  *
  * @param path The earlier run's record.
+ * @param options What its errors call it.
  * @returns Its units by unit id, or `undefined` when there is no record.
  * @throws {InputError} When the record cannot be read, or is damaged.
  *
@@ -28,10 +47,22 @@ import { InputError, isReadError, osErrorText } from "../base/errors.ts";
  * await Deno.remove(dir, { recursive: true });
  * if (units !== undefined) throw new Error("unexpected");
  * ```
+ *
+ * @example A damaged record is named as it was given
+ * ```ts
+ * import { previousUnits } from "./mod.ts";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/run.json`, '{"evalpipe_run_record": 1,\n"units": [\n{"x"\n}\n');
+ * const error = await previousUnits(`${dir}/run.json`).catch((e) => e);
+ * await Deno.remove(dir, { recursive: true });
+ * if (!error.message.startsWith(`Cannot resume into the record "${dir}/run.json"`)) throw error;
+ * ```
  */
 export async function previousUnits(
   path: string,
+  options: PreviousUnitsOptions = {},
 ): Promise<Map<string, Unit> | undefined> {
+  const name = options.name ?? `the record ${JSON.stringify(path)}`;
   const { isRunRecord, readRunRecord, RunRecordError } = await import(
     "../record/run_record.ts"
   );
@@ -54,9 +85,7 @@ export async function previousUnits(
     // written (a bug is thrown on).
     if (!isReadError(error)) throw error;
     throw new InputError(
-      `Cannot resume into --record ${JSON.stringify(path)}: ${
-        osErrorText(error)
-      }`,
+      `Cannot resume into ${name}: ${osErrorText(error)}`,
       { cause: error },
     );
   }
@@ -76,9 +105,7 @@ export async function previousUnits(
       ? error.message.slice(named.length)
       : `: ${error.message}`;
     throw new InputError(
-      `Cannot resume into --record ${
-        JSON.stringify(path)
-      }${what}; its earlier units' inputs and outputs would be lost: mend it, or move the file away to resume into a new record without them`,
+      `Cannot resume into ${name}${what}; its earlier units' inputs and outputs would be lost: mend it, or move the file away to resume into a new record without them`,
       { cause: error },
     );
   }
