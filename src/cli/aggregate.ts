@@ -87,7 +87,6 @@ what is not mapped is named on stderr. So is a baseline (run --save-baseline).`,
       line !== 1 ? placeOf({ name: path, line }) : inputName(path);
     const input = inputLines(paths, (name, path) => {
       const glass = evalglassLines({
-        source: name,
         onDocument: (value, line) =>
           documentLines(value, path, documentPlace(path, line), recordRanges),
         onRecord: (read, line) => {

@@ -47,10 +47,12 @@ export interface EvalglassLinesOptions {
     ) => Promise<unknown[] | undefined> | unknown[] | undefined)
     | undefined;
   /**
-   * The input's name. Unused: an error line's message names no input, since
-   * its reader names the input and the line (`"a.json" line 3: ...`); kept
-   * so that callers that pass it still compile.
-   * @default {"stdin"}
+   * The input's name. Ignored: an error line's message names no input, since
+   * whoever reads the lines names the input and the line (`"a.json" line 3:
+   * ...`), and an `onRecord` callback knows which input it was made for.
+   * @default {undefined}
+   * @deprecated Ignored; it will be removed in the next major version. Leave
+   *   it out: the messages are the same without it.
    */
   source?: string | undefined;
 }
