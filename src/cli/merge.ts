@@ -470,7 +470,7 @@ did not finish.`,
     if (failures.length > 0) {
       // Worded as run words them: a metric no gate names is no gate failed.
       const [{ gateLine }, { invalidCasesOfScores }] = await Promise.all([
-        import("./_gate_lines.ts"),
+        import("../report/gate_lines.ts"),
         import("../report/_unmeasured.ts"),
       ]);
       // As run says it: a metric the invalid cases left unmeasured is a

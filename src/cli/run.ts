@@ -1051,7 +1051,7 @@ and a summary table on stderr.`,
       let annotated = gateFailures;
       if (gateFailures.length > 0) {
         const { gateLine, invalidCasesText } = await import(
-          "./_gate_lines.ts"
+          "../report/gate_lines.ts"
         );
         const text = invalidCasesText(invalid);
         for (const failure of gateFailures) say(gateLine(failure, text));

@@ -4,7 +4,16 @@
 import { type GateFailure, nothingMeasured } from "../aggregate/gates.ts";
 import type { Score } from "../score/mod.ts";
 
-/** A run's invalid cases (malformed dataset records), in words. */
+/**
+ * A run's invalid cases (malformed dataset records), in words.
+ *
+ * @example
+ * ```ts
+ * import type { InvalidCasesText } from "../../mod.ts";
+ * const text: InvalidCasesText = { count: 2, first: '"d.jsonl" line 2: "input" is missing' };
+ * if (text.count !== 2) throw new Error("unexpected");
+ * ```
+ */
 export interface InvalidCasesText {
   /** How many there were. */
   count: number;

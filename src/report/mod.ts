@@ -44,3 +44,5 @@ export {
   formatRegression,
 } from "./comparison.ts";
 export { matrixComparison, splitMatrixRun } from "./matrix_runs.ts";
+export type { InvalidCases, InvalidCasesText } from "./gate_lines.ts";
+export { gateLine, invalidCasesText } from "./gate_lines.ts";

@@ -194,7 +194,7 @@ Deno.test("the openai target and its cache load the HTTP exchange only at the fi
 });
 
 Deno.test("the gate line, which run and merge load once a gate fails, loads no dataset reader, YAML or config module", () => {
-  const loaded = [...staticClosure([local("src/cli/_gate_lines.ts")])];
+  const loaded = [...staticClosure([local("src/report/gate_lines.ts")])];
   for (const pattern of HEAVY) {
     assert.deepEqual(loaded.filter((s) => pattern.test(s)), [], "gate line");
   }
