@@ -75,3 +75,5 @@ export { formatPlan, planSuite } from "./plan_suite.ts";
 export type { InvalidCase } from "../base/place.ts";
 export { invalidCaseText } from "../base/place.ts";
 export type { RunProgress } from "./progress.ts";
+export type { ProgressLineOptions, ProgressNumbers } from "./progress_line.ts";
+export { ProgressLine } from "./progress_line.ts";

@@ -1,0 +1,43 @@
+// A script draws run's progress line from mod.ts: fed by runSuite's
+// progress option as run feeds it, it ends on the run's count.
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { ProgressLine, runSuite } from "../../mod.ts";
+import { withTempDir } from "../_proc.ts";
+
+Deno.test("ProgressLine, from mod.ts, draws a runSuite script's progress as run draws it", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      join(dir, "d.jsonl"),
+      '{"input": "q", "output": "a", "expected": "a"}\n{"input": "q", "output": "b", "expected": "a"}\n{"output": "b"}\n',
+    );
+    await Deno.writeTextFile(
+      join(dir, "suite.yaml"),
+      "dataset: d.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n",
+    );
+    let drawn = "";
+    const line = new ProgressLine({
+      write: (text) => void (drawn += text),
+      columns: () => 80,
+      color: false,
+    });
+    line.begin();
+    await runSuite(join(dir, "suite.yaml"), {
+      sink: new WritableStream(),
+      onInvalidRecord: () => {},
+      progress: {
+        total: (units) => line.total(units),
+        start: (units) => line.start(units),
+        end: (units) => line.ended(units),
+        skip: (units) => line.skip(units),
+        done: (scores) => line.scored(scores),
+      },
+    });
+    line.end();
+    // The last frame on a line of its own: all three units, the invalid
+    // case's blocked Score counted as an error.
+    const last = drawn.split("\r\x1b[K").at(-1)!;
+    assert.match(last, /^3\/3 units \(100%\) {2}1 error {2}in \d+s\n$/);
+  });
+});
