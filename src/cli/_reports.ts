@@ -6,6 +6,7 @@ import type { RunRecordSummary } from "../record/record_entries.ts";
 import type { RunFailure } from "../report/run_failures.ts";
 import type { FileWriting } from "../io/replace_file.ts";
 import { selfCommand } from "./_output.ts";
+import type { StringFlag } from "./flags.ts";
 
 /** What a report writer is given: the record's file, or the record read whole. */
 export interface ReportInput {
@@ -83,8 +84,8 @@ async function markdownOf(input: ReportInput): Promise<string> {
   return input.markdown;
 }
 
-/** The flag declarations of the formats, for a command's flag table. */
-export const REPORT_FLAGS = {
+// The formats' flags, as reportFlags() declares them.
+const REPORT_FLAGS = {
   junit: {
     type: "string",
     value: "FILE",
@@ -98,6 +99,17 @@ export const REPORT_FLAGS = {
       "Write a Markdown summary to FILE: counts by status per metric, the gates, the budget and the comparison with --baseline, the worst failing cases with their reasons",
   },
 } as const;
+
+/**
+ * The flag declarations of the formats, for a command's flag table; `dash`
+ * is what `-` means to each (see {@linkcode StringFlag}).
+ */
+export function reportFlags<const D extends StringFlag["dash"]>(dash: D) {
+  return {
+    junit: { ...REPORT_FLAGS.junit, dash },
+    markdown: { ...REPORT_FLAGS.markdown, dash },
+  } as const;
+}
 
 /**
  * Writes `text` to `path` (appends, with `append`). A disk that refuses it is

@@ -48,6 +48,16 @@ export interface StringFlag extends FlagBase {
    * @default {undefined}
    */
   readonly default?: string;
+  /**
+   * For a flag naming a file the command writes, what `-` means: never a
+   * file named `-`, since every reader of the line takes `-` for stdin.
+   * `"stdout"`: stdout, where the output goes without the flag (the value
+   * is then absent, as if the flag were not given); `{ refused }`: a usage
+   * error naming the flag and saying why (`refused`, e.g. that stdout
+   * carries the Scores). `./-` still names a file called `-`.
+   * @default {undefined: `-` is a value like any other}
+   */
+  readonly dash?: "stdout" | { readonly refused: string };
 }
 
 /**
@@ -194,7 +204,8 @@ function parseNumber(name: string, flag: NumberFlag, raw: string): number {
  * one-letter alias (`-o value`, `-ovalue`, `-o=value`, boolean `-h`) by a
  * spec; `--` ends the flags, and a lone `-` is a positional (stdin). A value
  * that is itself one of the command's flags (`--out --resume`) is refused:
- * write `--out=--resume` for a file of that name.
+ * write `--out=--resume` for a file of that name. A flag that writes a
+ * file and declares `dash` takes `-` as stdout, or refuses it.
  *
  * @param args The arguments.
  * @param spec The flags the command knows.
@@ -297,6 +308,19 @@ export function parseFlags<const S extends FlagSpecs>(
         i++;
       }
       value = flag.type === "string" ? raw : parseNumber(name, flag, raw);
+      if (flag.type === "string" && raw === "-" && flag.dash !== undefined) {
+        if (flag.dash !== "stdout") {
+          throw new UsageError(
+            `Option "--${name}" takes a file, not stdout ("-"): ${flag.dash.refused}; write ./- for a file named "-"`,
+          );
+        }
+        if (name in flags) {
+          throw new UsageError(`Option "--${name}" is given twice`);
+        }
+        // Stdout is where the output goes without the flag.
+        flags[name] = undefined;
+        continue;
+      }
     }
     if (flag.type !== "boolean" && flag.repeatable) {
       ((flags[name] ??= []) as unknown[]).push(value);
@@ -308,7 +332,10 @@ export function parseFlags<const S extends FlagSpecs>(
     }
   }
   for (const [name, flag] of Object.entries(spec)) {
-    if (name in flags) continue;
+    if (name in flags) {
+      if (flags[name] === undefined) delete flags[name];
+      continue;
+    }
     if (flag.type === "boolean") flags[name] = false;
     else if (flag.repeatable) flags[name] = [];
     else if (flag.default !== undefined) flags[name] = flag.default;

@@ -189,6 +189,7 @@ did not finish.`,
       value: "FILE",
       help:
         "Write the merged RunRecord to FILE (every shard must then be a record)",
+      dash: { refused: "merge's stdout is for the merged Scores" },
     },
     "allow-partial": {
       type: "boolean",

@@ -12,11 +12,16 @@ import { isBrokenPipe, say } from "./_output.ts";
 import { readResults } from "./_results.ts";
 import {
   checkReportFolders,
-  REPORT_FLAGS,
   REPORT_FORMATS,
+  reportFlags,
   type ReportInput,
   writeReports,
 } from "./_reports.ts";
+
+/** What `-` means to report's flags: each report is a file of its own. */
+const REPORT_STDOUT = {
+  refused: "report writes files (on a pipe, name /dev/stdout)",
+} as const;
 
 /** The `report` command. */
 export const report = defineCommand({
@@ -46,8 +51,9 @@ diff RECORD prints it; JUnit has a test suite per target.`,
       type: "string",
       value: "FILE",
       help: "Write the one-file HTML report to FILE",
+      dash: REPORT_STDOUT,
     },
-    ...REPORT_FLAGS,
+    ...reportFlags(REPORT_STDOUT),
   },
   async run(flags, positionals) {
     const files: Record<string, string | undefined> = {

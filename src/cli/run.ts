@@ -16,7 +16,7 @@ import {
 } from "./_output.ts";
 import { shellWord } from "../base/terminal.ts";
 import { exitCodeOf, isOsError, OUTPUT_EXIT_CODE } from "../base/errors.ts";
-import { REPORT_FLAGS } from "./_reports.ts";
+import { reportFlags } from "./_reports.ts";
 import { CACHE_FLAG, cacheModeOf } from "./_cache_flag.ts";
 import type { Score } from "../score/mod.ts";
 import type { InterruptSignal } from "../run/interrupt.ts";
@@ -24,6 +24,9 @@ import type { Unit } from "../dataset/unit.ts";
 
 /** Seconds a run may take, after the grace period, to write what finished. */
 const LAST_WRITE_S = 5;
+
+/** What `-` means to run's file flags but --out: stdout is the Scores'. */
+const RUN_STDOUT = { refused: "run's stdout is for Scores alone" } as const;
 
 /**
  * Opens a file a flag names; one that cannot be opened (no such folder,
@@ -172,7 +175,8 @@ and a summary table on stderr.`,
       type: "string",
       value: "FILE",
       short: "o",
-      help: "Write Scores to FILE instead of stdout",
+      help: "Write Scores to FILE instead of stdout (- is stdout)",
+      dash: "stdout",
     },
     resume: {
       type: "boolean",
@@ -202,14 +206,16 @@ and a summary table on stderr.`,
       value: "FILE",
       help:
         "Write the RunRecord (config, fingerprints, each unit's input, output and target record with its Scores, aggregates) to FILE, as the run goes",
+      dash: RUN_STDOUT,
     },
     units: {
       type: "string",
       value: "FILE",
       help:
         "Write each unit record (ids, epoch, input, expected, context, metadata, output, target) to FILE as NDJSON, the shape score reads",
+      dash: RUN_STDOUT,
     },
-    ...REPORT_FLAGS,
+    ...reportFlags(RUN_STDOUT),
     annotations: {
       type: "boolean",
       help:
@@ -225,6 +231,7 @@ and a summary table on stderr.`,
       value: "FILE",
       help:
         "Write the one-file HTML report of the run to FILE (as `report RECORD --html FILE` would)",
+      dash: RUN_STDOUT,
     },
     concurrency: {
       type: "integer",

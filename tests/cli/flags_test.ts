@@ -306,3 +306,75 @@ Deno.test("every command that reads several inputs refuses stdin (-) named twice
     }
   });
 });
+
+Deno.test("parseFlags takes - for a flag that writes a file as stdout, or refuses it, naming the flag", () => {
+  const spec = {
+    out: { type: "string", dash: "stdout", help: "Scores" },
+    record: { type: "string", dash: { refused: "stdout is taken" }, help: "" },
+  } as const;
+  assert.deepEqual(parseFlags(["--out", "-"], spec).flags, {});
+  assert.deepEqual(parseFlags(["--out=./-"], spec).flags, { out: "./-" });
+  assert.throws(
+    () => parseFlags(["--out", "-", "--out", "a"], spec),
+    /Option "--out" is given twice/,
+  );
+  assert.throws(() => parseFlags(["--record", "-"], spec), (error) => {
+    assert.ok(error instanceof UsageError);
+    assert.equal(
+      error.message,
+      'Option "--record" takes a file, not stdout ("-"): stdout is taken; write ./- for a file named "-"',
+    );
+    return true;
+  });
+});
+
+Deno.test("no command writes a file named -: run --out - is stdout, every other output flag refuses -", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/d.jsonl`, '{"input":"q","output":"a"}\n');
+    await Deno.writeTextFile(
+      `${dir}/s.yaml`,
+      "dataset: d.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n",
+    );
+    const out = await cli(["run", "s.yaml", "--out", "-"], dir);
+    assert.equal(out.code, 0, out.stderr);
+    assert.equal(JSON.parse(out.stdout).example_id, "d.jsonl#1");
+    assert.match(out.stderr, /1 score\n/);
+    assert.ok(!(await exists(`${dir}/-`)));
+    const record = await cli(["run", "s.yaml", "--record", "r.json"], dir);
+    assert.equal(record.code, 0, record.stderr);
+    for (
+      const [args, flag, why] of [
+        [["run", "s.yaml", "--record", "-"], "--record", "run's stdout"],
+        [["run", "s.yaml", "-o", "o.ndjson", "--html=-"], "--html", "run's"],
+        [["run", "s.yaml", "--units", "-"], "--units", "run's stdout"],
+        [["run", "s.yaml", "--junit", "-"], "--junit", "run's stdout"],
+        [["run", "s.yaml", "--markdown", "-"], "--markdown", "run's stdout"],
+        [["merge", "r.json", "--record", "-"], "--record", "merge's stdout"],
+        [["report", "r.json", "--html", "-"], "--html", "report writes"],
+        [["report", "r.json", "--junit", "-"], "--junit", "report writes"],
+        [["report", "r.json", "--markdown", "-"], "--markdown", "report"],
+      ] as const
+    ) {
+      const refused = await cli([...args], dir);
+      assert.equal(refused.code, 2, `${args}: ${refused.stderr}`);
+      assert.equal(refused.stdout, "", `${args}`);
+      assert.ok(
+        refused.stderr.startsWith(
+          `evalpipe: Option "${flag}" takes a file, not stdout ("-"): ${why}`,
+        ),
+        `${args}: ${refused.stderr}`,
+      );
+      assert.ok(!(await exists(`${dir}/-`)), `${args} wrote a file named -`);
+    }
+  });
+});
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.lstat(path);
+    return true;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return false;
+    throw error;
+  }
+}
