@@ -82,7 +82,7 @@ export function pathText(path: readonly PropertyKey[]): string {
  * ```
  */
 export interface InvalidCase {
-  /** The dataset, as messages name it. */
+  /** The dataset as given: its path (or name), `-` for stdin. */
   dataset: string;
   /** What `line` counts: a JSONL file's lines, a list's or CSV's records. */
   where: "line" | "record";
@@ -96,7 +96,8 @@ export interface InvalidCase {
 
 /**
  * Where a malformed record stands and why, as every message words it after
- * `Invalid case in `: `"data.jsonl" line 3: "input" is missing`.
+ * `Invalid case in `: `"data.jsonl" line 3: "input" is missing`, or
+ * `stdin line 3: ...` for `-`, as {@linkcode placeOf} names it.
  *
  * @param invalid The record's parts.
  * @returns The words.
@@ -106,10 +107,12 @@ export interface InvalidCase {
  * import { invalidCaseText } from "./place.ts";
  * const text = invalidCaseText({ dataset: "data.jsonl", where: "line", line: 3, message: "Unexpected token" });
  * if (text !== '"data.jsonl" line 3: Unexpected token') throw new Error(text);
+ * const piped = invalidCaseText({ dataset: "-", where: "line", line: 2, message: "Unexpected token" });
+ * if (piped !== "stdin line 2: Unexpected token") throw new Error(piped);
  * ```
  */
 export function invalidCaseText(invalid: InvalidCase): string {
-  return `${JSON.stringify(invalid.dataset)} ${invalid.where} ${invalid.line}${
+  return `${inputName(invalid.dataset)} ${invalid.where} ${invalid.line}${
     invalid.at !== undefined ? ` (line ${invalid.at})` : ""
   }: ${invalid.message}`;
 }

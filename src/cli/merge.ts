@@ -36,7 +36,14 @@ async function readShard(path: string): Promise<ShardPart> {
         "merge: stdin holds Scores, not a RunRecord: Scores say which shard they are only in the sidecar beside their --out file, so give that file (or the shard's --record) instead",
       );
     }
-    record = parseRunRecord(text, "stdin");
+    try {
+      record = parseRunRecord(text, "-");
+    } catch (error) {
+      // Named as every message names stdin: `stdin line 4`, unquoted.
+      if (!(error instanceof Error)) throw error;
+      error.message = error.message.replace('"-"', "stdin");
+      throw error;
+    }
   } else {
     if (path.endsWith(".meta.json")) {
       // `shard-*.json` matches `shard-1.ndjson.meta.json` too: say so.

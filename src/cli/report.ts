@@ -7,6 +7,7 @@
 
 import { defineCommand } from "./command.ts";
 import { exitCodeOf } from "../base/errors.ts";
+import { inputName } from "../base/place.ts";
 import { stdinOnce, UsageError } from "./flags.ts";
 import { isBrokenPipe, say } from "./_output.ts";
 import { readResults } from "./_results.ts";
@@ -124,7 +125,7 @@ diff RECORD prints it; JUnit has a test suite per target.`,
       if (file?.record === undefined) {
         throw new UsageError(
           `${
-            JSON.stringify(paths[0])
+            inputName(paths[0]!)
           } is not a RunRecord of evalpipe's: --junit and --markdown need the record (run --record FILE)`,
         );
       }

@@ -148,7 +148,10 @@ function untilStopped<T>(
   }, { highWaterMark: 0 });
 }
 
-/** The dataset an example came from, and how its records are counted. */
+/**
+ * The dataset an example came from (its name, `-` for stdin), and how its
+ * records are counted.
+ */
 export function whereOf(
   sources: readonly DatasetSource[],
   example: Example,
@@ -157,7 +160,8 @@ export function whereOf(
     sources.find((s) => example.example_id.startsWith(`${s.name}#`)) ??
       sources[0]!;
   return {
-    name: source.name,
+    // Stdin as every message names it (`stdin line 2`), not as a file.
+    name: source.written === "-" ? "-" : source.name,
     where: formatOf(source.written) === "jsonl" || source.written === "-"
       ? "line"
       : "record",
