@@ -261,6 +261,12 @@ async function scoreWith(
     const units = async function* (): AsyncGenerator<Unit[]> {
       for (const path of inputs) {
         const source = path === "-" ? "stdin" : path;
+        if (path === "stdin") {
+          // Its ids would be piped input's, and diff would pair the two.
+          say(
+            'evalpipe: note: "stdin" is a file here, and its records without ids are named stdin#<line>, as piped input\'s are: give it as ./stdin for ids of its own (./stdin#<line>)',
+          );
+        }
         yield* readUnitBatches(
           named !== undefined
             ? await named.openInput(path)

@@ -94,6 +94,15 @@ export function checkDatasets(
       );
     }
     const name = datasetName(dataset);
+    if (nfcKey(name) === "stdin") {
+      // Piped input's ids (`dataset: "-"`): diff and a baseline would pair
+      // this file's examples with a piped run's as if one source.
+      throw new ConfigError(
+        file,
+        lineOf(["datasets", i, dataset.name !== undefined ? "name" : "path"]),
+        `a dataset cannot be named "stdin": example ids "stdin#…" are piped input's (dataset: "-"), and diff would pair the two; give it another "name"`,
+      );
+    }
     // In NFC, as every reader of the Scores compares example ids: "café"
     // written two ways names the examples of both alike.
     const first = seen.get(nfcKey(name));

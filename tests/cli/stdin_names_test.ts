@@ -63,3 +63,49 @@ Deno.test("merge names a damaged RunRecord on stdin stdin, unquoted", async () =
     assert.match(out.stderr, /^evalpipe: Invalid run record stdin line 2: /);
   });
 });
+
+Deno.test("score says so when a file named stdin gives piped input's ids; ./stdin gives ids of its own", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/stdin`, '{"input":"q","output":"a"}\n');
+    await Deno.writeTextFile(`${dir}/v.py`, "print('{\"score\": 1}')\n");
+    const scorer = ["score", "--scorer", "python3 v.py"];
+    const file = await cliWithStdin([...scorer, "stdin"], dir, "");
+    assert.equal(file.code, 0, file.stderr);
+    assert.equal(JSON.parse(file.stdout).example_id, "stdin#1");
+    assert.match(
+      file.stderr,
+      /^evalpipe: note: "stdin" is a file here, and its records without ids are named stdin#<line>, as piped input's are: give it as \.\/stdin/,
+    );
+    const piped = await cliWithStdin(
+      scorer,
+      dir,
+      '{"input":"q","output":"a"}\n',
+    );
+    assert.equal(piped.code, 0, piped.stderr);
+    assert.equal(JSON.parse(piped.stdout).example_id, "stdin#1");
+    assert.equal(piped.stderr, "");
+    const dotted = await cliWithStdin([...scorer, "./stdin"], dir, "");
+    assert.equal(dotted.code, 0, dotted.stderr);
+    assert.equal(JSON.parse(dotted.stdout).example_id, "./stdin#1");
+    assert.equal(dotted.stderr, "");
+  });
+});
+
+Deno.test("run refuses a dataset named stdin, whose example ids would be piped input's", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/d.jsonl`, '{"input":"q","output":"a"}\n');
+    await Deno.writeTextFile(
+      `${dir}/s.yaml`,
+      "datasets:\n  - path: d.jsonl\n    name: stdin\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n",
+    );
+    for (const command of ["run", "validate"]) {
+      const out = await cliWithStdin([command, "s.yaml"], dir, "");
+      assert.equal(out.code, 2, out.stderr);
+      assert.equal(out.stdout, "");
+      assert.match(
+        out.stderr,
+        /^evalpipe: Invalid config "s\.yaml" line 3: a dataset cannot be named "stdin": example ids "stdin#…" are piped input's/,
+      );
+    }
+  });
+});
