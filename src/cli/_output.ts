@@ -13,35 +13,88 @@ export function say(message: string): void {
 }
 
 /**
- * How this user starts evalpipe, for a command line printed to be run as it
- * is: the `evalpipe` command when one is on `PATH`, else this program as
- * `deno run` runs it (a clone run through `deno task eval`, not installed).
+ * A command line that runs `words` (`["run", "suite.yaml", "--resume"]`) with
+ * this evalpipe, printed to be pasted in the user's shell as it is: the
+ * `evalpipe` command when the first one on `PATH` launches this very program,
+ * else this program as `deno run` runs it (a clone, or an older install on
+ * `PATH` that would run other code); and, when the user's shell is in
+ * another folder than this process (`deno task eval` runs in deno.json's
+ * folder, and says the shell's in `INIT_CWD`), in a subshell that goes to
+ * this one first, where the relative paths among `words` lead.
  */
-export function selfCommand(): string {
-  let path = "";
+export function commandLine(words: readonly string[]): string {
+  const main = Deno.mainModule;
+  const self = launches(firstOnPath("evalpipe"), main)
+    ? "evalpipe"
+    : `deno run -A ${
+      shellWord(
+        main.startsWith("file:")
+          ? decodeURIComponent(new URL(main).pathname)
+          : main,
+      )
+    }`;
+  const line = `${self} ${words.map(shellWord).join(" ")}`;
+  const here = Deno.cwd();
+  const shell = envVar("INIT_CWD");
+  return shell === undefined || shell === "" || samePlace(shell, here)
+    ? line
+    : `(cd ${shellWord(here)} && ${line})`;
+}
+
+/** An environment variable, or `undefined` when unset or not permitted. */
+function envVar(name: string): string | undefined {
   try {
-    path = Deno.env.get("PATH") ?? "";
+    return Deno.env.get(name);
   } catch (error) {
-    // Run without --allow-env: no PATH to look in, so name the program.
+    // Run without --allow-env: nothing to read, so nothing is assumed.
     if (!(error instanceof Deno.errors.NotCapable)) throw error;
+    return undefined;
   }
-  const installed = path.split(":").some((dir) => {
-    if (dir === "") return false;
+}
+
+/** The file the shell runs for `name`: the first on `PATH` that is a file. */
+function firstOnPath(name: string): string | undefined {
+  for (const dir of (envVar("PATH") ?? "").split(":")) {
+    if (dir === "") continue;
     try {
-      return Deno.statSync(`${dir}/evalpipe`).isFile;
+      if (Deno.statSync(`${dir}/${name}`).isFile) return `${dir}/${name}`;
     } catch (error) {
-      // Not there, not readable, not a folder: no evalpipe in this one.
+      // Not there, not readable, not a folder: none in this one.
       if (!isOsError(error)) throw error;
-      return false;
     }
-  });
-  if (installed) return "evalpipe";
-  const main = new URL(Deno.mainModule);
-  return `deno run -A ${
-    shellWord(
-      main.protocol === "file:" ? decodeURIComponent(main.pathname) : main.href,
-    )
-  }`;
+  }
+  return undefined;
+}
+
+/**
+ * Whether the launcher at `path` runs `main`: `deno install` writes a
+ * script that names the module it runs, as `Deno.mainModule` spells it.
+ */
+function launches(path: string | undefined, main: string): boolean {
+  if (path === undefined) return false;
+  try {
+    using file = Deno.openSync(path);
+    // A launcher is a few lines; a binary of megabytes is not one of ours.
+    const head = new Uint8Array(64 * 1024);
+    const n = file.readSync(head) ?? 0;
+    return new TextDecoder().decode(head.subarray(0, n)).includes(main);
+  } catch (error) {
+    // Unreadable: nothing shows it is this program.
+    if (!isOsError(error)) throw error;
+    return false;
+  }
+}
+
+/** Whether two paths name one folder, links resolved where they can be. */
+function samePlace(a: string, b: string): boolean {
+  if (a === b) return true;
+  try {
+    return Deno.realPathSync(a) === Deno.realPathSync(b);
+  } catch (error) {
+    // Gone or unreadable: the texts differ, so say where to go.
+    if (!isOsError(error)) throw error;
+    return false;
+  }
 }
 
 /**

@@ -6,8 +6,7 @@
  */
 
 import { defineCommand } from "./command.ts";
-import { say, selfCommand } from "./_output.ts";
-import { shellWord } from "../base/terminal.ts";
+import { commandLine, say } from "./_output.ts";
 
 /** The files of the starter suite, by path relative to its folder. */
 const FILES: Readonly<Record<string, string>> = {
@@ -130,7 +129,7 @@ works at once, offline. Existing files are left alone unless --force is given.`,
       say(`wrote ${path}`);
     }
     const config = join(root, "evalpipe.yaml");
-    say(`Run it with:  ${selfCommand()} run ${shellWord(config)}`);
+    say(`Run it with:  ${commandLine(["run", config])}`);
     return 0;
   },
 });

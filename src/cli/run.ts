@@ -8,13 +8,12 @@ import { defineCommand } from "./command.ts";
 import { UsageError } from "./flags.ts";
 import { counted } from "../base/words.ts";
 import {
+  commandLine,
   progress,
   say,
   saySurplusLines,
-  selfCommand,
   stdoutIsFile,
 } from "./_output.ts";
-import { shellWord } from "../base/terminal.ts";
 import { exitCodeOf, isOsError, OUTPUT_EXIT_CODE } from "../base/errors.ts";
 import { reportFlags } from "./_reports.ts";
 import { CACHE_FLAG, cacheModeOf } from "./_cache_flag.ts";
@@ -140,8 +139,8 @@ function resumeCommand(
     }
   }
   words.push("--resume");
-  // Printed to be run as it is: `evalpipe` only when that command exists.
-  return `${selfCommand()} ${words.map(shellWord).join(" ")}`;
+  // Printed to be run as it is, from the user's shell.
+  return commandLine(words);
 }
 
 /**

@@ -7,17 +7,26 @@ import assert from "node:assert/strict";
 import { CLI, cli } from "../_cli.ts";
 import { withTempDir } from "../_proc.ts";
 
-/** A PATH with an `evalpipe` command on it (a stand-in), as an install makes. */
+/**
+ * A PATH with an `evalpipe` command on it that runs this program, as
+ * `deno install` writes its launcher.
+ */
 async function withEvalpipe(dir: string): Promise<string> {
   await Deno.mkdir(`${dir}/.bin`, { recursive: true });
-  await Deno.writeTextFile(`${dir}/.bin/evalpipe`, "#!/bin/sh\n");
+  await Deno.writeTextFile(
+    `${dir}/.bin/evalpipe`,
+    `#!/bin/sh\nexec deno run -A '${new URL(`file://${CLI}`).href}' "$@"\n`,
+  );
   await Deno.chmod(`${dir}/.bin/evalpipe`, 0o755);
   return `${dir}/.bin:${Deno.env.get("PATH") ?? ""}`;
 }
 
 Deno.test("cli init writes a suite that runs at once, offline, and passes its gate", async () => {
   await withTempDir(async (dir) => {
-    const init = await cli(["init"], dir, { PATH: await withEvalpipe(dir) });
+    const init = await cli(["init"], dir, {
+      PATH: await withEvalpipe(dir),
+      INIT_CWD: dir, // the user's shell, even under `deno task test`
+    });
     assert.equal(init.code, 0, init.stderr);
     assert.equal(init.stdout, "", "stdout is for data");
     assert.match(init.stderr, /wrote evalpipe\.yaml/);
@@ -90,6 +99,7 @@ Deno.test("cli init without an evalpipe command on PATH says the deno run form t
     // No folder of PATH holds an evalpipe command.
     const init = await cli(["init", "my evals"], dir, {
       PATH: `${dir}/no-such-folder`,
+      INIT_CWD: dir, // the user's shell, even under `deno task test`
     });
     assert.equal(init.code, 0, init.stderr);
     const line = init.stderr.split("\n").find((l) =>

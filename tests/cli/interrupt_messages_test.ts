@@ -130,7 +130,12 @@ function hungScorers(dir: string): number {
 async function stoppedTwice(
   dir: string,
   args: string[],
-  options: { env?: Record<string, string>; ready?: () => boolean } = {},
+  options: {
+    env?: Record<string, string>;
+    ready?: () => boolean;
+    /** Starts it another way (`deno task`), in a process group of its own. */
+    spawn?: (args: string[]) => Deno.ChildProcess;
+  } = {},
 ): Promise<{ code: number; stderr: string }> {
   await Deno.writeTextFile(`${dir}/suite.yaml`, HANG_SUITE);
   await Deno.writeTextFile(`${dir}/s.sh`, SCORER);
@@ -140,19 +145,25 @@ async function stoppedTwice(
       .map((input) => JSON.stringify({ input, output: input }) + "\n")
       .join(""),
   );
-  const child = spawnCli(
+  const child = options.spawn?.(args) ?? spawnCli(
     ["run", "suite.yaml", "--grace", "600", ...args],
     dir,
-    options.env,
+    // The user's shell is where the run starts, even under `deno task test`.
+    { INIT_CWD: dir, ...options.env },
   );
+  // Ctrl-C signals the terminal's foreground group: `deno task` and the run.
+  const interrupt = () =>
+    options.spawn === undefined
+      ? child.kill("SIGINT")
+      : Deno.kill(-child.pid, "SIGINT");
   const stderr = new Collected(child.stderr);
   await stderr.until("the hung scorers", () => hungScorers(dir) === 2);
-  child.kill("SIGINT");
+  interrupt();
   await stderr.until(
     "the first signal's word",
     (t) => t.includes("again") && (options.ready?.() ?? true),
   );
-  child.kill("SIGINT");
+  interrupt();
   const status = await child.status;
   await stderr.done;
   const pids = Deno.readTextFileSync(`${dir}/pids.txt`).trim().split("\n")
@@ -222,10 +233,14 @@ Deno.test("run stopped by a second SIGINT prints the command that resumes it, wh
   });
 });
 
-Deno.test("run stopped by SIGINT names the evalpipe command in its resume hint when one is on PATH", async () => {
+Deno.test("run stopped by SIGINT names the evalpipe command in its resume hint when the one on PATH runs this program", async () => {
   await withTempDir(async (dir) => {
     await Deno.mkdir(`${dir}/bin`);
-    await Deno.writeTextFile(`${dir}/bin/evalpipe`, "#!/bin/sh\n");
+    // As `deno install` writes a launcher: the module's URL, quoted.
+    await Deno.writeTextFile(
+      `${dir}/bin/evalpipe`,
+      `#!/bin/sh\nexec deno run -A '${new URL(`file://${CLI}`).href}' "$@"\n`,
+    );
     await Deno.chmod(`${dir}/bin/evalpipe`, 0o755);
     const { code, stderr } = await stoppedTwice(dir, [
       "--out",
@@ -236,6 +251,96 @@ Deno.test("run stopped by SIGINT names the evalpipe command in its resume hint w
       stderr,
       `${FIRST_SIGINT}evalpipe: resume with: evalpipe run suite.yaml --out part.ndjson --grace 600 --resume\n`,
     );
+  });
+});
+
+/** Runs `hint` through a shell in `cwd`, the scorer answering now; asserts the run completes. */
+async function resumesAsPrinted(
+  dir: string,
+  hint: string,
+  cwd: string,
+  path: string,
+): Promise<void> {
+  await Deno.writeTextFile(
+    `${dir}/s.sh`,
+    `cat > /dev/null\necho '{"score": 1}'\n`,
+  );
+  const resumed = await new Deno.Command("sh", {
+    args: ["-c", hint],
+    cwd,
+    env: { NO_COLOR: "1", PATH: path },
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  assert.equal(resumed.code, 0, new TextDecoder().decode(resumed.stderr));
+  const ids = new Set(
+    (await Deno.readTextFile(`${dir}/part.ndjson`)).trim().split("\n")
+      .map((l) => JSON.parse(l).unit_id),
+  );
+  assert.equal(ids.size, 4);
+}
+
+Deno.test("run stopped by SIGINT does not name an evalpipe on PATH that runs other code (an older install)", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.mkdir(`${dir}/bin`);
+    await Deno.writeTextFile(
+      `${dir}/bin/evalpipe`,
+      "#!/bin/sh\necho 'an older evalpipe' >&2\nexit 3\n",
+    );
+    await Deno.chmod(`${dir}/bin/evalpipe`, 0o755);
+    const path = `${dir}/bin:${await barePath(dir)}`;
+    const { code, stderr } = await stoppedTwice(dir, [
+      "--out",
+      "part.ndjson",
+    ], { env: { PATH: path } });
+    assert.equal(code, 130, stderr);
+    const prefix = `${FIRST_SIGINT}evalpipe: resume with: `;
+    assert.ok(stderr.startsWith(`${prefix}deno run -A `), stderr);
+    await resumesAsPrinted(
+      dir,
+      stderr.slice(prefix.length).trimEnd(),
+      dir,
+      path,
+    );
+  });
+});
+
+Deno.test("run under deno task, from another folder, prints a resume hint that works in the user's shell", async () => {
+  await withTempDir(async (dir) => {
+    const path = await barePath(dir);
+    // A project's task, as `deno task eval` runs the quickstart: in
+    // deno.json's folder, the user's shell in a folder below it.
+    await Deno.writeTextFile(
+      `${dir}/deno.json`,
+      JSON.stringify({
+        tasks: { eval: `deno run -A ${CLI} run suite.yaml --grace 600` },
+      }),
+    );
+    await Deno.mkdir(`${dir}/sub`);
+    const { code, stderr } = await stoppedTwice(dir, [
+      "--out",
+      "part.ndjson",
+    ], {
+      spawn: (args) =>
+        new Deno.Command("setsid", {
+          args: ["deno", "task", "-q", "eval", ...args],
+          cwd: `${dir}/sub`,
+          stdin: "null",
+          stdout: "null",
+          stderr: "piped",
+          env: { NO_COLOR: "1", PATH: path },
+        }).spawn(),
+    });
+    assert.equal(code, 130, stderr);
+    const prefix = `${FIRST_SIGINT}evalpipe: resume with: `;
+    assert.ok(stderr.startsWith(prefix), stderr);
+    const hint = stderr.slice(prefix.length).trimEnd();
+    assert.ok(hint.startsWith(`(cd ${dir} && deno run -A `), hint);
+    assert.ok(
+      hint.endsWith(" run suite.yaml --out part.ndjson --grace 600 --resume)"),
+      hint,
+    );
+    await resumesAsPrinted(dir, hint, `${dir}/sub`, path);
   });
 });
 

@@ -33,7 +33,9 @@ class Evalpipe {
       stdin: "null",
       stdout,
       stderr: "piped",
-      env: { NO_COLOR: "1" },
+      // The user's shell is in cwd, even under `deno task test`: the
+      // resume hint then goes nowhere first.
+      env: { NO_COLOR: "1", INIT_CWD: cwd },
     }).spawn();
     this.child.status.then(() => (this.#exited = true));
     this.outcome = this.child.output().then((o) => ({
