@@ -115,7 +115,8 @@ function guarded(
 /**
  * Opens the destination of a command's output: the file at `path` (created,
  * and truncated unless `append`; with `keep`, once it begins), written
- * synchronously since a file never waits for a reader; or, with no path,
+ * synchronously since a file never waits for a reader (a FIFO, which does,
+ * asynchronously, so that the event loop runs on meanwhile); or, with no path,
  * stdout by {@linkcode stdoutWriter}'s policy. The file is created with mode 0666 less the umask, as the shell's
  * `>` creates it. A write the disk refuses (ENOSPC, EROFS, EDQUOT, EFBIG,
  * EIO) is an `OutputError` (exit code 3) naming the output.
@@ -181,16 +182,21 @@ export async function openOut(
       { cause: error },
     );
   }
+  const info = await file.stat();
   // A pipe or a device (/dev/null) has no bytes to keep, nor to cut.
-  let begun = !keep || !(await file.stat()).isFile;
+  let begun = !keep || !info.isFile;
   const write = guarded(
-    (p) => {
-      if (!begun) {
-        file.truncateSync(0);
-        begun = true;
-      }
-      return Promise.resolve(file.writeSync(p));
-    },
+    info.isFifo === true
+      // A FIFO waits for its reader: a synchronous write would stop the
+      // whole run (its signals, timers, targets) behind a slow one.
+      ? (p) => file.write(p)
+      : (p) => {
+        if (!begun) {
+          file.truncateSync(0);
+          begun = true;
+        }
+        return Promise.resolve(file.writeSync(p));
+      },
     name,
     options.onFailure,
   );

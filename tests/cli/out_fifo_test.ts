@@ -160,3 +160,68 @@ Deno.test("cli run --record a FIFO with --html is refused: the report reads the 
     );
   });
 });
+
+// Opens the FIFO, says "full" once its buffer holds 64 KiB (the run's
+// writes then wait), and reads it only once its own stdin closes.
+const HOLDING_READER = `import fcntl, struct, sys, termios, time
+f = open(sys.argv[1], "rb")
+while struct.unpack("i", fcntl.ioctl(f, termios.FIONREAD, b"\\0\\0\\0\\0"))[0] < 65536:
+    time.sleep(0.01)
+print("full", flush=True)
+sys.stdin.read()
+while f.read(65536):
+    pass
+`;
+
+Deno.test("cli run --out a FIFO whose reader holds back still hears Ctrl-C: its writes do not stop the run", async () => {
+  await withTempDir(async (dir) => {
+    const cases = Array.from(
+      { length: 5000 },
+      (_, i) => `{"input":"question ${i}","output":"a","expected":"a"}\n`,
+    ).join("");
+    const { fifo, child } = await runIntoFifo(dir, cases, "{ type: replay }");
+    const reader = new Deno.Command("python3", {
+      args: ["-c", HOLDING_READER, fifo],
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "inherit",
+    }).spawn();
+    const lines = reader.stdout.pipeThrough(new TextDecoderStream())
+      .getReader();
+    let heard = "";
+    while (!heard.includes("full")) {
+      const { done, value } = await lines.read();
+      assert.ok(!done, "the reader ended before the FIFO filled");
+      heard += value;
+    }
+    // The FIFO is full and unread: the run's next write waits for it.
+    child.kill("SIGINT");
+    const stderr = child.stderr.pipeThrough(new TextDecoderStream())
+      .getReader();
+    let said = "";
+    // A bound on the test, not a timing claim: a run stuck in a write
+    // never says it, and the reader is let go so that it can end.
+    let letGo = false;
+    const bound = setTimeout(() => {
+      letGo = true;
+      reader.stdin.close();
+    }, 30_000);
+    while (!said.includes("SIGINT: taking no new cases")) {
+      const { done, value } = await stderr.read();
+      if (done) break;
+      said += value;
+    }
+    const heardInTime = said.includes("SIGINT: taking no new cases") &&
+      !letGo;
+    clearTimeout(bound);
+    if (!letGo) await reader.stdin.close();
+    for (let r = await stderr.read(); !r.done; r = await stderr.read()) {
+      said += r.value;
+    }
+    await lines.cancel();
+    await reader.status;
+    const { code } = await child.status;
+    assert.ok(heardInTime, said);
+    assert.equal(code, 130, said);
+  });
+});
