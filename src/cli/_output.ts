@@ -14,17 +14,31 @@ export function say(message: string): void {
 
 /**
  * A command line that runs `words` (`["run", "suite.yaml", "--resume"]`) with
- * this evalpipe, printed to be pasted in the user's shell as it is: the
- * `evalpipe` command when the first one on `PATH` launches this very program,
- * else this program as `deno run` runs it (a clone, or an older install on
- * `PATH` that would run other code); and, when the user's shell is in
+ * this evalpipe ({@linkcode selfCommand}), printed to be pasted in the user's
+ * shell as it is; when the user's shell is in
  * another folder than this process (`deno task eval` runs in deno.json's
  * folder, and says the shell's in `INIT_CWD`), in a subshell that goes to
  * this one first, where the relative paths among `words` lead.
  */
 export function commandLine(words: readonly string[]): string {
+  const line = `${selfCommand()} ${words.map(shellWord).join(" ")}`;
+  const here = Deno.cwd();
+  const shell = envVar("INIT_CWD");
+  return shell === undefined || shell === "" || samePlace(shell, here)
+    ? line
+    : `(cd ${shellWord(here)} && ${line})`;
+}
+
+/**
+ * How this evalpipe is started, as a command line's first words: `evalpipe`
+ * when the first one on `PATH` launches this very program, else this program
+ * as `deno run` runs it (a clone, or an older install on `PATH` that would
+ * run other code). A report's footer names it; {@linkcode commandLine} puts
+ * it before a command's words.
+ */
+export function selfCommand(): string {
   const main = Deno.mainModule;
-  const self = launches(firstOnPath("evalpipe"), main)
+  return launches(firstOnPath("evalpipe"), main)
     ? "evalpipe"
     : `deno run -A ${
       shellWord(
@@ -33,12 +47,6 @@ export function commandLine(words: readonly string[]): string {
           : main,
       )
     }`;
-  const line = `${self} ${words.map(shellWord).join(" ")}`;
-  const here = Deno.cwd();
-  const shell = envVar("INIT_CWD");
-  return shell === undefined || shell === "" || samePlace(shell, here)
-    ? line
-    : `(cd ${shellWord(here)} && ${line})`;
 }
 
 /** An environment variable, or `undefined` when unset or not permitted. */
