@@ -554,14 +554,14 @@ did not finish.`,
         const { formatBaseline, formatRegression } = await import(
           "../report/comparison.ts"
         );
-        say(formatBaseline(compared, comparePath!));
         // Nothing evaluated compares with nothing: said once, as that.
-        const line = emptySubset === undefined
-          ? formatRegression(compared, comparePath!)
-          : undefined;
-        if (line !== undefined) {
-          say(line);
-          regressed = true;
+        if (emptySubset === undefined) {
+          say(formatBaseline(compared, comparePath!));
+          const line = formatRegression(compared, comparePath!);
+          if (line !== undefined) {
+            say(line);
+            regressed = true;
+          }
         }
       }
     }

@@ -874,7 +874,13 @@ and a summary table on stderr.`,
           summary.baselineError,
         );
       }
-      if (summary.baseline !== undefined) {
+      // A subset that chose nothing evaluated nothing (a usage error, not
+      // a pass; a shard may hold none of it, and merge judges the whole):
+      // that is all it says, not a comparison with nothing.
+      const emptySubset = selected.shard === undefined
+        ? selecting?.emptySubsetLine(selected.subset, summary.selection)
+        : undefined;
+      if (summary.baseline !== undefined && emptySubset === undefined) {
         say(compare!.formatBaseline(summary.baseline, summary.baseline.path));
       }
       // --- end issue 14 ---
@@ -1030,11 +1036,6 @@ and a summary table on stderr.`,
         say(resumeHint());
         return signalExitCode(sig);
       }
-      // A subset that chose nothing evaluated nothing: a usage error, not
-      // a pass (a shard may hold none of it; merge judges the whole).
-      const emptySubset = selected.shard === undefined
-        ? selecting?.emptySubsetLine(selected.subset, summary.selection)
-        : undefined;
       // A shard's gates hold over part of the suite: merge checks them on
       // the whole, and a shard that exits 1 would be retried by its engine.
       // A run that evaluated nothing failed its gates only for that, which

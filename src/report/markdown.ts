@@ -727,8 +727,12 @@ function markdownOf(run: MarkdownRun, options: MarkdownOptions): string {
       `On this shard's examples alone, for a look: \`${self} merge\` checks them on the whole run.`,
       "",
     ]),
-    ...gatesTable(record, run.invalid),
-    ...baselineSection(record.baseline, worst),
+    // Nothing evaluated: no gate held or failed, and nothing compares with
+    // the baseline; the headline says why.
+    ...(nothingEvaluated
+      ? ["Not checked: nothing was evaluated."]
+      : gatesTable(record, run.invalid)),
+    ...(nothingEvaluated ? [] : baselineSection(record.baseline, worst)),
     "",
     "### Worst failing cases",
     "",

@@ -492,3 +492,88 @@ Deno.test("run --markdown and the step summary of a subset that chose nothing, u
     }
   });
 });
+
+Deno.test("run and merge of a subset that chose nothing, with --baseline, say only that nothing was evaluated: no comparison on stderr, no gate row or baseline section in the Markdown", async () => {
+  await withTempDir(async (dir) => {
+    await writeSuite(dir);
+    await Deno.writeTextFile(
+      `${dir}/gated.yaml`,
+      "dataset: cases.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\ngates: { exact_match: { min_pass_rate: 0.9 } }\n",
+    );
+    const saved = await cli(
+      ["run", "gated.yaml", "--save-baseline", "main"],
+      dir,
+    );
+    assert.equal(saved.code, 1, saved.stderr);
+    // Before, stderr said `Compared with baseline "…": no case changed` of a
+    // run that compared nothing, and the Markdown kept the gate's failed row
+    // and an "Against the baseline" section under "nothing evaluated".
+    const only = (stderr: string, markdown: string, what: string) => {
+      assert.match(stderr, /chose none of the 20 examples: nothing was/);
+      assert.doesNotMatch(stderr, /Compared with|no case changed|Δ/, what);
+      assert.match(
+        markdown.split("\n")[2]!,
+        /^❌ nothing evaluated: the subset chose none of the 20 examples · /,
+        what,
+      );
+      assert.match(
+        markdown,
+        /### Gates\n\nNot checked: nothing was evaluated\.\n\n### Worst/,
+        what,
+      );
+      assert.doesNotMatch(
+        markdown,
+        /❌ failed|✅ held|Against the baseline|Compared with|No case changed/,
+        what,
+      );
+    };
+    for (const args of [["--sample", "0"], ["--filter", "no-such-topic"]]) {
+      await Deno.writeTextFile(`${dir}/step.md`, "");
+      const r = await cli(
+        [
+          "run",
+          "gated.yaml",
+          ...args,
+          "--baseline",
+          "main",
+          "--markdown",
+          "m.md",
+        ],
+        dir,
+        { GITHUB_ACTIONS: "true", GITHUB_STEP_SUMMARY: `${dir}/step.md` },
+      );
+      assert.equal(r.code, 2, r.stderr);
+      for (const file of ["m.md", "step.md"]) {
+        only(
+          r.stderr,
+          await Deno.readTextFile(`${dir}/${file}`),
+          `${args.join(" ")}: ${file}`,
+        );
+      }
+    }
+    for (const k of [1, 2]) {
+      const shard = await cli(
+        [
+          "run",
+          "gated.yaml",
+          "--sample",
+          "0",
+          "--shard",
+          `${k}/2`,
+          "--record",
+          `s${k}.json`,
+        ],
+        dir,
+      );
+      assert.equal(shard.code, 0, shard.stderr);
+    }
+    await Deno.writeTextFile(`${dir}/step.md`, "");
+    const merged = await cli(
+      ["merge", "s1.json", "s2.json", "--baseline", "main"],
+      dir,
+      { GITHUB_ACTIONS: "true", GITHUB_STEP_SUMMARY: `${dir}/step.md` },
+    );
+    assert.equal(merged.code, 2, merged.stderr);
+    only(merged.stderr, await Deno.readTextFile(`${dir}/step.md`), "merge");
+  });
+});
