@@ -65,10 +65,10 @@ update --from" take.`,
     // Read twice, never whole: the Scorecard first, then each Score written.
     const { paths, record } = await writeEvalglassRunFile(dir, recordPath);
     if (!record.complete) {
-      // As the export decides: a shard's gates are its merge's to decide.
-      const gates = record.config.gates;
-      const gated = record.shard === undefined && typeof gates === "object" &&
-        gates !== null && Object.keys(gates).length > 0;
+      // As the export decides, in the one place that decides it: a shard's
+      // gates are its merge's to decide.
+      const { undecidedGates } = await import("../record/_undecided_gates.ts");
+      const gated = undecidedGates(record).length > 0;
       say(
         `evalpipe: ${
           JSON.stringify(recordPath)

@@ -12,6 +12,7 @@ import type { RunRecord } from "../record/run_record.ts";
 import type { RunRecordSummary } from "../record/record_entries.ts";
 import { checkGates, type Gate } from "../aggregate/gates.ts";
 import { tCritical95 } from "../aggregate/stats.ts";
+import { undecidedGates } from "../record/_undecided_gates.ts";
 import { createHash } from "node:crypto";
 import { compareCodePoints, pythonCompactJson } from "./_python_json.ts";
 import type { EvalglassRunRecord, EvalglassScore } from "./types.ts";
@@ -424,8 +425,8 @@ export class EvalglassTally {
     // of its examples: a gate over them is blocked, as evalglass blocks a
     // gate whose measurement is incomplete, so that no partial verdict
     // reads as the run's.
-    const undecided = shard === undefined && !record.complete;
-    const failures = shard === undefined && !undecided
+    const undecided = new Set(undecidedGates(record));
+    const failures = shard === undefined && undecided.size === 0
       ? checkGates(gates, record.aggregates)
       : [];
     const passing: string[] = [];
@@ -456,7 +457,7 @@ export class EvalglassTally {
         blocked: false,
         reasons: [],
       };
-      if (undecided) {
+      if (undecided.has(metric)) {
         blocked.push(metric);
         reasons[metric] = ["incomplete_measurement"];
         continue;
