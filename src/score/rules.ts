@@ -661,6 +661,9 @@ function ruleViolation(
 ): [string, string] | undefined {
   const st =
     (status === "not_applicable" ? "non_evaluable" : status) as ScoreStatus;
+  // Judged as today's status, named as the line wrote it: a file of the
+  // earlier vocabulary says `not_applicable`, which its reader looks for.
+  const named = status as string;
   const article = st === "error" ? "An" : "A";
   if (st === "scored") {
     if (value === null) {
@@ -675,17 +678,20 @@ function ruleViolation(
     return undefined;
   }
   if (value !== null) {
-    return ["value", `A "${st}" Score must carry a null value, not ${value}`];
+    return [
+      "value",
+      `A "${named}" Score must carry a null value, not ${value}`,
+    ];
   }
   const v = validityOf(st);
   if (validity !== v && validity !== "valid" && validity !== "invalid") {
     return [
       "validity",
-      `${article} "${st}" Score must be "${v}", not "${validity}"`,
+      `${article} "${named}" Score must be "${v}", not "${validity}"`,
     ];
   }
   if ((st === "error" || st === "blocked") && passed === true) {
-    return ["passed", `${article} "${st}" Score must carry "passed": false`];
+    return ["passed", `${article} "${named}" Score must carry "passed": false`];
   }
   if (
     (st === "skipped" || st === "non_evaluable") &&
@@ -693,7 +699,7 @@ function ruleViolation(
   ) {
     return [
       "passed",
-      `${article} "${st}" Score has no verdict: "passed" must be absent, not ${passed}`,
+      `${article} "${named}" Score has no verdict: "passed" must be absent, not ${passed}`,
     ];
   }
   return undefined;

@@ -88,9 +88,10 @@ Deno.test("parseScore accepts exactly the status and validity pairs of the desig
     assert.equal(s.status, "non_evaluable");
     assert.equal(s.validity, "not_applicable");
   }
+  // Named as the Score wrote it, judged as today's status.
   assert.throws(
     () => parseScore(candidate("not_applicable", "not_measured")),
-    /^ScoreSyntaxError: "validity": A "non_evaluable" Score must be "not_applicable", not "not_measured"$/,
+    /^ScoreSyntaxError: "validity": A "not_applicable" Score must be "not_applicable", not "not_measured"$/,
   );
 });
 
@@ -271,5 +272,51 @@ Deno.test("parseScore and aggregate read an evalglass record's error Score that 
       .find((l) => l && l.metric === first.metric);
     assert.equal(line.errors, 1);
     assert.equal(line.invalid, 0);
+  });
+});
+
+Deno.test("a ruled-out pair of the earlier vocabulary is named as the line wrote it: 'A \"not_applicable\" Score', not today's 'non_evaluable'", async () => {
+  await withTempDir(async (dir) => {
+    const ids = (n: number) => ({ example_id: `d#${n}`, unit_id: `d#${n}` });
+    // Before, both said `A "non_evaluable" Score …` of lines that wrote
+    // `not_applicable`, a word a reader searching the file does not find.
+    const lines = [
+      JSON.stringify({
+        ...candidate("not_applicable", "not_applicable"),
+        value: 0.5,
+        ...ids(1),
+      }),
+      JSON.stringify({
+        ...candidate("not_applicable", "not_measured"),
+        ...ids(2),
+      }),
+      JSON.stringify({
+        ...candidate("non_evaluable", "not_measured"),
+        ...ids(3),
+      }),
+    ];
+    await Deno.writeTextFile(`${dir}/old.ndjson`, lines.join("\n") + "\n");
+    const messages = [
+      '"value": A "not_applicable" Score must carry a null value, not 0.5',
+      '"validity": A "not_applicable" Score must be "not_applicable", not "not_measured"',
+      '"validity": A "non_evaluable" Score must be "not_applicable", not "not_measured"',
+    ];
+    const { problems } = await readScoresFile(`${dir}/old.ndjson`);
+    assert.deepEqual(
+      problems,
+      messages.map((message, i) => ({ line: i + 1, message })),
+    );
+    const { code, stderr } = await cli(["aggregate", "old.ndjson"], dir);
+    assert.equal(code, 2, stderr);
+    for (const [i, message] of messages.entries()) {
+      assert.ok(
+        stderr.includes(
+          `evalpipe: Malformed Score in "old.ndjson" line ${
+            i + 1
+          }: ${message}\n`,
+        ),
+        stderr,
+      );
+    }
   });
 });
