@@ -201,7 +201,7 @@ did not finish.`,
     "allow-partial": {
       type: "boolean",
       help:
-        "Merge even when shards are missing or did not finish, saying what is missing; the merged run is marked incomplete",
+        "Merge even when shards are missing or did not finish, saying what is missing; the merged run is marked incomplete and its gates undecided (exit 2)",
     },
     "save-baseline": {
       type: "string",
@@ -472,9 +472,25 @@ did not finish.`,
         merged.selection,
       )
       : undefined;
+    // A partial merge measured part of the examples: its gates are
+    // undecided (as its evalglass export blocks them), not passed or failed
+    // on that part. Missing input decides, as a malformed record does
+    // (exit 2). A metric no gate names that measured nothing still fails.
+    const { undecidedGates } = await import("../record/_undecided_gates.ts");
+    const undecided = undecidedGates({
+      complete: merged.complete,
+      config: { gates: gates ?? {} },
+    });
+    const undecidedLine = undecided.length === 0
+      ? undefined
+      : `evalpipe: gates undecided: ${
+        undecided.join(", ")
+      }: the merged run is incomplete (a partial merge), and part of its examples decides no gate; merge every shard to check them`;
     const failures = emptySubset !== undefined
       ? []
-      : checkGates(gates ?? {}, merged.aggregates);
+      : checkGates(gates ?? {}, merged.aggregates).filter((f) =>
+        undecided.length === 0 || f.ungated === true
+      );
     if (failures.length > 0) {
       // Worded as run words them: a metric no gate names is no gate failed.
       const [{ gateLine }, { invalidCasesOfScores }] = await Promise.all([
@@ -566,6 +582,7 @@ did not finish.`,
       }
     }
     if (emptySubset !== undefined) say(emptySubset);
+    if (undecidedLine !== undefined) say(undecidedLine);
     // Under GitHub Actions, what run says there: the merge is what gates a
     // sharded run.
     if (stepSummary !== undefined && recordPath !== undefined) {
@@ -580,11 +597,13 @@ did not finish.`,
       if (warning !== undefined) say(`evalpipe: ${warning}`);
     }
     if (annotate) {
-      const [{ annotations, nothingEvaluatedCommand }, { runFailures }] =
-        await Promise.all([
-          import("../report/annotations.ts"),
-          import("../report/run_failures.ts"),
-        ]);
+      const [
+        { annotations, nothingEvaluatedCommand, undecidedGatesCommand },
+        { runFailures },
+      ] = await Promise.all([
+        import("../report/annotations.ts"),
+        import("../report/run_failures.ts"),
+      ]);
       const firstFailures = new Map<string, Score>();
       for (const score of merged.scores) {
         if (score.status !== "error" && score.status !== "blocked") continue;
@@ -610,8 +629,11 @@ did not finish.`,
       if (emptySubset !== undefined) {
         say(nothingEvaluatedCommand(emptySubset));
       }
+      if (undecidedLine !== undefined) {
+        say(undecidedGatesCommand(undecidedLine));
+      }
     }
-    if (emptySubset !== undefined) return 2;
+    if (emptySubset !== undefined || undecidedLine !== undefined) return 2;
     return failures.length > 0 || regressed || spentOut.length > 0 ? 1 : 0;
   },
 });

@@ -146,6 +146,26 @@ export function nothingEvaluatedCommand(line: string): string {
   }`;
 }
 
+/**
+ * The `::error` for a run whose gates its Scores cannot decide (a partial
+ * merge), quoting its stderr line without the `evalpipe: ` prefix.
+ *
+ * @param line The line `merge` printed.
+ * @returns The workflow command, without its line break.
+ *
+ * @example
+ * ```ts
+ * import { undecidedGatesCommand } from "./annotations.ts";
+ * const line = undecidedGatesCommand("evalpipe: gates undecided: m: the merged run is incomplete");
+ * if (line !== "::error title=evalpipe gates undecided::gates undecided: m: the merged run is incomplete") throw new Error(line);
+ * ```
+ */
+export function undecidedGatesCommand(line: string): string {
+  return `::error title=evalpipe gates undecided::${
+    escapeCommandData(line.replace(/^evalpipe: /, ""))
+  }`;
+}
+
 /** A metric's name in a line, and its first failure's key. */
 function failureKey(metric: string, target?: string): string {
   return target === undefined ? metric : `${target}: ${metric}`;

@@ -8,6 +8,7 @@
 import type { Aggregate } from "../aggregate/mod.ts";
 import { checkGates, type Gate, type GateFailure } from "../aggregate/gates.ts";
 import type { RunRecord } from "../record/run_record.ts";
+import { undecidedGates } from "../record/_undecided_gates.ts";
 import {
   refuseChangedRecord,
   type RunRecordSummary,
@@ -289,6 +290,7 @@ function gateFailures(
 function gatesTable(
   record: MarkdownRecord,
   invalid: InvalidCasesText | undefined,
+  undecided: ReadonlySet<string>,
 ): string[] {
   const gates = gatesOf(record.config);
   const rows: string[] = [];
@@ -309,14 +311,18 @@ function gatesTable(
         shown.add(failure);
         rows.push(
           `| ${who}${markdownCell(metric, 60)} | ${key} | ${threshold} | ${
-            failure === undefined ? "✅ held" : failed(failure)
+            undecided.has(metric)
+              ? "❌ undecided: the run did not finish"
+              : failure === undefined
+              ? "✅ held"
+              : failed(failure)
           } |`,
         );
       }
     }
     // What fails without a gate of its own: a metric that measured nothing.
     for (const f of failures) {
-      if (shown.has(f)) continue;
+      if (shown.has(f) || undecided.has(f.metric)) continue;
       rows.push(
         `| ${who}${markdownCell(f.metric, 60)} | ${
           f.gate === "allow_unmeasured" ? "nothing measured" : f.gate
@@ -656,7 +662,12 @@ class MarkdownTally {
 /** The Markdown of a run gathered by {@linkcode MarkdownTally}. */
 function markdownOf(run: MarkdownRun, options: MarkdownOptions): string {
   const { record, failing } = run;
-  const failedGates = gateFailures(record).flatMap(([, f]) => f);
+  // A run that did not finish (a partial merge, one cut short) decides no
+  // gate of the config's, as merge and the evalglass export say.
+  const undecided = undecidedGates(record);
+  const failedGates = gateFailures(record).flatMap(([, f]) => f).filter((f) =>
+    undecided.length === 0 || f.ungated === true
+  );
   const failures = options.failures ?? runFailures(record);
   const worst = options.worst ?? 10;
   const gated = Object.keys(gatesOf(record.config)).length > 0;
@@ -687,11 +698,18 @@ function markdownOf(run: MarkdownRun, options: MarkdownOptions): string {
       ...(gateFailed > 0
         ? [`❌ ${gateFailed} ${gateFailed === 1 ? "gate" : "gates"} failed`]
         : []),
+      ...(undecided.length > 0
+        ? [
+          `❌ gates undecided, the run did not finish: ${
+            markdownCell(undecided.join(", "), 400)
+          }`,
+        ]
+        : []),
       ...(unmeasured.length > 0
         ? [`❌ nothing measured: ${markdownCell(unmeasured.join(", "), 400)}`]
         : []),
       ...failures.map((f) => `❌ ${markdownMessage(f.message, f.names, 400)}`),
-      ...(failedGates.length > 0
+      ...(failedGates.length > 0 || undecided.length > 0
         ? []
         : gated
         ? ["✅ every gate held"]
@@ -731,7 +749,7 @@ function markdownOf(run: MarkdownRun, options: MarkdownOptions): string {
     // the baseline; the headline says why.
     ...(nothingEvaluated
       ? ["Not checked: nothing was evaluated."]
-      : gatesTable(record, run.invalid)),
+      : gatesTable(record, run.invalid, new Set(undecided))),
     ...(nothingEvaluated ? [] : baselineSection(record.baseline, worst)),
     "",
     "### Worst failing cases",

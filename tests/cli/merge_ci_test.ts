@@ -341,3 +341,74 @@ Deno.test("a merge under GitHub Actions stopped by a signal removes the record b
     }
   });
 });
+
+Deno.test("merge --allow-partial of a gated run decides no gate, as its evalglass export blocks them: exit 2, 'gates undecided' on stderr, as an ::error and in the step summary", async () => {
+  await withTempDir(async (dir) => {
+    await writeShards(dir);
+    // Shard 1's half fails min_pass_rate 0.9; max_errors 0 it passes. Before,
+    // the merge exited 1 or 0 on that half, while the export of the same
+    // merged record said "blocked".
+    for (
+      const [gate, before] of [["min_pass_rate: 0.9", 1], ["max_errors: 0", 0]]
+    ) {
+      const suite = await Deno.readTextFile(`${dir}/suite.yaml`);
+      await Deno.writeTextFile(
+        `${dir}/suite.yaml`,
+        suite.replace(
+          /gates: \{ exact_match: \{ [^}]* \} \}/,
+          `gates: { exact_match: { ${gate} } }`,
+        ),
+      );
+      const shard = await cli(
+        ["run", "suite.yaml", "--shard", "1/2", "--record", "s1.json"],
+        dir,
+      );
+      assert.equal(shard.code, 0, shard.stderr);
+      await Deno.writeTextFile(`${dir}/step.md`, "");
+      const merged = await cli(
+        ["merge", "s1.json", "--allow-partial", "--record", "m.json"],
+        dir,
+        { GITHUB_ACTIONS: "true", GITHUB_STEP_SUMMARY: `${dir}/step.md` },
+      );
+      assert.equal(
+        merged.code,
+        2,
+        `${gate} (exit ${before} before)\n${merged.stderr}`,
+      );
+      assert.match(
+        merged.stderr,
+        /^evalpipe: gates undecided: exact_match: the merged run is incomplete \(a partial merge\)/m,
+      );
+      assert.match(
+        merged.stderr,
+        /^::error title=evalpipe gates undecided::gates undecided: exact_match: /m,
+      );
+      assert.doesNotMatch(merged.stderr, /gate failed/);
+      const step = await Deno.readTextFile(`${dir}/step.md`);
+      assert.match(
+        step.split("\n")[2]!,
+        /^❌ gates undecided, the run did not finish: exact\\_match · .* · \*\*incomplete\*\*$/,
+      );
+      assert.match(
+        step,
+        /^\| exact\\_match \| \w+ \| 0?\.?\d+ \| ❌ undecided: the run did not finish \|$/m,
+      );
+      assert.doesNotMatch(step, /✅|❌ failed|gate failed|every gate held/);
+      // `report` of the merged record writes the same Markdown.
+      const report = await cli(["report", "m.json", "--markdown", "m.md"], dir);
+      assert.equal(report.code, 0, report.stderr);
+      assert.equal(await Deno.readTextFile(`${dir}/m.md`), step);
+      // The export says the same of the same record.
+      const out = await cli(
+        ["export", "--to", "evalglass", "m.json", "eg"],
+        dir,
+      );
+      assert.equal(out.code, 0, out.stderr);
+      const rr = JSON.parse(
+        await Deno.readTextFile(`${dir}/${out.stdout.trimEnd()}`),
+      );
+      assert.equal(rr.scorecard.verdict.verdict, "blocked");
+      assert.deepEqual(rr.scorecard.verdict.blocked_gates, ["exact_match"]);
+    }
+  });
+});

@@ -183,8 +183,10 @@ Deno.test("merge of 3 shards run at once equals the unsharded run, Scores, aggre
       dir,
       one,
     );
-    assert.equal(partial.code, 0, partial.stderr);
+    // Its gate is undecided on two shards of three (exit 2, as missing input).
+    assert.equal(partial.code, 2, partial.stderr);
     assert.match(partial.stderr, /partial merge: shard 3\/3 is missing/);
+    assert.match(partial.stderr, /gates undecided: exact_match/);
   });
 });
 
@@ -239,7 +241,8 @@ Deno.test("merge refuses a missing shard, one given twice, another suite's, an u
       ["merge", `${dir}/s1.json`, `${dir}/torn.json`, "--allow-partial"],
       dir,
     );
-    assert.equal(allowed.code, 0, allowed.stderr);
+    assert.equal(allowed.code, 2, allowed.stderr);
+    assert.match(allowed.stderr, /gates undecided: exact_match/);
     assert.match(
       allowed.stderr,
       /partial merge: .*torn\.json.* did not finish/,
