@@ -480,9 +480,63 @@ async function fileInTheWay(folder: string): Promise<string | undefined> {
 export async function readBaseline(
   path: string,
 ): Promise<{ file: BaselineFile; scores: Score[]; cases?: Unit[] }> {
-  let text: string;
+  const bad = (why: string) =>
+    new InputError(`Invalid baseline ${JSON.stringify(path)}: ${why}`);
+  // Told by its start, so that a record or a Scores file is read once, by
+  // its own reader; only a baseline file, or a file whose start does not
+  // say, is read whole here.
+  const start = await readOrSay(path, () => fileStart(path));
+  if (isRunRecord(start)) return await recordBaseline(path, bad);
+  if (BASELINE_START.test(start)) {
+    return parsedBaseline(await readOrSay(path, () => Deno.readTextFile(path)));
+  }
+  // A Scores file (`run --out`, its stdout kept) serves too, as `diff`
+  // reads it.
+  return await scoresBaseline(path, bad);
+
+  function parsedBaseline(
+    text: string,
+    parsed?: unknown,
+  ): { file: BaselineFile; scores: Score[] } {
+    let value = parsed;
+    if (value === undefined) {
+      try {
+        value = JSON.parse(text);
+      } catch (error) {
+        if (!(error instanceof SyntaxError)) throw error;
+        throw bad(error.message);
+      }
+    }
+    const read = baselineScores(value, path);
+    keepExpectedText(read.file, text);
+    return read;
+  }
+}
+
+/** How a saved baseline starts, as `run --save-baseline` writes it. */
+const BASELINE_START = /^\s*\{\s*"evalpipe_baseline"\s*:/;
+
+/** Enough of a file's start to tell what it is, and its first line. */
+const START_BYTES = 64 * 1024;
+
+/** The first {@linkcode START_BYTES} of a file, as text. */
+async function fileStart(path: string): Promise<string> {
+  using file = await Deno.open(path);
+  const buffer = new Uint8Array(START_BYTES);
+  let filled = 0;
+  while (filled < buffer.length) {
+    const n = await file.read(buffer.subarray(filled));
+    if (n === null) break;
+    filled += n;
+  }
+  // A character cut at the end reads as U+FFFD, after any line break.
+  return new TextDecoder().decode(buffer.subarray(0, filled));
+}
+
+/** Reads, naming in words a file the system refuses: never a trace. */
+async function readOrSay<T>(path: string, read: () => Promise<T>): Promise<T> {
   try {
-    text = await Deno.readTextFile(path);
+    return await read();
   } catch (error) {
     // Any refusal of the system's (symlinks that loop, a path through a
     // file, a socket) is the user's to fix, named in words: never a trace.
@@ -498,54 +552,41 @@ export async function readBaseline(
       }`,
     );
   }
-  const bad = (why: string) =>
-    new InputError(`Invalid baseline ${JSON.stringify(path)}: ${why}`);
-  if (isRunRecord(text)) {
-    // A run's record serves as its baseline: a merged shard run's, an
-    // earlier run's kept by CI. Read a line at a time, as `diff` reads it,
-    // so its units keep their expected answers' number text.
-    let record;
-    try {
-      record = await readRunRecord(path);
-    } catch (error) {
-      if (!(error instanceof RunRecordError)) throw error;
-      throw bad(error.message);
-    }
-    if (!record.complete) {
-      throw bad(
-        "the run it records did not finish, so cases it never ran would count as removed (resume it, or merge every shard)",
-      );
-    }
-    const settings = baselineSettings(record.config);
-    return {
-      file: {
-        evalpipe_baseline: 1,
-        epochs: settings.epochs,
-        require: settings.require ?? "all",
-        ...(settings.targets !== undefined
-          ? { targets: settings.targets }
-          : {}),
-        units: [],
-      },
-      scores: record.scores,
-      cases: record.units,
-    };
-  }
-  // A Scores file (`run --out`, its stdout kept) serves too, as `diff`
-  // reads it: told by its start, as `diff` tells a baseline file.
-  if (!/^\s*\{\s*"evalpipe_baseline"\s*:/.test(text.slice(0, 256))) {
-    return await scoresBaseline(path, bad);
-  }
-  let value: unknown;
+}
+
+/**
+ * A run's record as its baseline: a merged shard run's, an earlier run's
+ * kept by CI. Read a line at a time, as `diff` reads it, so its units keep
+ * their expected answers' number text.
+ */
+async function recordBaseline(
+  path: string,
+  bad: (why: string) => InputError,
+): Promise<{ file: BaselineFile; scores: Score[]; cases: Unit[] }> {
+  let record;
   try {
-    value = JSON.parse(text);
+    record = await readRunRecord(path);
   } catch (error) {
-    if (!(error instanceof SyntaxError)) throw error;
+    if (!(error instanceof RunRecordError)) throw error;
     throw bad(error.message);
   }
-  const read = baselineScores(value, path);
-  keepExpectedText(read.file, text);
-  return read;
+  if (!record.complete) {
+    throw bad(
+      "the run it records did not finish, so cases it never ran would count as removed (resume it, or merge every shard)",
+    );
+  }
+  const settings = baselineSettings(record.config);
+  return {
+    file: {
+      evalpipe_baseline: 1,
+      epochs: settings.epochs,
+      require: settings.require ?? "all",
+      ...(settings.targets !== undefined ? { targets: settings.targets } : {}),
+      units: [],
+    },
+    scores: record.scores,
+    cases: record.units,
+  };
 }
 
 /**
