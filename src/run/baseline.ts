@@ -490,8 +490,36 @@ export async function readBaseline(
   if (BASELINE_START.test(start)) {
     return parsedBaseline(await readOrSay(path, () => Deno.readTextFile(path)));
   }
-  // A Scores file (`run --out`, its stdout kept) serves too, as `diff`
-  // reads it.
+  // A line of Scores (`run --out`) is one JSON object; a baseline or a
+  // record edited by hand (keys sorted, `jq -S`) is one JSON document.
+  const newline = start.indexOf("\n");
+  const line = newline >= 0
+    ? jsonOrUndefined(start.slice(0, newline))
+    : undefined;
+  if (isPlainObject(line) && !isDocument(line)) {
+    return await scoresBaseline(path, bad);
+  }
+  const text = await readOrSay(path, () => Deno.readTextFile(path));
+  let document: unknown;
+  try {
+    document = JSON.parse(text);
+  } catch (error) {
+    if (!(error instanceof SyntaxError)) throw error;
+    // An empty file holds no Score, and Scores whose first line is torn
+    // still read as Scores: each is said so, naming the line.
+    if (text.trim() === "" || looksLikeJsonLines(text)) {
+      return await scoresBaseline(path, bad);
+    }
+    throw bad(
+      `it is neither a baseline (run --save-baseline), a RunRecord (run --record) nor Scores (run --out): not one JSON document (${error.message}), nor one JSON object a line`,
+    );
+  }
+  if (isDocument(document) && "evalpipe_baseline" in document) {
+    return parsedBaseline(text, document);
+  }
+  if (isDocument(document)) {
+    return await recordBaseline(path, bad);
+  }
   return await scoresBaseline(path, bad);
 
   function parsedBaseline(
@@ -587,6 +615,40 @@ async function recordBaseline(
     scores: record.scores,
     cases: record.units,
   };
+}
+
+function jsonOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    if (!(error instanceof SyntaxError)) throw error;
+    return undefined;
+  }
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** A saved baseline or a RunRecord, whatever order its keys are in. */
+function isDocument(value: unknown): value is Record<string, unknown> {
+  return isPlainObject(value) &&
+    ("evalpipe_baseline" in value || "evalpipe_run_record" in value);
+}
+
+/**
+ * Whether one of a text's first five lines that hold anything is a JSON
+ * object: Scores, one a line, a line of them torn. Lines of a JSON document
+ * sorted or cut apart are keys, brackets and values, never an object whole.
+ */
+function looksLikeJsonLines(text: string): boolean {
+  let seen = 0;
+  for (const line of text.split("\n", 1000)) {
+    if (line.trim() === "") continue;
+    if (isPlainObject(jsonOrUndefined(line))) return true;
+    if (++seen === 5) return false;
+  }
+  return false;
 }
 
 /**

@@ -129,3 +129,70 @@ Deno.test("run --baseline NAME that names no saved baseline but a file beside th
     );
   });
 });
+
+/** A JSON value with its objects' keys sorted, as `jq -S` writes it. */
+function sortedKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortedKeys);
+  if (typeof value !== "object" || value === null) return value;
+  return Object.fromEntries(
+    Object.keys(value).sort().map((k) => [
+      k,
+      sortedKeys((value as Record<string, unknown>)[k]),
+    ]),
+  );
+}
+
+Deno.test("run --baseline reads a baseline or a RunRecord whose keys were reordered (jq -S) as what it is, and names a file that is neither", async () => {
+  await withTempDir(async (dir) => {
+    await suite(dir, { a: "A", b: "B", c: "C" });
+    const first = await cli(
+      ["run", "evalpipe.yaml", "--save-baseline", "main", "--record", "r.json"],
+      dir,
+    );
+    assert.equal(first.code, 0, first.stderr);
+    await Deno.writeTextFile(
+      `${dir}/answers.json`,
+      JSON.stringify({ a: "A", b: "x", c: "C" }),
+    );
+    const saved = `${dir}/.evalpipe/baselines/main.json`;
+    // Before, both were read as Scores files: `Invalid baseline
+    // "./sorted.json" line 1: "metric" is missing; …` (exit 2).
+    const reordered: Array<[string, string]> = [
+      [saved, "sorted.json"],
+      [`${dir}/r.json`, "rsorted.json"],
+    ];
+    for (const [from, to] of reordered) {
+      const value = JSON.parse(await Deno.readTextFile(from));
+      const texts: Array<[string, string]> = [
+        [to, JSON.stringify(sortedKeys(value), null, 2) + "\n"],
+        [`compact-${to}`, JSON.stringify(sortedKeys(value)) + "\n"],
+      ];
+      for (const [name, text] of texts) {
+        await Deno.writeTextFile(`${dir}/${name}`, text);
+        const run = await cli(
+          ["run", "evalpipe.yaml", "--baseline", `./${name}`],
+          dir,
+        );
+        assert.equal(run.code, 1, `${name}: ${run.stderr}`);
+        assert.match(
+          run.stderr,
+          /newly failing \(1\):\n {2}d\.jsonl#b {2}exact_match {2}1\/1 → 0\/1/,
+          name,
+        );
+      }
+    }
+    // The saved baseline's lines sorted (`sort`): no kind of file at all.
+    const lines = (await Deno.readTextFile(saved)).split("\n").sort();
+    await Deno.writeTextFile(`${dir}/lines.json`, lines.join("\n") + "\n");
+    const neither = await cli(
+      ["run", "evalpipe.yaml", "--baseline", "./lines.json"],
+      dir,
+    );
+    assert.equal(neither.code, 2, neither.stderr);
+    assert.match(
+      neither.stderr,
+      /^evalpipe: Invalid baseline "\.\/lines\.json": it is neither a baseline \(run --save-baseline\), a RunRecord \(run --record\) nor Scores \(run --out\): not one JSON document \(.*\), nor one JSON object a line$/m,
+    );
+    assert.doesNotMatch(neither.stderr, /"metric" is missing|\n\s+at /);
+  });
+});
