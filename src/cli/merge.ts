@@ -259,10 +259,10 @@ did not finish.`,
       : undefined;
     const configPath = parts.find((p) => p.record !== undefined)?.record
       ?.config_path;
-    const baselineAt = async (flag: string, nameOrPath: string) => {
-      if (nameOrPath.includes("/") || nameOrPath.endsWith(".json")) {
-        return baselines!.baselinePath(nameOrPath, ".");
-      }
+    // Found as run finds them (a path as given, a name beside the config
+    // the shards ran, which only their records name).
+    const configFolder = async (flag: string, nameOrPath: string) => {
+      if (nameOrPath.includes("/") || nameOrPath.endsWith(".json")) return ".";
       if (configPath === undefined) {
         throw new UsageError(
           `${flag} ${
@@ -271,11 +271,14 @@ did not finish.`,
         );
       }
       const { folderOf } = await import("../config/config.ts");
-      return baselines!.baselinePath(nameOrPath, folderOf(configPath));
+      return folderOf(configPath);
     };
     const savePath = flags["save-baseline"] === undefined
       ? undefined
-      : await baselineAt("--save-baseline", flags["save-baseline"]);
+      : baselines!.baselinePath(
+        flags["save-baseline"],
+        await configFolder("--save-baseline", flags["save-baseline"]),
+      );
     if (savePath !== undefined) {
       const [{ refuseSameFile }, { refuseFolder }] = await Promise.all([
         import("../io/same_file.ts"),
@@ -304,7 +307,10 @@ did not finish.`,
     }
     const comparePath = flags.baseline === undefined
       ? undefined
-      : await baselineAt("--baseline", flags.baseline);
+      : await (await import("../run/_baseline_to_read.ts")).baselineToRead(
+        flags.baseline,
+        await configFolder("--baseline", flags.baseline),
+      );
     const baseline = comparePath === undefined
       ? undefined
       : await baselines!.readBaseline(comparePath);

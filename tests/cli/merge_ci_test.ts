@@ -412,3 +412,26 @@ Deno.test("merge --allow-partial of a gated run decides no gate, as its evalglas
     }
   });
 });
+
+Deno.test("merge --baseline finds a name as run --baseline does: a file of that name in the current folder when no saved baseline has it", async () => {
+  await withTempDir(async (dir) => {
+    await writeShards(dir);
+    const whole = await cli(["run", "suite.yaml", "--out", "base.ndjson"], dir);
+    assert.equal(whole.code, 1, whole.stderr);
+    // Before, merge looked for .evalpipe/baselines/base.ndjson.json only
+    // (exit 2, no such file), where run reads ./base.ndjson.
+    const compared =
+      /^Compared with baseline "base\.ndjson":\nno case changed$/m;
+    const run = await cli(
+      ["run", "suite.yaml", "--baseline", "base.ndjson"],
+      dir,
+    );
+    assert.match(run.stderr, compared);
+    const merged = await cli(
+      ["merge", "s1.json", "s2.json", "--baseline", "base.ndjson"],
+      dir,
+    );
+    assert.equal(merged.code, run.code, merged.stderr);
+    assert.match(merged.stderr, compared);
+  });
+});
