@@ -5,7 +5,6 @@ import type { RunRecord } from "../record/run_record.ts";
 import type { RunRecordSummary } from "../record/record_entries.ts";
 import type { RunFailure } from "../report/run_failures.ts";
 import type { FileWriting } from "../io/replace_file.ts";
-import { selfCommand } from "./_output.ts";
 import type { StringFlag } from "./flags.ts";
 
 /** What a report writer is given: the record's file, or the record read whole. */
@@ -70,7 +69,6 @@ async function markdownOf(input: ReportInput): Promise<string> {
   );
   const { record, recordPath, failures } = input;
   const options = {
-    command: selfCommand(),
     ...(recordPath !== undefined ? { recordPath } : {}),
     ...(failures !== undefined ? { failures } : {}),
   };

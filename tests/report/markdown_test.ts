@@ -32,14 +32,6 @@ const DATA = [
   { id: "down", input: "d", expected: "w" },
 ].map((r) => JSON.stringify(r) + "\n").join("");
 
-/** A PATH with an `evalpipe` command on it (a stand-in), as an install makes. */
-async function withEvalpipe(dir: string): Promise<Record<string, string>> {
-  await Deno.mkdir(`${dir}/.bin`, { recursive: true });
-  await Deno.writeTextFile(`${dir}/.bin/evalpipe`, "#!/bin/sh\n");
-  await Deno.chmod(`${dir}/.bin/evalpipe`, 0o755);
-  return { PATH: `${dir}/.bin:${Deno.env.get("PATH") ?? ""}` };
-}
-
 async function setUp(dir: string): Promise<void> {
   await Deno.writeTextFile(`${dir}/suite.yaml`, SUITE);
   await Deno.writeTextFile(`${dir}/data.jsonl`, DATA);
@@ -51,7 +43,6 @@ Deno.test("run --markdown writes the summary, the gates, the worst failing cases
     const out = await cli(
       ["run", "suite.yaml", "--markdown", "summary.md", "--record", "rec.json"],
       dir,
-      await withEvalpipe(dir),
     );
     assert.equal(out.code, 1, out.stderr); // the exact_match gate fails
     const md = await Deno.readTextFile(`${dir}/summary.md`);
@@ -93,49 +84,43 @@ Deno.test("run --markdown writes the summary, the gates, the worst failing cases
     const report = await cli(
       ["report", "rec.json", "--markdown", "again.md"],
       dir,
-      await withEvalpipe(dir),
     );
     assert.equal(report.code, 0, report.stderr);
     assert.equal(await Deno.readTextFile(`${dir}/again.md`), md);
   });
 });
 
-Deno.test("run --markdown and report --markdown name the command that ran them when no evalpipe command is installed", async () => {
+Deno.test("run --markdown and report --markdown name evalpipe by its name, not the path a runner started it from; markdownReport's command option names another", async () => {
   await withTempDir(async (dir) => {
     await setUp(dir);
-    // No folder of PATH holds an evalpipe command: the footer said
-    // `evalpipe report …`, which such a user cannot run.
+    // No evalpipe command on PATH, as under a CI runner's `deno run -A
+    // $GITHUB_ACTION_PATH/cli.ts`: the PR's readers run their own.
     const env = { PATH: `${dir}/no-such-folder` };
-    const self = `deno run -A ${
-      new URL("../../cli.ts", import.meta.url).pathname
-    }`;
     const out = await cli(
       ["run", "suite.yaml", "--markdown", "summary.md", "--record", "rec.json"],
       dir,
       env,
     );
     assert.equal(out.code, 1, out.stderr);
-    const open =
-      `Open every case with its answer: \`${self} report rec.json --html report.html\``;
-    assert.ok((await Deno.readTextFile(`${dir}/summary.md`)).includes(open));
-    const report = await cli(
-      ["report", "rec.json", "--markdown", "again.md"],
-      dir,
-      env,
-    );
-    assert.equal(report.code, 0, report.stderr);
-    assert.ok((await Deno.readTextFile(`${dir}/again.md`)).includes(open));
-    // Without --record, the line that says to keep one names it too.
-    const kept = await cli(
-      ["run", "suite.yaml", "--markdown", "no.md"],
-      dir,
-      env,
-    );
-    assert.equal(kept.code, 1, kept.stderr);
+    const md = await Deno.readTextFile(`${dir}/summary.md`);
     assert.ok(
-      (await Deno.readTextFile(`${dir}/no.md`)).includes(
-        `\`${self} report run.json --html report.html\``,
+      md.includes(
+        "Open every case with its answer: `evalpipe report rec.json --html report.html`",
       ),
+      md,
+    );
+    assert.doesNotMatch(md, /cli\.ts/);
+    const { markdownReport } = await import("../../src/report/mod.ts");
+    const { readRunRecord } = await import("../../src/record/mod.ts");
+    const mine = markdownReport(await readRunRecord(`${dir}/rec.json`), {
+      recordPath: "rec.json",
+      command: "deno run -A tools/cli.ts",
+    });
+    assert.ok(
+      mine.includes(
+        "`deno run -A tools/cli.ts report rec.json --html report.html`",
+      ),
+      mine,
     );
   });
 });
@@ -703,7 +688,6 @@ Deno.test("run --shard --markdown heads its summary with the shard, not a gate v
       const out = await cli(
         ["run", "suite.yaml", "--shard", `${k}/2`, "--markdown", `m${k}.md`],
         dir,
-        await withEvalpipe(dir),
       );
       assert.equal(out.code, 0, out.stderr);
       const md = await Deno.readTextFile(`${dir}/m${k}.md`);
