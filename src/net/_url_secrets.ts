@@ -31,9 +31,12 @@ const CREDENTIAL_NAME = new RegExp(`^(?:${CREDENTIAL_NAMES})$`, "i");
  * `x-api-key`, `apikey`, `x-auth-token`, `cookie`, `x-jwt`), read by its
  * words between "-" or "_": one that is or ends in `key`, `token`,
  * `secret`, a password, `cookie`, `signature` or `credential(s)`, or is
- * `auth`, `authorization`, `authentication`, `jwt`, `sig` or a session's.
- * A word that only holds one (`x-keyboard-layout`, `x-author`) says
- * nothing of the kind.
+ * `auth`, `authorization`, `authentication`, `jwt` or `sig`. A word that
+ * only holds one (`x-keyboard-layout`, `x-author`) says nothing of the
+ * kind, nor does `session` alone: a gateway's tracing headers
+ * (`Helicone-Session-Name`, `x-session-id`) name a session, and hidden,
+ * a model's answer that said their value was not kept; a session's
+ * credential is a `cookie` or an `x-session-token`.
  *
  * @param name The header's name, in any case.
  * @returns Whether its value is a credential's.
@@ -43,6 +46,7 @@ const CREDENTIAL_NAME = new RegExp(`^(?:${CREDENTIAL_NAMES})$`, "i");
  * import { credentialHeader } from "./_url_secrets.ts";
  * if (!credentialHeader("X-Api-Key")) throw new Error();
  * if (credentialHeader("x-keyboard-layout")) throw new Error();
+ * if (credentialHeader("x-session-id")) throw new Error();
  * ```
  */
 export function credentialHeader(name: string): boolean {
@@ -52,7 +56,7 @@ export function credentialHeader(name: string): boolean {
 }
 
 const CREDENTIAL_WORD =
-  /^(?:[a-z]*(?:key|keys|token|secret|password|passwd|pwd|cookie|signature|credentials?)|auth|authn|authz|authorization|authentication|jwt|sig|session[a-z]*)$/;
+  /^(?:[a-z]*(?:key|keys|token|secret|password|passwd|pwd|cookie|signature|credentials?)|auth|authn|authz|authorization|authentication|jwt|sig)$/;
 
 /**
  * The text a credential's header writes out in the config rather than

@@ -92,6 +92,31 @@ Deno.test("httpTarget hides a credential's header written out in the config (no 
   );
 });
 
+Deno.test("httpTarget keeps an answer that says a session header's value: a tracing session's name or id is no credential", async () => {
+  // Helicone-Session-Name, x-session-id: a gateway's tracing headers. Read
+  // as credentials, "Course Plan" was a secret and the answer naming it
+  // was not kept.
+  await using server = fakeLlm({
+    handler: (r) =>
+      reply.json({
+        answer: `See the ${r.headers["helicone-session-name"]} of run ${
+          r.headers["x-session-id"]
+        }`,
+      }),
+  });
+  const unit = await runOne(httpTarget({
+    url: `${server.url}/answer`,
+    output: "answer",
+    headers: {
+      "Helicone-Session-Name": "Course Plan",
+      "x-session-id": "run-2024-12-08",
+      "x-session-token": "st-literal-0042xyz",
+    },
+  }));
+  assert.equal(unit.target?.error, undefined);
+  assert.equal(unit.output, "See the Course Plan of run run-2024-12-08");
+});
+
 Deno.test("openaiTarget hides a key echoed JSON-escaped, URL-encoded or base64", async () => {
   const echoes = [
     (k: string) => JSON.stringify({ error: { message: `bad key ${k}` } }),
