@@ -62,7 +62,7 @@ const CREDENTIAL_WORD =
  * The text a credential's header writes out in the config rather than
  * reads from a `${NAME}` (`authorization: "Bearer sk-…"`, `x-api-key:
  * "lit-…"`): each part between references, a leading scheme (`Bearer`,
- * `Basic`, `Token`) and the spaces around it left out, unless it is a plain
+ * `Basic`, `Token`, `Key`, `ApiKey`) and the spaces around it left out, unless it is a plain
  * word (`x-auth-mode: oauth`; see `WORD`) or shorter than 4 characters.
  *
  * @param name The header's name.
@@ -80,11 +80,18 @@ export function writtenCredentials(name: string, value: string): string[] {
   if (!credentialHeader(name)) return [];
   const found: string[] = [];
   for (const part of value.split(ENV_VARIABLES_SPLIT)) {
-    const text = part.replace(/^\s*(?:Bearer|Basic|Token)\s+/i, "").trim();
+    const text = part.replace(AUTH_SCHEME, "").trim();
     if (text.length >= 4 && !WORD.test(text)) found.push(text);
   }
   return found;
 }
+
+/**
+ * A credential's leading scheme and the spaces after it (`Bearer `,
+ * `Basic `, `Token `, fal.ai's `Key `, Elasticsearch's `ApiKey `): it is
+ * shown, and what follows it is the secret, as a server's message says it.
+ */
+export const AUTH_SCHEME = /^\s*(?:Bearer|Basic|Token|Key|Api-?Key)\s+/i;
 
 /** A `${NAME}` reference, to split a header's value at (no capture). */
 const ENV_VARIABLES_SPLIT = /\$\{[A-Za-z_][A-Za-z0-9_]*\}/;

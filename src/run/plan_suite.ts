@@ -8,7 +8,11 @@
  */
 
 import { TemplateError, withoutCredentials } from "../net/template.ts";
-import { credentialHeader, ENV_VARIABLES } from "../net/_url_secrets.ts";
+import {
+  AUTH_SCHEME,
+  credentialHeader,
+  ENV_VARIABLES,
+} from "../net/_url_secrets.ts";
 import {
   buildScorers,
   buildTargetConfig,
@@ -265,7 +269,7 @@ function hiddenText(value: string): string {
 /** Text between references as `***`, a leading scheme kept. */
 function hiddenPart(part: string): string {
   if (part.trim() === "") return part;
-  const scheme = /^\s*(?:Bearer|Basic|Token)\s+/i.exec(part)?.[0] ?? "";
+  const scheme = AUTH_SCHEME.exec(part)?.[0] ?? "";
   return part.length === scheme.length ? part : `${scheme}***`;
 }
 

@@ -92,6 +92,32 @@ Deno.test("httpTarget hides a credential's header written out in the config (no 
   );
 });
 
+Deno.test("httpTarget hides a key written after a Key or ApiKey scheme, as after Bearer, when a server echoes the key alone", async () => {
+  // fal.ai's "Key id:secret", Elasticsearch's "ApiKey …": the server's
+  // message says the key without its scheme.
+  await using server = fakeLlm({
+    handler: (r) =>
+      reply.error(
+        401,
+        `refused ${r.headers.authorization?.split(" ")[1]} and ${
+          r.headers["proxy-authorization"]?.split(" ")[1]
+        }`,
+      ),
+  });
+  const unit = await runOne(httpTarget({
+    url: `${server.url}/answer`,
+    headers: {
+      authorization: "Key fal-id-42:fal-secret-77",
+      "proxy-authorization":
+        "ApiKey VnVhQ2ZHY0JDZGJrUW0tZTVhT3g6dWkybHAyYXhUTm1zeWFrdzl0dk5udw==",
+    },
+  }));
+  assert.equal(
+    unit.target?.error,
+    `POST ${server.url}/answer answered HTTP 401: refused *** and ***`,
+  );
+});
+
 Deno.test("httpTarget keeps an answer that says a session header's value: a tracing session's name or id is no credential", async () => {
   // Helicone-Session-Name, x-session-id: a gateway's tracing headers. Read
   // as credentials, "Course Plan" was a secret and the answer naming it
