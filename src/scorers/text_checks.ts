@@ -59,6 +59,7 @@ const REGEX_FLAGS = /^(?!.*(.).*\1)[imsuv]*$/;
  * @param options The pattern, its flags, and whether it must match.
  * @returns The scorer.
  * @throws {SyntaxError} When the pattern or its flags are not valid.
+ * @throws {RangeError} When the pattern is empty: it matches every output.
  *
  * @example An ISO date somewhere in the output
  * ```ts
@@ -69,6 +70,16 @@ const REGEX_FLAGS = /^(?!.*(.).*\1)[imsuv]*$/;
  * ```
  */
 export function regexMatch(options: RegexScorerOptions): Scorer {
+  // "" matches every output: a slip that would pass (or, with match: false,
+  // fail) every case, measuring nothing, as a config's `pattern: ""` is
+  // refused for.
+  if (options.pattern === "") {
+    throw new RangeError(
+      `The regex scorer's "pattern" is empty: it matches every output, so it would ${
+        options.match === false ? "fail" : "pass"
+      } every case; give a pattern`,
+    );
+  }
   const flags = options.flags ?? "";
   if (!REGEX_FLAGS.test(flags)) {
     throw new SyntaxError(

@@ -236,3 +236,18 @@ Deno.test("contains, notContains and startsWith refuse an empty text of their ow
   // exact_match takes "": that the system said nothing is a measure.
   assert.equal(value(exactMatch({ value: "" }), unit("")), 1);
 });
+
+Deno.test("regexMatch refuses an empty pattern, in the config's words", () => {
+  // A config's `pattern: ""` was refused while the library's matched every
+  // output, passing every case (failing every one with match: false).
+  assert.throws(() => regexMatch({ pattern: "" }), {
+    name: "RangeError",
+    message:
+      'The regex scorer\'s "pattern" is empty: it matches every output, so it would pass every case; give a pattern',
+  });
+  assert.throws(() => regexMatch({ pattern: "", match: false }), {
+    name: "RangeError",
+    message:
+      'The regex scorer\'s "pattern" is empty: it matches every output, so it would fail every case; give a pattern',
+  });
+});
