@@ -205,6 +205,35 @@ Deno.test("a record line that gives expected twice is compared by the one JSON.p
   });
 });
 
+Deno.test("run --save-baseline keeps expected's numbers as written: the same dataset run again against it names no changed case", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/s.yaml`, SUITE);
+    // What JSON.parse reads otherwise: 1, a rounded double, 1.5; and a
+    // string written with an escape, the same value either way.
+    await Deno.writeTextFile(
+      `${dir}/d.jsonl`,
+      [
+        `{"id":"a","input":"a?","output":"a","expected":1.0}`,
+        `{"id":"b","input":"b?","output":"b","expected":12345678901234567891}`,
+        `{"id":"c","input":"c?","output":"c","expected":{"n":[1.50]}}`,
+        `{"id":"d","input":"d?","output":"d","expected":"\\u0041"}`,
+      ].join("\n") + "\n",
+    );
+    const saved = await cli(["run", "s.yaml", "--save-baseline", "main"], dir);
+    assert.equal(saved.code, 0, saved.stderr);
+    const kept = await Deno.readTextFile(
+      `${dir}/.evalpipe/baselines/main.json`,
+    );
+    assert.match(kept, /"expected": ?1\.0\b/);
+    assert.match(kept, /"expected": ?12345678901234567891\b/);
+    assert.match(kept, /"n": ?\[\s*1\.50\s*\]/);
+    const again = await cli(["run", "s.yaml", "--baseline", "main"], dir);
+    assert.equal(again.code, 0, again.stderr);
+    assert.doesNotMatch(again.stderr, /another input, expected answer/);
+    assert.match(again.stderr, /no case changed/);
+  });
+});
+
 Deno.test("diff of a baseline saved before it kept context and metadata compares input and expected only, by value", async () => {
   await withTempDir(async (dir) => {
     await Deno.writeTextFile(`${dir}/s.yaml`, SUITE);
