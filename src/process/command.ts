@@ -320,15 +320,47 @@ export function missingScript(cmd: string, cwd: string): string | undefined {
  */
 export function fromHere(script: string, cwd: string): string {
   if (script.startsWith("/") || !exists(script) || !exists(cwd)) return "";
-  const folder = cwd.replace(/^(\.\/)+/, "").replace(/\/+$/, "");
-  const from = folder === "" || folder === "."
-    ? undefined
-    : script.replace(/^(\.\/)+/, "").startsWith(`${folder}/`)
-    ? script.replace(/^(\.\/)+/, "").slice(folder.length + 1)
-    : undefined;
+  const from = relativePath(cwd, script);
+  // Said only when it leads there from the config's folder.
+  const leads = from !== undefined && exists(resolveIn(cwd, from));
   return `; it is there from the current folder, where EvalCore runs a suite's commands: write its path from the config's folder${
-    from === undefined ? "" : `, ${JSON.stringify(from)}`
+    leads ? `, ${JSON.stringify(from)}` : ""
   }`;
+}
+
+/**
+ * The path that leads from the folder `from` to `to`, both read from the
+ * current folder (`..` where it climbs), without touching the file system:
+ * `undefined` when there is none to write (the same folder).
+ */
+function relativePath(from: string, to: string): string | undefined {
+  let here: string;
+  try {
+    here = Deno.cwd();
+  } catch (error) {
+    // Reading the current folder not allowed: the path is left unsaid.
+    if (
+      error instanceof Deno.errors.NotCapable ||
+      error instanceof Deno.errors.PermissionDenied
+    ) return undefined;
+    throw error;
+  }
+  const parts = (path: string) => {
+    const out: string[] = [];
+    for (const part of resolveIn(here, path).split("/")) {
+      if (part === "" || part === ".") continue;
+      if (part === "..") out.pop();
+      else out.push(part);
+    }
+    return out;
+  };
+  const a = parts(from);
+  const b = parts(to);
+  let same = 0;
+  while (same < a.length && same < b.length && a[same] === b[same]) same++;
+  const up = a.slice(same).map(() => "..");
+  const path = [...up, ...b.slice(same)].join("/");
+  return path === "" ? undefined : path;
 }
 
 /**

@@ -1551,6 +1551,28 @@ Deno.test("cli run and validate say where a missing script is when it is there f
         assert.ok(out.stderr.includes(message), `${command}: ${out.stderr}`);
       }
     }
+    // The config named by its absolute path, or a script outside its
+    // folder: the path from the config's folder is still given.
+    await Deno.mkdir(join(dir, "scripts"));
+    await Deno.writeTextFile(join(dir, "scripts", "bot.sh"), "cat\n");
+    for (
+      const [config, cmd, from] of [
+        [
+          join(dir, "examples", "rag", "s.yaml"),
+          "examples/rag/bot.sh",
+          "bot.sh",
+        ],
+        ["examples/rag/s.yaml", "scripts/bot.sh", "../../scripts/bot.sh"],
+      ]
+    ) {
+      await Deno.writeTextFile(
+        join(dir, "examples", "rag", "s.yaml"),
+        `dataset: cases.jsonl\ntarget: { type: subprocess, cmd: sh ${cmd} }\nscorers: [{ type: exact_match }]\n`,
+      );
+      const out = await cli(["validate", config!], dir);
+      assert.equal(out.code, 2, out.stderr);
+      assert.ok(out.stderr.includes(`${here}, "${from}"`), out.stderr);
+    }
     // Run from the config's folder, the script is nowhere: nothing is added.
     const out = await cli(["validate", "s.yaml"], join(dir, "examples", "rag"));
     assert.equal(out.code, 2, out.stderr);
