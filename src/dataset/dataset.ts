@@ -1226,7 +1226,7 @@ function checkHeader(header: readonly string[], quoted: string, line: number) {
     throw fail(
       `the header has no "input" column, which every case needs (the columns are ${
         names.join(", ")
-      }): name "input" the column of the text to send (a target's prompt reads it as {{input}}, and any other column as {{metadata.<its name>}})`,
+      }): name "input" the column of the text to send (a target's prompt reads it as {{input}}, and a column that is no case field ("id", "expected", "context", "output") as {{metadata.<its name>}})`,
     );
   }
 }

@@ -390,7 +390,12 @@ Deno.test("cli run and validate refuse a CSV header that would load every case w
     ],
     [
       "question,answer",
-      /line 1: the header has no "input" column, which every case needs \(the columns are "question", "answer"\): name "input" the column of the text to send \(a target's prompt reads it as \{\{input\}\}, and any other column as \{\{metadata\.<its name>\}\}\)$/m,
+      /line 1: the header has no "input" column, which every case needs \(the columns are "question", "answer"\): name "input" the column of the text to send \(a target's prompt reads it as \{\{input\}\}, and a column that is no case field \("id", "expected", "context", "output"\) as \{\{metadata\.<its name>\}\}\)$/m,
+    ],
+    [
+      // "expected" is the case's, read as {{expected}}: not metadata.
+      "question,expected",
+      /line 1: the header has no "input" column, which every case needs \(the columns are "question", "expected"\): name "input" the column of the text to send \(a target's prompt reads it as \{\{input\}\}, and a column that is no case field \("id", "expected", "context", "output"\) as \{\{metadata\.<its name>\}\}\)$/m,
     ],
   ];
   await withTempDir(async (dir) => {
