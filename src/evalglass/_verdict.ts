@@ -61,16 +61,30 @@ export function restoreVerdict(raw: unknown): unknown {
     Array.isArray(provenance) || !Object.hasOwn(provenance, KEY)
   ) return raw;
   const kept = (provenance as Record<string, unknown>)[KEY];
-  if (
-    typeof kept !== "object" || kept === null || Array.isArray(kept) ||
-    Object.keys(kept).length === 0 ||
-    !Object.entries(kept).every(([k, v]) =>
-      Object.hasOwn(FIELDS, k) && typeof v === FIELDS[k]
-    )
-  ) return raw;
-  const { [KEY]: _, ...rest } = provenance as Record<string, unknown>;
-  const out: Record<string, unknown> = { ...kept, ...score };
-  if (Object.keys(rest).length > 0) out.provenance = rest;
-  else delete out.provenance;
+  if (typeof kept !== "object" || kept === null || Array.isArray(kept)) {
+    return raw;
+  }
+  const verdict = kept as Record<string, unknown>;
+  const keys = Object.keys(verdict);
+  if (keys.length === 0) return raw;
+  for (const k of keys) {
+    if (!Object.hasOwn(FIELDS, k) || typeof verdict[k] !== FIELDS[k]) {
+      return raw;
+    }
+  }
+  // Copied key by key: spreads and a rest pattern with a computed key cost
+  // this per-Score path several times as much.
+  const out: Record<string, unknown> = {};
+  for (const k of keys) if (!Object.hasOwn(score, k)) out[k] = verdict[k];
+  let rest: Record<string, unknown> | undefined;
+  for (const k of Object.keys(provenance)) {
+    if (k !== KEY) {
+      (rest ??= {})[k] = (provenance as Record<string, unknown>)[k];
+    }
+  }
+  for (const k of Object.keys(score)) {
+    if (k !== "provenance") out[k] = score[k];
+    else if (rest !== undefined) out.provenance = rest;
+  }
   return out;
 }
