@@ -144,7 +144,7 @@ function sortedKeys(value: unknown): unknown {
 
 Deno.test("run --baseline reads a baseline or a RunRecord whose keys were reordered (jq -S) as what it is, and names a file that is neither", async () => {
   await withTempDir(async (dir) => {
-    await suite(dir, { a: "A", b: "B", c: "C" });
+    await writeAnswersSuite(dir, CASES, CASES);
     const first = await cli(
       ["run", "evalpipe.yaml", "--save-baseline", "main", "--record", "r.json"],
       dir,
