@@ -23,6 +23,7 @@ import { isRunRecord } from "./_sniff.ts";
 import { isReadError, osErrorText } from "../base/errors.ts";
 import { type Aggregate, Aggregator } from "../aggregate/mod.ts";
 import { maskQueryCredentials } from "../net/template.ts";
+import { writtenCredentials } from "../net/_url_secrets.ts";
 import { type ByteWriter, TextWriter } from "../io/text_writer.ts";
 import { FieldError, mappingAt, stringAt, stringMapAt } from "../io/fields.ts";
 import { parseScore, type Score, scoreLine } from "../score/mod.ts";
@@ -219,11 +220,18 @@ export { newRunId } from "./_run_id.ts";
 
 /**
  * A JSON replacer that masks the password of every URL in a string
- * (`http://user:***@host/`) and each credential of its query
- * (`?key=***`): the record keeps which user and which parameter, never the
- * secret.
+ * (`http://user:***@host/`), each credential of its query (`?key=***`) and
+ * each credential a config's `headers` write out rather than read from a
+ * `${NAME}` (`authorization: "Bearer ***"`): the record keeps which user,
+ * which parameter and which header, never the secret.
  */
-function hidePasswords(_key: string, value: unknown): unknown {
+function hidePasswords(key: string, value: unknown): unknown {
+  if (
+    key === "headers" && typeof value === "object" && value !== null &&
+    !Array.isArray(value)
+  ) {
+    return hideWrittenCredentials(value as Record<string, unknown>);
+  }
   if (typeof value !== "string") return value;
   // Userinfo holds no "/", "?", "#" or "@" (they are percent-encoded).
   const kept = value.includes("@")
@@ -233,6 +241,25 @@ function hidePasswords(_key: string, value: unknown): unknown {
     )
     : value;
   return maskQueryCredentials(kept);
+}
+
+/** A copy of a config's headers with each written-out credential as `***`. */
+function hideWrittenCredentials(
+  headers: Record<string, unknown>,
+): Record<string, unknown> {
+  const shown: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (typeof value !== "string") {
+      shown[name] = value;
+      continue;
+    }
+    let text = value;
+    for (const secret of writtenCredentials(name, value)) {
+      text = text.replaceAll(secret, "***");
+    }
+    shown[name] = text;
+  }
+  return shown;
 }
 
 /**

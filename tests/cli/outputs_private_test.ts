@@ -193,3 +193,40 @@ Deno.test("cli run keeps no URL password in the message of a target that cannot 
     }
   });
 });
+
+Deno.test("cli run --record keeps no credential a target's headers write out, only which header and its scheme", async () => {
+  await using server = fakeLlm({ handler: () => reply.json({ answer: "a" }) });
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/d.jsonl`,
+      '{"input":"q","expected":"a"}\n',
+    );
+    await Deno.writeTextFile(
+      `${dir}/s.yaml`,
+      `dataset: d.jsonl\ntarget: { type: http, url: "${server.url}/ask", output: answer, headers: { authorization: "Bearer sk-literal-0042xyz", x-api-key: "lit-key-7731", x-trace: "\${TRACE}" } }\n` +
+        "scorers: [{ type: exact_match }]\n",
+    );
+    const { code, stderr } = await cli(
+      ["run", "s.yaml", "--record", "r.json", "--no-cache"],
+      dir,
+      { TRACE: "t-1" },
+    );
+    assert.equal(code, 0, stderr);
+    const text = await Deno.readTextFile(`${dir}/r.json`);
+    assert.ok(!text.includes("sk-literal-0042xyz"), text);
+    assert.ok(!text.includes("lit-key-7731"), text);
+    const headers = (parseRunRecord(text, "r.json").config.target as {
+      headers: Record<string, string>;
+    }).headers;
+    assert.deepEqual(headers, {
+      authorization: "Bearer ***",
+      "x-api-key": "***",
+      "x-trace": "${TRACE}",
+    });
+    // The call itself carried them.
+    assert.equal(
+      server.requests[0]?.headers.authorization,
+      "Bearer sk-literal-0042xyz",
+    );
+  });
+});
