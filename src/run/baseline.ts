@@ -484,11 +484,13 @@ export async function readBaseline(
     new InputError(`Invalid baseline ${JSON.stringify(path)}: ${why}`);
   // Told by its start, so that a record or a Scores file is read once, by
   // its own reader; only a baseline file, or a file whose start does not
-  // say, is read whole here.
-  const start = await readOrSay(path, () => fileStart(path));
+  // say, is read whole here, on from its start: a pipe (`/dev/stdin`,
+  // `<(git show …)`) gives its text once.
+  using head = await readOrSay(path, () => FileStart.open(path));
+  const start = head.text;
   if (isRunRecord(start)) return await recordBaseline(path, bad);
   if (BASELINE_START.test(start)) {
-    return parsedBaseline(await readOrSay(path, () => Deno.readTextFile(path)));
+    return parsedBaseline(await readOrSay(path, () => head.whole()));
   }
   // A line of Scores (`run --out`) is one JSON object; a baseline or a
   // record edited by hand (keys sorted, `jq -S`) is one JSON document.
@@ -499,7 +501,7 @@ export async function readBaseline(
   if (isPlainObject(line) && !isDocument(line)) {
     return await scoresBaseline(path, bad);
   }
-  const text = await readOrSay(path, () => Deno.readTextFile(path));
+  const text = await readOrSay(path, () => head.whole());
   let document: unknown;
   try {
     document = JSON.parse(text);
@@ -547,18 +549,84 @@ const BASELINE_START = /^\s*\{\s*"evalpipe_baseline"\s*:/;
 /** Enough of a file's start to tell what it is, and its first line. */
 const START_BYTES = 64 * 1024;
 
-/** The first {@linkcode START_BYTES} of a file, as text. */
-async function fileStart(path: string): Promise<string> {
-  using file = await Deno.open(path);
-  const buffer = new Uint8Array(START_BYTES);
-  let filled = 0;
-  while (filled < buffer.length) {
-    const n = await file.read(buffer.subarray(filled));
-    if (n === null) break;
-    filled += n;
+/**
+ * A file's first {@linkcode START_BYTES}, as text, and the whole of it when
+ * asked, read on from the same opening: a pipe can be read only once.
+ */
+class FileStart implements Disposable {
+  /** The start, as text: a character cut at its end reads as U+FFFD. */
+  readonly text: string;
+  #path: string;
+  #file: Deno.FsFile;
+  #bytes: Uint8Array;
+  #ended: boolean;
+
+  private constructor(
+    path: string,
+    file: Deno.FsFile,
+    bytes: Uint8Array,
+    ended: boolean,
+  ) {
+    this.#path = path;
+    this.#file = file;
+    this.#bytes = bytes;
+    this.#ended = ended;
+    this.text = new TextDecoder().decode(bytes);
   }
-  // A character cut at the end reads as U+FFFD, after any line break.
-  return new TextDecoder().decode(buffer.subarray(0, filled));
+
+  /** Opens a file and reads its start. */
+  static async open(path: string): Promise<FileStart> {
+    const file = await Deno.open(path);
+    try {
+      const buffer = new Uint8Array(START_BYTES);
+      let filled = 0;
+      let ended = false;
+      while (filled < buffer.length) {
+        const n = await file.read(buffer.subarray(filled));
+        if (n === null) {
+          ended = true;
+          break;
+        }
+        filled += n;
+      }
+      return new FileStart(path, file, buffer.subarray(0, filled), ended);
+    } catch (error) {
+      file.close();
+      throw error;
+    }
+  }
+
+  /**
+   * The whole file as text, as `Deno.readTextFile` reads it (a BOM kept): a
+   * file read again whole, a pipe read on from its start.
+   */
+  async whole(): Promise<string> {
+    if ((await this.#file.stat()).isFile) {
+      return await Deno.readTextFile(this.#path);
+    }
+    const chunks = [this.#bytes];
+    let size = this.#bytes.length;
+    while (!this.#ended) {
+      const chunk = new Uint8Array(1 << 20);
+      const n = await this.#file.read(chunk);
+      if (n === null) this.#ended = true;
+      else {
+        chunks.push(chunk.subarray(0, n));
+        size += n;
+      }
+    }
+    const all = new Uint8Array(size);
+    let at = 0;
+    for (const chunk of chunks) {
+      all.set(chunk, at);
+      at += chunk.length;
+    }
+    return new TextDecoder("utf-8", { ignoreBOM: true }).decode(all);
+  }
+
+  [Symbol.dispose](): void {
+    this.#file.close();
+  }
 }
 
 /** Reads, naming in words a file the system refuses: never a trace. */

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { cli, writeAnswersSuite } from "../_cli.ts";
+import { cli, cliWithStdin, writeAnswersSuite } from "../_cli.ts";
 import { withTempDir } from "../_proc.ts";
 
 const CASES = { a: "A", b: "B", c: "C" };
@@ -194,5 +194,54 @@ Deno.test("run --baseline reads a baseline or a RunRecord whose keys were reorde
       /^evalpipe: Invalid baseline "\.\/lines\.json": it is neither a baseline \(run --save-baseline\), a RunRecord \(run --record\) nor Scores \(run --out\): not one JSON document \(.*\), nor one JSON object a line$/m,
     );
     assert.doesNotMatch(neither.stderr, /"metric" is missing|\n\s+at /);
+  });
+});
+
+Deno.test("run --baseline reads a saved baseline given on a pipe (/dev/stdin), small or past the start it is told by", async () => {
+  await withTempDir(async (dir) => {
+    // Long inputs make the larger baseline pass the 64 KiB its kind is told
+    // by: a pipe gives each byte once, so the rest is read on from there.
+    for (const size of [3, 400]) {
+      const ids = Array.from({ length: size }, (_, i) => `c${i}`);
+      // Every case answers "yes" but the one at `failing`.
+      const writeCases = (failing: number) =>
+        Deno.writeTextFile(
+          `${dir}/d.jsonl`,
+          ids.map((id, i) =>
+            JSON.stringify({
+              id,
+              input: `${id} ${"x".repeat(300)}`,
+              output: i === failing ? "no" : "yes",
+              expected: "yes",
+            })
+          ).join("\n") + "\n",
+        );
+      await writeCases(1);
+      await Deno.writeTextFile(
+        `${dir}/evalpipe.yaml`,
+        "dataset: d.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n",
+      );
+      const saved = await cli(
+        ["run", "evalpipe.yaml", "--save-baseline", "b.json"],
+        dir,
+      );
+      assert.equal(saved.code, 0, saved.stderr);
+      const text = await Deno.readTextFile(`${dir}/b.json`);
+      assert.ok(size === 3 || text.length > 64 * 1024, `${text.length}`);
+      // Case c1 now passes, c2 fails: one newly failing, one fixed.
+      await writeCases(2);
+      const run = await cliWithStdin(
+        ["run", "evalpipe.yaml", "--baseline", "/dev/stdin"],
+        dir,
+        text,
+      );
+      assert.equal(run.code, 1, `${size} cases: ${run.stderr}`);
+      assert.match(
+        run.stderr,
+        /newly failing \(1\):\n {2}d\.jsonl#c2 {2}exact_match {2}1\/1 → 0\/1/,
+        `${size} cases`,
+      );
+      assert.doesNotMatch(run.stderr, /Invalid baseline|end of JSON/);
+    }
   });
 });
