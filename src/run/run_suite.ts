@@ -1226,8 +1226,9 @@ export async function runSuite(
     });
   }
   if (progress?.start !== undefined) {
-    const start = progress.start;
-    const end = progress.end ?? (() => {});
+    // Called on it: an observer made by a class keeps its `this`.
+    const start = progress.start.bind(progress);
+    const end = progress.end?.bind(progress) ?? (() => {});
     // Every target of a matrix reports the units it starts and ends. A unit
     // whose call ended may wait for its scorers and its turn to be written
     // (in input order): it is no call in flight any more.

@@ -65,6 +65,37 @@ Deno.test("runSuite tells progress the total, each start and each unit done, mal
   });
 });
 
+Deno.test("runSuite calls a progress observer's methods on it: one made by a class keeps its this", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/s.yaml`, SUITE);
+    await Deno.writeTextFile(`${dir}/d.jsonl`, DATA);
+    class Counts implements RunProgress {
+      started = 0;
+      ended = 0;
+      start(units: number) {
+        this.started += units;
+      }
+      end(units: number) {
+        this.ended += units;
+      }
+    }
+    const progress = new Counts();
+    const scores: Score[] = [];
+    await runSuite(`${dir}/s.yaml`, {
+      sink: new WritableStream({
+        write: (batch) => void scores.push(...batch),
+      }),
+      progress,
+    });
+    // The four cases' calls, and the malformed record's unit.
+    assert.deepEqual([progress.started, progress.ended], [5, 5]);
+    assert.deepEqual(
+      scores.filter((s) => s.status === "error").map((s) => s.reason),
+      [],
+    );
+  });
+});
+
 Deno.test("runSuite tells progress the units a resume skips, and counts them in the total", async () => {
   await withTempDir(async (dir) => {
     await Deno.writeTextFile(`${dir}/s.yaml`, SUITE);
