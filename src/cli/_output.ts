@@ -210,16 +210,9 @@ export async function progress(scoresOnStdout: boolean): Promise<Progress> {
   shownLine = line;
   line.begin();
   return {
-    run: {
-      flow: line.flow!,
-      total: (units) => line.total(units),
-      start: (units) => line.start(units),
-      end: (units) => line.ended(units),
-      skip: (units) => line.skip(units),
-      done: (scores) => line.scored(scores),
-    },
+    run: line,
     done() {
-      line.end();
+      line.finish();
       if (shownLine === line) shownLine = undefined;
     },
   };

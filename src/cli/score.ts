@@ -212,7 +212,7 @@ async function scoreWith(
   // Stdin has no total to count: the line counts units.
   const bar = await progress(true);
   const run = bar.run;
-  const start = run?.start;
+  const start = run?.start?.bind(run);
   const controller = new AbortController();
   const interrupt = onInterrupt(controller, controller, {
     onSignal(sig, again) {

@@ -42,7 +42,7 @@ export interface RunProgress {
    * network requests wait for a rate limit, a `Retry-After`, a backoff or a
    * call slot.
    */
-  readonly flow?: FlowWatch;
+  readonly flow?: FlowWatch | undefined;
   /**
    * The units the run makes in all (examples times epochs, those a resume
    * skips included), once the dataset is counted, beside the run; never

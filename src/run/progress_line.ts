@@ -167,10 +167,11 @@ const FRAME_MS = 100;
 
 /**
  * The progress line: fed counts as the command goes, drawn by a timer at
- * most every 100 ms and only when its text changed. `runSuite`'s `progress`
- * option takes it as `run` gives it: `total`, `start`, `end` (its `ended`),
- * `skip` and `done` (its `scored`); a pipeline of stages feeds it itself.
- * Only `end()` stops its timer (which never keeps a script alive).
+ * most every 100 ms and only when its text changed. It is a `RunProgress`:
+ * `runSuite`'s `progress` option takes it as it is, as `run` gives it; a
+ * pipeline of stages feeds it itself (`total`, `start`, `end`, `skip`,
+ * `done`). Only `finish()` stops its timer (which never keeps a script
+ * alive).
  *
  * @example A pipeline's progress, drawn into a string
  * ```ts
@@ -181,8 +182,8 @@ const FRAME_MS = 100;
  * line.begin();
  * line.total(examples.length);
  * for await (const score of ReadableStream.from(examples)
- *   .pipeThrough(runTarget(replayTarget())).pipeThrough(scoreUnits([exactMatch()]))) line.scored([score]);
- * line.end();
+ *   .pipeThrough(runTarget(replayTarget())).pipeThrough(scoreUnits([exactMatch()]))) line.done([score]);
+ * line.finish();
  * if (!drawn.endsWith("\n") || !drawn.includes("3/3 units (100%)")) throw new Error(JSON.stringify(drawn));
  * ```
  */
@@ -236,7 +237,7 @@ export class ProgressLine {
   }
 
   /** Units whose target call ended: no longer in flight. */
-  ended(units: number): void {
+  end(units: number): void {
     this.#ended += units;
   }
 
@@ -249,7 +250,7 @@ export class ProgressLine {
   }
 
   /** The Scores of whole units, as they are written. */
-  scored(scores: readonly Score[]): void {
+  done(scores: readonly Score[]): void {
     let last = this.#lastUnit;
     for (const s of scores) {
       if (s.status === "error" || s.status === "blocked") this.#errors++;
@@ -311,7 +312,7 @@ export class ProgressLine {
    * line of its own, so that what follows starts on a clean line. A command
    * that never got to its units (a config refused) leaves nothing.
    */
-  end(): void {
+  finish(): void {
     if (this.#timer !== undefined) clearInterval(this.#timer);
     this.#timer = undefined;
     if (!this.#begunWork()) return this.clear();

@@ -1,5 +1,5 @@
 // A script draws run's progress line from mod.ts: fed by runSuite's
-// progress option as run feeds it, it ends on the run's count.
+// progress option as it is, as run gives it, it ends on the run's count.
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -26,15 +26,9 @@ Deno.test("ProgressLine, from mod.ts, draws a runSuite script's progress as run 
     await runSuite(join(dir, "suite.yaml"), {
       sink: new WritableStream(),
       onInvalidRecord: () => {},
-      progress: {
-        total: (units) => line.total(units),
-        start: (units) => line.start(units),
-        end: (units) => line.ended(units),
-        skip: (units) => line.skip(units),
-        done: (scores) => line.scored(scores),
-      },
+      progress: line,
     });
-    line.end();
+    line.finish();
     // The last frame on a line of its own: all three units, the invalid
     // case's blocked Score counted as an error.
     const last = drawn.split("\r\x1b[K").at(-1)!;
