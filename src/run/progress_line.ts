@@ -216,8 +216,10 @@ export class ProgressLine {
     return this.#options.flow;
   }
 
-  /** Starts the redraw timer. */
+  /** Starts the redraw timer (anew, when it had begun). */
   begin(): void {
+    // One timer, whatever the calls: finish() stops only the last.
+    if (this.#timer !== undefined) clearInterval(this.#timer);
     this.#begun = performance.now();
     this.#samples = [[this.#begun, 0]];
     const timer = setInterval(() => this.draw(), FRAME_MS);

@@ -35,3 +35,18 @@ Deno.test("ProgressLine, from mod.ts, draws a runSuite script's progress as run 
     assert.match(last, /^3\/3 units \(100%\) {2}1 error {2}in \d+s\n$/);
   });
 });
+
+Deno.test("ProgressLine begun twice keeps one redraw timer, which finish() stops", () => {
+  let drawn = "";
+  const line = new ProgressLine({
+    write: (text) => void (drawn += text),
+    columns: () => 80,
+    color: false,
+  });
+  line.begin();
+  line.total(1);
+  line.begin();
+  line.finish();
+  // The test's sanitizer fails it on a timer left running.
+  assert.match(drawn, /^\r\x1b\[K0\/1 units \(0%\) {2}0 errors {2}in \d+s\n$/);
+});
