@@ -7,7 +7,7 @@
 
 import { defineCommand } from "./command.ts";
 import { stdinOnce, UsageError } from "./flags.ts";
-import { say } from "./_output.ts";
+import { say, stdoutIsFile } from "./_output.ts";
 import { counted } from "../base/words.ts";
 import type { ShardPart } from "../record/merge.ts";
 import type { Gate } from "../aggregate/gates.ts";
@@ -247,7 +247,15 @@ did not finish.`,
       // Read whole before --record is opened, but a shard is still not to
       // be overwritten by the merge.
       const { refuseSameFile } = await import("../io/same_file.ts");
-      await refuseSameFile([{ name: "--record", path: flags.record }], shards);
+      // The merged Scores go to stdout: `--record /dev/stdout > f` would
+      // write the two over each other.
+      const scores = await stdoutIsFile()
+        ? [{ name: "the Scores on stdout", path: "/dev/stdout" }]
+        : [];
+      await refuseSameFile(
+        [...scores, { name: "--record", path: flags.record }],
+        shards,
+      );
     }
     const parts: ShardPart[] = [];
     for (const path of paths) parts.push(await readShard(path));

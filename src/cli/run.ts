@@ -616,14 +616,19 @@ and a summary table on stderr.`,
           path,
         })),
       ];
+      // Scores on stdout that is a file are an output too: `--units
+      // /dev/stdout > f` would write over them (as `--units -` would).
+      if (outputs.length > 0 && outPath === undefined && await stdoutIsFile()) {
+        outputs.unshift({ name: "the Scores on stdout", path: "/dev/stdout" });
+      }
       // Stdout alone overwrites no file: only a stdout that is an input
       // (`>> data.jsonl`) is refused, or the run would read its own lines.
       if (outputs.length > 0 || await stdoutIsFile()) {
         const { refuseSameFile, refuseStdoutOnInput } = await import(
           "../io/same_file.ts"
         );
-        await refuseSameFile(outputs, inputs);
         await refuseStdoutOnInput(inputs);
+        await refuseSameFile(outputs, inputs);
       }
       if (flags.units !== undefined && skips !== undefined) {
         // Read once, now (a file that is not units is refused), and

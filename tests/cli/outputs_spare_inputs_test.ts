@@ -624,3 +624,42 @@ Deno.test("run and score whose stdout is appended to one of their inputs (>> d.j
     );
   });
 });
+
+Deno.test("run whose Scores go to stdout, a file, refuses another output named /dev/stdout (or --out -): the two would be written over each other", async () => {
+  await withTempDir(async (dir) => {
+    await suite(dir);
+    const sh = (script: string) => cliInShell(dir, script);
+    for (const flag of ["--units", "--record", "--markdown", "--junit"]) {
+      for (const out of ["", " --out -"]) {
+        const { code, stderr } = await sh(
+          `"$0" run -A "$1" run s.yaml${out} ${flag} /dev/stdout > scores.ndjson`,
+        );
+        assert.equal(code, 2, `${flag}${out}: ${stderr}`);
+        assert.equal(
+          stderr,
+          `evalpipe: ${flag} "/dev/stdout" is the same file as the Scores on stdout "/dev/stdout": the two would be written over each other; choose another path\n`,
+          `${flag}${out}`,
+        );
+        assert.equal(await Deno.readTextFile(`${dir}/scores.ndjson`), "");
+      }
+    }
+    await cli(["run", "s.yaml", "--record", "r.json"], dir);
+    const merged = await sh(
+      '"$0" run -A "$1" merge r.json --record /dev/stdout > merged.ndjson',
+    );
+    assert.equal(merged.code, 2, merged.stderr);
+    assert.equal(
+      merged.stderr,
+      'evalpipe: --record "/dev/stdout" is the same file as the Scores on stdout "/dev/stdout": the two would be written over each other; choose another path\n',
+    );
+    // Into a file of its own, an output named /dev/stdout is the Scores'
+    // stdout no more: run writes it there, and nothing else.
+    const alone = await sh(
+      '"$0" run -A "$1" run s.yaml --out scores.ndjson --units /dev/stdout > units.ndjson',
+    );
+    assert.equal(alone.code, 0, alone.stderr);
+    const units = (await Deno.readTextFile(`${dir}/units.ndjson`)).trim()
+      .split("\n").map((l) => JSON.parse(l));
+    assert.deepEqual(units.map((u) => u.unit_id), ["d.jsonl#1", "d.jsonl#2"]);
+  });
+});
