@@ -149,8 +149,8 @@ function untilStopped<T>(
 }
 
 /**
- * The dataset an example came from (its name, `-` for stdin), and how its
- * records are counted.
+ * The dataset an example came from (its path as the config writes it, `-`
+ * for stdin), and how its records are counted.
  */
 export function whereOf(
   sources: readonly DatasetSource[],
@@ -160,8 +160,9 @@ export function whereOf(
     sources.find((s) => example.example_id.startsWith(`${s.name}#`)) ??
       sources[0]!;
   return {
-    // Stdin as every message names it (`stdin line 2`), not as a file.
-    name: source.written === "-" ? "-" : source.name,
+    // The file to open, as validate names it, not the `name` its ids take;
+    // `-` is stdin, which every message names `stdin line 2`.
+    name: source.written,
     where: formatOf(source.written) === "jsonl" || source.written === "-"
       ? "line"
       : "record",

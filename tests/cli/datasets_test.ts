@@ -92,6 +92,28 @@ Deno.test("datasets: a malformed record is named with its own dataset's file and
   });
 });
 
+Deno.test("datasets: a malformed record of a named dataset is named by its file, in run's message as in validate's", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/b.jsonl`,
+      '{"input":"1","output":"x"}\n{"inputt":1}\n',
+    );
+    await Deno.writeTextFile(
+      `${dir}/suite.yaml`,
+      `datasets:\n  - { path: b.jsonl, name: bees }\n${SCORERS}`,
+    );
+    const run = await cli(["run", "suite.yaml"], dir);
+    assert.equal(run.code, 2, run.stderr);
+    // The ids keep the name; the message says which file to open.
+    assert.equal(JSON.parse(run.stdout.split("\n")[0]!).example_id, "bees#1");
+    const validate = await cli(["validate", "suite.yaml"], dir);
+    for (const { stderr } of [run, validate]) {
+      assert.match(stderr, /evalpipe: Invalid case in "b\.jsonl" line 2: /);
+      assert.doesNotMatch(stderr, /"bees"/);
+    }
+  });
+});
+
 Deno.test("checkConfigText refuses dataset and datasets together, neither, two datasets of one name, one file twice, stdin in a list", async () => {
   const both = await configError(
     `dataset: a.jsonl\ndatasets:\n  - path: b.jsonl\n${SCORERS}`,
