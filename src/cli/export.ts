@@ -46,6 +46,12 @@ update --from" take.`,
         `Unknown export format ${JSON.stringify(flags.to)}; expected evalglass`,
       );
     }
+    if (dir === "-") {
+      // Among the outputs `-` is never a name (README, Commands and flags).
+      throw new UsageError(
+        'export writes a folder, not stdout ("-"); write ./- for a folder named "-"',
+      );
+    }
     const [{ isRunRecordFile }, { writeEvalglassRunFile }] = await Promise.all([
       import("./_record_file.ts"),
       import("../evalglass/store.ts"),

@@ -7,6 +7,7 @@
 
 import { defineCommand } from "./command.ts";
 import { commandLine, say } from "./_output.ts";
+import { UsageError } from "./flags.ts";
 
 /** The files of the starter suite, by path relative to its folder. */
 const FILES: Readonly<Record<string, string>> = {
@@ -92,6 +93,12 @@ works at once, offline. Existing files are left alone unless --force is given.`,
     },
   },
   async run(flags, [dir]) {
+    if (dir === "-") {
+      // Among the outputs `-` is never a name (README, Commands and flags).
+      throw new UsageError(
+        'init writes a folder, not stdout ("-"); write ./- for a folder named "-"',
+      );
+    }
     const [{ InputError, OutputError, osErrorText }, { join }] = await Promise
       .all([import("../base/errors.ts"), import("node:path")]);
     const root = dir ?? ".";

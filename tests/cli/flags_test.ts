@@ -378,3 +378,36 @@ async function exists(path: string): Promise<boolean> {
     throw error;
   }
 }
+
+Deno.test("export and init refuse - as the folder they write, as output flags refuse it: no folder named - is made", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/d.jsonl`, '{"input":"q","output":"a"}\n');
+    await Deno.writeTextFile(
+      `${dir}/s.yaml`,
+      "dataset: d.jsonl\ntarget: { type: replay }\nscorers: [{ type: exact_match }]\n",
+    );
+    const record = await cli(["run", "s.yaml", "--record", "r.json"], dir);
+    assert.equal(record.code, 0, record.stderr);
+    for (
+      const [args, command] of [
+        [["export", "--to", "evalglass", "r.json", "-"], "export"],
+        [["init", "-"], "init"],
+      ] as const
+    ) {
+      const refused = await cli([...args], dir);
+      assert.equal(refused.code, 2, `${args}: ${refused.stderr}`);
+      assert.equal(refused.stdout, "", `${args}`);
+      assert.ok(
+        refused.stderr.startsWith(
+          `evalpipe: ${command} writes a folder, not stdout ("-"); write ./- for a folder named "-"\n`,
+        ),
+        `${args}: ${refused.stderr}`,
+      );
+      assert.ok(!(await exists(`${dir}/-`)), `${args} made a folder named -`);
+    }
+    // ./- is a folder of that name, as for the flags.
+    const named = await cli(["init", "./-"], dir);
+    assert.equal(named.code, 0, named.stderr);
+    assert.ok(await exists(`${dir}/-/evalpipe.yaml`));
+  });
+});
