@@ -152,10 +152,17 @@ async function stoppedTwice(
     { INIT_CWD: dir, ...options.env },
   );
   // Ctrl-C signals the terminal's foreground group: `deno task` and the run.
-  const interrupt = () =>
-    options.spawn === undefined
-      ? child.kill("SIGINT")
-      : Deno.kill(-child.pid, "SIGINT");
+  // `deno task` also passes the signal on to the run, which so gets two and
+  // may have stopped at once, its group gone, before the second Ctrl-C.
+  const interrupt = () => {
+    if (options.spawn === undefined) return child.kill("SIGINT");
+    try {
+      Deno.kill(-child.pid, "SIGINT");
+    } catch (error) {
+      // No such group: the run already stopped, as that second signal asks.
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+    }
+  };
   const stderr = new Collected(child.stderr);
   await stderr.until("the hung scorers", () => hungScorers(dir) === 2);
   interrupt();
