@@ -261,13 +261,7 @@ async function scoreWith(
     const units = async function* (): AsyncGenerator<Unit[]> {
       for (const path of inputs) {
         const source = path === "-" ? "stdin" : path;
-        if (path === "stdin") {
-          // Its ids would be piped input's, and diff would pair the two.
-          say(
-            'evalpipe: note: "stdin" is a file here, and its records without ids are named stdin#<line>, as piped input\'s are: give it as ./stdin for ids of its own (./stdin#<line>)',
-          );
-        }
-        yield* readUnitBatches(
+        const batches = readUnitBatches(
           named !== undefined
             ? await named.openInput(path)
             : namedReads(Deno.stdin.readable, "-"),
@@ -283,6 +277,22 @@ async function scoreWith(
           // Named as the messages above name it: a file may be called stdin.
           { seen, place: path },
         );
+        if (path !== "stdin") {
+          yield* batches;
+          continue;
+        }
+        // Its ids would be piped input's, and diff would pair the two. Said
+        // once it read as units: a file that cannot be read names none.
+        let noted = false;
+        for await (const batch of batches) {
+          if (!noted) {
+            noted = true;
+            say(
+              'evalpipe: note: "stdin" is a file here, and its records without ids are named stdin#<line>, as piped input\'s are: give it as ./stdin for ids of its own (./stdin#<line>)',
+            );
+          }
+          yield batch;
+        }
       }
     };
     let scores: ReadableStream<Score[]> = ReadableStream.from(units())

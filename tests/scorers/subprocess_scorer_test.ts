@@ -1614,10 +1614,11 @@ Deno.test("score names a file called stdin as a file, and standard input as stdi
     ];
     const file = await cliWithStdin([...args, "stdin"], dir, "");
     assert.equal(file.code, 2, file.stderr);
+    // The note comes once the file has read as units (its first batch).
     assert.equal(
       file.stderr,
-      `evalpipe: note: "stdin" is a file here, and its records without ids are named stdin#<line>, as piped input's are: give it as ./stdin for ids of its own (./stdin#<line>)\n` +
-        'evalpipe: Malformed unit record in "stdin" line 2: Duplicate unit_id "u" (first at "stdin" line 1): unit ids must be unique\n',
+      'evalpipe: Malformed unit record in "stdin" line 2: Duplicate unit_id "u" (first at "stdin" line 1): unit ids must be unique\n' +
+        `evalpipe: note: "stdin" is a file here, and its records without ids are named stdin#<line>, as piped input's are: give it as ./stdin for ids of its own (./stdin#<line>)\n`,
     );
     const piped = await cliWithStdin(
       args,
