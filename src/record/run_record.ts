@@ -243,6 +243,9 @@ function hidePasswords(key: string, value: unknown): unknown {
   return maskQueryCredentials(kept);
 }
 
+/** A `${…}` in a header's value, kept by `split`. */
+const REFERENCE = /(\$\{[^}]*\})/;
+
 /** A copy of a config's headers with each written-out credential as `***`. */
 function hideWrittenCredentials(
   headers: Record<string, unknown>,
@@ -253,11 +256,16 @@ function hideWrittenCredentials(
       shown[name] = value;
       continue;
     }
-    let text = value;
-    for (const secret of writtenCredentials(name, value)) {
-      text = text.replaceAll(secret, "***");
-    }
-    shown[name] = text;
+    // What a `${…}` holds is a variable's name, or what the config's
+    // masking left of a key pasted there (`${hf_Q…}`): kept as it is.
+    shown[name] = value.split(REFERENCE).map((part) => {
+      if (part.startsWith("${")) return part;
+      let text = part;
+      for (const secret of writtenCredentials(name, part)) {
+        text = text.replaceAll(secret, "***");
+      }
+      return text;
+    }).join("");
   }
   return shown;
 }
