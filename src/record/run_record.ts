@@ -243,8 +243,9 @@ function hidePasswords(key: string, value: unknown): unknown {
   return maskQueryCredentials(kept);
 }
 
-/** A `${…}` in a header's value, kept by `split`. */
+/** A `${…}` in a header's value, kept by `split`; `WHOLE_REFERENCE` is one. */
 const REFERENCE = /(\$\{[^}]*\})/;
+const WHOLE_REFERENCE = /^\$\{[^}]*\}$/;
 
 /** A copy of a config's headers with each written-out credential as `***`. */
 function hideWrittenCredentials(
@@ -259,7 +260,7 @@ function hideWrittenCredentials(
     // What a `${…}` holds is a variable's name, or what the config's
     // masking left of a key pasted there (`${hf_Q…}`): kept as it is.
     shown[name] = value.split(REFERENCE).map((part) => {
-      if (part.startsWith("${")) return part;
+      if (WHOLE_REFERENCE.test(part)) return part;
       let text = part;
       for (const secret of writtenCredentials(name, part)) {
         text = text.replaceAll(secret, "***");

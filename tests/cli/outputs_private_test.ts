@@ -203,7 +203,7 @@ Deno.test("cli run --record keeps no credential a target's headers write out, on
     );
     await Deno.writeTextFile(
       `${dir}/s.yaml`,
-      `dataset: d.jsonl\ntarget: { type: http, url: "${server.url}/ask", output: answer, headers: { authorization: "Bearer sk-literal-0042xyz", x-api-key: "lit-key-7731", x-trace: "\${TRACE}" } }\n` +
+      `dataset: d.jsonl\ntarget: { type: http, url: "${server.url}/ask", output: answer, headers: { authorization: "Bearer sk-literal-0042xyz", x-api-key: "lit-key-7731", x-trace: "\${TRACE}", x-auth-token: "\${tok-unclosed-0042" } }\n` +
         "scorers: [{ type: exact_match }]\n",
     );
     const { code, stderr } = await cli(
@@ -222,6 +222,8 @@ Deno.test("cli run --record keeps no credential a target's headers write out, on
       authorization: "Bearer ***",
       "x-api-key": "***",
       "x-trace": "${TRACE}",
+      // No reference: the text is written out, an unclosed "${" and all.
+      "x-auth-token": "***",
     });
     // The call itself carried them.
     assert.equal(
